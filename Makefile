@@ -1,0 +1,36 @@
+# Hikoutei for Go. Everything here needs only the Go toolchain (1.26+);
+# modules come from the Go module proxy on first use.
+
+GO        ?= go
+PKGS      ?= ./...
+FUZZTIME  ?= 30s
+BENCHTIME ?= 1s
+
+.PHONY: test lint bench fuzz tidy
+
+## test: vet, then every test with the race detector (what CI runs).
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 $(PKGS)
+
+## lint: gofmt must have nothing to change, and go vet must be clean.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## bench: every Go benchmark, beside its raw baseline, with allocations.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+## fuzz: each fuzz target for FUZZTIME (default 30s); crashers land in testdata/fuzz.
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+tidy:
+	$(GO) mod tidy

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hikoutei/hikoutei-go/internal/doctor"
+)
+
+func newDoctorCmd() *cobra.Command {
+	var dir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor --dir DIR",
+		Short: "Check a store without changing it: lease.toml shape, log checksums, writer lease",
+		Long: `doctor inspects a store directory read-only and prints one line per finding.
+It validates lease.toml's closed four-key shape (schema, holder, operation,
+acquired_at) and, when no other process has the store open, verifies the
+checksum of every log record. Exit 0 when healthy (warnings allowed), 1 when a
+check failed, 2 on a usage error.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return usageError{errors.New(`required flag "--dir" not set`)}
+			}
+			rep := doctor.Check(dir)
+			if err := printReport(cmd, rep, asJSON); err != nil {
+				return err
+			}
+			if !rep.Healthy() {
+				return errProblemsFound
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "store directory (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func printReport(cmd *cobra.Command, rep doctor.Report, asJSON bool) error {
+	out := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			doctor.Report
+			Healthy bool `json:"healthy"`
+		}{rep, rep.Healthy()})
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	for _, f := range rep.Findings {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Severity, f.Check, f.Detail)
+	}
+	verdict := "healthy"
+	if !rep.Healthy() {
+		verdict = "problems found"
+	}
+	fmt.Fprintf(tw, "\ndoctor: %s\n", verdict)
+	return tw.Flush()
+}

@@ -1,0 +1,78 @@
+// Command hikoutei is the operator's CLI for a Hikoutei store.
+//
+// Exit codes: 0 success (doctor: healthy), 1 the command ran and failed or
+// found problems, 2 usage error (unknown command or flag, missing argument).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (documented in README "CLI reference").
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// errProblemsFound makes a command exit 1 after it printed its findings.
+var errProblemsFound = errors.New("problems_found")
+
+// usageError marks flag and argument errors (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the CLI with args and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errProblemsFound):
+		return exitFailure
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(stderr, "hikoutei: %v\nRun 'hikoutei --help' for usage.\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "hikoutei: %v\n", err)
+	return exitFailure
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "hikoutei",
+		Short:         "Operate a Hikoutei store: an event-sourced log projected to SQLite and Google Sheets",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          argsUsage(cobra.NoArgs),
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newVersionCmd(), newDoctorCmd())
+	return root
+}
+
+// argsUsage wraps a cobra positional-args validator so its errors exit 2.
+func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,3 @@
+// Package effects holds the sync workers: the outbox dispatcher, the prober,
+// the reconciliation scanner and the User_Input poller.
+package effects

@@ -1,0 +1,211 @@
+package events
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Unit is one atomic unit of work in an append: all its events commit or
+// none do. Commit is its id ("" = "c<first seq>").
+type Unit struct {
+	Commit  string
+	Streams []StreamAppend
+}
+
+// UnitResult reports the outcome of one Unit of an Append call.
+type UnitResult struct {
+	First, Last uint64 // sequences assigned (0,0 when Err != nil or no events)
+	Commit      string
+	// Err is a *VersionConflictError (ErrVersionConflict) or ErrInvalidEvent
+	// for this unit only; other units of the same call are unaffected.
+	Err error
+}
+
+// Append commits units in ONE bbolt transaction (one fsync), after checking
+// inside that transaction that f is the live lease for its role (I01) at the
+// log clock's now. A unit whose expected versions do not match, or whose
+// events are invalid, is skipped and reported in its UnitResult; the others
+// commit. Events are stamped with seq, version, epoch, token, commit and, when
+// At is zero, now.
+// Errors (whole call, nothing committed): ErrStaleWriterFence,
+// ErrLeaseExpired, ErrLogClosed, bbolt I/O errors.
+func (l *Log) Append(f Fence, units ...Unit) ([]UnitResult, error) {
+	enc := encodeUnits(units)
+	results := make([]UnitResult, len(units))
+	err := l.update(func(tx *bolt.Tx) error {
+		now := l.clock.Now()
+		if err := fenceTx(tx, f, now); err != nil {
+			return err
+		}
+		a := newAppender(tx, f, now)
+		for i := range units {
+			var err error
+			if results[i], err = a.unit(&units[i], enc[i]); err != nil {
+				return err
+			}
+		}
+		return a.finish()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// encodedUnit holds a unit's canonical payloads, or why it cannot commit.
+type encodedUnit struct {
+	payloads [][]byte
+	err      error
+}
+
+// encodeUnits canonical-encodes every payload outside the transaction.
+func encodeUnits(units []Unit) []encodedUnit {
+	out := make([]encodedUnit, len(units))
+	for i, u := range units {
+		out[i] = encodeUnit(u)
+	}
+	return out
+}
+
+func encodeUnit(u Unit) encodedUnit {
+	var eu encodedUnit
+	for _, s := range u.Streams {
+		for j := range s.Events {
+			b, err := encodeEvent(s.Stream, &s.Events[j])
+			if err != nil {
+				return encodedUnit{err: err}
+			}
+			eu.payloads = append(eu.payloads, b)
+		}
+	}
+	return eu
+}
+
+func encodeEvent(stream string, e *Event) ([]byte, error) {
+	if stream == "" || e.Type == "" || strings.IndexByte(stream, 0) >= 0 {
+		return nil, fmt.Errorf("%w: stream and type are required; a stream has no NUL byte", ErrInvalidEvent)
+	}
+	p := e.Payload
+	if p == nil {
+		p = map[string]any{}
+	}
+	b, err := EncodeCanonical(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type, err)
+	}
+	return b, nil
+}
+
+// fenceTx is the I01 guard, evaluated inside the appending transaction.
+func fenceTx(tx *bolt.Tx, f Fence, now time.Time) error {
+	l, ok, err := getLease(tx, f.Role)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: role %q has no lease", ErrStaleWriterFence, f.Role)
+	}
+	return l.checkFence(f, now)
+}
+
+// appender stamps and stores events inside one write transaction. Stream
+// versions are cached and written once per stream in finish.
+type appender struct {
+	tx       *bolt.Tx
+	f        Fence
+	now      time.Time
+	head     uint64
+	versions map[string]uint64 // stream → version as of this transaction
+}
+
+func newAppender(tx *bolt.Tx, f Fence, now time.Time) *appender {
+	return &appender{tx: tx, f: f, now: now, head: getU64(tx.Bucket(bucketMeta), metaHead), versions: map[string]uint64{}}
+}
+
+func (a *appender) version(stream string) uint64 {
+	v, ok := a.versions[stream]
+	if !ok {
+		v = getU64(a.tx.Bucket(bucketStreams), []byte(stream))
+		a.versions[stream] = v
+	}
+	return v
+}
+
+// finish writes the cached stream versions and the head.
+func (a *appender) finish() error {
+	streams := a.tx.Bucket(bucketStreams)
+	for s, v := range a.versions {
+		if err := streams.Put([]byte(s), u64(v)); err != nil {
+			return err
+		}
+	}
+	return a.tx.Bucket(bucketMeta).Put(metaHead, u64(a.head))
+}
+
+// unit appends one unit. A unit-level failure is reported in the result; a
+// returned error is fatal to the whole transaction.
+func (a *appender) unit(u *Unit, enc encodedUnit) (UnitResult, error) {
+	if enc.err != nil {
+		return UnitResult{Err: enc.err}, nil
+	}
+	if err := a.checkVersions(u); err != nil {
+		return UnitResult{Err: err}, nil
+	}
+	res := UnitResult{Commit: u.Commit}
+	if res.Commit == "" {
+		res.Commit = "c" + strconv.FormatUint(a.head+1, 10)
+	}
+	i := 0
+	for _, s := range u.Streams {
+		for j := range s.Events {
+			if err := a.put(s.Stream, &s.Events[j], res.Commit, enc.payloads[i]); err != nil {
+				return UnitResult{}, err
+			}
+			i++
+			res.Last = a.head
+			if res.First == 0 {
+				res.First = a.head
+			}
+		}
+	}
+	return res, nil
+}
+
+// checkVersions compares every stream's expected version with the version
+// current in this transaction (including earlier units of the same call).
+func (a *appender) checkVersions(u *Unit) error {
+	seen := map[string]uint64{}
+	for _, s := range u.Streams {
+		cur, ok := seen[s.Stream]
+		if !ok {
+			cur = a.version(s.Stream)
+		}
+		if s.ExpectedVersion != AnyVersion && s.ExpectedVersion != cur {
+			return &VersionConflictError{Stream: s.Stream, Expected: s.ExpectedVersion, Actual: cur}
+		}
+		seen[s.Stream] = cur + uint64(len(s.Events))
+	}
+	return nil
+}
+
+func (a *appender) put(stream string, e *Event, commit string, payload []byte) error {
+	a.head++
+	e.Seq, e.Stream, e.Commit = a.head, stream, commit
+	e.Version = a.version(stream) + 1
+	a.versions[stream] = e.Version
+	e.Epoch, e.Token = a.f.Epoch, a.f.Token
+	if e.At.IsZero() {
+		e.At = a.now
+	}
+	if e.Schema == 0 {
+		e.Schema = 1
+	}
+	if err := a.tx.Bucket(bucketEvents).Put(u64(e.Seq), encodeRecord(e, payload)); err != nil {
+		return err
+	}
+	return a.tx.Bucket(bucketIndex).Put(indexKey(stream, e.Version), u64(e.Seq))
+}

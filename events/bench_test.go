@@ -1,0 +1,174 @@
+package events
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Benchmarks of the fenced log beside raw bbolt writing records of the same
+// size (the floor any bbolt-backed log pays). Run with `make bench` or
+// `go test -run '^$' -bench . ./events/`. All are durable (fsync per commit).
+
+func benchPayload() map[string]any {
+	return map[string]any{"iata": "GKA", "name": "Goroka Airport", "city": "Goroka", "country": "Papua New Guinea",
+		"lat": -6.081689834590001, "lng": 145.391998291, "alt": int64(5282), "tz": "Pacific/Port_Moresby"}
+}
+
+func benchRecordSize(b *testing.B) int {
+	p, err := EncodeCanonical(benchPayload())
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := Event{Seq: 1, Stream: "entity/Airport/GKA", Version: 1, Type: "entity.persisted", Schema: 1,
+		Epoch: 1, Token: newToken(), Commit: "c1"}
+	return len(encodeRecord(&e, p))
+}
+
+func benchmarkAppend(b *testing.B, perTx int) {
+	l, err := OpenLog(filepath.Join(b.TempDir(), LogFileName), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	f := mustAcquire(b, l).Fence()
+	payload := benchPayload()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		evs := make([]Event, perTx)
+		for j := range evs {
+			evs[j] = Event{Type: "entity.persisted", Payload: payload}
+		}
+		u := Unit{Streams: []StreamAppend{{Stream: fmt.Sprintf("entity/Airport/%d", i), ExpectedVersion: 0, Events: evs}}}
+		if _, err := l.Append(f, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*perTx)/b.Elapsed().Seconds(), "events/s")
+}
+
+func mustAcquire(b *testing.B, l *Log) Lease {
+	lease, err := l.AcquireLease(AcquireRequest{WriterID: "bench", TTL: 1 << 40})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return lease
+}
+
+func BenchmarkAppend1(b *testing.B)   { benchmarkAppend(b, 1) }
+func BenchmarkAppend100(b *testing.B) { benchmarkAppend(b, 100) }
+
+// rawBolt writes perTx records of the log's record size per Update.
+func benchmarkRawUpdate(b *testing.B, perTx int) {
+	db, size := openRawBolt(b)
+	defer db.Close()
+	val := make([]byte, size)
+	var seq uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		err := db.Update(func(tx *bolt.Tx) error {
+			bk := tx.Bucket(bucketEvents)
+			for range perTx {
+				seq++
+				if err := bk.Put(u64(seq), val); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*perTx)/b.Elapsed().Seconds(), "events/s")
+}
+
+func openRawBolt(b *testing.B) (*bolt.DB, int) {
+	size := benchRecordSize(b)
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "raw.db"), 0o600, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket(bucketEvents); return err })
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db, size
+}
+
+func BenchmarkRawBoltUpdate1(b *testing.B)   { benchmarkRawUpdate(b, 1) }
+func BenchmarkRawBoltUpdate100(b *testing.B) { benchmarkRawUpdate(b, 100) }
+
+// BenchmarkRawBoltBatch1 is bbolt's db.Batch (default 10 ms delay) with
+// concurrent callers writing one record each.
+func BenchmarkRawBoltBatch1(b *testing.B) {
+	db, size := openRawBolt(b)
+	defer db.Close()
+	val := make([]byte, size)
+	var seq atomic.Uint64
+	b.SetParallelism(32) // 64 callers on 2 cores
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			k := u64(seq.Add(1))
+			if err := db.Batch(func(tx *bolt.Tx) error { return tx.Bucket(bucketEvents).Put(k, val) }); err != nil {
+				b.Error(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkRawBoltBatch100 is db.Batch where each call writes 100 records.
+func BenchmarkRawBoltBatch100(b *testing.B) {
+	db, size := openRawBolt(b)
+	defer db.Close()
+	val := make([]byte, size)
+	var seq atomic.Uint64
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			base := seq.Add(100)
+			err := db.Batch(func(tx *bolt.Tx) error {
+				for j := range uint64(100) {
+					if err := tx.Bucket(bucketEvents).Put(u64(base-j), val); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Error(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "events/s")
+}
+
+func BenchmarkEncodeCanonical(b *testing.B) {
+	p := benchPayload()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := EncodeCanonical(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeRecord(b *testing.B) {
+	e := Event{Seq: 1, Stream: "entity/Airport/GKA", Version: 1, Type: "entity.persisted", Token: newToken()}
+	p, _ := EncodeCanonical(benchPayload())
+	rec := encodeRecord(&e, p)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := DecodeRecord(1, rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

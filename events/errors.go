@@ -1,0 +1,117 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the events package. Each carries a stable snake_case code
+// as its text; callers match them with errors.Is and read details from the
+// typed errors below with errors.As.
+var (
+	// ErrUnsupportedType: a value outside the canonical set (null, bool,
+	// integers, float64, string, time.Time, []any, map[string]any).
+	ErrUnsupportedType = errors.New("canonical_unsupported_type")
+	// ErrNonFinite: a float is NaN or ±Inf (I17: such values have no canonical form).
+	ErrNonFinite = errors.New("canonical_non_finite")
+	// ErrInvalidUTF8: a string or map key is not valid UTF-8.
+	ErrInvalidUTF8 = errors.New("canonical_invalid_utf8")
+	// ErrDuplicateKey: two map keys are equal after NFC normalisation.
+	ErrDuplicateKey = errors.New("canonical_duplicate_key")
+	// ErrTimeRange: a time is outside years 0001–9999 (UTC).
+	ErrTimeRange = errors.New("canonical_time_out_of_range")
+	// ErrIntRange: an unsigned integer does not fit in int64.
+	ErrIntRange = errors.New("canonical_int_out_of_range")
+	// ErrMalformedCanonical: bytes are not a canonical encoding.
+	ErrMalformedCanonical = errors.New("canonical_malformed")
+
+	// ErrCorruptRecord: a log record failed its checksum or could not be
+	// decoded (torn write, bit rot). See *CorruptRecordError for the sequence.
+	ErrCorruptRecord = errors.New("log_record_corrupt")
+	// ErrVersionConflict: optimistic concurrency failed. See *VersionConflictError.
+	ErrVersionConflict = errors.New("stream_version_conflict")
+	// ErrInvalidEvent: an event to append lacks a stream or type, or its
+	// payload cannot be encoded.
+	ErrInvalidEvent = errors.New("invalid_event")
+	// ErrLogClosed: the log was used after Close.
+	ErrLogClosed = errors.New("log_closed")
+
+	// ErrStaleWriterFence: an append or lease operation carried an epoch or
+	// fencing token that is not the current live lease's (I01).
+	ErrStaleWriterFence = errors.New("stale_writer_fence")
+	// ErrLeaseExpired: the caller's own lease has lease_until <= now.
+	ErrLeaseExpired = errors.New("lease_expired")
+	// ErrLeaseHeld: another writer holds a live lease that the takeover rule
+	// (I02) does not allow to be taken over yet. See *LeaseHeldError.
+	ErrLeaseHeld = errors.New("lease_held")
+	// ErrStoreLocked: another process has the store open (bbolt file lock).
+	// See *StoreLockedError for the holder named in lease.toml.
+	ErrStoreLocked = errors.New("store_locked")
+	// ErrLeaseFileInvalid: lease.toml does not have the closed four-key shape (I22).
+	ErrLeaseFileInvalid = errors.New("lease_file_invalid")
+	// ErrUpcast: an upcaster failed to rewrite an old event.
+	ErrUpcast = errors.New("event_upcast_failed")
+)
+
+// CorruptRecordError names the log sequence whose record is torn or corrupt.
+// It wraps ErrCorruptRecord.
+type CorruptRecordError struct {
+	Seq    uint64 // global sequence (the record's key)
+	Reason string // short description: "checksum mismatch", "truncated", …
+}
+
+func (e *CorruptRecordError) Error() string {
+	return fmt.Sprintf("%s: seq %d: %s", ErrCorruptRecord, e.Seq, e.Reason)
+}
+
+// Unwrap returns ErrCorruptRecord.
+func (e *CorruptRecordError) Unwrap() error { return ErrCorruptRecord }
+
+// VersionConflictError reports a failed expected-version check on one stream.
+// It wraps ErrVersionConflict.
+type VersionConflictError struct {
+	Stream   string
+	Expected uint64
+	Actual   uint64
+}
+
+func (e *VersionConflictError) Error() string {
+	return fmt.Sprintf("%s: stream %q expected version %d, actual %d", ErrVersionConflict, e.Stream, e.Expected, e.Actual)
+}
+
+// Unwrap returns ErrVersionConflict.
+func (e *VersionConflictError) Unwrap() error { return ErrVersionConflict }
+
+// LeaseHeldError names the live holder of a lease. It wraps ErrLeaseHeld.
+type LeaseHeldError struct {
+	Role     string
+	WriterID string
+	Epoch    uint64
+	// TakeoverAt is the earliest instant at which the takeover rule could
+	// allow a takeover if the holder stops renewing.
+	TakeoverAt string
+}
+
+func (e *LeaseHeldError) Error() string {
+	return fmt.Sprintf("%s: role %q held by writer %s at epoch %d (takeover possible from %s if it stops renewing)",
+		ErrLeaseHeld, e.Role, e.WriterID, e.Epoch, e.TakeoverAt)
+}
+
+// Unwrap returns ErrLeaseHeld.
+func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
+
+// StoreLockedError names the process holding a store, as read from its
+// lease.toml. It wraps ErrStoreLocked.
+type StoreLockedError struct {
+	Dir    string
+	Holder string // "host pid N writer W", or a note when lease.toml is absent/invalid
+	// Operation is the holder's declared operation (e.g. "serve", "demo").
+	Operation string
+}
+
+func (e *StoreLockedError) Error() string {
+	return fmt.Sprintf("%s: store %s is held by %s (operation %q)", ErrStoreLocked, e.Dir, e.Holder, e.Operation)
+}
+
+// Unwrap returns ErrStoreLocked.
+func (e *StoreLockedError) Unwrap() error { return ErrStoreLocked }

@@ -1,0 +1,223 @@
+package events
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// LeaseFileName is the file, in the store directory, that exists only while
+// a writer holds the store (seed 002; I22).
+const LeaseFileName = "lease.toml"
+
+// LeaseFileSchema is the schema value this build writes and accepts.
+const LeaseFileSchema = 1
+
+// LeaseFile is the closed four-key shape of lease.toml (I22):
+//
+//	schema      = 1
+//	operation   = "serve"
+//	acquired_at = 2026-11-30T02:05:24.123Z   # TOML offset date-time, UTC
+//	[holder]
+//	host      = "build-7"
+//	pid       = 4242
+//	writer_id = "9f3c2a…"
+type LeaseFile struct {
+	Schema     int64       `toml:"schema"`
+	Holder     LeaseHolder `toml:"holder"`
+	Operation  string      `toml:"operation"`
+	AcquiredAt time.Time   `toml:"acquired_at"`
+}
+
+// LeaseHolder identifies the process holding the store.
+type LeaseHolder struct {
+	Host     string `toml:"host"`
+	PID      int64  `toml:"pid"`
+	WriterID string `toml:"writer_id"`
+}
+
+// String renders the holder for error messages: "host H pid P writer W".
+func (h LeaseHolder) String() string {
+	return fmt.Sprintf("host %s pid %d writer %s", h.Host, h.PID, h.WriterID)
+}
+
+// LeaseFileError lists every way a lease.toml departs from the closed shape.
+// It wraps ErrLeaseFileInvalid.
+type LeaseFileError struct {
+	Problems []string // e.g. `unknown key "owner"`, `missing key "operation"`
+}
+
+func (e *LeaseFileError) Error() string {
+	return fmt.Sprintf("%s: %s", ErrLeaseFileInvalid, strings.Join(e.Problems, "; "))
+}
+
+// Unwrap returns ErrLeaseFileInvalid.
+func (e *LeaseFileError) Unwrap() error { return ErrLeaseFileInvalid }
+
+// ParseLeaseFile validates data against the closed shape and decodes it.
+// Errors: *LeaseFileError (ErrLeaseFileInvalid) listing unknown keys, missing
+// keys, wrong types, a wrong schema or empty required strings.
+func ParseLeaseFile(data []byte) (LeaseFile, error) {
+	var raw map[string]any
+	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil {
+		return LeaseFile{}, &LeaseFileError{Problems: []string{"not TOML: " + firstLine(err.Error())}}
+	}
+	var lf LeaseFile
+	var p []string
+	p = checkKeys(p, "", raw, "schema", "holder", "operation", "acquired_at")
+	lf.Schema, p = takeInt(p, raw, "schema")
+	lf.Operation, p = takeString(p, raw, "operation")
+	lf.AcquiredAt, p = takeTime(p, raw, "acquired_at")
+	if h, ok := raw["holder"].(map[string]any); ok {
+		p = checkKeys(p, "holder.", h, "host", "pid", "writer_id")
+		lf.Holder.Host, p = takeString(p, h, "host")
+		lf.Holder.PID, p = takeInt(p, h, "pid")
+		lf.Holder.WriterID, p = takeString(p, h, "writer_id")
+	} else if _, present := raw["holder"]; present {
+		p = append(p, `key "holder" must be a table with host, pid, writer_id`)
+	}
+	if _, ok := raw["schema"].(int64); ok && lf.Schema != LeaseFileSchema {
+		p = append(p, fmt.Sprintf("schema %d is not %d", lf.Schema, LeaseFileSchema))
+	}
+	if len(p) > 0 {
+		return lf, &LeaseFileError{Problems: p}
+	}
+	return lf, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func checkKeys(p []string, prefix string, m map[string]any, want ...string) []string {
+	allowed := map[string]bool{}
+	for _, k := range want {
+		allowed[k] = true
+		if _, ok := m[k]; !ok {
+			p = append(p, fmt.Sprintf("missing key %q", prefix+k))
+		}
+	}
+	var unknown []string
+	for k := range m {
+		if !allowed[k] {
+			unknown = append(unknown, fmt.Sprintf("unknown key %q", prefix+k))
+		}
+	}
+	sort.Strings(unknown)
+	return append(p, unknown...)
+}
+
+func takeString(p []string, m map[string]any, k string) (string, []string) {
+	v, present := m[k]
+	s, ok := v.(string)
+	if present && (!ok || s == "") {
+		p = append(p, fmt.Sprintf("key %q must be a non-empty string", k))
+	}
+	return s, p
+}
+
+func takeInt(p []string, m map[string]any, k string) (int64, []string) {
+	v, present := m[k]
+	i, ok := v.(int64)
+	if present && (!ok || i <= 0) {
+		p = append(p, fmt.Sprintf("key %q must be a positive integer", k))
+	}
+	return i, p
+}
+
+func takeTime(p []string, m map[string]any, k string) (time.Time, []string) {
+	v, present := m[k]
+	t, ok := v.(time.Time)
+	if present && (!ok || isLocalTOMLTime(t)) {
+		p = append(p, fmt.Sprintf("key %q must be an offset date-time", k))
+	}
+	return t.UTC(), p
+}
+
+// isLocalTOMLTime reports a TOML local date/time (no offset): the TOML
+// decoder marks those with zones named "datetime-local", "date-local" and
+// "time-local".
+func isLocalTOMLTime(t time.Time) bool {
+	return strings.HasSuffix(t.Location().String(), "-local")
+}
+
+// ReadLeaseFile reads and validates dir/lease.toml. It returns
+// fs.ErrNotExist (wrapped) when the file is absent, *LeaseFileError when it
+// is malformed.
+func ReadLeaseFile(dir string) (LeaseFile, error) {
+	data, err := os.ReadFile(filepath.Join(dir, LeaseFileName))
+	if err != nil {
+		return LeaseFile{}, err
+	}
+	return ParseLeaseFile(data)
+}
+
+// WriteLeaseFile writes dir/lease.toml atomically: a 0600 temp file in dir,
+// fsync, rename over the target, fsync of the directory.
+func WriteLeaseFile(dir string, lf LeaseFile) error {
+	var buf bytes.Buffer
+	lf.AcquiredAt = lf.AcquiredAt.UTC()
+	if err := toml.NewEncoder(&buf).Encode(lf); err != nil {
+		return fmt.Errorf("encode lease.toml: %w", err)
+	}
+	return writeFileAtomic(dir, LeaseFileName, buf.Bytes())
+}
+
+// RemoveLeaseFile deletes dir/lease.toml; an absent file is not an error.
+func RemoveLeaseFile(dir string) error {
+	err := os.Remove(filepath.Join(dir, LeaseFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func writeFileAtomic(dir, name string, data []byte) error {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if err := writeSyncClose(f, data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func writeSyncClose(f *os.File, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

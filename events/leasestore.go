@@ -1,0 +1,196 @@
+package events
+
+import (
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Lease event types, appended to stream "lease/<role>" (seed 002 session_lease).
+const (
+	TypeLeaseAcquired   = "lease.acquired"
+	TypeLeaseTakenOver  = "lease.taken_over"
+	TypeLeaseReleased   = "lease.released"
+	TypeLeaseReconciled = "lease.reconciled"
+)
+
+// LeaseStream is the stream holding a role's lease events.
+func LeaseStream(role string) string { return "lease/" + role }
+
+func getLease(tx *bolt.Tx, role string) (Lease, bool, error) {
+	raw := tx.Bucket(bucketLease).Get([]byte(role))
+	if raw == nil {
+		return Lease{}, false, nil
+	}
+	v, err := DecodeCanonical(raw)
+	if err != nil {
+		return Lease{}, false, fmt.Errorf("lease record %q: %w", role, err)
+	}
+	m, _ := v.(map[string]any)
+	l, err := leaseFromMap(m)
+	if err != nil {
+		return Lease{}, false, fmt.Errorf("lease record %q: %w", role, err)
+	}
+	return l, true, nil
+}
+
+func putLease(tx *bolt.Tx, l Lease) error {
+	b, err := EncodeCanonical(l.toMap())
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketLease).Put([]byte(l.Role), b)
+}
+
+// Lease returns the lease record of role, and false if none was ever taken.
+func (l *Log) Lease(role string) (Lease, bool, error) {
+	var out Lease
+	var ok bool
+	err := l.view(func(tx *bolt.Tx) error {
+		var err error
+		out, ok, err = getLease(tx, role)
+		return err
+	})
+	return out, ok, err
+}
+
+// AcquireRequest describes a writer asking for a role's lease.
+type AcquireRequest struct {
+	Role      string        // default DefaultRole
+	WriterID  string        // required: this writer's id
+	Host      string        // recorded for audits and lease.toml
+	PID       int64         // recorded for audits and lease.toml
+	Operation string        // what the writer is doing ("serve", "demo", …)
+	TTL       time.Duration // default DefaultLeaseTTL
+	// Leftover, when non-nil, is a lease.toml left by a run that did not
+	// close cleanly; the acquisition records its reconciliation (I22).
+	Leftover *LeaseFile
+}
+
+// AcquireLease takes the role's lease when it is vacant (never taken or
+// released) or when the takeover rule allows it (I02: expired, or heartbeat
+// older than StaleHeartbeatAfter while lease_until is in the future). Every
+// acquisition bumps the epoch and mints a new fencing token; the lease events
+// are appended in the same transaction. Errors: *LeaseHeldError
+// (ErrLeaseHeld) while a live holder's lease may not be taken over.
+func (l *Log) AcquireLease(req AcquireRequest) (Lease, error) {
+	if req.Role == "" {
+		req.Role = DefaultRole
+	}
+	if req.TTL <= 0 {
+		req.TTL = DefaultLeaseTTL
+	}
+	var out Lease
+	err := l.update(func(tx *bolt.Tx) error {
+		now := l.clock.Now()
+		cur, _, err := getLease(tx, req.Role)
+		if err != nil {
+			return err
+		}
+		out, err = acquireTx(tx, cur, req, now)
+		return err
+	})
+	return out, err
+}
+
+func acquireTx(tx *bolt.Tx, cur Lease, req AcquireRequest, now time.Time) (Lease, error) {
+	reason := cur.TakeoverReason(now)
+	if reason == "" {
+		return Lease{}, &LeaseHeldError{Role: req.Role, WriterID: cur.WriterID, Epoch: cur.Epoch,
+			TakeoverAt: cur.TakeoverAt().UTC().Format(time.RFC3339Nano)}
+	}
+	next := Lease{Role: req.Role, WriterID: req.WriterID, Epoch: cur.Epoch + 1, Token: newToken(),
+		LeaseUntil: now.Add(req.TTL), HeartbeatAt: now, State: LeaseHeld,
+		Host: req.Host, PID: req.PID, Operation: req.Operation}
+	if err := putLease(tx, next); err != nil {
+		return Lease{}, err
+	}
+	evs := acquireEvents(cur, next, reason, req.Leftover)
+	return next, appendInTx(tx, next.Fence(), now, LeaseStream(req.Role), evs)
+}
+
+func acquireEvents(cur, next Lease, reason string, leftover *LeaseFile) []Event {
+	var evs []Event
+	if leftover != nil {
+		evs = append(evs, Event{Type: TypeLeaseReconciled, Payload: map[string]any{
+			"state": string(LeaseReconciled), "writer_id": leftover.Holder.WriterID,
+			"host": leftover.Holder.Host, "pid": leftover.Holder.PID,
+			"operation": leftover.Operation, "acquired_at": leftover.AcquiredAt,
+			"by_writer_id": next.WriterID,
+		}})
+	}
+	typ := TypeLeaseAcquired
+	if cur.State == LeaseHeld {
+		typ = TypeLeaseTakenOver
+	}
+	evs = append(evs, Event{Type: typ, Payload: map[string]any{
+		"state": string(LeaseHeld), "writer_id": next.WriterID, "epoch": int64(next.Epoch),
+		"host": next.Host, "pid": next.PID, "operation": next.Operation, "reason": reason,
+		"previous_writer_id": cur.WriterID, "previous_epoch": int64(cur.Epoch),
+		"lease_until": next.LeaseUntil.UTC(),
+	}})
+	return evs
+}
+
+// appendInTx appends evs to one stream inside an already fenced transaction.
+func appendInTx(tx *bolt.Tx, f Fence, now time.Time, stream string, evs []Event) error {
+	u := Unit{Streams: []StreamAppend{{Stream: stream, ExpectedVersion: AnyVersion, Events: evs}}}
+	a := newAppender(tx, f, now)
+	res, err := a.unit(&u, encodeUnit(u))
+	if err == nil {
+		err = res.Err
+	}
+	if err != nil {
+		return err
+	}
+	return a.finish()
+}
+
+// RenewLease extends the caller's own live lease to now+ttl and stamps
+// heartbeat_at = now. It never acquires or takes over (I03): a lease that is
+// no longer the caller's fails with ErrStaleWriterFence, and one that expired
+// with ErrLeaseExpired (the caller must acquire again, with a new epoch).
+func (l *Log) RenewLease(f Fence, ttl time.Duration) (Lease, error) {
+	if ttl <= 0 {
+		ttl = DefaultLeaseTTL
+	}
+	var out Lease
+	err := l.update(func(tx *bolt.Tx) error {
+		now := l.clock.Now()
+		cur, _, err := getLease(tx, f.Role)
+		if err != nil {
+			return err
+		}
+		if err := cur.checkFence(f, now); err != nil {
+			return err
+		}
+		cur.LeaseUntil, cur.HeartbeatAt = now.Add(ttl), now
+		out = cur
+		return putLease(tx, cur)
+	})
+	return out, err
+}
+
+// ReleaseLease gives up the caller's lease (even if it has just expired, as
+// long as nobody took it over) and records lease.released, so the next
+// writer acquires at once without waiting (clean close).
+// Errors: ErrStaleWriterFence when f is not the current lease.
+func (l *Log) ReleaseLease(f Fence) error {
+	return l.update(func(tx *bolt.Tx) error {
+		now := l.clock.Now()
+		cur, _, err := getLease(tx, f.Role)
+		if err != nil {
+			return err
+		}
+		if cur.State != LeaseHeld || !cur.matches(f) {
+			return fmt.Errorf("%w: release by role %q epoch %d", ErrStaleWriterFence, f.Role, f.Epoch)
+		}
+		cur.State, cur.LeaseUntil = LeaseReleased, now
+		if err := putLease(tx, cur); err != nil {
+			return err
+		}
+		return appendInTx(tx, f, now, LeaseStream(f.Role), []Event{{Type: TypeLeaseReleased,
+			Payload: map[string]any{"state": string(LeaseReleased), "writer_id": cur.WriterID, "epoch": int64(cur.Epoch)}}})
+	})
+}

@@ -1,0 +1,148 @@
+package events
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Record layout (version 1), the value stored under the 8-byte big-endian seq:
+//
+//	u8      format (1)
+//	uvarint seq, version, schema, epoch
+//	varint  at (Unix nanoseconds, UTC)
+//	uvarint-length-prefixed: stream, type, token, commit, payload (canonical)
+//	u64     xxhash64 of every preceding byte, little endian
+//
+// A record that is short, fails its checksum, or does not parse is reported as
+// *CorruptRecordError naming its sequence; decoding never panics.
+const recordFormat = 1
+
+const checksumLen = 8
+
+// encodeRecord returns the record bytes for e, whose Payload is already
+// canonical-encoded in payload.
+func encodeRecord(e *Event, payload []byte) []byte {
+	n := 1 + 5*binary.MaxVarintLen64 + len(e.Stream) + len(e.Type) + len(e.Token) + len(e.Commit) + len(payload) + 5*binary.MaxVarintLen64 + checksumLen
+	b := make([]byte, 0, n)
+	b = append(b, recordFormat)
+	b = binary.AppendUvarint(b, e.Seq)
+	b = binary.AppendUvarint(b, e.Version)
+	b = binary.AppendUvarint(b, uint64(e.Schema))
+	b = binary.AppendUvarint(b, e.Epoch)
+	b = binary.AppendVarint(b, e.At.UnixNano())
+	for _, s := range [...]string{e.Stream, e.Type, e.Token, e.Commit} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(payload)))
+	b = append(b, payload...)
+	return binary.LittleEndian.AppendUint64(b, xxhash.Sum64(b))
+}
+
+// DecodeRecord parses a stored record. seq is the key it was stored under and
+// is cross-checked against the record. Errors: *CorruptRecordError (wrapping
+// ErrCorruptRecord), including when the payload is not canonical.
+func DecodeRecord(seq uint64, b []byte) (Event, error) {
+	if len(b) < 1+checksumLen {
+		return Event{}, &CorruptRecordError{Seq: seq, Reason: "truncated"}
+	}
+	body := b[:len(b)-checksumLen]
+	if binary.LittleEndian.Uint64(b[len(body):]) != xxhash.Sum64(body) {
+		return Event{}, &CorruptRecordError{Seq: seq, Reason: "checksum mismatch"}
+	}
+	e, payload, err := parseRecord(body)
+	if err != nil {
+		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
+	}
+	if e.Seq != seq {
+		return Event{}, &CorruptRecordError{Seq: seq, Reason: fmt.Sprintf("record claims seq %d", e.Seq)}
+	}
+	if e.Payload, err = decodePayload(payload); err != nil {
+		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
+	}
+	return e, nil
+}
+
+func decodePayload(b []byte) (map[string]any, error) {
+	v, err := DecodeCanonical(b)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("payload is %T, not a map", v)
+	}
+	return m, nil
+}
+
+// recordReader walks a record body with bounds checks.
+type recordReader struct {
+	b   []byte
+	err error
+}
+
+func (r *recordReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = fmt.Errorf("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *recordReader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = fmt.Errorf("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *recordReader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.err = fmt.Errorf("field length %d past end", n)
+		return nil
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+func parseRecord(body []byte) (Event, []byte, error) {
+	if body[0] != recordFormat {
+		return Event{}, nil, fmt.Errorf("unknown record format %d", body[0])
+	}
+	r := recordReader{b: body[1:]}
+	var e Event
+	e.Seq, e.Version = r.uvarint(), r.uvarint()
+	schema := r.uvarint()
+	e.Epoch = r.uvarint()
+	e.At = time.Unix(0, r.varint()).UTC()
+	e.Stream, e.Type = string(r.bytes()), string(r.bytes())
+	e.Token, e.Commit = string(r.bytes()), string(r.bytes())
+	payload := r.bytes()
+	if r.err == nil && schema > 1<<31 {
+		r.err = fmt.Errorf("schema %d out of range", schema)
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.err = fmt.Errorf("%d trailing bytes", len(r.b))
+	}
+	e.Schema = uint32(schema)
+	return e, payload, r.err
+}

@@ -1,0 +1,277 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// LogFileName is the bbolt file inside a store directory.
+const LogFileName = "log.db"
+
+// DefaultAcquireWait is how long OpenWriter waits for a dead writer's lease
+// to become takeable (at most StaleHeartbeatAfter after its last heartbeat).
+const DefaultAcquireWait = 20 * time.Second
+
+// WriterOptions configures OpenWriter. Zero values take the defaults.
+type WriterOptions struct {
+	Log       Options       // clock, open timeout, upcasters, …
+	Role      string        // default DefaultRole
+	Operation string        // recorded in lease.toml and lease events; default "open"
+	LeaseTTL  time.Duration // default DefaultLeaseTTL
+	// HeartbeatInterval is the renew-only heartbeat cadence (I03); default
+	// HeartbeatInterval. Negative disables the background heartbeat.
+	HeartbeatInterval time.Duration
+	// AcquireWait bounds the wait for a takeover the rule does not allow yet;
+	// default DefaultAcquireWait, negative = fail at once with *LeaseHeldError.
+	AcquireWait time.Duration
+	// OnLeaseLost, if set, is called once when the heartbeat finds the lease
+	// taken over or expired (the writer is displaced; appends are fenced).
+	OnLeaseLost func(error)
+}
+
+// Writer is a store directory opened for writing: log.db, the held writer
+// lease, lease.toml and the background heartbeat. Every Append is fenced by
+// the lease (I01).
+type Writer struct {
+	dir   string
+	log   *Log
+	opts  WriterOptions
+	lease atomic.Pointer[Lease]
+	stop  chan struct{}
+	done  sync.WaitGroup
+	lost  atomic.Bool
+	once  sync.Once
+}
+
+// OpenWriter opens (creating if needed, mode 0700 dir / 0600 files) the store
+// directory dir for writing:
+//  1. opens log.db, failing within opts.Log.OpenTimeout (default 1 s) with
+//     *StoreLockedError naming the holder from lease.toml if another process
+//     has it open;
+//  2. reads a leftover lease.toml (a run that did not close cleanly);
+//  3. acquires the writer lease (I02), waiting up to AcquireWait on the log
+//     clock for a dead holder's lease to become takeable, and records the
+//     leftover's reconciliation in the same transaction (I22);
+//  4. writes lease.toml atomically and starts the heartbeat.
+//
+// Errors: *StoreLockedError, *LeaseHeldError, I/O errors.
+func OpenWriter(dir string, opts WriterOptions) (*Writer, error) {
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create store dir: %w", err)
+	}
+	log, err := OpenLog(filepath.Join(dir, LogFileName), opts.Log)
+	if err != nil {
+		return nil, describeLocked(dir, err)
+	}
+	w := &Writer{dir: dir, log: log, opts: opts, stop: make(chan struct{})}
+	if err := w.takeLease(); err != nil {
+		log.Close()
+		return nil, err
+	}
+	w.startHeartbeat()
+	return w, nil
+}
+
+func (o WriterOptions) withDefaults() WriterOptions {
+	if o.Role == "" {
+		o.Role = DefaultRole
+	}
+	if o.Operation == "" {
+		o.Operation = "open"
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.HeartbeatInterval == 0 {
+		o.HeartbeatInterval = HeartbeatInterval
+	}
+	if o.AcquireWait == 0 {
+		o.AcquireWait = DefaultAcquireWait
+	}
+	if o.Log.Clock == nil {
+		o.Log.Clock = SystemClock{}
+	}
+	return o
+}
+
+// describeLocked fills a StoreLockedError with the holder named in lease.toml.
+func describeLocked(dir string, err error) error {
+	var sl *StoreLockedError
+	if !errors.As(err, &sl) {
+		return err
+	}
+	sl.Dir = dir
+	lf, ferr := ReadLeaseFile(dir)
+	switch {
+	case ferr == nil:
+		sl.Holder, sl.Operation = lf.Holder.String(), lf.Operation
+	case errors.Is(ferr, fs.ErrNotExist):
+		sl.Holder = "another process (no lease.toml: it is opening or closing)"
+	default:
+		sl.Holder = "another process (lease.toml unreadable: " + ferr.Error() + ")"
+	}
+	return sl
+}
+
+func (w *Writer) takeLease() error {
+	leftover, err := readLeftover(w.dir)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	req := AcquireRequest{Role: w.opts.Role, WriterID: NewWriterID(), Host: host,
+		PID: int64(os.Getpid()), Operation: w.opts.Operation, TTL: w.opts.LeaseTTL, Leftover: leftover}
+	lease, err := w.acquireWaiting(req)
+	if err != nil {
+		return err
+	}
+	w.lease.Store(&lease)
+	lf := LeaseFile{Schema: LeaseFileSchema, Operation: req.Operation, AcquiredAt: w.log.clock.Now(),
+		Holder: LeaseHolder{Host: host, PID: req.PID, WriterID: req.WriterID}}
+	if err := WriteLeaseFile(w.dir, lf); err != nil {
+		_ = w.log.ReleaseLease(lease.Fence())
+		return fmt.Errorf("write lease.toml: %w", err)
+	}
+	return nil
+}
+
+// readLeftover returns the lease.toml a previous run left, if any. A
+// malformed leftover is moved aside (never deleted) and reconciled as an
+// unknown holder.
+func readLeftover(dir string) (*LeaseFile, error) {
+	lf, err := ReadLeaseFile(dir)
+	switch {
+	case err == nil:
+		return &lf, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, ErrLeaseFileInvalid):
+		aside := filepath.Join(dir, fmt.Sprintf("%s.invalid-%d", LeaseFileName, time.Now().UnixNano()))
+		if rerr := os.Rename(filepath.Join(dir, LeaseFileName), aside); rerr != nil {
+			return nil, rerr
+		}
+		return &LeaseFile{Schema: LeaseFileSchema, Operation: "unknown (invalid lease.toml moved to " + filepath.Base(aside) + ")"}, nil
+	}
+	return nil, err
+}
+
+// acquireWaiting retries AcquireLease until it succeeds, the holder's
+// TakeoverAt passes the AcquireWait deadline, or a non-lease error occurs.
+func (w *Writer) acquireWaiting(req AcquireRequest) (Lease, error) {
+	clock := w.log.clock
+	deadline := clock.Now().Add(w.opts.AcquireWait)
+	for {
+		lease, err := w.log.AcquireLease(req)
+		var held *LeaseHeldError
+		if !errors.As(err, &held) || w.opts.AcquireWait < 0 {
+			return lease, err
+		}
+		cur, _, lerr := w.log.Lease(req.Role)
+		if lerr != nil {
+			return Lease{}, lerr
+		}
+		at := cur.TakeoverAt()
+		if at.After(deadline) {
+			return Lease{}, err
+		}
+		<-clock.After(at.Sub(clock.Now()))
+	}
+}
+
+// Dir is the store directory.
+func (w *Writer) Dir() string { return w.dir }
+
+// Log is the underlying log, for reads. Appends go through Writer.Append.
+func (w *Writer) Log() *Log { return w.log }
+
+// Lease is the lease as of the last acquisition or renewal.
+func (w *Writer) Lease() Lease { return *w.lease.Load() }
+
+// Fence is the writer's current fence.
+func (w *Writer) Fence() Fence { return w.Lease().Fence() }
+
+// Lost reports whether the heartbeat found the lease gone (displaced writer).
+func (w *Writer) Lost() bool { return w.lost.Load() }
+
+// Append appends units fenced by this writer's lease. See Log.Append.
+func (w *Writer) Append(units ...Unit) ([]UnitResult, error) {
+	return w.log.Append(w.Fence(), units...)
+}
+
+// Renew extends this writer's own live lease now (what the heartbeat does).
+// Errors as Log.RenewLease; on a fencing error the writer is marked lost.
+func (w *Writer) Renew() error {
+	l, err := w.log.RenewLease(w.Fence(), w.opts.LeaseTTL)
+	if err != nil {
+		if errors.Is(err, ErrStaleWriterFence) || errors.Is(err, ErrLeaseExpired) {
+			w.markLost(err)
+		}
+		return err
+	}
+	w.lease.Store(&l)
+	return nil
+}
+
+func (w *Writer) markLost(err error) {
+	if !w.lost.Swap(true) && w.opts.OnLeaseLost != nil {
+		w.opts.OnLeaseLost(err)
+	}
+}
+
+func (w *Writer) startHeartbeat() {
+	if w.opts.HeartbeatInterval < 0 {
+		return
+	}
+	w.done.Add(1)
+	go w.heartbeat()
+}
+
+// heartbeat renews on the log clock every HeartbeatInterval until Close or
+// until the lease is lost. It only ever renews (I03).
+func (w *Writer) heartbeat() {
+	defer w.done.Done()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-w.log.clock.After(w.opts.HeartbeatInterval):
+		}
+		if err := w.Renew(); err != nil && w.Lost() {
+			return
+		}
+	}
+}
+
+// Close stops the heartbeat, releases the lease (recording lease.released),
+// removes lease.toml and closes log.db, so another process can open the
+// store at once. If the lease was lost, lease.toml is left for the new
+// holder's reconciliation. Errors: the first failure; Close is idempotent.
+func (w *Writer) Close() error {
+	var err error
+	w.once.Do(func() {
+		close(w.stop)
+		w.done.Wait()
+		err = w.release()
+		if cerr := w.log.Close(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
+
+func (w *Writer) release() error {
+	if err := w.log.ReleaseLease(w.Fence()); err != nil {
+		if errors.Is(err, ErrStaleWriterFence) {
+			return nil // displaced: the lease and its file belong to the new holder now
+		}
+		return err
+	}
+	return RemoveLeaseFile(w.dir)
+}

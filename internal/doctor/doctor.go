@@ -1,0 +1,128 @@
+// Package doctor inspects a store directory without modifying it and reports
+// findings for `hikoutei doctor`.
+package doctor
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// Severity of a finding.
+type Severity string
+
+// Severities: OK and Warn keep the exit code 0; Fail makes it non-zero.
+const (
+	OK   Severity = "ok"
+	Warn Severity = "warn"
+	Fail Severity = "fail"
+)
+
+// Finding is one line of a doctor report.
+type Finding struct {
+	Check    string   `json:"check"` // "lease.toml", "log.db", …
+	Severity Severity `json:"severity"`
+	Detail   string   `json:"detail"`
+}
+
+// Report is the ordered list of findings for one store directory.
+type Report struct {
+	Dir      string    `json:"dir"`
+	Findings []Finding `json:"findings"`
+}
+
+// Healthy reports whether no finding failed.
+func (r Report) Healthy() bool {
+	for _, f := range r.Findings {
+		if f.Severity == Fail {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Report) add(check string, sev Severity, format string, args ...any) {
+	r.Findings = append(r.Findings, Finding{Check: check, Severity: sev, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Check inspects dir: the lease.toml shape (I22), and, when no other process
+// has the store open, every log record's checksum and the writer lease.
+// It never writes to the store.
+func Check(dir string) Report {
+	r := Report{Dir: dir}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		r.add("store", Fail, "%s is not a directory", dir)
+		return r
+	}
+	leaseFile := checkLeaseFile(&r, dir)
+	checkLog(&r, dir, leaseFile)
+	return r
+}
+
+// checkLeaseFile validates lease.toml and reports whether it is present.
+func checkLeaseFile(r *Report, dir string) bool {
+	lf, err := events.ReadLeaseFile(dir)
+	var lfe *events.LeaseFileError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.add("lease.toml", OK, "absent: no writer holds the store")
+		return false
+	case errors.As(err, &lfe):
+		for _, p := range lfe.Problems {
+			r.add("lease.toml", Fail, "%s (code %s)", p, events.ErrLeaseFileInvalid)
+		}
+		return true
+	case err != nil:
+		r.add("lease.toml", Fail, "unreadable: %v", err)
+		return true
+	}
+	r.add("lease.toml", OK, "held by %s, operation %q, acquired %s", lf.Holder, lf.Operation, lf.AcquiredAt.Format("2006-01-02T15:04:05Z07:00"))
+	return true
+}
+
+func checkLog(r *Report, dir string, leaseFile bool) {
+	path := filepath.Join(dir, events.LogFileName)
+	if _, err := os.Stat(path); err != nil {
+		r.add("log.db", Fail, "missing: not a store directory")
+		return
+	}
+	l, err := events.OpenLog(path, events.Options{ReadOnly: true})
+	if errors.Is(err, events.ErrStoreLocked) {
+		r.add("log.db", OK, "in use by a running writer: checksums not verified (run doctor after it stops)")
+		return
+	}
+	if err != nil {
+		r.add("log.db", Fail, "cannot open: %v", err)
+		return
+	}
+	defer l.Close()
+	n, err := l.VerifyChecksums()
+	if err != nil {
+		r.add("log.db", Fail, "%d records verified, then: %v", n, err)
+	} else {
+		r.add("log.db", OK, "%d records, all checksums valid", n)
+	}
+	checkWriterLease(r, l, leaseFile)
+}
+
+func checkWriterLease(r *Report, l *events.Log, leaseFile bool) {
+	lease, ok, err := l.Lease(events.DefaultRole)
+	switch {
+	case err != nil:
+		r.add("writer lease", Fail, "unreadable: %v", err)
+	case !ok:
+		r.add("writer lease", OK, "never taken")
+	case lease.State == events.LeaseHeld:
+		r.add("writer lease", Warn, "epoch %d still marked held by writer %s although no process has the store open: "+
+			"a run did not close cleanly; the next writer reconciles it once the takeover rule allows", lease.Epoch, lease.WriterID)
+	default:
+		r.add("writer lease", OK, "epoch %d %s", lease.Epoch, lease.State)
+	}
+	if leaseFile && err == nil && (!ok || lease.State != events.LeaseHeld) {
+		r.add("lease.toml", Warn, "present but the writer lease is not held: leftover from a run that did not close cleanly")
+	}
+}

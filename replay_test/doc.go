@@ -1,0 +1,3 @@
+// Package replaytest replays recorded logs: determinism, golden read models
+// and upgrades of old logs.
+package replaytest
