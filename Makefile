@@ -8,10 +8,12 @@ BENCHTIME ?= 1s
 
 .PHONY: test lint bench fuzz tidy
 
-## test: vet, then every test with the race detector (what CI runs).
+## test: vet, every test with the race detector, then the scale tests
+## (built only without -race: the pure-Go SQLite is ~15x slower under it).
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -count=1 -run '^TestScale' $(PKGS)
 
 ## lint: gofmt must have nothing to change, and go vet must be clean.
 lint:

@@ -1,0 +1,159 @@
+// Package aggregates holds the store's decisions: given current state, a
+// command and `now`, return events or a typed error. Pure: no I/O, no clock,
+// no randomness (ARCHITECTURE.md "Folders"); the same inputs always give the
+// same events, so replay and tests are deterministic.
+package aggregates
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// Entity event types and the current payload schema of each.
+const (
+	TypeEntityPersisted = "entity.persisted"
+	TypeEntityRemoved   = "entity.removed"
+	// EntityPersistedSchema is the current schema of entity.persisted:
+	// {entity, id, created, fields{name: value}, revisions{name: int}}.
+	// Schema 1 named "fields" "values" and had no "created"; see
+	// UpcastEntityPersistedV1.
+	EntityPersistedSchema = 2
+	EntityRemovedSchema   = 1
+)
+
+// EntityStream is the log stream of one entity: "entity/<Entity>/<id>".
+func EntityStream(entity, id string) string { return "entity/" + entity + "/" + id }
+
+// FieldState is the canonical state of one field: the hash of its canonical
+// value ("" while the entity is removed) and its revision, which rises by one
+// each time the canonical value changes and never goes back (no ABA).
+type FieldState struct {
+	Hash     string
+	Revision uint64
+}
+
+// EntityState is what a decision needs to know about one entity.
+type EntityState struct {
+	Exists  bool
+	Version uint64 // the entity stream's version (0 = never persisted)
+	Fields  map[string]FieldState
+}
+
+// Persist asks to store an entity's full set of canonical field values.
+type Persist struct {
+	Entity string
+	ID     string
+	Values map[string]any // every field, canonical values (see events.EncodeCanonical)
+}
+
+// Remove asks to delete an entity.
+type Remove struct {
+	Entity string
+	ID     string
+}
+
+// Decision is the outcome of a command: the events to append to Stream at
+// ExpectedVersion (none when nothing changed) and the state after them.
+type Decision struct {
+	Stream          string
+	ExpectedVersion uint64
+	Events          []events.Event
+	Next            EntityState
+}
+
+// DecidePersist compares every field's canonical hash with cur and emits one
+// entity.persisted event carrying only the changed fields, each with its
+// raised revision; an unchanged entity yields no event (dirty tracking).
+// Errors: ErrInvalidCommand, ErrInvalidValue.
+func DecidePersist(cur EntityState, cmd Persist, now time.Time) (Decision, error) {
+	if cmd.Entity == "" || cmd.ID == "" {
+		return Decision{}, fmt.Errorf("%w: entity and id are required", ErrInvalidCommand)
+	}
+	d := Decision{Stream: EntityStream(cmd.Entity, cmd.ID), ExpectedVersion: cur.Version, Next: cur.clone()}
+	changed, revs := map[string]any{}, map[string]any{}
+	for _, name := range sortedKeys(cmd.Values) {
+		h, err := events.Hash(cmd.Values[name])
+		if err != nil {
+			return Decision{}, fmt.Errorf("%w: %s.%s: %w", ErrInvalidValue, cmd.Entity, name, err)
+		}
+		fs := cur.Fields[name]
+		if cur.Exists && fs.Hash == h {
+			continue
+		}
+		fs = FieldState{Hash: h, Revision: fs.Revision + 1}
+		d.Next.Fields[name] = fs
+		changed[name], revs[name] = cmd.Values[name], int64(fs.Revision)
+	}
+	if len(changed) == 0 {
+		return d, nil
+	}
+	d.Next.Exists, d.Next.Version = true, cur.Version+1
+	d.Events = []events.Event{{Type: TypeEntityPersisted, Schema: EntityPersistedSchema, At: now, Payload: map[string]any{
+		"entity": cmd.Entity, "id": cmd.ID, "created": !cur.Exists, "fields": changed, "revisions": revs,
+	}}}
+	return d, nil
+}
+
+// DecideRemove emits entity.removed for an existing entity. Field revisions
+// are kept (a later re-create continues them); hashes are cleared.
+// Errors: ErrInvalidCommand, ErrEntityNotFound.
+func DecideRemove(cur EntityState, cmd Remove, now time.Time) (Decision, error) {
+	if cmd.Entity == "" || cmd.ID == "" {
+		return Decision{}, fmt.Errorf("%w: entity and id are required", ErrInvalidCommand)
+	}
+	if !cur.Exists {
+		return Decision{}, fmt.Errorf("%w: %s %q", ErrEntityNotFound, cmd.Entity, cmd.ID)
+	}
+	next := cur.clone()
+	next.Exists, next.Version = false, cur.Version+1
+	for name, fs := range next.Fields {
+		next.Fields[name] = FieldState{Revision: fs.Revision}
+	}
+	return Decision{Stream: EntityStream(cmd.Entity, cmd.ID), ExpectedVersion: cur.Version, Next: next,
+		Events: []events.Event{{Type: TypeEntityRemoved, Schema: EntityRemovedSchema, At: now,
+			Payload: map[string]any{"entity": cmd.Entity, "id": cmd.ID}}}}, nil
+}
+
+func (s EntityState) clone() EntityState {
+	out := EntityState{Exists: s.Exists, Version: s.Version, Fields: make(map[string]FieldState, len(s.Fields))}
+	for k, v := range s.Fields {
+		out.Fields[k] = v
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// UpcastEntityPersistedV1 rewrites a schema-1 entity.persisted payload
+// {entity, id, values{…}, revisions{…}} into schema 2: "values" was renamed
+// "fields", and the explicit "created" flag was added. A schema-1 event
+// created its entity exactly when every field it carried was at revision 1.
+func UpcastEntityPersistedV1(p map[string]any) (map[string]any, error) {
+	values, ok1 := p["values"].(map[string]any)
+	revs, ok2 := p["revisions"].(map[string]any)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("schema-1 entity.persisted needs values and revisions maps")
+	}
+	created := len(revs) > 0
+	for _, r := range revs {
+		created = created && r == int64(1)
+	}
+	return map[string]any{"entity": p["entity"], "id": p["id"], "created": created, "fields": values, "revisions": revs}, nil
+}
+
+// Upcasters returns the registry of every upcast step this package defines.
+func Upcasters() *events.Upcasters {
+	u := events.NewUpcasters()
+	u.Register(TypeEntityPersisted, 1, UpcastEntityPersistedV1)
+	return u
+}

@@ -1,0 +1,98 @@
+package aggregates
+
+import (
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func persist(vals map[string]any) Persist {
+	return Persist{Entity: "Airport", ID: "GKA", Values: vals}
+}
+
+func TestDecidePersistCreatesWithEveryFieldAtRevisionOne(t *testing.T) {
+	d, err := DecidePersist(EntityState{}, persist(map[string]any{"name": "Goroka", "alt": int64(5282)}), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Events) != 1 || d.ExpectedVersion != 0 || d.Stream != "entity/Airport/GKA" || !d.Next.Exists || d.Next.Version != 1 {
+		t.Fatalf("decision %+v", d)
+	}
+	p := d.Events[0].Payload
+	if p["created"] != true || !reflect.DeepEqual(p["revisions"], map[string]any{"name": int64(1), "alt": int64(1)}) || !d.Events[0].At.Equal(now) {
+		t.Fatalf("payload %+v", p)
+	}
+}
+
+func TestDecidePersistUnchangedEntityProducesNoEvent(t *testing.T) {
+	vals := map[string]any{"name": "Café", "lat": -6.081689834590001}
+	d1, _ := DecidePersist(EntityState{}, persist(vals), now)
+	nfd := map[string]any{"name": "Cafe\u0301", "lat": -6.081689834590001}
+	d2, err := DecidePersist(d1.Next, persist(nfd), now)
+	if err != nil || len(d2.Events) != 0 || d2.Next.Version != 1 {
+		t.Fatalf("unchanged (NFD retype) produced %+v %v", d2, err)
+	}
+}
+
+func TestDecidePersistCarriesOnlyChangedFieldsWithOwnRevisions(t *testing.T) {
+	d1, _ := DecidePersist(EntityState{}, persist(map[string]any{"name": "Goroka", "alt": int64(1)}), now)
+	d2, _ := DecidePersist(d1.Next, persist(map[string]any{"name": "Goroka", "alt": int64(2)}), now)
+	d3, _ := DecidePersist(d2.Next, persist(map[string]any{"name": "Goroka", "alt": int64(3)}), now)
+	p := d3.Events[0].Payload
+	if !reflect.DeepEqual(p["fields"], map[string]any{"alt": int64(3)}) || !reflect.DeepEqual(p["revisions"], map[string]any{"alt": int64(3)}) {
+		t.Fatalf("payload %+v", p)
+	}
+	if d3.Next.Fields["name"].Revision != 1 || d3.ExpectedVersion != 2 || p["created"] != false {
+		t.Fatalf("state %+v", d3.Next)
+	}
+}
+
+func TestDecidePersistRejectsNonFiniteWithTypedError(t *testing.T) {
+	_, err := DecidePersist(EntityState{}, persist(map[string]any{"lat": math.NaN()}), now)
+	if !errors.Is(err, ErrInvalidValue) || !errors.Is(err, events.ErrNonFinite) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestDecideRemoveKeepsRevisionsAndRecreateContinuesThem(t *testing.T) {
+	d1, _ := DecidePersist(EntityState{}, persist(map[string]any{"name": "Goroka"}), now)
+	r, err := DecideRemove(d1.Next, Remove{Entity: "Airport", ID: "GKA"}, now)
+	if err != nil || len(r.Events) != 1 || r.Next.Exists || r.Next.Fields["name"].Revision != 1 {
+		t.Fatalf("remove %+v %v", r, err)
+	}
+	d2, _ := DecidePersist(r.Next, persist(map[string]any{"name": "Goroka"}), now)
+	if d2.Events[0].Payload["created"] != true || d2.Next.Fields["name"].Revision != 2 || d2.Next.Version != 3 {
+		t.Fatalf("re-create %+v", d2)
+	}
+	if _, err := DecideRemove(r.Next, Remove{Entity: "Airport", ID: "GKA"}, now); !errors.Is(err, ErrEntityNotFound) {
+		t.Fatalf("double remove: %v", err)
+	}
+}
+
+func TestDecisionsAreDeterministic(t *testing.T) {
+	vals := map[string]any{"a": int64(1), "b": "x", "c": now, "d": nil, "e": true}
+	d1, _ := DecidePersist(EntityState{}, persist(vals), now)
+	d2, _ := DecidePersist(EntityState{}, persist(vals), now)
+	b1, _ := events.EncodeCanonical(d1.Events[0].Payload)
+	b2, _ := events.EncodeCanonical(d2.Events[0].Payload)
+	if string(b1) != string(b2) {
+		t.Fatal("same inputs gave different events")
+	}
+}
+
+func TestUpcastEntityPersistedV1(t *testing.T) {
+	e := events.Event{Type: TypeEntityPersisted, Schema: 1, Payload: map[string]any{
+		"entity": "Airport", "id": "GKA", "values": map[string]any{"name": "Goroka"}, "revisions": map[string]any{"name": int64(1)}}}
+	if err := Upcasters().Apply(&e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Schema != 2 || e.Payload["created"] != true || e.Payload["fields"] == nil {
+		t.Fatalf("upcast %+v", e)
+	}
+}

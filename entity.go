@@ -1,0 +1,222 @@
+package hikoutei
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
+)
+
+// EntityDef is a declared entity type, made by Entity and passed to Open.
+type EntityDef struct {
+	name   string
+	typ    reflect.Type // the struct type
+	pk     fieldDef
+	fields []fieldDef // non-key fields, declaration order
+	byName map[string]int
+	err    error
+}
+
+type fieldDef struct {
+	index    []int
+	name     string
+	kind     projector.Kind
+	nullable bool
+	owner    projector.Owner
+}
+
+var timeType = reflect.TypeOf(time.Time{})
+
+// Entity declares the struct type T as the entity name (also its SQLite
+// table name and, later, its tab prefix). Fields are read from T's exported
+// fields and their `hikoutei` tags:
+//
+//	type Airport struct {
+//		IATA    string     `hikoutei:"iata,pk"`  // exactly one string primary key
+//		Name    string     `hikoutei:"name"`
+//		Alt     int64      `hikoutei:"alt"`
+//		Lat     float64    `hikoutei:"lat"`
+//		Opened  *time.Time `hikoutei:"opened"`   // pointer = nullable
+//		Notes   string     `hikoutei:"notes,user"` // people may edit it in the sheet
+//		Scratch string     `hikoutei:"-"`        // not stored
+//	}
+//
+// Supported field types: string, int, int32, int64, float64, bool,
+// time.Time, and pointers to them. An untagged field's name is its Go name
+// in snake_case. Problems are reported by Open as ErrInvalidEntity.
+func Entity[T any](name string) EntityDef {
+	return newEntityDef(name, reflect.TypeFor[T]())
+}
+
+func newEntityDef(name string, typ reflect.Type) EntityDef {
+	d := EntityDef{name: name, typ: typ, byName: map[string]int{}}
+	if typ.Kind() != reflect.Struct {
+		d.err = fmt.Errorf("%w: %s: %s is not a struct", ErrInvalidEntity, name, typ)
+		return d
+	}
+	d.err = d.readFields()
+	return d
+}
+
+func (d *EntityDef) readFields() error {
+	havePK := false
+	for _, sf := range reflect.VisibleFields(d.typ) {
+		f, isPK, skip, err := parseField(d.name, sf)
+		if err != nil || skip {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if isPK {
+			if havePK || f.kind != projector.KindString || f.nullable {
+				return fmt.Errorf("%w: %s needs exactly one non-pointer string primary key", ErrInvalidEntity, d.name)
+			}
+			d.pk, havePK = f, true
+			continue
+		}
+		d.byName[f.name] = len(d.fields)
+		d.fields = append(d.fields, f)
+	}
+	if !havePK {
+		return fmt.Errorf("%w: %s has no primary key (tag a string field `hikoutei:\"name,pk\"`)", ErrInvalidEntity, d.name)
+	}
+	return projector.Schema{Tables: []projector.Table{d.table()}}.Validate()
+}
+
+func parseField(entity string, sf reflect.StructField) (f fieldDef, isPK, skip bool, err error) {
+	tag := sf.Tag.Get("hikoutei")
+	if !sf.IsExported() || sf.Anonymous || tag == "-" {
+		return f, false, true, nil
+	}
+	parts := strings.Split(tag, ",")
+	f.name, f.index, f.owner = parts[0], sf.Index, projector.OwnerSystem
+	if f.name == "" {
+		f.name = snakeCase(sf.Name)
+	}
+	for _, opt := range parts[1:] {
+		switch opt {
+		case "pk":
+			isPK = true
+		case "user":
+			f.owner = projector.OwnerUser
+		default:
+			return f, false, false, fmt.Errorf("%w: %s.%s: unknown tag option %q", ErrInvalidEntity, entity, sf.Name, opt)
+		}
+	}
+	f.kind, f.nullable, err = fieldKind(sf.Type)
+	if err != nil {
+		err = fmt.Errorf("%w: %s.%s: %w", ErrInvalidEntity, entity, sf.Name, err)
+	}
+	return f, isPK, false, err
+}
+
+func fieldKind(t reflect.Type) (projector.Kind, bool, error) {
+	nullable := t.Kind() == reflect.Pointer
+	if nullable {
+		t = t.Elem()
+	}
+	if t == timeType {
+		return projector.KindTime, nullable, nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return projector.KindString, nullable, nil
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		return projector.KindInt, nullable, nil
+	case reflect.Float64:
+		return projector.KindFloat, nullable, nil
+	case reflect.Bool:
+		return projector.KindBool, nullable, nil
+	}
+	return "", false, fmt.Errorf("unsupported field type %s", t)
+}
+
+func snakeCase(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i, r := range rs {
+		if unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]))) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// Name is the entity's declared name.
+func (d EntityDef) Name() string { return d.name }
+
+func (d EntityDef) table() projector.Table {
+	t := projector.Table{Entity: d.name, PK: d.pk.name}
+	for _, f := range d.fields {
+		t.Columns = append(t.Columns, projector.Column{Name: f.name, Kind: f.kind, Nullable: f.nullable, Owner: f.owner})
+	}
+	return t
+}
+
+// key reads and validates the primary key of the struct value v.
+func (d EntityDef) key(v reflect.Value) (string, error) {
+	id := v.FieldByIndex(d.pk.index).String()
+	if err := validKey(id); err != nil {
+		return "", fmt.Errorf("%w: %s %q: %s", ErrInvalidPrimaryKey, d.name, id, err)
+	}
+	return events.NormalizeString(id)
+}
+
+func validKey(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("empty")
+	case !utf8.ValidString(id):
+		return fmt.Errorf("not UTF-8")
+	case strings.TrimSpace(id) != id:
+		return fmt.Errorf("leading or trailing white space")
+	case strings.IndexFunc(id, unicode.IsControl) >= 0:
+		return fmt.Errorf("control character")
+	}
+	return nil
+}
+
+// values returns every non-key field of v as canonical values.
+// Errors: ErrInvalidValue naming the field.
+func (d EntityDef) values(v reflect.Value) (map[string]any, error) {
+	out := make(map[string]any, len(d.fields))
+	for _, f := range d.fields {
+		cv, err := canonicalField(v.FieldByIndex(f.index), f.kind)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s.%s: %w", ErrInvalidValue, d.name, f.name, err)
+		}
+		out[f.name] = cv
+	}
+	return out, nil
+}
+
+func canonicalField(fv reflect.Value, kind projector.Kind) (any, error) {
+	if fv.Kind() == reflect.Pointer {
+		if fv.IsNil() {
+			return nil, nil
+		}
+		fv = fv.Elem()
+	}
+	switch kind {
+	case projector.KindString:
+		return events.NormalizeString(fv.String())
+	case projector.KindInt:
+		return fv.Int(), nil
+	case projector.KindFloat:
+		if f := fv.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return f + 0, nil // -0 → 0
+		}
+		return nil, events.ErrNonFinite
+	case projector.KindBool:
+		return fv.Bool(), nil
+	}
+	return events.CanonicalTime(fv.Interface().(time.Time))
+}

@@ -1,0 +1,181 @@
+package projector
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// TimeLayout is how time columns are stored: UTC, milliseconds, sortable.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+func (p *Projector) applyPersisted(e *events.Event) error {
+	entity, _ := e.Payload["entity"].(string)
+	id, _ := e.Payload["id"].(string)
+	fields, _ := e.Payload["fields"].(map[string]any)
+	revs, _ := e.Payload["revisions"].(map[string]any)
+	created, _ := e.Payload["created"].(bool)
+	if entity == "" || id == "" {
+		return fmt.Errorf("entity.persisted without entity or id")
+	}
+	if t, ok := p.tables[entity]; ok {
+		if err := p.writeRow(t, id, fields, created); err != nil {
+			return err
+		}
+	}
+	state, err := p.mergeFieldState(entity, id, e, fields, revs)
+	if err != nil {
+		return err
+	}
+	return p.putEntityState(entity, id, e.Version, e.Seq, false, state)
+}
+
+// writeRow inserts a created entity's row (absent fields NULL) or updates
+// only the changed columns of an existing one.
+func (p *Projector) writeRow(t Table, id string, fields map[string]any, created bool) error {
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		if _, ok := t.Column(name); ok {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if created {
+		return p.insertRow(t, id, names, fields)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	var set []string
+	for _, n := range names {
+		set = append(set, fmt.Sprintf("%q = ?", n))
+	}
+	stmt := p.conn.Prep(fmt.Sprintf("UPDATE %q SET %s WHERE %q = ?", t.Entity, strings.Join(set, ", "), t.PK))
+	for i, n := range names {
+		bindValue(stmt, i+1, fields[n])
+	}
+	stmt.BindText(len(names)+1, id)
+	return run(stmt)
+}
+
+func (p *Projector) insertRow(t Table, id string, names []string, fields map[string]any) error {
+	cols := []string{fmt.Sprintf("%q", t.PK)}
+	marks := []string{"?"}
+	for _, n := range names {
+		cols = append(cols, fmt.Sprintf("%q", n))
+		marks = append(marks, "?")
+	}
+	stmt := p.conn.Prep(fmt.Sprintf("INSERT OR REPLACE INTO %q (%s) VALUES (%s)", t.Entity, strings.Join(cols, ", "), strings.Join(marks, ", ")))
+	stmt.BindText(1, id)
+	for i, n := range names {
+		bindValue(stmt, i+2, fields[n])
+	}
+	return run(stmt)
+}
+
+// mergeFieldState folds an event's changed fields into the stored state.
+// The first event of a stream skips the read: nothing is stored yet.
+func (p *Projector) mergeFieldState(entity, id string, e *events.Event, fields, revs map[string]any) (map[string]FieldRow, error) {
+	state := map[string]FieldRow{}
+	if e.Version > 1 {
+		row, err := p.EntityState(entity, id)
+		if err != nil {
+			return nil, err
+		}
+		state = row.Fields
+	}
+	for name, v := range fields {
+		h, err := events.Hash(v)
+		if err != nil {
+			return nil, err
+		}
+		rev, _ := revs[name].(int64)
+		state[name] = FieldRow{Hash: h, Revision: uint64(rev), Owner: p.owner(entity, name)}
+	}
+	return state, nil
+}
+
+func (p *Projector) owner(entity, field string) Owner {
+	if c, ok := p.tables[entity].Column(field); ok && c.Owner == OwnerUser {
+		return OwnerUser
+	}
+	return OwnerSystem
+}
+
+func (p *Projector) applyRemoved(e *events.Event) error {
+	entity, _ := e.Payload["entity"].(string)
+	id, _ := e.Payload["id"].(string)
+	if t, ok := p.tables[entity]; ok {
+		stmt := p.conn.Prep(fmt.Sprintf("DELETE FROM %q WHERE %q = ?", t.Entity, t.PK))
+		stmt.BindText(1, id)
+		if err := run(stmt); err != nil {
+			return err
+		}
+	}
+	row, err := p.EntityState(entity, id)
+	if err != nil {
+		return err
+	}
+	for name, f := range row.Fields {
+		row.Fields[name] = FieldRow{Revision: f.Revision, Owner: f.Owner}
+	}
+	return p.putEntityState(entity, id, e.Version, e.Seq, true, row.Fields)
+}
+
+func (p *Projector) applyLease(e *events.Event) error {
+	role := strings.TrimPrefix(e.Stream, "lease/")
+	str := func(k string) string { s, _ := e.Payload[k].(string); return s }
+	num := func(k string) int64 { n, _ := e.Payload[k].(int64); return n }
+	hist := p.conn.Prep("INSERT INTO hk_lease_history (seq, role, type, writer_id, epoch, state, at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+	bindAll(hist, int64(e.Seq), role, e.Type, str("writer_id"), int64(e.Epoch), str("state"), e.At)
+	if err := run(hist); err != nil || e.Type == events.TypeLeaseReconciled {
+		return err
+	}
+	cur := p.conn.Prep(`INSERT INTO hk_lease (role, writer_id, epoch, state, host, pid, operation, at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (role) DO UPDATE SET writer_id = excluded.writer_id, epoch = excluded.epoch, state = excluded.state,
+  host = CASE WHEN excluded.host = '' THEN host ELSE excluded.host END, pid = CASE WHEN excluded.pid = 0 THEN pid ELSE excluded.pid END,
+  operation = CASE WHEN excluded.operation = '' THEN operation ELSE excluded.operation END, at = excluded.at, seq = excluded.seq`)
+	bindAll(cur, role, str("writer_id"), int64(e.Epoch), str("state"), str("host"), num("pid"), str("operation"), e.At, int64(e.Seq))
+	return run(cur)
+}
+
+// bindValue binds a canonical value to parameter i (1-based).
+func bindValue(stmt *sqlite.Stmt, i int, v any) {
+	switch x := v.(type) {
+	case nil:
+		stmt.BindNull(i)
+	case string:
+		stmt.BindText(i, x)
+	case int64:
+		stmt.BindInt64(i, x)
+	case float64:
+		stmt.BindFloat(i, x)
+	case bool:
+		stmt.BindBool(i, x)
+	case time.Time:
+		stmt.BindText(i, x.UTC().Format(TimeLayout))
+	default:
+		stmt.BindText(i, fmt.Sprint(x))
+	}
+}
+
+func bindAll(stmt *sqlite.Stmt, vals ...any) {
+	for i, v := range vals {
+		bindValue(stmt, i+1, v)
+	}
+}
+
+// run steps a prepared statement that returns no rows and resets it.
+func run(stmt *sqlite.Stmt) error {
+	_, err := stmt.Step()
+	if rerr := stmt.Reset(); err == nil {
+		err = rerr
+	}
+	stmt.ClearBindings()
+	return err
+}

@@ -1,0 +1,17 @@
+package projector
+
+import "errors"
+
+// Sentinel errors of the projector package (stable snake_case codes).
+var (
+	// ErrReadModelInvalid: read.sqlite is unreadable, corrupt, belongs to
+	// another store, is ahead of the log, or was built for other entity
+	// schemas. The store answers by rebuilding it from the log.
+	ErrReadModelInvalid = errors.New("read_model_invalid")
+	// ErrInvalidSchema: an entity or column name is not a plain identifier,
+	// is reserved (hk_, sqlite_), or is declared twice.
+	ErrInvalidSchema = errors.New("invalid_read_model_schema")
+	// ErrProjection: applying an event to SQLite failed; nothing of that
+	// batch was applied and the checkpoint did not move.
+	ErrProjection = errors.New("projection_failed")
+)

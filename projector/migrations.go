@@ -1,0 +1,101 @@
+package projector
+
+// SchemaVersion is the version of the internal hk_ tables this build writes.
+// Each entry of migrations moves the read model from version i to i+1; an
+// older read model is migrated in place, a newer one is rebuilt.
+const SchemaVersion = 1
+
+// migrations[i] brings a read model from schema version i to i+1.
+var migrations = []string{
+	// 0 → 1: the internal tables.
+	`CREATE TABLE hk_meta (
+  key   TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE hk_entity_state (
+  entity   TEXT NOT NULL,
+  id       TEXT NOT NULL,
+  version  INTEGER NOT NULL,   -- the entity stream's version
+  removed  INTEGER NOT NULL,   -- 1 after entity.removed
+  last_seq INTEGER NOT NULL,   -- log sequence of the last event applied
+  -- canonical field state, JSON: {"field": {"hash": "xxh64:…", "rev": 3, "owner": "system"|"user"}}
+  -- hash = events.Hash of the canonical value ('' while removed); rev rises by
+  -- one per canonical change and never resets.
+  fields   TEXT NOT NULL,
+  PRIMARY KEY (entity, id)
+) WITHOUT ROWID;
+-- One row per field, for people and tools (sqlite3 CLI).
+CREATE VIEW hk_field_state AS
+  SELECT s.entity, s.id, f.key AS field,
+         json_extract(f.value, '$.hash') AS value_hash,
+         json_extract(f.value, '$.rev') AS revision,
+         json_extract(f.value, '$.owner') AS owner
+  FROM hk_entity_state AS s, json_each(s.fields) AS f;
+CREATE TABLE hk_lease (
+  role      TEXT PRIMARY KEY NOT NULL,
+  writer_id TEXT NOT NULL,
+  epoch     INTEGER NOT NULL,
+  state     TEXT NOT NULL,     -- held | released
+  host      TEXT NOT NULL,
+  pid       INTEGER NOT NULL,
+  operation TEXT NOT NULL,
+  at        TEXT NOT NULL,
+  seq       INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE hk_lease_history (
+  seq       INTEGER PRIMARY KEY NOT NULL,
+  role      TEXT NOT NULL,
+  type      TEXT NOT NULL,     -- lease.acquired | taken_over | released | reconciled
+  writer_id TEXT NOT NULL,
+  epoch     INTEGER NOT NULL,
+  state     TEXT NOT NULL,
+  at        TEXT NOT NULL
+);
+CREATE TABLE hk_outbox (
+  effect_id       TEXT PRIMARY KEY NOT NULL,
+  target          TEXT NOT NULL,
+  stream_sequence INTEGER NOT NULL,
+  kind            TEXT NOT NULL,
+  state           TEXT NOT NULL,
+  payload_hash    TEXT NOT NULL,
+  claim_token     TEXT,
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  next_probe_at   TEXT,
+  last_error      TEXT,
+  updated_seq     INTEGER NOT NULL
+);
+CREATE TABLE hk_conflicts (
+  conflict_id        TEXT PRIMARY KEY NOT NULL,
+  entity             TEXT NOT NULL,
+  id                 TEXT NOT NULL,
+  field              TEXT NOT NULL,
+  state              TEXT NOT NULL,
+  canonical_revision INTEGER,
+  candidate_hash     TEXT,
+  candidate_epoch    INTEGER,
+  visible_revision   INTEGER,
+  visible_hash       TEXT,
+  opened_seq         INTEGER NOT NULL,
+  resolved_seq       INTEGER,
+  resolution         TEXT
+);
+CREATE TABLE hk_quarantine (
+  quarantine_id TEXT PRIMARY KEY NOT NULL,
+  sheet         TEXT NOT NULL,
+  anchor        TEXT,
+  reason        TEXT NOT NULL,
+  detail        TEXT,
+  seq           INTEGER NOT NULL
+);
+CREATE TABLE hk_evidence (
+  seq    INTEGER NOT NULL,
+  n      INTEGER NOT NULL,
+  kind   TEXT NOT NULL,
+  entity TEXT,
+  id     TEXT,
+  field  TEXT,
+  reason TEXT NOT NULL,
+  detail TEXT,
+  PRIMARY KEY (seq, n)
+);`,
+}

@@ -1,0 +1,254 @@
+package projector
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// FileName is the read model's file inside a store directory.
+const FileName = "read.sqlite"
+
+// Options configures Open.
+type Options struct {
+	StoreID string // the log's store id; a read model of another store is invalid
+	Schema  Schema
+}
+
+// Projector owns the read model's single writing connection. It is not safe
+// for concurrent use: the store's writer goroutine drives it. Readers open
+// their own connections (WAL lets them read while it writes).
+type Projector struct {
+	conn       *sqlite.Conn
+	path       string
+	tables     map[string]Table
+	checkpoint uint64
+}
+
+// Open opens or creates the read model at path (mode 0600, WAL), migrates
+// the internal tables and creates the entity tables. Errors:
+// ErrInvalidSchema; ErrReadModelInvalid when the file is corrupt, belongs to
+// another store, has a newer schema, or its entity tables differ from
+// opts.Schema (the caller then rebuilds from the log).
+func Open(path string, opts Options) (*Projector, error) {
+	if err := opts.Schema.Validate(); err != nil {
+		return nil, err
+	}
+	if err := precreate(path); err != nil {
+		return nil, err
+	}
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenWAL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open: %w", ErrReadModelInvalid, err)
+	}
+	p := &Projector{conn: conn, path: path, tables: map[string]Table{}}
+	for _, t := range opts.Schema.Tables {
+		p.tables[t.Entity] = t
+	}
+	if err := p.init(opts); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// precreate makes sure the file exists with mode 0600 before SQLite opens it
+// (SQLite would create it 0644; its -wal and -shm files copy this mode).
+func precreate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("create read model: %w", err)
+	}
+	return f.Close()
+}
+
+func (p *Projector) init(opts Options) (err error) {
+	for _, pragma := range []string{"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000"} {
+		if err := sqlitex.ExecuteTransient(p.conn, pragma, nil); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrReadModelInvalid, pragma, err)
+		}
+	}
+	end, err := sqlitex.ImmediateTransaction(p.conn)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
+	}
+	defer end(&err)
+	version, err := p.schemaVersion()
+	if err != nil {
+		return err
+	}
+	if err := p.migrate(version); err != nil {
+		return err
+	}
+	if err := p.checkMeta(opts.StoreID, version == 0); err != nil {
+		return err
+	}
+	return p.ensureTables(opts.Schema)
+}
+
+func (p *Projector) schemaVersion() (int, error) {
+	var n int
+	err := sqlitex.Execute(p.conn, "SELECT count(*) FROM sqlite_master WHERE name = 'hk_meta'", &sqlitex.ExecOptions{
+		ResultFunc: func(s *sqlite.Stmt) error { n = s.ColumnInt(0); return nil }})
+	if err != nil || n == 0 {
+		return 0, invalid(err)
+	}
+	v, err := p.meta("schema_version")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(v)
+}
+
+func invalid(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
+}
+
+func (p *Projector) migrate(from int) error {
+	if from > SchemaVersion {
+		return fmt.Errorf("%w: schema version %d is newer than this build's %d", ErrReadModelInvalid, from, SchemaVersion)
+	}
+	for v := from; v < SchemaVersion; v++ {
+		if err := sqlitex.ExecuteScript(p.conn, migrations[v], nil); err != nil {
+			return fmt.Errorf("%w: migration %d: %w", ErrReadModelInvalid, v+1, err)
+		}
+	}
+	return p.setMeta("schema_version", strconv.Itoa(SchemaVersion))
+}
+
+func (p *Projector) checkMeta(storeID string, fresh bool) error {
+	if fresh {
+		if err := p.setMeta("store_id", storeID); err != nil {
+			return err
+		}
+		return p.setMeta("checkpoint", "0")
+	}
+	got, err := p.meta("store_id")
+	if err != nil {
+		return err
+	}
+	if got != storeID {
+		return fmt.Errorf("%w: built for store %s, not %s", ErrReadModelInvalid, got, storeID)
+	}
+	cp, err := p.meta("checkpoint")
+	if err != nil {
+		return err
+	}
+	p.checkpoint, err = strconv.ParseUint(cp, 10, 64)
+	return invalid(err)
+}
+
+// ensureTables creates missing entity tables on an empty read model and
+// rejects one whose tables were built for other schemas.
+func (p *Projector) ensureTables(s Schema) error {
+	for _, t := range s.Tables {
+		fp, err := p.meta("fingerprint:" + t.Entity)
+		if err != nil && !errors.Is(err, errNoMeta) {
+			return err
+		}
+		if fp == t.Fingerprint() {
+			continue
+		}
+		if fp != "" || p.checkpoint > 0 {
+			return fmt.Errorf("%w: entity %s changed shape since the read model was built", ErrReadModelInvalid, t.Entity)
+		}
+		if err := sqlitex.ExecuteScript(p.conn, t.createSQL(), nil); err != nil {
+			return fmt.Errorf("%w: create %s: %w", ErrProjection, t.Entity, err)
+		}
+		if err := p.setMeta("fingerprint:"+t.Entity, t.Fingerprint()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errNoMeta = errors.New("no such meta key")
+
+func (p *Projector) meta(key string) (string, error) {
+	var v string
+	found := false
+	err := sqlitex.Execute(p.conn, "SELECT value FROM hk_meta WHERE key = ?", &sqlitex.ExecOptions{
+		Args:       []any{key},
+		ResultFunc: func(s *sqlite.Stmt) error { v, found = s.ColumnText(0), true; return nil }})
+	if err != nil {
+		return "", invalid(err)
+	}
+	if !found {
+		return "", errNoMeta
+	}
+	return v, nil
+}
+
+func (p *Projector) setMeta(key, value string) error {
+	return sqlitex.Execute(p.conn, "INSERT INTO hk_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+		&sqlitex.ExecOptions{Args: []any{key, value}})
+}
+
+// Checkpoint is the sequence of the last event applied (0 = none).
+func (p *Projector) Checkpoint() uint64 { return p.checkpoint }
+
+// Path is the read model's file path.
+func (p *Projector) Path() string { return p.path }
+
+// Table returns the schema of an entity's table.
+func (p *Projector) Table(entity string) (Table, bool) {
+	t, ok := p.tables[entity]
+	return t, ok
+}
+
+// Close closes the writing connection (checkpointing the WAL).
+func (p *Projector) Close() error { return p.conn.Close() }
+
+// Conn exposes the writing connection to packages that extend the read
+// model in the same transaction discipline (snapshots). Do not write to it.
+func (p *Projector) Conn() *sqlite.Conn { return p.conn }
+
+// Apply applies evs (ascending seq) in ONE SQLite transaction and moves the
+// checkpoint to the last one. Events at or below the checkpoint are skipped,
+// so re-applying a batch after a crash is harmless. Errors: ErrProjection
+// (nothing of the batch applied, checkpoint unchanged).
+func (p *Projector) Apply(evs []events.Event) (err error) {
+	end, err := sqlitex.ImmediateTransaction(p.conn)
+	if err != nil {
+		return fmt.Errorf("%w: begin: %w", ErrProjection, err)
+	}
+	cp := p.checkpoint
+	defer func() {
+		end(&err)
+		if err != nil {
+			p.checkpoint = cp
+			err = fmt.Errorf("%w: %w", ErrProjection, err)
+		}
+	}()
+	for i := range evs {
+		if evs[i].Seq <= p.checkpoint {
+			continue
+		}
+		if err := p.apply(&evs[i]); err != nil {
+			return fmt.Errorf("seq %d %s: %w", evs[i].Seq, evs[i].Type, err)
+		}
+		p.checkpoint = evs[i].Seq
+	}
+	return p.setMeta("checkpoint", strconv.FormatUint(p.checkpoint, 10))
+}
+
+func (p *Projector) apply(e *events.Event) error {
+	switch e.Type {
+	case "entity.persisted":
+		return p.applyPersisted(e)
+	case "entity.removed":
+		return p.applyRemoved(e)
+	case events.TypeLeaseAcquired, events.TypeLeaseTakenOver, events.TypeLeaseReleased, events.TypeLeaseReconciled:
+		return p.applyLease(e)
+	}
+	return nil // other event types belong to later projections
+}

@@ -1,0 +1,171 @@
+package sheetsio
+
+import "fmt"
+
+// OpKind is the kind of a row operation.
+type OpKind uint8
+
+// Row operation kinds.
+const (
+	// OpAppend adds a new row carrying Anchor (fast append). If a row with the
+	// same anchor already shows exactly the new row, the op is recognised as a
+	// replay (StatusUnchanged) instead of appending a duplicate.
+	OpAppend OpKind = iota + 1
+	// OpUpdate writes the given cells of the row whose anchor is Anchor,
+	// guarded by ExpectedHash (the full-row visible hash the caller last saw).
+	OpUpdate
+	// OpDelete deletes the row whose anchor is Anchor, guarded by
+	// ExpectedHash (full-row compare-and-set).
+	OpDelete
+)
+
+// String returns the stable lower-case name of the OpKind.
+func (k OpKind) String() string {
+	switch k {
+	case OpAppend:
+		return "append"
+	case OpUpdate:
+		return "update"
+	case OpDelete:
+		return "delete"
+	}
+	return fmt.Sprintf("op(%d)", uint8(k))
+}
+
+// Op is one row operation of a dispatch.
+//
+// ID identifies the op in the result (the effect id; unique in a Batch).
+// Tab is the logical tab name (layout), never a title. Anchor is the row's
+// anchor (the "__hikoutei_row_id" cell); rows are found by anchor only.
+// Values maps column header → typed Go value (string, int64, float64, bool,
+// time.Time, nil; see cell.Encode): for OpAppend the new row (absent columns
+// are blank; the anchor column is filled from Anchor), for OpUpdate only the
+// cells to change. ExpectedHash (OpUpdate, OpDelete) is cell.VisibleHash of
+// the full encoded row the caller expects to find (see ExpectedRowHash).
+// Receipt, when set, is written to the receipts tab in the same batchUpdate
+// as the op, so the two land atomically.
+type Op struct {
+	ID           string
+	Tab          string
+	Kind         OpKind
+	Anchor       string
+	Values       map[string]any
+	ExpectedHash string
+	Receipt      *Receipt
+}
+
+// Receipt is the caller's part of a receipt row: EffectID (the receipt's
+// anchor) and PayloadHash. The provider adds op, target tab, row binding,
+// the row hash after the write, the fence epoch/token and the time.
+type Receipt struct {
+	EffectID    string
+	PayloadHash string
+}
+
+// Fence is the writer identity carried on every mutation (I05). The
+// dispatch reads the authority tab in its preflight: a higher remote epoch,
+// the same epoch with another token, or another store id rejects the whole
+// dispatch before anything is written; a lower or absent remote epoch is
+// overwritten with this fence in the same batchUpdate.
+type Fence struct {
+	StoreID string
+	Epoch   int64
+	Token   string
+}
+
+// Batch is everything one dispatch sends to one spreadsheet. Fence nil
+// skips the authority check (provisioning tools, tests); the effects
+// dispatcher must always set it.
+type Batch struct {
+	Fence *Fence
+	Ops   []Op
+}
+
+// OpStatus is the fate of one Op.
+type OpStatus uint8
+
+// Op statuses. Only StatusApplied and StatusUnchanged mean the sheet shows
+// the op's result; StatusUncertain needs a probe; the rest wrote nothing.
+const (
+	// StatusApplied: sent in a batchUpdate that succeeded.
+	StatusApplied OpStatus = iota + 1
+	// StatusUnchanged: the sheet already showed the op's postcondition (a
+	// replay after an uncertain delivery); nothing was sent.
+	StatusUnchanged
+	// StatusGuardFailed: the row's precondition did not hold (Reason:
+	// row_hash_mismatch, anchor_not_found, anchor_exists, anchor_duplicated);
+	// nothing was written. ObservedHash holds the row's current hash.
+	StatusGuardFailed
+	// StatusBlocked: the tab is unusable (Reason: sheet_header_drift,
+	// sheet_tab_missing); nothing was written. Err holds the diagnostic.
+	StatusBlocked
+	// StatusInvalid: the op itself is malformed (Reason: invalid_op,
+	// unknown_tab, unknown_column, duplicate_target, value_unencodable).
+	StatusInvalid
+	// StatusUncertain: sent, but the outcome is unknown (Err is a
+	// *WriteError with Outcome Uncertain); probe before retrying.
+	StatusUncertain
+	// StatusFailed: sent and explicitly rejected (Err is a *WriteError with
+	// Outcome Terminal); nothing of its batchUpdate was applied.
+	StatusFailed
+	// StatusNotSent: planned but not sent because an earlier chunk of the
+	// dispatch was uncertain or failed; retrying is safe.
+	StatusNotSent
+)
+
+var statusNames = map[OpStatus]string{
+	StatusApplied: "applied", StatusUnchanged: "unchanged", StatusGuardFailed: "guard_failed",
+	StatusBlocked: "blocked", StatusInvalid: "invalid", StatusUncertain: "uncertain",
+	StatusFailed: "failed", StatusNotSent: "not_sent",
+}
+
+// String returns the stable lower-case name of the OpStatus.
+func (s OpStatus) String() string {
+	if n, ok := statusNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("status(%d)", uint8(s))
+}
+
+// Guard and validation reasons (OpResult.Reason).
+const (
+	ReasonRowHashMismatch  = "row_hash_mismatch"
+	ReasonAnchorNotFound   = "anchor_not_found"
+	ReasonAnchorExists     = "anchor_exists"
+	ReasonAnchorDuplicated = "anchor_duplicated"
+	ReasonInvalidOp        = "invalid_op"
+	ReasonUnknownTab       = "unknown_tab"
+	ReasonUnknownColumn    = "unknown_column"
+	ReasonDuplicateTarget  = "duplicate_target"
+	ReasonUnencodable      = "value_unencodable"
+)
+
+// OpResult is the outcome of one Op, in the order of Batch.Ops. Binding is
+// layout.RowBindingID(Tab, Anchor). ObservedHash is the row's hash in the
+// preflight read ("" if absent); WrittenHash the row's hash after the op
+// ("" for a delete) — the value recorded in the receipt. Reason is a stable
+// code for the non-applied statuses; Err the detailed error, if any.
+type OpResult struct {
+	ID           string
+	Status       OpStatus
+	Reason       string
+	Binding      string
+	ObservedHash string
+	WrittenHash  string
+	Err          error
+}
+
+// DispatchResult reports one dispatch. Ops has one entry per Batch.Ops, in
+// order. Authority is the authority observed in the preflight. Reads and
+// Writes count the HTTP requests this dispatch issued (retries included);
+// Chunks is the number of batchUpdate bodies sent. Strays counts, per
+// logical tab, non-blank cells outside the layout (ignored, reported; C05;
+// Snapshot gives their positions).
+type DispatchResult struct {
+	Ops       []OpResult
+	Authority Authority
+	Reads     int
+	Writes    int
+	Chunks    int
+	Strays    map[string]int
+}

@@ -1,0 +1,84 @@
+package sheetsio
+
+import (
+	"context"
+
+	"google.golang.org/api/sheets/v4"
+)
+
+// chunk splits sorted units into batchUpdate bodies of at most maxBytes
+// (estimated JSON size) and maxRequests requests, keeping order. A unit is
+// never split; one larger than the limits is sent alone.
+func chunk(units []*unit, maxBytes, maxRequests int) [][]*unit {
+	var out [][]*unit
+	var cur []*unit
+	bytes, reqs := 0, 0
+	for _, u := range units {
+		if len(cur) > 0 && (bytes+u.bytes > maxBytes || reqs+u.requestCount() > maxRequests) {
+			out, cur, bytes, reqs = append(out, cur), nil, 0, 0
+		}
+		cur = append(cur, u)
+		bytes, reqs = bytes+u.bytes, reqs+u.requestCount()
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// assemble builds one batchUpdate's requests: every unit's own requests in
+// order, then one appendCells per target sheet carrying all its rows.
+func assemble(units []*unit) []*sheets.Request {
+	var reqs []*sheets.Request
+	rows := map[int64][]*sheets.RowData{}
+	var sheetsOrder []int64
+	for _, u := range units {
+		reqs = append(reqs, u.reqs...)
+		for _, a := range u.appends {
+			if _, seen := rows[a.sheetID]; !seen {
+				sheetsOrder = append(sheetsOrder, a.sheetID)
+			}
+			rows[a.sheetID] = append(rows[a.sheetID], a.row)
+		}
+	}
+	for _, id := range sheetsOrder {
+		reqs = append(reqs, appendCellsRequest(id, rows[id]))
+	}
+	return reqs
+}
+
+// sendChunks sends chunks in order and stops at the first that is not
+// applied (later chunks stay unsent: their preflight may be stale).
+func (p *Provider) sendChunks(ctx context.Context, w *Workbook, chunks [][]*unit) {
+	for _, c := range chunks {
+		if !p.sendSplitting(ctx, w, c) {
+			return
+		}
+	}
+}
+
+// sendSplitting sends one chunk; a size rejection (413 or a size-related
+// 400: nothing applied) splits it in halves sent in order, never resending
+// the same body (C09). It records each unit's outcome and reports success.
+func (p *Provider) sendSplitting(ctx context.Context, w *Workbook, c []*unit) bool {
+	werr := p.sendBatch(ctx, w, assemble(c))
+	if werr != nil && werr.Code == WritePayloadTooLarge && len(c) > 1 {
+		p.log.Info("sheets batch split after size rejection", "units", len(c))
+		h := len(c) / 2
+		return p.sendSplitting(ctx, w, c[:h]) && p.sendSplitting(ctx, w, c[h:])
+	}
+	for _, u := range c {
+		u.sent = werr == nil || werr.Outcome != NotSent
+		u.err = werr
+	}
+	return werr == nil
+}
+
+// sendBatch sends one spreadsheets.batchUpdate (write class, never retried).
+func (p *Provider) sendBatch(ctx context.Context, w *Workbook, reqs []*sheets.Request) *WriteError {
+	countChunk(ctx)
+	return p.write(ctx, "batch_update", func(ctx context.Context) error {
+		_, err := p.svc.Spreadsheets.BatchUpdate(w.id, &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}).Context(ctx).Do()
+		return err
+	})
+}

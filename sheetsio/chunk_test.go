@@ -1,0 +1,80 @@
+package sheetsio
+
+import (
+	"errors"
+	"testing"
+
+	"google.golang.org/api/sheets/v4"
+)
+
+func TestChunkByBytesAndRequests(t *testing.T) {
+	var units []*unit
+	for i := range 10 {
+		units = append(units, &unit{op: i, bytes: 300, reqs: []*sheets.Request{{}}})
+	}
+	chunks := chunk(units, 1000, 100)
+	if len(chunks) != 4 {
+		t.Fatalf("got %d chunks, want 4 (3+3+3+1 units of 300 B under 1000 B)", len(chunks))
+	}
+	next := 0
+	for _, c := range chunks {
+		size := 0
+		for _, u := range c {
+			if u.op != next {
+				t.Fatalf("order broken: unit %d where %d expected", u.op, next)
+			}
+			next++
+			size += u.bytes
+		}
+		if size > 1000 {
+			t.Fatalf("chunk of %d bytes", size)
+		}
+	}
+	if got := chunk(units, 1<<20, 2); len(got) != 5 {
+		t.Fatalf("request cap: got %d chunks, want 5", len(got))
+	}
+	if got := chunk([]*unit{{bytes: 5000}}, 1000, 10); len(got) != 1 {
+		t.Fatalf("oversized unit must be sent alone, got %d chunks", len(got))
+	}
+}
+
+func TestAssembleMergesAppendsPerSheet(t *testing.T) {
+	row := &sheets.RowData{}
+	units := []*unit{
+		{reqs: []*sheets.Request{{DeleteDimension: &sheets.DeleteDimensionRequest{}}}, appends: []appendRow{{sheetID: 9, row: row}}},
+		{appends: []appendRow{{sheetID: 7, row: row}, {sheetID: 9, row: row}}},
+		{appends: []appendRow{{sheetID: 7, row: row}}},
+	}
+	reqs := assemble(units)
+	if len(reqs) != 3 || reqs[0].DeleteDimension == nil {
+		t.Fatalf("want delete + 2 appendCells, got %d requests", len(reqs))
+	}
+	if a := reqs[1].AppendCells; a == nil || a.SheetId != 9 || len(a.Rows) != 2 {
+		t.Fatalf("first append = %+v", reqs[1].AppendCells)
+	}
+	if a := reqs[2].AppendCells; a == nil || a.SheetId != 7 || len(a.Rows) != 2 {
+		t.Fatalf("second append = %+v", reqs[2].AppendCells)
+	}
+}
+
+func TestI05_CheckFence(t *testing.T) {
+	f := Fence{StoreID: "s1", Epoch: 3, Token: "t3"}
+	cases := []struct {
+		a      Authority
+		mirror bool
+		err    *Error
+	}{
+		{Authority{}, true, nil},
+		{Authority{Present: true, StoreID: "s1", Epoch: 2, Token: "t2"}, true, nil},
+		{Authority{Present: true, StoreID: "s1", Epoch: 3, Token: "t3"}, false, nil},
+		{Authority{Present: true, StoreID: "s1", Epoch: 4, Token: "t4"}, false, ErrAuthorityStale},
+		{Authority{Present: true, StoreID: "s1", Epoch: 3, Token: "other"}, false, ErrAuthorityStale},
+		{Authority{Present: true, StoreID: "s2", Epoch: 1, Token: "x"}, false, ErrAuthorityForeign},
+	}
+	for _, c := range cases {
+		mirror, err := checkFence(c.a, f)
+		if mirror != c.mirror || (c.err == nil) != (err == nil) || (c.err != nil && !errors.Is(err, c.err)) {
+			t.Fatalf("checkFence(%+v) = %v, %v", c.a, mirror, err)
+		}
+	}
+}

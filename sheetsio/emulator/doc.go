@@ -1,0 +1,41 @@
+// Package emulator is an in-process fake of the Google Sheets REST API v4,
+// checked against recorded Google traffic (testdata/cassettes). The real
+// google.golang.org/api/sheets/v4 client talks to Handler() through
+// option.WithEndpoint(url) + option.WithoutAuthentication().
+//
+// Surface: spreadsheets create/get (properties, sheets with gridProperties,
+// merges, protected ranges, developer metadata; includeGridData/ranges give
+// userEnteredValue, effectiveValue, formattedValue and notes; `fields` masks
+// are applied), spreadsheets.batchUpdate (atomic; replies map 1:1; unknown
+// kinds answer 400), values get/batchGet/update/batchUpdate/append/clear/
+// batchClear and their ByDataFilter forms, spreadsheets.getByDataFilter,
+// developerMetadata get/search, and sheets copyTo. Not implemented (400):
+// R1C1 ranges, charts, banding, filter views, pivot tables, formats (format
+// requests are accepted and ignored).
+//
+// Values: RAW stores strings as text; USER_ENTERED parses like typing
+// (formulas, numbers incl. "0050" → 50, %, $, en_US dates and times as serial
+// numbers from 1899-12-30, TRUE/FALSE, a leading apostrophe forces text).
+// Reads honour FORMATTED_VALUE / UNFORMATTED_VALUE / FORMULA and
+// SERIAL_NUMBER / FORMATTED_STRING, trim trailing empty cells and rows, give
+// an interior empty row as [] and omit "values" for an empty range.
+//
+// Formulas: the emulator keeps formulas as formulas (FORMULA render,
+// userEnteredValue.formulaValue) and evaluates a small subset on read:
+// arithmetic (+ - * / ^ %, unary minus, parentheses), & concatenation,
+// comparisons, string/number/boolean literals, cell and range references
+// (also to other tabs), and SUM, AVERAGE, MIN, MAX, COUNT, COUNTA, ABS, INT,
+// ROUND, IF, AND, OR, NOT, CONCATENATE/CONCAT, LEN, UPPER, LOWER, TRIM.
+// Division by zero gives errorValue DIVIDE_BY_ZERO ("#DIV/0!"), type
+// mismatches VALUE, circular references REF; any other function gives
+// errorValue type ERROR ("#ERROR!"). Callers must not rely on computed
+// results of other spreadsheet functions.
+//
+// Models and faults, all off by default: Latency (GoogleLatency preset),
+// Quota (GoogleQuota preset, sliding one-minute window, injectable Clock),
+// scripted faults (ScriptFaults) and seeded random campaigns
+// (SetFaultRates), MaxRequestBytes (413). Counters count every received API
+// request per spreadsheet. Person edits like the UI without being counted.
+// Save/Load persist the state as JSON; GET / and /view/{id}[/{sheetId}]
+// serve a read-only HTML view.
+package emulator

@@ -1,0 +1,179 @@
+package sheetsio
+
+import (
+	"context"
+
+	"golang.org/x/text/unicode/norm"
+	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// GridRow is one data row read through grid data: Cells (padded to the
+// header width) tell typed values from formulas, error values and merged
+// cells, for cell.DecodeObserved. Anchor and SheetRow are as in Row.
+type GridRow struct {
+	Anchor   string
+	Cells    []cell.Observed
+	SheetRow int
+}
+
+// GridSnapshot is one tab read with grid data (the metadata-preserving read
+// a poller escalates to). Err is as in TabSnapshot; Rows excludes the header.
+type GridSnapshot struct {
+	Tab     string
+	SheetID int64
+	Header  layout.HeaderReport
+	Err     error
+	Rows    []GridRow
+}
+
+const gridFields = "sheets(properties(sheetId),merges,data(startRow,rowData(values(userEnteredValue,effectiveValue))))"
+
+// ReadGrid reads the named logical tabs with grid data: one enumeration and
+// one spreadsheets.get (includeGridData, fields mask) for any number of tabs.
+// A formula the system never writes, an error value or a merged cell shows
+// up in cell.Observed so the caller quarantines it instead of importing its
+// result (C03). Errors: as Snapshot.
+func (p *Provider) ReadGrid(ctx context.Context, w *Workbook, tabs ...string) (map[string]*GridSnapshot, error) {
+	for _, t := range tabs {
+		if _, ok := w.schema.Tab(t); !ok {
+			return nil, newErr(CodeInvalidBatch, nil, "unknown tab %s", t)
+		}
+	}
+	infos, err := p.enumerate(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	resolved := w.resolve(infos)
+	out, ranges := map[string]*GridSnapshot{}, []string(nil)
+	for _, t := range tabs {
+		s, ok := resolved[t]
+		out[t] = &GridSnapshot{Tab: t, SheetID: s.ID}
+		if !ok {
+			out[t].Err = newErr(CodeTabMissing, nil, "tab %s is not in the spreadsheet", t)
+			continue
+		}
+		ranges = append(ranges, a1.QuoteSheet(s.Title))
+	}
+	if len(ranges) == 0 {
+		return out, nil
+	}
+	ss, err := p.getGrid(ctx, w, ranges)
+	if err != nil {
+		return nil, err
+	}
+	fillGrids(w.schema, out, ss)
+	return out, nil
+}
+
+func (p *Provider) getGrid(ctx context.Context, w *Workbook, ranges []string) (*sheets.Spreadsheet, error) {
+	var ss *sheets.Spreadsheet
+	err := p.read(ctx, "grid_get", func(ctx context.Context) error {
+		var err error
+		ss, err = p.svc.Spreadsheets.Get(w.id).Ranges(ranges...).IncludeGridData(true).Fields(gridFields).Context(ctx).Do()
+		return err
+	})
+	return ss, err
+}
+
+func fillGrids(schema *layout.Schema, out map[string]*GridSnapshot, ss *sheets.Spreadsheet) {
+	for _, g := range out {
+		if g.Err != nil {
+			continue
+		}
+		spec, _ := schema.Tab(g.Tab)
+		for _, sh := range ss.Sheets {
+			if sh.Properties != nil && sh.Properties.SheetId == g.SheetID {
+				g.fill(spec, sh)
+			}
+		}
+	}
+}
+
+func (g *GridSnapshot) fill(spec layout.TabSpec, sh *sheets.Sheet) {
+	rows := observedRows(sh)
+	var header []any
+	if len(rows) > 0 {
+		for _, o := range rows[0] {
+			header = append(header, o.Value)
+		}
+	}
+	rep, err := layout.ValidateHeader(spec, header)
+	if err != nil {
+		g.Err = &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
+		return
+	}
+	g.Header = rep
+	for i := 1; i < len(rows); i++ {
+		cells := make([]cell.Observed, len(spec.Columns))
+		copy(cells, rows[i])
+		r := GridRow{Cells: cells, SheetRow: i + 1}
+		r.Anchor = gridAnchor(spec, cells)
+		g.Rows = append(g.Rows, r)
+	}
+}
+
+// observedRows flattens a sheet's grid data (from row 1) and marks merges.
+func observedRows(sh *sheets.Sheet) [][]cell.Observed {
+	var rows [][]cell.Observed
+	for _, d := range sh.Data {
+		for i, rd := range d.RowData {
+			at := int(d.StartRow) + i
+			for len(rows) <= at {
+				rows = append(rows, nil)
+			}
+			for _, cd := range rd.Values {
+				rows[at] = append(rows[at], observed(cd))
+			}
+		}
+	}
+	for _, m := range sh.Merges {
+		markMerged(rows, m)
+	}
+	return rows
+}
+
+func observed(cd *sheets.CellData) cell.Observed {
+	var o cell.Observed
+	if cd == nil {
+		return o
+	}
+	if u := cd.UserEnteredValue; u != nil && u.FormulaValue != nil {
+		o.Formula = *u.FormulaValue
+	}
+	if ev := cd.EffectiveValue; ev != nil {
+		switch {
+		case ev.ErrorValue != nil:
+			o.ErrorType = ev.ErrorValue.Type
+		case ev.StringValue != nil:
+			o.Value = *ev.StringValue
+		case ev.NumberValue != nil:
+			o.Value = *ev.NumberValue
+		case ev.BoolValue != nil:
+			o.Value = *ev.BoolValue
+		}
+	}
+	return o
+}
+
+func markMerged(rows [][]cell.Observed, m *sheets.GridRange) {
+	for r := int(m.StartRowIndex); r < int(m.EndRowIndex) && r < len(rows); r++ {
+		for c := int(m.StartColumnIndex); c < int(m.EndColumnIndex); c++ {
+			for len(rows[r]) <= c {
+				rows[r] = append(rows[r], cell.Observed{})
+			}
+			rows[r][c].Merged = true
+		}
+	}
+}
+
+func gridAnchor(spec layout.TabSpec, cells []cell.Observed) string {
+	if spec.Anchor < 0 || cells[spec.Anchor].Formula != "" {
+		return ""
+	}
+	s, _ := cells[spec.Anchor].Value.(string)
+	return norm.NFC.String(s)
+}

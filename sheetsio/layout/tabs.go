@@ -1,0 +1,94 @@
+package layout
+
+import "github.com/hikoutei/hikoutei-go/sheetsio/cell"
+
+var anchorColumn = cell.Column{Name: AnchorHeader, Kind: cell.String, Key: true}
+
+func withAnchor(cols []cell.Column) []cell.Column { return append(cols, anchorColumn) }
+
+func fieldColumn(f Field) cell.Column { return cell.Column{Name: f.Name, Kind: f.Kind, Key: f.Key} }
+
+func systemTab(e Entity) TabSpec {
+	cols := make([]cell.Column, 0, len(e.Fields)+1)
+	for _, f := range e.Fields {
+		cols = append(cols, fieldColumn(f))
+	}
+	cols = withAnchor(cols)
+	return TabSpec{Name: SystemTabName(e.Name), Role: RoleSystem, Entity: e.Name, Columns: cols, Anchor: len(cols) - 1}
+}
+
+// inputTab holds the key fields (so people see which record a row is) and
+// the editable fields, in declaration order, then the anchor.
+func inputTab(e Entity) TabSpec {
+	var cols []cell.Column
+	for _, f := range e.Fields {
+		if f.Key || f.Editable {
+			cols = append(cols, fieldColumn(f))
+		}
+	}
+	cols = withAnchor(cols)
+	return TabSpec{Name: InputTabName(e.Name), Role: RoleInput, Entity: e.Name, Columns: cols, Anchor: len(cols) - 1}
+}
+
+// Sync_Conflicts columns, in order.
+const (
+	ConflictID          = "conflict_id"
+	ConflictEntity      = "entity"
+	ConflictRecordKey   = "record_key"
+	ConflictField       = "field"
+	ConflictSystemValue = "system_value"
+	ConflictSheetValue  = "sheet_value"
+	ConflictStatus      = "status"
+	ConflictOpenedAt    = "opened_at"
+	ConflictResolvedAt  = "resolved_at"
+)
+
+func conflictsTab() TabSpec {
+	s := cell.String
+	cols := withAnchor([]cell.Column{
+		{Name: ConflictID, Kind: s, Key: true}, {Name: ConflictEntity, Kind: s}, {Name: ConflictRecordKey, Kind: s},
+		{Name: ConflictField, Kind: s}, {Name: ConflictSystemValue, Kind: s}, {Name: ConflictSheetValue, Kind: s},
+		{Name: ConflictStatus, Kind: s}, {Name: ConflictOpenedAt, Kind: cell.Time}, {Name: ConflictResolvedAt, Kind: cell.Time},
+	})
+	return TabSpec{Name: ConflictsTab, Role: RoleConflicts, Columns: cols, Anchor: len(cols) - 1}
+}
+
+// _hikoutei_receipts columns, in order. The anchor of a receipt row is the
+// effect id.
+const (
+	ReceiptEffectID      = "effect_id"
+	ReceiptOp            = "op"
+	ReceiptTargetTab     = "target_tab"
+	ReceiptTargetBinding = "target_binding"
+	ReceiptRowHash       = "row_hash"
+	ReceiptPayloadHash   = "payload_hash"
+	ReceiptEpoch         = "epoch"
+	ReceiptToken         = "token"
+	ReceiptWrittenAt     = "written_at"
+)
+
+func receiptsTab() TabSpec {
+	s := cell.String
+	cols := withAnchor([]cell.Column{
+		{Name: ReceiptEffectID, Kind: s, Key: true}, {Name: ReceiptOp, Kind: s}, {Name: ReceiptTargetTab, Kind: s},
+		{Name: ReceiptTargetBinding, Kind: s}, {Name: ReceiptRowHash, Kind: s}, {Name: ReceiptPayloadHash, Kind: s},
+		{Name: ReceiptEpoch, Kind: cell.Int}, {Name: ReceiptToken, Kind: s}, {Name: ReceiptWrittenAt, Kind: cell.Time},
+	})
+	return TabSpec{Name: ReceiptsTab, Role: RoleReceipts, Columns: cols, Anchor: len(cols) - 1, Hidden: true}
+}
+
+// _hikoutei_authority columns, in order; the authority is the single row 2.
+const (
+	AuthorityStoreID   = "store_id"
+	AuthorityEpoch     = "epoch"
+	AuthorityToken     = "token"
+	AuthorityUpdatedAt = "updated_at"
+)
+
+func authorityTab() TabSpec {
+	cols := []cell.Column{
+		{Name: AuthorityStoreID, Kind: cell.String}, {Name: AuthorityEpoch, Kind: cell.Int},
+		{Name: AuthorityToken, Kind: cell.String}, {Name: AuthorityUpdatedAt, Kind: cell.Time},
+	}
+	return TabSpec{Name: AuthorityTab, Role: RoleAuthority, Columns: cols, Anchor: -1, Hidden: true}
+}

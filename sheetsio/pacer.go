@@ -1,0 +1,137 @@
+package sheetsio
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"google.golang.org/api/googleapi"
+)
+
+// read runs call as a read-class request: paced by the read limiter and
+// retried with capped, jittered exponential backoff honouring Retry-After on
+// 408/429/5xx, unstructured errors and transport failures. A structured 4xx
+// is returned at once, mapped by readRejected.
+func (p *Provider) read(ctx context.Context, op string, call func(context.Context) error) error {
+	b := p.cfg.Backoff
+	for attempt := 0; ; attempt++ {
+		if err := p.readLim.Wait(ctx); err != nil {
+			return newErr(CodeReadUnavailable, err, "%s: pacing wait", op)
+		}
+		countRead(ctx)
+		err := p.attempt(ctx, call)
+		if err == nil {
+			return nil
+		}
+		retry, after := retryableRead(ctx, err)
+		if !retry {
+			return p.readRejected(op, err)
+		}
+		if attempt+1 >= b.Attempts {
+			return newErr(CodeReadUnavailable, err, "%s: %d attempts failed", op, attempt+1)
+		}
+		d := p.backoffDelay(attempt, after)
+		p.log.Warn("sheets read retry", "op", op, "attempt", attempt+1, "status", statusOf(err), "delay", d)
+		if err := p.cfg.Sleep(ctx, d); err != nil {
+			return newErr(CodeReadUnavailable, err, "%s: backoff interrupted", op)
+		}
+	}
+}
+
+// retryableRead reports whether a failed read may be retried and the
+// server's Retry-After delay (0 if none).
+func retryableRead(ctx context.Context, err error) (bool, time.Duration) {
+	if ctx.Err() != nil {
+		return false, 0
+	}
+	var gerr *googleapi.Error
+	if !errors.As(err, &gerr) {
+		return true, 0
+	}
+	after := retryAfter(gerr.Header)
+	structured := gerr.Message != "" || len(gerr.Errors) > 0
+	switch {
+	case gerr.Code == http.StatusTooManyRequests, gerr.Code == http.StatusRequestTimeout, gerr.Code >= 500:
+		return true, after
+	case gerr.Code >= 400 && structured:
+		return false, 0
+	}
+	return true, after
+}
+
+func retryAfter(h http.Header) time.Duration {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+// backoffDelay is min(Max, Initial·2^attempt) with equal jitter, raised to
+// the server's Retry-After when that is longer.
+func (p *Provider) backoffDelay(attempt int, after time.Duration) time.Duration {
+	b := p.cfg.Backoff
+	ceil := float64(b.Initial) * math.Pow(2, float64(attempt))
+	ceil = math.Min(ceil, float64(b.Max))
+	d := time.Duration(ceil/2 + ceil/2*p.cfg.Jitter())
+	return max(d, after)
+}
+
+func statusOf(err error) int {
+	var gerr *googleapi.Error
+	if errors.As(err, &gerr) {
+		return gerr.Code
+	}
+	return 0
+}
+
+// readRejected maps a non-retryable read failure to a startup diagnostic.
+func (p *Provider) readRejected(op string, err error) error {
+	switch statusOf(err) {
+	case http.StatusUnauthorized:
+		return newErr(CodeCredentialsRejected, err, "Google rejected the service-account credentials; check the key is current")
+	case http.StatusForbidden:
+		who := "the service account"
+		if p.account != "" {
+			who = p.account
+		}
+		return newErr(CodePermissionDenied, err, "share the spreadsheet with %s (Editor access)", who)
+	case http.StatusNotFound:
+		return newErr(CodeSpreadsheetNotFound, err, "check the spreadsheet URL; the spreadsheet does not exist or is not visible")
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return newErr(CodeReadUnavailable, err, "%s", op)
+	}
+	return newErr(CodeReadRejected, err, "%s", op)
+}
+
+// write runs call once as a write-class request (paced, never retried) and
+// classifies its outcome. Pacing failures return a *WriteError whose
+// Outcome is Terminal with Code WriteNotSent: nothing left the process.
+func (p *Provider) write(ctx context.Context, op string, call func(context.Context) error) *WriteError {
+	if err := p.writeLim.Wait(ctx); err != nil {
+		return &WriteError{Outcome: NotSent, Code: WriteNotSent, Err: err}
+	}
+	countWrite(ctx)
+	werr := ClassifyWrite(p.attempt(ctx, call))
+	if werr != nil {
+		p.log.Warn("sheets write failed", "op", op, "outcome", werr.Outcome.String(), "code", werr.Code, "status", werr.Status)
+	}
+	return werr
+}
+
+// attempt runs one HTTP attempt under Config.RequestTimeout.
+func (p *Provider) attempt(ctx context.Context, call func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
+	defer cancel()
+	return call(ctx)
+}

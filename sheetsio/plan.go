@@ -1,0 +1,216 @@
+package sheetsio
+
+import (
+	"encoding/json"
+	"errors"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// Unit ordering inside a dispatch: the authority mirror first, then cell
+// updates (they use preflight row positions), then deletes bottom-up (so a
+// delete never shifts a row another request addresses), then appends.
+const (
+	orderAuthority = iota
+	orderUpdate
+	orderDelete
+	orderAppend
+)
+
+// unit is the indivisible part of a dispatch: one op's requests plus its
+// receipt row, which must land in the same batchUpdate.
+type unit struct {
+	op      int // index in Batch.Ops; -1 for the authority mirror
+	order   int
+	sheetID int64
+	row     int // 0-based grid row of a delete
+	reqs    []*sheets.Request
+	appends []appendRow
+	bytes   int
+	sent    bool
+	err     *WriteError
+}
+
+type appendRow struct {
+	sheetID int64
+	row     *sheets.RowData
+}
+
+func (u *unit) requestCount() int { return len(u.reqs) + len(u.appends) }
+
+func (u *unit) measure() {
+	for _, r := range u.reqs {
+		b, _ := json.Marshal(r)
+		u.bytes += len(b)
+	}
+	for _, a := range u.appends {
+		b, _ := json.Marshal(a.row)
+		u.bytes += len(b)
+	}
+}
+
+// planner turns a Batch into units against the preflight snapshots.
+type planner struct {
+	schema   *layout.Schema
+	snaps    map[string]*TabSnapshot
+	fence    *Fence
+	now      time.Time
+	results  []OpResult
+	units    []*unit
+	targets  map[string]bool // row bindings already targeted
+	ids      map[string]bool // op ids seen
+	receipts map[string]bool // receipt effect ids seen
+}
+
+func newPlanner(schema *layout.Schema, snaps map[string]*TabSnapshot, b Batch, now time.Time) *planner {
+	return &planner{schema: schema, snaps: snaps, fence: b.Fence, now: now,
+		results: make([]OpResult, len(b.Ops)), targets: map[string]bool{}, ids: map[string]bool{}, receipts: map[string]bool{}}
+}
+
+// plan plans every op and returns the units sorted for sending.
+func (pl *planner) plan(ops []Op) []*unit {
+	for i, op := range ops {
+		pl.results[i] = OpResult{ID: op.ID}
+		pl.planOp(i, op)
+	}
+	sort.SliceStable(pl.units, func(a, b int) bool { return unitLess(pl.units[a], pl.units[b]) })
+	return pl.units
+}
+
+func unitLess(a, b *unit) bool {
+	if a.order != b.order {
+		return a.order < b.order
+	}
+	if a.order != orderDelete {
+		return false // keep plan order
+	}
+	if a.sheetID != b.sheetID {
+		return a.sheetID < b.sheetID
+	}
+	return a.row > b.row
+}
+
+func (pl *planner) planOp(i int, op Op) {
+	r := &pl.results[i]
+	spec, ok := pl.validate(r, op)
+	if !ok {
+		return
+	}
+	op.Anchor = norm.NFC.String(op.Anchor)
+	r.Binding = layout.RowBindingID(op.Tab, op.Anchor)
+	if pl.targets[r.Binding] {
+		pl.reject(r, StatusInvalid, ReasonDuplicateTarget, nil)
+		return
+	}
+	pl.targets[r.Binding] = true
+	if !pl.usable(r, op) {
+		return
+	}
+	snap := pl.snaps[op.Tab]
+	switch op.Kind {
+	case OpAppend:
+		pl.planAppend(i, op, spec, snap)
+	case OpUpdate:
+		pl.planUpdate(i, op, spec, snap)
+	case OpDelete:
+		pl.planDelete(i, op, snap)
+	}
+}
+
+// validate checks the op's own shape; it never looks at the sheet.
+func (pl *planner) validate(r *OpResult, op Op) (layout.TabSpec, bool) {
+	spec, ok := pl.schema.Tab(op.Tab)
+	switch {
+	case op.ID == "" || pl.ids[op.ID] || op.Kind < OpAppend || op.Kind > OpDelete || !validAnchor(op.Anchor):
+		pl.reject(r, StatusInvalid, ReasonInvalidOp, nil)
+	case op.Kind != OpAppend && op.ExpectedHash == "":
+		pl.reject(r, StatusInvalid, ReasonInvalidOp, nil)
+	case op.Kind == OpUpdate && len(op.Values) == 0:
+		pl.reject(r, StatusInvalid, ReasonInvalidOp, nil)
+	case op.Receipt != nil && (!validAnchor(op.Receipt.EffectID) || pl.receipts[op.Receipt.EffectID]):
+		pl.reject(r, StatusInvalid, ReasonInvalidOp, nil)
+	case !ok || spec.Anchor < 0 || spec.Role == layout.RoleReceipts:
+		pl.reject(r, StatusInvalid, ReasonUnknownTab, nil)
+	default:
+		pl.ids[op.ID] = true
+		if op.Receipt != nil {
+			pl.receipts[op.Receipt.EffectID] = true
+		}
+		return spec, true
+	}
+	return layout.TabSpec{}, false
+}
+
+// validAnchor: non-empty, at most 256 bytes, valid UTF-8, no edge white
+// space and no line breaks or tabs (an anchor must survive a person's
+// copy/paste and never look like a different anchor, C11).
+func validAnchor(a string) bool {
+	if a == "" || len(a) > 256 || !utf8.ValidString(a) || strings.ContainsAny(a, "\n\r\t") {
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(a)
+	last, _ := utf8.DecodeLastRuneInString(a)
+	return !unicode.IsSpace(first) && !unicode.IsSpace(last)
+}
+
+// usable reports whether the op's tab (and receipts tab, if it writes a
+// receipt) passed header validation.
+func (pl *planner) usable(r *OpResult, op Op) bool {
+	tabs := []string{op.Tab}
+	if op.Receipt != nil {
+		tabs = append(tabs, layout.ReceiptsTab)
+	}
+	for _, t := range tabs {
+		if s := pl.snaps[t]; s == nil || s.Err != nil {
+			err := error(newErr(CodeTabMissing, nil, "tab %s was not read", t))
+			if s != nil {
+				err = s.Err
+			}
+			pl.reject(r, StatusBlocked, errorCode(err), err)
+			return false
+		}
+	}
+	return true
+}
+
+func errorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeTabMissing
+}
+
+func (pl *planner) reject(r *OpResult, s OpStatus, reason string, err error) {
+	r.Status, r.Reason, r.Err = s, reason, err
+}
+
+// encodeInto encodes op values into row (one cell per column of spec).
+func (pl *planner) encodeInto(r *OpResult, spec layout.TabSpec, values map[string]any, row []any) ([]int, bool) {
+	idx := make([]int, 0, len(values))
+	for name, v := range values {
+		c := spec.ColumnIndex(name)
+		if c < 0 || c == spec.Anchor {
+			pl.reject(r, StatusInvalid, ReasonUnknownColumn, newErr(CodeInvalidBatch, nil, "column %s not in tab %s", name, spec.Name))
+			return nil, false
+		}
+		enc, err := cell.Encode(spec.Columns[c].Kind, v)
+		if err != nil {
+			pl.reject(r, StatusInvalid, ReasonUnencodable, err)
+			return nil, false
+		}
+		row[c] = enc
+		idx = append(idx, c)
+	}
+	sort.Ints(idx)
+	return idx, true
+}

@@ -1,0 +1,110 @@
+// Package sheetsio is the only code that talks to Google Sheets: the
+// provider over google.golang.org/api/sheets/v4 (construction and startup
+// diagnostics, provisioning of the fixed tab layout, the per-spreadsheet
+// dispatch of guarded row operations, pacing, read retries and write outcome
+// classification). Sub-packages hold the pure parts: cell (value codec),
+// layout (tabs, headers, row bindings), a1 (A1 notation) and emulator.
+package sheetsio
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/time/rate"
+	"google.golang.org/api/option"
+	"google.golang.org/api/sheets/v4"
+)
+
+// Provider talks to Google Sheets for any number of spreadsheets. It is safe
+// for concurrent use; all users of one Provider share its pacing budget.
+type Provider struct {
+	cfg      Config
+	svc      *sheets.Service
+	readLim  *rate.Limiter
+	writeLim *rate.Limiter
+	account  string
+	log      *slog.Logger
+}
+
+// New builds a Provider from cfg (see Config). Errors (*Error):
+// CodeSyncStartupFailed for a malformed RateLimitIntervalEnv;
+// CodeCredentialsMissing when neither Endpoint nor CredentialsFile is set or
+// the file is missing; CodeCredentialsNotJSON / CodeCredentialsIncomplete for
+// a bad credentials file; CodeInvalidConfig when the client cannot be built.
+// New performs no network call; use Check for startup diagnostics.
+func New(ctx context.Context, cfg Config) (*Provider, error) {
+	if cfg.LookupEnv == nil {
+		cfg.LookupEnv = os.LookupEnv
+	}
+	if err := cfg.ApplyEnv(cfg.LookupEnv); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	opts, account, err := clientOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := sheets.NewService(ctx, opts...)
+	if err != nil {
+		return nil, newErr(CodeInvalidConfig, nil, "cannot build the Sheets client")
+	}
+	return &Provider{
+		cfg: cfg, svc: svc, account: account, log: cfg.Logger,
+		readLim:  newLimiter(cfg.Pacing.ReadInterval, cfg.Pacing.Burst),
+		writeLim: newLimiter(cfg.Pacing.WriteInterval, cfg.Pacing.Burst),
+	}, nil
+}
+
+// clientOptions builds the client options. The SDK's own logger is always
+// discarded: with GOOGLE_SDK_GO_LOGGING_LEVEL set it would dump request
+// URLs and bodies (spreadsheet ids, cell payloads).
+func clientOptions(cfg Config) ([]option.ClientOption, string, error) {
+	opts := []option.ClientOption{option.WithLogger(slog.New(slog.DiscardHandler))}
+	if cfg.Endpoint != "" {
+		opts = append(opts, option.WithEndpoint(strings.TrimSuffix(cfg.Endpoint, "/")+"/"))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	if cfg.CredentialsFile == "" {
+		if cfg.Endpoint == "" {
+			return nil, "", newErr(CodeCredentialsMissing, nil, "configure a service-account credentials file (or an emulator endpoint)")
+		}
+		return append(opts, option.WithoutAuthentication()), "", nil
+	}
+	sa, err := LoadServiceAccount(cfg.CredentialsFile)
+	if err != nil {
+		return nil, "", err
+	}
+	if cfg.HTTPClient == nil {
+		opts = append(opts, option.WithAuthCredentialsJSON(option.ServiceAccount, sa.JSON), option.WithScopes(sheets.SpreadsheetsScope))
+	}
+	return opts, sa.ClientEmail, nil
+}
+
+func newLimiter(interval time.Duration, burst int) *rate.Limiter {
+	if interval < 0 {
+		return rate.NewLimiter(rate.Inf, 0)
+	}
+	return rate.NewLimiter(rate.Every(interval), burst)
+}
+
+// ServiceAccountEmail returns the client_email of the configured service
+// account ("" for an unauthenticated endpoint): the address people must
+// share the spreadsheet with.
+func (p *Provider) ServiceAccountEmail() string { return p.account }
+
+// Check verifies that the spreadsheet is reachable and readable: one paced,
+// retried spreadsheets.get with a minimal fields mask. Errors (*Error):
+// CodeCredentialsRejected (401), CodePermissionDenied (403; the message names the service-account e-mail
+// to share the sheet with), CodeSpreadsheetNotFound (404), CodeReadRejected
+// (other 4xx), CodeReadUnavailable (retries exhausted or ctx done).
+func (p *Provider) Check(ctx context.Context, spreadsheetID string) error {
+	return p.read(ctx, "check", func(ctx context.Context) error {
+		_, err := p.svc.Spreadsheets.Get(spreadsheetID).Fields("spreadsheetId").Context(ctx).Do()
+		return err
+	})
+}

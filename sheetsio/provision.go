@@ -1,0 +1,131 @@
+package sheetsio
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+const (
+	newTabRows = 1000
+	minTabCols = 26
+)
+
+// Provision makes the spreadsheet carry every tab of schema and returns the
+// bound Workbook. It costs one enumeration, one values.batchGet of the
+// existing tabs and, only if something is missing, ONE batchUpdate that adds
+// every missing tab (with a deterministic sheetId, its header row and frozen
+// header; receipts/authority hidden) and writes the header of any existing
+// but completely empty tab. It is idempotent: after a lost response a re-run
+// finds the tabs and writes nothing.
+//
+// Errors: read errors (*Error CodePermissionDenied, CodeSpreadsheetNotFound,
+// CodeReadRejected, CodeReadUnavailable); a *WriteError (Uncertain: re-run
+// Provision; Terminal: rejected); and, with a non-nil Workbook, an *Error
+// with CodeHeaderDrift joining every drifted tab's *layout.HeaderError (those
+// tabs stay blocked; dispatches to other tabs work).
+func (p *Provider) Provision(ctx context.Context, spreadsheetID string, schema *layout.Schema) (*Workbook, error) {
+	w := OpenWorkbook(spreadsheetID, schema, nil)
+	infos, err := p.enumerate(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	resolved := w.resolve(infos)
+	snaps, err := p.readTabs(ctx, w, resolved, existing(schema, resolved))
+	if err != nil {
+		return nil, err
+	}
+	reqs, drift := provisionRequests(schema, resolved, snaps, infos)
+	if len(reqs) > 0 {
+		if err := p.applyProvision(ctx, w, reqs); err != nil {
+			return nil, err
+		}
+	}
+	if len(drift) > 0 {
+		return w, &Error{Code: CodeHeaderDrift, Msg: "tabs blocked until their headers are repaired", Err: errors.Join(drift...)}
+	}
+	return w, nil
+}
+
+func existing(schema *layout.Schema, resolved map[string]sheetInfo) []string {
+	var out []string
+	for _, t := range schema.Tabs() {
+		if _, ok := resolved[t.Name]; ok {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// provisionRequests plans addSheet+header for missing tabs and a header for
+// existing empty ones; drifted tabs are reported, never rewritten.
+func provisionRequests(schema *layout.Schema, resolved map[string]sheetInfo, snaps map[string]*TabSnapshot, infos []sheetInfo) ([]*sheets.Request, []error) {
+	taken := map[int64]bool{}
+	for _, s := range infos {
+		taken[s.ID] = true
+	}
+	var reqs []*sheets.Request
+	var drift []error
+	for _, t := range schema.Tabs() {
+		info, ok := resolved[t.Name]
+		switch {
+		case !ok:
+			id := freeSheetID(t.Name, taken)
+			reqs = append(reqs, addSheetRequest(t, id), updateCellsRequest(id, 0, 0, headerRow(t)))
+		case snaps[t.Name].Empty:
+			reqs = append(reqs, widenRequests(t, info)...)
+			reqs = append(reqs, updateCellsRequest(info.ID, 0, 0, headerRow(t)))
+		case snaps[t.Name].Err != nil:
+			drift = append(drift, snaps[t.Name].Err)
+		}
+	}
+	return reqs, drift
+}
+
+func freeSheetID(name string, taken map[int64]bool) int64 {
+	for salt := 0; ; salt++ {
+		if id := stableSheetID(name, salt); !taken[id] {
+			taken[id] = true
+			return id
+		}
+	}
+}
+
+func addSheetRequest(t layout.TabSpec, id int64) *sheets.Request {
+	return &sheets.Request{AddSheet: &sheets.AddSheetRequest{Properties: &sheets.SheetProperties{
+		SheetId: id, Title: t.Name, Hidden: t.Hidden,
+		GridProperties: &sheets.GridProperties{RowCount: newTabRows, ColumnCount: int64(max(len(t.Columns), minTabCols)), FrozenRowCount: 1},
+	}}}
+}
+
+func widenRequests(t layout.TabSpec, info sheetInfo) []*sheets.Request {
+	if info.Cols == 0 || info.Cols >= int64(len(t.Columns)) {
+		return nil
+	}
+	return []*sheets.Request{{AppendDimension: &sheets.AppendDimensionRequest{
+		SheetId: info.ID, Dimension: "COLUMNS", Length: int64(len(t.Columns)) - info.Cols,
+	}}}
+}
+
+// applyProvision sends the provisioning batchUpdate and binds new sheetIds
+// from the addSheet replies.
+func (p *Provider) applyProvision(ctx context.Context, w *Workbook, reqs []*sheets.Request) error {
+	var resp *sheets.BatchUpdateSpreadsheetResponse
+	werr := p.write(ctx, "provision", func(ctx context.Context) error {
+		var err error
+		resp, err = p.svc.Spreadsheets.BatchUpdate(w.id, &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}).Context(ctx).Do()
+		return err
+	})
+	if werr != nil {
+		return werr
+	}
+	for _, r := range resp.Replies {
+		if r != nil && r.AddSheet != nil && r.AddSheet.Properties != nil {
+			w.bind(r.AddSheet.Properties.Title, r.AddSheet.Properties.SheetId)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package sheetsio
+
+import (
+	"context"
+	"slices"
+
+	"golang.org/x/text/unicode/norm"
+	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// Row is one data row (below the header) as read with UNFORMATTED_VALUE +
+// SERIAL_NUMBER. Cells are the raw values cut/padded to the header width
+// (C04); Anchor is the NFC text of the anchor cell ("" if blank, not text, or
+// the tab has no anchor); Hash is cell.VisibleHash(Cells). SheetRow is the
+// 1-based row number at read time: informational only, never an identity.
+type Row struct {
+	Anchor   string
+	Cells    []any
+	Hash     string
+	SheetRow int
+}
+
+// TabSnapshot is one tab read in full. When Err is non-nil (a *Error with
+// CodeHeaderDrift wrapping *layout.HeaderError, or CodeTabMissing) the tab is
+// blocked and Rows is empty. Empty is true when the tab returned no values
+// at all. Strays lists non-blank cells beyond the header width (ignored).
+type TabSnapshot struct {
+	Tab     string
+	SheetID int64
+	Header  layout.HeaderReport
+	Err     error
+	Empty   bool
+	Rows    []Row
+	Strays  []layout.Stray
+	anchors map[string][]int
+}
+
+// Find returns the rows whose anchor is anchor (normally one; more than one
+// means a duplicate anchor, I16).
+func (t *TabSnapshot) Find(anchor string) []Row {
+	idx := t.anchors[norm.NFC.String(anchor)]
+	out := make([]Row, len(idx))
+	for i, j := range idx {
+		out[i] = t.Rows[j]
+	}
+	return out
+}
+
+// Snapshot reads the named logical tabs with one tab enumeration and one
+// values.batchGet (two read requests for any number of tabs). Errors are
+// read errors (*Error: CodeReadUnavailable, CodeReadRejected,
+// CodePermissionDenied, CodeSpreadsheetNotFound) or CodeInvalidBatch for a
+// tab name the schema does not declare; per-tab problems are in
+// TabSnapshot.Err.
+func (p *Provider) Snapshot(ctx context.Context, w *Workbook, tabs ...string) (map[string]*TabSnapshot, error) {
+	for _, t := range tabs {
+		if _, ok := w.schema.Tab(t); !ok {
+			return nil, newErr(CodeInvalidBatch, nil, "unknown tab %s", t)
+		}
+	}
+	infos, err := p.enumerate(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return p.readTabs(ctx, w, w.resolve(infos), tabs)
+}
+
+// readTabs reads every tab in names that resolved to a sheet with a single
+// values.batchGet; unresolved tabs get CodeTabMissing. Tabs listed in
+// headerOnly are read (and validated) through their header row only.
+func (p *Provider) readTabs(ctx context.Context, w *Workbook, resolved map[string]sheetInfo, names []string, headerOnly ...string) (map[string]*TabSnapshot, error) {
+	out := map[string]*TabSnapshot{}
+	var ranges, order []string
+	for _, n := range names {
+		s, ok := resolved[n]
+		if !ok {
+			out[n] = &TabSnapshot{Tab: n, Err: newErr(CodeTabMissing, nil, "tab %s is not in the spreadsheet", n)}
+			continue
+		}
+		if _, seen := out[n]; !seen {
+			out[n] = &TabSnapshot{Tab: n, SheetID: s.ID}
+			rng := a1.QuoteSheet(s.Title)
+			if slices.Contains(headerOnly, n) {
+				rng += "!1:1"
+			}
+			ranges, order = append(ranges, rng), append(order, n)
+		}
+	}
+	if len(ranges) == 0 {
+		return out, nil
+	}
+	vrs, err := p.batchGet(ctx, w, ranges)
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range order {
+		spec, _ := w.schema.Tab(n)
+		fillSnapshot(out[n], spec, valuesAt(vrs, i))
+	}
+	return out, nil
+}
+
+func valuesAt(vrs []*sheets.ValueRange, i int) [][]any {
+	if i < len(vrs) && vrs[i] != nil {
+		return vrs[i].Values
+	}
+	return nil
+}
+
+func (p *Provider) batchGet(ctx context.Context, w *Workbook, ranges []string) ([]*sheets.ValueRange, error) {
+	var resp *sheets.BatchGetValuesResponse
+	err := p.read(ctx, "batch_get", func(ctx context.Context) error {
+		var err error
+		resp, err = p.svc.Spreadsheets.Values.BatchGet(w.id).Ranges(ranges...).
+			ValueRenderOption("UNFORMATTED_VALUE").DateTimeRenderOption("SERIAL_NUMBER").
+			MajorDimension("ROWS").Context(ctx).Do()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp.ValueRanges, nil
+}
+
+// fillSnapshot validates the header (row 1) and indexes the data rows.
+func fillSnapshot(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
+	if len(values) == 0 {
+		t.Empty = true
+	}
+	var header []any
+	if len(values) > 0 {
+		header = values[0]
+	}
+	rep, err := layout.ValidateHeader(spec, header)
+	if err != nil {
+		t.Err = &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
+		return
+	}
+	t.Header, t.anchors = rep, map[string][]int{}
+	if len(values) > 1 {
+		t.Strays = layout.StrayCells(values[1:], rep.Width, 2)
+		t.Rows = make([]Row, 0, len(values)-1)
+	}
+	for i := 1; i < len(values); i++ {
+		t.addRow(spec, values[i], i+1)
+	}
+}
+
+func (t *TabSnapshot) addRow(spec layout.TabSpec, raw []any, sheetRow int) {
+	cells := cell.PadRow(raw, len(spec.Columns))[:len(spec.Columns)]
+	cells = append([]any(nil), cells...)
+	r := Row{Cells: cells, Hash: cell.VisibleHash(cells), SheetRow: sheetRow}
+	if spec.Anchor >= 0 {
+		if s, ok := cells[spec.Anchor].(string); ok {
+			r.Anchor = norm.NFC.String(s)
+		}
+	}
+	if r.Anchor != "" {
+		t.anchors[r.Anchor] = append(t.anchors[r.Anchor], len(t.Rows))
+	}
+	t.Rows = append(t.Rows, r)
+}
