@@ -47,11 +47,16 @@ type Options struct {
 	// HeartbeatInterval overrides the lease heartbeat cadence (default 5 s;
 	// negative disables it — tests only).
 	HeartbeatInterval time.Duration
+	// LeaseTTL is how far each renewal pushes the writer lease (default 30 s).
+	LeaseTTL time.Duration
 	// SnapshotEvery takes a snapshot of the read model each time this many
 	// events were applied since the last one (0 = only on demand).
 	SnapshotEvery uint64
 	// SnapshotKeep is how many snapshots are retained (default 3).
 	SnapshotKeep int
+	// Sync, when set, materialises the entities into a Google spreadsheet
+	// (see SyncOptions). Nil: local-only, never touches the network.
+	Sync *SyncOptions
 }
 
 // Progress reports read-model catch-up or rebuild at Open.
@@ -77,6 +82,9 @@ type Store struct {
 	lastSnap uint64
 	byType   map[reflect.Type]*EntityDef
 	byName   map[string]*EntityDef
+	// defsInOrder is the declaration order (the tab layout follows it).
+	defsInOrder []*EntityDef
+	sync        *syncState
 
 	mu     sync.RWMutex // guards closed against in-flight Commit sends
 	closed bool
@@ -106,7 +114,7 @@ func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
 	}
 	s.w, err = events.OpenWriter(dir, events.WriterOptions{
 		Log:       events.Options{Clock: s.opts.Clock, OpenTimeout: opts.OpenTimeout, NoSync: opts.NoSync, Upcasters: aggregates.Upcasters()},
-		Operation: s.opts.Operation, AcquireWait: opts.AcquireWait, HeartbeatInterval: opts.HeartbeatInterval,
+		Operation: s.opts.Operation, AcquireWait: opts.AcquireWait, HeartbeatInterval: opts.HeartbeatInterval, LeaseTTL: opts.LeaseTTL,
 	})
 	if err != nil {
 		return nil, err
@@ -116,6 +124,7 @@ func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
 		return nil, err
 	}
 	go s.run()
+	s.startSync()
 	return s, nil
 }
 
@@ -143,8 +152,9 @@ func newStore(dir string, opts Options, entities []EntityDef) (*Store, error) {
 			return nil, fmt.Errorf("%w: %s declared twice", ErrInvalidEntity, d.name)
 		}
 		s.byType[d.typ], s.byName[d.name] = d, d
+		s.defsInOrder = append(s.defsInOrder, d)
 	}
-	return s, nil
+	return s, s.setupSync()
 }
 
 func (s *Store) schema() projector.Schema {
@@ -320,9 +330,12 @@ func (s *Store) Close() error {
 		s.mu.Unlock()
 		return ErrStoreClosed
 	}
+	s.mu.Unlock()
+	syncErr := s.stopSync() // workers settle what they hold while the writer still runs
+	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	close(s.stop)
 	<-s.done
-	return errors.Join(s.pool.Close(), s.proj.Close(), s.w.Close())
+	return errors.Join(syncErr, s.pool.Close(), s.proj.Close(), s.w.Close())
 }

@@ -107,7 +107,7 @@ func (s *Store) commitBatch(batch []*commitReq) {
 		return
 	}
 	now := s.opts.Clock.Now()
-	overlay := map[string]aggregates.EntityState{}
+	overlay := newBatchState()
 	var pending []pendingUnit
 	for _, r := range batch {
 		unit, err := s.decide(r.cmds, overlay, now)
@@ -125,15 +125,36 @@ func (s *Store) commitBatch(batch []*commitReq) {
 	}
 }
 
+// batchState carries the decisions of earlier units of one group commit:
+// entity states and outbox stream versions by stream.
+type batchState struct {
+	entities map[string]aggregates.EntityState
+	outbox   map[string]uint64
+}
+
+func newBatchState() *batchState {
+	return &batchState{entities: map[string]aggregates.EntityState{}, outbox: map[string]uint64{}}
+}
+
+// merge folds a valid unit's local state into the batch's.
+func (b *batchState) merge(local *batchState) {
+	for k, v := range local.entities {
+		b.entities[k] = v
+	}
+	for k, v := range local.outbox {
+		b.outbox[k] = v
+	}
+}
+
 // decide runs the aggregates for one unit against the read model plus the
-// batch's earlier decisions; the overlay is only updated if the whole unit
-// is valid.
-func (s *Store) decide(cmds []command, overlay map[string]aggregates.EntityState, now time.Time) (events.Unit, error) {
-	local := map[string]aggregates.EntityState{}
+// batch's earlier decisions (and, with sync on, queues the unit's effects);
+// the overlay is only updated if the whole unit is valid.
+func (s *Store) decide(cmds []command, overlay *batchState, now time.Time) (events.Unit, error) {
+	local := newBatchState()
 	var unit events.Unit
 	for _, c := range cmds {
 		key := aggregates.EntityStream(c.def.name, c.id)
-		cur, err := s.currentState(key, c, local, overlay)
+		cur, err := s.currentState(key, c, local.entities, overlay.entities)
 		if err != nil {
 			return events.Unit{}, err
 		}
@@ -141,14 +162,18 @@ func (s *Store) decide(cmds []command, overlay map[string]aggregates.EntityState
 		if err != nil {
 			return events.Unit{}, err
 		}
-		local[key] = d.Next
-		if len(d.Events) > 0 {
-			unit.Streams = append(unit.Streams, events.StreamAppend{Stream: d.Stream, ExpectedVersion: d.ExpectedVersion, Events: d.Events})
+		local.entities[key] = d.Next
+		if len(d.Events) == 0 {
+			continue
 		}
+		unit.Streams = append(unit.Streams, events.StreamAppend{Stream: d.Stream, ExpectedVersion: d.ExpectedVersion, Events: d.Events})
+		fx, err := s.queueEffects(c, d, local, overlay, now)
+		if err != nil {
+			return events.Unit{}, err
+		}
+		unit.Streams = append(unit.Streams, fx...)
 	}
-	for k, v := range local {
-		overlay[k] = v
-	}
+	overlay.merge(local)
 	return unit, nil
 }
 

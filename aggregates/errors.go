@@ -12,3 +12,18 @@ var (
 	// ErrInvalidCommand: a command lacks its entity name or id.
 	ErrInvalidCommand = errors.New("invalid_command")
 )
+
+// Effect decision errors.
+var (
+	// ErrEffectNotClaimable: the effect is not pending, not due, or an
+	// earlier stream_sequence of its target has not settled (I07).
+	ErrEffectNotClaimable = errors.New("effect_not_claimable")
+	// ErrStaleClaim: a settlement carried a claim token that is not the
+	// effect's current one (post-ack bookkeeping of a displaced claim, I04).
+	ErrStaleClaim = errors.New("effect_stale_claim")
+	// ErrEffectPayloadMismatch: the same effect id was seen with another
+	// payload hash; fail closed (I09).
+	ErrEffectPayloadMismatch = errors.New("effect_payload_mismatch")
+	// ErrNotSupersedable: only a terminal failed head may be superseded (I10).
+	ErrNotSupersedable = errors.New("effect_not_supersedable")
+)

@@ -146,3 +146,20 @@ func parseRecord(body []byte) (Event, []byte, error) {
 	e.Schema = uint32(schema)
 	return e, payload, r.err
 }
+
+// MarshalRecord returns the stored record bytes of a stamped event (Seq,
+// Version, … set): the same bytes the log keeps, checksum included, so a
+// mirror (e.g. a JetStream stream) can carry events that DecodeRecord
+// verifies on the other side. Errors: ErrInvalidEvent when the payload has
+// no canonical form.
+func MarshalRecord(e Event) ([]byte, error) {
+	p := e.Payload
+	if p == nil {
+		p = map[string]any{}
+	}
+	payload, err := EncodeCanonical(p)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	return encodeRecord(&e, payload), nil
+}

@@ -63,3 +63,14 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+func TestMarshalRecordRoundTrips(t *testing.T) {
+	e := Event{Seq: 9, Stream: "s/a", Version: 1, Type: "x.y", Schema: 1, At: t0, Epoch: 2, Token: "t", Commit: "c9",
+		Payload: map[string]any{"k": "v"}}
+	b, err := MarshalRecord(e)
+	must(t, err)
+	back, err := DecodeRecord(9, b)
+	if err != nil || back.Payload["k"] != "v" || back.Commit != "c9" || !back.At.Equal(t0) {
+		t.Fatalf("%+v %v", back, err)
+	}
+}

@@ -53,17 +53,42 @@ CREATE TABLE hk_lease_history (
 );
 CREATE TABLE hk_outbox (
   effect_id       TEXT PRIMARY KEY NOT NULL,
-  target          TEXT NOT NULL,
-  stream_sequence INTEGER NOT NULL,
-  kind            TEXT NOT NULL,
-  state           TEXT NOT NULL,
+  spreadsheet     TEXT NOT NULL,    -- the sync target's name
+  tab             TEXT NOT NULL,    -- logical tab
+  anchor          TEXT NOT NULL,
+  binding         TEXT NOT NULL,    -- row binding id (tab + anchor)
+  stream_sequence INTEGER NOT NULL, -- order of effects on one binding (I07)
+  op              TEXT NOT NULL,    -- append | update | delete
+  payload         BLOB NOT NULL,    -- canonical encoding of the cell values
   payload_hash    TEXT NOT NULL,
+  entity          TEXT NOT NULL,
+  entity_id       TEXT NOT NULL,
+  state           TEXT NOT NULL,    -- pending | processing | delivery_uncertain | applied | failed | superseded | conflict | blocked_candidate
+  terminal        INTEGER NOT NULL DEFAULT 0,
   claim_token     TEXT,
   attempts        INTEGER NOT NULL DEFAULT 0,
-  next_probe_at   TEXT,
-  last_error      TEXT,
+  probes          INTEGER NOT NULL DEFAULT 0,
+  due_at          TEXT,             -- retry or probe due time (UTC ms); NULL = now
+  last_code       TEXT,
+  written_hash    TEXT,             -- row hash after the applied write
+  observed_hash   TEXT,             -- row hash found instead (guard failure evidence)
+  expected_hash   TEXT,             -- set on a correction: the evidence it is guarded by
+  superseded_by   TEXT,
+  version         INTEGER NOT NULL, -- the effect stream's version
+  queued_seq      INTEGER NOT NULL,
   updated_seq     INTEGER NOT NULL
 );
+CREATE INDEX hk_outbox_binding ON hk_outbox (binding, stream_sequence);
+CREATE INDEX hk_outbox_state ON hk_outbox (state, spreadsheet);
+CREATE TABLE hk_visible_state (
+  binding   TEXT PRIMARY KEY NOT NULL,
+  tab       TEXT NOT NULL,
+  anchor    TEXT NOT NULL,
+  revision  INTEGER NOT NULL,   -- rises with every applied effect on the row
+  hash      TEXT NOT NULL,      -- full-row visible hash after it ('' = row deleted)
+  effect_id TEXT NOT NULL,
+  seq       INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE hk_conflicts (
   conflict_id        TEXT PRIMARY KEY NOT NULL,
   entity             TEXT NOT NULL,

@@ -250,5 +250,8 @@ func (p *Projector) apply(e *events.Event) error {
 	case events.TypeLeaseAcquired, events.TypeLeaseTakenOver, events.TypeLeaseReleased, events.TypeLeaseReconciled:
 		return p.applyLease(e)
 	}
+	if handled, err := p.applyEffect(e); handled {
+		return err
+	}
 	return nil // other event types belong to later projections
 }

@@ -1,0 +1,299 @@
+package effects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// Config configures a Dispatcher for one spreadsheet.
+type Config struct {
+	Spreadsheet string             // the sync target's name (used in the outbox)
+	Provider    *sheetsio.Provider // the only code that talks to Sheets
+	Workbook    *sheetsio.Workbook // the provisioned spreadsheet
+	Outbox      Outbox
+	Clock       events.Clock // default wall clock
+	Logger      *slog.Logger // never receives ids or cell values
+	// MaxBatch bounds the effects of one dispatch (default 2000).
+	MaxBatch int
+	// Interval is the timer fallback between passes (default 1 s); wake-ups
+	// arrive earlier on Wake.
+	Interval time.Duration
+	// Wake delivers wake-up hints (e.g. from NATS); nil = timer only.
+	Wake <-chan struct{}
+	// ProbeDelay is how long after an uncertain delivery its first probe is
+	// due (default 2 s); later probes back off up to RetryMax.
+	ProbeDelay time.Duration
+	// MaxProbes bounds probing of one uncertain effect (default 10), then it
+	// fails with delivery_uncertain_timeout (I08).
+	MaxProbes int64
+	// RetryBase and RetryMax bound the capped, jittered exponential backoff
+	// of recoverable failures (defaults 1 s and 1 min).
+	RetryBase, RetryMax time.Duration
+	// ReconcileInterval is the reconciliation scanner's own cadence
+	// (default 30 s), independent of how busy the dispatcher is (I21).
+	ReconcileInterval time.Duration
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Provider == nil || c.Workbook == nil || c.Outbox == nil || c.Spreadsheet == "" {
+		return c, fmt.Errorf("%w: provider, workbook, outbox and spreadsheet are required", ErrConfig)
+	}
+	if c.Clock == nil {
+		c.Clock = events.SystemClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	c.MaxBatch = cmp(c.MaxBatch, 2000)
+	c.Interval = cmpD(c.Interval, time.Second)
+	c.ProbeDelay = cmpD(c.ProbeDelay, 2*time.Second)
+	c.RetryBase = cmpD(c.RetryBase, time.Second)
+	c.RetryMax = cmpD(c.RetryMax, time.Minute)
+	c.ReconcileInterval = cmpD(c.ReconcileInterval, 30*time.Second)
+	if c.MaxProbes <= 0 {
+		c.MaxProbes = 10
+	}
+	return c, nil
+}
+
+func cmp(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func cmpD(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Counters are the dispatcher's running totals (for status and metrics).
+type Counters struct {
+	Passes, Dispatches, Claimed, Applied, Uncertain, Failed, Retried, Conflicts, Probes, Superseded atomic.Int64
+}
+
+// Dispatcher moves effects from the outbox to one spreadsheet.
+type Dispatcher struct {
+	cfg Config
+	C   Counters
+}
+
+// NewDispatcher validates cfg. Errors: ErrConfig.
+func NewDispatcher(cfg Config) (*Dispatcher, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Dispatcher{cfg: cfg}, nil
+}
+
+// Run recovers effects a previous run left in processing, then runs passes
+// on wake-ups and on the timer, and the reconciliation scanner on its own
+// schedule, until ctx ends (nil) or the writer is displaced / the
+// spreadsheet diverged (ErrDisplaced, ErrDivergence).
+func (d *Dispatcher) Run(ctx context.Context) error {
+	if _, err := d.cfg.Outbox.RecoverProcessing(d.cfg.Spreadsheet, d.cfg.Clock.Now()); err != nil {
+		return fmt.Errorf("recover processing effects: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	recDone := make(chan error, 1)
+	go func() { recDone <- d.reconcileLoop(ctx) }()
+	err := d.passLoop(ctx)
+	cancel()
+	return errors.Join(err, <-recDone)
+}
+
+func (d *Dispatcher) passLoop(ctx context.Context) error {
+	for {
+		busy, err := d.Pass(ctx)
+		if err != nil && ctx.Err() == nil {
+			if errors.Is(err, ErrDisplaced) || errors.Is(err, ErrDivergence) {
+				return err
+			}
+			d.cfg.Logger.Warn("dispatch pass failed", "err", err.Error())
+		}
+		if busy {
+			continue // more work is claimable now
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.cfg.Wake:
+		case <-d.cfg.Clock.After(d.cfg.Interval):
+		}
+	}
+}
+
+func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.cfg.Clock.After(d.cfg.ReconcileInterval):
+		}
+		if _, err := d.Reconcile(ctx); err != nil {
+			d.cfg.Logger.Warn("reconciliation failed", "err", err.Error())
+		}
+	}
+}
+
+// Reconcile runs one reconciliation scan: terminal failed heads are
+// superseded, fenced, in the same commit as their replacement (I10).
+func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) {
+	n, err := d.cfg.Outbox.SupersedeTerminal(d.cfg.Spreadsheet, d.cfg.MaxBatch)
+	d.C.Superseded.Add(int64(n))
+	return n, err
+}
+
+// Pass probes due uncertain effects, then claims and dispatches one batch.
+// It reports whether a full batch was dispatched (more may be waiting).
+func (d *Dispatcher) Pass(ctx context.Context) (bool, error) {
+	d.C.Passes.Add(1)
+	if err := d.probe(ctx); err != nil {
+		return false, err
+	}
+	if err := d.cfg.Outbox.Renew(); err != nil {
+		return false, fmt.Errorf("%w: %w", ErrDisplaced, err)
+	}
+	claimed, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, d.cfg.MaxBatch)
+	if err != nil || len(claimed) == 0 {
+		return false, fenced(err)
+	}
+	d.C.Claimed.Add(int64(len(claimed)))
+	return len(claimed) == d.cfg.MaxBatch, d.dispatch(ctx, claimed)
+}
+
+// fenced maps a fencing failure of a store decision to ErrDisplaced.
+func fenced(err error) error {
+	if errors.Is(err, events.ErrStaleWriterFence) || errors.Is(err, events.ErrLeaseExpired) {
+		return fmt.Errorf("%w: %w", ErrDisplaced, err)
+	}
+	return err
+}
+
+func (d *Dispatcher) dispatch(ctx context.Context, claimed []Claimed) error {
+	fence := d.cfg.Outbox.Fence()
+	ops := make([]sheetsio.Op, len(claimed))
+	for i, c := range claimed {
+		ops[i] = toOp(c)
+	}
+	d.C.Dispatches.Add(1)
+	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, sheetsio.Batch{Fence: &fence, Ops: ops})
+	if err != nil {
+		return d.dispatchFailed(claimed, err)
+	}
+	out := make([]Settlement, len(claimed))
+	for i, c := range claimed {
+		out[i] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken, Outcome: d.outcome(c, res.Ops[i])}
+	}
+	return fenced(d.cfg.Outbox.Settle(out))
+}
+
+func toOp(c Claimed) sheetsio.Op {
+	op := sheetsio.Op{ID: c.ID, Tab: c.Tab, Anchor: c.Anchor, Values: c.Values, ExpectedHash: c.ExpectedHash,
+		Receipt: &sheetsio.Receipt{EffectID: c.ID, PayloadHash: c.PayloadHash}}
+	switch c.Op {
+	case aggregates.OpAppend:
+		op.Kind = sheetsio.OpAppend
+	case aggregates.OpUpdate:
+		op.Kind = sheetsio.OpUpdate
+	default:
+		op.Kind = sheetsio.OpDelete
+	}
+	return op
+}
+
+// dispatchFailed settles a dispatch that wrote nothing: divergence stops the
+// worker; anything else puts the effects back on the retry path.
+func (d *Dispatcher) dispatchFailed(claimed []Claimed, err error) error {
+	var code string
+	var se *sheetsio.Error
+	if errors.As(err, &se) {
+		code = se.Code
+	}
+	diverged := errors.Is(err, sheetsio.ErrAuthorityStale) || errors.Is(err, sheetsio.ErrAuthorityForeign)
+	out := make([]Settlement, len(claimed))
+	for i, c := range claimed {
+		out[i] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken, Outcome: d.retry(code, c)}
+	}
+	d.C.Retried.Add(int64(len(claimed)))
+	if serr := d.cfg.Outbox.Settle(out); serr != nil {
+		return errors.Join(err, fenced(serr))
+	}
+	if diverged {
+		return fmt.Errorf("%w: %w", ErrDivergence, err)
+	}
+	return err
+}
+
+func (d *Dispatcher) retry(code string, c Claimed) aggregates.Outcome {
+	if code == "" {
+		code = "dispatch_failed"
+	}
+	return aggregates.Outcome{Kind: "retry", Code: code, RetryAt: d.backoff(c), Via: "dispatch"}
+}
+
+// backoff is capped exponential with full jitter over the effect's attempts.
+func (d *Dispatcher) backoff(c Claimed) time.Time {
+	wait := min(d.cfg.RetryBase<<min(max(c.Attempts-1, 0), 16), d.cfg.RetryMax)
+	return d.cfg.Clock.Now().Add(wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1)))
+}
+
+// outcome maps one op's fate to a settlement (seed 001 "Failure model").
+func (d *Dispatcher) outcome(c Claimed, r sheetsio.OpResult) aggregates.Outcome {
+	o := aggregates.Outcome{Via: "dispatch", Code: r.Reason}
+	switch r.Status {
+	case sheetsio.StatusApplied, sheetsio.StatusUnchanged:
+		d.C.Applied.Add(1)
+		o.Kind, o.WrittenHash = "applied", r.WrittenHash
+	case sheetsio.StatusUncertain:
+		d.C.Uncertain.Add(1)
+		o.Kind, o.Code, o.RetryAt = "uncertain", writeCode(r.Err), d.cfg.Clock.Now().Add(d.cfg.ProbeDelay)
+	case sheetsio.StatusNotSent, sheetsio.StatusBlocked:
+		d.C.Retried.Add(1)
+		o = d.retry(r.Reason, c)
+	case sheetsio.StatusGuardFailed:
+		o = d.guardFailed(c, r)
+	default: // invalid, failed (explicit structured rejection): terminal (I24)
+		d.C.Failed.Add(1)
+		o.Kind, o.Terminal = "failed", true
+		if o.Code == "" {
+			o.Code = writeCode(r.Err)
+		}
+	}
+	return o
+}
+
+// guardFailed: a System row that no longer shows what we wrote drifted —
+// terminal, so reconciliation corrects it; an Input row a person edited is
+// a conflict for the poller to examine.
+func (d *Dispatcher) guardFailed(c Claimed, r sheetsio.OpResult) aggregates.Outcome {
+	if spec, ok := d.cfg.Workbook.Schema().Tab(c.Tab); ok && spec.Role == layout.RoleInput {
+		d.C.Conflicts.Add(1)
+		return aggregates.Outcome{Kind: "conflict", Code: r.Reason, Via: "dispatch", WrittenHash: r.ObservedHash}
+	}
+	d.C.Failed.Add(1)
+	return aggregates.Outcome{Kind: "failed", Code: r.Reason, Terminal: true, Via: "dispatch", WrittenHash: r.ObservedHash}
+}
+
+func writeCode(err error) string {
+	var we *sheetsio.WriteError
+	if errors.As(err, &we) && we.Code != "" {
+		return we.Code
+	}
+	return "write_uncertain"
+}

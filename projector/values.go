@@ -1,0 +1,54 @@
+package projector
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+)
+
+// EntityValues reads one entity's row as canonical values by column name
+// (the key column included); ok is false when the entity has no row.
+func (p *Projector) EntityValues(entity, id string) (map[string]any, bool, error) {
+	t, known := p.tables[entity]
+	if !known {
+		return nil, false, fmt.Errorf("%w: entity %s is not in the schema", ErrInvalidSchema, entity)
+	}
+	cols := []string{fmt.Sprintf("%q", t.PK)}
+	for _, c := range t.Columns {
+		cols = append(cols, fmt.Sprintf("%q", c.Name))
+	}
+	st := p.conn.Prep(fmt.Sprintf("SELECT %s FROM %q WHERE %q = ?", strings.Join(cols, ", "), t.Entity, t.PK))
+	st.BindText(1, id)
+	defer st.Reset()
+	ok, err := st.Step()
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	out := map[string]any{t.PK: st.ColumnText(0)}
+	for i, c := range t.Columns {
+		if out[c.Name], err = columnValue(st, i+1, c.Kind); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, true, nil
+}
+
+// columnValue converts a stored column back to its canonical value.
+func columnValue(st *sqlite.Stmt, i int, k Kind) (any, error) {
+	if st.ColumnType(i) == sqlite.TypeNull {
+		return nil, nil
+	}
+	switch k {
+	case KindInt:
+		return st.ColumnInt64(i), nil
+	case KindFloat:
+		return st.ColumnFloat(i), nil
+	case KindBool:
+		return st.ColumnInt64(i) != 0, nil
+	case KindTime:
+		return time.Parse(TimeLayout, st.ColumnText(i))
+	}
+	return st.ColumnText(i), nil
+}
