@@ -253,5 +253,8 @@ func (p *Projector) apply(e *events.Event) error {
 	if handled, err := p.applyEffect(e); handled {
 		return err
 	}
+	if handled, err := p.applyInbound(e); handled {
+		return err
+	}
 	return nil // other event types belong to later projections
 }
