@@ -13,7 +13,7 @@ BENCHTIME ?= 1s
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 $(PKGS)
-	$(GO) test -count=1 -run '^TestScale' $(PKGS)
+	$(GO) test -count=1 -run '^TestScale|^TestC09' $(PKGS)
 
 ## lint: gofmt must have nothing to change, and go vet must be clean.
 lint:

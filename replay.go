@@ -1,6 +1,7 @@
 package hikoutei
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -39,13 +40,9 @@ func Replay(dir, target string, opts ReplayOptions, entities ...EntityDef) (uint
 	if upTo == 0 || upTo > head {
 		upTo = head
 	}
-	p, err := projector.Open(target, projector.Options{StoreID: l.StoreID(), Schema: s.schema()})
+	p, err := openReplayTarget(target, l.StoreID(), s)
 	if err != nil {
 		return 0, err
-	}
-	if p.Checkpoint() != 0 {
-		p.Close()
-		return 0, fmt.Errorf("replay target %s already holds a read model", target)
 	}
 	err = applyLog(l, p, upTo, "rebuild", opts.Progress)
 	cp := p.Checkpoint()
@@ -54,3 +51,70 @@ func Replay(dir, target string, opts ReplayOptions, entities ...EntityDef) (uint
 	}
 	return cp, err
 }
+
+func openReplayTarget(target, storeID string, s *Store) (*projector.Projector, error) {
+	p, err := projector.Open(target, projector.Options{StoreID: storeID, Schema: s.schema()})
+	if err != nil {
+		return nil, err
+	}
+	if p.Checkpoint() != 0 {
+		p.Close()
+		return nil, fmt.Errorf("replay target %s already holds a read model", target)
+	}
+	return p, nil
+}
+
+// EventSource yields events in ascending seq order to fn (e.g. a reader of
+// the JetStream mirror).
+type EventSource func(fn func(events.Event) error) error
+
+// ReplayEvents builds a fresh read model at target from events delivered by
+// src — for auditors replaying a store from its NATS mirror on another
+// machine. storeID is the log's store id (read.sqlite records it). Events
+// must be dense from 1; a gap fails with ErrReplayGap. It returns the
+// checkpoint reached.
+func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
+	s, err := newStore("", Options{}, entities)
+	if err != nil {
+		return 0, err
+	}
+	p, err := openReplayTarget(target, storeID, s)
+	if err != nil {
+		return 0, err
+	}
+	batch := make([]events.Event, 0, catchUpBatch)
+	prog := Progress{Phase: "rebuild"}
+	flush := func() error {
+		if err := p.Apply(batch); err != nil {
+			return err
+		}
+		prog.Done += uint64(len(batch))
+		batch = batch[:0]
+		if opts.Progress != nil {
+			opts.Progress(prog)
+		}
+		return nil
+	}
+	up := aggregates.Upcasters()
+	err = src(func(e events.Event) error {
+		if err := up.Apply(&e); err != nil {
+			return err
+		}
+		if want := p.Checkpoint() + uint64(len(batch)) + 1; e.Seq != want {
+			return fmt.Errorf("%w: got seq %d, want %d", ErrReplayGap, e.Seq, want)
+		}
+		batch = append(batch, e)
+		if len(batch) == catchUpBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	cp := p.Checkpoint()
+	return cp, errors.Join(err, p.Close())
+}
+
+// ErrReplayGap: an event source skipped a sequence.
+var ErrReplayGap = errors.New("replay_sequence_gap")

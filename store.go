@@ -57,6 +57,10 @@ type Options struct {
 	// Sync, when set, materialises the entities into a Google spreadsheet
 	// (see SyncOptions). Nil: local-only, never touches the network.
 	Sync *SyncOptions
+	// NATS configures wake-ups, conflict notifications and the event
+	// mirror. Nil with Sync set = an embedded server with no port; nil
+	// without Sync = no NATS.
+	NATS *NATSOptions
 }
 
 // Progress reports read-model catch-up or rebuild at Open.
@@ -85,6 +89,7 @@ type Store struct {
 	// defsInOrder is the declaration order (the tab layout follows it).
 	defsInOrder []*EntityDef
 	sync        *syncState
+	nats        *natsState
 
 	mu     sync.RWMutex // guards closed against in-flight Commit sends
 	closed bool
@@ -124,6 +129,10 @@ func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
 		return nil, err
 	}
 	go s.run()
+	if err := s.startNATS(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	s.startSync()
 	return s, nil
 }
@@ -337,5 +346,6 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	close(s.stop)
 	<-s.done
-	return errors.Join(syncErr, s.pool.Close(), s.proj.Close(), s.w.Close())
+	natsErr := s.stopNATS()
+	return errors.Join(syncErr, natsErr, s.pool.Close(), s.proj.Close(), s.w.Close())
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/effects"
@@ -49,6 +50,7 @@ type SyncOptions struct {
 
 // syncState is the store's sync side, set at Open when Options.Sync is set.
 type syncState struct {
+	mu       sync.Mutex // guards workbook and disp (set once by Provision)
 	opts     SyncOptions
 	schema   *layout.Schema
 	workbook *sheetsio.Workbook
@@ -110,6 +112,8 @@ func (s *Store) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 	if s.sync == nil {
 		return nil, fmt.Errorf("%w: sync is not configured", ErrSyncStartup)
 	}
+	s.sync.mu.Lock()
+	defer s.sync.mu.Unlock()
 	if s.sync.disp != nil {
 		return s.sync.disp, nil
 	}
@@ -133,6 +137,8 @@ func (s *Store) Dispatcher() *effects.Dispatcher {
 	if s.sync == nil {
 		return nil
 	}
+	s.sync.mu.Lock()
+	defer s.sync.mu.Unlock()
 	return s.sync.disp
 }
 
@@ -141,6 +147,8 @@ func (s *Store) Workbook() *sheetsio.Workbook {
 	if s.sync == nil {
 		return nil
 	}
+	s.sync.mu.Lock()
+	defer s.sync.mu.Unlock()
 	return s.sync.workbook
 }
 

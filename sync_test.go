@@ -47,7 +47,7 @@ func openSynced(t *testing.T, dir string, tune ...func(*SyncOptions, *sheetsio.C
 func openSyncedOn(t *testing.T, dir string, emu *emulator.Emulator, url string, tune ...func(*SyncOptions, *sheetsio.Config)) *synced {
 	t.Helper()
 	pc := sheetsio.Config{Endpoint: url, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		Backoff: sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
+		Backoff:   sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
 		LookupEnv: func(string) (string, bool) { return "", false }, RequestTimeout: 5 * time.Second}
 	so := SyncOptions{SpreadsheetID: sheetID, Manual: true, ProbeDelay: 10 * time.Second, MaxProbes: 3}
 	for _, f := range tune {
@@ -441,3 +441,5 @@ func TestI18_CommitsNeverWaitOnAHungSpreadsheet(t *testing.T) {
 	<-passDone
 	x.drain()
 }
+
+func newTestClock() *events.ManualClock { return events.NewManualClock(t0) }

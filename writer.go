@@ -3,6 +3,7 @@ package hikoutei
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
@@ -234,6 +235,18 @@ func (s *Store) appendAndProject(pending []pendingUnit) {
 		s.stats.Events += uint64(p.req.res.Events)
 	}
 	finish(ok, s.project(applied))
+	s.afterCommit(queuedEffects(pending))
+}
+
+func queuedEffects(pending []pendingUnit) bool {
+	for _, p := range pending {
+		for _, st := range p.unit.Streams {
+			if strings.HasPrefix(st.Stream, "outbox/") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unitEvents returns a unit's events (stamped by the append) in seq order.

@@ -19,12 +19,11 @@ func (p *Projector) applyPersisted(e *events.Event) error {
 	id, _ := e.Payload["id"].(string)
 	fields, _ := e.Payload["fields"].(map[string]any)
 	revs, _ := e.Payload["revisions"].(map[string]any)
-	created, _ := e.Payload["created"].(bool)
 	if entity == "" || id == "" {
 		return fmt.Errorf("entity.persisted without entity or id")
 	}
 	if t, ok := p.tables[entity]; ok {
-		if err := p.writeRow(t, id, fields, created); err != nil {
+		if err := p.writeRow(t, id, fields); err != nil {
 			return err
 		}
 	}
@@ -35,9 +34,11 @@ func (p *Projector) applyPersisted(e *events.Event) error {
 	return p.putEntityState(entity, id, e.Version, e.Seq, false, state)
 }
 
-// writeRow inserts a created entity's row (absent fields NULL) or updates
-// only the changed columns of an existing one.
-func (p *Projector) writeRow(t Table, id string, fields map[string]any, created bool) error {
+// writeRow upserts the entity's row with the changed columns: a new row
+// gets NULL for absent fields, an existing one keeps them. Upserting
+// regardless of the event's "created" flag keeps old logs (whose flag is
+// inferred by an upcaster) from wiping or losing rows.
+func (p *Projector) writeRow(t Table, id string, fields map[string]any) error {
 	names := make([]string, 0, len(fields))
 	for name := range fields {
 		if _, ok := t.Column(name); ok {
@@ -45,37 +46,26 @@ func (p *Projector) writeRow(t Table, id string, fields map[string]any, created 
 		}
 	}
 	sort.Strings(names)
-	if created {
-		return p.insertRow(t, id, names, fields)
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	var set []string
-	for _, n := range names {
-		set = append(set, fmt.Sprintf("%q = ?", n))
-	}
-	stmt := p.conn.Prep(fmt.Sprintf("UPDATE %q SET %s WHERE %q = ?", t.Entity, strings.Join(set, ", "), t.PK))
-	for i, n := range names {
-		bindValue(stmt, i+1, fields[n])
-	}
-	stmt.BindText(len(names)+1, id)
-	return run(stmt)
+	return p.insertRow(t, id, names, fields)
 }
 
 func (p *Projector) insertRow(t Table, id string, names []string, fields map[string]any) error {
 	cols := []string{fmt.Sprintf("%q", t.PK)}
 	marks := []string{"?"}
+	var set []string
+	args := []any{id}
 	for _, n := range names {
 		cols = append(cols, fmt.Sprintf("%q", n))
 		marks = append(marks, "?")
+		set = append(set, fmt.Sprintf("%q = excluded.%q", n, n))
+		args = append(args, fields[n])
 	}
-	stmt := p.conn.Prep(fmt.Sprintf("INSERT OR REPLACE INTO %q (%s) VALUES (%s)", t.Entity, strings.Join(cols, ", "), strings.Join(marks, ", ")))
-	stmt.BindText(1, id)
-	for i, n := range names {
-		bindValue(stmt, i+2, fields[n])
+	conflict := "DO NOTHING"
+	if len(set) > 0 {
+		conflict = "DO UPDATE SET " + strings.Join(set, ", ")
 	}
-	return run(stmt)
+	return p.exec(fmt.Sprintf("INSERT INTO %q (%s) VALUES (%s) ON CONFLICT (%q) %s", t.Entity, strings.Join(cols, ", "),
+		strings.Join(marks, ", "), t.PK, conflict), args...)
 }
 
 // mergeFieldState folds an event's changed fields into the stored state.
@@ -110,10 +100,11 @@ func (p *Projector) owner(entity, field string) Owner {
 func (p *Projector) applyRemoved(e *events.Event) error {
 	entity, _ := e.Payload["entity"].(string)
 	id, _ := e.Payload["id"].(string)
+	if entity == "" || id == "" {
+		return fmt.Errorf("entity.removed without entity or id")
+	}
 	if t, ok := p.tables[entity]; ok {
-		stmt := p.conn.Prep(fmt.Sprintf("DELETE FROM %q WHERE %q = ?", t.Entity, t.PK))
-		stmt.BindText(1, id)
-		if err := run(stmt); err != nil {
+		if err := p.exec(fmt.Sprintf("DELETE FROM %q WHERE %q = ?", t.Entity, t.PK), id); err != nil {
 			return err
 		}
 	}
@@ -131,17 +122,16 @@ func (p *Projector) applyLease(e *events.Event) error {
 	role := strings.TrimPrefix(e.Stream, "lease/")
 	str := func(k string) string { s, _ := e.Payload[k].(string); return s }
 	num := func(k string) int64 { n, _ := e.Payload[k].(int64); return n }
-	hist := p.conn.Prep("INSERT INTO hk_lease_history (seq, role, type, writer_id, epoch, state, at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-	bindAll(hist, int64(e.Seq), role, e.Type, str("writer_id"), int64(e.Epoch), str("state"), e.At)
-	if err := run(hist); err != nil || e.Type == events.TypeLeaseReconciled {
+	err := p.exec("INSERT INTO hk_lease_history (seq, role, type, writer_id, epoch, state, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		int64(e.Seq), role, e.Type, str("writer_id"), int64(e.Epoch), str("state"), e.At)
+	if err != nil || e.Type == events.TypeLeaseReconciled {
 		return err
 	}
-	cur := p.conn.Prep(`INSERT INTO hk_lease (role, writer_id, epoch, state, host, pid, operation, at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	return p.exec(`INSERT INTO hk_lease (role, writer_id, epoch, state, host, pid, operation, at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (role) DO UPDATE SET writer_id = excluded.writer_id, epoch = excluded.epoch, state = excluded.state,
   host = CASE WHEN excluded.host = '' THEN host ELSE excluded.host END, pid = CASE WHEN excluded.pid = 0 THEN pid ELSE excluded.pid END,
-  operation = CASE WHEN excluded.operation = '' THEN operation ELSE excluded.operation END, at = excluded.at, seq = excluded.seq`)
-	bindAll(cur, role, str("writer_id"), int64(e.Epoch), str("state"), str("host"), num("pid"), str("operation"), e.At, int64(e.Seq))
-	return run(cur)
+  operation = CASE WHEN excluded.operation = '' THEN operation ELSE excluded.operation END, at = excluded.at, seq = excluded.seq`,
+		role, str("writer_id"), int64(e.Epoch), str("state"), str("host"), num("pid"), str("operation"), e.At, int64(e.Seq))
 }
 
 // bindValue binds a canonical value to parameter i (1-based).

@@ -63,31 +63,25 @@ func (p *Projector) effectQueued(e *events.Event) error {
 	if err != nil {
 		return err
 	}
-	stmt := p.conn.Prep(`INSERT INTO hk_outbox (effect_id, spreadsheet, tab, anchor, binding, stream_sequence, op, payload,
+	return p.exec(`INSERT INTO hk_outbox (effect_id, spreadsheet, tab, anchor, binding, stream_sequence, op, payload,
   payload_hash, entity, entity_id, queued_seq, updated_seq, expected_hash, state, version)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''), 'pending', 0)`)
-	bindAll(stmt, str(e, "effect_id"), str(e, "spreadsheet"), str(e, "tab"), str(e, "anchor"), str(e, "binding"),
-		num(e, "stream_sequence"), str(e, "op"))
-	stmt.BindBytes(8, values)
-	for i, v := range []any{str(e, "payload_hash"), str(e, "entity"), str(e, "id"), int64(e.Seq), int64(e.Seq), str(e, "expected_hash")} {
-		bindValue(stmt, 9+i, v)
-	}
-	return run(stmt)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''), 'pending', 0)`,
+		str(e, "effect_id"), str(e, "spreadsheet"), str(e, "tab"), str(e, "anchor"), str(e, "binding"),
+		num(e, "stream_sequence"), str(e, "op"), values, str(e, "payload_hash"), str(e, "entity"), str(e, "id"),
+		int64(e.Seq), int64(e.Seq), str(e, "expected_hash"))
 }
 
 // effectSet moves an effect to state and sets extra columns (set is a
 // fixed SQL fragment with ? placeholders for args).
 func (p *Projector) effectSet(e *events.Event, state, set string, args ...any) error {
-	stmt := p.conn.Prep("UPDATE hk_outbox SET state = ?, version = ?, updated_seq = ?, " + set + " WHERE effect_id = ?")
-	bindAll(stmt, append(append([]any{state, int64(e.Version), int64(e.Seq)}, args...), str(e, "effect_id"))...)
-	return run(stmt)
+	return p.exec("UPDATE hk_outbox SET state = ?, version = ?, updated_seq = ?, "+set+" WHERE effect_id = ?",
+		append(append([]any{state, int64(e.Version), int64(e.Seq)}, args...), str(e, "effect_id"))...)
 }
 
 // visibleApplied records the row's visible hash after an applied effect.
 func (p *Projector) visibleApplied(e *events.Event) error {
-	stmt := p.conn.Prep(`INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq)
+	return p.exec(`INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq)
 SELECT binding, tab, anchor, 1, ?, effect_id, ? FROM hk_outbox WHERE effect_id = ?
-ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.hash, effect_id = excluded.effect_id, seq = excluded.seq`)
-	bindAll(stmt, str(e, "written_hash"), int64(e.Seq), str(e, "effect_id"))
-	return run(stmt)
+ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.hash, effect_id = excluded.effect_id, seq = excluded.seq`,
+		str(e, "written_hash"), int64(e.Seq), str(e, "effect_id"))
 }

@@ -61,21 +61,13 @@ func scanOutbox(st *sqlite.Stmt) (OutboxRow, error) {
 }
 
 func (p *Projector) queryOutbox(sqlText string, args ...any) ([]OutboxRow, error) {
-	st := p.conn.Prep(sqlText)
-	bindAll(st, args...)
-	defer st.Reset()
 	var out []OutboxRow
-	for {
-		ok, err := st.Step()
-		if err != nil || !ok {
-			return out, err
-		}
+	err := p.query(sqlText, func(st *sqlite.Stmt) error {
 		r, err := scanOutbox(st)
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, r)
-	}
+		return err
+	}, args...)
+	return out, err
 }
 
 // settledStates are the states after which the next stream_sequence of the
@@ -124,26 +116,19 @@ func (p *Projector) Effect(id string) (OutboxRow, bool, error) {
 // Visible returns the full-row visible hash and revision of a binding after
 // its last applied effect; ok is false when nothing was applied yet.
 func (p *Projector) Visible(binding string) (hash string, revision int64, ok bool, err error) {
-	st := p.conn.Prep("SELECT hash, revision FROM hk_visible_state WHERE binding = ?")
-	st.BindText(1, binding)
-	defer st.Reset()
-	found, err := st.Step()
-	if err != nil || !found {
-		return "", 0, false, err
-	}
-	return st.ColumnText(0), st.ColumnInt64(1), true, nil
+	err = p.query("SELECT hash, revision FROM hk_visible_state WHERE binding = ?", func(st *sqlite.Stmt) error {
+		hash, revision, ok = st.ColumnText(0), st.ColumnInt64(1), true
+		return nil
+	}, binding)
+	return hash, revision, ok, err
 }
 
 // OutboxCounts returns the number of effects per state.
 func (p *Projector) OutboxCounts() (map[string]int64, error) {
-	st := p.conn.Prep("SELECT state, count(*) FROM hk_outbox GROUP BY state")
-	defer st.Reset()
 	out := map[string]int64{}
-	for {
-		ok, err := st.Step()
-		if err != nil || !ok {
-			return out, err
-		}
+	err := p.query("SELECT state, count(*) FROM hk_outbox GROUP BY state", func(st *sqlite.Stmt) error {
 		out[st.ColumnText(0)] = st.ColumnInt64(1)
-	}
+		return nil
+	})
+	return out, err
 }

@@ -29,6 +29,8 @@ type Projector struct {
 	path       string
 	tables     map[string]Table
 	checkpoint uint64
+	notesOn    bool           // inbound: collect ConflictNotes (inbound.go)
+	notes      []ConflictNote // inbound: conflicts opened/resolved since the last take
 }
 
 // Open opens or creates the read model at path (mode 0600, WAL), migrates
@@ -148,8 +150,12 @@ func (p *Projector) checkMeta(storeID string, fresh bool) error {
 }
 
 // ensureTables creates missing entity tables on an empty read model and
-// rejects one whose tables were built for other schemas.
+// rejects one whose tables were built for other schemas, including a table
+// of an entity no longer declared (I23: the live model must equal a rebuild).
 func (p *Projector) ensureTables(s Schema) error {
+	if err := p.dropUndeclared(s); err != nil {
+		return err
+	}
 	for _, t := range s.Tables {
 		fp, err := p.meta("fingerprint:" + t.Entity)
 		if err != nil && !errors.Is(err, errNoMeta) {
@@ -165,6 +171,37 @@ func (p *Projector) ensureTables(s Schema) error {
 			return fmt.Errorf("%w: create %s: %w", ErrProjection, t.Entity, err)
 		}
 		if err := p.setMeta("fingerprint:"+t.Entity, t.Fingerprint()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropUndeclared handles tables of entities the schema no longer declares:
+// invalid once events were applied, dropped on an empty read model.
+func (p *Projector) dropUndeclared(s Schema) error {
+	declared := map[string]bool{}
+	for _, t := range s.Tables {
+		declared[t.Entity] = true
+	}
+	var stale []string
+	err := p.query("SELECT substr(key, 13) FROM hk_meta WHERE key LIKE 'fingerprint:%'", func(st *sqlite.Stmt) error {
+		if name := st.ColumnText(0); !declared[name] {
+			stale = append(stale, name)
+		}
+		return nil
+	})
+	if err != nil || len(stale) == 0 {
+		return invalid(err)
+	}
+	if p.checkpoint > 0 {
+		return fmt.Errorf("%w: entity %s is no longer declared", ErrReadModelInvalid, stale[0])
+	}
+	for _, name := range stale {
+		if err := p.exec(fmt.Sprintf("DROP TABLE IF EXISTS %q", name)); err != nil {
+			return err
+		}
+		if err := p.exec("DELETE FROM hk_meta WHERE key = ?", "fingerprint:"+name); err != nil {
 			return err
 		}
 	}
@@ -251,6 +288,9 @@ func (p *Projector) apply(e *events.Event) error {
 		return p.applyLease(e)
 	}
 	if handled, err := p.applyEffect(e); handled {
+		if err == nil {
+			err = p.afterEffect(e) // inbound: shown cells, reconcile outcomes
+		}
 		return err
 	}
 	if handled, err := p.applyInbound(e); handled {

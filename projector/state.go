@@ -3,6 +3,8 @@ package projector
 import (
 	"encoding/json"
 	"fmt"
+
+	"zombiezen.com/go/sqlite"
 )
 
 // FieldRow is the canonical state of one field as stored in
@@ -25,19 +27,14 @@ type EntityRow struct {
 // the zero EntityRow with an empty Fields map.
 func (p *Projector) EntityState(entity, id string) (EntityRow, error) {
 	row := EntityRow{Fields: map[string]FieldRow{}}
-	st := p.conn.Prep("SELECT version, removed, fields FROM hk_entity_state WHERE entity = ? AND id = ?")
-	st.BindText(1, entity)
-	st.BindText(2, id)
-	defer st.Reset()
-	ok, err := st.Step()
-	if err != nil || !ok {
-		return row, err
-	}
-	row.Version, row.Exists = uint64(st.ColumnInt64(0)), st.ColumnInt64(1) == 0
-	if err := json.Unmarshal([]byte(st.ColumnText(2)), &row.Fields); err != nil {
-		return row, fmt.Errorf("%w: field state of %s %q: %w", ErrReadModelInvalid, entity, id, err)
-	}
-	return row, nil
+	err := p.query("SELECT version, removed, fields FROM hk_entity_state WHERE entity = ? AND id = ?", func(st *sqlite.Stmt) error {
+		row.Version, row.Exists = uint64(st.ColumnInt64(0)), st.ColumnInt64(1) == 0
+		if err := json.Unmarshal([]byte(st.ColumnText(2)), &row.Fields); err != nil {
+			return fmt.Errorf("%w: field state of %s %q: %w", ErrReadModelInvalid, entity, id, err)
+		}
+		return nil
+	}, entity, id)
+	return row, err
 }
 
 // putEntityState writes the entity's state row.
@@ -46,9 +43,7 @@ func (p *Projector) putEntityState(entity, id string, version, seq uint64, remov
 	if err != nil {
 		return err
 	}
-	stmt := p.conn.Prep(`INSERT INTO hk_entity_state (entity, id, version, removed, last_seq, fields) VALUES (?, ?, ?, ?, ?, ?)
+	return p.exec(`INSERT INTO hk_entity_state (entity, id, version, removed, last_seq, fields) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (entity, id) DO UPDATE SET version = excluded.version, removed = excluded.removed,
-  last_seq = excluded.last_seq, fields = excluded.fields`)
-	bindAll(stmt, entity, id, int64(version), removed, int64(seq), string(js))
-	return run(stmt)
+  last_seq = excluded.last_seq, fields = excluded.fields`, entity, id, int64(version), removed, int64(seq), string(js))
 }

@@ -19,20 +19,19 @@ func (p *Projector) EntityValues(entity, id string) (map[string]any, bool, error
 	for _, c := range t.Columns {
 		cols = append(cols, fmt.Sprintf("%q", c.Name))
 	}
-	st := p.conn.Prep(fmt.Sprintf("SELECT %s FROM %q WHERE %q = ?", strings.Join(cols, ", "), t.Entity, t.PK))
-	st.BindText(1, id)
-	defer st.Reset()
-	ok, err := st.Step()
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	out := map[string]any{t.PK: st.ColumnText(0)}
-	for i, c := range t.Columns {
-		if out[c.Name], err = columnValue(st, i+1, c.Kind); err != nil {
-			return nil, false, err
+	var out map[string]any
+	err := p.query(fmt.Sprintf("SELECT %s FROM %q WHERE %q = ?", strings.Join(cols, ", "), t.Entity, t.PK), func(st *sqlite.Stmt) error {
+		out = map[string]any{t.PK: st.ColumnText(0)}
+		for i, c := range t.Columns {
+			v, err := columnValue(st, i+1, c.Kind)
+			if err != nil {
+				return err
+			}
+			out[c.Name] = v
 		}
-	}
-	return out, true, nil
+		return nil
+	}, id)
+	return out, out != nil, err
 }
 
 // columnValue converts a stored column back to its canonical value.

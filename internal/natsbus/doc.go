@@ -1,0 +1,25 @@
+// Package natsbus is the store's NATS layer (ARCHITECTURE.md "NATS").
+//
+// Start runs an embedded nats-server in-process (no port unless
+// Config.Listen asks for one) and connects to it through an in-memory pipe,
+// or connects to an existing server or cluster at Config.URL (the store
+// passes HIKOUTEI_NATS_URL) with optional creds and TLS files.
+//
+// Subjects, all under "hikoutei.<store>.":
+//
+//	wake.dispatch      empty body; hint: the dispatcher has work (WakeDispatch)
+//	wake.poll          empty body; hint: the pollers should poll (WakePoll)
+//	conflict.opened    JSON ConflictNotification, schema 1
+//	conflict.resolved  JSON ConflictNotification, schema 1
+//	events             optional JetStream mirror of committed events
+//	                   (record bytes of events.MarshalRecord; header
+//	                   Nats-Msg-Id = log seq), stream "HIKOUTEI_<STORE>"
+//
+// Wake-ups are hints: they are coalesced (any number of WakeDispatch calls
+// become at most one message per Config.WakeInterval), dropped while NATS is
+// unreachable, and workers keep their timers, so correctness never depends
+// on a message arriving. Nothing a commit calls (Wake*, PublishConflict*)
+// waits on the network or returns a network error; Stats counts what was
+// dropped. Mirror waits for JetStream acknowledgements (bounded by
+// Config.Mirror.Timeout) and belongs off the commit path.
+package natsbus

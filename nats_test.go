@@ -1,0 +1,146 @@
+package hikoutei
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+)
+
+// openAuto opens a store whose sync workers run by themselves, on a manual
+// clock whose timers never fire unless the test advances it.
+func openAuto(t *testing.T, dir string, nats *NATSOptions) (*Store, *emulator.Emulator, *events.ManualClock) {
+	t.Helper()
+	emu := emulator.New(emulator.Options{AutoCreate: true})
+	srv := httptest.NewServer(emu.Handler())
+	t.Cleanup(srv.Close)
+	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: srv.URL, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	mustT(t, err)
+	clock := events.NewManualClock(t0)
+	s, err := Open(dir, Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL, NATS: nats,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Sync:   &SyncOptions{SpreadsheetID: sheetID, Provider: prov, Interval: time.Hour, ReconcileInterval: time.Hour}},
+		Entity[Airport]("Airport"))
+	mustT(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s, emu, clock
+}
+
+// eventually polls cond until it holds or 20 s pass (a bound, not a sleep
+// the test relies on).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func appliedCount(t *testing.T, s *Store) int64 {
+	var c map[string]int64
+	if err := s.onWriter(func() (err error) { c, err = s.proj.OutboxCounts(); return err }); err != nil {
+		return -1
+	}
+	return c["applied"]
+}
+
+// idle waits until the dispatcher and the reconciler both wait on the
+// clock: from then on only a wake-up (or advancing the clock) moves them.
+func idle(t *testing.T, s *Store, clock *events.ManualClock) {
+	t.Helper()
+	eventually(t, "workers idle", func() bool {
+		n, _ := clock.Waiters()
+		return s.Dispatcher() != nil && s.Dispatcher().C.Passes.Load() > 0 && n == 2
+	})
+}
+
+func TestNATSCommitWakesTheDispatcherBeforeItsTimer(t *testing.T) {
+	s, _, clock := openAuto(t, t.TempDir(), nil)
+	idle(t, s, clock)
+	commit(t, s, &Airport{ID: "1", Name: "woken"})
+	eventually(t, "the commit's effects applied", func() bool { return appliedCount(t, s) == 2 })
+	if got := s.NATS().Stats().WakesPublished; got == 0 {
+		t.Fatal("no wake-up was published")
+	}
+}
+
+// startExternal runs a nats-server on a loopback port, standing in for an
+// existing deployment reached through HIKOUTEI_NATS_URL.
+func startExternal(t *testing.T, jetstream bool) *natsserver.Server {
+	t.Helper()
+	opts := &natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: jetstream, StoreDir: t.TempDir()}
+	ns, err := natsserver.NewServer(opts)
+	mustT(t, err)
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(ns.Shutdown)
+	return ns
+}
+
+func TestNATSDownCommitsSucceedAndTheTimerStillConverges(t *testing.T) {
+	ext := startExternal(t, false)
+	s, _, clock := openAuto(t, t.TempDir(), &NATSOptions{URL: ext.ClientURL()})
+	idle(t, s, clock)
+	commit(t, s, &Airport{ID: "1", Name: "before"})
+	eventually(t, "woken dispatch", func() bool { return appliedCount(t, s) == 2 })
+	ext.Shutdown() // NATS goes away mid-run
+	for i := range 10 {
+		commit(t, s, &Airport{ID: fmt.Sprintf("d%d", i), Name: "during the outage"})
+	}
+	// Only the timer fallback can move the dispatcher now: pump the clock.
+	eventually(t, "timer-driven convergence", func() bool {
+		clock.Advance(time.Hour)
+		return appliedCount(t, s) == 22
+	})
+}
+
+func TestNATSMirrorDeliversEachEventOnceAndRebuildsTheReadModel(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, func(o *Options) { o.NATS = &NATSOptions{Mirror: true, Listen: "127.0.0.1:0"} })
+	defer s.Close()
+	loadAirports(t, s, 40)
+	head, _ := s.Log().Head()
+	live, cp := digest(t, s.ReadModelPath()), s.Checkpoint()
+	url, stream := s.NATS().ListenURL(), "HIKOUTEI_"+natsbus.SanitizeStore(filepath.Base(dir))
+	var seqs []uint64
+	eventually(t, "mirror caught up", func() bool {
+		seqs = seqs[:0]
+		err := natsbus.ReadMirror(ctx, url, stream, func(e events.Event) error { seqs = append(seqs, e.Seq); return nil })
+		return err == nil && uint64(len(seqs)) >= head
+	})
+	for i, seq := range seqs {
+		if seq != uint64(i+1) {
+			t.Fatalf("mirror position %d holds seq %d: not exactly once in order", i, seq)
+		}
+	}
+	target := filepath.Join(t.TempDir(), "from-mirror.sqlite")
+	src := func(fn func(events.Event) error) error {
+		return natsbus.ReadMirror(ctx, url, stream, func(e events.Event) error {
+			if e.Seq > cp {
+				return nil
+			}
+			return fn(e)
+		})
+	}
+	got, err := ReplayEvents(target, s.Log().StoreID(), src, ReplayOptions{}, Entity[Airport]("Airport"))
+	mustT(t, err)
+	if got != cp || digest(t, target) != live {
+		t.Fatalf("read model from the mirror (checkpoint %d) differs from the live one (%d)", got, cp)
+	}
+}
