@@ -149,6 +149,8 @@ func bindValue(stmt *sqlite.Stmt, i int, v any) {
 		stmt.BindBool(i, x)
 	case time.Time:
 		stmt.BindText(i, x.UTC().Format(TimeLayout))
+	case []byte:
+		stmt.BindBytes(i, x)
 	default:
 		stmt.BindText(i, fmt.Sprint(x))
 	}
