@@ -23,8 +23,8 @@ type ReplayOptions struct {
 // the checkpoint reached. Errors: events.ErrStoreLocked, ErrInvalidEntity,
 // *events.CorruptRecordError, projector errors; target must not exist.
 func Replay(dir, target string, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
-	s, err := newStore(dir, Options{}, entities)
-	if err != nil {
+	s := newStore(dir, Options{})
+	if err := s.declare(entities); err != nil {
 		return 0, err
 	}
 	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, Upcasters: aggregates.Upcasters()})
@@ -74,8 +74,8 @@ type EventSource func(fn func(events.Event) error) error
 // must be dense from 1; a gap fails with ErrReplayGap. It returns the
 // checkpoint reached.
 func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
-	s, err := newStore("", Options{}, entities)
-	if err != nil {
+	s := newStore("", Options{})
+	if err := s.declare(entities); err != nil {
 		return 0, err
 	}
 	p, err := openReplayTarget(target, storeID, s)

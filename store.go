@@ -113,10 +113,20 @@ const ReadModelFile = projector.FileName
 // single writer. Errors: ErrInvalidEntity; events.ErrStoreLocked /
 // events.ErrLeaseHeld when another writer has the store; I/O errors.
 func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
-	s, err := newStore(dir, opts, entities)
-	if err != nil {
-		return nil, err
-	}
+	return open(dir, opts, func(*events.Log) ([]EntityDef, error) { return entities, nil })
+}
+
+// OpenDeclared opens a store with the entity shapes recorded in its own log
+// (the latest schema.declared event) instead of Go types: for tools (the
+// CLI) that operate on any store. Typed reads and Persist need Open.
+// Errors as Open; ErrInvalidEntity when the log declares no entities.
+func OpenDeclared(dir string, opts Options) (*Store, error) {
+	return open(dir, opts, DeclaredEntities)
+}
+
+func open(dir string, opts Options, entities func(*events.Log) ([]EntityDef, error)) (*Store, error) {
+	s := newStore(dir, opts)
+	var err error
 	s.w, err = events.OpenWriter(dir, events.WriterOptions{
 		Log:       events.Options{Clock: s.opts.Clock, OpenTimeout: opts.OpenTimeout, NoSync: opts.NoSync, Upcasters: aggregates.Upcasters()},
 		Operation: s.opts.Operation, AcquireWait: opts.AcquireWait, HeartbeatInterval: opts.HeartbeatInterval, LeaseTTL: opts.LeaseTTL,
@@ -124,7 +134,7 @@ func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.openReadModel(); err != nil {
+	if err := s.start(entities); err != nil {
 		s.w.Close()
 		return nil, err
 	}
@@ -137,7 +147,23 @@ func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
 	return s, nil
 }
 
-func newStore(dir string, opts Options, entities []EntityDef) (*Store, error) {
+// start declares the entities, records their shapes in the log when they
+// changed, and brings the read model up to the log head.
+func (s *Store) start(entities func(*events.Log) ([]EntityDef, error)) error {
+	defs, err := entities(s.w.Log())
+	if err == nil {
+		err = s.declare(defs)
+	}
+	if err == nil {
+		err = s.recordSchema()
+	}
+	if err != nil {
+		return err
+	}
+	return s.openReadModel()
+}
+
+func newStore(dir string, opts Options) *Store {
 	if opts.Clock == nil {
 		opts.Clock = events.SystemClock{}
 	}
@@ -150,20 +176,27 @@ func newStore(dir string, opts Options, entities []EntityDef) (*Store, error) {
 	if opts.ReadConns <= 0 {
 		opts.ReadConns = 4
 	}
-	s := &Store{dir: dir, opts: opts, log: opts.Logger, byType: map[reflect.Type]*EntityDef{}, byName: map[string]*EntityDef{},
+	return &Store{dir: dir, opts: opts, log: opts.Logger, byType: map[reflect.Type]*EntityDef{}, byName: map[string]*EntityDef{},
 		reqs: make(chan *commitReq), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// declare registers the entity definitions and sets up sync for them.
+func (s *Store) declare(entities []EntityDef) error {
 	for i := range entities {
 		d := &entities[i]
 		if d.err != nil {
-			return nil, d.err
+			return d.err
 		}
-		if s.byType[d.typ] != nil || s.byName[d.name] != nil {
-			return nil, fmt.Errorf("%w: %s declared twice", ErrInvalidEntity, d.name)
+		if d.typ != nil && s.byType[d.typ] != nil || s.byName[d.name] != nil {
+			return fmt.Errorf("%w: %s declared twice", ErrInvalidEntity, d.name)
 		}
-		s.byType[d.typ], s.byName[d.name] = d, d
+		if d.typ != nil {
+			s.byType[d.typ] = d
+		}
+		s.byName[d.name] = d
 		s.defsInOrder = append(s.defsInOrder, d)
 	}
-	return s, s.setupSync()
+	return s.setupSync()
 }
 
 func (s *Store) schema() projector.Schema {
