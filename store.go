@@ -243,7 +243,11 @@ func (s *Store) openProjector(head uint64) (*projector.Projector, string, error)
 			return p, "catch-up", err
 		}
 	}
-	s.log.Warn("read model unusable; restoring from a snapshot or rebuilding from the log", "reason", err.Error())
+	if statErr == nil {
+		s.log.Warn("read model unusable; restoring from a snapshot or rebuilding from the log", "reason", err.Error())
+	} else if head > 0 {
+		s.log.Info("read model missing; restoring from a snapshot or rebuilding from the log")
+	}
 	if err := removeReadModel(s.ReadModelPath()); err != nil {
 		return nil, "", err
 	}
@@ -380,5 +384,20 @@ func (s *Store) Close() error {
 	close(s.stop)
 	<-s.done
 	natsErr := s.stopNATS()
-	return errors.Join(syncErr, natsErr, s.pool.Close(), s.proj.Close(), s.w.Close())
+	relErr := s.releaseAndProject()
+	return errors.Join(syncErr, natsErr, relErr, s.pool.Close(), s.proj.Close(), s.w.Close())
+}
+
+// releaseAndProject releases the lease while the read model is still open
+// and applies the lease.released event to it, so the read model of a closed
+// store equals its log.
+func (s *Store) releaseAndProject() error {
+	if err := s.w.Release(); err != nil {
+		return err
+	}
+	head, err := s.w.Log().Head()
+	if err != nil {
+		return err
+	}
+	return applyLog(s.w.Log(), s.proj, head, "catch-up", nil)
 }

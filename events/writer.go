@@ -47,6 +47,8 @@ type Writer struct {
 	done  sync.WaitGroup
 	lost  atomic.Bool
 	once  sync.Once
+	// released is set once the lease was given up (Release or Close).
+	released atomic.Bool
 }
 
 // OpenWriter opens (creating if needed, mode 0700 dir / 0600 files) the store
@@ -268,12 +270,22 @@ func (w *Writer) Close() error {
 	w.once.Do(func() {
 		close(w.stop)
 		w.done.Wait()
-		err = w.release()
+		err = w.Release()
 		if cerr := w.log.Close(); err == nil {
 			err = cerr
 		}
 	})
 	return err
+}
+
+// Release gives up the lease (recording lease.released) and removes
+// lease.toml, keeping log.db open for reads; Close then only closes the
+// file. Idempotent.
+func (w *Writer) Release() error {
+	if w.released.Swap(true) {
+		return nil
+	}
+	return w.release()
 }
 
 func (w *Writer) release() error {
