@@ -15,3 +15,12 @@ func (s *Store) Stats() Stats {
 	}
 	return st
 }
+
+// OutboxCounts returns the number of effects per outbox state (pending,
+// processing, delivery_uncertain, applied, failed, superseded, conflict,
+// blocked_candidate).
+func (s *Store) OutboxCounts() (map[string]int64, error) {
+	var c map[string]int64
+	err := s.onWriter(func() (err error) { c, err = s.proj.OutboxCounts(); return err })
+	return c, err
+}

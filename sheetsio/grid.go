@@ -117,11 +117,20 @@ func (g *GridSnapshot) fill(spec layout.TabSpec, sh *sheets.Sheet) {
 }
 
 // observedRows flattens a sheet's grid data (from row 1) and marks merges.
+// Offsets outside any possible grid (negative, or beyond a1.MaxRows rows /
+// a1.MaxColumns columns) can only come from a broken or hostile server; they
+// are ignored rather than allowed to panic or allocate without bound.
 func observedRows(sh *sheets.Sheet) [][]cell.Observed {
 	var rows [][]cell.Observed
 	for _, d := range sh.Data {
+		if d == nil || d.StartRow < 0 || d.StartRow >= a1.MaxRows {
+			continue
+		}
 		for i, rd := range d.RowData {
 			at := int(d.StartRow) + i
+			if rd == nil || at >= a1.MaxRows || len(rd.Values) > a1.MaxColumns {
+				continue
+			}
 			for len(rows) <= at {
 				rows = append(rows, nil)
 			}
@@ -131,7 +140,9 @@ func observedRows(sh *sheets.Sheet) [][]cell.Observed {
 		}
 	}
 	for _, m := range sh.Merges {
-		markMerged(rows, m)
+		if m != nil {
+			markMerged(rows, m)
+		}
 	}
 	return rows
 }
@@ -160,8 +171,10 @@ func observed(cd *sheets.CellData) cell.Observed {
 }
 
 func markMerged(rows [][]cell.Observed, m *sheets.GridRange) {
-	for r := int(m.StartRowIndex); r < int(m.EndRowIndex) && r < len(rows); r++ {
-		for c := int(m.StartColumnIndex); c < int(m.EndColumnIndex); c++ {
+	r0, c0 := max(m.StartRowIndex, 0), max(m.StartColumnIndex, 0)
+	c1 := min(m.EndColumnIndex, a1.MaxColumns)
+	for r := int(r0); r < int(min(m.EndRowIndex, int64(len(rows)))); r++ {
+		for c := int(c0); c < int(c1); c++ {
 			for len(rows[r]) <= c {
 				rows[r] = append(rows[r], cell.Observed{})
 			}

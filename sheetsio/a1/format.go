@@ -24,7 +24,18 @@ func NeedsQuotes(title string) bool {
 	if _, err := ParseCells(title); err == nil {
 		return true
 	}
-	return looksR1C1(title)
+	return looksCell(title) || looksR1C1(title)
+}
+
+// looksCell reports a cell-shaped title even when its row is out of range
+// (`A0`, `B99999999`): a reader may still take it for a cell, and quoting
+// is always allowed.
+func looksCell(s string) bool {
+	i := 0
+	for i < len(s) && isASCIILetter(s[i]) {
+		i++
+	}
+	return i >= 1 && i <= 3 && i < len(s) && allDigits(s[i:])
 }
 
 func looksR1C1(s string) bool {
@@ -115,7 +126,7 @@ func (r Range) Bound(rows, cols int) (Range, error) {
 	if b.EndCol == Open {
 		b.EndCol = cols
 	}
-	if b.EndRow > rows || b.EndCol > cols || b.StartRow >= b.EndRow || b.StartCol >= b.EndCol {
+	if b.StartRow < 0 || b.StartCol < 0 || b.EndRow > rows || b.EndCol > cols || b.StartRow >= b.EndRow || b.StartCol >= b.EndCol {
 		return r, newErr(ErrGrid, r.String(), "range exceeds grid limits")
 	}
 	return b, nil

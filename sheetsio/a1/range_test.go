@@ -115,3 +115,35 @@ func TestNeedsQuotes(t *testing.T) {
 		}
 	}
 }
+
+// A title shaped like a cell whose row is out of range (row 0, or beyond
+// MaxRows) is still quoted: unquoted, Google may read it as a cell.
+func TestQuoteSheetQuotesCellShapedTitles(t *testing.T) {
+	for _, title := range []string{"A0", "B99999999", "xfd1048577", "ZZZ0"} {
+		q := QuoteSheet(title)
+		if q != "'"+title+"'" {
+			t.Fatalf("QuoteSheet(%q) = %q", title, q)
+		}
+		r, err := Parse(q + "!A1")
+		if err != nil || r.Sheet != title {
+			t.Fatalf("round trip %q: %+v %v", q, r, err)
+		}
+	}
+	for _, title := range []string{"Sheet1", "Part_System", "ABCD1", "TRUE"} {
+		if QuoteSheet(title) != title {
+			t.Fatalf("QuoteSheet(%q) quoted a plain title", title)
+		}
+	}
+}
+
+// A hand-built Range with negative indexes is outside every grid.
+func TestBoundRejectsNegativeIndexes(t *testing.T) {
+	for _, r := range []Range{
+		{StartRow: -1, EndRow: 2, EndCol: 1},
+		{StartCol: -3, EndCol: Open, EndRow: Open},
+	} {
+		if _, err := r.Bound(1000, 26); !errors.Is(err, ErrGrid) {
+			t.Fatalf("Bound(%+v) = %v", r, err)
+		}
+	}
+}

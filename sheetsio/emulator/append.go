@@ -8,6 +8,8 @@ package emulator
 // they go to the search range's top-left cell. This reproduces the recorded
 // quirk where row 1 = x,"",y makes the table C1 and the next row land at C2.
 
+import "github.com/hikoutei/hikoutei-go/sheetsio/a1"
+
 func (s *sheet) filled(r, c int) bool { return s.cell(r, c).hasValue() }
 
 // lastFilled returns the last cell with a value inside g, row-major.
@@ -138,6 +140,9 @@ func (b *book) makeRoom(s *sheet, r0, c0, nr, nc int, insertRows bool) error {
 	needRows := max(r0+nr-(s.RowCount+inserted), 0)
 	needCols := max(c0+nc-s.ColCount, 0)
 	rows := s.RowCount + inserted + needRows
+	if err := checkGrid(rows, s.ColCount+needCols); err != nil {
+		return err
+	}
 	if err := b.checkCells((inserted+needRows)*s.ColCount + needCols*rows); err != nil {
 		return err
 	}
@@ -146,6 +151,23 @@ func (b *book) makeRoom(s *sheet, r0, c0, nr, nc int, insertRows bool) error {
 	}
 	s.RowCount += needRows
 	s.ColCount += needCols
+	return nil
+}
+
+// checkGrid fails for a tab size Google cannot have: under 1 × 1, more than
+// a1.MaxColumns columns, or more cells than a whole spreadsheet may hold.
+// Call it before multiplying sizes: within these bounds rows × cols cannot
+// overflow, so checkCells sees the true cell count.
+func checkGrid(rows, cols int) error {
+	if rows < 1 || cols < 1 {
+		return errorf(ErrInvalidArgument, "Invalid grid size: rows %d, columns %d.", rows, cols)
+	}
+	if cols > a1.MaxColumns {
+		return errorf(ErrInvalidArgument, "This action would increase the number of columns in the sheet above the limit of %d columns.", a1.MaxColumns)
+	}
+	if rows > maxCellsPerBook || rows*cols > maxCellsPerBook {
+		return errorf(ErrInvalidArgument, "This action would increase the number of cells in the workbook above the limit of %d cells.", maxCellsPerBook)
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // gridRangeIn is GridRange as a request carries it: a missing start is 0,
@@ -82,6 +83,9 @@ func (c cellIn) toCell() (cellData, error) {
 	case v.BoolValue != nil:
 		return cellData{Kind: kindBool, Bool: *v.BoolValue}, nil
 	case v.FormulaValue != nil:
+		if utf8.RuneCountInString(*v.FormulaValue) > maxCellChars {
+			return cellData{}, tooManyChars()
+		}
 		if !strings.HasPrefix(*v.FormulaValue, "=") {
 			return cellData{Kind: kindString, Str: *v.FormulaValue}, nil
 		}
@@ -286,11 +290,19 @@ func reqInsertDimension(b *book, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	other := s.ColCount
-	if req.Range.Dimension == dimCols {
-		other = s.RowCount
+	rows, cols := s.RowCount, s.ColCount
+	if end-start > maxCellsPerBook {
+		return nil, checkGrid(maxCellsPerBook+1, 1)
 	}
-	if err := b.checkCells((end - start) * other); err != nil {
+	if req.Range.Dimension == dimCols {
+		cols += end - start
+	} else {
+		rows += end - start
+	}
+	if err := checkGrid(rows, cols); err != nil {
+		return nil, err
+	}
+	if err := b.checkCells(rows*cols - s.RowCount*s.ColCount); err != nil {
 		return nil, err
 	}
 	b.insertDim(s, req.Range.Dimension, start, end-start)
@@ -335,11 +347,17 @@ func reqAppendDimension(b *book, raw json.RawMessage) (any, error) {
 	if req.Length < 1 || (req.Dimension != dimRows && req.Dimension != dimCols) {
 		return nil, errorf(ErrInvalidArgument, "Invalid appendDimension: dimension %q, length %d.", req.Dimension, req.Length)
 	}
+	if req.Length > maxCellsPerBook {
+		return nil, checkGrid(maxCellsPerBook+1, 1)
+	}
 	rows, cols := s.RowCount, s.ColCount
 	if req.Dimension == dimRows {
 		rows += req.Length
 	} else {
 		cols += req.Length
+	}
+	if err := checkGrid(rows, cols); err != nil {
+		return nil, err
 	}
 	if err := b.checkCells(rows*cols - s.RowCount*s.ColCount); err != nil {
 		return nil, err

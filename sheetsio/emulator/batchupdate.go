@@ -266,8 +266,8 @@ func applyGridProps(b *book, s *sheet, p sheetPropsIn, mask map[string]bool) err
 	if want("columnCount", gp.ColumnCount != nil) {
 		cols = deref(gp.ColumnCount)
 	}
-	if rows < 1 || cols < 1 || cols > 18278 {
-		return errorf(ErrInvalidArgument, "Invalid grid size: rows %d, columns %d.", rows, cols)
+	if err := checkGrid(rows, cols); err != nil {
+		return err
 	}
 	existing := s.RowCount * s.ColCount
 	if b.indexOf(s) < 0 {

@@ -43,7 +43,7 @@ func cellFromInput(v any, userEntered bool, r, c int) (cell cellData, skip bool,
 		return cellData{}, true, nil
 	case string:
 		if utf8.RuneCountInString(x) > maxCellChars {
-			return cellData{}, false, errorf(ErrInvalidArgument, "Your input contains more than the maximum of %d characters in a single cell.", maxCellChars)
+			return cellData{}, false, tooManyChars()
 		}
 		if userEntered {
 			return parseTyped(x), false, nil
@@ -55,7 +55,8 @@ func cellFromInput(v any, userEntered bool, r, c int) (cell cellData, skip bool,
 	case json.Number:
 		f, perr := strconv.ParseFloat(string(x), 64)
 		if perr != nil {
-			return cellData{}, false, errorf(ErrInvalidArgument, "Invalid values[%d][%d]: %s", r, c, string(x))
+			// The message names the position, never the value (cell data).
+			return cellData{}, false, errorf(ErrInvalidArgument, "Invalid values[%d][%d]: not a finite number", r, c)
 		}
 		return cellData{Kind: kindNumber, Num: f}, false, nil
 	case float64:
@@ -67,6 +68,11 @@ func cellFromInput(v any, userEntered bool, r, c int) (cell cellData, skip bool,
 	default:
 		return cellData{}, false, errorf(ErrInvalidArgument, "Invalid values[%d][%d]: list_value", r, c)
 	}
+}
+
+// tooManyChars is Google's answer to a cell over the 50,000-character limit.
+func tooManyChars() error {
+	return errorf(ErrInvalidArgument, "Your input contains more than the maximum of %d characters in a single cell.", maxCellChars)
 }
 
 var (

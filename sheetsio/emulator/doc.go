@@ -34,8 +34,9 @@
 // Models and faults, all off by default: Latency (GoogleLatency preset),
 // Quota (GoogleQuota preset, sliding one-minute window, injectable Clock),
 // scripted faults (ScriptFaults) and seeded random campaigns
-// (SetFaultRates), MaxRequestBytes (413). Counters count every received API
+// (SetFaultRates), MaxRequestBytes (413), Deny (403 PERMISSION_DENIED for
+// a spreadsheet not shared with the caller). Counters count every received API
 // request per spreadsheet. Person edits like the UI without being counted.
 // Save/Load persist the state as JSON; GET / and /view/{id}[/{sheetId}]
-// serve a read-only HTML view.
+// serve a read-only HTML view (a tab page shows at most 1,000 rows).
 package emulator

@@ -72,8 +72,9 @@ type Emulator struct {
 	mu    sync.Mutex // guards books
 	books map[string]*book
 
-	ctl      sync.Mutex // guards counters, faults, quota, rng
+	ctl      sync.Mutex // guards counters, faults, quota, rng, denied
 	counters map[string]*Counters
+	denied   map[string]bool
 	script   []Fault
 	rates    FaultRates
 	rng      *rand.Rand
@@ -82,7 +83,7 @@ type Emulator struct {
 
 // New returns an Emulator configured by opts.
 func New(opts Options) *Emulator {
-	e := &Emulator{opts: opts, clock: opts.Clock, books: map[string]*book{}, counters: map[string]*Counters{}}
+	e := &Emulator{opts: opts, clock: opts.Clock, books: map[string]*book{}, counters: map[string]*Counters{}, denied: map[string]bool{}}
 	if e.clock == nil {
 		e.clock = systemClock{}
 	}

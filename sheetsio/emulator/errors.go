@@ -35,6 +35,9 @@ func (e *Error) Is(target error) bool {
 var (
 	// ErrNotFound: unknown spreadsheet or entity (HTTP 404 NOT_FOUND).
 	ErrNotFound = &Error{Code: "emulator_not_found", HTTPStatus: 404, Status: "NOT_FOUND", Reason: "notFound"}
+	// ErrPermissionDenied: the spreadsheet is not shared with the caller (HTTP 403
+	// PERMISSION_DENIED "The caller does not have permission"); see Emulator.Deny.
+	ErrPermissionDenied = &Error{Code: "emulator_permission_denied", HTTPStatus: 403, Status: "PERMISSION_DENIED", Reason: "forbidden"}
 	// ErrExists: CreateSpreadsheet with an id already in use.
 	ErrExists = &Error{Code: "emulator_already_exists", HTTPStatus: 409, Status: "ALREADY_EXISTS", Reason: "alreadyExists"}
 	// ErrInvalidArgument: a malformed or invalid request (HTTP 400 INVALID_ARGUMENT).

@@ -34,13 +34,31 @@ var errorDisplay = map[string]string{
 
 const maxFormulaDepth = 64
 
+// maxFormulaNesting bounds parentheses and function-call nesting inside one
+// formula, so a hostile 50,000-character formula cannot make a read
+// recurse tens of thousands of levels under the state lock.
+const maxFormulaNesting = 256
+
 // evaluator computes formula cells: arithmetic (+ - * / ^ %, unary minus,
 // parentheses), string literals, &, comparisons, TRUE/FALSE, cell and range
 // references (optionally on another tab) and the functions in formulaFuncs;
 // any other function yields errorValue type ERROR.
+//
+// Each formula cell is evaluated at most once per evaluator (memo), and a
+// reference back to a cell still being evaluated is a circular dependency
+// (REF), so fan-out references (A2 = A1+A1, A3 = A2+A2, …, or a cell adding
+// itself twice) cost linear, not exponential, time under the state lock.
 type evaluator struct {
-	b     *book
-	depth int
+	b      *book
+	depth  int
+	memo   map[cellKey]effective
+	active map[cellKey]bool
+}
+
+// cellKey names one cell of the book.
+type cellKey struct {
+	sheet int64
+	r, c  int
 }
 
 func (b *book) effectiveOf(s *sheet, r, c int) effective {
@@ -58,25 +76,46 @@ func (ev *evaluator) cell(s *sheet, r, c int) effective {
 	case kindBool:
 		return effective{Kind: kindBool, Bool: cd.Bool}
 	case kindFormula:
-		if ev.depth >= maxFormulaDepth {
+		key := cellKey{s.ID, r, c}
+		if v, ok := ev.memo[key]; ok {
+			return v
+		}
+		if ev.active[key] || ev.depth >= maxFormulaDepth {
 			return errEff("REF", "Circular dependency detected.")
 		}
+		if ev.memo == nil {
+			ev.memo, ev.active = map[cellKey]effective{}, map[cellKey]bool{}
+		}
 		ev.depth++
-		defer func() { ev.depth-- }()
-		p := &formulaParser{src: cd.Str[1:], ev: ev, sheet: s}
-		v := p.parse()
-		if v.Kind == kindRange {
-			v = errEff("VALUE", "A range cannot be the result of a single-cell formula in the emulator.")
-		}
-		if v.Kind == kindEmpty {
-			v = effective{Kind: kindNumber}
-		}
-		if v.Kind == kindNumber && cd.Fmt != "" {
-			v.Fmt, v.FmtPat = cd.Fmt, cd.FmtPat
-		}
+		ev.active[key] = true
+		v := ev.formula(s, cd)
+		ev.depth--
+		delete(ev.active, key)
+		ev.memo[key] = v
 		return v
 	}
 	return effective{}
+}
+
+// formula evaluates a formula cell's text.
+func (ev *evaluator) formula(s *sheet, cd cellData) effective {
+	p := &formulaParser{src: cd.Str[1:], ev: ev, sheet: s}
+	v := p.parse()
+	if v.Kind == kindRange {
+		v = errEff("VALUE", "A range cannot be the result of a single-cell formula in the emulator.")
+	}
+	if v.Kind == kindEmpty {
+		v = effective{Kind: kindNumber}
+	}
+	if v.Kind == kindNumber && (math.IsInf(v.Num, 0) || math.IsNaN(v.Num)) {
+		// Google shows #NUM! for an overflowing result; a non-finite number
+		// would also make the JSON response unencodable.
+		v = errEff("NUM", "The result is too large or not a number.")
+	}
+	if v.Kind == kindNumber && cd.Fmt != "" {
+		v.Fmt, v.FmtPat = cd.Fmt, cd.FmtPat
+	}
+	return v
 }
 
 func errEff(t, msg string) effective {
@@ -85,6 +124,7 @@ func errEff(t, msg string) effective {
 
 // formulaParser is a recursive-descent parser that evaluates as it parses.
 type formulaParser struct {
+	nest  int // expression nesting (parentheses, function arguments)
 	src   string
 	pos   int
 	ev    *evaluator
@@ -129,6 +169,10 @@ func (p *formulaParser) peekOp(ops ...string) string {
 }
 
 func (p *formulaParser) compare() effective {
+	if p.nest++; p.nest > maxFormulaNesting {
+		return p.failWith(errEff("ERROR", "Formula parse error: nesting is too deep."))
+	}
+	defer func() { p.nest-- }()
 	left := p.concat()
 	op := p.peekOp("<>", "<=", ">=", "=", "<", ">")
 	if op == "" {
@@ -218,11 +262,26 @@ func (p *formulaParser) power() effective {
 }
 
 func (p *formulaParser) unary() effective {
-	switch p.peekOp("-", "+") {
-	case "-":
-		return p.arith(effective{Kind: kindNumber}, p.unary(), "-")
-	case "+":
-		return p.unary()
+	signs := 0
+	for {
+		switch p.peekOp("-", "+") {
+		case "-":
+			signs++
+			continue
+		case "+":
+			continue
+		}
+		break
+	}
+	if signs > 0 {
+		// Signs are counted iteratively, so 50,000 of them cannot recurse
+		// that deep; negating twice keeps "--x" coercing x to a number.
+		zero := effective{Kind: kindNumber}
+		v := p.arith(zero, p.unary(), "-")
+		if signs%2 == 0 {
+			v = p.arith(zero, v, "-")
+		}
+		return v
 	}
 	v := p.primary()
 	if p.peekOp("%") != "" {

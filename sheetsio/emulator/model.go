@@ -249,8 +249,13 @@ func (s *sheet) cell(r, c int) cellData {
 	return s.Rows[r][c]
 }
 
-// setCell stores v at (r, c), growing the sparse rows as needed.
+// setCell stores v at (r, c), growing the sparse rows as needed. Storing
+// an empty cell beyond the stored rows is a no-op, so clearing a huge range
+// (updateCells/repeatCell over a whole 10M-cell tab) allocates nothing.
 func (s *sheet) setCell(r, c int, v cellData) {
+	if v.isEmpty() && (r >= len(s.Rows) || c >= len(s.Rows[r])) {
+		return
+	}
 	for len(s.Rows) <= r {
 		s.Rows = append(s.Rows, nil)
 	}

@@ -187,8 +187,8 @@ func (p *Person) AddTab(title string, rows, cols int) (int64, error) {
 		if err := b.checkTitle(title, nil); err != nil {
 			return err
 		}
-		if rows < 1 || cols < 1 {
-			return errorf(ErrInvalidArgument, "invalid grid size")
+		if err := checkGrid(rows, cols); err != nil {
+			return err
 		}
 		if err := b.checkCells(rows * cols); err != nil {
 			return err
@@ -205,8 +205,8 @@ func (p *Person) AddTab(title string, rows, cols int) (int64, error) {
 // deleting rows and columns at the end in the UI.
 func (p *Person) ResizeTab(tab string, rows, cols int) error {
 	return p.edit(tab, func(b *book, s *sheet) error {
-		if rows < 1 || cols < 1 || cols > a1.MaxColumns {
-			return errorf(ErrInvalidArgument, "invalid grid size")
+		if err := checkGrid(rows, cols); err != nil {
+			return err
 		}
 		if err := b.checkCells(rows*cols - s.RowCount*s.ColCount); err != nil {
 			return err

@@ -28,8 +28,9 @@ func GoogleQuota() *Quota {
 
 // quotaState keeps the timestamps of admitted requests per bucket.
 type quotaState struct {
-	q       Quota
-	buckets map[string][]time.Time
+	q        Quota
+	buckets  map[string][]time.Time
+	admitted uint64
 }
 
 func newQuotaState(q Quota) *quotaState {
@@ -64,6 +65,11 @@ func (qs *quotaState) admit(user string, write bool, now time.Time) *quotaDenial
 	}
 	qs.buckets[userKey] = append(qs.buckets[userKey], now)
 	qs.buckets[projKey] = append(qs.buckets[projKey], now)
+	if qs.admitted++; qs.admitted%1024 == 0 {
+		for key := range qs.buckets { // sweep users seen once and never again
+			qs.check(key, 1, now)
+		}
+	}
 	return nil
 }
 
@@ -79,7 +85,13 @@ func (qs *quotaState) check(key string, limit int, now time.Time) time.Duration 
 		cut++
 	}
 	ts = ts[cut:]
-	qs.buckets[key] = ts
+	if len(ts) == 0 {
+		// Forget idle users: quotaUser is client-chosen, so keeping empty
+		// buckets would grow without bound.
+		delete(qs.buckets, key)
+	} else {
+		qs.buckets[key] = ts
+	}
 	if len(ts) < limit {
 		return 0
 	}

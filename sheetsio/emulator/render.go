@@ -125,7 +125,12 @@ func (b *book) readLine(s *sheet, g gridRange, o renderOpts, i, inner int) []any
 // displayedTab returns every row of the tab as displayed strings, trailing
 // empties trimmed per row and trailing empty rows dropped.
 func (b *book) displayedTab(s *sheet) [][]string {
-	g := gridRange{SheetID: s.ID, R0: 0, R1: s.RowCount, C0: 0, C1: s.ColCount}
+	return b.displayedRows(s, s.RowCount)
+}
+
+// displayedRows is displayedTab limited to the first maxRows rows.
+func (b *book) displayedRows(s *sheet, maxRows int) [][]string {
+	g := gridRange{SheetID: s.ID, R0: 0, R1: min(s.RowCount, maxRows), C0: 0, C1: s.ColCount}
 	rows := b.readGrid(s, g, renderOpts{Value: renderFormatted, DateTime: dtSerial, Major: "ROWS"})
 	out := make([][]string, len(rows))
 	for i, r := range rows {

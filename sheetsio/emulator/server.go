@@ -64,6 +64,10 @@ func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt.id != "" {
 		e.count(rt.id, rt.write)
+		if e.isDenied(rt.id) {
+			writeFailure(w, permissionDenied())
+			return
+		}
 	}
 	e.serveAPI(w, r, call{route: rt, query: r.URL.Query(), body: body, ctx: r.Context()})
 }

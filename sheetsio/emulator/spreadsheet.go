@@ -325,6 +325,12 @@ func (e *Emulator) apiCopyTo(c call) (result, error) {
 	if err := decodeBody(c.body, &body); err != nil {
 		return result{}, err
 	}
+	if body.DestinationSpreadsheetID == "" {
+		return result{}, errorf(ErrInvalidArgument, "Invalid destinationSpreadsheetId: it must not be empty.")
+	}
+	if e.isDenied(body.DestinationSpreadsheetID) {
+		return result{}, permissionDenied().err
+	}
 	sheetID, perr := strconv.ParseInt(c.rng, 10, 64)
 	var src *sheet
 	err := e.withBook(c.id, func(b *book) error {

@@ -7,15 +7,26 @@ import (
 	"strings"
 )
 
+// maxViewRows bounds the rows one tab page renders, so viewing a huge tab
+// neither builds megabytes of HTML nor holds the state lock for long.
+const maxViewRows = 1000
+
 // viewTab is one tab as the HTML view shows it.
 type viewTab struct {
-	ID     int64
-	Title  string
-	Hidden bool
-	Rows   int
-	Cols   int
-	Cells  [][]string
-	Header []string
+	ID        int64
+	Title     string
+	Hidden    bool
+	Rows      int
+	Cols      int
+	Cells     []viewRow
+	Header    []string
+	Truncated bool
+}
+
+// viewRow is one displayed row with its 1-based row number, as in the UI.
+type viewRow struct {
+	Num   int
+	Cells []string
 }
 
 type viewBook struct {
@@ -25,9 +36,10 @@ type viewBook struct {
 }
 
 type viewPage struct {
-	Books []viewBook
-	Book  *viewBook
-	Tab   *viewTab
+	Books   []viewBook
+	Book    *viewBook
+	Tab     *viewTab
+	MaxRows int
 }
 
 var viewTemplate = template.Must(template.New("view").Parse(`<!DOCTYPE html>
@@ -35,9 +47,9 @@ var viewTemplate = template.Must(template.New("view").Parse(`<!DOCTYPE html>
 <style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}th{background:#eee}</style>
 </head><body>
 {{if .Tab}}<h1>{{.Book.Title}} — {{.Tab.Title}}</h1>
-<p><a href="/view/{{.Book.ID}}">back</a> · {{.Tab.Rows}} × {{.Tab.Cols}}{{if .Tab.Hidden}} · hidden{{end}}</p>
+<p><a href="/view/{{.Book.ID}}">back</a> · {{.Tab.Rows}} × {{.Tab.Cols}}{{if .Tab.Hidden}} · hidden{{end}}{{if .Tab.Truncated}} · showing the first {{.MaxRows}} rows{{end}}</p>
 <table><tr><th></th>{{range .Tab.Header}}<th>{{.}}</th>{{end}}</tr>
-{{range $i, $row := .Tab.Cells}}<tr><th>{{$i}}</th>{{range $row}}<td>{{.}}</td>{{end}}</tr>
+{{range .Tab.Cells}}<tr><th>{{.Num}}</th>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</table>
 {{else if .Book}}<h1>{{.Book.Title}}</h1><p><a href="/">all spreadsheets</a></p><ul>
 {{range .Book.Tabs}}<li><a href="/view/{{$.Book.ID}}/{{.ID}}">{{.Title}}</a> ({{.Rows}} × {{.Cols}}{{if .Hidden}}, hidden{{end}})</li>
@@ -50,7 +62,7 @@ var viewTemplate = template.Must(template.New("view").Parse(`<!DOCTYPE html>
 // serveView serves GET /, /view/{id} and /view/{id}/{sheetId} (read-only).
 func (e *Emulator) serveView(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/view"), "/"), "/")
-	page := viewPage{}
+	page := viewPage{MaxRows: maxViewRows}
 	e.mu.Lock()
 	if parts[0] == "" {
 		for _, id := range e.sortedIDsLocked() {
@@ -92,10 +104,12 @@ func (e *Emulator) viewBookLocked(b *book, withCells int64) viewBook {
 	for _, s := range b.Sheets {
 		t := viewTab{ID: s.ID, Title: s.Title, Hidden: s.Hidden, Rows: s.RowCount, Cols: s.ColCount}
 		if s.ID == withCells {
-			t.Cells = b.displayedTab(s)
+			cells := b.displayedRows(s, maxViewRows)
+			t.Truncated = s.RowCount > maxViewRows
 			width := 0
-			for _, row := range t.Cells {
+			for i, row := range cells {
 				width = max(width, len(row))
+				t.Cells = append(t.Cells, viewRow{Num: i + 1, Cells: row})
 			}
 			for c := 0; c < width; c++ {
 				t.Header = append(t.Header, a1Col(c))

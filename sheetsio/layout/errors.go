@@ -45,10 +45,17 @@ type HeaderError struct {
 	Issues []HeaderIssue
 }
 
-// Error implements error; the text carries codes and positions, never payloads.
+// Error implements error; the text carries codes, declared header names and
+// positions, never payloads: an unknown header is text a person typed into
+// row 1 (possibly pasted data), so only its position is rendered (the text
+// stays in Issues for a deliberate UI).
 func (e *HeaderError) Error() string {
 	parts := make([]string, 0, len(e.Issues))
 	for _, is := range e.Issues {
+		if is.Code == IssueUnknown {
+			parts = append(parts, fmt.Sprintf("%s at %v", is.Code, is.Columns))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s %q at %v (expected column %d)", is.Code, is.Header, is.Columns, is.Expected))
 	}
 	return fmt.Sprintf("layout: tab %s header drift: %s", e.Tab, strings.Join(parts, "; "))

@@ -3,6 +3,7 @@ package layout
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
@@ -150,5 +151,18 @@ func TestRowBindingID(t *testing.T) {
 	}
 	if RowBindingID("ab", "c") == RowBindingID("a", "bc") {
 		t.Fatal("ambiguous concatenation")
+	}
+}
+
+// An unknown header is whatever a person typed into row 1; the error text
+// (which reaches logs) names its position, never its text.
+func TestHeaderErrorTextOmitsUnknownHeaderPayload(t *testing.T) {
+	err := &HeaderError{Tab: "Part_Input", Issues: []HeaderIssue{
+		{Code: IssueUnknown, Header: "alice@example.com 555-0100", Columns: []int{4}, Expected: -1},
+		{Code: IssueMissing, Header: "name", Expected: 1},
+	}}
+	msg := err.Error()
+	if strings.Contains(msg, "alice") || !strings.Contains(msg, "header_unknown at [4]") || !strings.Contains(msg, `header_missing "name"`) {
+		t.Fatalf("message %q", msg)
 	}
 }

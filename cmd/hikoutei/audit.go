@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+)
+
+type auditFilter struct {
+	entity, id string
+	from, to   uint64
+	asOf       time.Time
+}
+
+func (f auditFilter) keep(e events.Event) bool {
+	if f.to > 0 && e.Seq > f.to || e.Seq < f.from || !f.asOf.IsZero() && e.At.After(f.asOf) {
+		return false
+	}
+	if f.entity == "" {
+		return true
+	}
+	ent, _ := e.Payload["entity"].(string)
+	id, _ := e.Payload["id"].(string)
+	return ent == f.entity && (f.id == "" || id == f.id)
+}
+
+func newAuditCmd() *cobra.Command {
+	var dir, natsURL, stream, asOf string
+	var f auditFilter
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "audit (--dir DIR | --nats URL --stream S) [--entity E [--id ID]] [--from N] [--to M] [--as-of TIME] [--json]",
+		Short: "Print the log's events: of one entity, a range of sequences, or as of a time",
+		Long: `audit prints events human-readably (or as JSON lines): sequence, time, type,
+stream, writer epoch and payload. It reads log.db (the store must not be
+running: the writer holds it), or the JetStream mirror of a store on another
+machine (--nats URL --stream S), verifying each record's checksum.
+--entity/--id also match the effects and inbound events of that entity.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" && (natsURL == "" || stream == "") {
+				return usageError{fmt.Errorf("give --dir, or --nats and --stream")}
+			}
+			if asOf != "" {
+				t, err := time.Parse(time.RFC3339Nano, asOf)
+				if err != nil {
+					return usageError{fmt.Errorf("--as-of: %w", err)}
+				}
+				f.asOf = t
+			}
+			print := func(e events.Event) error { return printEvent(cmd.OutOrStdout(), e, asJSON) }
+			return auditEvents(dir, natsURL, stream, f, print)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&natsURL, "nats", "", "NATS URL of a JetStream mirror")
+	cmd.Flags().StringVar(&stream, "stream", "", "mirror stream name (e.g. HIKOUTEI_MYSTORE)")
+	cmd.Flags().StringVar(&f.entity, "entity", "", "only events of this entity type")
+	cmd.Flags().StringVar(&f.id, "id", "", "only events of this entity id (with --entity)")
+	cmd.Flags().Uint64Var(&f.from, "from", 0, "first sequence")
+	cmd.Flags().Uint64Var(&f.to, "to", 0, "last sequence")
+	cmd.Flags().StringVar(&asOf, "as-of", "", "only events at or before this RFC 3339 time")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines")
+	return cmd
+}
+
+func auditEvents(dir, natsURL, stream string, f auditFilter, fn func(events.Event) error) error {
+	keep := func(e events.Event) error {
+		if !f.keep(e) {
+			return nil
+		}
+		return fn(e)
+	}
+	if natsURL != "" {
+		up := aggregates.Upcasters()
+		return natsbus.ReadMirror(context.Background(), natsURL, stream, func(e events.Event) error {
+			if err := up.Apply(&e); err != nil {
+				return err
+			}
+			return keep(e)
+		})
+	}
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, Upcasters: aggregates.Upcasters()})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return l.ReadFrom(max(f.from, 1), keep)
+}
+
+func printEvent(w io.Writer, e events.Event, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(map[string]any{"seq": e.Seq, "at": e.At, "type": e.Type, "stream": e.Stream,
+			"version": e.Version, "schema": e.Schema, "epoch": e.Epoch, "commit": e.Commit, "payload": e.Payload})
+	}
+	payload, _ := json.Marshal(e.Payload)
+	_, err := fmt.Fprintf(w, "%8d  %s  %-26s %s v%d epoch %d  %s\n", e.Seq, e.At.UTC().Format("2006-01-02T15:04:05.000Z"),
+		e.Type, e.Stream, e.Version, e.Epoch, strings.TrimSpace(string(payload)))
+	return err
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+)
+
+func newPollCmd() *cobra.Command {
+	var dir, natsURL, store string
+	cmd := &cobra.Command{
+		Use:   "poll (--dir DIR | --store NAME) [--nats URL]",
+		Short: "Ask a running service to poll its Input tabs now (publishes hikoutei.<store>.wake.poll)",
+		Long: `poll publishes a wake-up hint on hikoutei.<store>.wake.poll. The store name
+is the store directory's base name (or --store). The service must be
+reachable over NATS: --nats or HIKOUTEI_NATS_URL (a service on the embedded
+server listens only with serve --nats-listen). A hint is not a command: the
+pollers also run on their own timers.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if store == "" && dir == "" {
+				return usageError{fmt.Errorf("give --dir or --store")}
+			}
+			if store == "" {
+				abs, _ := filepath.Abs(dir)
+				store = natsbus.SanitizeStore(filepath.Base(abs))
+			}
+			if natsURL == "" {
+				natsURL = os.Getenv(hikoutei.EnvNATSURL)
+			}
+			if natsURL == "" {
+				return usageError{fmt.Errorf("no NATS server: give --nats or set %s", hikoutei.EnvNATSURL)}
+			}
+			return publishPoll(cmd, natsURL, store)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&store, "store", "", "store name in subjects (default: the directory's base name)")
+	cmd.Flags().StringVar(&natsURL, "nats", "", "NATS URL of the running service (default $HIKOUTEI_NATS_URL)")
+	return cmd
+}
+
+func publishPoll(cmd *cobra.Command, url, store string) error {
+	bus, err := natsbus.Start(context.Background(), natsbus.Config{Store: store, URL: url})
+	if err != nil {
+		return err
+	}
+	bus.WakePoll()
+	if err := bus.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "published %s\n", bus.Subject("wake.poll"))
+	return nil
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+)
+
+// readModel opens a store's read.sqlite read-only (works while the store
+// runs: WAL readers never block the writer).
+func readModel(dir string) (*sqlite.Conn, error) {
+	path := filepath.Join(dir, hikoutei.ReadModelFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no read model in %s: %w", dir, err)
+	}
+	return sqlite.OpenConn(path, sqlite.OpenReadOnly)
+}
+
+// scalar runs a one-value query; a missing table (older read model) gives 0.
+func scalar(conn *sqlite.Conn, q string, args ...any) int64 {
+	var n int64
+	_ = sqlitex.Execute(conn, q, &sqlitex.ExecOptions{Args: args, ResultFunc: func(s *sqlite.Stmt) error {
+		n = s.ColumnInt64(0)
+		return nil
+	}})
+	return n
+}
+
+func text(conn *sqlite.Conn, q string, args ...any) string {
+	var v string
+	_ = sqlitex.Execute(conn, q, &sqlitex.ExecOptions{Args: args, ResultFunc: func(s *sqlite.Stmt) error {
+		v = s.ColumnText(0)
+		return nil
+	}})
+	return v
+}

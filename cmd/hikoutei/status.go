@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// storeStatus is what `hikoutei status` reports.
+type storeStatus struct {
+	Dir          string           `json:"dir"`
+	Running      bool             `json:"running"`
+	Holder       string           `json:"holder,omitempty"`
+	Operation    string           `json:"operation,omitempty"`
+	LeaseEpoch   int64            `json:"lease_epoch"`
+	LeaseState   string           `json:"lease_state"`
+	LogHead      *uint64          `json:"log_head,omitempty"` // absent while a writer holds log.db
+	Checkpoint   uint64           `json:"checkpoint"`
+	Outbox       map[string]int64 `json:"outbox"`
+	OpenConflict int64            `json:"open_conflicts"`
+	Quarantined  int64            `json:"quarantined"`
+	LastPoll     string           `json:"last_poll,omitempty"`
+}
+
+func newStatusCmd() *cobra.Command {
+	var dir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status --dir DIR [--json]",
+		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last poll",
+		Long: `status reads a store without changing it. It works while the store runs:
+the read model is read through SQLite's WAL, the holder from lease.toml. The log
+head is shown only when no process holds log.db (while one does, the
+checkpoint equals the head after every commit).`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireDir(dir); err != nil {
+				return err
+			}
+			st, err := readStatus(dir)
+			if err != nil {
+				return err
+			}
+			return printStatus(cmd, st, asJSON)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func readStatus(dir string) (storeStatus, error) {
+	st := storeStatus{Dir: dir, Outbox: map[string]int64{}}
+	if lf, err := events.ReadLeaseFile(dir); err == nil {
+		st.Running, st.Holder, st.Operation = true, lf.Holder.String(), lf.Operation
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		st.Holder = "lease.toml invalid: run hikoutei doctor"
+	}
+	if l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6}); err == nil {
+		head, _ := l.Head()
+		st.LogHead = &head
+		l.Close()
+	}
+	conn, err := readModel(dir)
+	if err != nil {
+		return st, err
+	}
+	defer conn.Close()
+	st.Checkpoint, _ = strconv.ParseUint(text(conn, "SELECT value FROM hk_meta WHERE key = 'checkpoint'"), 10, 64)
+	st.LeaseEpoch = scalar(conn, "SELECT epoch FROM hk_lease WHERE role = 'writer'")
+	st.LeaseState = text(conn, "SELECT state FROM hk_lease WHERE role = 'writer'")
+	st.OpenConflict = scalar(conn, "SELECT count(*) FROM hk_conflicts WHERE state = 'open'")
+	st.Quarantined = scalar(conn, "SELECT count(*) FROM hk_quarantine WHERE active = 1")
+	st.LastPoll = text(conn, "SELECT value FROM hk_meta WHERE key = 'last_poll'")
+	err = sqlitex.Execute(conn, "SELECT state, count(*) FROM hk_outbox GROUP BY state", &sqlitex.ExecOptions{
+		ResultFunc: func(s *sqlite.Stmt) error { st.Outbox[s.ColumnText(0)] = s.ColumnInt64(1); return nil }})
+	return st, err
+}
+
+func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
+	out := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	holder := "none (store closed)"
+	if st.Running {
+		holder = fmt.Sprintf("%s, operation %q", st.Holder, st.Operation)
+	}
+	head := "(held by the writer)"
+	if st.LogHead != nil {
+		head = strconv.FormatUint(*st.LogHead, 10)
+	}
+	fmt.Fprintf(tw, "holder\t%s\nlease\tepoch %d %s\nlog head\t%s\ncheckpoint\t%d\n", holder, st.LeaseEpoch, st.LeaseState, head, st.Checkpoint)
+	states := make([]string, 0, len(st.Outbox))
+	for s := range st.Outbox {
+		states = append(states, s)
+	}
+	sort.Strings(states)
+	for _, s := range states {
+		fmt.Fprintf(tw, "outbox %s\t%d\n", s, st.Outbox[s])
+	}
+	fmt.Fprintf(tw, "open conflicts\t%d\nquarantined\t%d\nlast poll\t%s\n", st.OpenConflict, st.Quarantined, orDash(st.LastPoll))
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+package demo
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// Airport is the demo entity: one OpenFlights airport. People may edit
+// Notes and Altitude on the Airport_Input tab; everything else is owned by
+// the application.
+type Airport struct {
+	ID        string  `hikoutei:"id,pk"`
+	Name      string  `hikoutei:"name"`
+	City      string  `hikoutei:"city"`
+	Country   string  `hikoutei:"country"`
+	IATA      string  `hikoutei:"iata"`
+	ICAO      string  `hikoutei:"icao"`
+	Latitude  float64 `hikoutei:"latitude"`
+	Longitude float64 `hikoutei:"longitude"`
+	Altitude  int64   `hikoutei:"altitude,user"`
+	Timezone  float64 `hikoutei:"timezone"`
+	DST       string  `hikoutei:"dst"`
+	TZ        string  `hikoutei:"tz"`
+	Type      string  `hikoutei:"type"`
+	Source    string  `hikoutei:"source"`
+	Notes     string  `hikoutei:"notes,user"`
+}
+
+type airportJSON struct {
+	ID        int64   `json:"id"`
+	Name      string  `json:"name"`
+	City      string  `json:"city"`
+	Country   string  `json:"country"`
+	IATA      string  `json:"iata"`
+	ICAO      string  `json:"icao"`
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+	Altitude  int64   `json:"altitude"`
+	Timezone  any     `json:"timezone"`
+	DST       string  `json:"dst"`
+	TZ        string  `json:"tz"`
+	Type      string  `json:"type"`
+	Source    string  `json:"source"`
+}
+
+// LoadAirports reads the OpenFlights data set (a JSON array).
+func LoadAirports(path string) ([]Airport, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var raw []airportJSON
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := make([]Airport, len(raw))
+	for i, r := range raw {
+		out[i] = Airport{ID: strconv.FormatInt(r.ID, 10), Name: r.Name, City: r.City, Country: r.Country, IATA: r.IATA,
+			ICAO: r.ICAO, Latitude: r.Latitude, Longitude: r.Longitude, Altitude: r.Altitude, Timezone: number(r.Timezone),
+			DST: r.DST, TZ: r.TZ, Type: r.Type, Source: r.Source}
+	}
+	return out, nil
+}
+
+// number accepts the data set's time zone offsets, given as numbers or
+// numeric strings ("\\N" and blanks become 0).
+func number(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case string:
+		f, _ := strconv.ParseFloat(x, 64)
+		return f
+	}
+	return 0
+}

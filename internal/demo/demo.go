@@ -1,0 +1,204 @@
+// Package demo runs the product end to end on real data: the OpenFlights
+// airports committed to a fresh store, synced through the Sheets emulator
+// (with Google's latency and quota model), edited by people through the
+// emulator's person API, polled back, and verified against canonical state.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+)
+
+// SpreadsheetID is the emulated spreadsheet the demo syncs to.
+const SpreadsheetID = "demo-airports"
+
+// Config configures Run.
+type Config struct {
+	Dir      string    // store directory; "" = a fresh temporary one
+	Data     string    // path of airports.json
+	Rows     int       // airports to load (0 = all 7,184)
+	Google   bool      // emulate Google's latency and quota model
+	KeepOpen bool      // serve the emulator's web view until ctx ends
+	Out      io.Writer // the report
+	Progress io.Writer // progress bars (nil = none)
+	Logger   *slog.Logger
+}
+
+// Summary is the demo's outcome; Line renders the closing summary line.
+type Summary struct {
+	Rows, SheetRows, Mismatches, Conflicts, Resolved, Quarantined int
+	Requests                                                      int64
+	Elapsed                                                       time.Duration
+	Dir, ReadModel, ViewURL                                       string
+}
+
+// Line is the single closing line the demo prints.
+func (s Summary) Line() string {
+	return fmt.Sprintf("summary: rows=%d sheet_rows=%d mismatches=%d conflicts=%d quarantined=%d requests=%d",
+		s.Rows, s.SheetRows, s.Mismatches, s.Conflicts, s.Quarantined, s.Requests)
+}
+
+// env is everything a running demo holds.
+type env struct {
+	cfg   Config
+	emu   *emulator.Emulator
+	url   string
+	prov  *sheetsio.Provider
+	store *hikoutei.Store
+	data  []Airport
+}
+
+// Run executes the demo and returns its summary. Errors: setup failures
+// (data file, listener, store); a summary with mismatches is not an error.
+func Run(ctx context.Context, cfg Config) (Summary, error) {
+	start := time.Now()
+	e, err := setup(ctx, cfg)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer e.close()
+	if err := e.commitAll(ctx); err != nil {
+		return Summary{}, err
+	}
+	if err := e.waitSynced(ctx); err != nil {
+		return Summary{}, err
+	}
+	sum, err := e.actAndVerify(ctx)
+	if err != nil {
+		return Summary{}, err
+	}
+	sum.Elapsed = time.Since(start)
+	e.report(sum)
+	if cfg.KeepOpen {
+		fmt.Fprintf(cfg.Out, "keeping the emulator open at %s — Ctrl-C to stop\n", sum.ViewURL)
+		<-ctx.Done()
+	}
+	return sum, nil
+}
+
+func setup(ctx context.Context, cfg Config) (*env, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	data, err := LoadAirports(cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Rows > 0 && cfg.Rows < len(data) {
+		data = data[:cfg.Rows]
+	}
+	if cfg.Dir == "" {
+		if cfg.Dir, err = os.MkdirTemp("", "hikoutei-demo-"); err != nil {
+			return nil, err
+		}
+	}
+	e := &env{cfg: cfg, data: data}
+	if err := e.startEmulator(); err != nil {
+		return nil, err
+	}
+	return e, e.openStore(ctx)
+}
+
+func (e *env) startEmulator() error {
+	opts := emulator.Options{AutoCreate: true}
+	if e.cfg.Google {
+		opts.Latency, opts.Quota = emulator.GoogleLatency(), emulator.GoogleQuota()
+	}
+	e.emu = emulator.New(opts)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	e.url = "http://" + ln.Addr().String()
+	go http.Serve(ln, e.emu.Handler())
+	return nil
+}
+
+func (e *env) openStore(ctx context.Context) error {
+	pc := sheetsio.Config{Endpoint: e.url, Logger: e.cfg.Logger}
+	if !e.cfg.Google {
+		pc.Pacing = sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1}
+	}
+	prov, err := sheetsio.New(ctx, pc)
+	if err != nil {
+		return err
+	}
+	e.prov = prov
+	e.store, err = hikoutei.Open(e.cfg.Dir, hikoutei.Options{Operation: "demo", Logger: e.cfg.Logger,
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
+			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second}},
+		hikoutei.Entity[Airport]("Airport"))
+	return err
+}
+
+func (e *env) close() {
+	if e.store != nil {
+		e.store.Close()
+	}
+}
+
+func (e *env) bar(max int, what string) *progressbar.ProgressBar {
+	w := e.cfg.Progress
+	if w == nil {
+		w = io.Discard
+	}
+	return progressbar.NewOptions(max, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(250*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
+}
+
+// commitAll commits the airports in units of 500, with a progress bar.
+func (e *env) commitAll(ctx context.Context) error {
+	bar := e.bar(len(e.data), "commit")
+	for i := 0; i < len(e.data); i += 500 {
+		u := e.store.Begin()
+		end := min(i+500, len(e.data))
+		for j := i; j < end; j++ {
+			if err := u.Persist(&e.data[j]); err != nil {
+				return err
+			}
+		}
+		if _, err := u.Commit(ctx); err != nil {
+			return err
+		}
+		bar.Set(end)
+	}
+	return bar.Finish()
+}
+
+// waitSynced shows converged rows until the outbox holds nothing pending.
+func (e *env) waitSynced(ctx context.Context) error {
+	bar := e.bar(len(e.data), "sync  ")
+	for {
+		c, err := e.store.OutboxCounts()
+		if err != nil {
+			return err
+		}
+		bar.Set(int(min(c["applied"]/2, int64(len(e.data)))))
+		if open(c) == 0 {
+			return bar.Finish()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// open counts effects not yet settled.
+func open(c map[string]int64) int64 {
+	return c["pending"] + c["processing"] + c["delivery_uncertain"] + c["failed"]
+}

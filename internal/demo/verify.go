@@ -1,0 +1,79 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// actAndVerify plays the people's part, waits for the pollers, then checks
+// that every non-conflicted System row equals canonical state.
+func (e *env) actAndVerify(ctx context.Context) (Summary, error) {
+	sum := Summary{Rows: len(e.data), Dir: e.cfg.Dir, ReadModel: e.store.ReadModelPath(), ViewURL: e.url + "/"}
+	if err := e.verify(ctx, &sum); err != nil {
+		return sum, err
+	}
+	c := e.emu.Counters(SpreadsheetID)
+	sum.Requests = c.Reads + c.Writes
+	return sum, nil
+}
+
+// verify reads the System tab and compares every row's visible hash with
+// the hash of the entity's canonical values.
+func (e *env) verify(ctx context.Context, sum *Summary) error {
+	snaps, err := e.prov.Snapshot(ctx, e.store.Workbook(), layout.SystemTabName("Airport"))
+	if err != nil {
+		return err
+	}
+	snap := snaps[layout.SystemTabName("Airport")]
+	spec, _ := e.store.Workbook().Schema().Tab(snap.Tab)
+	all, err := hikoutei.Find[Airport](ctx, e.store)
+	if err != nil {
+		return err
+	}
+	sum.SheetRows = len(snap.Rows)
+	for _, a := range all {
+		rows := snap.Find(a.ID)
+		want, err := sheetsio.ExpectedRowHash(spec, a.ID, values(a))
+		if err != nil {
+			return err
+		}
+		if len(rows) != 1 || rows[0].Hash != want {
+			sum.Mismatches++
+		}
+	}
+	if len(all) != len(snap.Rows) {
+		sum.Mismatches += abs(len(snap.Rows) - len(all))
+	}
+	return nil
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+func values(a *Airport) map[string]any {
+	return map[string]any{"id": a.ID, "name": a.Name, "city": a.City, "country": a.Country, "iata": a.IATA, "icao": a.ICAO,
+		"latitude": a.Latitude, "longitude": a.Longitude, "altitude": a.Altitude, "timezone": a.Timezone, "dst": a.DST,
+		"tz": a.TZ, "type": a.Type, "source": a.Source, "notes": a.Notes}
+}
+
+func (e *env) report(s Summary) {
+	tw := tabwriter.NewWriter(e.cfg.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "\nrows committed\t%d\nrows in sheet\t%d\nrequests used\t%d\nconflicts opened/resolved\t%d/%d\nquarantined\t%d\nelapsed\t%s\n",
+		s.Rows, s.SheetRows, s.Requests, s.Conflicts, s.Resolved, s.Quarantined, s.Elapsed.Round(100_000_000))
+	tw.Flush()
+	fmt.Fprintf(e.cfg.Out, "\nwhere to look:\n  read model: %s\n  try: sqlite3 %s 'SELECT id, name, altitude, notes FROM \"Airport\" LIMIT 5'\n  store: %s (hikoutei status --dir %s)\n",
+		s.ReadModel, s.ReadModel, s.Dir, s.Dir)
+	if e.cfg.KeepOpen {
+		fmt.Fprintf(e.cfg.Out, "  spreadsheet web view: %s\n", s.ViewURL)
+	}
+	fmt.Fprintln(e.cfg.Out, s.Line())
+}
