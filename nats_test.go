@@ -64,7 +64,7 @@ func idle(t *testing.T, s *Store, clock *events.ManualClock) {
 	t.Helper()
 	eventually(t, "workers idle", func() bool {
 		n, _ := clock.Waiters()
-		return s.Dispatcher() != nil && s.Dispatcher().C.Passes.Load() > 0 && n == 2
+		return s.Dispatcher() != nil && s.Dispatcher().C.Passes.Load() > 0 && n == 2+inboundWaiters(s)
 	})
 }
 

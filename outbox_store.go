@@ -39,7 +39,7 @@ func (s *Store) queueEffects(c command, d aggregates.Decision, local, overlay *b
 		local.outbox[stream] = ver + 1
 		out = append(out, events.StreamAppend{Stream: qd.Stream, ExpectedVersion: qd.ExpectedVersion, Events: qd.Events})
 	}
-	return out, nil
+	return s.onEntityCommit(c, d, out, local, overlay, now) // inbound: I12, I15 (conflicts.go)
 }
 
 func (s *Store) outboxVersion(stream string, local, overlay *batchState) (uint64, error) {
@@ -243,7 +243,7 @@ func (s *Store) Settle(settlements []effects.Settlement) error {
 			if err != nil || !ok {
 				return errors.Join(err, fmt.Errorf("settle: unknown effect %s", st.ID))
 			}
-			d, err := aggregates.DecideSettle(effectOf(r), st.ClaimToken, st.Outcome, now)
+			d, err := s.settleDecision(r, st, now) // inbound: blocked_candidate reconciles (conflicts.go)
 			if err != nil {
 				stale = append(stale, err)
 				continue

@@ -46,6 +46,12 @@ type SyncOptions struct {
 	Manual bool
 	// Wake delivers wake-up hints to the dispatcher (e.g. from NATS).
 	Wake <-chan struct{}
+	// Inbound (inbound.go): polling cadences (0 = env var, else 60 s; I20),
+	// env lookup (nil = os.LookupEnv), poll wake-ups and conflict hook.
+	PollingInterval, FullScanInterval time.Duration
+	LookupEnv                         func(string) (string, bool)
+	PollWake                          <-chan struct{}
+	OnConflict                        func(ConflictEvent)
 }
 
 // syncState is the store's sync side, set at Open when Options.Sync is set.
@@ -57,6 +63,12 @@ type syncState struct {
 	disp     *effects.Dispatcher
 	cancel   context.CancelFunc
 	done     chan error
+	stopped  error // why the workers stopped (divergence, displaced); guarded by mu
+	// inbound (inbound.go, conflicts.go)
+	inboundMu sync.Mutex
+	poller    *effects.Poller
+	noteDone  chan struct{}
+	noteSeq   uint64 // last conflict note delivered (no duplicates after a repaired projection)
 }
 
 func (s *Store) setupSync() error {
@@ -69,6 +81,9 @@ func (s *Store) setupSync() error {
 	}
 	if o.Name == "" {
 		o.Name = "sheets"
+	}
+	if err := resolveCadence(o); err != nil {
+		return err
 	}
 	schema, err := s.sheetSchema()
 	if err != nil {
@@ -155,6 +170,7 @@ func (s *Store) Workbook() *sheetsio.Workbook {
 // startSync runs provisioning (retried with backoff until it succeeds) and
 // then the dispatcher, in the background, until Close.
 func (s *Store) startSync() {
+	s.enableInbound()
 	if s.sync == nil || s.sync.opts.Manual {
 		return
 	}
@@ -168,9 +184,14 @@ func (s *Store) superviseSync(ctx context.Context) error {
 	for {
 		disp, err := s.Provision(ctx)
 		if err == nil {
+			stopPoller := s.startPoller(ctx)
 			err = disp.Run(ctx)
+			stopPoller()
 			if err != nil {
 				s.log.Error("sync stopped", "err", err.Error())
+				s.sync.mu.Lock()
+				s.sync.stopped = err
+				s.sync.mu.Unlock()
 			}
 			return err
 		}
@@ -204,4 +225,37 @@ func (s *Store) Fence() sheetsio.Fence {
 	l := s.w.Lease()
 	sum := sha256.Sum256([]byte(l.Token))
 	return sheetsio.Fence{StoreID: s.w.Log().StoreID(), Epoch: int64(l.Epoch), Token: hex.EncodeToString(sum[:12])}
+}
+
+// Health separates local health (the store can commit) from sync health
+// (the spreadsheet is being materialised). A nil field is healthy.
+type Health struct {
+	Local error // the lease was lost or the store is closed
+	Sync  error // sync stopped (divergence, displaced) or not provisioned yet
+}
+
+// Health reports the store's current health.
+func (s *Store) Health() Health {
+	var h Health
+	s.mu.RLock()
+	closed := s.closed
+	s.mu.RUnlock()
+	switch {
+	case closed:
+		h.Local = ErrStoreClosed
+	case s.w.Lost():
+		h.Local = fmt.Errorf("writer lease lost")
+	}
+	if s.sync == nil {
+		return h
+	}
+	s.sync.mu.Lock()
+	defer s.sync.mu.Unlock()
+	switch {
+	case s.sync.stopped != nil:
+		h.Sync = s.sync.stopped
+	case s.sync.disp == nil:
+		h.Sync = fmt.Errorf("spreadsheet not provisioned yet")
+	}
+	return h
 }

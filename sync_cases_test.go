@@ -117,3 +117,26 @@ func TestCrashBetweenRemoteApplyAndSettleLeavesNoDuplicateRows(t *testing.T) {
 		t.Fatalf("outbox %v", c)
 	}
 }
+
+func TestEntitiesCommittedBeforeSyncAreBackfilledOnce(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	loadAirports(t, s, 20)
+	u := s.Begin()
+	mustT(t, u.Remove(&Airport{ID: "5"}))
+	_, err := u.Commit(ctx)
+	mustT(t, err)
+	mustT(t, s.Close())
+	x := openSynced(t, dir)
+	n, err := x.QueueUnsynced("sheets", 100)
+	if err != nil || n != 19 {
+		t.Fatalf("queued %d: %v", n, err)
+	}
+	if again, err := x.QueueUnsynced("sheets", 100); err != nil || again != 0 {
+		t.Fatalf("second scan queued %d: %v", again, err)
+	}
+	x.drain()
+	if rows := x.rows("Airport_System"); len(rows) != 20 || x.rowOf("Airport_System", "5") != nil {
+		t.Fatalf("system tab has %d rows", len(rows))
+	}
+}

@@ -268,6 +268,7 @@ func (s *Store) project(evs []events.Event) error {
 		s.log.Error("read model behind the log", "err", err.Error())
 		return fmt.Errorf("%w: %w", ErrReadModelBehind, err)
 	}
+	s.notifyConflicts() // inbound: OnConflict hook (conflicts.go)
 	return nil
 }
 

@@ -82,7 +82,7 @@ func cmpD(v, def time.Duration) time.Duration {
 
 // Counters are the dispatcher's running totals (for status and metrics).
 type Counters struct {
-	Passes, Dispatches, Claimed, Applied, Uncertain, Failed, Retried, Conflicts, Probes, Superseded atomic.Int64
+	Passes, Dispatches, Claimed, Applied, Uncertain, Failed, Retried, Conflicts, Probes, Superseded, Backfilled atomic.Int64
 }
 
 // Dispatcher moves effects from the outbox to one spreadsheet.
@@ -108,6 +108,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	if _, err := d.cfg.Outbox.RecoverProcessing(d.cfg.Spreadsheet, d.cfg.Clock.Now()); err != nil {
 		return fmt.Errorf("recover processing effects: %w", err)
 	}
+	if err := d.backfill(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	recDone := make(chan error, 1)
@@ -115,6 +118,18 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	err := d.passLoop(ctx)
 	cancel()
 	return errors.Join(err, <-recDone)
+}
+
+// backfill queues every entity the spreadsheet never received before the
+// first pass (a store whose sync was just turned on).
+func (d *Dispatcher) backfill() error {
+	for {
+		n, err := d.cfg.Outbox.QueueUnsynced(d.cfg.Spreadsheet, d.cfg.MaxBatch)
+		d.C.Backfilled.Add(int64(n))
+		if err != nil || n < d.cfg.MaxBatch {
+			return fenced(err)
+		}
+	}
 }
 
 func (d *Dispatcher) passLoop(ctx context.Context) error {
@@ -152,10 +167,17 @@ func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
 }
 
 // Reconcile runs one reconciliation scan: terminal failed heads are
-// superseded, fenced, in the same commit as their replacement (I10).
+// superseded, fenced, in the same commit as their replacement (I10), and
+// entities the spreadsheet never received get their rows queued. It
+// returns how many heads it superseded.
 func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) {
 	n, err := d.cfg.Outbox.SupersedeTerminal(d.cfg.Spreadsheet, d.cfg.MaxBatch)
 	d.C.Superseded.Add(int64(n))
+	if err != nil {
+		return n, err
+	}
+	queued, err := d.cfg.Outbox.QueueUnsynced(d.cfg.Spreadsheet, d.cfg.MaxBatch)
+	d.C.Backfilled.Add(int64(queued))
 	return n, err
 }
 

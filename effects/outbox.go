@@ -63,6 +63,9 @@ type Outbox interface {
 	// RecoverProcessing turns effects left in processing by a previous run
 	// (claimed, maybe sent) into delivery_uncertain due at probeAt.
 	RecoverProcessing(spreadsheet string, probeAt time.Time) (int, error)
+	// QueueUnsynced queues rows for up to max entities the spreadsheet was
+	// never told about (committed while sync was off); it returns how many.
+	QueueUnsynced(spreadsheet string, max int) (int, error)
 	// SupersedeTerminal supersedes up to max terminal failed heads of
 	// spreadsheet, each in the same commit as its replacement effect (I10).
 	SupersedeTerminal(spreadsheet string, max int) (int, error)

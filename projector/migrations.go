@@ -80,6 +80,7 @@ CREATE TABLE hk_outbox (
 );
 CREATE INDEX hk_outbox_binding ON hk_outbox (binding, stream_sequence);
 CREATE INDEX hk_outbox_state ON hk_outbox (state, spreadsheet);
+CREATE INDEX hk_outbox_row ON hk_outbox (tab, anchor);
 CREATE TABLE hk_visible_state (
   binding   TEXT PRIMARY KEY NOT NULL,
   tab       TEXT NOT NULL,
@@ -89,33 +90,75 @@ CREATE TABLE hk_visible_state (
   effect_id TEXT NOT NULL,
   seq       INTEGER NOT NULL
 ) WITHOUT ROWID;
+-- Inbound side (issue 6). Conflicts: one per (binding, field, candidate
+-- epoch); visible_hash NULL marks a legacy conflict without candidate
+-- visible evidence, which never resolves (I14).
 CREATE TABLE hk_conflicts (
   conflict_id        TEXT PRIMARY KEY NOT NULL,
   entity             TEXT NOT NULL,
   id                 TEXT NOT NULL,
   field              TEXT NOT NULL,
-  state              TEXT NOT NULL,
-  canonical_revision INTEGER,
-  candidate_hash     TEXT,
+  tab                TEXT NOT NULL,
+  anchor             TEXT NOT NULL,
+  binding            TEXT NOT NULL,
+  state              TEXT NOT NULL,    -- open | resolved
+  canonical_revision INTEGER NOT NULL, -- the field's canonical revision at detection
+  candidate_hash     TEXT,             -- events.Hash of the sheet value A
   candidate_epoch    INTEGER,
-  visible_revision   INTEGER,
-  visible_hash       TEXT,
+  visible_revision   INTEGER,          -- candidate-time full-row visible revision
+  visible_hash       TEXT,             -- candidate-time full-row visible hash (NULL: legacy)
+  system_value       TEXT,             -- rendering of B for the audit row
+  sheet_value        TEXT,             -- rendering of A for the audit row
+  reconcile_effect   TEXT,             -- acknowledge_system's row reconcile effect id
+  reconcile_state    TEXT,             -- its outcome: pending | applied | blocked_candidate
   opened_seq         INTEGER NOT NULL,
+  opened_at          TEXT NOT NULL,
   resolved_seq       INTEGER,
-  resolution         TEXT
+  resolved_at        TEXT,
+  resolution         TEXT              -- system_wins | system_acknowledged
 );
+CREATE INDEX hk_conflicts_entity ON hk_conflicts (entity, id, state);
+CREATE INDEX hk_conflicts_reconcile ON hk_conflicts (reconcile_effect);
+-- sheet_visible_field_state (seed 000): per Input-row field, the hash the
+-- sheet last showed (system write applied or observation accepted) and the
+-- active candidate with its epoch and candidate-time row evidence.
+CREATE TABLE hk_sheet_field_state (
+  binding            TEXT NOT NULL,
+  field              TEXT NOT NULL,
+  tab                TEXT NOT NULL,
+  anchor             TEXT NOT NULL,
+  shown_hash         TEXT,             -- NULL: never confirmed
+  shown_seq          INTEGER,
+  candidate_hash     TEXT NOT NULL DEFAULT '', -- '' = no active candidate
+  candidate_epoch    INTEGER NOT NULL DEFAULT 0,
+  candidate_row_hash TEXT NOT NULL DEFAULT '',
+  candidate_visible_revision INTEGER NOT NULL DEFAULT 0,
+  conflict_id        TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (binding, field)
+) WITHOUT ROWID;
+-- Current evidence: malformed/ambiguous rows, deleted rows, suspected mass
+-- deletions. active = 0 once the evidence no longer shows in the tab.
 CREATE TABLE hk_quarantine (
   quarantine_id TEXT PRIMARY KEY NOT NULL,
-  sheet         TEXT NOT NULL,
-  anchor        TEXT,
-  reason        TEXT NOT NULL,
-  detail        TEXT,
-  seq           INTEGER NOT NULL
+  tab           TEXT NOT NULL,
+  anchor        TEXT NOT NULL,     -- '' for rows without an anchor / tab-level evidence
+  sheet_row     INTEGER NOT NULL,  -- 1-based row at observation time (informational)
+  row_hash      TEXT NOT NULL,     -- cell.VisibleHash of the row ('' for missing rows)
+  reason        TEXT NOT NULL,     -- stable code, e.g. cell_type_mismatch, duplicate_anchor, row_deleted
+  column_name   TEXT NOT NULL,
+  active        INTEGER NOT NULL,
+  seq           INTEGER NOT NULL,
+  cleared_seq   INTEGER
 );
+CREATE INDEX hk_quarantine_tab ON hk_quarantine (tab, active);
+-- Append-only history of every inbound event (accepted, rejected,
+-- quarantined, candidates, conflicts), for audits.
 CREATE TABLE hk_evidence (
   seq    INTEGER NOT NULL,
   n      INTEGER NOT NULL,
-  kind   TEXT NOT NULL,
+  kind   TEXT NOT NULL,     -- the event type
+  tab    TEXT,
+  anchor TEXT,
   entity TEXT,
   id     TEXT,
   field  TEXT,

@@ -29,6 +29,8 @@ type Projector struct {
 	path       string
 	tables     map[string]Table
 	checkpoint uint64
+	notesOn    bool           // inbound: collect ConflictNotes (inbound.go)
+	notes      []ConflictNote // inbound: conflicts opened/resolved since the last take
 }
 
 // Open opens or creates the read model at path (mode 0600, WAL), migrates
@@ -286,6 +288,9 @@ func (p *Projector) apply(e *events.Event) error {
 		return p.applyLease(e)
 	}
 	if handled, err := p.applyEffect(e); handled {
+		if err == nil {
+			err = p.afterEffect(e) // inbound: shown cells, reconcile outcomes
+		}
 		return err
 	}
 	if handled, err := p.applyInbound(e); handled {

@@ -1,0 +1,579 @@
+package bench
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/api/option"
+	"google.golang.org/api/sheets/v4"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// End-to-end sync benchmarks, run by bench/cmd/benchtable (`make bench`),
+// each beside its raw baseline measured in the same run:
+//
+//	BenchmarkSafePath10k       ÷ BenchmarkRawBatchUpdate10k   rows/s (row 4)
+//	BenchmarkBackfillCities    ÷ BenchmarkRawBackfillCities   requests/1k rows, peak RSS (row 5)
+//	BenchmarkPollUnchanged10Tabs ÷ BenchmarkRawBatchGet10Tabs requests per pass (row 6)
+//
+// The emulator runs with Google's latency (150 ms per request + 20 µs per
+// written cell) and per-minute quotas; our provider keeps its default
+// pacing (1 request/s per class, burst 5 = Google's per-user quota); the
+// store uses the demo's sync options (internal/demo). Environment:
+//
+//	HIKOUTEI_BENCH_EMULATOR  URL of an emulator served by another process
+//	                         (the runner), so this process's peak RSS is the
+//	                         store's alone; its request counters are then
+//	                         read by that process. Unset: an in-process one.
+//	HIKOUTEI_BENCH_SHEET     spreadsheet id to use there (default per bench).
+//	HIKOUTEI_BENCH_OUT       directory for convergence traces (<bench>.json).
+
+// City is a GeoNames city (testdata/data/cities.json.gz), the same entity
+// the root package's scale test and rebuild benchmark use.
+type City struct {
+	Key     string `hikoutei:"key,pk"`
+	Name    string `hikoutei:"name"`
+	Lat     string `hikoutei:"lat"`
+	Lng     string `hikoutei:"lng"`
+	Country string `hikoutei:"country"`
+	Admin1  string `hikoutei:"admin1"`
+	Admin2  string `hikoutei:"admin2"`
+}
+
+// row is the city's visible row: key, then fields in declaration order.
+func (c *City) row() []any {
+	return []any{c.Key, c.Name, c.Lat, c.Lng, c.Country, c.Admin1, c.Admin2}
+}
+
+var cityHeader = []any{"key", "name", "lat", "lng", "country", "admin1", "admin2"}
+
+func readCities(b *testing.B) []City {
+	b.Helper()
+	f, err := os.Open("../testdata/data/cities.json.gz")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cities []City
+	if err := json.NewDecoder(zr).Decode(&cities); err != nil {
+		b.Fatal(err)
+	}
+	for i := range cities {
+		cities[i].Key = strconv.Itoa(i + 1)
+	}
+	return cities
+}
+
+var ctx = context.Background()
+
+// emu is the emulator a benchmark talks to.
+type emu struct {
+	url    string
+	local  *emulator.Emulator // nil when the runner serves it
+	sheet  string
+	closer func()
+}
+
+// googleEmulator returns the runner's emulator (HIKOUTEI_BENCH_EMULATOR) or
+// a fresh in-process one, with Google's latency and quota model.
+func googleEmulator(b *testing.B, sheet string) *emu {
+	b.Helper()
+	if s := os.Getenv("HIKOUTEI_BENCH_SHEET"); s != "" {
+		sheet = s
+	}
+	if u := os.Getenv("HIKOUTEI_BENCH_EMULATOR"); u != "" {
+		return &emu{url: u, sheet: sheet, closer: func() {}}
+	}
+	e := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota()})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: e.Handler()}
+	go srv.Serve(ln)
+	return &emu{url: "http://" + ln.Addr().String(), local: e, sheet: sheet, closer: func() { srv.Close() }}
+}
+
+// requests reports the emulator's request count for the sheet, or -1 when
+// another process serves it.
+func (e *emu) requests() (reads, writes int64) {
+	if e.local == nil {
+		return -1, -1
+	}
+	c := e.local.Counters(e.sheet)
+	return c.Reads, c.Writes
+}
+
+// point is one convergence sample: seconds since the first commit (or the
+// first raw request) and rows converged in the spreadsheet by then.
+type point struct {
+	T    float64 `json:"t"`
+	Rows float64 `json:"rows"`
+}
+
+// writeTrace saves a convergence trace for the runner's plot.
+func writeTrace(b *testing.B, name string, pts []point) {
+	dir := os.Getenv("HIKOUTEI_BENCH_OUT")
+	if dir == "" {
+		return
+	}
+	data, err := json.Marshal(pts)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, name+".json"), data, 0o644)
+	}
+	if err != nil {
+		b.Error(err)
+	}
+}
+
+// vmHWM is this process's peak resident set in MB (/proc/self/status), or
+// -1 where that is unavailable.
+func vmHWM() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			if err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return -1
+}
+
+// openSynced opens a store on a fresh directory that syncs the City entity
+// to e with the demo's options and the provider's default pacing, and waits
+// until the spreadsheet is provisioned (provisioning is not timed).
+func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Store {
+	b.Helper()
+	log := slog.New(slog.DiscardHandler)
+	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: log,
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := hikoutei.Open(b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
+			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second}}, defs...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for s.Workbook() == nil || s.Dispatcher() == nil {
+		if time.Now().After(deadline) {
+			b.Fatal("spreadsheet not provisioned after 2 minutes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return s
+}
+
+// unsettled counts effects not yet settled (as the demo's waitSynced).
+func unsettled(c map[string]int64) int64 {
+	return c["pending"] + c["processing"] + c["delivery_uncertain"] + c["failed"]
+}
+
+func total(c map[string]int64) int64 {
+	var n int64
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
+
+// syncCities commits the cities in units of 500 (as the demo does) and
+// waits until every effect is settled, sampling convergence every 100 ms.
+// Rows converged = applied effects × rows ÷ effects queued.
+func syncCities(b *testing.B, s *hikoutei.Store, cities []City, start time.Time) []point {
+	b.Helper()
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < len(cities); i += 500 {
+			u := s.Begin()
+			for j := i; j < min(i+500, len(cities)); j++ {
+				if err := u.Persist(&cities[j]); err != nil {
+					done <- err
+					return
+				}
+			}
+			if _, err := u.Commit(ctx); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	pts := []point{{0, 0}}
+	committed := false
+	deadline := start.Add(10 * time.Minute)
+	for {
+		if !committed {
+			select {
+			case err := <-done:
+				if err != nil {
+					b.Fatal(err)
+				}
+				committed = true
+			default:
+			}
+		}
+		c, err := s.OutboxCounts()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t := time.Since(start).Seconds()
+		if n := total(c); n > 0 && committed {
+			pts = append(pts, point{t, float64(c["applied"]) * float64(len(cities)) / float64(n)})
+			if unsettled(c) == 0 {
+				pts[len(pts)-1] = point{t, float64(len(cities))}
+				return pts
+			}
+		} else if n > 0 {
+			pts = append(pts, point{t, float64(c["applied"])}) // an underestimate until all is queued
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("not converged after 10 minutes: %v", c)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// BenchmarkSafePath10k: 10,000 new cities through the full safe path
+// (durable commit, outbox, receipts, CAS, fencing) to the emulator with
+// Google's latency and quota model. Timed from the first commit until
+// every effect is settled; provisioning is not timed. rows/s is row 4.
+func BenchmarkSafePath10k(b *testing.B) {
+	cities := readCities(b)[:10000]
+	var secs []float64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e := googleEmulator(b, "bench-safe-"+strconv.Itoa(i))
+		s := openSynced(b, e, hikoutei.Entity[City]("City"))
+		r0, w0 := e.requests()
+		b.StartTimer()
+		start := time.Now()
+		pts := syncCities(b, s, cities, start)
+		secs = append(secs, time.Since(start).Seconds())
+		b.StopTimer()
+		r1, w1 := e.requests()
+		if r0 >= 0 {
+			b.ReportMetric(float64(r1-r0), "reads")
+			b.ReportMetric(float64(w1-w0), "writes")
+		}
+		writeTrace(b, "safe10k", pts)
+		s.Close()
+		e.closer()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(len(cities))/median(secs), "rows/s")
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// rawService is a bare sheets/v4 client on the emulator.
+func rawService(b *testing.B, e *emu) *sheets.Service {
+	b.Helper()
+	svc, err := sheets.NewService(ctx, option.WithEndpoint(strings.TrimSuffix(e.url, "/")+"/"),
+		option.WithoutAuthentication(), option.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc
+}
+
+// addTab creates a tab with room for rows × cols (not timed).
+func addTab(b *testing.B, svc *sheets.Service, sheet, title string, rows, cols int) {
+	b.Helper()
+	_, err := svc.Spreadsheets.BatchUpdate(sheet, &sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{{
+		AddSheet: &sheets.AddSheetRequest{Properties: &sheets.SheetProperties{Title: title,
+			GridProperties: &sheets.GridProperties{RowCount: int64(rows), ColumnCount: int64(cols)}}}}}}).Context(ctx).Do()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// rawWrite writes the header and the cities' rows to tab with plain
+// values.batchUpdate calls, each body at most sheetsio.DefaultMaxBatchBytes
+// (the provider's own limit): the fewest requests Google allows. It
+// returns the convergence trace (rows written when each request returned).
+func rawWrite(b *testing.B, svc *sheets.Service, sheet, tab string, cities []City, start time.Time) []point {
+	b.Helper()
+	pts := []point{{0, 0}}
+	rows := [][]any{cityHeader}
+	size := 0
+	first := 1 // sheet row of rows[0]
+	done := 0
+	flush := func() {
+		if len(rows) == 0 {
+			return
+		}
+		rng := fmt.Sprintf("%s!A%d:G%d", tab, first, first+len(rows)-1)
+		_, err := svc.Spreadsheets.Values.BatchUpdate(sheet, &sheets.BatchUpdateValuesRequest{ValueInputOption: "RAW",
+			Data: []*sheets.ValueRange{{Range: rng, Values: rows}}}).Context(ctx).Do()
+		if err != nil {
+			b.Fatal(err)
+		}
+		done += len(rows)
+		if first == 1 {
+			done-- // the header
+		}
+		pts = append(pts, point{time.Since(start).Seconds(), float64(done)})
+		first += len(rows)
+		rows, size = nil, 0
+	}
+	for i := range cities {
+		r := cities[i].row()
+		js, _ := json.Marshal(r)
+		if size+len(js)+1 > sheetsio.DefaultMaxBatchBytes-4096 {
+			flush()
+		}
+		rows = append(rows, r)
+		size += len(js) + 1
+	}
+	flush()
+	return pts
+}
+
+// BenchmarkRawBatchUpdate10k: the floor under BenchmarkSafePath10k — the
+// same 10,000 rows (key + fields) written by raw values.batchUpdate through
+// sheets/v4 to a fresh emulator with the same model; no pacing, no
+// receipts, no verification. Tab creation is not timed.
+func BenchmarkRawBatchUpdate10k(b *testing.B) {
+	cities := readCities(b)[:10000]
+	var secs []float64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e := googleEmulator(b, "bench-raw-"+strconv.Itoa(i))
+		svc := rawService(b, e)
+		addTab(b, svc, e.sheet, "City_Raw", len(cities)+1, len(cityHeader))
+		b.StartTimer()
+		start := time.Now()
+		pts := rawWrite(b, svc, e.sheet, "City_Raw", cities, start)
+		secs = append(secs, time.Since(start).Seconds())
+		b.StopTimer()
+		writeTrace(b, "raw10k", pts)
+		e.closer()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(len(cities))/median(secs), "rows/s")
+}
+
+// BenchmarkBackfillCities: all 171,075 cities committed and synced through
+// the full safe path (row 5). Reports rows/s, requests (when the emulator
+// is in process) and this process's VmHWM; the runner runs it alone in a
+// child process against its own emulator and takes the child's max RSS.
+func BenchmarkBackfillCities(b *testing.B) {
+	cities := readCities(b)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e := googleEmulator(b, "bench-backfill")
+		b.StartTimer()
+		start := time.Now()
+		s := openSynced(b, e, hikoutei.Entity[City]("City"))
+		pts := syncCities(b, s, cities, time.Now())
+		secs := time.Since(start).Seconds()
+		b.StopTimer()
+		if r, w := e.requests(); r >= 0 {
+			b.ReportMetric(float64(r+w)*1000/float64(len(cities)), "req/1krows")
+		}
+		b.ReportMetric(float64(len(cities))/secs, "rows/s")
+		writeTrace(b, "backfill", pts)
+		s.Close()
+		e.closer()
+		b.StartTimer()
+	}
+	b.ReportMetric(vmHWM(), "peak-MB")
+}
+
+// BenchmarkRawBackfillCities: the floor under BenchmarkBackfillCities —
+// the same rows by raw values.batchUpdate (2 MB bodies), tab creation
+// included (the safe path's count includes provisioning).
+func BenchmarkRawBackfillCities(b *testing.B) {
+	cities := readCities(b)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e := googleEmulator(b, "bench-raw-backfill")
+		svc := rawService(b, e)
+		b.StartTimer()
+		start := time.Now()
+		addTab(b, svc, e.sheet, "City_Raw", len(cities)+1, len(cityHeader))
+		pts := rawWrite(b, svc, e.sheet, "City_Raw", cities, start)
+		secs := time.Since(start).Seconds()
+		b.StopTimer()
+		if r, w := e.requests(); r >= 0 {
+			b.ReportMetric(float64(r+w)*1000/float64(len(cities)), "req/1krows")
+		}
+		b.ReportMetric(float64(len(cities))/secs, "rows/s")
+		writeTrace(b, "rawbackfill", pts)
+		e.closer()
+		b.StartTimer()
+	}
+	b.ReportMetric(vmHWM(), "peak-MB")
+}
+
+// Ten entities, each with a user-owned field, so the spreadsheet has ten
+// Input tabs for the poll benchmark.
+type (
+	P0 struct {
+		ID   string `hikoutei:"id,pk"`
+		Name string `hikoutei:"name"`
+		Note string `hikoutei:"note,user"`
+	}
+	P1 P0
+	P2 P0
+	P3 P0
+	P4 P0
+	P5 P0
+	P6 P0
+	P7 P0
+	P8 P0
+	P9 P0
+)
+
+func pollDefs() []hikoutei.EntityDef {
+	return []hikoutei.EntityDef{hikoutei.Entity[P0]("P0"), hikoutei.Entity[P1]("P1"), hikoutei.Entity[P2]("P2"),
+		hikoutei.Entity[P3]("P3"), hikoutei.Entity[P4]("P4"), hikoutei.Entity[P5]("P5"), hikoutei.Entity[P6]("P6"),
+		hikoutei.Entity[P7]("P7"), hikoutei.Entity[P8]("P8"), hikoutei.Entity[P9]("P9")}
+}
+
+// seedPoll commits 100 rows of each of the ten entities.
+func seedPoll(b *testing.B, s *hikoutei.Store) {
+	b.Helper()
+	u := s.Begin()
+	for i := range 100 {
+		id, name := strconv.Itoa(i), "item "+strconv.Itoa(i)
+		for _, v := range []any{&P0{id, name, ""}, &P1{id, name, ""}, &P2{id, name, ""}, &P3{id, name, ""}, &P4{id, name, ""},
+			&P5{id, name, ""}, &P6{id, name, ""}, &P7{id, name, ""}, &P8{id, name, ""}, &P9{id, name, ""}} {
+			if err := u.Persist(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if _, err := u.Commit(ctx); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkPollUnchanged10Tabs: one inbound Poll pass over ten Input tabs
+// that nobody changed since they converged (row 6). Sync runs in Manual
+// mode so nothing but the measured passes talks to the emulator; the
+// emulator is in process (its counters are the measurement). One op = one
+// Poll; reads/op and writes/op are requests the emulator received.
+func BenchmarkPollUnchanged10Tabs(b *testing.B) {
+	b.StopTimer()
+	e := googleEmulator(b, "bench-poll")
+	if e.local == nil {
+		b.Skip("needs the in-process emulator (unset HIKOUTEI_BENCH_EMULATOR)")
+	}
+	defer e.closer()
+	log := slog.New(slog.DiscardHandler)
+	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: log, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := hikoutei.Open(b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, Manual: true}}, pollDefs()...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	disp, err := s.Provision(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seedPoll(b, s)
+	for range 100 {
+		if _, err := disp.Pass(ctx); err != nil {
+			b.Fatal(err)
+		}
+		c, err := s.OutboxCounts()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if unsettled(c) == 0 {
+			break
+		}
+		time.Sleep(time.Second) // probes/retries become due on the wall clock
+	}
+	p := s.Poller()
+	if p == nil {
+		b.Fatal("no poller")
+	}
+	if _, err := p.Poll(ctx); err != nil { // first pass: learns nothing new, but is not measured
+		b.Fatal(err)
+	}
+	c0 := e.local.Counters(e.sheet)
+	var certified int
+	b.StartTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := p.Poll(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		certified += r.Certified
+		if r.Tabs != 10 {
+			b.Fatalf("poll read %d Input tabs, want 10", r.Tabs)
+		}
+	}
+	b.StopTimer()
+	c1 := e.local.Counters(e.sheet)
+	b.ReportMetric(float64(c1.Reads-c0.Reads)/float64(b.N), "reads/op")
+	b.ReportMetric(float64(c1.Writes-c0.Writes)/float64(b.N), "writes/op")
+	b.ReportMetric(float64(certified)/float64(b.N), "certified/op")
+}
+
+// BenchmarkRawBatchGet10Tabs: the floor under BenchmarkPollUnchanged10Tabs
+// — one raw values.batchGet of the same ten Input tabs through sheets/v4.
+func BenchmarkRawBatchGet10Tabs(b *testing.B) {
+	b.StopTimer()
+	e := googleEmulator(b, "bench-poll-raw")
+	if e.local == nil {
+		b.Skip("needs the in-process emulator (unset HIKOUTEI_BENCH_EMULATOR)")
+	}
+	defer e.closer()
+	svc := rawService(b, e)
+	var ranges []string
+	for i := range 10 {
+		tab := layout.InputTabName("P" + strconv.Itoa(i))
+		addTab(b, svc, e.sheet, tab, 101, 3)
+		ranges = append(ranges, tab)
+	}
+	c0 := e.local.Counters(e.sheet)
+	b.StartTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := svc.Spreadsheets.Values.BatchGet(e.sheet).Ranges(ranges...).Context(ctx).Do(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	c1 := e.local.Counters(e.sheet)
+	b.ReportMetric(float64(c1.Reads-c0.Reads)/float64(b.N), "reads/op")
+	b.ReportMetric(float64(c1.Writes-c0.Writes)/float64(b.N), "writes/op")
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/metrics"
+)
+
+type serveFlags struct {
+	dir, spreadsheet, credentials, endpoint string
+	httpAddr, natsListen, natsURL           string
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve --dir DIR [--spreadsheet URL] [--credentials FILE | --sheets-endpoint URL] [--http ADDR]",
+		Short: "Run the sync service for a store until SIGINT/SIGTERM",
+		Long: `serve opens the store (entity shapes from its log), takes the writer lease and
+runs the sync workers: the outbox dispatcher, probes, reconciliation and the
+Input pollers, woken over NATS (embedded by default) with timers as the
+fallback. The spreadsheet comes from --spreadsheet or HIKOUTEI_SYNC_SPREADSHEET_URL;
+credentials from --credentials or GOOGLE_APPLICATION_CREDENTIALS, or use
+--sheets-endpoint / HIKOUTEI_SHEETS_ENDPOINT for an emulator. Logs are JSON on
+stderr and never carry credentials, spreadsheet ids or cell values.
+--http ADDR serves /metrics (Prometheus) and /healthz (local vs sync health).
+SIGINT/SIGTERM stop the workers, release the lease and remove lease.toml.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireDir(f.dir); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, cmd, f, nil)
+		},
+	}
+	addDirFlag(cmd, &f.dir)
+	cmd.Flags().StringVar(&f.spreadsheet, "spreadsheet", "", "spreadsheet URL or id (default $HIKOUTEI_SYNC_SPREADSHEET_URL)")
+	cmd.Flags().StringVar(&f.credentials, "credentials", "", "service-account JSON key (default $GOOGLE_APPLICATION_CREDENTIALS)")
+	cmd.Flags().StringVar(&f.endpoint, "sheets-endpoint", "", "Sheets API endpoint of an emulator (default $HIKOUTEI_SHEETS_ENDPOINT)")
+	cmd.Flags().StringVar(&f.httpAddr, "http", "", "serve /metrics and /healthz on ADDR (e.g. 127.0.0.1:9090)")
+	cmd.Flags().StringVar(&f.natsListen, "nats-listen", "", "let the embedded NATS server accept clients on ADDR (e.g. 127.0.0.1:4222)")
+	cmd.Flags().StringVar(&f.natsURL, "nats", "", "use an existing NATS server (default $HIKOUTEI_NATS_URL; else embedded)")
+	return cmd
+}
+
+// env overlays the flags on the environment for SyncFromEnv.
+func (f serveFlags) env(k string) (string, bool) {
+	over := map[string]string{hikoutei.EnvSpreadsheetURL: f.spreadsheet, hikoutei.EnvCredentials: f.credentials,
+		hikoutei.EnvSheetsEndpoint: f.endpoint}
+	if v := over[k]; v != "" {
+		return v, true
+	}
+	return os.LookupEnv(k)
+}
+
+// serve runs until ctx ends; ready, if set, receives the bound --http
+// address once the service runs.
+func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(httpAddr string)) error {
+	logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+	syncOpts, err := hikoutei.SyncFromEnv(ctx, f.env)
+	if err != nil {
+		return err
+	}
+	if syncOpts == nil {
+		return usageError{errors.New("no spreadsheet: give --spreadsheet or set " + hikoutei.EnvSpreadsheetURL)}
+	}
+	s, err := hikoutei.OpenDeclared(f.dir, hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts,
+		NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL}})
+	if err != nil {
+		return err
+	}
+	logger.Info("serving", "dir", f.dir, "epoch", s.LeaseInfo().Epoch)
+	addr := ""
+	if f.httpAddr != "" {
+		if addr, err = serveHTTP(ctx, s, f.httpAddr, logger); err != nil {
+			s.Close()
+			return err
+		}
+	}
+	if ready != nil {
+		ready(addr)
+	}
+	<-ctx.Done()
+	logger.Info("stopping: releasing the lease")
+	return s.Close()
+}
+
+func serveHTTP(ctx context.Context, s *hikoutei.Store, addr string, logger *slog.Logger) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics.Handler(s))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, s.Health()) })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	go func() {
+		<-ctx.Done()
+		srv.Shutdown(context.Background())
+	}()
+	logger.Info("http", "addr", ln.Addr().String())
+	return ln.Addr().String(), nil
+}
+
+// writeHealth answers 200 when the store can commit (local health); sync
+// health is reported alongside, since a stalled spreadsheet never stops
+// local commits (I18).
+func writeHealth(w http.ResponseWriter, h hikoutei.Health) {
+	body := map[string]string{"local": "ok", "sync": "ok"}
+	w.Header().Set("Content-Type", "application/json")
+	if h.Sync != nil {
+		body["sync"] = h.Sync.Error()
+	}
+	if h.Local != nil {
+		body["local"] = h.Local.Error()
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	json.NewEncoder(w).Encode(body)
+}

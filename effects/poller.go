@@ -1,0 +1,298 @@
+package effects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+)
+
+// TabExpectation is what the store expects an Input tab to show (see
+// projector.TabExpectation): Rows maps anchor → full-row visible hash
+// (cell.VisibleHash); Evidence holds row hashes already recorded as
+// evidence; Missing the anchors whose deletion is already evidence;
+// Flagged a recorded suspected mass deletion.
+type TabExpectation struct {
+	Rows     map[string]string
+	Evidence map[string]bool
+	Missing  map[string]bool
+	Flagged  bool
+}
+
+// ObserveStats counts what one observation decided.
+type ObserveStats struct {
+	Rows        int // data rows examined
+	Accepted    int // rows whose user edits became canonical
+	Quarantined int // new quarantine / evidence records
+	Candidates  int // candidates detected (conflicts opened or updated)
+	Deferred    int // rows in transition (an effect in flight), left for the next pass
+	Events      int // events appended
+}
+
+// Inbound is the store side of the poller. Every method is a decision of
+// the store's single writer.
+type Inbound interface {
+	// Expectations returns the expectation of each tab and the read model
+	// checkpoint they were read at (the observation's base: rows changed by
+	// an effect applied after base are deferred, so a read that raced a
+	// dispatch is never mistaken for a human edit).
+	Expectations(tabs []string) (map[string]TabExpectation, uint64, error)
+	// Observe decides on grid reads (formulas, merges and error values
+	// visible) of tabs that could not be certified unchanged. full marks a
+	// safety full scan.
+	Observe(base uint64, grids map[string]*sheetsio.GridSnapshot, full bool) (ObserveStats, error)
+	// Cleanup queues full-row CAS delete effects for surplus rows of the
+	// Input tabs read in grids (I21); it returns how many it queued.
+	Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (int, error)
+}
+
+// PollerConfig configures a Poller for one spreadsheet.
+type PollerConfig struct {
+	Provider *sheetsio.Provider
+	Workbook *sheetsio.Workbook
+	Inbound  Inbound
+	Tabs     []string     // the registered Input tabs (logical names)
+	Clock    events.Clock // default wall clock
+	Logger   *slog.Logger
+	// Interval is the adaptive poll cadence (default 60 s).
+	Interval time.Duration
+	// FullScanInterval is the safety full scan's cadence (default 60 s).
+	FullScanInterval time.Duration
+	// CleanupInterval is the surplus-row cleanup cadence: the
+	// reconciliation schedule (default 30 s), independent of the other
+	// passes and of the dispatcher (I21).
+	CleanupInterval time.Duration
+	// Wake delivers poll hints (e.g. NATS wake.poll); nil = timer only.
+	Wake <-chan struct{}
+}
+
+// PollCounters are the poller's running totals.
+type PollCounters struct {
+	Passes, Certified, Escalated, FullScans, Cleanups, Deletes atomic.Int64
+}
+
+// Poller reads the registered Input tabs and hands what changed to the
+// store (seed 001 "Inbound User_Input flow").
+type Poller struct {
+	cfg PollerConfig
+	mu  sync.Mutex // one pass at a time: observations are decided in read order
+	C   PollCounters
+}
+
+// NewPoller validates cfg. Errors: ErrConfig.
+func NewPoller(cfg PollerConfig) (*Poller, error) {
+	if cfg.Provider == nil || cfg.Workbook == nil || cfg.Inbound == nil {
+		return nil, fmt.Errorf("%w: poller needs a provider, a workbook and the store", ErrConfig)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = events.SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	cfg.Interval = cmpD(cfg.Interval, time.Minute)
+	cfg.FullScanInterval = cmpD(cfg.FullScanInterval, time.Minute)
+	cfg.CleanupInterval = cmpD(cfg.CleanupInterval, 30*time.Second)
+	return &Poller{cfg: cfg}, nil
+}
+
+// PollResult describes one pass.
+type PollResult struct {
+	Tabs      int  // Input tabs read
+	Certified int  // tabs certified unchanged from values alone
+	Escalated int  // tabs escalated to the metadata (grid) read
+	Full      bool // a safety full scan
+	Stats     ObserveStats
+}
+
+// Poll runs one adaptive pass: ONE values read of every Input tab
+// (sheetsio.SnapshotKnown: a single request once the sheetIds are known),
+// a hash comparison of each row with the store's expectation, and one grid
+// read of only the tabs it cannot certify unchanged. An unchanged
+// spreadsheet costs one read request and no write.
+func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.C.Passes.Add(1)
+	res := PollResult{Tabs: len(p.cfg.Tabs)}
+	if len(p.cfg.Tabs) == 0 {
+		return res, nil
+	}
+	exp, base, err := p.cfg.Inbound.Expectations(p.cfg.Tabs)
+	if err != nil {
+		return res, fenced(err)
+	}
+	snaps, err := p.cfg.Provider.SnapshotKnown(ctx, p.cfg.Workbook, p.cfg.Tabs...)
+	if err != nil {
+		return res, err
+	}
+	var escalate []string
+	for _, t := range p.cfg.Tabs {
+		if Certify(snaps[t], exp[t]) {
+			res.Certified++
+			continue
+		}
+		escalate = append(escalate, t)
+	}
+	p.C.Certified.Add(int64(res.Certified))
+	if len(escalate) == 0 {
+		return res, nil
+	}
+	res.Escalated = len(escalate)
+	p.C.Escalated.Add(int64(len(escalate)))
+	return p.observe(ctx, res, base, escalate, false)
+}
+
+// FullScan reads every Input tab with grid data and observes it, whatever
+// the values say: it catches what a values read cannot (a formula whose
+// result equals the expected value, a merge) and structural drift.
+func (p *Poller) FullScan(ctx context.Context) (PollResult, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.C.FullScans.Add(1)
+	res := PollResult{Tabs: len(p.cfg.Tabs), Full: true, Escalated: len(p.cfg.Tabs)}
+	if len(p.cfg.Tabs) == 0 {
+		return res, nil
+	}
+	_, base, err := p.cfg.Inbound.Expectations(nil)
+	if err != nil {
+		return res, fenced(err)
+	}
+	return p.observe(ctx, res, base, p.cfg.Tabs, true)
+}
+
+func (p *Poller) observe(ctx context.Context, res PollResult, base uint64, tabs []string, full bool) (PollResult, error) {
+	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
+	if err != nil {
+		return res, err
+	}
+	res.Stats, err = p.cfg.Inbound.Observe(base, grids, full)
+	return res, fenced(err)
+}
+
+// Cleanup runs the surplus-row cleanup of the reconciliation schedule
+// (I21): one grid read of every Input tab, then the store queues full-row
+// CAS deletes for what is unambiguously surplus. It returns how many
+// deletes were queued (the dispatcher delivers them).
+func (p *Poller) Cleanup(ctx context.Context) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.C.Cleanups.Add(1)
+	if len(p.cfg.Tabs) == 0 {
+		return 0, nil
+	}
+	_, base, err := p.cfg.Inbound.Expectations(nil)
+	if err != nil {
+		return 0, fenced(err)
+	}
+	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, p.cfg.Tabs...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := p.cfg.Inbound.Cleanup(base, grids)
+	p.C.Deletes.Add(int64(n))
+	return n, fenced(err)
+}
+
+// Certify reports whether a values read of one tab proves it shows exactly
+// what the store expects: every non-blank row is either the expected row
+// of its anchor (same full-row hash, anchor seen once) or already recorded
+// evidence, and every expected anchor is present or its deletion recorded.
+// Row order is irrelevant (a sort is not a change, C06). A blocked tab
+// (header drift) is never certified.
+func Certify(snap *sheetsio.TabSnapshot, x TabExpectation) bool {
+	if snap == nil || snap.Err != nil {
+		return false
+	}
+	seen := make(map[string]bool, len(x.Rows))
+	data := 0
+	for i := range snap.Rows {
+		r := &snap.Rows[i]
+		if blankRow(r.Cells) {
+			continue
+		}
+		data++
+		switch {
+		case x.Evidence[r.Hash]:
+		case r.Anchor != "" && !seen[r.Anchor] && x.Rows[r.Anchor] == r.Hash:
+		default:
+			return false
+		}
+		if r.Anchor != "" {
+			seen[r.Anchor] = true
+		}
+	}
+	if data == 0 && len(x.Rows) > 0 {
+		return x.Flagged
+	}
+	for a := range x.Rows {
+		if !seen[a] && !x.Missing[a] {
+			return false
+		}
+	}
+	return true
+}
+
+func blankRow(cells []any) bool {
+	for _, c := range cells {
+		if s, ok := c.(string); c != nil && (!ok || s != "") {
+			return false
+		}
+	}
+	return true
+}
+
+// Run runs adaptive polls on the interval (and on wake-ups), safety full
+// scans and the surplus-row cleanup on their own cadences, from ONE
+// goroutine waiting on the earliest due time (one clock timer), until ctx
+// ends (nil) or the writer is displaced (ErrDisplaced). A failed pass is
+// logged and retried at its next due time.
+func (p *Poller) Run(ctx context.Context) error {
+	now := p.cfg.Clock.Now()
+	next := [3]time.Time{now.Add(p.cfg.Interval), now.Add(p.cfg.FullScanInterval), now.Add(p.cfg.CleanupInterval)}
+	every := [3]time.Duration{p.cfg.Interval, p.cfg.FullScanInterval, p.cfg.CleanupInterval}
+	passes := [3]func(context.Context) error{
+		func(ctx context.Context) error { _, err := p.Poll(ctx); return err },
+		func(ctx context.Context) error { _, err := p.FullScan(ctx); return err },
+		func(ctx context.Context) error { _, err := p.Cleanup(ctx); return err },
+	}
+	for {
+		due := earliest(next[:])
+		woken := false
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.cfg.Wake:
+			woken = true
+		case <-p.cfg.Clock.After(due.Sub(p.cfg.Clock.Now())):
+		}
+		now := p.cfg.Clock.Now()
+		for i, pass := range passes {
+			if !(now.Before(next[i])) || (woken && i == 0) {
+				next[i] = now.Add(every[i])
+				if err := pass(ctx); err != nil && ctx.Err() == nil {
+					if errors.Is(err, ErrDisplaced) {
+						return err
+					}
+					p.cfg.Logger.Warn("inbound pass failed", "err", err.Error())
+				}
+			}
+		}
+	}
+}
+
+func earliest(ts []time.Time) time.Time {
+	m := ts[0]
+	for _, t := range ts[1:] {
+		if t.Before(m) {
+			m = t
+		}
+	}
+	return m
+}

