@@ -116,6 +116,6 @@ var (
 // Write outcome sentinels: errors.Is(err, ErrWriteUncertain) is true for a
 // *WriteError whose Outcome is Uncertain, likewise ErrWriteTerminal.
 var (
-	ErrWriteUncertain = errors.New("sheetsio: write outcome uncertain")
-	ErrWriteTerminal  = errors.New("sheetsio: write rejected")
+	ErrWriteUncertain = errors.New("write_uncertain")
+	ErrWriteTerminal  = errors.New("write_rejected")
 )

@@ -8,8 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/snapshots"
 )
 
 // Severity of a finding.
@@ -107,6 +113,66 @@ func checkLog(r *Report, dir string, leaseFile bool) {
 		r.add("log.db", OK, "%d records, all checksums valid", n)
 	}
 	checkWriterLease(r, l, leaseFile)
+	head, _ := l.Head()
+	checkReadModel(r, dir, head, l.StoreID())
+	checkSnapshots(r, dir, l.StoreID())
+}
+
+// checkReadModel compares read.sqlite's checkpoint and store id with the log.
+func checkReadModel(r *Report, dir string, head uint64, storeID string) {
+	path := filepath.Join(dir, projector.FileName)
+	if _, err := os.Stat(path); err != nil {
+		r.add("read.sqlite", Warn, "missing: the next open rebuilds it from the log")
+		return
+	}
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	if err != nil {
+		r.add("read.sqlite", Fail, "cannot open: %v (the next open rebuilds it)", err)
+		return
+	}
+	defer conn.Close()
+	meta := map[string]string{}
+	err = sqlitex.Execute(conn, "SELECT key, value FROM hk_meta WHERE key IN ('checkpoint', 'store_id')", &sqlitex.ExecOptions{
+		ResultFunc: func(s *sqlite.Stmt) error { meta[s.ColumnText(0)] = s.ColumnText(1); return nil }})
+	cp, _ := strconv.ParseUint(meta["checkpoint"], 10, 64)
+	switch {
+	case err != nil:
+		r.add("read.sqlite", Fail, "unreadable: %v (the next open rebuilds it)", err)
+	case meta["store_id"] != storeID:
+		r.add("read.sqlite", Fail, "built for another store (the next open rebuilds it)")
+	case cp > head:
+		r.add("read.sqlite", Fail, "checkpoint %d is past the log head %d (the next open rebuilds it)", cp, head)
+	case cp < head:
+		r.add("read.sqlite", Warn, "checkpoint %d behind the log head %d: the next open catches up", cp, head)
+	default:
+		r.add("read.sqlite", OK, "checkpoint %d = log head", cp)
+	}
+}
+
+// checkSnapshots verifies every snapshot against its manifest.
+func checkSnapshots(r *Report, dir, storeID string) {
+	if _, err := os.Stat(filepath.Join(dir, snapshots.DirName)); err != nil {
+		r.add("snapshots", OK, "none")
+		return
+	}
+	d, err := snapshots.Open(dir, 0, nil) // the folder exists: Open creates nothing
+
+	if err != nil {
+		r.add("snapshots", Fail, "%v", err)
+		return
+	}
+	seqs, err := d.List()
+	if err != nil || len(seqs) == 0 {
+		r.add("snapshots", OK, "none")
+		return
+	}
+	for _, seq := range seqs {
+		if _, err := d.Verify(seq, storeID); err != nil {
+			r.add("snapshots", Warn, "%v (skipped at restart)", err)
+			continue
+		}
+		r.add("snapshots", OK, "snapshot at seq %d valid", seq)
+	}
 }
 
 func checkWriterLease(r *Report, l *events.Log, leaseFile bool) {

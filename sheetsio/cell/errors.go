@@ -41,11 +41,11 @@ const (
 
 // ErrMalformed is matched (errors.Is) by every *MalformedError: a cell read
 // from a sheet that cannot be decoded into its column's declared kind.
-var ErrMalformed = errors.New("cell: malformed cell")
+var ErrMalformed = errors.New("cell_malformed")
 
 // ErrUnencodable is matched (errors.Is) by every *EncodeError: a Go value that
 // must not be committed/written (NaN, ±Inf, wrong type, too long).
-var ErrUnencodable = errors.New("cell: value cannot be encoded")
+var ErrUnencodable = errors.New("cell_unencodable")
 
 // MalformedError reports a cell that fails strict decoding. Reason is one of
 // the Reason* constants; Column is the header name when known (DecodeRow sets

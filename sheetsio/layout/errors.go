@@ -20,12 +20,12 @@ const (
 
 // ErrHeaderDrift is matched (errors.Is) by *HeaderError: the tab's header row
 // differs from the fixed layout, so the tab is blocked (fail closed).
-var ErrHeaderDrift = errors.New("layout: header drift")
+var ErrHeaderDrift = errors.New("sheet_header_drift")
 
 // ErrInvalidSchema is returned (wrapped) by NewSchema for an entity or column
 // declaration that cannot be laid out (empty/duplicate/reserved names, no key,
 // unknown kind, tab name collision).
-var ErrInvalidSchema = errors.New("layout: invalid schema")
+var ErrInvalidSchema = errors.New("layout_schema_invalid")
 
 // HeaderIssue is one diagnostic about a header row. Header is the expected
 // (or, for IssueUnknown, the found) header text; Columns are the zero-based
