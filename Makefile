@@ -6,7 +6,11 @@ PKGS      ?= ./...
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test lint bench fuzz tidy
+.PHONY: test lint bench fuzz tidy demo
+
+## demo: the whole product on the OpenFlights airports (see README).
+demo:
+	$(GO) run ./cmd/hikoutei demo
 
 ## test: vet, every test with the race detector, then the scale tests
 ## (built only without -race: the pure-Go SQLite is ~15x slower under it).
@@ -23,7 +27,7 @@ lint:
 
 ## bench: every Go benchmark, beside its raw baseline, with allocations.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+	$(GO) run ./bench/cmd/benchtable -go $(GO) -benchtime $(BENCHTIME)
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s); crashers land in testdata/fuzz.
 fuzz:

@@ -38,16 +38,19 @@ type Conflict = projector.ConflictRow
 // ConflictEvent is delivered to SyncOptions.OnConflict after the commit
 // that opened or resolved a conflict. Type is "opened" or "resolved";
 // Resolution is "system_wins" or "system_acknowledged" when resolved.
+// The hook runs on its own goroutine (never the writer's), in log order; a
+// slow hook delays only later notifications. JSON form (for the NATS
+// subjects conflict.opened / conflict.resolved): the tags below.
 type ConflictEvent struct {
-	Type        string
-	ConflictID  string
-	Entity      string
-	ID          string
-	Field       string
-	SystemValue string
-	SheetValue  string
-	Resolution  string
-	Seq         uint64 // log sequence of the event
+	Type        string `json:"type"`
+	ConflictID  string `json:"conflict_id"`
+	Entity      string `json:"entity"`
+	ID          string `json:"id"`
+	Field       string `json:"field"`
+	SystemValue string `json:"system_value"`
+	SheetValue  string `json:"sheet_value"`
+	Resolution  string `json:"resolution,omitempty"`
+	Seq         uint64 `json:"seq"` // log sequence of the event
 }
 
 // Conflicts lists conflicts in state ("open", "resolved" or "" for all),
@@ -169,6 +172,9 @@ func (s *Store) onEntityCommit(c command, d aggregates.Decision, out []events.St
 				out[i].Events[0].Payload["expected_hash"] = sf.CandidateRow
 			}
 		}
+	}
+	if b.err != nil {
+		return nil, b.err
 	}
 	return append(out, b.appends()...), nil
 }

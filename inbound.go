@@ -536,6 +536,7 @@ type unitBuilder struct {
 	streams map[string]*events.StreamAppend
 	local   map[string]uint64 // batchState.outbox of the unit being decided (nil outside a commit)
 	overlay map[string]uint64
+	err     error // first stream-version lookup failure
 }
 
 func newUnitBuilder(s *Store, local, overlay map[string]uint64) *unitBuilder {
@@ -569,8 +570,8 @@ func (b *unitBuilder) add(stream string, evs ...events.Event) {
 	sa, ok := b.streams[stream]
 	if !ok {
 		v, err := b.version(stream)
-		if err != nil {
-			v = events.AnyVersion // unreachable log: the append will fail on its own
+		if err != nil && b.err == nil {
+			b.err = err // reported by appends' callers (commit, onEntityCommit)
 		}
 		sa = &events.StreamAppend{Stream: stream, ExpectedVersion: v}
 		b.streams[stream], b.order = sa, append(b.order, stream)
@@ -620,6 +621,9 @@ func (b *unitBuilder) appends() []events.StreamAppend {
 // commit appends everything as one fenced unit and projects it (writer
 // goroutine only).
 func (b *unitBuilder) commit() error {
+	if b.err != nil {
+		return b.err
+	}
 	var ds []aggregates.Decision
 	for _, sa := range b.appends() {
 		ds = append(ds, aggregates.Decision{Stream: sa.Stream, ExpectedVersion: sa.ExpectedVersion, Events: sa.Events})

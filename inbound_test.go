@@ -223,8 +223,7 @@ func TestInboundUnchangedSpreadsheetWithTenInputTabsCostsOneRead(t *testing.T) {
 	_, err := u.Commit(ctx)
 	mustT(t, err)
 	x.drain()
-	x.poll() // the first pass may enumerate to learn the sheetIds
-	x.emu.ResetCounters()
+	x.emu.ResetCounters() // Provision bound the sheetIds: even the first pass is one read
 	r := x.poll()
 	c := x.emu.Counters(sheetID)
 	if r.Tabs != 10 || r.Certified != 10 || c.Reads != 1 || c.Writes != 0 {
@@ -598,6 +597,23 @@ func TestI21_CleanupRunsOnItsOwnScheduleInThePollerLoop(t *testing.T) {
 		o.ReconcileInterval, o.PollingInterval, o.FullScanInterval = 30*time.Second, time.Hour, time.Hour
 	})
 	seedParts(t, x, 1)
+	// The dispatcher is busy: stuck inside a hung request.
+	release := make(chan struct{})
+	x.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultHang, Release: release})
+	commit(t, x.Store, &Part{ID: "2"})
+	passDone := make(chan error, 1)
+	go func() { _, err := x.disp.Pass(context.Background()); passDone <- err }()
+	for deadline := time.Now().Add(10 * time.Second); x.emu.PendingFaults() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the dispatcher never reached the hung request")
+		}
+		select {
+		case err := <-passDone:
+			t.Fatalf("pass ended before hanging: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	defer func() { close(release); <-passDone }()
 	p := x.Poller()
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -740,5 +756,17 @@ func TestInboundEditsOfTheKeyOrTheAnchorAreEvidenceNotData(t *testing.T) {
 	all, _ := Find[Part](ctx, x.Store)
 	if len(all) != 3 || x.part("1").Name != "part 1" {
 		t.Fatalf("entities after key/anchor edits: %d", len(all))
+	}
+}
+
+func TestInboundRenamedInputTabIsStillPolledByItsSheetID(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 2)
+	mustT(t, x.emu.Person(sheetID).RenameTab(partInput, "Parts (edit here)"))
+	mustT(t, x.emu.Person(sheetID).Type("Parts (edit here)", "D2", "renamed tab edit"))
+	x.emu.ResetCounters()
+	r := x.poll()
+	if r.Stats.Accepted != 1 || x.part("1").Notes != "renamed tab edit" || x.emu.Counters(sheetID).Reads != 3 {
+		t.Fatalf("poll of a renamed tab: %+v, %d reads", r, x.emu.Counters(sheetID).Reads)
 	}
 }

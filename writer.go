@@ -8,6 +8,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
 // maxGroup bounds how many queued commits one log transaction carries.
@@ -220,6 +221,7 @@ func (s *Store) appendAndProject(pending []pendingUnit) {
 		}
 		return
 	}
+	failpoint.Inject(failpoint.StoreAfterLogCommit)
 	var applied []events.Event
 	var ok []*commitReq
 	for i, p := range pending {

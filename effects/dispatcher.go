@@ -11,6 +11,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -196,6 +197,7 @@ func (d *Dispatcher) Pass(ctx context.Context) (bool, error) {
 		return false, fenced(err)
 	}
 	d.C.Claimed.Add(int64(len(claimed)))
+	failpoint.Inject(failpoint.DispatchAfterClaim)
 	return len(claimed) == d.cfg.MaxBatch, d.dispatch(ctx, claimed)
 }
 
@@ -218,6 +220,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []Claimed) error {
 	if err != nil {
 		return d.dispatchFailed(claimed, err)
 	}
+	failpoint.Inject(failpoint.DispatchAfterRemoteApply)
 	out := make([]Settlement, len(claimed))
 	for i, c := range claimed {
 		out[i] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken, Outcome: d.outcome(c, res.Ops[i])}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
 // Unit is one atomic unit of work in an append: all its events commit or
@@ -48,11 +50,13 @@ func (l *Log) Append(f Fence, units ...Unit) ([]UnitResult, error) {
 				return err
 			}
 		}
+		failpoint.Inject(failpoint.LogBeforeCommit)
 		return a.finish()
 	})
 	if err != nil {
 		return nil, err
 	}
+	failpoint.Inject(failpoint.LogAfterCommit)
 	return results, nil
 }
 

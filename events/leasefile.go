@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
 // LeaseFileName is the file, in the store directory, that exists only while
@@ -196,6 +198,7 @@ func writeFileAtomic(dir, name string, data []byte) error {
 	if err := writeSyncClose(f, data); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
+	failpoint.Inject(failpoint.LeaseFileBeforeRename)
 	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		return err
 	}

@@ -87,6 +87,12 @@ func (pl *planner) planUpdate(i int, op Op, spec layout.TabSpec, snap *TabSnapsh
 
 func (pl *planner) planDelete(i int, op Op, snap *TabSnapshot) {
 	r := &pl.results[i]
+	if row, ok := SurplusCopy(snap.Find(op.Anchor), op.ExpectedHash); ok { // I21 cleanup (snapshot_cached.go)
+		r.ObservedHash, r.WrittenHash = row.Hash, row.Hash // the identical copy left still shows it
+		pl.addUnit(&unit{op: i, order: orderDelete, sheetID: snap.SheetID, row: row.SheetRow - 1,
+			reqs: []*sheets.Request{deleteRowRequest(snap.SheetID, row.SheetRow-1)}}, op, r)
+		return
+	}
 	row, ok := pl.target(r, snap.Find(op.Anchor), StatusUnchanged)
 	if !ok {
 		return

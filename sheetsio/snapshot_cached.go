@@ -59,3 +59,27 @@ func (p *Provider) SnapshotKnown(ctx context.Context, w *Workbook, tabs ...strin
 	}
 	return out, nil
 }
+
+// SurplusCopy picks the row an OpDelete removes when its anchor shows on
+// several rows (I16): only when there are at least two and EVERY one shows
+// exactly expectedHash — identical copies, so deleting the bottom-most one
+// is a full-row compare-and-set whichever copy it is, and the row left
+// still shows expectedHash (the effect's written hash). Any difference
+// between the copies is ambiguous: ok is false and the delete fails closed
+// (ReasonAnchorDuplicated). Surplus-row cleanup of Input tabs (I21) relies
+// on it.
+func SurplusCopy(rows []Row, expectedHash string) (Row, bool) {
+	if len(rows) < 2 || expectedHash == "" {
+		return Row{}, false
+	}
+	last := rows[0]
+	for _, r := range rows {
+		if r.Hash != expectedHash {
+			return Row{}, false
+		}
+		if r.SheetRow > last.SheetRow {
+			last = r
+		}
+	}
+	return last, true
+}

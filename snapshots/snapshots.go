@@ -25,6 +25,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
 // DirName is the snapshots folder inside a store directory.
@@ -100,6 +102,7 @@ func (d *Dir) seal(tmp string, seq uint64, storeID string) (Manifest, error) {
 	if err := os.Rename(tmp, d.file(seq, ".sqlite")); err != nil {
 		return Manifest{}, err
 	}
+	failpoint.Inject(failpoint.SnapshotBeforeManifest)
 	m := Manifest{Seq: seq, StoreID: storeID, Size: size, Hash: hash}
 	data, _ := json.MarshalIndent(m, "", "  ")
 	return m, writeAtomic(d.file(seq, ".json"), data)

@@ -15,7 +15,8 @@ func TestDemoSmallRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Rows != 300 || sum.SheetRows != 300 || sum.Mismatches != 0 {
+	t.Log(out.String())
+	if sum.Rows != 300 || sum.SheetRows != 300 || sum.Mismatches != 0 || sum.Conflicts < 1 || sum.Resolved < 1 || sum.Quarantined < 3 {
 		t.Fatalf("summary %+v\n%s", sum, out.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

@@ -14,12 +14,44 @@ import (
 // that every non-conflicted System row equals canonical state.
 func (e *env) actAndVerify(ctx context.Context) (Summary, error) {
 	sum := Summary{Rows: len(e.data), Dir: e.cfg.Dir, ReadModel: e.store.ReadModelPath(), ViewURL: e.url + "/"}
+	in, err := e.people(ctx)
+	if err != nil {
+		return sum, err
+	}
+	sum.Conflicts, sum.Resolved, sum.Quarantined = in.opened, in.resolved, in.quarantined
 	if err := e.verify(ctx, &sum); err != nil {
 		return sum, err
 	}
 	c := e.emu.Counters(SpreadsheetID)
 	sum.Requests = c.Reads + c.Writes
 	return sum, nil
+}
+
+// people runs the people's edits, waits for the pollers to record each
+// outcome, then lets a later application commit win the conflict.
+func (e *env) people(ctx context.Context) (inbound, error) {
+	pp := &people{e: e, p: e.emu.Person(SpreadsheetID), log: e.logf}
+	e.logf("people edit %s:", inputTab)
+	if err := pp.act(ctx); err != nil {
+		return inbound{}, err
+	}
+	in, err := e.pollUntil(ctx, "the pollers", func(in inbound) bool { return in.accepted && in.opened >= 1 && in.quarantined >= 3 })
+	if err != nil {
+		return in, err
+	}
+	e.logf("pollers: edit accepted, %d conflict opened, %d rows quarantined; the application now commits altitude again", in.opened, in.quarantined)
+	if err := pp.systemWins(ctx); err != nil {
+		return in, err
+	}
+	if in, err = e.pollUntil(ctx, "system-wins", func(in inbound) bool { return in.resolved >= 1 }); err != nil {
+		return in, err
+	}
+	e.logf("conflict resolved: system wins (I12)")
+	return in, e.waitSynced(ctx)
+}
+
+func (e *env) logf(format string, args ...any) {
+	fmt.Fprintf(e.cfg.Out, format+"\n", args...)
 }
 
 // verify reads the System tab and compares every row's visible hash with

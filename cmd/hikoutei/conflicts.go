@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+)
+
+// conflictRow is one conflict as the CLI shows it (values are renderings;
+// they may be personal data, so they appear only in show/--json).
+type conflictRow struct {
+	ID                string `json:"conflict_id"`
+	Entity            string `json:"entity"`
+	EntityID          string `json:"id"`
+	Field             string `json:"field"`
+	State             string `json:"state"`
+	CanonicalRevision int64  `json:"canonical_revision"`
+	CandidateHash     string `json:"candidate_hash"`
+	CandidateEpoch    int64  `json:"candidate_epoch"`
+	VisibleHash       string `json:"visible_hash"`
+	SystemValue       string `json:"system_value"`
+	SheetValue        string `json:"sheet_value"`
+	OpenedAt          string `json:"opened_at"`
+	Resolution        string `json:"resolution,omitempty"`
+	ReconcileState    string `json:"reconcile_state,omitempty"`
+}
+
+func newConflictsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "conflicts",
+		Short: "List, show and acknowledge conflicts between people's edits and the system",
+		Args:  argsUsage(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return usageError{errors.New("give list, show or ack")} },
+	}
+	cmd.AddCommand(newConflictsListCmd(), newConflictsShowCmd(), newConflictsAckCmd())
+	return cmd
+}
+
+func newConflictsListCmd() *cobra.Command {
+	var dir, state string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list --dir DIR [--state open|resolved|all] [--json]",
+		Short: "List conflicts with the fence `conflicts ack` needs (works while the store runs)",
+		Args:  argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireDir(dir); err != nil {
+				return err
+			}
+			rows, err := queryConflicts(dir, state, "")
+			if err != nil {
+				return err
+			}
+			return printConflicts(cmd, rows, asJSON)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&state, "state", "open", "open, resolved or all")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (includes the cell values)")
+	return cmd
+}
+
+func newConflictsShowCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "show --dir DIR CONFLICT_ID",
+		Short: "Show one conflict in full, including both values",
+		Args:  argsUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := requireDir(dir); err != nil {
+				return err
+			}
+			rows, err := queryConflicts(dir, "all", args[0])
+			if err != nil {
+				return err
+			}
+			if len(rows) == 0 {
+				return fmt.Errorf("%w: %s", hikoutei.ErrConflictNotFound, args[0])
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(rows[0])
+		},
+	}
+	addDirFlag(cmd, &dir)
+	return cmd
+}
+
+func newConflictsAckCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "ack --dir DIR CONFLICT_ID CANONICAL_REVISION CANDIDATE_HASH CANDIDATE_EPOCH",
+		Short: "acknowledge_system: keep the system's value (fenced by revision, candidate hash and epoch; I13)",
+		Long: `ack keeps the system's value of a conflicted field. The four arguments are the
+fence printed by "conflicts list": if the field's revision, the candidate or its
+epoch moved since, the command is recorded as stale and changes nothing. The
+row reconcile it queues is guarded by the candidate-time row hash, so a later
+human edit becomes blocked_candidate instead of being overwritten. The store
+must not be running (the command takes the writer lease); the service
+dispatches the reconcile when it next runs. The spreadsheet comes from
+--spreadsheet / HIKOUTEI_SYNC_SPREADSHEET_URL as for serve (no network is used).`,
+		Args: argsUsage(cobra.ExactArgs(4)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := requireDir(f.dir); err != nil {
+				return err
+			}
+			return ackConflict(cmd, f, args)
+		},
+	}
+	addDirFlag(cmd, &f.dir)
+	cmd.Flags().StringVar(&f.spreadsheet, "spreadsheet", "", "spreadsheet URL or id (default $HIKOUTEI_SYNC_SPREADSHEET_URL)")
+	cmd.Flags().StringVar(&f.credentials, "credentials", "", "service-account JSON key (default $GOOGLE_APPLICATION_CREDENTIALS)")
+	cmd.Flags().StringVar(&f.endpoint, "sheets-endpoint", "", "Sheets API endpoint of an emulator (default $HIKOUTEI_SHEETS_ENDPOINT)")
+	return cmd
+}
+
+func ackConflict(cmd *cobra.Command, f serveFlags, args []string) error {
+	ctx := context.Background()
+	so, err := hikoutei.SyncFromEnv(ctx, f.env)
+	if err != nil {
+		return err
+	}
+	if so == nil {
+		return usageError{errors.New("no spreadsheet: give --spreadsheet or set " + hikoutei.EnvSpreadsheetURL)}
+	}
+	so.Manual = true
+	s, err := hikoutei.OpenDeclared(f.dir, hikoutei.Options{Operation: "conflicts-ack", Sync: so, NATS: &hikoutei.NATSOptions{Disabled: true}})
+	if err != nil {
+		return err
+	}
+	res, err := hikoutei.AcknowledgeCommand(ctx, s, args)
+	cerr := s.Close()
+	if res.Outcome != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "acknowledge_system %s %s\n", args[0], res.Outcome)
+	}
+	return errors.Join(err, cerr)
+}
+
+func queryConflicts(dir, state, id string) ([]conflictRow, error) {
+	conn, err := readModel(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	q := `SELECT conflict_id, entity, id, field, state, canonical_revision, coalesce(candidate_hash, ''), coalesce(candidate_epoch, 0),
+  coalesce(visible_hash, ''), coalesce(system_value, ''), coalesce(sheet_value, ''), opened_at, coalesce(resolution, ''),
+  coalesce(reconcile_state, '') FROM hk_conflicts WHERE (? = 'all' OR state = ?) AND (? = '' OR conflict_id = ?) ORDER BY opened_seq`
+	var out []conflictRow
+	err = sqlitex.Execute(conn, q, &sqlitex.ExecOptions{Args: []any{state, state, id, id}, ResultFunc: func(s *sqlite.Stmt) error {
+		out = append(out, conflictRow{ID: s.ColumnText(0), Entity: s.ColumnText(1), EntityID: s.ColumnText(2), Field: s.ColumnText(3),
+			State: s.ColumnText(4), CanonicalRevision: s.ColumnInt64(5), CandidateHash: s.ColumnText(6), CandidateEpoch: s.ColumnInt64(7),
+			VisibleHash: s.ColumnText(8), SystemValue: s.ColumnText(9), SheetValue: s.ColumnText(10), OpenedAt: s.ColumnText(11),
+			Resolution: s.ColumnText(12), ReconcileState: s.ColumnText(13)})
+		return nil
+	}})
+	return out, err
+}
+
+func printConflicts(cmd *cobra.Command, rows []conflictRow, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
+	}
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONFLICT\tENTITY\tID\tFIELD\tSTATE\tOPENED\tACK FENCE (revision hash epoch)")
+	for _, r := range rows {
+		fence := fmt.Sprintf("%d %s %d", r.CanonicalRevision, r.CandidateHash, r.CandidateEpoch)
+		if r.VisibleHash == "" {
+			fence = "legacy: no visible evidence (I14)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Entity, r.EntityID, r.Field, r.State, r.OpenedAt, fence)
+	}
+	return tw.Flush()
+}

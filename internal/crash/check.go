@@ -1,0 +1,363 @@
+package crash
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+type ack struct {
+	commit      string
+	first, last uint64
+	id, op      string
+}
+
+// checker holds what the children acknowledged and what the log showed.
+type checker struct {
+	dir string
+	c   *campaign
+
+	mu      sync.Mutex
+	acks    []ack    // not yet verified
+	ackCmds []string // conflict ids, not yet verified
+	epochs  []uint64 // OPEN epochs of the children, in order
+	// from the log, read incrementally
+	logSeq    uint64
+	commits   map[string]events.Event // commit id → its first event
+	applied   map[string]bool         // conflict ids with command.acknowledge_system.applied
+	lastEpoch uint64                  // newest lease epoch seen in the log
+}
+
+func newChecker(dir string, c *campaign) *checker {
+	return &checker{dir: dir, c: c, commits: map[string]events.Event{}, applied: map[string]bool{}}
+}
+
+func (k *checker) opened(epoch uint64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n := len(k.epochs); n > 0 && epoch <= k.epochs[n-1] {
+		k.c.problem(&k.c.res.Mismatches, "lease epoch %d of a child is not above the previous child's %d", epoch, k.epochs[n-1])
+	}
+	k.epochs = append(k.epochs, epoch)
+}
+
+func (k *checker) ack(a ack) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.acks = append(k.acks, a)
+	k.c.res.Acked++
+}
+
+func (k *checker) ackCmd(id string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.ackCmds = append(k.ackCmds, id)
+	k.c.res.Acked++
+}
+
+// afterRun is the check after each kill. It opens the store in this
+// process without sync (waiting at most LeaseTTL for the dead child's
+// lease: the takeover path), which repairs the read model from its
+// checkpoint — or, when dropReadModel, from the newest snapshot plus the
+// log tail — then closes it cleanly and checks:
+//   - every acknowledged commit is in the log, and the read model's
+//     checkpoint is at the log head;
+//   - the read model equals a rebuild from the log (digest over every table);
+//   - lease epochs in the log strictly increase;
+//   - no anchor appears twice on a tab of the spreadsheet.
+func (k *checker) afterRun(ctx context.Context, run int, dropReadModel bool) error {
+	if dropReadModel {
+		if err := removeReadModel(k.dir); err != nil {
+			return err
+		}
+	}
+	s, err := hikoutei.Open(k.dir, hikoutei.Options{Operation: "crash-check", LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval,
+		AcquireWait: AcquireWait, Logger: k.c.cfg.Logger}, Entity())
+	if err != nil {
+		return fmt.Errorf("reopen after the kill: %w", err)
+	}
+	head, herr := s.Log().Head()
+	cp := s.Checkpoint()
+	if herr != nil {
+		s.Close()
+		return herr
+	}
+	if cp != head {
+		k.c.problem(&k.c.res.Mismatches, "run %d: read model checkpoint %d after open, log head %d", run, cp, head)
+	}
+	if err := s.Close(); err != nil {
+		return fmt.Errorf("close after the check: %w", err)
+	}
+	if err := k.readLog(); err != nil {
+		return err
+	}
+	k.verifyAcks(run)
+	if err := k.compareRebuild(run); err != nil {
+		return err
+	}
+	k.countDuplicates(run)
+	return nil
+}
+
+// readLog reads the log's new events (read-only; no writer is open).
+func (k *checker) readLog() error {
+	l, err := events.OpenLog(filepath.Join(k.dir, events.LogFileName), events.Options{ReadOnly: true, Upcasters: aggregates.Upcasters()})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return l.ReadFrom(k.logSeq+1, func(e events.Event) error {
+		k.logSeq = e.Seq
+		if _, ok := k.commits[e.Commit]; !ok {
+			k.commits[e.Commit] = e
+		}
+		switch e.Type {
+		case events.TypeLeaseAcquired, events.TypeLeaseTakenOver:
+			epoch, _ := e.Payload["epoch"].(int64)
+			if uint64(epoch) <= k.lastEpoch {
+				k.c.problem(&k.c.res.Mismatches, "lease epoch %d at seq %d does not exceed %d", epoch, e.Seq, k.lastEpoch)
+			}
+			k.lastEpoch = uint64(epoch)
+		case aggregates.TypeAckApplied:
+			if id, ok := e.Payload["conflict_id"].(string); ok {
+				k.applied[id] = true
+			}
+		}
+		return nil
+	})
+}
+
+// verifyAcks: every acknowledged commit is in the log with the sequences
+// and the entity stream the child was told.
+func (k *checker) verifyAcks(run int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, a := range k.acks {
+		e, ok := k.commits[a.commit]
+		if !ok || e.Seq != a.first || e.Stream != aggregates.EntityStream("Item", a.id) {
+			k.c.problem(&k.c.res.Lost, "run %d: acknowledged %s of %s (commit %s, seq %d..%d) is not in the log (found %v at %d)",
+				run, a.op, a.id, a.commit, a.first, a.last, ok, e.Seq)
+		}
+	}
+	for _, id := range k.ackCmds {
+		if !k.applied[id] {
+			k.c.problem(&k.c.res.Lost, "run %d: acknowledged acknowledge_system of %s is not in the log", run, id)
+		}
+	}
+	k.acks, k.ackCmds = k.acks[:0], k.ackCmds[:0]
+}
+
+// compareRebuild replays the whole log into a fresh read model and
+// compares its digest with the live one (I23).
+func (k *checker) compareRebuild(run int) error {
+	tmp, err := os.MkdirTemp("", "hikoutei-crash-rebuild-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	target := filepath.Join(tmp, "rebuild.sqlite")
+	if _, err := hikoutei.Replay(k.dir, target, hikoutei.ReplayOptions{}, Entity()); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	live, err := projector.Digest(filepath.Join(k.dir, hikoutei.ReadModelFile))
+	if err != nil {
+		return err
+	}
+	rebuilt, err := projector.Digest(target)
+	if err != nil {
+		return err
+	}
+	if live != rebuilt {
+		k.c.problem(&k.c.res.Mismatches, "run %d: read model %s differs from its rebuild %s", run, live, rebuilt)
+	}
+	return nil
+}
+
+// countDuplicates counts, on every tab with an anchor column, rows whose
+// anchor another row of the tab already has.
+func (k *checker) countDuplicates(run int) {
+	p := k.c.emu.Person(SpreadsheetID)
+	for _, tab := range []string{"Item_System", "Item_Input", layout.ConflictsTab, layout.ReceiptsTab} {
+		rows, err := p.Displayed(tab)
+		if err != nil || len(rows) == 0 {
+			continue
+		}
+		ai := -1
+		for i, h := range rows[0] {
+			if h == layout.AnchorHeader || (tab == layout.ConflictsTab && h == layout.ConflictID) {
+				ai = i
+			}
+		}
+		if ai < 0 {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, r := range rows[1:] {
+			if ai >= len(r) || r[ai] == "" {
+				continue
+			}
+			if seen[r[ai]] {
+				k.c.problem(&k.c.res.Duplicates, "run %d: %s shows anchor %q twice", run, tab, r[ai])
+			}
+			seen[r[ai]] = true
+		}
+	}
+}
+
+// quiesce opens the store with sync on in this process, with the fault mix
+// and people stopped, and runs until the outbox has nothing unsettled and a
+// full scan of the Input tabs changes nothing; then it checks the sheet
+// against canonical state.
+func (c *campaign) quiesce(ctx context.Context) error {
+	c.emu.ClearFaults()
+	prov, err := NewProvider(ctx, c.url, c.cfg.Logger)
+	if err != nil {
+		return err
+	}
+	s, err := hikoutei.Open(c.cfg.Dir, StoreOptions(prov, c.cfg.Logger, "crash-quiesce"), Entity())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	deadline := time.Now().Add(c.cfg.QuiesceTimeout)
+	var last uint64
+	for stable := 0; stable < 2; {
+		if time.Now().After(deadline) {
+			counts, _ := s.OutboxCounts()
+			c.problem(&c.res.Mismatches, "no quiescence within %v: outbox %v, health %+v", c.cfg.QuiesceTimeout, counts, s.Health())
+			break
+		}
+		if err := waitSettled(ctx, s, deadline); err != nil {
+			return err
+		}
+		if p := s.Poller(); p != nil {
+			if _, err := p.FullScan(ctx); err != nil {
+				fmt.Fprintf(c.out, "crash: quiescence full scan: %v\n", err)
+				continue
+			}
+		}
+		if _, err := s.Dispatcher().Reconcile(ctx); err != nil {
+			fmt.Fprintf(c.out, "crash: quiescence reconcile: %v\n", err)
+			continue
+		}
+		head, err := s.Log().Head()
+		if err != nil {
+			return err
+		}
+		if head == last {
+			stable++
+		} else {
+			stable, last = 0, head
+		}
+	}
+	counts, err := s.OutboxCounts()
+	if err != nil {
+		return err
+	}
+	if n := unsettled(counts); n != 0 {
+		c.problem(&c.res.Mismatches, "after quiescence %d effects are unsettled: %v", n, counts)
+	}
+	c.checks.countDuplicates(-1)
+	return c.compareSheet(ctx, s, prov)
+}
+
+func unsettled(c map[string]int64) int64 {
+	return c["pending"] + c["processing"] + c["delivery_uncertain"] + c["failed"]
+}
+
+// waitSettled waits (bounded) until the provisioned outbox has nothing
+// pending, processing, uncertain or failed.
+func waitSettled(ctx context.Context, s *hikoutei.Store, deadline time.Time) error {
+	for {
+		if s.Dispatcher() != nil {
+			c, err := s.OutboxCounts()
+			if err != nil {
+				return err
+			}
+			if unsettled(c) == 0 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil // the caller reports it
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond): // poll a condition, bounded by deadline
+		}
+	}
+}
+
+// compareSheet: every entity has exactly one System row showing its
+// canonical values and one Input row showing its key and note, except a
+// note under an open conflict (the person's value stays until someone
+// acknowledges: documented); no row shows an entity that does not exist.
+func (c *campaign) compareSheet(ctx context.Context, s *hikoutei.Store, prov *sheetsio.Provider) error {
+	wb := s.Workbook()
+	snaps, err := prov.Snapshot(ctx, wb, "Item_System", "Item_Input")
+	if err != nil {
+		return err
+	}
+	items, err := hikoutei.Find[Item](ctx, s)
+	if err != nil {
+		return err
+	}
+	open, err := s.Conflicts("open")
+	if err != nil {
+		return err
+	}
+	conflicted := map[string]bool{}
+	for _, cf := range open {
+		conflicted[cf.EntityID+"/"+cf.Field] = true
+	}
+	c.res.OpenConflicts = len(open)
+	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
+	for _, tab := range []string{"Item_System", "Item_Input"} {
+		snap := snaps[tab]
+		spec, _ := wb.Schema().Tab(tab)
+		for _, it := range items {
+			vals := map[string]any{"id": it.ID, "name": it.Name, "count": it.Count, "note": it.Note}
+			if tab == "Item_Input" {
+				vals = map[string]any{"id": it.ID, "note": it.Note}
+			}
+			want, err := sheetsio.ExpectedRowHash(spec, it.ID, vals)
+			if err != nil {
+				return err
+			}
+			rows := snap.Find(it.ID)
+			switch {
+			case len(rows) == 0:
+				c.problem(&c.res.Mismatches, "%s has no row for %s", tab, it.ID)
+			case len(rows) > 1:
+				c.problem(&c.res.Duplicates, "%s has %d rows for %s", tab, len(rows), it.ID)
+			case rows[0].Hash != want && !(tab == "Item_Input" && conflicted[it.ID+"/note"]):
+				c.problem(&c.res.Mismatches, "%s row %s shows %v, canonical %v", tab, it.ID, rows[0].Cells, vals)
+			}
+		}
+		if extra := len(snap.Rows) - len(items); extra > 0 {
+			have := map[string]bool{}
+			for _, it := range items {
+				have[it.ID] = true
+			}
+			for _, r := range snap.Rows {
+				if !have[r.Anchor] {
+					c.problem(&c.res.Mismatches, "%s shows %q, which is not a live entity", tab, r.Anchor)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(c.out, "crash: quiescent: %d items, %d open conflicts, failpoints fired %v\n", len(items), len(open), c.res.Failpoints)
+	return nil
+}
