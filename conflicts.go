@@ -51,6 +51,10 @@ type ConflictEvent struct {
 	SheetValue  string `json:"sheet_value"`
 	Resolution  string `json:"resolution,omitempty"`
 	Seq         uint64 `json:"seq"` // log sequence of the event
+	// CanonicalRevision and CandidateEpoch are the conflict's fence at
+	// detection (what `conflicts ack` needs).
+	CanonicalRevision uint64 `json:"canonical_revision"`
+	CandidateEpoch    int64  `json:"candidate_epoch"`
 }
 
 // Conflicts lists conflicts in state ("open", "resolved" or "" for all),
@@ -343,7 +347,8 @@ func (s *Store) notifyConflicts() {
 			typ = "resolved"
 		}
 		evs = append(evs, ConflictEvent{Type: typ, ConflictID: n.ConflictID, Entity: cf.Entity, ID: cf.EntityID, Field: cf.Field,
-			SystemValue: cf.SystemValue, SheetValue: cf.SheetValue, Resolution: n.Resolution, Seq: n.Seq})
+			SystemValue: cf.SystemValue, SheetValue: cf.SheetValue, Resolution: n.Resolution, Seq: n.Seq,
+			CanonicalRevision: cf.CanonicalRevision, CandidateEpoch: cf.CandidateEpoch})
 	}
 	if len(evs) == 0 {
 		return

@@ -50,6 +50,7 @@ type NATSOptions struct {
 type natsState struct {
 	bus      *natsbus.Bus
 	dispatch *natsbus.WakeSubscription
+	poll     *natsbus.WakeSubscription
 	mirror   chan struct{} // hint: new events to mirror
 	done     chan struct{}
 }
@@ -95,8 +96,19 @@ func (s *Store) startNATS() error {
 		bus.Close()
 		return fmt.Errorf("%w: nats: %w", ErrSyncStartup, err)
 	}
+	if n.poll, err = bus.SubscribeWake(natsbus.WakeKindPoll); err != nil {
+		n.dispatch.Stop()
+		bus.Close()
+		return fmt.Errorf("%w: nats: %w", ErrSyncStartup, err)
+	}
 	if s.sync != nil && s.sync.opts.Wake == nil {
 		s.sync.opts.Wake = n.dispatch.C
+	}
+	if s.sync != nil && s.sync.opts.PollWake == nil {
+		s.sync.opts.PollWake = n.poll.C
+	}
+	if s.sync != nil {
+		s.sync.opts.OnConflict = s.publishConflicts(bus, s.sync.opts.OnConflict)
 	}
 	s.nats = n
 	go s.mirrorLoop(cfg.Mirror.Enabled)
@@ -175,5 +187,29 @@ func (s *Store) stopNATS() error {
 	close(s.nats.mirror)
 	<-s.nats.done
 	s.nats.dispatch.Stop()
+	s.nats.poll.Stop()
 	return s.nats.bus.Close()
+}
+
+// publishConflicts wraps the conflict hook: every opened or resolved
+// conflict is also published on hikoutei.<store>.conflict.opened /
+// .resolved (schema 1; values only with NATSOptions.IncludeValues).
+func (s *Store) publishConflicts(bus *natsbus.Bus, next func(ConflictEvent)) func(ConflictEvent) {
+	return func(ev ConflictEvent) {
+		n := natsbus.ConflictNotification{ConflictID: ev.ConflictID, Entity: ev.Entity, ID: ev.ID, Field: ev.Field,
+			CanonicalRevision: ev.CanonicalRevision, CandidateEpoch: uint64(max(ev.CandidateEpoch, 0)), Resolution: ev.Resolution,
+			At: s.opts.Clock.Now(), CandidateValue: ev.SheetValue, CanonicalValue: ev.SystemValue}
+		var err error
+		if ev.Type == "resolved" {
+			err = bus.PublishConflictResolved(n)
+		} else {
+			err = bus.PublishConflictOpened(n)
+		}
+		if err != nil {
+			s.log.Warn("conflict notification not published", "err", err.Error())
+		}
+		if next != nil {
+			next(ev)
+		}
+	}
 }

@@ -144,3 +144,35 @@ func TestNATSMirrorDeliversEachEventOnceAndRebuildsTheReadModel(t *testing.T) {
 		t.Fatalf("read model from the mirror (checkpoint %d) differs from the live one (%d)", got, cp)
 	}
 }
+
+func TestNATSConflictNotificationsForAConflictDrivenThroughTheEmulator(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	got := make(chan natsbus.ConflictNotification, 4)
+	stop, err := x.NATS().SubscribeConflicts(func(n natsbus.ConflictNotification) { got <- n })
+	mustT(t, err)
+	defer stop()
+	c := bothChanged(t, x)
+	opened := receive(t, got)
+	if opened.Kind != "conflict.opened" || opened.ConflictID != c.ID || opened.Field != "qty" || opened.CanonicalRevision != c.CanonicalRevision ||
+		opened.CandidateValue != nil || opened.CanonicalValue != nil {
+		t.Fatalf("opened notification %+v (values must be absent by default)", opened)
+	}
+	p := x.part("1")
+	p.Qty = 6 // a later commit raising the field's revision: system wins (I12)
+	commit(t, x.Store, p)
+	resolved := receive(t, got)
+	if resolved.Kind != "conflict.resolved" || resolved.ConflictID != c.ID || resolved.Resolution == "" {
+		t.Fatalf("resolved notification %+v", resolved)
+	}
+}
+
+func receive(t *testing.T, ch <-chan natsbus.ConflictNotification) natsbus.ConflictNotification {
+	t.Helper()
+	select {
+	case n := <-ch:
+		return n
+	case <-time.After(20 * time.Second):
+		t.Fatal("no conflict notification arrived")
+	}
+	return natsbus.ConflictNotification{}
+}
