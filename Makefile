@@ -6,7 +6,7 @@ PKGS      ?= ./...
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test lint bench fuzz tidy demo
+.PHONY: test lint bench fuzz tidy crash demo
 
 ## demo: the whole product on the OpenFlights airports (see README).
 demo:
@@ -37,6 +37,16 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+## crash: the crash campaign (issue 10): CRASH_KILLS runs of a seeded mixed
+## workload, each ended by SIGKILL at a random instant or a failpoint, the
+## emulator's fault mix on every other run; then quiescence and checks.
+## The last line is "crash: runs=N lost=0 duplicates=0 mismatches=0".
+CRASH_KILLS ?= 200
+CRASH_SEED  ?= 1
+crash:
+	$(GO) build -o $${TMPDIR:-/tmp}/hikoutei-crash ./cmd/hikoutei
+	$${TMPDIR:-/tmp}/hikoutei-crash crash --kills $(CRASH_KILLS) --seed $(CRASH_SEED) --faults mixed
 
 tidy:
 	$(GO) mod tidy

@@ -89,10 +89,14 @@ func resolveCadence(o *SyncOptions) error {
 		if err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrSyncStartup, c.env, err)
 		}
-		*c.opt = time.Duration(ms) * time.Millisecond
+		*c.opt = time.Duration(min(ms, maxIntervalMS)) * time.Millisecond
 	}
 	return nil
 }
+
+// maxIntervalMS is the longest cadence a time.Duration holds (≈ 292
+// years); larger safe integers are accepted and clamped to it.
+const maxIntervalMS = math.MaxInt64 / int64(time.Millisecond)
 
 // ErrInvalidInterval: a cadence value is not a plain positive decimal
 // integer of milliseconds (wrapped in ErrSyncStartup at Open, I20).
@@ -110,7 +114,7 @@ func ParseIntervalMS(v string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 1 || n > 1<<53-1 || n > math.MaxInt64/int64(time.Millisecond) {
+	if err != nil || n < 1 || n > 1<<53-1 {
 		return 0, fmt.Errorf("%w: %q", ErrInvalidInterval, v)
 	}
 	return n, nil
@@ -632,14 +636,18 @@ func (b *unitBuilder) commit() error {
 }
 
 // Cleanup implements effects.Inbound: surplus-row cleanup of the Input
-// tabs (I21). Only unambiguous orphans are deleted — a single row whose
-// anchor names no live entity, whose key cell is its anchor, and which
-// shows exactly what the system last wrote (no human evidence) — through
-// a delete effect guarded by the full-row hash read now (CAS). Rows
-// referenced by active candidates or conflicts, rows with an effect in
-// flight, rows without an anchor, duplicated anchors and rows carrying a
-// person's data stay for review (the provider addresses rows by anchor
-// only, so duplicates and anchor-less rows cannot be deleted by CAS).
+// tabs (I21), every delete an effect guarded by the full-row hash read now
+// (CAS, the dispatcher's OpDelete with ExpectedHash):
+//   - duplicates of a bound key: when every row showing a live entity's
+//     anchor is an identical copy of what the system last wrote, one copy
+//     per pass (sheetsio.SurplusCopy);
+//   - unambiguous orphans: a single row whose anchor names no live entity
+//     and which shows exactly what the system last wrote.
+//
+// Rows referenced by active candidates or conflicts, rows with an effect in
+// flight, duplicates that differ, and rows carrying a person's data stay
+// for review. Rows without an anchor (empty-ID rows) are evidence only: the
+// provider addresses rows by anchor, so they cannot be deleted by CAS.
 func (s *Store) Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (int, error) {
 	n := 0
 	err := s.onWriter(func() error {
@@ -656,7 +664,22 @@ func (s *Store) Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (i
 			for _, r := range g.Rows {
 				copies[r.Anchor]++
 			}
+			dupDone := map[string]bool{}
 			for _, r := range g.Rows {
+				if r.Anchor != "" && copies[r.Anchor] > 1 && !dupDone[r.Anchor] {
+					dupDone[r.Anchor] = true
+					ok, err := s.surplusDuplicate(t, def, g, r, base)
+					if err != nil {
+						return err
+					}
+					if ok { // one copy per pass: the binding's deletes are ordered (I07)
+						if _, err := b.queue(aggregates.Queue{Target: s.target(t, r.Anchor), Op: aggregates.OpDelete, Entity: def.name, ID: r.Anchor},
+							rowHash(r.Cells), now); err != nil {
+							return err
+						}
+						n++
+					}
+				}
 				if r.Anchor == "" || copies[r.Anchor] != 1 {
 					continue
 				}
@@ -679,16 +702,30 @@ func (s *Store) Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (i
 	return n, err
 }
 
-func (s *Store) unambiguousOrphan(tab string, def *EntityDef, r sheetsio.GridRow, base uint64) (bool, error) {
-	binding := layout.RowBindingID(tab, r.Anchor)
+// surplusDuplicate reports whether the rows showing r's anchor are
+// identical copies of exactly what the system last wrote for a live
+// entity, with nothing in flight and no candidate: one of them can go by
+// full-row CAS (sheetsio.SurplusCopy picks which; any copy is the same).
+func (s *Store) surplusDuplicate(tab string, def *EntityDef, g *sheetsio.GridSnapshot, r sheetsio.GridRow, base uint64) (bool, error) {
 	_, exists, err := s.proj.EntityValues(def.name, r.Anchor)
-	if err != nil || exists {
+	if err != nil || !exists {
 		return false, err
 	}
+	binding := layout.RowBindingID(tab, r.Anchor)
 	vh, _, seq, err := s.visibleSeq(binding)
-	if err != nil || vh == "" || seq > base || vh != rowHash(r.Cells) {
+	if err != nil || vh == "" || seq > base {
 		return false, err
 	}
+	for _, o := range g.Rows {
+		if o.Anchor == r.Anchor && (rowHash(o.Cells) != vh || !plainCells(o.Cells)) {
+			return false, nil // the copies differ: ambiguous, left for review
+		}
+	}
+	return s.untouched(binding)
+}
+
+// untouched: no effect in flight, no active candidate, no open conflict.
+func (s *Store) untouched(binding string) (bool, error) {
 	inFlight, err := s.proj.InFlight(binding)
 	if err != nil || inFlight {
 		return false, err
@@ -704,4 +741,17 @@ func (s *Store) unambiguousOrphan(tab string, def *EntityDef, r sheetsio.GridRow
 	}
 	open, err := s.proj.Conflicts("binding = ? AND state = 'open'", binding)
 	return err == nil && len(open) == 0, err
+}
+
+func (s *Store) unambiguousOrphan(tab string, def *EntityDef, r sheetsio.GridRow, base uint64) (bool, error) {
+	binding := layout.RowBindingID(tab, r.Anchor)
+	_, exists, err := s.proj.EntityValues(def.name, r.Anchor)
+	if err != nil || exists {
+		return false, err
+	}
+	vh, _, seq, err := s.visibleSeq(binding)
+	if err != nil || vh == "" || seq > base || vh != rowHash(r.Cells) || !plainCells(r.Cells) {
+		return false, err
+	}
+	return s.untouched(binding)
 }

@@ -65,7 +65,7 @@ func openInboundOn(t testing.TB, dir string, emu *emulator.Emulator, url string,
 		Backoff:   sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
 		LookupEnv: func(string) (string, bool) { return "", false }, RequestTimeout: 5 * time.Second})
 	mustT(t, err)
-	so := SyncOptions{SpreadsheetID: sheetID, Manual: true, ProbeDelay: 10 * time.Second, MaxProbes: 3, Provider: prov,
+	so := SyncOptions{SpreadsheetID: sheetID, Manual: true, ProbeDelay: 10 * time.Second, MaxProbes: 3, AuthorityTTL: testLeaseTTL, Provider: prov,
 		LookupEnv: func(string) (string, bool) { return "", false }}
 	for _, f := range tune {
 		f(&so)
@@ -301,7 +301,8 @@ func TestI20_PollingCadenceEnvAcceptsOnlyPlainPositiveDecimalIntegers(t *testing
 		opt      time.Duration
 		want     time.Duration
 	}{{"", "", 0, 60 * time.Second}, {EnvPollingInterval, "", 0, 60 * time.Second}, {EnvPollingInterval, "1500", 0, 1500 * time.Millisecond},
-		{EnvPollingInterval, "86400000", 0, 24 * time.Hour}, {EnvPollingInterval, "0x10", 5 * time.Second, 5 * time.Second}} {
+		{EnvPollingInterval, "86400000", 0, 24 * time.Hour},
+		{EnvPollingInterval, "9007199254740991", 0, time.Duration(maxIntervalMS) * time.Millisecond}, {EnvPollingInterval, "0x10", 5 * time.Second, 5 * time.Second}} {
 		o := SyncOptions{PollingInterval: tc.opt, LookupEnv: func(k string) (string, bool) { return tc.val, k == tc.env }}
 		if err := resolveCadence(&o); err != nil || o.PollingInterval != tc.want || o.FullScanInterval != DefaultFullScanInterval {
 			t.Fatalf("%s=%q option %v: %v, got %v / %v", tc.env, tc.val, tc.opt, err, o.PollingInterval, o.FullScanInterval)
@@ -768,5 +769,41 @@ func TestInboundRenamedInputTabIsStillPolledByItsSheetID(t *testing.T) {
 	r := x.poll()
 	if r.Stats.Accepted != 1 || x.part("1").Notes != "renamed tab edit" || x.emu.Counters(sheetID).Reads != 3 {
 		t.Fatalf("poll of a renamed tab: %+v, %d reads", r, x.emu.Counters(sheetID).Reads)
+	}
+}
+
+func TestI21_CleanupDeletesIdenticalDuplicatesOfABoundKeyOneCopyAtATime(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 3)
+	person := x.emu.Person(sheetID)
+	for range 2 { // two identical copies of row 2
+		_, err := person.PasteRow(partInput, x.rowNumber("3")-1)
+		mustT(t, err)
+	}
+	at, err := person.PasteRow(partInput, x.rowNumber("3")) // a copy of row 3, then edited: ambiguous
+	mustT(t, err)
+	mustT(t, person.Type(partInput, fmt.Sprintf("D%d", at), "edited copy"))
+	x.poll() // I16: all copies quarantined, nothing applied
+	for range 3 {
+		if _, err := x.Poller().Cleanup(ctx); err != nil {
+			t.Fatal(err)
+		}
+		x.drain()
+	}
+	count := map[string]int{}
+	for _, r := range x.rows(partInput)[1:] {
+		count[r[len(r)-1]]++
+	}
+	if count["2"] != 1 || count["3"] != 2 || count["1"] != 1 {
+		t.Fatalf("rows per anchor after cleanup: %v", count)
+	}
+	x.fullScan()
+	if q := x.quarantine(partInput); len(q["2"]) != 0 || !hasReason(q["3"], ReasonDuplicateAnchor) {
+		t.Fatalf("evidence after cleanup: %v", q)
+	}
+	x.typeIn("2", "notes", "still bound")
+	x.poll()
+	if x.part("2").Notes != "still bound" {
+		t.Fatal("the surviving copy lost its binding")
 	}
 }

@@ -40,6 +40,9 @@ type SyncOptions struct {
 	RetryBase         time.Duration
 	RetryMax          time.Duration
 	ReconcileInterval time.Duration
+	// AuthorityTTL: another store may take the spreadsheet over once this
+	// store's authority row went unrefreshed this long (default 2 min).
+	AuthorityTTL time.Duration
 	// Manual leaves the workers stopped: the caller drives them with
 	// Store.Dispatcher() (tests, tools). Provisioning then happens on the
 	// first call of Store.Provision.
@@ -137,14 +140,21 @@ func (s *Store) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 	if err != nil && wb == nil {
 		return nil, err
 	}
-	if err := o.Provider.WriteAuthority(ctx, wb, s.Fence()); err != nil {
-		return nil, err
-	}
 	s.sync.workbook = wb
 	s.sync.disp, err = effects.NewDispatcher(effects.Config{Spreadsheet: o.Name, Provider: o.Provider, Workbook: wb, Outbox: s,
 		Clock: s.opts.Clock, Logger: s.log, MaxBatch: o.MaxBatch, Interval: o.Interval, Wake: o.Wake, ProbeDelay: o.ProbeDelay,
-		MaxProbes: o.MaxProbes, RetryBase: o.RetryBase, RetryMax: o.RetryMax, ReconcileInterval: o.ReconcileInterval})
-	return s.sync.disp, err
+		MaxProbes: o.MaxProbes, RetryBase: o.RetryBase, RetryMax: o.RetryMax, ReconcileInterval: o.ReconcileInterval,
+		AuthorityTTL: o.AuthorityTTL})
+	if err != nil {
+		return nil, err
+	}
+	// Claim the authority before the first write of the run (seed 002);
+	// while another store holds it, the dispatcher keeps refusing.
+	if err := s.sync.disp.ClaimAuthority(ctx); err != nil && !errors.Is(err, effects.ErrAuthorityHeld) {
+		s.sync.disp = nil
+		return nil, err
+	}
+	return s.sync.disp, nil
 }
 
 // Dispatcher returns the sync dispatcher once provisioned (nil before).

@@ -49,7 +49,7 @@ func openSyncedOn(t *testing.T, dir string, emu *emulator.Emulator, url string, 
 	pc := sheetsio.Config{Endpoint: url, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
 		Backoff:   sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
 		LookupEnv: func(string) (string, bool) { return "", false }, RequestTimeout: 5 * time.Second}
-	so := SyncOptions{SpreadsheetID: sheetID, Manual: true, ProbeDelay: 10 * time.Second, MaxProbes: 3}
+	so := SyncOptions{SpreadsheetID: sheetID, Manual: true, ProbeDelay: 10 * time.Second, MaxProbes: 3, AuthorityTTL: testLeaseTTL}
 	for _, f := range tune {
 		f(&so, &pc)
 	}

@@ -43,6 +43,10 @@ type Config struct {
 	// ReconcileInterval is the reconciliation scanner's own cadence
 	// (default 30 s), independent of how busy the dispatcher is (I21).
 	ReconcileInterval time.Duration
+	// AuthorityTTL: a spreadsheet authority not refreshed for this long
+	// may be taken over by another store (default DefaultAuthorityTTL; the
+	// owner refreshes it every TTL/3).
+	AuthorityTTL time.Duration
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -61,6 +65,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.RetryBase = cmpD(c.RetryBase, time.Second)
 	c.RetryMax = cmpD(c.RetryMax, time.Minute)
 	c.ReconcileInterval = cmpD(c.ReconcileInterval, 30*time.Second)
+	c.AuthorityTTL = cmpD(c.AuthorityTTL, DefaultAuthorityTTL)
 	if c.MaxProbes <= 0 {
 		c.MaxProbes = 10
 	}
@@ -88,8 +93,9 @@ type Counters struct {
 
 // Dispatcher moves effects from the outbox to one spreadsheet.
 type Dispatcher struct {
-	cfg Config
-	C   Counters
+	cfg  Config
+	C    Counters
+	auth authority // only the pass loop touches it
 }
 
 // NewDispatcher validates cfg. Errors: ErrConfig.
@@ -192,6 +198,9 @@ func (d *Dispatcher) Pass(ctx context.Context) (bool, error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return false, fmt.Errorf("%w: %w", ErrDisplaced, err)
 	}
+	if err := d.checkAuthority(ctx); err != nil {
+		return false, err
+	}
 	claimed, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, d.cfg.MaxBatch)
 	if err != nil || len(claimed) == 0 {
 		return false, fenced(err)
@@ -260,7 +269,7 @@ func (d *Dispatcher) dispatchFailed(claimed []Claimed, err error) error {
 		return errors.Join(err, fenced(serr))
 	}
 	if diverged {
-		return fmt.Errorf("%w: %w", ErrDivergence, err)
+		return d.diverged(err.Error())
 	}
 	return err
 }

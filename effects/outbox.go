@@ -63,6 +63,10 @@ type Outbox interface {
 	// RecoverProcessing turns effects left in processing by a previous run
 	// (claimed, maybe sent) into delivery_uncertain due at probeAt.
 	RecoverProcessing(spreadsheet string, probeAt time.Time) (int, error)
+	// RecordDivergence records that dispatching to spreadsheet stopped
+	// because the spreadsheet's authority no longer names this writer
+	// (seed 002 divergence check); status and doctor surface it.
+	RecordDivergence(spreadsheet, reason string) error
 	// QueueUnsynced queues rows for up to max entities the spreadsheet was
 	// never told about (committed while sync was off); it returns how many.
 	QueueUnsynced(spreadsheet string, max int) (int, error)

@@ -211,7 +211,7 @@ func (p *Projector) afterEffect(e *events.Event) error {
 	}
 	r, ok, err := p.Effect(id)
 	if err != nil || !ok || !strings.HasSuffix(r.Tab, inputTabSuffix) || r.Op == "delete" {
-		if ok && r.Op == "delete" {
+		if ok && r.Op == "delete" && str(e, "written_hash") == "" { // a surplus copy's delete leaves the row shown
 			del := p.conn.Prep("DELETE FROM hk_sheet_field_state WHERE binding = ?")
 			bindAll(del, r.Binding)
 			return run(del)

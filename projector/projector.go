@@ -286,6 +286,8 @@ func (p *Projector) apply(e *events.Event) error {
 		return p.applyRemoved(e)
 	case events.TypeLeaseAcquired, events.TypeLeaseTakenOver, events.TypeLeaseReleased, events.TypeLeaseReconciled:
 		return p.applyLease(e)
+	case "sync.diverged":
+		return p.setMeta("divergence:"+str(e, "target"), str(e, "reason"))
 	}
 	if handled, err := p.applyEffect(e); handled {
 		if err == nil {
@@ -297,4 +299,14 @@ func (p *Projector) apply(e *events.Event) error {
 		return err
 	}
 	return nil // other event types belong to later projections
+}
+
+// MetaValue returns an hk_meta value ("" when absent), e.g.
+// "divergence:<target>".
+func (p *Projector) MetaValue(key string) (string, error) {
+	v, err := p.meta(key)
+	if errors.Is(err, errNoMeta) {
+		return "", nil
+	}
+	return v, err
 }

@@ -30,7 +30,10 @@ type storeStatus struct {
 	Outbox       map[string]int64 `json:"outbox"`
 	OpenConflict int64            `json:"open_conflicts"`
 	Quarantined  int64            `json:"quarantined"`
-	LastPoll     string           `json:"last_poll,omitempty"`
+	// LastEvidence is the log sequence of the newest inbound evidence (what
+	// the pollers last recorded: an accepted edit, a quarantine, a conflict).
+	LastEvidence int64  `json:"last_inbound_evidence_seq"`
+	Divergence   string `json:"divergence,omitempty"` // sync stopped: the sheet's authority names another writer
 }
 
 func newStatusCmd() *cobra.Command {
@@ -38,7 +41,7 @@ func newStatusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status --dir DIR [--json]",
-		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last poll",
+		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence",
 		Long: `status reads a store without changing it. It works while the store runs:
 the read model is read through SQLite's WAL, the holder from lease.toml. The log
 head is shown only when no process holds log.db (while one does, the
@@ -82,7 +85,8 @@ func readStatus(dir string) (storeStatus, error) {
 	st.LeaseState = text(conn, "SELECT state FROM hk_lease WHERE role = 'writer'")
 	st.OpenConflict = scalar(conn, "SELECT count(*) FROM hk_conflicts WHERE state = 'open'")
 	st.Quarantined = scalar(conn, "SELECT count(*) FROM hk_quarantine WHERE active = 1")
-	st.LastPoll = text(conn, "SELECT value FROM hk_meta WHERE key = 'last_poll'")
+	st.LastEvidence = scalar(conn, "SELECT coalesce(max(seq), 0) FROM hk_evidence")
+	st.Divergence = text(conn, "SELECT group_concat(substr(key, 12) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'divergence:%'")
 	err = sqlitex.Execute(conn, "SELECT state, count(*) FROM hk_outbox GROUP BY state", &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error { st.Outbox[s.ColumnText(0)] = s.ColumnInt64(1); return nil }})
 	return st, err
@@ -113,13 +117,9 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	for _, s := range states {
 		fmt.Fprintf(tw, "outbox %s\t%d\n", s, st.Outbox[s])
 	}
-	fmt.Fprintf(tw, "open conflicts\t%d\nquarantined\t%d\nlast poll\t%s\n", st.OpenConflict, st.Quarantined, orDash(st.LastPoll))
-	return tw.Flush()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
+	fmt.Fprintf(tw, "open conflicts\t%d\nquarantined\t%d\nlast inbound evidence\tseq %d\n", st.OpenConflict, st.Quarantined, st.LastEvidence)
+	if st.Divergence != "" {
+		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", st.Divergence)
 	}
-	return s
+	return tw.Flush()
 }
