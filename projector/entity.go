@@ -50,22 +50,39 @@ func (p *Projector) writeRow(t Table, id string, fields map[string]any) error {
 }
 
 func (p *Projector) insertRow(t Table, id string, names []string, fields map[string]any) error {
+	args := make([]any, 0, len(names)+1)
+	args = append(args, id)
+	for _, n := range names {
+		args = append(args, fields[n])
+	}
+	return p.exec(p.upsertSQL(t, names), args...)
+}
+
+// upsertSQL builds (once per table and column set) the row upsert.
+func (p *Projector) upsertSQL(t Table, names []string) string {
+	key := t.Entity + "\x00" + strings.Join(names, "\x00")
+	if q, ok := p.sqlCache[key]; ok {
+		return q
+	}
 	cols := []string{fmt.Sprintf("%q", t.PK)}
 	marks := []string{"?"}
 	var set []string
-	args := []any{id}
 	for _, n := range names {
 		cols = append(cols, fmt.Sprintf("%q", n))
 		marks = append(marks, "?")
 		set = append(set, fmt.Sprintf("%q = excluded.%q", n, n))
-		args = append(args, fields[n])
 	}
 	conflict := "DO NOTHING"
 	if len(set) > 0 {
 		conflict = "DO UPDATE SET " + strings.Join(set, ", ")
 	}
-	return p.exec(fmt.Sprintf("INSERT INTO %q (%s) VALUES (%s) ON CONFLICT (%q) %s", t.Entity, strings.Join(cols, ", "),
-		strings.Join(marks, ", "), t.PK, conflict), args...)
+	q := fmt.Sprintf("INSERT INTO %q (%s) VALUES (%s) ON CONFLICT (%q) %s", t.Entity, strings.Join(cols, ", "),
+		strings.Join(marks, ", "), t.PK, conflict)
+	if p.sqlCache == nil {
+		p.sqlCache = map[string]string{}
+	}
+	p.sqlCache[key] = q
+	return q
 }
 
 // mergeFieldState folds an event's changed fields into the stored state.

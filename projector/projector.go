@@ -29,8 +29,9 @@ type Projector struct {
 	path       string
 	tables     map[string]Table
 	checkpoint uint64
-	notesOn    bool           // inbound: collect ConflictNotes (inbound.go)
-	notes      []ConflictNote // inbound: conflicts opened/resolved since the last take
+	sqlCache   map[string]string // row upsert statements by table and column set
+	notesOn    bool              // inbound: collect ConflictNotes (inbound.go)
+	notes      []ConflictNote    // inbound: conflicts opened/resolved since the last take
 }
 
 // Open opens or creates the read model at path (mode 0600, WAL), migrates
