@@ -235,7 +235,7 @@ func scanAll[T any](conn *sqlite.Conn, d *EntityDef, r Reader, sqlText string, a
 	}
 	defer stmt.Reset()
 	for i, a := range args {
-		bindArg(stmt, i+1, a)
+		projector.BindValue(stmt, i+1, a)
 	}
 	var out []*T
 	for {
@@ -249,19 +249,6 @@ func scanAll[T any](conn *sqlite.Conn, d *EntityDef, r Reader, sqlText string, a
 		}
 		r.track(v, stmt.ColumnText(0))
 		out = append(out, v)
-	}
-}
-
-func bindArg(stmt *sqlite.Stmt, i int, v any) {
-	switch x := v.(type) {
-	case string:
-		stmt.BindText(i, x)
-	case int64:
-		stmt.BindInt64(i, x)
-	case float64:
-		stmt.BindFloat(i, x)
-	case bool:
-		stmt.BindBool(i, x)
 	}
 }
 

@@ -151,8 +151,9 @@ ON CONFLICT (role) DO UPDATE SET writer_id = excluded.writer_id, epoch = exclude
 		role, str("writer_id"), int64(e.Epoch), str("state"), str("host"), num("pid"), str("operation"), e.At, int64(e.Seq))
 }
 
-// bindValue binds a canonical value to parameter i (1-based).
-func bindValue(stmt *sqlite.Stmt, i int, v any) {
+// BindValue binds a canonical value to parameter i (1-based) the way the
+// read model stores it (times as TimeLayout text, bools as 0/1).
+func BindValue(stmt *sqlite.Stmt, i int, v any) {
 	switch x := v.(type) {
 	case nil:
 		stmt.BindNull(i)
@@ -175,7 +176,7 @@ func bindValue(stmt *sqlite.Stmt, i int, v any) {
 
 func bindAll(stmt *sqlite.Stmt, vals ...any) {
 	for i, v := range vals {
-		bindValue(stmt, i+1, v)
+		BindValue(stmt, i+1, v)
 	}
 }
 
