@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// durationMaxMS is the longest cadence a time.Duration holds (about 292
+// years, 9,223,372,036,854 ms): a larger safe integer is accepted and
+// clamped to it.
+const durationMaxMS = int64(1<<63-1) / int64(time.Millisecond)
+
 // plainMS is the oracle of I20: a plain positive decimal integer of
 // milliseconds (ASCII digits, no leading zero) within [1, 2^53-1].
 func plainMS(v string) (int64, bool) {
@@ -22,7 +27,7 @@ func plainMS(v string) (int64, bool) {
 }
 
 func FuzzParseIntervalMS(f *testing.F) {
-	for _, s := range []string{"1", "60000", "9007199254740991", "9007199254740992", "0", "01", "-5", "+5", "1e3", "0x10",
+	for _, s := range []string{"1", "60000", "9223372036854", "9223372036855", "9007199254740991", "9007199254740992", "0", "01", "-5", "+5", "1e3", "0x10",
 		" 5", "5 ", "1.5", "１２", "٣", "", "99999999999999999999"} {
 		f.Add(s)
 	}
@@ -48,6 +53,7 @@ func FuzzResolveCadence(f *testing.F) {
 	f.Add("", "1000", true)
 	f.Add("0", "5", false)
 	f.Add("7", "1e3", true)
+	f.Add("9007199254740991", "9223372036855", true)
 	f.Fuzz(func(t *testing.T, poll, full string, fullSet bool) {
 		env := map[string]string{EnvPollingInterval: poll}
 		if fullSet {
@@ -60,7 +66,7 @@ func FuzzResolveCadence(f *testing.F) {
 				return def, true
 			}
 			n, ok := plainMS(v)
-			return time.Duration(n) * time.Millisecond, ok
+			return time.Duration(min(n, durationMaxMS)) * time.Millisecond, ok
 		}
 		wp, okp := want(poll, DefaultPollingInterval)
 		wf, okf := want(env[EnvFullScanInterval], DefaultFullScanInterval)

@@ -62,7 +62,8 @@ const (
 // resolveCadence fills the polling cadences: an explicit positive option
 // wins; otherwise the env var (absent or "" = default) must be a plain
 // positive decimal integer of milliseconds within 2^53-1 — no sign, hex,
-// exponent, fraction, leading zero or white space. Errors wrap
+// exponent, fraction, leading zero or white space; a value beyond what a
+// time.Duration holds (≈ 292 years) is clamped. Errors wrap
 // ErrSyncStartup (I20).
 func resolveCadence(o *SyncOptions) error {
 	lookup := o.LookupEnv

@@ -155,9 +155,9 @@ func transition(e Effect, typ string, now time.Time, p map[string]any) Decision 
 
 // Outcome is what a dispatch or probe learned about a claimed effect.
 type Outcome struct {
-	Kind        string // "applied", "uncertain", "failed", "retry", "conflict"
-	Code        string // stable reason (failed/retry/uncertain/conflict)
-	Terminal    bool   // failed: never claimable again (I10)
+	Kind     string // "applied", "uncertain", "failed", "retry", "conflict"
+	Code     string // stable reason (failed/retry/uncertain/conflict)
+	Terminal bool   // failed: never claimable again (I10)
 	// WrittenHash: applied — the row's visible hash after the write; failed
 	// or conflict — the row hash observed instead (evidence for a correction).
 	WrittenHash string

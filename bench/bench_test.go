@@ -228,7 +228,7 @@ func syncCities(b *testing.B, s *hikoutei.Store, cities []City, start time.Time)
 	}()
 	pts := []point{{0, 0}}
 	committed := false
-	deadline := start.Add(10 * time.Minute)
+	deadline := start.Add(30 * time.Minute)
 	for {
 		if !committed {
 			select {
@@ -255,7 +255,7 @@ func syncCities(b *testing.B, s *hikoutei.Store, cities []City, start time.Time)
 			pts = append(pts, point{t, float64(c["applied"])}) // an underestimate until all is queued
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("not converged after 10 minutes: %v", c)
+			b.Fatalf("not converged after 30 minutes: %v", c)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

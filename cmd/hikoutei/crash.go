@@ -59,8 +59,8 @@ func newCrashCmd() *cobra.Command {
 			start := time.Now()
 			res, err := crash.Run(ctx, crash.Config{Dir: dir, Kills: kills, Seed: seed, Faults: crash.Faults(faults), Out: out,
 				Spawn: func() *exec.Cmd { return exec.Command(exe, "crash", "worker") }})
-			fmt.Fprintf(out, "crash: acked=%d failpoints=%v open_conflicts=%d review=%d elapsed=%s\n",
-				res.Acked, res.Failpoints, res.OpenConflicts, res.Review, time.Since(start).Round(time.Second))
+			fmt.Fprintf(out, "crash: acked=%d failpoints=%v open_conflicts=%d review=%d litter=%d worker_errors=%d elapsed=%s\n",
+				res.Acked, res.Failpoints, res.OpenConflicts, res.Review, len(res.Litter), len(res.WorkerErrors), time.Since(start).Round(time.Second))
 			fmt.Fprintln(out, res.Line())
 			if err != nil {
 				return err

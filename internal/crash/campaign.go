@@ -50,6 +50,10 @@ type Config struct {
 	// each run is killed at a seeded instant in [0, MaxRun) after it opened
 	// the store, or earlier at a failpoint).
 	MaxRun time.Duration
+	// Armed, when set, arms run i with the failpoint spec Armed[(i-1) %
+	// len(Armed)] (e.g. "log.after_commit=crash@2") instead of the seeded
+	// choice, and leaves the timer a long time, so the failpoint ends the run.
+	Armed []string
 	// QuiesceTimeout bounds the final convergence (default 90 s).
 	QuiesceTimeout time.Duration
 	Out            io.Writer    // progress lines (nil = discard)
@@ -66,9 +70,14 @@ type Result struct {
 	Failpoints    map[string]int
 	OpenConflicts int
 	// Review counts Input rows of deleted entities that carry a person's
-	// note: cleanup leaves rows with a person's data for review (I21).
-	Review   int
-	Problems []string // one line per lost/duplicate/mismatch finding
+	// note and whose delete settled as a conflict (the person edited the
+	// row first): cleanup leaves rows with a person's data for review (I21).
+	Review int
+	Litter []string // files a crash left that nothing removes (see Litter)
+	// WorkerErrors are errors that stopped a child's workload before its
+	// kill (reported; the checks decide whether anything was lost).
+	WorkerErrors []string
+	Problems     []string // one line per lost/duplicate/mismatch finding
 }
 
 // Line is the campaign's last line.
@@ -151,8 +160,15 @@ func (c *campaign) oneRun(ctx context.Context, run int) error {
 	cmd := c.cfg.Spawn()
 	cmd.Env = append(os.Environ(), WorkerEnv+"="+string(raw))
 	fp := ""
-	if c.rng.IntN(3) == 0 { // the failpoints take turns, so a short campaign reaches each
-		fp = failpoint.Names[c.fpTurn%len(failpoint.Names)] + "=crash@" + strconv.Itoa(1+c.rng.IntN(6))
+	if len(c.cfg.Armed) > 0 {
+		fp = c.cfg.Armed[(run-1)%len(c.cfg.Armed)]
+		cmd.Env = append(cmd.Env, failpoint.EnvVar+"="+fp)
+	} else if c.rng.IntN(3) == 0 { // the failpoints take turns, so a short campaign reaches each
+		name, at := failpoint.Names[c.fpTurn%len(failpoint.Names)], 1+c.rng.IntN(6)
+		if name == failpoint.LeaseFileBeforeRename {
+			at = 1 // lease.toml is written once per open
+		}
+		fp = name + "=crash@" + strconv.Itoa(at)
 		c.fpTurn++
 		cmd.Env = append(cmd.Env, failpoint.EnvVar+"="+fp)
 	} else {
@@ -177,6 +193,9 @@ func (c *campaign) oneRun(ctx context.Context, run int) error {
 	maxRun := c.cfg.MaxRun
 	if fp != "" {
 		maxRun *= 2 // give the failpoint a chance to be reached first
+	}
+	if len(c.cfg.Armed) > 0 {
+		maxRun = 10 * c.cfg.MaxRun // the failpoint, not the timer, should end the run
 	}
 	delay := time.Duration(c.rng.Int64N(int64(maxRun)))
 	exited := make(chan struct{})
@@ -254,6 +273,11 @@ func (c *campaign) read(r io.Reader, opened chan struct{}) {
 				last, _ := strconv.ParseUint(f[3], 10, 64)
 				c.checks.ack(ack{commit: f[1], first: first, last: last, id: f[4], op: f[5]})
 			}
+		case lineErr:
+			c.checks.mu.Lock()
+			c.res.WorkerErrors = append(c.res.WorkerErrors, strings.TrimPrefix(sc.Text(), lineErr+" "))
+			c.checks.mu.Unlock()
+			fmt.Fprintln(c.out, "crash: worker stopped: "+sc.Text())
 		case lineAckCmd:
 			if len(f) == 2 {
 				c.checks.ackCmd(f[1])

@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,10 +94,12 @@ func NewProvider(ctx context.Context, endpoint string, logger *slog.Logger) (*sh
 //	OPEN <epoch>                          the store is open
 //	ACK <commit> <first> <last> <id> <op> Commit returned nil
 //	ACKCMD <conflict_id>                  AcknowledgeSystem returned applied
+//	ERR <message>                         the workload stopped on an error; the child waits to be killed
 const (
 	lineOpen   = "OPEN"
 	lineAck    = "ACK"
 	lineAckCmd = "ACKCMD"
+	lineErr    = "ERR"
 )
 
 // RunWorker opens the store with sync on and commits a seeded mixed
@@ -135,7 +138,14 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, out io.Writer, logger *slo
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		// Stay alive to be killed like every other run: the supervisor
+		// counts this line (e.g. a lease lost under load), it is not a crash.
+		w.say(fmt.Sprintf("%s %s\n", lineErr, strings.ReplaceAll(err.Error(), "\n", " ")))
+		<-ctx.Done()
+		return err
+	}
+	return nil
 }
 
 type worker struct {
