@@ -151,6 +151,7 @@ func (s *Store) appendDecisions(ds []aggregates.Decision) error {
 	if err != nil {
 		return err
 	}
+	s.stats.Events += res[0].Last - res[0].First + 1
 	return s.project(unitEvents(unit))
 }
 

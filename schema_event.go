@@ -2,6 +2,8 @@ package hikoutei
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/hikoutei/hikoutei-go/events"
@@ -114,9 +116,12 @@ func str(v any) string { s, _ := v.(string); return s }
 
 // ReplayDeclared is Replay with the entity shapes recorded in the log.
 func ReplayDeclared(dir, target string, opts ReplayOptions) (uint64, error) {
-	l, err := events.OpenLog(dir+"/"+events.LogFileName, events.Options{ReadOnly: true})
+	if _, err := os.Stat(filepath.Join(dir, events.LogFileName)); err != nil {
+		return 0, fmt.Errorf("%w: %s has no %s", ErrNotAStore, dir, events.LogFileName)
+	}
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true})
 	if err != nil {
-		return 0, err
+		return 0, events.DescribeLocked(dir, err)
 	}
 	defs, err := DeclaredEntities(l)
 	l.Close()

@@ -3,7 +3,7 @@ package hikoutei
 // Stats are counters of the single writer since Open.
 type Stats struct {
 	Commits uint64 // units committed with at least one event
-	Events  uint64 // events appended by commits
+	Events  uint64 // events appended (commits and the workers' decisions)
 	LogTxns uint64 // log transactions (group commits) that carried them
 }
 

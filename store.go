@@ -121,8 +121,15 @@ func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
 // CLI) that operate on any store. Typed reads and Persist need Open.
 // Errors as Open; ErrInvalidEntity when the log declares no entities.
 func OpenDeclared(dir string, opts Options) (*Store, error) {
+	if _, err := os.Stat(filepath.Join(dir, events.LogFileName)); err != nil {
+		return nil, fmt.Errorf("%w: %s has no %s", ErrNotAStore, dir, events.LogFileName)
+	}
 	return open(dir, opts, DeclaredEntities)
 }
+
+// ErrNotAStore: a tool was pointed at a directory that holds no store; it
+// creates nothing there.
+var ErrNotAStore = errors.New("not_a_store")
 
 func open(dir string, opts Options, entities func(*events.Log) ([]EntityDef, error)) (*Store, error) {
 	s := newStore(dir, opts)

@@ -70,7 +70,7 @@ func OpenWriter(dir string, opts WriterOptions) (*Writer, error) {
 	}
 	log, err := OpenLog(filepath.Join(dir, LogFileName), opts.Log)
 	if err != nil {
-		return nil, describeLocked(dir, err)
+		return nil, DescribeLocked(dir, err)
 	}
 	w := &Writer{dir: dir, log: log, opts: opts, stop: make(chan struct{})}
 	if err := w.takeLease(); err != nil {
@@ -103,8 +103,9 @@ func (o WriterOptions) withDefaults() WriterOptions {
 	return o
 }
 
-// describeLocked fills a StoreLockedError with the holder named in lease.toml.
-func describeLocked(dir string, err error) error {
+// DescribeLocked fills a *StoreLockedError with the holder and operation
+// named in dir's lease.toml; other errors pass through unchanged.
+func DescribeLocked(dir string, err error) error {
 	var sl *StoreLockedError
 	if !errors.As(err, &sl) {
 		return err

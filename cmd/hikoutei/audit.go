@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
@@ -20,9 +22,16 @@ type auditFilter struct {
 	entity, id string
 	from, to   uint64
 	asOf       time.Time
+	// related collects the effect, conflict and candidate ids of matched
+	// events, so their later transitions (applied, resolved, cleared) match
+	// too even though they no longer name the entity.
+	related map[string]bool
 }
 
-func (f auditFilter) keep(e events.Event) bool {
+// relatedKeys are the payload keys whose values tie events together.
+var relatedKeys = []string{"effect_id", "conflict_id", "candidate_id", "by"}
+
+func (f *auditFilter) keep(e events.Event) bool {
 	if f.to > 0 && e.Seq > f.to || e.Seq < f.from || !f.asOf.IsZero() && e.At.After(f.asOf) {
 		return false
 	}
@@ -31,7 +40,31 @@ func (f auditFilter) keep(e events.Event) bool {
 	}
 	ent, _ := e.Payload["entity"].(string)
 	id, _ := e.Payload["id"].(string)
-	return ent == f.entity && (f.id == "" || id == f.id)
+	if ent == f.entity && (f.id == "" || id == f.id) || f.isRelated(e) {
+		f.relate(e)
+		return true
+	}
+	return false
+}
+
+func (f *auditFilter) isRelated(e events.Event) bool {
+	for _, k := range relatedKeys {
+		if v, ok := e.Payload[k].(string); ok && f.related[v] {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *auditFilter) relate(e events.Event) {
+	if f.related == nil {
+		f.related = map[string]bool{}
+	}
+	for _, k := range relatedKeys {
+		if v, ok := e.Payload[k].(string); ok && v != "" {
+			f.related[v] = true
+		}
+	}
 }
 
 func newAuditCmd() *cobra.Command {
@@ -59,7 +92,13 @@ machine (--nats URL --stream S), verifying each record's checksum.
 				f.asOf = t
 			}
 			print := func(e events.Event) error { return printEvent(cmd.OutOrStdout(), e, asJSON) }
-			return auditEvents(dir, natsURL, stream, f, print)
+			if f.id != "" && f.entity == "" {
+				return usageError{fmt.Errorf("--id needs --entity")}
+			}
+			if f.to > 0 && f.to < f.from {
+				return usageError{fmt.Errorf("--to %d is before --from %d", f.to, f.from)}
+			}
+			return auditEvents(dir, natsURL, stream, &f, print)
 		},
 	}
 	addDirFlag(cmd, &dir)
@@ -74,7 +113,7 @@ machine (--nats URL --stream S), verifying each record's checksum.
 	return cmd
 }
 
-func auditEvents(dir, natsURL, stream string, f auditFilter, fn func(events.Event) error) error {
+func auditEvents(dir, natsURL, stream string, f *auditFilter, fn func(events.Event) error) error {
 	keep := func(e events.Event) error {
 		if !f.keep(e) {
 			return nil
@@ -90,9 +129,12 @@ func auditEvents(dir, natsURL, stream string, f auditFilter, fn func(events.Even
 			return keep(e)
 		})
 	}
+	if _, err := os.Stat(filepath.Join(dir, events.LogFileName)); err != nil {
+		return fmt.Errorf("%w: %s has no %s", hikoutei.ErrNotAStore, dir, events.LogFileName)
+	}
 	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, Upcasters: aggregates.Upcasters()})
 	if err != nil {
-		return err
+		return events.DescribeLocked(dir, err)
 	}
 	defer l.Close()
 	return l.ReadFrom(max(f.from, 1), keep)

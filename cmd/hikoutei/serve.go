@@ -85,6 +85,9 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 		return err
 	}
 	logger.Info("serving", "dir", f.dir, "epoch", s.LeaseInfo().Epoch)
+	if bus := s.NATS(); bus != nil && bus.ListenURL() != "" {
+		logger.Info("nats", "listen", bus.ListenURL(), "poll_subject", bus.Subject("wake.poll"))
+	}
 	addr := ""
 	if f.httpAddr != "" {
 		if addr, err = serveHTTP(ctx, s, f.httpAddr, logger); err != nil {

@@ -152,12 +152,16 @@ func (e *env) inbound(ctx context.Context) (inbound, error) {
 	return in, err
 }
 
-// pollUntil wakes the pollers and waits until cond holds (bounded).
+// pollUntil wakes the pollers (at most once a second: polls share
+// Google's read quota with the dispatcher) and waits until cond holds
+// (bounded by 3 minutes).
 func (e *env) pollUntil(ctx context.Context, what string, cond func(inbound) bool) (inbound, error) {
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute)
+	var woke time.Time
 	for {
-		if bus := e.store.NATS(); bus != nil {
+		if bus := e.store.NATS(); bus != nil && time.Since(woke) >= time.Second {
 			bus.WakePoll()
+			woke = time.Now()
 		}
 		in, err := e.inbound(ctx)
 		if err != nil || cond(in) {

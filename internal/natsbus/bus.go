@@ -191,7 +191,9 @@ func (b *Bus) connect(ctx context.Context) error {
 		nats.ReconnectBufSize(cfg.ReconnectBufSize),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			b.st.disconnects.Add(1)
-			log.Warn("nats disconnected", "store", cfg.Store, "err", err)
+			if err != nil { // nil: our own Close, not worth a warning
+				log.Warn("nats disconnected", "store", cfg.Store, "err", err)
+			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			b.st.reconnects.Add(1)
