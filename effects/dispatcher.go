@@ -96,6 +96,29 @@ type Dispatcher struct {
 	cfg  Config
 	C    Counters
 	auth authority // only the pass loop touches it
+	// batch is the adaptive batch size: halved after a dispatch with an
+	// uncertain or failed outcome, doubled back towards MaxBatch after a
+	// clean one (0 = MaxBatch).
+	batch int
+}
+
+// minBatch is the smallest adaptive batch.
+const minBatch = 16
+
+func (d *Dispatcher) batchSize() int {
+	if d.batch <= 0 {
+		d.batch = d.cfg.MaxBatch
+	}
+	return d.batch
+}
+
+// adapt shrinks the batch after trouble and grows it after a clean dispatch.
+func (d *Dispatcher) adapt(trouble bool) {
+	if trouble {
+		d.batch = max(d.batchSize()/2, min(minBatch, d.cfg.MaxBatch))
+		return
+	}
+	d.batch = min(d.batchSize()*2, d.cfg.MaxBatch)
 }
 
 // NewDispatcher validates cfg. Errors: ErrConfig.
