@@ -77,8 +77,18 @@ func OpenWriter(dir string, opts WriterOptions) (*Writer, error) {
 		log.Close()
 		return nil, err
 	}
+	removeTempLeaseFiles(dir)
 	w.startHeartbeat()
 	return w, nil
+}
+
+// removeTempLeaseFiles deletes temp files a crash inside WriteLeaseFile
+// left (".lease.toml.tmp-*"); this writer holds the store, so none is live.
+func removeTempLeaseFiles(dir string) {
+	matches, _ := filepath.Glob(filepath.Join(dir, "."+LeaseFileName+".tmp-*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {

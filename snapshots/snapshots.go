@@ -63,7 +63,29 @@ func Open(storeDir string, keep int, logger *slog.Logger) (*Dir, error) {
 	if err := os.MkdirAll(p, 0o700); err != nil {
 		return nil, fmt.Errorf("create snapshot dir: %w", err)
 	}
-	return &Dir{path: p, keep: keep, log: logger}, nil
+	d := &Dir{path: p, keep: keep, log: logger}
+	return d, d.removeIncomplete()
+}
+
+// removeIncomplete deletes what a crash in Take left behind: temp files and
+// a .sqlite whose manifest (written last) never landed. The store holds its
+// writer lease when it opens the folder, so no Take is in flight.
+func (d *Dir) removeIncomplete() error {
+	entries, err := os.ReadDir(d.path)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		base, isSnap := strings.CutSuffix(name, ".sqlite")
+		_, manifestErr := os.Stat(filepath.Join(d.path, base+".json"))
+		if strings.HasSuffix(name, ".tmp") || isSnap && manifestErr != nil {
+			d.log.Info("removing an incomplete snapshot file", "file", name)
+			errs = append(errs, os.Remove(filepath.Join(d.path, name)))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (d *Dir) file(seq uint64, ext string) string {

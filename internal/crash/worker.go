@@ -8,7 +8,38 @@
 //
 // The child is whatever the caller's Spawn returns: the re-executed test
 // binary in TestCrashCampaignShort, `hikoutei crash worker` for make crash.
-// It reads its WorkerConfig from the environment variable WorkerEnv.
+// It reads its WorkerConfig from the environment variable WorkerEnv, runs
+// on the wall clock, and prints a line for each acknowledged commit only
+// after Commit returned (one write per line: atomic on a pipe).
+//
+// Each run: the child opens the store (sync on, dispatcher every 50 ms,
+// probes after 200 ms, polls every 200 ms, a snapshot every 60 events)
+// and two goroutines commit creates, updates (some of the user-owned note,
+// competing with people), deletes and acknowledge_system commands, while
+// the parent types notes on Item_Input as a person would. The parent kills
+// the child with SIGKILL at a seeded instant after it opened, or — in a
+// third of the runs, the failpoints taking turns — arms a failpoint
+// (crash@N) via HIKOUTEI_FAILPOINTS so the child kills itself there. With
+// Faults mixed the emulator's seeded fault mix (429, 503, 502 HTML,
+// applied-then-503, applied-then-dropped, and now and then a hung write
+// the client abandons after its 1 s timeout) is on for every other run.
+//
+// After each kill the parent opens the store itself without sync — that
+// open takes over the dead child's lease (LeaseTTL 2 s, so it waits at
+// most 2 s instead of the 15 s stale-heartbeat rule) and repairs the read
+// model (one run in eight from a snapshot: read.sqlite is deleted first)
+// — closes it cleanly, and checks: every acknowledged commit is in the log
+// at the sequences the child was told; the read model is at the log head
+// and equals a rebuild from the log (digest over every table); lease
+// epochs strictly increase (log and children); no anchor appears twice on
+// any tab. At the end it opens the store with sync on in-process, with
+// people and faults stopped, until the outbox has nothing pending,
+// processing, uncertain or failed and a full scan plus reconciliation
+// change nothing twice running, and compares the sheet with canonical
+// state. Excused, and reported separately: a note under an open conflict
+// (the person's value stays until acknowledged, I11), and an Input row of
+// a deleted entity carrying a person's note whose delete settled as a
+// conflict (cleanup leaves rows with a person's data for review, I21).
 package crash
 
 import (

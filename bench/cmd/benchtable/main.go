@@ -149,9 +149,10 @@ func run(env []string, dir, name string, args ...string) (string, *os.ProcessSta
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
-	var out, all bytes.Buffer
-	cmd.Stdout = io.MultiWriter(&out, &all)
-	cmd.Stderr = &all
+	var out bytes.Buffer
+	all := &lockedBuffer{}
+	cmd.Stdout = io.MultiWriter(&out, all)
+	cmd.Stderr = all
 	err := cmd.Run()
 	echoMu.Lock()
 	fmt.Fprintf(os.Stderr, "-- %s %s\n%s", filepath.Base(name), strings.Join(args, " "), all.String())
@@ -160,6 +161,25 @@ func run(env []string, dir, name string, args ...string) (string, *os.ProcessSta
 		log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
 	}
 	return out.String(), cmd.ProcessState
+}
+
+// lockedBuffer is a bytes.Buffer written by the child's stdout and stderr
+// copiers at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // goBench runs `go test -run ^$ -benchmem …` and parses its results.
