@@ -25,7 +25,8 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: every Go benchmark, beside its raw baseline, with allocations.
+## bench: the issue-9 table (Go benchmarks beside raw baselines + sync convergence);
+## prints it, writes bench/results.json and bench/convergence.svg. See bench/README.md.
 bench:
 	$(GO) run ./bench/cmd/benchtable -go $(GO) -benchtime $(BENCHTIME)
 
