@@ -218,7 +218,7 @@ func (r *rawSQLite) insertTx(ents []rawEntity, seq func(i int) uint64) error {
 		e := &ents[i]
 		row.BindText(1, e.id)
 		for j, v := range e.cols {
-			bindCanonical(row, j+2, v)
+			projector.BindValue(row, j+2, v)
 		}
 		if err := stepReset(row); err != nil {
 			r.exec("ROLLBACK")
@@ -242,25 +242,6 @@ func stepReset(st *sqlite.Stmt) error {
 		err = rerr
 	}
 	return err
-}
-
-func bindCanonical(st *sqlite.Stmt, i int, v any) {
-	switch x := v.(type) {
-	case nil:
-		st.BindNull(i)
-	case string:
-		st.BindText(i, x)
-	case int64:
-		st.BindInt64(i, x)
-	case float64:
-		st.BindFloat(i, x)
-	case bool:
-		st.BindBool(i, x)
-	case time.Time:
-		st.BindText(i, x.UTC().Format(projector.TimeLayout))
-	default:
-		panic(fmt.Sprintf("bindCanonical: %T", v))
-	}
 }
 
 // benchmarkRawFloor appends the records by raw bbolt, perTx per Update, and
