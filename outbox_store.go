@@ -239,10 +239,18 @@ func (s *Store) Settle(settlements []effects.Settlement) error {
 		now := s.opts.Clock.Now()
 		var ds []aggregates.Decision
 		var stale []error
+		ids := make([]string, len(settlements))
+		for i, st := range settlements {
+			ids[i] = st.ID
+		}
+		known, err := s.proj.EffectStates(ids)
+		if err != nil {
+			return err
+		}
 		for _, st := range settlements {
-			r, ok, err := s.proj.Effect(st.ID)
-			if err != nil || !ok {
-				return errors.Join(err, fmt.Errorf("settle: unknown effect %s", st.ID))
+			r, ok := known[st.ID]
+			if !ok {
+				return fmt.Errorf("settle: unknown effect %s", st.ID)
 			}
 			d, err := s.settleDecision(r, st, now) // inbound: blocked_candidate reconciles (conflicts.go)
 			if err != nil {

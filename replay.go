@@ -118,3 +118,90 @@ func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, e
 
 // ErrReplayGap: an event source skipped a sequence.
 var ErrReplayGap = errors.New("replay_sequence_gap")
+
+// applyLog applies the log's events after p's checkpoint up to upTo, in
+// batches of catchUpBatch, reporting progress after each batch. A second
+// goroutine reads and decodes the next batches while one is applied.
+func applyLog(l *events.Log, p *projector.Projector, upTo uint64, phase string, progress func(Progress)) error {
+	from := p.Checkpoint()
+	if from >= upTo {
+		return nil
+	}
+	prog := Progress{Phase: phase, Total: upTo - from}
+	r := readBatches(l, from+1, upTo)
+	for batch := range r.batches {
+		if err := p.Apply(batch); err != nil {
+			return errors.Join(err, r.cancel())
+		}
+		prog.Done += uint64(len(batch))
+		if progress != nil {
+			progress(prog)
+		}
+	}
+	return <-r.err
+}
+
+// batchReader delivers a log range in batches from its own goroutine.
+type batchReader struct {
+	batches chan []events.Event // closed after the last batch
+	stop    chan struct{}       // closed by cancel
+	err     chan error          // the read's outcome, once batches is closed
+}
+
+// readAhead is how many decoded batches may wait for the applier.
+const readAhead = 2
+
+// readBatches reads events from..upTo (inclusive) into batches of
+// catchUpBatch on a new goroutine.
+func readBatches(l *events.Log, from, upTo uint64) *batchReader {
+	r := &batchReader{batches: make(chan []events.Event, readAhead), stop: make(chan struct{}), err: make(chan error, 1)}
+	go func() {
+		defer close(r.batches)
+		r.err <- r.read(l, from, upTo)
+	}()
+	return r
+}
+
+func (r *batchReader) read(l *events.Log, from, upTo uint64) error {
+	batch := make([]events.Event, 0, catchUpBatch)
+	send := func() error {
+		select {
+		case r.batches <- batch:
+			batch = make([]events.Event, 0, catchUpBatch)
+			return nil
+		case <-r.stop:
+			return errStopReading
+		}
+	}
+	err := l.ReadFrom(from, func(e events.Event) error {
+		if e.Seq > upTo {
+			return errStopReading
+		}
+		batch = append(batch, e)
+		if len(batch) == catchUpBatch {
+			return send()
+		}
+		return nil
+	})
+	if errors.Is(err, errStopReading) {
+		err = nil
+	}
+	if err == nil && len(batch) > 0 {
+		err = send()
+	}
+	return err
+}
+
+// cancel stops the reader and waits for its goroutine to end, so the log
+// can be closed after it. It returns nil when the read itself was fine.
+func (r *batchReader) cancel() error {
+	close(r.stop)
+	for range r.batches {
+	}
+	if err := <-r.err; !errors.Is(err, errStopReading) {
+		return err
+	}
+	return nil
+}
+
+var errStopReading = errors.New("stop reading")

@@ -310,47 +310,6 @@ func (s *Store) catchUp(head uint64, phase string) error {
 	return applyLog(s.w.Log(), s.proj, head, phase, s.opts.Progress)
 }
 
-// applyLog applies the log's events after p's checkpoint up to upTo, in
-// batches of catchUpBatch, reporting progress after each batch.
-func applyLog(l *events.Log, p *projector.Projector, upTo uint64, phase string, progress func(Progress)) error {
-	from := p.Checkpoint()
-	if from >= upTo {
-		return nil
-	}
-	prog := Progress{Phase: phase, Total: upTo - from}
-	batch := make([]events.Event, 0, catchUpBatch)
-	flush := func() error {
-		if err := p.Apply(batch); err != nil {
-			return err
-		}
-		prog.Done += uint64(len(batch))
-		batch = batch[:0]
-		if progress != nil {
-			progress(prog)
-		}
-		return nil
-	}
-	err := l.ReadFrom(from+1, func(e events.Event) error {
-		if e.Seq > upTo {
-			return errStopReading
-		}
-		batch = append(batch, e)
-		if len(batch) == catchUpBatch {
-			return flush()
-		}
-		return nil
-	})
-	if errors.Is(err, errStopReading) {
-		err = nil
-	}
-	if err == nil && len(batch) > 0 {
-		err = flush()
-	}
-	return err
-}
-
-var errStopReading = errors.New("stop reading")
-
 // Dir is the store directory.
 func (s *Store) Dir() string { return s.dir }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -354,10 +356,16 @@ func TestI09_SameEffectIDWithAnotherPayloadFailsClosed(t *testing.T) {
 	x.pass()
 	// The receipt of one effect now names another payload for the same id.
 	rows := x.rows(layout.ReceiptsTab)
+	binding := layout.RowBindingID("Airport_System", "12")
 	for i, r := range rows[1:] {
-		if r[1] == "append" && strings.Contains(strings.Join(r, ","), layout.RowBindingID("Airport_System", "12")) {
-			mustT(t, x.emu.Person(sheetID).Type(layout.ReceiptsTab, fmt.Sprintf("F%d", i+2), "xxh64:0000000000000000"))
+		lines := strings.Split(r[5], "\n")
+		for j, line := range lines {
+			if f := strings.Split(line, "\t"); len(f) == 6 && f[1] == "append" && f[3] == binding {
+				f[5] = "xxh64:0000000000000000"
+				lines[j] = strings.Join(f, "\t")
+			}
 		}
+		mustT(t, x.emu.Person(sheetID).Type(layout.ReceiptsTab, fmt.Sprintf("F%d", i+2), strings.Join(lines, "\n")))
 	}
 	x.clock.Advance(time.Minute)
 	x.pass()
@@ -443,3 +451,84 @@ func TestI18_CommitsNeverWaitOnAHungSpreadsheet(t *testing.T) {
 }
 
 func newTestClock() *events.ManualClock { return events.NewManualClock(t0) }
+
+// The Run loop settles a full batch in the background while it sends the
+// next one. Claims skip bindings with an unsettled effect (I07), so an
+// append and the later update of the same row still land in order, and the
+// adaptive batch size grows back to MaxBatch between them.
+func TestI07_PipelinedRunLoopKeepsPerRowOrder(t *testing.T) {
+	x := openSynced(t, t.TempDir(), func(o *SyncOptions, _ *sheetsio.Config) { o.MaxBatch = 16 })
+	u := x.Begin()
+	for i := range 100 {
+		mustT(t, u.Persist(&Airport{ID: strconv.Itoa(i), Name: "first"}))
+	}
+	_, err := u.Commit(ctx)
+	mustT(t, err)
+	u = x.Begin()
+	for i := range 100 {
+		mustT(t, u.Persist(&Airport{ID: strconv.Itoa(i), Name: "second " + strconv.Itoa(i)}))
+	}
+	_, err = u.Commit(ctx)
+	mustT(t, err)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- x.disp.Run(runCtx) }()
+	settled := func() bool { c := x.outbox(); return len(c) == 1 && c["applied"] > 0 }
+	deadline := time.After(30 * time.Second)
+	for !settled() {
+		_, changed := x.clock.Waiters()
+		if settled() {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("not converged: %v", x.outbox())
+		}
+		x.clock.Advance(time.Second)
+	}
+	cancel()
+	mustT(t, <-done)
+	rows := x.rows("Airport_System")
+	if len(rows) != 101 {
+		t.Fatalf("%d rows, want header + 100", len(rows))
+	}
+	for i := range 100 {
+		if r := x.rowOf("Airport_System", strconv.Itoa(i)); r[1] != "second "+strconv.Itoa(i) {
+			t.Fatalf("row %d shows %v", i, r)
+		}
+	}
+	if c := x.outbox(); c["applied"] != 300 {
+		t.Fatalf("outbox %v, want 300 applied (100 System appends, 100 Input appends, 100 System updates)", c)
+	}
+}
+
+func TestEffectStatesLooksUpManyIDsWithoutPayloads(t *testing.T) {
+	x := openSynced(t, t.TempDir())
+	commit(t, x.Store, &Airport{ID: "1", Name: "One"}, &Airport{ID: "2", Name: "Two"})
+	mustT(t, x.onWriter(func() error {
+		rows, err := x.proj.InState("sheets", "pending", time.Time{}, 10)
+		if err != nil || len(rows) < 2 {
+			return fmt.Errorf("pending %d: %v", len(rows), err)
+		}
+		ids := []string{"no-such-effect"}
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		got, err := x.proj.EffectStates(ids)
+		if err != nil || len(got) != len(rows) {
+			return fmt.Errorf("got %d of %d: %v", len(got), len(rows), err)
+		}
+		for _, r := range rows {
+			g := got[r.ID]
+			if g.Values != nil || r.Values == nil {
+				return fmt.Errorf("%s: payload %v, want none (full row has %v)", r.ID, g.Values, r.Values)
+			}
+			g.Values = r.Values
+			if !reflect.DeepEqual(g, r) {
+				return fmt.Errorf("%s:\n%+v\n%+v", r.ID, g, r)
+			}
+		}
+		return nil
+	}))
+}

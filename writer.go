@@ -9,6 +9,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+	"github.com/hikoutei/hikoutei-go/projector"
 )
 
 // maxGroup bounds how many queued commits one log transaction carries.
@@ -53,28 +54,70 @@ func (s *Store) send(r *commitReq) error {
 	return r.err
 }
 
-// run is the single writer: it takes every commit queued at that instant
-// (group commit, no added delay), decides, appends them in one fenced log
-// transaction, projects them in one SQLite transaction and answers.
+// lingerMax bounds how long the writer waits for the callers it answered
+// last to come back before it starts a group commit without them.
+const lingerMax = time.Millisecond
+
+// run is the single writer: it gathers a group of commits (see gather),
+// decides, appends them in one fenced log transaction, projects them in one
+// SQLite transaction and answers.
 func (s *Store) run() {
 	defer close(s.done)
+	answered := 0
 	for {
 		select {
 		case <-s.stop:
 			return
 		case r := <-s.reqs:
-			s.serve(s.gather(r))
+			batch := s.gather(r, answered)
+			s.serve(batch)
+			answered = commitsIn(batch)
 		}
 	}
 }
 
-func (s *Store) gather(first *commitReq) []*commitReq {
+// commitsIn counts the commits (not queries) of a served batch: all of
+// them have been answered.
+func commitsIn(batch []*commitReq) int {
+	n := 0
+	for _, r := range batch {
+		if r.query == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// gather takes every request queued at that instant and, while it holds
+// fewer than target (the callers the last group answered, who typically
+// commit again at once), waits up to lingerMax for more, so that they share
+// one fsync instead of splitting into two group commits (measured on 2
+// cores: this beats projecting batch N while appending N+1, which halves
+// the groups). A lone caller (target 1) never waits.
+func (s *Store) gather(first *commitReq, target int) []*commitReq {
 	batch := []*commitReq{first}
+	var linger <-chan time.Time
 	for len(batch) < maxGroup {
 		select {
 		case r := <-s.reqs:
 			batch = append(batch, r)
+			continue
 		default:
+		}
+		if len(batch) >= target {
+			return batch
+		}
+		if linger == nil {
+			t := time.NewTimer(lingerMax)
+			defer t.Stop()
+			linger = t.C
+		}
+		select {
+		case r := <-s.reqs:
+			batch = append(batch, r)
+		case <-linger:
+			return batch
+		case <-s.stop:
 			return batch
 		}
 	}
@@ -97,10 +140,13 @@ func (s *Store) serve(batch []*commitReq) {
 	}
 }
 
-// pendingUnit pairs a request with its log unit while a batch is decided.
+// pendingUnit pairs a request with its log unit and the entity states it
+// decided while a batch is decided.
 type pendingUnit struct {
-	req  *commitReq
-	unit events.Unit
+	req    *commitReq
+	unit   events.Unit
+	states map[string]aggregates.EntityState
+	res    events.UnitResult // once appended
 }
 
 func (s *Store) commitBatch(batch []*commitReq) {
@@ -110,16 +156,17 @@ func (s *Store) commitBatch(batch []*commitReq) {
 	}
 	now := s.opts.Clock.Now()
 	overlay := newBatchState()
+	overlay.logVersions = s.logVersions(batch)
 	var pending []pendingUnit
 	for _, r := range batch {
-		unit, err := s.decide(r.cmds, overlay, now)
+		unit, states, err := s.decide(r.cmds, overlay, now)
 		switch {
 		case err != nil:
 			finish([]*commitReq{r}, err)
 		case len(unit.Streams) == 0:
 			finish([]*commitReq{r}, nil) // nothing changed: no event
 		default:
-			pending = append(pending, pendingUnit{r, unit})
+			pending = append(pending, pendingUnit{req: r, unit: unit, states: states})
 		}
 	}
 	if len(pending) > 0 {
@@ -132,6 +179,31 @@ func (s *Store) commitBatch(batch []*commitReq) {
 type batchState struct {
 	entities map[string]aggregates.EntityState
 	outbox   map[string]uint64
+	// logVersions (overlay only; nil = unknown) holds the log's version of
+	// every entity stream the group touches: 0 = never persisted, so there
+	// is no state to read.
+	logVersions map[string]uint64
+}
+
+// logVersions reads from the log, in one transaction, the stream version
+// of every entity the batch touches (nil when the read fails: decisions
+// then read every state from the read model).
+func (s *Store) logVersions(batch []*commitReq) map[string]uint64 {
+	var keys []string
+	for _, r := range batch {
+		for _, c := range r.cmds {
+			keys = append(keys, aggregates.EntityStream(c.def.name, c.id))
+		}
+	}
+	vs, err := s.w.Log().StreamVersions(keys)
+	if err != nil {
+		return nil
+	}
+	m := make(map[string]uint64, len(keys))
+	for i, k := range keys {
+		m[k] = vs[i]
+	}
+	return m
 }
 
 func newBatchState() *batchState {
@@ -150,19 +222,20 @@ func (b *batchState) merge(local *batchState) {
 
 // decide runs the aggregates for one unit against the read model plus the
 // batch's earlier decisions (and, with sync on, queues the unit's effects);
-// the overlay is only updated if the whole unit is valid.
-func (s *Store) decide(cmds []command, overlay *batchState, now time.Time) (events.Unit, error) {
+// the overlay is only updated if the whole unit is valid. It returns the
+// unit and the entity states it decided.
+func (s *Store) decide(cmds []command, overlay *batchState, now time.Time) (events.Unit, map[string]aggregates.EntityState, error) {
 	local := newBatchState()
 	var unit events.Unit
 	for _, c := range cmds {
 		key := aggregates.EntityStream(c.def.name, c.id)
-		cur, err := s.currentState(key, c, local.entities, overlay.entities)
+		cur, err := s.currentState(key, c, local, overlay)
 		if err != nil {
-			return events.Unit{}, err
+			return events.Unit{}, nil, err
 		}
 		d, err := decideOne(cur, c, now)
 		if err != nil {
-			return events.Unit{}, err
+			return events.Unit{}, nil, err
 		}
 		local.entities[key] = d.Next
 		if len(d.Events) == 0 {
@@ -171,12 +244,12 @@ func (s *Store) decide(cmds []command, overlay *batchState, now time.Time) (even
 		unit.Streams = append(unit.Streams, events.StreamAppend{Stream: d.Stream, ExpectedVersion: d.ExpectedVersion, Events: d.Events})
 		fx, err := s.queueEffects(c, d, local, overlay, now)
 		if err != nil {
-			return events.Unit{}, err
+			return events.Unit{}, nil, err
 		}
 		unit.Streams = append(unit.Streams, fx...)
 	}
 	overlay.merge(local)
-	return unit, nil
+	return unit, local.entities, nil
 }
 
 func decideOne(cur aggregates.EntityState, c command, now time.Time) (aggregates.Decision, error) {
@@ -186,12 +259,15 @@ func decideOne(cur aggregates.EntityState, c command, now time.Time) (aggregates
 	return aggregates.DecidePersist(cur, aggregates.Persist{Entity: c.def.name, ID: c.id, Values: c.values}, now)
 }
 
-func (s *Store) currentState(key string, c command, local, overlay map[string]aggregates.EntityState) (aggregates.EntityState, error) {
-	if st, ok := local[key]; ok {
+func (s *Store) currentState(key string, c command, local, overlay *batchState) (aggregates.EntityState, error) {
+	if st, ok := local.entities[key]; ok {
 		return st, nil
 	}
-	if st, ok := overlay[key]; ok {
+	if st, ok := overlay.entities[key]; ok {
 		return st, nil
+	}
+	if v, ok := overlay.logVersions[key]; ok && v == 0 {
+		return aggregates.EntityState{Fields: map[string]aggregates.FieldState{}}, nil // never persisted
 	}
 	row, err := s.proj.EntityState(c.def.name, c.id)
 	if err != nil {
@@ -204,6 +280,11 @@ func (s *Store) currentState(key string, c command, local, overlay map[string]ag
 	return st, nil
 }
 
+// appendAndProject appends the batch's units in one log transaction and
+// projects them in one SQLite transaction, overlapping the two: the log
+// commits (and fsyncs) on another goroutine while the events are applied,
+// and the SQLite transaction commits only after the log commit succeeded
+// (rolled back otherwise), so the read model never gets ahead of the log.
 func (s *Store) appendAndProject(pending []pendingUnit) {
 	units := make([]events.Unit, len(pending))
 	for i, p := range pending {
@@ -211,33 +292,80 @@ func (s *Store) appendAndProject(pending []pendingUnit) {
 	}
 	err := s.w.RenewIfDue()
 	var results []events.UnitResult
+	var wait func() error
 	if err == nil {
-		results, err = s.w.Append(units...)
+		results, wait, err = s.w.AppendAsync(units...)
 	}
 	s.stats.LogTxns++
 	if err != nil {
-		for _, p := range pending {
-			finish([]*commitReq{p.req}, fmt.Errorf("append: %w", err))
-		}
+		failAll(pending, err)
 		return
 	}
+	applied, known, ok := acceptedUnits(pending, results)
+	var logErr error
+	waited := false
+	projErr := s.proj.ApplyKnownThen(applied, known, func() error {
+		waited, logErr = true, s.logCommitted(wait)
+		return logErr
+	})
+	if !waited {
+		logErr = s.logCommitted(wait)
+	}
+	if logErr != nil {
+		failAll(ok, logErr)
+		return
+	}
+	s.answer(ok, s.projected(projErr))
+	s.afterCommit(queuedEffects(pending))
+}
+
+// logCommitted waits for the log commit of the batch being projected.
+func (s *Store) logCommitted(wait func() error) error {
+	if err := wait(); err != nil {
+		return err
+	}
 	failpoint.Inject(failpoint.StoreAfterLogCommit)
+	return nil
+}
+
+// failAll answers every unit of a batch the log did not commit.
+func failAll(pending []pendingUnit, err error) {
+	for _, p := range pending {
+		finish([]*commitReq{p.req}, fmt.Errorf("append: %w", err))
+	}
+}
+
+// acceptedUnits answers the units the log rejected and returns the others
+// (and their events, with the field hashes their decisions computed).
+func acceptedUnits(pending []pendingUnit, results []events.UnitResult) ([]events.Event, []projector.KnownHashes, []pendingUnit) {
 	var applied []events.Event
-	var ok []*commitReq
+	var known []projector.KnownHashes
+	var ok []pendingUnit
 	for i, p := range pending {
 		if results[i].Err != nil {
 			finish([]*commitReq{p.req}, results[i].Err)
 			continue
 		}
-		p.req.res = CommitResult{Commit: results[i].Commit, FirstSeq: results[i].First, LastSeq: results[i].Last,
-			Events: int(results[i].Last - results[i].First + 1)}
-		applied = append(applied, unitEvents(p.unit)...)
-		ok = append(ok, p.req)
+		for _, e := range unitEvents(p.unit) {
+			applied = append(applied, e)
+			known = append(known, knownHashes(p.states, e))
+		}
+		p.res = results[i]
+		ok = append(ok, p)
+	}
+	return applied, known, ok
+}
+
+// answer records the committed units and answers them with projErr.
+func (s *Store) answer(ok []pendingUnit, projErr error) {
+	reqs := make([]*commitReq, len(ok))
+	for i, p := range ok {
+		p.req.res = CommitResult{Commit: p.res.Commit, FirstSeq: p.res.First, LastSeq: p.res.Last, Events: int(p.res.Last - p.res.First + 1)}
+		reqs[i] = p.req
 		s.stats.Commits++
 		s.stats.Events += uint64(p.req.res.Events)
 	}
-	finish(ok, s.project(applied))
-	s.afterCommit(queuedEffects(pending))
+	finish(reqs, projErr)
 }
 
 func queuedEffects(pending []pendingUnit) bool {
@@ -260,8 +388,27 @@ func unitEvents(u events.Unit) []events.Event {
 	return out
 }
 
-func (s *Store) project(evs []events.Event) error {
-	err := s.proj.Apply(evs)
+// knownHashes returns the field hashes a unit's decision computed for e
+// (nil when e is not an entity's persist). A hash is only offered for the
+// revision e carries, so it is always the hash of e's value.
+func knownHashes(states map[string]aggregates.EntityState, e events.Event) projector.KnownHashes {
+	st, ok := states[e.Stream]
+	revs, _ := e.Payload["revisions"].(map[string]any)
+	if !ok || revs == nil || e.Type != aggregates.TypeEntityPersisted {
+		return nil
+	}
+	return func(field string) (string, bool) {
+		f, ok := st.Fields[field]
+		rev, _ := revs[field].(int64)
+		return f.Hash, ok && f.Hash != "" && f.Revision == uint64(rev)
+	}
+}
+
+func (s *Store) project(evs []events.Event) error { return s.projected(s.proj.Apply(evs)) }
+
+// projected handles the outcome of projecting appended events: a failure
+// leaves the read model behind the log (repaired before the next batch).
+func (s *Store) projected(err error) error {
 	if s.failAfterAppend {
 		s.failAfterAppend, err = false, errors.New("injected failure after the log commit")
 	}

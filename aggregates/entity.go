@@ -72,10 +72,11 @@ func DecidePersist(cur EntityState, cmd Persist, now time.Time) (Decision, error
 	if cmd.Entity == "" || cmd.ID == "" {
 		return Decision{}, fmt.Errorf("%w: entity and id are required", ErrInvalidCommand)
 	}
-	d := Decision{Stream: EntityStream(cmd.Entity, cmd.ID), ExpectedVersion: cur.Version, Next: cur.clone()}
-	changed, revs := map[string]any{}, map[string]any{}
+	d := Decision{Stream: EntityStream(cmd.Entity, cmd.ID), ExpectedVersion: cur.Version, Next: cur.cloneSized(len(cmd.Values))}
+	changed, revs := make(map[string]any, len(cmd.Values)), make(map[string]any, len(cmd.Values))
+	var buf []byte // canonical bytes, reused across the fields
 	for _, name := range sortedKeys(cmd.Values) {
-		h, err := events.Hash(cmd.Values[name])
+		h, err := events.HashReuse(&buf, cmd.Values[name])
 		if err != nil {
 			return Decision{}, fmt.Errorf("%w: %s.%s: %w", ErrInvalidValue, cmd.Entity, name, err)
 		}
@@ -117,8 +118,11 @@ func DecideRemove(cur EntityState, cmd Remove, now time.Time) (Decision, error) 
 			Payload: map[string]any{"entity": cmd.Entity, "id": cmd.ID}}}}, nil
 }
 
-func (s EntityState) clone() EntityState {
-	out := EntityState{Exists: s.Exists, Version: s.Version, Fields: make(map[string]FieldState, len(s.Fields))}
+func (s EntityState) clone() EntityState { return s.cloneSized(0) }
+
+// cloneSized clones s with room for at least n fields.
+func (s EntityState) cloneSized(n int) EntityState {
+	out := EntityState{Exists: s.Exists, Version: s.Version, Fields: make(map[string]FieldState, max(n, len(s.Fields)))}
 	for k, v := range s.Fields {
 		out.Fields[k] = v
 	}

@@ -100,6 +100,12 @@ type Dispatcher struct {
 	// uncertain or failed outcome, doubled back towards MaxBatch after a
 	// clean one (0 = MaxBatch).
 	batch int
+	// settling carries the outcome of the previous batch's settlement while
+	// the pass loop sends the next one (nil = none in flight).
+	settling chan error
+	// next carries the batch claimed ahead while the current one is in
+	// flight (nil = none).
+	next chan claimResult
 }
 
 // minBatch is the smallest adaptive batch.
@@ -162,9 +168,10 @@ func (d *Dispatcher) backfill() error {
 	}
 }
 
-func (d *Dispatcher) passLoop(ctx context.Context) error {
+func (d *Dispatcher) passLoop(ctx context.Context) (err error) {
+	defer func() { err = errors.Join(err, d.awaitSettle(), d.releasePrefetch()) }()
 	for {
-		busy, err := d.Pass(ctx)
+		busy, err := d.pass(ctx, true)
 		if err != nil && ctx.Err() == nil {
 			if errors.Is(err, ErrDisplaced) || errors.Is(err, ErrDivergence) {
 				return err
@@ -211,26 +218,129 @@ func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// Pass probes due uncertain effects, then claims and dispatches one batch.
-// It reports whether a full batch was dispatched (more may be waiting).
-func (d *Dispatcher) Pass(ctx context.Context) (bool, error) {
+// Pass probes due uncertain effects, then claims and dispatches one batch
+// and settles it before returning. It reports whether a full batch was
+// dispatched (more may be waiting).
+func (d *Dispatcher) Pass(ctx context.Context) (bool, error) { return d.pass(ctx, false) }
+
+// pass is Pass; when pipelined (the Run loop), a full batch's settlement
+// commits in the background while the next pass claims and sends the next
+// batch, and that pass waits for it before settling its own. Claims never
+// take an effect whose binding has an unsettled earlier one (I07), so the
+// overlap cannot reorder writes to one row.
+func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	d.C.Passes.Add(1)
-	if err := d.probe(ctx); err != nil {
-		return false, err
-	}
-	if err := d.cfg.Outbox.Renew(); err != nil {
-		return false, fmt.Errorf("%w: %w", ErrDisplaced, err)
-	}
-	if err := d.checkAuthority(ctx); err != nil {
-		return false, err
-	}
-	claimed, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, d.cfg.MaxBatch)
+	size := d.batchSize()
+	claimed, err := d.claim(ctx, size)
 	if err != nil || len(claimed) == 0 {
-		return false, fenced(err)
+		return false, errors.Join(err, d.awaitSettle())
 	}
 	d.C.Claimed.Add(int64(len(claimed)))
 	failpoint.Inject(failpoint.DispatchAfterClaim)
-	return len(claimed) == d.cfg.MaxBatch, d.dispatch(ctx, claimed)
+	if pipelined && len(claimed) == size {
+		d.prefetch(size)
+	}
+	out, derr := d.dispatch(ctx, claimed)
+	d.adapt(derr != nil || troubled(out))
+	if err := d.awaitSettle(); err != nil {
+		return false, errors.Join(err, d.finish(out, derr))
+	}
+	busy := len(claimed) == size && derr == nil
+	if pipelined && busy {
+		d.settleAsync(out)
+		return true, nil
+	}
+	return busy, d.finish(out, derr)
+}
+
+// claim probes due uncertain effects, renews the lease, checks the
+// spreadsheet authority and claims the next batch.
+func (d *Dispatcher) claim(ctx context.Context, size int) ([]Claimed, error) {
+	if err := d.probe(ctx); err != nil {
+		return nil, err
+	}
+	if err := d.cfg.Outbox.Renew(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrDisplaced, err)
+	}
+	if err := d.checkAuthority(ctx); err != nil {
+		return nil, err
+	}
+	if d.next != nil {
+		r := <-d.next
+		d.next = nil
+		if r.err != nil || len(r.claimed) > 0 {
+			return r.claimed, r.err
+		}
+	}
+	claimed, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
+	return claimed, fenced(err)
+}
+
+// claimResult is a batch claimed ahead of its dispatch.
+type claimResult struct {
+	claimed []Claimed
+	err     error
+}
+
+// prefetch claims the next batch on a goroutine while the current one is
+// in flight, so the claim's commit overlaps the remote round trip. The
+// next pass takes it after its own probe, renewal and authority check.
+// When the loop stops, releasePrefetch returns an unsent prefetched batch
+// to the retry path; after a crash RecoverProcessing finds it instead.
+func (d *Dispatcher) prefetch(size int) {
+	ch := make(chan claimResult, 1)
+	d.next = ch
+	go func() {
+		c, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
+		ch <- claimResult{c, fenced(err)}
+	}()
+}
+
+// releasePrefetch waits for a claim in flight when the loop stops and puts
+// its effects straight back on the retry path (code claim_released), so a
+// clean stop leaves nothing processing.
+func (d *Dispatcher) releasePrefetch() error {
+	if d.next == nil {
+		return nil
+	}
+	r := <-d.next
+	d.next = nil
+	if r.err != nil || len(r.claimed) == 0 {
+		return r.err
+	}
+	out := make([]Settlement, len(r.claimed))
+	for i, c := range r.claimed {
+		out[i] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken,
+			Outcome: aggregates.Outcome{Kind: "retry", Code: "claim_released", RetryAt: d.cfg.Clock.Now(), Via: "dispatch"}}
+	}
+	return fenced(d.cfg.Outbox.Settle(out))
+}
+
+// troubled reports whether a dispatch left any effect uncertain, failed or
+// on the retry path (the adaptive batch then shrinks).
+func troubled(out []Settlement) bool {
+	for _, s := range out {
+		if k := s.Outcome.Kind; k == "uncertain" || k == "failed" || k == "retry" {
+			return true
+		}
+	}
+	return false
+}
+
+// settleAsync commits out on a goroutine; awaitSettle collects its error.
+func (d *Dispatcher) settleAsync(out []Settlement) {
+	ch := make(chan error, 1)
+	d.settling = ch
+	go func() { ch <- d.finish(out, nil) }()
+}
+
+func (d *Dispatcher) awaitSettle() error {
+	if d.settling == nil {
+		return nil
+	}
+	err := <-d.settling
+	d.settling = nil
+	return err
 }
 
 // fenced maps a fencing failure of a store decision to ErrDisplaced.
@@ -241,7 +351,10 @@ func fenced(err error) error {
 	return err
 }
 
-func (d *Dispatcher) dispatch(ctx context.Context, claimed []Claimed) error {
+// dispatch sends claimed and returns the settlement of each effect, plus
+// the error of a dispatch that wrote nothing (its effects go back on the
+// retry path).
+func (d *Dispatcher) dispatch(ctx context.Context, claimed []Claimed) ([]Settlement, error) {
 	fence := d.cfg.Outbox.Fence()
 	ops := make([]sheetsio.Op, len(claimed))
 	for i, c := range claimed {
@@ -250,14 +363,26 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []Claimed) error {
 	d.C.Dispatches.Add(1)
 	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, sheetsio.Batch{Fence: &fence, Ops: ops})
 	if err != nil {
-		return d.dispatchFailed(claimed, err)
+		return d.failedSettlements(claimed, err), err
 	}
 	failpoint.Inject(failpoint.DispatchAfterRemoteApply)
 	out := make([]Settlement, len(claimed))
 	for i, c := range claimed {
 		out[i] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken, Outcome: d.outcome(c, res.Ops[i])}
 	}
-	return fenced(d.cfg.Outbox.Settle(out))
+	return out, nil
+}
+
+// finish commits out. After a dispatch that wrote nothing (derr), a
+// divergence stops the worker (ErrDivergence); anything else is returned.
+func (d *Dispatcher) finish(out []Settlement, derr error) error {
+	if err := d.cfg.Outbox.Settle(out); err != nil {
+		return errors.Join(derr, fenced(err))
+	}
+	if errors.Is(derr, sheetsio.ErrAuthorityStale) || errors.Is(derr, sheetsio.ErrAuthorityForeign) {
+		return d.diverged(derr.Error())
+	}
+	return derr
 }
 
 func toOp(c Claimed) sheetsio.Op {
@@ -274,27 +399,20 @@ func toOp(c Claimed) sheetsio.Op {
 	return op
 }
 
-// dispatchFailed settles a dispatch that wrote nothing: divergence stops the
-// worker; anything else puts the effects back on the retry path.
-func (d *Dispatcher) dispatchFailed(claimed []Claimed, err error) error {
+// failedSettlements puts the effects of a dispatch that wrote nothing back
+// on the retry path.
+func (d *Dispatcher) failedSettlements(claimed []Claimed, err error) []Settlement {
 	var code string
 	var se *sheetsio.Error
 	if errors.As(err, &se) {
 		code = se.Code
 	}
-	diverged := errors.Is(err, sheetsio.ErrAuthorityStale) || errors.Is(err, sheetsio.ErrAuthorityForeign)
 	out := make([]Settlement, len(claimed))
 	for i, c := range claimed {
 		out[i] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken, Outcome: d.retry(code, c)}
 	}
 	d.C.Retried.Add(int64(len(claimed)))
-	if serr := d.cfg.Outbox.Settle(out); serr != nil {
-		return errors.Join(err, fenced(serr))
-	}
-	if diverged {
-		return d.diverged(err.Error())
-	}
-	return err
+	return out
 }
 
 func (d *Dispatcher) retry(code string, c Claimed) aggregates.Outcome {

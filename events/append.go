@@ -36,28 +36,75 @@ type UnitResult struct {
 // Errors (whole call, nothing committed): ErrStaleWriterFence,
 // ErrLeaseExpired, ErrLogClosed, bbolt I/O errors.
 func (l *Log) Append(f Fence, units ...Unit) ([]UnitResult, error) {
-	enc := encodeUnits(units)
-	results := make([]UnitResult, len(units))
-	err := l.update(func(tx *bolt.Tx) error {
-		now := l.clock.Now()
-		if err := fenceTx(tx, f, now); err != nil {
-			return err
-		}
-		a := newAppender(tx, f, now)
-		for i := range units {
-			var err error
-			if results[i], err = a.unit(&units[i], enc[i]); err != nil {
-				return err
-			}
-		}
-		failpoint.Inject(failpoint.LogBeforeCommit)
-		return a.finish()
-	})
+	results, wait, err := l.AppendAsync(f, units...)
+	if err == nil {
+		err = wait()
+	}
 	if err != nil {
 		return nil, err
 	}
-	failpoint.Inject(failpoint.LogAfterCommit)
 	return results, nil
+}
+
+// AppendAsync is Append with the transaction's commit (its writes and
+// fsync) running on another goroutine, so the caller can prepare work that
+// depends on the stamped events meanwhile. It returns once every event of
+// units is stamped and the results are known, with wait, which returns the
+// commit's outcome: nothing is durable, and results mean nothing, until
+// wait returns nil. Call wait exactly once; appends by others block until
+// the commit ends. Errors (nothing committed) as Append; wait: bbolt I/O
+// errors.
+func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, error) {
+	if l.closed.Load() {
+		return nil, nil, ErrLogClosed
+	}
+	enc := encodeUnits(units)
+	tx, err := l.db.Begin(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	committing := false
+	defer func() {
+		if !committing {
+			_ = tx.Rollback() // a failed or panicking stage
+		}
+	}()
+	results, err := l.stage(tx, f, units, enc)
+	if err != nil {
+		return nil, nil, err
+	}
+	committing = true
+	done := make(chan error, 1)
+	go func() { done <- tx.Commit() }()
+	return results, func() error { return l.committed(<-done, enc) }, nil
+}
+
+// stage checks the fence and stamps and puts every unit inside tx.
+func (l *Log) stage(tx *bolt.Tx, f Fence, units []Unit, enc []encodedUnit) ([]UnitResult, error) {
+	results := make([]UnitResult, len(units))
+	now := l.clock.Now()
+	if err := fenceTx(tx, f, now); err != nil {
+		return nil, err
+	}
+	a := newAppender(tx, f, now)
+	for i := range units {
+		var err error
+		if results[i], err = a.unit(&units[i], enc[i]); err != nil {
+			return nil, err
+		}
+	}
+	failpoint.Inject(failpoint.LogBeforeCommit)
+	return results, a.finish()
+}
+
+// committed finishes an append whose commit returned err.
+func (l *Log) committed(err error, enc []encodedUnit) error {
+	if err != nil {
+		return err
+	}
+	failpoint.Inject(failpoint.LogAfterCommit)
+	_ = l.noteAppended(encodedSize(enc)) // best effort: a failed release only leaves pages resident
+	return nil
 }
 
 // encodedUnit holds a unit's canonical payloads, or why it cannot commit.
@@ -66,30 +113,35 @@ type encodedUnit struct {
 	err      error
 }
 
-// encodeUnits canonical-encodes every payload outside the transaction.
+// encodeUnits canonical-encodes every payload outside the transaction, all
+// into one growing buffer (each payload is a capped slice of it).
 func encodeUnits(units []Unit) []encodedUnit {
 	out := make([]encodedUnit, len(units))
+	buf := make([]byte, 0, 4096)
 	for i, u := range units {
-		out[i] = encodeUnit(u)
+		out[i], buf = encodeUnit(u, buf)
 	}
 	return out
 }
 
-func encodeUnit(u Unit) encodedUnit {
+func encodeUnit(u Unit, buf []byte) (encodedUnit, []byte) {
 	var eu encodedUnit
 	for _, s := range u.Streams {
 		for j := range s.Events {
-			b, err := encodeEvent(s.Stream, &s.Events[j])
+			start := len(buf)
+			b, err := encodeEvent(buf, s.Stream, &s.Events[j])
 			if err != nil {
-				return encodedUnit{err: err}
+				return encodedUnit{err: err}, buf[:start]
 			}
-			eu.payloads = append(eu.payloads, b)
+			buf = b
+			eu.payloads = append(eu.payloads, buf[start:len(buf):len(buf)])
 		}
 	}
-	return eu
+	return eu, buf
 }
 
-func encodeEvent(stream string, e *Event) ([]byte, error) {
+// encodeEvent appends e's canonical payload to dst.
+func encodeEvent(dst []byte, stream string, e *Event) ([]byte, error) {
 	if stream == "" || e.Type == "" || strings.IndexByte(stream, 0) >= 0 {
 		return nil, fmt.Errorf("%w: stream and type are required; a stream has no NUL byte", ErrInvalidEvent)
 	}
@@ -97,7 +149,7 @@ func encodeEvent(stream string, e *Event) ([]byte, error) {
 	if p == nil {
 		p = map[string]any{}
 	}
-	b, err := EncodeCanonical(p)
+	b, err := AppendCanonical(dst, p)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type, err)
 	}

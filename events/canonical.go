@@ -5,8 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -126,10 +127,22 @@ func appendFloat(dst []byte, f float64) ([]byte, error) {
 
 // NormalizeString returns s in NFC. Errors: ErrInvalidUTF8.
 func NormalizeString(s string) (string, error) {
+	if isASCIIString(s) {
+		return s, nil // valid UTF-8 and already NFC
+	}
 	if !utf8.ValidString(s) {
 		return "", ErrInvalidUTF8
 	}
 	return norm.NFC.String(s), nil
+}
+
+func isASCIIString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func appendString(dst []byte, s string) ([]byte, error) {
@@ -185,7 +198,8 @@ type mapEntry struct {
 }
 
 func appendMap(dst []byte, m map[string]any) ([]byte, error) {
-	entries, err := sortedEntries(m)
+	var small [16]mapEntry // most maps fit: no allocation for their entries
+	entries, err := sortedEntries(small[:0], m)
 	if err != nil {
 		return dst, err
 	}
@@ -201,8 +215,9 @@ func appendMap(dst []byte, m map[string]any) ([]byte, error) {
 	return dst, nil
 }
 
-func sortedEntries(m map[string]any) ([]mapEntry, error) {
-	entries := make([]mapEntry, 0, len(m))
+// sortedEntries appends m's entries, keys normalized, to entries (empty)
+// sorted by key. Errors: ErrInvalidUTF8, ErrDuplicateKey.
+func sortedEntries(entries []mapEntry, m map[string]any) ([]mapEntry, error) {
 	for k, v := range m {
 		nk, err := NormalizeString(k)
 		if err != nil {
@@ -210,7 +225,7 @@ func sortedEntries(m map[string]any) ([]mapEntry, error) {
 		}
 		entries = append(entries, mapEntry{nk, v})
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].key < entries[j].key })
+	slices.SortFunc(entries, func(a, b mapEntry) int { return strings.Compare(a.key, b.key) })
 	for i := 1; i < len(entries); i++ {
 		if entries[i].key == entries[i-1].key {
 			return nil, fmt.Errorf("%w: %q", ErrDuplicateKey, entries[i].key)
@@ -230,9 +245,23 @@ func Hash(v any) (string, error) {
 	return HashBytes(b), nil
 }
 
+// HashReuse is Hash encoding into *buf, which it keeps for the next call
+// (no allocation but the returned string). Errors as EncodeCanonical.
+func HashReuse(buf *[]byte, v any) (string, error) {
+	b, err := AppendCanonical((*buf)[:0], v)
+	*buf = b
+	if err != nil {
+		return "", err
+	}
+	return HashBytes(b), nil
+}
+
 // HashBytes renders xxhash64 of already-canonical bytes with the "xxh64:" prefix.
 func HashBytes(canonical []byte) string {
 	var sum [8]byte
 	binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(canonical))
-	return "xxh64:" + hex.EncodeToString(sum[:])
+	var out [6 + 16]byte
+	copy(out[:], "xxh64:")
+	hex.Encode(out[6:], sum[:])
+	return string(out[:])
 }

@@ -20,7 +20,12 @@ const maxCanonicalDepth = 64
 // unsorted or duplicate keys, -0, non-shortest floats, trailing bytes) with
 // ErrMalformedCanonical; it never panics.
 func DecodeCanonical(b []byte) (any, error) {
-	d := decoder{buf: b}
+	return decodeCanonical(b, nil)
+}
+
+// decodeCanonical is DecodeCanonical sharing map keys through in (may be nil).
+func decodeCanonical(b []byte, in *interner) (any, error) {
+	d := decoder{buf: b, in: in}
 	v, err := d.value(0)
 	if err != nil {
 		return nil, err
@@ -34,6 +39,49 @@ func DecodeCanonical(b []byte) (any, error) {
 type decoder struct {
 	buf []byte
 	pos int
+	in  *interner // shares repeated map keys; nil = none
+	// scratch holds the canonical rendering of a parsed number, to compare
+	// with the input without allocating.
+	scratch [32]byte
+}
+
+// maxInterned bounds an interner, so hostile input with ever new keys
+// cannot grow it without limit.
+const maxInterned = 4096
+
+// interner hands out one string per distinct byte sequence it was asked
+// for (map keys, event types and tokens repeat in every record), so a log
+// read allocates each only once. Not safe for concurrent use.
+type interner struct {
+	m map[string]string
+}
+
+func newInterner() *interner { return &interner{m: map[string]string{}} }
+
+// get returns the shared string for b, or ok = false when b is new; then
+// the caller validates it and calls put.
+func (in *interner) get(b []byte) (s string, ok bool) {
+	if in == nil {
+		return "", false
+	}
+	s, ok = in.m[string(b)] // no allocation for the lookup
+	return s, ok
+}
+
+func (in *interner) put(s string) {
+	if in != nil && len(in.m) < maxInterned {
+		in.m[s] = s
+	}
+}
+
+// intern returns b as a string, shared through in when it is not nil.
+func (in *interner) intern(b []byte) string {
+	if s, ok := in.get(b); ok {
+		return s
+	}
+	s := string(b)
+	in.put(s)
+	return s
 }
 
 func (d *decoder) fail(reason string) error {
@@ -61,7 +109,7 @@ func (d *decoder) value(depth int) (any, error) {
 	case 'd':
 		return d.float()
 	case 's':
-		return d.string()
+		return d.string(false)
 	case 'T':
 		return d.time()
 	case 'l':
@@ -89,7 +137,7 @@ func (d *decoder) int() (int64, error) {
 		return 0, err
 	}
 	i, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || strconv.FormatInt(i, 10) != string(raw) {
+	if err != nil || string(strconv.AppendInt(d.scratch[:0], i, 10)) != string(raw) {
 		return 0, d.fail("bad integer")
 	}
 	return i, nil
@@ -104,7 +152,7 @@ func (d *decoder) float() (float64, error) {
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, d.fail("bad float")
 	}
-	if strconv.FormatFloat(f, 'g', -1, 64) != string(raw) || (f == 0 && math.Signbit(f)) {
+	if string(strconv.AppendFloat(d.scratch[:0], f, 'g', -1, 64)) != string(raw) || (f == 0 && math.Signbit(f)) {
 		return 0, d.fail("float not in shortest form")
 	}
 	return f, nil
@@ -122,7 +170,7 @@ func (d *decoder) count() (int, error) {
 	return n, nil
 }
 
-func (d *decoder) string() (string, error) {
+func (d *decoder) string(shared bool) (string, error) {
 	n, err := d.count()
 	if err != nil {
 		return "", err
@@ -130,12 +178,31 @@ func (d *decoder) string() (string, error) {
 	if n > len(d.buf)-d.pos {
 		return "", d.fail("string truncated")
 	}
-	s := string(d.buf[d.pos : d.pos+n])
+	raw := d.buf[d.pos : d.pos+n]
 	d.pos += n
-	if !utf8.ValidString(s) || !norm.NFC.IsNormalString(s) {
+	if shared {
+		if s, ok := d.in.get(raw); ok {
+			return s, nil // validated when it was first seen
+		}
+	}
+	s := string(raw)
+	if !isASCII(raw) && (!utf8.ValidString(s) || !norm.NFC.IsNormalString(s)) {
 		return "", d.fail("string not NFC UTF-8")
 	}
+	if shared {
+		d.in.put(s)
+	}
 	return s, nil
+}
+
+// isASCII reports whether b is pure ASCII, which is valid UTF-8 in NFC.
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func (d *decoder) time() (time.Time, error) {
@@ -196,5 +263,5 @@ func (d *decoder) key() (string, error) {
 		return "", d.fail("map key is not a string")
 	}
 	d.pos++
-	return d.string()
+	return d.string(d.in != nil)
 }

@@ -137,7 +137,8 @@ func acquireEvents(cur, next Lease, reason string, leftover *LeaseFile) []Event 
 func appendInTx(tx *bolt.Tx, f Fence, now time.Time, stream string, evs []Event) error {
 	u := Unit{Streams: []StreamAppend{{Stream: stream, ExpectedVersion: AnyVersion, Events: evs}}}
 	a := newAppender(tx, f, now)
-	res, err := a.unit(&u, encodeUnit(u))
+	enc, _ := encodeUnit(u, nil)
+	res, err := a.unit(&u, enc)
 	if err == nil {
 		err = res.Err
 	}

@@ -55,6 +55,7 @@ type Log struct {
 	up      *Upcasters
 	storeID string
 	closed  atomic.Bool
+	res     residency
 }
 
 // OpenLog opens or creates the log file at path (mode 0600).
@@ -178,6 +179,20 @@ func (l *Log) Head() (uint64, error) {
 		return nil
 	})
 	return head, err
+}
+
+// StreamVersions is StreamVersion of every stream, read in one transaction
+// (same order as streams). Errors: ErrLogClosed.
+func (l *Log) StreamVersions(streams []string) ([]uint64, error) {
+	out := make([]uint64, len(streams))
+	err := l.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketStreams)
+		for i, s := range streams {
+			out[i] = getU64(b, []byte(s))
+		}
+		return nil
+	})
+	return out, err
 }
 
 // StreamVersion returns the current version of stream (0 if it has no events).

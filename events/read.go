@@ -19,8 +19,9 @@ func (l *Log) ReadFrom(from uint64, fn func(Event) error) error {
 	if from == 0 {
 		from = 1
 	}
+	in := newInterner()
 	for {
-		batch, err := l.readChunk(from)
+		batch, err := l.readChunk(from, in)
 		if err != nil {
 			return err
 		}
@@ -36,12 +37,12 @@ func (l *Log) ReadFrom(from uint64, fn func(Event) error) error {
 	}
 }
 
-func (l *Log) readChunk(from uint64) ([]Event, error) {
+func (l *Log) readChunk(from uint64, in *interner) ([]Event, error) {
 	var out []Event
 	err := l.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketEvents).Cursor()
 		for k, v := c.Seek(u64(from)); k != nil && len(out) < readChunk; k, v = c.Next() {
-			e, err := l.decode(k, v)
+			e, err := l.decode(k, v, in)
 			if err != nil {
 				return err
 			}
@@ -52,9 +53,9 @@ func (l *Log) readChunk(from uint64) ([]Event, error) {
 	return out, err
 }
 
-func (l *Log) decode(k, v []byte) (Event, error) {
+func (l *Log) decode(k, v []byte, in *interner) (Event, error) {
 	seq := binary.BigEndian.Uint64(k)
-	e, err := DecodeRecord(seq, v)
+	e, err := decodeRecord(seq, v, in)
 	if err != nil {
 		return Event{}, err
 	}
@@ -70,7 +71,7 @@ func (l *Log) ReadStream(stream string, from uint64, fn func(Event) error) error
 		events := tx.Bucket(bucketEvents)
 		c := tx.Bucket(bucketIndex).Cursor()
 		for k, v := c.Seek(indexKey(stream, max(from, 1))); k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, v = c.Next() {
-			e, err := l.decode(v, events.Get(v))
+			e, err := l.decode(v, events.Get(v), nil)
 			if err != nil {
 				return err
 			}

@@ -46,6 +46,11 @@ func encodeRecord(e *Event, payload []byte) []byte {
 // is cross-checked against the record. Errors: *CorruptRecordError (wrapping
 // ErrCorruptRecord), including when the payload is not canonical.
 func DecodeRecord(seq uint64, b []byte) (Event, error) {
+	return decodeRecord(seq, b, nil)
+}
+
+// decodeRecord is DecodeRecord sharing repeated strings through in (may be nil).
+func decodeRecord(seq uint64, b []byte, in *interner) (Event, error) {
 	if len(b) < 1+checksumLen {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: "truncated"}
 	}
@@ -53,21 +58,21 @@ func DecodeRecord(seq uint64, b []byte) (Event, error) {
 	if binary.LittleEndian.Uint64(b[len(body):]) != xxhash.Sum64(body) {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: "checksum mismatch"}
 	}
-	e, payload, err := parseRecord(body)
+	e, payload, err := parseRecord(body, in)
 	if err != nil {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
 	}
 	if e.Seq != seq {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: fmt.Sprintf("record claims seq %d", e.Seq)}
 	}
-	if e.Payload, err = decodePayload(payload); err != nil {
+	if e.Payload, err = decodePayload(payload, in); err != nil {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
 	}
 	return e, nil
 }
 
-func decodePayload(b []byte) (map[string]any, error) {
-	v, err := DecodeCanonical(b)
+func decodePayload(b []byte, in *interner) (map[string]any, error) {
+	v, err := decodeCanonical(b, in)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +129,7 @@ func (r *recordReader) bytes() []byte {
 	return out
 }
 
-func parseRecord(body []byte) (Event, []byte, error) {
+func parseRecord(body []byte, in *interner) (Event, []byte, error) {
 	if body[0] != recordFormat {
 		return Event{}, nil, fmt.Errorf("unknown record format %d", body[0])
 	}
@@ -134,8 +139,8 @@ func parseRecord(body []byte) (Event, []byte, error) {
 	schema := r.uvarint()
 	e.Epoch = r.uvarint()
 	e.At = time.Unix(0, r.varint()).UTC()
-	e.Stream, e.Type = string(r.bytes()), string(r.bytes())
-	e.Token, e.Commit = string(r.bytes()), string(r.bytes())
+	e.Stream, e.Type = string(r.bytes()), in.intern(r.bytes())
+	e.Token, e.Commit = in.intern(r.bytes()), string(r.bytes())
 	payload := r.bytes()
 	if r.err == nil && schema > 1<<31 {
 		r.err = fmt.Errorf("schema %d out of range", schema)

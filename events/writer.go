@@ -218,6 +218,12 @@ func (w *Writer) Append(units ...Unit) ([]UnitResult, error) {
 	return w.log.Append(w.Fence(), units...)
 }
 
+// AppendAsync appends units fenced by this writer's lease, committing on
+// another goroutine. See Log.AppendAsync.
+func (w *Writer) AppendAsync(units ...Unit) ([]UnitResult, func() error, error) {
+	return w.log.AppendAsync(w.Fence(), units...)
+}
+
 // Renew extends this writer's own live lease now (what the heartbeat does).
 // Errors as Log.RenewLease; on a fencing error the writer is marked lost.
 func (w *Writer) Renew() error {

@@ -2,7 +2,6 @@ package projector
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -39,28 +38,31 @@ func (p *Projector) applyPersisted(e *events.Event) error {
 // regardless of the event's "created" flag keeps old logs (whose flag is
 // inferred by an upcaster) from wiping or losing rows.
 func (p *Projector) writeRow(t Table, id string, fields map[string]any) error {
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		if _, ok := t.Column(name); ok {
-			names = append(names, name)
+	names := p.rowNames[:0]
+	for _, c := range t.Columns {
+		if _, ok := fields[c.Name]; ok {
+			names = append(names, c.Name)
 		}
 	}
-	sort.Strings(names)
-	return p.insertRow(t, id, names, fields)
-}
-
-func (p *Projector) insertRow(t Table, id string, names []string, fields map[string]any) error {
-	args := make([]any, 0, len(names)+1)
-	args = append(args, id)
-	for _, n := range names {
-		args = append(args, fields[n])
+	p.rowNames = names
+	st, err := p.conn.Prepare(p.upsertSQL(t, names))
+	if err != nil {
+		return err
 	}
-	return p.exec(p.upsertSQL(t, names), args...)
+	st.BindText(1, id)
+	for i, n := range names {
+		BindValue(st, i+2, fields[n])
+	}
+	return run(st)
 }
 
-// upsertSQL builds (once per table and column set) the row upsert.
+// upsertSQL builds (once per table and column set) the row upsert; names
+// are in declaration order.
 func (p *Projector) upsertSQL(t Table, names []string) string {
-	key := t.Entity + "\x00" + strings.Join(names, "\x00")
+	key := t.Entity // every column: the common case needs no key building
+	if len(names) != len(t.Columns) {
+		key = t.Entity + "\x00" + strings.Join(names, "\x00")
+	}
 	if q, ok := p.sqlCache[key]; ok {
 		return q
 	}
@@ -85,30 +87,50 @@ func (p *Projector) upsertSQL(t Table, names []string) string {
 	return q
 }
 
-// mergeFieldState folds an event's changed fields into the stored state.
-// The first event of a stream skips the read: nothing is stored yet.
-func (p *Projector) mergeFieldState(entity, id string, e *events.Event, fields, revs map[string]any) (map[string]FieldRow, error) {
-	state := map[string]FieldRow{}
+// mergeFieldState folds an event's changed fields into the stored state
+// and returns the result sorted by field name. The first event of a stream
+// skips the read: nothing is stored yet.
+func (p *Projector) mergeFieldState(entity, id string, e *events.Event, fields, revs map[string]any) ([]fieldEntry, error) {
+	var stored map[string]FieldRow
 	if e.Version > 1 {
 		row, err := p.EntityState(entity, id)
 		if err != nil {
 			return nil, err
 		}
-		state = row.Fields
+		stored = row.Fields
 	}
+	out := p.entries[:0]
 	for name, v := range fields {
-		h, err := events.Hash(v)
+		h, err := p.hash(name, v)
 		if err != nil {
 			return nil, err
 		}
 		rev, _ := revs[name].(int64)
-		state[name] = FieldRow{Hash: h, Revision: uint64(rev), Owner: p.owner(entity, name)}
+		out = append(out, fieldEntry{name, FieldRow{Hash: h, Revision: uint64(rev), Owner: p.owner(entity, name)}})
 	}
-	return state, nil
+	for name, f := range stored {
+		if _, changed := fields[name]; !changed {
+			out = append(out, fieldEntry{name, f})
+		}
+	}
+	sortEntries(out)
+	p.entries = out
+	return out, nil
+}
+
+// hash returns the canonical hash of field's value v: the caller's when
+// it passed one (ApplyKnown), computed otherwise.
+func (p *Projector) hash(field string, v any) (string, error) {
+	if p.known != nil {
+		if h, ok := p.known(field); ok {
+			return h, nil
+		}
+	}
+	return events.HashReuse(&p.hashBuf, v)
 }
 
 func (p *Projector) owner(entity, field string) Owner {
-	if c, ok := p.tables[entity].Column(field); ok && c.Owner == OwnerUser {
+	if p.userOwned[entity][field] {
 		return OwnerUser
 	}
 	return OwnerSystem
@@ -132,7 +154,7 @@ func (p *Projector) applyRemoved(e *events.Event) error {
 	for name, f := range row.Fields {
 		row.Fields[name] = FieldRow{Revision: f.Revision, Owner: f.Owner}
 	}
-	return p.putEntityState(entity, id, e.Version, e.Seq, true, row.Fields)
+	return p.putEntityState(entity, id, e.Version, e.Seq, true, entriesOf(row.Fields))
 }
 
 func (p *Projector) applyLease(e *events.Event) error {

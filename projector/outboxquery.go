@@ -47,6 +47,9 @@ func scanOutbox(st *sqlite.Stmt) (OutboxRow, error) {
 		Entity: st.ColumnText(9), EntityID: st.ColumnText(10), State: st.ColumnText(11), Terminal: st.ColumnInt64(12) != 0,
 		ClaimToken: st.ColumnText(13), Attempts: st.ColumnInt64(14), Probes: st.ColumnInt64(15), LastCode: st.ColumnText(17),
 		Version: uint64(st.ColumnInt64(18)), ObservedHash: st.ColumnText(19), ExpectedHash: st.ColumnText(20)}
+	if st.ColumnType(7) == sqlite.TypeNull { // a query that leaves the payload out
+		return r, scanDue(st, &r)
+	}
 	buf := make([]byte, st.ColumnLen(7))
 	st.ColumnBytes(7, buf)
 	v, err := events.DecodeCanonical(buf)
@@ -54,10 +57,14 @@ func scanOutbox(st *sqlite.Stmt) (OutboxRow, error) {
 		return r, fmt.Errorf("%w: outbox payload of %s: %w", ErrReadModelInvalid, r.ID, err)
 	}
 	r.Values, _ = v.(map[string]any)
+	return r, scanDue(st, &r)
+}
+
+func scanDue(st *sqlite.Stmt, r *OutboxRow) error {
 	if due := st.ColumnText(16); due != "" {
 		r.DueAt, _ = time.Parse(TimeLayout, due)
 	}
-	return r, nil
+	return nil
 }
 
 func (p *Projector) queryOutbox(sqlText string, args ...any) ([]OutboxRow, error) {

@@ -29,9 +29,15 @@ type Projector struct {
 	path       string
 	tables     map[string]Table
 	checkpoint uint64
-	sqlCache   map[string]string // row upsert statements by table and column set
-	notesOn    bool              // inbound: collect ConflictNotes (inbound.go)
-	notes      []ConflictNote    // inbound: conflicts opened/resolved since the last take
+	sqlCache   map[string]string          // row upsert statements by table and column set
+	jsonBuf    []byte                     // reused by putEntityState
+	hashBuf    []byte                     // reused by mergeFieldState
+	rowNames   []string                   // reused by writeRow
+	entries    []fieldEntry               // reused by mergeFieldState
+	userOwned  map[string]map[string]bool // entity → user-owned columns
+	known      KnownHashes                // hashes of the event being applied (ApplyKnown)
+	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
+	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
 }
 
 // Open opens or creates the read model at path (mode 0600, WAL), migrates
@@ -50,15 +56,24 @@ func Open(path string, opts Options) (*Projector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open: %w", ErrReadModelInvalid, err)
 	}
-	p := &Projector{conn: conn, path: path, tables: map[string]Table{}}
-	for _, t := range opts.Schema.Tables {
-		p.tables[t.Entity] = t
-	}
+	p := newProjector(conn, path, opts.Schema)
 	if err := p.init(opts); err != nil {
 		conn.Close()
 		return nil, err
 	}
 	return p, nil
+}
+
+func newProjector(conn *sqlite.Conn, path string, s Schema) *Projector {
+	p := &Projector{conn: conn, path: path, tables: map[string]Table{}, userOwned: map[string]map[string]bool{}}
+	for _, t := range s.Tables {
+		p.tables[t.Entity] = t
+		p.userOwned[t.Entity] = map[string]bool{}
+		for _, c := range t.Columns {
+			p.userOwned[t.Entity][c.Name] = c.Owner == OwnerUser
+		}
+	}
+	return p
 }
 
 // precreate makes sure the file exists with mode 0600 before SQLite opens it
@@ -255,28 +270,72 @@ func (p *Projector) Conn() *sqlite.Conn { return p.conn }
 // so re-applying a batch after a crash is harmless. Errors: ErrProjection
 // (nothing of the batch applied, checkpoint unchanged).
 func (p *Projector) Apply(evs []events.Event) (err error) {
+	return p.ApplyKnown(evs, nil)
+}
+
+// KnownHashes returns the canonical hash (events.Hash) of a field value of
+// an event, when the caller already computed it; ok = false otherwise.
+type KnownHashes func(field string) (hash string, ok bool)
+
+// ApplyKnown is Apply for events whose field hashes the caller (the
+// writer, which hashed every value to decide) already knows: known[i], when
+// known is not nil and known[i] is not nil, answers for the fields of
+// evs[i] instead of hashing them again. Errors as Apply.
+func (p *Projector) ApplyKnown(evs []events.Event, known []KnownHashes) error {
+	return p.ApplyKnownThen(evs, known, nil)
+}
+
+// ApplyKnownThen is ApplyKnown that, once evs are applied and just before
+// the transaction commits, calls then (when not nil): the transaction
+// commits only if then returns nil, so a writer can wait there for the
+// log's fsync and the read model never gets ahead of the durable log.
+// Errors: ErrProjection; then's error as it is, with nothing applied and
+// the checkpoint unchanged.
+func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then func() error) (err error) {
 	end, err := sqlitex.ImmediateTransaction(p.conn)
 	if err != nil {
 		return fmt.Errorf("%w: begin: %w", ErrProjection, err)
 	}
 	cp := p.checkpoint
+	var thenErr error
 	defer func() {
 		end(&err)
 		if err != nil {
 			p.checkpoint = cp
+		}
+		if err != nil && thenErr == nil {
 			err = fmt.Errorf("%w: %w", ErrProjection, err)
 		}
 	}()
+	if err := p.applyAll(evs, known); err != nil {
+		return err
+	}
+	if err := p.setMeta("checkpoint", strconv.FormatUint(p.checkpoint, 10)); err != nil {
+		return err
+	}
+	if then != nil {
+		thenErr = then()
+	}
+	return thenErr
+}
+
+// applyAll applies the events past the checkpoint, moving it.
+func (p *Projector) applyAll(evs []events.Event, known []KnownHashes) error {
+	defer func() { p.known = nil }()
 	for i := range evs {
 		if evs[i].Seq <= p.checkpoint {
 			continue
+		}
+		p.known = nil
+		if known != nil {
+			p.known = known[i]
 		}
 		if err := p.apply(&evs[i]); err != nil {
 			return fmt.Errorf("seq %d %s: %w", evs[i].Seq, evs[i].Type, err)
 		}
 		p.checkpoint = evs[i].Seq
 	}
-	return p.setMeta("checkpoint", strconv.FormatUint(p.checkpoint, 10))
+	return nil
 }
 
 func (p *Projector) apply(e *events.Event) error {

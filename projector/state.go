@@ -3,6 +3,10 @@ package projector
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unsafe"
 
 	"zombiezen.com/go/sqlite"
 )
@@ -37,13 +41,86 @@ func (p *Projector) EntityState(entity, id string) (EntityRow, error) {
 	return row, err
 }
 
+const putEntityStateSQL = `INSERT INTO hk_entity_state (entity, id, version, removed, last_seq, fields) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (entity, id) DO UPDATE SET version = excluded.version, removed = excluded.removed,
+  last_seq = excluded.last_seq, fields = excluded.fields`
+
 // putEntityState writes the entity's state row.
-func (p *Projector) putEntityState(entity, id string, version, seq uint64, removed bool, fields map[string]FieldRow) error {
-	js, err := json.Marshal(fields) // map keys sorted: deterministic
+// fields are sorted by name.
+func (p *Projector) putEntityState(entity, id string, version, seq uint64, removed bool, fields []fieldEntry) error {
+	st, err := p.conn.Prepare(putEntityStateSQL)
 	if err != nil {
 		return err
 	}
-	return p.exec(`INSERT INTO hk_entity_state (entity, id, version, removed, last_seq, fields) VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (entity, id) DO UPDATE SET version = excluded.version, removed = excluded.removed,
-  last_seq = excluded.last_seq, fields = excluded.fields`, entity, id, int64(version), removed, int64(seq), string(js))
+	p.jsonBuf = appendFieldEntries(p.jsonBuf[:0], fields)
+	st.BindText(1, entity)
+	st.BindText(2, id)
+	st.BindInt64(3, int64(version))
+	st.BindBool(4, removed)
+	st.BindInt64(5, int64(seq))
+	st.BindText(6, unsafe.String(unsafe.SliceData(p.jsonBuf), len(p.jsonBuf))) // BindText copies it before returning
+	return run(st)
+}
+
+// appendFieldState appends the hk_entity_state.fields JSON of fields to dst:
+// byte for byte what encoding/json.Marshal gives for the map (keys sorted
+// by bytes, {"hash":…,"rev":…,"owner":…}), without its reflection.
+func appendFieldState(dst []byte, fields map[string]FieldRow) []byte {
+	return appendFieldEntries(dst, entriesOf(fields))
+}
+
+// fieldEntry is one field's state, for building the JSON in name order.
+type fieldEntry struct {
+	name string
+	row  FieldRow
+}
+
+// entriesOf returns the fields sorted by name.
+func entriesOf(fields map[string]FieldRow) []fieldEntry {
+	out := make([]fieldEntry, 0, len(fields))
+	for name, f := range fields {
+		out = append(out, fieldEntry{name, f})
+	}
+	sortEntries(out)
+	return out
+}
+
+// sortEntries sorts by name, as encoding/json sorts map keys (by bytes).
+func sortEntries(es []fieldEntry) {
+	slices.SortFunc(es, func(a, b fieldEntry) int { return strings.Compare(a.name, b.name) })
+}
+
+// appendFieldEntries appends the JSON object of fields (sorted by name).
+func appendFieldEntries(dst []byte, fields []fieldEntry) []byte {
+	dst = append(dst, '{')
+	for i, fe := range fields {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		f := fe.row
+		dst = appendJSONString(dst, fe.name)
+		dst = append(dst, `:{"hash":`...)
+		dst = appendJSONString(dst, f.Hash)
+		dst = append(dst, `,"rev":`...)
+		dst = strconv.AppendUint(dst, f.Revision, 10)
+		dst = append(dst, `,"owner":`...)
+		dst = appendJSONString(dst, string(f.Owner))
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+// appendJSONString appends s as encoding/json quotes it: plain printable
+// ASCII directly, anything else (escapes, HTML characters, non-ASCII)
+// through encoding/json itself.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			js, _ := json.Marshal(s) // a string always marshals
+			return append(dst, js...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }

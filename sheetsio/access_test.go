@@ -68,7 +68,8 @@ func TestCheckMapsEmulator403ToPermissionDenied(t *testing.T) {
 	if !errors.Is(err, ErrPermissionDenied) || !strings.Contains(err.Error(), email) {
 		t.Fatalf("provision: %v", err)
 	}
-	_, err = p.Dispatch(context.Background(), OpenWorkbook(testSheetID, testSchema(t), nil), Batch{})
+	_, err = p.Dispatch(context.Background(), OpenWorkbook(testSheetID, testSchema(t), nil),
+		Batch{Ops: []Op{appendOp("Part_System", "r1", partValues("1", 1))}})
 	if !errors.Is(err, ErrPermissionDenied) {
 		t.Fatalf("dispatch: %v", err)
 	}

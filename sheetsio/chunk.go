@@ -27,31 +27,47 @@ func chunk(units []*unit, maxBytes, maxRequests int) [][]*unit {
 }
 
 // assemble builds one batchUpdate's requests: every unit's own requests in
-// order, then one appendCells per target sheet carrying all its rows.
-func assemble(units []*unit) []*sheets.Request {
+// order, then one appendCells per target sheet carrying all its rows, the
+// receipt rows of the units that carry receipts last. Errors: as
+// receiptMeta.rows.
+func assemble(units []*unit, rm receiptMeta) ([]*sheets.Request, error) {
 	var reqs []*sheets.Request
 	rows := map[int64][]*sheets.RowData{}
 	var sheetsOrder []int64
+	add := func(id int64, rd ...*sheets.RowData) {
+		if _, seen := rows[id]; !seen {
+			sheetsOrder = append(sheetsOrder, id)
+		}
+		rows[id] = append(rows[id], rd...)
+	}
+	var lines []string
 	for _, u := range units {
 		reqs = append(reqs, u.reqs...)
 		for _, a := range u.appends {
-			if _, seen := rows[a.sheetID]; !seen {
-				sheetsOrder = append(sheetsOrder, a.sheetID)
-			}
-			rows[a.sheetID] = append(rows[a.sheetID], a.row)
+			add(a.sheetID, a.row)
 		}
+		if u.receipt != "" {
+			lines = append(lines, u.receipt)
+		}
+	}
+	receipts, err := rm.rows(lines)
+	if err != nil {
+		return nil, err
+	}
+	if len(receipts) > 0 {
+		add(rm.sheetID, receipts...)
 	}
 	for _, id := range sheetsOrder {
 		reqs = append(reqs, appendCellsRequest(id, rows[id]))
 	}
-	return reqs
+	return reqs, nil
 }
 
 // sendChunks sends chunks in order and stops at the first that is not
 // applied (later chunks stay unsent: their preflight may be stale).
-func (p *Provider) sendChunks(ctx context.Context, w *Workbook, chunks [][]*unit) {
+func (p *Provider) sendChunks(ctx context.Context, w *Workbook, chunks [][]*unit, rm receiptMeta) {
 	for _, c := range chunks {
-		if !p.sendSplitting(ctx, w, c) {
+		if !p.sendSplitting(ctx, w, c, rm) {
 			return
 		}
 	}
@@ -60,12 +76,18 @@ func (p *Provider) sendChunks(ctx context.Context, w *Workbook, chunks [][]*unit
 // sendSplitting sends one chunk; a size rejection (413 or a size-related
 // 400: nothing applied) splits it in halves sent in order, never resending
 // the same body (C09). It records each unit's outcome and reports success.
-func (p *Provider) sendSplitting(ctx context.Context, w *Workbook, c []*unit) bool {
-	werr := p.sendBatch(ctx, w, assemble(c))
+func (p *Provider) sendSplitting(ctx context.Context, w *Workbook, c []*unit, rm receiptMeta) bool {
+	reqs, err := assemble(c, rm)
+	var werr *WriteError
+	if err != nil {
+		werr = &WriteError{Outcome: NotSent, Code: WriteNotSent, Err: err}
+	} else {
+		werr = p.sendBatch(ctx, w, reqs)
+	}
 	if werr != nil && werr.Code == WritePayloadTooLarge && len(c) > 1 {
 		p.log.Info("sheets batch split after size rejection", "units", len(c))
 		h := len(c) / 2
-		return p.sendSplitting(ctx, w, c[:h]) && p.sendSplitting(ctx, w, c[h:])
+		return p.sendSplitting(ctx, w, c[:h], rm) && p.sendSplitting(ctx, w, c[h:], rm)
 	}
 	for _, u := range c {
 		u.sent = werr == nil || werr.Outcome != NotSent

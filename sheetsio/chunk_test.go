@@ -2,9 +2,14 @@ package sheetsio
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 func TestChunkByBytesAndRequests(t *testing.T) {
@@ -45,15 +50,44 @@ func TestAssembleMergesAppendsPerSheet(t *testing.T) {
 		{appends: []appendRow{{sheetID: 7, row: row}, {sheetID: 9, row: row}}},
 		{appends: []appendRow{{sheetID: 7, row: row}}},
 	}
-	reqs := assemble(units)
-	if len(reqs) != 3 || reqs[0].DeleteDimension == nil {
-		t.Fatalf("want delete + 2 appendCells, got %d requests", len(reqs))
+	reqs, err := assemble(units, receiptMeta{sheetID: 5})
+	if err != nil || len(reqs) != 3 || reqs[0].DeleteDimension == nil {
+		t.Fatalf("want delete + 2 appendCells, got %d requests (%v)", len(reqs), err)
 	}
 	if a := reqs[1].AppendCells; a == nil || a.SheetId != 9 || len(a.Rows) != 2 {
 		t.Fatalf("first append = %+v", reqs[1].AppendCells)
 	}
 	if a := reqs[2].AppendCells; a == nil || a.SheetId != 7 || len(a.Rows) != 2 {
 		t.Fatalf("second append = %+v", reqs[2].AppendCells)
+	}
+}
+
+func TestAssemblePacksReceiptEntriesIntoFewRows(t *testing.T) {
+	var units []*unit
+	for i := range 1000 {
+		line := fmt.Sprintf("eff-%04d\tappend\tPart_System\t%016x\txxh64:%016x\tph", i, i, i)
+		units = append(units, &unit{appends: []appendRow{{sheetID: 9, row: &sheets.RowData{}}}, receipt: line})
+	}
+	f := &Fence{StoreID: "s", Epoch: 4, Token: "t"}
+	reqs, err := assemble(units, receiptMeta{sheetID: 5, fence: f, now: time.Unix(1e9, 0)})
+	if err != nil || len(reqs) != 2 || reqs[1].AppendCells.SheetId != 5 {
+		t.Fatalf("want the rows' appendCells then the receipts', got %d requests (%v)", len(reqs), err)
+	}
+	rows := reqs[1].AppendCells.Rows
+	if len(rows) < 2 || len(rows) > 3 {
+		t.Fatalf("1000 entries of ~60 chars packed into %d receipt rows, want 2-3", len(rows))
+	}
+	spec := receiptsLayout()
+	entries, total := spec.ColumnIndex(layout.ReceiptEntries), 0
+	for _, rd := range rows {
+		text := *rd.Values[entries].UserEnteredValue.StringValue
+		if len(text) > maxEntriesChars {
+			t.Fatalf("entries cell of %d chars", len(text))
+		}
+		total += strings.Count(text, "\n") + 1
+	}
+	if total != 1000 {
+		t.Fatalf("receipt rows list %d entries, want 1000", total)
 	}
 }
 

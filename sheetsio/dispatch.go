@@ -2,6 +2,8 @@ package sheetsio
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"time"
 
 	"google.golang.org/api/sheets/v4"
@@ -12,17 +14,19 @@ import (
 // Dispatch applies a Batch of row operations to one spreadsheet with a
 // constant request count (I19, seed 001 "Spreadsheet-scoped batch merging"):
 //
-//  1. one spreadsheets.get enumerating the tabs (fields mask; tabs are
-//     resolved by sheetId, so renamed tabs keep working);
-//  2. one values.batchGet (UNFORMATTED_VALUE, SERIAL_NUMBER) of every
-//     affected tab, the authority tab (when Fence is set) and the receipts
-//     header; each tab's header is validated (drift blocks that tab's ops);
-//  3. per-op planning against that preflight: rows are found by anchor only
+//  1. one values.batchGetByDataFilter (UNFORMATTED_VALUE, SERIAL_NUMBER)
+//     of every affected tab, the authority tab (when Fence is set) and the
+//     receipts header, addressed by the sheetIds the Workbook knows (so
+//     renamed tabs keep working); only when an id is unknown or stale, one
+//     spreadsheets.get enumerating the tabs first, then a values.batchGet.
+//     Each tab's header is validated (drift blocks that tab's ops);
+//  2. per-op planning against that preflight: rows are found by anchor only
 //     (C06), updates/deletes are compare-and-set on the full-row visible
 //     hash (I06), appends recognise replays by anchor;
-//  4. one spreadsheets.batchUpdate carrying every tab's requests and the
-//     receipt rows (chunked only beyond MaxBatchBytes/MaxBatchRequests; a
-//     size rejection splits the chunk, C09). Writes are never retried.
+//  3. one spreadsheets.batchUpdate carrying every tab's requests and the
+//     receipt rows (a few per batchUpdate, see ReceiptRecord); chunked only
+//     beyond MaxBatchBytes/MaxBatchRequests; a size rejection splits the
+//     chunk (C09). Writes are never retried.
 //
 // The returned error is non-nil only when nothing was written: read errors
 // (*Error CodeReadUnavailable, CodeReadRejected, CodePermissionDenied,
@@ -34,11 +38,7 @@ func (p *Provider) Dispatch(ctx context.Context, w *Workbook, b Batch) (*Dispatc
 		return nil, newErr(CodeInvalidBatch, nil, "nil workbook")
 	}
 	ctx, ctr := withCounter(ctx)
-	infos, err := p.enumerate(ctx, w)
-	if err != nil {
-		return nil, err
-	}
-	snaps, err := p.preflight(ctx, w, b, w.resolve(infos))
+	snaps, err := p.preflight(ctx, w, b)
 	if err != nil {
 		return nil, err
 	}
@@ -47,33 +47,95 @@ func (p *Provider) Dispatch(ctx context.Context, w *Workbook, b Batch) (*Dispatc
 	if err != nil {
 		return nil, err
 	}
-	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests))
+	rm := receiptMeta{fence: b.Fence, now: p.cfg.Now()}
+	if rs := snaps[layout.ReceiptsTab]; rs != nil {
+		rm.sheetID = rs.SheetID
+	}
+	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), rm)
 	res.settle(units)
 	res.Reads, res.Writes, res.Chunks = int(ctr.reads.Load()), int(ctr.writes.Load()), int(ctr.chunks.Load())
 	p.log.Debug("sheets dispatch", "ops", len(b.Ops), "units", len(units), "chunks", res.Chunks, "reads", res.Reads, "writes", res.Writes)
 	return res, nil
 }
 
-// preflight reads every tab the batch touches in one values.batchGet.
-func (p *Provider) preflight(ctx context.Context, w *Workbook, b Batch, resolved map[string]sheetInfo) (map[string]*TabSnapshot, error) {
+// preflight reads every tab the batch touches in one read: a tab with
+// only appends through its header and anchor column (an append only needs
+// to know whether its anchor is there), the receipts tab through its
+// header, the rest whole; by the Workbook's known sheetIds when it has
+// them all, else (or when an id is stale) after an enumeration that
+// rebinds them (that path reads appended-to tabs whole). A partially read
+// tab where an append finds its anchor is then read whole (a second read)
+// so the planner can tell a replay from a conflict.
+func (p *Provider) preflight(ctx context.Context, w *Workbook, b Batch) (map[string]*TabSnapshot, error) {
+	tabs, modes := preflightModes(w, b)
+	snaps, ok, err := p.readKnown(ctx, w, tabs, modes)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		infos, err := p.enumerate(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		return p.readTabs(ctx, w, w.resolve(infos), tabs, layout.ReceiptsTab)
+	}
+	full := anchoredAppends(b, snaps)
+	if len(full) == 0 {
+		return snaps, nil
+	}
+	again, ok, err := p.readKnown(ctx, w, full, nil)
+	if err != nil || !ok {
+		return nil, errors.Join(err, newErr(CodeReadRejected, nil, "tabs changed during the preflight"))
+	}
+	maps.Copy(snaps, again)
+	return snaps, nil
+}
+
+// preflightModes lists the tabs a batch touches and how much of each the
+// preflight reads.
+func preflightModes(w *Workbook, b Batch) ([]string, map[string]readMode) {
+	modes := map[string]readMode{}
 	var tabs []string
-	seen := map[string]bool{}
-	add := func(t string) {
-		if _, ok := w.schema.Tab(t); ok && !seen[t] {
-			seen[t] = true
+	add := func(t string, m readMode) {
+		if _, ok := w.schema.Tab(t); !ok {
+			return
+		}
+		if cur, seen := modes[t]; !seen {
 			tabs = append(tabs, t)
+			modes[t] = m
+		} else if cur != m {
+			modes[t] = readFull
 		}
 	}
 	for _, op := range b.Ops {
-		add(op.Tab)
+		m := readFull
+		if op.Kind == OpAppend {
+			m = readAnchors
+		}
+		add(op.Tab, m)
 		if op.Receipt != nil {
-			add(layout.ReceiptsTab)
+			add(layout.ReceiptsTab, readHeader)
 		}
 	}
 	if b.Fence != nil {
-		add(layout.AuthorityTab)
+		add(layout.AuthorityTab, readFull)
 	}
-	return p.readTabs(ctx, w, resolved, tabs, layout.ReceiptsTab)
+	return tabs, modes
+}
+
+// anchoredAppends lists the partially read tabs where an append's anchor
+// already shows.
+func anchoredAppends(b Batch, snaps map[string]*TabSnapshot) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, op := range b.Ops {
+		s := snaps[op.Tab]
+		if op.Kind == OpAppend && s != nil && s.partial && !seen[op.Tab] && len(s.Find(op.Anchor)) > 0 {
+			seen[op.Tab] = true
+			out = append(out, op.Tab)
+		}
+	}
+	return out
 }
 
 // planWithFence checks the fence against the authority and plans the ops;

@@ -31,6 +31,7 @@ const (
 	CodeAuthorityInvalid = "authority_malformed"
 	CodeInvalidBatch     = "invalid_batch"
 	CodeReceiptAmbiguous = "receipt_ambiguous"
+	CodeReceiptMalformed = "receipt_malformed"
 )
 
 // Error is the provider's typed error: Code is one of the Code* constants,
@@ -111,6 +112,7 @@ var (
 	ErrAuthorityInvalid      = &Error{Code: CodeAuthorityInvalid}
 	ErrInvalidBatch          = &Error{Code: CodeInvalidBatch}
 	ErrReceiptAmbiguous      = &Error{Code: CodeReceiptAmbiguous}
+	ErrReceiptMalformed      = &Error{Code: CodeReceiptMalformed}
 )
 
 // Write outcome sentinels: errors.Is(err, ErrWriteUncertain) is true for a

@@ -59,6 +59,6 @@ func ExampleProvider_Dispatch() {
 	}
 	fmt.Println(res.Ops[0].Status)
 	// Output:
-	// applied 2 reads 1 write
+	// applied 1 reads 1 write
 	// applied
 }

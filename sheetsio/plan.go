@@ -1,7 +1,6 @@
 package sheetsio
 
 import (
-	"encoding/json"
 	"errors"
 	"sort"
 	"strings"
@@ -35,6 +34,7 @@ type unit struct {
 	row     int // 0-based grid row of a delete
 	reqs    []*sheets.Request
 	appends []appendRow
+	receipt string // entry line for the receipt row ("" = none)
 	bytes   int
 	sent    bool
 	err     *WriteError
@@ -47,14 +47,16 @@ type appendRow struct {
 
 func (u *unit) requestCount() int { return len(u.reqs) + len(u.appends) }
 
+// measure estimates the unit's share of a batchUpdate body in bytes, an
+// upper bound of its JSON size computed without encoding it (see
+// requestSize), plus its receipt entry.
 func (u *unit) measure() {
+	u.bytes += len(u.receipt) + 8
 	for _, r := range u.reqs {
-		b, _ := json.Marshal(r)
-		u.bytes += len(b)
+		u.bytes += requestSize(r)
 	}
 	for _, a := range u.appends {
-		b, _ := json.Marshal(a.row)
-		u.bytes += len(b)
+		u.bytes += rowSize(a.row)
 	}
 }
 
@@ -136,7 +138,7 @@ func (pl *planner) validate(r *OpResult, op Op) (layout.TabSpec, bool) {
 		pl.reject(r, StatusInvalid, ReasonInvalidOp, nil)
 	case op.Kind == OpUpdate && len(op.Values) == 0:
 		pl.reject(r, StatusInvalid, ReasonInvalidOp, nil)
-	case op.Receipt != nil && (!validAnchor(op.Receipt.EffectID) || pl.receipts[op.Receipt.EffectID]):
+	case op.Receipt != nil && (!validReceipt(op.Receipt) || pl.receipts[op.Receipt.EffectID]):
 		pl.reject(r, StatusInvalid, ReasonInvalidOp, nil)
 	case !ok || spec.Anchor < 0 || spec.Role == layout.RoleReceipts:
 		pl.reject(r, StatusInvalid, ReasonUnknownTab, nil)

@@ -106,16 +106,12 @@ func (pl *planner) planDelete(i int, op Op, snap *TabSnapshot) {
 	pl.addUnit(u, op, r)
 }
 
-// addUnit attaches the op's receipt row and queues the unit.
+// addUnit attaches the op's receipt entry and queues the unit. The entry
+// joins the receipt row of whichever batchUpdate carries the unit, so the
+// two land atomically.
 func (pl *planner) addUnit(u *unit, op Op, r *OpResult) {
 	if op.Receipt != nil {
-		rs := pl.snaps[layout.ReceiptsTab]
-		row, err := receiptRow(op, r, pl.fence, pl.now)
-		if err != nil {
-			pl.reject(r, StatusInvalid, ReasonUnencodable, err)
-			return
-		}
-		u.appends = append(u.appends, appendRow{sheetID: rs.SheetID, row: row})
+		u.receipt = receiptLine(op, r)
 	}
 	u.measure()
 	pl.units = append(pl.units, u)

@@ -117,10 +117,21 @@ func TestC05_StrayCellsIgnoredAndReported(t *testing.T) {
 	if err := h.emu.Person(testSheetID).Type("Part_System", "K2", "x"); err != nil {
 		t.Fatal(err)
 	}
+	// An append-only dispatch reads the tab's header and anchor column
+	// only: the stray cell neither blocks it nor shows up.
 	res = h.dispatch(w, Batch{Ops: []Op{appendOp("Part_System", "r2", partValues("2", 5))}})
+	h.wantStatus(res, 0, StatusApplied)
+	// An update reads the whole tab: the stray is ignored and reported.
+	written := res.Ops[0].WrittenHash
+	res = h.dispatch(w, Batch{Ops: []Op{{ID: "u2", Tab: "Part_System", Kind: OpUpdate, Anchor: "r2",
+		Values: map[string]any{"qty": int64(6)}, ExpectedHash: written}}})
 	h.wantStatus(res, 0, StatusApplied)
 	if res.Strays["Part_System"] != 1 {
 		t.Fatalf("strays = %v", res.Strays)
+	}
+	snaps, err := h.p.Snapshot(context.Background(), w, "Part_System")
+	if err != nil || len(snaps["Part_System"].Strays) != 1 {
+		t.Fatalf("snapshot strays %v (%v)", snaps["Part_System"].Strays, err)
 	}
 }
 

@@ -3,18 +3,34 @@ package sheetsio
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"google.golang.org/api/sheets/v4"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
-// ReceiptRecord is one receipt row as read back: the evidence a probe uses
-// to settle an uncertain effect (I06, I08). RowHash is the target row's
+// ReceiptRecord is one effect's receipt as read back: the evidence a probe
+// uses to settle an uncertain effect (I06, I08). RowHash is the target row's
 // visible hash right after the op ("" for a delete); compare it with the
-// target row's current hash before settling the effect as applied.
+// target row's current hash before settling the effect as applied. Epoch,
+// Token and WrittenAt are those of the receipt row (the dispatch) that
+// carries the entry; ReceiptID is that row's anchor.
+//
+// A receipt row covers the ops of one batchUpdate (split over several rows
+// when the entries exceed maxEntriesChars): its "entries" cell holds one
+// line per effect, fields separated by a tab character:
+//
+//	effect_id  op  target_tab  target_binding  row_hash  payload_hash
+//
+// and its "effects" cell the number of lines (a row whose count disagrees
+// is malformed: never evidence). One row per dispatch instead of one per
+// effect keeps receipts to a few cells per batch (I19: the write cost of a
+// batch is its cells) and the hidden tab small.
 type ReceiptRecord struct {
 	EffectID    string
 	Op          string
@@ -25,6 +41,70 @@ type ReceiptRecord struct {
 	Epoch       int64
 	Token       string
 	WrittenAt   time.Time
+	ReceiptID   string
+}
+
+// maxEntriesChars bounds one entries cell; Google's limit is 50,000
+// characters per cell.
+const maxEntriesChars = 40000
+
+// receiptFields is the number of tab-separated fields of an entry line.
+const receiptFields = 6
+
+// receiptLine is the entry line of op (its receipt, once sent).
+func receiptLine(op Op, r *OpResult) string {
+	hash := r.WrittenHash
+	if op.Kind == OpDelete {
+		hash = ""
+	}
+	return strings.Join([]string{op.Receipt.EffectID, op.Kind.String(), op.Tab, r.Binding, hash, op.Receipt.PayloadHash}, "\t")
+}
+
+// receiptMeta is what every receipt row of one dispatch shares.
+type receiptMeta struct {
+	sheetID int64
+	fence   *Fence
+	now     time.Time
+}
+
+// rows packs entry lines, in order, into receipt rows of at most
+// maxEntriesChars of entries each. Errors: *cell.EncodeError (a fence or
+// time a cell cannot hold).
+func (m receiptMeta) rows(lines []string) ([]*sheets.RowData, error) {
+	var out []*sheets.RowData
+	for len(lines) > 0 {
+		n, size := 0, 0
+		for n < len(lines) && (n == 0 || size+len(lines[n])+1 <= maxEntriesChars) {
+			size += len(lines[n]) + 1
+			n++
+		}
+		rd, err := m.row(lines[:n])
+		if err != nil {
+			return nil, err
+		}
+		out, lines = append(out, rd), lines[n:]
+	}
+	return out, nil
+}
+
+func (m receiptMeta) row(lines []string) (*sheets.RowData, error) {
+	var epoch, token any
+	if m.fence != nil {
+		epoch, token = m.fence.Epoch, m.fence.Token
+	}
+	entries := strings.Join(lines, "\n")
+	id := fmt.Sprintf("rcpt-%016x", xxhash.Sum64String(fmt.Sprint(epoch, "\x00", m.now.UnixNano(), "\x00", entries)))
+	spec := receiptsLayout()
+	enc, err := cell.EncodeRow(spec.Columns, []any{id, epoch, token, m.now, int64(len(lines)), entries, id})
+	if err != nil {
+		return nil, err
+	}
+	return rowData(spec, enc), nil
+}
+
+// validReceipt: a receipt's fields must fit an entry line.
+func validReceipt(r *Receipt) bool {
+	return validAnchor(r.EffectID) && !strings.ContainsAny(r.PayloadHash, "\t\r\n") && len(r.PayloadHash) <= 256
 }
 
 func receiptsSpec(s *layout.Schema) layout.TabSpec {
@@ -32,31 +112,12 @@ func receiptsSpec(s *layout.Schema) layout.TabSpec {
 	return spec
 }
 
-// receiptRow encodes the receipt row written alongside op.
-func receiptRow(op Op, r *OpResult, f *Fence, now time.Time) (*sheets.RowData, error) {
-	var epoch, token any
-	if f != nil {
-		epoch, token = f.Epoch, f.Token
-	}
-	spec := receiptsLayout()
-	vals := []any{op.Receipt.EffectID, op.Kind.String(), op.Tab, r.Binding, r.WrittenHash,
-		op.Receipt.PayloadHash, epoch, token, now, op.Receipt.EffectID}
-	if op.Kind == OpDelete {
-		vals[4] = nil
-	}
-	enc, err := cell.EncodeRow(spec.Columns, vals)
-	if err != nil {
-		return nil, err
-	}
-	return rowData(spec, enc), nil
-}
-
 func receiptsLayout() layout.TabSpec {
 	s, _ := layout.NewSchema()
 	return receiptsSpec(s)
 }
 
-// ReadReceipts returns the receipt rows of the given effect ids that exist
+// ReadReceipts returns the receipts of the given effect ids that exist
 // (one enumeration + one batchGet). A missing id is simply absent from the
 // map. Errors: read errors, plus those of ReceiptsFrom. A probe that also
 // needs the target rows should call Snapshot(ctx, w, tab, layout.ReceiptsTab)
@@ -70,10 +131,11 @@ func (p *Provider) ReadReceipts(ctx context.Context, w *Workbook, effectIDs ...s
 }
 
 // ReceiptsFrom extracts the receipts of effectIDs from a snapshot of the
-// receipts tab. Errors: the tab's own Err (CodeTabMissing, CodeHeaderDrift),
-// cell.ErrMalformed for receipt rows of the requested ids that do not
-// decode, and CodeReceiptAmbiguous when one id has several receipt rows
-// (all joined) — never use those as evidence.
+// receipts tab. Errors (all joined; the ids concerned are left out of the
+// map — never use those as evidence): the tab's own Err (CodeTabMissing,
+// CodeHeaderDrift); CodeReceiptMalformed when a receipt row naming a
+// requested id does not decode, or its entry line or effect count is
+// wrong; CodeReceiptAmbiguous when one id has several entries.
 func ReceiptsFrom(snap *TabSnapshot, effectIDs ...string) (map[string]ReceiptRecord, error) {
 	if snap == nil || snap.Tab != layout.ReceiptsTab {
 		return nil, newErr(CodeInvalidBatch, nil, "not a receipts snapshot")
@@ -81,34 +143,87 @@ func ReceiptsFrom(snap *TabSnapshot, effectIDs ...string) (map[string]ReceiptRec
 	if snap.Err != nil {
 		return nil, snap.Err
 	}
-	out := map[string]ReceiptRecord{}
-	var errs []error
+	want := make(map[string]bool, len(effectIDs))
 	for _, id := range effectIDs {
-		rows := snap.Find(id)
-		if len(rows) > 1 {
-			errs = append(errs, newErr(CodeReceiptAmbiguous, nil, "%d receipt rows share one effect id", len(rows)))
-			continue
-		}
-		for _, row := range rows {
-			rec, err := decodeReceipt(row)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			out[id] = rec
-		}
+		want[id] = true
 	}
-	return out, errors.Join(errs...)
+	found, bad := map[string][]ReceiptRecord{}, map[string]error{}
+	for _, row := range snap.Rows {
+		scanReceiptRow(row, want, found, bad)
+	}
+	return pickReceipts(found, bad)
 }
 
-func decodeReceipt(row Row) (ReceiptRecord, error) {
-	vals, err := cell.DecodeRow(receiptsLayout().Columns, row.Cells)
-	if err != nil {
-		return ReceiptRecord{}, err
+// scanReceiptRow adds the requested entries of one receipt row to found,
+// or an error per requested id to bad when the row or line is malformed.
+func scanReceiptRow(row Row, want map[string]bool, found map[string][]ReceiptRecord, bad map[string]error) {
+	spec := receiptsLayout()
+	entries, _ := row.Cells[spec.ColumnIndex(layout.ReceiptEntries)].(string)
+	lines := strings.Split(entries, "\n")
+	var hdr *ReceiptRecord
+	var hdrErr error
+	for _, line := range lines {
+		id, _, _ := strings.Cut(line, "\t")
+		if !want[id] {
+			continue
+		}
+		if hdr == nil && hdrErr == nil {
+			hdr, hdrErr = decodeReceiptHeader(spec, row, len(lines))
+		}
+		rec, err := decodeReceiptLine(hdr, hdrErr, line)
+		if err != nil {
+			bad[id] = errors.Join(bad[id], err)
+			continue
+		}
+		found[id] = append(found[id], rec)
 	}
-	str := func(i int) string { s, _ := vals[i].(string); return s }
-	rec := ReceiptRecord{EffectID: str(0), Op: str(1), Tab: str(2), Binding: str(3), RowHash: str(4), PayloadHash: str(5), Token: str(7)}
-	rec.Epoch, _ = vals[6].(int64)
-	rec.WrittenAt, _ = vals[8].(time.Time)
+}
+
+// decodeReceiptHeader decodes a receipt row's shared cells and checks its
+// effect count against its entry lines.
+func decodeReceiptHeader(spec layout.TabSpec, row Row, lines int) (*ReceiptRecord, error) {
+	vals, err := cell.DecodeRow(spec.Columns, row.Cells)
+	if err != nil {
+		return nil, newErr(CodeReceiptMalformed, err, "receipt row %d", row.SheetRow)
+	}
+	n, _ := vals[spec.ColumnIndex(layout.ReceiptEffects)].(int64)
+	if n != int64(lines) {
+		return nil, newErr(CodeReceiptMalformed, nil, "receipt row %d counts %d effects, lists %d", row.SheetRow, n, lines)
+	}
+	h := &ReceiptRecord{ReceiptID: row.Anchor}
+	h.Epoch, _ = vals[spec.ColumnIndex(layout.ReceiptEpoch)].(int64)
+	h.Token, _ = vals[spec.ColumnIndex(layout.ReceiptToken)].(string)
+	h.WrittenAt, _ = vals[spec.ColumnIndex(layout.ReceiptWrittenAt)].(time.Time)
+	return h, nil
+}
+
+func decodeReceiptLine(hdr *ReceiptRecord, hdrErr error, line string) (ReceiptRecord, error) {
+	if hdrErr != nil {
+		return ReceiptRecord{}, hdrErr
+	}
+	f := strings.Split(line, "\t")
+	if len(f) != receiptFields {
+		return ReceiptRecord{}, newErr(CodeReceiptMalformed, nil, "receipt entry has %d fields, want %d", len(f), receiptFields)
+	}
+	rec := *hdr
+	rec.EffectID, rec.Op, rec.Tab, rec.Binding, rec.RowHash, rec.PayloadHash = f[0], f[1], f[2], f[3], f[4], f[5]
 	return rec, nil
+}
+
+func pickReceipts(found map[string][]ReceiptRecord, bad map[string]error) (map[string]ReceiptRecord, error) {
+	out := map[string]ReceiptRecord{}
+	var errs []error
+	for id, recs := range found {
+		switch {
+		case bad[id] != nil:
+		case len(recs) > 1:
+			errs = append(errs, newErr(CodeReceiptAmbiguous, nil, "%d receipt entries share one effect id", len(recs)))
+		default:
+			out[id] = recs[0]
+		}
+	}
+	for _, err := range bad {
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
 }

@@ -347,11 +347,28 @@ func TestI16_AmbiguousReceiptIsNotEvidence(t *testing.T) {
 	w := h.provision(testSchema(t))
 	op := appendOp("Part_System", "r1", partValues("1", 1))
 	h.wantStatus(h.dispatch(w, Batch{Ops: []Op{op}}), 0, StatusApplied)
-	if err := h.emu.Person(testSheetID).Type(layout.ReceiptsTab, "J3", op.Receipt.EffectID); err != nil {
+	// A person pastes a copy of the receipt row: the entry is now listed twice.
+	if _, err := h.emu.Person(testSheetID).PasteRow(layout.ReceiptsTab, 2); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := h.p.ReadReceipts(context.Background(), w, op.Receipt.EffectID)
 	if !errors.Is(err, ErrReceiptAmbiguous) || len(recs) != 0 {
+		t.Fatalf("recs %v, err %v", recs, err)
+	}
+}
+
+func TestI06_MalformedReceiptRowIsNotEvidence(t *testing.T) {
+	h := newHarness(t, emulator.Options{AutoCreate: true})
+	w := h.provision(testSchema(t))
+	op := appendOp("Part_System", "r1", partValues("1", 1))
+	other := appendOp("Part_System", "r2", partValues("2", 2))
+	h.wantStatus(h.dispatch(w, Batch{Ops: []Op{op, other}}), 0, StatusApplied)
+	// The effect count no longer matches the entry lines (e.g. a truncated paste).
+	if err := h.emu.Person(testSheetID).Type(layout.ReceiptsTab, "E2", "3"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := h.p.ReadReceipts(context.Background(), w, op.Receipt.EffectID, other.Receipt.EffectID)
+	if !errors.Is(err, ErrReceiptMalformed) || len(recs) != 0 {
 		t.Fatalf("recs %v, err %v", recs, err)
 	}
 }

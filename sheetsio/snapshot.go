@@ -37,6 +37,10 @@ type TabSnapshot struct {
 	Rows    []Row
 	Strays  []layout.Stray
 	anchors map[string][]int
+	// partial: only the header and the anchor column were read (a
+	// dispatch preflight of appends): Rows is empty, anchors maps to sheet
+	// row numbers, and Find returns rows with Anchor and SheetRow only.
+	partial bool
 }
 
 // Find returns the rows whose anchor is anchor (normally one; more than one
@@ -45,6 +49,10 @@ func (t *TabSnapshot) Find(anchor string) []Row {
 	idx := t.anchors[norm.NFC.String(anchor)]
 	out := make([]Row, len(idx))
 	for i, j := range idx {
+		if t.partial {
+			out[i] = Row{Anchor: norm.NFC.String(anchor), SheetRow: j}
+			continue
+		}
 		out[i] = t.Rows[j]
 	}
 	return out
@@ -147,6 +155,31 @@ func fillSnapshot(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
 	}
 	for i := 1; i < len(values); i++ {
 		t.addRow(spec, values[i], i+1)
+	}
+}
+
+// fillAnchors validates the header and indexes the anchor column (values
+// of the anchor column from row 2) of a partial read.
+func fillAnchors(t *TabSnapshot, spec layout.TabSpec, header, column [][]any) {
+	var h []any
+	if len(header) > 0 {
+		h = header[0]
+	}
+	t.Empty = len(header) == 0 && len(column) == 0
+	rep, err := layout.ValidateHeader(spec, h)
+	if err != nil {
+		t.Err = &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
+		return
+	}
+	t.Header, t.anchors, t.partial = rep, make(map[string][]int, len(column)), true
+	for i, raw := range column {
+		if len(raw) == 0 {
+			continue
+		}
+		if s, ok := raw[0].(string); ok && s != "" {
+			a := norm.NFC.String(s)
+			t.anchors[a] = append(t.anchors[a], i+2)
+		}
 	}
 }
 

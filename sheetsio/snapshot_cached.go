@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // SnapshotKnown is Snapshot for pollers: when the Workbook already knows
@@ -15,24 +17,49 @@ import (
 // Snapshot (enumeration + batchGet, two requests), which rebinds the ids.
 // Errors: as Snapshot.
 func (p *Provider) SnapshotKnown(ctx context.Context, w *Workbook, tabs ...string) (map[string]*TabSnapshot, error) {
-	ids := make([]int64, len(tabs))
-	for i, t := range tabs {
+	for _, t := range tabs {
 		if _, ok := w.schema.Tab(t); !ok {
 			return nil, newErr(CodeInvalidBatch, nil, "unknown tab %s", t)
 		}
-		id, ok := w.known(t)
-		if !ok {
-			return p.Snapshot(ctx, w, tabs...)
-		}
-		ids[i] = id
 	}
-	if len(tabs) == 0 {
-		return map[string]*TabSnapshot{}, nil
+	out, ok, err := p.readKnown(ctx, w, tabs, nil)
+	if ok || err != nil {
+		return out, err
 	}
+	return p.Snapshot(ctx, w, tabs...)
+}
+
+// readMode is how much of a tab one read covers.
+type readMode uint8
+
+const (
+	readFull    readMode = iota
+	readHeader           // row 1 only
+	readAnchors          // row 1 and the anchor column: enough to find rows by anchor
+)
+
+// readKnown reads tabs (each once, as modes says; absent = readFull) with
+// one values.batchGetByDataFilter addressed by the Workbook's known
+// sheetIds. ok is false, with nothing read or a rejected read, when a
+// sheetId is unknown or stale: the caller falls back to enumeration.
+func (p *Provider) readKnown(ctx context.Context, w *Workbook, tabs []string, modes map[string]readMode) (map[string]*TabSnapshot, bool, error) {
+	out := make(map[string]*TabSnapshot, len(tabs))
 	req := &sheets.BatchGetValuesByDataFilterRequest{MajorDimension: "ROWS", ValueRenderOption: "UNFORMATTED_VALUE",
 		DateTimeRenderOption: "SERIAL_NUMBER"}
-	for _, id := range ids {
-		req.DataFilters = append(req.DataFilters, &sheets.DataFilter{GridRange: &sheets.GridRange{SheetId: id, ForceSendFields: []string{"SheetId"}}})
+	var order []string
+	for _, t := range tabs {
+		id, ok := w.known(t)
+		if !ok {
+			return nil, false, nil
+		}
+		if _, dup := out[t]; !dup {
+			spec, _ := w.schema.Tab(t)
+			out[t], order = &TabSnapshot{Tab: t, SheetID: id}, append(order, t)
+			req.DataFilters = append(req.DataFilters, idFilters(id, spec, modes[t])...)
+		}
+	}
+	if len(order) == 0 {
+		return out, true, nil
 	}
 	var resp *sheets.BatchGetValuesByDataFilterResponse
 	err := p.read(ctx, "batch_get_by_sheet_id", func(ctx context.Context) error {
@@ -41,23 +68,53 @@ func (p *Provider) SnapshotKnown(ctx context.Context, w *Workbook, tabs ...strin
 		return err
 	})
 	if errors.Is(err, ErrReadRejected) {
-		return p.Snapshot(ctx, w, tabs...)
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out := make(map[string]*TabSnapshot, len(tabs))
-	for i, t := range tabs {
+	fillKnown(w, out, order, modes, resp)
+	return out, true, nil
+}
+
+// fillKnown fills the snapshots from the response, whose value ranges
+// follow the data filters in order.
+func fillKnown(w *Workbook, out map[string]*TabSnapshot, order []string, modes map[string]readMode, resp *sheets.BatchGetValuesByDataFilterResponse) {
+	i := 0
+	for _, t := range order {
 		spec, _ := w.schema.Tab(t)
-		snap := &TabSnapshot{Tab: t, SheetID: ids[i]}
-		var values [][]any
-		if i < len(resp.ValueRanges) && resp.ValueRanges[i] != nil && resp.ValueRanges[i].ValueRange != nil {
-			values = resp.ValueRanges[i].ValueRange.Values
+		if modes[t] == readAnchors && spec.Anchor >= 0 {
+			fillAnchors(out[t], spec, filteredValues(resp, i), filteredValues(resp, i+1))
+			i += 2
+			continue
 		}
-		fillSnapshot(snap, spec, values)
-		out[t] = snap
+		fillSnapshot(out[t], spec, filteredValues(resp, i))
+		i++
 	}
-	return out, nil
+}
+
+// idFilters selects a sheet by id: whole, its header row, or its header
+// row and anchor column (two filters).
+func idFilters(id int64, spec layout.TabSpec, mode readMode) []*sheets.DataFilter {
+	g := &sheets.GridRange{SheetId: id, ForceSendFields: []string{"SheetId"}}
+	if mode == readFull || (mode == readAnchors && spec.Anchor < 0) {
+		return []*sheets.DataFilter{{GridRange: g}}
+	}
+	g.StartRowIndex, g.EndRowIndex = 0, 1
+	g.ForceSendFields = append(g.ForceSendFields, "StartRowIndex")
+	if mode == readHeader {
+		return []*sheets.DataFilter{{GridRange: g}}
+	}
+	col := &sheets.GridRange{SheetId: id, StartRowIndex: 1, StartColumnIndex: int64(spec.Anchor),
+		EndColumnIndex: int64(spec.Anchor + 1), ForceSendFields: []string{"SheetId", "StartColumnIndex"}}
+	return []*sheets.DataFilter{{GridRange: g}, {GridRange: col}}
+}
+
+func filteredValues(resp *sheets.BatchGetValuesByDataFilterResponse, i int) [][]any {
+	if i < len(resp.ValueRanges) && resp.ValueRanges[i] != nil && resp.ValueRanges[i].ValueRange != nil {
+		return resp.ValueRanges[i].ValueRange.Values
+	}
+	return nil
 }
 
 // SurplusCopy picks the row an OpDelete removes when its anchor shows on

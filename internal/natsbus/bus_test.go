@@ -381,14 +381,14 @@ func TestNATSDownNeverBlocks(t *testing.T) {
 		b.WakeDispatch()
 		srv.Shutdown()
 		srv.WaitForShutdown()
-		waitUntil(t, "disconnect noticed", func() bool { return !b.Connected() })
+		waitUntil(t, "disconnect noticed", func() bool { return !b.Connected() && b.Stats().Disconnects > 0 })
 		assertNonBlocking(t, b)
 	})
 	t.Run("embedded", func(t *testing.T) {
 		b := startBus(t, Config{Store: "down2", Mirror: MirrorConfig{Enabled: true}, StoreDir: t.TempDir()})
 		b.srv.Shutdown()
 		b.srv.WaitForShutdown()
-		waitUntil(t, "disconnect noticed", func() bool { return !b.Connected() })
+		waitUntil(t, "disconnect noticed", func() bool { return !b.Connected() && b.Stats().Disconnects > 0 })
 		assertNonBlocking(t, b)
 	})
 }

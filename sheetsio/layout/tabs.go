@@ -53,26 +53,24 @@ func conflictsTab() TabSpec {
 	return TabSpec{Name: ConflictsTab, Role: RoleConflicts, Columns: cols, Anchor: len(cols) - 1}
 }
 
-// _hikoutei_receipts columns, in order. The anchor of a receipt row is the
-// effect id.
+// _hikoutei_receipts columns, in order. One receipt row covers the ops of
+// one batchUpdate (or part of them, when their entries exceed one cell):
+// receipt_id is its anchor; entries lists one line per effect (see
+// sheetsio.ReceiptRecord for the line format) and effects counts them.
 const (
-	ReceiptEffectID      = "effect_id"
-	ReceiptOp            = "op"
-	ReceiptTargetTab     = "target_tab"
-	ReceiptTargetBinding = "target_binding"
-	ReceiptRowHash       = "row_hash"
-	ReceiptPayloadHash   = "payload_hash"
-	ReceiptEpoch         = "epoch"
-	ReceiptToken         = "token"
-	ReceiptWrittenAt     = "written_at"
+	ReceiptID        = "receipt_id"
+	ReceiptEpoch     = "epoch"
+	ReceiptToken     = "token"
+	ReceiptWrittenAt = "written_at"
+	ReceiptEffects   = "effects"
+	ReceiptEntries   = "entries"
 )
 
 func receiptsTab() TabSpec {
 	s := cell.String
 	cols := withAnchor([]cell.Column{
-		{Name: ReceiptEffectID, Kind: s, Key: true}, {Name: ReceiptOp, Kind: s}, {Name: ReceiptTargetTab, Kind: s},
-		{Name: ReceiptTargetBinding, Kind: s}, {Name: ReceiptRowHash, Kind: s}, {Name: ReceiptPayloadHash, Kind: s},
-		{Name: ReceiptEpoch, Kind: cell.Int}, {Name: ReceiptToken, Kind: s}, {Name: ReceiptWrittenAt, Kind: cell.Time},
+		{Name: ReceiptID, Kind: s, Key: true}, {Name: ReceiptEpoch, Kind: cell.Int}, {Name: ReceiptToken, Kind: s},
+		{Name: ReceiptWrittenAt, Kind: cell.Time}, {Name: ReceiptEffects, Kind: cell.Int}, {Name: ReceiptEntries, Kind: s},
 	})
 	return TabSpec{Name: ReceiptsTab, Role: RoleReceipts, Columns: cols, Anchor: len(cols) - 1, Hidden: true}
 }
