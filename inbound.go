@@ -171,25 +171,30 @@ func (s *Store) Expectations(tabs []string) (map[string]effects.TabExpectation, 
 	err := s.onWriter(func() error {
 		base = s.proj.Checkpoint()
 		for _, t := range tabs {
-			x, err := s.proj.TabExpectation(t)
+			x, err := s.tabExpectation(t)
 			if err != nil {
 				return err
 			}
-			out[t] = effects.TabExpectation{Rows: x.Rows, Evidence: x.Evidence, Missing: x.Missing, Flagged: x.Flagged}
+			out[t] = x
 		}
 		return nil
 	})
 	return out, base, err
 }
 
+func (s *Store) tabExpectation(tab string) (effects.TabExpectation, error) {
+	x, err := s.proj.TabExpectation(tab)
+	return effects.TabExpectation{Rows: x.Rows, Evidence: x.Evidence, Missing: x.Missing, Flagged: x.Flagged}, err
+}
+
 // Observe implements effects.Inbound: it decides every escalated tab in
 // ONE fenced commit (see the policy at the top of this file).
-func (s *Store) Observe(base uint64, grids map[string]*sheetsio.GridSnapshot, full bool) (effects.ObserveStats, error) {
+func (s *Store) Observe(base uint64, tabs map[string]effects.TabObservation, full bool) (effects.ObserveStats, error) {
 	var st effects.ObserveStats
 	err := s.onWriter(func() error {
 		ob := &observer{s: s, b: newUnitBuilder(s, nil, nil), now: s.opts.Clock.Now(), base: base, full: full, st: &st}
-		for _, t := range sortedTabs(grids) {
-			if err := ob.tab(grids[t]); err != nil {
+		for _, t := range sortedTabs(tabs) {
+			if err := ob.tab(tabs[t]); err != nil {
 				return err
 			}
 		}
@@ -222,6 +227,8 @@ type observer struct {
 	def     *EntityDef
 	active  map[string]projector.QuarantineRow
 	found   map[string]bool
+	byRow   map[string][]string // active evidence ids by row hash (partial reads)
+	hold    bool                // a row shifted under a partial read: clear no evidence this pass
 }
 
 // Evidence reasons recorded by the observer (stable snake_case codes;
@@ -237,13 +244,9 @@ const (
 	ReasonTabBlocked       = "tab_blocked"
 )
 
-func (ob *observer) tab(g *sheetsio.GridSnapshot) error {
-	var err error
-	ob.tabName = g.Tab
-	ob.spec, _ = ob.s.sync.schema.Tab(g.Tab)
-	ob.def = ob.s.byName[ob.spec.Entity]
-	ob.found = map[string]bool{}
-	if ob.active, err = ob.s.proj.ActiveQuarantine(g.Tab); err != nil {
+func (ob *observer) tab(o effects.TabObservation) error {
+	g := o.Grid
+	if err := ob.begin(g.Tab); err != nil {
 		return err
 	}
 	if g.Err != nil {
@@ -252,49 +255,101 @@ func (ob *observer) tab(g *sheetsio.GridSnapshot) error {
 		ob.evidence(aggregates.TypeObservationRejected, "", 0, "", ReasonTabBlocked, "", g.Err.Error())
 		return nil
 	}
-	exp, err := ob.s.proj.TabExpectation(g.Tab)
+	if g.Partial && o.Values == nil {
+		return fmt.Errorf("hikoutei: partial grid read of %s without the values read it completes", g.Tab)
+	}
+	exp, err := ob.expectation(g.Tab, o.Expect)
 	if err != nil {
 		return err
 	}
-	byAnchor := map[string][]int{}
-	data := 0
-	for i, r := range g.Rows {
-		if blankObserved(r.Cells) {
-			continue
-		}
-		data++
-		if r.Anchor != "" {
-			byAnchor[r.Anchor] = append(byAnchor[r.Anchor], i)
+	shown := ob.shownRows(o)
+	copies := make(map[string]int, len(shown))
+	for _, r := range shown {
+		if r.anchor != "" {
+			copies[r.anchor]++
 		}
 	}
-	if data == 0 && len(exp.Rows) > 0 { // C04: suddenly empty
+	if len(shown) == 0 && len(exp.Rows) > 0 { // C04: suddenly empty
 		ob.evidence(aggregates.TypeObservationRejected, "", 0, "", ReasonMassDeletion, "", fmt.Sprintf("%d expected rows", len(exp.Rows)))
 		return ob.clearGone()
 	}
-	for i := range g.Rows {
-		r := &g.Rows[i]
-		if blankObserved(r.Cells) {
-			continue
-		}
-		ob.st.Rows++
-		if !ob.full && r.Anchor != "" && len(byAnchor[r.Anchor]) == 1 && plainCells(r.Cells) && exp.Rows[r.Anchor] == rowHash(r.Cells) {
-			continue // shows exactly the system's last write: only a full scan re-derives it
-		}
-		if err := ob.row(r, len(byAnchor[r.Anchor])); err != nil {
+	for i := range shown {
+		if err := ob.shown(&shown[i], copies[shown[i].anchor], exp); err != nil {
 			return err
 		}
 	}
 	for a := range exp.Rows { // C06: a deleted row is evidence of the deletion of that key
-		if len(byAnchor[a]) == 0 {
+		if copies[a] == 0 {
 			ob.evidence(aggregates.TypeObservationRejected, a, 0, "", ReasonRowDeleted, "", "")
 		}
 	}
 	return ob.clearGone()
 }
 
-// clearGone clears active evidence of the tab that this full read no
-// longer shows.
+// begin resets the per-tab state for tab.
+func (ob *observer) begin(tab string) error {
+	var err error
+	ob.tabName, ob.found, ob.byRow, ob.hold = tab, map[string]bool{}, nil, false
+	ob.spec, _ = ob.s.sync.schema.Tab(tab)
+	ob.def = ob.s.byName[ob.spec.Entity]
+	ob.active, err = ob.s.proj.ActiveQuarantine(tab)
+	return err
+}
+
+// expectation is the tab's expectation: x, the one the pass certified its
+// values read against at base, while the read model is still at base (it
+// is then the same), else computed afresh.
+func (ob *observer) expectation(tab string, x *effects.TabExpectation) (effects.TabExpectation, error) {
+	if x != nil && ob.s.proj.Checkpoint() == ob.base {
+		return *x, nil
+	}
+	return ob.s.tabExpectation(tab)
+}
+
+// shown decides one non-blank row: a shifted row is deferred (and the
+// tab's evidence held); a row certified by the values read keeps its
+// evidence; a row read with grid data is decided, unless (outside a full
+// scan) it shows exactly the system's last write.
+func (ob *observer) shown(sr *shownRow, copies int, exp effects.TabExpectation) error {
+	ob.st.Rows++
+	switch {
+	case sr.shifted:
+		ob.st.Deferred++
+		ob.hold = true
+		return nil
+	case sr.grid == nil:
+		ob.keep(sr.hash)
+		return nil
+	}
+	r := sr.grid
+	if !ob.full && r.Anchor != "" && copies == 1 && plainCells(r.Cells) && exp.Rows[r.Anchor] == rowHash(r.Cells) {
+		return nil // shows exactly the system's last write: only a full scan re-derives it
+	}
+	return ob.row(r, copies)
+}
+
+// keep marks as still shown the active evidence of a row the pass's values
+// read certified and the partial grid read left out: every entry recorded
+// for the same full-row hash (the hash covers every cell, the anchor cell
+// too, so the row shows exactly what that evidence recorded).
+func (ob *observer) keep(hash string) {
+	if ob.byRow == nil {
+		ob.byRow = make(map[string][]string, len(ob.active))
+		for id, q := range ob.active {
+			ob.byRow[q.RowHash] = append(ob.byRow[q.RowHash], id)
+		}
+	}
+	for _, id := range ob.byRow[hash] {
+		ob.found[id] = true
+	}
+}
+
+// clearGone clears active evidence of the tab that this read no longer
+// shows; nothing while a row shifted under a partial read (ob.hold).
 func (ob *observer) clearGone() error {
+	if ob.hold {
+		return nil
+	}
 	for _, id := range sortedTabs(ob.active) {
 		if !ob.found[id] {
 			ob.add(aggregates.InboundEvent(aggregates.TypeRowQuarantineCleared, map[string]any{"tab": ob.tabName,

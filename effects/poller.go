@@ -44,9 +44,10 @@ type Inbound interface {
 	// dispatch is never mistaken for a human edit).
 	Expectations(tabs []string) (map[string]TabExpectation, uint64, error)
 	// Observe decides on grid reads (formulas, merges and error values
-	// visible) of tabs that could not be certified unchanged. full marks a
+	// visible) of tabs that could not be certified unchanged, by logical
+	// tab name (see TabObservation for partial grid reads). full marks a
 	// safety full scan.
-	Observe(base uint64, grids map[string]*sheetsio.GridSnapshot, full bool) (ObserveStats, error)
+	Observe(base uint64, tabs map[string]TabObservation, full bool) (ObserveStats, error)
 	// Cleanup queues full-row CAS delete effects for surplus rows of the
 	// Input tabs read in grids (I21); it returns how many it queued.
 	Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (int, error)
@@ -114,8 +115,12 @@ type PollResult struct {
 // Poll runs one adaptive pass: ONE values read of every Input tab
 // (sheetsio.SnapshotKnown: a single request once the sheetIds are known),
 // a hash comparison of each row with the store's expectation, and one grid
-// read of only the tabs it cannot certify unchanged. An unchanged
-// spreadsheet costs one read request and no write.
+// read of only the tabs it cannot certify unchanged, limited to their
+// header and the rows the values read could not certify (GridPlan,
+// sheetsio.ReadGridRows: one request by sheetId). An unchanged spreadsheet
+// costs one read request and no write; an escalated pass two, whatever the
+// tab size (three when every escalated tab is read whole, one more when a
+// cached sheetId or a row number went stale and the read falls back).
 func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -146,7 +151,29 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	}
 	res.Escalated = len(escalate)
 	p.C.Escalated.Add(int64(len(escalate)))
-	return p.observe(ctx, res, base, escalate, false)
+	return p.escalate(ctx, res, base, escalate, snaps, exp)
+}
+
+// escalate reads the uncertified tabs with grid data as GridPlan says and
+// hands them, with the values read and the expectation they were checked
+// against, to the store.
+func (p *Poller) escalate(ctx context.Context, res PollResult, base uint64, tabs []string,
+	snaps map[string]*sheetsio.TabSnapshot, exp map[string]TabExpectation) (PollResult, error) {
+	reqs := make(map[string]sheetsio.GridRequest, len(tabs))
+	for _, t := range tabs {
+		reqs[t] = GridPlan(snaps[t], exp[t])
+	}
+	grids, err := p.cfg.Provider.ReadGridRows(ctx, p.cfg.Workbook, reqs)
+	if err != nil {
+		return res, err
+	}
+	obs := make(map[string]TabObservation, len(tabs))
+	for _, t := range tabs {
+		x := exp[t]
+		obs[t] = TabObservation{Grid: grids[t], Values: snaps[t], Expect: &x}
+	}
+	res.Stats, err = p.cfg.Inbound.Observe(base, obs, false)
+	return res, fenced(err)
 }
 
 // FullScan reads every Input tab with grid data and observes it, whatever
@@ -164,15 +191,15 @@ func (p *Poller) FullScan(ctx context.Context) (PollResult, error) {
 	if err != nil {
 		return res, fenced(err)
 	}
-	return p.observe(ctx, res, base, p.cfg.Tabs, true)
-}
-
-func (p *Poller) observe(ctx context.Context, res PollResult, base uint64, tabs []string, full bool) (PollResult, error) {
-	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
+	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, p.cfg.Tabs...)
 	if err != nil {
 		return res, err
 	}
-	res.Stats, err = p.cfg.Inbound.Observe(base, grids, full)
+	obs := make(map[string]TabObservation, len(grids))
+	for t, g := range grids {
+		obs[t] = TabObservation{Grid: g}
+	}
+	res.Stats, err = p.cfg.Inbound.Observe(base, obs, true)
 	return res, fenced(err)
 }
 

@@ -22,12 +22,16 @@ type GridRow struct {
 
 // GridSnapshot is one tab read with grid data (the metadata-preserving read
 // a poller escalates to). Err is as in TabSnapshot; Rows excludes the header.
+// Partial marks a read of some rows only (ReadGridRows): the header was
+// validated from row 1 of the same read, and Rows holds exactly the
+// requested rows in ascending SheetRow order, whatever they show now.
 type GridSnapshot struct {
 	Tab     string
 	SheetID int64
 	Header  layout.HeaderReport
 	Err     error
 	Rows    []GridRow
+	Partial bool
 }
 
 const gridFields = "sheets(properties(sheetId),merges,data(startRow,rowData(values(userEnteredValue,effectiveValue))))"
@@ -171,16 +175,21 @@ func observed(cd *sheets.CellData) cell.Observed {
 }
 
 func markMerged(rows [][]cell.Observed, m *sheets.GridRange) {
-	r0, c0 := max(m.StartRowIndex, 0), max(m.StartColumnIndex, 0)
-	c1 := min(m.EndColumnIndex, a1.MaxColumns)
-	for r := int(r0); r < int(min(m.EndRowIndex, int64(len(rows)))); r++ {
-		for c := int(c0); c < int(c1); c++ {
-			for len(rows[r]) <= c {
-				rows[r] = append(rows[r], cell.Observed{})
-			}
-			rows[r][c].Merged = true
-		}
+	for r := int(max(m.StartRowIndex, 0)); r < int(min(m.EndRowIndex, int64(len(rows)))); r++ {
+		rows[r] = mergedCells(rows[r], m)
 	}
+}
+
+// mergedCells marks the cells of one row that merge m covers (padding the
+// row to reach them) and returns the row.
+func mergedCells(row []cell.Observed, m *sheets.GridRange) []cell.Observed {
+	for c := int(max(m.StartColumnIndex, 0)); c < int(min(m.EndColumnIndex, a1.MaxColumns)); c++ {
+		for len(row) <= c {
+			row = append(row, cell.Observed{})
+		}
+		row[c].Merged = true
+	}
+	return row
 }
 
 func gridAnchor(spec layout.TabSpec, cells []cell.Observed) string {
