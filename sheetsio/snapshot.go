@@ -36,7 +36,7 @@ type TabSnapshot struct {
 	Empty   bool
 	Rows    []Row
 	Strays  []layout.Stray
-	anchors map[string][]int
+	anchors anchorIndex
 	// partial: only the header and the anchor column were read (a
 	// dispatch preflight of appends): Rows is empty, anchors maps to sheet
 	// row numbers, and Find returns rows with Anchor and SheetRow only.
@@ -46,7 +46,7 @@ type TabSnapshot struct {
 // Find returns the rows whose anchor is anchor (normally one; more than one
 // means a duplicate anchor, I16).
 func (t *TabSnapshot) Find(anchor string) []Row {
-	idx := t.anchors[norm.NFC.String(anchor)]
+	idx := t.anchors.get(norm.NFC.String(anchor))
 	out := make([]Row, len(idx))
 	for i, j := range idx {
 		if t.partial {
@@ -148,7 +148,7 @@ func fillSnapshot(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
 		t.Err = &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
 		return
 	}
-	t.Header, t.anchors = rep, map[string][]int{}
+	t.Header, t.anchors = rep, newAnchorIndex(len(values))
 	if len(values) > 1 {
 		t.Strays = layout.StrayCells(values[1:], rep.Width, 2)
 		t.Rows = make([]Row, 0, len(values)-1)
@@ -171,14 +171,14 @@ func fillAnchors(t *TabSnapshot, spec layout.TabSpec, header, column [][]any) {
 		t.Err = &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
 		return
 	}
-	t.Header, t.anchors, t.partial = rep, make(map[string][]int, len(column)), true
+	t.Header, t.anchors, t.partial = rep, newAnchorIndex(len(column)), true
 	for i, raw := range column {
 		if len(raw) == 0 {
 			continue
 		}
 		if s, ok := raw[0].(string); ok && s != "" {
 			a := norm.NFC.String(s)
-			t.anchors[a] = append(t.anchors[a], i+2)
+			t.anchors.add(a, i+2)
 		}
 	}
 }
@@ -193,7 +193,44 @@ func (t *TabSnapshot) addRow(spec layout.TabSpec, raw []any, sheetRow int) {
 		}
 	}
 	if r.Anchor != "" {
-		t.anchors[r.Anchor] = append(t.anchors[r.Anchor], len(t.Rows))
+		t.anchors.add(r.Anchor, len(t.Rows))
 	}
 	t.Rows = append(t.Rows, r)
+}
+
+// anchorIndex maps an anchor to its positions. Almost every anchor shows
+// once, so a single position is stored inline and only duplicates (I16)
+// get a slice: on a 171,075-row tab that is one small map entry per row
+// instead of a slice allocation per row.
+type anchorIndex struct {
+	one  map[string]int
+	more map[string][]int
+}
+
+func newAnchorIndex(n int) anchorIndex {
+	return anchorIndex{one: make(map[string]int, n)}
+}
+
+func (x *anchorIndex) add(anchor string, pos int) {
+	if dup, ok := x.more[anchor]; ok {
+		x.more[anchor] = append(dup, pos)
+		return
+	}
+	first, ok := x.one[anchor]
+	if !ok {
+		x.one[anchor] = pos
+		return
+	}
+	if x.more == nil {
+		x.more = map[string][]int{}
+	}
+	delete(x.one, anchor)
+	x.more[anchor] = []int{first, pos}
+}
+
+func (x *anchorIndex) get(anchor string) []int {
+	if pos, ok := x.one[anchor]; ok {
+		return []int{pos}
+	}
+	return x.more[anchor]
 }
