@@ -113,29 +113,13 @@ func BenchmarkCommit64Concurrent(b *testing.B) {
 	defer s.Close()
 	warmUp(b, s, all)
 	before := s.Stats()
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	b.ReportAllocs()
 	b.ResetTimer()
 	m := startMeter()
-	for range benchWriters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= b.N {
-					return
-				}
-				a := benchAirport(all, i)
-				if err := commitOne(s, &a); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	runWriters(b, func(i int) error {
+		a := benchAirport(all, i)
+		return commitOne(s, &a)
+	})
 	b.StopTimer()
 	m.report(b, float64(b.N), "commit")
 	st := s.Stats()
@@ -143,6 +127,24 @@ func BenchmarkCommit64Concurrent(b *testing.B) {
 	if txns := st.LogTxns - before.LogTxns; txns > 0 {
 		b.ReportMetric(float64(st.Commits-before.Commits)/float64(txns), "commits/logtxn")
 	}
+}
+
+// runWriters runs op(0) … op(b.N-1) from benchWriters goroutines, each
+// taking the next index; the first error fails the benchmark.
+func runWriters(b *testing.B, op func(i int) error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range benchWriters {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < b.N; i = int(next.Add(1) - 1) {
+				if err := op(i); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // BenchmarkCommitSingle: one goroutine committing one new entity per unit;

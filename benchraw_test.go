@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -303,29 +302,12 @@ func BenchmarkBoltBatchDefault64(b *testing.B) {
 	recs, _ := rawRecords(b, b.N)
 	db := openRawBolt(b)
 	defer db.Close()
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	b.ReportAllocs()
 	b.ResetTimer()
 	m := startMeter()
-	for range benchWriters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= b.N {
-					return
-				}
-				err := db.Batch(func(tx *bolt.Tx) error { return tx.Bucket(rawBucket).Put(seqKey(uint64(i+1)), recs[i]) })
-				if err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	runWriters(b, func(i int) error {
+		return db.Batch(func(tx *bolt.Tx) error { return tx.Bucket(rawBucket).Put(seqKey(uint64(i+1)), recs[i]) })
+	})
 	b.StopTimer()
 	m.report(b, float64(b.N), "record")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")

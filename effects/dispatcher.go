@@ -265,12 +265,8 @@ func (d *Dispatcher) claim(ctx context.Context, size int) ([]Claimed, error) {
 	if err := d.checkAuthority(ctx); err != nil {
 		return nil, err
 	}
-	if d.next != nil {
-		r := <-d.next
-		d.next = nil
-		if r.err != nil || len(r.claimed) > 0 {
-			return r.claimed, r.err
-		}
+	if r := d.takePrefetch(); r.err != nil || len(r.claimed) > 0 {
+		return r.claimed, r.err
 	}
 	claimed, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
 	return claimed, fenced(err)
@@ -296,15 +292,21 @@ func (d *Dispatcher) prefetch(size int) {
 	}()
 }
 
+// takePrefetch waits for the batch claimed ahead, if any, and clears it.
+func (d *Dispatcher) takePrefetch() claimResult {
+	if d.next == nil {
+		return claimResult{}
+	}
+	r := <-d.next
+	d.next = nil
+	return r
+}
+
 // releasePrefetch waits for a claim in flight when the loop stops and puts
 // its effects straight back on the retry path (code claim_released), so a
 // clean stop leaves nothing processing.
 func (d *Dispatcher) releasePrefetch() error {
-	if d.next == nil {
-		return nil
-	}
-	r := <-d.next
-	d.next = nil
+	r := d.takePrefetch()
 	if r.err != nil || len(r.claimed) == 0 {
 		return r.err
 	}

@@ -43,11 +43,12 @@ func (p *Provider) Dispatch(ctx context.Context, w *Workbook, b Batch) (*Dispatc
 		return nil, err
 	}
 	res := &DispatchResult{Strays: strayCounts(snaps)}
-	units, err := p.planWithFence(w, b, snaps, res)
+	now := p.cfg.Now() // the authority mirror's and the receipts' time
+	units, err := planWithFence(w, b, snaps, res, now)
 	if err != nil {
 		return nil, err
 	}
-	rm := receiptMeta{fence: b.Fence, now: p.cfg.Now()}
+	rm := receiptMeta{fence: b.Fence, now: now}
 	if rs := snaps[layout.ReceiptsTab]; rs != nil {
 		rm.sheetID = rs.SheetID
 	}
@@ -140,13 +141,12 @@ func anchoredAppends(b Batch, snaps map[string]*TabSnapshot) []string {
 
 // planWithFence checks the fence against the authority and plans the ops;
 // an authority mirror, when needed, becomes the first unit.
-func (p *Provider) planWithFence(w *Workbook, b Batch, snaps map[string]*TabSnapshot, res *DispatchResult) ([]*unit, error) {
-	now := p.cfg.Now()
+func planWithFence(w *Workbook, b Batch, snaps map[string]*TabSnapshot, res *DispatchResult, now time.Time) ([]*unit, error) {
 	mirror, err := fenceUnit(b.Fence, snaps[layout.AuthorityTab], res, now)
 	if err != nil {
 		return nil, err
 	}
-	pl := newPlanner(w.schema, snaps, b, now)
+	pl := newPlanner(w.schema, snaps, b)
 	units := pl.plan(b.Ops)
 	res.Ops = pl.results
 	if mirror != nil {

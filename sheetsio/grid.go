@@ -99,25 +99,36 @@ func fillGrids(schema *layout.Schema, out map[string]*GridSnapshot, ss *sheets.S
 
 func (g *GridSnapshot) fill(spec layout.TabSpec, sh *sheets.Sheet) {
 	rows := observedRows(sh)
-	var header []any
+	var first []cell.Observed
 	if len(rows) > 0 {
-		for _, o := range rows[0] {
-			header = append(header, o.Value)
-		}
+		first = rows[0]
 	}
-	rep, err := layout.ValidateHeader(spec, header)
+	rep, err := checkHeader(spec, headerValues(first))
 	if err != nil {
-		g.Err = &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
+		g.Err = err
 		return
 	}
 	g.Header = rep
 	for i := 1; i < len(rows); i++ {
-		cells := make([]cell.Observed, len(spec.Columns))
-		copy(cells, rows[i])
-		r := GridRow{Cells: cells, SheetRow: i + 1}
-		r.Anchor = gridAnchor(spec, cells)
-		g.Rows = append(g.Rows, r)
+		g.Rows = append(g.Rows, newGridRow(spec, rows[i], i+1))
 	}
+}
+
+// headerValues is the values of an observed header row.
+func headerValues(row []cell.Observed) []any {
+	out := make([]any, 0, len(row))
+	for _, o := range row {
+		out = append(out, o.Value)
+	}
+	return out
+}
+
+// newGridRow pads or cuts observed cells to the header width and reads the
+// row's anchor.
+func newGridRow(spec layout.TabSpec, raw []cell.Observed, sheetRow int) GridRow {
+	cells := make([]cell.Observed, len(spec.Columns))
+	copy(cells, raw)
+	return GridRow{Anchor: gridAnchor(spec, cells), Cells: cells, SheetRow: sheetRow}
 }
 
 // observedRows flattens a sheet's grid data (from row 1) and marks merges.

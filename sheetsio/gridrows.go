@@ -155,20 +155,14 @@ func fillKnownGrids(schema *layout.Schema, out map[string]*GridSnapshot, rows ma
 // other requested row index.
 func (g *GridSnapshot) fillRows(spec layout.TabSpec, sh *sheets.Sheet, rows []int) {
 	got := sparseRows(sh, rows)
-	header := make([]any, 0, len(got[0]))
-	for _, o := range got[0] {
-		header = append(header, o.Value)
-	}
-	rep, err := layout.ValidateHeader(spec, header)
+	rep, err := checkHeader(spec, headerValues(got[0]))
 	if err != nil {
-		g.Err = &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
+		g.Err = err
 		return
 	}
 	g.Header, g.Rows = rep, make([]GridRow, 0, len(rows)-1)
 	for _, at := range rows[1:] {
-		cells := make([]cell.Observed, len(spec.Columns))
-		copy(cells, got[at])
-		g.Rows = append(g.Rows, GridRow{Anchor: gridAnchor(spec, cells), Cells: cells, SheetRow: at + 1})
+		g.Rows = append(g.Rows, newGridRow(spec, got[at], at+1))
 	}
 }
 

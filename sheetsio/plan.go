@@ -4,7 +4,6 @@ import (
 	"errors"
 	"sort"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -64,8 +63,6 @@ func (u *unit) measure() {
 type planner struct {
 	schema   *layout.Schema
 	snaps    map[string]*TabSnapshot
-	fence    *Fence
-	now      time.Time
 	results  []OpResult
 	units    []*unit
 	targets  map[string]bool // row bindings already targeted
@@ -73,8 +70,8 @@ type planner struct {
 	receipts map[string]bool // receipt effect ids seen
 }
 
-func newPlanner(schema *layout.Schema, snaps map[string]*TabSnapshot, b Batch, now time.Time) *planner {
-	return &planner{schema: schema, snaps: snaps, fence: b.Fence, now: now,
+func newPlanner(schema *layout.Schema, snaps map[string]*TabSnapshot, b Batch) *planner {
+	return &planner{schema: schema, snaps: snaps,
 		results: make([]OpResult, len(b.Ops)), targets: map[string]bool{}, ids: map[string]bool{}, receipts: map[string]bool{}}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -112,10 +113,12 @@ func receiptsSpec(s *layout.Schema) layout.TabSpec {
 	return spec
 }
 
-func receiptsLayout() layout.TabSpec {
+// receiptsLayout is the receipts tab's layout, built once (it was rebuilt
+// for every receipt row scanned).
+var receiptsLayout = sync.OnceValue(func() layout.TabSpec {
 	s, _ := layout.NewSchema()
 	return receiptsSpec(s)
-}
+})
 
 // ReadReceipts returns the receipts of the given effect ids that exist
 // (one enumeration + one batchGet). A missing id is simply absent from the

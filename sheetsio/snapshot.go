@@ -143,9 +143,9 @@ func fillSnapshot(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
 	if len(values) > 0 {
 		header = values[0]
 	}
-	rep, err := layout.ValidateHeader(spec, header)
+	rep, err := checkHeader(spec, header)
 	if err != nil {
-		t.Err = &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
+		t.Err = err
 		return
 	}
 	t.Header, t.anchors = rep, newAnchorIndex(len(values))
@@ -158,6 +158,16 @@ func fillSnapshot(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
 	}
 }
 
+// checkHeader validates a tab's header row; drift blocks the tab with a
+// *Error CodeHeaderDrift wrapping the *layout.HeaderError.
+func checkHeader(spec layout.TabSpec, header []any) (layout.HeaderReport, error) {
+	rep, err := layout.ValidateHeader(spec, header)
+	if err != nil {
+		return rep, &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
+	}
+	return rep, nil
+}
+
 // fillAnchors validates the header and indexes the anchor column (values
 // of the anchor column from row 2) of a partial read.
 func fillAnchors(t *TabSnapshot, spec layout.TabSpec, header, column [][]any) {
@@ -166,9 +176,9 @@ func fillAnchors(t *TabSnapshot, spec layout.TabSpec, header, column [][]any) {
 		h = header[0]
 	}
 	t.Empty = len(header) == 0 && len(column) == 0
-	rep, err := layout.ValidateHeader(spec, h)
+	rep, err := checkHeader(spec, h)
 	if err != nil {
-		t.Err = &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
+		t.Err = err
 		return
 	}
 	t.Header, t.anchors, t.partial = rep, newAnchorIndex(len(column)), true
@@ -177,8 +187,7 @@ func fillAnchors(t *TabSnapshot, spec layout.TabSpec, header, column [][]any) {
 			continue
 		}
 		if s, ok := raw[0].(string); ok && s != "" {
-			a := norm.NFC.String(s)
-			t.anchors.add(a, i+2)
+			t.anchors.add(norm.NFC.String(s), i+2)
 		}
 	}
 }
