@@ -112,7 +112,10 @@ func BenchmarkCommit64Concurrent(b *testing.B) {
 	s := openBenchStore(b)
 	defer s.Close()
 	warmUp(b, s, all)
-	before := s.Stats()
+	before, err := s.Stats(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	m := startMeter()
@@ -122,7 +125,10 @@ func BenchmarkCommit64Concurrent(b *testing.B) {
 	})
 	b.StopTimer()
 	m.report(b, float64(b.N), "commit")
-	st := s.Stats()
+	st, err := s.Stats(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "commits/s")
 	if txns := st.LogTxns - before.LogTxns; txns > 0 {
 		b.ReportMetric(float64(st.Commits-before.Commits)/float64(txns), "commits/logtxn")

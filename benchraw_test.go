@@ -171,9 +171,9 @@ func openRawSQLite(path string, d *EntityDef) (*rawSQLite, error) {
 	for _, f := range d.fields {
 		typ := "TEXT"
 		switch f.kind {
-		case projector.KindInt, projector.KindBool:
+		case events.KindInt, events.KindBool:
 			typ = "INTEGER"
-		case projector.KindFloat:
+		case events.KindFloat:
 			typ = "REAL"
 		}
 		cols = append(cols, fmt.Sprintf("%q %s", f.name, typ))
@@ -340,6 +340,11 @@ func rebuildRows(b *testing.B) (EntityDef, []rawEntity) {
 	}
 	return d, ents
 }
+
+// catchUpBatch is how many events one SQLite transaction applies while the
+// engine rebuilds a read model (internal/engine): the raw inserts use the
+// same transaction size.
+const catchUpBatch = 2048
 
 // BenchmarkRawSQLiteInsert: the floor under BenchmarkRebuild — a fresh
 // SQLite file (WAL, synchronous=NORMAL) filled with the same rows (each

@@ -26,9 +26,9 @@ type EntityDef struct {
 type fieldDef struct {
 	index    []int
 	name     string
-	kind     projector.Kind
+	kind     events.Kind
 	nullable bool
-	owner    projector.Owner
+	owner    events.Owner
 }
 
 var timeType = reflect.TypeOf(time.Time{})
@@ -75,7 +75,7 @@ func (d *EntityDef) readFields() error {
 			continue
 		}
 		if isPK {
-			if havePK || f.kind != projector.KindString || f.nullable {
+			if havePK || f.kind != events.KindString || f.nullable {
 				return fmt.Errorf("%w: %s needs exactly one non-pointer string primary key", ErrInvalidEntity, d.name)
 			}
 			d.pk, havePK = f, true
@@ -87,7 +87,10 @@ func (d *EntityDef) readFields() error {
 	if !havePK {
 		return fmt.Errorf("%w: %s has no primary key (tag a string field `hikoutei:\"name,pk\"`)", ErrInvalidEntity, d.name)
 	}
-	return projector.Schema{Tables: []projector.Table{d.table()}}.Validate()
+	if err := projector.ValidateShapes([]events.EntityShape{d.shape()}); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidEntity, err)
+	}
+	return nil
 }
 
 func parseField(entity string, sf reflect.StructField) (f fieldDef, isPK, skip bool, err error) {
@@ -96,7 +99,7 @@ func parseField(entity string, sf reflect.StructField) (f fieldDef, isPK, skip b
 		return f, false, true, nil
 	}
 	parts := strings.Split(tag, ",")
-	f.name, f.index, f.owner = parts[0], sf.Index, projector.OwnerSystem
+	f.name, f.index, f.owner = parts[0], sf.Index, events.OwnerSystem
 	if f.name == "" {
 		f.name = snakeCase(sf.Name)
 	}
@@ -105,7 +108,7 @@ func parseField(entity string, sf reflect.StructField) (f fieldDef, isPK, skip b
 		case "pk":
 			isPK = true
 		case "user":
-			f.owner = projector.OwnerUser
+			f.owner = events.OwnerUser
 		default:
 			return f, false, false, fmt.Errorf("%w: %s.%s: unknown tag option %q", ErrInvalidEntity, entity, sf.Name, opt)
 		}
@@ -117,23 +120,23 @@ func parseField(entity string, sf reflect.StructField) (f fieldDef, isPK, skip b
 	return f, isPK, false, err
 }
 
-func fieldKind(t reflect.Type) (projector.Kind, bool, error) {
+func fieldKind(t reflect.Type) (events.Kind, bool, error) {
 	nullable := t.Kind() == reflect.Pointer
 	if nullable {
 		t = t.Elem()
 	}
 	if t == timeType {
-		return projector.KindTime, nullable, nil
+		return events.KindTime, nullable, nil
 	}
 	switch t.Kind() {
 	case reflect.String:
-		return projector.KindString, nullable, nil
+		return events.KindString, nullable, nil
 	case reflect.Int, reflect.Int32, reflect.Int64:
-		return projector.KindInt, nullable, nil
+		return events.KindInt, nullable, nil
 	case reflect.Float64:
-		return projector.KindFloat, nullable, nil
+		return events.KindFloat, nullable, nil
 	case reflect.Bool:
-		return projector.KindBool, nullable, nil
+		return events.KindBool, nullable, nil
 	}
 	return "", false, fmt.Errorf("unsupported field type %s", t)
 }
@@ -153,10 +156,12 @@ func snakeCase(s string) string {
 // Name is the entity's declared name.
 func (d EntityDef) Name() string { return d.name }
 
-func (d EntityDef) table() projector.Table {
-	t := projector.Table{Entity: d.name, PK: d.pk.name}
+// shape is the declaration's entity shape (what the engine's registry,
+// the read model and the log record).
+func (d EntityDef) shape() events.EntityShape {
+	t := events.EntityShape{Name: d.name, PK: d.pk.name}
 	for _, f := range d.fields {
-		t.Columns = append(t.Columns, projector.Column{Name: f.name, Kind: f.kind, Nullable: f.nullable, Owner: f.owner})
+		t.Fields = append(t.Fields, events.FieldShape{Name: f.name, Kind: f.kind, Nullable: f.nullable, Owner: f.owner})
 	}
 	return t
 }
@@ -198,7 +203,7 @@ func (d EntityDef) values(v reflect.Value) (map[string]any, error) {
 	return out, nil
 }
 
-func canonicalField(fv reflect.Value, kind projector.Kind) (any, error) {
+func canonicalField(fv reflect.Value, kind events.Kind) (any, error) {
 	if fv.Kind() == reflect.Pointer {
 		if fv.IsNil() {
 			return nil, nil
@@ -206,16 +211,16 @@ func canonicalField(fv reflect.Value, kind projector.Kind) (any, error) {
 		fv = fv.Elem()
 	}
 	switch kind {
-	case projector.KindString:
+	case events.KindString:
 		return events.NormalizeString(fv.String())
-	case projector.KindInt:
+	case events.KindInt:
 		return fv.Int(), nil
-	case projector.KindFloat:
+	case events.KindFloat:
 		if f := fv.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
 			return f + 0, nil // -0 → 0
 		}
 		return nil, events.ErrNonFinite
-	case projector.KindBool:
+	case events.KindBool:
 		return fv.Bool(), nil
 	}
 	return events.CanonicalTime(fv.Interface().(time.Time))

@@ -4,15 +4,18 @@ import (
 	"errors"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/projector"
 )
 
 // Sentinel errors of the public API. Each has a stable snake_case code as
-// its text; match with errors.Is. Errors of the layers below (events,
-// projector) pass through wrapped and match their own sentinels.
+// its text; match with errors.Is. Typed details (which stream, which
+// holder) are in the errors of the events package, through errors.As.
 var (
 	// ErrInvalidEntity: an entity declaration is unusable (no or several
 	// primary keys, a non-string key, an unsupported field type, a bad name).
-	ErrInvalidEntity = errors.New("invalid_entity_definition")
+	ErrInvalidEntity = engine.ErrInvalidEntity
 	// ErrUnregisteredType: a value whose type was not declared at Open.
 	ErrUnregisteredType = errors.New("entity_type_unregistered")
 	// ErrInvalidPrimaryKey: a key is empty, has leading/trailing white space
@@ -23,20 +26,46 @@ var (
 	// remove the old one instead.
 	ErrPrimaryKeyChanged = errors.New("primary_key_changed")
 	// ErrUnknownField: a query names a field the entity does not have.
-	ErrUnknownField = errors.New("unknown_field")
+	ErrUnknownField = projector.ErrUnknownField
 	// ErrInvalidValue: a field value has no canonical form (NaN, ±Inf,
 	// invalid UTF-8, a time outside years 1–9999).
 	ErrInvalidValue = aggregates.ErrInvalidValue
 	// ErrNotFound: Get or FindOne found nothing; Remove of a missing entity.
 	ErrNotFound = aggregates.ErrEntityNotFound
-	// ErrStoreClosed: the store was used after Close.
-	ErrStoreClosed = errors.New("store_closed")
+	// ErrNonUnique: FindOne matched more than one entity.
+	ErrNonUnique = errors.New("entity_not_unique")
 	// ErrUnitDone: a unit of work was used after Commit.
 	ErrUnitDone = errors.New("unit_already_committed")
+	// ErrStoreClosed: the store was used after Close.
+	ErrStoreClosed = engine.ErrStoreClosed
 	// ErrReadModelBehind: the commit is durable in the log, but applying it
 	// to read.sqlite failed; the store retries before the next commit and
 	// on reopen. Reads may not show the commit until then.
-	ErrReadModelBehind = errors.New("read_model_behind")
-	// ErrNonUnique: FindOne matched more than one entity.
-	ErrNonUnique = errors.New("entity_not_unique")
+	ErrReadModelBehind = engine.ErrReadModelBehind
+	// ErrStoreLocked: another process has the store open; the error names
+	// the holder (*events.StoreLockedError).
+	ErrStoreLocked = events.ErrStoreLocked
+	// ErrLeaseHeld: a live writer holds the store's lease.
+	ErrLeaseHeld = events.ErrLeaseHeld
+	// ErrStaleWriterFence: this store's writer lease was taken over; its
+	// commits are refused.
+	ErrStaleWriterFence = events.ErrStaleWriterFence
+	// ErrNotAStore: a directory that holds no store; nothing is created.
+	ErrNotAStore = engine.ErrNotAStore
+	// ErrSyncStartup: sync is configured but cannot start (no provider, an
+	// invalid spreadsheet id or cadence, a NATS configuration error).
+	ErrSyncStartup = engine.ErrSyncStartup
+	// ErrConflictOpen: removing an entity that has an unresolved conflict
+	// fails closed; nothing of the unit commits.
+	ErrConflictOpen = aggregates.ErrConflictOpen
+	// ErrConflictNotFound: no conflict has that id.
+	ErrConflictNotFound = engine.ErrConflictNotFound
+	// ErrAckStale: AcknowledgeSystem's fence (canonical revision, candidate
+	// hash, candidate epoch) is no longer current.
+	ErrAckStale = aggregates.ErrAckStale
+	// ErrAckRejected: the conflict is not open, or is a legacy conflict
+	// without candidate visible evidence.
+	ErrAckRejected = aggregates.ErrAckRejected
+	// ErrReplayGap: an event source skipped a sequence.
+	ErrReplayGap = engine.ErrReplayGap
 )

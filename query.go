@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
-	"zombiezen.com/go/sqlite"
-
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
 
@@ -30,7 +28,7 @@ type QueryOption func(*query)
 
 type query struct {
 	where  []cond
-	order  []string
+	order  []projector.Order
 	limit  int
 	offset int
 }
@@ -49,12 +47,12 @@ func Where(field string, value any) QueryOption {
 
 // OrderBy sorts ascending by field; several OrderBy/OrderByDesc chain.
 func OrderBy(field string) QueryOption {
-	return func(q *query) { q.order = append(q.order, field+" ASC") }
+	return func(q *query) { q.order = append(q.order, projector.Order{Field: field}) }
 }
 
 // OrderByDesc sorts descending by field.
 func OrderByDesc(field string) QueryOption {
-	return func(q *query) { q.order = append(q.order, field+" DESC") }
+	return func(q *query) { q.order = append(q.order, projector.Order{Field: field, Desc: true}) }
 }
 
 // Limit returns at most n entities (n <= 0: no limit).
@@ -107,17 +105,27 @@ func Find[T any](ctx context.Context, r Reader, opts ...QueryOption) ([]*T, erro
 	for _, o := range opts {
 		o(&q)
 	}
-	sqlText, args, err := d.selectSQL(q)
+	pq, err := d.projectorQuery(q)
 	if err != nil {
 		return nil, err
 	}
 	s := r.readStore()
-	conn, err := s.readConn(ctx)
+	conn, err := s.e.ReadConn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer s.pool.Put(conn)
-	return scanAll[T](conn, d, r, sqlText, args)
+	defer s.e.PutConn(conn)
+	var out []*T
+	err = projector.Select(conn, d.shape(), pq, func(vals []any) error {
+		v := new(T)
+		if err := d.fill(reflect.ValueOf(v).Elem(), vals); err != nil {
+			return err
+		}
+		r.track(v, vals[0].(string))
+		out = append(out, v)
+		return nil
+	})
+	return out, err
 }
 
 func defFor[T any](r Reader) (*EntityDef, error) {
@@ -128,19 +136,9 @@ func defFor[T any](r Reader) (*EntityDef, error) {
 	return d, nil
 }
 
-func (s *Store) readConn(ctx context.Context) (*sqlite.Conn, error) {
-	s.mu.RLock()
-	closed := s.closed
-	s.mu.RUnlock()
-	if closed {
-		return nil, ErrStoreClosed
-	}
-	return s.pool.Take(ctx)
-}
-
-func (d *EntityDef) columnKind(name string) (projector.Kind, bool) {
+func (d *EntityDef) columnKind(name string) (events.Kind, bool) {
 	if name == d.pk.name {
-		return projector.KindString, true
+		return events.KindString, true
 	}
 	if i, ok := d.byName[name]; ok {
 		return d.fields[i].kind, true
@@ -148,69 +146,26 @@ func (d *EntityDef) columnKind(name string) (projector.Kind, bool) {
 	return "", false
 }
 
-func (d *EntityDef) selectSQL(q query) (string, []any, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "SELECT %q", d.pk.name)
-	for _, f := range d.fields {
-		fmt.Fprintf(&b, ", %q", f.name)
-	}
-	fmt.Fprintf(&b, " FROM %q", d.name)
-	args, err := d.whereSQL(&b, q.where)
-	if err != nil {
-		return "", nil, err
-	}
-	if err := d.orderSQL(&b, q.order); err != nil {
-		return "", nil, err
-	}
-	if q.limit > 0 || q.offset > 0 {
-		limit := q.limit
-		if limit <= 0 {
-			limit = -1 // SQLite: no limit
-		}
-		fmt.Fprintf(&b, " LIMIT %d OFFSET %d", limit, max(q.offset, 0))
-	}
-	return b.String(), args, nil
-}
-
-func (d *EntityDef) whereSQL(b *strings.Builder, conds []cond) ([]any, error) {
-	var args []any
-	for i, c := range conds {
+// projectorQuery converts a query's filter values to canonical values of
+// their fields' kinds.
+func (d *EntityDef) projectorQuery(q query) (projector.Query, error) {
+	pq := projector.Query{Order: q.order, Limit: q.limit, Offset: q.offset}
+	for _, c := range q.where {
 		kind, ok := d.columnKind(c.field)
 		if !ok {
-			return nil, fmt.Errorf("%w: %s.%s", ErrUnknownField, d.name, c.field)
+			return pq, fmt.Errorf("%w: %s.%s", ErrUnknownField, d.name, c.field)
 		}
-		b.WriteString(map[bool]string{true: " WHERE ", false: " AND "}[i == 0])
 		v, err := queryValue(kind, c.value)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s.%s: %w", ErrInvalidValue, d.name, c.field, err)
+			return pq, fmt.Errorf("%w: %s.%s: %w", ErrInvalidValue, d.name, c.field, err)
 		}
-		if v == nil {
-			fmt.Fprintf(b, "%q IS NULL", c.field)
-			continue
-		}
-		fmt.Fprintf(b, "%q = ?", c.field)
-		args = append(args, v)
+		pq.Where = append(pq.Where, projector.Cond{Field: c.field, Value: v})
 	}
-	return args, nil
+	return pq, nil
 }
 
-func (d *EntityDef) orderSQL(b *strings.Builder, order []string) error {
-	if len(order) == 0 {
-		order = []string{d.pk.name + " ASC"}
-	}
-	for i, o := range order {
-		field, dir, _ := strings.Cut(o, " ")
-		if _, ok := d.columnKind(field); !ok {
-			return fmt.Errorf("%w: %s.%s", ErrUnknownField, d.name, field)
-		}
-		b.WriteString(map[bool]string{true: " ORDER BY ", false: ", "}[i == 0])
-		fmt.Fprintf(b, "%q %s", field, dir)
-	}
-	return nil
-}
-
-// queryValue converts a filter value to what the column stores.
-func queryValue(kind projector.Kind, v any) (any, error) {
+// queryValue converts a filter value to the canonical value of kind.
+func queryValue(kind events.Kind, v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -221,72 +176,39 @@ func queryValue(kind projector.Kind, v any) (any, error) {
 		}
 		rv = rv.Elem()
 	}
-	cv, err := canonicalField(rv, kind)
-	if t, ok := cv.(time.Time); ok && err == nil {
-		return t.Format(projector.TimeLayout), nil
-	}
-	return cv, err
+	return canonicalField(rv, kind)
 }
 
-func scanAll[T any](conn *sqlite.Conn, d *EntityDef, r Reader, sqlText string, args []any) ([]*T, error) {
-	stmt, err := conn.Prepare(sqlText)
-	if err != nil {
-		return nil, err
-	}
-	defer stmt.Reset()
-	for i, a := range args {
-		projector.BindValue(stmt, i+1, a)
-	}
-	var out []*T
-	for {
-		ok, err := stmt.Step()
-		if err != nil || !ok {
-			return out, err
-		}
-		v := new(T)
-		if err := d.scan(stmt, reflect.ValueOf(v).Elem()); err != nil {
-			return nil, err
-		}
-		r.track(v, stmt.ColumnText(0))
-		out = append(out, v)
-	}
-}
-
-// scan fills the struct v from a row selected by selectSQL.
-func (d *EntityDef) scan(stmt *sqlite.Stmt, v reflect.Value) error {
-	v.FieldByIndex(d.pk.index).SetString(stmt.ColumnText(0))
+// fill sets the struct v from an entity's canonical values (the key
+// first, then the fields in declaration order).
+func (d *EntityDef) fill(v reflect.Value, vals []any) error {
+	v.FieldByIndex(d.pk.index).SetString(vals[0].(string))
 	for i, f := range d.fields {
-		if err := setField(v.FieldByIndex(f.index), f.kind, stmt, i+1); err != nil {
-			return fmt.Errorf("%s.%s: %w", d.name, f.name, err)
-		}
+		setField(v.FieldByIndex(f.index), vals[i+1])
 	}
 	return nil
 }
 
-func setField(fv reflect.Value, kind projector.Kind, stmt *sqlite.Stmt, col int) error {
-	if stmt.ColumnType(col) == sqlite.TypeNull {
+// setField sets a struct field from a canonical value (nil = zero).
+func setField(fv reflect.Value, val any) {
+	if val == nil {
 		fv.SetZero()
-		return nil
+		return
 	}
 	if fv.Kind() == reflect.Pointer {
 		fv.Set(reflect.New(fv.Type().Elem()))
 		fv = fv.Elem()
 	}
-	switch kind {
-	case projector.KindString:
-		fv.SetString(stmt.ColumnText(col))
-	case projector.KindInt:
-		fv.SetInt(stmt.ColumnInt64(col))
-	case projector.KindFloat:
-		fv.SetFloat(stmt.ColumnFloat(col))
-	case projector.KindBool:
-		fv.SetBool(stmt.ColumnInt64(col) != 0)
-	case projector.KindTime:
-		t, err := time.Parse(projector.TimeLayout, stmt.ColumnText(col))
-		if err != nil {
-			return err
-		}
-		fv.Set(reflect.ValueOf(t))
+	switch x := val.(type) {
+	case string:
+		fv.SetString(x)
+	case int64:
+		fv.SetInt(x)
+	case float64:
+		fv.SetFloat(x)
+	case bool:
+		fv.SetBool(x)
+	case time.Time:
+		fv.Set(reflect.ValueOf(x))
 	}
-	return nil
 }

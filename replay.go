@@ -1,207 +1,45 @@
 package hikoutei
 
-import (
-	"errors"
-	"fmt"
-	"path/filepath"
-
-	"github.com/hikoutei/hikoutei-go/aggregates"
-	"github.com/hikoutei/hikoutei-go/events"
-	"github.com/hikoutei/hikoutei-go/projector"
-)
+import "github.com/hikoutei/hikoutei-go/internal/engine"
 
 // ReplayOptions configures Replay.
-type ReplayOptions struct {
-	UpTo     uint64         // last sequence to apply (0 = the log head)
-	Progress func(Progress) // called after each applied batch
-}
+type ReplayOptions = engine.ReplayOptions
 
 // Replay builds a fresh read model at target from the log of the store in
 // dir, without taking the writer lease (it opens log.db read-only, so the
-// store must not be open for writing in another process). Auditors use it
-// to rebuild a store's read model; tests use it to prove I23. It returns
-// the checkpoint reached. Errors: events.ErrStoreLocked, ErrInvalidEntity,
-// *events.CorruptRecordError, projector errors; target must not exist.
+// store must not be open for writing in another process). With no
+// entities it uses the shapes the log declares. Auditors use it to rebuild
+// a store's read model; rebuilding yields exactly the live read model
+// (I23). It returns the checkpoint reached. Errors: ErrNotAStore,
+// ErrStoreLocked, ErrInvalidEntity, *events.CorruptRecordError,
+// *events.PayloadError; target must not hold a read model.
 func Replay(dir, target string, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
-	s := newStore(dir, Options{})
-	if err := s.declare(entities); err != nil {
-		return 0, err
+	if len(entities) == 0 {
+		return engine.Replay(dir, target, opts, engine.Declared)
 	}
-	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, Upcasters: aggregates.Upcasters()})
+	shapes, err := newStore().declare(entities)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	head, err := l.Head()
-	if err != nil {
-		return 0, err
-	}
-	upTo := opts.UpTo
-	if upTo == 0 || upTo > head {
-		upTo = head
-	}
-	p, err := openReplayTarget(target, l.StoreID(), s)
-	if err != nil {
-		return 0, err
-	}
-	err = applyLog(l, p, upTo, "rebuild", opts.Progress)
-	cp := p.Checkpoint()
-	if cerr := p.Close(); err == nil {
-		err = cerr
-	}
-	return cp, err
-}
-
-func openReplayTarget(target, storeID string, s *Store) (*projector.Projector, error) {
-	p, err := projector.Open(target, projector.Options{StoreID: storeID, Schema: s.schema()})
-	if err != nil {
-		return nil, err
-	}
-	if p.Checkpoint() != 0 {
-		p.Close()
-		return nil, fmt.Errorf("replay target %s already holds a read model", target)
-	}
-	return p, nil
+	return engine.Replay(dir, target, opts, engine.Shapes(shapes...))
 }
 
 // EventSource yields events in ascending seq order to fn (e.g. a reader of
 // the JetStream mirror).
-type EventSource func(fn func(events.Event) error) error
+type EventSource = engine.EventSource
 
 // ReplayEvents builds a fresh read model at target from events delivered by
-// src — for auditors replaying a store from its NATS mirror on another
-// machine. storeID is the log's store id (read.sqlite records it). Events
-// must be dense from 1; a gap fails with ErrReplayGap. It returns the
-// checkpoint reached.
+// src, for auditors replaying a store from its NATS mirror on another
+// machine. storeID is the log's store id. Events must be dense from 1; a
+// gap fails with ErrReplayGap. It returns the checkpoint reached.
 func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
-	s := newStore("", Options{})
-	if err := s.declare(entities); err != nil {
-		return 0, err
-	}
-	p, err := openReplayTarget(target, storeID, s)
+	shapes, err := newStore().declare(entities)
 	if err != nil {
 		return 0, err
 	}
-	batch := make([]events.Event, 0, catchUpBatch)
-	prog := Progress{Phase: "rebuild"}
-	flush := func() error {
-		if err := p.Apply(batch); err != nil {
-			return err
-		}
-		prog.Done += uint64(len(batch))
-		batch = batch[:0]
-		if opts.Progress != nil {
-			opts.Progress(prog)
-		}
-		return nil
+	reg, err := engine.NewRegistry(shapes...)
+	if err != nil {
+		return 0, err
 	}
-	up := aggregates.Upcasters()
-	err = src(func(e events.Event) error {
-		if err := up.Apply(&e); err != nil {
-			return err
-		}
-		if want := p.Checkpoint() + uint64(len(batch)) + 1; e.Seq != want {
-			return fmt.Errorf("%w: got seq %d, want %d", ErrReplayGap, e.Seq, want)
-		}
-		batch = append(batch, e)
-		if len(batch) == catchUpBatch {
-			return flush()
-		}
-		return nil
-	})
-	if err == nil {
-		err = flush()
-	}
-	cp := p.Checkpoint()
-	return cp, errors.Join(err, p.Close())
+	return engine.ReplayEvents(target, storeID, src, opts, reg)
 }
-
-// ErrReplayGap: an event source skipped a sequence.
-var ErrReplayGap = errors.New("replay_sequence_gap")
-
-// applyLog applies the log's events after p's checkpoint up to upTo, in
-// batches of catchUpBatch, reporting progress after each batch. A second
-// goroutine reads and decodes the next batches while one is applied.
-func applyLog(l *events.Log, p *projector.Projector, upTo uint64, phase string, progress func(Progress)) error {
-	from := p.Checkpoint()
-	if from >= upTo {
-		return nil
-	}
-	prog := Progress{Phase: phase, Total: upTo - from}
-	r := readBatches(l, from+1, upTo)
-	for batch := range r.batches {
-		if err := p.Apply(batch); err != nil {
-			return errors.Join(err, r.cancel())
-		}
-		prog.Done += uint64(len(batch))
-		if progress != nil {
-			progress(prog)
-		}
-	}
-	return <-r.err
-}
-
-// batchReader delivers a log range in batches from its own goroutine.
-type batchReader struct {
-	batches chan []events.Event // closed after the last batch
-	stop    chan struct{}       // closed by cancel
-	err     chan error          // the read's outcome, once batches is closed
-}
-
-// readAhead is how many decoded batches may wait for the applier.
-const readAhead = 2
-
-// readBatches reads events from..upTo (inclusive) into batches of
-// catchUpBatch on a new goroutine.
-func readBatches(l *events.Log, from, upTo uint64) *batchReader {
-	r := &batchReader{batches: make(chan []events.Event, readAhead), stop: make(chan struct{}), err: make(chan error, 1)}
-	go func() {
-		defer close(r.batches)
-		r.err <- r.read(l, from, upTo)
-	}()
-	return r
-}
-
-func (r *batchReader) read(l *events.Log, from, upTo uint64) error {
-	batch := make([]events.Event, 0, catchUpBatch)
-	send := func() error {
-		select {
-		case r.batches <- batch:
-			batch = make([]events.Event, 0, catchUpBatch)
-			return nil
-		case <-r.stop:
-			return errStopReading
-		}
-	}
-	err := l.ReadFrom(from, func(e events.Event) error {
-		if e.Seq > upTo {
-			return errStopReading
-		}
-		batch = append(batch, e)
-		if len(batch) == catchUpBatch {
-			return send()
-		}
-		return nil
-	})
-	if errors.Is(err, errStopReading) {
-		err = nil
-	}
-	if err == nil && len(batch) > 0 {
-		err = send()
-	}
-	return err
-}
-
-// cancel stops the reader and waits for its goroutine to end, so the log
-// can be closed after it. It returns nil when the read itself was fine.
-func (r *batchReader) cancel() error {
-	close(r.stop)
-	for range r.batches {
-	}
-	if err := <-r.err; !errors.Is(err, errStopReading) {
-		return err
-	}
-	return nil
-}
-
-var errStopReading = errors.New("stop reading")

@@ -36,7 +36,7 @@ func TestScaleCitiesLoadAndRebuild(t *testing.T) {
 	if len(got) == 0 || got[0].Admin1 == "" {
 		t.Fatalf("Andorra cities: %+v", got)
 	}
-	live, n := digest(t, s.ReadModelPath()), s.Checkpoint()
+	live, n := digest(t, s.ReadModelPath()), checkpoint(t, s)
 	mustT(t, s.Close())
 	start = time.Now()
 	target := t.TempDir() + "/rebuilt.sqlite"

@@ -2,9 +2,10 @@ package hikoutei
 
 import (
 	"errors"
-	"github.com/hikoutei/hikoutei-go/events"
 	"path/filepath"
 	"testing"
+
+	"github.com/hikoutei/hikoutei-go/events"
 )
 
 func TestLogRecordsEntityShapesAndToolsOpenWithoutGoTypes(t *testing.T) {
@@ -12,19 +13,19 @@ func TestLogRecordsEntityShapesAndToolsOpenWithoutGoTypes(t *testing.T) {
 	s := openStore(t, dir)
 	loadAirports(t, s, 30)
 	live := digest(t, s.ReadModelPath())
-	n := s.Checkpoint()
+	n := checkpoint(t, s)
 	mustT(t, s.Close())
 	s = openStore(t, dir) // same shapes: nothing new is recorded
 	mustT(t, s.Close())
 	var declared int
 	l := mustOpenLogRO(t, dir)
-	mustT(t, l.ReadStream(SchemaStream, 1, func(e eventT) error { declared++; return nil }))
+	mustT(t, l.ReadStream(events.SchemaStream, 1, func(events.Event) error { declared++; return nil }))
 	l.Close()
 	if declared != 1 {
-		t.Fatalf("schema.declared recorded %d times for one shape", declared)
+		t.Fatalf("%s recorded %d times for one shape", events.TypeSchemaDeclared, declared)
 	}
 	target := filepath.Join(t.TempDir(), "r.sqlite")
-	cp, err := ReplayDeclared(dir, target, ReplayOptions{UpTo: n})
+	cp, err := Replay(dir, target, ReplayOptions{UpTo: n}) // no entities: the shapes the log declares
 	mustT(t, err)
 	if cp != n || digest(t, target) != live {
 		t.Fatal("replay with the recorded shapes differs from the live read model")
@@ -36,8 +37,6 @@ func TestLogRecordsEntityShapesAndToolsOpenWithoutGoTypes(t *testing.T) {
 		t.Fatalf("typed read on an OpenDeclared store: %v", err)
 	}
 }
-
-type eventT = events.Event
 
 func mustOpenLogRO(t *testing.T, dir string) *events.Log {
 	t.Helper()

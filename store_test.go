@@ -1,9 +1,6 @@
 package hikoutei
 
 import (
-	"compress/gzip"
-	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -15,63 +12,7 @@ import (
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
-	"github.com/hikoutei/hikoutei-go/projector"
 )
-
-// Airport is the test entity, shaped like the OpenFlights data set.
-type Airport struct {
-	ID       string     `hikoutei:"id,pk"`
-	Name     string     `hikoutei:"name"`
-	City     string     `hikoutei:"city"`
-	Country  string     `hikoutei:"country"`
-	IATA     string     `hikoutei:"iata"`
-	Lat      float64    `hikoutei:"latitude"`
-	Lng      float64    `hikoutei:"longitude"`
-	Altitude int64      `hikoutei:"altitude"`
-	TZ       string     `hikoutei:"tz"`
-	Notes    string     `hikoutei:"notes,user"`
-	Checked  *time.Time `hikoutei:"checked"`
-	Active   bool       `hikoutei:"active"`
-}
-
-var ctx = context.Background()
-
-var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-
-func openStore(t testing.TB, dir string, opts ...func(*Options)) *Store {
-	t.Helper()
-	o := Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1}
-	for _, f := range opts {
-		f(&o)
-	}
-	s, err := Open(dir, o, Entity[Airport]("Airport"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func commit(t testing.TB, s *Store, entities ...any) CommitResult {
-	t.Helper()
-	u := s.Begin()
-	for _, e := range entities {
-		if err := u.Persist(e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := u.Commit(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
-func mustT(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestCommitThenReadFromSQLite(t *testing.T) {
 	s := openStore(t, t.TempDir())
@@ -119,19 +60,10 @@ func TestUnchangedEntityProducesNoEventAndFieldsKeepOwnRevisions(t *testing.T) {
 	if first.Events != 1 || last.Events != 1 {
 		t.Fatalf("results %+v %+v", first, last)
 	}
-	row, err := s.fieldState("Airport", "1")
-	mustT(t, err)
-	if row.Fields["altitude"].Revision != 3 || row.Fields["name"].Revision != 1 || row.Fields["notes"].Owner != projector.OwnerUser || row.Fields["name"].Owner != projector.OwnerSystem {
+	row := fieldState(t, s, "Airport", "1")
+	if row.Fields["altitude"].Revision != 3 || row.Fields["name"].Revision != 1 || row.Fields["notes"].Owner != events.OwnerUser || row.Fields["name"].Owner != events.OwnerSystem {
 		t.Fatalf("field state %+v", row.Fields)
 	}
-}
-
-// fieldState reads canonical field state on the writer goroutine.
-func (s *Store) fieldState(entity, id string) (projector.EntityRow, error) {
-	var row projector.EntityRow
-	var err error
-	serr := s.send(&commitReq{query: func() { row, err = s.proj.EntityState(entity, id) }})
-	return row, errors.Join(serr, err)
 }
 
 type Unregistered struct {
@@ -141,7 +73,7 @@ type Unregistered struct {
 func TestFailedValidationCommitsNothingOfTheUnit(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	defer s.Close()
-	head := func() uint64 { h, _ := s.Log().Head(); return h }
+	head := func() uint64 { h, _ := s.e.Log().Head(); return h }
 	before := head()
 	cases := map[string]struct {
 		persist []any
@@ -213,7 +145,7 @@ func TestRemoveAndRecreate(t *testing.T) {
 		t.Fatalf("remove of a missing entity: %v", err)
 	}
 	commit(t, s, a)
-	row, _ := s.fieldState("Airport", "1")
+	row := fieldState(t, s, "Airport", "1")
 	if row.Fields["name"].Revision != 2 || row.Version != 3 {
 		t.Fatalf("re-created state %+v", row)
 	}
@@ -241,33 +173,12 @@ func TestConcurrentCommitsShareLogTransactions(t *testing.T) {
 	}
 	all, err := Find[Airport](ctx, s)
 	mustT(t, err)
-	st := s.Stats()
+	st, err := s.Stats(ctx)
+	mustT(t, err)
 	if len(all) != 64 || st.Commits != 64 || st.LogTxns > 64 || st.LogTxns == 0 {
 		t.Fatalf("rows %d stats %+v", len(all), st)
 	}
 	t.Logf("64 concurrent commits took %d log transactions", st.LogTxns)
-}
-
-func TestCatchUpAfterDeathBetweenLogCommitAndProjection(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir)
-	commit(t, s, &Airport{ID: "1", Name: "before"})
-	s.failAfterAppend = true // the process "dies" after the log commit
-	u := s.Begin()
-	u.Persist(&Airport{ID: "2", Name: "lost in the read model only"})
-	if _, err := u.Commit(ctx); !errors.Is(err, ErrReadModelBehind) {
-		t.Fatalf("commit with failing projection: %v", err)
-	}
-	mustT(t, s.Close())
-	var phases []Progress
-	s = openStore(t, dir, func(o *Options) { o.Progress = func(p Progress) { phases = append(phases, p) } })
-	defer s.Close()
-	if a, err := Get[Airport](ctx, s, "2"); err != nil || a.Name != "lost in the read model only" {
-		t.Fatalf("after reopen: %+v %v", a, err)
-	}
-	if len(phases) == 0 || phases[0].Phase != "catch-up" || phases[len(phases)-1].Done != phases[len(phases)-1].Total {
-		t.Fatalf("progress %+v", phases)
-	}
 }
 
 func TestDeletedOrCorruptReadModelIsRebuiltFromTheLog(t *testing.T) {
@@ -288,7 +199,7 @@ func TestDeletedOrCorruptReadModelIsRebuiltFromTheLog(t *testing.T) {
 			s = openStore(t, dir, func(o *Options) { o.Progress = func(p Progress) { last = p } })
 			rows, err := Find[Airport](ctx, s)
 			mustT(t, err)
-			live, n := digest(t, s.ReadModelPath()), s.Checkpoint()
+			live, n := digest(t, s.ReadModelPath()), checkpoint(t, s)
 			mustT(t, s.Close())
 			if len(rows) != 500 || last.Phase != "rebuild" || last.Done != last.Total || last.Total != n {
 				t.Fatalf("rows %d progress %+v checkpoint %d", len(rows), last, n)
@@ -332,74 +243,4 @@ func TestLocalOnlyStoreTouchesOnlyItsDirectory(t *testing.T) {
 	if strings.Join(names, ",") != "log.db,read.sqlite,snapshots" {
 		t.Fatalf("store directory after close: %v", names)
 	}
-}
-
-type jsonAirport struct {
-	ID        int64   `json:"id"`
-	Name      string  `json:"name"`
-	City      string  `json:"city"`
-	Country   string  `json:"country"`
-	IATA      string  `json:"iata"`
-	Latitude  float64 `json:"latitude"`
-	Longitude float64 `json:"longitude"`
-	Altitude  int64   `json:"altitude"`
-	TZ        string  `json:"tz"`
-}
-
-func readAirports(t testing.TB) []Airport {
-	t.Helper()
-	data, err := os.ReadFile("testdata/data/airports.json")
-	mustT(t, err)
-	var raw []jsonAirport
-	mustT(t, json.Unmarshal(data, &raw))
-	out := make([]Airport, len(raw))
-	for i, r := range raw {
-		out[i] = Airport{ID: jsonID(r.ID), Name: r.Name, City: r.City, Country: r.Country, IATA: r.IATA,
-			Lat: r.Latitude, Lng: r.Longitude, Altitude: r.Altitude, TZ: r.TZ}
-	}
-	return out
-}
-
-func jsonID(id int64) string {
-	b, _ := json.Marshal(id)
-	return string(b)
-}
-
-func loadAirports(t testing.TB, s *Store, n int) {
-	t.Helper()
-	all := readAirports(t)[:n]
-	for i := 0; i < len(all); i += 250 {
-		u := s.Begin()
-		for j := i; j < min(i+250, len(all)); j++ {
-			mustT(t, u.Persist(&all[j]))
-		}
-		_, err := u.Commit(ctx)
-		mustT(t, err)
-	}
-}
-
-// City is the GeoNames entity for the scale test.
-type City struct {
-	Key     string `hikoutei:"key,pk"`
-	Name    string `hikoutei:"name"`
-	Lat     string `hikoutei:"lat"`
-	Lng     string `hikoutei:"lng"`
-	Country string `hikoutei:"country"`
-	Admin1  string `hikoutei:"admin1"`
-	Admin2  string `hikoutei:"admin2"`
-}
-
-func readCities(t testing.TB) []City {
-	t.Helper()
-	f, err := os.Open("testdata/data/cities.json.gz")
-	mustT(t, err)
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	mustT(t, err)
-	var cities []City
-	mustT(t, json.NewDecoder(zr).Decode(&cities))
-	for i := range cities {
-		cities[i].Key = jsonID(int64(i + 1))
-	}
-	return cities
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
 // Unit is a unit of work: persists and removes collected in memory and
@@ -83,7 +85,7 @@ func (s *Store) op(entity any, remove bool) (unitOp, error) {
 // never waits on Google Sheets (I18). The context only bounds validation:
 // once handed to the writer, the unit commits or fails as one.
 // Errors: the first Persist/Remove error; ErrInvalidValue; ErrNotFound;
-// ErrStoreClosed; events.ErrStaleWriterFence if the lease was lost;
+// ErrStoreClosed; ErrStaleWriterFence if the lease was lost;
 // ErrReadModelBehind (durable, but the read model lags).
 func (u *Unit) Commit(ctx context.Context) (CommitResult, error) {
 	if u.done {
@@ -100,16 +102,18 @@ func (u *Unit) Commit(ctx context.Context) (CommitResult, error) {
 	if err := ctx.Err(); err != nil {
 		return CommitResult{}, err
 	}
-	r := &commitReq{cmds: cmds}
-	err = u.store.send(r)
-	return r.res, err
+	return u.store.e.Commit(cmds)
 }
 
-func (u *Unit) commands() ([]command, error) {
-	cmds := make([]command, 0, len(u.order))
+// CommitResult describes a committed unit of work: its commit id, the log
+// sequences of its events and how many (all zero when nothing changed).
+type CommitResult = engine.CommitResult
+
+func (u *Unit) commands() ([]engine.Command, error) {
+	cmds := make([]engine.Command, 0, len(u.order))
 	for _, key := range u.order {
 		op := u.ops[key]
-		c := command{def: op.def, id: op.id}
+		c := engine.Command{Entity: op.def.name, ID: op.id}
 		if id, err := op.def.key(op.ptr.Elem()); err != nil || id != op.id {
 			return nil, fmt.Errorf("%w: %s %q changed to %q after Persist", ErrPrimaryKeyChanged, op.def.name, op.id, id)
 		}
@@ -118,7 +122,7 @@ func (u *Unit) commands() ([]command, error) {
 			if err != nil {
 				return nil, err
 			}
-			c.values = vals
+			c.Values = vals
 		}
 		cmds = append(cmds, c)
 	}

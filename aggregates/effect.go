@@ -3,6 +3,7 @@ package aggregates
 import (
 	"encoding/binary"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -10,23 +11,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
-// Effect event types (ARCHITECTURE.md "Event envelope"). effect.queued goes
-// to the target's outbox stream ("outbox/<binding>", whose version is the
-// effect's stream_sequence); every later transition goes to the effect's own
-// stream ("effect/<id>").
-const (
-	TypeEffectQueued         = "effect.queued"
-	TypeEffectClaimed        = "effect.claimed"
-	TypeEffectApplied        = "effect.applied"
-	TypeEffectFailed         = "effect.failed"
-	TypeEffectUncertain      = "effect.delivery_uncertain"
-	TypeEffectProbeScheduled = "effect.probe_scheduled"
-	TypeEffectSuperseded     = "effect.superseded"
-	TypeEffectConflict       = "effect.conflict"
-	TypeEffectBlocked        = "effect.blocked_candidate"
-)
-
-// Effect states, the outbox state machine of seed 000:
+// EffectState is a state of the outbox state machine (seed 000):
 //
 //	pending → processing → applied / failed / superseded / blocked_candidate / conflict
 //	   └──────────────→ delivery_uncertain → (due probe) → pending / applied
@@ -44,9 +29,13 @@ const (
 	EffectBlocked    EffectState = "blocked_candidate"
 )
 
+// EffectStates lists every state, in the order of the state machine.
+var EffectStates = []EffectState{EffectPending, EffectProcessing, EffectUncertain, EffectApplied, EffectFailed,
+	EffectSuperseded, EffectConflict, EffectBlocked}
+
 // Settled reports whether the effect no longer holds its target's stream:
 // the next stream_sequence may be claimed (I07). A failed effect is not
-// settled — a terminal failed head waits for reconciliation to supersede it.
+// settled: a terminal failed head waits for reconciliation to supersede it.
 func (s EffectState) Settled() bool {
 	switch s {
 	case EffectApplied, EffectSuperseded, EffectConflict, EffectBlocked:
@@ -55,12 +44,17 @@ func (s EffectState) Settled() bool {
 	return false
 }
 
-// Effect ops.
-const (
-	OpAppend = "append"
-	OpUpdate = "update"
-	OpDelete = "delete"
-)
+// Unsettled lists the states that hold a row's stream (I07): the read
+// model's claim query is built from it, so the rule lives here only.
+func Unsettled() []EffectState {
+	var out []EffectState
+	for _, s := range EffectStates {
+		if !s.Settled() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // TerminalUncertainTimeout is the failure code when probing gave up (I08).
 const TerminalUncertainTimeout = "delivery_uncertain_timeout"
@@ -70,14 +64,8 @@ type Target struct {
 	Spreadsheet string // the sync target's name (not the Google id)
 	Tab         string // logical tab name, e.g. "Airport_System"
 	Anchor      string
-	Binding     string // layout.RowBindingID(Tab, Anchor)
+	Binding     string // the row's binding id (sheet layout: tab + anchor)
 }
-
-// OutboxStream is the stream of a target's queued effects.
-func OutboxStream(binding string) string { return "outbox/" + binding }
-
-// EffectStream is the stream of one effect's transitions.
-func EffectStream(id string) string { return "effect/" + id }
 
 // EffectID is deterministic: the same target and stream_sequence always get
 // the same id, so a replayed log queues the same effects (I09).
@@ -87,45 +75,63 @@ func EffectID(binding string, seq uint64) string {
 	return fmt.Sprintf("fx%016x", xxhash.Sum64(append([]byte(binding+"/"), b[:]...)))
 }
 
-// Effect is the decision-relevant state of one effect.
+// Effect is one effect of the outbox: what was queued and where its state
+// machine stands. It is the one shape of an effect: the read model returns
+// it, decisions take it, the dispatcher sends it.
 type Effect struct {
 	ID          string
 	Target      Target
-	StreamSeq   uint64
-	Op          string
+	StreamSeq   uint64 // place among the row's effects (I07)
+	QueuedSeq   uint64 // log sequence of effect.queued (queue order)
+	Op          events.Op
+	Values      map[string]any // cells by column (append: the row; update: changed cells; nil for delete)
 	PayloadHash string
+	Entity      string
+	EntityID    string
 	State       EffectState
 	ClaimToken  string
 	Attempts    int64 // claims so far
 	Probes      int64 // probes since the last claim
 	Terminal    bool  // failed with a non-recoverable code
-	Version     uint64
+	DueAt       time.Time
+	LastCode    string
+	Version     uint64 // the effect stream's version
+	// ObservedHash is the row hash a failed guard found (correction evidence).
+	ObservedHash string
+	// ExpectedHash is the full-row visible hash the write is guarded by
+	// (I06): set on a correction or reconcile at queue time, or by the
+	// claim from the row's last applied write.
+	ExpectedHash string
 }
 
 // Queue describes one effect to queue.
 type Queue struct {
 	Target Target
-	Op     string
+	Op     events.Op
 	Values map[string]any // canonical cell values by column (nil for delete)
 	Entity string
 	ID     string
+	// ExpectedHash, when set, guards the write by this full-row hash
+	// instead of the row's last visible hash.
+	ExpectedHash string
 }
 
 // DecideQueue returns the effect.queued event for q at the target's next
 // stream_sequence (outboxVersion+1) and the effect's id.
+// Errors: ErrInvalidValue (a value without canonical form).
 func DecideQueue(outboxVersion uint64, q Queue, now time.Time) (Decision, string, error) {
 	seq := outboxVersion + 1
 	id := EffectID(q.Target.Binding, seq)
-	body := map[string]any{"op": q.Op, "tab": q.Target.Tab, "anchor": q.Target.Anchor, "values": valuesOrNil(q.Values)}
+	body := map[string]any{"op": string(q.Op), "tab": q.Target.Tab, "anchor": q.Target.Anchor, "values": valuesOrNil(q.Values)}
 	hash, err := events.Hash(body)
 	if err != nil {
 		return Decision{}, "", fmt.Errorf("%w: effect payload: %w", ErrInvalidValue, err)
 	}
-	p := map[string]any{"effect_id": id, "spreadsheet": q.Target.Spreadsheet, "tab": q.Target.Tab, "anchor": q.Target.Anchor,
-		"binding": q.Target.Binding, "stream_sequence": int64(seq), "op": q.Op, "values": valuesOrNil(q.Values),
-		"payload_hash": hash, "entity": q.Entity, "id": q.ID}
-	return Decision{Stream: OutboxStream(q.Target.Binding), ExpectedVersion: outboxVersion,
-		Events: []events.Event{{Type: TypeEffectQueued, Schema: 1, At: now, Payload: p}}}, id, nil
+	stream := events.OutboxStream(q.Target.Binding)
+	p := events.EffectQueued{EffectID: id, Spreadsheet: q.Target.Spreadsheet, Tab: q.Target.Tab, Anchor: q.Target.Anchor,
+		Binding: q.Target.Binding, StreamSequence: seq, Op: q.Op, Values: q.Values, PayloadHash: hash, Entity: q.Entity, ID: q.ID,
+		ExpectedHash: q.ExpectedHash}
+	return Decision{Stream: stream, ExpectedVersion: outboxVersion, Events: []events.Event{events.New(stream, p, now)}}, id, nil
 }
 
 func valuesOrNil(v map[string]any) any {
@@ -135,27 +141,64 @@ func valuesOrNil(v map[string]any) any {
 	return v
 }
 
-// DecideClaim claims a pending (or recoverably failed) effect whose target
-// head it is. headSettled says every earlier stream_sequence of the target
-// has settled (I07); due times are the caller's filter.
-// Errors: ErrEffectNotClaimable.
-func DecideClaim(e Effect, headSettled bool, token string, epoch uint64, now time.Time) (Decision, error) {
+// Claimable reports whether e may be claimed at now, its row's earlier
+// effects aside: pending or recoverably failed, and due.
+func (e Effect) Claimable(now time.Time) bool {
 	retryable := e.State == EffectFailed && !e.Terminal
-	if (e.State != EffectPending && !retryable) || !headSettled {
-		return Decision{}, fmt.Errorf("%w: %s is %s (head settled: %v)", ErrEffectNotClaimable, e.ID, e.State, headSettled)
-	}
-	return transition(e, TypeEffectClaimed, now, map[string]any{"claim_token": token, "attempt": e.Attempts + 1, "epoch": int64(epoch)}), nil
+	return (e.State == EffectPending || retryable) && !e.DueAt.After(now)
 }
 
-func transition(e Effect, typ string, now time.Time, p map[string]any) Decision {
-	p["effect_id"] = e.ID
-	return Decision{Stream: EffectStream(e.ID), ExpectedVersion: e.Version,
-		Events: []events.Event{{Type: typ, Schema: 1, At: now, Payload: p}}}
+// ClaimableHeads applies the claim-order rule (I07) to a set of effects:
+// for each row, the effect with the lowest stream_sequence that has not
+// settled is its head, and only a claimable head may be claimed. It
+// returns up to limit claimable heads in queue order.
+func ClaimableHeads(fx []Effect, now time.Time, limit int) []Effect {
+	heads := map[string]Effect{}
+	for _, e := range fx {
+		if h, ok := heads[e.Target.Binding]; !e.State.Settled() && (!ok || e.StreamSeq < h.StreamSeq) {
+			heads[e.Target.Binding] = e
+		}
+	}
+	var out []Effect
+	for _, h := range heads {
+		if h.Claimable(now) {
+			out = append(out, h)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].QueuedSeq < out[j].QueuedSeq })
+	return out[:min(len(out), max(limit, 0))]
 }
+
+// DecideClaim claims e, the head of its row (the caller found it with the
+// claim-order rule, I07), for one dispatch. Errors: ErrEffectNotClaimable.
+func DecideClaim(e Effect, token string, epoch uint64, now time.Time) (Decision, error) {
+	retryable := e.State == EffectFailed && !e.Terminal
+	if e.State != EffectPending && !retryable {
+		return Decision{}, fmt.Errorf("%w: %s is %s", ErrEffectNotClaimable, e.ID, e.State)
+	}
+	return transition(e, events.EffectClaimed{EffectID: e.ID, ClaimToken: token, Attempt: e.Attempts + 1, Epoch: int64(epoch)}, now), nil
+}
+
+func transition(e Effect, p events.Payload, now time.Time) Decision {
+	stream := events.EffectStream(e.ID)
+	return Decision{Stream: stream, ExpectedVersion: e.Version, Events: []events.Event{events.New(stream, p, now)}}
+}
+
+// OutcomeKind is what a dispatch or probe learned about a claimed effect.
+type OutcomeKind string
+
+// Outcome kinds.
+const (
+	OutcomeApplied   OutcomeKind = "applied"   // the write landed
+	OutcomeUncertain OutcomeKind = "uncertain" // unknown: probe later (I08)
+	OutcomeFailed    OutcomeKind = "failed"    // an explicit structured rejection: terminal (I24)
+	OutcomeRetry     OutcomeKind = "retry"     // nothing written: back on the retry path
+	OutcomeConflict  OutcomeKind = "conflict"  // an Input row's guard met a person's edit
+)
 
 // Outcome is what a dispatch or probe learned about a claimed effect.
 type Outcome struct {
-	Kind     string // "applied", "uncertain", "failed", "retry", "conflict"
+	Kind     OutcomeKind
 	Code     string // stable reason (failed/retry/uncertain/conflict)
 	Terminal bool   // failed: never claimable again (I10)
 	// WrittenHash: applied — the row's visible hash after the write; failed
@@ -166,29 +209,42 @@ type Outcome struct {
 	PayloadHash string // the receipt's payload hash (probe evidence), if any
 }
 
+// Troubled reports whether the outcome left the effect uncertain, failed
+// or on the retry path.
+func (o Outcome) Troubled() bool {
+	return o.Kind == OutcomeUncertain || o.Kind == OutcomeFailed || o.Kind == OutcomeRetry
+}
+
 // DecideSettle records the outcome of the claim identified by token.
 // Errors: ErrStaleClaim (the claim is not current: I04 post-ack bookkeeping
-// of a displaced claim is rejected), ErrEffectPayloadMismatch (a receipt for
-// this effect id carries another payload: I09, fails closed as terminal).
+// of a displaced claim is rejected). A receipt for this effect id with
+// another payload (I09) fails closed: terminal effect_payload_mismatch.
 func DecideSettle(e Effect, token string, o Outcome, now time.Time) (Decision, error) {
-	if (e.State != EffectProcessing && e.State != EffectUncertain) || e.ClaimToken != token {
-		return Decision{}, fmt.Errorf("%w: %s (state %s)", ErrStaleClaim, e.ID, e.State)
+	if err := currentClaim(e, token); err != nil {
+		return Decision{}, err
 	}
 	if o.PayloadHash != "" && o.PayloadHash != e.PayloadHash {
-		o = Outcome{Kind: "failed", Code: ErrEffectPayloadMismatch.Error(), Terminal: true, Via: o.Via}
+		o = Outcome{Kind: OutcomeFailed, Code: ErrEffectPayloadMismatch.Error(), Terminal: true, Via: o.Via}
 	}
 	switch o.Kind {
-	case "applied":
-		return transition(e, TypeEffectApplied, now, map[string]any{"claim_token": token, "written_hash": o.WrittenHash, "via": o.Via}), nil
-	case "uncertain":
-		return transition(e, TypeEffectUncertain, now, map[string]any{"claim_token": token, "code": o.Code, "probe_at": o.RetryAt.UTC()}), nil
-	case "conflict":
-		return transition(e, TypeEffectConflict, now, map[string]any{"claim_token": token, "code": o.Code, "observed_hash": o.WrittenHash}), nil
-	case "retry":
-		return transition(e, TypeEffectFailed, now, map[string]any{"claim_token": token, "code": o.Code, "terminal": false, "retry_at": o.RetryAt.UTC()}), nil
+	case OutcomeApplied:
+		return transition(e, events.EffectApplied{EffectID: e.ID, ClaimToken: token, WrittenHash: o.WrittenHash, Via: o.Via}, now), nil
+	case OutcomeUncertain:
+		return transition(e, events.EffectUncertain{EffectID: e.ID, ClaimToken: token, Code: o.Code, ProbeAt: o.RetryAt.UTC()}, now), nil
+	case OutcomeConflict:
+		return transition(e, events.EffectConflict{EffectID: e.ID, ClaimToken: token, Code: o.Code, ObservedHash: o.WrittenHash}, now), nil
+	case OutcomeRetry:
+		return transition(e, events.EffectFailed{EffectID: e.ID, ClaimToken: token, Code: o.Code, RetryAt: o.RetryAt.UTC()}, now), nil
 	}
-	return transition(e, TypeEffectFailed, now, map[string]any{"claim_token": token, "code": o.Code, "terminal": true,
-		"retry_at": nil, "observed_hash": o.WrittenHash}), nil
+	return transition(e, events.EffectFailed{EffectID: e.ID, ClaimToken: token, Code: o.Code, Terminal: true,
+		ObservedHash: o.WrittenHash}, now), nil
+}
+
+func currentClaim(e Effect, token string) error {
+	if (e.State != EffectProcessing && e.State != EffectUncertain) || e.ClaimToken != token {
+		return fmt.Errorf("%w: %s (state %s)", ErrStaleClaim, e.ID, e.State)
+	}
+	return nil
 }
 
 // DecideProbeRescheduled records an inconclusive probe of an uncertain
@@ -199,17 +255,37 @@ func DecideProbeRescheduled(e Effect, token string, maxProbes int64, next time.T
 		return Decision{}, fmt.Errorf("%w: %s (state %s)", ErrStaleClaim, e.ID, e.State)
 	}
 	if e.Probes+1 >= maxProbes {
-		return DecideSettle(e, token, Outcome{Kind: "failed", Code: TerminalUncertainTimeout, Terminal: true, Via: "probe"}, now)
+		return DecideSettle(e, token, Outcome{Kind: OutcomeFailed, Code: TerminalUncertainTimeout, Terminal: true, Via: "probe"}, now)
 	}
-	return transition(e, TypeEffectProbeScheduled, now, map[string]any{"claim_token": token, "probes": e.Probes + 1, "probe_at": next.UTC()}), nil
+	return transition(e, events.EffectProbeScheduled{EffectID: e.ID, ClaimToken: token, Probes: e.Probes + 1, ProbeAt: next.UTC()}, now), nil
 }
 
-// DecideSupersede marks a terminal failed head superseded by replacement
-// (I10); recoverable failures are never superseded.
-// Errors: ErrNotSupersedable.
-func DecideSupersede(e Effect, replacement string, now time.Time) (Decision, error) {
-	if e.State != EffectFailed || !e.Terminal {
-		return Decision{}, fmt.Errorf("%w: %s is %s (terminal %v)", ErrNotSupersedable, e.ID, e.State, e.Terminal)
+// DecideRecovered turns an effect a previous run left processing (claimed,
+// maybe sent) into delivery_uncertain, its probe due at probeAt.
+func DecideRecovered(e Effect, probeAt, now time.Time) (Decision, error) {
+	return DecideSettle(e, e.ClaimToken, Outcome{Kind: OutcomeUncertain, Code: "claimed_by_previous_run", RetryAt: probeAt}, now)
+}
+
+// DecideBlocked settles a claimed acknowledge_system row reconcile whose
+// guard (the candidate-time full-row visible hash) no longer matched: a
+// person edited the row again, so the write was not made and the effect is
+// blocked_candidate, never an overwrite (I13). Errors: ErrStaleClaim.
+func DecideBlocked(e Effect, token, code string, now time.Time) (Decision, error) {
+	if err := currentClaim(e, token); err != nil {
+		return Decision{}, err
 	}
-	return transition(e, TypeEffectSuperseded, now, map[string]any{"by": replacement}), nil
+	if code == "" {
+		code = "candidate_row_changed"
+	}
+	return transition(e, events.EffectBlocked{EffectID: e.ID, ClaimToken: token, Code: code}, now), nil
+}
+
+// DecideOutcome settles a claim: a guard failure of a row reconcile of
+// acknowledge_system is blocked_candidate (reconcile true, I13); every
+// other outcome is DecideSettle's.
+func DecideOutcome(e Effect, token string, o Outcome, reconcile bool, now time.Time) (Decision, error) {
+	if o.Kind == OutcomeConflict && reconcile {
+		return DecideBlocked(e, token, o.Code, now)
+	}
+	return DecideSettle(e, token, o, now)
 }

@@ -1,7 +1,9 @@
-// Package aggregates holds the store's decisions: given current state, a
-// command and `now`, return events or a typed error. Pure: no I/O, no clock,
-// no randomness (ARCHITECTURE.md "Folders"); the same inputs always give the
-// same events, so replay and tests are deterministic.
+// Package aggregates holds every decision of the store: given state read
+// beforehand, a command and `now`, return finished events (or effects to
+// queue) or a typed error. Pure: no I/O, no clock, no randomness; the same
+// inputs always give the same events, so replay and tests are
+// deterministic. The engine (internal/engine) reads the state, calls a
+// decision and appends what it returns, unchanged.
 package aggregates
 
 import (
@@ -11,21 +13,6 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
-
-// Entity event types and the current payload schema of each.
-const (
-	TypeEntityPersisted = "entity.persisted"
-	TypeEntityRemoved   = "entity.removed"
-	// EntityPersistedSchema is the current schema of entity.persisted:
-	// {entity, id, created, fields{name: value}, revisions{name: int}}.
-	// Schema 1 named "fields" "values" and had no "created"; see
-	// UpcastEntityPersistedV1.
-	EntityPersistedSchema = 2
-	EntityRemovedSchema   = 1
-)
-
-// EntityStream is the log stream of one entity: "entity/<Entity>/<id>".
-func EntityStream(entity, id string) string { return "entity/" + entity + "/" + id }
 
 // FieldState is the canonical state of one field: the hash of its canonical
 // value ("" while the entity is removed) and its revision, which rises by one
@@ -55,8 +42,9 @@ type Remove struct {
 	ID     string
 }
 
-// Decision is the outcome of a command: the events to append to Stream at
-// ExpectedVersion (none when nothing changed) and the state after them.
+// Decision is the outcome of a command on one stream: the events to append
+// to Stream at ExpectedVersion (none when nothing changed) and, for an
+// entity, its state after them.
 type Decision struct {
 	Stream          string
 	ExpectedVersion uint64
@@ -72,8 +60,8 @@ func DecidePersist(cur EntityState, cmd Persist, now time.Time) (Decision, error
 	if cmd.Entity == "" || cmd.ID == "" {
 		return Decision{}, fmt.Errorf("%w: entity and id are required", ErrInvalidCommand)
 	}
-	d := Decision{Stream: EntityStream(cmd.Entity, cmd.ID), ExpectedVersion: cur.Version, Next: cur.cloneSized(len(cmd.Values))}
-	changed, revs := make(map[string]any, len(cmd.Values)), make(map[string]any, len(cmd.Values))
+	d := Decision{Stream: events.EntityStream(cmd.Entity, cmd.ID), ExpectedVersion: cur.Version, Next: cur.cloneSized(len(cmd.Values))}
+	changed, revs := make(map[string]any, len(cmd.Values)), make(map[string]uint64, len(cmd.Values))
 	var buf []byte // canonical bytes, reused across the fields
 	for _, name := range sortedKeys(cmd.Values) {
 		h, err := events.HashReuse(&buf, cmd.Values[name])
@@ -86,15 +74,14 @@ func DecidePersist(cur EntityState, cmd Persist, now time.Time) (Decision, error
 		}
 		fs = FieldState{Hash: h, Revision: fs.Revision + 1}
 		d.Next.Fields[name] = fs
-		changed[name], revs[name] = cmd.Values[name], int64(fs.Revision)
+		changed[name], revs[name] = cmd.Values[name], fs.Revision
 	}
 	if len(changed) == 0 {
 		return d, nil
 	}
 	d.Next.Exists, d.Next.Version = true, cur.Version+1
-	d.Events = []events.Event{{Type: TypeEntityPersisted, Schema: EntityPersistedSchema, At: now, Payload: map[string]any{
-		"entity": cmd.Entity, "id": cmd.ID, "created": !cur.Exists, "fields": changed, "revisions": revs,
-	}}}
+	d.Events = []events.Event{events.New(d.Stream, events.EntityPersisted{Entity: cmd.Entity, ID: cmd.ID, Created: !cur.Exists,
+		Fields: changed, Revisions: revs}, now)}
 	return d, nil
 }
 
@@ -113,9 +100,9 @@ func DecideRemove(cur EntityState, cmd Remove, now time.Time) (Decision, error) 
 	for name, fs := range next.Fields {
 		next.Fields[name] = FieldState{Revision: fs.Revision}
 	}
-	return Decision{Stream: EntityStream(cmd.Entity, cmd.ID), ExpectedVersion: cur.Version, Next: next,
-		Events: []events.Event{{Type: TypeEntityRemoved, Schema: EntityRemovedSchema, At: now,
-			Payload: map[string]any{"entity": cmd.Entity, "id": cmd.ID}}}}, nil
+	stream := events.EntityStream(cmd.Entity, cmd.ID)
+	return Decision{Stream: stream, ExpectedVersion: cur.Version, Next: next,
+		Events: []events.Event{events.New(stream, events.EntityRemoved{Entity: cmd.Entity, ID: cmd.ID}, now)}}, nil
 }
 
 func (s EntityState) clone() EntityState { return s.cloneSized(0) }
@@ -129,35 +116,11 @@ func (s EntityState) cloneSized(n int) EntityState {
 	return out
 }
 
-func sortedKeys(m map[string]any) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// UpcastEntityPersistedV1 rewrites a schema-1 entity.persisted payload
-// {entity, id, values{…}, revisions{…}} into schema 2: "values" was renamed
-// "fields", and the explicit "created" flag was added. A schema-1 event
-// created its entity exactly when every field it carried was at revision 1.
-func UpcastEntityPersistedV1(p map[string]any) (map[string]any, error) {
-	values, ok1 := p["values"].(map[string]any)
-	revs, ok2 := p["revisions"].(map[string]any)
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("schema-1 entity.persisted needs values and revisions maps")
-	}
-	created := len(revs) > 0
-	for _, r := range revs {
-		created = created && r == int64(1)
-	}
-	return map[string]any{"entity": p["entity"], "id": p["id"], "created": created, "fields": values, "revisions": revs}, nil
-}
-
-// Upcasters returns the registry of every upcast step this package defines.
-func Upcasters() *events.Upcasters {
-	u := events.NewUpcasters()
-	u.Register(TypeEntityPersisted, 1, UpcastEntityPersistedV1)
-	return u
 }

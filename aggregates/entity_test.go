@@ -24,8 +24,8 @@ func TestDecidePersistCreatesWithEveryFieldAtRevisionOne(t *testing.T) {
 	if len(d.Events) != 1 || d.ExpectedVersion != 0 || d.Stream != "entity/Airport/GKA" || !d.Next.Exists || d.Next.Version != 1 {
 		t.Fatalf("decision %+v", d)
 	}
-	p := d.Events[0].Payload
-	if p["created"] != true || !reflect.DeepEqual(p["revisions"], map[string]any{"name": int64(1), "alt": int64(1)}) || !d.Events[0].At.Equal(now) {
+	p := d.Events[0].Payload.(events.EntityPersisted)
+	if !p.Created || !reflect.DeepEqual(p.Revisions, map[string]uint64{"name": 1, "alt": 1}) || !d.Events[0].At.Equal(now) {
 		t.Fatalf("payload %+v", p)
 	}
 }
@@ -44,11 +44,11 @@ func TestDecidePersistCarriesOnlyChangedFieldsWithOwnRevisions(t *testing.T) {
 	d1, _ := DecidePersist(EntityState{}, persist(map[string]any{"name": "Goroka", "alt": int64(1)}), now)
 	d2, _ := DecidePersist(d1.Next, persist(map[string]any{"name": "Goroka", "alt": int64(2)}), now)
 	d3, _ := DecidePersist(d2.Next, persist(map[string]any{"name": "Goroka", "alt": int64(3)}), now)
-	p := d3.Events[0].Payload
-	if !reflect.DeepEqual(p["fields"], map[string]any{"alt": int64(3)}) || !reflect.DeepEqual(p["revisions"], map[string]any{"alt": int64(3)}) {
+	p := d3.Events[0].Payload.(events.EntityPersisted)
+	if !reflect.DeepEqual(p.Fields, map[string]any{"alt": int64(3)}) || !reflect.DeepEqual(p.Revisions, map[string]uint64{"alt": 3}) {
 		t.Fatalf("payload %+v", p)
 	}
-	if d3.Next.Fields["name"].Revision != 1 || d3.ExpectedVersion != 2 || p["created"] != false {
+	if d3.Next.Fields["name"].Revision != 1 || d3.ExpectedVersion != 2 || p.Created {
 		t.Fatalf("state %+v", d3.Next)
 	}
 }
@@ -67,7 +67,7 @@ func TestDecideRemoveKeepsRevisionsAndRecreateContinuesThem(t *testing.T) {
 		t.Fatalf("remove %+v %v", r, err)
 	}
 	d2, _ := DecidePersist(r.Next, persist(map[string]any{"name": "Goroka"}), now)
-	if d2.Events[0].Payload["created"] != true || d2.Next.Fields["name"].Revision != 2 || d2.Next.Version != 3 {
+	if !d2.Events[0].Payload.(events.EntityPersisted).Created || d2.Next.Fields["name"].Revision != 2 || d2.Next.Version != 3 {
 		t.Fatalf("re-create %+v", d2)
 	}
 	if _, err := DecideRemove(r.Next, Remove{Entity: "Airport", ID: "GKA"}, now); !errors.Is(err, ErrEntityNotFound) {
@@ -79,20 +79,54 @@ func TestDecisionsAreDeterministic(t *testing.T) {
 	vals := map[string]any{"a": int64(1), "b": "x", "c": now, "d": nil, "e": true}
 	d1, _ := DecidePersist(EntityState{}, persist(vals), now)
 	d2, _ := DecidePersist(EntityState{}, persist(vals), now)
-	b1, _ := events.EncodeCanonical(d1.Events[0].Payload)
-	b2, _ := events.EncodeCanonical(d2.Events[0].Payload)
+	b1, _ := events.MarshalRecord(d1.Events[0])
+	b2, _ := events.MarshalRecord(d2.Events[0])
 	if string(b1) != string(b2) {
 		t.Fatal("same inputs gave different events")
 	}
 }
 
-func TestUpcastEntityPersistedV1(t *testing.T) {
-	e := events.Event{Type: TypeEntityPersisted, Schema: 1, Payload: map[string]any{
-		"entity": "Airport", "id": "GKA", "values": map[string]any{"name": "Goroka"}, "revisions": map[string]any{"name": int64(1)}}}
-	if err := Upcasters().Apply(&e); err != nil {
+func TestDecidePersistOfAnEntityThatDoesNotExistRecordsEveryField(t *testing.T) {
+	// State of a removed entity whose field hashes were not cleared: a
+	// re-create must still carry every field, each at a raised revision.
+	cur := EntityState{Exists: false, Version: 2, Fields: map[string]FieldState{"name": {Hash: canon(t, "Goroka"), Revision: 1}}}
+	d, err := DecidePersist(cur, persist(map[string]any{"name": "Goroka"}), now)
+	if err != nil || len(d.Events) != 1 {
+		t.Fatalf("re-create recorded nothing: %+v %v", d, err)
+	}
+	p := d.Events[0].Payload.(events.EntityPersisted)
+	if !p.Created || !reflect.DeepEqual(p.Fields, map[string]any{"name": "Goroka"}) || p.Revisions["name"] != 2 || d.ExpectedVersion != 2 {
+		t.Fatalf("re-create %+v", p)
+	}
+}
+
+func TestDecisionsRequireEntityAndID(t *testing.T) {
+	for _, cmd := range []Persist{{Entity: "Airport"}, {ID: "GKA"}} {
+		if _, err := DecidePersist(EntityState{}, cmd, now); !errors.Is(err, ErrInvalidCommand) {
+			t.Errorf("persist %+v: %v", cmd, err)
+		}
+	}
+	for _, cmd := range []Remove{{Entity: "Airport"}, {ID: "GKA"}} {
+		if _, err := DecideRemove(EntityState{Exists: true}, cmd, now); !errors.Is(err, ErrInvalidCommand) {
+			t.Errorf("remove %+v: %v", cmd, err)
+		}
+	}
+	if _, err := DecideRemove(EntityState{}, Remove{Entity: "Airport", ID: "GKA"}, now); !errors.Is(err, ErrEntityNotFound) {
+		t.Fatalf("remove of a missing entity: %v", err)
+	}
+}
+
+func TestDecideRemoveClearsHashesAndDoesNotAliasTheState(t *testing.T) {
+	cur := EntityState{Exists: true, Version: 4, Fields: map[string]FieldState{"name": {Hash: "h", Revision: 3}}}
+	r, err := DecideRemove(cur, Remove{Entity: "Airport", ID: "GKA"}, now)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Schema != 2 || e.Payload["created"] != true || e.Payload["fields"] == nil {
-		t.Fatalf("upcast %+v", e)
+	if r.Stream != "entity/Airport/GKA" || r.ExpectedVersion != 4 || r.Next.Version != 5 ||
+		r.Next.Fields["name"] != (FieldState{Revision: 3}) || r.Events[0].Payload != (events.EntityRemoved{Entity: "Airport", ID: "GKA"}) {
+		t.Fatalf("remove %+v", r)
+	}
+	if cur.Fields["name"].Hash != "h" {
+		t.Fatal("DecideRemove modified the state it was given")
 	}
 }

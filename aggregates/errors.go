@@ -27,3 +27,16 @@ var (
 	// ErrNotSupersedable: only a terminal failed head may be superseded (I10).
 	ErrNotSupersedable = errors.New("effect_not_supersedable")
 )
+
+// Conflict decision errors.
+var (
+	// ErrConflictOpen: an entity with an unresolved conflict cannot be
+	// removed (I15); nothing of the unit commits.
+	ErrConflictOpen = errors.New("entity_has_open_conflict")
+	// ErrAckStale: acknowledge_system named a canonical revision, candidate
+	// hash or epoch that is no longer current (I13).
+	ErrAckStale = errors.New("acknowledge_stale")
+	// ErrAckRejected: acknowledge_system targets a conflict that is not
+	// open, or a legacy conflict without visible evidence (I14).
+	ErrAckRejected = errors.New("acknowledge_rejected")
+)

@@ -1,225 +1,271 @@
 package aggregates
 
 import (
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
-// Inbound event types (ARCHITECTURE.md "Event envelope"). Observation,
-// quarantine and candidate events of one Input tab go to the tab's inbound
-// stream ("inbound/<tab>"); conflict and acknowledge_system events go to
-// the conflict's stream ("conflict/<id>"). Every payload is canonical.
-const (
-	// observation.accepted {tab, anchor, binding, entity, id, fields{name:
-	// value}, row_hash, visible_revision}: a person's edit of user-owned
-	// fields became canonical; entity.persisted is in the same commit.
-	TypeObservationAccepted = "observation.accepted"
-	// observation.rejected {tab, anchor, reason, detail, quarantine_id}:
-	// evidence that is not data (a deleted row, a suspected mass deletion,
-	// a row without a known anchor).
-	TypeObservationRejected = "observation.rejected"
-	// row.quarantined {tab, anchor, sheet_row, row_hash, reason, column,
-	// quarantine_id}: a malformed or ambiguous row, never written into an
-	// entity table (C01, C02, C03, C11, I16).
-	TypeRowQuarantined = "row.quarantined"
-	// row.quarantine_cleared {tab, quarantine_id}: the evidence no longer
-	// shows in the tab.
-	TypeRowQuarantineCleared = "row.quarantine_cleared"
-	// candidate.detected {tab, anchor, binding, entity, id, field,
-	// candidate_hash, candidate_value, epoch, visible_revision, visible_hash,
-	// canonical_revision, conflict_id}: value A against canonical B (I11).
-	TypeCandidateDetected = "candidate.detected"
-	// candidate.cleared {binding, field, epoch, reason}: epoch is the NEW
-	// candidate epoch (old + 1: no ABA, I13).
-	TypeCandidateCleared = "candidate.cleared"
-	// conflict.opened {conflict_id, entity, id, field, tab, anchor, binding,
-	// canonical_revision, candidate_hash, candidate_epoch, visible_revision,
-	// visible_hash, system_value, sheet_value}. visible_hash "" marks a
-	// legacy conflict without visible evidence (I14).
-	TypeConflictOpened = "conflict.opened"
-	// conflict.resolved {conflict_id, resolution, canonical_revision}.
-	TypeConflictResolved = "conflict.resolved"
-	// acknowledge_system command lifecycle (I13), on the conflict stream:
-	// {conflict_id, canonical_revision, candidate_hash, candidate_epoch,
-	// reason (stale/rejected), reconcile_effect (applied)}.
-	TypeAckRequested = "command.acknowledge_system.requested"
-	TypeAckApplied   = "command.acknowledge_system.applied"
-	TypeAckStale     = "command.acknowledge_system.stale"
-	TypeAckRejected  = "command.acknowledge_system.rejected"
-)
-
-// Conflict resolutions.
-const (
-	ResolutionSystemWins   = "system_wins"         // I12: a later local commit raised the field's revision
-	ResolutionAcknowledged = "system_acknowledged" // I13: acknowledge_system applied
-)
-
-// Inbound decision errors (stable snake_case codes).
-var (
-	// ErrConflictOpen: an entity with an unresolved conflict cannot be
-	// removed (I15); nothing of the unit commits.
-	ErrConflictOpen = errors.New("entity_has_open_conflict")
-	// ErrAckStale: acknowledge_system named a canonical revision, candidate
-	// hash or epoch that is no longer current (I13).
-	ErrAckStale = errors.New("acknowledge_stale")
-	// ErrAckRejected: acknowledge_system targets a conflict that is not
-	// open, or a legacy conflict without visible evidence (I14).
-	ErrAckRejected = errors.New("acknowledge_rejected")
-)
-
-// InboundStream is the stream of one Input tab's observations.
-func InboundStream(tab string) string { return "inbound/" + tab }
-
-// ConflictStream is the stream of one conflict and its commands.
-func ConflictStream(id string) string { return "conflict/" + id }
-
-// ConflictID is deterministic: one conflict per (row binding, field,
-// candidate epoch), so a replay or a repeated poll never opens two.
-func ConflictID(binding, field string, epoch int64) string {
-	return fmt.Sprintf("cf%016x", xxhash.Sum64String(fmt.Sprintf("%s\x00%s\x00%d", binding, field, epoch)))
+// observation decides one TabRead (DecideTab).
+type observation struct {
+	r      TabRead
+	st     TabState
+	sheet  Sheet
+	now    time.Time
+	c      Changes
+	stats  ObserveStats
+	active map[string]bool     // evidence ids active before or added by this observation
+	found  map[string]bool     // evidence ids this read still shows
+	byRow  map[string][]string // active evidence ids by row hash (rows a partial read left out)
+	hold   bool                // a row shifted under a partial read: clear no evidence
 }
 
-// QuarantineID identifies one piece of evidence: the same tab, anchor, row
-// hash and reason always give the same id (idempotent polls).
-func QuarantineID(tab, anchor, rowHash, reason string) string {
-	return fmt.Sprintf("q%016x", xxhash.Sum64String(tab+"\x00"+anchor+"\x00"+rowHash+"\x00"+reason))
-}
-
-// Verdict classifies one user-owned cell of a row (see ClassifyField).
-type Verdict uint8
-
-// Verdicts.
-const (
-	// Unchanged: the cell shows canonical state.
-	Unchanged Verdict = iota
-	// Edit: the sheet showed canonical state and a person changed it: accept.
-	Edit
-	// Stale: the cell still shows what the system last wrote and canonical
-	// moved on: the pending (or to be re-queued) write will fix it.
-	Stale
-	// Conflict: both sides changed the field since the sheet last showed it (I11).
-	Conflict
-)
-
-// ClassifyField compares hashes of one field: observed (the cell now, A),
-// shown (what the sheet last showed: the system's last applied write or
-// the last accepted observation, S) and canonical (B). shownKnown is false
-// when no write of this field was ever confirmed; then any difference is a
-// conflict (no guessed baseline, I14). Blank and empty text hash equal
-// (the caller normalises). C04: a blank cell is an Edit only if S was
-// non-empty — implied, since S == B ≠ A.
-func ClassifyField(observed, shown, canonical string, shownKnown bool) Verdict {
-	switch {
-	case observed == canonical:
-		return Unchanged
-	case !shownKnown:
-		return Conflict
-	case shown == canonical:
-		return Edit
-	case observed == shown:
-		return Stale
+func newObservation(r TabRead, st TabState, sheet Sheet, now time.Time) *observation {
+	ob := &observation{r: r, st: st, sheet: sheet, now: now, active: map[string]bool{}, found: map[string]bool{}}
+	for id := range st.Active {
+		ob.active[id] = true
 	}
-	return Conflict
+	return ob
 }
 
-// ConflictState is the decision-relevant state of one conflict and its
-// field's active candidate.
-type ConflictState struct {
-	ID                string
-	Open              bool
-	Field             string
-	CanonicalRevision uint64 // the field's canonical revision when the conflict opened
-	// The field's active candidate (hk_sheet_field_state).
-	CandidateHash  string // "" when no active candidate
-	CandidateEpoch int64
-	// Candidate-time full-row visible evidence; "" = legacy conflict (I14).
-	VisibleHash     string
-	VisibleRevision int64
-	Version         uint64 // the conflict stream's version
-}
-
-// Acknowledge is the acknowledge_system command: keep the system's value
-// for the conflicted field, fenced by what the caller saw (I13).
-type Acknowledge struct {
-	ConflictID        string
-	CanonicalRevision uint64
-	CandidateHash     string
-	CandidateEpoch    int64
-}
-
-// DecideAcknowledge fences an acknowledge_system command against the
-// conflict c and the field's current canonical revision. It always returns
-// the requested event followed by applied, stale or rejected; err is
-// ErrAckStale or ErrAckRejected for the latter two (the events are still
-// meant to be appended as the command's audit trail). On applied, the
-// caller adds conflict.resolved, candidate.cleared and the row reconcile
-// effect in the same commit.
-func DecideAcknowledge(c ConflictState, canonicalRev uint64, cmd Acknowledge, now time.Time) (Decision, error) {
-	p := func() map[string]any {
-		return map[string]any{"conflict_id": cmd.ConflictID, "canonical_revision": int64(cmd.CanonicalRevision),
-			"candidate_hash": cmd.CandidateHash, "candidate_epoch": cmd.CandidateEpoch}
+func (ob *observation) decide() error {
+	if ob.r.Blocked != "" {
+		// Header drift or a missing tab: rows were not read, their evidence stays.
+		ob.evidence(events.TypeObservationRejected, "", 0, "", ReasonTabBlocked, "", ob.r.Blocked)
+		return nil
 	}
-	d := Decision{Stream: ConflictStream(cmd.ConflictID), ExpectedVersion: c.Version,
-		Events: []events.Event{{Type: TypeAckRequested, Schema: 1, At: now, Payload: p()}}}
-	outcome := func(typ, reason string, err error) (Decision, error) {
-		q := p()
-		if reason != "" {
-			q["reason"] = reason
+	copies := make(map[string]int, len(ob.r.Rows))
+	for _, sr := range ob.r.Rows {
+		if sr.Anchor != "" {
+			copies[sr.Anchor]++
 		}
-		d.Events = append(d.Events, events.Event{Type: typ, Schema: 1, At: now, Payload: q})
-		return d, err
 	}
+	exp := ob.st.Expect
+	if len(ob.r.Rows) == 0 && len(exp.Rows) > 0 { // suddenly empty (C04)
+		ob.evidence(events.TypeObservationRejected, "", 0, "", ReasonMassDeletion, "", fmt.Sprintf("%d expected rows", len(exp.Rows)))
+		ob.clearGone()
+		return nil
+	}
+	for i := range ob.r.Rows {
+		if err := ob.shown(&ob.r.Rows[i], copies[ob.r.Rows[i].Anchor]); err != nil {
+			return err
+		}
+	}
+	for _, a := range sortedKeys(exp.Rows) { // a deleted row is evidence of the deletion of that key (C06)
+		if copies[a] == 0 {
+			ob.evidence(events.TypeObservationRejected, a, 0, "", ReasonRowDeleted, "", "")
+		}
+	}
+	ob.clearGone()
+	return nil
+}
+
+// shown decides one non-blank row: a shifted row is deferred (and the
+// tab's evidence held); a row certified by the values read keeps its
+// evidence; a row read with grid data is decided, unless (outside a full
+// scan) it shows exactly the system's last write.
+func (ob *observation) shown(sr *ShownRow, copies int) error {
+	ob.stats.Rows++
 	switch {
-	case !c.Open:
-		return outcome(TypeAckRejected, "conflict_not_open", fmt.Errorf("%w: conflict %s is not open", ErrAckRejected, cmd.ConflictID))
-	case c.VisibleHash == "":
-		return outcome(TypeAckRejected, "no_visible_evidence", fmt.Errorf("%w: conflict %s has no candidate visible evidence (I14)", ErrAckRejected, cmd.ConflictID))
-	case canonicalRev != cmd.CanonicalRevision || c.CandidateHash == "" || c.CandidateHash != cmd.CandidateHash || c.CandidateEpoch != cmd.CandidateEpoch:
-		return outcome(TypeAckStale, "fence_mismatch", fmt.Errorf("%w: conflict %s moved on (revision %d, epoch %d)", ErrAckStale, cmd.ConflictID, canonicalRev, c.CandidateEpoch))
+	case sr.Shifted:
+		ob.stats.Deferred++
+		ob.hold = true
+		return nil
+	case sr.Grid == nil:
+		ob.keep(sr.Hash)
+		return nil
 	}
-	return outcome(TypeAckApplied, "", nil)
-}
-
-// ResolvesOnCommit reports whether a local commit that set the conflicted
-// field to revision newRev resolves c system-wins (I12): only a strictly
-// higher revision of the same field, and never a legacy conflict (I14).
-func ResolvesOnCommit(c ConflictState, field string, newRev uint64) bool {
-	return c.Open && c.VisibleHash != "" && c.Field == field && newRev > c.CanonicalRevision
-}
-
-// ConflictResolved is the conflict.resolved event.
-func ConflictResolved(id, resolution string, canonicalRev uint64, now time.Time) events.Event {
-	return events.Event{Type: TypeConflictResolved, Schema: 1, At: now, Payload: map[string]any{
-		"conflict_id": id, "resolution": resolution, "canonical_revision": int64(canonicalRev)}}
-}
-
-// CandidateCleared is the candidate.cleared event; the field's candidate
-// epoch becomes oldEpoch+1 (no ABA, I13).
-func CandidateCleared(binding, field string, oldEpoch int64, reason string, now time.Time) events.Event {
-	return events.Event{Type: TypeCandidateCleared, Schema: 1, At: now, Payload: map[string]any{
-		"binding": binding, "field": field, "epoch": oldEpoch + 1, "reason": reason}}
-}
-
-// InboundEvent builds one inbound event of type typ with payload p.
-func InboundEvent(typ string, p map[string]any, now time.Time) events.Event {
-	return events.Event{Type: typ, Schema: 1, At: now, Payload: p}
-}
-
-// DecideBlocked settles a claimed acknowledge_system row reconcile whose
-// guard (the candidate-time full-row visible hash) no longer matched: a
-// person edited the row again, so the write was not made and the effect is
-// blocked_candidate, never an overwrite (I13). Errors: ErrStaleClaim.
-func DecideBlocked(e Effect, token, code string, now time.Time) (Decision, error) {
-	if (e.State != EffectProcessing && e.State != EffectUncertain) || e.ClaimToken != token {
-		return Decision{}, fmt.Errorf("%w: %s (state %s)", ErrStaleClaim, e.ID, e.State)
+	g := sr.Grid
+	if !ob.r.Full && g.Anchor != "" && copies == 1 && g.Plain && ob.st.Expect.Rows[g.Anchor] == g.Hash {
+		ob.keepSingle(g.Anchor, g.Hash) // shows exactly the system's last write: only a full scan re-derives it
+		return nil
 	}
-	if code == "" {
-		code = "candidate_row_changed"
+	return ob.row(g, copies)
+}
+
+// keep marks as still shown the active evidence of a row the values read
+// certified and the partial grid read left out: every entry recorded for
+// the same full-row hash (it covers every cell, the anchor's too).
+func (ob *observation) keep(hash string) {
+	if ob.byRow == nil {
+		ob.byRow = make(map[string][]string, len(ob.st.Active))
+		for id, q := range ob.st.Active {
+			ob.byRow[q.RowHash] = append(ob.byRow[q.RowHash], id)
+		}
 	}
-	return transition(e, TypeEffectBlocked, now, map[string]any{"claim_token": token, "code": code}), nil
+	for _, id := range ob.byRow[hash] {
+		ob.found[id] = true
+	}
+}
+
+// keepSingle marks as still shown the active evidence of a single row
+// that a pass skipped because it shows exactly the system's last write
+// (e.g. an orphan row): its own evidence (same anchor and row hash), but
+// not a duplicate's, which only holds while another copy shows too.
+func (ob *observation) keepSingle(anchor, hash string) {
+	for id, q := range ob.st.Active {
+		if q.Anchor == anchor && q.RowHash == hash && q.Reason != ReasonDuplicateAnchor {
+			ob.found[id] = true
+		}
+	}
+}
+
+// clearGone clears active evidence of the tab that this read no longer
+// shows; nothing while a row shifted under a partial read.
+func (ob *observation) clearGone() {
+	if ob.hold {
+		return
+	}
+	for _, id := range sortedKeys(ob.st.Active) {
+		if !ob.found[id] {
+			ob.add(events.RowQuarantineCleared{Tab: ob.r.Tab, QuarantineID: id, Anchor: ob.st.Active[id].Anchor})
+		}
+	}
+}
+
+func (ob *observation) add(p events.Payload) {
+	stream := events.InboundStream(ob.r.Tab)
+	ob.c.Add(stream, ob.st.InboundVersion, events.New(stream, p, ob.now))
+}
+
+// evidence records a quarantine or rejection unless the same evidence is
+// already active (idempotent polls).
+func (ob *observation) evidence(typ events.Type, anchor string, sheetRow int, rowHash, reason, column, detail string) {
+	id := QuarantineID(ob.r.Tab, anchor, rowHash, reason)
+	ob.found[id] = true
+	if ob.active[id] {
+		return
+	}
+	ob.active[id] = true
+	ob.stats.Quarantined++
+	e := events.Evidence{Tab: ob.r.Tab, Anchor: anchor, SheetRow: int64(sheetRow), RowHash: rowHash, Reason: reason,
+		Column: column, Detail: detail, QuarantineID: id}
+	if anchor != "" {
+		e.Entity, e.ID = ob.r.Entity, anchor
+	}
+	if typ == events.TypeRowQuarantined {
+		ob.add(events.RowQuarantined(e))
+		return
+	}
+	ob.add(events.ObservationRejected(e))
+}
+
+// row decides a row read with grid data.
+func (ob *observation) row(g *GridRow, copies int) error {
+	quarantine := func(anchor, reason, column string) {
+		ob.evidence(events.TypeRowQuarantined, anchor, g.SheetRow, g.Hash, reason, column, "")
+	}
+	reject := func(anchor, reason string) {
+		ob.evidence(events.TypeObservationRejected, anchor, g.SheetRow, g.Hash, reason, "", "")
+	}
+	rs := ob.st.Rows[g.Anchor]
+	switch {
+	case g.AnchorReason != "":
+		quarantine("", g.AnchorReason, ob.sheet.AnchorColumn())
+	case g.Anchor == "":
+		reject("", ReasonRowWithoutAnchor)
+	case copies > 1:
+		quarantine(g.Anchor, ReasonDuplicateAnchor, ob.sheet.AnchorColumn()) // I16
+	case !rs.Bound && !rs.Exists:
+		reject(g.Anchor, ReasonUnknownAnchor)
+	case !rs.Exists:
+		reject(g.Anchor, ReasonOrphanRow)
+	case g.Malformed != nil:
+		quarantine(g.Anchor, g.Malformed.Reason, g.Malformed.Column)
+	case g.Values[ob.r.Key] != g.Anchor:
+		quarantine(g.Anchor, ReasonKeyEdited, ob.r.Key)
+	default:
+		return ob.fields(g, rs)
+	}
+	return nil
+}
+
+// fields classifies the user-owned cells of a bound row of a live entity.
+func (ob *observation) fields(g *GridRow, rs RowState) error {
+	if rs.InFlight || rs.VisibleSeq > ob.r.Base { // in transition: decided on the next pass
+		ob.stats.Deferred++
+		return nil
+	}
+	edits, stale, shown := map[string]any{}, map[string]any{}, map[string]string{}
+	for _, f := range ob.r.User {
+		a, err := ShownHash(g.Values[f])
+		if err != nil {
+			return err
+		}
+		b, err := ShownHash(rs.Canonical[f])
+		if err != nil {
+			return err
+		}
+		sf := rs.Sheet[f]
+		switch ClassifyField(a, sf.ShownHash, b, sf.ShownKnown) {
+		case VerdictEdit:
+			edits[f], shown[f] = g.Values[f], a
+		case VerdictStale:
+			if sf.ConflictID == "" {
+				stale[f] = rs.Canonical[f]
+			}
+		case VerdictConflict:
+			if sf.CandidateHash != a { // already recorded: polls never re-open or resolve (I11)
+				ob.candidate(g, rs, f, a)
+			}
+		}
+	}
+	if len(edits) > 0 {
+		if err := ob.accept(g, rs, edits, shown); err != nil {
+			return err
+		}
+	}
+	if len(stale) > 0 {
+		// The row lost a system write (its guard met a person's edit of
+		// another cell): write canonical again, guarded by what it shows.
+		ob.c.Queue = append(ob.c.Queue, Queue{Target: ob.sheet.Target(ob.r.Tab, g.Anchor), Op: events.OpUpdate, Values: stale,
+			Entity: ob.r.Entity, ID: g.Anchor, ExpectedHash: g.Hash})
+	}
+	return nil
+}
+
+// accept turns a person's edits into canonical state and the entity in the
+// same commit, without echo: only the System row is rewritten.
+func (ob *observation) accept(g *GridRow, rs RowState, edits map[string]any, shown map[string]string) error {
+	d, err := DecidePersist(rs.Entity, Persist{Entity: ob.r.Entity, ID: g.Anchor, Values: edits}, ob.now)
+	if err != nil || len(d.Events) == 0 {
+		return err
+	}
+	ob.c.AddDecision(d)
+	ob.stats.Accepted++
+	ob.add(events.ObservationAccepted{Tab: ob.r.Tab, Anchor: g.Anchor, Binding: rs.Binding, Entity: ob.r.Entity, ID: g.Anchor,
+		Fields: edits, FieldHashes: shown, RowHash: g.Hash})
+	sys := ob.sheet.RowTabs(ob.r.Entity)[0].Tab
+	ob.c.Queue = append(ob.c.Queue, Queue{Target: ob.sheet.Target(sys, g.Anchor), Op: events.OpUpdate, Values: edits,
+		Entity: ob.r.Entity, ID: g.Anchor})
+	return nil
+}
+
+// candidate records value A against canonical B (I11): the active candidate
+// with its candidate-time full-row visible hash and revision and, unless
+// the field's conflict is already open, an OPEN conflict and the OPEN audit
+// row on Sync_Conflicts. Nothing else: polling never resolves.
+func (ob *observation) candidate(g *GridRow, rs RowState, field, a string) {
+	sf := rs.Sheet[field]
+	cid, opening := sf.ConflictID, sf.ConflictID == ""
+	if opening {
+		cid = ConflictID(rs.Binding, field, sf.CandidateEpoch)
+	}
+	rev := rs.Entity.Fields[field].Revision
+	sheetVal, sysVal := g.Values[field], rs.Canonical[field]
+	ob.stats.Candidates++
+	ob.add(events.CandidateDetected{Tab: ob.r.Tab, Anchor: g.Anchor, Binding: rs.Binding, Entity: ob.r.Entity, ID: g.Anchor,
+		Field: field, CandidateHash: a, CandidateValue: sheetVal, Epoch: sf.CandidateEpoch, VisibleRevision: rs.VisibleRevision,
+		VisibleHash: g.Hash, CanonicalRevision: rev, ConflictID: cid, SheetValue: Render(sheetVal)})
+	if !opening {
+		return
+	}
+	opened := events.ConflictOpened{ConflictID: cid, Entity: ob.r.Entity, ID: g.Anchor, Field: field, Tab: ob.r.Tab,
+		Anchor: g.Anchor, Binding: rs.Binding, CanonicalRevision: rev, CandidateHash: a, CandidateEpoch: sf.CandidateEpoch,
+		VisibleRevision: rs.VisibleRevision, VisibleHash: g.Hash, SystemValue: Render(sysVal), SheetValue: Render(sheetVal)}
+	stream := events.ConflictStream(cid)
+	ob.c.Add(stream, 0, events.New(stream, opened, ob.now)) // a new conflict: one per binding, field and epoch
+	ob.c.Queue = append(ob.c.Queue, Queue{Target: ob.sheet.Target(ob.sheet.ConflictsTab(), cid), Op: events.OpAppend,
+		Entity: ob.r.Entity, ID: g.Anchor, Values: ob.sheet.AuditOpened(opened, ob.now)})
 }

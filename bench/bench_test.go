@@ -20,6 +20,9 @@ import (
 	"google.golang.org/api/sheets/v4"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -181,8 +184,13 @@ func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Stor
 	if err != nil {
 		b.Fatal(err)
 	}
+	eng := engine.Of(s)
 	deadline := time.Now().Add(2 * time.Minute)
-	for s.Workbook() == nil || s.Dispatcher() == nil {
+	for {
+		disp, _, wb := eng.Workers()
+		if wb != nil && disp != nil {
+			break
+		}
 		if time.Now().After(deadline) {
 			b.Fatal("spreadsheet not provisioned after 2 minutes")
 		}
@@ -191,12 +199,27 @@ func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Stor
 	return s
 }
 
-// unsettled counts effects not yet settled (as the demo's waitSynced).
-func unsettled(c map[string]int64) int64 {
-	return c["pending"] + c["processing"] + c["delivery_uncertain"] + c["failed"]
+// unsettled counts effects not yet settled (as the demo's waitSynced):
+// pending, processing, delivery_uncertain and failed.
+func unsettled(c map[aggregates.EffectState]int64) int64 {
+	var n int64
+	for _, st := range aggregates.Unsettled() {
+		n += c[st]
+	}
+	return n
 }
 
-func total(c map[string]int64) int64 {
+// outboxCounts counts the effects of s in every state.
+func outboxCounts(b *testing.B, s *hikoutei.Store) map[aggregates.EffectState]int64 {
+	b.Helper()
+	c, err := engine.Of(s).OutboxCounts()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+func total(c map[aggregates.EffectState]int64) int64 {
 	var n int64
 	for _, v := range c {
 		n += v
@@ -240,19 +263,16 @@ func syncCities(b *testing.B, s *hikoutei.Store, cities []City, start time.Time)
 			default:
 			}
 		}
-		c, err := s.OutboxCounts()
-		if err != nil {
-			b.Fatal(err)
-		}
+		c := outboxCounts(b, s)
 		t := time.Since(start).Seconds()
 		if n := total(c); n > 0 && committed {
-			pts = append(pts, point{t, float64(c["applied"]) * float64(len(cities)) / float64(n)})
+			pts = append(pts, point{t, float64(c[aggregates.EffectApplied]) * float64(len(cities)) / float64(n)})
 			if unsettled(c) == 0 {
 				pts[len(pts)-1] = point{t, float64(len(cities))}
 				return pts
 			}
 		} else if n > 0 {
-			pts = append(pts, point{t, float64(c["applied"])}) // an underestimate until all is queued
+			pts = append(pts, point{t, float64(c[aggregates.EffectApplied])}) // an underestimate until all is queued
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("not converged after 30 minutes: %v", c)
@@ -504,36 +524,25 @@ func BenchmarkPollUnchanged10Tabs(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	disp, err := s.Provision(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := hikouteitest.New(b, s) // provisions the spreadsheet (not measured)
 	seedPoll(b, s)
 	for range 100 {
-		if _, err := disp.Pass(ctx); err != nil {
+		if _, err := h.Dispatch(ctx); err != nil {
 			b.Fatal(err)
 		}
-		c, err := s.OutboxCounts()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if unsettled(c) == 0 {
+		if h.Unsettled() == 0 {
 			break
 		}
 		time.Sleep(time.Second) // probes/retries become due on the wall clock
 	}
-	p := s.Poller()
-	if p == nil {
-		b.Fatal("no poller")
-	}
-	if _, err := p.Poll(ctx); err != nil { // first pass: learns nothing new, but is not measured
+	if _, err := h.Poll(ctx); err != nil { // first pass: learns nothing new, but is not measured
 		b.Fatal(err)
 	}
 	c0 := e.local.Counters(e.sheet)
 	var certified int
 	b.StartTimer()
 	for i := 0; i < b.N; i++ {
-		r, err := p.Poll(ctx)
+		r, err := h.Poll(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -142,7 +142,7 @@ func NewDispatcher(cfg Config) (*Dispatcher, error) {
 // spreadsheet diverged (ErrDisplaced, ErrDivergence).
 func (d *Dispatcher) Run(ctx context.Context) error {
 	if _, err := d.cfg.Outbox.RecoverProcessing(d.cfg.Spreadsheet, d.cfg.Clock.Now()); err != nil {
-		return fmt.Errorf("recover processing effects: %w", err)
+		return fenced(fmt.Errorf("recover processing effects: %w", err))
 	}
 	if err := d.backfill(); err != nil {
 		return err
@@ -253,14 +253,15 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	return busy, d.finish(out, derr)
 }
 
-// claim probes due uncertain effects, renews the lease, checks the
-// spreadsheet authority and claims the next batch.
-func (d *Dispatcher) claim(ctx context.Context, size int) ([]Claimed, error) {
-	if err := d.probe(ctx); err != nil {
-		return nil, err
-	}
+// claim renews the lease before any remote call of the pass (I04: a
+// displaced writer stops here, even with probes due), probes due uncertain
+// effects, checks the spreadsheet authority and claims the next batch.
+func (d *Dispatcher) claim(ctx context.Context, size int) ([]aggregates.Effect, error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDisplaced, err)
+	}
+	if err := d.probe(ctx); err != nil {
+		return nil, err
 	}
 	if err := d.checkAuthority(ctx); err != nil {
 		return nil, err
@@ -274,7 +275,7 @@ func (d *Dispatcher) claim(ctx context.Context, size int) ([]Claimed, error) {
 
 // claimResult is a batch claimed ahead of its dispatch.
 type claimResult struct {
-	claimed []Claimed
+	claimed []aggregates.Effect
 	err     error
 }
 
@@ -313,7 +314,7 @@ func (d *Dispatcher) releasePrefetch() error {
 	out := make([]Settlement, len(r.claimed))
 	for i, c := range r.claimed {
 		out[i] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken,
-			Outcome: aggregates.Outcome{Kind: "retry", Code: "claim_released", RetryAt: d.cfg.Clock.Now(), Via: "dispatch"}}
+			Outcome: aggregates.Outcome{Kind: aggregates.OutcomeRetry, Code: "claim_released", RetryAt: d.cfg.Clock.Now(), Via: "dispatch"}}
 	}
 	return fenced(d.cfg.Outbox.Settle(out))
 }
@@ -322,7 +323,7 @@ func (d *Dispatcher) releasePrefetch() error {
 // on the retry path (the adaptive batch then shrinks).
 func troubled(out []Settlement) bool {
 	for _, s := range out {
-		if k := s.Outcome.Kind; k == "uncertain" || k == "failed" || k == "retry" {
+		if s.Outcome.Troubled() {
 			return true
 		}
 	}
@@ -356,7 +357,7 @@ func fenced(err error) error {
 // dispatch sends claimed and returns the settlement of each effect, plus
 // the error of a dispatch that wrote nothing (its effects go back on the
 // retry path).
-func (d *Dispatcher) dispatch(ctx context.Context, claimed []Claimed) ([]Settlement, error) {
+func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect) ([]Settlement, error) {
 	fence := d.cfg.Outbox.Fence()
 	ops := make([]sheetsio.Op, len(claimed))
 	for i, c := range claimed {
@@ -387,13 +388,13 @@ func (d *Dispatcher) finish(out []Settlement, derr error) error {
 	return derr
 }
 
-func toOp(c Claimed) sheetsio.Op {
-	op := sheetsio.Op{ID: c.ID, Tab: c.Tab, Anchor: c.Anchor, Values: c.Values, ExpectedHash: c.ExpectedHash,
+func toOp(c aggregates.Effect) sheetsio.Op {
+	op := sheetsio.Op{ID: c.ID, Tab: c.Target.Tab, Anchor: c.Target.Anchor, Values: c.Values, ExpectedHash: c.ExpectedHash,
 		Receipt: &sheetsio.Receipt{EffectID: c.ID, PayloadHash: c.PayloadHash}}
 	switch c.Op {
-	case aggregates.OpAppend:
+	case events.OpAppend:
 		op.Kind = sheetsio.OpAppend
-	case aggregates.OpUpdate:
+	case events.OpUpdate:
 		op.Kind = sheetsio.OpUpdate
 	default:
 		op.Kind = sheetsio.OpDelete
@@ -403,7 +404,7 @@ func toOp(c Claimed) sheetsio.Op {
 
 // failedSettlements puts the effects of a dispatch that wrote nothing back
 // on the retry path.
-func (d *Dispatcher) failedSettlements(claimed []Claimed, err error) []Settlement {
+func (d *Dispatcher) failedSettlements(claimed []aggregates.Effect, err error) []Settlement {
 	var code string
 	var se *sheetsio.Error
 	if errors.As(err, &se) {
@@ -417,29 +418,29 @@ func (d *Dispatcher) failedSettlements(claimed []Claimed, err error) []Settlemen
 	return out
 }
 
-func (d *Dispatcher) retry(code string, c Claimed) aggregates.Outcome {
+func (d *Dispatcher) retry(code string, c aggregates.Effect) aggregates.Outcome {
 	if code == "" {
 		code = "dispatch_failed"
 	}
-	return aggregates.Outcome{Kind: "retry", Code: code, RetryAt: d.backoff(c), Via: "dispatch"}
+	return aggregates.Outcome{Kind: aggregates.OutcomeRetry, Code: code, RetryAt: d.backoff(c), Via: "dispatch"}
 }
 
 // backoff is capped exponential with full jitter over the effect's attempts.
-func (d *Dispatcher) backoff(c Claimed) time.Time {
+func (d *Dispatcher) backoff(c aggregates.Effect) time.Time {
 	wait := min(d.cfg.RetryBase<<min(max(c.Attempts-1, 0), 16), d.cfg.RetryMax)
 	return d.cfg.Clock.Now().Add(wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1)))
 }
 
 // outcome maps one op's fate to a settlement (seed 001 "Failure model").
-func (d *Dispatcher) outcome(c Claimed, r sheetsio.OpResult) aggregates.Outcome {
+func (d *Dispatcher) outcome(c aggregates.Effect, r sheetsio.OpResult) aggregates.Outcome {
 	o := aggregates.Outcome{Via: "dispatch", Code: r.Reason}
 	switch r.Status {
 	case sheetsio.StatusApplied, sheetsio.StatusUnchanged:
 		d.C.Applied.Add(1)
-		o.Kind, o.WrittenHash = "applied", r.WrittenHash
+		o.Kind, o.WrittenHash = aggregates.OutcomeApplied, r.WrittenHash
 	case sheetsio.StatusUncertain:
 		d.C.Uncertain.Add(1)
-		o.Kind, o.Code, o.RetryAt = "uncertain", writeCode(r.Err), d.cfg.Clock.Now().Add(d.cfg.ProbeDelay)
+		o.Kind, o.Code, o.RetryAt = aggregates.OutcomeUncertain, writeCode(r.Err), d.cfg.Clock.Now().Add(d.cfg.ProbeDelay)
 	case sheetsio.StatusNotSent, sheetsio.StatusBlocked:
 		d.C.Retried.Add(1)
 		o = d.retry(r.Reason, c)
@@ -447,7 +448,7 @@ func (d *Dispatcher) outcome(c Claimed, r sheetsio.OpResult) aggregates.Outcome 
 		o = d.guardFailed(c, r)
 	default: // invalid, failed (explicit structured rejection): terminal (I24)
 		d.C.Failed.Add(1)
-		o.Kind, o.Terminal = "failed", true
+		o.Kind, o.Terminal = aggregates.OutcomeFailed, true
 		if o.Code == "" {
 			o.Code = writeCode(r.Err)
 		}
@@ -458,13 +459,13 @@ func (d *Dispatcher) outcome(c Claimed, r sheetsio.OpResult) aggregates.Outcome 
 // guardFailed: a System row that no longer shows what we wrote drifted —
 // terminal, so reconciliation corrects it; an Input row a person edited is
 // a conflict for the poller to examine.
-func (d *Dispatcher) guardFailed(c Claimed, r sheetsio.OpResult) aggregates.Outcome {
-	if spec, ok := d.cfg.Workbook.Schema().Tab(c.Tab); ok && spec.Role == layout.RoleInput {
+func (d *Dispatcher) guardFailed(c aggregates.Effect, r sheetsio.OpResult) aggregates.Outcome {
+	if spec, ok := d.cfg.Workbook.Schema().Tab(c.Target.Tab); ok && spec.Role == layout.RoleInput {
 		d.C.Conflicts.Add(1)
-		return aggregates.Outcome{Kind: "conflict", Code: r.Reason, Via: "dispatch", WrittenHash: r.ObservedHash}
+		return aggregates.Outcome{Kind: aggregates.OutcomeConflict, Code: r.Reason, Via: "dispatch", WrittenHash: r.ObservedHash}
 	}
 	d.C.Failed.Add(1)
-	return aggregates.Outcome{Kind: "failed", Code: r.Reason, Terminal: true, Via: "dispatch", WrittenHash: r.ObservedHash}
+	return aggregates.Outcome{Kind: aggregates.OutcomeFailed, Code: r.Reason, Terminal: true, Via: "dispatch", WrittenHash: r.ObservedHash}
 }
 
 func writeCode(err error) string {

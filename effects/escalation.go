@@ -1,6 +1,9 @@
 package effects
 
-import "github.com/hikoutei/hikoutei-go/sheetsio"
+import (
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+)
 
 // TabObservation is what one pass hands the store for one tab.
 //   - Grid is the grid read: whole, or (Grid.Partial) the header and only
@@ -13,7 +16,7 @@ import "github.com/hikoutei/hikoutei-go/sheetsio"
 type TabObservation struct {
 	Grid   *sheetsio.GridSnapshot
 	Values *sheetsio.TabSnapshot
-	Expect *TabExpectation
+	Expect *aggregates.TabExpectation
 }
 
 // MaxGridRuns bounds how many runs of consecutive rows an escalation reads
@@ -26,7 +29,7 @@ const MaxGridRuns = 500
 // values read is blocked or missing, shows no data row at all (a formula
 // showing "" is only visible in grid data), or the rows form more than
 // MaxGridRuns runs.
-func GridPlan(snap *sheetsio.TabSnapshot, x TabExpectation) sheetsio.GridRequest {
+func GridPlan(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) sheetsio.GridRequest {
 	if snap == nil || snap.Err != nil {
 		return sheetsio.GridRequest{Whole: true}
 	}
@@ -43,7 +46,7 @@ func GridPlan(snap *sheetsio.TabSnapshot, x TabExpectation) sheetsio.GridRequest
 // evidence, or when it shows exactly the expected hash of its anchor and
 // no other row shows that anchor: every copy of a duplicated anchor is
 // escalated (I16), unless its hash is evidence.
-func EscalatedRows(snap *sheetsio.TabSnapshot, x TabExpectation) (rows []int, data int) {
+func EscalatedRows(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) (rows []int, data int) {
 	copies := make(map[string]int, len(snap.Rows))
 	for i := range snap.Rows {
 		if !blankRow(snap.Rows[i].Cells) {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -17,7 +18,7 @@ func at(rows ...sheetsio.Row) *sheetsio.TabSnapshot {
 }
 
 func TestGridPlanEscalatesOnlyUncertifiedRowsAndEveryCopyOfADuplicatedAnchor(t *testing.T) {
-	x := TabExpectation{Rows: map[string]string{"1": "h1", "2": "h2", "3": "h3", "4": "h4"}, Evidence: map[string]bool{"hq": true}}
+	x := aggregates.TabExpectation{Rows: map[string]string{"1": "h1", "2": "h2", "3": "h3", "4": "h4"}, Evidence: map[string]bool{"hq": true}}
 	blank := sheetsio.Row{Cells: []any{nil, ""}}
 	for name, tc := range map[string]struct {
 		s    *sheetsio.TabSnapshot
@@ -41,7 +42,7 @@ func TestGridPlanEscalatesOnlyUncertifiedRowsAndEveryCopyOfADuplicatedAnchor(t *
 }
 
 func TestGridPlanReadsTheWholeTabBeyondMaxGridRuns(t *testing.T) {
-	x := TabExpectation{Rows: map[string]string{}}
+	x := aggregates.TabExpectation{Rows: map[string]string{}}
 	var rows []sheetsio.Row
 	for i := range 2*MaxGridRuns + 2 { // every other row edited: MaxGridRuns+1 runs
 		h := "h"

@@ -1,7 +1,9 @@
 // Package effects holds the sync workers: the outbox dispatcher (claim →
 // dispatch → settle), the prober of uncertain deliveries and the
-// reconciliation scanner. They reach the store only through the Outbox
-// contract, so they can run against the real store or an in-memory one.
+// reconciliation scanner, and the Input poller. They reach the store only
+// through the Outbox and Inbound contracts, so they run against the real
+// engine (internal/engine) or the in-memory MemOutbox alike: both pass the
+// conformance suite in effects/outboxtest.
 package effects
 
 import (
@@ -10,25 +12,6 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
-
-// Claimed is an effect claimed for one dispatch, with everything needed to
-// build its row operation and to settle it.
-type Claimed struct {
-	ID          string
-	Tab         string // logical tab
-	Anchor      string
-	Binding     string
-	Op          string         // aggregates.OpAppend | OpUpdate | OpDelete
-	Values      map[string]any // column → canonical value (append: full row; update: changed cells)
-	PayloadHash string
-	ClaimToken  string
-	// ExpectedHash is the full-row visible hash the write is guarded by
-	// (I06): the hash after the binding's last applied effect, or the
-	// evidence recorded by reconciliation for a correction.
-	ExpectedHash string
-	StreamSeq    uint64
-	Attempts     int64 // claims of this effect so far, this one included
-}
 
 // Settlement is the outcome of one claimed effect.
 type Settlement struct {
@@ -39,8 +22,10 @@ type Settlement struct {
 
 // Outbox is the store side of the workers: every method is a fenced,
 // durable decision taken by the store's single writer. Implementations: the
-// root package's Store (real) and MemOutbox (in-memory), which share the
-// conformance suite in effects/outboxtest.
+// engine (internal/engine, real) and MemOutbox (in-memory), which share the
+// conformance suite in effects/outboxtest. A claimed effect is an
+// aggregates.Effect whose ClaimToken is the claim's and whose ExpectedHash
+// is the full-row hash its write is guarded by (I06).
 type Outbox interface {
 	// Now is the store clock.
 	Now() time.Time
@@ -50,10 +35,10 @@ type Outbox interface {
 	// and an error means this writer is displaced (I04).
 	Renew() error
 	// Claim claims up to max claimable heads of spreadsheet (I07).
-	Claim(spreadsheet string, max int) ([]Claimed, error)
+	Claim(spreadsheet string, max int) ([]aggregates.Effect, error)
 	// DueProbes returns up to max delivery_uncertain effects whose probe is
 	// due (I08); only these may be probed.
-	DueProbes(spreadsheet string, max int) ([]Claimed, error)
+	DueProbes(spreadsheet string, max int) ([]aggregates.Effect, error)
 	// Settle records outcomes atomically; claims that are no longer current
 	// are rejected (aggregates.ErrStaleClaim), a lost lease fails it all.
 	Settle(s []Settlement) error

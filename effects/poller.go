@@ -9,31 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
-
-// TabExpectation is what the store expects an Input tab to show (see
-// projector.TabExpectation): Rows maps anchor → full-row visible hash
-// (cell.VisibleHash); Evidence holds row hashes already recorded as
-// evidence; Missing the anchors whose deletion is already evidence;
-// Flagged a recorded suspected mass deletion.
-type TabExpectation struct {
-	Rows     map[string]string
-	Evidence map[string]bool
-	Missing  map[string]bool
-	Flagged  bool
-}
-
-// ObserveStats counts what one observation decided.
-type ObserveStats struct {
-	Rows        int // data rows examined
-	Accepted    int // rows whose user edits became canonical
-	Quarantined int // new quarantine / evidence records
-	Candidates  int // candidates detected (conflicts opened or updated)
-	Deferred    int // rows in transition (an effect in flight), left for the next pass
-	Events      int // events appended
-}
 
 // Inbound is the store side of the poller. Every method is a decision of
 // the store's single writer.
@@ -42,12 +21,12 @@ type Inbound interface {
 	// checkpoint they were read at (the observation's base: rows changed by
 	// an effect applied after base are deferred, so a read that raced a
 	// dispatch is never mistaken for a human edit).
-	Expectations(tabs []string) (map[string]TabExpectation, uint64, error)
+	Expectations(tabs []string) (map[string]aggregates.TabExpectation, uint64, error)
 	// Observe decides on grid reads (formulas, merges and error values
 	// visible) of tabs that could not be certified unchanged, by logical
 	// tab name (see TabObservation for partial grid reads). full marks a
 	// safety full scan.
-	Observe(base uint64, tabs map[string]TabObservation, full bool) (ObserveStats, error)
+	Observe(base uint64, tabs map[string]TabObservation, full bool) (aggregates.ObserveStats, error)
 	// Cleanup queues full-row CAS delete effects for surplus rows of the
 	// Input tabs read in grids (I21); it returns how many it queued.
 	Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (int, error)
@@ -109,7 +88,7 @@ type PollResult struct {
 	Certified int  // tabs certified unchanged from values alone
 	Escalated int  // tabs escalated to the metadata (grid) read
 	Full      bool // a safety full scan
-	Stats     ObserveStats
+	Stats     aggregates.ObserveStats
 }
 
 // Poll runs one adaptive pass: ONE values read of every Input tab
@@ -158,7 +137,7 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 // hands them, with the values read and the expectation they were checked
 // against, to the store.
 func (p *Poller) escalate(ctx context.Context, res PollResult, base uint64, tabs []string,
-	snaps map[string]*sheetsio.TabSnapshot, exp map[string]TabExpectation) (PollResult, error) {
+	snaps map[string]*sheetsio.TabSnapshot, exp map[string]aggregates.TabExpectation) (PollResult, error) {
 	reqs := make(map[string]sheetsio.GridRequest, len(tabs))
 	for _, t := range tabs {
 		reqs[t] = GridPlan(snaps[t], exp[t])
@@ -233,7 +212,7 @@ func (p *Poller) Cleanup(ctx context.Context) (int, error) {
 // evidence, and every expected anchor is present or its deletion recorded.
 // Row order is irrelevant (a sort is not a change, C06). A blocked tab
 // (header drift) is never certified.
-func Certify(snap *sheetsio.TabSnapshot, x TabExpectation) bool {
+func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 	if snap == nil || snap.Err != nil {
 		return false
 	}

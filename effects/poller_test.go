@@ -3,6 +3,7 @@ package effects
 import (
 	"testing"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -13,10 +14,10 @@ func row(anchor, hash string) sheetsio.Row {
 }
 
 func TestCertifyC06SortIsUnchangedDeletionAndDuplicatesAreNot(t *testing.T) {
-	x := TabExpectation{Rows: map[string]string{"1": "h1", "2": "h2"}}
+	x := aggregates.TabExpectation{Rows: map[string]string{"1": "h1", "2": "h2"}}
 	for name, tc := range map[string]struct {
 		s    *sheetsio.TabSnapshot
-		x    TabExpectation
+		x    aggregates.TabExpectation
 		want bool
 	}{
 		"same":                   {snap(row("1", "h1"), row("2", "h2")), x, true},
@@ -24,13 +25,13 @@ func TestCertifyC06SortIsUnchangedDeletionAndDuplicatesAreNot(t *testing.T) {
 		"blank rows ignored":     {snap(row("2", "h2"), sheetsio.Row{Cells: []any{nil, ""}}, row("1", "h1")), x, true},
 		"edited":                 {snap(row("1", "hX"), row("2", "h2")), x, false},
 		"deleted":                {snap(row("1", "h1")), x, false},
-		"deletion recorded":      {snap(row("1", "h1")), TabExpectation{Rows: x.Rows, Missing: map[string]bool{"2": true}}, true},
+		"deletion recorded":      {snap(row("1", "h1")), aggregates.TabExpectation{Rows: x.Rows, Missing: map[string]bool{"2": true}}, true},
 		"duplicate anchor (I16)": {snap(row("1", "h1"), row("1", "h1"), row("2", "h2")), x, false},
 		"duplicate recorded": {snap(row("1", "h1"), row("1", "h1"), row("2", "h2")),
-			TabExpectation{Rows: x.Rows, Evidence: map[string]bool{"h1": true}}, true},
+			aggregates.TabExpectation{Rows: x.Rows, Evidence: map[string]bool{"h1": true}}, true},
 		"new row":       {snap(row("1", "h1"), row("2", "h2"), sheetsio.Row{Hash: "h3", Cells: []any{"typed"}}), x, false},
 		"empty (C04)":   {snap(), x, false},
-		"empty flagged": {snap(), TabExpectation{Rows: x.Rows, Flagged: true}, true},
+		"empty flagged": {snap(), aggregates.TabExpectation{Rows: x.Rows, Flagged: true}, true},
 		"blocked":       {&sheetsio.TabSnapshot{Err: sheetsio.ErrHeaderDrift}, x, false},
 	} {
 		if got := Certify(tc.s, tc.x); got != tc.want {

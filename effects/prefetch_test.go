@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
@@ -13,11 +14,11 @@ import (
 type claimOnlyOutbox struct {
 	Outbox
 	mu      sync.Mutex
-	batch   []Claimed
+	batch   []aggregates.Effect
 	settled []Settlement
 }
 
-func (o *claimOnlyOutbox) Claim(string, int) ([]Claimed, error) { return o.batch, nil }
+func (o *claimOnlyOutbox) Claim(string, int) ([]aggregates.Effect, error) { return o.batch, nil }
 
 func (o *claimOnlyOutbox) Settle(s []Settlement) error {
 	o.mu.Lock()
@@ -28,7 +29,7 @@ func (o *claimOnlyOutbox) Settle(s []Settlement) error {
 
 func TestStoppedLoopReleasesItsPrefetchedClaims(t *testing.T) {
 	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
-	ob := &claimOnlyOutbox{batch: []Claimed{{ID: "e1", ClaimToken: "t1"}, {ID: "e2", ClaimToken: "t2"}}}
+	ob := &claimOnlyOutbox{batch: []aggregates.Effect{{ID: "e1", ClaimToken: "t1"}, {ID: "e2", ClaimToken: "t2"}}}
 	d := &Dispatcher{cfg: Config{Outbox: ob, Spreadsheet: "s", Clock: events.NewManualClock(now)}}
 	d.prefetch(2)
 	if err := d.releasePrefetch(); err != nil {
@@ -39,7 +40,7 @@ func TestStoppedLoopReleasesItsPrefetchedClaims(t *testing.T) {
 	}
 	for i, s := range ob.settled {
 		o := s.Outcome
-		if s.ID != ob.batch[i].ID || s.ClaimToken != ob.batch[i].ClaimToken || o.Kind != "retry" || o.Code != "claim_released" || !o.RetryAt.Equal(now) {
+		if s.ID != ob.batch[i].ID || s.ClaimToken != ob.batch[i].ClaimToken || o.Kind != aggregates.OutcomeRetry || o.Code != "claim_released" || !o.RetryAt.Equal(now) {
 			t.Fatalf("settlement %d = %+v", i, s)
 		}
 	}

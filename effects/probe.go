@@ -2,11 +2,9 @@ package effects
 
 import (
 	"context"
-	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
-	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // probe settles due uncertain effects from remote postconditions (I08):
@@ -32,7 +30,7 @@ func (d *Dispatcher) probe(ctx context.Context) error {
 	return fenced(d.cfg.Outbox.Settle(out))
 }
 
-func ids(cs []Claimed) []string {
+func ids(cs []aggregates.Effect) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.ID
@@ -40,21 +38,21 @@ func ids(cs []Claimed) []string {
 	return out
 }
 
-func (d *Dispatcher) evidence(c Claimed, receipts map[string]sheetsio.ReceiptRecord) aggregates.Outcome {
+func (d *Dispatcher) evidence(c aggregates.Effect, receipts map[string]sheetsio.ReceiptRecord) aggregates.Outcome {
 	r, ok := receipts[c.ID]
 	switch {
 	case !ok:
 		d.C.Retried.Add(1)
-		return aggregates.Outcome{Kind: "retry", Code: "probe_not_applied", RetryAt: d.cfg.Clock.Now(), Via: "probe"}
-	case r.Binding != layout.RowBindingID(c.Tab, c.Anchor) || r.Op != toOp(c).Kind.String():
+		return aggregates.Outcome{Kind: aggregates.OutcomeRetry, Code: "probe_not_applied", RetryAt: d.cfg.Clock.Now(), Via: "probe"}
+	case r.Binding != c.Target.Binding || r.Op != toOp(c).Kind.String():
 		d.C.Failed.Add(1)
-		return aggregates.Outcome{Kind: "failed", Code: "receipt_target_mismatch", Terminal: true, Via: "probe"}
+		return aggregates.Outcome{Kind: aggregates.OutcomeFailed, Code: "receipt_target_mismatch", Terminal: true, Via: "probe"}
 	}
 	d.C.Applied.Add(1)
-	return aggregates.Outcome{Kind: "applied", WrittenHash: r.RowHash, PayloadHash: r.PayloadHash, Via: "probe"}
+	return aggregates.Outcome{Kind: aggregates.OutcomeApplied, WrittenHash: r.RowHash, PayloadHash: r.PayloadHash, Via: "probe"}
 }
 
-func (d *Dispatcher) inconclusive(due []Claimed) error {
+func (d *Dispatcher) inconclusive(due []aggregates.Effect) error {
 	for _, c := range due {
 		wait := min(d.cfg.ProbeDelay<<min(c.Attempts, 10), d.cfg.RetryMax)
 		next := d.cfg.Clock.Now().Add(wait)
@@ -64,5 +62,3 @@ func (d *Dispatcher) inconclusive(due []Claimed) error {
 	}
 	return nil
 }
-
-var _ = time.Second

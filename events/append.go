@@ -142,16 +142,16 @@ func encodeUnit(u Unit, buf []byte) (encodedUnit, []byte) {
 
 // encodeEvent appends e's canonical payload to dst.
 func encodeEvent(dst []byte, stream string, e *Event) ([]byte, error) {
-	if stream == "" || e.Type == "" || strings.IndexByte(stream, 0) >= 0 {
-		return nil, fmt.Errorf("%w: stream and type are required; a stream has no NUL byte", ErrInvalidEvent)
+	if stream == "" || strings.IndexByte(stream, 0) >= 0 {
+		return nil, fmt.Errorf("%w: a stream is required and has no NUL byte", ErrInvalidEvent)
 	}
-	p := e.Payload
-	if p == nil {
-		p = map[string]any{}
-	}
-	b, err := AppendCanonical(dst, p)
+	m, err := EncodePayload(e.Payload)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	b, err := AppendCanonical(dst, m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type(), err)
 	}
 	return b, nil
 }
@@ -256,9 +256,6 @@ func (a *appender) put(stream string, e *Event, commit string, payload []byte) e
 	e.Epoch, e.Token = a.f.Epoch, a.f.Token
 	if e.At.IsZero() {
 		e.At = a.now
-	}
-	if e.Schema == 0 {
-		e.Schema = 1
 	}
 	if err := a.tx.Bucket(bucketEvents).Put(u64(e.Seq), encodeRecord(e, payload)); err != nil {
 		return err

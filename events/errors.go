@@ -49,8 +49,14 @@ var (
 	ErrStoreLocked = errors.New("store_locked")
 	// ErrLeaseFileInvalid: lease.toml does not have the closed four-key shape (I22).
 	ErrLeaseFileInvalid = errors.New("lease_file_invalid")
-	// ErrUpcast: an upcaster failed to rewrite an old event.
-	ErrUpcast = errors.New("event_upcast_failed")
+	// ErrUnknownEventType: an event's type (or its schema) is not in this
+	// build's catalogue: a log written by a newer build, or foreign bytes.
+	// See *PayloadError.
+	ErrUnknownEventType = errors.New("event_type_unknown")
+	// ErrMalformedPayload: a payload does not have its catalogue type's
+	// shape (an unknown key, a value of the wrong type, a missing required
+	// key, a failed upcast). See *PayloadError.
+	ErrMalformedPayload = errors.New("event_payload_malformed")
 )
 
 // CorruptRecordError names the log sequence whose record is torn or corrupt.

@@ -2,24 +2,33 @@ package events
 
 import "time"
 
-// Event is one entry of the log: the envelope of ARCHITECTURE.md "Event
-// envelope" plus its canonical payload.
+// Event is one entry of the log: the envelope and its typed payload, one
+// of the catalogue's types (docs/events.md).
 //
-// Seq, Version, Epoch, Token and Commit are stamped by the log at append time;
-// callers fill Stream, Type, Schema, At and Payload.
+// Seq, Version, Epoch, Token and Commit are stamped by the log at append
+// time; callers fill Stream, At and Payload (New does).
 type Event struct {
 	Seq     uint64    // global sequence, dense from 1
 	Stream  string    // e.g. "entity/Airport/LAX", "lease/writer"
 	Version uint64    // per-stream version, dense from 1
-	Type    string    // dotted, e.g. "entity.persisted"
-	Schema  uint32    // payload schema version, for upcasting (0 is read as 1)
 	At      time.Time // the clock reading the decision used (UTC, nanoseconds kept)
 	Epoch   uint64    // writer epoch of the appending lease
 	Token   string    // fencing token of the appending lease
 	Commit  string    // id shared by all events of one append batch
-	// Payload is a canonical map (see EncodeCanonical). Nil is stored as an
-	// empty map.
-	Payload map[string]any
+	Payload Payload   // the typed body; its type is the event's type
+}
+
+// New returns an event of stream with payload p decided at at.
+func New(stream string, p Payload, at time.Time) Event {
+	return Event{Stream: stream, Payload: p, At: at}
+}
+
+// Type is the event's catalogue type ("" without a payload).
+func (e Event) Type() Type {
+	if e.Payload == nil {
+		return ""
+	}
+	return e.Payload.EventType()
 }
 
 // AnyVersion disables the expected-version check for one stream in an append.

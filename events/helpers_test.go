@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,13 +31,17 @@ func acquire(t *testing.T, l *Log, id string) Lease {
 	return lease
 }
 
-func unit(stream string, expected uint64, types ...string) Unit {
-	evs := make([]Event, len(types))
-	for i, typ := range types {
-		evs[i] = Event{Type: typ, Payload: map[string]any{"i": int64(i), "name": "Café"}}
+// unit is one unit appending n events to stream (each a sync.diverged
+// whose target counts them and whose reason is "Café").
+func unit(stream string, expected uint64, n int) Unit {
+	evs := make([]Event, n)
+	for i := range evs {
+		evs[i] = Event{Payload: note(i)}
 	}
 	return Unit{Streams: []StreamAppend{{Stream: stream, ExpectedVersion: expected, Events: evs}}}
 }
+
+func note(i int) SyncDiverged { return SyncDiverged{Target: fmt.Sprint(i), Reason: "Café"} }
 
 func readAll(t *testing.T, l *Log, from uint64) []Event {
 	t.Helper()

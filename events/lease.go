@@ -26,9 +26,9 @@ type LeaseState string
 
 // Lease states.
 const (
-	LeaseHeld       LeaseState = "held"
-	LeaseReleased   LeaseState = "released"
-	LeaseReconciled LeaseState = "reconciled"
+	LeaseStateHeld       LeaseState = "held"
+	LeaseStateReleased   LeaseState = "released"
+	LeaseStateReconciled LeaseState = "reconciled"
 )
 
 // Lease is the writer lease record kept inside log.db (seed 000 writer_lease).
@@ -59,14 +59,14 @@ func (l Lease) Fence() Fence { return Fence{Role: l.Role, Epoch: l.Epoch, Token:
 
 // Live reports whether l is held and lease_until > now.
 func (l Lease) Live(now time.Time) bool {
-	return l.State == LeaseHeld && l.LeaseUntil.After(now)
+	return l.State == LeaseStateHeld && l.LeaseUntil.After(now)
 }
 
 // TakeoverReason says why the lease may be taken at now ("vacant",
 // "expired", "stale_heartbeat"), or "" when the takeover rule (I02) forbids it.
 func (l Lease) TakeoverReason(now time.Time) string {
 	switch {
-	case l.State != LeaseHeld:
+	case l.State != LeaseStateHeld:
 		return "vacant"
 	case !l.LeaseUntil.After(now):
 		return "expired"
@@ -98,7 +98,7 @@ func (l Lease) matches(f Fence) bool {
 // checkFence enforces I01: role + epoch + token match and lease_until > now.
 // Errors: ErrStaleWriterFence, ErrLeaseExpired.
 func (l Lease) checkFence(f Fence, now time.Time) error {
-	if l.State != LeaseHeld || !l.matches(f) {
+	if l.State != LeaseStateHeld || !l.matches(f) {
 		return fmt.Errorf("%w: role %q epoch %d", ErrStaleWriterFence, f.Role, f.Epoch)
 	}
 	if !l.LeaseUntil.After(now) {

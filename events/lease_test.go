@@ -11,7 +11,7 @@ import (
 func TestI01_StaleEpochOrTokenIsRejectedEvenIfNothingElseChanged(t *testing.T) {
 	l, clock := openTestLog(t)
 	old := acquire(t, l, "w1").Fence()
-	if _, err := l.Append(old, unit("s/a", 0, "x.y")); err != nil {
+	if _, err := l.Append(old, unit("s/a", 0, 1)); err != nil {
 		t.Fatalf("live writer append: %v", err)
 	}
 	for name, f := range map[string]Fence{
@@ -21,19 +21,19 @@ func TestI01_StaleEpochOrTokenIsRejectedEvenIfNothingElseChanged(t *testing.T) {
 		"empty token":     {Role: old.Role, Epoch: old.Epoch},
 		"previous epoch0": {Role: old.Role, Epoch: 0, Token: old.Token},
 	} {
-		if _, err := l.Append(f, unit("s/a", 1, "x.y")); !errors.Is(err, ErrStaleWriterFence) {
+		if _, err := l.Append(f, unit("s/a", 1, 1)); !errors.Is(err, ErrStaleWriterFence) {
 			t.Errorf("%s: err = %v, want stale_writer_fence", name, err)
 		}
 	}
 	clock.Advance(DefaultLeaseTTL) // lease_until == now: no longer > now
-	if _, err := l.Append(old, unit("s/a", 1, "x.y")); !errors.Is(err, ErrLeaseExpired) {
+	if _, err := l.Append(old, unit("s/a", 1, 1)); !errors.Is(err, ErrLeaseExpired) {
 		t.Fatalf("expired own lease: err = %v", err)
 	}
 	next := acquire(t, l, "w2").Fence()
-	if _, err := l.Append(old, unit("s/a", 1, "x.y")); !errors.Is(err, ErrStaleWriterFence) {
+	if _, err := l.Append(old, unit("s/a", 1, 1)); !errors.Is(err, ErrStaleWriterFence) {
 		t.Fatalf("displaced writer: err = %v", err)
 	}
-	if _, err := l.Append(next, unit("s/a", 1, "x.y")); err != nil {
+	if _, err := l.Append(next, unit("s/a", 1, 1)); err != nil {
 		t.Fatalf("new owner: %v", err)
 	}
 	if v, _ := l.StreamVersion("s/a"); v != 2 {
@@ -65,7 +65,7 @@ func TestI02_TakeoverAfterExpiryBumpsEpochAndToken(t *testing.T) {
 	}
 	var last Event
 	must(t, l.ReadStream(LeaseStream(DefaultRole), 1, func(e Event) error { last = e; return nil }))
-	if last.Type != TypeLeaseTakenOver || last.Payload["reason"] != "expired" || last.Epoch != second.Epoch {
+	if g, ok := last.Payload.(LeaseTakenOver); !ok || g.Reason != "expired" || last.Epoch != second.Epoch {
 		t.Fatalf("lease event %+v", last)
 	}
 }

@@ -7,17 +7,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Lease event types, appended to stream "lease/<role>" (seed 002 session_lease).
-const (
-	TypeLeaseAcquired   = "lease.acquired"
-	TypeLeaseTakenOver  = "lease.taken_over"
-	TypeLeaseReleased   = "lease.released"
-	TypeLeaseReconciled = "lease.reconciled"
-)
-
-// LeaseStream is the stream holding a role's lease events.
-func LeaseStream(role string) string { return "lease/" + role }
-
 func getLease(tx *bolt.Tx, role string) (Lease, bool, error) {
 	raw := tx.Bucket(bucketLease).Get([]byte(role))
 	if raw == nil {
@@ -101,7 +90,7 @@ func acquireTx(tx *bolt.Tx, cur Lease, req AcquireRequest, now time.Time) (Lease
 			TakeoverAt: cur.TakeoverAt().UTC().Format(time.RFC3339Nano)}
 	}
 	next := Lease{Role: req.Role, WriterID: req.WriterID, Epoch: cur.Epoch + 1, Token: newToken(),
-		LeaseUntil: now.Add(req.TTL), HeartbeatAt: now, State: LeaseHeld,
+		LeaseUntil: now.Add(req.TTL), HeartbeatAt: now, State: LeaseStateHeld,
 		Host: req.Host, PID: req.PID, Operation: req.Operation}
 	if err := putLease(tx, next); err != nil {
 		return Lease{}, err
@@ -113,24 +102,18 @@ func acquireTx(tx *bolt.Tx, cur Lease, req AcquireRequest, now time.Time) (Lease
 func acquireEvents(cur, next Lease, reason string, leftover *LeaseFile) []Event {
 	var evs []Event
 	if leftover != nil {
-		evs = append(evs, Event{Type: TypeLeaseReconciled, Payload: map[string]any{
-			"state": string(LeaseReconciled), "writer_id": leftover.Holder.WriterID,
-			"host": leftover.Holder.Host, "pid": leftover.Holder.PID,
-			"operation": leftover.Operation, "acquired_at": leftover.AcquiredAt,
-			"by_writer_id": next.WriterID,
-		}})
+		evs = append(evs, Event{Payload: LeaseReconciled{State: LeaseStateReconciled, WriterID: leftover.Holder.WriterID,
+			Host: leftover.Holder.Host, PID: leftover.Holder.PID, Operation: leftover.Operation,
+			AcquiredAt: leftover.AcquiredAt, ByWriterID: next.WriterID}})
 	}
-	typ := TypeLeaseAcquired
-	if cur.State == LeaseHeld {
-		typ = TypeLeaseTakenOver
+	g := LeaseGrant{State: LeaseStateHeld, WriterID: next.WriterID, Epoch: next.Epoch, Host: next.Host, PID: next.PID,
+		Operation: next.Operation, Reason: reason, PreviousWriterID: cur.WriterID, PreviousEpoch: cur.Epoch,
+		LeaseUntil: next.LeaseUntil.UTC()}
+	var p Payload = LeaseAcquired(g)
+	if cur.State == LeaseStateHeld {
+		p = LeaseTakenOver(g)
 	}
-	evs = append(evs, Event{Type: typ, Payload: map[string]any{
-		"state": string(LeaseHeld), "writer_id": next.WriterID, "epoch": int64(next.Epoch),
-		"host": next.Host, "pid": next.PID, "operation": next.Operation, "reason": reason,
-		"previous_writer_id": cur.WriterID, "previous_epoch": int64(cur.Epoch),
-		"lease_until": next.LeaseUntil.UTC(),
-	}})
-	return evs
+	return append(evs, Event{Payload: p})
 }
 
 // appendInTx appends evs to one stream inside an already fenced transaction.
@@ -184,14 +167,14 @@ func (l *Log) ReleaseLease(f Fence) error {
 		if err != nil {
 			return err
 		}
-		if cur.State != LeaseHeld || !cur.matches(f) {
+		if cur.State != LeaseStateHeld || !cur.matches(f) {
 			return fmt.Errorf("%w: release by role %q epoch %d", ErrStaleWriterFence, f.Role, f.Epoch)
 		}
-		cur.State, cur.LeaseUntil = LeaseReleased, now
+		cur.State, cur.LeaseUntil = LeaseStateReleased, now
 		if err := putLease(tx, cur); err != nil {
 			return err
 		}
-		return appendInTx(tx, f, now, LeaseStream(f.Role), []Event{{Type: TypeLeaseReleased,
-			Payload: map[string]any{"state": string(LeaseReleased), "writer_id": cur.WriterID, "epoch": int64(cur.Epoch)}}})
+		return appendInTx(tx, f, now, LeaseStream(f.Role), []Event{{
+			Payload: LeaseReleased{State: LeaseStateReleased, WriterID: cur.WriterID, Epoch: cur.Epoch}}})
 	})
 }

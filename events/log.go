@@ -41,9 +41,8 @@ type Options struct {
 	OpenTimeout time.Duration // file-lock wait; default DefaultOpenTimeout
 	// NoSync skips fsync on commit. Only for benchmarks of the non-durable
 	// path; never for stores whose data matters.
-	NoSync    bool
-	ReadOnly  bool       // open with a shared lock; appends fail
-	Upcasters *Upcasters // applied to every event read; nil = none
+	NoSync   bool
+	ReadOnly bool // open with a shared lock; appends fail
 }
 
 // Log is the append-only event log in a bbolt file (log.db). Appends are
@@ -52,7 +51,6 @@ type Options struct {
 type Log struct {
 	db      *bolt.DB
 	clock   Clock
-	up      *Upcasters
 	storeID string
 	closed  atomic.Bool
 	res     residency
@@ -76,7 +74,7 @@ func OpenLog(path string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", filepath.Base(path), err)
 	}
-	l := &Log{db: db, clock: opts.Clock, up: opts.Upcasters}
+	l := &Log{db: db, clock: opts.Clock}
 	if err := l.init(opts.ReadOnly); err != nil {
 		db.Close()
 		return nil, err

@@ -61,7 +61,7 @@ func runChild(mode string) int {
 func appendWithOld(w *Writer, old string) error {
 	epoch, token, _ := strings.Cut(old, ":")
 	e, _ := strconv.ParseUint(epoch, 10, 64)
-	_, err := w.Log().Append(Fence{Role: DefaultRole, Epoch: e, Token: token}, unit("s/a", AnyVersion, "x.y"))
+	_, err := w.Log().Append(Fence{Role: DefaultRole, Epoch: e, Token: token}, unit("s/a", AnyVersion, 1))
 	return err
 }
 

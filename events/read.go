@@ -12,9 +12,10 @@ import (
 // transaction (which would stall file growth for the writer).
 const readChunk = 512
 
-// ReadFrom calls fn for every event with seq >= from, in order, upcast to
-// their newest schema. It stops at the first error fn returns and returns it.
-// Errors: *CorruptRecordError naming the bad sequence; ErrUpcast.
+// ReadFrom calls fn for every event with seq >= from, in order, typed and
+// upcast to their newest schema. It stops at the first error fn returns
+// and returns it. Errors: *CorruptRecordError naming the bad sequence;
+// *PayloadError for an event this build's catalogue cannot decode.
 func (l *Log) ReadFrom(from uint64, fn func(Event) error) error {
 	if from == 0 {
 		from = 1
@@ -54,12 +55,7 @@ func (l *Log) readChunk(from uint64, in *interner) ([]Event, error) {
 }
 
 func (l *Log) decode(k, v []byte, in *interner) (Event, error) {
-	seq := binary.BigEndian.Uint64(k)
-	e, err := decodeRecord(seq, v, in)
-	if err != nil {
-		return Event{}, err
-	}
-	return e, l.up.Apply(&e)
+	return decodeRecord(binary.BigEndian.Uint64(k), v, in)
 }
 
 // ReadStream calls fn for the events of stream with version >= from, in

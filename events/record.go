@@ -23,17 +23,18 @@ const recordFormat = 1
 const checksumLen = 8
 
 // encodeRecord returns the record bytes for e, whose Payload is already
-// canonical-encoded in payload.
+// canonical-encoded in payload at the catalogue's current schema.
 func encodeRecord(e *Event, payload []byte) []byte {
-	n := 1 + 5*binary.MaxVarintLen64 + len(e.Stream) + len(e.Type) + len(e.Token) + len(e.Commit) + len(payload) + 5*binary.MaxVarintLen64 + checksumLen
+	typ := string(e.Type())
+	n := 1 + 5*binary.MaxVarintLen64 + len(e.Stream) + len(typ) + len(e.Token) + len(e.Commit) + len(payload) + 5*binary.MaxVarintLen64 + checksumLen
 	b := make([]byte, 0, n)
 	b = append(b, recordFormat)
 	b = binary.AppendUvarint(b, e.Seq)
 	b = binary.AppendUvarint(b, e.Version)
-	b = binary.AppendUvarint(b, uint64(e.Schema))
+	b = binary.AppendUvarint(b, uint64(schemaOf(e.Payload)))
 	b = binary.AppendUvarint(b, e.Epoch)
 	b = binary.AppendVarint(b, e.At.UnixNano())
-	for _, s := range [...]string{e.Stream, e.Type, e.Token, e.Commit} {
+	for _, s := range [...]string{e.Stream, typ, e.Token, e.Commit} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -42,9 +43,12 @@ func encodeRecord(e *Event, payload []byte) []byte {
 	return binary.LittleEndian.AppendUint64(b, xxhash.Sum64(b))
 }
 
-// DecodeRecord parses a stored record. seq is the key it was stored under and
-// is cross-checked against the record. Errors: *CorruptRecordError (wrapping
-// ErrCorruptRecord), including when the payload is not canonical.
+// DecodeRecord parses a stored record into a typed event, upcast to its
+// type's current schema. seq is the key it was stored under and is
+// cross-checked against the record. Errors: *CorruptRecordError (wrapping
+// ErrCorruptRecord) when the bytes are torn or not canonical;
+// *PayloadError (ErrUnknownEventType, ErrMalformedPayload) when they are
+// intact but not an event of this build's catalogue.
 func DecodeRecord(seq uint64, b []byte) (Event, error) {
 	return decodeRecord(seq, b, nil)
 }
@@ -58,17 +62,29 @@ func decodeRecord(seq uint64, b []byte, in *interner) (Event, error) {
 	if binary.LittleEndian.Uint64(b[len(body):]) != xxhash.Sum64(body) {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: "checksum mismatch"}
 	}
-	e, payload, err := parseRecord(body, in)
+	h, payload, err := parseRecord(body, in)
 	if err != nil {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
 	}
-	if e.Seq != seq {
-		return Event{}, &CorruptRecordError{Seq: seq, Reason: fmt.Sprintf("record claims seq %d", e.Seq)}
+	if h.Seq != seq {
+		return Event{}, &CorruptRecordError{Seq: seq, Reason: fmt.Sprintf("record claims seq %d", h.Seq)}
 	}
-	if e.Payload, err = decodePayload(payload, in); err != nil {
+	m, err := decodePayload(payload, in)
+	if err != nil {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
 	}
-	return e, nil
+	if h.Payload, err = DecodePayload(h.typ, h.schema, m); err != nil {
+		err.(*PayloadError).Seq = seq
+		return Event{}, err
+	}
+	return h.Event, nil
+}
+
+// header is a parsed record before its payload is typed.
+type header struct {
+	Event
+	typ    Type
+	schema uint32
 }
 
 func decodePayload(b []byte, in *interner) (map[string]any, error) {
@@ -129,17 +145,17 @@ func (r *recordReader) bytes() []byte {
 	return out
 }
 
-func parseRecord(body []byte, in *interner) (Event, []byte, error) {
+func parseRecord(body []byte, in *interner) (header, []byte, error) {
 	if body[0] != recordFormat {
-		return Event{}, nil, fmt.Errorf("unknown record format %d", body[0])
+		return header{}, nil, fmt.Errorf("unknown record format %d", body[0])
 	}
 	r := recordReader{b: body[1:]}
-	var e Event
+	var e header
 	e.Seq, e.Version = r.uvarint(), r.uvarint()
 	schema := r.uvarint()
 	e.Epoch = r.uvarint()
 	e.At = time.Unix(0, r.varint()).UTC()
-	e.Stream, e.Type = string(r.bytes()), in.intern(r.bytes())
+	e.Stream, e.typ = string(r.bytes()), Type(in.intern(r.bytes()))
 	e.Token, e.Commit = in.intern(r.bytes()), string(r.bytes())
 	payload := r.bytes()
 	if r.err == nil && schema > 1<<31 {
@@ -148,23 +164,19 @@ func parseRecord(body []byte, in *interner) (Event, []byte, error) {
 	if r.err == nil && len(r.b) != 0 {
 		r.err = fmt.Errorf("%d trailing bytes", len(r.b))
 	}
-	e.Schema = uint32(schema)
+	e.schema = uint32(schema)
 	return e, payload, r.err
 }
 
 // MarshalRecord returns the stored record bytes of a stamped event (Seq,
 // Version, … set): the same bytes the log keeps, checksum included, so a
 // mirror (e.g. a JetStream stream) can carry events that DecodeRecord
-// verifies on the other side. Errors: ErrInvalidEvent when the payload has
-// no canonical form.
+// verifies on the other side. Errors: ErrInvalidEvent when the payload is
+// not in the catalogue or has no canonical form.
 func MarshalRecord(e Event) ([]byte, error) {
-	p := e.Payload
-	if p == nil {
-		p = map[string]any{}
-	}
-	payload, err := EncodeCanonical(p)
+	payload, err := encodeEvent(nil, e.Stream, &e)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+		return nil, err
 	}
 	return encodeRecord(&e, payload), nil
 }

@@ -43,7 +43,7 @@ func TestReleaseMappedDropsResidentPagesOfTheLog(t *testing.T) {
 	for i := range 40 { // 40 × 256 events × 4 kB ≈ 40 MB
 		var evs []Event
 		for range 256 {
-			evs = append(evs, Event{Type: "blob", Payload: map[string]any{"v": big}})
+			evs = append(evs, Event{Payload: SyncDiverged{Target: "blob", Reason: big}})
 		}
 		if _, err := l.Append(f, Unit{Streams: []StreamAppend{{Stream: "s" + strconv.Itoa(i), Events: evs}}}); err != nil {
 			t.Fatal(err)
@@ -54,7 +54,7 @@ func TestReleaseMappedDropsResidentPagesOfTheLog(t *testing.T) {
 	}
 	before := rssFileKB(t)
 	n := 0
-	if err := l.ReadFrom(1, func(e Event) error { n += count(e.Type == "blob"); return nil }); err != nil || n != 40*256 {
+	if err := l.ReadFrom(1, func(e Event) error { n += count(e.Type() == TypeSyncDiverged); return nil }); err != nil || n != 40*256 {
 		t.Fatalf("read %d events: %v", n, err)
 	}
 	touched := rssFileKB(t)
@@ -67,8 +67,8 @@ func TestReleaseMappedDropsResidentPagesOfTheLog(t *testing.T) {
 	}
 	var again bytes.Buffer
 	err = l.ReadFrom(1, func(e Event) error {
-		if e.Type == "blob" {
-			again.WriteString(e.Payload["v"].(string))
+		if p, ok := e.Payload.(SyncDiverged); ok {
+			again.WriteString(p.Reason)
 		}
 		return nil
 	})

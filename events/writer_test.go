@@ -39,13 +39,11 @@ func TestI22_LeaseFileExistsOnlyWhileHeldAndCleanCloseReopensAtOnce(t *testing.T
 		t.Fatalf("epoch %d", w2.Lease().Epoch)
 	}
 	evs := leaseEvents(t, w2.Log())
-	if len(evs) != 3 || evs[0].Type != TypeLeaseAcquired || evs[1].Type != TypeLeaseReleased || evs[2].Type != TypeLeaseAcquired {
+	if len(evs) != 3 || evs[0].Type() != TypeLeaseAcquired || evs[1].Type() != TypeLeaseReleased || evs[2].Type() != TypeLeaseAcquired {
 		t.Fatalf("lease events %v", evs)
 	}
-	for i, e := range evs {
-		if want := []string{"held", "released", "held"}[i]; e.Payload["state"] != want {
-			t.Fatalf("event %d state %v", i, e.Payload["state"])
-		}
+	if evs[0].Payload.(LeaseAcquired).State != LeaseStateHeld || evs[1].Payload.(LeaseReleased).State != LeaseStateReleased {
+		t.Fatalf("lease event states %+v", evs)
 	}
 }
 
@@ -83,10 +81,10 @@ func TestI22_LeftoverFromDeadRunIsReconciledThroughAnEvent(t *testing.T) {
 	defer w.Close()
 	evs := leaseEvents(t, w.Log())
 	rec, took := evs[len(evs)-2], evs[len(evs)-1]
-	if rec.Type != TypeLeaseReconciled || rec.Payload["state"] != "reconciled" || rec.Payload["writer_id"] != deadLease.WriterID {
+	if r, ok := rec.Payload.(LeaseReconciled); !ok || r.State != LeaseStateReconciled || r.WriterID != deadLease.WriterID {
 		t.Fatalf("reconciliation event %+v", rec)
 	}
-	if took.Type != TypeLeaseTakenOver || took.Payload["reason"] != "stale_heartbeat" || w.Lease().Epoch != deadLease.Epoch+1 {
+	if g, ok := took.Payload.(LeaseTakenOver); !ok || g.Reason != "stale_heartbeat" || w.Lease().Epoch != deadLease.Epoch+1 {
 		t.Fatalf("takeover event %+v", took)
 	}
 	if lf, _ := ReadLeaseFile(dir); lf.Holder.WriterID != w.Lease().WriterID {
@@ -133,7 +131,7 @@ func TestI22_MalformedLeftoverIsMovedAsideNotDeleted(t *testing.T) {
 		t.Fatal("the malformed file's content was not kept")
 	}
 	evs := leaseEvents(t, w.Log())
-	if evs[0].Type != TypeLeaseReconciled || !strings.Contains(evs[0].Payload["operation"].(string), "invalid") {
+	if r, ok := evs[0].Payload.(LeaseReconciled); !ok || !strings.Contains(r.Operation, "invalid") {
 		t.Fatalf("events %+v", evs)
 	}
 }

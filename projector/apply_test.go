@@ -28,9 +28,9 @@ var goldenCases = map[string]func(h *history) [][]events.Event{
 		b := map[string]any{"name": "Caf\u00e9", "altitude": int64(-12), "latitude": 0.5, "active": false, "checked": nil, "notes": ""}
 		return [][]events.Event{
 			{h.created("Airport", "A", goroka(), 1), h.created("Airport", "B", b, 1)},
-			{h.persisted("Airport", "A", false, map[string]any{"altitude": int64(5283), "checked": nil}, map[string]int64{"altitude": 2, "checked": 2})},
-			{h.persisted("Airport", "B", false, map[string]any{"checked": checked, "legacy": "not a column"}, map[string]int64{"checked": 2, "legacy": 1}),
-				h.persisted("Airport", "A", false, map[string]any{"notes": "edited"}, map[string]int64{"notes": 2})},
+			{h.persisted("Airport", "A", false, map[string]any{"altitude": int64(5283), "checked": nil}, map[string]uint64{"altitude": 2, "checked": 2})},
+			{h.persisted("Airport", "B", false, map[string]any{"checked": checked, "legacy": "not a column"}, map[string]uint64{"checked": 2, "legacy": 1}),
+				h.persisted("Airport", "A", false, map[string]any{"notes": "edited"}, map[string]uint64{"notes": 2})},
 		}
 	},
 	// Remove deletes the row and clears hashes but keeps revisions; a
@@ -41,37 +41,44 @@ var goldenCases = map[string]func(h *history) [][]events.Event{
 			{h.created("Airport", "A", goroka(), 1), h.created("Airport", "B", map[string]any{"name": "Madang"}, 1)},
 			{h.removed("Airport", "A")},
 			{h.created("Airport", "A", map[string]any{"name": "Goroka again", "altitude": int64(1)}, 2)},
-			{h.persisted("Airport", "A", false, map[string]any{"altitude": int64(2)}, map[string]int64{"altitude": 3})},
+			{h.persisted("Airport", "A", false, map[string]any{"altitude": int64(2)}, map[string]uint64{"altitude": 3})},
 		}
 	},
 	// Lease events: the current lease per role (host, pid and operation
 	// kept when a later event does not carry them) and the full history,
 	// a reconciliation included.
 	"lease": func(h *history) [][]events.Event {
-		acquired := func(typ string, epoch uint64, writer, host string, pid int64, op string) events.Event {
-			return h.lease(typ, epoch, map[string]any{"state": "held", "writer_id": writer, "epoch": int64(epoch),
-				"host": host, "pid": pid, "operation": op, "reason": "vacant", "previous_writer_id": "", "previous_epoch": int64(0),
-				"lease_until": t0.Add(time.Hour)})
+		grant := func(epoch uint64, writer, host string, pid int64, op string) events.LeaseGrant {
+			return events.LeaseGrant{State: events.LeaseStateHeld, WriterID: writer, Epoch: epoch, Host: host, PID: pid,
+				Operation: op, Reason: "vacant", LeaseUntil: t0.Add(time.Hour)}
 		}
 		return [][]events.Event{
-			{acquired("lease.acquired", 1, "w1", "host-a", 100, "serve")},
+			{h.lease(1, events.LeaseAcquired(grant(1, "w1", "host-a", 100, "serve")))},
 			{h.created("Airport", "A", map[string]any{"name": "x"}, 1)},
-			{h.lease("lease.reconciled", 2, map[string]any{"state": "reconciled", "writer_id": "w1", "host": "host-a", "pid": int64(100),
-				"operation": "serve", "acquired_at": t0, "by_writer_id": "w2"}),
-				acquired("lease.taken_over", 2, "w2", "host-b", 200, "demo")},
-			{h.lease("lease.released", 2, map[string]any{"state": "released", "writer_id": "w2", "epoch": int64(2)})},
+			{h.lease(2, events.LeaseReconciled{State: events.LeaseStateReconciled, WriterID: "w1", Host: "host-a", PID: 100,
+				Operation: "serve", AcquiredAt: t0, ByWriterID: "w2"}),
+				h.lease(2, events.LeaseTakenOver(grant(2, "w2", "host-b", 200, "demo")))},
+			{h.lease(2, events.LeaseReleased{State: events.LeaseStateReleased, WriterID: "w2", Epoch: 2})},
 		}
 	},
-	// Event types the projector does not know are skipped (the checkpoint
-	// still moves past them); an entity the schema does not declare gets
-	// canonical state but no table.
+	// Events whose projection writes nothing (schema.declared, typed or as
+	// recorded) still move the checkpoint; an entity the schema does not
+	// declare gets canonical state but no table. (This history once held
+	// event types outside the catalogue, which the projector skipped; they
+	// are an error now — TestApplyEventWithoutProjectionFails — and the
+	// golden bytes did not change.)
 	"unknown_and_undeclared": func(h *history) [][]events.Event {
+		declared := events.SchemaDeclared{Entities: []events.EntityShape{airportShape(), runwayShape()}}
+		recorded, err := events.EncodePayload(declared)
+		if err != nil {
+			panic(err)
+		}
 		return [][]events.Event{
-			{h.next("misc/1", "test.unknown_type", 1, map[string]any{"anything": "goes"}),
+			{h.next(events.SchemaStream, declared),
 				h.created("Runway", "1-09", map[string]any{"length_m": int64(1600), "surface": "asphalt"}, 1)},
-			{h.persisted("Runway", "1-09", false, map[string]any{"surface": "grass"}, map[string]int64{"surface": 2}),
-				h.next("misc/1", "test.another_unknown", 7, nil)},
-			{h.removed("Runway", "1-09"), h.next("misc/2", "test.unknown_type", 1, map[string]any{})},
+			{h.persisted("Runway", "1-09", false, map[string]any{"surface": "grass"}, map[string]uint64{"surface": 2}),
+				h.next(events.SchemaStream, events.Recorded{Type: events.TypeSchemaDeclared, Schema: 1, Fields: recorded})},
+			{h.removed("Runway", "1-09"), h.next(events.SchemaStream, events.SchemaDeclared{})},
 		}
 	},
 }
@@ -124,10 +131,10 @@ func TestApplyIsIdempotent(t *testing.T) {
 	h := newHistory()
 	evs := []events.Event{
 		h.created("Airport", "A", goroka(), 1),
-		h.persisted("Airport", "A", false, map[string]any{"altitude": int64(1)}, map[string]int64{"altitude": 2}),
+		h.persisted("Airport", "A", false, map[string]any{"altitude": int64(1)}, map[string]uint64{"altitude": 2}),
 		h.removed("Airport", "A"),
 		h.created("Airport", "A", map[string]any{"name": "again"}, 2),
-		h.persisted("Airport", "A", false, map[string]any{"altitude": int64(7)}, map[string]int64{"altitude": 4}),
+		h.persisted("Airport", "A", false, map[string]any{"altitude": int64(7)}, map[string]uint64{"altitude": 4}),
 		h.created("Airport", "B", map[string]any{"name": "b"}, 1),
 	}
 	p := openFresh(t)
@@ -165,12 +172,20 @@ func seqs(evs []events.Event) []uint64 {
 // applied; the checkpoint stays, in memory and on disk. The batch applies
 // once fixed.
 func TestFailingBatchLeavesReadModelAndCheckpointUnchanged(t *testing.T) {
-	bad := map[string]map[string]any{
-		"persisted without id":     {"entity": "Airport", "fields": map[string]any{"name": "x"}, "revisions": map[string]any{"name": int64(1)}, "created": true},
-		"persisted without entity": {"id": "C", "fields": map[string]any{"name": "x"}, "revisions": map[string]any{"name": int64(1)}, "created": true},
-		"persisted with int id":    {"entity": "Airport", "id": int64(3), "fields": map[string]any{}, "revisions": map[string]any{}, "created": true},
-		"field without canonical form": {"entity": "Airport", "id": "C", "created": true,
-			"fields": map[string]any{"name": []byte("raw")}, "revisions": map[string]any{"name": int64(1)}},
+	recorded := func(fields map[string]any) events.Payload {
+		return events.Recorded{Type: events.TypeEntityPersisted, Schema: 2, Fields: fields}
+	}
+	bad := map[string]events.Payload{
+		"persisted without id": events.EntityPersisted{Entity: "Airport", Created: true, Fields: map[string]any{"name": "x"},
+			Revisions: map[string]uint64{"name": 1}},
+		"persisted without entity": events.EntityPersisted{ID: "C", Created: true, Fields: map[string]any{"name": "x"},
+			Revisions: map[string]uint64{"name": 1}},
+		"recorded persisted without id": recorded(map[string]any{"entity": "Airport", "fields": map[string]any{"name": "x"},
+			"revisions": map[string]any{"name": int64(1)}, "created": true}),
+		"persisted with int id": recorded(map[string]any{"entity": "Airport", "id": int64(3), "fields": map[string]any{},
+			"revisions": map[string]any{}, "created": true}),
+		"field without canonical form": events.EntityPersisted{Entity: "Airport", ID: "C", Created: true,
+			Fields: map[string]any{"name": []byte("raw")}, Revisions: map[string]uint64{"name": 1}},
 	}
 	for name, payload := range bad {
 		t.Run(name, func(t *testing.T) {
@@ -181,9 +196,9 @@ func TestFailingBatchLeavesReadModelAndCheckpointUnchanged(t *testing.T) {
 			must(t, p.Apply([]events.Event{h.created("Airport", "A", goroka(), 1), h.created("Airport", "B", map[string]any{"name": "b"}, 1)}))
 			before := dump(t, path)
 
-			good := h.persisted("Airport", "A", false, map[string]any{"name": "renamed"}, map[string]int64{"name": 2})
+			good := h.persisted("Airport", "A", false, map[string]any{"name": "renamed"}, map[string]uint64{"name": 2})
 			other := h.created("Airport", "C", map[string]any{"name": "c"}, 1)
-			broken := h.next("entity/Airport/C", "entity.persisted", 2, payload)
+			broken := h.next(events.EntityStream("Airport", "C"), payload)
 			err := p.Apply([]events.Event{good, other, broken})
 			if !errors.Is(err, projector.ErrProjection) {
 				t.Fatalf("Apply with a bad event: %v", err)
@@ -206,6 +221,83 @@ func TestFailingBatchLeavesReadModelAndCheckpointUnchanged(t *testing.T) {
 	}
 }
 
+// TestRemovedWithoutEntityOrIDIsRejected: entity.removed without entity
+// or id fails like entity.persisted does (ErrProjection wrapping
+// ErrMalformedPayload): no hk_entity_state row for an empty key is
+// written and the checkpoint does not move.
+func TestRemovedWithoutEntityOrIDIsRejected(t *testing.T) {
+	cases := map[string]events.Payload{
+		"without id":          events.EntityRemoved{Entity: "Airport"},
+		"without entity":      events.EntityRemoved{ID: "A"},
+		"recorded without id": events.Recorded{Type: events.TypeEntityRemoved, Schema: 1, Fields: map[string]any{"entity": "Airport"}},
+	}
+	for name, payload := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := openFresh(t)
+			bad := newHistory().next("entity/Airport/", payload)
+			err := p.Apply([]events.Event{bad})
+			if !errors.Is(err, projector.ErrProjection) || !errors.Is(err, events.ErrMalformedPayload) || p.Checkpoint() != 0 {
+				t.Fatalf("%s %s: err %v, checkpoint %d", events.TypeEntityRemoved, name, err, p.Checkpoint())
+			}
+			wantRows(t, "entity state rows", query(t, p.Path(), `SELECT entity, id, removed FROM hk_entity_state`))
+		})
+	}
+}
+
+// TestApplyEventWithoutProjectionFails: an event the projector has no
+// case for — a type outside the catalogue, recorded or as a Go payload,
+// or a catalogue type at a schema newer than this build's — is never
+// skipped: Apply fails with ErrProjection wrapping ErrUnknownEventType,
+// nothing of its batch is applied, and the checkpoint stays, in memory
+// and on disk.
+func TestApplyEventWithoutProjectionFails(t *testing.T) {
+	cases := map[string]events.Payload{
+		"recorded unknown type":             events.Recorded{Type: "test.unknown_type", Schema: 1, Fields: map[string]any{"anything": "goes"}},
+		"recorded without fields":           events.Recorded{Type: "test.another_unknown", Schema: 7},
+		"payload outside the catalogue":     foreignPayload{Note: "x"},
+		"payload claiming a catalogue type": impostorPayload{Entity: "Airport", ID: "A"},
+		"catalogue type at a newer schema": events.Recorded{Type: events.TypeEntityRemoved, Schema: 2,
+			Fields: map[string]any{"entity": "Airport", "id": "A"}},
+	}
+	for name, payload := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), projector.FileName)
+			p := openAt(t, path)
+			h := newHistory()
+			must(t, p.Apply([]events.Event{h.created("Airport", "A", goroka(), 1)}))
+			before := dump(t, path)
+
+			good := h.created("Airport", "B", map[string]any{"name": "b"}, 1)
+			unknown := h.next("misc/1", payload)
+			err := p.Apply([]events.Event{good, unknown})
+			if !errors.Is(err, events.ErrUnknownEventType) || !errors.Is(err, projector.ErrProjection) {
+				t.Fatalf("Apply with %s: %v", name, err)
+			}
+			if p.Checkpoint() != 1 || !bytes.Equal(dump(t, path), before) {
+				t.Fatalf("failed batch left checkpoint %d and:\n%s", p.Checkpoint(), dump(t, path))
+			}
+			must(t, p.Close())
+			p = openAt(t, path)
+			defer p.Close()
+			if p.Checkpoint() != 1 {
+				t.Fatalf("checkpoint on disk %d after a failed batch", p.Checkpoint())
+			}
+		})
+	}
+}
+
+// foreignPayload implements events.Payload but is not in the catalogue.
+type foreignPayload struct{ Note string }
+
+func (foreignPayload) EventType() events.Type { return "test.foreign" }
+
+// impostorPayload claims a catalogue type without being its Go type.
+type impostorPayload struct{ Entity, ID string }
+
+func (impostorPayload) EventType() events.Type { return events.TypeEntityRemoved }
+
 // TestFieldStateViewHasOneRowPerField: hk_field_state flattens the JSON
 // field state into one row per (entity, id, field) with hash, revision
 // and owner; a removed entity keeps its rows with empty hashes.
@@ -215,7 +307,7 @@ func TestFieldStateViewHasOneRowPerField(t *testing.T) {
 	must(t, p.Apply([]events.Event{
 		h.created("Airport", "A", goroka(), 1),
 		h.created("Airport", "B", map[string]any{"name": "b", "notes": "n"}, 1),
-		h.persisted("Airport", "A", false, map[string]any{"notes": "edited"}, map[string]int64{"notes": 2}),
+		h.persisted("Airport", "A", false, map[string]any{"notes": "edited"}, map[string]uint64{"notes": 2}),
 	}))
 	nameHash, err := events.Hash("Goroka Airport")
 	must(t, err)
@@ -229,9 +321,12 @@ func TestFieldStateViewHasOneRowPerField(t *testing.T) {
 	wantRows(t, "removed A", query(t, p.Path(), `SELECT count(*), sum(value_hash = ''), min(revision), max(revision) FROM hk_field_state WHERE id = 'A'`),
 		"6|6|1|2")
 
+	wantRows(t, "removed A keeps the owner", query(t, p.Path(), `SELECT field, value_hash, revision, owner FROM hk_field_state WHERE id = 'A' AND field = 'notes'`),
+		"notes||2|user")
+
 	row, err := p.EntityState("Airport", "A")
 	must(t, err)
-	if row.Exists || row.Version != 3 || len(row.Fields) != 6 || row.Fields["notes"].Revision != 2 || row.Fields["notes"].Hash != "" || row.Fields["notes"].Owner != projector.OwnerUser {
+	if row.Exists || row.Version != 3 || len(row.Fields) != 6 || row.Fields["notes"].Revision != 2 || row.Fields["notes"].Hash != "" {
 		t.Fatalf("EntityState of removed A: %+v", row)
 	}
 	none, err := p.EntityState("Airport", "never")
@@ -250,7 +345,7 @@ func TestDigestAndDump(t *testing.T) {
 		h := newHistory()
 		evs := []events.Event{h.created("Airport", "A", map[string]any{"name": "1", "altitude": int64(1), "latitude": 1.0}, 1)}
 		if extra {
-			evs = append(evs, h.persisted("Airport", "A", false, map[string]any{"latitude": 1.5}, map[string]int64{"latitude": 2}))
+			evs = append(evs, h.persisted("Airport", "A", false, map[string]any{"latitude": 1.5}, map[string]uint64{"latitude": 2}))
 		}
 		must(t, p.Apply(evs))
 		return p.Path()

@@ -13,20 +13,17 @@ import (
 // TimeLayout is how time columns are stored: UTC, milliseconds, sortable.
 const TimeLayout = "2006-01-02T15:04:05.000Z"
 
-func (p *Projector) applyPersisted(e *events.Event) error {
-	entity, _ := e.Payload["entity"].(string)
-	id, _ := e.Payload["id"].(string)
-	fields, _ := e.Payload["fields"].(map[string]any)
-	revs, _ := e.Payload["revisions"].(map[string]any)
+func (p *Projector) applyPersisted(e *events.Event, x events.EntityPersisted) error {
+	entity, id := x.Entity, x.ID
 	if entity == "" || id == "" {
-		return fmt.Errorf("entity.persisted without entity or id")
+		return fmt.Errorf("%w: %s without entity or id", events.ErrMalformedPayload, x.EventType())
 	}
 	if t, ok := p.tables[entity]; ok {
-		if err := p.writeRow(t, id, fields); err != nil {
+		if err := p.writeRow(t, id, x.Fields); err != nil {
 			return err
 		}
 	}
-	state, err := p.mergeFieldState(entity, id, e, fields, revs)
+	state, err := p.mergeFieldState(entity, id, e, x.Fields, x.Revisions)
 	if err != nil {
 		return err
 	}
@@ -37,9 +34,9 @@ func (p *Projector) applyPersisted(e *events.Event) error {
 // gets NULL for absent fields, an existing one keeps them. Upserting
 // regardless of the event's "created" flag keeps old logs (whose flag is
 // inferred by an upcaster) from wiping or losing rows.
-func (p *Projector) writeRow(t Table, id string, fields map[string]any) error {
+func (p *Projector) writeRow(t events.EntityShape, id string, fields map[string]any) error {
 	names := p.rowNames[:0]
-	for _, c := range t.Columns {
+	for _, c := range t.Fields {
 		if _, ok := fields[c.Name]; ok {
 			names = append(names, c.Name)
 		}
@@ -58,10 +55,10 @@ func (p *Projector) writeRow(t Table, id string, fields map[string]any) error {
 
 // upsertSQL builds (once per table and column set) the row upsert; names
 // are in declaration order.
-func (p *Projector) upsertSQL(t Table, names []string) string {
-	key := t.Entity // every column: the common case needs no key building
-	if len(names) != len(t.Columns) {
-		key = t.Entity + "\x00" + strings.Join(names, "\x00")
+func (p *Projector) upsertSQL(t events.EntityShape, names []string) string {
+	key := t.Name // every column: the common case needs no key building
+	if len(names) != len(t.Fields) {
+		key = t.Name + "\x00" + strings.Join(names, "\x00")
 	}
 	if q, ok := p.sqlCache[key]; ok {
 		return q
@@ -78,7 +75,7 @@ func (p *Projector) upsertSQL(t Table, names []string) string {
 	if len(set) > 0 {
 		conflict = "DO UPDATE SET " + strings.Join(set, ", ")
 	}
-	q := fmt.Sprintf("INSERT INTO %q (%s) VALUES (%s) ON CONFLICT (%q) %s", t.Entity, strings.Join(cols, ", "),
+	q := fmt.Sprintf("INSERT INTO %q (%s) VALUES (%s) ON CONFLICT (%q) %s", t.Name, strings.Join(cols, ", "),
 		strings.Join(marks, ", "), t.PK, conflict)
 	if p.sqlCache == nil {
 		p.sqlCache = map[string]string{}
@@ -90,10 +87,10 @@ func (p *Projector) upsertSQL(t Table, names []string) string {
 // mergeFieldState folds an event's changed fields into the stored state
 // and returns the result sorted by field name. The first event of a stream
 // skips the read: nothing is stored yet.
-func (p *Projector) mergeFieldState(entity, id string, e *events.Event, fields, revs map[string]any) ([]fieldEntry, error) {
+func (p *Projector) mergeFieldState(entity, id string, e *events.Event, fields map[string]any, revs map[string]uint64) ([]fieldEntry, error) {
 	var stored map[string]FieldRow
 	if e.Version > 1 {
-		row, err := p.EntityState(entity, id)
+		row, err := p.entityRow(entity, id)
 		if err != nil {
 			return nil, err
 		}
@@ -105,8 +102,7 @@ func (p *Projector) mergeFieldState(entity, id string, e *events.Event, fields, 
 		if err != nil {
 			return nil, err
 		}
-		rev, _ := revs[name].(int64)
-		out = append(out, fieldEntry{name, FieldRow{Hash: h, Revision: uint64(rev), Owner: p.owner(entity, name)}})
+		out = append(out, fieldEntry{name, FieldRow{Hash: h, Revision: revs[name], Owner: p.owner(entity, name)}})
 	}
 	for name, f := range stored {
 		if _, changed := fields[name]; !changed {
@@ -129,25 +125,24 @@ func (p *Projector) hash(field string, v any) (string, error) {
 	return events.HashReuse(&p.hashBuf, v)
 }
 
-func (p *Projector) owner(entity, field string) Owner {
+func (p *Projector) owner(entity, field string) events.Owner {
 	if p.userOwned[entity][field] {
-		return OwnerUser
+		return events.OwnerUser
 	}
-	return OwnerSystem
+	return events.OwnerSystem
 }
 
-func (p *Projector) applyRemoved(e *events.Event) error {
-	entity, _ := e.Payload["entity"].(string)
-	id, _ := e.Payload["id"].(string)
+func (p *Projector) applyRemoved(e *events.Event, x events.EntityRemoved) error {
+	entity, id := x.Entity, x.ID
 	if entity == "" || id == "" {
-		return fmt.Errorf("entity.removed without entity or id")
+		return fmt.Errorf("%w: %s without entity or id", events.ErrMalformedPayload, x.EventType())
 	}
 	if t, ok := p.tables[entity]; ok {
-		if err := p.exec(fmt.Sprintf("DELETE FROM %q WHERE %q = ?", t.Entity, t.PK), id); err != nil {
+		if err := p.exec(fmt.Sprintf("DELETE FROM %q WHERE %q = ?", t.Name, t.PK), id); err != nil {
 			return err
 		}
 	}
-	row, err := p.EntityState(entity, id)
+	row, err := p.entityRow(entity, id)
 	if err != nil {
 		return err
 	}
@@ -157,21 +152,25 @@ func (p *Projector) applyRemoved(e *events.Event) error {
 	return p.putEntityState(entity, id, e.Version, e.Seq, true, entriesOf(row.Fields))
 }
 
-func (p *Projector) applyLease(e *events.Event) error {
-	role := strings.TrimPrefix(e.Stream, "lease/")
-	str := func(k string) string { s, _ := e.Payload[k].(string); return s }
-	num := func(k string) int64 { n, _ := e.Payload[k].(int64); return n }
-	err := p.exec("INSERT INTO hk_lease_history (seq, role, type, writer_id, epoch, state, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		int64(e.Seq), role, e.Type, str("writer_id"), int64(e.Epoch), str("state"), e.At)
-	if err != nil || e.Type == events.TypeLeaseReconciled {
+// applyLease records a lease grant or release: its history row and the
+// role's current holder (a release keeps the last host, pid and operation).
+func (p *Projector) applyLease(e *events.Event, g events.LeaseGrant) error {
+	if err := p.leaseHistory(e, g.WriterID, g.State); err != nil {
 		return err
 	}
 	return p.exec(`INSERT INTO hk_lease (role, writer_id, epoch, state, host, pid, operation, at, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (role) DO UPDATE SET writer_id = excluded.writer_id, epoch = excluded.epoch, state = excluded.state,
   host = CASE WHEN excluded.host = '' THEN host ELSE excluded.host END, pid = CASE WHEN excluded.pid = 0 THEN pid ELSE excluded.pid END,
   operation = CASE WHEN excluded.operation = '' THEN operation ELSE excluded.operation END, at = excluded.at, seq = excluded.seq`,
-		role, str("writer_id"), int64(e.Epoch), str("state"), str("host"), num("pid"), str("operation"), e.At, int64(e.Seq))
+		leaseRole(e), g.WriterID, int64(e.Epoch), string(g.State), g.Host, g.PID, g.Operation, e.At, int64(e.Seq))
 }
+
+func (p *Projector) leaseHistory(e *events.Event, writer string, state events.LeaseState) error {
+	return p.exec("INSERT INTO hk_lease_history (seq, role, type, writer_id, epoch, state, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		int64(e.Seq), leaseRole(e), string(e.Type()), writer, int64(e.Epoch), string(state), e.At)
+}
+
+func leaseRole(e *events.Event) string { return strings.TrimPrefix(e.Stream, events.LeaseStream("")) }
 
 // BindValue binds a canonical value to parameter i (1-based) the way the
 // read model stores it (times as TimeLayout text, bools as 0/1).

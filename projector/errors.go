@@ -14,4 +14,6 @@ var (
 	// ErrProjection: applying an event to SQLite failed; nothing of that
 	// batch was applied and the checkpoint did not move.
 	ErrProjection = errors.New("projection_failed")
+	// ErrUnknownField: a query names a field the entity does not have.
+	ErrUnknownField = errors.New("unknown_field")
 )

@@ -24,21 +24,27 @@ const storeID = "store0test01"
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-// airportTable is the entity table the tests project into: one column of
-// every kind, a nullable time and a user-owned field.
-func airportTable() projector.Table {
-	return projector.Table{Entity: "Airport", PK: "id", Columns: []projector.Column{
-		{Name: "name", Kind: projector.KindString, Owner: projector.OwnerSystem},
-		{Name: "altitude", Kind: projector.KindInt, Owner: projector.OwnerSystem},
-		{Name: "latitude", Kind: projector.KindFloat, Owner: projector.OwnerSystem},
-		{Name: "active", Kind: projector.KindBool, Owner: projector.OwnerSystem},
-		{Name: "checked", Kind: projector.KindTime, Nullable: true, Owner: projector.OwnerSystem},
-		{Name: "notes", Kind: projector.KindString, Owner: projector.OwnerUser},
+// airportShape is the entity the tests project into: one field of every
+// kind, a nullable time and a user-owned field.
+func airportShape() events.EntityShape {
+	return events.EntityShape{Name: "Airport", PK: "id", Fields: []events.FieldShape{
+		{Name: "name", Kind: events.KindString, Owner: events.OwnerSystem},
+		{Name: "altitude", Kind: events.KindInt, Owner: events.OwnerSystem},
+		{Name: "latitude", Kind: events.KindFloat, Owner: events.OwnerSystem},
+		{Name: "active", Kind: events.KindBool, Owner: events.OwnerSystem},
+		{Name: "checked", Kind: events.KindTime, Nullable: true, Owner: events.OwnerSystem},
+		{Name: "notes", Kind: events.KindString, Owner: events.OwnerUser},
 	}}
 }
 
-func testSchema() projector.Schema {
-	return projector.Schema{Tables: []projector.Table{airportTable()}}
+// runwayShape is a second entity, declared only by some tests.
+func runwayShape() events.EntityShape {
+	return events.EntityShape{Name: "Runway", PK: "key", Fields: []events.FieldShape{
+		{Name: "surface", Kind: events.KindString, Owner: events.OwnerSystem}}}
+}
+
+func testEntities() []events.EntityShape {
+	return []events.EntityShape{airportShape()}
 }
 
 func must(t testing.TB, err error) {
@@ -51,7 +57,7 @@ func must(t testing.TB, err error) {
 // openAt opens (or creates) a read model at path with the test schema.
 func openAt(t testing.TB, path string) *projector.Projector {
 	t.Helper()
-	p, err := projector.Open(path, projector.Options{StoreID: storeID, Schema: testSchema()})
+	p, err := projector.Open(path, projector.Options{StoreID: storeID, Entities: testEntities()})
 	must(t, err)
 	return p
 }
@@ -73,27 +79,23 @@ type history struct {
 
 func newHistory() *history { return &history{versions: map[string]uint64{}} }
 
-func (h *history) next(stream, typ string, schema uint32, payload map[string]any) events.Event {
+// next stamps an event of stream carrying payload p.
+func (h *history) next(stream string, p events.Payload) events.Event {
 	h.seq++
 	h.versions[stream]++
-	return events.Event{Seq: h.seq, Stream: stream, Version: h.versions[stream], Type: typ, Schema: schema,
-		At: t0.Add(time.Duration(h.seq) * time.Second), Epoch: 1, Token: "tok", Commit: "c" + strconv.FormatUint(h.seq, 10), Payload: payload}
+	return events.Event{Seq: h.seq, Stream: stream, Version: h.versions[stream], At: t0.Add(time.Duration(h.seq) * time.Second),
+		Epoch: 1, Token: "tok", Commit: "c" + strconv.FormatUint(h.seq, 10), Payload: p}
 }
 
-// persisted is an entity.persisted event (schema 2). revs maps each field
-// to its revision.
-func (h *history) persisted(entity, id string, created bool, fields map[string]any, revs map[string]int64) events.Event {
-	r := map[string]any{}
-	for k, v := range revs {
-		r[k] = v
-	}
-	return h.next("entity/"+entity+"/"+id, "entity.persisted", 2, map[string]any{
-		"entity": entity, "id": id, "created": created, "fields": fields, "revisions": r})
+// persisted is an entity.persisted event. revs maps each field to its
+// revision.
+func (h *history) persisted(entity, id string, created bool, fields map[string]any, revs map[string]uint64) events.Event {
+	return h.next(events.EntityStream(entity, id), events.EntityPersisted{Entity: entity, ID: id, Created: created, Fields: fields, Revisions: revs})
 }
 
 // created is a create carrying every field at revision rev.
-func (h *history) created(entity, id string, fields map[string]any, rev int64) events.Event {
-	revs := map[string]int64{}
+func (h *history) created(entity, id string, fields map[string]any, rev uint64) events.Event {
+	revs := map[string]uint64{}
 	for k := range fields {
 		revs[k] = rev
 	}
@@ -101,11 +103,12 @@ func (h *history) created(entity, id string, fields map[string]any, rev int64) e
 }
 
 func (h *history) removed(entity, id string) events.Event {
-	return h.next("entity/"+entity+"/"+id, "entity.removed", 1, map[string]any{"entity": entity, "id": id})
+	return h.next(events.EntityStream(entity, id), events.EntityRemoved{Entity: entity, ID: id})
 }
 
-func (h *history) lease(typ string, epoch uint64, payload map[string]any) events.Event {
-	e := h.next("lease/writer", typ, 1, payload)
+// lease is a lease event of the writer role appended at epoch.
+func (h *history) lease(epoch uint64, p events.Payload) events.Event {
+	e := h.next(events.LeaseStream("writer"), p)
 	e.Epoch = epoch
 	return e
 }

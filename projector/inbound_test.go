@@ -15,14 +15,14 @@ func TestInboundProjectionConflictLifecycle(t *testing.T) {
 	h := newHistory()
 	const b = "bind1"
 	evs := []events.Event{
-		h.next("inbound/Airport_Input", "candidate.detected", 1, map[string]any{"tab": "Airport_Input", "anchor": "7", "binding": b,
-			"entity": "Airport", "id": "7", "field": "notes", "candidate_hash": "hA", "epoch": int64(0), "visible_revision": int64(3),
-			"visible_hash": "row1", "canonical_revision": int64(2), "conflict_id": "cf1", "sheet_value": "A"}),
-		h.next("conflict/cf1", "conflict.opened", 1, map[string]any{"conflict_id": "cf1", "entity": "Airport", "id": "7", "field": "notes",
-			"tab": "Airport_Input", "anchor": "7", "binding": b, "canonical_revision": int64(2), "candidate_hash": "hA",
-			"candidate_epoch": int64(0), "visible_revision": int64(3), "visible_hash": "row1", "system_value": "B", "sheet_value": "A"}),
-		h.next("inbound/Airport_Input", "row.quarantined", 1, map[string]any{"tab": "Airport_Input", "anchor": "8", "sheet_row": int64(3),
-			"row_hash": "row8", "reason": "cell_type_mismatch", "column": "notes", "quarantine_id": "q1"}),
+		h.next(events.InboundStream("Airport_Input"), events.CandidateDetected{Tab: "Airport_Input", Anchor: "7", Binding: b,
+			Entity: "Airport", ID: "7", Field: "notes", CandidateHash: "hA", Epoch: 0, VisibleRevision: 3,
+			VisibleHash: "row1", CanonicalRevision: 2, ConflictID: "cf1", SheetValue: "A"}),
+		h.next(events.ConflictStream("cf1"), events.ConflictOpened{ConflictID: "cf1", Entity: "Airport", ID: "7", Field: "notes",
+			Tab: "Airport_Input", Anchor: "7", Binding: b, CanonicalRevision: 2, CandidateHash: "hA",
+			CandidateEpoch: 0, VisibleRevision: 3, VisibleHash: "row1", SystemValue: "B", SheetValue: "A"}),
+		h.next(events.InboundStream("Airport_Input"), events.RowQuarantined{Tab: "Airport_Input", Anchor: "8", SheetRow: 3,
+			RowHash: "row8", Reason: "cell_type_mismatch", Column: "notes", QuarantineID: "q1"}),
 	}
 	must(t, p.Apply(evs))
 	path := p.Path()
@@ -36,13 +36,14 @@ func TestInboundProjectionConflictLifecycle(t *testing.T) {
 		t.Fatalf("expectation evidence %v", x.Evidence)
 	}
 	must(t, p.Apply([]events.Event{
-		h.next("conflict/cf1", "conflict.resolved", 1, map[string]any{"conflict_id": "cf1", "resolution": "system_wins", "canonical_revision": int64(3)}),
-		h.next("inbound/Airport_Input", "candidate.cleared", 1, map[string]any{"binding": b, "field": "notes", "epoch": int64(1), "reason": "system_wins"}),
-		h.next("inbound/Airport_Input", "row.quarantine_cleared", 1, map[string]any{"tab": "Airport_Input", "quarantine_id": "q1"}),
+		h.next(events.ConflictStream("cf1"), events.ConflictResolved{ConflictID: "cf1", Resolution: events.ResolutionSystemWins, CanonicalRevision: 3}),
+		h.next(events.InboundStream("Airport_Input"), events.CandidateCleared{Binding: b, Field: "notes", Epoch: 1, Reason: "system_wins"}),
+		h.next(events.InboundStream("Airport_Input"), events.RowQuarantineCleared{Tab: "Airport_Input", QuarantineID: "q1"}),
 	}))
 	wantRows(t, "resolved", query(t, path, "SELECT state, resolution FROM hk_conflicts"), "resolved|system_wins")
 	wantRows(t, "cleared candidate", query(t, path, "SELECT candidate_hash, candidate_epoch, conflict_id FROM hk_sheet_field_state"), "|1|")
 	wantRows(t, "evidence history", query(t, path, "SELECT kind FROM hk_evidence ORDER BY seq, n"),
-		"candidate.detected", "conflict.opened", "row.quarantined", "conflict.resolved", "candidate.cleared", "row.quarantine_cleared")
+		string(events.TypeCandidateDetected), string(events.TypeConflictOpened), string(events.TypeRowQuarantined),
+		string(events.TypeConflictResolved), string(events.TypeCandidateCleared), string(events.TypeRowQuarantineCleared))
 	wantRows(t, "active quarantine", query(t, path, "SELECT count(*) FROM hk_quarantine WHERE active = 1"), "0")
 }

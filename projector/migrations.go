@@ -16,7 +16,7 @@ CREATE TABLE hk_entity_state (
   entity   TEXT NOT NULL,
   id       TEXT NOT NULL,
   version  INTEGER NOT NULL,   -- the entity stream's version
-  removed  INTEGER NOT NULL,   -- 1 after entity.removed
+  removed  INTEGER NOT NULL,   -- 1 once the entity was removed
   last_seq INTEGER NOT NULL,   -- log sequence of the last event applied
   -- canonical field state, JSON: {"field": {"hash": "xxh64:…", "rev": 3, "owner": "system"|"user"}}
   -- hash = events.Hash of the canonical value ('' while removed); rev rises by
@@ -45,7 +45,7 @@ CREATE TABLE hk_lease (
 CREATE TABLE hk_lease_history (
   seq       INTEGER PRIMARY KEY NOT NULL,
   role      TEXT NOT NULL,
-  type      TEXT NOT NULL,     -- lease.acquired | taken_over | released | reconciled
+  type      TEXT NOT NULL,     -- the lease event's catalogue type
   writer_id TEXT NOT NULL,
   epoch     INTEGER NOT NULL,
   state     TEXT NOT NULL,

@@ -22,7 +22,7 @@ import (
 func TestOpenMigratesAFreshReadModel(t *testing.T) {
 	p := openFresh(t)
 	wantRows(t, "meta", query(t, p.Path(), `SELECT key, value FROM hk_meta ORDER BY key`),
-		"checkpoint|0", "fingerprint:Airport|"+airportTable().Fingerprint(),
+		"checkpoint|0", "fingerprint:Airport|"+projector.Fingerprint(airportShape()),
 		"schema_version|"+strconv.Itoa(projector.SchemaVersion), "store_id|"+storeID)
 	wantRows(t, "internal tables", query(t, p.Path(),
 		`SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('hk_meta', 'hk_entity_state', 'hk_field_state', 'hk_lease', 'hk_lease_history') ORDER BY name`),
@@ -32,8 +32,11 @@ func TestOpenMigratesAFreshReadModel(t *testing.T) {
 	if p.Checkpoint() != 0 {
 		t.Fatalf("fresh checkpoint %d", p.Checkpoint())
 	}
-	if tb, ok := p.Table("Airport"); !ok || tb.PK != "id" {
-		t.Fatalf("Table(Airport) = %+v, %v", tb, ok)
+	if vals, ok, err := p.EntityValues("Airport", "none"); err != nil || ok || vals != nil {
+		t.Fatalf("EntityValues(Airport, none) = %v, %v, %v", vals, ok, err)
+	}
+	if _, _, err := p.EntityValues("Runway", "1-09"); !errors.Is(err, projector.ErrInvalidSchema) {
+		t.Fatalf("EntityValues of an undeclared entity: %v", err)
 	}
 }
 
@@ -70,41 +73,41 @@ func builtReadModel(t *testing.T) string {
 // that is not SQLite all fail with ErrReadModelInvalid (the store then
 // rebuilds from the log).
 func TestOpenRejectsReadModelItCannotTrust(t *testing.T) {
-	withColumns := func(mod func(*projector.Table)) projector.Schema {
-		tb := airportTable()
-		mod(&tb)
-		return projector.Schema{Tables: []projector.Table{tb}}
+	withFields := func(mod func(*events.EntityShape)) []events.EntityShape {
+		s := airportShape()
+		mod(&s)
+		return []events.EntityShape{s}
 	}
 	cases := map[string]struct {
 		prepare func(t *testing.T, path string)
 		opts    projector.Options
 	}{
-		"foreign store id": {opts: projector.Options{StoreID: "otherstore01", Schema: testSchema()}},
-		"empty store id":   {opts: projector.Options{Schema: testSchema()}},
-		"column added": {opts: projector.Options{StoreID: storeID, Schema: withColumns(func(tb *projector.Table) {
-			tb.Columns = append(tb.Columns, projector.Column{Name: "iata", Kind: projector.KindString, Owner: projector.OwnerSystem})
+		"foreign store id": {opts: projector.Options{StoreID: "otherstore01", Entities: testEntities()}},
+		"empty store id":   {opts: projector.Options{Entities: testEntities()}},
+		"column added": {opts: projector.Options{StoreID: storeID, Entities: withFields(func(s *events.EntityShape) {
+			s.Fields = append(s.Fields, events.FieldShape{Name: "iata", Kind: events.KindString, Owner: events.OwnerSystem})
 		})}},
-		"column kind changed": {opts: projector.Options{StoreID: storeID, Schema: withColumns(func(tb *projector.Table) {
-			tb.Columns[1].Kind = projector.KindFloat
+		"column kind changed": {opts: projector.Options{StoreID: storeID, Entities: withFields(func(s *events.EntityShape) {
+			s.Fields[1].Kind = events.KindFloat
 		})}},
-		"owner changed": {opts: projector.Options{StoreID: storeID, Schema: withColumns(func(tb *projector.Table) {
-			tb.Columns[0].Owner = projector.OwnerUser
+		"owner changed": {opts: projector.Options{StoreID: storeID, Entities: withFields(func(s *events.EntityShape) {
+			s.Fields[0].Owner = events.OwnerUser
 		})}},
-		"nullability changed": {opts: projector.Options{StoreID: storeID, Schema: withColumns(func(tb *projector.Table) {
-			tb.Columns[4].Nullable = false
+		"nullability changed": {opts: projector.Options{StoreID: storeID, Entities: withFields(func(s *events.EntityShape) {
+			s.Fields[4].Nullable = false
 		})}},
-		"entity added after events": {opts: projector.Options{StoreID: storeID, Schema: projector.Schema{Tables: []projector.Table{
-			airportTable(), {Entity: "Runway", PK: "key", Columns: []projector.Column{{Name: "surface", Kind: projector.KindString}}}}}}},
+		"entity added after events": {opts: projector.Options{StoreID: storeID, Entities: []events.EntityShape{
+			airportShape(), {Name: "Runway", PK: "key", Fields: []events.FieldShape{{Name: "surface", Kind: events.KindString}}}}}},
 		"newer schema version": {
 			prepare: func(t *testing.T, path string) {
 				execSQL(t, path, `UPDATE hk_meta SET value = ? WHERE key = 'schema_version'`, strconv.Itoa(projector.SchemaVersion+1))
 			},
-			opts: projector.Options{StoreID: storeID, Schema: testSchema()}},
+			opts: projector.Options{StoreID: storeID, Entities: testEntities()}},
 		"checkpoint not a number": {
 			prepare: func(t *testing.T, path string) {
 				execSQL(t, path, `UPDATE hk_meta SET value = 'x' WHERE key = 'checkpoint'`)
 			},
-			opts: projector.Options{StoreID: storeID, Schema: testSchema()}},
+			opts: projector.Options{StoreID: storeID, Entities: testEntities()}},
 		"not a database": {
 			prepare: func(t *testing.T, path string) {
 				for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -114,7 +117,7 @@ func TestOpenRejectsReadModelItCannotTrust(t *testing.T) {
 				}
 				must(t, os.WriteFile(path, []byte(strings.Repeat("not a database ", 400)), 0o600))
 			},
-			opts: projector.Options{StoreID: storeID, Schema: testSchema()}},
+			opts: projector.Options{StoreID: storeID, Entities: testEntities()}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -139,11 +142,48 @@ func TestOpenRejectsReadModelItCannotTrust(t *testing.T) {
 func TestNewEntityOnAnEmptyReadModelIsCreated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), projector.FileName)
 	must(t, openAt(t, path).Close())
-	runway := projector.Table{Entity: "Runway", PK: "key", Columns: []projector.Column{{Name: "surface", Kind: projector.KindString, Owner: projector.OwnerSystem}}}
-	p, err := projector.Open(path, projector.Options{StoreID: storeID, Schema: projector.Schema{Tables: []projector.Table{airportTable(), runway}}})
+	p, err := projector.Open(path, projector.Options{StoreID: storeID, Entities: []events.EntityShape{airportShape(), runwayShape()}})
 	must(t, err)
 	defer p.Close()
 	wantRows(t, "tables", query(t, path, `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('Airport', 'Runway') ORDER BY name`), "Airport", "Runway")
+}
+
+// TestReopenWithoutAnEntityThatHasEventsIsInvalid: once events were
+// applied, reopening with an entity no longer declared fails with
+// ErrReadModelInvalid (the store rebuilds): keeping its table, never
+// updated again, would make the live read model differ from a rebuild
+// with the same entities (I23).
+func TestReopenWithoutAnEntityThatHasEventsIsInvalid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	p, err := projector.Open(path, projector.Options{StoreID: storeID, Entities: []events.EntityShape{airportShape(), runwayShape()}})
+	must(t, err)
+	h := newHistory()
+	must(t, p.Apply([]events.Event{h.created("Runway", "1-09", map[string]any{"surface": "asphalt"}, 1)}))
+	must(t, p.Close())
+
+	p, err = projector.Open(path, projector.Options{StoreID: storeID, Entities: testEntities()})
+	if err == nil {
+		p.Close()
+		t.Fatalf("reopened without Runway: no error; tables %q (a rebuild has none)",
+			query(t, path, `SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'Runway'`))
+	}
+	if !errors.Is(err, projector.ErrReadModelInvalid) {
+		t.Fatalf("Open: %v", err)
+	}
+}
+
+// TestUndeclaredEntityTableIsDroppedFromAnEmptyReadModel: before any
+// event was applied, an entity no longer declared simply loses its
+// table and fingerprint, like a fresh build.
+func TestUndeclaredEntityTableIsDroppedFromAnEmptyReadModel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	p, err := projector.Open(path, projector.Options{StoreID: storeID, Entities: []events.EntityShape{airportShape(), runwayShape()}})
+	must(t, err)
+	must(t, p.Close())
+	p = openAt(t, path)
+	defer p.Close()
+	wantRows(t, "tables", query(t, path, `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('Airport', 'Runway') ORDER BY name`), "Airport")
+	wantRows(t, "fingerprints", query(t, path, `SELECT key FROM hk_meta WHERE key LIKE 'fingerprint:%'`), "fingerprint:Airport")
 }
 
 func execSQL(t *testing.T, path, q string, args ...any) {
@@ -170,41 +210,44 @@ func TestValidIdent(t *testing.T) {
 	}
 }
 
-// TestSchemaValidateRejects bad names, reserved prefixes and duplicates
-// (case-insensitive, as SQLite compares identifiers); Open refuses such a
-// schema before touching the file.
-func TestSchemaValidateRejects(t *testing.T) {
-	col := func(name string) projector.Column {
-		return projector.Column{Name: name, Kind: projector.KindString, Owner: projector.OwnerSystem}
+// TestValidateShapesRejects bad names, reserved prefixes and duplicates
+// (case-insensitive, as SQLite compares identifiers) and unknown kinds;
+// Open refuses such entities before touching the file.
+func TestValidateShapesRejects(t *testing.T) {
+	field := func(name string) events.FieldShape {
+		return events.FieldShape{Name: name, Kind: events.KindString, Owner: events.OwnerSystem}
 	}
-	table := func(entity, pk string, cols ...string) projector.Table {
-		tb := projector.Table{Entity: entity, PK: pk}
-		for _, c := range cols {
-			tb.Columns = append(tb.Columns, col(c))
+	shape := func(entity, pk string, fields ...string) events.EntityShape {
+		s := events.EntityShape{Name: entity, PK: pk}
+		for _, f := range fields {
+			s.Fields = append(s.Fields, field(f))
 		}
-		return tb
+		return s
 	}
-	cases := map[string]projector.Schema{
-		"bad entity name":         {Tables: []projector.Table{table("1Airport", "id")}},
-		"reserved entity name":    {Tables: []projector.Table{table("hk_meta", "id")}},
-		"sqlite entity name":      {Tables: []projector.Table{table("sqlite_sequence", "id")}},
-		"duplicate entity":        {Tables: []projector.Table{table("Airport", "id"), table("airport", "id")}},
-		"bad primary key":         {Tables: []projector.Table{table("Airport", "")}},
-		"bad column":              {Tables: []projector.Table{table("Airport", "id", "ok", "not ok")}},
-		"duplicate column":        {Tables: []projector.Table{table("Airport", "id", "name", "Name")}},
-		"column named like pk":    {Tables: []projector.Table{table("Airport", "id", "ID")}},
-		"reserved column":         {Tables: []projector.Table{table("Airport", "id", "hk_x")}},
-		"empty entity name":       {Tables: []projector.Table{table("", "id")}},
-		"entity name with quotes": {Tables: []projector.Table{table(`Air"port`, "id")}},
+	unknownKind := shape("Airport", "id", "name")
+	unknownKind.Fields[0].Kind = "decimal"
+	cases := map[string][]events.EntityShape{
+		"bad entity name":         {shape("1Airport", "id")},
+		"reserved entity name":    {shape("hk_meta", "id")},
+		"sqlite entity name":      {shape("sqlite_sequence", "id")},
+		"duplicate entity":        {shape("Airport", "id"), shape("airport", "id")},
+		"bad primary key":         {shape("Airport", "")},
+		"bad column":              {shape("Airport", "id", "ok", "not ok")},
+		"duplicate column":        {shape("Airport", "id", "name", "Name")},
+		"column named like pk":    {shape("Airport", "id", "ID")},
+		"reserved column":         {shape("Airport", "id", "hk_x")},
+		"empty entity name":       {shape("", "id")},
+		"entity name with quotes": {shape(`Air"port`, "id")},
+		"unknown kind":            {unknownKind},
 	}
 	for name, s := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if err := s.Validate(); !errors.Is(err, projector.ErrInvalidSchema) {
-				t.Fatalf("Validate: %v", err)
+			if err := projector.ValidateShapes(s); !errors.Is(err, projector.ErrInvalidSchema) {
+				t.Fatalf("ValidateShapes: %v", err)
 			}
 			path := filepath.Join(t.TempDir(), projector.FileName)
-			p, err := projector.Open(path, projector.Options{StoreID: storeID, Schema: s})
+			p, err := projector.Open(path, projector.Options{StoreID: storeID, Entities: s})
 			if err == nil {
 				p.Close()
 			}
@@ -212,14 +255,14 @@ func TestSchemaValidateRejects(t *testing.T) {
 				t.Fatalf("Open: %v", err)
 			}
 			if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-				t.Fatalf("Open with an invalid schema created the file: %v", err)
+				t.Fatalf("Open with invalid entities created the file: %v", err)
 			}
 		})
 	}
-	if err := testSchema().Validate(); err != nil {
-		t.Fatalf("valid schema rejected: %v", err)
+	if err := projector.ValidateShapes(testEntities()); err != nil {
+		t.Fatalf("valid entities rejected: %v", err)
 	}
-	if err := (projector.Schema{}).Validate(); err != nil {
-		t.Fatalf("empty schema rejected: %v", err)
+	if err := projector.ValidateShapes(nil); err != nil {
+		t.Fatalf("no entities rejected: %v", err)
 	}
 }

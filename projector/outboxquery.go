@@ -1,54 +1,46 @@
 package projector
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"zombiezen.com/go/sqlite"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
-// OutboxRow is one effect as projected into hk_outbox.
-type OutboxRow struct {
-	ID          string
-	Spreadsheet string
-	Tab         string
-	Anchor      string
-	Binding     string
-	StreamSeq   uint64
-	Op          string
-	Values      map[string]any // decoded canonical payload (nil for deletes)
-	PayloadHash string
-	Entity      string
-	EntityID    string
-	State       string
-	Terminal    bool
-	ClaimToken  string
-	Attempts    int64
-	Probes      int64
-	DueAt       time.Time // zero = due now
-	LastCode    string
-	Version     uint64
-	// ObservedHash is the row hash a guard failure found (correction evidence).
-	ObservedHash string
-	// ExpectedHash, on a correction effect, is the evidence its write is
-	// guarded by instead of the binding's visible hash.
-	ExpectedHash string
-}
-
 const outboxCols = `effect_id, spreadsheet, tab, anchor, binding, stream_sequence, op, payload, payload_hash, entity, entity_id,
   state, terminal, coalesce(claim_token, ''), attempts, probes, coalesce(due_at, ''), coalesce(last_code, ''), version,
-  coalesce(observed_hash, ''), coalesce(expected_hash, '')`
+  coalesce(observed_hash, ''), coalesce(expected_hash, ''), queued_seq`
 
-func scanOutbox(st *sqlite.Stmt) (OutboxRow, error) {
-	r := OutboxRow{ID: st.ColumnText(0), Spreadsheet: st.ColumnText(1), Tab: st.ColumnText(2), Anchor: st.ColumnText(3),
-		Binding: st.ColumnText(4), StreamSeq: uint64(st.ColumnInt64(5)), Op: st.ColumnText(6), PayloadHash: st.ColumnText(8),
-		Entity: st.ColumnText(9), EntityID: st.ColumnText(10), State: st.ColumnText(11), Terminal: st.ColumnInt64(12) != 0,
-		ClaimToken: st.ColumnText(13), Attempts: st.ColumnInt64(14), Probes: st.ColumnInt64(15), LastCode: st.ColumnText(17),
-		Version: uint64(st.ColumnInt64(18)), ObservedHash: st.ColumnText(19), ExpectedHash: st.ColumnText(20)}
+// outboxColsNoPayload is outboxCols with the payload left out (NULL).
+var outboxColsNoPayload = strings.Replace(outboxCols, "op, payload,", "op, NULL,", 1)
+
+// unsettled is the SQL list of the states that hold a row's stream, from
+// the claim-order rule (aggregates.EffectState.Settled, I07).
+var unsettled = func() string {
+	var quoted []string
+	for _, s := range aggregates.Unsettled() {
+		quoted = append(quoted, "'"+string(s)+"'")
+	}
+	return "(" + strings.Join(quoted, ", ") + ")"
+}()
+
+func scanEffect(st *sqlite.Stmt) (aggregates.Effect, error) {
+	r := aggregates.Effect{ID: st.ColumnText(0), StreamSeq: uint64(st.ColumnInt64(5)), Op: events.Op(st.ColumnText(6)),
+		Target:      aggregates.Target{Spreadsheet: st.ColumnText(1), Tab: st.ColumnText(2), Anchor: st.ColumnText(3), Binding: st.ColumnText(4)},
+		PayloadHash: st.ColumnText(8), Entity: st.ColumnText(9), EntityID: st.ColumnText(10), State: aggregates.EffectState(st.ColumnText(11)),
+		Terminal: st.ColumnInt64(12) != 0, ClaimToken: st.ColumnText(13), Attempts: st.ColumnInt64(14), Probes: st.ColumnInt64(15),
+		LastCode: st.ColumnText(17), Version: uint64(st.ColumnInt64(18)), ObservedHash: st.ColumnText(19),
+		ExpectedHash: st.ColumnText(20), QueuedSeq: uint64(st.ColumnInt64(21))}
+	if due := st.ColumnText(16); due != "" {
+		r.DueAt, _ = time.Parse(TimeLayout, due)
+	}
 	if st.ColumnType(7) == sqlite.TypeNull { // a query that leaves the payload out
-		return r, scanDue(st, &r)
+		return r, nil
 	}
 	buf := make([]byte, st.ColumnLen(7))
 	st.ColumnBytes(7, buf)
@@ -57,85 +49,131 @@ func scanOutbox(st *sqlite.Stmt) (OutboxRow, error) {
 		return r, fmt.Errorf("%w: outbox payload of %s: %w", ErrReadModelInvalid, r.ID, err)
 	}
 	r.Values, _ = v.(map[string]any)
-	return r, scanDue(st, &r)
+	return r, nil
 }
 
-func scanDue(st *sqlite.Stmt, r *OutboxRow) error {
-	if due := st.ColumnText(16); due != "" {
-		r.DueAt, _ = time.Parse(TimeLayout, due)
-	}
-	return nil
-}
-
-func (p *Projector) queryOutbox(sqlText string, args ...any) ([]OutboxRow, error) {
-	var out []OutboxRow
+func (p *Projector) queryEffects(sqlText string, args ...any) ([]aggregates.Effect, error) {
+	var out []aggregates.Effect
 	err := p.query(sqlText, func(st *sqlite.Stmt) error {
-		r, err := scanOutbox(st)
+		r, err := scanEffect(st)
 		out = append(out, r)
 		return err
 	}, args...)
 	return out, err
 }
 
-// settledStates are the states after which the next stream_sequence of the
-// same binding may be claimed (I07).
-const settledStates = `('applied', 'superseded', 'conflict', 'blocked_candidate')`
-
-// Claimable returns up to max effects of spreadsheet that may be claimed at
-// now: pending or recoverably failed, due, and the head of their binding
-// (every earlier stream_sequence settled, I07), in queue order.
-func (p *Projector) Claimable(spreadsheet string, now time.Time, max int) ([]OutboxRow, error) {
-	return p.queryOutbox(`SELECT `+outboxCols+` FROM hk_outbox AS o
+// Claimable returns up to max effects of spreadsheet that may be claimed
+// at now, in queue order: the claimable heads of their rows (I07: every
+// earlier stream_sequence of the row settled; the claim-order rule of
+// aggregates, in SQL).
+func (p *Projector) Claimable(spreadsheet string, now time.Time, max int) ([]aggregates.Effect, error) {
+	return p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox AS o
 WHERE o.spreadsheet = ? AND (o.state = 'pending' OR (o.state = 'failed' AND o.terminal = 0))
   AND (o.due_at IS NULL OR o.due_at <= ?)
   AND NOT EXISTS (SELECT 1 FROM hk_outbox AS q WHERE q.binding = o.binding AND q.stream_sequence < o.stream_sequence
-                  AND q.state NOT IN `+settledStates+`)
+                  AND q.state IN `+unsettled+`)
 ORDER BY o.queued_seq LIMIT ?`, spreadsheet, now.UTC().Format(TimeLayout), int64(max))
 }
 
-// InState returns up to max effects of spreadsheet in state, due at now
-// (any due time when now is zero), oldest first.
-func (p *Projector) InState(spreadsheet, state string, now time.Time, max int) ([]OutboxRow, error) {
+// Due returns up to max effects of spreadsheet in state, due at now (any
+// due time when now is zero), oldest first.
+func (p *Projector) Due(spreadsheet string, state aggregates.EffectState, now time.Time, max int) ([]aggregates.Effect, error) {
 	due := "9999"
 	if !now.IsZero() {
 		due = now.UTC().Format(TimeLayout)
 	}
-	return p.queryOutbox(`SELECT `+outboxCols+` FROM hk_outbox WHERE spreadsheet = ? AND state = ?
-  AND (due_at IS NULL OR due_at <= ?) ORDER BY queued_seq LIMIT ?`, spreadsheet, state, due, int64(max))
+	return p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox WHERE spreadsheet = ? AND state = ?
+  AND (due_at IS NULL OR due_at <= ?) ORDER BY queued_seq LIMIT ?`, spreadsheet, string(state), due, int64(max))
 }
 
-// TerminalHeads returns terminal failed effects that block their binding:
-// the reconciliation scanner supersedes them (I10).
-func (p *Projector) TerminalHeads(spreadsheet string, max int) ([]OutboxRow, error) {
-	return p.queryOutbox(`SELECT `+outboxCols+` FROM hk_outbox WHERE spreadsheet = ? AND state = 'failed' AND terminal = 1
+// TerminalHeads returns terminal failed effects that block their row: the
+// reconciliation scanner supersedes them (I10).
+func (p *Projector) TerminalHeads(spreadsheet string, max int) ([]aggregates.Effect, error) {
+	return p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox WHERE spreadsheet = ? AND state = 'failed' AND terminal = 1
 ORDER BY queued_seq LIMIT ?`, spreadsheet, int64(max))
 }
 
 // Effect returns one effect by id, and false if unknown.
-func (p *Projector) Effect(id string) (OutboxRow, bool, error) {
-	rows, err := p.queryOutbox(`SELECT `+outboxCols+` FROM hk_outbox WHERE effect_id = ?`, id)
+func (p *Projector) Effect(id string) (aggregates.Effect, bool, error) {
+	rows, err := p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox WHERE effect_id = ?`, id)
 	if err != nil || len(rows) == 0 {
-		return OutboxRow{}, false, err
+		return aggregates.Effect{}, false, err
 	}
 	return rows[0], true, nil
 }
 
-// Visible returns the full-row visible hash and revision of a binding after
-// its last applied effect; ok is false when nothing was applied yet.
-func (p *Projector) Visible(binding string) (hash string, revision int64, ok bool, err error) {
-	err = p.query("SELECT hash, revision FROM hk_visible_state WHERE binding = ?", func(st *sqlite.Stmt) error {
-		hash, revision, ok = st.ColumnText(0), st.ColumnInt64(1), true
-		return nil
-	}, binding)
-	return hash, revision, ok, err
+// EffectStates returns the effects with the given ids, keyed by id, in one
+// query, WITHOUT their payload (Values is nil): what settling a dispatched
+// batch needs. Unknown ids are absent from the map.
+func (p *Projector) EffectStates(ids []string) (map[string]aggregates.Effect, error) {
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := p.queryEffects(`SELECT `+outboxColsNoPayload+` FROM hk_outbox
+WHERE effect_id IN (SELECT value FROM json_each(?))`, string(list))
+	out := make(map[string]aggregates.Effect, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r
+	}
+	return out, err
 }
 
-// OutboxCounts returns the number of effects per state.
-func (p *Projector) OutboxCounts() (map[string]int64, error) {
-	out := map[string]int64{}
+// InFlight reports whether a row has an effect that has not settled: the
+// row is in transition and its observation waits for the next pass.
+func (p *Projector) InFlight(binding string) (bool, error) {
+	n := 0
+	err := p.each(`SELECT 1 FROM hk_outbox WHERE binding = ? AND state IN `+unsettled+` LIMIT 1`,
+		[]any{binding}, func(*sqlite.Stmt) { n++ })
+	return n > 0, err
+}
+
+// Visible returns the full-row visible hash, revision and the log
+// sequence that last set it (an applied effect or an accepted
+// observation); ok is false when nothing was applied to the row yet.
+func (p *Projector) Visible(binding string) (hash string, revision int64, seq uint64, ok bool, err error) {
+	err = p.each("SELECT hash, revision, seq FROM hk_visible_state WHERE binding = ?", []any{binding}, func(st *sqlite.Stmt) {
+		hash, revision, seq, ok = st.ColumnText(0), st.ColumnInt64(1), uint64(st.ColumnInt64(2)), true
+	})
+	return hash, revision, seq, ok, err
+}
+
+// OutboxCounts returns the number of effects in every state (zero included).
+func (p *Projector) OutboxCounts() (map[aggregates.EffectState]int64, error) {
+	out := make(map[aggregates.EffectState]int64, len(aggregates.EffectStates))
+	for _, s := range aggregates.EffectStates {
+		out[s] = 0
+	}
 	err := p.query("SELECT state, count(*) FROM hk_outbox GROUP BY state", func(st *sqlite.Stmt) error {
-		out[st.ColumnText(0)] = st.ColumnInt64(1)
+		out[aggregates.EffectState(st.ColumnText(0))] = st.ColumnInt64(1)
 		return nil
 	})
 	return out, err
+}
+
+// EntityRef names one entity.
+type EntityRef struct{ Entity, ID string }
+
+// Unsynced returns up to max existing entities of which spreadsheet has
+// never been told: no effect was ever queued for their System row (e.g.
+// committed before sync was turned on). Reconciliation queues their rows.
+// systemTab names an entity's System tab.
+func (p *Projector) Unsynced(spreadsheet string, max int, systemTab func(entity string) string) ([]EntityRef, error) {
+	var out []EntityRef
+	for _, t := range p.shapes() {
+		if len(out) >= max {
+			break
+		}
+		err := p.query(`SELECT e.id FROM hk_entity_state AS e
+WHERE e.entity = ? AND e.removed = 0 AND NOT EXISTS (SELECT 1 FROM hk_outbox AS o
+  WHERE o.spreadsheet = ? AND o.tab = ? AND o.anchor = e.id)
+ORDER BY e.last_seq LIMIT ?`, func(st *sqlite.Stmt) error {
+			out = append(out, EntityRef{Entity: t.Name, ID: st.ColumnText(0)})
+			return nil
+		}, t.Name, spreadsheet, systemTab(t.Name), int64(max-len(out)))
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -17,8 +17,11 @@ const FileName = "read.sqlite"
 
 // Options configures Open.
 type Options struct {
-	StoreID string // the log's store id; a read model of another store is invalid
-	Schema  Schema
+	StoreID  string // the log's store id; a read model of another store is invalid
+	Entities []events.EntityShape
+	// InputTabs are the tabs people edit: an effect applied on one of their
+	// rows records what each written cell shows (the inbound baseline).
+	InputTabs []string
 }
 
 // Projector owns the read model's single writing connection. It is not safe
@@ -27,7 +30,8 @@ type Options struct {
 type Projector struct {
 	conn       *sqlite.Conn
 	path       string
-	tables     map[string]Table
+	tables     map[string]events.EntityShape
+	order      []events.EntityShape // declaration order
 	checkpoint uint64
 	sqlCache   map[string]string          // row upsert statements by table and column set
 	jsonBuf    []byte                     // reused by putEntityState
@@ -35,6 +39,7 @@ type Projector struct {
 	rowNames   []string                   // reused by writeRow
 	entries    []fieldEntry               // reused by mergeFieldState
 	userOwned  map[string]map[string]bool // entity → user-owned columns
+	inputTabs  map[string]bool            // the Input tabs (whose applied writes record shown cells)
 	known      KnownHashes                // hashes of the event being applied (ApplyKnown)
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
@@ -44,9 +49,9 @@ type Projector struct {
 // the internal tables and creates the entity tables. Errors:
 // ErrInvalidSchema; ErrReadModelInvalid when the file is corrupt, belongs to
 // another store, has a newer schema, or its entity tables differ from
-// opts.Schema (the caller then rebuilds from the log).
+// opts.Entities (the caller then rebuilds from the log).
 func Open(path string, opts Options) (*Projector, error) {
-	if err := opts.Schema.Validate(); err != nil {
+	if err := ValidateShapes(opts.Entities); err != nil {
 		return nil, err
 	}
 	if err := precreate(path); err != nil {
@@ -56,7 +61,7 @@ func Open(path string, opts Options) (*Projector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open: %w", ErrReadModelInvalid, err)
 	}
-	p := newProjector(conn, path, opts.Schema)
+	p := newProjector(conn, path, opts)
 	if err := p.init(opts); err != nil {
 		conn.Close()
 		return nil, err
@@ -64,13 +69,18 @@ func Open(path string, opts Options) (*Projector, error) {
 	return p, nil
 }
 
-func newProjector(conn *sqlite.Conn, path string, s Schema) *Projector {
-	p := &Projector{conn: conn, path: path, tables: map[string]Table{}, userOwned: map[string]map[string]bool{}}
-	for _, t := range s.Tables {
-		p.tables[t.Entity] = t
-		p.userOwned[t.Entity] = map[string]bool{}
-		for _, c := range t.Columns {
-			p.userOwned[t.Entity][c.Name] = c.Owner == OwnerUser
+func newProjector(conn *sqlite.Conn, path string, opts Options) *Projector {
+	p := &Projector{conn: conn, path: path, tables: map[string]events.EntityShape{}, userOwned: map[string]map[string]bool{},
+		inputTabs: map[string]bool{}}
+	for _, t := range opts.InputTabs {
+		p.inputTabs[t] = true
+	}
+	p.order = opts.Entities
+	for _, t := range opts.Entities {
+		p.tables[t.Name] = t
+		p.userOwned[t.Name] = map[string]bool{}
+		for _, c := range t.Fields {
+			p.userOwned[t.Name][c.Name] = c.Owner == events.OwnerUser
 		}
 	}
 	return p
@@ -107,7 +117,7 @@ func (p *Projector) init(opts Options) (err error) {
 	if err := p.checkMeta(opts.StoreID, version == 0); err != nil {
 		return err
 	}
-	return p.ensureTables(opts.Schema)
+	return p.ensureTables(opts.Entities)
 }
 
 func (p *Projector) schemaVersion() (int, error) {
@@ -168,25 +178,25 @@ func (p *Projector) checkMeta(storeID string, fresh bool) error {
 // ensureTables creates missing entity tables on an empty read model and
 // rejects one whose tables were built for other schemas, including a table
 // of an entity no longer declared (I23: the live model must equal a rebuild).
-func (p *Projector) ensureTables(s Schema) error {
-	if err := p.dropUndeclared(s); err != nil {
+func (p *Projector) ensureTables(shapes []events.EntityShape) error {
+	if err := p.dropUndeclared(shapes); err != nil {
 		return err
 	}
-	for _, t := range s.Tables {
-		fp, err := p.meta("fingerprint:" + t.Entity)
+	for _, t := range shapes {
+		fp, err := p.meta("fingerprint:" + t.Name)
 		if err != nil && !errors.Is(err, errNoMeta) {
 			return err
 		}
-		if fp == t.Fingerprint() {
+		if fp == Fingerprint(t) {
 			continue
 		}
 		if fp != "" || p.checkpoint > 0 {
-			return fmt.Errorf("%w: entity %s changed shape since the read model was built", ErrReadModelInvalid, t.Entity)
+			return fmt.Errorf("%w: entity %s changed shape since the read model was built", ErrReadModelInvalid, t.Name)
 		}
-		if err := sqlitex.ExecuteScript(p.conn, t.createSQL(), nil); err != nil {
-			return fmt.Errorf("%w: create %s: %w", ErrProjection, t.Entity, err)
+		if err := sqlitex.ExecuteScript(p.conn, createSQL(t), nil); err != nil {
+			return fmt.Errorf("%w: create %s: %w", ErrProjection, t.Name, err)
 		}
-		if err := p.setMeta("fingerprint:"+t.Entity, t.Fingerprint()); err != nil {
+		if err := p.setMeta("fingerprint:"+t.Name, Fingerprint(t)); err != nil {
 			return err
 		}
 	}
@@ -195,10 +205,10 @@ func (p *Projector) ensureTables(s Schema) error {
 
 // dropUndeclared handles tables of entities the schema no longer declares:
 // invalid once events were applied, dropped on an empty read model.
-func (p *Projector) dropUndeclared(s Schema) error {
+func (p *Projector) dropUndeclared(shapes []events.EntityShape) error {
 	declared := map[string]bool{}
-	for _, t := range s.Tables {
-		declared[t.Entity] = true
+	for _, t := range shapes {
+		declared[t.Name] = true
 	}
 	var stale []string
 	err := p.query("SELECT substr(key, 13) FROM hk_meta WHERE key LIKE 'fingerprint:%'", func(st *sqlite.Stmt) error {
@@ -251,12 +261,6 @@ func (p *Projector) Checkpoint() uint64 { return p.checkpoint }
 
 // Path is the read model's file path.
 func (p *Projector) Path() string { return p.path }
-
-// Table returns the schema of an entity's table.
-func (p *Projector) Table(entity string) (Table, bool) {
-	t, ok := p.tables[entity]
-	return t, ok
-}
 
 // Close closes the writing connection (checkpointing the WAL).
 func (p *Projector) Close() error { return p.conn.Close() }
@@ -331,34 +335,70 @@ func (p *Projector) applyAll(evs []events.Event, known []KnownHashes) error {
 			p.known = known[i]
 		}
 		if err := p.apply(&evs[i]); err != nil {
-			return fmt.Errorf("seq %d %s: %w", evs[i].Seq, evs[i].Type, err)
+			return fmt.Errorf("seq %d %s: %w", evs[i].Seq, evs[i].Type(), err)
 		}
 		p.checkpoint = evs[i].Seq
 	}
 	return nil
 }
 
+// apply projects one event. Every catalogue type has its case (some
+// project nothing); anything else is an error, never skipped.
 func (p *Projector) apply(e *events.Event) error {
-	switch e.Type {
-	case "entity.persisted":
-		return p.applyPersisted(e)
-	case "entity.removed":
-		return p.applyRemoved(e)
-	case events.TypeLeaseAcquired, events.TypeLeaseTakenOver, events.TypeLeaseReleased, events.TypeLeaseReconciled:
-		return p.applyLease(e)
-	case "sync.diverged":
-		return p.setMeta("divergence:"+str(e, "target"), str(e, "reason"))
+	pl, err := payloadOf(e)
+	if err != nil {
+		return err
 	}
-	if handled, err := p.applyEffect(e); handled {
+	if handled, err := p.applyEntity(e, pl); handled {
+		return err
+	}
+	if handled, err := p.applyEffect(e, pl); handled {
 		if err == nil {
-			err = p.afterEffect(e) // inbound: shown cells, reconcile outcomes
+			err = p.afterEffect(e, pl) // inbound: shown cells, reconcile outcomes
 		}
 		return err
 	}
-	if handled, err := p.applyInbound(e); handled {
+	if handled, err := p.applyInbound(e, pl); handled {
 		return err
 	}
-	return nil // other event types belong to later projections
+	if handled, err := p.applyConflict(e, pl); handled {
+		return err
+	}
+	return fmt.Errorf("%w: %s has no projection", events.ErrUnknownEventType, e.Type())
+}
+
+// payloadOf is e's typed payload (a payload as recorded is decoded first).
+func payloadOf(e *events.Event) (events.Payload, error) {
+	if r, ok := e.Payload.(events.Recorded); ok {
+		return events.DecodePayload(r.Type, r.Schema, r.Fields)
+	}
+	if e.Payload == nil {
+		return nil, fmt.Errorf("%w: event without a payload", events.ErrMalformedPayload)
+	}
+	return e.Payload, nil
+}
+
+// applyEntity projects entity, schema, lease and sync events.
+func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error) {
+	switch x := pl.(type) {
+	case events.EntityPersisted:
+		return true, p.applyPersisted(e, x)
+	case events.EntityRemoved:
+		return true, p.applyRemoved(e, x)
+	case events.SchemaDeclared:
+		return true, nil // the shapes live in the log; tables follow Options.Entities
+	case events.LeaseAcquired:
+		return true, p.applyLease(e, events.LeaseGrant(x))
+	case events.LeaseTakenOver:
+		return true, p.applyLease(e, events.LeaseGrant(x))
+	case events.LeaseReleased:
+		return true, p.applyLease(e, events.LeaseGrant{State: x.State, WriterID: x.WriterID, Epoch: x.Epoch})
+	case events.LeaseReconciled:
+		return true, p.leaseHistory(e, x.WriterID, x.State)
+	case events.SyncDiverged:
+		return true, p.setMeta("divergence:"+x.Target, x.Reason)
+	}
+	return false, nil
 }
 
 // MetaValue returns an hk_meta value ("" when absent), e.g.
@@ -370,3 +410,6 @@ func (p *Projector) MetaValue(key string) (string, error) {
 	}
 	return v, err
 }
+
+// shapes returns the declared entities in declaration order.
+func (p *Projector) shapes() []events.EntityShape { return p.order }

@@ -11,53 +11,9 @@ import (
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/hikoutei/hikoutei-go/events"
 )
-
-// Kind is the declared type of a column.
-type Kind string
-
-// Column kinds and their SQLite storage:
-//
-//	string → TEXT (NFC)         int   → INTEGER
-//	float  → REAL               bool  → INTEGER 0/1
-//	time   → TEXT "2006-01-02T15:04:05.000Z" (UTC, ms; sorts chronologically)
-const (
-	KindString Kind = "string"
-	KindInt    Kind = "int"
-	KindFloat  Kind = "float"
-	KindBool   Kind = "bool"
-	KindTime   Kind = "time"
-)
-
-// Owner says who may edit a field: the application ("system") or people in
-// the spreadsheet ("user").
-type Owner string
-
-// Owners.
-const (
-	OwnerSystem Owner = "system"
-	OwnerUser   Owner = "user"
-)
-
-// Column is one field of an entity and its SQL column (same name).
-type Column struct {
-	Name     string
-	Kind     Kind
-	Nullable bool
-	Owner    Owner
-}
-
-// Table is one entity's table. The primary key is a TEXT column.
-type Table struct {
-	Entity  string // also the table name
-	PK      string // primary key column name
-	Columns []Column
-}
-
-// Schema is every entity table of a read model.
-type Schema struct {
-	Tables []Table
-}
 
 var identRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`)
 
@@ -67,72 +23,67 @@ func ValidIdent(name string) bool {
 	return identRE.MatchString(name) && !strings.HasPrefix(l, "hk_") && !strings.HasPrefix(l, "sqlite_")
 }
 
-// Validate checks identifiers and uniqueness. Errors: ErrInvalidSchema.
-func (s Schema) Validate() error {
+// ValidateShapes checks that every entity can be a table: plain
+// identifiers, no reserved prefix, names unique (case-insensitively), a
+// known kind for every field. Errors: ErrInvalidSchema.
+func ValidateShapes(shapes []events.EntityShape) error {
 	seen := map[string]bool{}
-	for _, t := range s.Tables {
-		if !ValidIdent(t.Entity) || seen[strings.ToLower(t.Entity)] {
-			return fmt.Errorf("%w: entity name %q", ErrInvalidSchema, t.Entity)
+	for _, t := range shapes {
+		if !ValidIdent(t.Name) || seen[strings.ToLower(t.Name)] {
+			return fmt.Errorf("%w: entity name %q", ErrInvalidSchema, t.Name)
 		}
-		seen[strings.ToLower(t.Entity)] = true
-		if err := t.validate(); err != nil {
+		seen[strings.ToLower(t.Name)] = true
+		if err := validateShape(t); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (t Table) validate() error {
+func validateShape(t events.EntityShape) error {
 	cols := map[string]bool{strings.ToLower(t.PK): true}
 	if !ValidIdent(t.PK) {
-		return fmt.Errorf("%w: %s primary key %q", ErrInvalidSchema, t.Entity, t.PK)
+		return fmt.Errorf("%w: %s primary key %q", ErrInvalidSchema, t.Name, t.PK)
 	}
-	for _, c := range t.Columns {
+	for _, c := range t.Fields {
 		if !ValidIdent(c.Name) || cols[strings.ToLower(c.Name)] {
-			return fmt.Errorf("%w: %s column %q", ErrInvalidSchema, t.Entity, c.Name)
+			return fmt.Errorf("%w: %s column %q", ErrInvalidSchema, t.Name, c.Name)
+		}
+		if !c.Kind.Valid() {
+			return fmt.Errorf("%w: %s.%s has kind %q", ErrInvalidSchema, t.Name, c.Name, c.Kind)
 		}
 		cols[strings.ToLower(c.Name)] = true
 	}
 	return nil
 }
 
-// Column returns the column named name.
-func (t Table) Column(name string) (Column, bool) {
-	for _, c := range t.Columns {
-		if c.Name == name {
-			return c, true
-		}
-	}
-	return Column{}, false
-}
-
-func sqlType(k Kind) string {
+func sqlType(k events.Kind) string {
 	switch k {
-	case KindInt, KindBool:
+	case events.KindInt, events.KindBool:
 		return "INTEGER"
-	case KindFloat:
+	case events.KindFloat:
 		return "REAL"
 	}
 	return "TEXT"
 }
 
 // createSQL is the CREATE TABLE statement of t.
-func (t Table) createSQL() string {
+func createSQL(t events.EntityShape) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE %q (\n  %q TEXT PRIMARY KEY NOT NULL", t.Entity, t.PK)
-	for _, c := range t.Columns {
+	fmt.Fprintf(&b, "CREATE TABLE %q (\n  %q TEXT PRIMARY KEY NOT NULL", t.Name, t.PK)
+	for _, c := range t.Fields {
 		fmt.Fprintf(&b, ",\n  %q %s", c.Name, sqlType(c.Kind))
 	}
 	b.WriteString("\n)")
 	return b.String()
 }
 
-// Fingerprint identifies the table's shape; a change means the read model
+// Fingerprint identifies a table's shape; a change means the read model
 // must be rebuilt from the log.
-func (t Table) Fingerprint() string {
+func Fingerprint(t events.EntityShape) string {
 	var b strings.Builder
-	b.WriteString(t.createSQL())
-	for _, c := range t.Columns {
+	b.WriteString(createSQL(t))
+	for _, c := range t.Fields {
 		fmt.Fprintf(&b, "|%s:%s:%v:%s", c.Name, c.Kind, c.Nullable, c.Owner)
 	}
 	return fmt.Sprintf("%016x", xxhash.Sum64String(b.String()))

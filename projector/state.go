@@ -9,18 +9,21 @@ import (
 	"unsafe"
 
 	"zombiezen.com/go/sqlite"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
 )
 
 // FieldRow is the canonical state of one field as stored in
 // hk_entity_state.fields.
 type FieldRow struct {
-	Hash     string `json:"hash"`
-	Revision uint64 `json:"rev"`
-	Owner    Owner  `json:"owner"`
+	Hash     string       `json:"hash"`
+	Revision uint64       `json:"rev"`
+	Owner    events.Owner `json:"owner"`
 }
 
-// EntityRow is what the read model knows of one entity's canonical state.
-type EntityRow struct {
+// entityRow is what the read model stores of one entity's canonical state.
+type entityRow struct {
 	Exists  bool
 	Version uint64
 	Fields  map[string]FieldRow
@@ -28,9 +31,18 @@ type EntityRow struct {
 
 // EntityState reads one entity's canonical state through the writing
 // connection (so it reflects every applied batch). A never-seen entity is
-// the zero EntityRow with an empty Fields map.
-func (p *Projector) EntityState(entity, id string) (EntityRow, error) {
-	row := EntityRow{Fields: map[string]FieldRow{}}
+// the zero state with an empty Fields map.
+func (p *Projector) EntityState(entity, id string) (aggregates.EntityState, error) {
+	row, err := p.entityRow(entity, id)
+	st := aggregates.EntityState{Exists: row.Exists, Version: row.Version, Fields: make(map[string]aggregates.FieldState, len(row.Fields))}
+	for name, f := range row.Fields {
+		st.Fields[name] = aggregates.FieldState{Hash: f.Hash, Revision: f.Revision}
+	}
+	return st, err
+}
+
+func (p *Projector) entityRow(entity, id string) (entityRow, error) {
+	row := entityRow{Fields: map[string]FieldRow{}}
 	err := p.query("SELECT version, removed, fields FROM hk_entity_state WHERE entity = ? AND id = ?", func(st *sqlite.Stmt) error {
 		row.Version, row.Exists = uint64(st.ColumnInt64(0)), st.ColumnInt64(1) == 0
 		if err := json.Unmarshal([]byte(st.ColumnText(2)), &row.Fields); err != nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"zombiezen.com/go/sqlite"
+
+	"github.com/hikoutei/hikoutei-go/events"
 )
 
 // EntityValues reads one entity's row as canonical values by column name
@@ -16,13 +18,13 @@ func (p *Projector) EntityValues(entity, id string) (map[string]any, bool, error
 		return nil, false, fmt.Errorf("%w: entity %s is not in the schema", ErrInvalidSchema, entity)
 	}
 	cols := []string{fmt.Sprintf("%q", t.PK)}
-	for _, c := range t.Columns {
+	for _, c := range t.Fields {
 		cols = append(cols, fmt.Sprintf("%q", c.Name))
 	}
 	var out map[string]any
-	err := p.query(fmt.Sprintf("SELECT %s FROM %q WHERE %q = ?", strings.Join(cols, ", "), t.Entity, t.PK), func(st *sqlite.Stmt) error {
+	err := p.query(fmt.Sprintf("SELECT %s FROM %q WHERE %q = ?", strings.Join(cols, ", "), t.Name, t.PK), func(st *sqlite.Stmt) error {
 		out = map[string]any{t.PK: st.ColumnText(0)}
-		for i, c := range t.Columns {
+		for i, c := range t.Fields {
 			v, err := columnValue(st, i+1, c.Kind)
 			if err != nil {
 				return err
@@ -35,18 +37,18 @@ func (p *Projector) EntityValues(entity, id string) (map[string]any, bool, error
 }
 
 // columnValue converts a stored column back to its canonical value.
-func columnValue(st *sqlite.Stmt, i int, k Kind) (any, error) {
+func columnValue(st *sqlite.Stmt, i int, k events.Kind) (any, error) {
 	if st.ColumnType(i) == sqlite.TypeNull {
 		return nil, nil
 	}
 	switch k {
-	case KindInt:
+	case events.KindInt:
 		return st.ColumnInt64(i), nil
-	case KindFloat:
+	case events.KindFloat:
 		return st.ColumnFloat(i), nil
-	case KindBool:
+	case events.KindBool:
 		return st.ColumnInt64(i) != 0, nil
-	case KindTime:
+	case events.KindTime:
 		return time.Parse(TimeLayout, st.ColumnText(i))
 	}
 	return st.ColumnText(i), nil

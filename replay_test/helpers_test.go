@@ -2,14 +2,20 @@ package replaytest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+	bolt "go.etcd.io/bbolt"
+
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
 
@@ -159,4 +165,212 @@ func TestWithoutEmptyTablesDropsOnlyEmptySections(t *testing.T) {
 	if got := string(withoutEmptyTables([]byte(in))); got != "== b\n   x\n   i:1\n" {
 		t.Fatalf("got %q", got)
 	}
+}
+
+// rawRecord is a stored record parsed by the documented layout
+// (events/record.go, format 1) without decoding its payload into a type:
+// what the log holds, byte for byte, even for a type no build knows.
+type rawRecord struct {
+	Seq, Version, Epoch uint64
+	Schema              uint32
+	At                  time.Time
+	Stream, Token       string
+	Commit              string
+	Type                events.Type
+	Payload             []byte // the canonical payload bytes as stored
+	Bytes               []byte // the whole record, checksum included
+}
+
+// parseRawRecord parses record bytes b stored under seq. It checks the
+// format byte, the checksum, the lengths and that the record claims seq.
+func parseRawRecord(seq uint64, b []byte) (rawRecord, error) {
+	if len(b) < 1+8 {
+		return rawRecord{}, fmt.Errorf("seq %d: truncated record", seq)
+	}
+	body := b[:len(b)-8]
+	if binary.LittleEndian.Uint64(b[len(body):]) != xxhash.Sum64(body) {
+		return rawRecord{}, fmt.Errorf("seq %d: checksum mismatch", seq)
+	}
+	if body[0] != 1 {
+		return rawRecord{}, fmt.Errorf("seq %d: record format %d", seq, body[0])
+	}
+	rest := body[1:]
+	var bad bool
+	uv := func() uint64 {
+		v, n := binary.Uvarint(rest)
+		if n <= 0 {
+			bad = true
+			return 0
+		}
+		rest = rest[n:]
+		return v
+	}
+	str := func() []byte {
+		n := uv()
+		if bad || n > uint64(len(rest)) {
+			bad = true
+			return nil
+		}
+		out := rest[:n]
+		rest = rest[n:]
+		return out
+	}
+	r := rawRecord{Bytes: bytes.Clone(b)}
+	r.Seq, r.Version = uv(), uv()
+	r.Schema = uint32(uv())
+	r.Epoch = uv()
+	at, n := binary.Varint(rest)
+	if n <= 0 {
+		return rawRecord{}, fmt.Errorf("seq %d: bad time", seq)
+	}
+	rest = rest[n:]
+	r.At = time.Unix(0, at).UTC()
+	r.Stream, r.Type = string(str()), events.Type(str())
+	r.Token, r.Commit = string(str()), string(str())
+	r.Payload = bytes.Clone(str())
+	if bad || len(rest) != 0 {
+		return rawRecord{}, fmt.Errorf("seq %d: malformed record", seq)
+	}
+	if r.Seq != seq {
+		return rawRecord{}, fmt.Errorf("record under seq %d claims seq %d", seq, r.Seq)
+	}
+	return r, nil
+}
+
+// seqKey is the bbolt key of seq in the log's events bucket.
+func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+// rawRecords returns every record of the log in store directory dir, in
+// seq order, parsed with parseRawRecord (read through bbolt, read-only).
+func rawRecords(t testing.TB, dir string) []rawRecord {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, events.LogFileName), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	must(t, err)
+	defer db.Close()
+	var out []rawRecord
+	must(t, db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("events")).ForEach(func(k, v []byte) error {
+			r, err := parseRawRecord(binary.BigEndian.Uint64(k), v)
+			out = append(out, r)
+			return err
+		})
+	}))
+	return out
+}
+
+// The one record of the committed logs whose type no build ever defined:
+// schema_v1's "audit.note" (seq unknownSeq, stream auditStream, version 1,
+// schema 1, payload {text}). The event catalogue has no such type, and an
+// unknown type is a typed error, never skipped: replaying or opening that
+// log as recorded fails at this record with *events.PayloadError wrapping
+// events.ErrUnknownEventType (TestSchemaV1UnknownEventTypeFailsReplay).
+//
+// Every replay of that log (golden, determinism, damage, live store,
+// generator) runs on a copy made by replayableCopy, in which this single
+// record is rewritten into neutralEvent: an event of the catalogue the
+// projector projects to nothing, with the record's own seq, stream,
+// version, at, epoch, token and commit. Every other record stays byte for
+// byte as recorded. See doc.go and testdata/README.md.
+const (
+	auditNoteType events.Type = "audit.note"
+	auditStream               = "audit/1"
+	unknownLog                = "schema_v1"
+	unknownSeq                = 7
+)
+
+// neutralPayload replaces the audit.note payload in replayable copies: a
+// schema.declared with no entities. The projector projects schema.declared
+// to nothing (projector.applyEntity: the shapes live in the log); the
+// declared shapes are read from the schema stream (events.SchemaStream)
+// only, and this event stays on auditStream, so it declares nothing either.
+// The schema_v1 log declares no entities (its old build wrote events
+// directly), so "no entities" is also what that log already declares.
+var neutralPayload = events.SchemaDeclared{}
+
+// neutralEvent is the catalogue event that replaces raw r (the audit.note
+// record) in a replayable copy: same envelope, neutralPayload.
+func neutralEvent(r rawRecord) events.Event {
+	return events.Event{Seq: r.Seq, Stream: r.Stream, Version: r.Version, At: r.At, Epoch: r.Epoch,
+		Token: r.Token, Commit: r.Commit, Payload: neutralPayload}
+}
+
+// replayableCopy copies the committed log name into a fresh store
+// directory in t.TempDir() and, for the log holding the unknown record,
+// rewrites that record (see unknownSeq) so that the copy replays.
+func replayableCopy(t testing.TB, name string) string {
+	t.Helper()
+	dir := copyStore(t, name)
+	if name == unknownLog {
+		neutralizeUnknownRecord(t, dir)
+	}
+	return dir
+}
+
+// replayable returns a store directory from which the committed log name
+// replays: the committed directory itself, or for the log holding the
+// unknown record, a replayableCopy.
+func replayable(t testing.TB, name string) string {
+	t.Helper()
+	if name == unknownLog {
+		return replayableCopy(t, name)
+	}
+	return logDir(name)
+}
+
+// canonicalMap decodes the canonical payload bytes of r.
+func canonicalMap(t testing.TB, r rawRecord) map[string]any {
+	t.Helper()
+	v, err := events.DecodeCanonical(r.Payload)
+	must(t, err)
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.Fatalf("seq %d: payload is %T, not a map", r.Seq, v)
+	}
+	return m
+}
+
+// revisionsAny is revs as a canonical map decodes it (int64 values).
+func revisionsAny(revs map[string]uint64) map[string]any {
+	out := make(map[string]any, len(revs))
+	for k, v := range revs {
+		out[k] = int64(v)
+	}
+	return out
+}
+
+// neutralizeUnknownRecord rewrites the audit.note record of the log in dir
+// through bbolt into neutralEvent, re-encoded with events.MarshalRecord (a
+// valid checksum). It checks that the record is the expected one before,
+// and after that the new record keeps every envelope field and decodes.
+func neutralizeUnknownRecord(t testing.TB, dir string) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, events.LogFileName), 0o600, &bolt.Options{Timeout: time.Second})
+	must(t, err)
+	defer db.Close()
+	must(t, db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("events"))
+		old, err := parseRawRecord(unknownSeq, b.Get(seqKey(unknownSeq)))
+		if err != nil {
+			return err
+		}
+		if old.Type != auditNoteType || old.Stream != auditStream || old.Version != 1 || old.Schema != 1 {
+			return fmt.Errorf("seq %d is %s v%d %s schema %d, not the audit.note record", unknownSeq, old.Stream, old.Version, old.Type, old.Schema)
+		}
+		rec, err := events.MarshalRecord(neutralEvent(old))
+		if err != nil {
+			return err
+		}
+		nw, err := parseRawRecord(unknownSeq, rec)
+		if err != nil {
+			return err
+		}
+		if nw.Seq != old.Seq || nw.Stream != old.Stream || nw.Version != old.Version || !nw.At.Equal(old.At) ||
+			nw.Epoch != old.Epoch || nw.Token != old.Token || nw.Commit != old.Commit || nw.Type != events.TypeSchemaDeclared {
+			return fmt.Errorf("rewritten record %+v does not keep the envelope of %+v", nw, old)
+		}
+		if _, err := events.DecodeRecord(unknownSeq, rec); err != nil {
+			return err
+		}
+		return b.Put(seqKey(unknownSeq), rec)
+	}))
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
-	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 )
@@ -38,30 +37,31 @@ func (f *auditFilter) keep(e events.Event) bool {
 	if f.entity == "" {
 		return true
 	}
-	ent, _ := e.Payload["entity"].(string)
-	id, _ := e.Payload["id"].(string)
-	if ent == f.entity && (f.id == "" || id == f.id) || f.isRelated(e) {
-		f.relate(e)
+	p, _ := events.EncodePayload(e.Payload)
+	ent, _ := p["entity"].(string)
+	id, _ := p["id"].(string)
+	if ent == f.entity && (f.id == "" || id == f.id) || f.isRelated(p) {
+		f.relate(p)
 		return true
 	}
 	return false
 }
 
-func (f *auditFilter) isRelated(e events.Event) bool {
+func (f *auditFilter) isRelated(p map[string]any) bool {
 	for _, k := range relatedKeys {
-		if v, ok := e.Payload[k].(string); ok && f.related[v] {
+		if v, ok := p[k].(string); ok && f.related[v] {
 			return true
 		}
 	}
 	return false
 }
 
-func (f *auditFilter) relate(e events.Event) {
+func (f *auditFilter) relate(p map[string]any) {
 	if f.related == nil {
 		f.related = map[string]bool{}
 	}
 	for _, k := range relatedKeys {
-		if v, ok := e.Payload[k].(string); ok && v != "" {
+		if v, ok := p[k].(string); ok && v != "" {
 			f.related[v] = true
 		}
 	}
@@ -121,18 +121,12 @@ func auditEvents(dir, natsURL, stream string, f *auditFilter, fn func(events.Eve
 		return fn(e)
 	}
 	if natsURL != "" {
-		up := aggregates.Upcasters()
-		return natsbus.ReadMirror(context.Background(), natsURL, stream, func(e events.Event) error {
-			if err := up.Apply(&e); err != nil {
-				return err
-			}
-			return keep(e)
-		})
+		return natsbus.ReadMirror(context.Background(), natsURL, stream, keep)
 	}
 	if _, err := os.Stat(filepath.Join(dir, events.LogFileName)); err != nil {
 		return fmt.Errorf("%w: %s has no %s", hikoutei.ErrNotAStore, dir, events.LogFileName)
 	}
-	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, Upcasters: aggregates.Upcasters()})
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true})
 	if err != nil {
 		return events.DescribeLocked(dir, err)
 	}
@@ -141,12 +135,16 @@ func auditEvents(dir, natsURL, stream string, f *auditFilter, fn func(events.Eve
 }
 
 func printEvent(w io.Writer, e events.Event, asJSON bool) error {
-	if asJSON {
-		return json.NewEncoder(w).Encode(map[string]any{"seq": e.Seq, "at": e.At, "type": e.Type, "stream": e.Stream,
-			"version": e.Version, "schema": e.Schema, "epoch": e.Epoch, "commit": e.Commit, "payload": e.Payload})
+	p, err := events.EncodePayload(e.Payload)
+	if err != nil {
+		return err
 	}
-	payload, _ := json.Marshal(e.Payload)
-	_, err := fmt.Fprintf(w, "%8d  %s  %-26s %s v%d epoch %d  %s\n", e.Seq, e.At.UTC().Format("2006-01-02T15:04:05.000Z"),
-		e.Type, e.Stream, e.Version, e.Epoch, strings.TrimSpace(string(payload)))
+	if asJSON {
+		return json.NewEncoder(w).Encode(map[string]any{"seq": e.Seq, "at": e.At, "type": e.Type(), "stream": e.Stream,
+			"version": e.Version, "epoch": e.Epoch, "commit": e.Commit, "payload": p})
+	}
+	payload, _ := json.Marshal(p)
+	_, err = fmt.Fprintf(w, "%8d  %s  %-26s %s v%d epoch %d  %s\n", e.Seq, e.At.UTC().Format("2006-01-02T15:04:05.000Z"),
+		e.Type(), e.Stream, e.Version, e.Epoch, strings.TrimSpace(string(payload)))
 	return err
 }

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -95,7 +95,7 @@ func newConflictsShowCmd() *cobra.Command {
 }
 
 func newConflictsAckCmd() *cobra.Command {
-	var f serveFlags
+	var dir string
 	cmd := &cobra.Command{
 		Use:   "ack --dir DIR CONFLICT_ID CANONICAL_REVISION CANDIDATE_HASH CANDIDATE_EPOCH",
 		Short: "acknowledge_system: keep the system's value (fenced by revision, candidate hash and epoch; I13)",
@@ -104,42 +104,43 @@ fence printed by "conflicts list": if the field's revision, the candidate or its
 epoch moved since, the command is recorded as stale and changes nothing. The
 row reconcile it queues is guarded by the candidate-time row hash, so a later
 human edit becomes blocked_candidate instead of being overwritten. The store
-must not be running (the command takes the writer lease); the service
-dispatches the reconcile when it next runs. The spreadsheet comes from
---spreadsheet / HIKOUTEI_SYNC_SPREADSHEET_URL as for serve (no network is used).`,
+must not be running (the command takes the writer lease); it uses no network:
+the service dispatches the reconcile when it next runs.`,
 		Args: argsUsage(cobra.ExactArgs(4)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireDir(f.dir); err != nil {
+			if err := requireDir(dir); err != nil {
 				return err
 			}
-			return ackConflict(cmd, f, args)
+			ack, err := parseAck(args)
+			if err != nil {
+				return err
+			}
+			return ackConflict(cmd, dir, ack)
 		},
 	}
-	addDirFlag(cmd, &f.dir)
-	cmd.Flags().StringVar(&f.spreadsheet, "spreadsheet", "", "spreadsheet URL or id (default $HIKOUTEI_SYNC_SPREADSHEET_URL)")
-	cmd.Flags().StringVar(&f.credentials, "credentials", "", "service-account JSON key (default $GOOGLE_APPLICATION_CREDENTIALS)")
-	cmd.Flags().StringVar(&f.endpoint, "sheets-endpoint", "", "Sheets API endpoint of an emulator (default $HIKOUTEI_SHEETS_ENDPOINT)")
+	addDirFlag(cmd, &dir)
 	return cmd
 }
 
-func ackConflict(cmd *cobra.Command, f serveFlags, args []string) error {
-	ctx := context.Background()
-	so, err := hikoutei.SyncFromEnv(ctx, f.env)
+// parseAck reads CONFLICT_ID CANONICAL_REVISION CANDIDATE_HASH CANDIDATE_EPOCH.
+func parseAck(args []string) (hikoutei.Acknowledge, error) {
+	rev, err1 := strconv.ParseUint(args[1], 10, 64)
+	epoch, err2 := strconv.ParseInt(args[3], 10, 64)
+	if err1 != nil || err2 != nil {
+		return hikoutei.Acknowledge{}, usageError{errors.New("CANONICAL_REVISION and CANDIDATE_EPOCH are decimal integers")}
+	}
+	return hikoutei.Acknowledge{ConflictID: args[0], CanonicalRevision: rev, CandidateHash: args[2], CandidateEpoch: epoch}, nil
+}
+
+func ackConflict(cmd *cobra.Command, dir string, ack hikoutei.Acknowledge) error {
+	s, err := hikoutei.OpenDeclared(dir, hikoutei.Options{Operation: "conflicts-ack"})
 	if err != nil {
 		return err
 	}
-	if so == nil {
-		return usageError{errors.New("no spreadsheet: give --spreadsheet or set " + hikoutei.EnvSpreadsheetURL)}
-	}
-	so.Manual = true
-	s, err := hikoutei.OpenDeclared(f.dir, hikoutei.Options{Operation: "conflicts-ack", Sync: so, NATS: &hikoutei.NATSOptions{Disabled: true}})
-	if err != nil {
-		return err
-	}
-	res, err := hikoutei.AcknowledgeCommand(ctx, s, args)
+	res, err := s.AcknowledgeSystem(cmd.Context(), ack)
 	cerr := s.Close()
 	if res.Outcome != "" {
-		fmt.Fprintf(cmd.OutOrStdout(), "acknowledge_system %s %s\n", args[0], res.Outcome)
+		fmt.Fprintf(cmd.OutOrStdout(), "acknowledge_system %s %s\n", ack.ConflictID, res.Outcome)
 	}
 	return errors.Join(err, cerr)
 }

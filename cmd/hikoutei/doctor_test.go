@@ -67,11 +67,11 @@ func TestDoctorFlagsCorruptLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Count(data, []byte("lease.acquired")) == 0 {
+	if bytes.Count(data, []byte(events.TypeLeaseAcquired)) == 0 {
 		t.Fatal("record not found in file")
 	}
 	// A bit flip inside the stored record (every copy bbolt left in the file).
-	data = bytes.ReplaceAll(data, []byte("lease.acquired"), []byte("Lease.acquired"))
+	data = bytes.ReplaceAll(data, []byte(events.TypeLeaseAcquired), []byte("L"+events.TypeLeaseAcquired[1:]))
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}

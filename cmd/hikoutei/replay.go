@@ -45,7 +45,7 @@ func runReplay(cmd *cobra.Command, dir, out string, upTo uint64) error {
 	}
 	bar := progressbar.NewOptions64(-1, progressbar.OptionSetWriter(cmd.ErrOrStderr()), progressbar.OptionSetDescription("replaying"),
 		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-	cp, err := hikoutei.ReplayDeclared(dir, out, hikoutei.ReplayOptions{UpTo: upTo, Progress: func(p hikoutei.Progress) {
+	cp, err := hikoutei.Replay(dir, out, hikoutei.ReplayOptions{UpTo: upTo, Progress: func(p hikoutei.Progress) {
 		bar.ChangeMax64(int64(p.Total))
 		bar.Set64(int64(p.Done))
 	}})

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/metrics"
 )
 
@@ -84,8 +85,9 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	if err != nil {
 		return err
 	}
-	logger.Info("serving", "dir", f.dir, "epoch", s.LeaseInfo().Epoch)
-	if bus := s.NATS(); bus != nil && bus.ListenURL() != "" {
+	eng := engine.Of(s)
+	logger.Info("serving", "dir", f.dir, "epoch", eng.Lease().Epoch)
+	if bus := eng.Bus(); bus != nil && bus.ListenURL() != "" {
 		logger.Info("nats", "listen", bus.ListenURL(), "poll_subject", bus.Subject("wake.poll"))
 	}
 	addr := ""

@@ -13,6 +13,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -90,8 +91,8 @@ func (k *checker) afterRun(ctx context.Context, run int, dropReadModel bool) err
 	if err != nil {
 		return fmt.Errorf("reopen after the kill: %w", err)
 	}
-	head, herr := s.Log().Head()
-	cp := s.Checkpoint()
+	head, herr := engine.Of(s).Log().Head()
+	cp := engine.Of(s).Checkpoint()
 	if herr != nil {
 		s.Close()
 		return herr
@@ -115,7 +116,7 @@ func (k *checker) afterRun(ctx context.Context, run int, dropReadModel bool) err
 
 // readLog reads the log's new events (read-only; no writer is open).
 func (k *checker) readLog() error {
-	l, err := events.OpenLog(filepath.Join(k.dir, events.LogFileName), events.Options{ReadOnly: true, Upcasters: aggregates.Upcasters()})
+	l, err := events.OpenLog(filepath.Join(k.dir, events.LogFileName), events.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}
@@ -125,20 +126,24 @@ func (k *checker) readLog() error {
 		if _, ok := k.commits[e.Commit]; !ok {
 			k.commits[e.Commit] = e
 		}
-		switch e.Type {
-		case events.TypeLeaseAcquired, events.TypeLeaseTakenOver:
-			epoch, _ := e.Payload["epoch"].(int64)
-			if uint64(epoch) <= k.lastEpoch {
-				k.c.problem(&k.c.res.Mismatches, "lease epoch %d at seq %d does not exceed %d", epoch, e.Seq, k.lastEpoch)
-			}
-			k.lastEpoch = uint64(epoch)
-		case aggregates.TypeAckApplied:
-			if id, ok := e.Payload["conflict_id"].(string); ok {
-				k.applied[id] = true
-			}
+		switch p := e.Payload.(type) {
+		case events.LeaseAcquired:
+			k.leaseEpoch(e, p.Epoch)
+		case events.LeaseTakenOver:
+			k.leaseEpoch(e, p.Epoch)
+		case events.AckApplied:
+			k.applied[p.ConflictID] = true
 		}
 		return nil
 	})
+}
+
+// leaseEpoch checks that every lease grant raises the epoch (I02).
+func (k *checker) leaseEpoch(e events.Event, epoch uint64) {
+	if epoch <= k.lastEpoch {
+		k.c.problem(&k.c.res.Mismatches, "lease epoch %d at seq %d does not exceed %d", epoch, e.Seq, k.lastEpoch)
+	}
+	k.lastEpoch = epoch
 }
 
 // verifyAcks: every acknowledged commit is in the log with the sequences
@@ -148,7 +153,7 @@ func (k *checker) verifyAcks(run int) {
 	defer k.mu.Unlock()
 	for _, a := range k.acks {
 		e, ok := k.commits[a.commit]
-		if !ok || e.Seq != a.first || e.Stream != aggregates.EntityStream("Item", a.id) {
+		if !ok || e.Seq != a.first || e.Stream != events.EntityStream("Item", a.id) {
 			k.c.problem(&k.c.res.Lost, "run %d: acknowledged %s of %s (commit %s, seq %d..%d) is not in the log (found %v at %d)",
 				run, a.op, a.id, a.commit, a.first, a.last, ok, e.Seq)
 		}
@@ -233,28 +238,33 @@ func (c *campaign) quiesce(ctx context.Context) error {
 		return err
 	}
 	defer s.Close()
+	eng := engine.Of(s)
 	deadline := time.Now().Add(c.cfg.QuiesceTimeout)
 	var last uint64
 	for stable := 0; stable < 2; {
 		if time.Now().After(deadline) {
-			counts, _ := s.OutboxCounts()
+			counts, _ := eng.OutboxCounts()
 			c.problem(&c.res.Mismatches, "no quiescence within %v: outbox %v, health %+v", c.cfg.QuiesceTimeout, counts, s.Health())
 			break
 		}
-		if err := waitSettled(ctx, s, deadline); err != nil {
+		if err := waitSettled(ctx, eng, deadline); err != nil {
 			return err
 		}
-		if p := s.Poller(); p != nil {
-			if _, err := p.FullScan(ctx); err != nil {
+		disp, poller, _ := eng.Workers()
+		if poller != nil {
+			if _, err := poller.FullScan(ctx); err != nil {
 				fmt.Fprintf(c.out, "crash: quiescence full scan: %v\n", err)
 				continue
 			}
 		}
-		if _, err := s.Dispatcher().Reconcile(ctx); err != nil {
+		if disp == nil {
+			continue
+		}
+		if _, err := disp.Reconcile(ctx); err != nil {
 			fmt.Fprintf(c.out, "crash: quiescence reconcile: %v\n", err)
 			continue
 		}
-		head, err := s.Log().Head()
+		head, err := eng.Log().Head()
 		if err != nil {
 			return err
 		}
@@ -264,7 +274,7 @@ func (c *campaign) quiesce(ctx context.Context) error {
 			stable, last = 0, head
 		}
 	}
-	counts, err := s.OutboxCounts()
+	counts, err := eng.OutboxCounts()
 	if err != nil {
 		return err
 	}
@@ -275,16 +285,20 @@ func (c *campaign) quiesce(ctx context.Context) error {
 	return c.compareSheet(ctx, s, prov)
 }
 
-func unsettled(c map[string]int64) int64 {
-	return c["pending"] + c["processing"] + c["delivery_uncertain"] + c["failed"]
+func unsettled(c map[aggregates.EffectState]int64) int64 {
+	n := int64(0)
+	for _, s := range aggregates.Unsettled() {
+		n += c[s]
+	}
+	return n
 }
 
 // waitSettled waits (bounded) until the provisioned outbox has nothing
 // pending, processing, uncertain or failed.
-func waitSettled(ctx context.Context, s *hikoutei.Store, deadline time.Time) error {
+func waitSettled(ctx context.Context, eng *engine.Engine, deadline time.Time) error {
 	for {
-		if s.Dispatcher() != nil {
-			c, err := s.OutboxCounts()
+		if disp, _, _ := eng.Workers(); disp != nil {
+			c, err := eng.OutboxCounts()
 			if err != nil {
 				return err
 			}
@@ -308,7 +322,7 @@ func waitSettled(ctx context.Context, s *hikoutei.Store, deadline time.Time) err
 // note under an open conflict (the person's value stays until someone
 // acknowledges: documented); no row shows an entity that does not exist.
 func (c *campaign) compareSheet(ctx context.Context, s *hikoutei.Store, prov *sheetsio.Provider) error {
-	wb := s.Workbook()
+	_, _, wb := engine.Of(s).Workers()
 	snaps, err := prov.Snapshot(ctx, wb, "Item_System", "Item_Input")
 	if err != nil {
 		return err
@@ -317,7 +331,7 @@ func (c *campaign) compareSheet(ctx context.Context, s *hikoutei.Store, prov *sh
 	if err != nil {
 		return err
 	}
-	open, err := s.Conflicts("open")
+	open, err := s.Conflicts(ctx, hikoutei.ConflictOpen)
 	if err != nil {
 		return err
 	}

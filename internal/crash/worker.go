@@ -57,6 +57,7 @@ import (
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -150,7 +151,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, out io.Writer, logger *slo
 	}
 	defer s.Close()
 	w := &worker{s: s, out: out, run: cfg.Run}
-	w.say(fmt.Sprintf("%s %d\n", lineOpen, s.LeaseInfo().Epoch))
+	w.say(fmt.Sprintf("%s %d\n", lineOpen, engine.Of(s).Lease().Epoch))
 	items, err := hikoutei.Find[Item](ctx, s)
 	if err != nil {
 		return err
@@ -309,7 +310,7 @@ func (w *worker) commit(ctx context.Context, op string, it *Item, remove bool) e
 }
 
 func (w *worker) acknowledge(ctx context.Context, rng *rand.Rand) error {
-	open, err := w.s.Conflicts("open")
+	open, err := w.s.Conflicts(ctx, hikoutei.ConflictOpen)
 	if err != nil || len(open) == 0 {
 		return err
 	}
@@ -322,7 +323,7 @@ func (w *worker) acknowledge(ctx context.Context, rng *rand.Rand) error {
 	case err != nil:
 		return err
 	}
-	if res.Outcome == "applied" {
+	if res.Outcome == hikoutei.AckApplied {
 		w.say(fmt.Sprintf("%s %s\n", lineAckCmd, c.ID))
 	}
 	return nil

@@ -17,6 +17,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
@@ -182,11 +184,11 @@ func (e *env) commitAll(ctx context.Context) error {
 func (e *env) waitSynced(ctx context.Context) error {
 	bar := e.bar(len(e.data), "sync  ")
 	for {
-		c, err := e.store.OutboxCounts()
+		c, err := engine.Of(e.store).OutboxCounts()
 		if err != nil {
 			return err
 		}
-		bar.Set(int(min(c["applied"]/2, int64(len(e.data)))))
+		bar.Set(int(min(c[aggregates.EffectApplied]/2, int64(len(e.data)))))
 		if open(c) == 0 {
 			return bar.Finish()
 		}
@@ -199,6 +201,10 @@ func (e *env) waitSynced(ctx context.Context) error {
 }
 
 // open counts effects not yet settled.
-func open(c map[string]int64) int64 {
-	return c["pending"] + c["processing"] + c["delivery_uncertain"] + c["failed"]
+func open(c map[aggregates.EffectState]int64) int64 {
+	n := int64(0)
+	for _, s := range aggregates.Unsettled() {
+		n += c[s]
+	}
+	return n
 }

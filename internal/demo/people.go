@@ -9,6 +9,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
@@ -35,7 +36,7 @@ func (pp *people) act(ctx context.Context) error {
 		{"an edit of altitude while the application changes it too (conflict)", func() error { return pp.collide(ctx, &d[1]) }},
 		{"text typed into the numeric altitude column (quarantined)", func() error { return pp.typeAt(d[2].ID, "altitude", "very high") }},
 		{"a formula typed into notes (quarantined, its result never imported)", func() error { return pp.formulaAt(d[3].ID, "notes", "=1+1") }},
-		{"a pasted duplicate row (duplicate anchor: quarantined)", func() error { return pp.paste(d[4].ID) }},
+		{"a pasted duplicate row, edited in the copy (duplicate anchor: quarantined for review)", func() error { return pp.paste(d[4].ID) }},
 		{"a sort of the whole tab, descending (no edits)", func() error { return pp.p.SortByColumn(inputTab, "A", true, 1) }},
 	}
 	for _, s := range steps {
@@ -111,15 +112,22 @@ func (pp *people) formulaAt(id, column, formula string) error {
 	return pp.p.TypeFormula(inputTab, ref, formula)
 }
 
+// paste copies the row of id to the end of the tab and types a note into
+// the copy: two different rows claim one anchor, so the row is quarantined
+// and left for review. (An identical copy would be removed by the
+// surplus-row cleanup instead, by full-row CAS.)
 func (pp *people) paste(id string) error {
-	ref, err := pp.cell(id, "id")
+	ref, err := pp.cell(id, "notes")
 	if err != nil {
 		return err
 	}
 	var row int
 	fmt.Sscanf(ref[1:], "%d", &row)
-	_, err = pp.p.PasteRow(inputTab, row)
-	return err
+	at, err := pp.p.PasteRow(inputTab, row)
+	if err != nil {
+		return err
+	}
+	return pp.p.Type(inputTab, fmt.Sprintf("%c%d", ref[0], at), "copied by hand")
 }
 
 // inbound counts what the pollers recorded, from the read model.
@@ -159,7 +167,7 @@ func (e *env) pollUntil(ctx context.Context, what string, cond func(inbound) boo
 	deadline := time.Now().Add(3 * time.Minute)
 	var woke time.Time
 	for {
-		if bus := e.store.NATS(); bus != nil && time.Since(woke) >= time.Second {
+		if bus := engine.Of(e.store).Bus(); bus != nil && time.Since(woke) >= time.Second {
 			bus.WakePoll()
 			woke = time.Now()
 		}

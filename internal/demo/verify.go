@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -46,7 +47,7 @@ func (e *env) people(ctx context.Context) (inbound, error) {
 	if in, err = e.pollUntil(ctx, "system-wins", func(in inbound) bool { return in.resolved >= 1 }); err != nil {
 		return in, err
 	}
-	e.logf("conflict resolved: system wins (I12)")
+	e.logf("conflict resolved: the application's later commit of the field wins")
 	return in, e.waitSynced(ctx)
 }
 
@@ -57,12 +58,13 @@ func (e *env) logf(format string, args ...any) {
 // verify reads the System tab and compares every row's visible hash with
 // the hash of the entity's canonical values.
 func (e *env) verify(ctx context.Context, sum *Summary) error {
-	snaps, err := e.prov.Snapshot(ctx, e.store.Workbook(), layout.SystemTabName("Airport"))
+	_, _, wb := engine.Of(e.store).Workers()
+	snaps, err := e.prov.Snapshot(ctx, wb, layout.SystemTabName("Airport"))
 	if err != nil {
 		return err
 	}
 	snap := snaps[layout.SystemTabName("Airport")]
-	spec, _ := e.store.Workbook().Schema().Tab(snap.Tab)
+	spec, _ := wb.Schema().Tab(snap.Tab)
 	all, err := hikoutei.Find[Airport](ctx, e.store)
 	if err != nil {
 		return err

@@ -182,13 +182,13 @@ func checkWriterLease(r *Report, l *events.Log, leaseFile bool) {
 		r.add("writer lease", Fail, "unreadable: %v", err)
 	case !ok:
 		r.add("writer lease", OK, "never taken")
-	case lease.State == events.LeaseHeld:
+	case lease.State == events.LeaseStateHeld:
 		r.add("writer lease", Warn, "epoch %d still marked held by writer %s although no process has the store open: "+
 			"a run did not close cleanly; the next writer reconciles it once the takeover rule allows", lease.Epoch, lease.WriterID)
 	default:
 		r.add("writer lease", OK, "epoch %d %s", lease.Epoch, lease.State)
 	}
-	if leaseFile && err == nil && (!ok || lease.State != events.LeaseHeld) {
+	if leaseFile && err == nil && (!ok || lease.State != events.LeaseStateHeld) {
 		r.add("lease.toml", Warn, "present but the writer lease is not held: leftover from a run that did not close cleanly")
 	}
 }

@@ -4,6 +4,7 @@
 package metrics
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,10 +15,7 @@ import (
 
 // Source is what the collector reads at scrape time.
 type Source interface {
-	Stats() hikoutei.Stats
-	OutboxCounts() (map[string]int64, error)
-	LeaseInfo() hikoutei.LeaseInfo
-	DispatcherCounters() hikoutei.DispatcherCounters
+	Stats(ctx context.Context) (hikoutei.Stats, error)
 }
 
 var (
@@ -38,17 +36,18 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	st := c.src.Stats()
+	st, err := c.src.Stats(context.Background())
+	if err != nil {
+		return
+	}
 	ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(st.Commits))
 	ch <- prometheus.MustNewConstMetric(descEvents, prometheus.CounterValue, float64(st.Events))
 	ch <- prometheus.MustNewConstMetric(descLogTxns, prometheus.CounterValue, float64(st.LogTxns))
-	ch <- prometheus.MustNewConstMetric(descEpoch, prometheus.GaugeValue, float64(c.src.LeaseInfo().Epoch))
-	if counts, err := c.src.OutboxCounts(); err == nil {
-		for state, n := range counts {
-			ch <- prometheus.MustNewConstMetric(descOutbox, prometheus.GaugeValue, float64(n), state)
-		}
+	ch <- prometheus.MustNewConstMetric(descEpoch, prometheus.GaugeValue, float64(st.Lease.Epoch))
+	for state, n := range st.Outbox {
+		ch <- prometheus.MustNewConstMetric(descOutbox, prometheus.GaugeValue, float64(n), string(state))
 	}
-	for kind, n := range c.src.DispatcherCounters() {
+	for kind, n := range st.Dispatcher {
 		ch <- prometheus.MustNewConstMetric(descDispatch, prometheus.CounterValue, float64(n), kind)
 	}
 }

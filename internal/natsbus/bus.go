@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,9 +27,9 @@ const (
 	// SuffixWakePoll: wake-up hint for the pollers (empty body).
 	SuffixWakePoll = "wake.poll"
 	// SuffixConflictOpened: JSON ConflictNotification, kind "conflict.opened".
-	SuffixConflictOpened = "conflict.opened"
+	SuffixConflictOpened = string(events.TypeConflictOpened)
 	// SuffixConflictResolved: JSON ConflictNotification, kind "conflict.resolved".
-	SuffixConflictResolved = "conflict.resolved"
+	SuffixConflictResolved = string(events.TypeConflictResolved)
 	// SuffixEvents: default subject of the JetStream event mirror (body =
 	// events.MarshalRecord bytes, header Nats-Msg-Id = decimal log seq).
 	SuffixEvents = "events"

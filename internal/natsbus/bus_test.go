@@ -230,11 +230,11 @@ func TestConflictNotificationsSchemaWithoutValues(t *testing.T) {
 	}
 
 	base := "at,candidate_epoch,canonical_revision,conflict_id,entity,field,id,kind,schema,store"
-	opened := recv(t, raw, "conflict.opened")
-	if opened["_subject"] != "hikoutei.demo.conflict.opened" || keys(opened) != base {
+	opened := recv(t, raw, SuffixConflictOpened)
+	if opened["_subject"] != "hikoutei.demo."+SuffixConflictOpened || keys(opened) != base {
 		t.Fatalf("opened: subject %v keys %s", opened["_subject"], keys(opened))
 	}
-	want := map[string]any{"schema": 1.0, "kind": "conflict.opened", "store": "demo", "conflict_id": "c-01",
+	want := map[string]any{"schema": 1.0, "kind": SuffixConflictOpened, "store": "demo", "conflict_id": "c-01",
 		"entity": "Airport", "id": "LAX", "field": "name", "canonical_revision": 7.0, "candidate_epoch": 2.0,
 		"at": "2026-11-30T02:34:22Z"}
 	for k, v := range want {
@@ -242,11 +242,11 @@ func TestConflictNotificationsSchemaWithoutValues(t *testing.T) {
 			t.Fatalf("opened[%s] = %#v, want %#v", k, opened[k], v)
 		}
 	}
-	resolved := recv(t, raw, "conflict.resolved")
-	if resolved["_subject"] != "hikoutei.demo.conflict.resolved" || keys(resolved) != "at,candidate_epoch,canonical_revision,conflict_id,entity,field,id,kind,resolution,schema,store" {
+	resolved := recv(t, raw, SuffixConflictResolved)
+	if resolved["_subject"] != "hikoutei.demo."+SuffixConflictResolved || keys(resolved) != "at,candidate_epoch,canonical_revision,conflict_id,entity,field,id,kind,resolution,schema,store" {
 		t.Fatalf("resolved: subject %v keys %s", resolved["_subject"], keys(resolved))
 	}
-	if resolved["resolution"] != "system_wins" || resolved["kind"] != "conflict.resolved" || resolved["candidate_epoch"] != 3.0 {
+	if resolved["resolution"] != "system_wins" || resolved["kind"] != SuffixConflictResolved || resolved["candidate_epoch"] != 3.0 {
 		t.Fatalf("resolved = %v", resolved)
 	}
 	if at, err := time.Parse(time.RFC3339, resolved["at"].(string)); err != nil || at.Location() != time.UTC {
@@ -265,11 +265,11 @@ func TestConflictNotificationsSchemaWithoutValues(t *testing.T) {
 // are present.
 func TestConflictNotificationsIncludeValues(t *testing.T) {
 	b := startBus(t, Config{Store: "pii", IncludeValues: true})
-	raw := subscribeJSON(t, inProc(t, b), "hikoutei.pii.conflict.opened")
+	raw := subscribeJSON(t, inProc(t, b), "hikoutei.pii."+SuffixConflictOpened)
 	if err := b.PublishConflictOpened(conflictSample()); err != nil {
 		t.Fatal(err)
 	}
-	got := recv(t, raw, "conflict.opened")
+	got := recv(t, raw, SuffixConflictOpened)
 	if got["candidate_value"] != "Los Angeles Intl (typo)" || got["canonical_value"] != "Los Angeles International" {
 		t.Fatalf("values missing: %v", got)
 	}

@@ -139,14 +139,18 @@ func within(t *testing.T, d time.Duration, what string, fn func()) {
 
 var t0 = time.Date(2026, 11, 30, 2, 34, 22, 123456789, time.UTC)
 
-// sampleEvents returns stamped events with seqs from..to.
+// sampleEvents returns stamped events with seqs from..to: entity.persisted
+// creates of Airport A<seq>, typed catalogue payloads.
 func sampleEvents(from, to uint64) []events.Event {
 	var out []events.Event
 	for s := from; s <= to; s++ {
+		id := fmt.Sprintf("A%d", s)
 		out = append(out, events.Event{
-			Seq: s, Stream: fmt.Sprintf("entity/Airport/A%d", s), Version: 1, Type: "entity.persisted",
-			Schema: 1, At: t0.Add(time.Duration(s) * time.Second), Epoch: 3, Token: "tok", Commit: fmt.Sprintf("c%d", s),
-			Payload: map[string]any{"name": fmt.Sprintf("airport %d", s), "n": int64(s)},
+			Seq: s, Stream: events.EntityStream("Airport", id), Version: 1,
+			At: t0.Add(time.Duration(s) * time.Second), Epoch: 3, Token: "tok", Commit: fmt.Sprintf("c%d", s),
+			Payload: events.EntityPersisted{Entity: "Airport", ID: id, Created: true,
+				Fields:    map[string]any{"name": fmt.Sprintf("airport %d", s), "n": int64(s)},
+				Revisions: map[string]uint64{"name": 1, "n": 1}},
 		})
 	}
 	return out

@@ -143,7 +143,7 @@ func TestMirrorViaURLCustomStream(t *testing.T) {
 	if err := wrong.Mirror(evs[:1]); !errors.Is(err, ErrMirrorPublishFailed) {
 		t.Fatalf("mirror into a stream without our subject: %v", err)
 	}
-	if err := b.Mirror([]events.Event{{Stream: "s", Type: "t"}}); !errors.Is(err, ErrMirrorPublishFailed) {
+	if err := b.Mirror([]events.Event{{Stream: "s", Payload: events.EntityRemoved{Entity: "Airport", ID: "s"}}}); !errors.Is(err, ErrMirrorPublishFailed) {
 		t.Fatalf("unstamped event: %v", err)
 	}
 	if _, err := readAll(t, url, "MISSING"); !errors.Is(err, ErrMirrorReadFailed) {

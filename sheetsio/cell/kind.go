@@ -11,38 +11,27 @@
 // is a *MalformedError with a stable reason code, never a best-effort guess.
 package cell
 
-import "fmt"
+import "github.com/hikoutei/hikoutei-go/events"
 
-// Kind is the declared Go type of a column.
-type Kind uint8
+// Kind is the declared kind of a column: the canonical value kind of the
+// event catalogue (events.Kind), the one enum the read model, the entity
+// declarations and the cell codec share.
+type Kind = events.Kind
 
 // Column kinds. The Go type each kind encodes from and decodes to is given
 // per constant; nil is always "blank" for every kind.
 const (
 	// String columns hold Go string values (NFC-normalised).
-	String Kind = iota + 1
+	String = events.KindString
 	// Int columns hold Go int64 values.
-	Int
+	Int = events.KindInt
 	// Float columns hold finite Go float64 values.
-	Float
+	Float = events.KindFloat
 	// Bool columns hold Go bool values.
-	Bool
+	Bool = events.KindBool
 	// Time columns hold Go time.Time values (UTC, millisecond precision).
-	Time
+	Time = events.KindTime
 )
-
-var kindNames = map[Kind]string{String: "string", Int: "int", Float: "float", Bool: "bool", Time: "time"}
-
-// String returns the lower-case kind name ("string", "int", …).
-func (k Kind) String() string {
-	if n, ok := kindNames[k]; ok {
-		return n
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
-}
-
-// Valid reports whether k is one of the declared kinds.
-func (k Kind) Valid() bool { _, ok := kindNames[k]; return ok }
 
 // Column declares one column of a tab: its header Name, its Kind, and
 // whether it is a Key column (business key: edge white space is malformed).

@@ -74,7 +74,7 @@ func DecodeRow(cols []Column, raw []any) ([]any, error) {
 // len(cols) entries. The first failure is returned as an *EncodeError.
 func EncodeRow(cols []Column, values []any) ([]any, error) {
 	if len(values) != len(cols) {
-		return nil, unencodable(0, ReasonUnsupportedValue)
+		return nil, unencodable("", ReasonUnsupportedValue)
 	}
 	out := make([]any, len(cols))
 	for i, c := range cols {

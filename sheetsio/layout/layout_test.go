@@ -57,7 +57,7 @@ func TestSchemaRejects(t *testing.T) {
 		{Name: "X", Fields: []Field{{Name: "id", Kind: cell.String}}},
 		{Name: "X", Fields: []Field{{Name: "id", Kind: cell.String, Key: true}, {Name: "id", Kind: cell.Int}}},
 		{Name: "X", Fields: []Field{{Name: AnchorHeader, Kind: cell.String, Key: true}}},
-		{Name: "X", Fields: []Field{{Name: "id", Kind: 0, Key: true}}},
+		{Name: "X", Fields: []Field{{Name: "id", Kind: "", Key: true}}},
 	}
 	for _, e := range bad {
 		if _, err := NewSchema(e); !errors.Is(err, ErrInvalidSchema) {

@@ -1,0 +1,48 @@
+package aggregates
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// Correction decides the effect that makes the row of a terminal failed
+// effect e show canonical state again (I10): the entity's values (exists
+// false once removed) picked for the tab's columns, guarded by the row hash
+// the failure observed. ok is false when nothing needs writing (the entity
+// is gone and so is the row).
+func Correction(e Effect, values map[string]any, exists bool, columns []string) (Queue, bool) {
+	q := Queue{Target: e.Target, Entity: e.Entity, ID: e.EntityID, ExpectedHash: e.ObservedHash}
+	switch {
+	case !exists && e.ObservedHash == "":
+		return q, false
+	case !exists:
+		q.Op = events.OpDelete
+	case e.ObservedHash == "":
+		q.Op, q.Values = events.OpAppend, pick(columns, values)
+	default:
+		q.Op, q.Values = events.OpUpdate, pick(columns, values)
+	}
+	return q, true
+}
+
+func pick(columns []string, vals map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, c := range columns {
+		if v, ok := vals[c]; ok {
+			out[c] = v
+		}
+	}
+	return out
+}
+
+// DecideSupersede marks a terminal failed head superseded by replacement
+// (I10, "" when the row needs no write); recoverable failures are never
+// superseded. Errors: ErrNotSupersedable.
+func DecideSupersede(e Effect, replacement string, now time.Time) (Decision, error) {
+	if e.State != EffectFailed || !e.Terminal {
+		return Decision{}, fmt.Errorf("%w: %s is %s (terminal %v)", ErrNotSupersedable, e.ID, e.State, e.Terminal)
+	}
+	return transition(e, events.EffectSuperseded{EffectID: e.ID, By: replacement}, now), nil
+}

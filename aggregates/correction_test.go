@@ -1,0 +1,105 @@
+package aggregates
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+func terminalHead(observed string) Effect {
+	e := effect("GKA", 3, EffectFailed)
+	e.Terminal, e.ObservedHash, e.LastCode, e.Version = true, observed, "invalid_range", 4
+	return e
+}
+
+func TestI10_CorrectionPicksAppendUpdateDeleteOrNoneGuardedByTheObservedHash(t *testing.T) {
+	cols := []string{keyField, "name", "notes", "alt"}
+	vals := map[string]any{keyField: "GKA", "name": "Goroka", "alt": int64(5282), "internal": "not shown"}
+	shownVals := map[string]any{keyField: "GKA", "name": "Goroka", "alt": int64(5282)} // notes has no value: left out
+	for _, tc := range []struct {
+		name     string
+		observed string
+		exists   bool
+		ok       bool
+		op       events.Op
+		values   map[string]any
+	}{
+		{"entity live, row shows something else: update", "row-seen", true, true, events.OpUpdate, shownVals},
+		{"entity live, row missing: append", "", true, true, events.OpAppend, shownVals},
+		{"entity removed, row still there: delete", "row-seen", false, true, events.OpDelete, nil},
+		{"entity removed, row gone: nothing", "", false, false, "", nil},
+	} {
+		e := terminalHead(tc.observed)
+		q, ok := Correction(e, vals, tc.exists, cols)
+		if ok != tc.ok {
+			t.Fatalf("%s: ok = %v", tc.name, ok)
+		}
+		if !ok {
+			continue
+		}
+		if q.Op != tc.op || !reflect.DeepEqual(q.Values, tc.values) {
+			t.Errorf("%s: op %s values %v, want %s %v", tc.name, q.Op, q.Values, tc.op, tc.values)
+		}
+		if q.ExpectedHash != tc.observed || q.Target != e.Target || q.Entity != "Airport" || q.ID != "GKA" {
+			t.Errorf("%s: queue %+v must target the failed effect's row, guarded by %q", tc.name, q, tc.observed)
+		}
+	}
+}
+
+func TestI10_CorrectionQueuedAtTheNextStreamSequenceBecomesTheClaimableHead(t *testing.T) {
+	head := terminalHead("row-seen")
+	head.QueuedSeq = 10
+	q, ok := Correction(head, map[string]any{keyField: "GKA", "name": "Goroka"}, true, []string{keyField, "name"})
+	if !ok {
+		t.Fatal("no correction")
+	}
+	qd, id, err := DecideQueue(head.StreamSeq, q, now) // the row's outbox is at the head's sequence
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd, err := DecideSupersede(head, id, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (events.EffectSuperseded{EffectID: head.ID, By: id}); sd.Events[0].Payload != want || sd.ExpectedVersion != head.Version {
+		t.Fatalf("supersede %+v, want %+v", sd, want)
+	}
+	qp := qd.Events[0].Payload.(events.EffectQueued)
+	if qp.ExpectedHash != "row-seen" || qp.StreamSequence != head.StreamSeq+1 {
+		t.Fatalf("replacement %+v", qp)
+	}
+	repl := Effect{ID: id, Target: head.Target, StreamSeq: qp.StreamSequence, QueuedSeq: 11, State: EffectPending}
+	wedged := ClaimableHeads([]Effect{head, repl}, now, 10)
+	if len(wedged) != 0 {
+		t.Fatalf("behind a terminal head nothing is claimable, got %v", wedged)
+	}
+	head = foldEffect(t, head, sd)
+	got := ClaimableHeads([]Effect{head, repl}, now, 10)
+	if len(got) != 1 || got[0].ID != id {
+		t.Fatalf("after supersede the correction must be the claimable head, got %v", got)
+	}
+}
+
+func TestI10_DecideSupersedeRefusesRecoverableFailures(t *testing.T) {
+	retry := effect("GKA", 1, EffectFailed)
+	retry.DueAt = later
+	if _, err := DecideSupersede(retry, "fx-repl", now); !errors.Is(err, ErrNotSupersedable) {
+		t.Fatalf("a recoverable failed effect stays on the retry path: %v, want ErrNotSupersedable", err)
+	}
+	for _, s := range EffectStates {
+		if s == EffectFailed {
+			continue
+		}
+		e := effect("GKA", 1, s)
+		e.Terminal = true // only a failed state may be superseded, whatever the flag says
+		if _, err := DecideSupersede(e, "fx-repl", now); !errors.Is(err, ErrNotSupersedable) {
+			t.Errorf("supersede of a %s effect: %v, want ErrNotSupersedable", s, err)
+		}
+	}
+	d, err := DecideSupersede(terminalHead(""), "", now)
+	if err != nil || d.Events[0].Payload.(events.EffectSuperseded).By != "" {
+		t.Fatalf("supersede without a replacement (the row needs no write): %+v %v", d, err)
+	}
+}

@@ -1,0 +1,223 @@
+package aggregates
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Inbound policy (seed 001 "Inbound User_Input flow"), decided here:
+//   - People edit only user-owned fields on <E>_Input. The key column and
+//     the anchor column are system-owned: an edited key is quarantined
+//     (key_edited), an edited anchor makes the row one without a known
+//     anchor.
+//   - A row without a known anchor is evidence, never an insert: the store
+//     creates entities only from application commits.
+//   - A malformed cell (number in a text column, inexact integer, formula,
+//     error value, merged cell, edge-whitespace key) and a duplicated
+//     anchor (I16) quarantine the whole row: nothing of it is written into
+//     an entity table.
+//   - A blank is an edit only if the sheet last showed a non-empty value;
+//     a tab that suddenly reads empty is a suspected mass deletion and
+//     nothing is applied row by row. A row gone from the tab is evidence of
+//     the deletion of that key, never an entity removal; a sort changes
+//     nothing.
+//   - An accepted edit updates canonical state and the entity in the same
+//     commit and is not echoed: only the <E>_System row is rewritten.
+//   - Value A against canonical B where both moved since the sheet last
+//     showed the field opens a candidate and a conflict (I11).
+
+// Evidence reasons recorded by the inbound decisions (stable snake_case
+// codes; cell decoding adds its own for malformed cells).
+const (
+	ReasonRowWithoutAnchor = "row_without_anchor"
+	ReasonUnknownAnchor    = "unknown_anchor"
+	ReasonOrphanRow        = "orphan_row"
+	ReasonDuplicateAnchor  = "duplicate_anchor"
+	ReasonKeyEdited        = "key_edited"
+	ReasonRowDeleted       = "row_deleted"
+	ReasonMassDeletion     = "suspected_mass_deletion"
+	ReasonTabBlocked       = "tab_blocked"
+)
+
+// QuarantineID identifies one piece of evidence: the same tab, anchor, row
+// hash and reason always give the same id (idempotent polls).
+func QuarantineID(tab, anchor, rowHash, reason string) string {
+	return fmt.Sprintf("q%016x", xxhash.Sum64String(tab+"\x00"+anchor+"\x00"+rowHash+"\x00"+reason))
+}
+
+// Verdict classifies one user-owned cell of a row (see ClassifyField).
+type Verdict uint8
+
+// Verdicts.
+const (
+	// VerdictUnchanged: the cell shows canonical state.
+	VerdictUnchanged Verdict = iota
+	// VerdictEdit: the sheet showed canonical state and a person changed it: accept.
+	VerdictEdit
+	// VerdictStale: the cell still shows what the system last wrote and canonical
+	// moved on: the pending (or to be re-queued) write will fix it.
+	VerdictStale
+	// VerdictConflict: both sides changed the field since the sheet last showed it (I11).
+	VerdictConflict
+)
+
+// ClassifyField compares hashes of one field: observed (the cell now, A),
+// shown (what the sheet last showed: the system's last applied write or
+// the last accepted observation, S) and canonical (B). shownKnown is false
+// when no write of this field was ever confirmed; then any difference is a
+// conflict (no guessed baseline, I14). Blank and empty text hash equal
+// (ShownHash). A blank cell is an Edit only if S was non-empty: implied,
+// since S == B ≠ A.
+func ClassifyField(observed, shown, canonical string, shownKnown bool) Verdict {
+	switch {
+	case observed == canonical:
+		return VerdictUnchanged
+	case !shownKnown:
+		return VerdictConflict
+	case shown == canonical:
+		return VerdictEdit
+	case observed == shown:
+		return VerdictStale
+	}
+	return VerdictConflict
+}
+
+// TabExpectation is what the store expects an Input tab to show, which a
+// values read is certified against:
+//   - Rows: anchor → full-row visible hash the outbox (or the last accepted
+//     observation) left on the row;
+//   - Evidence: row hashes already recorded as evidence (active quarantine
+//     or an active candidate's candidate-time row);
+//   - Missing: anchors whose deletion is already evidence;
+//   - Flagged: the tab's suspected mass deletion is already recorded.
+type TabExpectation struct {
+	Rows     map[string]string
+	Evidence map[string]bool
+	Missing  map[string]bool
+	Flagged  bool
+}
+
+// SheetField is one Input-row field's sheet-side state: what the sheet
+// last showed, and the active candidate with its epoch and candidate-time
+// row evidence.
+type SheetField struct {
+	ShownHash      string
+	ShownKnown     bool
+	CandidateHash  string // "" = none
+	CandidateEpoch int64
+	CandidateRow   string // candidate-time full-row visible hash
+	CandidateRev   int64  // candidate-time full-row visible revision
+	ConflictID     string
+}
+
+// Quarantine is one active piece of evidence of a tab.
+type Quarantine struct {
+	ID, Tab, Anchor, RowHash, Reason, Column string
+	SheetRow                                 int64
+}
+
+// RowState is what the inbound decisions need to know of one anchor's
+// Input row: its visible state, the entity it shows and its sheet-side
+// field state.
+type RowState struct {
+	Binding         string
+	Bound           bool   // an effect or accepted edit ever set the row's visible state
+	VisibleHash     string // the row's full visible hash
+	VisibleRevision int64
+	VisibleSeq      uint64 // log sequence that last set it
+	Exists          bool   // the entity exists
+	Canonical       map[string]any
+	Entity          EntityState
+	InFlight        bool // an effect of the row has not settled
+	Sheet           map[string]SheetField
+	OpenConflicts   int // open conflicts on the row
+}
+
+// untouched: no effect in flight, no active candidate, no open conflict.
+func (rs RowState) untouched() bool {
+	for _, f := range rs.Sheet {
+		if f.CandidateHash != "" || f.ConflictID != "" {
+			return false
+		}
+	}
+	return !rs.InFlight && rs.OpenConflicts == 0
+}
+
+// GridRow is one row of an Input tab read with grid data, decoded by the
+// engine.
+type GridRow struct {
+	SheetRow int
+	Anchor   string // the anchor cell (NFC), "" when blank or unreadable
+	Hash     string // full-row visible hash
+	Plain    bool   // no formula, error value or merge in any cell
+	// AnchorReason, when set, says why the anchor cell is malformed.
+	AnchorReason string
+	// Malformed names the first malformed data cell, if any.
+	Malformed *CellError
+	// Values holds every data column's decoded value (Malformed unset).
+	Values map[string]any
+}
+
+// CellError is a malformed cell: its column and the stable reason.
+type CellError struct {
+	Column, Reason string
+}
+
+// ShownRow is one non-blank row of an Input tab as one observation covers
+// it: read with grid data (Grid set), or certified by the pass's values
+// read and left out of a partial grid read (Grid nil: Anchor and Hash are
+// the values read's), or Shifted: the grid read found another row where
+// the values read showed this one.
+type ShownRow struct {
+	Anchor, Hash string
+	Grid         *GridRow
+	Shifted      bool
+}
+
+// TabRead is one Input tab as a poll read it.
+type TabRead struct {
+	Tab     string
+	Entity  string   // the entity it shows
+	Key     string   // the entity's primary key field
+	User    []string // its user-owned fields, in declaration order
+	Blocked string   // why the tab's rows could not be read ("" = read)
+	Rows    []ShownRow
+	Full    bool   // a safety full scan: every row is re-derived
+	Base    uint64 // read-model checkpoint the pass read its expectation at
+}
+
+// TabState is the state an observation of one tab is decided against.
+type TabState struct {
+	Expect         TabExpectation
+	Active         map[string]Quarantine // active evidence by id
+	Rows           map[string]RowState   // by anchor, for every grid row with an anchor
+	InboundVersion uint64
+}
+
+// ObserveStats counts what observations decided.
+type ObserveStats struct {
+	Rows        int // data rows examined
+	Accepted    int // rows whose user edits became canonical
+	Quarantined int // new quarantine / evidence records
+	Candidates  int // candidates detected (conflicts opened or updated)
+	Deferred    int // rows in transition, left for the next pass
+	Events      int // events appended
+}
+
+// Add folds o into s.
+func (s *ObserveStats) Add(o ObserveStats) {
+	s.Rows, s.Accepted, s.Quarantined = s.Rows+o.Rows, s.Accepted+o.Accepted, s.Quarantined+o.Quarantined
+	s.Candidates, s.Deferred, s.Events = s.Candidates+o.Candidates, s.Deferred+o.Deferred, s.Events+o.Events
+}
+
+// DecideTab decides one observation of an Input tab: evidence for what is
+// not data, accepted edits, candidates and conflicts, rewrites of rows that
+// lost a system write, and the clearing of evidence the tab no longer
+// shows (see the policy above).
+func DecideTab(r TabRead, st TabState, sheet Sheet, now time.Time) (Changes, ObserveStats, error) {
+	ob := newObservation(r, st, sheet, now)
+	err := ob.decide()
+	return ob.c, ob.stats, err
+}

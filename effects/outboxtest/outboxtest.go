@@ -1,0 +1,570 @@
+// Package outboxtest is the conformance suite of the effects.Outbox
+// contract: every implementation (the engine, internal/engine; the
+// in-memory effects.MemOutbox) runs Run and must pass every case. The
+// cases are named after the invariants they check (I04, I05, I07, I08,
+// I09, I10).
+package outboxtest
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// Shape is the entity the suite commits: a key and two system-owned
+// fields, so that every change of it queues exactly one effect, on its
+// System tab row.
+var Shape = events.EntityShape{Name: "Gadget", PK: "id", Fields: []events.FieldShape{
+	{Name: "name", Kind: events.KindString, Owner: events.OwnerSystem},
+	{Name: "size", Kind: events.KindInt, Owner: events.OwnerSystem},
+}}
+
+// Layout is the spreadsheet layout of Shape, as the engine derives it.
+func Layout() *layout.Schema {
+	s, err := layout.NewSchema(layout.Entity{Name: Shape.Name, Fields: []layout.Field{
+		{Name: "id", Kind: cell.String, Key: true}, {Name: "name", Kind: cell.String}, {Name: "size", Kind: cell.Int}}})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Subject is an Outbox under test and the hooks the suite drives it with.
+type Subject interface {
+	effects.Outbox
+	// Spreadsheet is the sync target's name the subject queues effects for.
+	Spreadsheet() string
+	// Commit changes an entity as an application commit does, sync on:
+	// values holds every field's canonical value (the key aside; nil
+	// removes the entity), and the row effects of the change are queued
+	// in the same commit. It returns their ids in queue order.
+	Commit(t *testing.T, entity, id string, values map[string]any) []string
+	// Effect returns the effect as the store knows it.
+	Effect(t *testing.T, id string) (aggregates.Effect, bool)
+	// Displace makes another writer take the store over (I04).
+	Displace(t *testing.T)
+	// Advance moves the store clock (a manual clock) forward by d.
+	Advance(d time.Duration)
+}
+
+// Run runs every conformance case, each against a fresh subject.
+func Run(t *testing.T, newSubject func(t *testing.T) Subject) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, s Subject)
+	}{
+		{"I07_ASecondEffectOfARowWaitsUntilTheFirstSettled", secondEffectWaits},
+		{"I07_SettledStatesReleaseTheRow", settledStatesRelease},
+		{"I07_AnUncertainHeadHoldsItsRow", uncertainHeadHolds},
+		{"I07_ARecoverableFailedHeadBlocksItsRowUntilRetried", recoverableHeadBlocks},
+		{"I07_ATerminalFailedHeadBlocksItsRowUntilSuperseded", terminalHeadBlocks},
+		{"I07_ClaimsFollowQueueOrderUpToMax", claimsInQueueOrder},
+		{"I04_ADisplacedWriterIsFencedOut", displacedWriter},
+		{"I04_StaleClaimTokensAreRejected", staleClaims},
+		{"I05_FenceAndDivergenceRecord", fenceAndDivergence},
+		{"I08_OnlyDueUncertainEffectsAreProbed", dueProbes},
+		{"I08_ProbingIsBoundedThenTerminalTimeout", boundedProbing},
+		{"I08_RecoverProcessingMakesLeftoverClaimsUncertain", recoverProcessing},
+		{"I09_AReceiptWithAnotherPayloadHashFailsClosed", payloadMismatch},
+		{"I10_SupersedeTerminalQueuesACorrectionNeverForARecoverableHead", supersedeTerminal},
+		{"I10_ATerminalHeadOfARemovedEntityIsSupersededWithoutAWrite", supersedeRemoved},
+		{"QueueUnsyncedSkipsEntitiesWhoseRowsAreQueued", queueUnsynced},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, newSubject(t)) })
+	}
+}
+
+// ---- helpers ----
+
+// commit commits a Gadget and returns the one effect it queued.
+func commit(t *testing.T, s Subject, id, name string, size int64) string {
+	t.Helper()
+	ids := s.Commit(t, Shape.Name, id, map[string]any{"name": name, "size": size})
+	if len(ids) != 1 {
+		t.Fatalf("commit of %s queued %d effects, want 1: %v", id, len(ids), ids)
+	}
+	return ids[0]
+}
+
+func effect(t *testing.T, s Subject, id string) aggregates.Effect {
+	t.Helper()
+	fx, ok := s.Effect(t, id)
+	if !ok {
+		t.Fatalf("effect %s unknown", id)
+	}
+	return fx
+}
+
+func claim(t *testing.T, s Subject, max int) []aggregates.Effect {
+	t.Helper()
+	c, err := s.Claim(s.Spreadsheet(), max)
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	return c
+}
+
+func ids(fx []aggregates.Effect) []string {
+	out := []string{}
+	for _, e := range fx {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+// claimExactly claims and fails unless exactly want (in order) is claimed.
+func claimExactly(t *testing.T, s Subject, max int, want ...string) []aggregates.Effect {
+	t.Helper()
+	got := claim(t, s, max)
+	if want == nil {
+		want = []string{}
+	}
+	if !reflect.DeepEqual(ids(got), want) {
+		t.Fatalf("claimed %v, want %v", ids(got), want)
+	}
+	return got
+}
+
+func settle(t *testing.T, s Subject, fx aggregates.Effect, o aggregates.Outcome) {
+	t.Helper()
+	if err := s.Settle([]effects.Settlement{{ID: fx.ID, ClaimToken: fx.ClaimToken, Outcome: o}}); err != nil {
+		t.Fatalf("settle %s as %s: %v", fx.ID, o.Kind, err)
+	}
+}
+
+func wantState(t *testing.T, s Subject, id string, state aggregates.EffectState) aggregates.Effect {
+	t.Helper()
+	fx := effect(t, s, id)
+	if fx.State != state {
+		t.Fatalf("effect %s is %s (terminal %v, code %q), want %s", id, fx.State, fx.Terminal, fx.LastCode, state)
+	}
+	return fx
+}
+
+func applied(hash string) aggregates.Outcome {
+	return aggregates.Outcome{Kind: aggregates.OutcomeApplied, WrittenHash: hash, Via: "dispatch"}
+}
+
+func uncertain(at time.Time) aggregates.Outcome {
+	return aggregates.Outcome{Kind: aggregates.OutcomeUncertain, Code: "write_uncertain", RetryAt: at, Via: "dispatch"}
+}
+
+func retry(at time.Time) aggregates.Outcome {
+	return aggregates.Outcome{Kind: aggregates.OutcomeRetry, Code: "read_unavailable", RetryAt: at, Via: "dispatch"}
+}
+
+func terminal(code, observed string) aggregates.Outcome {
+	return aggregates.Outcome{Kind: aggregates.OutcomeFailed, Code: code, Terminal: true, WrittenHash: observed, Via: "dispatch"}
+}
+
+// ---- I07 ----
+
+func secondEffectWaits(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	b := commit(t, s, "g1", "two", 1)
+	fa, fb := effect(t, s, a), effect(t, s, b)
+	if fa.State != aggregates.EffectPending || fb.State != aggregates.EffectPending {
+		t.Fatalf("queued effects are %s and %s, want pending", fa.State, fb.State)
+	}
+	if fa.Target.Spreadsheet != s.Spreadsheet() || fa.Target.Tab != layout.SystemTabName(Shape.Name) || fa.Target.Anchor != "g1" ||
+		fa.Target.Binding != layout.RowBindingID(fa.Target.Tab, "g1") || fb.Target != fa.Target {
+		t.Fatalf("targets %+v and %+v", fa.Target, fb.Target)
+	}
+	if fa.Op != events.OpAppend || fb.Op != events.OpUpdate || fb.StreamSeq != fa.StreamSeq+1 {
+		t.Fatalf("ops %s@%d and %s@%d, want append then update at the next stream_sequence", fa.Op, fa.StreamSeq, fb.Op, fb.StreamSeq)
+	}
+	if want := map[string]any{"id": "g1", "name": "one", "size": int64(1)}; !reflect.DeepEqual(fa.Values, want) {
+		t.Fatalf("append values %#v, want %#v", fa.Values, want)
+	}
+	if want := map[string]any{"name": "two"}; !reflect.DeepEqual(fb.Values, want) {
+		t.Fatalf("update values %#v, want only the changed cell %#v", fb.Values, want)
+	}
+	c := claimExactly(t, s, 10, a)[0]
+	if c.State != aggregates.EffectProcessing || c.ClaimToken == "" || c.Attempts != 1 || c.PayloadHash != fa.PayloadHash {
+		t.Fatalf("claimed %+v", c)
+	}
+	claimExactly(t, s, 10) // the update waits for the append
+	s.Advance(time.Hour)
+	claimExactly(t, s, 10)
+	settle(t, s, c, applied("hash-after-append"))
+	wantState(t, s, a, aggregates.EffectApplied)
+	cb := claimExactly(t, s, 10, b)[0]
+	if cb.ExpectedHash != "hash-after-append" {
+		t.Fatalf("the update is guarded by %q, want the row hash its predecessor wrote (I06)", cb.ExpectedHash)
+	}
+}
+
+func settledStatesRelease(t *testing.T, s Subject) {
+	for i, o := range []struct {
+		outcome aggregates.Outcome
+		state   aggregates.EffectState
+	}{
+		{applied("h"), aggregates.EffectApplied},
+		{aggregates.Outcome{Kind: aggregates.OutcomeConflict, Code: "row_hash_mismatch", WrittenHash: "edited", Via: "dispatch"}, aggregates.EffectConflict},
+	} {
+		id := string(rune('p' + i))
+		a := commit(t, s, id, "one", 1)
+		b := commit(t, s, id, "two", 1)
+		settle(t, s, claimExactly(t, s, 10, a)[0], o.outcome)
+		if fx := wantState(t, s, a, o.state); !fx.State.Settled() {
+			t.Fatalf("%s is not settled", fx.State)
+		}
+		claimExactly(t, s, 10, b)
+	}
+}
+
+func uncertainHeadHolds(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	commit(t, s, "g1", "two", 1)
+	settle(t, s, claimExactly(t, s, 10, a)[0], uncertain(s.Now().Add(time.Minute)))
+	claimExactly(t, s, 10)
+	s.Advance(2 * time.Minute) // the probe is due; only a probe decides, never a claim
+	claimExactly(t, s, 10)
+	wantState(t, s, a, aggregates.EffectUncertain)
+}
+
+func recoverableHeadBlocks(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	b := commit(t, s, "g1", "two", 1)
+	due := s.Now().Add(time.Minute)
+	settle(t, s, claimExactly(t, s, 10, a)[0], retry(due))
+	fx := wantState(t, s, a, aggregates.EffectFailed)
+	if fx.Terminal || fx.LastCode != "read_unavailable" || !fx.DueAt.Equal(due) {
+		t.Fatalf("recoverable failure recorded as %+v", fx)
+	}
+	claimExactly(t, s, 10) // not due yet, and it holds the row
+	s.Advance(time.Minute)
+	c := claimExactly(t, s, 10, a)[0] // the retry, never the next effect
+	if c.Attempts != 2 || c.ClaimToken == fx.ClaimToken {
+		t.Fatalf("retry claim %+v (first token %s)", c, fx.ClaimToken)
+	}
+	settle(t, s, c, applied("h"))
+	claimExactly(t, s, 10, b)
+}
+
+func terminalHeadBlocks(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	b := commit(t, s, "g1", "two", 1)
+	settle(t, s, claimExactly(t, s, 10, a)[0], terminal("row_hash_mismatch", "observed"))
+	fx := wantState(t, s, a, aggregates.EffectFailed)
+	if !fx.Terminal || fx.LastCode != "row_hash_mismatch" || fx.ObservedHash != "observed" {
+		t.Fatalf("terminal failure recorded as %+v", fx)
+	}
+	claimExactly(t, s, 10)
+	s.Advance(24 * time.Hour) // never claimable again, however long
+	claimExactly(t, s, 10)
+	if n, err := s.SupersedeTerminal(s.Spreadsheet(), 10); err != nil || n != 1 {
+		t.Fatalf("supersede: %d, %v", n, err)
+	}
+	wantState(t, s, a, aggregates.EffectSuperseded)
+	claimExactly(t, s, 1, b)
+}
+
+func claimsInQueueOrder(t *testing.T, s Subject) {
+	a1 := commit(t, s, "g1", "one", 1)
+	a2 := commit(t, s, "g2", "two", 2)
+	a3 := commit(t, s, "g3", "three", 3)
+	if c, err := s.Claim("another-spreadsheet", 10); err != nil || len(c) != 0 {
+		t.Fatalf("claim of another spreadsheet: %v, %v", ids(c), err)
+	}
+	wantState(t, s, a1, aggregates.EffectPending)
+	claimExactly(t, s, 2, a1, a2)
+	claimExactly(t, s, 2, a3)
+	claimExactly(t, s, 2)
+}
+
+// ---- I04 ----
+
+func displacedWriter(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	c := claimExactly(t, s, 10, a)[0] // the old owner holds a claim…
+	b := commit(t, s, "g2", "two", 2)
+	s.Displace(t) // …and another writer takes the store over
+	if err := s.Renew(); !errors.Is(err, events.ErrStaleWriterFence) {
+		t.Fatalf("renewal of a displaced writer: %v, want %v", err, events.ErrStaleWriterFence)
+	}
+	err := s.Settle([]effects.Settlement{{ID: c.ID, ClaimToken: c.ClaimToken, Outcome: applied("h")}})
+	if !errors.Is(err, events.ErrStaleWriterFence) && !errors.Is(err, aggregates.ErrStaleClaim) {
+		t.Fatalf("post-ack bookkeeping of a displaced writer: %v", err)
+	}
+	wantState(t, s, a, aggregates.EffectProcessing) // left for the new owner to recover
+	if got, err := s.Claim(s.Spreadsheet(), 10); !errors.Is(err, events.ErrStaleWriterFence) || len(got) != 0 {
+		t.Fatalf("claim of a displaced writer: %v, %v", ids(got), err)
+	}
+	wantState(t, s, b, aggregates.EffectPending)
+	if err := s.RecordDivergence(s.Spreadsheet(), "test"); !errors.Is(err, events.ErrStaleWriterFence) {
+		t.Fatalf("divergence record of a displaced writer: %v", err)
+	}
+}
+
+func staleClaims(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	b := commit(t, s, "g2", "two", 2)
+	c := claimExactly(t, s, 10, a, b)
+	ca, cb := c[0], c[1]
+	err := s.Settle([]effects.Settlement{{ID: a, ClaimToken: "not-the-claim", Outcome: applied("h")}})
+	if !errors.Is(err, aggregates.ErrStaleClaim) {
+		t.Fatalf("settlement with a forged token: %v", err)
+	}
+	wantState(t, s, a, aggregates.EffectProcessing)
+	// A stale settlement is rejected; the current ones of the same call are recorded.
+	err = s.Settle([]effects.Settlement{{ID: a, ClaimToken: ca.ClaimToken, Outcome: retry(s.Now())},
+		{ID: b, ClaimToken: "forged", Outcome: applied("h")}})
+	if !errors.Is(err, aggregates.ErrStaleClaim) {
+		t.Fatalf("batch with one stale settlement: %v", err)
+	}
+	wantState(t, s, a, aggregates.EffectFailed)
+	wantState(t, s, b, aggregates.EffectProcessing)
+	ca2 := claimExactly(t, s, 10, a)[0]
+	if ca2.ClaimToken == ca.ClaimToken {
+		t.Fatal("a new claim reused the old token")
+	}
+	err = s.Settle([]effects.Settlement{{ID: a, ClaimToken: ca.ClaimToken, Outcome: applied("h")}})
+	if !errors.Is(err, aggregates.ErrStaleClaim) {
+		t.Fatalf("settlement with the previous claim's token: %v", err)
+	}
+	wantState(t, s, a, aggregates.EffectProcessing)
+	settle(t, s, ca2, applied("h"))
+	err = s.Settle([]effects.Settlement{{ID: a, ClaimToken: ca2.ClaimToken, Outcome: applied("h")}})
+	if !errors.Is(err, aggregates.ErrStaleClaim) {
+		t.Fatalf("second settlement of a settled claim: %v", err)
+	}
+	// An unknown effect fails the whole call: nothing of it is recorded.
+	if err := s.Settle([]effects.Settlement{{ID: cb.ID, ClaimToken: cb.ClaimToken, Outcome: applied("h")},
+		{ID: "fx-no-such-effect", ClaimToken: "t", Outcome: applied("h")}}); err == nil {
+		t.Fatal("a settlement of an unknown effect was accepted")
+	}
+	wantState(t, s, b, aggregates.EffectProcessing)
+}
+
+// ---- I05 ----
+
+func fenceAndDivergence(t *testing.T, s Subject) {
+	f := s.Fence()
+	if f.StoreID == "" || f.Epoch < 1 || f.Token == "" {
+		t.Fatalf("fence %+v: every remote mutation needs the store, epoch and token", f)
+	}
+	before := s.Now()
+	s.Advance(time.Minute)
+	if got := s.Now().Sub(before); got != time.Minute {
+		t.Fatalf("the store clock moved %s, want 1m", got)
+	}
+	if err := s.RecordDivergence(s.Spreadsheet(), "the spreadsheet authority now names epoch 9"); err != nil {
+		t.Fatalf("record divergence: %v", err)
+	}
+	if err := s.Renew(); err != nil {
+		t.Fatalf("renew: %v", err)
+	}
+}
+
+// ---- I08 ----
+
+func dueProbes(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	b := commit(t, s, "g2", "two", 2)
+	c := commit(t, s, "g3", "three", 3)
+	cl := claimExactly(t, s, 10, a, b, c)
+	probeAt := s.Now().Add(10 * time.Second)
+	settle(t, s, cl[0], uncertain(probeAt))
+	settle(t, s, cl[1], applied("h"))
+	settle(t, s, cl[2], retry(s.Now()))
+	fx := wantState(t, s, a, aggregates.EffectUncertain)
+	if !fx.DueAt.Equal(probeAt) || fx.ClaimToken != cl[0].ClaimToken || fx.LastCode != "write_uncertain" {
+		t.Fatalf("uncertain effect %+v", fx)
+	}
+	wantProbes := func(want ...string) []aggregates.Effect {
+		t.Helper()
+		got, err := s.DueProbes(s.Spreadsheet(), 10)
+		if want == nil {
+			want = []string{}
+		}
+		if err != nil || !reflect.DeepEqual(ids(got), want) {
+			t.Fatalf("due probes %v (%v), want %v", ids(got), err, want)
+		}
+		return got
+	}
+	wantProbes()
+	s.Advance(9 * time.Second)
+	wantProbes()
+	s.Advance(time.Second)
+	p := wantProbes(a)[0]
+	if p.State != aggregates.EffectUncertain || p.ClaimToken != cl[0].ClaimToken {
+		t.Fatalf("due probe %+v", p)
+	}
+	if got, err := s.DueProbes("another-spreadsheet", 10); err != nil || len(got) != 0 {
+		t.Fatalf("due probes of another spreadsheet: %v, %v", ids(got), err)
+	}
+	claimExactly(t, s, 10, c) // the retry is claimable; the uncertain effect is not
+	// The probe's evidence settles it: a receipt with its payload proves the write.
+	settle(t, s, p, aggregates.Outcome{Kind: aggregates.OutcomeApplied, WrittenHash: "h", PayloadHash: p.PayloadHash, Via: "probe"})
+	wantState(t, s, a, aggregates.EffectApplied)
+	wantProbes()
+	// No receipt proves it did not land: back on the retry path.
+	d := commit(t, s, "g4", "four", 4)
+	settle(t, s, claimExactly(t, s, 10, d)[0], uncertain(s.Now()))
+	settle(t, s, wantProbes(d)[0], aggregates.Outcome{Kind: aggregates.OutcomeRetry, Code: "probe_not_applied", RetryAt: s.Now(), Via: "probe"})
+	if fx := wantState(t, s, d, aggregates.EffectFailed); fx.Terminal {
+		t.Fatal("a probe that found no receipt made the effect terminal")
+	}
+	if c := claimExactly(t, s, 10, d)[0]; c.Attempts != 2 {
+		t.Fatalf("re-claim after the probe: attempt %d", c.Attempts)
+	}
+}
+
+func boundedProbing(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	c := claimExactly(t, s, 10, a)[0]
+	settle(t, s, c, uncertain(s.Now()))
+	if err := s.Reschedule(a, "not-the-claim", s.Now().Add(time.Minute), 3); !errors.Is(err, aggregates.ErrStaleClaim) {
+		t.Fatalf("reschedule with a forged token: %v", err)
+	}
+	for probes := int64(1); probes <= 2; probes++ {
+		next := s.Now().Add(time.Minute)
+		if err := s.Reschedule(a, c.ClaimToken, next, 3); err != nil {
+			t.Fatalf("reschedule %d: %v", probes, err)
+		}
+		fx := wantState(t, s, a, aggregates.EffectUncertain)
+		if fx.Probes != probes || !fx.DueAt.Equal(next) {
+			t.Fatalf("after %d inconclusive probes: probes %d due %s, want due %s", probes, fx.Probes, fx.DueAt, next)
+		}
+		if got, _ := s.DueProbes(s.Spreadsheet(), 10); len(got) != 0 {
+			t.Fatalf("a rescheduled probe is due at once: %v", ids(got))
+		}
+		s.Advance(time.Minute)
+		if got, _ := s.DueProbes(s.Spreadsheet(), 10); !reflect.DeepEqual(ids(got), []string{a}) {
+			t.Fatalf("the rescheduled probe is not due: %v", ids(got))
+		}
+	}
+	if err := s.Reschedule(a, c.ClaimToken, s.Now().Add(time.Minute), 3); err != nil {
+		t.Fatalf("last reschedule: %v", err)
+	}
+	fx := wantState(t, s, a, aggregates.EffectFailed)
+	if !fx.Terminal || fx.LastCode != aggregates.TerminalUncertainTimeout {
+		t.Fatalf("after bounded probing: terminal %v code %q, want terminal %s", fx.Terminal, fx.LastCode, aggregates.TerminalUncertainTimeout)
+	}
+	if got, _ := s.DueProbes(s.Spreadsheet(), 10); len(got) != 0 {
+		t.Fatalf("a timed-out effect is still probed: %v", ids(got))
+	}
+	commit(t, s, "g1", "two", 1)
+	claimExactly(t, s, 10) // the terminal head blocks its row
+	if err := s.Reschedule(a, c.ClaimToken, s.Now().Add(time.Minute), 3); !errors.Is(err, aggregates.ErrStaleClaim) {
+		t.Fatalf("reschedule of a failed effect: %v", err)
+	}
+}
+
+func recoverProcessing(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	b := commit(t, s, "g2", "two", 2)
+	c := claimExactly(t, s, 10, a, b)
+	settle(t, s, c[1], applied("h"))
+	if n, err := s.RecoverProcessing("another-spreadsheet", s.Now()); err != nil || n != 0 {
+		t.Fatalf("recover another spreadsheet: %d, %v", n, err)
+	}
+	probeAt := s.Now().Add(5 * time.Second)
+	if n, err := s.RecoverProcessing(s.Spreadsheet(), probeAt); err != nil || n != 1 {
+		t.Fatalf("recover: %d, %v", n, err)
+	}
+	fx := wantState(t, s, a, aggregates.EffectUncertain)
+	if !fx.DueAt.Equal(probeAt) || fx.ClaimToken != c[0].ClaimToken || fx.LastCode != "claimed_by_previous_run" {
+		t.Fatalf("recovered effect %+v", fx)
+	}
+	wantState(t, s, b, aggregates.EffectApplied)
+	if n, err := s.RecoverProcessing(s.Spreadsheet(), probeAt); err != nil || n != 0 {
+		t.Fatalf("second recovery: %d, %v", n, err)
+	}
+	if got, _ := s.DueProbes(s.Spreadsheet(), 10); len(got) != 0 {
+		t.Fatalf("probed before due: %v", ids(got))
+	}
+	s.Advance(5 * time.Second)
+	if got, _ := s.DueProbes(s.Spreadsheet(), 10); !reflect.DeepEqual(ids(got), []string{a}) {
+		t.Fatalf("due probes %v, want %s", ids(got), a)
+	}
+}
+
+// ---- I09 ----
+
+func payloadMismatch(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	c := claimExactly(t, s, 10, a)[0]
+	settle(t, s, c, uncertain(s.Now()))
+	settle(t, s, c, aggregates.Outcome{Kind: aggregates.OutcomeApplied, WrittenHash: "h", PayloadHash: "xxh64:0000000000000000", Via: "probe"})
+	fx := wantState(t, s, a, aggregates.EffectFailed)
+	if !fx.Terminal || fx.LastCode != aggregates.ErrEffectPayloadMismatch.Error() {
+		t.Fatalf("a receipt with another payload settled as terminal %v code %q", fx.Terminal, fx.LastCode)
+	}
+	commit(t, s, "g1", "two", 1)
+	b := commit(t, s, "g2", "two", 2)
+	cb := claimExactly(t, s, 10, b)[0] // g1 stays blocked behind its failed head
+	settle(t, s, cb, aggregates.Outcome{Kind: aggregates.OutcomeApplied, WrittenHash: "h", PayloadHash: cb.PayloadHash, Via: "dispatch"})
+	wantState(t, s, b, aggregates.EffectApplied)
+}
+
+// ---- I10 ----
+
+func supersedeTerminal(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	settle(t, s, claimExactly(t, s, 10, a)[0], applied("h1"))
+	b := commit(t, s, "g1", "two", 2)
+	settle(t, s, claimExactly(t, s, 10, b)[0], terminal("row_hash_mismatch", "vandalised"))
+	r := commit(t, s, "g2", "kept", 7)
+	settle(t, s, claimExactly(t, s, 10, r)[0], retry(s.Now().Add(time.Hour)))
+	if n, err := s.SupersedeTerminal(s.Spreadsheet(), 10); err != nil || n != 1 {
+		t.Fatalf("supersede: %d, %v", n, err)
+	}
+	fb := wantState(t, s, b, aggregates.EffectSuperseded)
+	if fr := wantState(t, s, r, aggregates.EffectFailed); fr.Terminal {
+		t.Fatal("the recoverable failure became terminal")
+	}
+	corr := aggregates.EffectID(fb.Target.Binding, fb.StreamSeq+1)
+	fx := wantState(t, s, corr, aggregates.EffectPending)
+	want := map[string]any{"id": "g1", "name": "two", "size": int64(2)}
+	if fx.Target != fb.Target || fx.StreamSeq != fb.StreamSeq+1 || fx.Op != events.OpUpdate || !reflect.DeepEqual(fx.Values, want) ||
+		fx.ExpectedHash != "vandalised" {
+		t.Fatalf("correction %+v: want an update of the row to %v guarded by the observed hash", fx, want)
+	}
+	if c := claimExactly(t, s, 10, corr)[0]; c.ExpectedHash != "vandalised" {
+		t.Fatalf("claimed correction guarded by %q", c.ExpectedHash)
+	}
+	if n, err := s.SupersedeTerminal(s.Spreadsheet(), 10); err != nil || n != 0 {
+		t.Fatalf("second supersede: %d, %v", n, err)
+	}
+	wantState(t, s, r, aggregates.EffectFailed)
+}
+
+func supersedeRemoved(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	settle(t, s, claimExactly(t, s, 10, a)[0], terminal("anchor_exists", ""))
+	del := s.Commit(t, Shape.Name, "g1", nil)
+	if len(del) != 1 {
+		t.Fatalf("removal queued %v", del)
+	}
+	fd := effect(t, s, del[0])
+	if fd.Op != events.OpDelete || fd.Values != nil {
+		t.Fatalf("removal queued %+v", fd)
+	}
+	if n, err := s.SupersedeTerminal(s.Spreadsheet(), 10); err != nil || n != 1 {
+		t.Fatalf("supersede: %d, %v", n, err)
+	}
+	wantState(t, s, a, aggregates.EffectSuperseded)
+	if fx, ok := s.Effect(t, aggregates.EffectID(fd.Target.Binding, fd.StreamSeq+1)); ok {
+		t.Fatalf("a correction was queued for a removed entity whose row was never seen: %+v", fx)
+	}
+	claimExactly(t, s, 10, del[0])
+}
+
+func queueUnsynced(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	b := commit(t, s, "g2", "two", 2)
+	if n, err := s.QueueUnsynced(s.Spreadsheet(), 10); err != nil || n != 0 {
+		t.Fatalf("queue unsynced: %d, %v", n, err)
+	}
+	claimExactly(t, s, 10, a, b)
+}

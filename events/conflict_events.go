@@ -1,0 +1,126 @@
+package events
+
+// Conflict events and the acknowledge_system command. Stream
+// "conflict/<conflict_id>".
+const (
+	TypeConflictOpened   Type = "conflict.opened"
+	TypeConflictResolved Type = "conflict.resolved"
+	TypeAckRequested     Type = "command.acknowledge_system.requested"
+	TypeAckApplied       Type = "command.acknowledge_system.applied"
+	TypeAckStale         Type = "command.acknowledge_system.stale"
+	TypeAckRejected      Type = "command.acknowledge_system.rejected"
+)
+
+// ConflictStream is the stream of one conflict and its commands.
+func ConflictStream(id string) string { return "conflict/" + id }
+
+// Resolution says how a conflict ended.
+type Resolution string
+
+// Resolutions.
+const (
+	// ResolutionSystemWins: a later local commit raised the field's revision.
+	ResolutionSystemWins Resolution = "system_wins"
+	// ResolutionAcknowledged: acknowledge_system kept the system's value.
+	ResolutionAcknowledged Resolution = "system_acknowledged"
+)
+
+// ConflictOpened records a conflict: a person and the system both changed
+// one field since the sheet last showed it.
+type ConflictOpened struct {
+	// ConflictID is deterministic: one per row binding, field and candidate epoch.
+	ConflictID string `canon:"conflict_id,required"`
+	// Entity and ID name the entity of the conflicted field.
+	Entity string `canon:"entity"`
+	ID     string `canon:"id"`
+	// Field is the conflicted user-owned field.
+	Field string `canon:"field"`
+	// Tab, Anchor and Binding name the Input row the person edited.
+	Tab     string `canon:"tab"`
+	Anchor  string `canon:"anchor"`
+	Binding string `canon:"binding"`
+	// CanonicalRevision is the field's canonical revision when it opened.
+	CanonicalRevision uint64 `canon:"canonical_revision"`
+	// CandidateHash and CandidateEpoch fence the commands that resolve it.
+	CandidateHash  string `canon:"candidate_hash"`
+	CandidateEpoch int64  `canon:"candidate_epoch"`
+	// VisibleRevision and VisibleHash are the row's candidate-time visible
+	// evidence; an empty VisibleHash marks a legacy conflict that no
+	// command resolves.
+	VisibleRevision int64  `canon:"visible_revision"`
+	VisibleHash     string `canon:"visible_hash"`
+	// SystemValue and SheetValue are the two values as rendered for the audit.
+	SystemValue string `canon:"system_value"`
+	SheetValue  string `canon:"sheet_value"`
+}
+
+// ConflictResolved records how a conflict ended.
+type ConflictResolved struct {
+	// ConflictID is the conflict resolved.
+	ConflictID string     `canon:"conflict_id,required"`
+	Resolution Resolution `canon:"resolution"`
+	// CanonicalRevision is the field's canonical revision at resolution.
+	CanonicalRevision uint64 `canon:"canonical_revision"`
+}
+
+// AckCommand is the payload of the acknowledge_system command's events:
+// the fence the caller saw and, once decided, the outcome. See
+// AckRequested, AckApplied, AckStale, AckRejected.
+type AckCommand struct {
+	// ConflictID is the conflict the command targets.
+	ConflictID string `canon:"conflict_id,required"`
+	// CanonicalRevision is the field's canonical revision the caller saw
+	// (the fence, not necessarily the current one).
+	CanonicalRevision uint64 `canon:"canonical_revision"`
+	// CandidateHash and CandidateEpoch are the candidate the caller saw:
+	// the command applies only while both are still current.
+	CandidateHash  string `canon:"candidate_hash"`
+	CandidateEpoch int64  `canon:"candidate_epoch"`
+	// Reason is why a stale or rejected command changed nothing.
+	Reason string `canon:"reason,omitempty"`
+	// ReconcileEffect is the row reconcile an applied command queued.
+	ReconcileEffect string `canon:"reconcile_effect,omitempty"`
+}
+
+// AckRequested records that acknowledge_system was asked for.
+type AckRequested AckCommand
+
+// AckApplied records that the fence held: the conflict is resolved in the
+// same commit, and the Input row reconcile queued.
+type AckApplied AckCommand
+
+// AckStale records that the fence no longer held: nothing changed.
+type AckStale AckCommand
+
+// AckRejected records a command for a conflict that is not open, or a
+// legacy conflict without visible evidence: nothing changed.
+type AckRejected AckCommand
+
+// EventType implements Payload.
+func (ConflictOpened) EventType() Type { return TypeConflictOpened }
+
+// EventType implements Payload.
+func (ConflictResolved) EventType() Type { return TypeConflictResolved }
+
+// EventType implements Payload.
+func (AckRequested) EventType() Type { return TypeAckRequested }
+
+// EventType implements Payload.
+func (AckApplied) EventType() Type { return TypeAckApplied }
+
+// EventType implements Payload.
+func (AckStale) EventType() Type { return TypeAckStale }
+
+// EventType implements Payload.
+func (AckRejected) EventType() Type { return TypeAckRejected }
+
+const conflictStreamPattern = "conflict/<conflict_id>"
+
+func init() {
+	register[ConflictOpened](1, conflictStreamPattern)
+	register[ConflictResolved](1, conflictStreamPattern)
+	register[AckRequested](1, conflictStreamPattern)
+	register[AckApplied](1, conflictStreamPattern)
+	register[AckStale](1, conflictStreamPattern)
+	register[AckRejected](1, conflictStreamPattern)
+}

@@ -1,0 +1,74 @@
+package hikoutei
+
+import (
+	"context"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/snapshots"
+)
+
+// Health separates local health (the store can commit) from sync health
+// (the spreadsheet is being materialised). A nil field is healthy.
+type Health = engine.Health
+
+// Health reports the store's current health.
+func (s *Store) Health() Health { return s.e.Health() }
+
+// Stats is a point-in-time view of a running store.
+type Stats struct {
+	Commits uint64 // units committed with at least one event, since Open
+	Events  uint64 // events appended since Open (commits and the workers' decisions)
+	LogTxns uint64 // log transactions (group commits) that carried them
+	// Checkpoint is the last log sequence applied to the read model.
+	Checkpoint uint64
+	// Lease is the writer lease this store holds (never its token).
+	Lease LeaseInfo
+	// Outbox counts the effects in every state (pending, processing,
+	// delivery_uncertain, applied, failed, superseded, conflict,
+	// blocked_candidate), zeros included.
+	Outbox map[aggregates.EffectState]int64
+	// Dispatcher holds the sync dispatcher's running totals by kind
+	// (empty when sync is off or not provisioned yet).
+	Dispatcher map[string]int64
+}
+
+// LeaseInfo is the part of the writer lease safe to show (no token).
+type LeaseInfo struct {
+	Role     string
+	WriterID string
+	Epoch    uint64
+}
+
+// Stats returns the store's counters. Errors: ErrStoreClosed, the context's.
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return Stats{}, err
+	}
+	w := s.e.Stats()
+	l := s.e.Lease()
+	st := Stats{Commits: w.Commits, Events: w.Events, LogTxns: w.LogTxns, Checkpoint: s.e.Checkpoint(),
+		Lease: LeaseInfo{Role: l.Role, WriterID: l.WriterID, Epoch: l.Epoch}, Dispatcher: map[string]int64{}}
+	var err error
+	if st.Outbox, err = s.e.OutboxCounts(); err != nil {
+		return st, err
+	}
+	if d, _, _ := s.e.Workers(); d != nil {
+		c := &d.C
+		st.Dispatcher = map[string]int64{"passes": c.Passes.Load(), "dispatches": c.Dispatches.Load(), "claimed": c.Claimed.Load(),
+			"applied": c.Applied.Load(), "uncertain": c.Uncertain.Load(), "failed": c.Failed.Load(), "retried": c.Retried.Load(),
+			"conflicts": c.Conflicts.Load(), "probes": c.Probes.Load(), "superseded": c.Superseded.Load(), "backfilled": c.Backfilled.Load()}
+	}
+	return st, nil
+}
+
+// Snapshot takes a snapshot of the read model now (between group commits)
+// and returns its manifest. A store restarted with an unusable read.sqlite
+// loads the newest valid snapshot and replays only the log after it.
+// Errors: ErrStoreClosed, I/O errors.
+func (s *Store) Snapshot(ctx context.Context) (snapshots.Manifest, error) {
+	if err := ctx.Err(); err != nil {
+		return snapshots.Manifest{}, err
+	}
+	return s.e.Snapshot()
+}

@@ -1,0 +1,145 @@
+// Package config is the one place the environment is read: every variable
+// Hikoutei knows, parsed strictly. Values are plain (strings and
+// durations); the packages that use them build their own options. The
+// README's configuration table documents the same list.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Environment variables of the product.
+const (
+	// EnvSpreadsheetURL is the spreadsheet to sync to (a Google Sheets URL
+	// or a bare id). Unset: local-only, no network.
+	EnvSpreadsheetURL = "HIKOUTEI_SYNC_SPREADSHEET_URL"
+	// EnvCredentials is Google's standard service-account key file variable.
+	EnvCredentials = "GOOGLE_APPLICATION_CREDENTIALS"
+	// EnvSheetsEndpoint points the provider at an emulator (e.g.
+	// `hikoutei fake-sheets`) instead of Google; no credentials are needed.
+	EnvSheetsEndpoint = "HIKOUTEI_SHEETS_ENDPOINT"
+	// EnvPollingInterval is the Input poller's cadence, in milliseconds.
+	EnvPollingInterval = "HIKOUTEI_SYNC_POLLING_INTERVAL_MS"
+	// EnvFullScanInterval is the safety full scan's cadence, in milliseconds.
+	EnvFullScanInterval = "HIKOUTEI_SYNC_FULL_SCAN_INTERVAL_MS"
+	// EnvRateLimitInterval paces Sheets requests (reads and writes), in
+	// milliseconds between requests.
+	EnvRateLimitInterval = "HIKOUTEI_SYNC_RATE_LIMIT_INTERVAL_MS"
+	// EnvNATSURL names an existing NATS server or cluster to use instead of
+	// the embedded one.
+	EnvNATSURL = "HIKOUTEI_NATS_URL"
+)
+
+// Environment variables of the test and crash tooling.
+const (
+	// EnvFailpoints arms failpoints ("name=action,…"; tests and `make crash`).
+	EnvFailpoints = "HIKOUTEI_FAILPOINTS"
+	// EnvCrashWorker marks a process as a crash campaign's worker.
+	EnvCrashWorker = "HIKOUTEI_CRASH_WORKER"
+)
+
+// Defaults of the cadences (seed 001: SYNC_POLLING_INTERVAL_MS and
+// SYNC_FULL_SCAN_INTERVAL_MS default to 60,000).
+const (
+	DefaultPollingInterval  = 60 * time.Second
+	DefaultFullScanInterval = 60 * time.Second
+)
+
+// ErrInvalidInterval: a cadence value is not a plain positive decimal
+// integer of milliseconds (I20).
+var ErrInvalidInterval = errors.New("invalid_interval")
+
+// Lookup reads one variable (os.LookupEnv in production).
+type Lookup func(string) (string, bool)
+
+// OS is the process environment.
+var OS Lookup = os.LookupEnv
+
+// Sync is the sync configuration found in the environment.
+type Sync struct {
+	SpreadsheetURL string // "" = local-only
+	Credentials    string
+	Endpoint       string
+	// PollingInterval, FullScanInterval and RateLimitInterval are 0 when
+	// their variable is unset or empty.
+	PollingInterval, FullScanInterval, RateLimitInterval time.Duration
+}
+
+// LoadSync reads the sync variables. Errors: ErrInvalidInterval naming the
+// variable (the store must not start half-configured).
+func LoadSync(lookup Lookup) (Sync, error) {
+	if lookup == nil {
+		lookup = OS
+	}
+	s := Sync{SpreadsheetURL: get(lookup, EnvSpreadsheetURL), Credentials: get(lookup, EnvCredentials),
+		Endpoint: get(lookup, EnvSheetsEndpoint)}
+	for _, c := range []struct {
+		env string
+		out *time.Duration
+	}{{EnvPollingInterval, &s.PollingInterval}, {EnvFullScanInterval, &s.FullScanInterval}, {EnvRateLimitInterval, &s.RateLimitInterval}} {
+		d, err := Interval(lookup, c.env)
+		if err != nil {
+			return s, err
+		}
+		*c.out = d
+	}
+	return s, nil
+}
+
+// NATSURL is the NATS server named in the environment ("" = embedded).
+func NATSURL(lookup Lookup) string {
+	if lookup == nil {
+		lookup = OS
+	}
+	return get(lookup, EnvNATSURL)
+}
+
+func get(lookup Lookup, name string) string {
+	v, _ := lookup(name)
+	return v
+}
+
+// Interval reads the millisecond interval variable name: 0 when unset or
+// empty. Errors: ErrInvalidInterval naming it.
+func Interval(lookup Lookup, name string) (time.Duration, error) {
+	if lookup == nil {
+		lookup = OS
+	}
+	v, ok := lookup(name)
+	if !ok || v == "" {
+		return 0, nil
+	}
+	ms, err := ParseIntervalMS(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return time.Duration(min(ms, maxIntervalMS)) * time.Millisecond, nil
+}
+
+// maxIntervalMS is the longest interval a time.Duration holds (≈ 292
+// years); larger safe integers are accepted and clamped to it.
+const maxIntervalMS = math.MaxInt64 / int64(time.Millisecond)
+
+// ParseIntervalMS parses an interval in milliseconds: ASCII digits only, no
+// sign, no leading zero, no white space, value in [1, 2^53-1]. Errors:
+// ErrInvalidInterval.
+func ParseIntervalMS(v string) (int64, error) {
+	if v == "" || len(v) > 16 || v[0] == '0' {
+		return 0, fmt.Errorf("%w: %q", ErrInvalidInterval, v)
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, fmt.Errorf("%w: %q", ErrInvalidInterval, v)
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > 1<<53-1 {
+		return 0, fmt.Errorf("%w: %q", ErrInvalidInterval, v)
+	}
+	return n, nil
+}

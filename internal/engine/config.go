@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+)
+
+// Config configures Open; the root package's Options map onto it.
+type Config struct {
+	Clock             events.Clock // `now` for every decision and the lease (default wall clock)
+	Operation         string       // recorded in lease.toml and the lease events (default "embed")
+	OpenTimeout       time.Duration
+	AcquireWait       time.Duration
+	HeartbeatInterval time.Duration
+	LeaseTTL          time.Duration
+	ReadConns         int // read pool size (default 4)
+	Progress          func(Progress)
+	Logger            *slog.Logger
+	NoSync            bool // benchmarks only: no fsync of log commits
+	SnapshotEvery     uint64
+	SnapshotKeep      int
+	Sync              *SyncConfig // nil: local only
+	NATS              *NATSConfig // nil: none without sync, embedded with sync
+	// Fault, when set, makes the next projection after a log commit fail
+	// (tests: death between the log commit and the projection).
+	Fault *Fault
+}
+
+// Fault injects failures at durability boundaries (tests).
+type Fault struct {
+	FailNextProjection bool
+}
+
+// Progress reports read-model catch-up or rebuild.
+type Progress struct {
+	// Phase: "catch-up" (from the read model's checkpoint), "snapshot"
+	// (from a restored snapshot) or "rebuild" (from zero).
+	Phase string
+	Done  uint64 // events applied so far
+	Total uint64 // events to apply
+}
+
+// SyncConfig turns on materialisation into one spreadsheet.
+type SyncConfig struct {
+	Name          string // the sync target's name in the outbox (default "sheets")
+	SpreadsheetID string
+	Provider      *sheetsio.Provider
+	// Dispatcher tuning; zero values take effects.Config defaults.
+	MaxBatch          int
+	Interval          time.Duration
+	ProbeDelay        time.Duration
+	MaxProbes         int64
+	RetryBase         time.Duration
+	RetryMax          time.Duration
+	ReconcileInterval time.Duration
+	AuthorityTTL      time.Duration
+	// Manual leaves the workers stopped: tests and tools drive them.
+	Manual bool
+	// Wake and PollWake deliver wake-up hints (NATS fills them when nil).
+	Wake, PollWake <-chan struct{}
+	// PollingInterval and FullScanInterval are the poller's cadences
+	// (resolved by the caller: options, then the environment, then 60 s).
+	PollingInterval, FullScanInterval time.Duration
+	// OnConflict hears of conflicts opened and resolved, in log order, on
+	// its own goroutine.
+	OnConflict func(ConflictNotice)
+}
+
+// NATSConfig configures the store's NATS layer (see the root NATSOptions).
+type NATSConfig struct {
+	Disabled                           bool
+	Store                              string
+	URL                                string
+	CredsFile                          string
+	TLSCAFile, TLSCertFile, TLSKeyFile string
+	Listen                             string
+	IncludeValues                      bool
+	Mirror                             bool
+	MirrorStream, MirrorSubject        string
+}
+
+// ConflictNotice tells OnConflict of a conflict opened or resolved.
+type ConflictNotice struct {
+	Type        events.Type // conflict.opened or conflict.resolved
+	ConflictID  string
+	Entity, ID  string
+	Field       string
+	SystemValue string
+	SheetValue  string
+	Resolution  events.Resolution
+	Seq         uint64 // log sequence of the event
+	// CanonicalRevision and CandidateEpoch are the conflict's fence at
+	// detection (what acknowledge_system needs).
+	CanonicalRevision uint64
+	CandidateEpoch    int64
+}
+
+func (c Config) withDefaults() Config {
+	if c.Clock == nil {
+		c.Clock = events.SystemClock{}
+	}
+	if c.Operation == "" {
+		c.Operation = "embed"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.ReadConns <= 0 {
+		c.ReadConns = 4
+	}
+	return c
+}

@@ -1,0 +1,221 @@
+// Package engine is the store's engine: the fenced log's single writer and
+// its group commit, the read-decide-append paths of commits, the outbox,
+// inbound observations and conflicts, backfill and divergence, the read
+// model's upkeep, the sheet layout derivation, and the sync workers' life
+// cycle. It implements the effects.Outbox and effects.Inbound contracts.
+// Decisions are aggregates'; the engine reads the state they need, calls
+// them and appends what they return.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/snapshots"
+)
+
+// Engine is an open store directory: the fenced log, the single writer,
+// the SQLite read model and, with sync on, the workers. Safe for
+// concurrent use.
+type Engine struct {
+	dir   string
+	cfg   Config
+	log   *slog.Logger
+	w     *events.Writer
+	reg   *Registry
+	sheet *sheet // the spreadsheet layout of the registry
+	proj  *projector.Projector
+	pool  *sqlitex.Pool
+	snaps *snapshots.Dir
+	sync  *syncState // nil without sync
+	nats  *natsState // nil without NATS
+
+	mu     sync.RWMutex // guards closed against in-flight sends
+	closed bool
+	reqs   chan *request
+	stop   chan struct{}
+	done   chan struct{}
+
+	// Owned by the writer goroutine:
+	lastSnap uint64 // checkpoint of the newest snapshot
+	behind   bool   // the read model missed a batch
+	stats    Stats
+}
+
+// Entities supplies the entity shapes at Open: declared by the caller, or
+// read from the log (Declared).
+type Entities func(*events.Log) (*Registry, error)
+
+// Shapes is an Entities returning a registry built from fixed shapes.
+func Shapes(shapes ...events.EntityShape) Entities {
+	return func(*events.Log) (*Registry, error) { return NewRegistry(shapes...) }
+}
+
+// Open opens (creating if needed) the store directory dir for writing. It
+// takes the writer lease, records the entity shapes when they changed,
+// brings read.sqlite up to the log head (rebuilding it when missing,
+// corrupt or built for other shapes) and starts the single writer, then
+// NATS and the sync workers. Errors: ErrInvalidEntity, ErrSyncStartup;
+// events.ErrStoreLocked / events.ErrLeaseHeld when another writer has the
+// store; I/O errors.
+func Open(dir string, cfg Config, entities Entities) (*Engine, error) {
+	e := newEngine(dir, cfg.withDefaults())
+	var err error
+	e.w, err = events.OpenWriter(dir, events.WriterOptions{
+		Log:       events.Options{Clock: e.cfg.Clock, OpenTimeout: cfg.OpenTimeout, NoSync: cfg.NoSync},
+		Operation: e.cfg.Operation, AcquireWait: cfg.AcquireWait, HeartbeatInterval: cfg.HeartbeatInterval, LeaseTTL: cfg.LeaseTTL,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.start(entities); err != nil {
+		e.w.Close()
+		return nil, err
+	}
+	go e.run()
+	if err := e.startNATS(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.startSync()
+	return e, nil
+}
+
+// OpenDeclared opens a store with the entity shapes recorded in its own log
+// (for tools that operate on any store). Errors as Open; ErrNotAStore when
+// dir holds no log.
+func OpenDeclared(dir string, cfg Config) (*Engine, error) {
+	if err := IsStore(dir); err != nil {
+		return nil, err
+	}
+	return Open(dir, cfg, Declared)
+}
+
+// IsStore reports (ErrNotAStore) whether dir holds no store log.
+func IsStore(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, events.LogFileName)); err != nil {
+		return fmt.Errorf("%w: %s has no %s", ErrNotAStore, dir, events.LogFileName)
+	}
+	return nil
+}
+
+func newEngine(dir string, cfg Config) *Engine {
+	return &Engine{dir: dir, cfg: cfg, log: cfg.Logger, reqs: make(chan *request), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// start declares the entities, records their shapes in the log when they
+// changed, sets up sync and brings the read model up to the log head.
+func (e *Engine) start(entities Entities) error {
+	reg, err := entities(e.w.Log())
+	if err != nil {
+		return err
+	}
+	e.reg = reg
+	if e.sheet, err = newSheet(syncName(e.cfg.Sync), reg); err != nil {
+		return fmt.Errorf("%w: %w", ErrSyncStartup, err)
+	}
+	if err := e.recordSchema(); err != nil {
+		return err
+	}
+	if err := e.setupSync(); err != nil {
+		return err
+	}
+	return e.openReadModel()
+}
+
+// Dir is the store directory.
+func (e *Engine) Dir() string { return e.dir }
+
+// ReadModelPath is the path of read.sqlite.
+func (e *Engine) ReadModelPath() string { return filepath.Join(e.dir, projector.FileName) }
+
+// Registry is the store's entity registry.
+func (e *Engine) Registry() *Registry { return e.reg }
+
+// Log is the store's event log (reads; appends are the writer's).
+func (e *Engine) Log() *events.Log { return e.w.Log() }
+
+// Lease is the writer lease this store holds.
+func (e *Engine) Lease() events.Lease { return e.w.Lease() }
+
+// Clock is the store clock.
+func (e *Engine) Clock() events.Clock { return e.cfg.Clock }
+
+// ReadConn takes a read-only connection to the read model; put it back
+// with PutConn. Errors: ErrStoreClosed, the context's.
+func (e *Engine) ReadConn(ctx context.Context) (*sqlite.Conn, error) {
+	if e.isClosed() {
+		return nil, ErrStoreClosed
+	}
+	return e.pool.Take(ctx)
+}
+
+// PutConn returns a connection taken with ReadConn.
+func (e *Engine) PutConn(c *sqlite.Conn) { e.pool.Put(c) }
+
+func (e *Engine) isClosed() bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.closed
+}
+
+// Close stops the workers (they settle what they hold while the writer
+// still runs), then the writer (pending commits finish first), closes the
+// read model and releases the writer lease, removing lease.toml so another
+// process can open the store at once. Errors: the first failure;
+// ErrStoreClosed on a second call.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return ErrStoreClosed
+	}
+	e.mu.Unlock()
+	syncErr := e.stopSync()
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	close(e.stop)
+	<-e.done
+	natsErr := e.stopNATS()
+	relErr := e.releaseAndProject()
+	return errors.Join(syncErr, natsErr, relErr, e.pool.Close(), e.proj.Close(), e.w.Close())
+}
+
+// releaseAndProject releases the lease while the read model is still open
+// and applies the lease.released event to it, so the read model of a
+// closed store equals its log.
+func (e *Engine) releaseAndProject() error {
+	if err := e.w.Release(); err != nil {
+		return err
+	}
+	return e.catchUp("catch-up", nil)
+}
+
+// storeEngine reaches the engine of a store opened by the root package
+// (registered by it; see Of).
+var storeEngine func(any) *Engine
+
+// RegisterStore lets the root package tell Of how to reach a Store's
+// engine. Called once, from the root package's init.
+func RegisterStore(f func(any) *Engine) { storeEngine = f }
+
+// Of returns the engine of s, a *hikoutei.Store, for the module's own
+// tools and test harness (nil for anything else). Applications cannot
+// import this package.
+func Of(s any) *Engine {
+	if storeEngine == nil {
+		return nil
+	}
+	return storeEngine(s)
+}

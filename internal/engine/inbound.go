@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// The engine is the real effects.Inbound: it reads what the inbound
+// decisions need (aggregates.DecideTab, DecideCleanup), decodes the sheet's
+// cells for them, and appends what they decide as one fenced commit.
+var _ effects.Inbound = (*Engine)(nil)
+
+// Expectations implements effects.Inbound.
+func (e *Engine) Expectations(tabs []string) (map[string]aggregates.TabExpectation, uint64, error) {
+	out := map[string]aggregates.TabExpectation{}
+	var base uint64
+	err := e.onWriter(func() error {
+		base = e.proj.Checkpoint()
+		for _, t := range tabs {
+			x, err := e.proj.TabExpectation(t)
+			if err != nil {
+				return err
+			}
+			out[t] = x
+		}
+		return nil
+	})
+	return out, base, err
+}
+
+// Observe implements effects.Inbound: every escalated tab is decided and
+// the outcome appended in ONE fenced commit.
+func (e *Engine) Observe(base uint64, tabs map[string]effects.TabObservation, full bool) (aggregates.ObserveStats, error) {
+	var st aggregates.ObserveStats
+	err := e.onWriter(func() error {
+		now := e.cfg.Clock.Now()
+		var ch aggregates.Changes
+		for _, t := range sortedKeys(tabs) {
+			r, ts, err := e.readTab(tabs[t], base, full)
+			if err != nil {
+				return err
+			}
+			c, s, err := aggregates.DecideTab(r, ts, e.sheet, now)
+			if err != nil {
+				return err
+			}
+			ch.Merge(c)
+			st.Add(s)
+		}
+		st.Events = ch.Count() + len(ch.Queue)
+		return e.commitWorker(ch, now)
+	})
+	return st, err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readTab reads what DecideTab needs of one observed tab: the rows it
+// shows (decoded), the expectation, the active evidence and the state of
+// every row it must decide.
+func (e *Engine) readTab(o effects.TabObservation, base uint64, full bool) (aggregates.TabRead, aggregates.TabState, error) {
+	g := o.Grid
+	spec, _ := e.sheet.schema.Tab(g.Tab)
+	shape, _ := e.reg.Shape(spec.Entity)
+	r := aggregates.TabRead{Tab: g.Tab, Entity: shape.Name, Key: shape.PK, User: userFields(shape), Full: full, Base: base}
+	var ts aggregates.TabState
+	var err error
+	if ts.InboundVersion, err = e.w.Log().StreamVersion(events.InboundStream(g.Tab)); err != nil {
+		return r, ts, err
+	}
+	if ts.Active, err = e.proj.ActiveQuarantine(g.Tab); err != nil {
+		return r, ts, err
+	}
+	if g.Err != nil {
+		r.Blocked = g.Err.Error() // header drift or a missing tab: rows are not read
+		return r, ts, nil
+	}
+	if g.Partial && o.Values == nil {
+		return r, ts, fmt.Errorf("engine: partial grid read of %s without the values read it completes", g.Tab)
+	}
+	if ts.Expect, err = e.expectation(g.Tab, o.Expect, base); err != nil {
+		return r, ts, err
+	}
+	r.Rows = shownRows(spec, o)
+	ts.Rows, err = e.rowStates(g.Tab, shape, r, ts.Expect)
+	return r, ts, err
+}
+
+// expectation is the tab's expectation: x, the one the pass certified its
+// values read against at base, while the read model is still at base (it
+// is then the same), else computed afresh.
+func (e *Engine) expectation(tab string, x *aggregates.TabExpectation, base uint64) (aggregates.TabExpectation, error) {
+	if x != nil && e.proj.Checkpoint() == base {
+		return *x, nil
+	}
+	return e.proj.TabExpectation(tab)
+}
+
+func userFields(s events.EntityShape) []string {
+	var out []string
+	for _, f := range s.Fields {
+		if f.Owner == events.OwnerUser {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// rowStates reads the state of every grid row DecideTab will decide:
+// rows with an anchor, except (outside a full scan) single plain rows that
+// show exactly the system's last write.
+func (e *Engine) rowStates(tab string, shape events.EntityShape, r aggregates.TabRead, x aggregates.TabExpectation) (map[string]aggregates.RowState, error) {
+	copies := map[string]int{}
+	for _, sr := range r.Rows {
+		copies[sr.Anchor]++
+	}
+	out := map[string]aggregates.RowState{}
+	for _, sr := range r.Rows {
+		g := sr.Grid
+		if g == nil || g.Anchor == "" || !r.Full && copies[g.Anchor] == 1 && g.Plain && x.Rows[g.Anchor] == g.Hash {
+			continue
+		}
+		rs, err := e.rowState(tab, shape.Name, g.Anchor)
+		if err != nil {
+			return nil, err
+		}
+		out[g.Anchor] = rs
+	}
+	return out, nil
+}
+
+// rowState reads what the inbound decisions need of one Input row.
+func (e *Engine) rowState(tab, entity, anchor string) (rs aggregates.RowState, err error) {
+	rs.Binding = layout.RowBindingID(tab, anchor)
+	if rs.VisibleHash, rs.VisibleRevision, rs.VisibleSeq, rs.Bound, err = e.proj.Visible(rs.Binding); err != nil {
+		return rs, err
+	}
+	if rs.Canonical, rs.Exists, err = e.proj.EntityValues(entity, anchor); err != nil {
+		return rs, err
+	}
+	if rs.Entity, err = e.proj.EntityState(entity, anchor); err != nil {
+		return rs, err
+	}
+	if rs.InFlight, err = e.proj.InFlight(rs.Binding); err != nil {
+		return rs, err
+	}
+	if rs.Sheet, err = e.proj.SheetFields(rs.Binding); err != nil {
+		return rs, err
+	}
+	rs.OpenConflicts, err = e.proj.OpenConflictsOn(rs.Binding)
+	return rs, err
+}
+
+// Cleanup implements effects.Inbound: the surplus-row cleanup of the Input
+// tabs (I21, aggregates.DecideCleanup), every delete an effect guarded by
+// the full-row hash read now.
+func (e *Engine) Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (int, error) {
+	n := 0
+	err := e.onWriter(func() error {
+		var ch aggregates.Changes
+		for _, t := range sortedKeys(grids) {
+			fx, err := e.cleanupTab(grids[t], base)
+			if err != nil {
+				return err
+			}
+			ch.Queue = append(ch.Queue, fx...)
+		}
+		n = len(ch.Queue)
+		return e.commitWorker(ch, e.cfg.Clock.Now())
+	})
+	return n, err
+}
+
+func (e *Engine) cleanupTab(g *sheetsio.GridSnapshot, base uint64) ([]aggregates.Queue, error) {
+	if g.Err != nil {
+		return nil, nil
+	}
+	spec, _ := e.sheet.schema.Tab(g.Tab)
+	rows := make([]aggregates.CleanupRow, len(g.Rows))
+	states := map[string]aggregates.RowState{}
+	for i, r := range g.Rows {
+		rows[i] = aggregates.CleanupRow{Anchor: r.Anchor, Hash: rowHash(r.Cells), Plain: plainCells(r.Cells)}
+		if _, seen := states[r.Anchor]; r.Anchor != "" && !seen {
+			rs, err := e.rowState(g.Tab, spec.Entity, r.Anchor)
+			if err != nil {
+				return nil, err
+			}
+			states[r.Anchor] = rs
+		}
+	}
+	return aggregates.DecideCleanup(g.Tab, spec.Entity, rows, states, base, e.sheet), nil
+}
+
+// decodeGridRow decodes one grid row's cells for the decisions.
+func decodeGridRow(spec layout.TabSpec, r *sheetsio.GridRow) *aggregates.GridRow {
+	g := &aggregates.GridRow{SheetRow: r.SheetRow, Anchor: r.Anchor, Hash: rowHash(r.Cells), Plain: plainCells(r.Cells)}
+	if _, err := cell.DecodeObserved(spec.Columns[spec.Anchor], r.Cells[spec.Anchor]); err != nil {
+		g.AnchorReason = reasonOf(err)
+		return g
+	}
+	g.Values = make(map[string]any, len(spec.Columns))
+	for i, col := range spec.Columns {
+		if i == spec.Anchor {
+			continue
+		}
+		v, err := cell.DecodeObserved(col, r.Cells[i])
+		if err != nil {
+			g.Malformed, g.Values = &aggregates.CellError{Column: col.Name, Reason: reasonOf(err)}, nil
+			return g
+		}
+		g.Values[col.Name] = v
+	}
+	return g
+}
+
+func reasonOf(err error) string {
+	var me *cell.MalformedError
+	if errors.As(err, &me) {
+		return me.Reason
+	}
+	return "cell_malformed"
+}
+
+// plainCells reports whether no cell of a row is a formula, an error
+// value or part of a merge.
+func plainCells(cells []cell.Observed) bool {
+	for _, c := range cells {
+		if c.Formula != "" || c.ErrorType != "" || c.Merged {
+			return false
+		}
+	}
+	return true
+}
+
+// rowHash is the full-row visible hash of a grid row, as a values read of
+// the same row hashes it.
+func rowHash(cells []cell.Observed) string {
+	vals := make([]any, len(cells))
+	for i, c := range cells {
+		vals[i] = c.Value
+	}
+	return cell.VisibleHash(vals)
+}

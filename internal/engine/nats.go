@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/config"
+	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+)
+
+// natsState is the running NATS side of a store.
+type natsState struct {
+	bus      *natsbus.Bus
+	dispatch *natsbus.WakeSubscription
+	poll     *natsbus.WakeSubscription
+	mirror   chan struct{} // hint: new events to mirror
+	done     chan struct{}
+}
+
+func (e *Engine) natsConfig() (*natsbus.Config, bool) {
+	o := e.cfg.NATS
+	if o == nil && e.cfg.Sync == nil || o != nil && o.Disabled {
+		return nil, false
+	}
+	if o == nil {
+		o = &NATSConfig{}
+	}
+	c := &natsbus.Config{Store: o.Store, URL: o.URL, CredsFile: o.CredsFile, TLSCAFile: o.TLSCAFile, TLSCertFile: o.TLSCertFile,
+		TLSKeyFile: o.TLSKeyFile, Listen: o.Listen, IncludeValues: o.IncludeValues, RetryOnFailedConnect: true, Logger: e.log}
+	if c.Store == "" {
+		abs, _ := filepath.Abs(e.dir)
+		c.Store = natsbus.SanitizeStore(filepath.Base(abs))
+	}
+	if c.URL == "" {
+		c.URL = os.Getenv(config.EnvNATSURL)
+	}
+	if o.Mirror {
+		c.Mirror = natsbus.MirrorConfig{Enabled: true, Stream: o.MirrorStream, Subject: o.MirrorSubject}
+		c.StoreDir = filepath.Join(e.dir, "nats")
+	}
+	return c, true
+}
+
+// startNATS starts the bus and subscribes the workers' wake-ups. A
+// configuration error fails Open; an unreachable URL does not (the bus
+// keeps reconnecting and the timers carry the workers meanwhile).
+func (e *Engine) startNATS() error {
+	cfg, on := e.natsConfig()
+	if !on {
+		return nil
+	}
+	bus, err := natsbus.Start(context.Background(), *cfg)
+	if err != nil {
+		return fmt.Errorf("%w: nats: %w", ErrSyncStartup, err)
+	}
+	n := &natsState{bus: bus, mirror: make(chan struct{}, 1), done: make(chan struct{})}
+	if n.dispatch, err = bus.SubscribeWake(natsbus.WakeKindDispatch); err != nil {
+		bus.Close()
+		return fmt.Errorf("%w: nats: %w", ErrSyncStartup, err)
+	}
+	if n.poll, err = bus.SubscribeWake(natsbus.WakeKindPoll); err != nil {
+		n.dispatch.Stop()
+		bus.Close()
+		return fmt.Errorf("%w: nats: %w", ErrSyncStartup, err)
+	}
+	if s := e.sync; s != nil {
+		if s.cfg.Wake == nil {
+			s.cfg.Wake = n.dispatch.C
+		}
+		if s.cfg.PollWake == nil {
+			s.cfg.PollWake = n.poll.C
+		}
+		s.cfg.OnConflict = e.publishConflicts(bus, s.cfg.OnConflict)
+	}
+	e.nats = n
+	go e.mirrorLoop(cfg.Mirror.Enabled)
+	return nil
+}
+
+// Bus returns the store's NATS bus, or nil when NATS is off.
+func (e *Engine) Bus() *natsbus.Bus {
+	if e.nats == nil {
+		return nil
+	}
+	return e.nats.bus
+}
+
+// afterCommit publishes the wake-up hints of a committed batch (coalesced
+// by the bus) and nudges the mirror; it never blocks.
+func (e *Engine) afterCommit(queuedEffects bool) {
+	if e.nats == nil {
+		return
+	}
+	if queuedEffects {
+		e.nats.bus.WakeDispatch()
+	}
+	select {
+	case e.nats.mirror <- struct{}{}:
+	default:
+	}
+}
+
+// mirrorLoop tails the log into JetStream, in seq order, off the commit
+// path; after an outage it resumes from the last mirrored sequence.
+func (e *Engine) mirrorLoop(enabled bool) {
+	defer close(e.nats.done)
+	var next uint64 = 1
+	for range e.nats.mirror {
+		if enabled {
+			next = e.mirrorFrom(next)
+		}
+	}
+}
+
+func (e *Engine) mirrorFrom(next uint64) uint64 {
+	var batch []events.Event
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := e.nats.bus.Mirror(batch); err != nil {
+			return err
+		}
+		next = batch[len(batch)-1].Seq + 1
+		batch = batch[:0]
+		return nil
+	}
+	err := e.w.Log().ReadFrom(next, func(ev events.Event) error {
+		batch = append(batch, ev)
+		if len(batch) == 256 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	if err != nil {
+		e.log.Warn("event mirror behind; will retry", "err", err.Error())
+	}
+	return next
+}
+
+func (e *Engine) stopNATS() error {
+	if e.nats == nil {
+		return nil
+	}
+	close(e.nats.mirror)
+	<-e.nats.done
+	e.nats.dispatch.Stop()
+	e.nats.poll.Stop()
+	return e.nats.bus.Close()
+}
+
+// publishConflicts wraps the conflict hook: every opened or resolved
+// conflict is also published on hikoutei.<store>.conflict.opened /
+// .resolved (schema 1; values only with IncludeValues).
+func (e *Engine) publishConflicts(bus *natsbus.Bus, next func(ConflictNotice)) func(ConflictNotice) {
+	return func(c ConflictNotice) {
+		n := natsbus.ConflictNotification{ConflictID: c.ConflictID, Entity: c.Entity, ID: c.ID, Field: c.Field,
+			CanonicalRevision: c.CanonicalRevision, CandidateEpoch: uint64(max(c.CandidateEpoch, 0)), Resolution: string(c.Resolution),
+			At: e.cfg.Clock.Now(), CandidateValue: c.SheetValue, CanonicalValue: c.SystemValue}
+		var err error
+		if c.Type == events.TypeConflictResolved {
+			err = bus.PublishConflictResolved(n)
+		} else {
+			err = bus.PublishConflictOpened(n)
+		}
+		if err != nil {
+			e.log.Warn("conflict notification not published", "err", err.Error())
+		}
+		if next != nil {
+			next(c)
+		}
+	}
+}

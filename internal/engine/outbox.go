@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// The engine is the real effects.Outbox: every method runs on the single
+// writer goroutine, reads the state its decision needs, and appends the
+// decided events, which the projector turns into hk_outbox rows in the
+// same step.
+var _ effects.Outbox = (*Engine)(nil)
+
+// Now is the store clock (effects.Outbox).
+func (e *Engine) Now() time.Time { return e.cfg.Clock.Now() }
+
+// Renew renews the writer lease before a remote mutation (I04).
+func (e *Engine) Renew() error { return e.w.Renew() }
+
+// Fence is the writer identity mirrored into the spreadsheet authority
+// (I05): the store id, the lease epoch, and a digest of the fencing token
+// (the token itself never leaves the store).
+func (e *Engine) Fence() sheetsio.Fence {
+	l := e.w.Lease()
+	sum := sha256.Sum256([]byte(l.Token))
+	return sheetsio.Fence{StoreID: e.w.Log().StoreID(), Epoch: int64(l.Epoch), Token: hex.EncodeToString(sum[:12])}
+}
+
+// Claim claims up to max claimable heads (effects.Outbox, I07).
+func (e *Engine) Claim(spreadsheet string, max int) ([]aggregates.Effect, error) {
+	var out []aggregates.Effect
+	err := e.onWriter(func() error {
+		now := e.cfg.Clock.Now()
+		heads, err := e.proj.Claimable(spreadsheet, now, max)
+		if err != nil {
+			return err
+		}
+		var ch aggregates.Changes
+		for _, fx := range heads {
+			c, d, err := e.claimOne(fx, now)
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+			ch.AddDecision(d)
+		}
+		return e.commitWorker(ch, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// claimOne decides the claim of fx and returns it as claimed: with its new
+// token and the row hash its write is guarded by (I06).
+func (e *Engine) claimOne(fx aggregates.Effect, now time.Time) (aggregates.Effect, aggregates.Decision, error) {
+	if fx.ExpectedHash == "" && fx.Op != events.OpAppend {
+		h, _, _, _, err := e.proj.Visible(fx.Target.Binding)
+		if err != nil {
+			return fx, aggregates.Decision{}, err
+		}
+		fx.ExpectedHash = h
+	}
+	token := newClaimToken()
+	d, err := aggregates.DecideClaim(fx, token, e.w.Lease().Epoch, now)
+	fx.ClaimToken, fx.Attempts, fx.State = token, fx.Attempts+1, aggregates.EffectProcessing
+	return fx, d, err
+}
+
+func newClaimToken() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// DueProbes lists due delivery_uncertain effects (effects.Outbox, I08).
+func (e *Engine) DueProbes(spreadsheet string, max int) ([]aggregates.Effect, error) {
+	var out []aggregates.Effect
+	err := e.onWriter(func() (err error) {
+		out, err = e.proj.Due(spreadsheet, aggregates.EffectUncertain, e.cfg.Clock.Now(), max)
+		return err
+	})
+	return out, err
+}
+
+// Settle records outcomes in one fenced commit (effects.Outbox). Stale
+// claims are skipped and reported with aggregates.ErrStaleClaim.
+func (e *Engine) Settle(settlements []effects.Settlement) error {
+	return e.onWriter(func() error {
+		now := e.cfg.Clock.Now()
+		ids := make([]string, len(settlements))
+		for i, st := range settlements {
+			ids[i] = st.ID
+		}
+		known, err := e.proj.EffectStates(ids)
+		if err != nil {
+			return err
+		}
+		var ch aggregates.Changes
+		var stale []error
+		for _, st := range settlements {
+			fx, ok := known[st.ID]
+			if !ok {
+				return fmt.Errorf("settle: unknown effect %s", st.ID)
+			}
+			d, err := e.settleOne(fx, st, now)
+			if err != nil {
+				stale = append(stale, err)
+				continue
+			}
+			ch.AddDecision(d)
+		}
+		return errors.Join(append(stale, e.commitWorker(ch, now))...)
+	})
+}
+
+// settleOne decides one settlement: a guard failure of an
+// acknowledge_system row reconcile is blocked_candidate (I13).
+func (e *Engine) settleOne(fx aggregates.Effect, st effects.Settlement, now time.Time) (aggregates.Decision, error) {
+	reconcile := false
+	if st.Outcome.Kind == aggregates.OutcomeConflict {
+		var err error
+		if reconcile, err = e.proj.IsReconcile(fx.ID); err != nil {
+			return aggregates.Decision{}, err
+		}
+	}
+	return aggregates.DecideOutcome(fx, st.ClaimToken, st.Outcome, reconcile, now)
+}
+
+// Reschedule records an inconclusive probe (effects.Outbox, I08).
+func (e *Engine) Reschedule(id, token string, next time.Time, maxProbes int64) error {
+	return e.onWriter(func() error {
+		fx, ok, err := e.proj.Effect(id)
+		if err != nil || !ok {
+			return errors.Join(err, fmt.Errorf("reschedule: unknown effect %s", id))
+		}
+		now := e.cfg.Clock.Now()
+		d, err := aggregates.DecideProbeRescheduled(fx, token, maxProbes, next, now)
+		if err != nil {
+			return err
+		}
+		var ch aggregates.Changes
+		ch.AddDecision(d)
+		return e.commitWorker(ch, now)
+	})
+}
+
+// RecoverProcessing turns effects a previous run left in processing into
+// delivery_uncertain, due at probeAt (effects.Outbox).
+func (e *Engine) RecoverProcessing(spreadsheet string, probeAt time.Time) (int, error) {
+	n := 0
+	err := e.onWriter(func() error {
+		left, err := e.proj.Due(spreadsheet, aggregates.EffectProcessing, time.Time{}, 1<<30)
+		if err != nil {
+			return err
+		}
+		now := e.cfg.Clock.Now()
+		var ch aggregates.Changes
+		for _, fx := range left {
+			d, err := aggregates.DecideRecovered(fx, probeAt, now)
+			if err != nil {
+				return err
+			}
+			ch.AddDecision(d)
+		}
+		n = len(left)
+		return e.commitWorker(ch, now)
+	})
+	return n, err
+}
+
+// SupersedeTerminal supersedes terminal failed heads, each in the same
+// commit as its correction (effects.Outbox, I10).
+func (e *Engine) SupersedeTerminal(spreadsheet string, max int) (int, error) {
+	n := 0
+	err := e.onWriter(func() error {
+		heads, err := e.proj.TerminalHeads(spreadsheet, max)
+		if err != nil {
+			return err
+		}
+		now := e.cfg.Clock.Now()
+		b := newBatchState(nil)
+		var ch aggregates.Changes
+		for _, fx := range heads {
+			if err := e.supersedeOne(&ch, fx, b, now); err != nil {
+				return err
+			}
+		}
+		n = len(heads)
+		return e.commitWorker(ch, now)
+	})
+	return n, err
+}
+
+// supersedeOne adds the supersede of fx and its correction (queued at its
+// row's next stream_sequence, so the supersede names it).
+func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *batchState, now time.Time) error {
+	vals, exists, err := e.proj.EntityValues(fx.Entity, fx.EntityID)
+	if err != nil {
+		return err
+	}
+	replacement := ""
+	q, write := aggregates.Correction(fx, vals, exists, e.sheet.columns(fx.Target.Tab))
+	var qd aggregates.Decision
+	if write {
+		stream := events.OutboxStream(fx.Target.Binding)
+		v, err := e.version(stream, b)
+		if err != nil {
+			return err
+		}
+		if qd, replacement, err = aggregates.DecideQueue(v, q, now); err != nil {
+			return err
+		}
+		b.setVersion(stream, v+1)
+	}
+	sd, err := aggregates.DecideSupersede(fx, replacement, now)
+	if err != nil {
+		return err
+	}
+	ch.AddDecision(sd)
+	ch.AddDecision(qd)
+	return nil
+}
+
+// RecordDivergence appends sync.diverged for spreadsheet (effects.Outbox).
+func (e *Engine) RecordDivergence(spreadsheet, reason string) error {
+	return e.onWriter(func() error {
+		now := e.cfg.Clock.Now()
+		var ch aggregates.Changes
+		ch.AddDecision(aggregates.DecideDivergence(spreadsheet, reason, now))
+		return e.commitWorker(ch, now)
+	})
+}
+
+// QueueUnsynced queues the rows of up to max existing entities the
+// spreadsheet was never told about: entities committed while sync was off
+// or before this spreadsheet was configured (effects.Outbox; part of
+// reconciliation: an entity with any queued effect is skipped, so missing
+// rows are re-projected, never duplicated).
+func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
+	n := 0
+	err := e.onWriter(func() error {
+		refs, err := e.proj.Unsynced(spreadsheet, max, layout.SystemTabName)
+		if err != nil {
+			return err
+		}
+		now := e.cfg.Clock.Now()
+		var ch aggregates.Changes
+		for _, r := range refs {
+			vals, ok, err := e.proj.EntityValues(r.Entity, r.ID)
+			if err != nil {
+				return err
+			}
+			if ok {
+				shape, _ := e.reg.Shape(r.Entity)
+				created := events.EntityPersisted{Entity: r.Entity, ID: r.ID, Created: true, Fields: vals}
+				ch.Queue = append(ch.Queue, aggregates.RowEffects(e.sheet, r.Entity, r.ID, shape.PK, created)...)
+			}
+		}
+		n = len(refs)
+		return e.commitWorker(ch, now)
+	})
+	return n, err
+}

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/snapshots"
+)
+
+// projectorOptions are the read model's options for the registry: the
+// same for the live model, a rebuild and a replay (I23).
+func projectorOptions(storeID string, reg *Registry) projector.Options {
+	return projector.Options{StoreID: storeID, Entities: reg.Shapes(), InputTabs: inputTabs(reg)}
+}
+
+// recordSchema appends schema.declared when the shapes changed.
+func (e *Engine) recordSchema() error {
+	last, version, err := lastSchema(e.w.Log())
+	if err != nil {
+		return err
+	}
+	d, err := aggregates.DecideSchema(last, version, e.reg.Shapes(), e.cfg.Clock.Now())
+	if err != nil || len(d.Events) == 0 {
+		return err
+	}
+	res, err := e.w.Append(events.Unit{Streams: []events.StreamAppend{{Stream: d.Stream, ExpectedVersion: d.ExpectedVersion, Events: d.Events}}})
+	if err == nil {
+		err = res[0].Err
+	}
+	return err
+}
+
+// openReadModel opens read.sqlite, rebuilding it when invalid, then catches
+// up from its checkpoint to the log head and opens the read pool.
+func (e *Engine) openReadModel() error {
+	head, err := e.w.Log().Head()
+	if err != nil {
+		return err
+	}
+	if e.snaps, err = snapshots.Open(e.dir, e.cfg.SnapshotKeep, e.log); err != nil {
+		return err
+	}
+	phase := "catch-up"
+	if e.proj, phase, err = e.openProjector(head); err != nil {
+		return err
+	}
+	e.lastSnap = e.proj.Checkpoint()
+	if err := e.catchUp(phase, e.cfg.Progress); err != nil {
+		return err
+	}
+	e.pool, err = sqlitex.NewPool(e.ReadModelPath(), sqlitex.PoolOptions{Flags: sqlite.OpenReadOnly, PoolSize: e.cfg.ReadConns})
+	return err
+}
+
+// openProjector opens read.sqlite; when it is unusable it restores the
+// newest valid snapshot, or else starts from an empty read model. It
+// returns the phase the catch-up will be in.
+func (e *Engine) openProjector(head uint64) (*projector.Projector, string, error) {
+	opts := projectorOptions(e.w.Log().StoreID(), e.reg)
+	_, statErr := os.Stat(e.ReadModelPath())
+	err := fmt.Errorf("%w: %s is missing", projector.ErrReadModelInvalid, projector.FileName)
+	if statErr == nil {
+		var p *projector.Projector
+		if p, err = openAtMost(e.ReadModelPath(), opts, head); !errors.Is(err, projector.ErrReadModelInvalid) {
+			return p, "catch-up", err
+		}
+		e.log.Warn("read model unusable; restoring from a snapshot or rebuilding from the log", "reason", err.Error())
+	}
+	if err := removeReadModel(e.ReadModelPath()); err != nil {
+		return nil, "", err
+	}
+	if p, err := e.restoreSnapshot(opts, head); err == nil {
+		return p, "snapshot", nil
+	}
+	p, err := projector.Open(e.ReadModelPath(), opts)
+	return p, "rebuild", err
+}
+
+// openAtMost opens a read model and rejects one ahead of the log head.
+func openAtMost(path string, opts projector.Options, head uint64) (*projector.Projector, error) {
+	p, err := projector.Open(path, opts)
+	if err != nil || p.Checkpoint() <= head {
+		return p, err
+	}
+	p.Close()
+	return nil, fmt.Errorf("%w: checkpoint %d is past the log head %d", projector.ErrReadModelInvalid, p.Checkpoint(), head)
+}
+
+func (e *Engine) restoreSnapshot(opts projector.Options, head uint64) (*projector.Projector, error) {
+	m, err := e.snaps.Newest(opts.StoreID, head)
+	if err == nil {
+		err = e.snaps.Restore(m, e.ReadModelPath())
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := openAtMost(e.ReadModelPath(), opts, head)
+	if err != nil {
+		e.log.Warn("restored snapshot unusable; rebuilding from zero", "seq", m.Seq, "reason", err.Error())
+		return nil, errors.Join(err, removeReadModel(e.ReadModelPath()))
+	}
+	return p, nil
+}
+
+// removeReadModel deletes read.sqlite and its WAL files (a projection: the
+// log holds everything in it).
+func removeReadModel(path string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove read model: %w", err)
+		}
+	}
+	return nil
+}
+
+// catchUp applies the log from the read model's checkpoint to the head.
+func (e *Engine) catchUp(phase string, progress func(Progress)) error {
+	head, err := e.w.Log().Head()
+	if err != nil {
+		return err
+	}
+	return applyLog(e.w.Log(), e.proj, head, phase, progress)
+}
+
+// repairReadModel catches the read model up after a failed projection,
+// before anything new is decided against it (writer goroutine).
+func (e *Engine) repairReadModel() error {
+	if !e.behind {
+		return nil
+	}
+	if err := e.catchUp("catch-up", nil); err != nil {
+		return fmt.Errorf("%w: %w", ErrReadModelBehind, err)
+	}
+	e.behind = false
+	return nil
+}
+
+// projected handles the outcome of projecting appended events: a failure
+// leaves the read model behind the log (repaired before the next batch).
+func (e *Engine) projected(err error) error {
+	if f := e.cfg.Fault; f != nil && f.FailNextProjection {
+		f.FailNextProjection, err = false, errors.New("injected failure after the log commit")
+	}
+	if err != nil {
+		e.behind = true
+		e.log.Error("read model behind the log", "err", err.Error())
+		return fmt.Errorf("%w: %w", ErrReadModelBehind, err)
+	}
+	e.notifyConflicts()
+	return nil
+}
+
+// Snapshot takes a snapshot of the read model now (between group
+// commits) and returns its manifest.
+func (e *Engine) Snapshot() (snapshots.Manifest, error) {
+	var m snapshots.Manifest
+	err := e.onWriter(func() (err error) { m, err = e.takeSnapshot(); return err })
+	return m, err
+}
+
+func (e *Engine) takeSnapshot() (snapshots.Manifest, error) {
+	m, err := e.snaps.Take(e.proj.Conn(), e.proj.Checkpoint(), e.w.Log().StoreID())
+	if err == nil {
+		e.lastSnap = m.Seq
+	}
+	return m, err
+}
+
+// autoSnapshot takes a snapshot when SnapshotEvery events were applied
+// since the last one. A failure is logged, never fails a commit.
+func (e *Engine) autoSnapshot() {
+	every := e.cfg.SnapshotEvery
+	if every == 0 || e.behind || e.proj.Checkpoint()-e.lastSnap < every {
+		return
+	}
+	if _, err := e.takeSnapshot(); err != nil {
+		e.log.Error("automatic snapshot failed", "err", err.Error())
+	}
+}
+
+// Checkpoint is the last log sequence applied to the read model.
+func (e *Engine) Checkpoint() uint64 {
+	var cp uint64
+	if err := e.onWriter(func() error { cp = e.proj.Checkpoint(); return nil }); err != nil {
+		return 0
+	}
+	return cp
+}

@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
+)
+
+// catchUpBatch is how many events one SQLite transaction applies while
+// catching up or rebuilding.
+const catchUpBatch = 2048
+
+// ReplayOptions configures Replay.
+type ReplayOptions struct {
+	UpTo     uint64         // last sequence to apply (0 = the log head)
+	Progress func(Progress) // called after each applied batch
+}
+
+// Replay builds a fresh read model at target from the log of the store in
+// dir, without taking the writer lease (it opens log.db read-only, so the
+// store must not be open for writing in another process). entities nil =
+// the shapes the log declares. It returns the checkpoint reached. Errors:
+// ErrNotAStore, events.ErrStoreLocked, ErrInvalidEntity,
+// *events.CorruptRecordError, *events.PayloadError, ErrReplayTarget,
+// projector errors.
+func Replay(dir, target string, opts ReplayOptions, entities Entities) (uint64, error) {
+	if err := IsStore(dir); err != nil {
+		return 0, err
+	}
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true})
+	if err != nil {
+		return 0, events.DescribeLocked(dir, err)
+	}
+	defer l.Close()
+	if entities == nil {
+		entities = Declared
+	}
+	reg, err := entities(l)
+	if err != nil {
+		return 0, err
+	}
+	head, err := l.Head()
+	if err != nil {
+		return 0, err
+	}
+	upTo := opts.UpTo
+	if upTo == 0 || upTo > head {
+		upTo = head
+	}
+	p, err := openReplayTarget(target, l.StoreID(), reg)
+	if err != nil {
+		return 0, err
+	}
+	err = applyLog(l, p, upTo, "rebuild", opts.Progress)
+	cp := p.Checkpoint()
+	return cp, errors.Join(err, p.Close())
+}
+
+func openReplayTarget(target, storeID string, reg *Registry) (*projector.Projector, error) {
+	p, err := projector.Open(target, projectorOptions(storeID, reg))
+	if err != nil {
+		return nil, err
+	}
+	if p.Checkpoint() != 0 {
+		p.Close()
+		return nil, fmt.Errorf("%w: %s", ErrReplayTarget, target)
+	}
+	return p, nil
+}
+
+// EventSource yields events in ascending seq order to fn (e.g. a reader of
+// the JetStream mirror).
+type EventSource func(fn func(events.Event) error) error
+
+// ReplayEvents builds a fresh read model at target from events delivered
+// by src, for auditors replaying a store from its NATS mirror. storeID is
+// the log's store id. Events must be dense from 1; a gap fails with
+// ErrReplayGap. It returns the checkpoint reached.
+func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, reg *Registry) (uint64, error) {
+	p, err := openReplayTarget(target, storeID, reg)
+	if err != nil {
+		return 0, err
+	}
+	batch := make([]events.Event, 0, catchUpBatch)
+	prog := Progress{Phase: "rebuild"}
+	flush := func() error {
+		if err := p.Apply(batch); err != nil {
+			return err
+		}
+		prog.Done += uint64(len(batch))
+		batch = batch[:0]
+		if opts.Progress != nil {
+			opts.Progress(prog)
+		}
+		return nil
+	}
+	err = src(func(e events.Event) error {
+		if want := p.Checkpoint() + uint64(len(batch)) + 1; e.Seq != want {
+			return fmt.Errorf("%w: got seq %d, want %d", ErrReplayGap, e.Seq, want)
+		}
+		batch = append(batch, e)
+		if len(batch) == catchUpBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	cp := p.Checkpoint()
+	return cp, errors.Join(err, p.Close())
+}
+
+// applyLog applies the log's events after p's checkpoint up to upTo, in
+// batches of catchUpBatch, reporting progress after each batch. A second
+// goroutine reads and decodes the next batches while one is applied.
+func applyLog(l *events.Log, p *projector.Projector, upTo uint64, phase string, progress func(Progress)) error {
+	from := p.Checkpoint()
+	if from >= upTo {
+		return nil
+	}
+	prog := Progress{Phase: phase, Total: upTo - from}
+	r := readBatches(l, from+1, upTo)
+	for batch := range r.batches {
+		if err := p.Apply(batch); err != nil {
+			return errors.Join(err, r.cancel())
+		}
+		prog.Done += uint64(len(batch))
+		if progress != nil {
+			progress(prog)
+		}
+	}
+	return <-r.err
+}
+
+// batchReader delivers a log range in batches from its own goroutine.
+type batchReader struct {
+	batches chan []events.Event // closed after the last batch
+	stop    chan struct{}       // closed by cancel
+	err     chan error          // the read's outcome, once batches is closed
+}
+
+// readAhead is how many decoded batches may wait for the applier.
+const readAhead = 2
+
+// readBatches reads events from..upTo (inclusive) into batches of
+// catchUpBatch on a new goroutine.
+func readBatches(l *events.Log, from, upTo uint64) *batchReader {
+	r := &batchReader{batches: make(chan []events.Event, readAhead), stop: make(chan struct{}), err: make(chan error, 1)}
+	go func() {
+		defer close(r.batches)
+		r.err <- r.read(l, from, upTo)
+	}()
+	return r
+}
+
+func (r *batchReader) read(l *events.Log, from, upTo uint64) error {
+	batch := make([]events.Event, 0, catchUpBatch)
+	send := func() error {
+		select {
+		case r.batches <- batch:
+			batch = make([]events.Event, 0, catchUpBatch)
+			return nil
+		case <-r.stop:
+			return errStopReading
+		}
+	}
+	err := l.ReadFrom(from, func(e events.Event) error {
+		if e.Seq > upTo {
+			return errStopReading
+		}
+		batch = append(batch, e)
+		if len(batch) == catchUpBatch {
+			return send()
+		}
+		return nil
+	})
+	if errors.Is(err, errStopReading) {
+		err = nil
+	}
+	if err == nil && len(batch) > 0 {
+		err = send()
+	}
+	return err
+}
+
+// cancel stops the reader and waits for its goroutine to end, so the log
+// can be closed after it. It returns nil when the read itself was fine.
+func (r *batchReader) cancel() error {
+	close(r.stop)
+	for range r.batches {
+	}
+	if err := <-r.err; !errors.Is(err, errStopReading) {
+		return err
+	}
+	return nil
+}
+
+var errStopReading = errors.New("stop reading")

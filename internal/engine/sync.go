@@ -1,0 +1,195 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+)
+
+// DefaultSyncName is the sync target's name in the outbox when none is given.
+const DefaultSyncName = "sheets"
+
+func syncName(c *SyncConfig) string {
+	if c == nil || c.Name == "" {
+		return DefaultSyncName
+	}
+	return c.Name
+}
+
+// syncState is the store's sync side, set at Open when Config.Sync is set.
+type syncState struct {
+	cfg      SyncConfig
+	mu       sync.Mutex // guards workbook, disp, poller and stopped
+	workbook *sheetsio.Workbook
+	disp     *effects.Dispatcher
+	poller   *effects.Poller
+	stopped  error // why the workers stopped (divergence, displaced)
+	cancel   context.CancelFunc
+	done     chan error
+	// writer goroutine only
+	noteDone chan struct{}
+	noteSeq  uint64 // last conflict notice delivered (no duplicates after a repaired projection)
+}
+
+func (e *Engine) setupSync() error {
+	c := e.cfg.Sync
+	if c == nil {
+		return nil
+	}
+	if c.Provider == nil || c.SpreadsheetID == "" {
+		return fmt.Errorf("%w: sync needs a provider and a spreadsheet id", ErrSyncStartup)
+	}
+	cfg := *c
+	cfg.Name = syncName(c)
+	e.sync = &syncState{cfg: cfg, done: make(chan error, 1)}
+	return nil
+}
+
+// Provision creates the spreadsheet's tabs and headers (idempotent) and
+// mirrors this writer's authority into it, then builds the dispatcher and
+// the poller. Errors: ErrSyncStartup without sync; provider errors.
+func (e *Engine) Provision(ctx context.Context) (*effects.Dispatcher, error) {
+	if e.sync == nil {
+		return nil, fmt.Errorf("%w: sync is not configured", ErrSyncStartup)
+	}
+	s := e.sync
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.disp != nil {
+		return s.disp, nil
+	}
+	c := s.cfg
+	wb, err := c.Provider.Provision(ctx, c.SpreadsheetID, e.sheet.schema)
+	if err != nil && wb == nil {
+		return nil, err
+	}
+	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: c.Name, Provider: c.Provider, Workbook: wb, Outbox: e,
+		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
+		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
+		AuthorityTTL: c.AuthorityTTL})
+	if err != nil {
+		return nil, err
+	}
+	// Claim the authority before the first write of the run (seed 002);
+	// while another store holds it, the dispatcher keeps refusing.
+	if err := disp.ClaimAuthority(ctx); err != nil && !errors.Is(err, effects.ErrAuthorityHeld) {
+		return nil, err
+	}
+	s.workbook, s.disp = wb, disp
+	s.poller, err = effects.NewPoller(effects.PollerConfig{Provider: c.Provider, Workbook: wb, Inbound: e, Tabs: e.sheet.inputs,
+		Clock: e.cfg.Clock, Logger: e.log, Interval: c.PollingInterval, FullScanInterval: c.FullScanInterval,
+		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake})
+	return disp, err
+}
+
+// Workers returns the provisioned dispatcher, poller and spreadsheet
+// binding (nil before Provision, or without sync).
+func (e *Engine) Workers() (*effects.Dispatcher, *effects.Poller, *sheetsio.Workbook) {
+	if e.sync == nil {
+		return nil, nil, nil
+	}
+	e.sync.mu.Lock()
+	defer e.sync.mu.Unlock()
+	return e.sync.disp, e.sync.poller, e.sync.workbook
+}
+
+// startSync runs provisioning (retried with backoff until it succeeds) and
+// then the dispatcher and the poller, in the background, until Close.
+func (e *Engine) startSync() {
+	e.enableNotices()
+	if e.sync == nil || e.sync.cfg.Manual {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.sync.cancel = cancel
+	go func() { e.sync.done <- e.superviseSync(ctx) }()
+}
+
+func (e *Engine) superviseSync(ctx context.Context) error {
+	wait := time.Second
+	for {
+		disp, err := e.Provision(ctx)
+		if err == nil {
+			return e.runWorkers(ctx, disp)
+		}
+		e.log.Warn("sync provisioning failed; retrying", "err", err.Error(), "in", wait.String())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-e.cfg.Clock.After(wait):
+		}
+		wait = min(2*wait, time.Minute)
+	}
+}
+
+// runWorkers runs the poller next to the dispatcher until ctx ends or the
+// dispatcher stops (displaced, diverged), recording why.
+func (e *Engine) runWorkers(ctx context.Context, disp *effects.Dispatcher) error {
+	_, poller, _ := e.Workers()
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := poller.Run(pctx); err != nil {
+			e.log.Error("inbound poller stopped", "err", err.Error())
+		}
+	}()
+	err := disp.Run(ctx)
+	cancel()
+	<-done
+	if err != nil {
+		e.log.Error("sync stopped", "err", err.Error())
+		e.sync.mu.Lock()
+		e.sync.stopped = err
+		e.sync.mu.Unlock()
+	}
+	return err
+}
+
+func (e *Engine) stopSync() error {
+	if e.sync == nil || e.sync.cancel == nil {
+		return nil
+	}
+	e.sync.cancel()
+	e.sync.cancel = nil
+	err := <-e.sync.done
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// Health separates local health (the store can commit) from sync health
+// (the spreadsheet is being materialised). A nil field is healthy.
+type Health struct {
+	Local error // the lease was lost or the store is closed
+	Sync  error // sync stopped (divergence, displaced) or not provisioned yet
+}
+
+// Health reports the store's current health.
+func (e *Engine) Health() Health {
+	var h Health
+	switch {
+	case e.isClosed():
+		h.Local = ErrStoreClosed
+	case e.w.Lost():
+		h.Local = fmt.Errorf("writer lease lost")
+	}
+	if e.sync == nil {
+		return h
+	}
+	e.sync.mu.Lock()
+	defer e.sync.mu.Unlock()
+	switch {
+	case e.sync.stopped != nil:
+		h.Sync = e.sync.stopped
+	case e.sync.disp == nil:
+		h.Sync = fmt.Errorf("spreadsheet not provisioned yet")
+	}
+	return h
+}
