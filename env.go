@@ -42,9 +42,12 @@ func SyncFromEnv(ctx context.Context, lookup func(string) (string, bool)) (*Sync
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrSyncStartup, EnvSpreadsheetURL, err)
 	}
-	cfg := sheetsio.Config{Endpoint: env.Endpoint, CredentialsFile: env.Credentials, LookupEnv: lookup}
+	cfg := sheetsio.Config{Endpoint: env.Endpoint, CredentialsFile: env.Credentials}
 	if cfg.Endpoint != "" {
 		cfg.CredentialsFile = ""
+	}
+	if d := env.RateLimitInterval; d > 0 {
+		cfg.Pacing.ReadInterval, cfg.Pacing.WriteInterval = d, d
 	}
 	prov, err := sheetsio.New(ctx, cfg)
 	if err != nil {

@@ -78,3 +78,24 @@ func TestOpenFailsWithSyncStartupOnAMalformedCadenceAndResolvesTheOthers(t *test
 		}
 	}
 }
+
+// HIKOUTEI_SYNC_RATE_LIMIT_INTERVAL_MS paces both request classes of the
+// provider SyncFromEnv builds; a malformed value fails with
+// sync_startup_failed, and unset keeps the default pacing.
+func TestSyncFromEnvRateLimitConfiguresPacing(t *testing.T) {
+	env := func(v string) func(string) (string, bool) {
+		return envOf(map[string]string{EnvSpreadsheetURL: "1AbCdEfGhIjKlMnOp", EnvSheetsEndpoint: "http://127.0.0.1:1",
+			config.EnvRateLimitInterval: v})
+	}
+	if _, err := SyncFromEnv(ctx, env("0x10")); !errors.Is(err, ErrSyncStartup) || !errors.Is(err, config.ErrInvalidInterval) {
+		t.Fatalf("malformed rate limit: %v", err)
+	}
+	o, err := SyncFromEnv(ctx, env("40"))
+	if err != nil || o.Provider.Pacing().ReadInterval != 40*time.Millisecond || o.Provider.Pacing().WriteInterval != 40*time.Millisecond {
+		t.Fatalf("rate limit 40: %+v %v", o, err)
+	}
+	o, err = SyncFromEnv(ctx, env(""))
+	if err != nil || o.Provider.Pacing().ReadInterval != sheetsio.DefaultInterval {
+		t.Fatalf("unset rate limit: %+v %v", o, err)
+	}
+}

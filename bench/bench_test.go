@@ -173,8 +173,7 @@ func vmHWM() float64 {
 func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Store {
 	b.Helper()
 	log := slog.New(slog.DiscardHandler)
-	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: log,
-		LookupEnv: func(string) (string, bool) { return "", false }})
+	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -514,7 +513,7 @@ func BenchmarkPollUnchanged10Tabs(b *testing.B) {
 	}
 	defer e.closer()
 	log := slog.New(slog.DiscardHandler)
-	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: log, LookupEnv: func(string) (string, bool) { return "", false }})
+	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}

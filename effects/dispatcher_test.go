@@ -56,8 +56,7 @@ func newRig(t *testing.T, tune ...func(*effects.Config)) *rig {
 	t.Cleanup(srv.Close)
 	clock := events.NewManualClock(t0)
 	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: srv.URL, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		Backoff:   sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
-		LookupEnv: func(string) (string, bool) { return "", false }, RequestTimeout: 5 * time.Second, Now: clock.Now})
+		Backoff: sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second, Now: clock.Now})
 	must(t, err)
 	schema, err := layout.NewSchema(airportLayout())
 	must(t, err)

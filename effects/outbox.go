@@ -39,8 +39,9 @@ type Outbox interface {
 	// DueProbes returns up to max delivery_uncertain effects whose probe is
 	// due (I08); only these may be probed.
 	DueProbes(spreadsheet string, max int) ([]aggregates.Effect, error)
-	// Settle records outcomes atomically; claims that are no longer current
-	// are rejected (aggregates.ErrStaleClaim), a lost lease fails it all.
+	// Settle records the outcomes of current claims in one fenced commit;
+	// the settlements of claims that are no longer current are skipped and
+	// reported (aggregates.ErrStaleClaim); a lost lease fails it all.
 	Settle(s []Settlement) error
 	// Reschedule records an inconclusive probe and its next due time; after
 	// maxProbes the effect fails terminally (delivery_uncertain_timeout).

@@ -49,8 +49,7 @@ func NewSheet(t testing.TB, tune ...func(*sheetsio.Config)) *Sheet {
 	srv := httptest.NewServer(emu.Handler())
 	t.Cleanup(srv.Close)
 	cfg := sheetsio.Config{Endpoint: srv.URL, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		Backoff:   sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
-		LookupEnv: func(string) (string, bool) { return "", false }, RequestTimeout: 5 * time.Second}
+		Backoff: sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second}
 	for _, f := range tune {
 		f(&cfg)
 	}
@@ -66,7 +65,7 @@ func NewSheet(t testing.TB, tune ...func(*sheetsio.Config)) *Sheet {
 // environment is not read).
 func (sh *Sheet) SyncOptions() *hikoutei.SyncOptions {
 	return &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: sh.Provider, Manual: true,
-		PollingInterval: time.Minute, FullScanInterval: time.Minute, LookupEnv: func(string) (string, bool) { return "", false }}
+		PollingInterval: time.Minute, FullScanInterval: time.Minute}
 }
 
 // Person edits the spreadsheet as a person would (type, paste, sort,

@@ -29,7 +29,6 @@ func accessProvider(t *testing.T, emu *emulator.Emulator, email string, logs *sy
 		Pacing:          Pacing{ReadInterval: -1, WriteInterval: -1},
 		Backoff:         Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 3},
 		Sleep:           func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
-		LookupEnv:       noEnv,
 	})
 	if err != nil {
 		t.Fatal(err)

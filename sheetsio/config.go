@@ -5,15 +5,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"regexp"
-	"strconv"
 	"time"
 )
-
-// RateLimitIntervalEnv is the internal request-start pacing override: a plain
-// positive decimal integer of milliseconds between request starts, applied to
-// both request classes. Not a public cadence knob (seed 001).
-const RateLimitIntervalEnv = "HIKOUTEI_SYNC_RATE_LIMIT_INTERVAL_MS"
 
 // Defaults. DefaultInterval paces each request class to 60 starts per minute,
 // Google's per-user quota; DefaultMaxBatchBytes is the recommended 2 MB.
@@ -54,9 +47,9 @@ type Backoff struct {
 // or payloads); nil discards them. Now, Sleep and Jitter are injectable for
 // tests; nil uses the wall clock, a context-aware timer and math/rand.
 // RequestTimeout bounds each HTTP attempt (a write that times out is
-// Uncertain); 0 means DefaultRequestTimeout. LookupEnv is how New reads
-// RateLimitIntervalEnv (nil: os.LookupEnv); the variable, when set,
-// overrides Pacing's intervals.
+// Uncertain); 0 means DefaultRequestTimeout. The package reads no
+// environment variable: the caller configures it (the store maps
+// HIKOUTEI_SYNC_RATE_LIMIT_INTERVAL_MS onto Pacing).
 type Config struct {
 	Endpoint         string
 	CredentialsFile  string
@@ -67,46 +60,9 @@ type Config struct {
 	MaxBatchBytes    int
 	MaxBatchRequests int
 	RequestTimeout   time.Duration
-	LookupEnv        func(string) (string, bool)
 	Now              func() time.Time
 	Sleep            func(ctx context.Context, d time.Duration) error
 	Jitter           func() float64
-}
-
-var plainPositive = regexp.MustCompile(`^[1-9][0-9]*$`)
-
-// maxSafeInteger is 2^53-1, the largest "safe integer" the seeds allow.
-const maxSafeInteger = 1<<53 - 1
-
-// ParseIntervalMS parses a plain positive decimal integer of milliseconds.
-// Hex, exponents, signs, fractions, white space, zero and values above
-// 2^53-1 fail with an *Error of Code CodeSyncStartupFailed naming the
-// variable (name), not repeating the value.
-func ParseIntervalMS(name, value string) (time.Duration, error) {
-	if !plainPositive.MatchString(value) {
-		return 0, newErr(CodeSyncStartupFailed, nil, "%s must be a plain positive decimal integer of milliseconds", name)
-	}
-	n, err := strconv.ParseInt(value, 10, 64)
-	if err != nil || n > maxSafeInteger || n > int64(time.Duration(1<<63-1)/time.Millisecond) {
-		return 0, newErr(CodeSyncStartupFailed, nil, "%s is out of range", name)
-	}
-	return time.Duration(n) * time.Millisecond, nil
-}
-
-// ApplyEnv applies RateLimitIntervalEnv, looked up with lookup (os.LookupEnv
-// in production), to both pacing intervals. Absent or empty leaves the
-// config unchanged; a malformed value returns CodeSyncStartupFailed.
-func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
-	v, ok := lookup(RateLimitIntervalEnv)
-	if !ok || v == "" {
-		return nil
-	}
-	d, err := ParseIntervalMS(RateLimitIntervalEnv, v)
-	if err != nil {
-		return err
-	}
-	c.Pacing.ReadInterval, c.Pacing.WriteInterval = d, d
-	return nil
 }
 
 func (c Config) withDefaults() Config {

@@ -52,38 +52,18 @@ func writeFile(t *testing.T, body string) string {
 }
 
 func TestCredentialsDiagnostics(t *testing.T) {
-	_, err := New(context.Background(), Config{LookupEnv: noEnv})
+	_, err := New(context.Background(), Config{})
 	wantCode(t, err, ErrCredentialsMissing)
-	_, err = New(context.Background(), Config{LookupEnv: noEnv, CredentialsFile: filepath.Join(t.TempDir(), "nope.json")})
+	_, err = New(context.Background(), Config{CredentialsFile: filepath.Join(t.TempDir(), "nope.json")})
 	wantCode(t, err, ErrCredentialsMissing)
-	_, err = New(context.Background(), Config{LookupEnv: noEnv, CredentialsFile: writeFile(t, "not json {")})
+	_, err = New(context.Background(), Config{CredentialsFile: writeFile(t, "not json {")})
 	wantCode(t, err, ErrCredentialsNotJSON)
 	secret := "-----BEGIN PRIVATE KEY-----SECRETSECRET"
-	_, err = New(context.Background(), Config{LookupEnv: noEnv, CredentialsFile: writeFile(t, `{"type":"service_account","private_key":"`+secret+`"}`)})
+	_, err = New(context.Background(), Config{CredentialsFile: writeFile(t, `{"type":"service_account","private_key":"`+secret+`"}`)})
 	wantCode(t, err, ErrCredentialsIncomplete)
 	if !strings.Contains(err.Error(), "client_email") || strings.Contains(err.Error(), "SECRET") {
 		t.Fatalf("diagnostic must name the missing field, not values: %v", err)
 	}
-	_, err = New(context.Background(), Config{LookupEnv: noEnv, CredentialsFile: writeFile(t, `{"type":"authorized_user","client_email":"a@b","private_key":"k"}`)})
+	_, err = New(context.Background(), Config{CredentialsFile: writeFile(t, `{"type":"authorized_user","client_email":"a@b","private_key":"k"}`)})
 	wantCode(t, err, ErrCredentialsIncomplete)
-}
-
-func TestParseIntervalMS(t *testing.T) {
-	if d, err := ParseIntervalMS(RateLimitIntervalEnv, "250"); err != nil || d.Milliseconds() != 250 {
-		t.Fatalf("250 -> %v, %v", d, err)
-	}
-	for _, v := range []string{"0", "-5", "+5", "0x10", "1e3", "1.5", " 5", "5 ", "", "abc", "9007199254740992", "05"} {
-		_, err := ParseIntervalMS(RateLimitIntervalEnv, v)
-		wantCode(t, err, ErrSyncStartupFailed)
-	}
-	var c Config
-	err := c.ApplyEnv(func(string) (string, bool) { return "1e3", true })
-	wantCode(t, err, ErrSyncStartupFailed)
-	if err := c.ApplyEnv(func(string) (string, bool) { return "40", true }); err != nil || c.Pacing.ReadInterval.Milliseconds() != 40 || c.Pacing.WriteInterval.Milliseconds() != 40 {
-		t.Fatalf("ApplyEnv: %v %+v", err, c.Pacing)
-	}
-	c = Config{}
-	if err := c.ApplyEnv(func(string) (string, bool) { return "", false }); err != nil || c.Pacing.ReadInterval != 0 {
-		t.Fatalf("absent env changed config: %v", err)
-	}
 }

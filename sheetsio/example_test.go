@@ -18,8 +18,7 @@ func ExampleProvider_Dispatch() {
 	srv := httptest.NewServer(emulator.New(emulator.Options{AutoCreate: true}).Handler())
 	defer srv.Close()
 	ctx := context.Background()
-	noEnv := func(string) (string, bool) { return "", false } // hermetic: ignore pacing overrides
-	p, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: srv.URL, LookupEnv: noEnv})
+	p, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: srv.URL})
 	if err != nil {
 		fmt.Println(err)
 		return

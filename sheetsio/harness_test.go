@@ -59,14 +59,13 @@ func newHarness(t *testing.T, opts emulator.Options, tune ...func(*Config)) *har
 	h.srv = httptest.NewServer(h.emu.Handler())
 	t.Cleanup(h.srv.Close)
 	cfg := Config{
-		Endpoint:  h.srv.URL,
-		Logger:    slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Pacing:    Pacing{ReadInterval: -1, WriteInterval: -1},
-		Backoff:   Backoff{Initial: time.Millisecond, Max: 8 * time.Millisecond, Attempts: 6},
-		Now:       func() time.Time { return fixedNow },
-		Sleep:     h.recordSleep,
-		Jitter:    func() float64 { return 0.5 },
-		LookupEnv: noEnv,
+		Endpoint: h.srv.URL,
+		Logger:   slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Pacing:   Pacing{ReadInterval: -1, WriteInterval: -1},
+		Backoff:  Backoff{Initial: time.Millisecond, Max: 8 * time.Millisecond, Attempts: 6},
+		Now:      func() time.Time { return fixedNow },
+		Sleep:    h.recordSleep,
+		Jitter:   func() float64 { return 0.5 },
 	}
 	for _, f := range tune {
 		f(&cfg)
@@ -197,6 +196,3 @@ func rowsWithAnchor(rows [][]any, col int, anchor string) int {
 	}
 	return n
 }
-
-// noEnv hides the process environment from a Provider under test.
-func noEnv(string) (string, bool) { return "", false }

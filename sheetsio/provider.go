@@ -9,7 +9,6 @@ package sheetsio
 import (
 	"context"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -30,18 +29,11 @@ type Provider struct {
 }
 
 // New builds a Provider from cfg (see Config). Errors (*Error):
-// CodeSyncStartupFailed for a malformed RateLimitIntervalEnv;
 // CodeCredentialsMissing when neither Endpoint nor CredentialsFile is set or
 // the file is missing; CodeCredentialsNotJSON / CodeCredentialsIncomplete for
 // a bad credentials file; CodeInvalidConfig when the client cannot be built.
 // New performs no network call; use Check for startup diagnostics.
 func New(ctx context.Context, cfg Config) (*Provider, error) {
-	if cfg.LookupEnv == nil {
-		cfg.LookupEnv = os.LookupEnv
-	}
-	if err := cfg.ApplyEnv(cfg.LookupEnv); err != nil {
-		return nil, err
-	}
 	cfg = cfg.withDefaults()
 	opts, account, err := clientOptions(cfg)
 	if err != nil {
@@ -108,3 +100,6 @@ func (p *Provider) Check(ctx context.Context, spreadsheetID string) error {
 		return err
 	})
 }
+
+// Pacing is the request pacing the provider runs with (defaults applied).
+func (p *Provider) Pacing() Pacing { return p.cfg.Pacing }

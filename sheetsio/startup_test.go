@@ -10,9 +10,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
-	"golang.org/x/time/rate"
 	"google.golang.org/api/googleapi"
 )
 
@@ -35,7 +33,7 @@ func serviceAccountFile(t *testing.T, email string) string {
 
 func TestPermissionDeniedNamesTheServiceAccount(t *testing.T) {
 	const email = "hikoutei-sync@example-project.iam.gserviceaccount.com"
-	p, err := New(context.Background(), Config{LookupEnv: noEnv, CredentialsFile: serviceAccountFile(t, email)})
+	p, err := New(context.Background(), Config{CredentialsFile: serviceAccountFile(t, email)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,27 +51,5 @@ func TestPermissionDeniedNamesTheServiceAccount(t *testing.T) {
 	}
 	if retry, _ := retryableRead(context.Background(), &googleapi.Error{Code: 403, Message: "denied"}); retry {
 		t.Fatal("a structured 403 must not be retried")
-	}
-}
-
-func TestRateLimitEnvConfiguresPacing(t *testing.T) {
-	env := func(v string) func(string) (string, bool) {
-		return func(k string) (string, bool) { return v, k == RateLimitIntervalEnv }
-	}
-	_, err := New(context.Background(), Config{Endpoint: "http://127.0.0.1:1", LookupEnv: env("0x10")})
-	if !errors.Is(err, ErrSyncStartupFailed) {
-		t.Fatalf("malformed env: %v", err)
-	}
-	p, err := New(context.Background(), Config{Endpoint: "http://127.0.0.1:1", LookupEnv: env("40")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := rate.Every(40 * time.Millisecond)
-	if p.readLim.Limit() != want || p.writeLim.Limit() != want {
-		t.Fatalf("limits %v/%v, want %v", p.readLim.Limit(), p.writeLim.Limit(), want)
-	}
-	d, _ := New(context.Background(), Config{Endpoint: "http://127.0.0.1:1", LookupEnv: env("")})
-	if d.readLim.Limit() != rate.Every(DefaultInterval) || d.readLim.Burst() != DefaultBurst {
-		t.Fatalf("default pacing %v burst %d", d.readLim.Limit(), d.readLim.Burst())
 	}
 }

@@ -223,8 +223,7 @@ func TestFakeSheetsDenyAnswers403(t *testing.T) {
 		t.Fatalf("other id: %v", err)
 	}
 	// The printed URL is also what sheetsio.Config.Endpoint takes.
-	p, err := sheetsio.New(context.Background(), sheetsio.Config{Endpoint: fs.base,
-		LookupEnv: func(string) (string, bool) { return "", false }})
+	p, err := sheetsio.New(context.Background(), sheetsio.Config{Endpoint: fs.base})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,12 +57,13 @@ import (
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
 // WorkerEnv carries the JSON WorkerConfig to a child.
-const WorkerEnv = "HIKOUTEI_CRASH_WORKER"
+const WorkerEnv = config.EnvCrashWorker
 
 // SpreadsheetID is the emulated spreadsheet of a campaign.
 const SpreadsheetID = "crash-campaign"
@@ -107,8 +108,7 @@ func StoreOptions(prov *sheetsio.Provider, logger *slog.Logger, op string) hikou
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: prov, MaxBatch: 200,
 			Interval: 50 * time.Millisecond, ProbeDelay: 200 * time.Millisecond, MaxProbes: 6,
 			RetryBase: 50 * time.Millisecond, RetryMax: 400 * time.Millisecond, ReconcileInterval: 400 * time.Millisecond,
-			PollingInterval: 200 * time.Millisecond, FullScanInterval: 600 * time.Millisecond,
-			LookupEnv: func(string) (string, bool) { return "", false }}}
+			PollingInterval: 200 * time.Millisecond, FullScanInterval: 600 * time.Millisecond}}
 }
 
 // NewProvider is the Sheets client of a campaign process: no pacing, quick
@@ -117,7 +117,7 @@ func NewProvider(ctx context.Context, endpoint string, logger *slog.Logger) (*sh
 	return sheetsio.New(ctx, sheetsio.Config{Endpoint: endpoint, Logger: logger,
 		Pacing:         sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
 		Backoff:        sheetsio.Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3},
-		RequestTimeout: time.Second, LookupEnv: func(string) (string, bool) { return "", false }})
+		RequestTimeout: time.Second})
 }
 
 // Lines a child writes to stdout, each with ONE write (atomic on a pipe,

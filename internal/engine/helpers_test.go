@@ -160,8 +160,7 @@ func plainProvider(c *sheetsio.Config) { c.Backoff, c.RequestTimeout = sheetsio.
 func newProvider(t testing.TB, url string, tune ...func(*sheetsio.Config)) *sheetsio.Provider {
 	t.Helper()
 	cfg := sheetsio.Config{Endpoint: url, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		Backoff:   sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3},
-		LookupEnv: func(string) (string, bool) { return "", false }, RequestTimeout: 5 * time.Second}
+		Backoff: sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second}
 	for _, f := range tune {
 		f(&cfg)
 	}

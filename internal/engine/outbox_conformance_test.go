@@ -36,8 +36,7 @@ func newEngineSubject(t *testing.T) outboxtest.Subject {
 	srv := httptest.NewServer(emu.Handler())
 	t.Cleanup(srv.Close)
 	prov, err := sheetsio.New(context.Background(), sheetsio.Config{Endpoint: srv.URL,
-		Pacing:    sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		LookupEnv: func(string) (string, bool) { return "", false }})
+		Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

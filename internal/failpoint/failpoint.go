@@ -28,10 +28,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/hikoutei/hikoutei-go/internal/config"
 )
 
 // EnvVar is the environment variable read at start-up.
-const EnvVar = "HIKOUTEI_FAILPOINTS"
+const EnvVar = config.EnvFailpoints
 
 // The failpoints placed in the code (see each call site).
 const (
