@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/config"
 )
 
 // Benchmarks of the public write and rebuild paths, each beside a raw
@@ -272,7 +273,7 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 // rebuildData is what the rebuild pair loads: "airports" (default) or
 // "cities" (HIKOUTEI_BENCH_DATA=cities).
 func rebuildData() string {
-	if os.Getenv("HIKOUTEI_BENCH_DATA") == "cities" {
+	if os.Getenv(config.EnvBenchData) == "cities" {
 		return "cities"
 	}
 	return "airports"

@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/hikoutei/hikoutei-go/internal/config"
 )
 
 // TestScaleCitiesLoadAndRebuild loads all 171,075 GeoNames cities through
@@ -16,7 +18,7 @@ import (
 func TestScaleCitiesLoadAndRebuild(t *testing.T) {
 	cities := readCities(t)
 	dir := t.TempDir()
-	if keep := os.Getenv("HIKOUTEI_KEEP_SCALE_DIR"); keep != "" {
+	if keep := os.Getenv(config.EnvKeepScaleDir); keep != "" {
 		dir = keep
 	}
 	s, err := Open(dir, Options{}, Entity[City]("City"))

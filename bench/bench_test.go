@@ -22,6 +22,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
@@ -101,10 +102,10 @@ type emu struct {
 // a fresh in-process one, with Google's latency and quota model.
 func googleEmulator(b *testing.B, sheet string) *emu {
 	b.Helper()
-	if s := os.Getenv("HIKOUTEI_BENCH_SHEET"); s != "" {
+	if s := os.Getenv(config.EnvBenchSheet); s != "" {
 		sheet = s
 	}
-	if u := os.Getenv("HIKOUTEI_BENCH_EMULATOR"); u != "" {
+	if u := os.Getenv(config.EnvBenchEmulator); u != "" {
 		return &emu{url: u, sheet: sheet, closer: func() {}}
 	}
 	e := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota()})
@@ -136,7 +137,7 @@ type point struct {
 
 // writeTrace saves a convergence trace for the runner's plot.
 func writeTrace(b *testing.B, name string, pts []point) {
-	dir := os.Getenv("HIKOUTEI_BENCH_OUT")
+	dir := os.Getenv(config.EnvBenchOut)
 	if dir == "" {
 		return
 	}

@@ -54,7 +54,7 @@ type MemOutboxConfig struct {
 // call that decides nothing appends nothing and so does not fail.
 type MemOutbox struct {
 	cfg   MemOutboxConfig
-	sheet memSheet
+	sheet Sheet
 
 	mu        sync.Mutex
 	log       []events.Event
@@ -87,7 +87,7 @@ func NewMemOutbox(cfg MemOutboxConfig) *MemOutbox {
 	if cfg.Schema == nil {
 		cfg.Schema, _ = layout.NewSchema()
 	}
-	return &MemOutbox{cfg: cfg, sheet: memSheet{target: cfg.Spreadsheet, schema: cfg.Schema},
+	return &MemOutbox{cfg: cfg, sheet: Sheet{Spreadsheet: cfg.Spreadsheet, Schema: cfg.Schema},
 		versions: map[string]uint64{}, fx: map[string]*aggregates.Effect{}, visible: map[string]string{},
 		entities: map[string]*memEntity{}}
 }
@@ -252,7 +252,7 @@ func (m *MemOutbox) SupersedeTerminal(spreadsheet string, n int) (int, error) {
 			vals = ent.values
 		}
 		replacement := ""
-		q, write := aggregates.Correction(fx, vals, exists, m.sheet.columns(fx.Target.Tab))
+		q, write := aggregates.Correction(fx, vals, exists, m.sheet.Columns(fx.Target.Tab))
 		var qd aggregates.Decision
 		if write {
 			var err error

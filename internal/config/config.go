@@ -41,6 +41,18 @@ const (
 	EnvFailpoints = "HIKOUTEI_FAILPOINTS"
 	// EnvCrashWorker marks a process as a crash campaign's worker.
 	EnvCrashWorker = "HIKOUTEI_CRASH_WORKER"
+	// EnvKeepScaleDir keeps the scale test's store in that directory.
+	EnvKeepScaleDir = "HIKOUTEI_KEEP_SCALE_DIR"
+	// EnvBenchData = "cities" makes the rebuild benchmarks use the 171,075 cities.
+	EnvBenchData = "HIKOUTEI_BENCH_DATA"
+	// EnvBenchInboundRows is the row count of BenchmarkPollInputTab.
+	EnvBenchInboundRows = "HIKOUTEI_BENCH_INBOUND_ROWS"
+	// EnvBenchEmulator, EnvBenchSheet and EnvBenchOut point the sync
+	// benchmarks at an emulator of another process, a spreadsheet id there,
+	// and a directory for convergence traces (make bench sets them).
+	EnvBenchEmulator = "HIKOUTEI_BENCH_EMULATOR"
+	EnvBenchSheet    = "HIKOUTEI_BENCH_SHEET"
+	EnvBenchOut      = "HIKOUTEI_BENCH_OUT"
 )
 
 // Defaults of the cadences (seed 001: SYNC_POLLING_INTERVAL_MS and

@@ -75,7 +75,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // every row it must decide.
 func (e *Engine) readTab(o effects.TabObservation, base uint64, full bool) (aggregates.TabRead, aggregates.TabState, error) {
 	g := o.Grid
-	spec, _ := e.sheet.schema.Tab(g.Tab)
+	spec, _ := e.sheet.Schema.Tab(g.Tab)
 	shape, _ := e.reg.Shape(spec.Entity)
 	r := aggregates.TabRead{Tab: g.Tab, Entity: shape.Name, Key: shape.PK, User: userFields(shape), Full: full, Base: base}
 	var ts aggregates.TabState
@@ -190,7 +190,7 @@ func (e *Engine) cleanupTab(g *sheetsio.GridSnapshot, base uint64) ([]aggregates
 	if g.Err != nil {
 		return nil, nil
 	}
-	spec, _ := e.sheet.schema.Tab(g.Tab)
+	spec, _ := e.sheet.Schema.Tab(g.Tab)
 	rows := make([]aggregates.CleanupRow, len(g.Rows))
 	states := map[string]aggregates.RowState{}
 	for i, r := range g.Rows {

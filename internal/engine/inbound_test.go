@@ -15,6 +15,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/fixtures"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -482,7 +483,7 @@ const cityInput = "City_Input"
 // converging the spreadsheet) is not timed; it is logged.
 func BenchmarkPollInputTab(b *testing.B) {
 	rows := 2000
-	if v := os.Getenv("HIKOUTEI_BENCH_INBOUND_ROWS"); v != "" {
+	if v := os.Getenv(config.EnvBenchInboundRows); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 100 {
 			b.Fatalf("HIKOUTEI_BENCH_INBOUND_ROWS=%q: want an integer of at least 100", v)

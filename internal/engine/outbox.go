@@ -211,7 +211,7 @@ func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *b
 		return err
 	}
 	replacement := ""
-	q, write := aggregates.Correction(fx, vals, exists, e.sheet.columns(fx.Target.Tab))
+	q, write := aggregates.Correction(fx, vals, exists, e.sheet.Columns(fx.Target.Tab))
 	var qd aggregates.Decision
 	if write {
 		stream := events.OutboxStream(fx.Target.Binding)

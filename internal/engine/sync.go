@@ -64,7 +64,7 @@ func (e *Engine) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 		return s.disp, nil
 	}
 	c := s.cfg
-	wb, err := c.Provider.Provision(ctx, c.SpreadsheetID, e.sheet.schema)
+	wb, err := c.Provider.Provision(ctx, c.SpreadsheetID, e.sheet.Schema)
 	if err != nil && wb == nil {
 		return nil, err
 	}

@@ -39,6 +39,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
@@ -93,7 +94,7 @@ func main() {
 	step("building the sync benchmarks (bench/)")
 	bin := filepath.Join(tmp, "bench.test")
 	run(nil, "", *goCmd, "test", "-c", "-o", bin, "./bench")
-	benchEnv := []string{"HIKOUTEI_BENCH_OUT=" + traces}
+	benchEnv := []string{config.EnvBenchOut + "=" + traces}
 	for i := range *count {
 		step(fmt.Sprintf("row 4 (%d/%d): 10,000 rows through the safe path beside raw values.batchUpdate", i+1, *count))
 		safe.add(childBench(bin, benchEnv, "^(BenchmarkSafePath10k|BenchmarkRawBatchUpdate10k)$", "1"))
@@ -219,7 +220,7 @@ func backfill(bin string, env []string, bench, sheet string) backfillResult {
 	srv := &http.Server{Handler: emu.Handler()}
 	go srv.Serve(ln)
 	defer srv.Close()
-	env = append(env, "HIKOUTEI_BENCH_EMULATOR=http://"+ln.Addr().String(), "HIKOUTEI_BENCH_SHEET="+sheet)
+	env = append(env, config.EnvBenchEmulator+"=http://"+ln.Addr().String(), config.EnvBenchSheet+"="+sheet)
 	out, ps := run(env, "bench", bin, "-test.run", "^$", "-test.bench", "^"+bench+"$", "-test.benchtime", "1x")
 	r := parse(out)[bench]
 	if len(r) == 0 {

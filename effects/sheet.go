@@ -1,0 +1,104 @@
+package effects
+
+import (
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// Sheet answers the decisions' questions about a spreadsheet's layout
+// (aggregates.Sheet) from a layout.Schema: an entity's rows show on its
+// System tab and, when people may edit some of its fields, on its Input
+// tab. The engine and MemOutbox both use it.
+type Sheet struct {
+	// Spreadsheet is the sync target's name effects are queued under.
+	Spreadsheet string
+	Schema      *layout.Schema
+}
+
+var _ aggregates.Sheet = Sheet{}
+
+// Target implements aggregates.Sheet.
+func (s Sheet) Target(tab, anchor string) aggregates.Target {
+	return aggregates.Target{Spreadsheet: s.Spreadsheet, Tab: tab, Anchor: anchor, Binding: layout.RowBindingID(tab, anchor)}
+}
+
+// RowTabs implements aggregates.Sheet.
+func (s Sheet) RowTabs(entity string) []aggregates.RowTab {
+	sys, ok := s.Schema.Tab(layout.SystemTabName(entity))
+	if !ok {
+		return nil
+	}
+	out := []aggregates.RowTab{{Tab: sys.Name, Columns: s.Columns(sys.Name)}}
+	if in, ok := s.Schema.Tab(layout.InputTabName(entity)); ok && Editable(in) {
+		out = append(out, aggregates.RowTab{Tab: in.Name, Input: true, Columns: s.Columns(in.Name)})
+	}
+	return out
+}
+
+// Editable reports whether people edit some cells of tab t (it has a
+// column that is neither the key nor the anchor).
+func Editable(t layout.TabSpec) bool {
+	for _, c := range t.Columns {
+		if !c.Key && c.Name != layout.AnchorHeader {
+			return true
+		}
+	}
+	return false
+}
+
+// AnchorColumn implements aggregates.Sheet.
+func (Sheet) AnchorColumn() string { return layout.AnchorHeader }
+
+// ConflictsTab implements aggregates.Sheet.
+func (Sheet) ConflictsTab() string { return layout.ConflictsTab }
+
+// AuditOpened implements aggregates.Sheet: the OPEN row of Sync_Conflicts.
+func (Sheet) AuditOpened(c events.ConflictOpened, at time.Time) map[string]any {
+	return map[string]any{layout.ConflictID: c.ConflictID, layout.ConflictEntity: c.Entity, layout.ConflictRecordKey: c.ID,
+		layout.ConflictField: c.Field, layout.ConflictSystemValue: c.SystemValue, layout.ConflictSheetValue: c.SheetValue,
+		layout.ConflictStatus: "OPEN", layout.ConflictOpenedAt: at.UTC()}
+}
+
+// AuditResolved implements aggregates.Sheet: the RESOLVED update.
+func (Sheet) AuditResolved(at time.Time) map[string]any {
+	return map[string]any{layout.ConflictStatus: "RESOLVED", layout.ConflictResolvedAt: at.UTC()}
+}
+
+// Columns lists a tab's data columns (the anchor left out; none for a tab
+// the layout does not know).
+func (s Sheet) Columns(tab string) []string {
+	spec, _ := s.Schema.Tab(tab)
+	var out []string
+	for _, c := range spec.Columns {
+		if c.Name != layout.AnchorHeader {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// InputTabs lists the tabs people edit, in layout order.
+func (s Sheet) InputTabs() []string {
+	var out []string
+	for _, t := range s.Schema.Tabs() {
+		if t.Role == layout.RoleInput && Editable(t) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// key is an entity's key column: the first key column of its System tab
+// ("" when the layout does not know the entity).
+func (s Sheet) key(entity string) string {
+	spec, _ := s.Schema.Tab(layout.SystemTabName(entity))
+	for _, c := range spec.Columns {
+		if c.Key && c.Name != layout.AnchorHeader {
+			return c.Name
+		}
+	}
+	return ""
+}
