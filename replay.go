@@ -17,7 +17,7 @@ func Replay(dir, target string, opts ReplayOptions, entities ...EntityDef) (uint
 	if len(entities) == 0 {
 		return engine.Replay(dir, target, opts, engine.Declared)
 	}
-	shapes, err := newStore().declare(entities)
+	_, shapes, err := declare(entities)
 	if err != nil {
 		return 0, err
 	}
@@ -33,7 +33,7 @@ type EventSource = engine.EventSource
 // machine. storeID is the log's store id. Events must be dense from 1; a
 // gap fails with ErrReplayGap. It returns the checkpoint reached.
 func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
-	shapes, err := newStore().declare(entities)
+	_, shapes, err := declare(entities)
 	if err != nil {
 		return 0, err
 	}

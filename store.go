@@ -137,8 +137,7 @@ type NATSOptions struct {
 // the SQLite read model. Safe for concurrent use.
 type Store struct {
 	e      *engine.Engine
-	byType map[reflect.Type]*EntityDef
-	byName map[string]*EntityDef
+	byType map[reflect.Type]*EntityDef // the declared Go types
 }
 
 // ReadModelFile is the read model's file name inside a store directory.
@@ -152,12 +151,11 @@ const ReadModelFile = "read.sqlite"
 // ErrStoreLocked / ErrLeaseHeld when another writer has the store; I/O
 // errors.
 func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
-	s := newStore()
-	shapes, err := s.declare(entities)
+	byType, shapes, err := declare(entities)
 	if err != nil {
 		return nil, err
 	}
-	return s.open(dir, opts, engine.Shapes(shapes...))
+	return open(dir, opts, byType, engine.Shapes(shapes...))
 }
 
 // OpenDeclared opens a store with the entity shapes recorded in its own log
@@ -167,39 +165,38 @@ func OpenDeclared(dir string, opts Options) (*Store, error) {
 	if err := engine.IsStore(dir); err != nil {
 		return nil, err
 	}
-	return newStore().open(dir, opts, engine.Declared)
+	return open(dir, opts, nil, engine.Declared)
 }
 
-func newStore() *Store {
-	return &Store{byType: map[reflect.Type]*EntityDef{}, byName: map[string]*EntityDef{}}
-}
-
-func (s *Store) open(dir string, opts Options, entities engine.Entities) (*Store, error) {
+func open(dir string, opts Options, byType map[reflect.Type]*EntityDef, entities engine.Entities) (*Store, error) {
 	cfg, err := engineConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	if s.e, err = engine.Open(dir, cfg, entities); err != nil {
+	e, err := engine.Open(dir, cfg, entities)
+	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return &Store{e: e, byType: byType}, nil
 }
 
-// declare registers the entity definitions and returns their shapes.
-func (s *Store) declare(entities []EntityDef) ([]events.EntityShape, error) {
+// declare checks the entity definitions and returns them by Go type, with
+// their shapes (what the engine's registry is built from).
+func declare(entities []EntityDef) (map[reflect.Type]*EntityDef, []events.EntityShape, error) {
+	byType, names := map[reflect.Type]*EntityDef{}, map[string]bool{}
 	shapes := make([]events.EntityShape, 0, len(entities))
 	for i := range entities {
 		d := &entities[i]
 		if d.err != nil {
-			return nil, d.err
+			return nil, nil, d.err
 		}
-		if s.byType[d.typ] != nil || s.byName[d.name] != nil {
-			return nil, fmt.Errorf("%w: %s declared twice", ErrInvalidEntity, d.name)
+		if byType[d.typ] != nil || names[d.name] {
+			return nil, nil, fmt.Errorf("%w: %s declared twice", ErrInvalidEntity, d.name)
 		}
-		s.byType[d.typ], s.byName[d.name] = d, d
+		byType[d.typ], names[d.name] = d, true
 		shapes = append(shapes, d.shape())
 	}
-	return shapes, nil
+	return byType, shapes, nil
 }
 
 // engineConfig maps the options onto the engine's configuration,

@@ -144,8 +144,15 @@ func encodeMap(v reflect.Value) any {
 	if v.IsNil() {
 		return nil
 	}
-	if m, ok := v.Interface().(map[string]any); ok {
+	switch m := v.Interface().(type) {
+	case map[string]any:
 		return m
+	case map[string]uint64: // revisions: every commit encodes one
+		out := make(map[string]any, len(m))
+		for k, n := range m {
+			out[k] = int64(n)
+		}
+		return out
 	}
 	out := make(map[string]any, v.Len())
 	for it := v.MapRange(); it.Next(); {
@@ -251,6 +258,9 @@ func decodeMap(v reflect.Value, raw any) error {
 		v.Set(reflect.ValueOf(m))
 		return nil
 	}
+	if v.Type() == reflect.TypeFor[map[string]uint64]() { // revisions: every replayed persist decodes one
+		return decodeRevisions(v, m)
+	}
 	out := reflect.MakeMapWithSize(v.Type(), len(m))
 	for k, e := range m {
 		ev := reflect.New(v.Type().Elem()).Elem()
@@ -260,5 +270,18 @@ func decodeMap(v reflect.Value, raw any) error {
 		out.SetMapIndex(reflect.ValueOf(k), ev)
 	}
 	v.Set(out)
+	return nil
+}
+
+func decodeRevisions(v reflect.Value, m map[string]any) error {
+	out := make(map[string]uint64, len(m))
+	for k, e := range m {
+		n, ok := e.(int64)
+		if !ok || n < 0 {
+			return fmt.Errorf("%s: %w", k, wrongType(false, e))
+		}
+		out[k] = uint64(n)
+	}
+	v.Set(reflect.ValueOf(out))
 	return nil
 }
