@@ -26,8 +26,10 @@ const (
 
 // ConflictEvent is delivered to SyncOptions.OnConflict after the commit
 // that opened or resolved a conflict. Type is "opened" or "resolved";
-// Resolution is "system_wins" or "system_acknowledged" when resolved. JSON
-// form (the NATS subjects conflict.opened / conflict.resolved): the tags.
+// Resolution is "system_wins" or "system_acknowledged" when resolved. The
+// JSON tags are for applications that forward it; the NATS notifications
+// on conflict.opened / conflict.resolved have their own documented schema
+// (README, "NATS").
 type ConflictEvent struct {
 	Type        string `json:"type"`
 	ConflictID  string `json:"conflict_id"`
@@ -80,7 +82,10 @@ const (
 )
 
 // AckResult reports an acknowledge_system command.
-type AckResult = engine.AckResult
+type AckResult struct {
+	Outcome         AckOutcome
+	ReconcileEffect string // the id of the row reconcile it queued (applied)
+}
 
 // AcknowledgeSystem runs acknowledge_system: in ONE fenced commit it
 // records the command (requested + applied/stale/rejected) and, when the
@@ -92,5 +97,6 @@ type AckResult = engine.AckResult
 // ErrConflictNotFound, ErrAckStale, ErrAckRejected (legacy conflicts stay
 // unresolved), fencing and store errors.
 func (s *Store) AcknowledgeSystem(ctx context.Context, cmd Acknowledge) (AckResult, error) {
-	return s.e.Acknowledge(ctx, cmd)
+	res, err := s.e.Acknowledge(ctx, cmd)
+	return AckResult(res), err
 }

@@ -203,6 +203,10 @@ func (d EntityDef) values(v reflect.Value) (map[string]any, error) {
 	return out, nil
 }
 
+// canonicalField converts a Go value to the canonical value of a field of
+// kind: a struct field declared with that kind, or a query's filter value
+// (any Go integer for an int field, any integer or float for a float
+// field). A value of another type is an error, never a panic.
 func canonicalField(fv reflect.Value, kind events.Kind) (any, error) {
 	if fv.Kind() == reflect.Pointer {
 		if fv.IsNil() {
@@ -210,18 +214,35 @@ func canonicalField(fv reflect.Value, kind events.Kind) (any, error) {
 		}
 		fv = fv.Elem()
 	}
-	switch kind {
-	case events.KindString:
+	switch k := fv.Kind(); {
+	case kind == events.KindString && k == reflect.String:
 		return events.NormalizeString(fv.String())
-	case events.KindInt:
+	case kind == events.KindInt && fv.CanInt():
 		return fv.Int(), nil
-	case events.KindFloat:
-		if f := fv.Float(); !math.IsNaN(f) && !math.IsInf(f, 0) {
-			return f + 0, nil // -0 → 0
-		}
-		return nil, events.ErrNonFinite
-	case events.KindBool:
+	case kind == events.KindInt && fv.CanUint() && fv.Uint() <= math.MaxInt64:
+		return int64(fv.Uint()), nil
+	case kind == events.KindFloat && (fv.CanInt() || fv.CanUint() || fv.CanFloat()):
+		return canonicalFloat(fv)
+	case kind == events.KindBool && k == reflect.Bool:
 		return fv.Bool(), nil
+	case kind == events.KindTime && fv.Type() == timeType:
+		return events.CanonicalTime(fv.Interface().(time.Time))
 	}
-	return events.CanonicalTime(fv.Interface().(time.Time))
+	return nil, fmt.Errorf("a %s cannot be a %s value", fv.Type(), kind)
+}
+
+func canonicalFloat(fv reflect.Value) (any, error) {
+	var f float64
+	switch {
+	case fv.CanInt():
+		f = float64(fv.Int())
+	case fv.CanUint():
+		f = float64(fv.Uint())
+	default:
+		f = fv.Float()
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, events.ErrNonFinite
+	}
+	return f + 0, nil // -0 → 0
 }

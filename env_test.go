@@ -99,3 +99,13 @@ func TestSyncFromEnvRateLimitConfiguresPacing(t *testing.T) {
 		t.Fatalf("unset rate limit: %+v %v", o, err)
 	}
 }
+
+// HIKOUTEI_SHEETS_ENDPOINT must be an absolute http(s) URL.
+func TestSyncFromEnvRejectsAMalformedEndpoint(t *testing.T) {
+	for _, v := range []string{"::not a url::", "localhost:8787", "ftp://127.0.0.1:1", "http://"} {
+		_, err := SyncFromEnv(ctx, envOf(map[string]string{EnvSpreadsheetURL: "1AbCdEfGhIjKlMnOp", EnvSheetsEndpoint: v}))
+		if !errors.Is(err, ErrSyncStartup) || !errors.Is(err, config.ErrInvalidEndpoint) {
+			t.Errorf("endpoint %q: %v", v, err)
+		}
+	}
+}

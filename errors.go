@@ -5,6 +5,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
@@ -68,4 +69,10 @@ var (
 	ErrAckRejected = aggregates.ErrAckRejected
 	// ErrReplayGap: an event source skipped a sequence.
 	ErrReplayGap = engine.ErrReplayGap
+	// ErrReplayTarget: a replay target already holds a read model.
+	ErrReplayTarget = engine.ErrReplayTarget
+	// ErrInvalidInterval: an interval variable (polling, full scan, rate
+	// limit) is not a plain positive decimal integer of milliseconds; it
+	// comes wrapped in ErrSyncStartup.
+	ErrInvalidInterval = config.ErrInvalidInterval
 )

@@ -4,16 +4,18 @@ import (
 	"context"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
-	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/snapshots"
 )
 
 // Health separates local health (the store can commit) from sync health
 // (the spreadsheet is being materialised). A nil field is healthy.
-type Health = engine.Health
+type Health struct {
+	Local error // the store cannot commit: the lease was lost, or it is closed
+	Sync  error // sync stopped (divergence, displaced) or is not provisioned yet
+}
 
 // Health reports the store's current health.
-func (s *Store) Health() Health { return s.e.Health() }
+func (s *Store) Health() Health { return Health(s.e.Health()) }
 
 // Stats is a point-in-time view of a running store.
 type Stats struct {

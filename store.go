@@ -56,15 +56,27 @@ type Options struct {
 	NATS *NATSOptions
 }
 
-// Progress reports read-model catch-up or rebuild at Open: Phase is
-// "catch-up" (from the read model's checkpoint), "snapshot" (from a
-// restored snapshot) or "rebuild" (from zero).
-type Progress = engine.Progress
+// Progress reports read-model catch-up or rebuild (Open, Replay).
+type Progress struct {
+	// Phase: "catch-up" (from the read model's checkpoint), "snapshot"
+	// (from a restored snapshot) or "rebuild" (from zero).
+	Phase string
+	Done  uint64 // events applied so far
+	Total uint64 // events to apply
+}
+
+// progress adapts a Progress callback to the engine's.
+func progress(fn func(Progress)) func(engine.Progress) {
+	if fn == nil {
+		return nil
+	}
+	return func(p engine.Progress) { fn(Progress(p)) }
+}
 
 // SyncOptions turns on materialisation into one Google spreadsheet. Commits
 // then also queue effects in the same log transaction (the durable outbox);
 // workers deliver them asynchronously. A commit never waits on, nor fails
-// because of, the spreadsheet (I18).
+// because of, the spreadsheet.
 type SyncOptions struct {
 	// Name of the sync target in the outbox and status (default "sheets").
 	Name string
@@ -200,10 +212,10 @@ func declare(entities []EntityDef) (map[reflect.Type]*EntityDef, []events.Entity
 }
 
 // engineConfig maps the options onto the engine's configuration,
-// resolving the poller cadences from the environment (I20).
+// resolving the poller cadences from the environment.
 func engineConfig(o Options) (engine.Config, error) {
 	c := engine.Config{Clock: o.Clock, Operation: o.Operation, OpenTimeout: o.OpenTimeout, AcquireWait: o.AcquireWait,
-		HeartbeatInterval: o.HeartbeatInterval, LeaseTTL: o.LeaseTTL, ReadConns: o.ReadConns, Progress: o.Progress, Logger: o.Logger,
+		HeartbeatInterval: o.HeartbeatInterval, LeaseTTL: o.LeaseTTL, ReadConns: o.ReadConns, Progress: progress(o.Progress), Logger: o.Logger,
 		NoSync: o.NoSync, SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep}
 	if n := o.NATS; n != nil {
 		c.NATS = &engine.NATSConfig{Disabled: n.Disabled, Store: n.Store, URL: n.URL, CredsFile: n.CredsFile, TLSCAFile: n.TLSCAFile,

@@ -82,7 +82,7 @@ func (s *Store) op(entity any, remove bool) (unitOp, error) {
 // Commit validates every scheduled change, then hands the unit to the single
 // writer and returns once it is durable in the log AND applied to the read
 // model (reads after Commit see it). Unchanged entities produce no event. It
-// never waits on Google Sheets (I18). The context only bounds validation:
+// never waits on Google Sheets. The context only bounds validation:
 // once handed to the writer, the unit commits or fails as one.
 // Errors: the first Persist/Remove error; ErrInvalidValue; ErrNotFound;
 // ErrStoreClosed; ErrStaleWriterFence if the lease was lost;
@@ -102,12 +102,18 @@ func (u *Unit) Commit(ctx context.Context) (CommitResult, error) {
 	if err := ctx.Err(); err != nil {
 		return CommitResult{}, err
 	}
-	return u.store.e.Commit(cmds)
+	res, err := u.store.e.Commit(cmds)
+	return CommitResult(res), err
 }
 
 // CommitResult describes a committed unit of work: its commit id, the log
 // sequences of its events and how many (all zero when nothing changed).
-type CommitResult = engine.CommitResult
+type CommitResult struct {
+	Commit   string // commit id shared by the unit's events ("" if nothing changed)
+	FirstSeq uint64 // first log sequence of the unit (0 if nothing changed)
+	LastSeq  uint64
+	Events   int // events appended (0 when every entity was unchanged)
+}
 
 func (u *Unit) commands() ([]engine.Command, error) {
 	cmds := make([]engine.Command, 0, len(u.order))

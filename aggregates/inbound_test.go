@@ -128,7 +128,7 @@ func TestI11_ValueAAgainstCanonicalBOpensACandidateAConflictAndOnlyTheAuditAppen
 		t.Fatalf("inbound %+v, want the candidate %+v", in, wantCand)
 	}
 	cf := appendOf(t, c, events.ConflictStream(cid))
-	if cf.ExpectedVersion != 0 || len(cf.Events) != 1 || cf.Events[0].Payload != wantOpen {
+	if cf.ExpectedVersion != events.AnyVersion || len(cf.Events) != 1 || cf.Events[0].Payload != wantOpen {
 		t.Fatalf("conflict %+v, want %+v", cf, wantOpen)
 	}
 	if len(c.Appends) != 2 {

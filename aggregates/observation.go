@@ -265,7 +265,10 @@ func (ob *observation) candidate(g *GridRow, rs RowState, field, a string) {
 		Anchor: g.Anchor, Binding: rs.Binding, CanonicalRevision: rev, CandidateHash: a, CandidateEpoch: sf.CandidateEpoch,
 		VisibleRevision: rs.VisibleRevision, VisibleHash: g.Hash, SystemValue: Render(sysVal), SheetValue: Render(sheetVal)}
 	stream := events.ConflictStream(cid)
-	ob.c.Add(stream, 0, events.New(stream, opened, ob.now)) // a new conflict: one per binding, field and epoch
+	// One conflict per binding, field and candidate epoch: the stream is new
+	// (appended at any version, so a replay of the same candidate can never
+	// block the observation).
+	ob.c.Add(stream, events.AnyVersion, events.New(stream, opened, ob.now))
 	ob.c.Queue = append(ob.c.Queue, Queue{Target: ob.sheet.Target(ob.sheet.ConflictsTab(), cid), Op: events.OpAppend,
 		Entity: ob.r.Entity, ID: g.Anchor, Values: ob.sheet.AuditOpened(opened, ob.now)})
 }

@@ -136,7 +136,7 @@ func DecodePayload(t Type, schema uint32, m map[string]any) (Payload, error) {
 		return nil, &PayloadError{Type: t, Reason: "not in the event catalogue", unknown: true}
 	}
 	if schema == 0 {
-		schema = 1
+		return nil, &PayloadError{Type: t, Reason: "schema 0 (schemas start at 1)"}
 	}
 	m, err := e.upcast(schema, m)
 	if err != nil {

@@ -457,3 +457,31 @@ func checkFuzzedPayload(t *testing.T, e Entry, schema uint32, m map[string]any) 
 		t.Fatalf("%s: encoding not stable: %q then %q (%v)", e.Type, b, b2, err)
 	}
 }
+
+// A record whose payload cannot be decoded stops a read there, after the
+// events before it were delivered: a range that ends before it reads whole.
+func TestReadFromDeliversTheEventsBeforeAnUndecodableRecord(t *testing.T) {
+	l, _ := openTestLog(t)
+	f := acquire(t, l, "w1").Fence()
+	for i := range 3 {
+		_, err := l.Append(f, Unit{Streams: []StreamAppend{{Stream: "s/a", ExpectedVersion: AnyVersion, Events: []Event{{Payload: note(i)}}}}})
+		must(t, err)
+	}
+	_, err := l.Append(f, Unit{Streams: []StreamAppend{{Stream: "s/b", ExpectedVersion: AnyVersion,
+		Events: []Event{{Payload: Recorded{Type: "audit.note", Schema: 1, Fields: map[string]any{"text": "x"}}}}}}})
+	must(t, err)
+	var got []uint64
+	err = l.ReadFrom(1, func(e Event) error { got = append(got, e.Seq); return nil })
+	var pe *PayloadError
+	if !errors.As(err, &pe) || pe.Seq != 5 || len(got) != 4 || got[3] != 4 {
+		t.Fatalf("read %v then %v; want seqs 1-4 then the error of seq 5", got, err)
+	}
+}
+
+// Schemas start at 1: a record at schema 0 is malformed, not schema 1.
+func TestDecodePayloadRejectsSchemaZero(t *testing.T) {
+	_, err := DecodePayload(TypeEntityRemoved, 0, map[string]any{"entity": "A", "id": "1"})
+	if !errors.Is(err, ErrMalformedPayload) {
+		t.Fatalf("schema 0: %v", err)
+	}
+}

@@ -23,21 +23,20 @@ func (l *Log) ReadFrom(from uint64, fn func(Event) error) error {
 	in := newInterner()
 	for {
 		batch, err := l.readChunk(from, in)
-		if err != nil {
-			return err
-		}
-		for _, e := range batch {
-			if err := fn(e); err != nil {
-				return err
+		for _, e := range batch { // the events before a bad record are delivered first
+			if ferr := fn(e); ferr != nil {
+				return ferr
 			}
 		}
-		if len(batch) < readChunk {
-			return nil
+		if err != nil || len(batch) < readChunk {
+			return err
 		}
 		from = batch[len(batch)-1].Seq + 1
 	}
 }
 
+// readChunk decodes up to readChunk events from from, stopping at the first
+// record that fails to decode: it returns the events before it and its error.
 func (l *Log) readChunk(from uint64, in *interner) ([]Event, error) {
 	var out []Event
 	err := l.view(func(tx *bolt.Tx) error {

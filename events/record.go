@@ -168,10 +168,12 @@ func parseRecord(body []byte, in *interner) (header, []byte, error) {
 	return e, payload, r.err
 }
 
-// MarshalRecord returns the stored record bytes of a stamped event (Seq,
-// Version, … set): the same bytes the log keeps, checksum included, so a
-// mirror (e.g. a JetStream stream) can carry events that DecodeRecord
-// verifies on the other side. Errors: ErrInvalidEvent when the payload is
+// MarshalRecord returns the record bytes of a stamped event (Seq, Version,
+// … set), checksum included, as this build writes it, so a mirror (e.g. a
+// JetStream stream) can carry events that DecodeRecord verifies on the
+// other side. For an event read from a log these are the bytes the log
+// keeps, except a record stored at an older schema, which is re-encoded at
+// its type's current schema (it was upcast on read). Errors: ErrInvalidEvent when the payload is
 // not in the catalogue or has no canonical form.
 func MarshalRecord(e Event) ([]byte, error) {
 	payload, err := encodeEvent(nil, e.Stream, &e)

@@ -80,13 +80,14 @@ type Harness struct {
 	p *effects.Poller
 }
 
-// New provisions the spreadsheet of s (opened with SyncOptions.Manual) and
-// returns its harness.
+// New provisions the spreadsheet of s and returns its harness. s must be
+// open with SyncOptions.Manual (Sheet.SyncOptions sets it): a harness
+// racing the store's own workers would drive nothing deterministically.
 func New(t testing.TB, s *hikoutei.Store) *Harness {
 	t.Helper()
 	e := engine.Of(s)
-	if e == nil {
-		t.Fatal("hikouteitest: not an open store")
+	if e == nil || !e.Manual() {
+		t.Fatal("hikouteitest: open the store with SyncOptions.Manual (Sheet.SyncOptions sets it)")
 	}
 	d, err := e.Provision(context.Background())
 	if err != nil {

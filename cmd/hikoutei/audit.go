@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -131,7 +132,25 @@ func auditEvents(dir, natsURL, stream string, f *auditFilter, fn func(events.Eve
 		return events.DescribeLocked(dir, err)
 	}
 	defer l.Close()
-	return l.ReadFrom(max(f.from, 1), keep)
+	err = l.ReadFrom(max(f.from, 1), func(e events.Event) error {
+		if f.to > 0 && e.Seq > f.to {
+			return errPastRange
+		}
+		return keep(e)
+	})
+	if errors.Is(err, errPastRange) || f.to > 0 && failsAfter(err, f.to) {
+		return nil // the range ended before a record that cannot be read
+	}
+	return err
+}
+
+var errPastRange = errors.New("past the requested range")
+
+// failsAfter reports whether err is the failure of a record after seq.
+func failsAfter(err error, seq uint64) bool {
+	var pe *events.PayloadError
+	var ce *events.CorruptRecordError
+	return errors.As(err, &pe) && pe.Seq > seq || errors.As(err, &ce) && ce.Seq > seq
 }
 
 func printEvent(w io.Writer, e events.Event, asJSON bool) error {

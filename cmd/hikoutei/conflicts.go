@@ -98,7 +98,7 @@ func newConflictsAckCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "ack --dir DIR CONFLICT_ID CANONICAL_REVISION CANDIDATE_HASH CANDIDATE_EPOCH",
-		Short: "acknowledge_system: keep the system's value (fenced by revision, candidate hash and epoch; I13)",
+		Short: "acknowledge_system: keep the system's value (fenced by revision, candidate hash and epoch)",
 		Long: `ack keeps the system's value of a conflicted field. The four arguments are the
 fence printed by "conflicts list": if the field's revision, the candidate or its
 epoch moved since, the command is recorded as stale and changes nothing. The
@@ -174,7 +174,7 @@ func printConflicts(cmd *cobra.Command, rows []conflictRow, asJSON bool) error {
 	for _, r := range rows {
 		fence := fmt.Sprintf("%d %s %d", r.CanonicalRevision, r.CandidateHash, r.CandidateEpoch)
 		if r.VisibleHash == "" {
-			fence = "legacy: no visible evidence (I14)"
+			fence = "legacy: no visible evidence, cannot be acknowledged"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Entity, r.EntityID, r.Field, r.State, r.OpenedAt, fence)
 	}

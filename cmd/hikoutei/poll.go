@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 )
 
@@ -32,7 +32,7 @@ pollers also run on their own timers.`,
 				store = natsbus.SanitizeStore(filepath.Base(abs))
 			}
 			if natsURL == "" {
-				natsURL = os.Getenv(hikoutei.EnvNATSURL)
+				natsURL = config.NATSURL(nil)
 			}
 			if natsURL == "" {
 				return usageError{fmt.Errorf("no NATS server: give --nats or set %s", hikoutei.EnvNATSURL)}

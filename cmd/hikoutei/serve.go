@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/metrics"
 )
@@ -66,7 +67,7 @@ func (f serveFlags) env(k string) (string, bool) {
 	if v := over[k]; v != "" {
 		return v, true
 	}
-	return os.LookupEnv(k)
+	return config.OS(k)
 }
 
 // serve runs until ctx ends; ready, if set, receives the bound --http
@@ -125,7 +126,7 @@ func serveHTTP(ctx context.Context, s *hikoutei.Store, addr string, logger *slog
 
 // writeHealth answers 200 when the store can commit (local health); sync
 // health is reported alongside, since a stalled spreadsheet never stops
-// local commits (I18).
+// local commits.
 func writeHealth(w http.ResponseWriter, h hikoutei.Health) {
 	body := map[string]string{"local": "ok", "sync": "ok"}
 	w.Header().Set("Content-Type", "application/json")

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -62,9 +63,13 @@ const (
 	DefaultFullScanInterval = 60 * time.Second
 )
 
-// ErrInvalidInterval: a cadence value is not a plain positive decimal
-// integer of milliseconds (I20).
-var ErrInvalidInterval = errors.New("invalid_interval")
+// ErrInvalidInterval: an interval variable is not a plain positive
+// decimal integer of milliseconds (I20). Its code predates the rate-limit
+// variable, which shares it.
+var ErrInvalidInterval = errors.New("invalid_polling_interval")
+
+// ErrInvalidEndpoint: HIKOUTEI_SHEETS_ENDPOINT is not an absolute http(s) URL.
+var ErrInvalidEndpoint = errors.New("invalid_sheets_endpoint")
 
 // Lookup reads one variable (os.LookupEnv in production).
 type Lookup func(string) (string, bool)
@@ -90,6 +95,9 @@ func LoadSync(lookup Lookup) (Sync, error) {
 	}
 	s := Sync{SpreadsheetURL: get(lookup, EnvSpreadsheetURL), Credentials: get(lookup, EnvCredentials),
 		Endpoint: get(lookup, EnvSheetsEndpoint)}
+	if err := checkEndpoint(s.Endpoint); err != nil {
+		return s, err
+	}
 	for _, c := range []struct {
 		env string
 		out *time.Duration
@@ -111,9 +119,30 @@ func NATSURL(lookup Lookup) string {
 	return get(lookup, EnvNATSURL)
 }
 
+// Failpoints is the failpoint specification of the process ("" = none).
+func Failpoints() string { return get(OS, EnvFailpoints) }
+
+// CrashWorker is the crash campaign's workload for this process ("" = not
+// a campaign child).
+func CrashWorker() string { return get(OS, EnvCrashWorker) }
+
 func get(lookup Lookup, name string) string {
-	v, _ := lookup(name)
-	return v
+	if v, ok := lookup(name); ok {
+		return v
+	}
+	return ""
+}
+
+// checkEndpoint accepts "" or an absolute http(s) URL with a host.
+func checkEndpoint(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: %w", EnvSheetsEndpoint, ErrInvalidEndpoint)
+	}
+	return nil
 }
 
 // Interval reads the millisecond interval variable name: 0 when unset or

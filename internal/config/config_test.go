@@ -39,10 +39,10 @@ func TestI20_PollingCadenceEnvAcceptsOnlyPlainPositiveDecimalIntegers(t *testing
 		for _, env := range []string{EnvPollingInterval, EnvFullScanInterval} {
 			lookup := envOf(map[string]string{env: bad})
 			if d, err := Interval(lookup, env); !errors.Is(err, ErrInvalidInterval) || !strings.Contains(err.Error(), env) {
-				t.Fatalf("%s=%q: Interval returned %v, %v; want invalid_interval naming the variable", env, bad, d, err)
+				t.Fatalf("%s=%q: Interval returned %v, %v; want invalid_polling_interval naming the variable", env, bad, d, err)
 			}
 			if _, err := LoadSync(lookup); !errors.Is(err, ErrInvalidInterval) || !strings.Contains(err.Error(), env) {
-				t.Fatalf("%s=%q: LoadSync returned %v; want invalid_interval naming the variable", env, bad, err)
+				t.Fatalf("%s=%q: LoadSync returned %v; want invalid_polling_interval naming the variable", env, bad, err)
 			}
 		}
 	}
@@ -75,14 +75,14 @@ func FuzzParseIntervalMS(f *testing.F) {
 		case !ok && err == nil:
 			t.Fatalf("ParseIntervalMS(%q) accepted %d", v, n)
 		case !ok && !errors.Is(err, ErrInvalidInterval):
-			t.Fatalf("ParseIntervalMS(%q) error %v is not invalid_interval", v, err)
+			t.Fatalf("ParseIntervalMS(%q) error %v is not invalid_polling_interval", v, err)
 		}
 	})
 }
 
 // FuzzResolveCadence: the polling env vars either both resolve to their
 // parsed values (an absent or empty one to 0: the caller's default), or
-// loading the sync configuration fails with invalid_interval, which Open
+// loading the sync configuration fails with invalid_polling_interval, which Open
 // reports as sync_startup_failed (I20).
 func FuzzResolveCadence(f *testing.F) {
 	f.Add("250", "", false)

@@ -50,7 +50,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -332,7 +331,7 @@ func (w *worker) acknowledge(ctx context.Context, rng *rand.Rand) error {
 // WorkerFromEnv runs the worker described by WorkerEnv until ctx ends.
 // ok is false when the variable is not set (not a child).
 func WorkerFromEnv(ctx context.Context, out io.Writer, logger *slog.Logger) (ok bool, err error) {
-	raw := os.Getenv(WorkerEnv)
+	raw := config.CrashWorker()
 	if raw == "" {
 		return false, nil
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -96,6 +97,14 @@ type ConflictNotice struct {
 	// detection (what acknowledge_system needs).
 	CanonicalRevision uint64
 	CandidateEpoch    int64
+}
+
+// check rejects a configuration that cannot start. Errors: ErrSyncStartup.
+func (c Config) check() error {
+	if s := c.Sync; s != nil && (s.Provider == nil || s.SpreadsheetID == "") {
+		return fmt.Errorf("%w: sync needs a provider and a spreadsheet id", ErrSyncStartup)
+	}
+	return nil
 }
 
 func (c Config) withDefaults() Config {

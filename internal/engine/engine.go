@@ -69,6 +69,9 @@ func Shapes(shapes ...events.EntityShape) Entities {
 // events.ErrStoreLocked / events.ErrLeaseHeld when another writer has the
 // store; I/O errors.
 func Open(dir string, cfg Config, entities Entities) (*Engine, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err // before the lease: a misconfigured open leaves nothing behind
+	}
 	e := newEngine(dir, cfg.withDefaults())
 	var err error
 	e.w, err = events.OpenWriter(dir, events.WriterOptions{
@@ -124,10 +127,8 @@ func (e *Engine) start(entities Entities) error {
 	if e.sheet, err = newSheet(syncName(e.cfg.Sync), reg); err != nil {
 		return fmt.Errorf("%w: %w", ErrSyncStartup, err)
 	}
+	e.setupSync()
 	if err := e.recordSchema(); err != nil {
-		return err
-	}
-	if err := e.setupSync(); err != nil {
 		return err
 	}
 	return e.openReadModel()

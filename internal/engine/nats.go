@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/hikoutei/hikoutei-go/events"
@@ -35,7 +34,7 @@ func (e *Engine) natsConfig() (*natsbus.Config, bool) {
 		c.Store = natsbus.SanitizeStore(filepath.Base(abs))
 	}
 	if c.URL == "" {
-		c.URL = os.Getenv(config.EnvNATSURL)
+		c.URL = config.NATSURL(nil)
 	}
 	if o.Mirror {
 		c.Mirror = natsbus.MirrorConfig{Enabled: true, Stream: o.MirrorStream, Subject: o.MirrorSubject}

@@ -178,13 +178,21 @@ func (r *batchReader) read(l *events.Log, from, upTo uint64) error {
 		}
 		return nil
 	})
-	if errors.Is(err, errStopReading) {
+	if errors.Is(err, errStopReading) || beyond(err, upTo) {
 		err = nil
 	}
 	if err == nil && len(batch) > 0 {
 		err = send()
 	}
 	return err
+}
+
+// beyond reports whether err is a record's failure past upTo: the range
+// read ended before it.
+func beyond(err error, upTo uint64) bool {
+	var pe *events.PayloadError
+	var ce *events.CorruptRecordError
+	return errors.As(err, &pe) && pe.Seq > upTo || errors.As(err, &ce) && ce.Seq > upTo
 }
 
 // cancel stops the reader and waits for its goroutine to end, so the log

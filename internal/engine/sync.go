@@ -36,18 +36,12 @@ type syncState struct {
 	noteSeq  uint64 // last conflict notice delivered (no duplicates after a repaired projection)
 }
 
-func (e *Engine) setupSync() error {
-	c := e.cfg.Sync
-	if c == nil {
-		return nil
+func (e *Engine) setupSync() {
+	if c := e.cfg.Sync; c != nil {
+		cfg := *c
+		cfg.Name = syncName(c)
+		e.sync = &syncState{cfg: cfg, done: make(chan error, 1)}
 	}
-	if c.Provider == nil || c.SpreadsheetID == "" {
-		return fmt.Errorf("%w: sync needs a provider and a spreadsheet id", ErrSyncStartup)
-	}
-	cfg := *c
-	cfg.Name = syncName(c)
-	e.sync = &syncState{cfg: cfg, done: make(chan error, 1)}
-	return nil
 }
 
 // Provision creates the spreadsheet's tabs and headers (idempotent) and
@@ -86,6 +80,9 @@ func (e *Engine) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake})
 	return disp, err
 }
+
+// Manual reports whether sync is on with its workers left to the caller.
+func (e *Engine) Manual() bool { return e.sync != nil && e.sync.cfg.Manual }
 
 // Workers returns the provisioned dispatcher, poller and spreadsheet
 // binding (nil before Provision, or without sync).

@@ -69,7 +69,7 @@ type Crash struct{ Name string }
 func (c *Crash) Error() string { return "failpoint " + c.Name }
 
 func init() {
-	if spec := os.Getenv(EnvVar); spec != "" {
+	if spec := config.Failpoints(); spec != "" {
 		if err := Enable(spec); err != nil {
 			fmt.Fprintf(os.Stderr, "failpoint: ignoring %s: %v\n", EnvVar, err)
 		}
