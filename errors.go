@@ -43,9 +43,32 @@ var (
 	// to read.sqlite failed; the store retries before the next commit and
 	// on reopen. Reads may not show the commit until then.
 	ErrReadModelBehind = engine.ErrReadModelBehind
+	// ErrReadModelUnavailable: the read model could not be brought up to
+	// the log before the unit was decided (e.g. the disk is full): nothing
+	// was committed. Health().Local reports it until a repair succeeds.
+	ErrReadModelUnavailable = engine.ErrReadModelUnavailable
+	// ErrLogWrite: the log could not write the unit (disk full, I/O
+	// error): nothing was committed. Health().Local reports it until a
+	// commit succeeds.
+	ErrLogWrite = engine.ErrLogWrite
+	// ErrLogCommitUncertain: the log's commit failed after its records may
+	// have reached the file (a failed fsync); whether the unit is durable
+	// is unknown. The store refuses every further commit until it is
+	// closed and reopened, which shows what the log holds.
+	ErrLogCommitUncertain = engine.ErrLogCommitUncertain
+	// ErrLogBehindReadModel: at Open, the read model had applied records
+	// past the log head — the log lost acknowledged records (a damaged
+	// page, an older log.db restored). The read model was set aside and
+	// rebuilt from the log, the gap recorded in the log, and
+	// Health().Integrity reports it.
+	ErrLogBehindReadModel = engine.ErrLogBehindReadModel
 	// ErrStoreLocked: another process has the store open; the error names
 	// the holder (*events.StoreLockedError).
 	ErrStoreLocked = events.ErrStoreLocked
+	// ErrStoreLogMissing: a directory that held a store (read model,
+	// snapshots, lease file, …) has no usable log.db; Open creates nothing
+	// there. See *events.StoreLogMissingError.
+	ErrStoreLogMissing = events.ErrStoreLogMissing
 	// ErrLeaseHeld: a live writer holds the store's lease.
 	ErrLeaseHeld = events.ErrLeaseHeld
 	// ErrStaleWriterFence: this store's writer lease was taken over; its
@@ -69,8 +92,12 @@ var (
 	ErrAckRejected = aggregates.ErrAckRejected
 	// ErrReplayGap: an event source skipped a sequence.
 	ErrReplayGap = engine.ErrReplayGap
-	// ErrReplayTarget: a replay target already holds a read model.
+	// ErrReplayTarget: a replay target already exists and replacing it was
+	// not forced.
 	ErrReplayTarget = engine.ErrReplayTarget
+	// ErrReplayTargetInStore: a replay target is inside a store directory
+	// (refused even when forced: only the store writes its own files).
+	ErrReplayTargetInStore = engine.ErrReplayTargetInStore
 	// ErrInvalidInterval: an interval variable (polling, full scan, rate
 	// limit) is not a plain positive decimal integer of milliseconds; it
 	// comes wrapped in ErrSyncStartup.

@@ -10,8 +10,15 @@ import (
 // Health separates local health (the store can commit) from sync health
 // (the spreadsheet is being materialised). A nil field is healthy.
 type Health struct {
-	Local error // the store cannot commit: the lease was lost, or it is closed
+	// Local: the store cannot commit now — the lease was lost, it is
+	// closed, the log cannot be written (log_write_failed) or the read
+	// model cannot be brought up to the log (read_model_unavailable).
+	Local error
 	Sync  error // sync stopped (divergence, displaced) or is not provisioned yet
+	// Integrity: damage the store found in itself when it opened — the
+	// log had lost acknowledged records (log_behind_read_model; the gap is
+	// also recorded in the log). Commits go on.
+	Integrity error
 }
 
 // Health reports the store's current health.

@@ -9,29 +9,55 @@ import (
 type ReplayOptions struct {
 	UpTo     uint64         // last sequence to apply (0 = the log head)
 	Progress func(Progress) // called after each applied batch
+	// Force lets Replay replace an existing target file. A target inside a
+	// store directory is refused even then.
+	Force bool
 }
 
 func (o ReplayOptions) engine() engine.ReplayOptions {
-	return engine.ReplayOptions{UpTo: o.UpTo, Progress: progress(o.Progress)}
+	return engine.ReplayOptions{UpTo: o.UpTo, Progress: progress(o.Progress), Force: o.Force}
 }
 
 // Replay builds a fresh read model at target from the log of the store in
-// dir, without taking the writer lease (it opens log.db read-only, so the
-// store must not be open for writing in another process). With no
-// entities it uses the shapes the log declares. Auditors use it to rebuild
-// a store's read model; a rebuild equals the live read model. It returns
-// the checkpoint reached. Errors: ErrNotAStore, ErrStoreLocked,
-// ErrInvalidEntity, *events.CorruptRecordError, *events.PayloadError,
-// ErrReplayTarget (target already holds a read model).
+// dir, without taking the writer lease (it holds log.db open read-only, so
+// the store cannot be opened for writing meanwhile, and fails if it is).
+// With no entities it uses the shapes the log declares. Auditors use it to
+// rebuild a store's read model; a rebuild equals the live read model. The
+// file is built beside target and renamed onto it when complete. It
+// returns the checkpoint reached. Errors: ErrReplayTargetInStore (target
+// is inside a store directory), ErrReplayTarget (target exists and
+// opts.Force is false), ErrNotAStore, ErrStoreLocked, ErrInvalidEntity,
+// *events.CorruptRecordError, *events.PayloadError.
 func Replay(dir, target string, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
-	if len(entities) == 0 {
-		return engine.Replay(dir, target, opts.engine(), engine.Declared)
-	}
-	_, shapes, err := declare(entities)
+	ents, err := replayEntities(entities)
 	if err != nil {
 		return 0, err
 	}
-	return engine.Replay(dir, target, opts.engine(), engine.Shapes(shapes...))
+	return engine.Replay(dir, target, opts.engine(), ents)
+}
+
+// RebuildReadModel replaces the read model of the store in dir (which must
+// not be open) with a rebuild from its log. The previous read.sqlite is
+// renamed aside, never deleted; aside is its new name ("" if there was
+// none). Errors as Replay.
+func RebuildReadModel(dir string, opts ReplayOptions, entities ...EntityDef) (checkpoint uint64, aside string, err error) {
+	ents, err := replayEntities(entities)
+	if err != nil {
+		return 0, "", err
+	}
+	return engine.RebuildReadModel(dir, opts.engine(), ents)
+}
+
+// replayEntities is the shapes of entities, or those the log declares.
+func replayEntities(entities []EntityDef) (engine.Entities, error) {
+	if len(entities) == 0 {
+		return engine.Declared, nil
+	}
+	_, shapes, err := declare(entities)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Shapes(shapes...), nil
 }
 
 // EventSource yields events in ascending seq order to fn (e.g. a reader of

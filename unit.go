@@ -84,8 +84,12 @@ func (s *Store) op(entity any, remove bool) (unitOp, error) {
 // model (reads after Commit see it). Unchanged entities produce no event. It
 // never waits on Google Sheets. The context only bounds validation:
 // once handed to the writer, the unit commits or fails as one.
+// A nil error or ErrReadModelBehind means the unit is durable in the log;
+// every other error means nothing of it was committed (with one exception,
+// ErrLogCommitUncertain, whose outcome is unknown until reopen).
 // Errors: the first Persist/Remove error; ErrInvalidValue; ErrNotFound;
-// ErrStoreClosed; ErrStaleWriterFence if the lease was lost;
+// ErrStoreClosed; ErrStaleWriterFence if the lease was lost; ErrLogWrite
+// (disk full, I/O error); ErrReadModelUnavailable; ErrLogCommitUncertain;
 // ErrReadModelBehind (durable, but the read model lags).
 func (u *Unit) Commit(ctx context.Context) (CommitResult, error) {
 	if u.done {

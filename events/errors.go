@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors of the events package. Each carries a stable snake_case code
@@ -47,6 +48,10 @@ var (
 	// ErrStoreLocked: another process has the store open (bbolt file lock).
 	// See *StoreLockedError for the holder named in lease.toml.
 	ErrStoreLocked = errors.New("store_locked")
+	// ErrStoreLogMissing: a directory that held a store (a read model,
+	// snapshots, a lease file, …) has no usable log.db; nothing is
+	// created there. See *StoreLogMissingError.
+	ErrStoreLogMissing = errors.New("store_log_missing")
 	// ErrLeaseFileInvalid: lease.toml does not have the closed four-key shape (I22).
 	ErrLeaseFileInvalid = errors.New("lease_file_invalid")
 	// ErrUnknownEventType: an event's type (or its schema) is not in this
@@ -72,6 +77,27 @@ func (e *CorruptRecordError) Error() string {
 
 // Unwrap returns ErrCorruptRecord.
 func (e *CorruptRecordError) Unwrap() error { return ErrCorruptRecord }
+
+// StoreLogMissingError reports a store directory whose log.db is missing
+// or empty while other files remain. It wraps ErrStoreLogMissing.
+type StoreLogMissingError struct {
+	Dir   string
+	Found []string // what the directory holds instead (names, sorted)
+	Empty bool     // log.db exists but has zero length
+}
+
+func (e *StoreLogMissingError) Error() string {
+	what := "no " + LogFileName
+	if e.Empty {
+		what = "an empty " + LogFileName
+	}
+	return fmt.Sprintf("%s: %s holds %s but %s: the log is the store's only source of truth and nothing was created; "+
+		"restore %s from a backup (the read model and snapshots are projections of it, not substitutes), "+
+		"or move the directory's contents away to start a new store there", ErrStoreLogMissing, e.Dir, strings.Join(e.Found, ", "), what, LogFileName)
+}
+
+// Unwrap returns ErrStoreLogMissing.
+func (e *StoreLogMissingError) Unwrap() error { return ErrStoreLogMissing }
 
 // VersionConflictError reports a failed expected-version check on one stream.
 // It wraps ErrVersionConflict.

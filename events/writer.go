@@ -30,6 +30,10 @@ type WriterOptions struct {
 	// AcquireWait bounds the wait for a takeover the rule does not allow yet;
 	// default DefaultAcquireWait, negative = fail at once with *LeaseHeldError.
 	AcquireWait time.Duration
+	// BeforeLease, if set, runs after log.db is open (and file-locked)
+	// and before the lease is acquired, i.e. before anything is appended;
+	// an error aborts the open with nothing written to the log.
+	BeforeLease func(*Log) error
 	// OnLeaseLost, if set, is called once when the heartbeat finds the lease
 	// taken over or expired (the writer is displaced; appends are fenced).
 	OnLeaseLost func(error)
@@ -51,8 +55,11 @@ type Writer struct {
 	released atomic.Bool
 }
 
-// OpenWriter opens (creating if needed, mode 0700 dir / 0600 files) the store
-// directory dir for writing:
+// OpenWriter opens the store directory dir for writing, creating a new
+// store (mode 0700 dir / 0600 files) only in a missing or empty directory:
+//  0. a directory that holds anything but no usable log.db fails with
+//     *StoreLogMissingError and is left untouched (never a new store over
+//     a damaged one);
 //  1. opens log.db, failing within opts.Log.OpenTimeout (default 1 s) with
 //     *StoreLockedError naming the holder from lease.toml if another process
 //     has it open;
@@ -62,17 +69,22 @@ type Writer struct {
 //     leftover's reconciliation in the same transaction (I22);
 //  4. writes lease.toml atomically and starts the heartbeat.
 //
-// Errors: *StoreLockedError, *LeaseHeldError, I/O errors.
+// opts.BeforeLease runs between 1 and 2. Errors: *StoreLogMissingError,
+// *StoreLockedError, *LeaseHeldError, BeforeLease's, I/O errors.
 func OpenWriter(dir string, opts WriterOptions) (*Writer, error) {
 	opts = opts.withDefaults()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create store dir: %w", err)
+	if err := prepareStoreDir(dir); err != nil {
+		return nil, err
 	}
 	log, err := OpenLog(filepath.Join(dir, LogFileName), opts.Log)
 	if err != nil {
 		return nil, DescribeLocked(dir, err)
 	}
 	w := &Writer{dir: dir, log: log, opts: opts, stop: make(chan struct{})}
+	if err := w.beforeLease(); err != nil {
+		log.Close()
+		return nil, err
+	}
 	if err := w.takeLease(); err != nil {
 		log.Close()
 		return nil, err
@@ -80,6 +92,13 @@ func OpenWriter(dir string, opts WriterOptions) (*Writer, error) {
 	removeTempLeaseFiles(dir)
 	w.startHeartbeat()
 	return w, nil
+}
+
+func (w *Writer) beforeLease() error {
+	if w.opts.BeforeLease == nil {
+		return nil
+	}
+	return w.opts.BeforeLease(w.log)
 }
 
 // removeTempLeaseFiles deletes temp files a crash inside WriteLeaseFile

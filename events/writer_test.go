@@ -119,6 +119,9 @@ func TestI22_OpenWaitsOnTheClockForADeadHolderThenTakesOver(t *testing.T) {
 
 func TestI22_MalformedLeftoverIsMovedAsideNotDeleted(t *testing.T) {
 	dir := t.TempDir()
+	first, err := OpenWriter(dir, WriterOptions{Log: Options{Clock: NewManualClock(t0)}, HeartbeatInterval: -1})
+	must(t, err)
+	must(t, first.Close())
 	must(t, os.WriteFile(filepath.Join(dir, LeaseFileName), []byte("garbage = true\n"), 0o600))
 	w, err := OpenWriter(dir, WriterOptions{Log: Options{Clock: NewManualClock(t0)}, HeartbeatInterval: -1})
 	must(t, err)
@@ -131,7 +134,7 @@ func TestI22_MalformedLeftoverIsMovedAsideNotDeleted(t *testing.T) {
 		t.Fatal("the malformed file's content was not kept")
 	}
 	evs := leaseEvents(t, w.Log())
-	if r, ok := evs[0].Payload.(LeaseReconciled); !ok || !strings.Contains(r.Operation, "invalid") {
+	if r, ok := evs[len(evs)-2].Payload.(LeaseReconciled); !ok || !strings.Contains(r.Operation, "invalid") {
 		t.Fatalf("events %+v", evs)
 	}
 }

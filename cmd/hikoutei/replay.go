@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/schollz/progressbar/v3"
@@ -14,59 +13,60 @@ import (
 func newReplayCmd() *cobra.Command {
 	var dir, out string
 	var upTo uint64
+	var force bool
 	cmd := &cobra.Command{
-		Use:   "replay --dir DIR [--to SEQ] [--out FILE]",
+		Use:   "replay --dir DIR [--to SEQ] [--out FILE [--force]]",
 		Short: "Rebuild the read model from the log, with a progress bar",
-		Long: `replay rebuilds read.sqlite from log.db using the entity shapes the log
-records. Without --out it replaces DIR/read.sqlite (the store must not be
-running); with --out it writes a new file and leaves the store alone. --to
-stops at a sequence (a read model as of that point).`,
+		Long: `replay rebuilds a read model from log.db using the entity shapes the log
+records, holding the log read-only throughout (it fails while the store is
+open, and no writer can open it meanwhile).
+
+Without --out it rebuilds DIR/read.sqlite: the previous read model is renamed
+aside (read.sqlite.before-rebuild-<time>), never deleted. With --out it writes
+a new file and leaves the store alone; --out must not be inside a store
+directory, and must not exist unless --force is given. --to stops at a
+sequence (a read model as of that point).`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireDir(dir); err != nil {
 				return err
 			}
-			return runReplay(cmd, dir, out, upTo)
+			if force && out == "" {
+				return usageError{fmt.Errorf("--force only applies with --out")}
+			}
+			return runReplay(cmd, dir, out, hikoutei.ReplayOptions{UpTo: upTo, Force: force})
 		},
 	}
 	addDirFlag(cmd, &dir)
-	cmd.Flags().StringVar(&out, "out", "", "write the rebuilt read model here instead of replacing DIR/read.sqlite")
+	cmd.Flags().StringVar(&out, "out", "", "write the rebuilt read model to this new file instead of rebuilding DIR/read.sqlite")
+	cmd.Flags().BoolVar(&force, "force", false, "with --out: replace the file if it exists")
 	cmd.Flags().Uint64Var(&upTo, "to", 0, "last log sequence to apply (default: the head)")
 	return cmd
 }
 
-func runReplay(cmd *cobra.Command, dir, out string, upTo uint64) error {
-	inPlace := out == ""
-	if inPlace {
-		out = filepath.Join(dir, "."+hikoutei.ReadModelFile+".replay")
-	}
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		os.Remove(out + suffix)
-	}
+func runReplay(cmd *cobra.Command, dir, out string, opts hikoutei.ReplayOptions) error {
 	bar := progressbar.NewOptions64(-1, progressbar.OptionSetWriter(cmd.ErrOrStderr()), progressbar.OptionSetDescription("replaying"),
 		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-	cp, err := hikoutei.Replay(dir, out, hikoutei.ReplayOptions{UpTo: upTo, Progress: func(p hikoutei.Progress) {
+	opts.Progress = func(p hikoutei.Progress) {
 		bar.ChangeMax64(int64(p.Total))
 		bar.Set64(int64(p.Done))
-	}})
+	}
+	var cp uint64
+	var aside string
+	var err error
+	if out == "" {
+		cp, aside, err = hikoutei.RebuildReadModel(dir, opts)
+		out = filepath.Join(dir, hikoutei.ReadModelFile)
+	} else {
+		cp, err = hikoutei.Replay(dir, out, opts)
+	}
 	bar.Finish()
 	if err != nil {
 		return err
 	}
-	if inPlace {
-		if err := replaceReadModel(dir, out); err != nil {
-			return err
-		}
-		out = filepath.Join(dir, hikoutei.ReadModelFile)
-	}
 	fmt.Fprintf(cmd.OutOrStdout(), "replayed to checkpoint %d into %s\n", cp, out)
-	return nil
-}
-
-func replaceReadModel(dir, built string) error {
-	target := filepath.Join(dir, hikoutei.ReadModelFile)
-	for _, suffix := range []string{"-wal", "-shm"} {
-		os.Remove(target + suffix)
+	if aside != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "the previous read model was kept as %s\n", aside)
 	}
-	return os.Rename(built, target)
+	return nil
 }

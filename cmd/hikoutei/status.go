@@ -15,6 +15,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
 // storeStatus is what `hikoutei status` reports.
@@ -70,10 +71,12 @@ func readStatus(dir string) (storeStatus, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		st.Holder = "lease.toml invalid: run hikoutei doctor"
 	}
-	if l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6}); err == nil {
-		head, _ := l.Head()
+	head, err := logHead(dir)
+	switch {
+	case err == nil:
 		st.LogHead = &head
-		l.Close()
+	case !errors.Is(err, events.ErrStoreLocked):
+		return st, err // no usable log: nothing to report as running or healthy
 	}
 	conn, err := readModel(dir)
 	if err != nil {
@@ -90,6 +93,20 @@ func readStatus(dir string) (storeStatus, error) {
 	err = sqlitex.Execute(conn, "SELECT state, count(*) FROM hk_outbox GROUP BY state", &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error { st.Outbox[s.ColumnText(0)] = s.ColumnInt64(1); return nil }})
 	return st, err
+}
+
+// logHead reads the log head (events.ErrStoreLocked while a writer holds
+// log.db).
+func logHead(dir string) (uint64, error) {
+	if err := engine.IsStore(dir); err != nil {
+		return 0, err
+	}
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6})
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Head()
 }
 
 func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {

@@ -11,10 +11,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -45,6 +46,9 @@ type Engine struct {
 	reqs   chan *request
 	stop   chan struct{}
 	done   chan struct{}
+
+	gap   *events.LogGapDetected  // found at open; read-only once Open returns
+	fault atomic.Pointer[error]   // why commits fail now (nil: they don't); see setFault
 
 	// Owned by the writer goroutine:
 	lastSnap uint64 // checkpoint of the newest snapshot
@@ -77,6 +81,7 @@ func Open(dir string, cfg Config, entities Entities) (*Engine, error) {
 	e.w, err = events.OpenWriter(dir, events.WriterOptions{
 		Log:       events.Options{Clock: e.cfg.Clock, OpenTimeout: cfg.OpenTimeout, NoSync: cfg.NoSync},
 		Operation: e.cfg.Operation, AcquireWait: cfg.AcquireWait, HeartbeatInterval: cfg.HeartbeatInterval, LeaseTTL: cfg.LeaseTTL,
+		BeforeLease: e.findLogGap,
 	})
 	if err != nil {
 		return nil, err
@@ -104,12 +109,15 @@ func OpenDeclared(dir string, cfg Config) (*Engine, error) {
 	return Open(dir, cfg, Declared)
 }
 
-// IsStore reports (ErrNotAStore) whether dir holds no store log.
+// IsStore checks that dir holds a store log: ErrNotAStore when dir is
+// missing or holds nothing, *events.StoreLogMissingError when it holds
+// store files but no usable log.
 func IsStore(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, events.LogFileName)); err != nil {
+	err := events.RequireLog(dir)
+	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s has no %s", ErrNotAStore, dir, events.LogFileName)
 	}
-	return nil
+	return err
 }
 
 func newEngine(dir string, cfg Config) *Engine {
@@ -128,6 +136,9 @@ func (e *Engine) start(entities Entities) error {
 		return fmt.Errorf("%w: %w", ErrSyncStartup, err)
 	}
 	e.setupSync()
+	if err := e.recordLogGap(); err != nil {
+		return err
+	}
 	if err := e.recordSchema(); err != nil {
 		return err
 	}

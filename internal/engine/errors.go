@@ -14,6 +14,25 @@ var (
 	// to read.sqlite failed; the store retries before the next commit and
 	// on reopen. Reads may not show the commit until then.
 	ErrReadModelBehind = errors.New("read_model_behind")
+	// ErrLogBehindReadModel: at open, the read model had applied records
+	// past the log head: the log lost acknowledged records (a damaged
+	// page, an older log.db restored). The store rebuilt its read model
+	// from the log, recorded the gap in the log and reports it in Health.
+	// See *LogGapError.
+	ErrLogBehindReadModel = errors.New("log_behind_read_model")
+	// ErrReadModelUnavailable: the read model could not be brought up to
+	// the log before deciding (e.g. the disk is full); nothing of the unit
+	// was committed. Health reports it until a repair succeeds.
+	ErrReadModelUnavailable = errors.New("read_model_unavailable")
+	// ErrLogWrite: the log could not write the unit (disk full, I/O
+	// error); nothing of it was committed. Health reports it until a
+	// commit succeeds.
+	ErrLogWrite = errors.New("log_write_failed")
+	// ErrLogCommitUncertain: the log's commit failed after its records may
+	// have reached the file (a failed fsync): whether the unit is durable
+	// is unknown, so the store refuses every further commit until it is
+	// closed and reopened, which shows what the log holds.
+	ErrLogCommitUncertain = errors.New("log_commit_uncertain")
 	// ErrSyncStartup: sync is configured but cannot start (no provider, an
 	// invalid spreadsheet id, a bad cadence); the stable code of seed 001.
 	ErrSyncStartup = errors.New("sync_startup_failed")
@@ -24,6 +43,10 @@ var (
 	ErrConflictNotFound = errors.New("conflict_not_found")
 	// ErrReplayGap: an event source skipped a sequence.
 	ErrReplayGap = errors.New("replay_sequence_gap")
-	// ErrReplayTarget: a replay target already holds a read model.
+	// ErrReplayTarget: a replay target already exists (a file, its
+	// -wal/-shm, or a directory) and replacing it was not forced.
 	ErrReplayTarget = errors.New("replay_target_not_empty")
+	// ErrReplayTargetInStore: a replay target is inside a store directory;
+	// only the store writes its own files (refused even when forced).
+	ErrReplayTargetInStore = errors.New("replay_target_inside_store")
 )

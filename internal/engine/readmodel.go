@@ -139,9 +139,10 @@ func (e *Engine) repairReadModel() error {
 		return nil
 	}
 	if err := e.catchUp("catch-up", nil); err != nil {
-		return fmt.Errorf("%w: %w", ErrReadModelBehind, err)
+		return e.setFault(fmt.Errorf("%w: nothing was committed: the read model could not catch up with the log: %w", ErrReadModelUnavailable, err))
 	}
 	e.behind = false
+	e.clearFault(ErrReadModelUnavailable)
 	return nil
 }
 

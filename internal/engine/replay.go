@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/hikoutei/hikoutei-go/events"
@@ -13,20 +14,64 @@ import (
 // catching up or rebuilding.
 const catchUpBatch = 2048
 
-// ReplayOptions configures Replay.
+// ReplayOptions configures Replay and RebuildReadModel.
 type ReplayOptions struct {
 	UpTo     uint64         // last sequence to apply (0 = the log head)
 	Progress func(Progress) // called after each applied batch
+	// Force lets Replay replace an existing target file. A target inside a
+	// store directory is refused even then.
+	Force bool
 }
 
 // Replay builds a fresh read model at target from the log of the store in
-// dir, without taking the writer lease (it opens log.db read-only, so the
-// store must not be open for writing in another process). entities nil =
-// the shapes the log declares. It returns the checkpoint reached. Errors:
-// ErrNotAStore, events.ErrStoreLocked, ErrInvalidEntity,
-// *events.CorruptRecordError, *events.PayloadError, ErrReplayTarget,
+// dir, without taking the writer lease (it holds log.db open read-only
+// throughout, so no writer can open the store meanwhile). entities nil =
+// the shapes the log declares. The read model is built in a temporary file
+// beside target and renamed onto it when complete; target must not be
+// inside a store directory, and must not exist unless opts.Force. It
+// returns the checkpoint reached. Errors: ErrReplayTargetInStore,
+// ErrReplayTarget (target exists), ErrNotAStore, events.ErrStoreLocked,
+// ErrInvalidEntity, *events.CorruptRecordError, *events.PayloadError,
 // projector errors.
 func Replay(dir, target string, opts ReplayOptions, entities Entities) (uint64, error) {
+	if err := checkTarget(target, opts.Force); err != nil {
+		return 0, err
+	}
+	return withStoreLog(dir, entities, func(l *events.Log, reg *Registry) (uint64, error) {
+		return buildThenInstall(target, opts.Force, func(tmp string) (uint64, error) { return replayLog(l, reg, tmp, opts) })
+	})
+}
+
+// RebuildReadModel replaces the read model of the store in dir with a
+// rebuild from its log, holding log.db read-only throughout (the store
+// must not be open). The previous read.sqlite is set aside under the
+// returned name, never deleted: it may hold the only trace of data a
+// damaged log lost. Errors as Replay.
+func RebuildReadModel(dir string, opts ReplayOptions, entities Entities) (cp uint64, aside string, err error) {
+	cp, err = withStoreLog(dir, entities, func(l *events.Log, reg *Registry) (uint64, error) {
+		path := filepath.Join(dir, projector.FileName)
+		tmp := filepath.Join(dir, "."+projector.FileName+".rebuild")
+		if err := removeSQLite(tmp); err != nil { // an interrupted rebuild's: ours, under the lock
+			return 0, err
+		}
+		cp, err := replayLog(l, reg, tmp, opts)
+		if err == nil {
+			aside, err = setAside(path, "before-rebuild")
+		}
+		if err == nil {
+			err = os.Rename(tmp, path)
+		}
+		if err != nil {
+			return 0, errors.Join(err, removeSQLite(tmp))
+		}
+		return cp, nil
+	})
+	return cp, aside, err
+}
+
+// withStoreLog opens dir's log read-only (a shared file lock: no writer
+// can open the store until it returns), resolves entities and runs fn.
+func withStoreLog(dir string, entities Entities, fn func(*events.Log, *Registry) (uint64, error)) (uint64, error) {
 	if err := IsStore(dir); err != nil {
 		return 0, err
 	}
@@ -42,6 +87,11 @@ func Replay(dir, target string, opts ReplayOptions, entities Entities) (uint64, 
 	if err != nil {
 		return 0, err
 	}
+	return fn(l, reg)
+}
+
+// replayLog builds a read model at target from l up to opts.UpTo.
+func replayLog(l *events.Log, reg *Registry, target string, opts ReplayOptions) (uint64, error) {
 	head, err := l.Head()
 	if err != nil {
 		return 0, err

@@ -164,11 +164,14 @@ func (e *Engine) stopSync() error {
 // Health separates local health (the store can commit) from sync health
 // (the spreadsheet is being materialised). A nil field is healthy.
 type Health struct {
-	Local error // the lease was lost or the store is closed
+	Local error // commits fail: the lease was lost, the store is closed, the log or read model cannot be written
 	Sync  error // sync stopped (divergence, displaced) or not provisioned yet
+	// Integrity is damage the store found in itself at open (records lost
+	// from the log); it does not stop commits.
+	Integrity error
 }
 
-// Health reports the store's current health.
+// Health reports the store's current health, from local state only.
 func (e *Engine) Health() Health {
 	var h Health
 	switch {
@@ -176,6 +179,11 @@ func (e *Engine) Health() Health {
 		h.Local = ErrStoreClosed
 	case e.w.Lost():
 		h.Local = fmt.Errorf("writer lease lost")
+	case e.fault.Load() != nil:
+		h.Local = *e.fault.Load()
+	}
+	if e.gap != nil {
+		h.Integrity = &LogGapError{Gap: *e.gap}
 	}
 	if e.sync == nil {
 		return h

@@ -165,6 +165,10 @@ type pendingUnit struct {
 }
 
 func (e *Engine) commitBatch(batch []*request) {
+	if err := e.refusing(); err != nil {
+		finish(batch, err)
+		return
+	}
 	if err := e.repairReadModel(); err != nil {
 		finish(batch, err)
 		return
@@ -333,9 +337,11 @@ func (e *Engine) appendAndProject(pending []pendingUnit) {
 		logErr = logCommitted(wait)
 	}
 	if logErr != nil {
-		failAll(ok, logErr)
+		prev, _ := prevHead(results)
+		failAll(ok, e.logWriteFailed(logErr, prev))
 		return
 	}
+	e.clearFault(ErrLogWrite)
 	e.answer(ok, e.projected(projErr))
 	e.afterCommit(queuedAny(ok))
 }
@@ -426,6 +432,9 @@ func finish(reqs []*request, err error) {
 // projects it (writer goroutine only). Errors: fencing errors (the lease
 // is lost), ErrReadModelBehind.
 func (e *Engine) commitWorker(ch aggregates.Changes, now time.Time) error {
+	if err := e.refusing(); err != nil {
+		return err
+	}
 	if err := e.repairReadModel(); err != nil {
 		return err
 	}
@@ -437,11 +446,7 @@ func (e *Engine) commitWorker(ch aggregates.Changes, now time.Time) error {
 		return err
 	}
 	unit := events.Unit{Streams: appends}
-	res, err := e.w.Append(unit)
-	e.stats.LogTxns++
-	if err == nil {
-		err = res[0].Err
-	}
+	res, err := e.appendWorker(unit)
 	if err != nil {
 		return err
 	}
@@ -451,4 +456,20 @@ func (e *Engine) commitWorker(ch aggregates.Changes, now time.Time) error {
 		evs = append(evs, st.Events...)
 	}
 	return e.projected(e.proj.Apply(evs))
+}
+
+// appendWorker appends a worker's unit, classifying a failed log commit
+// like a group commit's (see logWriteFailed).
+func (e *Engine) appendWorker(unit events.Unit) ([]events.UnitResult, error) {
+	res, wait, err := e.w.AppendAsync(unit)
+	e.stats.LogTxns++
+	if err != nil {
+		return nil, err
+	}
+	if err := wait(); err != nil {
+		prev, _ := prevHead(res)
+		return nil, e.logWriteFailed(err, prev)
+	}
+	e.clearFault(ErrLogWrite)
+	return res, res[0].Err
 }

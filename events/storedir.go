@@ -1,0 +1,81 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// maxFoundNames bounds how many entries a StoreLogMissingError lists.
+const maxFoundNames = 8
+
+// prepareStoreDir makes dir ready for OpenWriter and enforces the creation
+// rule: a log that exists and is non-empty is opened; a new log is created
+// only in a missing or empty directory (ignoring an empty log.db and the
+// temp files of an interrupted lease.toml write, both what a crash while
+// creating a store leaves). Any other directory without a usable log is a
+// damaged store: *StoreLogMissingError, and nothing is written.
+func prepareStoreDir(dir string) error {
+	err := RequireLog(dir)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err // nil: a store to open
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create store dir: %w", err)
+	}
+	return nil
+}
+
+// RequireLog checks that dir holds a non-empty log.db without opening it:
+// nil when it does; *StoreLogMissingError when the log is missing or empty
+// but the directory holds other files (a damaged store); an error wrapping
+// fs.ErrNotExist when the directory is missing or holds nothing.
+func RequireLog(dir string) error {
+	st, err := os.Stat(filepath.Join(dir, LogFileName))
+	if err == nil && st.Size() > 0 {
+		return nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("stat log: %w", err)
+	}
+	found, ferr := storeDirEntries(dir)
+	switch {
+	case ferr != nil:
+		return ferr
+	case len(found) > 0:
+		return &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil}
+	}
+	return fmt.Errorf("%s has no %s: %w", dir, LogFileName, fs.ErrNotExist)
+}
+
+// storeDirEntries lists what dir holds besides what an interrupted store
+// creation leaves (nil when dir does not exist).
+func storeDirEntries(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read store dir: %w", err)
+	}
+	var found []string
+	for _, e := range entries {
+		name := e.Name()
+		if name == LogFileName || strings.HasPrefix(name, "."+LeaseFileName+".tmp-") {
+			continue
+		}
+		if e.IsDir() {
+			name += "/"
+		}
+		found = append(found, name)
+	}
+	sort.Strings(found)
+	if len(found) > maxFoundNames {
+		found = append(found[:maxFoundNames], fmt.Sprintf("… %d more", len(found)-maxFoundNames))
+	}
+	return found, nil
+}

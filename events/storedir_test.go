@@ -1,0 +1,94 @@
+package events
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func listDir(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	entries, err := os.ReadDir(dir)
+	must(t, err)
+	for _, e := range entries {
+		info, err := e.Info()
+		must(t, err)
+		out[e.Name()] = info.Size()
+	}
+	return out
+}
+
+func TestI26_NoNewStoreWhereOneExisted(t *testing.T) {
+	cases := map[string]func(dir string){
+		"read model left, log missing": func(dir string) {
+			must(t, os.WriteFile(filepath.Join(dir, "read.sqlite"), []byte("projection"), 0o600))
+		},
+		"snapshots and lease file left, log empty": func(dir string) {
+			must(t, os.Mkdir(filepath.Join(dir, "snapshots"), 0o700))
+			must(t, os.WriteFile(filepath.Join(dir, LeaseFileName), []byte("x"), 0o600))
+			must(t, os.WriteFile(filepath.Join(dir, LogFileName), nil, 0o600))
+		},
+		"unrelated file": func(dir string) {
+			must(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o600))
+		},
+	}
+	for name, setup := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			setup(dir)
+			before := listDir(t, dir)
+			_, err := OpenWriter(dir, WriterOptions{HeartbeatInterval: -1, AcquireWait: -1})
+			var missing *StoreLogMissingError
+			if !errors.Is(err, ErrStoreLogMissing) || !errors.As(err, &missing) || len(missing.Found) == 0 {
+				t.Fatalf("open: %v", err)
+			}
+			if after := listDir(t, dir); !reflect.DeepEqual(before, after) {
+				t.Fatalf("directory changed: %v -> %v", before, after)
+			}
+		})
+	}
+}
+
+func TestI26_NewStoreOnlyInEmptyOrMissingDirectory(t *testing.T) {
+	empty := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "new")
+	interrupted := t.TempDir() // a crash while creating left an empty log.db
+	must(t, os.WriteFile(filepath.Join(interrupted, LogFileName), nil, 0o600))
+	for _, dir := range []string{empty, missing, interrupted} {
+		w, err := OpenWriter(dir, WriterOptions{HeartbeatInterval: -1, AcquireWait: -1})
+		must(t, err)
+		must(t, w.Close())
+		st, err := os.Stat(filepath.Join(dir, LogFileName))
+		must(t, err)
+		if st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: mode %v", dir, st.Mode())
+		}
+	}
+}
+
+func TestBeforeLeaseRunsBeforeAnythingIsAppended(t *testing.T) {
+	dir := t.TempDir()
+	w, err := OpenWriter(dir, WriterOptions{HeartbeatInterval: -1})
+	must(t, err)
+	head, _ := w.Log().Head()
+	must(t, w.Close())
+	var seen uint64
+	stop := errors.New("stop")
+	_, err = OpenWriter(dir, WriterOptions{HeartbeatInterval: -1, BeforeLease: func(l *Log) error {
+		seen, _ = l.Head()
+		return stop
+	}})
+	if !errors.Is(err, stop) {
+		t.Fatalf("open: %v", err)
+	}
+	l, err := OpenLog(filepath.Join(dir, LogFileName), Options{ReadOnly: true})
+	must(t, err)
+	defer l.Close()
+	after, _ := l.Head()
+	if seen != head+1 || after != seen { // +1: Close recorded lease.released
+		t.Fatalf("head before close %d, seen by the hook %d, after %d", head, seen, after)
+	}
+}

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// setFault records err as why commits fail now (Health's Local) and
+// returns it.
+func (e *Engine) setFault(err error) error {
+	e.fault.Store(&err)
+	return err
+}
+
+// clearFault clears the recorded fault if it is of kind (a commit or a
+// repair succeeded). An uncertain log commit is never cleared.
+func (e *Engine) clearFault(kind error) {
+	if p := e.fault.Load(); p != nil && errors.Is(*p, kind) {
+		e.fault.CompareAndSwap(p, nil)
+	}
+}
+
+// refusing returns the fault that stops every commit until reopen.
+func (e *Engine) refusing() error {
+	if p := e.fault.Load(); p != nil && errors.Is(*p, ErrLogCommitUncertain) {
+		return *p
+	}
+	return nil
+}
+
+// logWriteFailed classifies a failed log commit. The log is re-read: when
+// its head did not move past prevHead nothing of the batch is in it
+// (ErrLogWrite: the store goes on, e.g. once disk space is freed);
+// otherwise the records reached the file although the commit failed, so
+// their durability is unknown (ErrLogCommitUncertain: the store refuses
+// commits until reopened).
+func (e *Engine) logWriteFailed(err error, prevHead uint64) error {
+	head, herr := e.w.Log().Head()
+	if herr == nil && head <= prevHead {
+		return e.setFault(fmt.Errorf("%w: nothing was committed: %w", ErrLogWrite, err))
+	}
+	return e.setFault(fmt.Errorf("%w: the log's commit failed after writing (head %d, was %d); reopen the store: %w",
+		ErrLogCommitUncertain, head, prevHead, errors.Join(err, herr)))
+}
+
+// prevHead is the log head before a batch whose results are res: one
+// less than the first sequence any unit was given.
+func prevHead(res []events.UnitResult) (uint64, bool) {
+	var first uint64
+	for _, r := range res {
+		if r.First != 0 && (first == 0 || r.First < first) {
+			first = r.First
+		}
+	}
+	return first - 1, first != 0
+}

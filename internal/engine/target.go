@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// sqliteSuffixes are the files SQLite keeps beside a database.
+var sqliteSuffixes = []string{"", "-wal", "-shm"}
+
+// checkTarget refuses a read-model target a replay must not write: a path
+// inside a store directory (the replayed store's or any other: a store's
+// files are only ever written by the store), a directory, and — unless
+// force — an existing file or leftover -wal/-shm beside it. It runs before
+// anything is written or removed.
+func checkTarget(target string, force bool) error {
+	if target == "" {
+		return fmt.Errorf("%w: no target path", ErrReplayTargetInStore)
+	}
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return fmt.Errorf("replay target: %w", err)
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return fmt.Errorf("replay target directory: %w", err)
+	}
+	if store, ok := enclosingStore(parent); ok {
+		return fmt.Errorf("%w: %s is inside the store directory %s; write the read model elsewhere", ErrReplayTargetInStore, target, store)
+	}
+	return checkTargetFiles(filepath.Join(parent, filepath.Base(abs)), target, force)
+}
+
+// enclosingStore returns the nearest directory at or above dir that holds
+// a store log.
+func enclosingStore(dir string) (string, bool) {
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, events.LogFileName)); err == nil {
+			return dir, true
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", false
+		}
+		dir = up
+	}
+}
+
+func checkTargetFiles(real, shown string, force bool) error {
+	for _, suffix := range sqliteSuffixes {
+		st, err := os.Lstat(real + suffix)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return fmt.Errorf("replay target: %w", err)
+		case st.IsDir():
+			return fmt.Errorf("%w: %s is a directory", ErrReplayTarget, shown+suffix)
+		case !force:
+			return fmt.Errorf("%w: %s exists (pass force to replace it)", ErrReplayTarget, shown+suffix)
+		}
+	}
+	return nil
+}
+
+// buildThenInstall builds a read model into a temporary file beside target
+// and renames it onto target only once complete, so a failed or
+// interrupted replay leaves target as it was. With force an existing
+// target (checked by checkTarget) is replaced; its -wal/-shm are removed
+// first, so SQLite never pairs them with the new file.
+func buildThenInstall(target string, force bool, build func(tmp string) (uint64, error)) (uint64, error) {
+	tmp := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".replay-"+time.Now().UTC().Format("20060102T150405.000000000"))
+	cp, err := build(tmp)
+	if err == nil {
+		err = checkTargetFiles(target, target, force) // nothing appeared meanwhile
+	}
+	if err == nil && force {
+		err = removeSidecars(target)
+	}
+	if err == nil {
+		err = os.Rename(tmp, target)
+	}
+	if err != nil {
+		return 0, errors.Join(err, removeSQLite(tmp))
+	}
+	return cp, nil
+}
+
+func removeSidecars(path string) error {
+	for _, suffix := range sqliteSuffixes[1:] {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", filepath.Base(path+suffix), err)
+		}
+	}
+	return nil
+}
+
+func removeSQLite(path string) error {
+	var errs []error
+	for _, suffix := range sqliteSuffixes {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// setAside renames the read model at path (and its -wal/-shm, which belong
+// to it) to path+".<reason>-<UTC time>", never deleting it: a read model
+// can hold the only trace of data the log lost. It returns the new name
+// ("" when there was no read model).
+func setAside(path, reason string) (string, error) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	aside := path + "." + reason + "-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	for _, suffix := range sqliteSuffixes {
+		err := os.Rename(path+suffix, aside+suffix)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("set %s aside: %w", filepath.Base(path+suffix), err)
+		}
+	}
+	return aside, nil
+}

@@ -1,0 +1,33 @@
+package projector
+
+import (
+	"fmt"
+	"strconv"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// ReadCheckpoint reads the checkpoint and store id recorded in the read
+// model at path, read-only and without migrating or repairing anything
+// (for checks that run before a store takes its lease). Errors: SQLite's
+// (a missing or unreadable file), ErrReadModelInvalid for a malformed
+// checkpoint.
+func ReadCheckpoint(path string) (checkpoint uint64, storeID string, err error) {
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	if err != nil {
+		return 0, "", err
+	}
+	defer conn.Close()
+	meta := map[string]string{}
+	err = sqlitex.Execute(conn, "SELECT key, value FROM hk_meta WHERE key IN ('checkpoint', 'store_id')", &sqlitex.ExecOptions{
+		ResultFunc: func(s *sqlite.Stmt) error { meta[s.ColumnText(0)] = s.ColumnText(1); return nil }})
+	if err != nil {
+		return 0, "", err
+	}
+	cp, perr := strconv.ParseUint(meta["checkpoint"], 10, 64)
+	if perr != nil {
+		return 0, "", fmt.Errorf("%w: checkpoint %q", ErrReadModelInvalid, meta["checkpoint"])
+	}
+	return cp, meta["store_id"], nil
+}
