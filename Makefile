@@ -3,6 +3,9 @@
 
 GO        ?= go
 PKGS      ?= ./...
+# Failpoints (internal/failpoint) exist only in builds with this tag: the
+# tests and the crash campaign use them; release builds never have them.
+FAILPOINTS = -tags failpoints
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
@@ -12,11 +15,15 @@ BENCHTIME ?= 1s
 demo:
 	$(GO) run ./cmd/hikoutei demo
 
-## test: vet, every test with the race detector, then the scale tests
-## (built only without -race: the pure-Go SQLite is ~15x slower under it).
+## test: vet (with and without failpoints), every test with the race
+## detector in a build with failpoints, the repro-12 tests again in a
+## release build (no failpoints), then the scale tests (built only without
+## -race: the pure-Go SQLite is ~15x slower under it).
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) vet $(FAILPOINTS) $(PKGS)
+	$(GO) test -race -count=1 $(FAILPOINTS) $(PKGS)
+	$(GO) test -race -count=1 -run '^TestRepro12_' $(PKGS)
 	$(GO) test -count=1 -run '^TestScale|^TestC09' $(PKGS)
 
 ## lint: gofmt must have nothing to change, and go vet must be clean.
@@ -24,6 +31,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) vet $(FAILPOINTS) $(PKGS)
 
 ## bench: the issue-9 table (Go benchmarks beside raw baselines + sync convergence);
 ## prints it, writes bench/results.json and bench/convergence.svg. See bench/README.md.
@@ -44,10 +52,11 @@ fuzz:
 ## workload, each ended by SIGKILL at a random instant or a failpoint, the
 ## emulator's fault mix on every other run; then quiescence and checks.
 ## The last line is "crash: runs=N lost=0 duplicates=0 mismatches=0".
+## The binary is built with failpoints (a release build refuses to run it).
 CRASH_KILLS ?= 200
 CRASH_SEED  ?= 1
 crash:
-	$(GO) build -o $${TMPDIR:-/tmp}/hikoutei-crash ./cmd/hikoutei
+	$(GO) build $(FAILPOINTS) -o $${TMPDIR:-/tmp}/hikoutei-crash ./cmd/hikoutei
 	$${TMPDIR:-/tmp}/hikoutei-crash crash --kills $(CRASH_KILLS) --seed $(CRASH_SEED) --faults mixed
 
 tidy:

@@ -7,6 +7,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
 
@@ -102,4 +103,19 @@ var (
 	// limit) is not a plain positive decimal integer of milliseconds; it
 	// comes wrapped in ErrSyncStartup.
 	ErrInvalidInterval = config.ErrInvalidInterval
+	// ErrInvalidNATSURL: HIKOUTEI_NATS_URL is not a list of nats://,
+	// tls://, ws:// or wss:// URLs with a host; Open refuses it before
+	// taking the lease (an *EnvError names the variable).
+	ErrInvalidNATSURL = config.ErrInvalidNATSURL
+	// ErrFailpointsNotCompiled: HIKOUTEI_FAILPOINTS is set, but this build
+	// has no failpoints (only test builds with -tags failpoints do).
+	ErrFailpointsNotCompiled = failpoint.ErrNotCompiled
+	// ErrFailpointUnknown: HIKOUTEI_FAILPOINTS names a failpoint that does
+	// not exist (builds with failpoints only).
+	ErrFailpointUnknown = failpoint.ErrUnknown
 )
+
+// EnvError names the environment variable Open refused a value from
+// (errors.As); it wraps ErrInvalidNATSURL, ErrFailpointsNotCompiled,
+// ErrFailpointUnknown or a malformed failpoint spec.
+type EnvError = config.EnvError

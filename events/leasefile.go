@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -22,6 +24,10 @@ const LeaseFileName = "lease.toml"
 
 // LeaseFileSchema is the schema value this build writes and accepts.
 const LeaseFileSchema = 1
+
+// MaxLeaseFileSize caps what ReadLeaseFile reads: a valid lease.toml is
+// about 150 bytes, so anything larger than 64 KiB is refused unread.
+const MaxLeaseFileSize = 64 << 10
 
 // LeaseFile is the closed four-key shape of lease.toml (I22):
 //
@@ -156,17 +162,109 @@ func isLocalTOMLTime(t time.Time) bool {
 
 // ReadLeaseFile reads and validates dir/lease.toml. It returns
 // fs.ErrNotExist (wrapped) when the file is absent, *LeaseFileError when it
-// is malformed.
+// is malformed or is not a regular file of at most MaxLeaseFileSize bytes:
+// a symbolic link is never followed, and a FIFO, device, socket or
+// directory is never read (so a planted lease.toml cannot hang or exhaust
+// doctor, status or Open).
 func ReadLeaseFile(dir string) (LeaseFile, error) {
-	data, err := os.ReadFile(filepath.Join(dir, LeaseFileName))
+	data, err := readRegularFile(filepath.Join(dir, LeaseFileName), MaxLeaseFileSize)
 	if err != nil {
 		return LeaseFile{}, err
 	}
 	return ParseLeaseFile(data)
 }
 
-// WriteLeaseFile writes dir/lease.toml atomically: a 0600 temp file in dir,
-// fsync, rename over the target, fsync of the directory.
+// readRegularFile reads path when it is a regular file of at most limit
+// bytes. It looks before it opens (Lstat: a link or special file is
+// refused unopened), opens without following a link and without blocking
+// (O_NOFOLLOW|O_NONBLOCK: a swap after the look cannot hang the open),
+// checks the opened file is the one it looked at, and reads at most
+// limit+1 bytes. Errors: fs.ErrNotExist (wrapped), *LeaseFileError for a
+// file it refuses, other I/O errors.
+func readRegularFile(path string, limit int64) ([]byte, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regularWithin(st, limit); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, refusedOpen(path, err)
+	}
+	defer f.Close()
+	fst, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := regularWithin(fst, limit); err != nil {
+		return nil, err
+	}
+	if !os.SameFile(st, fst) {
+		return nil, &LeaseFileError{Problems: []string{"replaced while being opened: not read"}}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(limit)
+	}
+	return data, nil
+}
+
+// regularWithin refuses anything but a regular file of at most limit bytes.
+func regularWithin(st fs.FileInfo, limit int64) error {
+	if kind := fileKind(st.Mode()); kind != "" {
+		return &LeaseFileError{Problems: []string{"is a " + kind + ", not a regular file: not read"}}
+	}
+	if st.Size() > limit {
+		return tooLarge(limit)
+	}
+	return nil
+}
+
+func tooLarge(limit int64) error {
+	return &LeaseFileError{Problems: []string{fmt.Sprintf("larger than %d bytes: not read", limit)}}
+}
+
+// fileKind names a non-regular file type ("" for a regular file).
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return ""
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
+	}
+	return "special file"
+}
+
+// refusedOpen maps the open's refusal of a link swapped in after Lstat
+// (ELOOP on Linux; other systems use other errnos, hence the second look)
+// to *LeaseFileError.
+func refusedOpen(path string, err error) error {
+	if st, lerr := os.Lstat(path); lerr == nil && !st.Mode().IsRegular() {
+		return regularWithin(st, 0)
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return &LeaseFileError{Problems: []string{"is a symbolic link, not a regular file: not read"}}
+	}
+	return err
+}
+
+// WriteLeaseFile writes dir/lease.toml atomically: a 0600 temp file in dir
+// (created exclusively under a random name), fsync, rename over the target,
+// fsync of the directory. The rename replaces whatever lease.toml is (a
+// planted symbolic link included) and never writes through it.
 func WriteLeaseFile(dir string, lf LeaseFile) error {
 	var buf bytes.Buffer
 	lf.AcquiredAt = lf.AcquiredAt.UTC()

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hikoutei/hikoutei-go/internal/crash"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
 // newCrashCmd is the hidden crash campaign (issue 10; `make crash`):
@@ -30,6 +31,9 @@ func newCrashCmd() *cobra.Command {
 		Hidden: true,
 		Args:   argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !failpoint.Compiled {
+				return errors.New("crash: this binary has no failpoints: build it with -tags failpoints (make crash does)")
+			}
 			switch crash.Faults(faults) {
 			case crash.FaultsOff, crash.FaultsOn, crash.FaultsMixed:
 			default:

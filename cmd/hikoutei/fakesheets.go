@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -40,6 +41,7 @@ type fakeSheetsConfig struct {
 	googleQuota     bool
 	maxRequestBytes int64
 	deny            []string
+	allowHosts      []string
 }
 
 func newFakeSheetsCmd() *cobra.Command {
@@ -67,6 +69,11 @@ and saved to it atomically (0600 temp file, fsync, rename) every
 command before it serves anything, and is left untouched.
 
 The emulator has no authentication: keep --addr on a loopback address.
+It refuses what a web page could send it: a Host header that is not a
+loopback address, localhost or the address it was reached on (DNS
+rebinding; --allow-host NAME admits another name, e.g. a container's service
+name), a foreign Origin (403 PERMISSION_DENIED), and a POST/PUT/PATCH/DELETE
+whose Content-Type is not application/json (415).
 --deny ID makes every request for that spreadsheet answer 403
 PERMISSION_DENIED ("The caller does not have permission"), to try the
 "share the spreadsheet with the service account" diagnostic.
@@ -95,6 +102,7 @@ Exit 0 after a clean shutdown, 1 when the server or the state file failed,
 	f.BoolVar(&cfg.googleLatency, "google-latency", false, "add Google-like latency to every request")
 	f.BoolVar(&cfg.googleQuota, "google-quota", false, "enforce Google's per-minute read and write quotas (429 RESOURCE_EXHAUSTED)")
 	f.Int64Var(&cfg.maxRequestBytes, "max-request-bytes", defaultMaxRequestBytes, "reject larger request bodies with 413 (0: no limit)")
+	f.StringArrayVar(&cfg.allowHosts, "allow-host", nil, "also accept requests whose Host header names NAME (e.g. a container's service name; repeatable)")
 	f.StringArrayVar(&cfg.deny, "deny", nil, "answer 403 PERMISSION_DENIED for this spreadsheet id, as if it were not shared (repeatable)")
 	return cmd
 }
@@ -112,11 +120,16 @@ func (c fakeSheetsConfig) validate() error {
 	if c.maxRequestBytes < 0 {
 		return errors.New(`flag "--max-request-bytes" must not be negative`)
 	}
+	for _, h := range c.allowHosts {
+		if h == "" || strings.ContainsAny(h, ":/[]@ \t\r\n") {
+			return fmt.Errorf(`flag "--allow-host" must be a host name without port: %q`, h)
+		}
+	}
 	return nil
 }
 
 func (c fakeSheetsConfig) emulatorOptions() emulator.Options {
-	o := emulator.Options{AutoCreate: c.autoCreate, MaxRequestBytes: c.maxRequestBytes}
+	o := emulator.Options{AutoCreate: c.autoCreate, MaxRequestBytes: c.maxRequestBytes, AllowedHosts: c.allowHosts}
 	if c.googleLatency {
 		o.Latency = emulator.GoogleLatency()
 	}

@@ -301,3 +301,45 @@ func TestFakeSheetsListenFailureExitsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRepro11_FakeSheetsRefusesCrossSiteRequests: the served emulator
+// refuses a rebinding Host, a foreign Origin and a text/plain write, and
+// --allow-host admits a named host.
+func TestRepro11_FakeSheetsRefusesCrossSiteRequests(t *testing.T) {
+	fs := startFakeSheets(t, "--auto-create", "--allow-host", "fake-sheets")
+	url := fs.base + "v4/spreadsheets/x/values/A1:append?valueInputOption=RAW"
+	send := func(host, origin, ct string) int {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"values":[["planted"]]}`))
+		req.Host, req.Header["Content-Type"] = host, []string{ct}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	addr := strings.TrimSuffix(strings.TrimPrefix(fs.base, "http://"), "/")
+	for _, c := range []struct {
+		host, origin, ct string
+		want             int
+	}{
+		{"evil.example", "", "application/json", http.StatusForbidden},
+		{addr, "http://evil.example", "application/json", http.StatusForbidden},
+		{addr, "", "text/plain", http.StatusUnsupportedMediaType},
+		{"fake-sheets:8787", "http://fake-sheets:8787", "application/json", http.StatusOK},
+		{addr, "http://" + addr, "application/json; charset=utf-8", http.StatusOK},
+	} {
+		if got := send(c.host, c.origin, c.ct); got != c.want {
+			t.Errorf("Host %s Origin %q Content-Type %s: %d, want %d", c.host, c.origin, c.ct, got, c.want)
+		}
+	}
+	if code, out := runCLI(t, "fake-sheets", "--allow-host", "a:1"); code != exitUsage {
+		t.Errorf("--allow-host with a port: exit %d:\n%s", code, out)
+	}
+	if err := fs.stop(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,7 +1,8 @@
 // Command hikoutei is the operator's CLI for a Hikoutei store.
 //
 // Exit codes: 0 success (doctor: healthy), 1 the command ran and failed or
-// found problems, 2 usage error (unknown command or flag, missing argument).
+// found problems, 2 usage error (unknown command or flag, missing argument,
+// a malformed environment variable).
 package main
 
 import (
@@ -11,6 +12,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hikoutei/hikoutei-go/internal/config"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
 // Exit codes (documented in README "CLI reference").
@@ -61,10 +65,23 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 		Args:          argsUsage(cobra.NoArgs),
 		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		// Every command parses the environment before it does anything.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return checkEnv() },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd())
 	return root
+}
+
+// checkEnv parses every variable Hikoutei reads, strictly: a malformed
+// URL or interval, or HIKOUTEI_FAILPOINTS in a build without failpoints
+// (or naming an unknown one), stops the command before it touches a store
+// (exit 2), instead of being ignored.
+func checkEnv() error {
+	if err := errors.Join(config.Check(nil), failpoint.CheckEnv(nil)); err != nil {
+		return usageError{fmt.Errorf("environment: %w", err)}
+	}
+	return nil
 }
 
 // argsUsage wraps a cobra positional-args validator so its errors exit 2.

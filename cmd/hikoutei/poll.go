@@ -37,6 +37,9 @@ pollers also run on their own timers.`,
 			if natsURL == "" {
 				return usageError{fmt.Errorf("no NATS server: give --nats or set %s", hikoutei.EnvNATSURL)}
 			}
+			if err := config.ParseNATSURL(natsURL); err != nil {
+				return usageError{fmt.Errorf(`flag "--nats": %w`, err)}
+			}
 			return publishPoll(cmd, natsURL, store)
 		},
 	}

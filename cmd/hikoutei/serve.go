@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -44,6 +44,11 @@ SIGINT/SIGTERM stop the workers, release the lease and remove lease.toml.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireDir(f.dir); err != nil {
 				return err
+			}
+			if f.natsURL != "" {
+				if err := config.ParseNATSURL(f.natsURL); err != nil {
+					return usageError{fmt.Errorf(`flag "--nats": %w`, err)}
+				}
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -63,14 +62,6 @@ const (
 	DefaultFullScanInterval = 60 * time.Second
 )
 
-// ErrInvalidInterval: an interval variable is not a plain positive
-// decimal integer of milliseconds (I20). Its code predates the rate-limit
-// variable, which shares it.
-var ErrInvalidInterval = errors.New("invalid_polling_interval")
-
-// ErrInvalidEndpoint: HIKOUTEI_SHEETS_ENDPOINT is not an absolute http(s) URL.
-var ErrInvalidEndpoint = errors.New("invalid_sheets_endpoint")
-
 // Lookup reads one variable (os.LookupEnv in production).
 type Lookup func(string) (string, bool)
 
@@ -111,7 +102,8 @@ func LoadSync(lookup Lookup) (Sync, error) {
 	return s, nil
 }
 
-// NATSURL is the NATS server named in the environment ("" = embedded).
+// NATSURL is the NATS server named in the environment ("" = embedded),
+// unchecked: LoadNATSURL (or Check) validates it first.
 func NATSURL(lookup Lookup) string {
 	if lookup == nil {
 		lookup = OS
@@ -119,8 +111,40 @@ func NATSURL(lookup Lookup) string {
 	return get(lookup, EnvNATSURL)
 }
 
+// LoadNATSURL reads HIKOUTEI_NATS_URL ("" = unset: the embedded server).
+// Errors: *EnvError wrapping ErrInvalidNATSURL (see ParseNATSURL).
+func LoadNATSURL(lookup Lookup) (string, error) {
+	v := NATSURL(lookup)
+	if v == "" {
+		return "", nil
+	}
+	if err := ParseNATSURL(v); err != nil {
+		return "", &EnvError{Var: EnvNATSURL, Err: err}
+	}
+	return v, nil
+}
+
+// Check parses every product variable of the process (sync, endpoint,
+// cadences, NATS) strictly, as a command does before it touches a store.
+// Errors: every problem found, joined (ErrInvalidInterval,
+// ErrInvalidEndpoint, ErrInvalidNATSURL), each naming its variable.
+func Check(lookup Lookup) error {
+	_, serr := LoadSync(lookup)
+	_, nerr := LoadNATSURL(lookup)
+	return errors.Join(serr, nerr)
+}
+
 // Failpoints is the failpoint specification of the process ("" = none).
-func Failpoints() string { return get(OS, EnvFailpoints) }
+func Failpoints() string { return FailpointSpec(OS) }
+
+// FailpointSpec is the failpoint specification lookup holds ("" = none);
+// package failpoint parses it.
+func FailpointSpec(lookup Lookup) string {
+	if lookup == nil {
+		lookup = OS
+	}
+	return get(lookup, EnvFailpoints)
+}
 
 // CrashWorker is the crash campaign's workload for this process ("" = not
 // a campaign child).
@@ -133,14 +157,22 @@ func get(lookup Lookup, name string) string {
 	return ""
 }
 
-// checkEndpoint accepts "" or an absolute http(s) URL with a host.
+// checkEndpoint accepts "" or an absolute http(s) URL with a host (see
+// parseURL), a path but no user, query or fragment.
 func checkEndpoint(v string) error {
 	if v == "" {
 		return nil
 	}
-	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s: %w", EnvSheetsEndpoint, ErrInvalidEndpoint)
+	u, problem := parseURL(v, "http", "https")
+	switch {
+	case problem != "":
+	case u.User != nil:
+		problem = "must not carry a user or password"
+	case u.RawQuery != "" || u.Fragment != "":
+		problem = "must not have a query or fragment"
+	}
+	if problem != "" {
+		return &EnvError{Var: EnvSheetsEndpoint, Err: fmt.Errorf("%w: %s", ErrInvalidEndpoint, problem)}
 	}
 	return nil
 }

@@ -1,3 +1,8 @@
+//go:build failpoints
+
+// The campaign arms failpoints, so its tests exist only in builds that
+// have them: go test -tags failpoints (make test does).
+
 package crash
 
 import (

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/config"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -103,6 +105,14 @@ type ConflictNotice struct {
 func (c Config) check() error {
 	if s := c.Sync; s != nil && (s.Provider == nil || s.SpreadsheetID == "") {
 		return fmt.Errorf("%w: sync needs a provider and a spreadsheet id", ErrSyncStartup)
+	}
+	// The variables the engine reads from the process itself, parsed
+	// strictly whether or not this store uses them.
+	if err := failpoint.CheckEnv(nil); err != nil {
+		return err
+	}
+	if _, err := config.LoadNATSURL(nil); err != nil {
+		return err
 	}
 	return nil
 }

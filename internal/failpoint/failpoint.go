@@ -1,13 +1,20 @@
 // Package failpoint injects crashes at named durability boundaries, for the
 // crash campaign (internal/crash) and tests.
 //
-// Production cost: Inject is one atomic load of a bool that is false unless
-// the process was started with HIKOUTEI_FAILPOINTS set (or a test called
-// Enable). The spec is a comma-separated list of name=action:
+// Failpoints exist only in builds with the build tag "failpoints"
+// (`go test -tags failpoints`, `make test`, `make crash`). In every other
+// build, release binaries included, Inject is an empty function the
+// compiler removes, Enable refuses any spec, and CheckEnv refuses a set
+// HIKOUTEI_FAILPOINTS (ErrNotCompiled), so an operator who sets it is told
+// at start-up instead of believing a failpoint is armed.
+//
+// In a build with the tag, Inject is one atomic load of a bool that is
+// false unless the process was started with a valid HIKOUTEI_FAILPOINTS (or
+// a test called Enable). The spec is a comma-separated list of name=action:
 //
 //	HIKOUTEI_FAILPOINTS="log.after_commit=crash@3,snapshot.before_manifest=crash"
 //
-// Actions:
+// Names must be among Names (anything else is ErrUnknown). Actions:
 //
 //	crash     SIGKILL this process the first time the point is reached
 //	crash@N   SIGKILL it the N-th time (N >= 1)
@@ -16,18 +23,16 @@
 //	off       nothing (the same as leaving the name out)
 //
 // A crash writes one line, "failpoint: <name> crash", to stderr before the
-// kill, so a supervisor can tell which point fired.
+// kill, so a supervisor can tell which point fired. A malformed spec in the
+// environment arms nothing; CheckEnv (which the CLI and the store's Open
+// call before taking any lease) reports it.
 package failpoint
 
 import (
-	"errors"
 	"fmt"
-	"os"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 
 	"github.com/hikoutei/hikoutei-go/internal/config"
 )
@@ -50,12 +55,12 @@ const (
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
 	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename}
 
-var (
-	enabled atomic.Bool
-	mu      sync.Mutex
-	points  map[string]*point
-)
+// Crash is the value a "panic" action panics with.
+type Crash struct{ Name string }
 
+func (c *Crash) Error() string { return "failpoint " + c.Name }
+
+// point is one armed failpoint.
 type point struct {
 	kind  string // "crash" | "panic"
 	at    int64  // fire on this hit (1-based)
@@ -63,53 +68,33 @@ type point struct {
 	fired bool
 }
 
-// Crash is the value a "panic" action panics with.
-type Crash struct{ Name string }
-
-func (c *Crash) Error() string { return "failpoint " + c.Name }
-
-func init() {
-	if spec := config.Failpoints(); spec != "" {
-		if err := Enable(spec); err != nil {
-			fmt.Fprintf(os.Stderr, "failpoint: ignoring %s: %v\n", EnvVar, err)
-		}
+// CheckEnv checks HIKOUTEI_FAILPOINTS as lookup holds it (nil: the process
+// environment). Unset or blank is fine. Errors (*config.EnvError naming the
+// variable): ErrNotCompiled in a build without the failpoints tag;
+// ErrSpec or ErrUnknown for a spec Parse refuses.
+func CheckEnv(lookup config.Lookup) error {
+	spec := config.FailpointSpec(lookup)
+	if blank(spec) {
+		return nil
 	}
+	if !Compiled {
+		return &config.EnvError{Var: EnvVar, Err: fmt.Errorf(
+			"%w: this build has no failpoints (only builds with -tags failpoints have them); unset the variable", ErrNotCompiled)}
+	}
+	if _, err := Parse(spec); err != nil {
+		return &config.EnvError{Var: EnvVar, Err: err}
+	}
+	return nil
 }
 
-// Inject is a failpoint. It does nothing unless failpoints are enabled and
-// name has an action.
-func Inject(name string) {
-	if !enabled.Load() {
-		return
-	}
-	hit(name)
+// blank reports a spec with no item (only spaces and commas).
+func blank(spec string) bool {
+	return strings.TrimSpace(strings.ReplaceAll(spec, ",", "")) == ""
 }
 
-func hit(name string) {
-	mu.Lock()
-	p := points[name]
-	fire := false
-	if p != nil && !p.fired {
-		p.hits++
-		fire = p.hits == p.at
-		p.fired = fire
-	}
-	mu.Unlock()
-	if !fire {
-		return
-	}
-	if p.kind == "panic" {
-		panic(&Crash{Name: name})
-	}
-	fmt.Fprintf(os.Stderr, "failpoint: %s crash\n", name)
-	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	select {} // the signal is on its way; never return into the code under test
-}
-
-// ErrSpec reports a malformed failpoint spec.
-var ErrSpec = errors.New("failpoint_spec_invalid")
-
-// Parse checks a spec without enabling it.
+// Parse checks a spec without enabling it: name=action items separated by
+// commas (blank items ignored), each name among Names and given once.
+// Errors: ErrSpec (malformed), *UnknownError (ErrUnknown).
 func Parse(spec string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, item := range strings.Split(spec, ",") {
@@ -120,6 +105,12 @@ func Parse(spec string) (map[string]string, error) {
 		name, action, ok := strings.Cut(item, "=")
 		if !ok || name == "" {
 			return nil, fmt.Errorf("%w: %q is not name=action", ErrSpec, item)
+		}
+		if !slices.Contains(Names, name) {
+			return nil, &UnknownError{Name: name, Known: slices.Clone(Names)}
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%w: %q is given twice", ErrSpec, name)
 		}
 		if _, err := parseAction(action); err != nil {
 			return nil, err
@@ -148,37 +139,4 @@ func parseAction(a string) (*point, error) {
 		return nil, nil
 	}
 	return &point{kind: kind, at: at}, nil
-}
-
-// Enable replaces the active failpoints with spec ("" disables them all).
-// Errors: ErrSpec (nothing changes).
-func Enable(spec string) error {
-	parsed, err := Parse(spec)
-	if err != nil {
-		return err
-	}
-	next := map[string]*point{}
-	for name, action := range parsed {
-		if p, _ := parseAction(action); p != nil {
-			next[name] = p
-		}
-	}
-	mu.Lock()
-	points = next
-	mu.Unlock()
-	enabled.Store(len(next) > 0)
-	return nil
-}
-
-// Disable turns every failpoint off.
-func Disable() { _ = Enable("") }
-
-// Hits returns how many times name was reached since it was enabled.
-func Hits(name string) int64 {
-	mu.Lock()
-	defer mu.Unlock()
-	if p := points[name]; p != nil {
-		return p.hits
-	}
-	return 0
 }

@@ -1,3 +1,5 @@
+//go:build failpoints
+
 package failpoint
 
 import (
@@ -46,18 +48,22 @@ func TestPanicFiresOnTheNthHitOnly(t *testing.T) {
 
 func TestMalformedSpecsAreRejectedAndChangeNothing(t *testing.T) {
 	defer Disable()
-	if err := Enable("a=crash"); err != nil {
+	a := LogAfterCommit
+	if err := Enable(a + "=crash"); err != nil {
 		t.Fatal(err)
 	}
-	for _, spec := range []string{"a", "=crash", "a=explode", "a=crash@0", "a=crash@x", "a=crash@-1"} {
+	for _, spec := range []string{a, "=crash", a + "=explode", a + "=crash@0", a + "=crash@x", a + "=crash@-1", a + "=crash," + a + "=panic"} {
 		if err := Enable(spec); !errors.Is(err, ErrSpec) {
 			t.Fatalf("Enable(%q) = %v", spec, err)
 		}
 	}
-	if !enabled.Load() || points["a"] == nil {
+	if err := Enable("a=crash"); !errors.Is(err, ErrUnknown) {
+		t.Fatalf("unknown name: %v", err)
+	}
+	if !enabled.Load() || points[a] == nil {
 		t.Fatal("a rejected spec changed the active failpoints")
 	}
-	if err := Enable("a=off, ,"); err != nil || enabled.Load() {
+	if err := Enable(a + "=off, ,"); err != nil || enabled.Load() {
 		t.Fatalf("off: %v, enabled %v", err, enabled.Load())
 	}
 }
@@ -93,5 +99,26 @@ func BenchmarkInjectDisabled(b *testing.B) {
 	Disable()
 	for b.Loop() {
 		Inject(LogAfterCommit)
+	}
+}
+
+// TestRepro12_UnknownNamesInTheEnvironmentArmNothing re-executes this test
+// binary with a spec naming an unknown failpoint beside a real one: the
+// child arms nothing (the real one does not fire) and CheckEnv reports
+// the unknown name with the known ones.
+func TestRepro12_UnknownNamesInTheEnvironmentArmNothing(t *testing.T) {
+	if os.Getenv("FAILPOINT_TEST_CHILD") == "unknown" {
+		Inject(SnapshotBeforeManifest)
+		var ue *UnknownError
+		if err := CheckEnv(nil); errors.As(err, &ue) && ue.Name == "log.afer_commit" {
+			os.Stdout.WriteString("refused\n")
+		}
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRepro12_UnknownNamesInTheEnvironmentArmNothing$")
+	cmd.Env = append(os.Environ(), "FAILPOINT_TEST_CHILD=unknown", EnvVar+"="+SnapshotBeforeManifest+"=crash,log.afer_commit=crash")
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != "refused" {
+		t.Fatalf("child: %v, out %q", err, out)
 	}
 }

@@ -37,6 +37,10 @@
 // (SetFaultRates), MaxRequestBytes (413), Deny (403 PERMISSION_DENIED for
 // a spreadsheet not shared with the caller). Counters count every received API
 // request per spreadsheet. Person edits like the UI without being counted.
+// Cross-site requests are refused before anything runs (see guard.go): a
+// Host that does not name the emulator (403, ErrForeignHost), a foreign
+// Origin (403, ErrForeignOrigin), and a POST/PUT/PATCH/DELETE that is not
+// application/json (415, ErrUnsupportedMediaType).
 // Save/Load persist the state as JSON; GET / and /view/{id}[/{sheetId}]
 // serve a read-only HTML view (a tab page shows at most 1,000 rows).
 package emulator

@@ -48,6 +48,12 @@ type Options struct {
 	MaxRequestBytes int64
 	// Seed seeds the RNG of random fault campaigns (see SetFaultRates).
 	Seed int64
+	// AllowedHosts are host names, besides localhost, *.localhost and
+	// loopback or local IPs, that requests may carry in their Host header
+	// (e.g. a container's service name). Any other Host is refused with
+	// 403 (ErrForeignHost): a page that rebinds its DNS name to this
+	// address cannot use the emulator.
+	AllowedHosts []string
 	// Sleep waits for latency; nil waits on a timer or the request context.
 	// Tests inject it to observe delays without waiting.
 	Sleep func(ctx context.Context, d time.Duration)

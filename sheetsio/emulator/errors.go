@@ -52,6 +52,16 @@ var (
 	ErrQuotaExceeded = &Error{Code: "emulator_quota_exceeded", HTTPStatus: 429, Status: "RESOURCE_EXHAUSTED", Reason: "rateLimitExceeded"}
 	// ErrPayloadTooLarge: the request body is over Options.MaxRequestBytes (HTTP 413).
 	ErrPayloadTooLarge = &Error{Code: "emulator_payload_too_large", HTTPStatus: 413, Status: "INVALID_ARGUMENT", Reason: "badRequest"}
+	// ErrForeignHost: the Host header does not name the emulator (a DNS
+	// rebinding attempt, or a name missing from Options.AllowedHosts); HTTP 403.
+	ErrForeignHost = &Error{Code: "emulator_foreign_host", HTTPStatus: 403, Status: "PERMISSION_DENIED", Reason: "forbidden"}
+	// ErrForeignOrigin: the Origin header is another site's (or "null"): a
+	// cross-site request from a web page; HTTP 403.
+	ErrForeignOrigin = &Error{Code: "emulator_foreign_origin", HTTPStatus: 403, Status: "PERMISSION_DENIED", Reason: "forbidden"}
+	// ErrUnsupportedMediaType: a POST/PUT/PATCH/DELETE whose Content-Type is
+	// not application/json (a form or text/plain a web page can send
+	// cross-site without asking); HTTP 415.
+	ErrUnsupportedMediaType = &Error{Code: "emulator_unsupported_media_type", HTTPStatus: 415, Status: "INVALID_ARGUMENT", Reason: "unsupportedMediaType"}
 	// ErrInjected: a scripted or random fault answered instead of the API.
 	ErrInjected = &Error{Code: "emulator_injected_fault", HTTPStatus: 503, Status: "UNAVAILABLE", Reason: "backendError"}
 	// ErrState: Load was given a state document it cannot use.

@@ -319,6 +319,7 @@ func TestHugeBodiesAreBoundedByMaxRequestBytes(t *testing.T) {
 		"chunked":             func() io.Reader { return io.MultiReader(strings.NewReader(big)) },
 	} {
 		req, _ := http.NewRequest(http.MethodPut, srv.URL+"/v4/spreadsheets/b/values/A1?valueInputOption=RAW", mk())
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -363,7 +364,7 @@ func TestConcurrentClientsAreSerialisable(t *testing.T) {
 						t.Error(err)
 					}
 					rec := httptest.NewRecorder()
-					emu.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/view/"+id+"/0", nil))
+					emu.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/view/"+id+"/0", nil))
 					_ = emu.Person(id).Type("Sheet1", "Z1", "person")
 					emu.Deny("nobody")
 					_ = emu.Counters(id)
@@ -465,6 +466,7 @@ func TestErrorMessagesDoNotEchoCellData(t *testing.T) {
 func rawPut(t *testing.T, url, body string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPut, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -575,7 +577,7 @@ func TestViewEscapesAndBoundsOutput(t *testing.T) {
 	}
 	get := func(path string) string {
 		rec := httptest.NewRecorder()
-		emu.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		emu.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil))
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET %s: %d", path, rec.Code)
 		}

@@ -48,6 +48,10 @@ type result struct {
 func (e *Emulator) Handler() http.Handler { return http.HandlerFunc(e.serveHTTP) }
 
 func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if fl := e.guard(r); fl != nil {
+		writeFailure(w, fl)
+		return
+	}
 	if r.Method == http.MethodGet && (r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/view/")) {
 		e.serveView(w, r)
 		return

@@ -1,0 +1,34 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the configuration. Each carries a stable snake_case
+// code as its text; match them with errors.Is.
+var (
+	// ErrInvalidInterval: an interval variable is not a plain positive
+	// decimal integer of milliseconds (I20). Its code predates the
+	// rate-limit variable, which shares it.
+	ErrInvalidInterval = errors.New("invalid_polling_interval")
+	// ErrInvalidEndpoint: HIKOUTEI_SHEETS_ENDPOINT is not an absolute
+	// http(s) URL with a host.
+	ErrInvalidEndpoint = errors.New("invalid_sheets_endpoint")
+	// ErrInvalidNATSURL: HIKOUTEI_NATS_URL is not a comma-separated list of
+	// nats://, tls://, ws:// or wss:// URLs with a host.
+	ErrInvalidNATSURL = errors.New("invalid_nats_url")
+)
+
+// EnvError names the environment variable a value was refused from. It
+// wraps the sentinel (and the problem). Its text never repeats the value,
+// which may carry credentials.
+type EnvError struct {
+	Var string // e.g. HIKOUTEI_NATS_URL
+	Err error  // wraps a sentinel above
+}
+
+func (e *EnvError) Error() string { return fmt.Sprintf("%s: %v", e.Var, e.Err) }
+
+// Unwrap returns the wrapped problem.
+func (e *EnvError) Unwrap() error { return e.Err }

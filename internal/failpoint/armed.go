@@ -1,0 +1,94 @@
+//go:build failpoints
+
+package failpoint
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/hikoutei/hikoutei-go/internal/config"
+)
+
+// Compiled reports whether this build has failpoints (the failpoints
+// build tag).
+const Compiled = true
+
+var (
+	enabled atomic.Bool
+	mu      sync.Mutex
+	points  map[string]*point
+)
+
+// init arms the environment's spec. A spec CheckEnv refuses arms nothing;
+// the CLI and the store's Open report it before they take a lease.
+func init() {
+	if spec := config.Failpoints(); spec != "" && CheckEnv(nil) == nil {
+		_ = Enable(spec)
+	}
+}
+
+// Inject is a failpoint. It does nothing unless failpoints are enabled and
+// name has an action.
+func Inject(name string) {
+	if !enabled.Load() {
+		return
+	}
+	hit(name)
+}
+
+func hit(name string) {
+	mu.Lock()
+	p := points[name]
+	fire := false
+	if p != nil && !p.fired {
+		p.hits++
+		fire = p.hits == p.at
+		p.fired = fire
+	}
+	mu.Unlock()
+	if !fire {
+		return
+	}
+	if p.kind == "panic" {
+		panic(&Crash{Name: name})
+	}
+	fmt.Fprintf(os.Stderr, "failpoint: %s crash\n", name)
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {} // the signal is on its way; never return into the code under test
+}
+
+// Enable replaces the active failpoints with spec ("" disables them all).
+// Errors: ErrSpec, ErrUnknown (nothing changes).
+func Enable(spec string) error {
+	parsed, err := Parse(spec)
+	if err != nil {
+		return err
+	}
+	next := map[string]*point{}
+	for name, action := range parsed {
+		if p, _ := parseAction(action); p != nil {
+			next[name] = p
+		}
+	}
+	mu.Lock()
+	points = next
+	mu.Unlock()
+	enabled.Store(len(next) > 0)
+	return nil
+}
+
+// Disable turns every failpoint off.
+func Disable() { _ = Enable("") }
+
+// Hits returns how many times name was reached since it was enabled.
+func Hits(name string) int64 {
+	mu.Lock()
+	defer mu.Unlock()
+	if p := points[name]; p != nil {
+		return p.hits
+	}
+	return 0
+}
