@@ -71,7 +71,7 @@ func readStatus(dir string) (storeStatus, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		st.Holder = "lease.toml invalid: run hikoutei doctor"
 	}
-	head, err := logHead(dir)
+	head, err := readLogHead(dir)
 	switch {
 	case err == nil:
 		st.LogHead = &head
@@ -95,9 +95,9 @@ func readStatus(dir string) (storeStatus, error) {
 	return st, err
 }
 
-// logHead reads the log head (events.ErrStoreLocked while a writer holds
+// readLogHead reads the log head (events.ErrStoreLocked while a writer holds
 // log.db).
-func logHead(dir string) (uint64, error) {
+func readLogHead(dir string) (uint64, error) {
 	if err := engine.IsStore(dir); err != nil {
 		return 0, err
 	}

@@ -47,8 +47,8 @@ type Engine struct {
 	stop   chan struct{}
 	done   chan struct{}
 
-	gap   *events.LogGapDetected  // found at open; read-only once Open returns
-	fault atomic.Pointer[error]   // why commits fail now (nil: they don't); see setFault
+	gap   *events.LogGapDetected // found at open; read-only once Open returns
+	fault atomic.Pointer[error]  // why commits fail now (nil: they don't); see setFault
 
 	// Owned by the writer goroutine:
 	lastSnap uint64 // checkpoint of the newest snapshot
