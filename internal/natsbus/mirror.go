@@ -414,4 +414,3 @@ func subjectMatches(p, s string) bool {
 	}
 	return len(pt) == len(st)
 }
-

@@ -3,8 +3,8 @@ package natsbus
 import (
 	"context"
 	"errors"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
