@@ -12,6 +12,10 @@ import (
 type Health struct {
 	Local error // the store cannot commit: the lease was lost, or it is closed
 	Sync  error // sync stopped (divergence, displaced) or is not provisioned yet
+	// Mirror is the NATS event mirror's last failure, with its stable code
+	// (e.g. nats_mirror_foreign_record: a record in the stream that this
+	// store did not write; nats_unavailable). Commits never depend on it.
+	Mirror error
 }
 
 // Health reports the store's current health.

@@ -75,9 +75,11 @@ type NATSConfig struct {
 	Disabled                           bool
 	Store                              string
 	URL                                string
-	CredsFile                          string
+	CredsFile, NkeyFile                string
 	TLSCAFile, TLSCertFile, TLSKeyFile string
 	Listen                             string
+	ListenNkeys                        []string
+	ListenNoAuth                       bool
 	IncludeValues                      bool
 	Mirror                             bool
 	MirrorStream, MirrorSubject        string
@@ -104,7 +106,7 @@ func (c Config) check() error {
 	if s := c.Sync; s != nil && (s.Provider == nil || s.SpreadsheetID == "") {
 		return fmt.Errorf("%w: sync needs a provider and a spreadsheet id", ErrSyncStartup)
 	}
-	return nil
+	return c.NATS.check()
 }
 
 func (c Config) withDefaults() Config {

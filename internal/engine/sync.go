@@ -164,13 +164,14 @@ func (e *Engine) stopSync() error {
 // Health separates local health (the store can commit) from sync health
 // (the spreadsheet is being materialised). A nil field is healthy.
 type Health struct {
-	Local error // the lease was lost or the store is closed
-	Sync  error // sync stopped (divergence, displaced) or not provisioned yet
+	Local  error // the lease was lost or the store is closed
+	Sync   error // sync stopped (divergence, displaced) or not provisioned yet
+	Mirror error // the NATS event mirror is failing (see natsHealth)
 }
 
 // Health reports the store's current health.
 func (e *Engine) Health() Health {
-	var h Health
+	h := Health{Mirror: e.mirrorHealth()}
 	switch {
 	case e.isClosed():
 		h.Local = ErrStoreClosed

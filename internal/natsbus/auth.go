@@ -57,7 +57,18 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkListenAuth validates ListenAuth for a listener on host.
+// CheckListen validates a Config.Listen address and its ListenAuth without
+// starting anything, so a caller can refuse a configuration before taking
+// locks. Errors: ErrConfigInvalid, ErrListenUnauthenticated.
+func CheckListen(listen string, auth ListenAuth) error {
+	host, _, err := splitListen(listen)
+	if err != nil {
+		return err
+	}
+	return auth.check(listen, host)
+}
+
+// check validates ListenAuth for a listener on host.
 // Errors: ErrListenUnauthenticated, ErrConfigInvalid.
 func (a ListenAuth) check(listen, host string) error {
 	for _, k := range a.Nkeys {

@@ -387,6 +387,15 @@ func (b *Bus) ClientKey() string { return b.clientKey }
 // mirror is off. It is not a secret.
 func (b *Bus) MirrorKey() string { return b.signerKey }
 
+// MirrorStream returns the mirror's JetStream stream name ("" when the
+// mirror is off).
+func (b *Bus) MirrorStream() string {
+	if !b.cfg.Mirror.Enabled {
+		return ""
+	}
+	return b.cfg.Mirror.Stream
+}
+
 // Connected reports whether the connection is established right now.
 func (b *Bus) Connected() bool { return b.nc.Status() == nats.CONNECTED }
 
