@@ -111,6 +111,7 @@ func (e *Engine) startNATS() error {
 		e.log.Info("nats mirror", "stream", bus.MirrorStream(), "key", bus.MirrorKey())
 	}
 	go e.mirrorLoop(cfg.Mirror.Enabled)
+	n.mirror <- struct{}{} // mirror the backlog without waiting for a commit
 	return nil
 }
 
