@@ -149,7 +149,8 @@ func (e *Engine) afterCommit(queuedEffects bool) {
 
 // mirrorLoop tails the log into JetStream, in seq order, off the commit
 // path. It starts at the stream's last record (which the bus checks is
-// this log's) and after an outage resumes from the last mirrored sequence.
+// this log's), and after any failure asks the stream again, so a stream
+// an operator replaced is filled from seq 1.
 func (e *Engine) mirrorLoop(enabled bool) {
 	defer close(e.nats.done)
 	var next uint64
@@ -194,6 +195,7 @@ func (e *Engine) mirrorFrom(next uint64) uint64 {
 	}
 	if err != nil {
 		e.log.Warn("event mirror behind; will retry", "err", err.Error())
+		return 0 // ask the stream where to resume: it may have been replaced
 	}
 	return next
 }

@@ -232,6 +232,71 @@ func TestRepro10_StoreMirrorCarriesNoTokenAndItsListenerNeedsCredentials(t *test
 	}
 }
 
+// On an external server where someone else can write to the store's
+// stream, a forged record for the next seq stops the mirror (health says
+// why) instead of replacing the commit; once the operator deletes the
+// stream, the store fills a new one from seq 1.
+func TestRepro10_AForeignRecordStopsTheMirrorUntilTheStreamIsReplaced(t *testing.T) {
+	ext := startExternal(t, true)
+	dir := t.TempDir()
+	s := openStore(t, dir, func(o *hikoutei.Options) { o.NATS = &hikoutei.NATSOptions{Mirror: true, URL: ext.ClientURL()} })
+	defer s.Close()
+	e := engine.Of(s)
+	stream := e.Bus().MirrorStream()
+	commit(t, s, &Airport{ID: "AAA", Name: "first"})
+	nc, err := nats.Connect(ext.ClientURL())
+	mustT(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	mustT(t, err)
+	mirrored := func() uint64 {
+		st, err := js.Stream(ctx, stream)
+		if err != nil {
+			return 0
+		}
+		return st.CachedInfo().State.Msgs
+	}
+	head, _ := e.Log().Head()
+	eventually(t, "mirror caught up", func() bool { return mirrored() == head })
+
+	forged := events.Event{Seq: head + 1, Stream: events.EntityStream("Airport", "AAA"), Version: 9, At: t0, Epoch: 1,
+		Payload: events.EntityRemoved{Entity: "Airport", ID: "AAA"}}
+	rec, err := natsbus.MirrorRecord(forged)
+	mustT(t, err)
+	m := nats.NewMsg("hikoutei." + natsbus.SanitizeStore(filepath.Base(dir)) + ".events")
+	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprint(head+1))
+	m.Data = rec
+	_, err = js.PublishMsg(ctx, m)
+	mustT(t, err)
+
+	commit(t, s, &Airport{ID: "BBB", Name: "second"}) // its seq is the forged one
+	eventually(t, "mirror health reports the foreign record", func() bool {
+		return errors.Is(s.Health().Mirror, natsbus.ErrMirrorForeignRecord)
+	})
+	if h := s.Health(); h.Local != nil {
+		t.Fatalf("commits must not depend on the mirror: %v", h.Local)
+	}
+	if err := natsbus.ReadMirror(ctx, ext.ClientURL(), stream, func(events.Event) error { return nil }); !errors.Is(err, natsbus.ErrMirrorForged) {
+		t.Fatalf("reader over the forged stream: %v", err)
+	}
+
+	mustT(t, js.DeleteStream(ctx, stream)) // the operator replaces the stream
+	commit(t, s, &Airport{ID: "CCC", Name: "third"})
+	head, _ = e.Log().Head()
+	eventually(t, "a new stream filled from seq 1", func() bool { return mirrored() == head })
+	n := 0
+	mustT(t, natsbus.ReadMirrorWith(ctx, natsbus.Config{URL: ext.ClientURL(), Mirror: natsbus.MirrorConfig{VerifyKey: e.Bus().MirrorKey()}}, stream,
+		func(ev events.Event) error {
+			if n++; ev.Seq != uint64(n) {
+				return fmt.Errorf("position %d holds seq %d", n, ev.Seq)
+			}
+			return nil
+		}))
+	if uint64(n) != head || s.Health().Mirror != nil {
+		t.Fatalf("new stream holds %d of %d records; health %v", n, head, s.Health().Mirror)
+	}
+}
+
 func TestRepro10_OpenRefusesANonLoopbackListenerWithoutAuthBeforeTheLease(t *testing.T) {
 	dir := t.TempDir()
 	_, err := hikoutei.Open(dir, hikoutei.Options{AcquireWait: -1, Logger: quiet,
