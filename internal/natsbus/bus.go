@@ -117,8 +117,9 @@ type Stats struct {
 // Start starts the Bus: the embedded server unless cfg.URL is set, then the
 // client connection and the publisher goroutines. ctx bounds only Start
 // itself (besides cfg.ConnectTimeout); the Bus lives until Close.
-// Errors: ErrConfigInvalid, ErrServerStartFailed, ErrConnectFailed, or
-// ctx.Err().
+// Errors: ErrConfigInvalid, ErrListenUnauthenticated, ErrCredentialsFile,
+// ErrServerStartFailed, ErrConnectFailed, or ctx.Err(). With a listener it
+// logs "nats listening" with its URL and auth mode (never a secret).
 func Start(ctx context.Context, cfg Config) (*Bus, error) {
 	cfg, err := cfg.normalize()
 	if err != nil {

@@ -31,7 +31,8 @@ const (
 //
 // Mode: when URL is empty an embedded nats-server runs in-process and the
 // Bus connects to it through an in-memory pipe (no port), unless Listen asks
-// for a TCP listener so external tools can subscribe. When URL is set, the
+// for a TCP listener so external tools can subscribe (authenticated per
+// ListenAuth; the Bus itself stays in-process). When URL is set, the
 // Bus connects to that existing server or cluster instead and the embedded
 // fields (Listen, StoreDir, JetStream) are ignored, except that Listen
 // together with URL is rejected as ambiguous.
