@@ -19,6 +19,10 @@ type Health struct {
 	// log had lost acknowledged records (log_behind_read_model; the gap is
 	// also recorded in the log). Commits go on.
 	Integrity error
+	// Mirror is the NATS event mirror's last failure, with its stable code
+	// (e.g. nats_mirror_foreign_record: a record in the stream that this
+	// store did not write; nats_unavailable). Commits never depend on it.
+	Mirror error
 }
 
 // Health reports the store's current health.

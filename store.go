@@ -119,7 +119,8 @@ type SyncOptions struct {
 // optional JetStream mirror of committed events. By default, when sync is
 // on, an embedded nats-server runs in-process with no listening port.
 // Wake-ups are hints: NATS being down never blocks a commit and the workers'
-// timers still converge.
+// timers still converge. README "NATS trust model" says who may read and
+// publish what.
 type NATSOptions struct {
 	// Disabled turns NATS off (timers only).
 	Disabled bool
@@ -127,18 +128,33 @@ type NATSOptions struct {
 	// name, sanitised to [A-Za-z0-9_-]).
 	Store string
 	// URL of an existing server or cluster (default env HIKOUTEI_NATS_URL;
-	// empty = embedded server). CredsFile and the TLS files apply to it.
+	// empty = embedded server). CredsFile (JWT .creds), NkeyFile (nkey
+	// user seed) and the TLS files apply to it.
 	URL                                string
-	CredsFile                          string
+	CredsFile, NkeyFile                string
 	TLSCAFile, TLSCertFile, TLSKeyFile string
 	// Listen makes the embedded server accept clients on "host:port" so
-	// external tools can subscribe (e.g. "127.0.0.1:4222").
-	Listen string
+	// external tools can subscribe (e.g. "127.0.0.1:4222"). Clients must
+	// authenticate with an nkey: by default the seed generated in
+	// <dir>/nats-client.nk (mode 0600; delete it and reopen to rotate),
+	// or, when ListenNkeys is set, one of those public user keys ("U…")
+	// instead. Clients may subscribe, publish wake-ups and read the
+	// mirror; only the store publishes events and conflict notifications.
+	Listen      string
+	ListenNkeys []string
+	// ListenNoAuth accepts clients without authentication: allowed only
+	// on a loopback address; any other fails Open with
+	// nats_listen_unauthenticated.
+	ListenNoAuth bool
 	// IncludeValues puts cell values into conflict notifications (off: they
 	// may be personal data).
 	IncludeValues bool
-	// Mirror publishes every committed event to a JetStream stream (record
-	// bytes, Nats-Msg-Id = global seq) for remote auditors.
+	// Mirror publishes every committed event to a JetStream stream for
+	// remote auditors: the record without its fencing token, signed with
+	// the key in <dir>/nats-mirror.nk (created 0600 on first use), with
+	// Nats-Msg-Id = global seq. Readers verify checksum, signature and
+	// sequence; a record in the stream this store did not write stops the
+	// mirror and shows in Health.Mirror.
 	Mirror bool
 	// MirrorStream and MirrorSubject override the stream name
 	// ("HIKOUTEI_<STORE>") and subject ("hikoutei.<store>.events").
@@ -218,9 +234,9 @@ func engineConfig(o Options) (engine.Config, error) {
 		HeartbeatInterval: o.HeartbeatInterval, LeaseTTL: o.LeaseTTL, ReadConns: o.ReadConns, Progress: progress(o.Progress), Logger: o.Logger,
 		NoSync: o.NoSync, SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep}
 	if n := o.NATS; n != nil {
-		c.NATS = &engine.NATSConfig{Disabled: n.Disabled, Store: n.Store, URL: n.URL, CredsFile: n.CredsFile, TLSCAFile: n.TLSCAFile,
-			TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile, Listen: n.Listen, IncludeValues: n.IncludeValues, Mirror: n.Mirror,
-			MirrorStream: n.MirrorStream, MirrorSubject: n.MirrorSubject}
+		c.NATS = &engine.NATSConfig{Disabled: n.Disabled, Store: n.Store, URL: n.URL, CredsFile: n.CredsFile, NkeyFile: n.NkeyFile,
+			TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile, Listen: n.Listen, ListenNkeys: n.ListenNkeys,
+			ListenNoAuth: n.ListenNoAuth, IncludeValues: n.IncludeValues, Mirror: n.Mirror, MirrorStream: n.MirrorStream, MirrorSubject: n.MirrorSubject}
 	}
 	if o.Sync == nil {
 		return c, nil

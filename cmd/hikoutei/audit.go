@@ -68,21 +68,32 @@ func (f *auditFilter) relate(p map[string]any) {
 	}
 }
 
+// mirrorSource says where and how audit reads a JetStream mirror.
+type mirrorSource struct {
+	url, stream, nkey, key string
+}
+
 func newAuditCmd() *cobra.Command {
-	var dir, natsURL, stream, asOf string
+	var dir, asOf string
+	var src mirrorSource
 	var f auditFilter
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "audit (--dir DIR | --nats URL --stream S) [--entity E [--id ID]] [--from N] [--to M] [--as-of TIME] [--json]",
+		Use:   "audit (--dir DIR | --nats URL --stream S [--nats-nkey FILE] [--mirror-key KEY]) [--entity E [--id ID]] [--from N] [--to M] [--as-of TIME] [--json]",
 		Short: "Print the log's events: of one entity, a range of sequences, or as of a time",
 		Long: `audit prints events human-readably (or as JSON lines): sequence, time, type,
 stream, writer epoch and payload. It reads log.db (the store must not be
 running: the writer holds it), or the JetStream mirror of a store on another
-machine (--nats URL --stream S), verifying each record's checksum.
+machine (--nats URL --stream S). From a mirror every record's checksum,
+signature and sequence are verified: a forged, duplicated or out-of-order
+record fails the audit, naming its sequence. --mirror-key pins the store's
+mirror key (logged by the store as "nats mirror" key=N…); without it the key
+of the first record is trusted and printed on stderr. --nats-nkey is the
+nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
 --entity/--id also match the effects and inbound events of that entity.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" && (natsURL == "" || stream == "") {
+			if dir == "" && (src.url == "" || src.stream == "") {
 				return usageError{fmt.Errorf("give --dir, or --nats and --stream")}
 			}
 			if asOf != "" {
@@ -99,12 +110,17 @@ machine (--nats URL --stream S), verifying each record's checksum.
 			if f.to > 0 && f.to < f.from {
 				return usageError{fmt.Errorf("--to %d is before --from %d", f.to, f.from)}
 			}
-			return auditEvents(dir, natsURL, stream, &f, print)
+			if src.url != "" {
+				return auditMirror(cmd.ErrOrStderr(), src, &f, print)
+			}
+			return auditEvents(dir, &f, print)
 		},
 	}
 	addDirFlag(cmd, &dir)
-	cmd.Flags().StringVar(&natsURL, "nats", "", "NATS URL of a JetStream mirror")
-	cmd.Flags().StringVar(&stream, "stream", "", "mirror stream name (e.g. HIKOUTEI_MYSTORE)")
+	cmd.Flags().StringVar(&src.url, "nats", "", "NATS URL of a JetStream mirror")
+	cmd.Flags().StringVar(&src.stream, "stream", "", "mirror stream name (e.g. HIKOUTEI_MYSTORE)")
+	cmd.Flags().StringVar(&src.nkey, "nats-nkey", "", "nkey user seed file to authenticate with (e.g. a store's nats-client.nk)")
+	cmd.Flags().StringVar(&src.key, "mirror-key", "", "the store's public mirror key (N…) every record must be signed with")
 	cmd.Flags().StringVar(&f.entity, "entity", "", "only events of this entity type")
 	cmd.Flags().StringVar(&f.id, "id", "", "only events of this entity id (with --entity)")
 	cmd.Flags().Uint64Var(&f.from, "from", 0, "first sequence")
@@ -114,16 +130,29 @@ machine (--nats URL --stream S), verifying each record's checksum.
 	return cmd
 }
 
-func auditEvents(dir, natsURL, stream string, f *auditFilter, fn func(events.Event) error) error {
-	keep := func(e events.Event) error {
+// auditMirror prints the verified events of a mirror stream and says on
+// stderr which key vouched for them.
+func auditMirror(stderr io.Writer, src mirrorSource, f *auditFilter, fn func(events.Event) error) error {
+	cfg := natsbus.Config{URL: src.url, NkeyFile: src.nkey, Mirror: natsbus.MirrorConfig{VerifyKey: src.key}}
+	rep, err := natsbus.ReadMirrorReport(context.Background(), cfg, src.stream, f.filter(fn))
+	if rep.Signer != "" && !rep.Pinned {
+		fmt.Fprintf(stderr, "audit: records signed by mirror key %s (not pinned: pass --mirror-key to require it)\n", rep.Signer)
+	}
+	return err
+}
+
+// filter wraps fn so that it sees only the events f keeps.
+func (f *auditFilter) filter(fn func(events.Event) error) func(events.Event) error {
+	return func(e events.Event) error {
 		if !f.keep(e) {
 			return nil
 		}
 		return fn(e)
 	}
-	if natsURL != "" {
-		return natsbus.ReadMirror(context.Background(), natsURL, stream, keep)
-	}
+}
+
+func auditEvents(dir string, f *auditFilter, fn func(events.Event) error) error {
+	keep := f.filter(fn)
 	if _, err := os.Stat(filepath.Join(dir, events.LogFileName)); err != nil {
 		return fmt.Errorf("%w: %s has no %s", hikoutei.ErrNotAStore, dir, events.LogFileName)
 	}

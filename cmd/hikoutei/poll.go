@@ -3,25 +3,28 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/config"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 )
 
 func newPollCmd() *cobra.Command {
-	var dir, natsURL, store string
+	var dir, natsURL, store, nkey string
 	cmd := &cobra.Command{
-		Use:   "poll (--dir DIR | --store NAME) [--nats URL]",
+		Use:   "poll (--dir DIR | --store NAME) [--nats URL] [--nats-nkey FILE]",
 		Short: "Ask a running service to poll its Input tabs now (publishes hikoutei.<store>.wake.poll)",
 		Long: `poll publishes a wake-up hint on hikoutei.<store>.wake.poll. The store name
 is the store directory's base name (or --store). The service must be
 reachable over NATS: --nats or HIKOUTEI_NATS_URL (a service on the embedded
-server listens only with serve --nats-listen). A hint is not a command: the
-pollers also run on their own timers.`,
+server listens only with serve --nats-listen). A listening service requires
+authentication: --nats-nkey FILE, by default DIR/nats-client.nk when --dir
+holds one. A hint is not a command: the pollers also run on their own timers.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if store == "" && dir == "" {
@@ -40,17 +43,23 @@ pollers also run on their own timers.`,
 			if err := config.ParseNATSURL(natsURL); err != nil {
 				return usageError{fmt.Errorf(`flag "--nats": %w`, err)}
 			}
-			return publishPoll(cmd, natsURL, store)
+			if nkey == "" && dir != "" {
+				if _, err := os.Stat(filepath.Join(dir, engine.ClientSeedFile)); err == nil {
+					nkey = filepath.Join(dir, engine.ClientSeedFile)
+				}
+			}
+			return publishPoll(cmd, natsbus.Config{Store: store, URL: natsURL, NkeyFile: nkey})
 		},
 	}
 	addDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&store, "store", "", "store name in subjects (default: the directory's base name)")
 	cmd.Flags().StringVar(&natsURL, "nats", "", "NATS URL of the running service (default $HIKOUTEI_NATS_URL)")
+	cmd.Flags().StringVar(&nkey, "nats-nkey", "", "nkey user seed file to authenticate with (default DIR/nats-client.nk when present)")
 	return cmd
 }
 
-func publishPoll(cmd *cobra.Command, url, store string) error {
-	bus, err := natsbus.Start(context.Background(), natsbus.Config{Store: store, URL: url})
+func publishPoll(cmd *cobra.Command, cfg natsbus.Config) error {
+	bus, err := natsbus.Start(context.Background(), cfg)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -19,11 +20,14 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/metrics"
+	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 )
 
 type serveFlags struct {
 	dir, spreadsheet, credentials, endpoint string
-	httpAddr, natsListen, natsURL           string
+	httpAddr, natsListen, natsURL, natsNkey string
+	natsListenNkeys                         []string
+	natsListenNoAuth, natsMirror            bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -39,6 +43,11 @@ credentials from --credentials or GOOGLE_APPLICATION_CREDENTIALS, or use
 --sheets-endpoint / HIKOUTEI_SHEETS_ENDPOINT for an emulator. Logs are JSON on
 stderr and never carry credentials, spreadsheet ids or cell values.
 --http ADDR serves /metrics (Prometheus) and /healthz (local vs sync health).
+--nats-listen ADDR lets NATS clients connect to the embedded server; they
+authenticate with the nkey seed generated in DIR/nats-client.nk (mode 0600),
+or with one of the --nats-listen-nkey public keys; --nats-listen-no-auth is
+refused on anything but a loopback address. --nats-mirror publishes every
+committed event, signed and without the fencing token, for audit --nats.
 SIGINT/SIGTERM stop the workers, release the lease and remove lease.toml.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,8 +69,12 @@ SIGINT/SIGTERM stop the workers, release the lease and remove lease.toml.`,
 	cmd.Flags().StringVar(&f.credentials, "credentials", "", "service-account JSON key (default $GOOGLE_APPLICATION_CREDENTIALS)")
 	cmd.Flags().StringVar(&f.endpoint, "sheets-endpoint", "", "Sheets API endpoint of an emulator (default $HIKOUTEI_SHEETS_ENDPOINT)")
 	cmd.Flags().StringVar(&f.httpAddr, "http", "", "serve /metrics and /healthz on ADDR (e.g. 127.0.0.1:9090)")
-	cmd.Flags().StringVar(&f.natsListen, "nats-listen", "", "let the embedded NATS server accept clients on ADDR (e.g. 127.0.0.1:4222)")
+	cmd.Flags().StringVar(&f.natsListen, "nats-listen", "", "let the embedded NATS server accept authenticated clients on ADDR (e.g. 127.0.0.1:4222)")
+	cmd.Flags().StringArrayVar(&f.natsListenNkeys, "nats-listen-nkey", nil, "public user nkey (U…) allowed to connect to --nats-listen instead of the generated DIR/nats-client.nk (repeatable)")
+	cmd.Flags().BoolVar(&f.natsListenNoAuth, "nats-listen-no-auth", false, "accept --nats-listen clients without authentication (loopback addresses only)")
 	cmd.Flags().StringVar(&f.natsURL, "nats", "", "use an existing NATS server (default $HIKOUTEI_NATS_URL; else embedded)")
+	cmd.Flags().StringVar(&f.natsNkey, "nats-nkey", "", "nkey user seed file to authenticate to --nats")
+	cmd.Flags().BoolVar(&f.natsMirror, "nats-mirror", false, "mirror committed events to the JetStream stream HIKOUTEI_<STORE> (signed, no fencing token)")
 	return cmd
 }
 
@@ -87,15 +100,14 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 		return usageError{errors.New("no spreadsheet: give --spreadsheet or set " + hikoutei.EnvSpreadsheetURL)}
 	}
 	s, err := hikoutei.OpenDeclared(f.dir, hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts,
-		NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL}})
+		NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL, NkeyFile: f.natsNkey, ListenNkeys: f.natsListenNkeys,
+			ListenNoAuth: f.natsListenNoAuth, Mirror: f.natsMirror}})
 	if err != nil {
 		return err
 	}
 	eng := engine.Of(s)
 	logger.Info("serving", "dir", f.dir, "epoch", eng.Lease().Epoch)
-	if bus := eng.Bus(); bus != nil && bus.ListenURL() != "" {
-		logger.Info("nats", "listen", bus.ListenURL(), "poll_subject", bus.Subject("wake.poll"))
-	}
+	logNATSListener(logger, f.dir, eng.Bus())
 	addr := ""
 	if f.httpAddr != "" {
 		if addr, err = serveHTTP(ctx, s, f.httpAddr, logger); err != nil {
@@ -118,7 +130,11 @@ func serveHTTP(ctx context.Context, s *hikoutei.Store, addr string, logger *slog
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.Handler(s))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, s.Health()) })
+	listen := natsbus.ListenOff
+	if bus := engine.Of(s).Bus(); bus != nil {
+		listen = bus.ListenMode()
+	}
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, s.Health(), listen) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	go func() {
@@ -129,14 +145,35 @@ func serveHTTP(ctx context.Context, s *hikoutei.Store, addr string, logger *slog
 	return ln.Addr().String(), nil
 }
 
+// logNATSListener says where the embedded server listens and how it is
+// protected (the credentials file's path, never its content).
+func logNATSListener(logger *slog.Logger, dir string, bus *natsbus.Bus) {
+	if bus == nil || bus.ListenURL() == "" {
+		return
+	}
+	attrs := []any{"listen", bus.ListenURL(), "auth", string(bus.ListenMode()), "poll_subject", bus.Subject(natsbus.SuffixWakePoll)}
+	if bus.ClientKey() != "" {
+		attrs = append(attrs, "credentials", filepath.Join(dir, engine.ClientSeedFile))
+	}
+	logger.Info("nats", attrs...)
+}
+
 // writeHealth answers 200 when the store can commit (local health); sync
-// health is reported alongside, since a stalled spreadsheet never stops
-// local commits.
-func writeHealth(w http.ResponseWriter, h hikoutei.Health) {
-	body := map[string]string{"local": "ok", "sync": "ok"}
+// and mirror health are reported alongside, since neither a stalled
+// spreadsheet nor a failing mirror stops local commits. nats_listen says
+// how the NATS listener is protected ("authenticated", "loopback-only"),
+// when there is one.
+func writeHealth(w http.ResponseWriter, h hikoutei.Health, listen natsbus.ListenMode) {
+	body := map[string]string{"local": "ok", "sync": "ok", "mirror": "ok"}
 	w.Header().Set("Content-Type", "application/json")
+	if listen != natsbus.ListenOff {
+		body["nats_listen"] = string(listen)
+	}
 	if h.Sync != nil {
 		body["sync"] = h.Sync.Error()
+	}
+	if h.Mirror != nil {
+		body["mirror"] = h.Mirror.Error()
 	}
 	if h.Local != nil {
 		body["local"] = h.Local.Error()

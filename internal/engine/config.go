@@ -77,9 +77,11 @@ type NATSConfig struct {
 	Disabled                           bool
 	Store                              string
 	URL                                string
-	CredsFile                          string
+	CredsFile, NkeyFile                string
 	TLSCAFile, TLSCertFile, TLSKeyFile string
 	Listen                             string
+	ListenNkeys                        []string
+	ListenNoAuth                       bool
 	IncludeValues                      bool
 	Mirror                             bool
 	MirrorStream, MirrorSubject        string
@@ -114,7 +116,7 @@ func (c Config) check() error {
 	if _, err := config.LoadNATSURL(nil); err != nil {
 		return err
 	}
-	return nil
+	return c.NATS.check()
 }
 
 func (c Config) withDefaults() Config {

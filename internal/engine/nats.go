@@ -10,6 +10,17 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 )
 
+// Files of a store directory that hold NATS keys (mode 0600, created on
+// first use, never logged).
+const (
+	// ClientSeedFile is the generated nkey seed clients of the embedded
+	// server's listener authenticate with (NATSConfig.Listen without
+	// ListenNkeys or ListenNoAuth).
+	ClientSeedFile = "nats-client.nk"
+	// MirrorKeyFile is the key the event mirror's records are signed with.
+	MirrorKeyFile = "nats-mirror.nk"
+)
+
 // natsState is the running NATS side of a store.
 type natsState struct {
 	bus      *natsbus.Bus
@@ -17,6 +28,22 @@ type natsState struct {
 	poll     *natsbus.WakeSubscription
 	mirror   chan struct{} // hint: new events to mirror
 	done     chan struct{}
+}
+
+// check refuses a listener without authentication on a non-loopback
+// address (and a malformed one) before the lease is taken.
+func (c *NATSConfig) check() error {
+	if c == nil || c.Disabled || c.Listen == "" {
+		return nil
+	}
+	auth := natsbus.ListenAuth{Nkeys: c.ListenNkeys, None: c.ListenNoAuth}
+	if !auth.None && len(auth.Nkeys) == 0 {
+		auth.SeedFile = ClientSeedFile // generated in the store directory at start
+	}
+	if err := natsbus.CheckListen(c.Listen, auth); err != nil {
+		return fmt.Errorf("%w: nats: %w", ErrSyncStartup, err)
+	}
+	return nil
 }
 
 func (e *Engine) natsConfig() (*natsbus.Config, bool) {
@@ -27,8 +54,9 @@ func (e *Engine) natsConfig() (*natsbus.Config, bool) {
 	if o == nil {
 		o = &NATSConfig{}
 	}
-	c := &natsbus.Config{Store: o.Store, URL: o.URL, CredsFile: o.CredsFile, TLSCAFile: o.TLSCAFile, TLSCertFile: o.TLSCertFile,
-		TLSKeyFile: o.TLSKeyFile, Listen: o.Listen, IncludeValues: o.IncludeValues, RetryOnFailedConnect: true, Logger: e.log}
+	c := &natsbus.Config{Store: o.Store, URL: o.URL, CredsFile: o.CredsFile, NkeyFile: o.NkeyFile, TLSCAFile: o.TLSCAFile, TLSCertFile: o.TLSCertFile,
+		TLSKeyFile: o.TLSKeyFile, Listen: o.Listen, IncludeValues: o.IncludeValues, RetryOnFailedConnect: true, Logger: e.log,
+		ListenAuth: natsbus.ListenAuth{Nkeys: o.ListenNkeys, None: o.ListenNoAuth}}
 	if c.Store == "" {
 		abs, _ := filepath.Abs(e.dir)
 		c.Store = natsbus.SanitizeStore(filepath.Base(abs))
@@ -36,8 +64,12 @@ func (e *Engine) natsConfig() (*natsbus.Config, bool) {
 	if c.URL == "" {
 		c.URL = config.NATSURL(nil)
 	}
+	if c.Listen != "" && !o.ListenNoAuth && len(o.ListenNkeys) == 0 {
+		c.ListenAuth.SeedFile = filepath.Join(e.dir, ClientSeedFile)
+	}
 	if o.Mirror {
-		c.Mirror = natsbus.MirrorConfig{Enabled: true, Stream: o.MirrorStream, Subject: o.MirrorSubject}
+		c.Mirror = natsbus.MirrorConfig{Enabled: true, Stream: o.MirrorStream, Subject: o.MirrorSubject,
+			SigningKeyFile: filepath.Join(e.dir, MirrorKeyFile)}
 		c.StoreDir = filepath.Join(e.dir, "nats")
 	}
 	return c, true
@@ -75,8 +107,21 @@ func (e *Engine) startNATS() error {
 		s.cfg.OnConflict = e.publishConflicts(bus, s.cfg.OnConflict)
 	}
 	e.nats = n
+	if cfg.Mirror.Enabled {
+		e.log.Info("nats mirror", "stream", bus.MirrorStream(), "key", bus.MirrorKey())
+	}
 	go e.mirrorLoop(cfg.Mirror.Enabled)
+	n.mirror <- struct{}{} // mirror the backlog without waiting for a commit
 	return nil
+}
+
+// mirrorHealth is the event mirror's last failure (nil when it is off or
+// its last attempt succeeded). Commits never depend on it.
+func (e *Engine) mirrorHealth() error {
+	if e.nats == nil {
+		return nil
+	}
+	return e.nats.bus.MirrorHealth()
 }
 
 // Bus returns the store's NATS bus, or nil when NATS is off.
@@ -103,14 +148,25 @@ func (e *Engine) afterCommit(queuedEffects bool) {
 }
 
 // mirrorLoop tails the log into JetStream, in seq order, off the commit
-// path; after an outage it resumes from the last mirrored sequence.
+// path. It starts at the stream's last record (which the bus checks is
+// this log's), and after any failure asks the stream again, so a stream
+// an operator replaced is filled from seq 1.
 func (e *Engine) mirrorLoop(enabled bool) {
 	defer close(e.nats.done)
-	var next uint64 = 1
+	var next uint64
 	for range e.nats.mirror {
-		if enabled {
-			next = e.mirrorFrom(next)
+		if !enabled {
+			continue
 		}
+		if next == 0 {
+			head, err := e.nats.bus.MirrorHead()
+			if err != nil {
+				e.log.Warn("event mirror behind; will retry", "err", err.Error())
+				continue
+			}
+			next = max(head, 1)
+		}
+		next = e.mirrorFrom(next)
 	}
 }
 
@@ -139,6 +195,7 @@ func (e *Engine) mirrorFrom(next uint64) uint64 {
 	}
 	if err != nil {
 		e.log.Warn("event mirror behind; will retry", "err", err.Error())
+		return 0 // ask the stream where to resume: it may have been replaced
 	}
 	return next
 }

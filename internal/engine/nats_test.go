@@ -1,12 +1,17 @@
 package engine_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
@@ -109,11 +114,11 @@ func TestNATSMirrorDeliversEachEventOnceAndRebuildsTheReadModel(t *testing.T) {
 	e := engine.Of(s)
 	head, _ := e.Log().Head()
 	live, cp := digest(t, s.ReadModelPath()), e.Checkpoint()
-	url, stream := e.Bus().ListenURL(), "HIKOUTEI_"+natsbus.SanitizeStore(filepath.Base(dir))
+	reader, stream := mirrorReader(dir, e), "HIKOUTEI_"+natsbus.SanitizeStore(filepath.Base(dir))
 	var seqs []uint64
 	eventually(t, "mirror caught up", func() bool {
 		seqs = seqs[:0]
-		err := natsbus.ReadMirror(ctx, url, stream, func(e events.Event) error { seqs = append(seqs, e.Seq); return nil })
+		err := natsbus.ReadMirrorWith(ctx, reader, stream, func(e events.Event) error { seqs = append(seqs, e.Seq); return nil })
 		return err == nil && uint64(len(seqs)) >= head
 	})
 	for i, seq := range seqs {
@@ -123,7 +128,7 @@ func TestNATSMirrorDeliversEachEventOnceAndRebuildsTheReadModel(t *testing.T) {
 	}
 	target := filepath.Join(t.TempDir(), "from-mirror.sqlite")
 	src := func(fn func(events.Event) error) error {
-		return natsbus.ReadMirror(ctx, url, stream, func(e events.Event) error {
+		return natsbus.ReadMirrorWith(ctx, reader, stream, func(e events.Event) error {
 			if e.Seq > cp {
 				return nil
 			}
@@ -134,6 +139,173 @@ func TestNATSMirrorDeliversEachEventOnceAndRebuildsTheReadModel(t *testing.T) {
 	mustT(t, err)
 	if got != cp || digest(t, target) != live {
 		t.Fatalf("read model from the mirror (checkpoint %d) differs from the live one (%d)", got, cp)
+	}
+}
+
+// mirrorReader reaches the store's listener with its generated client
+// credentials and pins its mirror key.
+func mirrorReader(dir string, e *engine.Engine) natsbus.Config {
+	return natsbus.Config{URL: e.Bus().ListenURL(), NkeyFile: filepath.Join(dir, engine.ClientSeedFile),
+		Mirror: natsbus.MirrorConfig{VerifyKey: e.Bus().MirrorKey()}}
+}
+
+// mirrorHolds waits until the store's mirror stream holds head messages
+// and returns them, read with the generated client credentials.
+func mirrorHolds(t *testing.T, dir string, e *engine.Engine, head uint64) []*jetstream.RawStreamMsg {
+	t.Helper()
+	nc, err := nats.Connect(e.Bus().ListenURL(), nkeyOpt(t, filepath.Join(dir, engine.ClientSeedFile)))
+	mustT(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	mustT(t, err)
+	var st jetstream.Stream
+	eventually(t, "mirror caught up", func() bool {
+		st, err = js.Stream(ctx, "HIKOUTEI_"+natsbus.SanitizeStore(filepath.Base(dir)))
+		return err == nil && st.CachedInfo().State.Msgs >= head
+	})
+	var out []*jetstream.RawStreamMsg
+	for seq := uint64(1); seq <= head; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		mustT(t, err)
+		out = append(out, m)
+	}
+	return out
+}
+
+func nkeyOpt(t *testing.T, seed string) nats.Option {
+	t.Helper()
+	o, err := nats.NkeyOptionFromSeed(seed)
+	mustT(t, err)
+	return o
+}
+
+// Repro 10: the mirror carried the live fencing token and anyone could
+// connect to the listener.
+func TestRepro10_StoreMirrorCarriesNoTokenAndItsListenerNeedsCredentials(t *testing.T) {
+	dir := t.TempDir()
+	nopts := func(o *hikoutei.Options) { o.NATS = &hikoutei.NATSOptions{Mirror: true, Listen: "127.0.0.1:0"} }
+	s := openStore(t, dir, nopts)
+	loadAirports(t, s, 10)
+	e := engine.Of(s)
+	token := e.Lease().Token
+	if len(token) < 16 {
+		t.Fatalf("lease token %q", token)
+	}
+	if nc, err := nats.Connect(e.Bus().ListenURL(), nats.NoReconnect()); err == nil {
+		nc.Close()
+		t.Fatal("a client without credentials connected to the store's listener")
+	}
+	for _, f := range []string{engine.ClientSeedFile, engine.MirrorKeyFile} {
+		st, err := os.Lstat(filepath.Join(dir, f))
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", f, st, err)
+		}
+	}
+	head, _ := e.Log().Head()
+	for i, m := range mirrorHolds(t, dir, e, head) {
+		ev, err := events.DecodeRecord(uint64(i+1), m.Data)
+		if bytes.Contains(m.Data, []byte(token)) || err != nil || ev.Token != "" {
+			t.Fatalf("mirrored seq %d: token present or record invalid (%v)", i+1, err)
+		}
+	}
+	if h := s.Health(); h.Mirror != nil {
+		t.Fatalf("mirror health: %v", h.Mirror)
+	}
+	mustT(t, s.Close())
+
+	// Reopened, the store resumes after the stream's tail: each seq once.
+	s = openStore(t, dir, nopts)
+	defer s.Close()
+	loadAirports(t, s, 20)
+	e = engine.Of(s)
+	head, _ = e.Log().Head()
+	mirrorHolds(t, dir, e, head)
+	n := 0
+	mustT(t, natsbus.ReadMirrorWith(ctx, mirrorReader(dir, e), "HIKOUTEI_"+natsbus.SanitizeStore(filepath.Base(dir)), func(ev events.Event) error {
+		if n++; ev.Seq != uint64(n) {
+			return fmt.Errorf("position %d holds seq %d", n, ev.Seq)
+		}
+		return nil
+	}))
+	if uint64(n) < head {
+		t.Fatalf("mirror holds %d records, log head %d", n, head)
+	}
+}
+
+// On an external server where someone else can write to the store's
+// stream, a forged record for the next seq stops the mirror (health says
+// why) instead of replacing the commit; once the operator deletes the
+// stream, the store fills a new one from seq 1.
+func TestRepro10_AForeignRecordStopsTheMirrorUntilTheStreamIsReplaced(t *testing.T) {
+	ext := startExternal(t, true)
+	dir := t.TempDir()
+	s := openStore(t, dir, func(o *hikoutei.Options) { o.NATS = &hikoutei.NATSOptions{Mirror: true, URL: ext.ClientURL()} })
+	defer s.Close()
+	e := engine.Of(s)
+	stream := e.Bus().MirrorStream()
+	commit(t, s, &Airport{ID: "AAA", Name: "first"})
+	nc, err := nats.Connect(ext.ClientURL())
+	mustT(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	mustT(t, err)
+	mirrored := func() uint64 {
+		st, err := js.Stream(ctx, stream)
+		if err != nil {
+			return 0
+		}
+		return st.CachedInfo().State.Msgs
+	}
+	head, _ := e.Log().Head()
+	eventually(t, "mirror caught up", func() bool { return mirrored() == head })
+
+	forged := events.Event{Seq: head + 1, Stream: events.EntityStream("Airport", "AAA"), Version: 9, At: t0, Epoch: 1,
+		Payload: events.EntityRemoved{Entity: "Airport", ID: "AAA"}}
+	rec, err := natsbus.MirrorRecord(forged)
+	mustT(t, err)
+	m := nats.NewMsg("hikoutei." + natsbus.SanitizeStore(filepath.Base(dir)) + ".events")
+	m.Header.Set(jetstream.MsgIDHeader, fmt.Sprint(head+1))
+	m.Data = rec
+	_, err = js.PublishMsg(ctx, m)
+	mustT(t, err)
+
+	commit(t, s, &Airport{ID: "BBB", Name: "second"}) // its seq is the forged one
+	eventually(t, "mirror health reports the foreign record", func() bool {
+		return errors.Is(s.Health().Mirror, natsbus.ErrMirrorForeignRecord)
+	})
+	if h := s.Health(); h.Local != nil {
+		t.Fatalf("commits must not depend on the mirror: %v", h.Local)
+	}
+	if err := natsbus.ReadMirror(ctx, ext.ClientURL(), stream, func(events.Event) error { return nil }); !errors.Is(err, natsbus.ErrMirrorForged) {
+		t.Fatalf("reader over the forged stream: %v", err)
+	}
+
+	mustT(t, js.DeleteStream(ctx, stream)) // the operator replaces the stream
+	commit(t, s, &Airport{ID: "CCC", Name: "third"})
+	head, _ = e.Log().Head()
+	eventually(t, "a new stream filled from seq 1", func() bool { return mirrored() == head })
+	n := 0
+	mustT(t, natsbus.ReadMirrorWith(ctx, natsbus.Config{URL: ext.ClientURL(), Mirror: natsbus.MirrorConfig{VerifyKey: e.Bus().MirrorKey()}}, stream,
+		func(ev events.Event) error {
+			if n++; ev.Seq != uint64(n) {
+				return fmt.Errorf("position %d holds seq %d", n, ev.Seq)
+			}
+			return nil
+		}))
+	if uint64(n) != head || s.Health().Mirror != nil {
+		t.Fatalf("new stream holds %d of %d records; health %v", n, head, s.Health().Mirror)
+	}
+}
+
+func TestRepro10_OpenRefusesANonLoopbackListenerWithoutAuthBeforeTheLease(t *testing.T) {
+	dir := t.TempDir()
+	_, err := hikoutei.Open(dir, hikoutei.Options{AcquireWait: -1, Logger: quiet,
+		NATS: &hikoutei.NATSOptions{Listen: "0.0.0.0:0", ListenNoAuth: true}}, airports...)
+	if !errors.Is(err, natsbus.ErrListenUnauthenticated) || !errors.Is(err, hikoutei.ErrSyncStartup) {
+		t.Fatalf("Open: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a refused open left %v behind", entries)
 	}
 }
 

@@ -164,16 +164,17 @@ func (e *Engine) stopSync() error {
 // Health separates local health (the store can commit) from sync health
 // (the spreadsheet is being materialised). A nil field is healthy.
 type Health struct {
-	Local error // commits fail: the lease was lost, the store is closed, the log or read model cannot be written
-	Sync  error // sync stopped (divergence, displaced) or not provisioned yet
+	Local  error // commits fail: the lease was lost, the store is closed, the log or read model cannot be written
+	Sync   error // sync stopped (divergence, displaced) or not provisioned yet
 	// Integrity is damage the store found in itself at open (records lost
 	// from the log); it does not stop commits.
 	Integrity error
+	Mirror    error // the NATS event mirror is failing (see natsHealth)
 }
 
 // Health reports the store's current health, from local state only.
 func (e *Engine) Health() Health {
-	var h Health
+	h := Health{Mirror: e.mirrorHealth()}
 	switch {
 	case e.isClosed():
 		h.Local = ErrStoreClosed

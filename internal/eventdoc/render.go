@@ -170,7 +170,8 @@ func (r *renderer) intro() []string {
 		"Every event in a store's log is one of the types below. This catalogue is the contract for " +
 			"everyone who reads the log from outside the application: auditors (`hikoutei audit`) and " +
 			"NATS subscribers of the event mirror (subject `hikoutei.<store>.events`, which carries each committed " +
-			"event's record bytes; `events.DecodeRecord` decodes and verifies them). It is generated from " +
+			"event's record without its fencing token, signed by the store; `events.DecodeRecord` decodes and " +
+			"checks a record, and the README's \"NATS trust model\" says what else a reader verifies). It is generated from " +
 			"the catalogue itself (`events.Catalogue()`) and the payload types' doc comments, so it " +
 			"describes exactly the build it comes with.",
 		"The conflict notifications NATS carries (subjects `hikoutei.<store>.conflict.*`) are a separate " +
@@ -185,7 +186,7 @@ func (r *renderer) intro() []string {
 			{"`schema`", "The schema of the payload as it was written (see [Upcasting](#upcasting))."},
 			{"`at`", "The clock reading the decision used, in UTC. The envelope keeps nanoseconds; times inside payloads are milliseconds."},
 			{"`epoch`", "The lease epoch of the writer that appended the event."},
-			{"`token`", "The fencing token of that writer's lease. The record keeps it (and so do the mirror's record bytes), but it is never shown: `hikoutei audit` leaves it out and no payload holds it."},
+			{"`token`", "The fencing token of that writer's lease. The log's record keeps it, but it is never shown: `hikoutei audit` leaves it out, no payload holds it, and the NATS mirror's records leave it empty."},
 			{"`commit`", "An id shared by every event of one append batch (one atomic write to the log)."},
 			{"`payload`", "The typed body: a canonical map, documented for each type below."},
 		}),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 )
 
 // Subject suffixes under "hikoutei.<store>.". Use SubjectFor or Bus.Subject
@@ -60,9 +62,16 @@ type Bus struct {
 	wg       sync.WaitGroup
 	ncClosed chan struct{}
 
+	self       nkeys.KeyPair // the in-process connection's key when listening with auth
+	listenMode ListenMode
+	clientKey  string        // public key of ListenAuth.SeedFile ("" without)
+	signer     nkeys.KeyPair // mirror signing key (Mirror.Enabled)
+	signerKey  string
+
 	mirrorMu sync.Mutex
 	js       jetstream.JetStream
 	streamOK bool
+	tail     mirrorTail
 
 	st counters
 }
@@ -75,8 +84,11 @@ type outMsg struct {
 type counters struct {
 	wakesRequested, wakesCoalesced, wakesPublished, wakesDropped atomic.Uint64
 	notifPublished, notifBuffered, notifDropped                  atomic.Uint64
-	mirrored, mirrorDuplicates                                   atomic.Uint64
+	mirrored, mirrorDuplicates, mirrorForeign                    atomic.Uint64
 	disconnects, reconnects                                      atomic.Uint64
+
+	mirrorFailMu sync.Mutex
+	mirrorFail   error // the last Mirror call's error (nil after a success)
 }
 
 // Stats is a snapshot of the Bus's counters (all counts since Start).
@@ -91,7 +103,11 @@ type Stats struct {
 	NotificationsDropped   uint64 // queue full, reconnect buffer full, connection closed, Bus closed
 
 	MirroredEvents   uint64 // events acknowledged by the mirror stream as new
-	MirrorDuplicates uint64 // events the stream acknowledged as duplicates (Nats-Msg-Id)
+	MirrorDuplicates uint64 // duplicate acks for a record the stream already held from this store (same bytes)
+	MirrorForeign    uint64 // records found in the stream that this store did not write (ErrMirrorForeignRecord)
+	// MirrorFailure is the stable code of the last Mirror call's error
+	// ("" after a success), e.g. "nats_mirror_foreign_record".
+	MirrorFailure string
 
 	Disconnects uint64 // connection losses observed
 	Reconnects  uint64 // successful reconnects
@@ -101,8 +117,9 @@ type Stats struct {
 // Start starts the Bus: the embedded server unless cfg.URL is set, then the
 // client connection and the publisher goroutines. ctx bounds only Start
 // itself (besides cfg.ConnectTimeout); the Bus lives until Close.
-// Errors: ErrConfigInvalid, ErrServerStartFailed, ErrConnectFailed, or
-// ctx.Err().
+// Errors: ErrConfigInvalid, ErrListenUnauthenticated, ErrCredentialsFile,
+// ErrServerStartFailed, ErrConnectFailed, or ctx.Err(). With a listener it
+// logs "nats listening" with its URL and auth mode (never a secret).
 func Start(ctx context.Context, cfg Config) (*Bus, error) {
 	cfg, err := cfg.normalize()
 	if err != nil {
@@ -120,8 +137,11 @@ func Start(ctx context.Context, cfg Config) (*Bus, error) {
 	for i := range b.wake {
 		b.wake[i] = make(chan struct{}, 1)
 	}
+	if err := b.loadKeys(); err != nil {
+		return nil, err
+	}
 	if cfg.URL == "" {
-		if b.srv, err = startEmbedded(cfg); err != nil {
+		if b.srv, err = startEmbedded(cfg, b.users()); err != nil {
 			return nil, err
 		}
 	}
@@ -132,6 +152,9 @@ func Start(ctx context.Context, cfg Config) (*Bus, error) {
 		}
 		return nil, err
 	}
+	if b.listenMode != ListenOff {
+		cfg.Logger.Info("nats listening", "store", cfg.Store, "url", b.ListenURL(), "auth", string(b.listenMode))
+	}
 	b.wg.Add(3)
 	go b.wakeLoop(WakeKindDispatch)
 	go b.wakeLoop(WakeKindPoll)
@@ -139,7 +162,56 @@ func Start(ctx context.Context, cfg Config) (*Bus, error) {
 	return b, nil
 }
 
-func startEmbedded(cfg Config) (*server.Server, error) {
+// loadKeys loads or creates the listener's client seed and the mirror
+// signing key, and makes the in-process connection's key when the
+// listener requires authentication.
+func (b *Bus) loadKeys() error {
+	cfg := b.cfg
+	b.listenMode = ListenOff
+	if cfg.URL == "" && cfg.Listen != "" {
+		b.listenMode = ListenLoopbackOnly
+		if !cfg.ListenAuth.None {
+			b.listenMode = ListenAuthenticated
+			self, err := nkeys.CreateUser()
+			if err != nil {
+				return fmt.Errorf("%w: in-process key: %v", ErrServerStartFailed, err)
+			}
+			b.self = self
+		}
+		if f := cfg.ListenAuth.SeedFile; f != "" {
+			kp, _, err := loadOrCreateSeed(f, nkeys.PrefixByteUser)
+			if err != nil {
+				return err
+			}
+			b.clientKey, _ = kp.PublicKey()
+			kp.Wipe()
+		}
+	}
+	if cfg.Mirror.Enabled {
+		kp, _, err := loadOrCreateSeed(cfg.Mirror.SigningKeyFile, nkeys.PrefixByteServer)
+		if err != nil {
+			return err
+		}
+		b.signer = kp
+		b.signerKey, _ = kp.PublicKey()
+	}
+	return nil
+}
+
+// users returns the listener's nkey users (nil: no authentication).
+func (b *Bus) users() []*server.NkeyUser {
+	if b.self == nil {
+		return nil
+	}
+	selfKey, _ := b.self.PublicKey()
+	keys := slices.Clone(b.cfg.ListenAuth.Nkeys)
+	if b.clientKey != "" {
+		keys = append(keys, b.clientKey)
+	}
+	return listenUsers(b.cfg, selfKey, keys)
+}
+
+func startEmbedded(cfg Config, users []*server.NkeyUser) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName: "hikoutei-" + cfg.Store,
 		DontListen: cfg.Listen == "",
@@ -148,6 +220,7 @@ func startEmbedded(cfg Config) (*server.Server, error) {
 		MaxPayload: EmbeddedMaxPayload,
 		JetStream:  cfg.JetStream || cfg.Mirror.Enabled,
 		StoreDir:   cfg.StoreDir,
+		Nkeys:      users,
 	}
 	if cfg.Listen != "" {
 		host, port, err := splitListen(cfg.Listen)
@@ -213,9 +286,20 @@ func (b *Bus) connect(ctx context.Context) error {
 	if b.srv != nil {
 		opts = append(opts, nats.InProcessServer(b.srv))
 		url = b.srv.ClientURL() // ignored by the in-process dialer
+		if b.self != nil {
+			pub, _ := b.self.PublicKey()
+			opts = append(opts, nats.Nkey(pub, b.self.Sign))
+		}
 	} else {
 		if cfg.CredsFile != "" {
 			opts = append(opts, nats.UserCredentials(cfg.CredsFile))
+		}
+		if cfg.NkeyFile != "" {
+			o, err := nats.NkeyOptionFromSeed(cfg.NkeyFile)
+			if err != nil {
+				return fmt.Errorf("%w: NkeyFile %s: not a user nkey seed", ErrConfigInvalid, cfg.NkeyFile)
+			}
+			opts = append(opts, o)
 		}
 		if cfg.TLSCAFile != "" {
 			opts = append(opts, nats.RootCAs(cfg.TLSCAFile))
@@ -291,6 +375,28 @@ func (b *Bus) ListenURL() string {
 	return "nats://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
 }
 
+// ListenMode says how the listener is protected: ListenOff (no listener),
+// ListenAuthenticated or ListenLoopbackOnly.
+func (b *Bus) ListenMode() ListenMode { return b.listenMode }
+
+// ClientKey returns the public nkey ("U…") of ListenAuth.SeedFile, or ""
+// when no seed file is configured. It is not a secret.
+func (b *Bus) ClientKey() string { return b.clientKey }
+
+// MirrorKey returns the public mirror signing key ("N…") readers pin
+// (MirrorConfig.VerifyKey, `hikoutei audit --mirror-key`), or "" when the
+// mirror is off. It is not a secret.
+func (b *Bus) MirrorKey() string { return b.signerKey }
+
+// MirrorStream returns the mirror's JetStream stream name ("" when the
+// mirror is off).
+func (b *Bus) MirrorStream() string {
+	if !b.cfg.Mirror.Enabled {
+		return ""
+	}
+	return b.cfg.Mirror.Stream
+}
+
 // Connected reports whether the connection is established right now.
 func (b *Bus) Connected() bool { return b.nc.Status() == nats.CONNECTED }
 
@@ -306,6 +412,8 @@ func (b *Bus) Stats() Stats {
 		NotificationsDropped:   b.st.notifDropped.Load(),
 		MirroredEvents:         b.st.mirrored.Load(),
 		MirrorDuplicates:       b.st.mirrorDuplicates.Load(),
+		MirrorForeign:          b.st.mirrorForeign.Load(),
+		MirrorFailure:          errorCode(b.MirrorHealth()),
 		Disconnects:            b.st.disconnects.Load(),
 		Reconnects:             b.st.reconnects.Load(),
 		Connected:              b.Connected(),

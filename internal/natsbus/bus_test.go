@@ -305,10 +305,10 @@ func TestConflictNotificationInvalid(t *testing.T) {
 func TestListenExternalSubscriber(t *testing.T) {
 	b := startBus(t, Config{Store: "listen", Listen: "127.0.0.1:0"})
 	url := b.ListenURL()
-	if !strings.HasPrefix(url, "nats://127.0.0.1:") || strings.HasSuffix(url, ":0") {
-		t.Fatalf("ListenURL = %q", url)
+	if !strings.HasPrefix(url, "nats://127.0.0.1:") || strings.HasSuffix(url, ":0") || b.ListenMode() != ListenAuthenticated {
+		t.Fatalf("ListenURL = %q, mode %s", url, b.ListenMode())
 	}
-	nc := tcpConn(t, url)
+	nc := clientConn(t, b)
 	c := make(chan struct{}, 1)
 	sub, _ := nc.Subscribe(b.Subject(SuffixWakeDispatch), func(*nats.Msg) {
 		select {
@@ -322,7 +322,7 @@ func TestListenExternalSubscriber(t *testing.T) {
 	}
 	b.WakeDispatch()
 	recv(t, c, "wake over TCP")
-	if startBus(t, Config{Store: "nolisten"}).ListenURL() != "" {
+	if nl := startBus(t, Config{Store: "nolisten"}); nl.ListenURL() != "" || nl.ListenMode() != ListenOff {
 		t.Fatal("embedded without Listen reports a listener")
 	}
 }

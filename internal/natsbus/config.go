@@ -31,7 +31,8 @@ const (
 //
 // Mode: when URL is empty an embedded nats-server runs in-process and the
 // Bus connects to it through an in-memory pipe (no port), unless Listen asks
-// for a TCP listener so external tools can subscribe. When URL is set, the
+// for a TCP listener so external tools can subscribe (authenticated per
+// ListenAuth; the Bus itself stays in-process). When URL is set, the
 // Bus connects to that existing server or cluster instead and the embedded
 // fields (Listen, StoreDir, JetStream) are ignored, except that Listen
 // together with URL is rejected as ambiguous.
@@ -50,6 +51,9 @@ type Config struct {
 	URL string
 	// CredsFile is an optional NATS .creds file (JWT + nkey seed) for URL.
 	CredsFile string
+	// NkeyFile is an optional nkey user seed file for URL, e.g. the
+	// ListenAuth.SeedFile of another store's listener.
+	NkeyFile string
 	// TLSCAFile is an optional PEM file of CAs that verify the server.
 	TLSCAFile string
 	// TLSCertFile and TLSKeyFile are an optional PEM client certificate and
@@ -66,6 +70,10 @@ type Config struct {
 	// listener (e.g. "127.0.0.1:4222"; port 0 picks a free port, see
 	// Bus.ListenURL). Empty = no listener at all (DontListen).
 	Listen string
+	// ListenAuth says who may connect to the listener; required with
+	// Listen (see ListenAuth: a non-loopback address without
+	// authentication fails Start with ErrListenUnauthenticated).
+	ListenAuth ListenAuth
 	// StoreDir is the embedded server's JetStream directory. Required when
 	// the embedded server runs JetStream (JetStream or Mirror.Enabled).
 	StoreDir string
@@ -134,6 +142,17 @@ type MirrorConfig struct {
 	// Timeout bounds one Mirror call, stream creation included (default
 	// DefaultMirrorTimeout).
 	Timeout time.Duration
+	// SigningKeyFile holds the store's mirror signing key: an Ed25519 nkey
+	// seed ("SN…"). Required with Enabled; Start creates it when missing
+	// (mode 0600, atomically). Every mirrored record is signed with it, so
+	// readers can tell the store's records from forged ones; its public
+	// key ("N…", Bus.MirrorKey) is what readers pin (VerifyKey).
+	SigningKeyFile string
+	// VerifyKey is, for readers (ReadMirrorWith), the public mirror key
+	// ("N…") every record must be signed with. Empty = the key of the
+	// first record read, which detects any record added by someone else
+	// but not a stream rewritten as a whole.
+	VerifyKey string
 }
 
 // SanitizeStore maps name to a valid Config.Store: every character outside
@@ -217,23 +236,30 @@ func (cfg Config) normalize() (Config, error) {
 		return cfg, fmt.Errorf("%w: Listen and URL are exclusive (Listen is for the embedded server)", ErrConfigInvalid)
 	}
 	if cfg.URL == "" {
-		if cfg.CredsFile != "" || cfg.TLSCAFile != "" || cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
-			return cfg, fmt.Errorf("%w: CredsFile/TLS options need URL (the embedded server is reached in-process)", ErrConfigInvalid)
+		if cfg.CredsFile != "" || cfg.NkeyFile != "" || cfg.TLSCAFile != "" || cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
+			return cfg, fmt.Errorf("%w: CredsFile/NkeyFile/TLS options need URL (the embedded server is reached in-process)", ErrConfigInvalid)
 		}
 		if (cfg.JetStream || cfg.Mirror.Enabled) && cfg.StoreDir == "" {
 			return cfg, fmt.Errorf("%w: the embedded server's JetStream needs StoreDir", ErrConfigInvalid)
 		}
 		if cfg.Listen != "" {
-			if _, _, err := splitListen(cfg.Listen); err != nil {
+			host, _, err := splitListen(cfg.Listen)
+			if err != nil {
+				return cfg, err
+			}
+			if err := cfg.ListenAuth.check(cfg.Listen, host); err != nil {
 				return cfg, err
 			}
 		}
+	}
+	if cfg.Mirror.Enabled && cfg.Mirror.SigningKeyFile == "" {
+		return cfg, fmt.Errorf("%w: the mirror needs Mirror.SigningKeyFile", ErrConfigInvalid)
 	}
 	if (cfg.TLSCertFile == "") != (cfg.TLSKeyFile == "") {
 		return cfg, fmt.Errorf("%w: TLSCertFile and TLSKeyFile go together", ErrConfigInvalid)
 	}
 	for _, f := range []struct{ name, path string }{
-		{"CredsFile", cfg.CredsFile}, {"TLSCAFile", cfg.TLSCAFile},
+		{"CredsFile", cfg.CredsFile}, {"NkeyFile", cfg.NkeyFile}, {"TLSCAFile", cfg.TLSCAFile},
 		{"TLSCertFile", cfg.TLSCertFile}, {"TLSKeyFile", cfg.TLSKeyFile},
 	} {
 		if f.path == "" {

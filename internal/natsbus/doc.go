@@ -3,7 +3,11 @@
 // Start runs an embedded nats-server in-process (no port unless
 // Config.Listen asks for one) and connects to it through an in-memory pipe,
 // or connects to an existing server or cluster at Config.URL (the store
-// passes HIKOUTEI_NATS_URL) with optional creds and TLS files.
+// passes HIKOUTEI_NATS_URL) with optional creds, nkey and TLS files. A
+// listener requires nkey authentication (Config.ListenAuth: a generated
+// seed file or operator-supplied keys; none only on loopback) and gives
+// its clients read-only rights plus wake-up hints; the store's own
+// connection stays in-process.
 //
 // Subjects, all under "hikoutei.<store>.":
 //
@@ -12,8 +16,11 @@
 //	conflict.opened    JSON ConflictNotification, schema 1
 //	conflict.resolved  JSON ConflictNotification, schema 1
 //	events             optional JetStream mirror of committed events
-//	                   (record bytes of events.MarshalRecord; header
-//	                   Nats-Msg-Id = log seq), stream "HIKOUTEI_<STORE>"
+//	                   (MirrorRecord: the record without the fencing
+//	                   token; headers Nats-Msg-Id = log seq,
+//	                   Hikoutei-Signer, Hikoutei-Sig), stream
+//	                   "HIKOUTEI_<STORE>"; readers verify checksum,
+//	                   signature and sequence chain
 //
 // Wake-ups are hints: they are coalesced (any number of WakeDispatch calls
 // become at most one message per Config.WakeInterval), dropped while NATS is

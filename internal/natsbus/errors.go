@@ -44,9 +44,60 @@ var (
 	// events.ErrCorruptRecord in the latter case).
 	ErrMirrorCorrupt = errors.New("nats_mirror_corrupt")
 	// ErrMirrorGap: ReadMirror delivered every message but the sequence of
-	// events had holes. See *MirrorGapError.
+	// events had holes where stream messages were deleted. See
+	// *MirrorGapError.
 	ErrMirrorGap = errors.New("nats_mirror_gap")
+	// ErrMirrorSequence: a mirrored record breaks the sequence chain: its
+	// log seq is not above the previous one (duplicated or out of order), or
+	// its stream position departs from the log-seq-to-stream-seq mapping
+	// the publisher established. See *MirrorRecordError.
+	ErrMirrorSequence = errors.New("nats_mirror_sequence")
+	// ErrMirrorForged: a mirrored record is not signed, or not signed by the
+	// store's mirror key (the pinned key, else the key of the first record
+	// read). See *MirrorRecordError.
+	ErrMirrorForged = errors.New("nats_mirror_forged")
+	// ErrMirrorForeignRecord: the publisher found in its stream a record it
+	// did not write: a duplicate acknowledgement for a record it had just
+	// published whose stored content differs (someone else published that
+	// Nats-Msg-Id first), an acknowledgement at another stream position
+	// than the next one, or a stream tail that is not this log's record.
+	// The mirror stops there until an operator replaces the stream.
+	ErrMirrorForeignRecord = errors.New("nats_mirror_foreign_record")
+	// ErrListenUnauthenticated: Listen asks for a listener without
+	// authentication on an address that is not loopback, or with no
+	// authentication configured at all (see ListenAuth).
+	ErrListenUnauthenticated = errors.New("nats_listen_unauthenticated")
+	// ErrCredentialsFile: a generated credentials or signing key file
+	// cannot be created or read, is not a regular file, is accessible by
+	// group or others, or does not hold a valid seed. The error names the
+	// file, never its content.
+	ErrCredentialsFile = errors.New("nats_credentials_file_invalid")
 )
+
+// MirrorRecordError names the mirrored record a reader refused: the stream
+// message and the log seq it claims. It wraps ErrMirrorSequence,
+// ErrMirrorForged or ErrMirrorCorrupt.
+type MirrorRecordError struct {
+	Stream    string
+	StreamSeq uint64 // position in the JetStream stream
+	Seq       uint64 // log seq the record claims (0 = none readable)
+	Reason    string
+	Err       error // the sentinel
+	Cause     error // e.g. the *events.CorruptRecordError (may be nil)
+}
+
+// Error returns "<code>: stream ...: message N (log seq S): reason".
+func (e *MirrorRecordError) Error() string {
+	return fmt.Sprintf("%s: stream %q: message %d (log seq %d): %s", e.Err, e.Stream, e.StreamSeq, e.Seq, e.Reason)
+}
+
+// Unwrap returns the sentinel and the cause, if any.
+func (e *MirrorRecordError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Cause}
+}
 
 // MirrorGapError reports that the events read from a mirror stream were not
 // dense: after seq After the next event read was Next (> After+1). Gaps is

@@ -2,13 +2,17 @@ package natsbus
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
@@ -16,8 +20,16 @@ import (
 // deadline bounds every wait in these tests.
 const deadline = 10 * time.Second
 
+// startBus starts a Bus, giving it a mirror signing key and listener
+// credentials in a temporary directory when cfg needs them and names none.
 func startBus(t *testing.T, cfg Config) *Bus {
 	t.Helper()
+	if cfg.Mirror.Enabled && cfg.Mirror.SigningKeyFile == "" {
+		cfg.Mirror.SigningKeyFile = filepath.Join(t.TempDir(), "mirror.nk")
+	}
+	if cfg.Listen != "" && cfg.ListenAuth.SeedFile == "" && len(cfg.ListenAuth.Nkeys) == 0 && !cfg.ListenAuth.None {
+		cfg.ListenAuth.SeedFile = filepath.Join(t.TempDir(), "client.nk")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	b, err := Start(ctx, cfg)
@@ -84,9 +96,26 @@ func inProc(t *testing.T, b *Bus) *nats.Conn {
 	return rawConn(t, nats.InProcessServer(b.srv))
 }
 
-func tcpConn(t *testing.T, url string) *nats.Conn {
+// clientCfg is how an external tool reaches b's listener: its URL and the
+// generated client seed.
+func clientCfg(b *Bus) Config {
+	return Config{URL: b.ListenURL(), NkeyFile: b.cfg.ListenAuth.SeedFile}
+}
+
+// clientConn is a plain TCP client of b's listener with its generated
+// credentials.
+func clientConn(t *testing.T, b *Bus) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	o, err := nats.NkeyOptionFromSeed(b.cfg.ListenAuth.SeedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tcpConn(t, b.ListenURL(), o)
+}
+
+func tcpConn(t *testing.T, url string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,4 +183,43 @@ func sampleEvents(from, to uint64) []events.Event {
 		})
 	}
 	return out
+}
+
+// newMirrorKey is a mirror signing key for records a test writes itself.
+func newMirrorKey(t *testing.T) nkeys.KeyPair {
+	t.Helper()
+	kp, err := nkeys.CreateServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kp
+}
+
+// record is e's mirrored form.
+func record(t *testing.T, e events.Event) []byte {
+	t.Helper()
+	b, err := MirrorRecord(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// signedMsg is a mirror message as a publisher holding key writes it
+// (id "" = no Nats-Msg-Id).
+func signedMsg(t *testing.T, subject, id string, rec []byte, key nkeys.KeyPair) *nats.Msg {
+	t.Helper()
+	m := nats.NewMsg(subject)
+	if id != "" {
+		m.Header.Set(jetstream.MsgIDHeader, id)
+	}
+	sig, err := key.Sign(signedBytes(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := key.PublicKey()
+	m.Header.Set(HeaderSigner, pub)
+	m.Header.Set(HeaderSignature, base64.RawURLEncoding.EncodeToString(sig))
+	m.Data = rec
+	return m
 }

@@ -1,7 +1,9 @@
 package natsbus
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,23 +19,78 @@ import (
 // mirrorChunk bounds the asynchronous publishes awaited together.
 const mirrorChunk = 256
 
-// Mirror publishes each event's record bytes (events.MarshalRecord, checksum
-// included) to the JetStream mirror stream (Config.Mirror), on the mirror
-// subject with header Nats-Msg-Id = the event's global Seq in decimal, and
-// waits for the stream's acknowledgements. Re-publishing events (e.g. the
-// tail after a restart) inside the stream's duplicate window stores nothing
-// new. The stream is created on first use when missing.
+// Mirror record headers (besides Nats-Msg-Id = the decimal log seq).
+const (
+	// HeaderSigner carries the public mirror key ("N…") that signed the record.
+	HeaderSigner = "Hikoutei-Signer"
+	// HeaderSignature carries the Ed25519 signature of the record
+	// (base64url without padding) over SignContext followed by the record
+	// bytes.
+	HeaderSignature = "Hikoutei-Sig"
+	// SignContext prefixes the signed bytes, so a mirror signature cannot
+	// be replayed as a signature of anything else.
+	SignContext = "hikoutei-mirror-v1\n"
+)
+
+// MirrorRecord returns the mirrored form of a stamped event: its record
+// (events.MarshalRecord) with the fencing token left out. The checksum is
+// computed over the record as mirrored, so events.DecodeRecord verifies it
+// and yields the event with an empty Token. The token never leaves the
+// store.
+func MirrorRecord(ev events.Event) ([]byte, error) {
+	ev.Token = ""
+	return events.MarshalRecord(ev)
+}
+
+// signedBytes is what a mirror signature covers.
+func signedBytes(rec []byte) []byte {
+	return append([]byte(SignContext), rec...)
+}
+
+// outRecord is one event ready to publish.
+type outRecord struct {
+	seq uint64
+	msg *nats.Msg
+}
+
+// mirrorTail is what the publisher knows of its stream (mirrorMu held);
+// it is reloaded from the stream after any failure.
+type mirrorTail struct {
+	ok     bool
+	seq    uint64 // log seq of the stream's last record (0 = none)
+	sseq   uint64 // the stream's last sequence
+	data   []byte // the last record's bytes
+	signer string // the last record's signer
+}
+
+// Mirror publishes each event's mirrored form (MirrorRecord: no fencing
+// token; checksum included; signed with the store's mirror key, headers
+// Hikoutei-Signer and Hikoutei-Sig) to the JetStream mirror stream
+// (Config.Mirror), on the mirror subject with header Nats-Msg-Id = the
+// event's global Seq in decimal, and waits for the stream's
+// acknowledgements. The stream is created on first use when missing.
+//
+// The stream holds each log seq once, in order, at consecutive stream
+// positions: Mirror resumes after the stream's last record (events up to
+// it are skipped; the one equal to it must be byte-identical) and checks
+// every acknowledgement. A duplicate acknowledgement for a record whose
+// stored bytes differ (someone else published that Nats-Msg-Id first), an
+// acknowledgement at another position than the next one, or a stream tail
+// this log did not write fail with ErrMirrorForeignRecord naming the seq;
+// the failure stays in MirrorHealth and Stats.MirrorFailure until a later
+// call succeeds (which it cannot while the foreign record is the tail).
 //
 // Call it after the commit, off the commit path, in log order from one
-// goroutine (calls are serialised; ReadMirror expects stream order = seq
-// order). It fails fast with ErrUnavailable when not connected and
-// otherwise takes at most Config.Mirror.Timeout.
+// goroutine (calls are serialised), with dense seqs. It fails fast with
+// ErrUnavailable when not connected and otherwise takes at most
+// Config.Mirror.Timeout.
 //
 // Errors: ErrMirrorDisabled, ErrClosed, ErrUnavailable,
-// ErrMirrorPublishFailed (also for an unstamped event with Seq 0, or a
-// payload MarshalRecord rejects, or a stream that does not capture the
-// mirror subject).
-func (b *Bus) Mirror(evs []events.Event) error {
+// ErrMirrorForeignRecord (*MirrorRecordError), ErrMirrorPublishFailed
+// (also for an unstamped event with Seq 0, seqs that are not dense or
+// would leave a gap after the stream's tail, a payload MarshalRecord
+// rejects, or a stream that does not capture the mirror subject).
+func (b *Bus) Mirror(evs []events.Event) (err error) {
 	if !b.cfg.Mirror.Enabled {
 		return ErrMirrorDisabled
 	}
@@ -43,56 +100,249 @@ func (b *Bus) Mirror(evs []events.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	msgs := make([]*nats.Msg, len(evs))
-	for i, ev := range evs {
-		if ev.Seq == 0 {
-			return fmt.Errorf("%w: event %d of %d has no seq (not stamped by the log)", ErrMirrorPublishFailed, i+1, len(evs))
-		}
-		rec, err := events.MarshalRecord(ev)
-		if err != nil {
-			return fmt.Errorf("%w: seq %d: %w", ErrMirrorPublishFailed, ev.Seq, err)
-		}
-		m := nats.NewMsg(b.cfg.Mirror.Subject)
-		m.Header.Set(jetstream.MsgIDHeader, strconv.FormatUint(ev.Seq, 10))
-		m.Data = rec
-		msgs[i] = m
+	defer func() { b.setMirrorFail(err) }()
+	recs, err := b.mirrorMsgs(evs)
+	if err != nil {
+		return err
 	}
 	b.mirrorMu.Lock()
 	defer b.mirrorMu.Unlock()
-	if !b.Connected() {
-		return fmt.Errorf("%w: mirror of %d event(s) from seq %d", ErrUnavailable, len(evs), evs[0].Seq)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Mirror.Timeout)
-	defer cancel()
-	if err := b.ensureStream(ctx); err != nil {
+	ctx, cancel, err := b.mirrorContext(len(evs), evs[0].Seq)
+	if err != nil {
 		return err
 	}
-	for start := 0; start < len(msgs); start += mirrorChunk {
-		end := min(start+mirrorChunk, len(msgs))
-		futs := make([]jetstream.PubAckFuture, 0, end-start)
-		for _, m := range msgs[start:end] {
-			f, err := b.js.PublishMsgAsync(m, jetstream.WithExpectStream(b.cfg.Mirror.Stream))
-			if err != nil {
-				return fmt.Errorf("%w: seq %s: %v", ErrMirrorPublishFailed, m.Header.Get(jetstream.MsgIDHeader), err)
-			}
-			futs = append(futs, f)
+	defer cancel()
+	defer func() {
+		if err != nil {
+			b.streamOK, b.tail = false, mirrorTail{}
 		}
-		for _, f := range futs {
-			select {
-			case ack := <-f.Ok():
-				if ack.Duplicate {
-					b.st.mirrorDuplicates.Add(1)
-				} else {
-					b.st.mirrored.Add(1)
-				}
-			case err := <-f.Err():
-				return fmt.Errorf("%w: seq %s: %v", ErrMirrorPublishFailed, f.Msg().Header.Get(jetstream.MsgIDHeader), err)
-			case <-ctx.Done():
-				return fmt.Errorf("%w: seq %s: no acknowledgement within %s", ErrMirrorPublishFailed, f.Msg().Header.Get(jetstream.MsgIDHeader), b.cfg.Mirror.Timeout)
-			}
+	}()
+	if err := b.loadTail(ctx); err != nil {
+		return err
+	}
+	if recs, err = b.skipMirrored(recs); err != nil {
+		return err
+	}
+	for start := 0; start < len(recs); start += mirrorChunk {
+		if err := b.publishChunk(ctx, recs[start:min(start+mirrorChunk, len(recs))]); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// MirrorHead returns the log seq of the last record in the mirror stream
+// (0 when the stream is empty), creating the stream when missing, so that
+// a restarted store resumes there rather than reading its whole log.
+// Errors: as Mirror.
+func (b *Bus) MirrorHead() (seq uint64, err error) {
+	if !b.cfg.Mirror.Enabled {
+		return 0, ErrMirrorDisabled
+	}
+	if b.closed.Load() {
+		return 0, ErrClosed
+	}
+	b.mirrorMu.Lock()
+	defer b.mirrorMu.Unlock()
+	ctx, cancel, err := b.mirrorContext(0, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	if err := b.loadTail(ctx); err != nil {
+		b.streamOK, b.tail = false, mirrorTail{}
+		return 0, err
+	}
+	return b.tail.seq, nil
+}
+
+// MirrorHealth returns the last Mirror call's error, or nil when it
+// succeeded (or Mirror was never called). Its stable code is
+// Stats.MirrorFailure.
+func (b *Bus) MirrorHealth() error {
+	b.st.mirrorFailMu.Lock()
+	defer b.st.mirrorFailMu.Unlock()
+	return b.st.mirrorFail
+}
+
+func (b *Bus) setMirrorFail(err error) {
+	b.st.mirrorFailMu.Lock()
+	b.st.mirrorFail = err
+	b.st.mirrorFailMu.Unlock()
+}
+
+// errorCode returns the stable code of a natsbus error ("" for nil).
+func errorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, s := range []error{ErrMirrorForeignRecord, ErrMirrorDisabled, ErrClosed, ErrUnavailable, ErrMirrorPublishFailed} {
+		if errors.Is(err, s) {
+			return s.Error()
+		}
+	}
+	return ErrMirrorPublishFailed.Error()
+}
+
+// mirrorContext checks the connection and bounds one mirror operation.
+func (b *Bus) mirrorContext(n int, from uint64) (context.Context, context.CancelFunc, error) {
+	if !b.Connected() {
+		return nil, nil, fmt.Errorf("%w: mirror of %d event(s) from seq %d", ErrUnavailable, n, from)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Mirror.Timeout)
+	return ctx, cancel, nil
+}
+
+// mirrorMsgs builds the signed messages of dense, stamped events.
+func (b *Bus) mirrorMsgs(evs []events.Event) ([]outRecord, error) {
+	out := make([]outRecord, len(evs))
+	for i, ev := range evs {
+		if ev.Seq == 0 {
+			return nil, fmt.Errorf("%w: event %d of %d has no seq (not stamped by the log)", ErrMirrorPublishFailed, i+1, len(evs))
+		}
+		if i > 0 && ev.Seq != evs[i-1].Seq+1 {
+			return nil, fmt.Errorf("%w: seq %d follows seq %d (events must be dense)", ErrMirrorPublishFailed, ev.Seq, evs[i-1].Seq)
+		}
+		rec, err := MirrorRecord(ev)
+		if err != nil {
+			return nil, fmt.Errorf("%w: seq %d: %w", ErrMirrorPublishFailed, ev.Seq, err)
+		}
+		sig, err := b.signer.Sign(signedBytes(rec))
+		if err != nil {
+			return nil, fmt.Errorf("%w: seq %d: sign: %v", ErrMirrorPublishFailed, ev.Seq, err)
+		}
+		m := nats.NewMsg(b.cfg.Mirror.Subject)
+		m.Header.Set(jetstream.MsgIDHeader, strconv.FormatUint(ev.Seq, 10))
+		m.Header.Set(HeaderSigner, b.signerKey)
+		m.Header.Set(HeaderSignature, base64.RawURLEncoding.EncodeToString(sig))
+		m.Data = rec
+		out[i] = outRecord{seq: ev.Seq, msg: m}
+	}
+	return out, nil
+}
+
+// loadTail reads the stream's last record (mirrorMu held). The stream's
+// last message must be a record on the mirror subject.
+func (b *Bus) loadTail(ctx context.Context) error {
+	if err := b.ensureStream(ctx); err != nil || b.tail.ok {
+		return err
+	}
+	mc := b.cfg.Mirror
+	s, err := b.js.Stream(ctx, mc.Stream)
+	if err != nil {
+		return fmt.Errorf("%w: stream %q: %v", ErrMirrorPublishFailed, mc.Stream, err)
+	}
+	st := s.CachedInfo().State
+	t := mirrorTail{ok: true, sseq: st.LastSeq}
+	if st.Msgs > 0 {
+		m, err := s.GetLastMsgForSubject(ctx, mc.Subject)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return b.foreign(st.LastSeq, 0, "the stream holds messages but none on the mirror subject")
+		case err != nil:
+			return fmt.Errorf("%w: stream %q last record: %v", ErrMirrorPublishFailed, mc.Stream, err)
+		case m.Sequence != st.LastSeq:
+			return b.foreign(st.LastSeq, 0, fmt.Sprintf("stream message %d follows this store's last record (message %d)", st.LastSeq, m.Sequence))
+		}
+		seq, perr := strconv.ParseUint(m.Header.Get(jetstream.MsgIDHeader), 10, 64)
+		if perr != nil || seq == 0 {
+			return b.foreign(m.Sequence, 0, "the stream's last message has no log seq in Nats-Msg-Id")
+		}
+		t.seq, t.data, t.signer = seq, m.Data, m.Header.Get(HeaderSigner)
+	}
+	b.tail = t
+	return nil
+}
+
+// skipMirrored drops the records the stream already holds; the one equal
+// to the stream's tail must be byte-identical and signed by this store.
+func (b *Bus) skipMirrored(recs []outRecord) ([]outRecord, error) {
+	t := b.tail
+	for i, r := range recs {
+		switch {
+		case r.seq < t.seq:
+			continue
+		case r.seq == t.seq:
+			if !bytes.Equal(r.msg.Data, t.data) || t.signer != b.signerKey {
+				return nil, b.foreign(t.sseq, t.seq, "the stream's record for this seq is not this log's (bytes or signer differ)")
+			}
+			continue
+		case t.seq != 0 && r.seq != t.seq+1:
+			return nil, fmt.Errorf("%w: stream %q ends at seq %d; publishing seq %d would leave a gap", ErrMirrorPublishFailed, b.cfg.Mirror.Stream, t.seq, r.seq)
+		}
+		return recs[i:], nil
+	}
+	return nil, nil
+}
+
+// publishChunk publishes records asynchronously and checks every
+// acknowledgement in order.
+func (b *Bus) publishChunk(ctx context.Context, recs []outRecord) error {
+	futs := make([]jetstream.PubAckFuture, 0, len(recs))
+	for _, r := range recs {
+		f, err := b.js.PublishMsgAsync(r.msg, jetstream.WithExpectStream(b.cfg.Mirror.Stream))
+		if err != nil {
+			return fmt.Errorf("%w: seq %d: %v", ErrMirrorPublishFailed, r.seq, err)
+		}
+		futs = append(futs, f)
+	}
+	for i, f := range futs {
+		select {
+		case ack := <-f.Ok():
+			if err := b.settle(ctx, recs[i], ack); err != nil {
+				return err
+			}
+		case err := <-f.Err():
+			return fmt.Errorf("%w: seq %d: %v", ErrMirrorPublishFailed, recs[i].seq, err)
+		case <-ctx.Done():
+			return fmt.Errorf("%w: seq %d: no acknowledgement within %s", ErrMirrorPublishFailed, recs[i].seq, b.cfg.Mirror.Timeout)
+		}
+	}
+	return nil
+}
+
+// settle checks one acknowledgement against the stream's expected next
+// position and moves the tail.
+func (b *Bus) settle(ctx context.Context, r outRecord, ack *jetstream.PubAck) error {
+	if ack.Duplicate {
+		same, err := b.storedIs(ctx, ack.Sequence, r)
+		if err != nil {
+			return err
+		}
+		if !same {
+			return b.foreign(ack.Sequence, r.seq, "duplicate acknowledgement: the stream already holds another record with this Nats-Msg-Id (published by someone else)")
+		}
+		b.st.mirrorDuplicates.Add(1)
+		b.tail.seq, b.tail.data, b.tail.signer = r.seq, r.msg.Data, b.signerKey
+		b.tail.sseq = max(b.tail.sseq, ack.Sequence)
+		return nil
+	}
+	if want := b.tail.sseq + 1; ack.Sequence != want {
+		return b.foreign(ack.Sequence, r.seq, fmt.Sprintf("stored at stream message %d, expected %d: another client wrote to the stream", ack.Sequence, want))
+	}
+	b.tail.seq, b.tail.sseq, b.tail.data, b.tail.signer = r.seq, ack.Sequence, r.msg.Data, b.signerKey
+	b.st.mirrored.Add(1)
+	return nil
+}
+
+// storedIs reports whether stream message sseq holds exactly r.
+func (b *Bus) storedIs(ctx context.Context, sseq uint64, r outRecord) (bool, error) {
+	s, err := b.js.Stream(ctx, b.cfg.Mirror.Stream)
+	if err != nil {
+		return false, fmt.Errorf("%w: stream %q: %v", ErrMirrorPublishFailed, b.cfg.Mirror.Stream, err)
+	}
+	m, err := s.GetMsg(ctx, sseq)
+	if err != nil {
+		return false, fmt.Errorf("%w: stream %q message %d: %v", ErrMirrorPublishFailed, b.cfg.Mirror.Stream, sseq, err)
+	}
+	return bytes.Equal(m.Data, r.msg.Data) && m.Header.Get(HeaderSigner) == b.signerKey &&
+		m.Header.Get(HeaderSignature) == r.msg.Header.Get(HeaderSignature), nil
+}
+
+// foreign counts and returns an ErrMirrorForeignRecord.
+func (b *Bus) foreign(sseq, seq uint64, reason string) error {
+	b.st.mirrorForeign.Add(1)
+	return &MirrorRecordError{Stream: b.cfg.Mirror.Stream, StreamSeq: sseq, Seq: seq, Reason: reason, Err: ErrMirrorForeignRecord}
 }
 
 // ensureStream creates the mirror stream when missing (mirrorMu held).
@@ -100,6 +350,7 @@ func (b *Bus) ensureStream(ctx context.Context) error {
 	if b.streamOK {
 		return nil
 	}
+	b.tail = mirrorTail{}
 	mc := b.cfg.Mirror
 	if b.js == nil {
 		js, err := jetstream.New(b.nc)
@@ -117,7 +368,7 @@ func (b *Bus) ensureStream(ctx context.Context) error {
 		}
 		_, err = b.js.CreateStream(ctx, jetstream.StreamConfig{
 			Name:        mc.Stream,
-			Description: "hikoutei committed events of store " + b.cfg.Store + " (events.MarshalRecord; Nats-Msg-Id = log seq)",
+			Description: "hikoutei committed events of store " + b.cfg.Store + " (signed records without fencing token; Nats-Msg-Id = log seq)",
 			Subjects:    []string{mc.Subject},
 			Retention:   jetstream.LimitsPolicy,
 			Storage:     storage,
@@ -162,133 +413,4 @@ func subjectMatches(p, s string) bool {
 		}
 	}
 	return len(pt) == len(st)
-}
-
-// ReadMirror reads the JetStream mirror stream named stream on the server
-// at url (comma-separated URLs allowed) from its first message to the last
-// one present when the read starts, in stream order, and calls fn for each
-// event after verifying it: the log seq comes from the Nats-Msg-Id header
-// and events.DecodeRecord checks the record's checksum and that the record
-// claims that seq. It is what `hikoutei audit --nats URL --stream S` runs.
-// See ReadMirrorWith for credentials and TLS.
-//
-// Delivered events have strictly increasing Seq: a message whose seq is not
-// above the last delivered one (a re-publish outside the duplicate window)
-// is verified and skipped. The first seq may be above 1 (a mirror started
-// later or trimmed by limits). Holes in the sequence do not stop the read;
-// they are reported at the end as *MirrorGapError.
-//
-// Errors: the first error fn returns (as is); ErrConfigInvalid;
-// ErrMirrorReadFailed (connect, stream lookup, consume, ctx expiry);
-// ErrMirrorCorrupt (bad header; a bad record also matches
-// events.ErrCorruptRecord); *MirrorGapError (ErrMirrorGap).
-func ReadMirror(ctx context.Context, url, stream string, fn func(events.Event) error) error {
-	return ReadMirrorWith(ctx, Config{URL: url}, stream, fn)
-}
-
-// ReadMirrorWith is ReadMirror with the connection settings of cfg: URL
-// (required), CredsFile, TLSCAFile, TLSCertFile/TLSKeyFile, Name,
-// ConnectTimeout. Other fields (Store included) are ignored. The connection
-// does not reconnect: a connection loss fails the read.
-func ReadMirrorWith(ctx context.Context, cfg Config, stream string, fn func(events.Event) error) error {
-	if cfg.URL == "" {
-		return fmt.Errorf("%w: ReadMirror needs a server URL", ErrConfigInvalid)
-	}
-	if !validStreamName(stream) {
-		return fmt.Errorf("%w: stream name %q", ErrConfigInvalid, stream)
-	}
-	if (cfg.TLSCertFile == "") != (cfg.TLSKeyFile == "") {
-		return fmt.Errorf("%w: TLSCertFile and TLSKeyFile go together", ErrConfigInvalid)
-	}
-	if cfg.Name == "" {
-		cfg.Name = "hikoutei-audit"
-	}
-	if cfg.ConnectTimeout <= 0 {
-		cfg.ConnectTimeout = DefaultConnectTimeout
-	}
-	opts := []nats.Option{nats.Name(cfg.Name), nats.Timeout(cfg.ConnectTimeout), nats.NoReconnect()}
-	if cfg.CredsFile != "" {
-		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
-	}
-	if cfg.TLSCAFile != "" {
-		opts = append(opts, nats.RootCAs(cfg.TLSCAFile))
-	}
-	if cfg.TLSCertFile != "" {
-		opts = append(opts, nats.ClientCert(cfg.TLSCertFile, cfg.TLSKeyFile))
-	}
-	nc, err := nats.Connect(cfg.URL, opts...)
-	if err != nil {
-		return fmt.Errorf("%w: connect %s: %v", ErrMirrorReadFailed, redact(cfg.URL), err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("%w: jetstream: %v", ErrMirrorReadFailed, err)
-	}
-	s, err := js.Stream(ctx, stream)
-	if err != nil {
-		return fmt.Errorf("%w: stream %q: %v", ErrMirrorReadFailed, stream, err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("%w: stream %q info: %v", ErrMirrorReadFailed, stream, err)
-	}
-	end := info.State.LastSeq
-	if info.State.Msgs == 0 {
-		return nil
-	}
-	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
-	if err != nil {
-		return fmt.Errorf("%w: stream %q consumer: %v", ErrMirrorReadFailed, stream, err)
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return fmt.Errorf("%w: stream %q consume: %v", ErrMirrorReadFailed, stream, err)
-	}
-	defer it.Stop()
-
-	var last uint64
-	var gap *MirrorGapError
-	for {
-		m, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			return fmt.Errorf("%w: stream %q after seq %d: %v", ErrMirrorReadFailed, stream, last, err)
-		}
-		md, err := m.Metadata()
-		if err != nil {
-			return fmt.Errorf("%w: stream %q: message metadata: %v", ErrMirrorReadFailed, stream, err)
-		}
-		sseq := md.Sequence.Stream
-		id := m.Headers().Get(jetstream.MsgIDHeader)
-		seq, perr := strconv.ParseUint(id, 10, 64)
-		if perr != nil || seq == 0 {
-			return fmt.Errorf("%w: stream %q message %d: Nats-Msg-Id %q is not a log seq", ErrMirrorCorrupt, stream, sseq, id)
-		}
-		ev, err := events.DecodeRecord(seq, m.Data())
-		if err != nil {
-			return fmt.Errorf("%w: stream %q message %d: %w", ErrMirrorCorrupt, stream, sseq, err)
-		}
-		if seq > last {
-			if last != 0 && seq != last+1 {
-				if gap == nil {
-					gap = &MirrorGapError{Stream: stream, After: last, Next: seq}
-				}
-				gap.Gaps++
-			}
-			last = seq
-			if err := fn(ev); err != nil {
-				return err
-			}
-		}
-		if sseq >= end || md.NumPending == 0 {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("%w: stream %q after seq %d: %v", ErrMirrorReadFailed, stream, last, err)
-		}
-	}
-	if gap != nil {
-		return gap
-	}
-	return nil
 }

@@ -3,52 +3,61 @@ package natsbus
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
-// readAll runs ReadMirror and returns the delivered events.
-func readAll(t *testing.T, url, stream string) ([]events.Event, error) {
+// readAll runs ReadMirrorWith and returns the delivered events.
+func readAll(t *testing.T, cfg Config, stream string) ([]events.Event, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	var got []events.Event
-	err := ReadMirror(ctx, url, stream, func(e events.Event) error {
+	err := ReadMirrorWith(ctx, cfg, stream, func(e events.Event) error {
 		got = append(got, e)
 		return nil
 	})
 	return got, err
 }
 
+// sameRecords: got are want as mirrored (no fencing token).
 func sameRecords(t *testing.T, got, want []events.Event) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d events, want %d", len(got), len(want))
 	}
 	for i := range want {
-		g, err1 := events.MarshalRecord(got[i])
-		w, err2 := events.MarshalRecord(want[i])
-		if err1 != nil || err2 != nil || !slices.Equal(g, w) {
+		g, err1 := MirrorRecord(got[i])
+		w, err2 := MirrorRecord(want[i])
+		if err1 != nil || err2 != nil || !slices.Equal(g, w) || got[i].Token != "" {
 			t.Fatalf("event %d: got %+v, want %+v (%v %v)", i, got[i], want[i], err1, err2)
 		}
 	}
 }
 
 // TestMirrorExactlyOnceBySeq: mirroring the same events twice (and an
-// overlapping batch) stores each seq once thanks to Nats-Msg-Id; the stream
-// is created on first use with the default name and subject; ReadMirror
-// returns the events in seq order with valid checksums.
+// overlapping batch) stores each seq once: the publisher resumes after the
+// stream's tail, also after a restart; the stream is created on first use
+// with the default name and subject; ReadMirror returns the events in seq
+// order with valid checksums and signatures.
 func TestMirrorExactlyOnceBySeq(t *testing.T) {
-	b := startBus(t, Config{Store: "mir-1", Listen: "127.0.0.1:0", StoreDir: t.TempDir(), Mirror: MirrorConfig{Enabled: true}})
+	dir, key := t.TempDir(), filepath.Join(t.TempDir(), "mirror.nk")
+	cfg := Config{Store: "mir-1", Listen: "127.0.0.1:0", StoreDir: dir, Mirror: MirrorConfig{Enabled: true, SigningKeyFile: key}}
+	first := startBus(t, cfg)
 	all := sampleEvents(1, 600) // > mirrorChunk: several ack batches
-	if err := b.Mirror(all[:500]); err != nil {
+	if err := first.Mirror(all[:500]); err != nil {
 		t.Fatal(err)
+	}
+	first.Close()
+	b := startBus(t, cfg) // a restart: same JetStream directory and key
+	if head, err := b.MirrorHead(); err != nil || head != 500 {
+		t.Fatalf("MirrorHead after restart = %d, %v", head, err)
 	}
 	if err := b.Mirror(all[:500]); err != nil { // the same events again
 		t.Fatal(err)
@@ -59,12 +68,17 @@ func TestMirrorExactlyOnceBySeq(t *testing.T) {
 	if err := b.Mirror(nil); err != nil {
 		t.Fatal(err)
 	}
-	s := b.Stats()
-	if s.MirroredEvents != 600 || s.MirrorDuplicates != 550 {
-		t.Fatalf("stats %+v, want 600 new and 550 duplicates", s)
+	if s := b.Stats(); s.MirroredEvents != 100 || s.MirrorDuplicates != 0 || s.MirrorForeign != 0 || s.MirrorFailure != "" {
+		t.Fatalf("stats %+v, want 100 new and nothing else", s)
+	}
+	if err := b.Mirror(all[590:592]); err != nil { // already there: skipped
+		t.Fatal(err)
+	}
+	if err := b.Mirror(sampleEvents(603, 603)); !errors.Is(err, ErrMirrorPublishFailed) || b.Stats().MirrorFailure != "nats_mirror_publish_failed" {
+		t.Fatalf("a batch leaving a gap: %v", err)
 	}
 
-	js, err := jetstream.New(inProc(t, b))
+	js, err := jetstream.New(clientConn(t, b)) // read-only client permissions suffice
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +105,7 @@ func TestMirrorExactlyOnceBySeq(t *testing.T) {
 		}
 	}
 
-	got, err := readAll(t, b.ListenURL(), "HIKOUTEI_MIR-1")
+	got, err := readAll(t, clientCfg(b), "HIKOUTEI_MIR-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +119,7 @@ func TestMirrorExactlyOnceBySeq(t *testing.T) {
 	// fn's error stops the read and is returned as is.
 	boom := errors.New("boom")
 	n := 0
-	err = ReadMirror(ctx, b.ListenURL(), "HIKOUTEI_MIR-1", func(events.Event) error {
+	err = ReadMirrorWith(ctx, clientCfg(b), "HIKOUTEI_MIR-1", func(events.Event) error {
 		if n++; n == 10 {
 			return boom
 		}
@@ -128,7 +142,7 @@ func TestMirrorViaURLCustomStream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := readAll(t, url, "AUDIT")
+	got, err := readAll(t, Config{URL: url}, "AUDIT")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,19 +160,20 @@ func TestMirrorViaURLCustomStream(t *testing.T) {
 	if err := b.Mirror([]events.Event{{Stream: "s", Payload: events.EntityRemoved{Entity: "Airport", ID: "s"}}}); !errors.Is(err, ErrMirrorPublishFailed) {
 		t.Fatalf("unstamped event: %v", err)
 	}
-	if _, err := readAll(t, url, "MISSING"); !errors.Is(err, ErrMirrorReadFailed) {
+	if _, err := readAll(t, Config{URL: url}, "MISSING"); !errors.Is(err, ErrMirrorReadFailed) {
 		t.Fatalf("missing stream: %v", err)
 	}
-	if got, err := readAll(t, url, "OTHER"); err != nil || len(got) != 0 {
+	if got, err := readAll(t, Config{URL: url}, "OTHER"); err != nil || len(got) != 0 {
 		t.Fatalf("empty stream: %d events, %v", len(got), err)
 	}
 }
 
 // TestReadMirrorRejectsCorruptAndReportsGaps: a record with a flipped bit
 // fails with ErrMirrorCorrupt and events.ErrCorruptRecord; a message without
-// a numeric Nats-Msg-Id fails with ErrMirrorCorrupt; a hole in the seqs is
-// reported as *MirrorGapError after every event was delivered; a re-publish
-// outside the dedupe window (same seq, new stream message) is skipped.
+// a numeric Nats-Msg-Id fails with ErrMirrorCorrupt; a record re-published
+// later (same seq, new stream message) fails with ErrMirrorSequence naming
+// it; stream messages deleted in the middle are reported as
+// *MirrorGapError after every event was delivered.
 func TestReadMirrorRejectsCorruptAndReportsGaps(t *testing.T) {
 	_, url := startExternal(t, true)
 	js, err := jetstream.New(tcpConn(t, url))
@@ -166,57 +181,62 @@ func TestReadMirrorRejectsCorruptAndReportsGaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	mk := func(name string) {
-		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{"t." + name}, Storage: jetstream.MemoryStorage}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put := func(stream, id string, rec []byte) {
-		m := nats.NewMsg("t." + stream)
-		if id != "" {
-			m.Header.Set("Nats-Msg-Id", id)
-		}
-		m.Data = rec
-		if _, err := js.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rec := func(e events.Event) []byte {
-		b, err := events.MarshalRecord(e)
+	key := newMirrorKey(t)
+	mk := func(name string) jetstream.Stream {
+		s, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{"t." + name}, Storage: jetstream.MemoryStorage})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return b
+		return s
+	}
+	put := func(stream, id string, rec []byte) {
+		if _, err := js.PublishMsg(ctx, signedMsg(t, "t."+stream, id, rec, key)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	evs := sampleEvents(1, 5)
 
 	mk("CORRUPT")
-	put("CORRUPT", "1", rec(evs[0]))
-	bad := rec(evs[1])
+	put("CORRUPT", "1", record(t, evs[0]))
+	bad := record(t, evs[1])
 	bad[len(bad)/2] ^= 0x10
 	put("CORRUPT", "2", bad)
-	got, err := readAll(t, url, "CORRUPT")
-	if !errors.Is(err, ErrMirrorCorrupt) || !errors.Is(err, events.ErrCorruptRecord) || len(got) != 1 {
+	got, err := readAll(t, Config{URL: url}, "CORRUPT")
+	var re *MirrorRecordError
+	if !errors.Is(err, ErrMirrorCorrupt) || !errors.Is(err, events.ErrCorruptRecord) || len(got) != 1 || !errors.As(err, &re) || re.Seq != 2 {
 		t.Fatalf("corrupt: %d events, %v", len(got), err)
 	}
 
 	mk("WRONGSEQ")
-	put("WRONGSEQ", "3", rec(evs[0])) // record claims seq 1
-	if _, err := readAll(t, url, "WRONGSEQ"); !errors.Is(err, events.ErrCorruptRecord) {
+	put("WRONGSEQ", "3", record(t, evs[0])) // record claims seq 1
+	if _, err := readAll(t, Config{URL: url}, "WRONGSEQ"); !errors.Is(err, events.ErrCorruptRecord) {
 		t.Fatalf("seq mismatch: %v", err)
 	}
 
 	mk("NOID")
-	put("NOID", "", rec(evs[0]))
-	if _, err := readAll(t, url, "NOID"); !errors.Is(err, ErrMirrorCorrupt) {
+	put("NOID", "", record(t, evs[0]))
+	if _, err := readAll(t, Config{URL: url}, "NOID"); !errors.Is(err, ErrMirrorCorrupt) {
 		t.Fatalf("no id: %v", err)
 	}
 
-	mk("GAP")
-	for _, i := range []int{0, 1, 3, 1, 4} { // seqs 1 2 4 (2 again: a late re-publish) 5
-		put("GAP", strconv.Itoa(i+1), rec(evs[i]))
+	mk("REPUB")
+	for _, id := range []string{"1", "2", "3", "02"} { // seqs 1 2 3, then 2 again ("02" escapes the dedupe window)
+		seq, _ := strconv.Atoi(id)
+		put("REPUB", id, record(t, evs[seq-1]))
 	}
-	got, err = readAll(t, url, "GAP")
+	got, err = readAll(t, Config{URL: url}, "REPUB")
+	if !errors.Is(err, ErrMirrorSequence) || !errors.As(err, &re) || re.Seq != 2 || re.StreamSeq != 4 || len(got) != 3 {
+		t.Fatalf("re-publish: %d events, %v", len(got), err)
+	}
+
+	gap := mk("GAP")
+	for i := range evs {
+		put("GAP", strconv.Itoa(i+1), record(t, evs[i]))
+	}
+	if err := gap.DeleteMsg(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	got, err = readAll(t, Config{URL: url}, "GAP")
 	var ge *MirrorGapError
 	if !errors.As(err, &ge) || !errors.Is(err, ErrMirrorGap) || ge.After != 2 || ge.Next != 4 || ge.Gaps != 1 {
 		t.Fatalf("gap: %v", err)
