@@ -93,7 +93,9 @@ func (l *Log) stage(tx *bolt.Tx, f Fence, units []Unit, enc []encodedUnit) ([]Un
 			return nil, err
 		}
 	}
-	failpoint.Inject(failpoint.LogBeforeCommit)
+	if err := failpoint.Err(failpoint.LogBeforeCommit); err != nil {
+		return nil, err
+	}
 	return results, a.finish()
 }
 
@@ -102,7 +104,9 @@ func (l *Log) committed(err error, enc []encodedUnit) error {
 	if err != nil {
 		return err
 	}
-	failpoint.Inject(failpoint.LogAfterCommit)
+	if err := failpoint.Err(failpoint.LogAfterCommit); err != nil {
+		return err // the commit is in the file, the caller is told it failed: an uncertain commit
+	}
 	_ = l.noteAppended(encodedSize(enc)) // best effort: a failed release only leaves pages resident
 	return nil
 }

@@ -296,7 +296,9 @@ func writeFileAtomic(dir, name string, data []byte) error {
 	if err := writeSyncClose(f, data); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	failpoint.Inject(failpoint.LeaseFileBeforeRename)
+	if err := failpoint.Err(failpoint.LeaseFileBeforeRename); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		return err
 	}

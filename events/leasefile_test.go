@@ -167,8 +167,18 @@ func movedAside(t *testing.T, dir string) string {
 	return m[0]
 }
 
-func TestRepro7_FIFOLeaseFileIsRefusedWithoutHanging(t *testing.T) {
+// storeDir returns a directory holding a closed store (lease.toml absent).
+func storeDir(t *testing.T) string {
+	t.Helper()
 	dir := t.TempDir()
+	w, err := OpenWriter(dir, WriterOptions{HeartbeatInterval: -1})
+	must(t, err)
+	must(t, w.Close())
+	return dir
+}
+
+func TestRepro7_FIFOLeaseFileIsRefusedWithoutHanging(t *testing.T) {
+	dir := storeDir(t)
 	path := filepath.Join(dir, LeaseFileName)
 	must(t, syscall.Mkfifo(path, 0o600))
 	release := func() { // lets a blocked open return, so a regression fails instead of hanging
@@ -192,7 +202,7 @@ func TestRepro7_FIFOLeaseFileIsRefusedWithoutHanging(t *testing.T) {
 }
 
 func TestRepro7_SymlinkToDevZeroIsNeverFollowed(t *testing.T) {
-	dir := t.TempDir()
+	dir := storeDir(t)
 	must(t, os.Symlink("/dev/zero", filepath.Join(dir, LeaseFileName)))
 	wantRefused(t, leaseFileWithin(t, dir, nil), "is a symbolic link, not a regular file")
 

@@ -124,7 +124,9 @@ func (d *Dir) seal(tmp string, seq uint64, storeID string) (Manifest, error) {
 	if err := os.Rename(tmp, d.file(seq, ".sqlite")); err != nil {
 		return Manifest{}, err
 	}
-	failpoint.Inject(failpoint.SnapshotBeforeManifest)
+	if err := failpoint.Err(failpoint.SnapshotBeforeManifest); err != nil {
+		return Manifest{}, err
+	}
 	m := Manifest{Seq: seq, StoreID: storeID, Size: size, Hash: hash}
 	data, _ := json.MarshalIndent(m, "", "  ")
 	return m, writeAtomic(d.file(seq, ".json"), data)

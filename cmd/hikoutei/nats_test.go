@@ -133,7 +133,7 @@ func TestRepro10_ServeListensAuthenticatedAndAuditVerifiesTheMirror(t *testing.T
 	waitFor(t, "the mirror holds the committed item", func() bool {
 		var code int
 		code, out = runCLI(t, "audit", "--nats", url, "--stream", stream, "--nats-nkey", seed, "--mirror-key", key)
-		return code == exitOK && strings.Contains(out, "entity.persisted")
+		return code == exitOK && strings.Contains(out, string(events.TypeEntityPersisted))
 	})
 	if strings.Contains(out, "not pinned") {
 		t.Fatalf("pinned audit: %s", out)

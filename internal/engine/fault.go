@@ -45,6 +45,19 @@ func (e *Engine) logWriteFailed(err error, prevHead uint64) error {
 		ErrLogCommitUncertain, head, prevHead, errors.Join(err, herr)))
 }
 
+// appendRefused classifies an append the log refused before committing
+// (nothing was written): fencing errors pass as they are; anything else
+// is a failure to write (ErrLogWrite), reported by Health until a commit
+// succeeds.
+func (e *Engine) appendRefused(err error) error {
+	for _, fence := range []error{events.ErrStaleWriterFence, events.ErrLeaseExpired, events.ErrLogClosed} {
+		if errors.Is(err, fence) {
+			return err
+		}
+	}
+	return e.setFault(fmt.Errorf("%w: nothing was committed: %w", ErrLogWrite, err))
+}
+
 // prevHead is the log head before a batch whose results are res: one
 // less than the first sequence any unit was given.
 func prevHead(res []events.UnitResult) (uint64, bool) {

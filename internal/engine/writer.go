@@ -323,7 +323,7 @@ func (e *Engine) appendAndProject(pending []pendingUnit) {
 	}
 	e.stats.LogTxns++
 	if err != nil {
-		failAll(pending, err)
+		failAll(pending, e.appendRefused(err))
 		return
 	}
 	applied, known, ok := acceptedUnits(pending, results)
@@ -464,7 +464,7 @@ func (e *Engine) appendWorker(unit events.Unit) ([]events.UnitResult, error) {
 	res, wait, err := e.w.AppendAsync(unit)
 	e.stats.LogTxns++
 	if err != nil {
-		return nil, err
+		return nil, e.appendRefused(err)
 	}
 	if err := wait(); err != nil {
 		prev, _ := prevHead(res)

@@ -36,10 +36,20 @@ func Inject(name string) {
 	if !enabled.Load() {
 		return
 	}
-	hit(name)
+	_ = hit(name) // an error action fires only where Err is placed
 }
 
-func hit(name string) {
+// Err is a failpoint where a write can fail: it returns the injected
+// error when an "eio" or "enospc" action fires, and otherwise acts as
+// Inject.
+func Err(name string) error {
+	if !enabled.Load() {
+		return nil
+	}
+	return hit(name)
+}
+
+func hit(name string) error {
 	mu.Lock()
 	p := points[name]
 	fire := false
@@ -50,7 +60,13 @@ func hit(name string) {
 	}
 	mu.Unlock()
 	if !fire {
-		return
+		return nil
+	}
+	switch p.kind {
+	case "eio":
+		return &InjectedError{Name: name, Errno: syscall.EIO}
+	case "enospc":
+		return &InjectedError{Name: name, Errno: syscall.ENOSPC}
 	}
 	if p.kind == "panic" {
 		panic(&Crash{Name: name})

@@ -11,6 +11,9 @@ const Compiled = false
 // Inject does nothing: this build has no failpoints.
 func Inject(string) {}
 
+// Err returns nil: this build has no failpoints.
+func Err(string) error { return nil }
+
 // Enable accepts only a blank spec: this build has no failpoints.
 // Errors: ErrNotCompiled.
 func Enable(spec string) error {

@@ -20,6 +20,9 @@
 //	crash@N   SIGKILL it the N-th time (N >= 1)
 //	panic     panic with a *Crash (tests that run in-process)
 //	panic@N   panic the N-th time
+//	eio       make the write at the point fail with EIO, once (eio@N: the
+//	          N-th time); only at points placed with Err, elsewhere nothing
+//	enospc    the same with ENOSPC (a full disk)
 //	off       nothing (the same as leaving the name out)
 //
 // A crash writes one line, "failpoint: <name> crash", to stderr before the
@@ -33,6 +36,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/hikoutei/hikoutei-go/internal/config"
 )
@@ -49,11 +53,24 @@ const (
 	DispatchAfterRemoteApply = "dispatch.after_remote_apply" // effects.Dispatcher: batchUpdate answered, effects not settled
 	SnapshotBeforeManifest   = "snapshot.before_manifest"    // snapshots.Dir.Take: .sqlite renamed into place, manifest not written
 	LeaseFileBeforeRename    = "leasefile.before_rename"     // events.writeFileAtomic: temp lease.toml written and fsynced, not renamed
+	ReadModelBeforeCommit    = "readmodel.before_commit"     // projector.ApplyKnownThen: events applied in the SQLite transaction, not committed
 )
 
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
-	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename}
+	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit}
+
+// InjectedError is what Err returns when an "eio" or "enospc" action
+// fires: it wraps the errno, as a failed write would.
+type InjectedError struct {
+	Name  string
+	Errno syscall.Errno
+}
+
+func (e *InjectedError) Error() string { return "failpoint " + e.Name + ": " + e.Errno.Error() }
+
+// Unwrap returns the errno.
+func (e *InjectedError) Unwrap() error { return e.Errno }
 
 // Crash is the value a "panic" action panics with.
 type Crash struct{ Name string }
@@ -62,7 +79,7 @@ func (c *Crash) Error() string { return "failpoint " + c.Name }
 
 // point is one armed failpoint.
 type point struct {
-	kind  string // "crash" | "panic"
+	kind  string // "crash" | "panic" | "eio" | "enospc"
 	at    int64  // fire on this hit (1-based)
 	hits  int64
 	fired bool
@@ -123,7 +140,7 @@ func Parse(spec string) (map[string]string, error) {
 func parseAction(a string) (*point, error) {
 	kind, n, hasN := strings.Cut(a, "@")
 	switch kind {
-	case "crash", "panic", "off":
+	case "crash", "panic", "eio", "enospc", "off":
 	default:
 		return nil, fmt.Errorf("%w: unknown action %q", ErrSpec, a)
 	}
