@@ -164,8 +164,8 @@ func (e *Engine) stopSync() error {
 // Health separates local health (the store can commit) from sync health
 // (the spreadsheet is being materialised). A nil field is healthy.
 type Health struct {
-	Local  error // commits fail: the lease was lost, the store is closed, the log or read model cannot be written
-	Sync   error // sync stopped (divergence, displaced) or not provisioned yet
+	Local error // commits fail: the lease was lost, the store is closed, the log or read model cannot be written
+	Sync  error // sync stopped (divergence, displaced) or not provisioned yet
 	// Integrity is damage the store found in itself at open (records lost
 	// from the log); it does not stop commits.
 	Integrity error
