@@ -9,7 +9,7 @@ FAILPOINTS = -tags failpoints
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test lint bench fuzz tidy crash demo
+.PHONY: test lint bench fuzz tidy crash storage demo
 
 ## demo: the whole product on the OpenFlights airports (see README).
 demo:
@@ -58,6 +58,16 @@ CRASH_SEED  ?= 1
 crash:
 	$(GO) build $(FAILPOINTS) -o $${TMPDIR:-/tmp}/hikoutei-crash ./cmd/hikoutei
 	$${TMPDIR:-/tmp}/hikoutei-crash crash --kills $(CRASH_KILLS) --seed $(CRASH_SEED) --faults mixed
+
+## storage: the storage fault campaign (issue 15): STORAGE_RUNS runs, the
+## kinds taking turns — a small real filesystem filled up, one failing
+## write (EIO/ENOSPC) at a durability boundary, a power cut tearing a
+## commit's pages, bytes flipped in the log, the read model or a snapshot.
+## The last line is "storage: runs=N acked_lost=0 panics=0 undetected_corruptions=0".
+STORAGE_RUNS ?= 120
+storage:
+	$(GO) build $(FAILPOINTS) -o $${TMPDIR:-/tmp}/hikoutei-storage ./cmd/hikoutei
+	$${TMPDIR:-/tmp}/hikoutei-storage crash storage --runs $(STORAGE_RUNS) --seed $(CRASH_SEED)
 
 tidy:
 	$(GO) mod tidy

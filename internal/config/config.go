@@ -41,6 +41,11 @@ const (
 	EnvFailpoints = "HIKOUTEI_FAILPOINTS"
 	// EnvCrashWorker marks a process as a crash campaign's worker.
 	EnvCrashWorker = "HIKOUTEI_CRASH_WORKER"
+	// EnvStorageRun carries one storage-fault campaign run to its child.
+	EnvStorageRun = "HIKOUTEI_STORAGEFAULT_RUN"
+	// EnvStorageMedium tells a storage-fault child how it gets a small
+	// filesystem (tmpfs or rlimit_fsize).
+	EnvStorageMedium = "HIKOUTEI_STORAGEFAULT_MEDIUM"
 	// EnvKeepScaleDir keeps the scale test's store in that directory.
 	EnvKeepScaleDir = "HIKOUTEI_KEEP_SCALE_DIR"
 	// EnvBenchData = "cities" makes the rebuild benchmarks use the 171,075 cities.
@@ -149,6 +154,13 @@ func FailpointSpec(lookup Lookup) string {
 // CrashWorker is the crash campaign's workload for this process ("" = not
 // a campaign child).
 func CrashWorker() string { return get(OS, EnvCrashWorker) }
+
+// StorageRun is the storage-fault campaign run for this process ("" = not
+// a campaign child).
+func StorageRun() string { return get(OS, EnvStorageRun) }
+
+// StorageMedium is how a storage-fault child gets a small filesystem.
+func StorageMedium() string { return get(OS, EnvStorageMedium) }
 
 func get(lookup Lookup, name string) string {
 	if v, ok := lookup(name); ok {

@@ -1,14 +1,11 @@
 package storagefault
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
-	"github.com/hikoutei/hikoutei-go/internal/doctor"
 )
 
 // Note is the entity the storage runs commit.
@@ -20,150 +17,62 @@ type Note struct {
 // NoteDef declares Note.
 var NoteDef = hikoutei.Entity[Note]("Note")
 
-// DiskFullResult is what one disk-full run saw.
-type DiskFullResult struct {
-	Medium  Medium         `json:"medium"`
-	Acked   int            `json:"acked"`   // commits answered durable (nil or read_model_behind)
-	Refused int            `json:"refused"` // commits answered with any other error
-	Codes   map[string]int `json:"codes"`   // refused commits by error code
-	// Unreported counts refused commits after which Health().Local was
-	// still nil: a failure the operator could not see.
-	Unreported int      `json:"unreported"`
-	Lost       []string `json:"lost"`   // acknowledged ids missing after recovery
-	Doctor     []string `json:"doctor"` // doctor's failed findings after recovery
-	// Appeared are ids of refused commits found after recovery: a refusal
-	// that was not "nothing committed".
-	Appeared []string `json:"appeared"`
-}
-
-// maxRefused ends the filling phase of a disk-full run; maxAttempts
-// bounds it when commits are never refused.
+// Bounds of a disk-full run's filling phase: it ends after maxRefused
+// refused commits, and fails after maxAttempts if the disk never fills.
 const (
-	maxRefused  = 200
+	maxRefused  = 100
 	maxAttempts = 50_000
 )
 
-// RunDiskFull fills a small filesystem of size bytes at dir with commits
-// until maxRefused of them were refused, grows it (space freed), commits
-// once more without reopening, closes, reopens and checks every
-// acknowledged commit is there and doctor finds nothing wrong.
-func RunDiskFull(dir string, size int64, seed uint64) (DiskFullResult, error) {
-	disk, err := NewSmallDisk(dir, size)
+// runDiskFull fills a small filesystem (spec.Size bytes, or 1–6 MB by the
+// seed) with commits until maxRefused were refused, frees space, commits
+// again without reopening, closes and probes.
+func runDiskFull(spec RunSpec) (RunResult, error) {
+	size := spec.Size
+	if size == 0 {
+		size = 1<<20 + int64(spec.Seed*7919%5)<<20
+	}
+	disk, err := NewSmallDisk(spec.Dir, size)
 	if err != nil {
-		return DiskFullResult{}, err
+		return RunResult{}, err
 	}
 	defer disk.Unmount()
-	res := DiskFullResult{Medium: disk.Medium, Codes: map[string]int{}}
-	store := filepath.Join(dir, "store")
-	acked, refused, err := fill(store, seed, &res, func() error { return disk.Grow(64 << 20) })
+	res := RunResult{Kind: spec.Kind, Detail: fmt.Sprintf("%s of %d MB", disk.Medium, size>>20)}
+	store := filepath.Join(spec.Dir, "store")
+	w, err := fill(store, spec.Seed, &res, func() error { return disk.Grow(64 << 20) })
 	if err != nil {
 		return res, err
 	}
-	res.Lost, res.Appeared, err = check(store, acked, refused)
-	for _, f := range doctor.Check(store).Findings {
-		if f.Severity == doctor.Fail {
-			res.Doctor = append(res.Doctor, f.Check+": "+f.Detail)
-		}
-	}
-	return res, err
+	res.Acked = len(w.l.acked)
+	res.Probe = probe(store, 1, w.l)
+	return res, nil
 }
 
-// fill commits units of 1–4 notes until maxRefused were refused, then
-// calls grow and checks the same store commits again. It returns the ids
-// of the acknowledged and of the refused units.
-func fill(store string, seed uint64, res *DiskFullResult, grow func() error) (acked, refused []string, err error) {
-	s, err := hikoutei.Open(store, hikoutei.Options{HeartbeatInterval: -1, SnapshotEvery: 500}, NoteDef)
+// fill commits until maxRefused units were refused, calls grow, and
+// checks that the same store commits again.
+func fill(store string, seed uint64, res *RunResult, grow func() error) (*workload, error) {
+	s, err := hikoutei.Open(store, storeOptions(0), NoteDef)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(seed, 1))
-	for i := 0; res.Refused < maxRefused; i++ {
-		if i == maxAttempts {
-			return acked, refused, errors.Join(fmt.Errorf("%d commits, %d refused: the disk never filled", i, res.Refused), s.Close())
+	w := newWorkload(seed)
+	for refused := 0; refused < maxRefused; {
+		if w.next >= maxAttempts {
+			return w, errors.Join(fmt.Errorf("%d notes, %d refused: the disk never filled", w.next, refused), s.Close())
 		}
-		ids := unitIDs(fmt.Sprintf("n%06d", i), 1+rng.IntN(4))
-		if err := commitNotes(s, ids, rng); res.note(s, err) {
-			acked = append(acked, ids...)
-		} else {
-			refused = append(refused, ids...)
+		if err := w.unit(s); err != nil && !errors.Is(err, hikoutei.ErrReadModelBehind) {
+			refused++
+			res.Codes = append(res.Codes, codeText(err))
+			if s.Health().Local == nil {
+				res.Unreported++
+			}
 		}
 	}
 	if err := grow(); err != nil {
-		return acked, refused, errors.Join(err, s.Close())
+		return w, errors.Join(err, s.Close())
 	}
-	if err := commitNotes(s, []string{"after-grow"}, rng); err != nil {
-		return acked, refused, errors.Join(fmt.Errorf("commit after space was freed: %w", err), s.Close())
+	if err := w.unit(s); err != nil {
+		res.Problems = append(res.Problems, "no commit after space was freed: "+codeText(err))
 	}
-	return append(acked, "after-grow"), refused, s.Close()
-}
-
-func unitIDs(prefix string, n int) []string {
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
-	}
-	return ids
-}
-
-// commitNotes commits one unit persisting a note of 200–1,000 random
-// letters per id.
-func commitNotes(s *hikoutei.Store, ids []string, rng *rand.Rand) error {
-	u := s.Begin()
-	for _, id := range ids {
-		text := make([]byte, 200+rng.IntN(800))
-		for i := range text {
-			text[i] = byte('a' + rng.IntN(26))
-		}
-		if err := u.Persist(&Note{ID: id, Text: string(text)}); err != nil {
-			return err
-		}
-	}
-	_, err := u.Commit(context.Background())
-	return err
-}
-
-// note records a commit's outcome and reports whether it was acknowledged.
-func (r *DiskFullResult) note(s *hikoutei.Store, err error) bool {
-	if err == nil || errors.Is(err, hikoutei.ErrReadModelBehind) {
-		r.Acked++
-		return true
-	}
-	r.Refused++
-	r.Codes[codeOf(err)]++
-	if s.Health().Local == nil {
-		r.Unreported++
-	}
-	return false
-}
-
-// codeOf is the stable code of a refused commit's error.
-func codeOf(err error) string {
-	for _, code := range []error{hikoutei.ErrLogWrite, hikoutei.ErrReadModelUnavailable, hikoutei.ErrLogCommitUncertain, hikoutei.ErrStaleWriterFence} {
-		if errors.Is(err, code) {
-			return code.Error()
-		}
-	}
-	return "other"
-}
-
-// check reopens store and returns the acked ids it cannot read and the
-// refused ids it can.
-func check(store string, acked, refused []string) (lost, appeared []string, err error) {
-	s, err := hikoutei.Open(store, hikoutei.Options{HeartbeatInterval: -1}, NoteDef)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reopen after recovery: %w", err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	for _, id := range acked {
-		if _, err := hikoutei.Get[Note](ctx, s, id); err != nil {
-			lost = append(lost, id)
-		}
-	}
-	for _, id := range refused {
-		if _, err := hikoutei.Get[Note](ctx, s, id); err == nil {
-			appeared = append(appeared, id)
-		}
-	}
-	return lost, appeared, nil
+	return w, s.Close()
 }

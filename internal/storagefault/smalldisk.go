@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+
+	"github.com/hikoutei/hikoutei-go/internal/config"
 )
 
 // Medium is how a process gets a small filesystem.
@@ -28,7 +30,7 @@ const (
 )
 
 // mediumEnv tells a child which medium its parent could give it.
-const mediumEnv = "HIKOUTEI_STORAGEFAULT_MEDIUM"
+const mediumEnv = config.EnvStorageMedium
 
 // StartIsolated starts cmd in a private mount namespace (a new user
 // namespace too when that is what the kernel allows), so the child can
@@ -69,7 +71,7 @@ type SmallDisk struct {
 // NewSmallDisk makes dir (existing, empty) a filesystem of size bytes, with
 // the medium the parent's StartIsolated chose (tmpfs when run directly).
 func NewSmallDisk(dir string, size int64) (*SmallDisk, error) {
-	d := &SmallDisk{Dir: dir, Medium: Medium(os.Getenv(mediumEnv))}
+	d := &SmallDisk{Dir: dir, Medium: Medium(config.StorageMedium())}
 	if d.Medium == "" {
 		d.Medium = MediumTmpfs
 	}
