@@ -38,7 +38,7 @@ var Kinds = []Kind{KindDiskFull, KindWriteError, KindTornWrite, KindFlipLog, Kin
 type RunSpec struct {
 	Kind Kind   `json:"kind"`
 	Seed uint64 `json:"seed"`
-	Dir  string `json:"dir"` // an empty directory the run owns
+	Dir  string `json:"dir"`            // an empty directory the run owns
 	Size int64  `json:"size,omitempty"` // disk_full: the filesystem's size (0 = by the seed)
 }
 
