@@ -29,6 +29,10 @@ var (
 	ErrPrimaryKeyChanged = errors.New("primary_key_changed")
 	// ErrUnknownField: a query names a field the entity does not have.
 	ErrUnknownField = projector.ErrUnknownField
+	// ErrInvalidQuery: a query is malformed — an unknown field, or a
+	// filter value of the wrong type for its field. Such errors also wrap
+	// ErrUnknownField or ErrInvalidValue, which say which.
+	ErrInvalidQuery = errors.New("invalid_query")
 	// ErrInvalidValue: a field value has no canonical form (NaN, ±Inf,
 	// invalid UTF-8, a time outside years 1–9999).
 	ErrInvalidValue = aggregates.ErrInvalidValue

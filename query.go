@@ -95,7 +95,9 @@ func FindOne[T any](ctx context.Context, r Reader, opts ...QueryOption) (*T, err
 
 // Find returns the entities of type T matching every Where, in the given
 // order (default: primary key), paged by Limit/Offset.
-// Errors: ErrUnknownField, ErrInvalidValue, ErrUnregisteredType, ErrStoreClosed.
+// Errors: ErrInvalidQuery (wrapping ErrUnknownField or ErrInvalidValue:
+// a filter value must match its field's kind), ErrUnregisteredType,
+// ErrStoreClosed.
 func Find[T any](ctx context.Context, r Reader, opts ...QueryOption) ([]*T, error) {
 	d, err := defFor[T](r)
 	if err != nil {
@@ -153,11 +155,11 @@ func (d *EntityDef) projectorQuery(q query) (projector.Query, error) {
 	for _, c := range q.where {
 		kind, ok := d.columnKind(c.field)
 		if !ok {
-			return pq, fmt.Errorf("%w: %s.%s", ErrUnknownField, d.name, c.field)
+			return pq, fmt.Errorf("%w: %w: %s.%s", ErrInvalidQuery, ErrUnknownField, d.name, c.field)
 		}
 		v, err := queryValue(kind, c.value)
 		if err != nil {
-			return pq, fmt.Errorf("%w: %s.%s: %w", ErrInvalidValue, d.name, c.field, err)
+			return pq, fmt.Errorf("%w: %w: %s.%s: %w", ErrInvalidQuery, ErrInvalidValue, d.name, c.field, err)
 		}
 		pq.Where = append(pq.Where, projector.Cond{Field: c.field, Value: v})
 	}

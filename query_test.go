@@ -6,10 +6,11 @@ import (
 	"time"
 )
 
-// A filter value of the wrong type for its field is ErrInvalidValue, never
-// a panic; integers of any Go type match int fields, and integers or
-// floats match float fields.
-func TestWhereChecksTheValueAgainstTheFieldKind(t *testing.T) {
+// TestRepro6_WhereChecksTheValueAgainstTheFieldKind: a filter value of
+// the wrong type for its field is ErrInvalidQuery (and ErrInvalidValue),
+// never a panic; integers of any Go type match int fields, and integers
+// or floats match float fields.
+func TestRepro6_WhereChecksTheValueAgainstTheFieldKind(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	defer s.Close()
 	checked := time.Date(2024, 3, 10, 7, 0, 0, 0, time.UTC)
@@ -36,8 +37,8 @@ func TestWhereChecksTheValueAgainstTheFieldKind(t *testing.T) {
 		{"active", 1}, {"checked", "2024-03-10"}, {"checked", 5}, {"altitude", uint64(1 << 63)},
 	} {
 		_, err := Find[Airport](ctx, s, Where(tc.field, tc.value))
-		if !errors.Is(err, ErrInvalidValue) {
-			t.Errorf("Where(%s, %T %v): %v, want invalid_field_value", tc.field, tc.value, tc.value, err)
+		if !errors.Is(err, ErrInvalidQuery) || !errors.Is(err, ErrInvalidValue) {
+			t.Errorf("Where(%s, %T %v): %v, want invalid_query", tc.field, tc.value, tc.value, err)
 		}
 	}
 }

@@ -123,3 +123,22 @@ func TestRepro12_OpenRefusesAMalformedEnvironmentBeforeTheLease(t *testing.T) {
 		os.Unsetenv(c.env)
 	}
 }
+
+// TestRepro6_ServeWithAMalformedEndpointStopsBeforeTheLease: serve with
+// HIKOUTEI_SHEETS_ENDPOINT='http://a b/' exits 2 naming the variable, never
+// says "serving", and leaves the store free (no lease taken), so the next
+// open does not wait.
+func TestRepro6_ServeWithAMalformedEndpointStopsBeforeTheLease(t *testing.T) {
+	dir, head := closedStore(t)
+	t.Setenv(config.EnvSheetsEndpoint, "http://a b/")
+	code, out := runCLI(t, "serve", "--dir", dir, "--spreadsheet", "1AbCdEfGhIjKlMnOp")
+	if code != exitUsage || !strings.Contains(out, "invalid_sheets_endpoint") || strings.Contains(out, "serving") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	untouchedStore(t, dir, head)
+	s, err := hikoutei.Open(dir, hikoutei.Options{AcquireWait: -1})
+	if err != nil {
+		t.Fatalf("the store is not free after the refused serve: %v", err)
+	}
+	s.Close()
+}
