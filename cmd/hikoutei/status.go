@@ -35,6 +35,9 @@ type storeStatus struct {
 	// the pollers last recorded: an accepted edit, a quarantine, a conflict).
 	LastEvidence int64  `json:"last_inbound_evidence_seq"`
 	Divergence   string `json:"divergence,omitempty"` // sync stopped: the sheet's authority names another writer
+	// LogGaps are the records the log lost, as recorded when the store
+	// found its read model ahead of the log.
+	LogGaps string `json:"log_gaps,omitempty"`
 }
 
 func newStatusCmd() *cobra.Command {
@@ -90,6 +93,7 @@ func readStatus(dir string) (storeStatus, error) {
 	st.Quarantined = scalar(conn, "SELECT count(*) FROM hk_quarantine WHERE active = 1")
 	st.LastEvidence = scalar(conn, "SELECT coalesce(max(seq), 0) FROM hk_evidence")
 	st.Divergence = text(conn, "SELECT group_concat(substr(key, 12) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'divergence:%'")
+	st.LogGaps = text(conn, "SELECT group_concat('at seq ' || substr(key, 9) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'log_gap:%'")
 	err = sqlitex.Execute(conn, "SELECT state, count(*) FROM hk_outbox GROUP BY state", &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error { st.Outbox[s.ColumnText(0)] = s.ColumnInt64(1); return nil }})
 	return st, err
@@ -137,6 +141,9 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	fmt.Fprintf(tw, "open conflicts\t%d\nquarantined\t%d\nlast inbound evidence\tseq %d\n", st.OpenConflict, st.Quarantined, st.LastEvidence)
 	if st.Divergence != "" {
 		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", st.Divergence)
+	}
+	if st.LogGaps != "" {
+		fmt.Fprintf(tw, "LOG LOST RECORDS\t%s\n", st.LogGaps)
 	}
 	return tw.Flush()
 }

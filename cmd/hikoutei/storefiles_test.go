@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -62,5 +63,36 @@ func TestRepro3_MissingOrEmptyLogNeverBecomesANewStore(t *testing.T) {
 				t.Fatalf("%d of 800 items after restoring the log", n)
 			}
 		})
+	}
+}
+
+// TestStatusShowsTheRecordsALogLost: after the store found its read model
+// ahead of the log (an older log.db restored), status names the lost
+// records until someone deals with them.
+func TestStatusShowsTheRecordsALogLost(t *testing.T) {
+	dir := storeWithItems(t, 5)
+	older := filepath.Join(t.TempDir(), "log.db")
+	copyFile(t, filepath.Join(dir, events.LogFileName), older)
+	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := s.Begin()
+	if err := u.Persist(&item{ID: "late", Name: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, older, filepath.Join(dir, events.LogFileName))
+	if n := countItems(t, dir); n != 5 {
+		t.Fatalf("%d items", n)
+	}
+	code, out := runCLI(t, "status", "--dir", dir)
+	if code != exitOK || !strings.Contains(out, "LOG LOST RECORDS") || !strings.Contains(out, "read model kept as read.sqlite.ahead-of-log-") {
+		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
