@@ -43,6 +43,11 @@ var (
 	// to read.sqlite failed; the store retries before the next commit and
 	// on reopen. Reads may not show the commit until then.
 	ErrReadModelBehind = engine.ErrReadModelBehind
+	// ErrReadModelCorrupt: a read found a row of read.sqlite that does not
+	// match its digest (damaged, or edited outside the store); no value of
+	// it is returned (*projector.CorruptRowError names table and key). The
+	// log is intact: stop the store and delete read.sqlite to rebuild it.
+	ErrReadModelCorrupt = projector.ErrReadModelCorrupt
 	// ErrStoreLocked: another process has the store open; the error names
 	// the holder (*events.StoreLockedError).
 	ErrStoreLocked = events.ErrStoreLocked

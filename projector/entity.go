@@ -54,7 +54,9 @@ func (p *Projector) writeRow(t events.EntityShape, id string, fields map[string]
 }
 
 // upsertSQL builds (once per table and column set) the row upsert; names
-// are in declaration order.
+// are in declaration order. Both paths set hk_digest from the values the
+// row holds afterwards: the bound ones, NULL (insert) or the kept column
+// (update) for the others.
 func (p *Projector) upsertSQL(t events.EntityShape, names []string) string {
 	key := t.Name // every column: the common case needs no key building
 	if len(names) != len(t.Fields) {
@@ -63,16 +65,30 @@ func (p *Projector) upsertSQL(t events.EntityShape, names []string) string {
 	if q, ok := p.sqlCache[key]; ok {
 		return q
 	}
-	cols := []string{fmt.Sprintf("%q", t.PK)}
-	marks := []string{"?"}
+	param := map[string]int{t.PK: 1}
+	cols, marks := []string{fmt.Sprintf("%q", t.PK)}, []string{"?1"}
 	var set []string
-	for _, n := range names {
+	for i, n := range names {
+		param[n] = i + 2
 		cols = append(cols, fmt.Sprintf("%q", n))
-		marks = append(marks, "?")
+		marks = append(marks, fmt.Sprintf("?%d", i+2))
 		set = append(set, fmt.Sprintf("%q = excluded.%q", n, n))
 	}
+	cols = append(cols, fmt.Sprintf("%q", DigestColumn))
+	marks = append(marks, digestCall(t, func(f string) string {
+		if i, ok := param[f]; ok {
+			return fmt.Sprintf("?%d", i)
+		}
+		return "NULL"
+	}))
 	conflict := "DO NOTHING"
 	if len(set) > 0 {
+		set = append(set, fmt.Sprintf("%q = %s", DigestColumn, digestCall(t, func(f string) string {
+			if _, ok := param[f]; ok {
+				return fmt.Sprintf("excluded.%q", f)
+			}
+			return fmt.Sprintf("%q.%q", t.Name, f)
+		})))
 		conflict = "DO UPDATE SET " + strings.Join(set, ", ")
 	}
 	q := fmt.Sprintf("INSERT INTO %q (%s) VALUES (%s) ON CONFLICT (%q) %s", t.Name, strings.Join(cols, ", "),
@@ -82,6 +98,16 @@ func (p *Projector) upsertSQL(t events.EntityShape, names []string) string {
 	}
 	p.sqlCache[key] = q
 	return q
+}
+
+// digestCall is the SQL expression hk_row_digest(tag, key, field…) of t,
+// with each column's value expression from expr.
+func digestCall(t events.EntityShape, expr func(column string) string) string {
+	args := []string{fmt.Sprintf("'%s'", digestTag(t)), expr(t.PK)}
+	for _, f := range t.Fields {
+		args = append(args, expr(f.Name))
+	}
+	return fmt.Sprintf("%s(%s)", digestFunc, strings.Join(args, ", "))
 }
 
 // mergeFieldState folds an event's changed fields into the stored state

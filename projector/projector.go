@@ -61,6 +61,10 @@ func Open(path string, opts Options) (*Projector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open: %w", ErrReadModelInvalid, err)
 	}
+	if err := registerDigest(conn); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%w: %w", ErrProjection, err)
+	}
 	p := newProjector(conn, path, opts)
 	if err := p.init(opts); err != nil {
 		conn.Close()
@@ -397,6 +401,8 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, p.leaseHistory(e, x.WriterID, x.State)
 	case events.SyncDiverged:
 		return true, p.setMeta("divergence:"+x.Target, x.Reason)
+	case events.SnapshotTaken:
+		return true, nil // vouches for a snapshot file (snapshots, engine); no read-model data
 	}
 	return false, nil
 }
