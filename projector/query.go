@@ -34,8 +34,8 @@ type Order struct {
 // Select runs q against the table of t on conn and calls fn with each
 // entity's canonical values: the primary key first, then the fields in
 // declaration order. Each row's digest is checked before fn sees it.
-// Errors: ErrUnknownField; ErrReadModelCorrupt (*CorruptRowError);
-// SQLite errors.
+// Errors: ErrUnknownField; ErrReadModelCorrupt (*CorruptRowError, or
+// SQLite's own corruption report); SQLite errors.
 func Select(conn *sqlite.Conn, t events.EntityShape, q Query, fn func(vals []any) error) error {
 	sqlText, args, err := selectSQL(t, q)
 	if err != nil {
@@ -43,7 +43,7 @@ func Select(conn *sqlite.Conn, t events.EntityShape, q Query, fn func(vals []any
 	}
 	stmt, err := conn.Prepare(sqlText)
 	if err != nil {
-		return err
+		return corruption(err)
 	}
 	defer stmt.Reset()
 	defer stmt.ClearBindings()
@@ -52,7 +52,7 @@ func Select(conn *sqlite.Conn, t events.EntityShape, q Query, fn func(vals []any
 	for {
 		ok, err := stmt.Step()
 		if err != nil || !ok {
-			return err
+			return corruption(err)
 		}
 		vals, err := rr.read(stmt)
 		if err != nil {

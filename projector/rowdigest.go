@@ -221,6 +221,18 @@ func (rr *rowReader) corrupt(st *sqlite.Stmt, why string) error {
 	return &CorruptRowError{Table: rr.table, Key: st.ColumnText(0), Reason: why}
 }
 
+// corruption marks SQLite's own reports of a damaged file (SQLITE_CORRUPT,
+// SQLITE_NOTADB) as ErrReadModelCorrupt; other errors pass unchanged.
+func corruption(err error) error {
+	switch sqlite.ErrCode(err).ToPrimary() {
+	case sqlite.ResultCorrupt, sqlite.ResultNotADB:
+		if !errors.Is(err, ErrReadModelCorrupt) {
+			return fmt.Errorf("%w: %w", ErrReadModelCorrupt, err)
+		}
+	}
+	return err
+}
+
 // CorruptRowError is a row of an entity table whose values do not match
 // its digest: read.sqlite was damaged or edited outside the store. It is
 // ErrReadModelCorrupt (errors.Is).
@@ -257,7 +269,7 @@ func VerifyRows(path string, shapes []events.EntityShape, maxBad int) (int, []*C
 		})
 		n += rows
 		if err != nil {
-			return n, bad, fmt.Errorf("%w: %s: %w", ErrReadModelInvalid, t.Name, err)
+			return n, bad, fmt.Errorf("%s: %w", t.Name, corruption(err))
 		}
 	}
 	return n, bad, nil

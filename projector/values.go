@@ -32,5 +32,5 @@ func (p *Projector) EntityValues(entity, id string) (map[string]any, bool, error
 		}
 		return nil
 	}, args...)
-	return out, out != nil, err
+	return out, out != nil, corruption(err)
 }

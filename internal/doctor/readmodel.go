@@ -1,14 +1,20 @@
 package doctor
 
 import (
+	"encoding/binary"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/snapshots"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 )
 
 // maxCorruptRows is how many corrupt rows doctor names.
@@ -29,8 +35,60 @@ func checkReadModelData(r *Report, dir string, l *events.Log, cp uint64) {
 		r.add("read.sqlite", Fail, "cannot read the entity declarations from the log: %v", err)
 		return
 	}
+	checkHeader(r, path)
+	checkIntegrity(r, path)
 	checkRowDigests(r, path, shapes)
 	checkAgainstRebuild(r, path, l, cp)
+}
+
+// checkHeader checks the fields of the SQLite file header that SQLite
+// itself validates only when it writes (a damaged write version makes the
+// file read-only; integrity_check does not look at it).
+func checkHeader(r *Report, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		r.add("read.sqlite", Fail, "cannot open: %v (%s)", err, rebuildHint)
+		return
+	}
+	defer f.Close()
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		r.add("read.sqlite", Fail, "%s: header unreadable: %v (%s)", projector.ErrReadModelCorrupt, err, rebuildHint)
+		return
+	}
+	pageSize := int(binary.BigEndian.Uint16(h[16:18]))
+	switch {
+	case string(h[:16]) != "SQLite format 3\x00":
+		r.add("read.sqlite", Fail, "%s: not an SQLite database (%s)", projector.ErrReadModelCorrupt, rebuildHint)
+	case pageSize != 1 && (pageSize < 512 || pageSize&(pageSize-1) != 0):
+		r.add("read.sqlite", Fail, "%s: header: page size %d (%s)", projector.ErrReadModelCorrupt, pageSize, rebuildHint)
+	case h[18] < 1 || h[18] > 2 || h[19] < 1 || h[19] > 2 || h[21] != 64 || h[22] != 32 || h[23] != 32:
+		r.add("read.sqlite", Fail, "%s: header: format versions %d/%d, payload fractions %d/%d/%d (%s)",
+			projector.ErrReadModelCorrupt, h[18], h[19], h[21], h[22], h[23], rebuildHint)
+	}
+}
+
+// checkIntegrity runs SQLite's integrity_check: the file's structure, and
+// every index against its table (a damaged key index hides a row from Get).
+func checkIntegrity(r *Report, path string) {
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	if err != nil {
+		r.add("read.sqlite", Fail, "cannot open: %v (%s)", err, rebuildHint)
+		return
+	}
+	defer conn.Close()
+	var problems []string
+	err = sqlitex.ExecuteTransient(conn, fmt.Sprintf("PRAGMA integrity_check(%d)", maxCorruptRows), &sqlitex.ExecOptions{
+		ResultFunc: func(s *sqlite.Stmt) error { problems = append(problems, s.ColumnText(0)); return nil }})
+	switch {
+	case err != nil:
+		r.add("read.sqlite", Fail, "integrity check failed: %v (%s)", err, rebuildHint)
+	case len(problems) == 1 && problems[0] == "ok":
+		r.add("read.sqlite", OK, "SQLite integrity check ok")
+	default:
+		r.add("read.sqlite", Fail, "%s: SQLite integrity check: %s (%s)", projector.ErrReadModelCorrupt,
+			strings.Join(problems, "; "), rebuildHint)
+	}
 }
 
 func checkRowDigests(r *Report, path string, shapes []events.EntityShape) {
