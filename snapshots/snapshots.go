@@ -21,9 +21,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"hash"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"os"
@@ -32,7 +32,7 @@ import (
 	"strconv"
 	"strings"
 
-		"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
