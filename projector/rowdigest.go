@@ -99,8 +99,8 @@ func (r *rowHasher) int(n int64) {
 	r.h.Write(r.buf[:])
 }
 
-// float hashes f; 0 and -0 are one value (SQLite may store an integral
-// REAL as an integer, which reads back as +0).
+// float hashes f; 0 and -0 hash alike (they are one value to SQLite, which
+// may store an integral REAL as an integer).
 func (r *rowHasher) float(f float64) {
 	if f == 0 {
 		f = 0
