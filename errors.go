@@ -67,6 +67,11 @@ var (
 	// rebuilt from the log, the gap recorded in the log, and
 	// Health().Integrity reports it.
 	ErrLogBehindReadModel = engine.ErrLogBehindReadModel
+	// ErrReadModelCorrupt: a read found a row of read.sqlite that does not
+	// match its digest (damaged, or edited outside the store); no value of
+	// it is returned (*projector.CorruptRowError names table and key). The
+	// log is intact: stop the store and delete read.sqlite to rebuild it.
+	ErrReadModelCorrupt = projector.ErrReadModelCorrupt
 	// ErrStoreLocked: another process has the store open; the error names
 	// the holder (*events.StoreLockedError).
 	ErrStoreLocked = events.ErrStoreLocked

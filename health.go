@@ -75,9 +75,10 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// Snapshot takes a snapshot of the read model now (between group commits)
-// and returns its manifest. A store restarted with an unusable read.sqlite
-// loads the newest valid snapshot and replays only the log after it.
+// Snapshot takes a snapshot of the read model now (between group commits),
+// records its digest in the log (a snapshot.taken event) and returns its
+// manifest. A store restarted with an unusable read.sqlite loads the newest
+// snapshot the log vouches for and replays only the log after it.
 // Errors: ErrStoreClosed, I/O errors.
 func (s *Store) Snapshot(ctx context.Context) (snapshots.Manifest, error) {
 	if err := ctx.Err(); err != nil {

@@ -28,6 +28,30 @@ func Digest(path string) (string, error) {
 	return fmt.Sprintf("xxh64:%x", sum), nil
 }
 
+// TableDigests is Digest table by table: each table's name mapped to the
+// xxh64 of its column names and rows (as Dump renders them), so two read
+// models can be compared table by table.
+func TableDigests(path string) (map[string]string, error) {
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
+	}
+	defer conn.Close()
+	tables, err := tableNames(conn)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(tables))
+	for _, t := range tables {
+		h := xxhash.New()
+		if err := walkRows(conn, t, func(line string) { h.WriteString(line); h.WriteString("\n") }); err != nil {
+			return nil, fmt.Errorf("%s: %w", t, err)
+		}
+		out[t] = fmt.Sprintf("xxh64:%016x", h.Sum64())
+	}
+	return out, nil
+}
+
 // Dump writes every table as text, one row a line in primary-key order: the
 // format of the golden files.
 func Dump(path string, w io.Writer) error {

@@ -54,7 +54,9 @@ func (p *Projector) writeRow(t events.EntityShape, id string, fields map[string]
 }
 
 // upsertSQL builds (once per table and column set) the row upsert; names
-// are in declaration order.
+// are in declaration order. Both paths set hk_digest from the values the
+// row holds afterwards: the bound ones, NULL (insert) or the kept column
+// (update) for the others.
 func (p *Projector) upsertSQL(t events.EntityShape, names []string) string {
 	key := t.Name // every column: the common case needs no key building
 	if len(names) != len(t.Fields) {
@@ -63,25 +65,56 @@ func (p *Projector) upsertSQL(t events.EntityShape, names []string) string {
 	if q, ok := p.sqlCache[key]; ok {
 		return q
 	}
-	cols := []string{fmt.Sprintf("%q", t.PK)}
-	marks := []string{"?"}
-	var set []string
-	for _, n := range names {
+	param := map[string]int{t.PK: 1} // column → its ?N
+	cols, marks := []string{fmt.Sprintf("%q", t.PK)}, []string{"?1"}
+	for i, n := range names {
+		param[n] = i + 2
 		cols = append(cols, fmt.Sprintf("%q", n))
-		marks = append(marks, "?")
-		set = append(set, fmt.Sprintf("%q = excluded.%q", n, n))
+		marks = append(marks, fmt.Sprintf("?%d", i+2))
 	}
-	conflict := "DO NOTHING"
-	if len(set) > 0 {
-		conflict = "DO UPDATE SET " + strings.Join(set, ", ")
-	}
+	cols = append(cols, fmt.Sprintf("%q", DigestColumn))
+	marks = append(marks, digestCall(t, func(c string) string { return bound(param, c, "NULL") }))
 	q := fmt.Sprintf("INSERT INTO %q (%s) VALUES (%s) ON CONFLICT (%q) %s", t.Name, strings.Join(cols, ", "),
-		strings.Join(marks, ", "), t.PK, conflict)
+		strings.Join(marks, ", "), t.PK, onConflict(t, names, param))
 	if p.sqlCache == nil {
 		p.sqlCache = map[string]string{}
 	}
 	p.sqlCache[key] = q
 	return q
+}
+
+// onConflict is the upsert's conflict clause: the bound columns and the
+// digest of the updated row, or nothing when no column is bound.
+func onConflict(t events.EntityShape, names []string, param map[string]int) string {
+	if len(names) == 0 {
+		return "DO NOTHING"
+	}
+	var set []string
+	for _, n := range names {
+		set = append(set, fmt.Sprintf("%q = excluded.%q", n, n))
+	}
+	set = append(set, fmt.Sprintf("%q = %s", DigestColumn, digestCall(t, func(c string) string {
+		return bound(param, c, fmt.Sprintf("%q.%q", t.Name, c))
+	})))
+	return "DO UPDATE SET " + strings.Join(set, ", ")
+}
+
+// bound is column c's bound parameter ?N, or otherwise when c is not bound.
+func bound(param map[string]int, c, otherwise string) string {
+	if i, ok := param[c]; ok {
+		return fmt.Sprintf("?%d", i)
+	}
+	return otherwise
+}
+
+// digestCall is the SQL expression hk_row_digest(tag, key, field…) of t,
+// with each column's value expression from expr.
+func digestCall(t events.EntityShape, expr func(column string) string) string {
+	args := []string{fmt.Sprintf("'%s'", digestTag(t)), expr(t.PK)}
+	for _, f := range t.Fields {
+		args = append(args, expr(f.Name))
+	}
+	return fmt.Sprintf("%s(%s)", digestFunc, strings.Join(args, ", "))
 }
 
 // mergeFieldState folds an event's changed fields into the stored state

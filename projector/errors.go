@@ -14,6 +14,12 @@ var (
 	// ErrProjection: applying an event to SQLite failed; nothing of that
 	// batch was applied and the checkpoint did not move.
 	ErrProjection = errors.New("projection_failed")
+	// ErrReadModelCorrupt: a row of read.sqlite does not match its digest
+	// (bytes changed inside it, or an UPDATE outside the store), or the
+	// read model differs from a rebuild from the log. No value of it is
+	// returned; rebuild the read model from the log (*CorruptRowError
+	// names the table and key).
+	ErrReadModelCorrupt = errors.New("read_model_corrupt")
 	// ErrUnknownField: a query names a field the entity does not have.
 	ErrUnknownField = errors.New("unknown_field")
 )

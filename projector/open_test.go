@@ -18,7 +18,7 @@ import (
 
 // TestOpenMigratesAFreshReadModel: a new file gets every internal table,
 // the current schema version, its store id, checkpoint 0 and the entity
-// table with its fingerprint.
+// table with its fingerprint and its row digest column last.
 func TestOpenMigratesAFreshReadModel(t *testing.T) {
 	p := openFresh(t)
 	wantRows(t, "meta", query(t, p.Path(), `SELECT key, value FROM hk_meta ORDER BY key`),
@@ -28,7 +28,8 @@ func TestOpenMigratesAFreshReadModel(t *testing.T) {
 		`SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('hk_meta', 'hk_entity_state', 'hk_field_state', 'hk_lease', 'hk_lease_history') ORDER BY name`),
 		"hk_entity_state", "hk_field_state", "hk_lease", "hk_lease_history", "hk_meta")
 	wantRows(t, "entity table columns", query(t, p.Path(), `SELECT name, type, pk FROM pragma_table_info('Airport') ORDER BY cid`),
-		"id|TEXT|1", "name|TEXT|0", "altitude|INTEGER|0", "latitude|REAL|0", "active|INTEGER|0", "checked|TEXT|0", "notes|TEXT|0")
+		"id|TEXT|1", "name|TEXT|0", "altitude|INTEGER|0", "latitude|REAL|0", "active|INTEGER|0", "checked|TEXT|0", "notes|TEXT|0",
+		"hk_digest|INTEGER|0")
 	if p.Checkpoint() != 0 {
 		t.Fatalf("fresh checkpoint %d", p.Checkpoint())
 	}

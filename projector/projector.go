@@ -48,9 +48,10 @@ type Projector struct {
 
 // Open opens or creates the read model at path (mode 0600, WAL), migrates
 // the internal tables and creates the entity tables. Errors:
-// ErrInvalidSchema; ErrReadModelInvalid when the file is corrupt, belongs to
-// another store, has a newer schema, or its entity tables differ from
-// opts.Entities (the caller then rebuilds from the log).
+// ErrInvalidSchema; ErrReadModelInvalid when the file is corrupt (as
+// SQLite reports it), belongs to another store, has a newer schema, or its
+// entity tables differ from opts.Entities (the caller then rebuilds from
+// the log).
 func Open(path string, opts Options) (*Projector, error) {
 	if err := ValidateShapes(opts.Entities); err != nil {
 		return nil, err
@@ -62,12 +63,34 @@ func Open(path string, opts Options) (*Projector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: open: %w", ErrReadModelInvalid, err)
 	}
+	if err := registerDigest(conn); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("%w: %w", ErrProjection, err)
+	}
 	p := newProjector(conn, path, opts)
 	if err := p.init(opts); err != nil {
 		conn.Close()
-		return nil, err
+		return nil, openError(err)
 	}
 	return p, nil
+}
+
+// openError makes a failure to open an existing read model
+// ErrReadModelInvalid — SQLite's reports of damage (corrupt, not a
+// database, read-only as a damaged header makes it, an SQL error as a
+// damaged schema gives) and malformed metadata — so the store rebuilds it
+// from the log. Failures of the environment (disk full, I/O, locks,
+// memory) keep their own error: rebuilding would not help.
+func openError(err error) error {
+	if errors.Is(err, ErrReadModelInvalid) || errors.Is(err, ErrInvalidSchema) {
+		return err
+	}
+	switch sqlite.ErrCode(err).ToPrimary() {
+	case sqlite.ResultFull, sqlite.ResultIOErr, sqlite.ResultBusy, sqlite.ResultLocked, sqlite.ResultNoMem,
+		sqlite.ResultCantOpen, sqlite.ResultPerm, sqlite.ResultInterrupt:
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
 }
 
 func newProjector(conn *sqlite.Conn, path string, opts Options) *Projector {
@@ -118,7 +141,10 @@ func (p *Projector) init(opts Options) (err error) {
 	if err := p.checkMeta(opts.StoreID, version == 0); err != nil {
 		return err
 	}
-	return p.ensureTables(opts.Entities)
+	if err := p.ensureTables(opts.Entities); err != nil {
+		return err
+	}
+	return p.checkSchema(opts.Entities)
 }
 
 func (p *Projector) schemaVersion() (int, error) {
@@ -309,7 +335,7 @@ func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then
 			p.checkpoint = cp
 		}
 		if err != nil && thenErr == nil {
-			err = fmt.Errorf("%w: %w", ErrProjection, err)
+			err = fmt.Errorf("%w: %w", ErrProjection, corruption(err))
 		}
 	}()
 	if err := p.applyAll(evs, known); err != nil {
@@ -403,6 +429,8 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, p.setMeta("divergence:"+x.Target, x.Reason)
 	case events.LogGapDetected:
 		return true, p.setMeta(fmt.Sprintf("log_gap:%d", e.Seq), fmt.Sprintf("records %d-%d lost (read model kept as %s)", x.LogHead+1, x.ReadModelCheckpoint, x.SetAside))
+	case events.SnapshotTaken:
+		return true, nil // vouches for a snapshot file (snapshots, engine); no read-model data
 	}
 	return false, nil
 }

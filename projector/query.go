@@ -33,7 +33,9 @@ type Order struct {
 
 // Select runs q against the table of t on conn and calls fn with each
 // entity's canonical values: the primary key first, then the fields in
-// declaration order. Errors: ErrUnknownField; SQLite errors.
+// declaration order. Each row's digest is checked before fn sees it.
+// Errors: ErrUnknownField; ErrReadModelCorrupt (*CorruptRowError, or
+// SQLite's own corruption report); SQLite errors.
 func Select(conn *sqlite.Conn, t events.EntityShape, q Query, fn func(vals []any) error) error {
 	sqlText, args, err := selectSQL(t, q)
 	if err != nil {
@@ -41,22 +43,20 @@ func Select(conn *sqlite.Conn, t events.EntityShape, q Query, fn func(vals []any
 	}
 	stmt, err := conn.Prepare(sqlText)
 	if err != nil {
-		return err
+		return corruption(err)
 	}
 	defer stmt.Reset()
 	defer stmt.ClearBindings()
 	bindAll(stmt, args...)
-	kinds := append([]events.Kind{events.KindString}, fieldKinds(t)...)
+	rr := newRowReader(t)
 	for {
 		ok, err := stmt.Step()
 		if err != nil || !ok {
-			return err
+			return corruption(err)
 		}
-		vals := make([]any, len(kinds))
-		for i, k := range kinds {
-			if vals[i], err = columnValue(stmt, i, k); err != nil {
-				return fmt.Errorf("%s: %w", t.Name, err)
-			}
+		vals, err := rr.read(stmt)
+		if err != nil {
+			return err
 		}
 		if err := fn(vals); err != nil {
 			return err
@@ -83,7 +83,7 @@ func selectSQL(t events.EntityShape, q Query) (string, []any, error) {
 	for _, f := range t.Fields {
 		fmt.Fprintf(&b, ", %q", f.Name)
 	}
-	fmt.Fprintf(&b, " FROM %q", t.Name)
+	fmt.Fprintf(&b, ", %q FROM %q", DigestColumn, t.Name)
 	var args []any
 	for i, c := range q.Where {
 		if !hasColumn(t, c.Field) {

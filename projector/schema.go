@@ -45,6 +45,9 @@ func validateShape(t events.EntityShape) error {
 	if !ValidIdent(t.PK) {
 		return fmt.Errorf("%w: %s primary key %q", ErrInvalidSchema, t.Name, t.PK)
 	}
+	if len(t.Fields) > maxFields {
+		return fmt.Errorf("%w: %s has %d fields (at most %d)", ErrInvalidSchema, t.Name, len(t.Fields), maxFields)
+	}
 	for _, c := range t.Fields {
 		if !ValidIdent(c.Name) || cols[strings.ToLower(c.Name)] {
 			return fmt.Errorf("%w: %s column %q", ErrInvalidSchema, t.Name, c.Name)
@@ -74,7 +77,7 @@ func createSQL(t events.EntityShape) string {
 	for _, c := range t.Fields {
 		fmt.Fprintf(&b, ",\n  %q %s", c.Name, sqlType(c.Kind))
 	}
-	b.WriteString("\n)")
+	fmt.Fprintf(&b, ",\n  %q INTEGER\n)", DigestColumn)
 	return b.String()
 }
 

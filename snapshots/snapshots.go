@@ -1,8 +1,15 @@
 // Package snapshots keeps copies of the read model — which also holds the
 // aggregate state the writer decides against — taken at a log sequence N.
-// Restart = newest valid snapshot + replay of the log tail after N. A
-// snapshot whose file does not match its manifest's hash is skipped and the
-// next older one (or a rebuild from zero) is used instead.
+// Restart = newest valid snapshot + replay of the log tail after N.
+//
+// A snapshot is vouched for by the log, not by the file beside it: Take
+// hands the snapshot's SHA-256 to the caller, which appends a
+// snapshot.taken event carrying it before the snapshot is sealed, and a
+// snapshot is restored only when its file's digest equals the digest of
+// such an event (Vouchers). A snapshot whose file does not match its
+// manifest, or that no event vouches for (changed after it was taken, its
+// manifest re-hashed), is skipped with a warning and the next older one
+// (or a rebuild from zero) is used instead.
 //
 // Layout, in <store>/snapshots/:
 //
@@ -11,9 +18,12 @@
 package snapshots
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"os"
@@ -22,7 +32,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cespare/xxhash/v2"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
@@ -40,7 +49,7 @@ type Manifest struct {
 	Seq     uint64 `json:"seq"`      // log sequence the snapshot includes
 	StoreID string `json:"store_id"` // the log's store id
 	Size    int64  `json:"size"`     // bytes of the .sqlite file
-	Hash    string `json:"hash"`     // xxh64 of the .sqlite file, hex
+	Hash    string `json:"hash"`     // "sha256:" + hex SHA-256 of the .sqlite file
 }
 
 // Dir manages the snapshots of one store.
@@ -93,16 +102,25 @@ func (d *Dir) file(seq uint64, ext string) string {
 }
 
 // Take writes a snapshot of the database open on conn (which must be at
-// checkpoint seq and outside a transaction) with VACUUM INTO, hashes it,
-// writes the manifest last (a snapshot without a manifest is incomplete and
-// ignored), then prunes to the newest Keep.
-func (d *Dir) Take(conn *sqlite.Conn, seq uint64, storeID string) (Manifest, error) {
+// checkpoint seq and outside a transaction) with VACUUM INTO and hashes
+// it; vouch then records its manifest (Hash: the file's SHA-256) in the
+// log. Only after vouch returned nil is the file moved into place and the
+// manifest written, last (a snapshot without a manifest is incomplete and
+// ignored); then it prunes to the newest Keep. When vouch fails nothing is
+// kept and its error is returned.
+func (d *Dir) Take(conn *sqlite.Conn, seq uint64, storeID string, vouch func(Manifest) error) (Manifest, error) {
 	tmp := d.file(seq, ".sqlite.tmp")
 	os.Remove(tmp)
 	if err := sqlitex.ExecuteTransient(conn, "VACUUM INTO ?", &sqlitex.ExecOptions{Args: []any{tmp}}); err != nil {
 		return Manifest{}, fmt.Errorf("vacuum into snapshot: %w", err)
 	}
-	m, err := d.seal(tmp, seq, storeID)
+	m, err := d.hashTemp(tmp, seq, storeID)
+	if err == nil {
+		err = vouch(m)
+	}
+	if err == nil {
+		err = d.seal(tmp, m)
+	}
 	if err != nil {
 		os.Remove(tmp)
 		return Manifest{}, err
@@ -110,7 +128,8 @@ func (d *Dir) Take(conn *sqlite.Conn, seq uint64, storeID string) (Manifest, err
 	return m, d.prune()
 }
 
-func (d *Dir) seal(tmp string, seq uint64, storeID string) (Manifest, error) {
+// hashTemp makes the temp file private and durable and returns its manifest.
+func (d *Dir) hashTemp(tmp string, seq uint64, storeID string) (Manifest, error) {
 	if err := os.Chmod(tmp, 0o600); err != nil {
 		return Manifest{}, err
 	}
@@ -118,18 +137,19 @@ func (d *Dir) seal(tmp string, seq uint64, storeID string) (Manifest, error) {
 	if err != nil {
 		return Manifest{}, err
 	}
-	if err := syncFile(tmp); err != nil {
-		return Manifest{}, err
-	}
-	if err := os.Rename(tmp, d.file(seq, ".sqlite")); err != nil {
-		return Manifest{}, err
+	return Manifest{Seq: seq, StoreID: storeID, Size: size, Hash: hash}, syncFile(tmp)
+}
+
+// seal moves the vouched temp file into place and writes its manifest.
+func (d *Dir) seal(tmp string, m Manifest) error {
+	if err := os.Rename(tmp, d.file(m.Seq, ".sqlite")); err != nil {
+		return err
 	}
 	if err := failpoint.Err(failpoint.SnapshotBeforeManifest); err != nil {
-		return Manifest{}, err
+		return err
 	}
-	m := Manifest{Seq: seq, StoreID: storeID, Size: size, Hash: hash}
 	data, _ := json.MarshalIndent(m, "", "  ")
-	return m, writeAtomic(d.file(seq, ".json"), data)
+	return writeAtomic(d.file(m.Seq, ".json"), data)
 }
 
 func hashFile(path string) (int64, string, error) {
@@ -138,10 +158,13 @@ func hashFile(path string) (int64, string, error) {
 		return 0, "", err
 	}
 	defer f.Close()
-	h := xxhash.New()
+	h := sha256.New()
 	n, err := io.Copy(h, f)
-	return n, fmt.Sprintf("%016x", h.Sum64()), err
+	return n, digestOf(h), err
 }
+
+// digestOf renders a SHA-256 as manifests and snapshot.taken events carry it.
+func digestOf(h hash.Hash) string { return "sha256:" + hex.EncodeToString(h.Sum(nil)) }
 
 func syncFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
@@ -203,9 +226,10 @@ func (d *Dir) Verify(seq uint64, storeID string) (Manifest, error) {
 	return m, nil
 }
 
-// Newest returns the newest valid snapshot with Seq <= maxSeq; invalid ones
-// are logged and skipped. Errors: ErrNoSnapshot.
-func (d *Dir) Newest(storeID string, maxSeq uint64) (Manifest, error) {
+// Newest returns the newest snapshot with Seq <= maxSeq that matches its
+// manifest and that v vouches for; the others are logged as warnings and
+// skipped. Errors: ErrNoSnapshot.
+func (d *Dir) Newest(storeID string, maxSeq uint64, v Vouchers) (Manifest, error) {
 	seqs, err := d.List()
 	if err != nil {
 		return Manifest{}, err
@@ -216,6 +240,9 @@ func (d *Dir) Newest(storeID string, maxSeq uint64) (Manifest, error) {
 		}
 		m, err := d.Verify(seq, storeID)
 		if err == nil {
+			err = v.Check(m)
+		}
+		if err == nil {
 			return m, nil
 		}
 		d.log.Warn("skipping invalid snapshot", "seq", seq, "reason", err.Error())
@@ -223,7 +250,9 @@ func (d *Dir) Newest(storeID string, maxSeq uint64) (Manifest, error) {
 	return Manifest{}, ErrNoSnapshot
 }
 
-// Restore copies the snapshot m to target (mode 0600), replacing it.
+// Restore copies the snapshot m to target (mode 0600), replacing it, and
+// checks that the bytes it copied are the ones m describes (the file may
+// have changed since it was verified). Errors: ErrSnapshotInvalid.
 func (d *Dir) Restore(m Manifest, target string) error {
 	src, err := os.Open(d.file(m.Seq, ".sqlite"))
 	if err != nil {
@@ -235,7 +264,11 @@ func (d *Dir) Restore(m Manifest, target string) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(dst, src)
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(dst, h), src)
+	if err == nil && digestOf(h) != m.Hash {
+		err = fmt.Errorf("%w: %d: the file changed while it was restored", ErrSnapshotInvalid, m.Seq)
+	}
 	if err == nil {
 		err = dst.Sync()
 	}

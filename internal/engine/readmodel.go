@@ -96,8 +96,15 @@ func openAtMost(path string, opts projector.Options, head uint64) (*projector.Pr
 	return nil, fmt.Errorf("%w: checkpoint %d is past the log head %d", projector.ErrReadModelInvalid, p.Checkpoint(), head)
 }
 
+// restoreSnapshot restores the newest snapshot that matches its manifest
+// and that a snapshot.taken event of the log (at or below head) vouches
+// for; the others are refused with a warning (snapshots.Newest).
 func (e *Engine) restoreSnapshot(opts projector.Options, head uint64) (*projector.Projector, error) {
-	m, err := e.snaps.Newest(opts.StoreID, head)
+	v, err := snapshots.ReadVouchers(e.w.Log(), head)
+	if err != nil {
+		return nil, err
+	}
+	m, err := e.snaps.Newest(opts.StoreID, head, v)
 	if err == nil {
 		err = e.snaps.Restore(m, e.ReadModelPath())
 	}
@@ -169,12 +176,39 @@ func (e *Engine) Snapshot() (snapshots.Manifest, error) {
 	return m, err
 }
 
+// takeSnapshot snapshots the read model at the log head and has the log
+// vouch for it: a snapshot.taken event with the file's digest, appended
+// through this writer before the snapshot is sealed (writer goroutine).
 func (e *Engine) takeSnapshot() (snapshots.Manifest, error) {
-	m, err := e.snaps.Take(e.proj.Conn(), e.proj.Checkpoint(), e.w.Log().StoreID())
+	if err := e.repairReadModel(); err != nil {
+		return snapshots.Manifest{}, err
+	}
+	var projErr error
+	m, err := e.snaps.Take(e.proj.Conn(), e.proj.Checkpoint(), e.w.Log().StoreID(), func(m snapshots.Manifest) error {
+		err := e.vouchSnapshot(m)
+		if errors.Is(err, ErrReadModelBehind) { // the event is in the log: seal the snapshot
+			projErr, err = err, nil
+		}
+		return err
+	})
 	if err == nil {
-		e.lastSnap = m.Seq
+		e.lastSnap = e.proj.Checkpoint()
+		err = projErr
 	}
 	return m, err
+}
+
+// vouchSnapshot appends snapshot.taken for m (writer goroutine).
+func (e *Engine) vouchSnapshot(m snapshots.Manifest) error {
+	version, err := e.w.Log().StreamVersion(events.SnapshotStream)
+	if err != nil {
+		return err
+	}
+	now := e.cfg.Clock.Now()
+	var ch aggregates.Changes
+	ch.Add(events.SnapshotStream, version, events.New(events.SnapshotStream,
+		events.SnapshotTaken{Seq: m.Seq, Digest: m.Hash, Size: m.Size, StoreID: m.StoreID}, now))
+	return e.commitWorker(ch, now)
 }
 
 // autoSnapshot takes a snapshot when SnapshotEvery events were applied
@@ -196,4 +230,40 @@ func (e *Engine) Checkpoint() uint64 {
 		return 0
 	}
 	return cp
+}
+
+// ReplayLog builds a fresh read model at target from the open log l, up to
+// upTo, with the entity shapes the log declares (none when it declares
+// none): what the live read model at checkpoint upTo must equal (I23).
+// doctor compares the two. It returns the checkpoint reached.
+func ReplayLog(l *events.Log, target string, upTo uint64) (uint64, error) {
+	reg, err := declaredOrNone(l)
+	if err != nil {
+		return 0, err
+	}
+	p, err := openReplayTarget(target, l.StoreID(), reg)
+	if err != nil {
+		return 0, err
+	}
+	err = applyLog(l, p, upTo, "rebuild", nil)
+	cp := p.Checkpoint()
+	return cp, errors.Join(err, p.Close())
+}
+
+// DeclaredShapes returns the entity shapes last recorded in l (none when
+// it records none). Errors: the log's read errors, ErrInvalidEntity.
+func DeclaredShapes(l *events.Log) ([]events.EntityShape, error) {
+	reg, err := declaredOrNone(l)
+	if err != nil {
+		return nil, err
+	}
+	return reg.Shapes(), nil
+}
+
+func declaredOrNone(l *events.Log) (*Registry, error) {
+	last, _, err := lastSchema(l)
+	if err != nil || last == nil {
+		return &Registry{byName: map[string]int{}}, err
+	}
+	return NewRegistry(last.Entities...)
 }

@@ -1,0 +1,75 @@
+package projector
+
+import (
+	"fmt"
+	"slices"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// checkSchema compares the read model's schema (every table, index and
+// view of sqlite_master, with its SQL text) with the one this build
+// creates for shapes, built in a private in-memory database: a damaged
+// schema (a byte changed in a CREATE statement) would otherwise surface
+// as SQL errors on later statements. Errors: ErrReadModelInvalid.
+func (p *Projector) checkSchema(shapes []events.EntityShape) error {
+	want, err := expectedSchema(shapes)
+	if err != nil {
+		return fmt.Errorf("%w: build the expected schema: %w", ErrProjection, err)
+	}
+	got, err := schemaOf(p.conn)
+	if err != nil {
+		return invalid(err)
+	}
+	for i := 0; i < max(len(got), len(want)); i++ {
+		if i >= len(got) || i >= len(want) || got[i] != want[i] {
+			return fmt.Errorf("%w: its schema differs from this build's (%s)", ErrReadModelInvalid, firstDifference(got, want, i))
+		}
+	}
+	return nil
+}
+
+func firstDifference(got, want []string, i int) string {
+	switch {
+	case i >= len(got):
+		return fmt.Sprintf("missing %.60q", want[i])
+	case i >= len(want):
+		return fmt.Sprintf("unexpected %.60q", got[i])
+	}
+	return fmt.Sprintf("%.60q instead of %.60q", got[i], want[i])
+}
+
+// expectedSchema is schemaOf a fresh read model of shapes.
+func expectedSchema(shapes []events.EntityShape) ([]string, error) {
+	conn, err := sqlite.OpenConn(":memory:", sqlite.OpenReadWrite|sqlite.OpenMemory)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	for _, m := range migrations {
+		if err := sqlitex.ExecuteScript(conn, m, nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range shapes {
+		if err := sqlitex.ExecuteScript(conn, createSQL(t), nil); err != nil {
+			return nil, err
+		}
+	}
+	return schemaOf(conn)
+}
+
+// schemaOf lists sqlite_master as "type name on tbl_name: sql", sorted.
+func schemaOf(conn *sqlite.Conn) ([]string, error) {
+	var out []string
+	err := sqlitex.ExecuteTransient(conn, "SELECT type, name, tbl_name, ifnull(sql, '') FROM sqlite_master", &sqlitex.ExecOptions{
+		ResultFunc: func(s *sqlite.Stmt) error {
+			out = append(out, fmt.Sprintf("%s %s on %s: %s", s.ColumnText(0), s.ColumnText(1), s.ColumnText(2), s.ColumnText(3)))
+			return nil
+		}})
+	slices.Sort(out)
+	return out, err
+}
