@@ -64,7 +64,7 @@ crash:
 ## write (EIO/ENOSPC) at a durability boundary, a power cut tearing a
 ## commit's pages, bytes flipped in the log, the read model or a snapshot.
 ## The last line is "storage: runs=N acked_lost=0 panics=0 undetected_corruptions=0".
-STORAGE_RUNS ?= 120
+STORAGE_RUNS ?= 300
 storage:
 	$(GO) build $(FAILPOINTS) -o $${TMPDIR:-/tmp}/hikoutei-storage ./cmd/hikoutei
 	$${TMPDIR:-/tmp}/hikoutei-storage crash storage --runs $(STORAGE_RUNS) --seed $(CRASH_SEED)

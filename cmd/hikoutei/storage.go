@@ -35,7 +35,7 @@ func newStorageCampaignCmd() *cobra.Command {
 			return runStorageCampaign(cmd, runs, seed)
 		},
 	}
-	cmd.Flags().IntVar(&runs, "runs", 120, "runs, the kinds taking turns")
+	cmd.Flags().IntVar(&runs, "runs", 300, "runs, the kinds taking turns")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of every run")
 	return cmd
 }
