@@ -47,6 +47,15 @@ type Options struct {
 	SnapshotEvery uint64
 	// SnapshotKeep is how many snapshots are retained (default 3).
 	SnapshotKeep int
+	// AcceptLogGap: when the read model has applied records the log no
+	// longer holds (the log lost acknowledged commits: a damaged page, an
+	// older log.db restored), Open refuses with ErrLogBehindReadModel and
+	// changes nothing, so the lost records can still be salvaged from the
+	// file (`hikoutei salvage --head`). With AcceptLogGap set it accepts
+	// the loss instead: the read model is set aside (kept), rebuilt from
+	// the log, the gap recorded in the log, and Health().Integrity
+	// reports it.
+	AcceptLogGap bool
 	// Sync, when set, materialises the entities into a Google spreadsheet
 	// (see SyncOptions). Nil: local-only, never touches the network.
 	Sync *SyncOptions
@@ -232,7 +241,7 @@ func declare(entities []EntityDef) (map[reflect.Type]*EntityDef, []events.Entity
 func engineConfig(o Options) (engine.Config, error) {
 	c := engine.Config{Clock: o.Clock, Operation: o.Operation, OpenTimeout: o.OpenTimeout, AcquireWait: o.AcquireWait,
 		HeartbeatInterval: o.HeartbeatInterval, LeaseTTL: o.LeaseTTL, ReadConns: o.ReadConns, Progress: progress(o.Progress), Logger: o.Logger,
-		NoSync: o.NoSync, SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep}
+		NoSync: o.NoSync, SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep, AcceptLogGap: o.AcceptLogGap}
 	if n := o.NATS; n != nil {
 		c.NATS = &engine.NATSConfig{Disabled: n.Disabled, Store: n.Store, URL: n.URL, CredsFile: n.CredsFile, NkeyFile: n.NkeyFile,
 			TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile, Listen: n.Listen, ListenNkeys: n.ListenNkeys,

@@ -23,6 +23,9 @@ type Config struct {
 	Progress          func(Progress)
 	Logger            *slog.Logger
 	NoSync            bool // benchmarks only: no fsync of log commits
+	// AcceptLogGap lets Open go on when the read model is ahead of the log
+	// (see findLogGap); without it Open refuses with *LogGapError.
+	AcceptLogGap bool
 	SnapshotEvery     uint64
 	SnapshotKeep      int
 	Sync              *SyncConfig // nil: local only

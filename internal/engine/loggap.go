@@ -10,9 +10,12 @@ import (
 // findLogGap runs after log.db is open and before the writer lease is
 // taken, i.e. before anything is appended. A read model of this store
 // whose checkpoint is past the log head means the log lost records it had
-// acknowledged (a damaged meta page, an older log.db restored): the read
-// model is set aside (kept: it is the only trace of what was lost) so the
-// open rebuilds one from the log, and the gap is remembered, to be
+// acknowledged (a damaged meta page, an older log.db restored). Unless
+// the configuration accepts the gap, the open fails with *LogGapError and
+// nothing is written: an append would reuse the file pages that may still
+// hold the lost records, which `hikoutei salvage --head` can recover.
+// Accepted, the read model is set aside (kept: the only other trace of
+// what was lost) so the open rebuilds one from the log, and the gap is
 // recorded in the log once the lease is held (recordLogGap) and reported
 // by Health. An unreadable read model is left to openProjector.
 func (e *Engine) findLogGap(l *events.Log) error {
@@ -23,6 +26,9 @@ func (e *Engine) findLogGap(l *events.Log) error {
 	cp, storeID, err := projector.ReadCheckpoint(e.ReadModelPath())
 	if err != nil || storeID != l.StoreID() || cp <= head {
 		return nil
+	}
+	if !e.cfg.AcceptLogGap {
+		return &LogGapError{Gap: events.LogGapDetected{ReadModelCheckpoint: cp, LogHead: head}, Dir: e.dir}
 	}
 	aside, err := setAside(e.ReadModelPath(), "ahead-of-log")
 	if err != nil {
@@ -51,12 +57,21 @@ func (e *Engine) recordLogGap() error {
 	return nil
 }
 
-// LogGapError reports, in Health, the log gap found at open.
-type LogGapError struct{ Gap events.LogGapDetected }
+// LogGapError is the log gap found at open: Open's error when the gap is
+// not accepted (SetAside empty, Dir set), Health's when it was.
+type LogGapError struct {
+	Gap events.LogGapDetected
+	Dir string // the store directory (refused opens)
+}
 
 func (e *LogGapError) Error() string {
-	return fmt.Sprintf("%s: log.db lost records %d-%d it had acknowledged; the read model that had them was kept as %s",
-		ErrLogBehindReadModel, e.Gap.LogHead+1, e.Gap.ReadModelCheckpoint, e.Gap.SetAside)
+	lost := fmt.Sprintf("%s: log.db lost records %d-%d it had acknowledged", ErrLogBehindReadModel, e.Gap.LogHead+1, e.Gap.ReadModelCheckpoint)
+	if e.Gap.SetAside != "" {
+		return lost + "; the read model that had them was kept as " + e.Gap.SetAside
+	}
+	return fmt.Sprintf("%s (its read model has them applied); nothing was changed. To recover them, run "+
+		"`hikoutei salvage --from %s --to NEW_DIR --head %d` and use NEW_DIR; to accept their loss, open with AcceptLogGap "+
+		"(`hikoutei serve --accept-log-gap`)", lost, e.Dir, e.Gap.ReadModelCheckpoint)
 }
 
 // Unwrap returns ErrLogBehindReadModel.
