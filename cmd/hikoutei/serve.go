@@ -28,6 +28,7 @@ type serveFlags struct {
 	httpAddr, natsListen, natsURL, natsNkey string
 	natsListenNkeys                         []string
 	natsListenNoAuth, natsMirror            bool
+	acceptLogGap                            bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -74,6 +75,7 @@ SIGINT/SIGTERM stop the workers, release the lease and remove lease.toml.`,
 	cmd.Flags().BoolVar(&f.natsListenNoAuth, "nats-listen-no-auth", false, "accept --nats-listen clients without authentication (loopback addresses only)")
 	cmd.Flags().StringVar(&f.natsURL, "nats", "", "use an existing NATS server (default $HIKOUTEI_NATS_URL; else embedded)")
 	cmd.Flags().StringVar(&f.natsNkey, "nats-nkey", "", "nkey user seed file to authenticate to --nats")
+	cmd.Flags().BoolVar(&f.acceptLogGap, "accept-log-gap", false, "open a store whose log lost records its read model still has, accepting the loss (recorded in the log); see salvage --head first")
 	cmd.Flags().BoolVar(&f.natsMirror, "nats-mirror", false, "mirror committed events to the JetStream stream HIKOUTEI_<STORE> (signed, no fencing token)")
 	return cmd
 }
@@ -99,7 +101,7 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	if syncOpts == nil {
 		return usageError{errors.New("no spreadsheet: give --spreadsheet or set " + hikoutei.EnvSpreadsheetURL)}
 	}
-	s, err := hikoutei.OpenDeclared(f.dir, hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts,
+	s, err := hikoutei.OpenDeclared(f.dir, hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap,
 		NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL, NkeyFile: f.natsNkey, ListenNkeys: f.natsListenNkeys,
 			ListenNoAuth: f.natsListenNoAuth, Mirror: f.natsMirror}})
 	if err != nil {
