@@ -1,7 +1,8 @@
 // Command hikoutei is the operator's CLI for a Hikoutei store.
 //
 // Exit codes: 0 success (doctor: healthy), 1 the command ran and failed or
-// found problems, 2 usage error (unknown command or flag, missing argument).
+// found problems, 2 usage error (unknown command or flag, missing argument),
+// 3 damage found (doctor: the log is corrupt; salvage: sequences were lost).
 package main
 
 import (
@@ -18,10 +19,15 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	exitDamage  = 3
 )
 
 // errProblemsFound makes a command exit 1 after it printed its findings.
 var errProblemsFound = errors.New("problems_found")
+
+// errDamageFound makes a command exit 3 after it printed its findings:
+// stored data is damaged (doctor) or was lost (salvage).
+var errDamageFound = errors.New("damage_found")
 
 // usageError marks flag and argument errors (exit 2).
 type usageError struct{ err error }
@@ -45,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, errProblemsFound):
 		return exitFailure
+	case errors.Is(err, errDamageFound):
+		return exitDamage
 	case errors.As(err, new(usageError)):
 		fmt.Fprintf(stderr, "hikoutei: %v\nRun 'hikoutei --help' for usage.\n", err)
 		return exitUsage
@@ -63,7 +71,7 @@ func newRootCmd() *cobra.Command {
 		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd())
+	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd(), newSalvageCmd())
 	return root
 }
 
