@@ -54,8 +54,8 @@ type Log struct {
 	storeID string
 	closed  atomic.Bool
 	res     residency
-	// damage is the first panic bbolt raised on this file: from then on
-	// appends fail with it.
+	// damage is the first damage found in the file (a bbolt panic, a
+	// failed sequence check): from then on appends fail with it.
 	damage atomic.Pointer[LogCorruptError]
 }
 
@@ -221,7 +221,7 @@ func (l *Log) Close() error {
 }
 
 // update runs fn in a write transaction, guarded (see guard). Errors:
-// ErrLogClosed; the log's damage once bbolt panicked on it.
+// ErrLogClosed; the log's damage once some was found.
 func (l *Log) update(fn func(*bolt.Tx) error) error {
 	if l.closed.Load() {
 		return ErrLogClosed

@@ -118,10 +118,12 @@ func preflight(f *os.File, exclusive bool, timeout time.Duration) error {
 	return bf.checkOpen()
 }
 
-// checkOpen is the cheap part of verification that runs at every open:
-// the freelist and the root page of the tree and of each bucket.
+// checkOpen is the part of verification that runs at every open, cheap
+// because it reads no leaf page but the root's: the freelist, the root
+// page, and the skeleton of every bucket's tree (checkSkeleton).
 func (f *boltFile) checkOpen() error {
-	if _, err := f.freelistIDs(); err != nil {
+	free, err := f.freelistIDs()
+	if err != nil {
 		return err
 	}
 	root, err := f.page(f.meta.root, f.meta.hwm)
@@ -133,39 +135,7 @@ func (f *boltFile) checkOpen() error {
 		return err
 	}
 	if root.flags != flagLeaf {
-		return nil // a root with many buckets; the log has five
+		return corrupt(CheckBucket, root.id, "the root bucket page is a branch: a log has five buckets")
 	}
-	for _, e := range elems {
-		if e.flags&bucketLeafFlag == 0 {
-			return corrupt(CheckBucket, root.id, "root element %q is not a bucket", e.key)
-		}
-		if err := f.checkBucketRoot(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkBucketRoot checks a bucket's root page (or inline page) and that a
-// branch root's children are pages of the tree.
-func (f *boltFile) checkBucketRoot(e pageElem) error {
-	id, p, err := bucketRef(e.value)
-	if err != nil {
-		return corrupt(CheckBucket, 0, "bucket %q: %v", e.key, err)
-	}
-	if p == nil {
-		if p, err = f.page(id, f.meta.hwm); err != nil {
-			return fmt.Errorf("bucket %q: %w", e.key, err)
-		}
-	}
-	elems, err := p.elements()
-	if err != nil {
-		return fmt.Errorf("bucket %q: %w", e.key, err)
-	}
-	for _, c := range elems {
-		if p.flags == flagBranch && (c.child < 2 || c.child >= f.meta.hwm) {
-			return corrupt(CheckPage, p.id, "bucket %q: child page %d outside [2, %d)", e.key, c.child, f.meta.hwm)
-		}
-	}
-	return nil
+	return f.checkSkeleton(elems, free)
 }
