@@ -34,15 +34,16 @@ type SalvageReport struct {
 	// PastHead counts intact records found with a sequence past the head:
 	// writes of a commit that never completed, not copied.
 	PastHead int
-	// HeadFrom says where the head came from: HeadFromTree, or, when no
-	// valid meta page leads to it (the root page is lost, e.g. the file was
-	// truncated), HeadFromCopy (an older copy of the root page found by
-	// the scan) or HeadFromOptions (SalvageOptions.Head), the higher one.
+	// HeadFrom says where the head came from: HeadFromTree; HeadFromOlder
+	// when only the other meta page's tree leads to one; or, when no valid
+	// meta page does (the root page is lost, e.g. the file was truncated),
+	// HeadFromCopy (an older copy of the root page found by the scan) or
+	// HeadFromOptions (SalvageOptions.Head), the higher one.
 	HeadFrom HeadSource
-	// Unconfirmed are intact records past a head not read from the tree:
-	// they may belong to a commit that never completed, so they are not
-	// copied; they are counted in Lost, and Head is raised past them so
-	// they are never reused.
+	// Unconfirmed are intact records past a head not read from the newest
+	// meta page's tree: they may belong to a commit that never completed,
+	// so they are not copied; they are counted in Lost, and Head is raised
+	// past them so they are never reused.
 	Unconfirmed SeqRanges
 	// Problems counts the damage met in the source (see VerifyLogFile).
 	Problems int
@@ -53,9 +54,10 @@ type HeadSource string
 
 // Head sources.
 const (
-	HeadFromTree    HeadSource = "tree"      // the meta bucket of a valid meta page's tree
-	HeadFromCopy    HeadSource = "root copy" // an older copy of the root page
-	HeadFromOptions HeadSource = "--head"    // SalvageOptions.Head, given by the operator
+	HeadFromTree    HeadSource = "tree"       // the meta bucket of the newest valid meta page's tree
+	HeadFromOlder   HeadSource = "older meta" // the tree of the other meta page (the newest one's is unreadable)
+	HeadFromCopy    HeadSource = "root copy"  // an older copy of the root page
+	HeadFromOptions HeadSource = "--head"     // SalvageOptions.Head, given by the operator
 )
 
 // SalvageOptions are what the operator knows when the log's own head or
@@ -113,7 +115,10 @@ func SalvageLog(src, dst string, opts SalvageOptions) (*SalvageReport, error) {
 	if err != nil {
 		s.rep.Problems++
 	}
-	return s.rep, s.run(dst)
+	if err := s.run(dst); err != nil {
+		return nil, err
+	}
+	return s.rep, nil
 }
 
 // salvage is one SalvageLog run.
@@ -140,9 +145,7 @@ type candidate struct {
 }
 
 func (s *salvage) run(dst string) error {
-	s.rep.HeadFrom = HeadFromTree
-	if !s.findHead() {
-		s.rep.HeadFrom = HeadFromCopy
+	if s.rep.HeadFrom = s.findHead(); s.rep.HeadFrom == HeadFromCopy {
 		s.rep.Head = math.MaxUint64 // bound after the scan, by an older root copy
 	}
 	tmp := dst + ".salvage-partial"
@@ -170,7 +173,7 @@ func (s *salvage) run(dst string) error {
 // copyAll copies the tree's records, then the scan's, then writes meta,
 // streams and leases.
 func (s *salvage) copyAll() error {
-	if s.rep.HeadFrom == HeadFromTree {
+	if s.rep.HeadFrom != HeadFromCopy {
 		if err := s.copyTree(); err != nil {
 			return err
 		}
@@ -186,9 +189,10 @@ func (s *salvage) copyAll() error {
 }
 
 // findHead reads the meta bucket of the newest valid meta whose tree gives
-// one (else the other valid meta): head, store id. false: neither does.
-func (s *salvage) findHead() bool {
-	for _, i := range []int{s.f.inUse, 1 - s.f.inUse} {
+// one (else the other valid meta): head, store id. HeadFromCopy: neither
+// does.
+func (s *salvage) findHead() HeadSource {
+	for n, i := range []int{s.f.inUse, 1 - s.f.inUse} {
 		m := s.f.metas[i]
 		if m.err != "" || m.root < 2 || m.root >= m.hwm {
 			continue
@@ -199,11 +203,14 @@ func (s *salvage) findHead() bool {
 		if h := meta[string(metaHead)]; len(h) == 8 && buckets[string(bucketEvents)] != nil {
 			s.w, s.meta = w, meta
 			s.rep.Head = binary.BigEndian.Uint64(h)
-			return true
+			if n > 0 {
+				return HeadFromOlder
+			}
+			return HeadFromTree
 		}
 	}
 	s.w = newTreeWalk(s.f, boltMeta{}, s.problem) // no tree: streams and leases come from the records
-	return false
+	return HeadFromCopy
 }
 
 // boundHead, when no tree gave the head, takes the higher of the newest
@@ -211,7 +218,11 @@ func (s *salvage) findHead() bool {
 // intact records past it are unconfirmed: not copied, and the head is
 // raised past them.
 func (s *salvage) boundHead() error {
-	if s.rep.HeadFrom == HeadFromTree {
+	switch s.rep.HeadFrom {
+	case HeadFromTree:
+		return nil
+	case HeadFromOlder:
+		s.unconfirm()
 		return nil
 	}
 	if s.meta == nil {
@@ -235,7 +246,7 @@ func (s *salvage) boundHead() error {
 	return nil
 }
 
-// unconfirm sets aside the scanned records past the head and raises the
+// unconfirm sets aside the intact records past the head and raises the
 // head past them.
 func (s *salvage) unconfirm() {
 	var past []uint64
@@ -244,6 +255,10 @@ func (s *salvage) unconfirm() {
 			past = append(past, seq)
 		}
 	}
+	for seq := range s.pastHead {
+		past = append(past, seq)
+	}
+	clear(s.pastHead)
 	slices.Sort(past)
 	for _, seq := range past {
 		s.rep.Unconfirmed.Add(seq)

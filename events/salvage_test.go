@@ -231,3 +231,24 @@ func TestRepro9_SalvageRefusesAStoreInUse(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// When the newest commit's root page is damaged, the previous commit's
+// tree gives the head; the newest commit's records are unconfirmed: not
+// copied, and their sequences never reused.
+func TestRepro9_SalvageFallsBackToThePreviousCommit(t *testing.T) {
+	src := buildLog(t, t.TempDir(), 100) // the last commit appended lease.released, seq 102
+	orig := recordBytes(t, src)
+	f, err := os.Open(src)
+	must(t, err)
+	bf, err := openBoltFile(f, fileSize(t, src))
+	must(t, err)
+	root, ps := bf.meta.root, bf.ps
+	must(t, f.Close())
+	setCount(t, src, ps, root, 60000)
+	rep, dst, err := salvageTo(t, src, SalvageOptions{})
+	must(t, err)
+	if rep.HeadFrom != HeadFromOlder || rep.Head != 102 || rep.Unconfirmed.String() != "102" || rep.Lost.String() != "102" || rep.Recovered != 101 {
+		t.Fatalf("report %+v: unconfirmed %s, lost %s", rep, rep.Unconfirmed, rep.Lost)
+	}
+	sameRecords(t, orig, dst, 101)
+}

@@ -107,6 +107,8 @@ func printSalvage(out io.Writer, rep *events.SalvageReport, to string) {
 		fmt.Fprintf(out, "damage met while reading: %d places (hikoutei doctor --dir SOURCE names them)\n", rep.Problems)
 	}
 	switch rep.HeadFrom {
+	case events.HeadFromOlder:
+		fmt.Fprintln(out, "head: the newest commit's tree is unreadable; taken from the previous commit's")
 	case events.HeadFromCopy:
 		fmt.Fprintln(out, "head: the root page is lost; taken from an older copy of it found in the file")
 	case events.HeadFromOptions:
