@@ -1,6 +1,7 @@
 package events
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -34,7 +35,8 @@ type UnitResult struct {
 // commit. Events are stamped with seq, version, epoch, token, commit and, when
 // At is zero, now.
 // Errors (whole call, nothing committed): ErrStaleWriterFence,
-// ErrLeaseExpired, ErrLogClosed, bbolt I/O errors.
+// ErrLeaseExpired, ErrLogClosed, *LogCorruptError (bbolt panicked on a
+// damaged page, now or earlier), bbolt I/O errors.
 func (l *Log) Append(f Fence, units ...Unit) ([]UnitResult, error) {
 	results, wait, err := l.AppendAsync(f, units...)
 	if err == nil {
@@ -58,25 +60,41 @@ func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, e
 	if l.closed.Load() {
 		return nil, nil, ErrLogClosed
 	}
+	if d := l.damage.Load(); d != nil {
+		return nil, nil, d
+	}
 	enc := encodeUnits(units)
-	tx, err := l.db.Begin(true)
+	var tx *bolt.Tx
+	err := l.guarded("append", func() (err error) { tx, err = l.db.Begin(true); return err })
 	if err != nil {
 		return nil, nil, err
 	}
 	committing := false
 	defer func() {
 		if !committing {
-			_ = tx.Rollback() // a failed or panicking stage
+			_ = guard("rollback", tx.Rollback) // a failed or panicking stage
 		}
 	}()
-	results, err := l.stage(tx, f, units, enc)
+	var results []UnitResult
+	err = l.guarded("append", func() (err error) { results, err = l.stage(tx, f, units, enc); return err })
 	if err != nil {
 		return nil, nil, err
 	}
 	committing = true
 	done := make(chan error, 1)
-	go func() { done <- tx.Commit() }()
+	go func() { done <- l.commit(tx) }()
 	return results, func() error { return l.committed(<-done, enc) }, nil
+}
+
+// commit commits tx; when bbolt panics inside the commit (a damaged page
+// or freelist) the transaction is rolled back and the error is
+// *LogCorruptError: nothing was committed.
+func (l *Log) commit(tx *bolt.Tx) error {
+	err := l.guarded("commit", tx.Commit)
+	if errors.Is(err, ErrLogCorrupt) {
+		_ = guard("rollback", tx.Rollback)
+	}
+	return err
 }
 
 // stage checks the fence and stamps and puts every unit inside tx.

@@ -17,4 +17,10 @@
 // directory for writing: it takes the lease (waiting out a dead holder by
 // the takeover rule), keeps lease.toml while it holds it, renews the lease
 // with a heartbeat, and releases it on Close.
+//
+// A damaged log.db is an error, never a panic: OpenLog checks the pages
+// bbolt trusts before bbolt maps the file, every transaction turns a bbolt
+// panic or memory fault into *LogCorruptError, VerifyLogFile checks the
+// whole file and names every bad sequence, and SalvageLog copies every
+// readable record into a new log.
 package events

@@ -29,6 +29,15 @@ var (
 	// ErrCorruptRecord: a log record failed its checksum or could not be
 	// decoded (torn write, bit rot). See *CorruptRecordError for the sequence.
 	ErrCorruptRecord = errors.New("log_record_corrupt")
+	// ErrLogCorrupt: log.db's file structure is damaged (a meta page, the
+	// file size, a B+tree page, a missing bucket, a sequence hole) or bbolt
+	// panicked or faulted reading it. See *LogCorruptError for what was
+	// found. Once a Log has seen it, it refuses appends; `hikoutei salvage`
+	// copies what is still readable into a new store.
+	ErrLogCorrupt = errors.New("log_corrupt")
+	// ErrSalvageTarget: salvage was given a target that exists (log.db) or a
+	// source that is not a log.
+	ErrSalvageTarget = errors.New("salvage_target_invalid")
 	// ErrVersionConflict: optimistic concurrency failed. See *VersionConflictError.
 	ErrVersionConflict = errors.New("stream_version_conflict")
 	// ErrInvalidEvent: an event to append lacks a stream or type, or its
@@ -98,6 +107,44 @@ func (e *StoreLogMissingError) Error() string {
 
 // Unwrap returns ErrStoreLogMissing.
 func (e *StoreLogMissingError) Unwrap() error { return ErrStoreLogMissing }
+
+// CorruptCheck names the check that found log.db damaged.
+type CorruptCheck string
+
+// The checks of *LogCorruptError.
+const (
+	CheckFile     CorruptCheck = "file"     // empty, unreadable, or shorter than the high-water mark
+	CheckMeta     CorruptCheck = "meta"     // meta pages: magic, version, checksum, page size, page ids
+	CheckFreelist CorruptCheck = "freelist" // the freelist page and the page ids it lists
+	CheckPage     CorruptCheck = "page"     // a B+tree page: id, type, element count, bounds, key order, references
+	CheckBucket   CorruptCheck = "bucket"   // a bucket of the log is missing or is not a bucket
+	CheckHead     CorruptCheck = "head"     // the head in meta disagrees with the records
+	CheckSequence CorruptCheck = "sequence" // a sequence key is malformed, out of order or past the head
+	CheckBbolt    CorruptCheck = "bbolt"    // bbolt's own consistency check (tx.Check)
+	CheckPanic    CorruptCheck = "panic"    // bbolt panicked or faulted reading the file
+)
+
+// LogCorruptError says what is damaged in log.db. It wraps ErrLogCorrupt.
+type LogCorruptError struct {
+	Check  CorruptCheck
+	Page   uint64 // the page the damage was found on (0: not page-specific)
+	Seq    uint64 // the sequence concerned (0: none)
+	Detail string
+}
+
+func (e *LogCorruptError) Error() string {
+	s := fmt.Sprintf("%s: %s check", ErrLogCorrupt, e.Check)
+	if e.Page != 0 {
+		s += fmt.Sprintf(": page %d", e.Page)
+	}
+	if e.Seq != 0 {
+		s += fmt.Sprintf(": seq %d", e.Seq)
+	}
+	return s + ": " + e.Detail
+}
+
+// Unwrap returns ErrLogCorrupt.
+func (e *LogCorruptError) Unwrap() error { return ErrLogCorrupt }
 
 // VersionConflictError reports a failed expected-version check on one stream.
 // It wraps ErrVersionConflict.

@@ -54,12 +54,21 @@ type Log struct {
 	storeID string
 	closed  atomic.Bool
 	res     residency
+	// damage is the first damage found in the file (a bbolt panic, a
+	// failed sequence check): from then on appends fail with it.
+	damage atomic.Pointer[LogCorruptError]
 }
 
-// OpenLog opens or creates the log file at path (mode 0600).
-// Errors: bbolt's ErrTimeout wrapped as ErrStoreLocked when another process
-// holds the file lock past opts.OpenTimeout; ErrCorruptRecord-free open
-// errors from bbolt are returned wrapped.
+// OpenLog opens or creates the log file at path (mode 0600). Before bbolt
+// reads the file, under the file lock, OpenLog checks what bbolt trusts:
+// both meta pages, the file size against the high-water mark, the freelist
+// and the root page of every bucket; then that the log's buckets exist and
+// that the head agrees with the last record. Opening an existing log
+// writes nothing to it. A read-only open never writes.
+// Errors: *StoreLockedError (ErrStoreLocked) when another process holds
+// the file lock past opts.OpenTimeout; *LogCorruptError (ErrLogCorrupt)
+// naming what is damaged; ErrCorruptRecord for a log format this build
+// does not read; I/O errors wrapped.
 func OpenLog(path string, opts Options) (*Log, error) {
 	if opts.Clock == nil {
 		opts.Clock = SystemClock{}
@@ -67,9 +76,12 @@ func OpenLog(path string, opts Options) (*Log, error) {
 	if opts.OpenTimeout <= 0 {
 		opts.OpenTimeout = DefaultOpenTimeout
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.OpenTimeout, NoSync: opts.NoSync, ReadOnly: opts.ReadOnly})
+	db, err := openBolt(path, opts)
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, &StoreLockedError{Dir: filepath.Dir(path), Holder: "another process", Operation: "unknown"}
+	}
+	if errors.Is(err, ErrLogCorrupt) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", filepath.Base(path), err)
@@ -82,32 +94,106 @@ func OpenLog(path string, opts Options) (*Log, error) {
 	return l, nil
 }
 
+// logBuckets are the buckets every log has.
+var logBuckets = [][]byte{bucketEvents, bucketStreams, bucketIndex, bucketLease, bucketMeta}
+
+// init reads the store id and checks the log's shape; a new file (no
+// bucket at all) opened for writing gets its buckets and a store id.
 func (l *Log) init(readOnly bool) error {
-	if readOnly {
-		return l.db.View(func(tx *bolt.Tx) error {
-			if m := tx.Bucket(bucketMeta); m != nil {
-				l.storeID = string(m.Get(metaStoreID))
-			}
-			return nil
-		})
+	fresh := false
+	err := l.view(func(tx *bolt.Tx) error {
+		var err error
+		if fresh, err = checkBuckets(tx); err != nil || fresh {
+			return err
+		}
+		l.storeID, err = checkShape(tx)
+		return err
+	})
+	switch {
+	case err != nil || !fresh:
+		return err
+	case readOnly:
+		return corrupt(CheckBucket, 0, "the log has no buckets: it was never initialised")
 	}
-	return l.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketEvents, bucketStreams, bucketIndex, bucketLease, bucketMeta} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+	return l.create()
+}
+
+// checkShape checks an existing log's meta and head; it returns the store id.
+func checkShape(tx *bolt.Tx) (string, error) {
+	meta := tx.Bucket(bucketMeta)
+	id := string(meta.Get(metaStoreID))
+	if id == "" {
+		return "", corrupt(CheckBucket, 0, "meta has no store id")
+	}
+	if err := checkFormat(meta); err != nil {
+		return "", err
+	}
+	return id, checkHead(tx)
+}
+
+// create gives a new file the log's buckets and a new store id.
+func (l *Log) create() error {
+	return l.update(func(tx *bolt.Tx) error {
+		for _, name := range logBuckets {
+			if _, err := tx.CreateBucket(name); err != nil {
 				return fmt.Errorf("create bucket %s: %w", name, err)
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
-		if id := meta.Get(metaStoreID); id != nil {
-			l.storeID = string(id)
-			return checkFormat(meta)
-		}
 		l.storeID = newToken()[:12]
 		if err := meta.Put(metaFormat, []byte(strconv.Itoa(LogFormat))); err != nil {
 			return err
 		}
 		return meta.Put(metaStoreID, []byte(l.storeID))
 	})
+}
+
+// checkBuckets reports whether the file has none of the log's buckets (a
+// new file); a file with only some of them is damaged.
+func checkBuckets(tx *bolt.Tx) (fresh bool, err error) {
+	var missing []string
+	for _, name := range logBuckets {
+		if tx.Bucket(name) == nil {
+			missing = append(missing, string(name))
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return false, nil
+	case len(logBuckets):
+		return true, nil
+	}
+	return false, corrupt(CheckBucket, 0, "bucket %v missing", missing)
+}
+
+// checkHead compares the head in meta with the last record's key: they are
+// written in the same transaction, so they agree, except where a salvage
+// recorded the last sequences as lost.
+func checkHead(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	raw := meta.Get(metaHead)
+	if raw != nil && len(raw) != 8 {
+		return corrupt(CheckHead, 0, "head value of %d bytes", len(raw))
+	}
+	head := getU64(meta, metaHead)
+	k, _ := tx.Bucket(bucketEvents).Cursor().Last()
+	if k != nil && len(k) != 8 {
+		return corrupt(CheckSequence, 0, "record key of %d bytes", len(k))
+	}
+	var last uint64
+	if k != nil {
+		last = binary.BigEndian.Uint64(k)
+	}
+	lost, err := salvageLost(meta)
+	switch {
+	case err != nil:
+		return err
+	case last > head:
+		return &LogCorruptError{Check: CheckHead, Seq: last, Detail: fmt.Sprintf("record past the head %d", head)}
+	case last < head && !lost.ContainsAll(last+1, head):
+		return &LogCorruptError{Check: CheckHead, Seq: last + 1, Detail: fmt.Sprintf("the head is %d but the last record is %d", head, last)}
+	}
+	return nil
 }
 
 func checkFormat(meta *bolt.Bucket) error {
@@ -134,18 +220,24 @@ func (l *Log) Close() error {
 	return l.db.Close()
 }
 
+// update runs fn in a write transaction, guarded (see guard). Errors:
+// ErrLogClosed; the log's damage once some was found.
 func (l *Log) update(fn func(*bolt.Tx) error) error {
 	if l.closed.Load() {
 		return ErrLogClosed
 	}
-	return l.db.Update(fn)
+	if d := l.damage.Load(); d != nil {
+		return d
+	}
+	return l.guarded("write", func() error { return l.db.Update(fn) })
 }
 
+// view runs fn in a read transaction, guarded (see guard).
 func (l *Log) view(fn func(*bolt.Tx) error) error {
 	if l.closed.Load() {
 		return ErrLogClosed
 	}
-	return l.db.View(fn)
+	return l.guarded("read", func() error { return l.db.View(fn) })
 }
 
 func u64(v uint64) []byte {
@@ -201,4 +293,21 @@ func (l *Log) StreamVersion(stream string) (uint64, error) {
 		return nil
 	})
 	return v, err
+}
+
+// metaSalvageLost is the meta key where a salvage records the sequences it
+// could not recover (SeqRanges string form); they are never reused.
+var metaSalvageLost = []byte("salvage_lost")
+
+// salvageLost reads the sequences a salvage recorded as lost.
+func salvageLost(meta *bolt.Bucket) (SeqRanges, error) {
+	v := meta.Get(metaSalvageLost)
+	if v == nil {
+		return nil, nil
+	}
+	r, err := ParseSeqRanges(string(v))
+	if err != nil {
+		return nil, corrupt(CheckBucket, 0, "meta %s: %v", metaSalvageLost, err)
+	}
+	return r, nil
 }

@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -37,20 +38,66 @@ func (l *Log) ReadFrom(from uint64, fn func(Event) error) error {
 
 // readChunk decodes up to readChunk events from from, stopping at the first
 // record that fails to decode: it returns the events before it and its error.
+// Sequences must follow each other from from (to the head when the chunk
+// ends the log), except where a salvage recorded them lost: a hole, or a
+// key that is not a sequence, is *LogCorruptError (a damaged page can make
+// bbolt return garbage rather than panic).
 func (l *Log) readChunk(from uint64, in *interner) ([]Event, error) {
 	var out []Event
 	err := l.view(func(tx *bolt.Tx) error {
+		seqs, err := newSeqFollower(tx, from)
+		if err != nil {
+			return err
+		}
 		c := tx.Bucket(bucketEvents).Cursor()
 		for k, v := c.Seek(u64(from)); k != nil && len(out) < readChunk; k, v = c.Next() {
+			if err := seqs.next(k); err != nil {
+				return err
+			}
 			e, err := l.decode(k, v, in)
 			if err != nil {
 				return err
 			}
 			out = append(out, e)
 		}
+		if len(out) < readChunk {
+			return seqs.end()
+		}
 		return nil
 	})
 	return out, err
+}
+
+// seqFollower checks that record keys follow each other up to the head.
+type seqFollower struct {
+	want, head uint64
+	lost       SeqRanges
+}
+
+func newSeqFollower(tx *bolt.Tx, from uint64) (*seqFollower, error) {
+	meta := tx.Bucket(bucketMeta)
+	lost, err := salvageLost(meta)
+	return &seqFollower{want: from, head: getU64(meta, metaHead), lost: lost}, err
+}
+
+func (f *seqFollower) next(k []byte) error {
+	if len(k) != 8 {
+		return &LogCorruptError{Check: CheckSequence, Seq: f.want, Detail: fmt.Sprintf("a key of %d bytes where seq %d belongs", len(k), f.want)}
+	}
+	seq := binary.BigEndian.Uint64(k)
+	if seq < f.want || seq > f.head || seq > f.want && !f.lost.ContainsAll(f.want, seq-1) {
+		return &LogCorruptError{Check: CheckSequence, Seq: f.want, Detail: fmt.Sprintf("seq %d found where seq %d belongs (head %d)", seq, f.want, f.head)}
+	}
+	f.want = seq + 1
+	return nil
+}
+
+// end checks that no record is missing between the last one read and the head.
+func (f *seqFollower) end() error {
+	if f.want <= f.head && !f.lost.ContainsAll(f.want, f.head) {
+		return &LogCorruptError{Check: CheckSequence, Seq: f.want, Detail: fmt.Sprintf("no record for seq %d (head %d)", f.want, f.head)}
+	}
+	return nil
 }
 
 func (l *Log) decode(k, v []byte, in *interner) (Event, error) {
@@ -87,7 +134,8 @@ func (l *Log) ReadStream(stream string, from uint64, fn func(Event) error) error
 
 // VerifyChecksums reads every record and checks its checksum and shape.
 // It returns how many records were verified and the first corruption found
-// (*CorruptRecordError), continuing past none.
+// (*CorruptRecordError, or *LogCorruptError when bbolt panics), continuing
+// past none. VerifyLogFile checks the whole file and goes on past damage.
 func (l *Log) VerifyChecksums() (uint64, error) {
 	var n uint64
 	err := l.view(func(tx *bolt.Tx) error {

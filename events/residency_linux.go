@@ -14,7 +14,7 @@ import (
 // a read transaction, so bbolt cannot remap meanwhile. Errors: the madvise
 // errno.
 func (l *Log) ReleaseMapped() error {
-	return l.db.View(func(tx *bolt.Tx) error {
+	return l.view(func(tx *bolt.Tx) error {
 		data := l.db.Info().Data
 		if data == 0 || tx.Size() <= 0 {
 			return nil

@@ -16,12 +16,15 @@ func newDoctorCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "doctor --dir DIR",
-		Short: "Check a store without changing it: lease.toml shape, log checksums, writer lease",
+		Short: "Check a store without changing it: lease.toml shape, log pages and checksums, writer lease",
 		Long: `doctor inspects a store directory read-only and prints one line per finding.
 It validates lease.toml's closed four-key shape (schema, holder, operation,
 acquired_at) and, when no other process has the store open, verifies the
-checksum of every log record. Exit 0 when healthy (warnings allowed), 1 when a
-check failed, 2 on a usage error.`,
+checksum of every log record, every page of log.db (bbolt's own check
+included) and that sequences run from 1 to the head; it reports every bad
+sequence, not only the first. Exit 0 when healthy (warnings allowed), 1 when
+a check failed, 2 on a usage error, 3 when the log is damaged (log_corrupt,
+log_record_corrupt: run hikoutei salvage).`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
@@ -31,7 +34,10 @@ check failed, 2 on a usage error.`,
 			if err := printReport(cmd, rep, asJSON); err != nil {
 				return err
 			}
-			if !rep.Healthy() {
+			switch {
+			case rep.Damaged():
+				return errDamageFound
+			case !rep.Healthy():
 				return errProblemsFound
 			}
 			return nil
@@ -50,14 +56,18 @@ func printReport(cmd *cobra.Command, rep doctor.Report, asJSON bool) error {
 		return enc.Encode(struct {
 			doctor.Report
 			Healthy bool `json:"healthy"`
-		}{rep, rep.Healthy()})
+			Damaged bool `json:"damaged"`
+		}{rep, rep.Healthy(), rep.Damaged()})
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, f := range rep.Findings {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Severity, f.Check, f.Detail)
 	}
 	verdict := "healthy"
-	if !rep.Healthy() {
+	switch {
+	case rep.Damaged():
+		verdict = "damage found"
+	case !rep.Healthy():
 		verdict = "problems found"
 	}
 	fmt.Fprintf(tw, "\ndoctor: %s\n", verdict)

@@ -76,7 +76,7 @@ func TestDoctorFlagsCorruptLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out := runCLI(t, "doctor", "--dir", dir)
-	if code != exitFailure || !strings.Contains(out, "log_record_corrupt: seq 1") {
+	if code != exitDamage || !strings.Contains(out, "log_record_corrupt: 1 records fail their checksum or shape: seq 1") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }

@@ -2,7 +2,8 @@
 //
 // Exit codes: 0 success (doctor: healthy), 1 the command ran and failed or
 // found problems, 2 usage error (unknown command or flag, missing argument,
-// a malformed environment variable).
+// a malformed environment variable), 3 damage found (doctor: the log is
+// corrupt; salvage: sequences were lost).
 package main
 
 import (
@@ -22,10 +23,15 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	exitDamage  = 3
 )
 
 // errProblemsFound makes a command exit 1 after it printed its findings.
 var errProblemsFound = errors.New("problems_found")
+
+// errDamageFound makes a command exit 3 after it printed its findings:
+// stored data is damaged (doctor) or was lost (salvage).
+var errDamageFound = errors.New("damage_found")
 
 // usageError marks flag and argument errors (exit 2).
 type usageError struct{ err error }
@@ -49,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, errProblemsFound):
 		return exitFailure
+	case errors.Is(err, errDamageFound):
+		return exitDamage
 	case errors.As(err, new(usageError)):
 		fmt.Fprintf(stderr, "hikoutei: %v\nRun 'hikoutei --help' for usage.\n", err)
 		return exitUsage
@@ -69,7 +77,7 @@ func newRootCmd() *cobra.Command {
 		PersistentPreRunE: func(*cobra.Command, []string) error { return checkEnv() },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd())
+	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd(), newSalvageCmd())
 	return root
 }
 

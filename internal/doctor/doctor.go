@@ -32,7 +32,17 @@ const (
 type Finding struct {
 	Check    string   `json:"check"` // "lease.toml", "log.db", …
 	Severity Severity `json:"severity"`
-	Detail   string   `json:"detail"`
+	// Code is the stable error code of a failed check ("log_corrupt", …),
+	// "" when the finding carries none.
+	Code   string `json:"code,omitempty"`
+	Detail string `json:"detail"`
+}
+
+// damageCodes are the codes of findings that mean stored data is damaged
+// (not merely behind, locked or misconfigured): Report.Damaged.
+var damageCodes = map[string]bool{
+	events.ErrLogCorrupt.Error():    true,
+	events.ErrCorruptRecord.Error(): true,
 }
 
 // Report is the ordered list of findings for one store directory.
@@ -49,6 +59,34 @@ func (r Report) Healthy() bool {
 		}
 	}
 	return true
+}
+
+// Damaged reports whether a failed finding says stored data is damaged
+// (`hikoutei doctor` exits 3): the log must be salvaged or restored.
+func (r Report) Damaged() bool {
+	for _, f := range r.Findings {
+		if f.Severity == Fail && damageCodes[f.Code] {
+			return true
+		}
+	}
+	return false
+}
+
+// fail adds a failed finding with the code of err (its sentinel's text).
+func (r *Report) fail(check string, err error, format string, args ...any) {
+	r.Findings = append(r.Findings, Finding{Check: check, Severity: Fail, Code: codeOf(err), Detail: fmt.Sprintf(format, args...)})
+}
+
+// codeOf is the stable code of err: the text of the first package sentinel
+// it wraps, or "".
+func codeOf(err error) string {
+	for _, s := range []error{events.ErrLogCorrupt, events.ErrCorruptRecord, events.ErrUnknownEventType,
+		events.ErrMalformedPayload, events.ErrStoreLocked} {
+		if errors.Is(err, s) {
+			return s.Error()
+		}
+	}
+	return ""
 }
 
 func (r *Report) add(check string, sev Severity, format string, args ...any) {
@@ -94,32 +132,68 @@ func checkLeaseFile(r *Report, dir string) bool {
 
 func checkLog(r *Report, dir string, leaseFile bool) {
 	path := filepath.Join(dir, events.LogFileName)
-	if _, err := os.Stat(path); err != nil {
+	if err := events.RequireLog(dir); errors.Is(err, fs.ErrNotExist) {
 		r.add("log.db", Fail, "missing: not a store directory")
 		return
+	} else if err != nil {
+		r.fail("log.db", err, "%v", err)
+		return
 	}
-	l, err := events.OpenLog(path, events.Options{ReadOnly: true})
+	v, err := events.VerifyLogFile(path)
 	if errors.Is(err, events.ErrStoreLocked) {
 		r.add("log.db", OK, "in use by a running writer: checksums not verified (run doctor after it stops)")
 		return
 	}
 	if err != nil {
-		r.add("log.db", Fail, "cannot open: %v", err)
+		r.fail("log.db", err, "cannot read: %v", err)
+		return
+	}
+	reportVerification(r, v)
+	l, err := events.OpenLog(path, events.Options{ReadOnly: true})
+	if err != nil {
+		r.fail("log.db", err, "cannot open: %v", err)
 		return
 	}
 	defer l.Close()
-	n, err := l.VerifyChecksums()
-	if err != nil {
-		r.add("log.db", Fail, "%d records verified, then: %v", n, err)
-	} else {
-		r.add("log.db", OK, "%d records, all checksums valid", n)
-	}
 	checkWriterLease(r, l, leaseFile)
 	head, _ := l.Head()
 	if cp, ok := checkReadModel(r, dir, head, l.StoreID()); ok {
 		checkReadModelData(r, dir, l, cp)
 	}
 	checkSnapshots(r, dir, l, head)
+}
+
+// reportVerification adds one finding per kind of damage VerifyLogFile
+// found, naming every bad sequence as ranges.
+func reportVerification(r *Report, v *events.Verification) {
+	if v.StaleMeta != "" {
+		r.add("log.db", Warn, "%s: if the store did not crash during that commit, the newest commit was lost", v.StaleMeta)
+	}
+	for _, p := range v.Problems {
+		r.fail("log.db", p, "%v", p)
+	}
+	if v.MoreProblems > 0 {
+		r.fail("log.db", events.ErrLogCorrupt, "%s: %d more structural problems", events.ErrLogCorrupt, v.MoreProblems)
+	}
+	if len(v.Corrupt) > 0 {
+		r.fail("log.db", events.ErrCorruptRecord, "%s: %d records fail their checksum or shape: seq %s", events.ErrCorruptRecord, v.Corrupt.Count(), v.Corrupt)
+	}
+	if len(v.Undecodable) > 0 {
+		r.fail("log.db", events.ErrUnknownEventType, "%s: %d intact records this build cannot decode (a newer build wrote them?): seq %s",
+			events.ErrUnknownEventType, v.Undecodable.Count(), v.Undecodable)
+	}
+	if len(v.Missing) > 0 {
+		r.fail("log.db", events.ErrLogCorrupt, "%s: %d sequences up to the head %d have no record: seq %s", events.ErrLogCorrupt, v.Missing.Count(), v.Head, v.Missing)
+	}
+	if len(v.SalvageLost) > 0 {
+		r.add("log.db", Warn, "salvaged store: seq %s were lost in the salvage (never reused)", v.SalvageLost)
+	}
+	if v.Healthy() {
+		r.add("log.db", OK, "%d records, all checksums valid, sequences contiguous to the head %d, bbolt check clean", v.Records, v.Head)
+	} else {
+		r.add("log.db", Warn, "%d records intact: `hikoutei salvage --from %s --to NEW_DIR` copies every readable record into a new store",
+			v.Records, r.Dir)
+	}
 }
 
 // checkReadModel compares read.sqlite's checkpoint and store id with the

@@ -1,0 +1,12 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package events
+
+import (
+	"os"
+	"time"
+)
+
+// lockFile does nothing where flock is unavailable: bbolt takes its own
+// lock when it opens the file, after the checks that read it.
+func lockFile(*os.File, bool, time.Duration) error { return nil }
