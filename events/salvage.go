@@ -58,13 +58,20 @@ const (
 	HeadFromOlder   HeadSource = "older meta" // the tree of the other meta page (the newest one's is unreadable)
 	HeadFromCopy    HeadSource = "root copy"  // an older copy of the root page
 	HeadFromOptions HeadSource = "--head"     // SalvageOptions.Head, given by the operator
+	// HeadFromVouched: SalvageOptions.Head past the head a tree gave —
+	// the operator vouches (e.g. with the read model's checkpoint) that
+	// the records after the tree's head were committed: a newest commit
+	// whose meta page was lost.
+	HeadFromVouched HeadSource = "--head past the tree's"
 )
 
 // SalvageOptions are what the operator knows when the log's own head or
-// store id is unreadable; they are used only then.
+// store id is unreadable, or when the log lost its newest commits.
 type SalvageOptions struct {
 	// Head is a sequence known to be committed (the read model's
-	// checkpoint, a backup's head): records up to it are salvaged.
+	// checkpoint, a backup's head): records up to it are salvaged, also
+	// past the head a valid meta page gives (its newest commits lost with
+	// a damaged meta page: their records may still be in the file).
 	Head uint64
 	// StoreID is the store's id (read.sqlite's hk_meta store_id).
 	StoreID string
@@ -145,8 +152,11 @@ type candidate struct {
 }
 
 func (s *salvage) run(dst string) error {
-	if s.rep.HeadFrom = s.findHead(); s.rep.HeadFrom == HeadFromCopy {
+	switch s.rep.HeadFrom = s.findHead(); {
+	case s.rep.HeadFrom == HeadFromCopy:
 		s.rep.Head = math.MaxUint64 // bound after the scan, by an older root copy
+	case s.opts.Head > s.rep.Head:
+		s.rep.Head, s.rep.HeadFrom = s.opts.Head, HeadFromVouched
 	}
 	tmp := dst + ".salvage-partial"
 	out, err := newSalvageSink(tmp)
@@ -219,7 +229,7 @@ func (s *salvage) findHead() HeadSource {
 // raised past them.
 func (s *salvage) boundHead() error {
 	switch s.rep.HeadFrom {
-	case HeadFromTree:
+	case HeadFromTree, HeadFromVouched:
 		return nil
 	case HeadFromOlder:
 		s.unconfirm()

@@ -31,8 +31,11 @@ When the log's root page is lost (e.g. a truncated file) and no older copy of
 it is found, the head is unknown: --head N salvages records up to N, a
 sequence known to be committed (the read model's checkpoint:
 sqlite3 DIR/read.sqlite "SELECT value FROM hk_meta WHERE key='checkpoint'"),
-and --store-id keeps the store id (hk_meta key 'store_id'). Both are used only
-when the log's own are unreadable.
+and --store-id keeps the store id (hk_meta key 'store_id'), used only when the
+log's own is unreadable. When the log lost its newest commits while the read
+model still has them (Open fails with log_behind_read_model, naming N), --head N
+also salvages the records past the log's head up to N that are still intact in
+the file.
 Exit 0 when nothing was lost, 3 when sequences were lost, 1 on failure,
 2 on a usage error.`,
 		Args: argsUsage(cobra.NoArgs),
@@ -113,6 +116,8 @@ func printSalvage(out io.Writer, rep *events.SalvageReport, to string) {
 		fmt.Fprintln(out, "head: the root page is lost; taken from an older copy of it found in the file")
 	case events.HeadFromOptions:
 		fmt.Fprintln(out, "head: the root page is lost; --head used")
+	case events.HeadFromVouched:
+		fmt.Fprintln(out, "head: --head, past the log's own (its newest commits' meta page was lost)")
 	}
 	fmt.Fprintf(out, "recovered: %d records", rep.Recovered)
 	if len(rep.FromScan) > 0 {

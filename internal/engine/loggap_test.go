@@ -98,6 +98,24 @@ func TestRepro4_CorruptNewestMetaPageIsFoundBeforeAnythingIsAppended(t *testing.
 		t.FailNow()
 	}
 
+	// Recovery: salvage with the read model's checkpoint as head brings the
+	// lost commit back from the file's pages.
+	salvaged := filepath.Join(t.TempDir(), "salvaged")
+	mustT(t, os.Mkdir(salvaged, 0o700))
+	rep, err := events.SalvageLog(filepath.Join(damaged, events.LogFileName), filepath.Join(salvaged, events.LogFileName),
+		events.SalvageOptions{Head: checkpoint})
+	mustT(t, err)
+	if len(rep.Lost) > 0 || rep.Head != checkpoint {
+		t.Fatalf("salvage lost %s, head %d", rep.Lost, rep.Head)
+	}
+	s = openStore(t, salvaged, later)
+	got, err := hikoutei.Find[Airport](ctx, s)
+	mustT(t, err)
+	mustT(t, s.Close())
+	if len(got) != 801 {
+		t.Fatalf("%d of 801 acknowledged airports after salvage", len(got))
+	}
+
 	s = openStore(t, damaged, acceptingGaps)
 	defer s.Close()
 	var gap *engine.LogGapError
