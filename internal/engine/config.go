@@ -25,11 +25,11 @@ type Config struct {
 	NoSync            bool // benchmarks only: no fsync of log commits
 	// AcceptLogGap lets Open go on when the read model is ahead of the log
 	// (see findLogGap); without it Open refuses with *LogGapError.
-	AcceptLogGap bool
-	SnapshotEvery     uint64
-	SnapshotKeep      int
-	Sync              *SyncConfig // nil: local only
-	NATS              *NATSConfig // nil: none without sync, embedded with sync
+	AcceptLogGap  bool
+	SnapshotEvery uint64
+	SnapshotKeep  int
+	Sync          *SyncConfig // nil: local only
+	NATS          *NATSConfig // nil: none without sync, embedded with sync
 	// Fault, when set, makes the next projection after a log commit fail
 	// (tests: death between the log commit and the projection).
 	Fault *Fault
