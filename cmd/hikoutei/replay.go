@@ -45,8 +45,10 @@ sequence (a read model as of that point).`,
 }
 
 func runReplay(cmd *cobra.Command, dir, out string, opts hikoutei.ReplayOptions) error {
+	// No spinner goroutine (interval 0): progressbar's reads its state
+	// without the bar's lock, racing with Finish.
 	bar := progressbar.NewOptions64(-1, progressbar.OptionSetWriter(cmd.ErrOrStderr()), progressbar.OptionSetDescription("replaying"),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionSetSpinnerChangeInterval(0))
 	opts.Progress = func(p hikoutei.Progress) {
 		bar.ChangeMax64(int64(p.Total))
 		bar.Set64(int64(p.Done))
