@@ -173,3 +173,31 @@ func TestI27_ReadModelAheadOfTheLogIsRebuiltBeforeAnythingIsAppended(t *testing.
 		t.Fatalf("read model %s != rebuild of the log %s", live, rebuilt)
 	}
 }
+
+// TestI26_AnUnusableReadModelIsKeptAsideNotDeleted: a read.sqlite the
+// store cannot use is renamed aside, byte for byte, and a new one is
+// rebuilt from the log; nothing is deleted.
+func TestI26_AnUnusableReadModelIsKeptAsideNotDeleted(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	loadAirports(t, s, 50)
+	mustT(t, s.Close())
+	rm := filepath.Join(dir, hikoutei.ReadModelFile)
+	garbage := []byte("not a database, but somebody's bytes")
+	mustT(t, os.WriteFile(rm, garbage, 0o600))
+
+	s = openStore(t, dir)
+	got, err := hikoutei.Find[Airport](ctx, s)
+	mustT(t, err)
+	mustT(t, s.Close())
+	if len(got) != 50 {
+		t.Fatalf("%d of 50 airports after the rebuild", len(got))
+	}
+	kept, _ := filepath.Glob(rm + ".unusable-*")
+	if len(kept) != 1 {
+		t.Fatalf("kept: %v", kept)
+	}
+	if data, _ := os.ReadFile(kept[0]); string(data) != string(garbage) {
+		t.Fatal("the unusable read model was not kept as it was")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -60,9 +61,10 @@ func (e *Engine) openReadModel() error {
 	return err
 }
 
-// openProjector opens read.sqlite; when it is unusable it restores the
-// newest valid snapshot, or else starts from an empty read model. It
-// returns the phase the catch-up will be in.
+// openProjector opens read.sqlite; when it is unusable it sets it aside
+// (renamed, never deleted) and restores the newest valid snapshot, or
+// else starts from an empty read model. It returns the phase the catch-up
+// will be in.
 func (e *Engine) openProjector(head uint64) (*projector.Projector, string, error) {
 	opts := projectorOptions(e.w.Log().StoreID(), e.reg)
 	_, statErr := os.Stat(e.ReadModelPath())
@@ -76,8 +78,12 @@ func (e *Engine) openProjector(head uint64) (*projector.Projector, string, error
 	} else if head > 0 {
 		e.log.Info("read model missing; restoring from a snapshot or rebuilding from the log")
 	}
-	if err := removeReadModel(e.ReadModelPath()); err != nil {
+	aside, err := setAside(e.ReadModelPath(), "unusable")
+	if err != nil {
 		return nil, "", err
+	}
+	if aside != "" {
+		e.log.Warn("the unusable read model was kept", "as", filepath.Base(aside))
 	}
 	if p, err := e.restoreSnapshot(opts, head); err == nil {
 		return p, "snapshot", nil

@@ -111,12 +111,12 @@ func removeSQLite(path string) error {
 	return errors.Join(errs...)
 }
 
-// setAside renames the read model at path (and its -wal/-shm, which belong
-// to it) to path+".<reason>-<UTC time>", never deleting it: a read model
-// can hold the only trace of data the log lost. It returns the new name
-// ("" when there was no read model).
+// setAside renames the read model at path and its -wal/-shm (which
+// belong to it; also when it is gone) to path+".<reason>-<UTC time>",
+// never deleting them: a read model can hold the only trace of data the
+// log lost. It returns the new name ("" when none of them existed).
 func setAside(path, reason string) (string, error) {
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+	if !anyExists(path) {
 		return "", nil
 	}
 	aside := path + "." + reason + "-" + time.Now().UTC().Format("20060102T150405.000000000Z")
@@ -127,4 +127,14 @@ func setAside(path, reason string) (string, error) {
 		}
 	}
 	return aside, nil
+}
+
+// anyExists reports whether path or its -wal/-shm exists.
+func anyExists(path string) bool {
+	for _, suffix := range sqliteSuffixes {
+		if _, err := os.Lstat(path + suffix); err == nil {
+			return true
+		}
+	}
+	return false
 }
