@@ -70,7 +70,8 @@ var (
 	// ErrReadModelCorrupt: a read found a row of read.sqlite that does not
 	// match its digest (damaged, or edited outside the store); no value of
 	// it is returned (*projector.CorruptRowError names table and key). The
-	// log is intact: stop the store and delete read.sqlite to rebuild it.
+	// log is intact: stop the store and run `hikoutei replay --dir D` (or
+	// RebuildReadModel) to rebuild it; the damaged file is kept aside.
 	ErrReadModelCorrupt = projector.ErrReadModelCorrupt
 	// ErrStoreLocked: another process has the store open; the error names
 	// the holder (*events.StoreLockedError).

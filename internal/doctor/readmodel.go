@@ -21,7 +21,7 @@ import (
 const maxCorruptRows = 5
 
 // rebuildHint says how to recover a read model that differs from the log.
-const rebuildHint = "stop the store and delete read.sqlite (and its -wal, -shm): the next open rebuilds it from the log"
+const rebuildHint = "stop the store and run `hikoutei replay --dir DIR`: it rebuilds read.sqlite from the log and keeps the damaged one aside"
 
 // checkReadModelData verifies read.sqlite's data, which the store can only
 // get from the log: every entity row against its digest, then every table
