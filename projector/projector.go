@@ -10,7 +10,6 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/events"
-	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
 // FileName is the read model's file inside a store directory.
@@ -342,9 +341,6 @@ func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then
 		return err
 	}
 	if err := p.setMeta("checkpoint", strconv.FormatUint(p.checkpoint, 10)); err != nil {
-		return err
-	}
-	if err := failpoint.Err(failpoint.ReadModelBeforeCommit); err != nil {
 		return err
 	}
 	if then != nil {

@@ -330,8 +330,10 @@ func (e *Engine) appendAndProject(pending []pendingUnit) {
 	var logErr error
 	waited := false
 	projErr := e.proj.ApplyKnownThen(applied, known, func() error {
-		waited, logErr = true, logCommitted(wait)
-		return logErr
+		if waited, logErr = true, logCommitted(wait); logErr != nil {
+			return logErr
+		}
+		return failpoint.Err(failpoint.ReadModelBeforeCommit) // the SQLite commit fails; the log's stands
 	})
 	if !waited {
 		logErr = logCommitted(wait)

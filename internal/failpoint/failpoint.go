@@ -53,7 +53,7 @@ const (
 	DispatchAfterRemoteApply = "dispatch.after_remote_apply" // effects.Dispatcher: batchUpdate answered, effects not settled
 	SnapshotBeforeManifest   = "snapshot.before_manifest"    // snapshots.Dir.Take: .sqlite renamed into place, manifest not written
 	LeaseFileBeforeRename    = "leasefile.before_rename"     // events.writeFileAtomic: temp lease.toml written and fsynced, not renamed
-	ReadModelBeforeCommit    = "readmodel.before_commit"     // projector.ApplyKnownThen: events applied in the SQLite transaction, not committed
+	ReadModelBeforeCommit    = "readmodel.before_commit"     // engine group commit: log committed, events applied in the SQLite transaction, not committed
 )
 
 // Names lists every failpoint placed in the code.
