@@ -88,7 +88,7 @@ func cmpD(v, def time.Duration) time.Duration {
 
 // Counters are the dispatcher's running totals (for status and metrics).
 type Counters struct {
-	Passes, Dispatches, Claimed, Applied, Uncertain, Failed, Retried, Conflicts, Probes, Superseded, Backfilled atomic.Int64
+	Passes, Dispatches, Claimed, Applied, Uncertain, Failed, Retried, Conflicts, Probes, Superseded, Backfilled, Repaired atomic.Int64
 }
 
 // Dispatcher moves effects from the outbox to one spreadsheet.
@@ -204,9 +204,10 @@ func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
 }
 
 // Reconcile runs one reconciliation scan: terminal failed heads are
-// superseded, fenced, in the same commit as their replacement (I10), and
-// entities the spreadsheet never received get their rows queued. It
-// returns how many heads it superseded.
+// superseded, fenced, in the same commit as their replacement (I10),
+// entities the spreadsheet never received get their rows queued, and an
+// anti-entropy pass compares every row tab with canonical state and
+// queues corrections (I28). It returns how many heads it superseded.
 func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) {
 	n, err := d.cfg.Outbox.SupersedeTerminal(d.cfg.Spreadsheet, d.cfg.MaxBatch)
 	d.C.Superseded.Add(int64(n))
@@ -215,6 +216,13 @@ func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) {
 	}
 	queued, err := d.cfg.Outbox.QueueUnsynced(d.cfg.Spreadsheet, d.cfg.MaxBatch)
 	d.C.Backfilled.Add(int64(queued))
+	if err != nil {
+		return n, err
+	}
+	reps, err := d.AntiEntropy(ctx)
+	for _, r := range reps {
+		d.C.Repaired.Add(int64(r.Queued))
+	}
 	return n, err
 }
 

@@ -59,4 +59,9 @@ type Outbox interface {
 	// SupersedeTerminal supersedes up to max terminal failed heads of
 	// spreadsheet, each in the same commit as its replacement effect (I10).
 	SupersedeTerminal(spreadsheet string, max int) (int, error)
+	// Repair compares one tab as an anti-entropy pass read it with what
+	// the store says the tab shows and queues, in one fenced commit, the
+	// corrections aggregates.DecideRepair decides (I28); it reports the
+	// tab's divergent rows.
+	Repair(spreadsheet string, seen aggregates.SeenTab) (aggregates.RepairReport, error)
 }

@@ -51,7 +51,7 @@ type Progress struct {
 
 // SyncConfig turns on materialisation into one spreadsheet.
 type SyncConfig struct {
-	Name          string // the sync target's name in the outbox (default "sheets")
+	Name          string // the sync target's name in the outbox (default: TargetKey(SpreadsheetID))
 	SpreadsheetID string
 	Provider      *sheetsio.Provider
 	// Dispatcher tuning; zero values take effects.Config defaults.

@@ -49,4 +49,7 @@ var (
 	// ErrReplayTargetInStore: a replay target is inside a store directory;
 	// only the store writes its own files (refused even when forced).
 	ErrReplayTargetInStore = errors.New("replay_target_inside_store")
+	// ErrNotARowTab: a reconciliation named a tab that shows no entity
+	// rows (or is not in the layout).
+	ErrNotARowTab = errors.New("not_a_row_tab")
 )

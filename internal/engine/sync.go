@@ -2,23 +2,88 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
-// DefaultSyncName is the sync target's name in the outbox when none is given.
-const DefaultSyncName = "sheets"
+// LegacySyncName is the sync target name every store used before targets
+// were keyed by spreadsheet; such a store adopts its effects (see
+// aggregates.TargetBinding).
+const LegacySyncName = "sheets"
+
+// TargetKey is the sync target of a spreadsheet: a digest of its id, so
+// the outbox and all sync state are keyed by spreadsheet while the id
+// itself never enters the log, the read model or a message.
+func TargetKey(spreadsheetID string) string {
+	sum := sha256.Sum256([]byte("hikoutei-sync-target\x00" + spreadsheetID))
+	return "ss-" + hex.EncodeToString(sum[:8])
+}
 
 func syncName(c *SyncConfig) string {
-	if c == nil || c.Name == "" {
-		return DefaultSyncName
+	switch {
+	case c == nil:
+		return ""
+	case c.Name != "":
+		return c.Name
 	}
-	return c.Name
+	return TargetKey(c.SpreadsheetID)
+}
+
+// Target is the sync target the store's outbox serves ("" without sync).
+func (e *Engine) Target() string {
+	if e.sync == nil {
+		return ""
+	}
+	return e.sync.cfg.Name
+}
+
+// bindTarget records, before any worker starts, which target the outbox
+// serves: a store from before targets were keyed by spreadsheet adopts
+// its effects; a switched spreadsheet supersedes the old target's
+// unsettled effects, and the new one is backfilled completely.
+func (e *Engine) bindTarget(target string) error {
+	return e.onWriter(func() error {
+		bound, err := e.proj.BoundTarget()
+		if err != nil || bound == target {
+			return err
+		}
+		legacy, err := e.proj.OutboxTargets()
+		if err != nil {
+			return err
+		}
+		now := e.cfg.Clock.Now()
+		var ch aggregates.Changes
+		d, _ := aggregates.TargetBinding(bound, target, legacy, now)
+		ch.AddDecision(d)
+		if err := e.abandon(&ch, bound, now); err != nil {
+			return err
+		}
+		return e.commitWorker(ch, now)
+	})
+}
+
+// abandon supersedes the unsettled effects of a target no longer served.
+func (e *Engine) abandon(ch *aggregates.Changes, old string, now time.Time) error {
+	if old == "" {
+		return nil
+	}
+	stale, err := e.proj.UnsettledOf(old)
+	for _, fx := range stale {
+		d, derr := aggregates.DecideAbandon(fx, now)
+		if derr != nil {
+			return derr
+		}
+		ch.AddDecision(d)
+	}
+	return err
 }
 
 // syncState is the store's sync side, set at Open when Config.Sync is set.
@@ -52,6 +117,9 @@ func (e *Engine) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 		return nil, fmt.Errorf("%w: sync is not configured", ErrSyncStartup)
 	}
 	s := e.sync
+	if err := e.bindTarget(s.cfg.Name); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.disp != nil {

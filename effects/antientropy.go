@@ -1,0 +1,97 @@
+package effects
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// AntiEntropy is one anti-entropy pass (I28): it reads every tab that
+// shows entity rows (one enumeration and one values.batchGet for all of
+// them), creates again any tab a person deleted or emptied, and hands
+// each readable tab to the outbox, which queues the fenced corrections
+// that bring it back to canonical state. It returns each tab's report; a
+// tab whose header drifted is left blocked and absent from the reports.
+func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.RepairReport, error) {
+	if err := d.cfg.Outbox.Renew(); err != nil {
+		return nil, fenced(err)
+	}
+	tabs := rowTabs(d.cfg.Workbook.Schema())
+	snaps, err := d.cfg.Provider.Snapshot(ctx, d.cfg.Workbook, tabs...)
+	if err != nil {
+		return nil, err
+	}
+	recreated, err := d.recreate(ctx, snaps)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]aggregates.RepairReport{}
+	for _, tab := range tabs {
+		seen, ok := seenTab(snaps[tab], slices.Contains(recreated, tab))
+		if !ok {
+			continue
+		}
+		rep, err := d.cfg.Outbox.Repair(d.cfg.Spreadsheet, seen)
+		if err != nil {
+			return out, fenced(err)
+		}
+		out[tab] = rep
+	}
+	return out, nil
+}
+
+// recreate creates again, empty and with their header, the tabs a person
+// deleted or cleared completely (their rows are then restored).
+func (d *Dispatcher) recreate(ctx context.Context, snaps map[string]*sheetsio.TabSnapshot) ([]string, error) {
+	var gone []string
+	for tab, s := range snaps {
+		if s.Empty || errors.Is(s.Err, sheetsio.ErrTabMissing) {
+			gone = append(gone, tab)
+		}
+	}
+	if len(gone) == 0 {
+		return nil, nil
+	}
+	if err := d.cfg.Outbox.Renew(); err != nil {
+		return nil, fenced(err)
+	}
+	created, err := d.cfg.Provider.Reprovision(ctx, d.cfg.Workbook)
+	if err != nil && !errors.Is(err, sheetsio.ErrHeaderDrift) {
+		return nil, err
+	}
+	d.cfg.Logger.Warn("tabs were deleted or cleared in the spreadsheet; created them again", "tabs", len(gone))
+	for _, tab := range gone {
+		snaps[tab] = &sheetsio.TabSnapshot{Tab: tab}
+	}
+	return append(created, gone...), nil
+}
+
+// seenTab is what a pass hands the outbox for one tab; ok is false for a
+// tab that could not be read (blocked: header drift).
+func seenTab(s *sheetsio.TabSnapshot, recreated bool) (aggregates.SeenTab, bool) {
+	if s == nil || s.Err != nil {
+		return aggregates.SeenTab{}, false
+	}
+	seen := aggregates.SeenTab{Tab: s.Tab, Recreated: recreated, Rows: make([]aggregates.SeenRow, 0, len(s.Rows))}
+	for _, r := range s.Rows {
+		if r.Anchor != "" {
+			seen.Rows = append(seen.Rows, aggregates.SeenRow{Anchor: r.Anchor, Hash: r.Hash})
+		}
+	}
+	return seen, true
+}
+
+// rowTabs lists the tabs that show entity rows (System and Input).
+func rowTabs(s *layout.Schema) []string {
+	var out []string
+	for _, t := range s.Tabs() {
+		if t.Role == layout.RoleSystem || t.Role == layout.RoleInput {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
