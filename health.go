@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/snapshots"
@@ -85,4 +86,21 @@ func (s *Store) Snapshot(ctx context.Context) (snapshots.Manifest, error) {
 		return snapshots.Manifest{}, err
 	}
 	return s.e.Snapshot()
+}
+
+// Reconcile runs one reconciliation now, besides its own cadence
+// (SyncOptions.ReconcileInterval): terminal failures are superseded by
+// corrections, rows the spreadsheet never received are queued, and the
+// anti-entropy pass compares every row tab with canonical state and
+// queues fenced corrections — deleted or emptied tabs are created again
+// and refilled. The corrections are written by the dispatcher's next
+// passes. Errors: ErrSyncStartup (no sync, or the spreadsheet is not
+// provisioned yet); Sheets read errors; ErrStoreClosed.
+func (s *Store) Reconcile(ctx context.Context) error {
+	d, _, _ := s.e.Workers()
+	if d == nil {
+		return fmt.Errorf("%w: sync is off or not provisioned yet", ErrSyncStartup)
+	}
+	_, err := d.Reconcile(ctx)
+	return err
 }

@@ -87,7 +87,11 @@ func progress(fn func(Progress)) func(engine.Progress) {
 // workers deliver them asynchronously. A commit never waits on, nor fails
 // because of, the spreadsheet.
 type SyncOptions struct {
-	// Name of the sync target in the outbox and status (default "sheets").
+	// Name overrides the sync target's name in the outbox and status.
+	// Leave it empty: the target is then a digest of SpreadsheetID, so
+	// the outbox and all sync state are keyed by spreadsheet and pointing
+	// the store at another spreadsheet backfills it completely (the old
+	// spreadsheet's unsent effects are superseded).
 	Name string
 	// SpreadsheetID is the Google spreadsheet id. Never logged.
 	SpreadsheetID string
@@ -96,7 +100,9 @@ type SyncOptions struct {
 	Provider *sheetsio.Provider
 	// Dispatcher tuning; zero values take the defaults (batch 2,000, pass
 	// every 1 s, first probe after 2 s, 10 probes, retries backing off
-	// from 1 s to 1 min, reconciliation every 30 s).
+	// from 1 s to 1 min). ReconcileInterval is the cadence of the
+	// reconciliation and anti-entropy pass: 0 takes
+	// HIKOUTEI_SYNC_RECONCILE_INTERVAL_MS, else 30 s.
 	MaxBatch          int
 	Interval          time.Duration
 	ProbeDelay        time.Duration
@@ -263,15 +269,16 @@ func syncConfig(o SyncOptions) (engine.SyncConfig, error) {
 	if hook := o.OnConflict; hook != nil {
 		c.OnConflict = func(n engine.ConflictNotice) { hook(conflictEvent(n)) }
 	}
-	if o.PollingInterval < 0 || o.FullScanInterval < 0 {
-		return c, fmt.Errorf("%w: negative polling interval", ErrSyncStartup)
+	if o.PollingInterval < 0 || o.FullScanInterval < 0 || o.ReconcileInterval < 0 {
+		return c, fmt.Errorf("%w: negative sync interval", ErrSyncStartup)
 	}
 	for _, v := range []struct {
 		out *time.Duration
 		env string
 		def time.Duration
 	}{{&c.PollingInterval, config.EnvPollingInterval, config.DefaultPollingInterval},
-		{&c.FullScanInterval, config.EnvFullScanInterval, config.DefaultFullScanInterval}} {
+		{&c.FullScanInterval, config.EnvFullScanInterval, config.DefaultFullScanInterval},
+		{&c.ReconcileInterval, config.EnvReconcileInterval, config.DefaultReconcileInterval}} {
 		if *v.out > 0 {
 			continue
 		}

@@ -4,24 +4,29 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
-// AntiEntropy is one anti-entropy pass (I28): it reads every tab that
-// shows entity rows (one enumeration and one values.batchGet for all of
-// them), creates again any tab a person deleted or emptied, and hands
-// each readable tab to the outbox, which queues the fenced corrections
-// that bring it back to canonical state. It returns each tab's report; a
-// tab whose header drifted is left blocked and absent from the reports.
+// AntiEntropy is one anti-entropy pass (I28): it reads the tabs that
+// show entity rows (one values.batchGetByDataFilter for all of them, two
+// requests when a tab's sheetId went stale), creates again any tab a
+// person deleted or emptied, and hands each readable tab to the outbox,
+// which queues the fenced corrections that bring it back to canonical
+// state. A pass reads whole tabs up to Config.ReconcileRows rows in all
+// (by their size at their last read, at least one tab), taking the tabs
+// in turn: a workbook larger than that is compared over several passes.
+// It returns each tab's report; a tab whose header drifted is left
+// blocked and absent from the reports.
 func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.RepairReport, error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fenced(err)
 	}
-	tabs := rowTabs(d.cfg.Workbook.Schema())
-	snaps, err := d.cfg.Provider.Snapshot(ctx, d.cfg.Workbook, tabs...)
+	tabs := d.ae.pick(rowTabs(d.cfg.Workbook.Schema()), d.cfg.ReconcileRows)
+	snaps, err := d.cfg.Provider.SnapshotKnown(ctx, d.cfg.Workbook, tabs...)
 	if err != nil {
 		return nil, err
 	}
@@ -35,6 +40,7 @@ func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.Rep
 		if !ok {
 			continue
 		}
+		d.ae.sized(tab, len(seen.Rows))
 		rep, err := d.cfg.Outbox.Repair(d.cfg.Spreadsheet, seen)
 		if err != nil {
 			return out, fenced(err)
@@ -94,4 +100,39 @@ func rowTabs(s *layout.Schema) []string {
 		}
 	}
 	return out
+}
+
+// entropyCursor is which row tabs the next anti-entropy pass reads.
+type entropyCursor struct {
+	mu   sync.Mutex
+	next int            // index of the first tab of the next pass
+	rows map[string]int // each tab's data rows at its last read
+}
+
+// pick returns the tabs of one pass: from the cursor on, while their last
+// known sizes fit budget rows (at least one tab), and moves the cursor.
+func (c *entropyCursor) pick(all []string, budget int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	used := 0
+	for i := range all {
+		tab := all[(c.next+i)%len(all)]
+		if len(out) > 0 && used+c.rows[tab] > budget {
+			break
+		}
+		out, used = append(out, tab), used+c.rows[tab]
+	}
+	c.next = (c.next + len(out)) % max(len(all), 1)
+	return out
+}
+
+// sized records a tab's data rows as just read.
+func (c *entropyCursor) sized(tab string, rows int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows == nil {
+		c.rows = map[string]int{}
+	}
+	c.rows[tab] = rows
 }

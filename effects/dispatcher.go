@@ -43,6 +43,10 @@ type Config struct {
 	// ReconcileInterval is the reconciliation scanner's own cadence
 	// (default 30 s), independent of how busy the dispatcher is (I21).
 	ReconcileInterval time.Duration
+	// ReconcileRows bounds what one anti-entropy pass reads: whole row
+	// tabs up to this many data rows in all (default 50,000; at least one
+	// tab per pass).
+	ReconcileRows int
 	// AuthorityTTL: a spreadsheet authority not refreshed for this long
 	// may be taken over by another store (default DefaultAuthorityTTL; the
 	// owner refreshes it every TTL/3).
@@ -65,6 +69,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.RetryBase = cmpD(c.RetryBase, time.Second)
 	c.RetryMax = cmpD(c.RetryMax, time.Minute)
 	c.ReconcileInterval = cmpD(c.ReconcileInterval, 30*time.Second)
+	c.ReconcileRows = cmp(c.ReconcileRows, 50000)
 	c.AuthorityTTL = cmpD(c.AuthorityTTL, DefaultAuthorityTTL)
 	if c.MaxProbes <= 0 {
 		c.MaxProbes = 10
@@ -106,6 +111,8 @@ type Dispatcher struct {
 	// next carries the batch claimed ahead while the current one is in
 	// flight (nil = none).
 	next chan claimResult
+	// ae is the anti-entropy cursor (which tabs the next pass reads).
+	ae entropyCursor
 }
 
 // minBatch is the smallest adaptive batch.

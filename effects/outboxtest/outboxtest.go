@@ -76,6 +76,7 @@ func Run(t *testing.T, newSubject func(t *testing.T) Subject) {
 		{"I10_SupersedeTerminalQueuesACorrectionNeverForARecoverableHead", supersedeTerminal},
 		{"I10_ATerminalHeadOfARemovedEntityIsSupersededWithoutAWrite", supersedeRemoved},
 		{"QueueUnsyncedSkipsEntitiesWhoseRowsAreQueued", queueUnsynced},
+		{"I28_RepairRestoresMissingRewritesDriftedAndSkipsRowsInFlight", repairTab},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newSubject(t)) })
@@ -567,4 +568,32 @@ func queueUnsynced(t *testing.T, s Subject) {
 		t.Fatalf("queue unsynced: %d, %v", n, err)
 	}
 	claimExactly(t, s, 10, a, b)
+}
+
+// repairTab: a row the tab lost is re-appended, a drifted row rewritten
+// guarded by the hash read, a row still in flight left alone, and a
+// second pass over the same read queues nothing more for rows in flight.
+func repairTab(t *testing.T, s Subject) {
+	tab := layout.SystemTabName(Shape.Name)
+	for _, id := range []string{"g1", "g2"} {
+		settle(t, s, claimExactly(t, s, 10, commit(t, s, id, "n", 1))[0], applied("h-"+id))
+	}
+	inFlight := commit(t, s, "g3", "pending", 3)
+	seen := aggregates.SeenTab{Tab: tab, Rows: []aggregates.SeenRow{{Anchor: "g2", Hash: "edited"}}}
+	rep, err := s.Repair(s.Spreadsheet(), seen)
+	if err != nil || rep.Missing != 1 || rep.Drifted != 1 || rep.Queued != 2 {
+		t.Fatalf("repair: %+v, %v", rep, err)
+	}
+	got := claim(t, s, 10)
+	byAnchor := map[string]aggregates.Effect{}
+	for _, fx := range got {
+		byAnchor[fx.Target.Anchor] = fx
+	}
+	if a, u := byAnchor["g1"], byAnchor["g2"]; a.Op != events.OpAppend || u.Op != events.OpUpdate || u.ExpectedHash != "edited" ||
+		byAnchor["g3"].ID != inFlight || len(got) != 3 {
+		t.Fatalf("claimed after repair: %+v", got)
+	}
+	if rep, err := s.Repair(s.Spreadsheet(), seen); err != nil || rep.Queued != 0 {
+		t.Fatalf("a second pass over rows in flight queued %d (%v)", rep.Queued, err)
+	}
 }

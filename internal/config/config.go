@@ -27,6 +27,9 @@ const (
 	EnvPollingInterval = "HIKOUTEI_SYNC_POLLING_INTERVAL_MS"
 	// EnvFullScanInterval is the safety full scan's cadence, in milliseconds.
 	EnvFullScanInterval = "HIKOUTEI_SYNC_FULL_SCAN_INTERVAL_MS"
+	// EnvReconcileInterval is the cadence of reconciliation and
+	// anti-entropy (milliseconds, plain positive integer).
+	EnvReconcileInterval = "HIKOUTEI_SYNC_RECONCILE_INTERVAL_MS"
 	// EnvRateLimitInterval paces Sheets requests (reads and writes), in
 	// milliseconds between requests.
 	EnvRateLimitInterval = "HIKOUTEI_SYNC_RATE_LIMIT_INTERVAL_MS"
@@ -65,6 +68,9 @@ const (
 const (
 	DefaultPollingInterval  = 60 * time.Second
 	DefaultFullScanInterval = 60 * time.Second
+	// DefaultReconcileInterval is the anti-entropy cadence: the sheet
+	// returns to canonical state within two of these after damage stops.
+	DefaultReconcileInterval = 30 * time.Second
 )
 
 // Lookup reads one variable (os.LookupEnv in production).
@@ -80,7 +86,7 @@ type Sync struct {
 	Endpoint       string
 	// PollingInterval, FullScanInterval and RateLimitInterval are 0 when
 	// their variable is unset or empty.
-	PollingInterval, FullScanInterval, RateLimitInterval time.Duration
+	PollingInterval, FullScanInterval, RateLimitInterval, ReconcileInterval time.Duration
 }
 
 // LoadSync reads the sync variables. Errors: ErrInvalidInterval naming the
@@ -97,7 +103,8 @@ func LoadSync(lookup Lookup) (Sync, error) {
 	for _, c := range []struct {
 		env string
 		out *time.Duration
-	}{{EnvPollingInterval, &s.PollingInterval}, {EnvFullScanInterval, &s.FullScanInterval}, {EnvRateLimitInterval, &s.RateLimitInterval}} {
+	}{{EnvPollingInterval, &s.PollingInterval}, {EnvFullScanInterval, &s.FullScanInterval}, {EnvRateLimitInterval, &s.RateLimitInterval},
+		{EnvReconcileInterval, &s.ReconcileInterval}} {
 		d, err := Interval(lookup, c.env)
 		if err != nil {
 			return s, err
