@@ -253,3 +253,27 @@ func TestI28_ADeletedInputTabIsCreatedAgainAndRepopulated(t *testing.T) {
 		t.Fatalf("recreated Input tab shows %d rows, want %d", len(x.rows(partInput)), len(want))
 	}
 }
+
+// A tab deleted while the store was down is created again at the next
+// start (provisioning) and then refilled completely: the rows already
+// applied before are written again.
+func TestI28_ATabDeletedAcrossARestartIsRefilled(t *testing.T) {
+	dir := t.TempDir()
+	sheet := hikouteitest.NewSheet(t)
+	x := openSyncedOn(t, dir, sheet, nil, parts)
+	seedParts(t, x, 5)
+	want := x.rows(partInput)
+	mustT(t, x.Close())
+	mustT(t, sheet.Person().DeleteTab(partInput))
+	mustT(t, sheet.Person().DeleteTab("Part_System"))
+
+	y := openSyncedOn(t, dir, sheet, x.clock, parts)
+	y.poll()
+	y.reconcile(2)
+	if got := y.rows(partInput); len(got) != len(want) {
+		t.Fatalf("Input tab after the restart shows %d rows, want %d", len(got), len(want))
+	}
+	if got := y.rows("Part_System"); len(got) != len(want) {
+		t.Fatalf("System tab after the restart shows %d rows, want %d", len(got), len(want))
+	}
+}
