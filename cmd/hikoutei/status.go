@@ -4,18 +4,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/projector"
 )
 
 // storeStatus is what `hikoutei status` reports.
@@ -38,14 +42,32 @@ type storeStatus struct {
 	// LogGaps are the records the log lost, as recorded when the store
 	// found its read model ahead of the log.
 	LogGaps string `json:"log_gaps,omitempty"`
+	// OutboxReasons counts the failed and blocked_candidate effects by
+	// state, then reason code; QuarantineReasons the active quarantine by
+	// reason code. Absent when there are none.
+	OutboxReasons     map[string]map[string]int64 `json:"outbox_reasons,omitempty"`
+	QuarantineReasons map[string]int64            `json:"quarantine_reasons,omitempty"`
+	// reasons keeps both in the read model's order (most frequent first)
+	// for the human output.
+	reasons statusReasons
 }
+
+// statusReasons are the reason counts status prints, in order.
+type statusReasons struct {
+	outbox     map[aggregates.EffectState][]projector.ReasonCount
+	quarantine []projector.ReasonCount
+}
+
+// reasonStates are the outbox states whose entries status counts by
+// reason: the writes that did not land and are not merely waiting.
+var reasonStates = []aggregates.EffectState{aggregates.EffectFailed, aggregates.EffectBlocked}
 
 func newStatusCmd() *cobra.Command {
 	var dir string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status --dir DIR [--json]",
-		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence",
+		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence, failures by reason",
 		Long: `status reads a store without changing it. It works while the store runs:
 the read model is read through SQLite's WAL, the holder from lease.toml. The log
 head is shown only when no process holds log.db (while one does, the
@@ -96,7 +118,46 @@ func readStatus(dir string) (storeStatus, error) {
 	st.LogGaps = text(conn, "SELECT group_concat('at seq ' || substr(key, 9) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'log_gap:%'")
 	err = sqlitex.Execute(conn, "SELECT state, count(*) FROM hk_outbox GROUP BY state", &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error { st.Outbox[s.ColumnText(0)] = s.ColumnInt64(1); return nil }})
-	return st, err
+	if err != nil {
+		return st, err
+	}
+	return st, readReasons(conn, &st)
+}
+
+// readReasons fills the reason counts of st.
+func readReasons(conn *sqlite.Conn, st *storeStatus) (err error) {
+	if st.reasons.outbox, err = projector.OutboxReasons(conn, reasonStates...); err != nil {
+		return fmt.Errorf("read outbox reasons: %w", err)
+	}
+	if st.reasons.quarantine, err = projector.QuarantineReasons(conn); err != nil {
+		return fmt.Errorf("read quarantine reasons: %w", err)
+	}
+	for state, counts := range st.reasons.outbox {
+		if st.OutboxReasons == nil {
+			st.OutboxReasons = map[string]map[string]int64{}
+		}
+		st.OutboxReasons[string(state)] = reasonMap(counts)
+	}
+	if len(st.reasons.quarantine) > 0 {
+		st.QuarantineReasons = reasonMap(st.reasons.quarantine)
+	}
+	return nil
+}
+
+func reasonMap(counts []projector.ReasonCount) map[string]int64 {
+	m := make(map[string]int64, len(counts))
+	for _, c := range counts {
+		m[reasonText(c.Reason)] = c.Count
+	}
+	return m
+}
+
+// reasonText names a missing reason code.
+func reasonText(code string) string {
+	if code == "" {
+		return "no_code"
+	}
+	return code
 }
 
 // readLogHead reads the log head (events.ErrStoreLocked while a writer holds
@@ -139,6 +200,7 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 		fmt.Fprintf(tw, "outbox %s\t%d\n", s, st.Outbox[s])
 	}
 	fmt.Fprintf(tw, "open conflicts\t%d\nquarantined\t%d\nlast inbound evidence\tseq %d\n", st.OpenConflict, st.Quarantined, st.LastEvidence)
+	printReasons(tw, st)
 	if st.Divergence != "" {
 		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", st.Divergence)
 	}
@@ -146,4 +208,41 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 		fmt.Fprintf(tw, "LOG LOST RECORDS\t%s\n", st.LogGaps)
 	}
 	return tw.Flush()
+}
+
+// printReasons prints the failed and blocked outbox entries and the
+// active quarantine by reason code, and the commands that list them.
+func printReasons(tw io.Writer, st storeStatus) {
+	var cmds []string
+	for _, state := range reasonStates {
+		if counts := st.reasons.outbox[state]; len(counts) > 0 {
+			fmt.Fprintf(tw, "outbox %s by reason\t%s\n", state, reasonList(counts))
+			cmds = append(cmds, fmt.Sprintf("hikoutei outbox list --dir %s --state %s", shellWord(st.Dir), state))
+		}
+	}
+	if len(st.reasons.quarantine) > 0 {
+		fmt.Fprintf(tw, "quarantined by reason\t%s\n", reasonList(st.reasons.quarantine))
+		cmds = append(cmds, fmt.Sprintf("hikoutei quarantine list --dir %s", shellWord(st.Dir)))
+	}
+	for i, c := range cmds {
+		fmt.Fprintf(tw, "%s\t%s\n", map[bool]string{true: "list them with", false: ""}[i == 0], c)
+	}
+}
+
+// shellWord quotes s for a POSIX shell when it needs quoting, so a
+// printed command can be pasted as is.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;~#!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// reasonList renders counts as "code N, code N".
+func reasonList(counts []projector.ReasonCount) string {
+	parts := make([]string, len(counts))
+	for i, c := range counts {
+		parts[i] = fmt.Sprintf("%s %d", reasonText(c.Reason), c.Count)
+	}
+	return strings.Join(parts, ", ")
 }
