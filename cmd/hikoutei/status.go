@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"zombiezen.com/go/sqlite"
@@ -38,6 +39,10 @@ type storeStatus struct {
 	// LogGaps are the records the log lost, as recorded when the store
 	// found its read model ahead of the log.
 	LogGaps string `json:"log_gaps,omitempty"`
+	// SyncHealth is each sync target's health by tab, from the read model
+	// alone (divergence found by a running store's reconciliation shows in
+	// its /healthz, not here).
+	SyncHealth []syncHealthJSON `json:"sync_health"`
 }
 
 func newStatusCmd() *cobra.Command {
@@ -45,17 +50,19 @@ func newStatusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status --dir DIR [--json]",
-		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence",
+		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence, sync health by tab",
 		Long: `status reads a store without changing it. It works while the store runs:
 the read model is read through SQLite's WAL, the holder from lease.toml. The log
 head is shown only when no process holds log.db (while one does, the
-checkpoint equals the head after every commit).`,
+checkpoint equals the head after every commit). Sync health is shown per tab
+(ok, behind, blocked with its reason, pending effects and the oldest one's
+age), derived from the read model.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireDir(dir); err != nil {
 				return err
 			}
-			st, err := readStatus(dir)
+			st, err := readStatus(dir, time.Now())
 			if err != nil {
 				return err
 			}
@@ -67,7 +74,7 @@ checkpoint equals the head after every commit).`,
 	return cmd
 }
 
-func readStatus(dir string) (storeStatus, error) {
+func readStatus(dir string, now time.Time) (storeStatus, error) {
 	st := storeStatus{Dir: dir, Outbox: map[string]int64{}}
 	if lf, err := events.ReadLeaseFile(dir); err == nil {
 		st.Running, st.Holder, st.Operation = true, lf.Holder.String(), lf.Operation
@@ -96,7 +103,20 @@ func readStatus(dir string) (storeStatus, error) {
 	st.LogGaps = text(conn, "SELECT group_concat('at seq ' || substr(key, 9) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'log_gap:%'")
 	err = sqlitex.Execute(conn, "SELECT state, count(*) FROM hk_outbox GROUP BY state", &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error { st.Outbox[s.ColumnText(0)] = s.ColumnInt64(1); return nil }})
+	if err != nil {
+		return st, err
+	}
+	st.SyncHealth, err = readSyncHealth(conn, now)
 	return st, err
+}
+
+func readSyncHealth(conn *sqlite.Conn, now time.Time) ([]syncHealthJSON, error) {
+	all, err := engine.ReadSyncHealth(conn, now)
+	out := make([]syncHealthJSON, 0, len(all))
+	for i := range all {
+		out = append(out, *syncHealthOf(&all[i]))
+	}
+	return out, err
 }
 
 // readLogHead reads the log head (events.ErrStoreLocked while a writer holds
@@ -145,5 +165,13 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	if st.LogGaps != "" {
 		fmt.Fprintf(tw, "LOG LOST RECORDS\t%s\n", st.LogGaps)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, h := range st.SyncHealth {
+		if err := printSyncHealth(out, h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
