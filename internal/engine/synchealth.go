@@ -310,6 +310,7 @@ func (e *Engine) SyncHealth() (*SyncHealth, error) {
 		return nil, fmt.Errorf("sync health: read model: %w", err)
 	}
 	defer e.PutConn(conn)
+	conn.SetInterrupt(nil) // the bound is on the wait for a connection, not on the indexed queries
 	facts, err := projector.SyncFacts(conn, e.sync.cfg.Name)
 	if err != nil {
 		return nil, fmt.Errorf("sync health: read model: %w", err)
