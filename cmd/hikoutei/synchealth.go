@@ -113,4 +113,3 @@ func healthStatus(h hikoutei.Health) int {
 	}
 	return 200
 }
-

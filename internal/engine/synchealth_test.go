@@ -221,7 +221,9 @@ func TestSyncHealthIsBlockedWhenTheSpreadsheetIsNotFound(t *testing.T) {
 }
 
 func TestSyncHealthIsBlockedOnQuota(t *testing.T) {
-	sheet := hikouteitest.NewSheet(t, func(c *sheetsio.Config) { c.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() } })
+	sheet := hikouteitest.NewSheet(t, func(c *sheetsio.Config) {
+		c.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	})
 	x := openSyncedOn(t, t.TempDir(), sheet, nil, airports)
 	commit(t, x.Store, &Airport{ID: "1", Name: "one"})
 	x.drain()
