@@ -110,6 +110,13 @@ type SyncOptions struct {
 	RetryBase         time.Duration
 	RetryMax          time.Duration
 	ReconcileInterval time.Duration
+	// DivergedBound is how long a tab may stay diverged (rows differing
+	// from canonical state, as the reconciliation found) before
+	// SyncHealth.Failing and /healthz fail: 0 takes
+	// HIKOUTEI_SYNC_DIVERGED_BOUND_SECONDS (a plain positive integer of
+	// seconds; anything else fails Open with ErrSyncStartup), else twice
+	// ReconcileInterval.
+	DivergedBound time.Duration
 	// AuthorityTTL: another store may take the spreadsheet over once this
 	// store's authority row went unrefreshed this long (default 2 min).
 	AuthorityTTL time.Duration
@@ -264,7 +271,7 @@ func engineConfig(o Options) (engine.Config, error) {
 func syncConfig(o SyncOptions) (engine.SyncConfig, error) {
 	c := engine.SyncConfig{Name: o.Name, SpreadsheetID: o.SpreadsheetID, Provider: o.Provider, MaxBatch: o.MaxBatch,
 		Interval: o.Interval, ProbeDelay: o.ProbeDelay, MaxProbes: o.MaxProbes, RetryBase: o.RetryBase, RetryMax: o.RetryMax,
-		ReconcileInterval: o.ReconcileInterval, AuthorityTTL: o.AuthorityTTL, Manual: o.Manual,
+		ReconcileInterval: o.ReconcileInterval, AuthorityTTL: o.AuthorityTTL, Manual: o.Manual, DivergedBound: o.DivergedBound,
 		PollingInterval: o.PollingInterval, FullScanInterval: o.FullScanInterval}
 	if hook := o.OnConflict; hook != nil {
 		c.OnConflict = func(n engine.ConflictNotice) { hook(conflictEvent(n)) }
@@ -288,7 +295,24 @@ func syncConfig(o SyncOptions) (engine.SyncConfig, error) {
 		}
 		*v.out = cmp.Or(d, v.def)
 	}
-	return c, nil
+	return c, divergedBound(&c, o.LookupEnv)
+}
+
+// divergedBound resolves SyncConfig.DivergedBound from the environment
+// when the options leave it at 0 (the engine's default applies after).
+func divergedBound(c *engine.SyncConfig, lookup config.Lookup) error {
+	if c.DivergedBound < 0 {
+		return fmt.Errorf("%w: negative diverged bound", ErrSyncStartup)
+	}
+	if c.DivergedBound > 0 {
+		return nil
+	}
+	d, err := config.Seconds(lookup, config.EnvDivergedBound)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSyncStartup, err)
+	}
+	c.DivergedBound = d
+	return nil
 }
 
 // Dir is the store directory.

@@ -16,6 +16,10 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
+// DefaultReconcileInterval is the reconciliation scanner's cadence when
+// Config.ReconcileInterval is zero.
+const DefaultReconcileInterval = 30 * time.Second
+
 // Config configures a Dispatcher for one spreadsheet.
 type Config struct {
 	Spreadsheet string             // the sync target's name (used in the outbox)
@@ -68,7 +72,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.ProbeDelay = cmpD(c.ProbeDelay, 2*time.Second)
 	c.RetryBase = cmpD(c.RetryBase, time.Second)
 	c.RetryMax = cmpD(c.RetryMax, time.Minute)
-	c.ReconcileInterval = cmpD(c.ReconcileInterval, 30*time.Second)
+	c.ReconcileInterval = cmpD(c.ReconcileInterval, DefaultReconcileInterval)
 	c.ReconcileRows = cmp(c.ReconcileRows, 50000)
 	c.AuthorityTTL = cmpD(c.AuthorityTTL, DefaultAuthorityTTL)
 	if c.MaxProbes <= 0 {

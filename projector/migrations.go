@@ -3,7 +3,7 @@ package projector
 // SchemaVersion is the version of the internal hk_ tables this build writes.
 // Each entry of migrations moves the read model from version i to i+1; an
 // older read model is migrated in place, a newer one is rebuilt.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations[i] brings a read model from schema version i to i+1.
 var migrations = []string{
@@ -166,4 +166,8 @@ CREATE TABLE hk_evidence (
   detail TEXT,
   PRIMARY KEY (seq, n)
 );`,
+	// 1 → 2: when each effect was queued (the clock reading of its
+	// effect.queued), for the oldest pending effect's age in sync health.
+	// Effects queued before this migration keep NULL (age unknown).
+	`ALTER TABLE hk_outbox ADD COLUMN queued_at TEXT;`,
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"zombiezen.com/go/sqlite"
@@ -50,6 +51,10 @@ type storeStatus struct {
 	// reasons keeps both in the read model's order (most frequent first)
 	// for the human output.
 	reasons statusReasons
+	// SyncHealth is each sync target's health by tab, from the read model
+	// alone (divergence found by a running store's reconciliation shows in
+	// its /healthz, not here).
+	SyncHealth []syncHealthJSON `json:"sync_health"`
 }
 
 // statusReasons are the reason counts status prints, in order.
@@ -67,17 +72,19 @@ func newStatusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status --dir DIR [--json]",
-		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence, failures by reason",
+		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence, failures by reason, sync health by tab",
 		Long: `status reads a store without changing it. It works while the store runs:
 the read model is read through SQLite's WAL, the holder from lease.toml. The log
 head is shown only when no process holds log.db (while one does, the
-checkpoint equals the head after every commit).`,
+checkpoint equals the head after every commit). Sync health is shown per tab
+(ok, behind, blocked with its reason, pending effects and the oldest one's
+age), derived from the read model.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireDir(dir); err != nil {
 				return err
 			}
-			st, err := readStatus(dir)
+			st, err := readStatus(dir, time.Now())
 			if err != nil {
 				return err
 			}
@@ -89,7 +96,7 @@ checkpoint equals the head after every commit).`,
 	return cmd
 }
 
-func readStatus(dir string) (storeStatus, error) {
+func readStatus(dir string, now time.Time) (storeStatus, error) {
 	st := storeStatus{Dir: dir, Outbox: map[string]int64{}}
 	if lf, err := events.ReadLeaseFile(dir); err == nil {
 		st.Running, st.Holder, st.Operation = true, lf.Holder.String(), lf.Operation
@@ -119,6 +126,9 @@ func readStatus(dir string) (storeStatus, error) {
 	err = sqlitex.Execute(conn, "SELECT state, count(*) FROM hk_outbox GROUP BY state", &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error { st.Outbox[s.ColumnText(0)] = s.ColumnInt64(1); return nil }})
 	if err != nil {
+		return st, err
+	}
+	if st.SyncHealth, err = readSyncHealth(conn, now); err != nil {
 		return st, err
 	}
 	return st, readReasons(conn, &st)
@@ -158,6 +168,15 @@ func reasonText(code string) string {
 		return "no_code"
 	}
 	return code
+}
+
+func readSyncHealth(conn *sqlite.Conn, now time.Time) ([]syncHealthJSON, error) {
+	all, err := engine.ReadSyncHealth(conn, now)
+	out := make([]syncHealthJSON, 0, len(all))
+	for i := range all {
+		out = append(out, *syncHealthOf(&all[i]))
+	}
+	return out, err
 }
 
 // readLogHead reads the log head (events.ErrStoreLocked while a writer holds
@@ -207,7 +226,15 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	if st.LogGaps != "" {
 		fmt.Fprintf(tw, "LOG LOST RECORDS\t%s\n", st.LogGaps)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, h := range st.SyncHealth {
+		if err := printSyncHealth(out, h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // printReasons prints the failed and blocked outbox entries and the

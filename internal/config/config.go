@@ -33,6 +33,10 @@ const (
 	// EnvRateLimitInterval paces Sheets requests (reads and writes), in
 	// milliseconds between requests.
 	EnvRateLimitInterval = "HIKOUTEI_SYNC_RATE_LIMIT_INTERVAL_MS"
+	// EnvDivergedBound is how long, in seconds, a tab may stay diverged
+	// (rows differing from canonical state) before /healthz fails
+	// (default twice the reconciliation interval).
+	EnvDivergedBound = "HIKOUTEI_SYNC_DIVERGED_BOUND_SECONDS"
 	// EnvNATSURL names an existing NATS server or cluster to use instead of
 	// the embedded one.
 	EnvNATSURL = "HIKOUTEI_NATS_URL"
@@ -87,6 +91,8 @@ type Sync struct {
 	// PollingInterval, FullScanInterval and RateLimitInterval are 0 when
 	// their variable is unset or empty.
 	PollingInterval, FullScanInterval, RateLimitInterval, ReconcileInterval time.Duration
+	// DivergedBound is 0 when its variable is unset or empty.
+	DivergedBound time.Duration
 }
 
 // LoadSync reads the sync variables. Errors: ErrInvalidInterval naming the
@@ -111,7 +117,9 @@ func LoadSync(lookup Lookup) (Sync, error) {
 		}
 		*c.out = d
 	}
-	return s, nil
+	var err error
+	s.DivergedBound, err = Seconds(lookup, EnvDivergedBound)
+	return s, err
 }
 
 // NATSURL is the NATS server named in the environment ("" = embedded),
@@ -211,6 +219,24 @@ func Interval(lookup Lookup, name string) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: %w", name, err)
 	}
 	return time.Duration(min(ms, maxIntervalMS)) * time.Millisecond, nil
+}
+
+// Seconds reads the variable name, a duration in whole seconds with the
+// interval variables' strict syntax (see ParseIntervalMS): 0 when unset or
+// empty. Errors: ErrInvalidInterval naming it.
+func Seconds(lookup Lookup, name string) (time.Duration, error) {
+	if lookup == nil {
+		lookup = OS
+	}
+	v, ok := lookup(name)
+	if !ok || v == "" {
+		return 0, nil
+	}
+	s, err := ParseIntervalMS(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return time.Duration(min(s, maxIntervalMS/1000)) * time.Second, nil
 }
 
 // maxIntervalMS is the longest interval a time.Duration holds (≈ 292

@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"maps"
+	"sync"
+	"time"
+)
+
+// syncNotes are what the sync workers tell health in memory: the last
+// provisioning error and the reconciliation passes' findings. Its mutex
+// is held for map and field copies only, never across I/O.
+type syncNotes struct {
+	mu        sync.Mutex
+	provErr   error                               // the last provisioning attempt's error (nil once it succeeded)
+	reconcile map[string]map[string]reconcileNote // sync target → tab → last pass
+}
+
+// provisioned records the outcome of a provisioning attempt.
+func (n *syncNotes) provisioned(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.provErr = err
+}
+
+// provisioning is the last provisioning attempt's error.
+func (n *syncNotes) provisioning() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.provErr
+}
+
+// noteReconcile records one pass: a divergence keeps the time it was
+// first found until a pass finds none.
+func (n *syncNotes) noteReconcile(sheet, tab string, diverged int, at time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.reconcile == nil {
+		n.reconcile = map[string]map[string]reconcileNote{}
+	}
+	if n.reconcile[sheet] == nil {
+		n.reconcile[sheet] = map[string]reconcileNote{}
+	}
+	prev := n.reconcile[sheet][tab]
+	note := reconcileNote{diverged: max(diverged, 0), at: at}
+	switch {
+	case note.diverged > 0 && prev.diverged > 0:
+		note.since = prev.since
+	case note.diverged > 0:
+		note.since = at
+	}
+	n.reconcile[sheet][tab] = note
+}
+
+// reconciled copies the notes of one sync target, by tab.
+func (n *syncNotes) reconciled(sheet string) map[string]reconcileNote {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return maps.Clone(n.reconcile[sheet])
+}
