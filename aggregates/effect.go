@@ -207,6 +207,10 @@ type Outcome struct {
 	RetryAt     time.Time
 	Via         string // "dispatch" or "probe"
 	PayloadHash string // the receipt's payload hash (probe evidence), if any
+	// Unwritable (applied) lists the cells written as a marker because
+	// Google Sheets cannot hold their value: recorded once, with the
+	// applied transition (effect.value_unwritable), never retried.
+	Unwritable []events.UnwritableField
 }
 
 // Troubled reports whether the outcome left the effect uncertain, failed
@@ -228,7 +232,7 @@ func DecideSettle(e Effect, token string, o Outcome, now time.Time) (Decision, e
 	}
 	switch o.Kind {
 	case OutcomeApplied:
-		return transition(e, events.EffectApplied{EffectID: e.ID, ClaimToken: token, WrittenHash: o.WrittenHash, Via: o.Via}, now), nil
+		return applied(e, token, o, now), nil
 	case OutcomeUncertain:
 		return transition(e, events.EffectUncertain{EffectID: e.ID, ClaimToken: token, Code: o.Code, ProbeAt: o.RetryAt.UTC()}, now), nil
 	case OutcomeConflict:
@@ -238,6 +242,17 @@ func DecideSettle(e Effect, token string, o Outcome, now time.Time) (Decision, e
 	}
 	return transition(e, events.EffectFailed{EffectID: e.ID, ClaimToken: token, Code: o.Code, Terminal: true,
 		ObservedHash: o.WrittenHash}, now), nil
+}
+
+// applied is the applied transition; a write that left markers in place
+// of values Sheets cannot hold records them once, in the same decision.
+func applied(e Effect, token string, o Outcome, now time.Time) Decision {
+	d := transition(e, events.EffectApplied{EffectID: e.ID, ClaimToken: token, WrittenHash: o.WrittenHash, Via: o.Via}, now)
+	if len(o.Unwritable) > 0 {
+		d.Events = append(d.Events, events.New(d.Stream, events.EffectValueUnwritable{EffectID: e.ID, Tab: e.Target.Tab,
+			Binding: e.Target.Binding, Entity: e.Entity, ID: e.EntityID, Fields: o.Unwritable}, now))
+	}
+	return d
 }
 
 func currentClaim(e Effect, token string) error {

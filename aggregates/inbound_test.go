@@ -646,3 +646,55 @@ func TestDecideTabFailsOnAValueWithoutCanonicalForm(t *testing.T) {
 		t.Fatalf("observed NaN: %v", err)
 	}
 }
+
+// A cell showing the marker of a canonical value the sheet cannot hold
+// shows canonical state: a full scan of it records nothing (no candidate,
+// no conflict, no accepted edit, no rewrite), whatever the sheet last
+// showed; a person's text in its place is an edit like any other.
+func TestAMarkerInPlaceOfAnUnwritableValueIsNeverAnEdit(t *testing.T) {
+	long := string(make([]byte, fakeLimit+5))
+	rs := liveRow(t, "GKA", "Goroka", long)
+	for name, sf := range map[string]SheetField{
+		"shown canonical":   {ShownHash: shown(t, long), ShownKnown: true},
+		"nothing confirmed": {},
+		"shown older text":  {ShownHash: shown(t, "older"), ShownKnown: true},
+	} {
+		rs.Sheet["notes"] = sf
+		r := tabRead(inputRow(2, "GKA", "row-marker", "Goroka", fakeMarker(len(long))))
+		r.Full = true
+		c, stats := decideTab(t, r, tabState(rs))
+		if !c.Empty() || stats.Candidates != 0 || stats.Accepted != 0 {
+			t.Fatalf("%s: recorded %v queue %+v stats %+v", name, types(allEvents(c)), c.Queue, stats)
+		}
+	}
+	rs.Sheet["notes"] = SheetField{ShownHash: shown(t, long), ShownKnown: true}
+	c, stats := decideTab(t, tabRead(inputRow(2, "GKA", "row-typed", "Goroka", "typed by a person")), tabState(rs))
+	if stats.Accepted != 1 || len(c.Queue) != 1 || c.Queue[0].Values["notes"] != "typed by a person" {
+		t.Fatalf("a person's text over the marker: stats %+v queue %+v", stats, c.Queue)
+	}
+	// The marker of another length does not stand for this value.
+	c, stats = decideTab(t, tabRead(inputRow(2, "GKA", "row-other", "Goroka", fakeMarker(len(long)+1))), tabState(rs))
+	if stats.Accepted != 1 || c.Empty() {
+		t.Fatalf("another value's marker: stats %+v", stats)
+	}
+}
+
+// An applied outcome that left markers records them once, after the
+// applied transition, on the effect's stream, never the value itself.
+func TestAppliedWithMarkersRecordsTheUnwritableValuesOnce(t *testing.T) {
+	fx := Effect{ID: "fx1", Target: Target{Tab: sysTab, Anchor: "GKA", Binding: binding(sysTab, "GKA")}, Entity: "Airport", EntityID: "GKA",
+		State: EffectProcessing, ClaimToken: "tok", Version: 2}
+	fields := []events.UnwritableField{{Field: "notes", Reason: "value_too_large", Chars: 50_001}}
+	d, err := DecideSettle(fx, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h", Via: "dispatch", Unwritable: fields}, now)
+	if err != nil || len(d.Events) != 2 || d.ExpectedVersion != 2 || d.Events[0].Type() != events.TypeEffectApplied {
+		t.Fatalf("decision %+v, %v", d, err)
+	}
+	want := events.EffectValueUnwritable{EffectID: "fx1", Tab: sysTab, Binding: fx.Target.Binding, Entity: "Airport", ID: "GKA", Fields: fields}
+	if !reflect.DeepEqual(d.Events[1].Payload, want) || d.Events[1].Stream != events.EffectStream("fx1") {
+		t.Fatalf("unwritable event %+v", d.Events[1])
+	}
+	d, _ = DecideSettle(fx, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h", Via: "dispatch"}, now)
+	if len(d.Events) != 1 {
+		t.Fatalf("a write without markers records %d events", len(d.Events))
+	}
+}

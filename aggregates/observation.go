@@ -189,6 +189,9 @@ func (ob *observation) fields(g *GridRow, rs RowState) error {
 	}
 	edits, stale, shown := map[string]any{}, map[string]any{}, map[string]string{}
 	for _, f := range ob.r.User {
+		if ob.sheet.ShowsMarkerOf(ob.r.Tab, f, g.Values[f], rs.Canonical[f]) {
+			continue // the marker of a value the sheet cannot hold: shows canonical, never an edit
+		}
 		a, err := ShownHash(g.Values[f])
 		if err != nil {
 			return err

@@ -456,7 +456,7 @@ func (d *Dispatcher) outcome(c aggregates.Effect, r sheetsio.OpResult) aggregate
 	switch r.Status {
 	case sheetsio.StatusApplied, sheetsio.StatusUnchanged:
 		d.C.Applied.Add(1)
-		o.Kind, o.WrittenHash = aggregates.OutcomeApplied, r.WrittenHash
+		o.Kind, o.WrittenHash, o.Unwritable = aggregates.OutcomeApplied, r.WrittenHash, unwritable(r.Marked)
 	case sheetsio.StatusUncertain:
 		d.C.Uncertain.Add(1)
 		o.Kind, o.Code, o.RetryAt = aggregates.OutcomeUncertain, writeCode(r.Err), d.cfg.Clock.Now().Add(d.cfg.ProbeDelay)
@@ -485,6 +485,15 @@ func (d *Dispatcher) guardFailed(c aggregates.Effect, r sheetsio.OpResult) aggre
 	}
 	d.C.Failed.Add(1)
 	return aggregates.Outcome{Kind: aggregates.OutcomeFailed, Code: r.Reason, Terminal: true, Via: "dispatch", WrittenHash: r.ObservedHash}
+}
+
+// unwritable is the record of the cells a write left as markers.
+func unwritable(marked []sheetsio.MarkedCell) []events.UnwritableField {
+	var out []events.UnwritableField
+	for _, m := range marked {
+		out = append(out, events.UnwritableField{Field: m.Column, Reason: string(m.Reason), Chars: m.Chars})
+	}
+	return out
 }
 
 func writeCode(err error) string {

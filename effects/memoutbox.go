@@ -533,7 +533,7 @@ func (m *MemOutbox) append(unit []events.StreamAppend) error {
 func folds(p events.Payload) bool {
 	switch p.(type) {
 	case events.EffectQueued, events.EffectClaimed, events.EffectApplied, events.EffectUncertain, events.EffectProbeScheduled,
-		events.EffectFailed, events.EffectSuperseded, events.EffectConflict, events.EffectBlocked,
+		events.EffectFailed, events.EffectSuperseded, events.EffectConflict, events.EffectBlocked, events.EffectValueUnwritable,
 		events.EntityPersisted, events.EntityRemoved, events.SyncDiverged:
 		return true
 	}
@@ -572,6 +572,8 @@ func (m *MemOutbox) fold(ev events.Event) {
 		m.set(ev, x.EffectID, aggregates.EffectConflict, func(e *aggregates.Effect) { e.LastCode, e.ObservedHash = x.Code, x.ObservedHash })
 	case events.EffectBlocked:
 		m.set(ev, x.EffectID, aggregates.EffectBlocked, func(e *aggregates.Effect) { e.LastCode = x.Code })
+	case events.EffectValueUnwritable: // follows effect.applied on the effect's stream
+		m.set(ev, x.EffectID, aggregates.EffectApplied, func(*aggregates.Effect) {})
 	case events.EntityPersisted:
 		ent := m.entity(x.Entity, x.ID)
 		if !ent.state.Exists {

@@ -113,6 +113,9 @@ ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.has
 	if err := p.setShown(x.Binding, x.Tab, x.Anchor, x.FieldHashes, e.Seq); err != nil {
 		return err
 	}
+	if err := p.unwritableTypedOver(x.Binding, x.Fields); err != nil {
+		return err
+	}
 	names := make([]string, 0, len(x.Fields))
 	for n := range x.Fields {
 		names = append(names, n)

@@ -20,7 +20,12 @@ func (p *Projector) applyEffect(e *events.Event, pl events.Payload) (bool, error
 		if err := p.effectSet(e, x.EffectID, aggregates.EffectApplied, "written_hash = ?, due_at = NULL", x.WrittenHash); err != nil {
 			return true, err
 		}
+		if err := p.unwritableCleared(x); err != nil {
+			return true, err
+		}
 		return true, p.visibleApplied(e, x)
+	case events.EffectValueUnwritable:
+		return true, p.unwritableRecorded(e, x)
 	case events.EffectUncertain:
 		return true, p.effectSet(e, x.EffectID, aggregates.EffectUncertain, "due_at = ?, last_code = ?", timeText(x.ProbeAt), x.Code)
 	case events.EffectProbeScheduled:

@@ -1,6 +1,10 @@
 package sheetsio
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+)
 
 // OpKind is the kind of a row operation.
 type OpKind uint8
@@ -100,7 +104,9 @@ const (
 	// sheet_tab_missing); nothing was written. Err holds the diagnostic.
 	StatusBlocked
 	// StatusInvalid: the op itself is malformed (Reason: invalid_op,
-	// unknown_tab, unknown_column, duplicate_target, value_unencodable).
+	// unknown_tab, unknown_column, duplicate_target). A value Sheets cannot
+	// hold does not make an op invalid: its cell is written as a marker
+	// (OpResult.Marked).
 	StatusInvalid
 	// StatusUncertain: sent, but the outcome is unknown (Err is a
 	// *WriteError with Outcome Uncertain); probe before retrying.
@@ -137,7 +143,6 @@ const (
 	ReasonUnknownTab       = "unknown_tab"
 	ReasonUnknownColumn    = "unknown_column"
 	ReasonDuplicateTarget  = "duplicate_target"
-	ReasonUnencodable      = "value_unencodable"
 )
 
 // OpResult is the outcome of one Op, in the order of Batch.Ops. Binding is
@@ -145,6 +150,8 @@ const (
 // preflight read ("" if absent); WrittenHash the row's hash after the op
 // ("" for a delete) — the value recorded in the receipt. Reason is a stable
 // code for the non-applied statuses; Err the detailed error, if any.
+// Marked lists, by column, the op's values Sheets cannot hold, written as
+// their marker text instead (cell.Mark; WrittenHash covers the marker).
 type OpResult struct {
 	ID           string
 	Status       OpStatus
@@ -153,6 +160,14 @@ type OpResult struct {
 	ObservedHash string
 	WrittenHash  string
 	Err          error
+	Marked       []MarkedCell
+}
+
+// MarkedCell is one cell an op wrote as a marker: the column and why its
+// value cannot be written. It never carries the value.
+type MarkedCell struct {
+	Column string
+	cell.Mark
 }
 
 // DispatchResult reports one dispatch. Ops has one entry per Batch.Ops, in

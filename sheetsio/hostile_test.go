@@ -3,6 +3,7 @@ package sheetsio
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -10,13 +11,16 @@ import (
 
 	"google.golang.org/api/sheets/v4"
 
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
-// A value over the 50,000-character cell limit is refused for its op alone
-// (the atomic batchUpdate would otherwise fail every op in the chunk); a
-// value of exactly 50,000 characters round-trips.
-func TestOverlongValueFailsOnlyItsOp(t *testing.T) {
+// A value over the 50,000-character cell limit is written as its marker
+// (the atomic batchUpdate would otherwise fail every op in the chunk): the
+// rest of its row is written, the result names the column and the reason,
+// and the written hash is the row ExpectedRowHash predicts; a value of
+// exactly 50,000 characters round-trips.
+func TestOverlongValueBecomesAMarkerAndTheRestOfTheRowIsWritten(t *testing.T) {
 	h := newHarness(t, emulator.Options{AutoCreate: true})
 	w := h.provision(testSchema(t))
 	max := partValues("max", 1)
@@ -29,13 +33,22 @@ func TestOverlongValueFailsOnlyItsOp(t *testing.T) {
 		appendOp("Part_System", "ok", partValues("ok", 3)),
 	}})
 	h.wantStatus(res, 0, StatusApplied)
-	if got := h.wantStatus(res, 1, StatusInvalid); got.Reason != ReasonUnencodable {
-		t.Fatalf("overlong op = %+v", got)
+	got := h.wantStatus(res, 1, StatusApplied)
+	want := []MarkedCell{{Column: "name", Mark: cell.Mark{Reason: cell.UnwritableTooLarge, Chars: 50_014}}}
+	if !reflect.DeepEqual(got.Marked, want) {
+		t.Fatalf("marked = %+v, want %+v", got.Marked, want)
 	}
 	h.wantStatus(res, 2, StatusApplied)
+	spec, _ := w.Schema().Tab("Part_System")
+	if exp, err := ExpectedRowHash(spec, "over", over); err != nil || exp != got.WrittenHash {
+		t.Fatalf("expected row hash %s, %v; written %s", exp, err, got.WrittenHash)
+	}
 	rows := h.values("Part_System")
-	if len(rows) != 3 || rows[1][1] != max["name"] {
+	if len(rows) != 4 || rows[1][1] != max["name"] {
 		t.Fatalf("rows after dispatch: %d", len(rows))
+	}
+	if rows[2][1] != "#HIKOUTEI! value_too_large (50014 characters)" || rows[2][2] != 2.0 {
+		t.Fatalf("marked row = %.80v", rows[2])
 	}
 	if s := fmt.Sprint(res.Ops[1].Err) + h.logs.String(); strings.Contains(s, "SECRET-PAYLOAD") || strings.Contains(s, testSheetID) {
 		t.Fatal("error or log carries the payload or the spreadsheet id")

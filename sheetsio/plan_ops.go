@@ -1,6 +1,8 @@
 package sheetsio
 
 import (
+	"sort"
+
 	"golang.org/x/text/unicode/norm"
 	"google.golang.org/api/sheets/v4"
 
@@ -120,8 +122,9 @@ func (pl *planner) addUnit(u *unit, op Op, r *OpResult) {
 // ExpectedRowHash returns the full-row visible hash of the row the provider
 // writes for an append of values with anchor on tab spec — the ExpectedHash
 // a later OpUpdate/OpDelete of that row passes when nothing changed it.
-// Values are typed Go values as in Op.Values. Errors: *cell.EncodeError, or
-// *Error CodeInvalidBatch for a column the tab does not have.
+// Values are typed Go values as in Op.Values; a value Sheets cannot hold
+// counts as its marker, as the provider writes it. Errors: *Error
+// CodeInvalidBatch for a column the tab does not have.
 func ExpectedRowHash(spec layout.TabSpec, anchor string, values map[string]any) (string, error) {
 	if spec.Anchor < 0 {
 		return "", newErr(CodeInvalidBatch, nil, "tab %s has no anchor", spec.Name)
@@ -134,4 +137,31 @@ func ExpectedRowHash(spec layout.TabSpec, anchor string, values map[string]any) 
 	}
 	row[spec.Anchor] = norm.NFC.String(anchor)
 	return cell.VisibleHash(row), nil
+}
+
+// MarkedCells lists, by column, the values of an op on tab spec that the
+// provider writes as markers (see OpResult.Marked): what a probe that
+// proves an op applied reports without a dispatch result. Columns the tab
+// does not have are left out.
+func MarkedCells(spec layout.TabSpec, values map[string]any) []MarkedCell {
+	var out []MarkedCell
+	for _, name := range sortedNames(values) {
+		c := spec.ColumnIndex(name)
+		if c < 0 {
+			continue
+		}
+		if m := cell.MarkOf(spec.Columns[c].Kind, values[name]); m != nil {
+			out = append(out, MarkedCell{Column: name, Mark: *m})
+		}
+	}
+	return out
+}
+
+func sortedNames(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -30,7 +30,7 @@ type ticket struct {
 const secret = "PRIVATE-CELL"
 
 // damaged is a store synced to an emulated sheet through the real client,
-// with failed effects of two reasons (value_unencodable, terminal;
+// with failed effects of two reasons (row_hash_mismatch, terminal;
 // sheet_header_drift, retried) and active and cleared quarantine.
 type damaged struct {
 	dir string
@@ -76,7 +76,8 @@ func openDamaged(t *testing.T) *damaged {
 	}
 	put(ticket{ID: "a", Title: secret + "a"}, ticket{ID: "b", Title: secret + "b"}, ticket{ID: "c", Title: secret + "c"})
 	h.Drain(ctx)
-	put(ticket{ID: "big", Title: secret + strings.Repeat("x", 50_001)}) // value_unencodable
+	must(person.Type("Ticket_System", "B3", "vandalised")) // b: a person typed over a System cell…
+	put(ticket{ID: "b", Title: secret + "b2"})             // …so this update's guard fails: row_hash_mismatch
 	dispatch()
 	must(person.Type("Ticket_Input", "B2", secret+"qty")) // a: cell_type_mismatch
 	must(person.Type("Ticket_Input", "C3", "=1+1"))       // b: a formula, later cleared
@@ -146,17 +147,17 @@ func TestOutboxListFiltersByStateReasonTabAndLimit(t *testing.T) {
 		t.Fatalf("all: %d of %d", len(all.Entries), all.Total)
 	}
 	failed := d.outboxJSON(t, "--state", "failed")
-	if got := strings.Join(reasons(failed), " "); got != "failed:sheet_header_drift failed:value_unencodable" || failed.Total != 2 {
+	if got := strings.Join(reasons(failed), " "); got != "failed:sheet_header_drift failed:row_hash_mismatch" || failed.Total != 2 {
 		t.Fatalf("--state failed: %s (total %d)", got, failed.Total)
 	}
-	if !failed.Entries[1].Terminal || failed.Entries[1].Anchor != "big" || failed.Entries[1].Tab != "Ticket_System" ||
-		failed.Entries[1].EntityID != "big" || failed.Entries[1].Op != "append" || failed.Entries[1].Attempts != 1 {
-		t.Fatalf("the unencodable entry: %+v", failed.Entries[1])
+	if !failed.Entries[1].Terminal || failed.Entries[1].Anchor != "b" || failed.Entries[1].Tab != "Ticket_System" ||
+		failed.Entries[1].EntityID != "b" || failed.Entries[1].Op != "update" || failed.Entries[1].Attempts != 1 {
+		t.Fatalf("the guard-failed entry: %+v", failed.Entries[1])
 	}
 	if l := d.outboxJSON(t, "--state", "failed,applied", "--state", "pending"); l.Total != all.Total {
 		t.Fatalf("failed,applied + pending: %d of %d", l.Total, all.Total)
 	}
-	if l := d.outboxJSON(t, "--reason", "value_unencodable"); len(l.Entries) != 1 || l.Entries[0].Anchor != "big" {
+	if l := d.outboxJSON(t, "--reason", "row_hash_mismatch"); len(l.Entries) != 1 || l.Entries[0].Anchor != "b" {
 		t.Fatalf("--reason: %+v", l)
 	}
 	if l := d.outboxJSON(t, "--tab", "Ticket_Input", "--limit", "0"); l.Total == 0 || l.Total == all.Total {
@@ -172,7 +173,7 @@ func TestOutboxListFiltersByStateReasonTabAndLimit(t *testing.T) {
 		t.Fatalf("--limit 3: %d of %d", len(l.Entries), l.Total)
 	}
 	text := d.run(t, exitOK, "outbox", "list", "--state", "failed")
-	for _, want := range []string{"EFFECT", "REASON", "failed (terminal)", "value_unencodable", "sheet_header_drift", "Ticket_System"} {
+	for _, want := range []string{"EFFECT", "REASON", "failed (terminal)", "row_hash_mismatch", "sheet_header_drift", "Ticket_System"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("table lacks %q:\n%s", want, text)
 		}
@@ -306,7 +307,7 @@ func TestInspectionWorksWhileAWriterHoldsTheStore(t *testing.T) {
 	if l := d.quarantineJSON(t); l.Total != 2 {
 		t.Fatalf("quarantine list while open: %+v", l)
 	}
-	id := d.outboxJSON(t, "--reason", "value_unencodable").Entries[0].ID
+	id := d.outboxJSON(t, "--reason", "row_hash_mismatch").Entries[0].ID
 	d.run(t, exitOK, "outbox", "show", id)
 	if out := d.run(t, exitOK, "status"); !strings.Contains(out, "outbox failed by reason") {
 		t.Fatalf("status while open:\n%s", out)
@@ -338,7 +339,7 @@ func TestStatusCountsFailuresAndQuarantineByReasonAndNamesTheCommands(t *testing
 	d := openDamaged(t)
 	d.close(t)
 	out := d.run(t, exitOK, "status")
-	for _, want := range []string{"outbox failed  ", "outbox failed by reason  sheet_header_drift 1, value_unencodable 1",
+	for _, want := range []string{"outbox failed  ", "outbox failed by reason  row_hash_mismatch 1, sheet_header_drift 1",
 		"quarantined by reason    cell_type_mismatch 1, row_deleted 1", "hikoutei outbox list --dir " + d.dir + " --state failed",
 		"hikoutei quarantine list --dir " + d.dir} {
 		if !strings.Contains(out, want) {
@@ -349,7 +350,7 @@ func TestStatusCountsFailuresAndQuarantineByReasonAndNamesTheCommands(t *testing
 	if err := json.Unmarshal([]byte(d.run(t, exitOK, "status", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.OutboxReasons["failed"]["value_unencodable"] != 1 || st.OutboxReasons["failed"]["sheet_header_drift"] != 1 ||
+	if st.OutboxReasons["failed"]["row_hash_mismatch"] != 1 || st.OutboxReasons["failed"]["sheet_header_drift"] != 1 ||
 		st.QuarantineReasons["row_deleted"] != 1 || st.QuarantineReasons["cell_type_mismatch"] != 1 || st.Quarantined != 2 {
 		t.Fatalf("status --json: %+v", st)
 	}

@@ -40,6 +40,9 @@ type storeStatus struct {
 	// the pollers last recorded: an accepted edit, a quarantine, a conflict).
 	LastEvidence int64  `json:"last_inbound_evidence_seq"`
 	Divergence   string `json:"divergence,omitempty"` // sync stopped: the sheet's authority names another writer
+	// Unwritable lists the values the sheet shows as a marker because
+	// Google Sheets cannot hold them (never the values themselves).
+	Unwritable []unwritableValue `json:"unwritable"`
 	// LogGaps are the records the log lost, as recorded when the store
 	// found its read model ahead of the log.
 	LogGaps string `json:"log_gaps,omitempty"`
@@ -67,12 +70,25 @@ type statusReasons struct {
 // reason: the writes that did not land and are not merely waiting.
 var reasonStates = []aggregates.EffectState{aggregates.EffectFailed, aggregates.EffectBlocked}
 
+// unwritableValue is one cell the sheet shows as a marker.
+type unwritableValue struct {
+	Entity string `json:"entity"`
+	ID     string `json:"id"`
+	Field  string `json:"field"`
+	Tab    string `json:"tab"`
+	Reason string `json:"reason"`
+	Chars  int64  `json:"chars,omitempty"`
+}
+
+// maxUnwritableLines bounds the unwritable values status lists one by one.
+const maxUnwritableLines = 20
+
 func newStatusCmd() *cobra.Command {
 	var dir string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status --dir DIR [--json]",
-		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence, failures by reason, sync health by tab",
+		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence, failures by reason, sync health by tab, unwritable values",
 		Long: `status reads a store without changing it. It works while the store runs:
 the read model is read through SQLite's WAL, the holder from lease.toml. The log
 head is shown only when no process holds log.db (while one does, the
@@ -131,6 +147,9 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	if st.SyncHealth, err = readSyncHealth(conn, now); err != nil {
 		return st, err
 	}
+	if st.Unwritable, err = readUnwritable(conn); err != nil {
+		return st, err
+	}
 	return st, readReasons(conn, &st)
 }
 
@@ -179,6 +198,53 @@ func readSyncHealth(conn *sqlite.Conn, now time.Time) ([]syncHealthJSON, error) 
 	return out, err
 }
 
+// readUnwritable lists the values shown as markers (a read model older
+// than the hk_unwritable table has none).
+func readUnwritable(conn *sqlite.Conn) ([]unwritableValue, error) {
+	out := []unwritableValue{}
+	if scalar(conn, "SELECT count(*) FROM sqlite_master WHERE name = 'hk_unwritable'") == 0 {
+		return out, nil
+	}
+	err := sqlitex.Execute(conn, "SELECT entity, id, field, tab, reason, chars FROM hk_unwritable ORDER BY entity, id, field, tab",
+		&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+			out = append(out, unwritableValue{Entity: s.ColumnText(0), ID: s.ColumnText(1), Field: s.ColumnText(2), Tab: s.ColumnText(3),
+				Reason: s.ColumnText(4), Chars: s.ColumnInt64(5)})
+			return nil
+		}})
+	return out, err
+}
+
+// printUnwritable writes the count by reason, then one line per value
+// (entity, key, field, tab, reason; never the value), at most
+// maxUnwritableLines of them.
+func printUnwritable(tw io.Writer, list []unwritableValue) {
+	byReason := map[string]int{}
+	for _, u := range list {
+		byReason[u.Reason]++
+	}
+	reasons := make([]string, 0, len(byReason))
+	for r := range byReason {
+		reasons = append(reasons, fmt.Sprintf("%s %d", r, byReason[r]))
+	}
+	sort.Strings(reasons)
+	fmt.Fprintf(tw, "unwritable values\t%d", len(list))
+	if len(reasons) > 0 {
+		fmt.Fprintf(tw, " (%s)", strings.Join(reasons, ", "))
+	}
+	fmt.Fprintln(tw)
+	for i, u := range list {
+		if i == maxUnwritableLines {
+			fmt.Fprintf(tw, "  …\t%d more (status --json lists all)\n", len(list)-i)
+			break
+		}
+		size := ""
+		if u.Chars > 0 {
+			size = fmt.Sprintf(" (%d characters)", u.Chars)
+		}
+		fmt.Fprintf(tw, "  %s %s.%s\t%s on %s%s\n", u.Entity, u.ID, u.Field, u.Reason, u.Tab, size)
+	}
+}
+
 // readLogHead reads the log head (events.ErrStoreLocked while a writer holds
 // log.db).
 func readLogHead(dir string) (uint64, error) {
@@ -220,6 +286,7 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	}
 	fmt.Fprintf(tw, "open conflicts\t%d\nquarantined\t%d\nlast inbound evidence\tseq %d\n", st.OpenConflict, st.Quarantined, st.LastEvidence)
 	printReasons(tw, st)
+	printUnwritable(tw, st.Unwritable)
 	if st.Divergence != "" {
 		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", st.Divergence)
 	}
