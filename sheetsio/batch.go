@@ -111,12 +111,19 @@ const (
 	// StatusNotSent: planned but not sent because an earlier chunk of the
 	// dispatch was uncertain or failed; retrying is safe.
 	StatusNotSent
+	// StatusMisdirected: an update was applied, but the batchUpdate's own
+	// response shows its cells on another row (Reason write_misdirected,
+	// C06): a person moved rows between the preflight and the write. The
+	// intended row did not receive it; OpResult.Misdirected names the row
+	// that did and the cells overwritten there. Its receipt was written and
+	// must not be taken as proof.
+	StatusMisdirected
 )
 
 var statusNames = map[OpStatus]string{
 	StatusApplied: "applied", StatusUnchanged: "unchanged", StatusGuardFailed: "guard_failed",
 	StatusBlocked: "blocked", StatusInvalid: "invalid", StatusUncertain: "uncertain",
-	StatusFailed: "failed", StatusNotSent: "not_sent",
+	StatusFailed: "failed", StatusNotSent: "not_sent", StatusMisdirected: "misdirected",
 }
 
 // String returns the stable lower-case name of the OpStatus.
@@ -138,6 +145,8 @@ const (
 	ReasonUnknownColumn    = "unknown_column"
 	ReasonDuplicateTarget  = "duplicate_target"
 	ReasonUnencodable      = "value_unencodable"
+	// ReasonWriteMisdirected: StatusMisdirected's reason.
+	ReasonWriteMisdirected = "write_misdirected"
 )
 
 // OpResult is the outcome of one Op, in the order of Batch.Ops. Binding is
@@ -145,6 +154,7 @@ const (
 // preflight read ("" if absent); WrittenHash the row's hash after the op
 // ("" for a delete) — the value recorded in the receipt. Reason is a stable
 // code for the non-applied statuses; Err the detailed error, if any.
+// Misdirected is set with StatusMisdirected only.
 type OpResult struct {
 	ID           string
 	Status       OpStatus
@@ -153,6 +163,7 @@ type OpResult struct {
 	ObservedHash string
 	WrittenHash  string
 	Err          error
+	Misdirected  *Misdirection
 }
 
 // DispatchResult reports one dispatch. Ops has one entry per Batch.Ops, in
