@@ -183,7 +183,14 @@ func (m *MemOutbox) Settle(s []Settlement) error {
 	}
 	var ch aggregates.Changes
 	var stale []error
+	next := map[string]uint64{} // outbox stream → version, effects queued by this unit included
 	for _, st := range s {
+		if st.Outcome.Kind == aggregates.OutcomeMisdirected {
+			if err := m.settleMisdirected(&ch, *m.fx[st.ID], st, next, now); err != nil {
+				stale = append(stale, err)
+			}
+			continue
+		}
 		d, err := aggregates.DecideOutcome(*m.fx[st.ID], st.ClaimToken, st.Outcome, false, now)
 		if err != nil {
 			stale = append(stale, err)
@@ -192,6 +199,53 @@ func (m *MemOutbox) Settle(s []Settlement) error {
 		ch.AddDecision(d)
 	}
 	return errors.Join(append(stale, m.appendChanges(ch, now, nil))...)
+}
+
+// settleMisdirected adds the settlement of a misdirected write (C06):
+// the re-queue of the intended row and the repair of the displaced one
+// (aggregates.MisdirectedQueues, at their rows' next stream_sequence),
+// then aggregates.DecideMisdirected. Callers hold m.mu.
+func (m *MemOutbox) settleMisdirected(ch *aggregates.Changes, fx aggregates.Effect, st Settlement, next map[string]uint64, now time.Time) error {
+	md, err := aggregates.MisdirectionOf(st.Outcome)
+	if err != nil {
+		return err
+	}
+	var displaced aggregates.Canonical
+	if entity, id, ok := aggregates.Displaced(fx, md, m.sheet); ok {
+		displaced = m.canonical(entity, id)
+	}
+	rq, rp := aggregates.MisdirectedQueues(fx, md, m.sheet, m.canonical(fx.Entity, fx.EntityID), displaced)
+	var queued []aggregates.Decision
+	ids := [2]string{}
+	work := maps.Clone(next) // kept only if the claim is current
+	for i, q := range []*aggregates.Queue{rq, rp} {
+		if q == nil {
+			continue
+		}
+		d, id, err := m.decideQueue(*q, work, now)
+		if err != nil {
+			return err
+		}
+		queued, ids[i] = append(queued, d), id
+	}
+	ds, err := aggregates.DecideMisdirected(fx, st.ClaimToken, md, m.sheet, ids[0], ids[1], now)
+	if err != nil {
+		return err
+	}
+	maps.Copy(next, work)
+	for _, d := range append(ds, queued...) {
+		ch.AddDecision(d)
+	}
+	return nil
+}
+
+// canonical is an entity's current values. Callers hold m.mu.
+func (m *MemOutbox) canonical(entity, id string) aggregates.Canonical {
+	ent, ok := m.entities[events.EntityStream(entity, id)]
+	if !ok || !ent.state.Exists {
+		return aggregates.Canonical{}
+	}
+	return aggregates.Canonical{Values: ent.values, Exists: true}
 }
 
 // Reschedule records an inconclusive probe (Outbox, I08).
@@ -534,7 +588,7 @@ func folds(p events.Payload) bool {
 	switch p.(type) {
 	case events.EffectQueued, events.EffectClaimed, events.EffectApplied, events.EffectUncertain, events.EffectProbeScheduled,
 		events.EffectFailed, events.EffectSuperseded, events.EffectConflict, events.EffectBlocked,
-		events.EntityPersisted, events.EntityRemoved, events.SyncDiverged:
+		events.EntityPersisted, events.EntityRemoved, events.SyncDiverged, events.SyncWriteMisdirected:
 		return true
 	}
 	return false
@@ -592,7 +646,7 @@ func (m *MemOutbox) fold(ev events.Event) {
 		for name, fs := range ent.state.Fields {
 			ent.state.Fields[name] = aggregates.FieldState{Revision: fs.Revision}
 		}
-	case events.SyncDiverged: // recorded in the log only (Events)
+	case events.SyncDiverged, events.SyncWriteMisdirected: // recorded in the log only (Events)
 	}
 }
 

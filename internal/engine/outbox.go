@@ -109,10 +109,17 @@ func (e *Engine) Settle(settlements []effects.Settlement) error {
 		}
 		var ch aggregates.Changes
 		var stale []error
+		b := newBatchState(nil) // outbox versions of the effects this commit queues
 		for _, st := range settlements {
 			fx, ok := known[st.ID]
 			if !ok {
 				return fmt.Errorf("settle: unknown effect %s", st.ID)
+			}
+			if st.Outcome.Kind == aggregates.OutcomeMisdirected {
+				if err := e.settleMisdirected(&ch, fx, st, b, now); err != nil {
+					stale = append(stale, err)
+				}
+				continue
 			}
 			d, err := e.settleOne(fx, st, now)
 			if err != nil {
