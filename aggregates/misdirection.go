@@ -106,6 +106,82 @@ func DecideMisdirected(e Effect, token string, m Misdirected, sheet Sheet, reque
 	return []Decision{settle, evidence}, nil
 }
 
+// MisdirectedClaim is one misdirected write to settle: the claimed effect
+// and its token, where the write landed, and the canonical values of the
+// intended record and of the displaced row's record (see Displaced).
+type MisdirectedClaim struct {
+	Effect    Effect
+	Token     string
+	Where     Misdirected
+	Intended  Canonical
+	Displaced Canonical
+}
+
+// QueueFunc decides q at its row's next stream_sequence (the caller keeps
+// the outbox versions, this commit's own queues included) and returns the
+// decision and the effect's id.
+type QueueFunc func(q Queue) (Decision, string, error)
+
+// DecideMisdirectedAll settles the misdirected writes of one dispatch in
+// one commit (C06). Every displaced row's repair is queued before any
+// re-queue: when a sort moved several written rows, a row can be both
+// displaced (another update landed on it) and intended (its own update
+// landed elsewhere); its repair, guarded by the row as the writes left
+// it, must come first, so its re-queue then finds the repair's write as
+// the row's last applied one. Stale claims are skipped and reported
+// (ErrStaleClaim); the others get MisdirectedQueues and DecideMisdirected.
+func DecideMisdirectedAll(claims []MisdirectedClaim, sheet Sheet, queue QueueFunc, now time.Time) ([]Decision, []error) {
+	var live []MisdirectedClaim
+	var stale []error
+	for _, c := range claims {
+		if err := currentClaim(c.Effect, c.Token); err != nil {
+			stale = append(stale, err)
+			continue
+		}
+		live = append(live, c)
+	}
+	var out []Decision
+	requeued, repaired := make([]string, len(live)), make([]string, len(live))
+	requeues := make([]*Queue, len(live))
+	for i, c := range live {
+		var repair *Queue
+		requeues[i], repair = MisdirectedQueues(c.Effect, c.Where, sheet, c.Intended, c.Displaced)
+		d, err := queueIf(repair, queue, &repaired[i])
+		if err != nil {
+			return nil, append(stale, err)
+		}
+		out = append(out, d...)
+	}
+	for i := range live {
+		d, err := queueIf(requeues[i], queue, &requeued[i])
+		if err != nil {
+			return nil, append(stale, err)
+		}
+		out = append(out, d...)
+	}
+	for i, c := range live {
+		ds, err := DecideMisdirected(c.Effect, c.Token, c.Where, sheet, requeued[i], repaired[i], now)
+		if err != nil {
+			return nil, append(stale, err)
+		}
+		out = append(out, ds...)
+	}
+	return out, stale
+}
+
+// queueIf decides q (nil: nothing) and stores its effect id in *id.
+func queueIf(q *Queue, queue QueueFunc, id *string) ([]Decision, error) {
+	if q == nil {
+		return nil, nil
+	}
+	d, qid, err := queue(*q)
+	if err != nil {
+		return nil, err
+	}
+	*id = qid
+	return []Decision{d}, nil
+}
+
 // errMisdirectedWithout is returned for an OutcomeMisdirected without its
 // description.
 var errMisdirectedWithout = fmt.Errorf("%w: a misdirected outcome without its row", ErrInvalidCommand)

@@ -91,3 +91,43 @@ func TestC06_DecideMisdirectedSupersedesTheEffectAndRecordsEvidenceWithoutValues
 		t.Fatalf("outcome without its row: %v", err)
 	}
 }
+
+// Two updates swapped by a sort: each row is displaced and intended. All
+// repairs are queued before any re-queue, so on each row the repair (seq 1)
+// precedes the re-queue (seq 2); a stale claim among them is skipped and
+// reported without stopping the others.
+func TestC06_DecideMisdirectedAllQueuesEveryRepairBeforeAnyRequeue(t *testing.T) {
+	gka, hgu := claimed("GKA", "t1"), claimed("HGU", "t2")
+	hgu.ID = EffectID(hgu.Target.Binding, 7)
+	live := Canonical{Exists: true, Values: map[string]any{"name": "canonical"}}
+	onHGU := Misdirected{SheetRow: 2, DisplacedAnchor: "HGU", Columns: []string{"name"}, RowHash: "h-hgu"}
+	onGKA := Misdirected{SheetRow: 3, DisplacedAnchor: "GKA", Columns: []string{"name"}, RowHash: "h-gka"}
+	versions := map[string]uint64{}
+	var order []string
+	queue := func(q Queue) (Decision, string, error) {
+		stream := events.OutboxStream(q.Target.Binding)
+		d, id, err := DecideQueue(versions[stream], q, now)
+		versions[stream]++
+		kind := "requeue"
+		if q.ExpectedHash != "" {
+			kind = "repair"
+		}
+		order = append(order, kind+":"+q.Target.Anchor)
+		return d, id, err
+	}
+	claims := []MisdirectedClaim{
+		{Effect: gka, Token: "t1", Where: onHGU, Intended: live, Displaced: live},
+		{Effect: hgu, Token: "t2", Where: onGKA, Intended: live, Displaced: live},
+		{Effect: claimed("POM", "t3"), Token: "stale", Where: onGKA, Intended: live, Displaced: live},
+	}
+	ds, stale := DecideMisdirectedAll(claims, systemOnly, queue, now)
+	if len(stale) != 1 || !errors.Is(stale[0], ErrStaleClaim) {
+		t.Fatalf("stale = %v", stale)
+	}
+	if want := []string{"repair:HGU", "repair:GKA", "requeue:GKA", "requeue:HGU"}; !reflect.DeepEqual(order, want) {
+		t.Fatalf("queue order %v, want %v", order, want)
+	}
+	if len(ds) != 4+2*2 {
+		t.Fatalf("%d decisions, want 4 queued effects and 2 settlements of 2 decisions", len(ds))
+	}
+}

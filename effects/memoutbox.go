@@ -183,12 +183,10 @@ func (m *MemOutbox) Settle(s []Settlement) error {
 	}
 	var ch aggregates.Changes
 	var stale []error
-	next := map[string]uint64{} // outbox stream → version, effects queued by this unit included
+	var misdirected []Settlement
 	for _, st := range s {
 		if st.Outcome.Kind == aggregates.OutcomeMisdirected {
-			if err := m.settleMisdirected(&ch, *m.fx[st.ID], st, next, now); err != nil {
-				stale = append(stale, err)
-			}
+			misdirected = append(misdirected, st)
 			continue
 		}
 		d, err := aggregates.DecideOutcome(*m.fx[st.ID], st.ClaimToken, st.Outcome, false, now)
@@ -198,45 +196,35 @@ func (m *MemOutbox) Settle(s []Settlement) error {
 		}
 		ch.AddDecision(d)
 	}
+	stale = append(stale, m.settleMisdirected(&ch, misdirected, map[string]uint64{}, now)...)
 	return errors.Join(append(stale, m.appendChanges(ch, now, nil))...)
 }
 
-// settleMisdirected adds the settlement of a misdirected write (C06):
-// the re-queue of the intended row and the repair of the displaced one
-// (aggregates.MisdirectedQueues, at their rows' next stream_sequence),
-// then aggregates.DecideMisdirected. Callers hold m.mu.
-func (m *MemOutbox) settleMisdirected(ch *aggregates.Changes, fx aggregates.Effect, st Settlement, next map[string]uint64, now time.Time) error {
-	md, err := aggregates.MisdirectionOf(st.Outcome)
-	if err != nil {
-		return err
-	}
-	var displaced aggregates.Canonical
-	if entity, id, ok := aggregates.Displaced(fx, md, m.sheet); ok {
-		displaced = m.canonical(entity, id)
-	}
-	rq, rp := aggregates.MisdirectedQueues(fx, md, m.sheet, m.canonical(fx.Entity, fx.EntityID), displaced)
-	var queued []aggregates.Decision
-	ids := [2]string{}
-	work := maps.Clone(next) // kept only if the claim is current
-	for i, q := range []*aggregates.Queue{rq, rp} {
-		if q == nil {
+// settleMisdirected adds the settlements of misdirected writes (C06,
+// aggregates.DecideMisdirectedAll) to ch and returns the stale claims.
+// Callers hold m.mu.
+func (m *MemOutbox) settleMisdirected(ch *aggregates.Changes, s []Settlement, next map[string]uint64, now time.Time) []error {
+	var claims []aggregates.MisdirectedClaim
+	var bad []error
+	for _, st := range s {
+		md, err := aggregates.MisdirectionOf(st.Outcome)
+		if err != nil {
+			bad = append(bad, err)
 			continue
 		}
-		d, id, err := m.decideQueue(*q, work, now)
-		if err != nil {
-			return err
+		fx := *m.fx[st.ID]
+		c := aggregates.MisdirectedClaim{Effect: fx, Token: st.ClaimToken, Where: md, Intended: m.canonical(fx.Entity, fx.EntityID)}
+		if entity, id, ok := aggregates.Displaced(fx, md, m.sheet); ok {
+			c.Displaced = m.canonical(entity, id)
 		}
-		queued, ids[i] = append(queued, d), id
+		claims = append(claims, c)
 	}
-	ds, err := aggregates.DecideMisdirected(fx, st.ClaimToken, md, m.sheet, ids[0], ids[1], now)
-	if err != nil {
-		return err
-	}
-	maps.Copy(next, work)
-	for _, d := range append(ds, queued...) {
+	queue := func(q aggregates.Queue) (aggregates.Decision, string, error) { return m.decideQueue(q, next, now) }
+	ds, stale := aggregates.DecideMisdirectedAll(claims, m.sheet, queue, now)
+	for _, d := range ds {
 		ch.AddDecision(d)
 	}
-	return nil
+	return append(bad, stale...)
 }
 
 // canonical is an entity's current values. Callers hold m.mu.

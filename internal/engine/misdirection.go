@@ -8,49 +8,44 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
-// settleMisdirected adds the settlement of a write that landed on another
-// row (C06) to ch: the re-queue of the intended row and the repair of the
-// displaced one (aggregates.MisdirectedQueues, each at its row's next
-// stream_sequence), the supersede of the effect and the evidence
-// (aggregates.DecideMisdirected). A stale claim adds nothing.
-func (e *Engine) settleMisdirected(ch *aggregates.Changes, fx aggregates.Effect, st effects.Settlement, b *batchState, now time.Time) error {
-	md, err := aggregates.MisdirectionOf(st.Outcome)
-	if err != nil {
-		return err
-	}
-	intended, err := e.canonical(fx.Entity, fx.EntityID)
-	if err != nil {
-		return err
-	}
-	var displaced aggregates.Canonical
-	if entity, id, ok := aggregates.Displaced(fx, md, e.sheet); ok {
-		if displaced, err = e.canonical(entity, id); err != nil {
-			return err
-		}
-	}
-	rq, rp := aggregates.MisdirectedQueues(fx, md, e.sheet, intended, displaced)
-	work := b.child() // merged only if the claim is current
-	var queued []aggregates.Decision
-	ids := [2]string{}
-	for i, q := range []*aggregates.Queue{rq, rp} {
-		if q == nil {
+// settleMisdirected adds the settlements of misdirected writes (C06,
+// aggregates.DecideMisdirectedAll, with each record's canonical values)
+// to ch and returns the stale claims; err is a read-model failure.
+func (e *Engine) settleMisdirected(ch *aggregates.Changes, s []effects.Settlement, known map[string]aggregates.Effect, now time.Time) ([]error, error) {
+	var claims []aggregates.MisdirectedClaim
+	var bad []error
+	for _, st := range s {
+		md, err := aggregates.MisdirectionOf(st.Outcome)
+		if err != nil {
+			bad = append(bad, err)
 			continue
 		}
-		d, id, err := e.decideQueued(*q, work, now)
+		c, err := e.misdirectedClaim(known[st.ID], st.ClaimToken, md)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		queued, ids[i] = append(queued, d), id
+		claims = append(claims, c)
 	}
-	ds, err := aggregates.DecideMisdirected(fx, st.ClaimToken, md, e.sheet, ids[0], ids[1], now)
-	if err != nil {
-		return err
-	}
-	b.merge(work)
-	for _, d := range append(ds, queued...) {
+	b := newBatchState(nil) // outbox versions of the effects this commit queues
+	queue := func(q aggregates.Queue) (aggregates.Decision, string, error) { return e.decideQueued(q, b, now) }
+	ds, stale := aggregates.DecideMisdirectedAll(claims, e.sheet, queue, now)
+	for _, d := range ds {
 		ch.AddDecision(d)
 	}
-	return nil
+	return append(bad, stale...), nil
+}
+
+// misdirectedClaim reads the canonical values a misdirected claim needs.
+func (e *Engine) misdirectedClaim(fx aggregates.Effect, token string, md aggregates.Misdirected) (aggregates.MisdirectedClaim, error) {
+	c := aggregates.MisdirectedClaim{Effect: fx, Token: token, Where: md}
+	var err error
+	if c.Intended, err = e.canonical(fx.Entity, fx.EntityID); err != nil {
+		return c, err
+	}
+	if entity, id, ok := aggregates.Displaced(fx, md, e.sheet); ok {
+		c.Displaced, err = e.canonical(entity, id)
+	}
+	return c, err
 }
 
 // decideQueued decides q at its row's next stream_sequence as of b.

@@ -58,3 +58,42 @@ func TestC06_MisdirectedUpdateIsRequeuedTheDisplacedRowRepairedAndTheCellEvidenc
 		t.Fatalf("outbox %v", c)
 	}
 }
+
+// C06, a sort between the dispatch's read and its write: airport 1's
+// rename lands on airport 3's row and airport 3's on airport 1's. Each row
+// is both displaced and intended; its repair is queued before its re-queue,
+// so the next dispatch leaves both rows canonical with no conflict and no
+// failed effect, and the evidence names both overwritten cells.
+func TestC06_SortBetweenReadAndWriteSwapsTwoUpdatesAndBothRowsComeBack(t *testing.T) {
+	x := openSynced(t, t.TempDir())
+	for _, id := range []string{"1", "2", "3"} {
+		commit(t, x.Store, &Airport{ID: id, Name: "Airport " + id, Altitude: 10})
+	}
+	x.drain()
+	commit(t, x.Store, &Airport{ID: "1", Name: "Renamed 1", Altitude: 10}, &Airport{ID: "3", Name: "Renamed 3", Altitude: 10})
+	x.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultInterleave, Match: emulator.MatchWrites, Interleave: func() {
+		if err := x.sheet.Person().SortByColumn("Airport_System", "A", true, 1); err != nil {
+			t.Error(err)
+		}
+	}})
+	x.pass()
+	if x.cellOf("Airport_System", "3", "name") != "Renamed 1" || x.cellOf("Airport_System", "1", "name") != "Renamed 3" {
+		t.Fatalf("the race was not staged: %v", x.rows("Airport_System"))
+	}
+	var ev []projector.EvidenceRecord
+	x.readModel(func(p *projector.Projector) (err error) {
+		ev, err = p.Evidence(events.TypeSyncWriteMisdirected)
+		return err
+	})
+	if len(ev) != 2 || ev[0].Field != "name" || ev[1].Field != "name" || ev[0].Anchor == ev[1].Anchor {
+		t.Fatalf("evidence = %+v", ev)
+	}
+	x.drain()
+	if x.cellOf("Airport_System", "1", "name") != "Renamed 1" || x.cellOf("Airport_System", "3", "name") != "Renamed 3" ||
+		x.cellOf("Airport_System", "2", "name") != "Airport 2" {
+		t.Fatalf("after the next dispatch: %v", x.rows("Airport_System"))
+	}
+	if c := x.outbox(); c[aggregates.EffectFailed] != 0 || c[aggregates.EffectConflict] != 0 {
+		t.Fatalf("outbox %v", c)
+	}
+}
