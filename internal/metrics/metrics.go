@@ -24,7 +24,7 @@ var (
 	descLogTxns  = prometheus.NewDesc("hikoutei_log_transactions_total", "Log transactions (group commits).", nil, nil)
 	descOutbox   = prometheus.NewDesc("hikoutei_outbox_effects", "Effects in the outbox by state.", []string{"state"}, nil)
 	descEpoch    = prometheus.NewDesc("hikoutei_lease_epoch", "Writer lease epoch held by this process.", nil, nil)
-	descDispatch = prometheus.NewDesc("hikoutei_dispatcher_total", "Dispatcher activity by kind (passes, dispatches, claimed, applied, uncertain, failed, retried, conflicts, probes, superseded).", []string{"kind"}, nil)
+	descDispatch = prometheus.NewDesc("hikoutei_dispatcher_total", "Dispatcher activity by kind (passes, dispatches, claimed, applied, uncertain, failed, retried, conflicts, probes, superseded, backfilled, misdirected).", []string{"kind"}, nil)
 )
 
 type collector struct{ src Source }
