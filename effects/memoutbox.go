@@ -40,7 +40,8 @@ type MemOutboxConfig struct {
 // method reads its state, asks aggregates for the decision (the claim
 // order of aggregates.ClaimableHeads, aggregates.DecideClaim,
 // DecideOutcome, DecideProbeRescheduled, DecideRecovered, Correction and
-// DecideSupersede, DecideQueue, DecideDivergence, and DecidePersist or
+// DecideSupersede, DecideQueue, DecideDivergence, DecideMisdirectedAll
+// (C06), and DecidePersist or
 // DecideRemove for its entities), appends the decided events as one
 // fenced unit (every stream's expected version checked, nothing applied
 // unless all are) and folds their typed payloads into its state. It keeps
