@@ -194,6 +194,9 @@ const (
 	OutcomeFailed    OutcomeKind = "failed"    // an explicit structured rejection: terminal (I24)
 	OutcomeRetry     OutcomeKind = "retry"     // nothing written: back on the retry path
 	OutcomeConflict  OutcomeKind = "conflict"  // an Input row's guard met a person's edit
+	// OutcomeMisdirected: the write landed on another row (C06,
+	// Outcome.Misdirected); settled with DecideMisdirected only.
+	OutcomeMisdirected OutcomeKind = "misdirected"
 )
 
 // Outcome is what a dispatch or probe learned about a claimed effect.
@@ -211,12 +214,15 @@ type Outcome struct {
 	// Google Sheets cannot hold their value: recorded once, with the
 	// applied transition (effect.value_unwritable), never retried.
 	Unwritable []events.UnwritableField
+	// Misdirected describes where a misdirected write landed
+	// (OutcomeMisdirected only).
+	Misdirected *Misdirected
 }
 
 // Troubled reports whether the outcome left the effect uncertain, failed
 // or on the retry path.
 func (o Outcome) Troubled() bool {
-	return o.Kind == OutcomeUncertain || o.Kind == OutcomeFailed || o.Kind == OutcomeRetry
+	return o.Kind == OutcomeUncertain || o.Kind == OutcomeFailed || o.Kind == OutcomeRetry || o.Kind == OutcomeMisdirected
 }
 
 // DecideSettle records the outcome of the claim identified by token.

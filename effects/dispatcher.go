@@ -98,6 +98,8 @@ func cmpD(v, def time.Duration) time.Duration {
 // Counters are the dispatcher's running totals (for status and metrics).
 type Counters struct {
 	Passes, Dispatches, Claimed, Applied, Uncertain, Failed, Retried, Conflicts, Probes, Superseded, Backfilled, Repaired atomic.Int64
+	// Misdirected counts updates whose cells landed on another row (C06).
+	Misdirected atomic.Int64
 }
 
 // Dispatcher moves effects from the outbox to one spreadsheet.
@@ -465,6 +467,9 @@ func (d *Dispatcher) outcome(c aggregates.Effect, r sheetsio.OpResult) aggregate
 		o = d.retry(r.Reason, c)
 	case sheetsio.StatusGuardFailed:
 		o = d.guardFailed(c, r)
+	case sheetsio.StatusMisdirected:
+		d.C.Misdirected.Add(1)
+		o.Kind, o.Misdirected = aggregates.OutcomeMisdirected, misdirected(r.Misdirected)
 	default: // invalid, failed (explicit structured rejection): terminal (I24)
 		d.C.Failed.Add(1)
 		o.Kind, o.Terminal = aggregates.OutcomeFailed, true
@@ -494,6 +499,15 @@ func unwritable(marked []sheetsio.MarkedCell) []events.UnwritableField {
 		out = append(out, events.UnwritableField{Field: m.Column, Reason: string(m.Reason), Chars: m.Chars})
 	}
 	return out
+}
+
+// misdirected is the store's view of where a misdirected write landed (C06).
+func misdirected(m *sheetsio.Misdirection) *aggregates.Misdirected {
+	if m == nil {
+		return nil
+	}
+	return &aggregates.Misdirected{SheetRow: m.SheetRow, DisplacedAnchor: m.DisplacedAnchor,
+		Columns: append([]string(nil), m.Columns...), RowHash: m.RowHash}
 }
 
 func writeCode(err error) string {

@@ -40,7 +40,8 @@ type MemOutboxConfig struct {
 // method reads its state, asks aggregates for the decision (the claim
 // order of aggregates.ClaimableHeads, aggregates.DecideClaim,
 // DecideOutcome, DecideProbeRescheduled, DecideRecovered, Correction and
-// DecideSupersede, DecideQueue, DecideDivergence, and DecidePersist or
+// DecideSupersede, DecideQueue, DecideDivergence, DecideMisdirectedAll
+// (C06), and DecidePersist or
 // DecideRemove for its entities), appends the decided events as one
 // fenced unit (every stream's expected version checked, nothing applied
 // unless all are) and folds their typed payloads into its state. It keeps
@@ -183,7 +184,12 @@ func (m *MemOutbox) Settle(s []Settlement) error {
 	}
 	var ch aggregates.Changes
 	var stale []error
+	var misdirected []Settlement
 	for _, st := range s {
+		if st.Outcome.Kind == aggregates.OutcomeMisdirected {
+			misdirected = append(misdirected, st)
+			continue
+		}
 		d, err := aggregates.DecideOutcome(*m.fx[st.ID], st.ClaimToken, st.Outcome, false, now)
 		if err != nil {
 			stale = append(stale, err)
@@ -191,7 +197,44 @@ func (m *MemOutbox) Settle(s []Settlement) error {
 		}
 		ch.AddDecision(d)
 	}
+	stale = append(stale, m.settleMisdirected(&ch, misdirected, map[string]uint64{}, now)...)
 	return errors.Join(append(stale, m.appendChanges(ch, now, nil))...)
+}
+
+// settleMisdirected adds the settlements of misdirected writes (C06,
+// aggregates.DecideMisdirectedAll) to ch and returns the stale claims.
+// Callers hold m.mu.
+func (m *MemOutbox) settleMisdirected(ch *aggregates.Changes, s []Settlement, next map[string]uint64, now time.Time) []error {
+	var claims []aggregates.MisdirectedClaim
+	var bad []error
+	for _, st := range s {
+		md, err := aggregates.MisdirectionOf(st.Outcome)
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		fx := *m.fx[st.ID]
+		c := aggregates.MisdirectedClaim{Effect: fx, Token: st.ClaimToken, Where: md, Intended: m.canonical(fx.Entity, fx.EntityID)}
+		if entity, id, ok := aggregates.Displaced(fx, md, m.sheet); ok {
+			c.Displaced = m.canonical(entity, id)
+		}
+		claims = append(claims, c)
+	}
+	queue := func(q aggregates.Queue) (aggregates.Decision, string, error) { return m.decideQueue(q, next, now) }
+	ds, stale := aggregates.DecideMisdirectedAll(claims, m.sheet, queue, now)
+	for _, d := range ds {
+		ch.AddDecision(d)
+	}
+	return append(bad, stale...)
+}
+
+// canonical is an entity's current values. Callers hold m.mu.
+func (m *MemOutbox) canonical(entity, id string) aggregates.Canonical {
+	ent, ok := m.entities[events.EntityStream(entity, id)]
+	if !ok || !ent.state.Exists {
+		return aggregates.Canonical{}
+	}
+	return aggregates.Canonical{Values: ent.values, Exists: true}
 }
 
 // Reschedule records an inconclusive probe (Outbox, I08).
@@ -534,7 +577,7 @@ func folds(p events.Payload) bool {
 	switch p.(type) {
 	case events.EffectQueued, events.EffectClaimed, events.EffectApplied, events.EffectUncertain, events.EffectProbeScheduled,
 		events.EffectFailed, events.EffectSuperseded, events.EffectConflict, events.EffectBlocked, events.EffectValueUnwritable,
-		events.EntityPersisted, events.EntityRemoved, events.SyncDiverged:
+		events.EntityPersisted, events.EntityRemoved, events.SyncDiverged, events.SyncWriteMisdirected:
 		return true
 	}
 	return false
@@ -594,7 +637,7 @@ func (m *MemOutbox) fold(ev events.Event) {
 		for name, fs := range ent.state.Fields {
 			ent.state.Fields[name] = aggregates.FieldState{Revision: fs.Revision}
 		}
-	case events.SyncDiverged: // recorded in the log only (Events)
+	case events.SyncDiverged, events.SyncWriteMisdirected: // recorded in the log only (Events)
 	}
 }
 

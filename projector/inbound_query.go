@@ -128,3 +128,24 @@ func (p *Projector) ActiveQuarantine(tab string) (map[string]aggregates.Quaranti
 		})
 	return out, err
 }
+
+// EvidenceRecord is one hk_evidence row: what an inbound or sync event
+// recorded about one cell or row (never a cell value).
+type EvidenceRecord struct {
+	Seq                                          uint64
+	Kind                                         events.Type
+	Tab, Anchor, Entity, ID, Field, Reason, Note string
+}
+
+// Evidence returns the evidence rows recorded by events of kind, in log
+// order (e.g. events.TypeSyncWriteMisdirected: one per overwritten cell).
+func (p *Projector) Evidence(kind events.Type) ([]EvidenceRecord, error) {
+	var out []EvidenceRecord
+	err := p.each(`SELECT seq, kind, coalesce(tab, ''), coalesce(anchor, ''), coalesce(entity, ''), coalesce(id, ''), coalesce(field, ''),
+  reason, coalesce(detail, '') FROM hk_evidence WHERE kind = ? ORDER BY seq, n`, []any{string(kind)}, func(st *sqlite.Stmt) {
+		out = append(out, EvidenceRecord{Seq: uint64(st.ColumnInt64(0)), Kind: events.Type(st.ColumnText(1)), Tab: st.ColumnText(2),
+			Anchor: st.ColumnText(3), Entity: st.ColumnText(4), ID: st.ColumnText(5), Field: st.ColumnText(6), Reason: st.ColumnText(7),
+			Note: st.ColumnText(8)})
+	})
+	return out, err
+}

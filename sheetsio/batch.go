@@ -117,12 +117,19 @@ const (
 	// StatusNotSent: planned but not sent because an earlier chunk of the
 	// dispatch was uncertain or failed; retrying is safe.
 	StatusNotSent
+	// StatusMisdirected: an update was applied, but the batchUpdate's own
+	// response shows its cells on another row (Reason write_misdirected,
+	// C06): a person moved rows between the preflight and the write. The
+	// intended row did not receive it; OpResult.Misdirected names the row
+	// that did and the cells overwritten there. Its receipt was written and
+	// must not be taken as proof.
+	StatusMisdirected
 )
 
 var statusNames = map[OpStatus]string{
 	StatusApplied: "applied", StatusUnchanged: "unchanged", StatusGuardFailed: "guard_failed",
 	StatusBlocked: "blocked", StatusInvalid: "invalid", StatusUncertain: "uncertain",
-	StatusFailed: "failed", StatusNotSent: "not_sent",
+	StatusFailed: "failed", StatusNotSent: "not_sent", StatusMisdirected: "misdirected",
 }
 
 // String returns the stable lower-case name of the OpStatus.
@@ -143,6 +150,8 @@ const (
 	ReasonUnknownTab       = "unknown_tab"
 	ReasonUnknownColumn    = "unknown_column"
 	ReasonDuplicateTarget  = "duplicate_target"
+	// ReasonWriteMisdirected: StatusMisdirected's reason.
+	ReasonWriteMisdirected = "write_misdirected"
 )
 
 // OpResult is the outcome of one Op, in the order of Batch.Ops. Binding is
@@ -152,6 +161,8 @@ const (
 // code for the non-applied statuses; Err the detailed error, if any.
 // Marked lists, by column, the op's values Sheets cannot hold, written as
 // their marker text instead (cell.Mark; WrittenHash covers the marker).
+//
+// Misdirected is set with StatusMisdirected only.
 type OpResult struct {
 	ID           string
 	Status       OpStatus
@@ -161,6 +172,7 @@ type OpResult struct {
 	WrittenHash  string
 	Err          error
 	Marked       []MarkedCell
+	Misdirected  *Misdirection
 }
 
 // MarkedCell is one cell an op wrote as a marker: the column and why its

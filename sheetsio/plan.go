@@ -37,6 +37,11 @@ type unit struct {
 	bytes   int
 	sent    bool
 	err     *WriteError
+	// check is an update's written row, verified in the batchUpdate's own
+	// response (C06); nil for other units.
+	check *rowCheck
+	// misdirected: the response showed the update's cells on another row.
+	misdirected *Misdirection
 }
 
 type appendRow struct {

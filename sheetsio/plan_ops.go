@@ -79,7 +79,8 @@ func (pl *planner) planUpdate(i int, op Op, spec layout.TabSpec, snap *TabSnapsh
 		pl.reject(r, StatusGuardFailed, ReasonRowHashMismatch, nil)
 		return
 	}
-	u := &unit{op: i, order: orderUpdate, sheetID: snap.SheetID}
+	u := &unit{op: i, order: orderUpdate, sheetID: snap.SheetID, row: row.SheetRow - 1,
+		check: &rowCheck{spec: spec, anchor: op.Anchor, title: snap.title, cols: cols}}
 	for _, c := range cols {
 		rd := &sheets.RowData{Values: []*sheets.CellData{cellData(spec.Columns[c], next[c])}}
 		u.reqs = append(u.reqs, updateCellsRequest(snap.SheetID, row.SheetRow-1, c, rd))

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/api/sheets/v4"
 
+	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -83,6 +84,7 @@ func fillKnown(w *Workbook, out map[string]*TabSnapshot, order []string, modes m
 	i := 0
 	for _, t := range order {
 		spec, _ := w.schema.Tab(t)
+		out[t].title = filteredTitle(resp, i)
 		if modes[t] == readAnchors && spec.Anchor >= 0 {
 			fillAnchors(out[t], spec, filteredValues(resp, i), filteredValues(resp, i+1))
 			i += 2
@@ -115,6 +117,19 @@ func filteredValues(resp *sheets.BatchGetValuesByDataFilterResponse, i int) [][]
 		return resp.ValueRanges[i].ValueRange.Values
 	}
 	return nil
+}
+
+// filteredTitle is the tab title the i-th value range names ("" when the
+// response names none).
+func filteredTitle(resp *sheets.BatchGetValuesByDataFilterResponse, i int) string {
+	if i >= len(resp.ValueRanges) || resp.ValueRanges[i] == nil || resp.ValueRanges[i].ValueRange == nil {
+		return ""
+	}
+	r, err := a1.Parse(resp.ValueRanges[i].ValueRange.Range)
+	if err != nil || !r.HasSheet {
+		return ""
+	}
+	return r.Sheet
 }
 
 // SurplusCopy picks the row an OpDelete removes when its anchor shows on

@@ -43,6 +43,12 @@ type storeStatus struct {
 	// Unwritable lists the values the sheet shows as a marker because
 	// Google Sheets cannot hold them (never the values themselves).
 	Unwritable []unwritableValue `json:"unwritable"`
+	// MisdirectedWrites counts updates whose cells landed on another row
+	// (C06, sync.write_misdirected); MisdirectedCells the cells they
+	// overwrote, whose earlier content may have been an unpolled edit
+	// (`hikoutei audit` names them).
+	MisdirectedWrites int64 `json:"misdirected_writes"`
+	MisdirectedCells  int64 `json:"misdirected_cells"`
 	// LogGaps are the records the log lost, as recorded when the store
 	// found its read model ahead of the log.
 	LogGaps string `json:"log_gaps,omitempty"`
@@ -137,6 +143,9 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	st.OpenConflict = scalar(conn, "SELECT count(*) FROM hk_conflicts WHERE state = 'open'")
 	st.Quarantined = scalar(conn, "SELECT count(*) FROM hk_quarantine WHERE active = 1")
 	st.LastEvidence = scalar(conn, "SELECT coalesce(max(seq), 0) FROM hk_evidence")
+	misdirected := "FROM hk_evidence WHERE kind = '" + string(events.TypeSyncWriteMisdirected) + "'"
+	st.MisdirectedWrites = scalar(conn, "SELECT count(DISTINCT seq) "+misdirected)
+	st.MisdirectedCells = scalar(conn, "SELECT count(*) "+misdirected)
 	st.Divergence = text(conn, "SELECT group_concat(substr(key, 12) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'divergence:%'")
 	st.LogGaps = text(conn, "SELECT group_concat('at seq ' || substr(key, 9) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'log_gap:%'")
 	err = sqlitex.Execute(conn, "SELECT state, count(*) FROM hk_outbox GROUP BY state", &sqlitex.ExecOptions{
@@ -289,6 +298,9 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	printUnwritable(tw, st.Unwritable)
 	if st.Divergence != "" {
 		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", st.Divergence)
+	}
+	if st.MisdirectedWrites > 0 {
+		fmt.Fprintf(tw, "misdirected writes\t%d (cells overwritten: %d; hikoutei audit names them)\n", st.MisdirectedWrites, st.MisdirectedCells)
 	}
 	if st.LogGaps != "" {
 		fmt.Fprintf(tw, "LOG LOST RECORDS\t%s\n", st.LogGaps)

@@ -109,10 +109,15 @@ func (e *Engine) Settle(settlements []effects.Settlement) error {
 		}
 		var ch aggregates.Changes
 		var stale []error
+		var misdirected []effects.Settlement
 		for _, st := range settlements {
 			fx, ok := known[st.ID]
 			if !ok {
 				return fmt.Errorf("settle: unknown effect %s", st.ID)
+			}
+			if st.Outcome.Kind == aggregates.OutcomeMisdirected {
+				misdirected = append(misdirected, st)
+				continue
 			}
 			d, err := e.settleOne(fx, st, now)
 			if err != nil {
@@ -121,6 +126,11 @@ func (e *Engine) Settle(settlements []effects.Settlement) error {
 			}
 			ch.AddDecision(d)
 		}
+		bad, err := e.settleMisdirected(&ch, misdirected, known, now)
+		if err != nil {
+			return err
+		}
+		stale = append(stale, bad...)
 		return errors.Join(append(stale, e.commitWorker(ch, now))...)
 	})
 }
