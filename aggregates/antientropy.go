@@ -58,6 +58,10 @@ type SeenTab struct {
 	// Recreated: the tab was missing and the pass created it again
 	// (empty): every row it showed is restored.
 	Recreated bool
+	// Blocked is why the tab could not be read (a reason code such as
+	// sheet_header_drift; "" = read). A blocked tab is reported, never
+	// repaired: people fix a header, not anti-entropy.
+	Blocked string
 }
 
 // SeenRow is one data row read: its anchor and full-row hash.

@@ -20,7 +20,7 @@ import (
 // (by their size at their last read, at least one tab), taking the tabs
 // in turn: a workbook larger than that is compared over several passes.
 // It returns each tab's report; a tab whose header drifted is left
-// blocked and absent from the reports.
+// blocked (the outbox records why, for health) with an empty report.
 func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.RepairReport, error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fenced(err)
@@ -76,11 +76,15 @@ func (d *Dispatcher) recreate(ctx context.Context, snaps map[string]*sheetsio.Ta
 	return append(created, gone...), nil
 }
 
-// seenTab is what a pass hands the outbox for one tab; ok is false for a
-// tab that could not be read (blocked: header drift).
+// seenTab is what a pass hands the outbox for one tab: a tab that could
+// not be read (header drift) carries its reason code; ok is false for a
+// tab the pass did not read.
 func seenTab(s *sheetsio.TabSnapshot, recreated bool) (aggregates.SeenTab, bool) {
-	if s == nil || s.Err != nil {
+	if s == nil {
 		return aggregates.SeenTab{}, false
+	}
+	if s.Err != nil {
+		return aggregates.SeenTab{Tab: s.Tab, Blocked: sheetsio.CodeOf(s.Err)}, true
 	}
 	seen := aggregates.SeenTab{Tab: s.Tab, Recreated: recreated, Rows: make([]aggregates.SeenRow, 0, len(s.Rows))}
 	for _, r := range s.Rows {

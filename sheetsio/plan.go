@@ -186,6 +186,20 @@ func (pl *planner) usable(r *OpResult, op Op) bool {
 	return true
 }
 
+// CodeOf is the stable code of a provider error (*Error or *WriteError;
+// "" for any other error).
+func CodeOf(err error) string {
+	var e *Error
+	var we *WriteError
+	switch {
+	case errors.As(err, &e):
+		return e.Code
+	case errors.As(err, &we):
+		return we.Code
+	}
+	return ""
+}
+
 func errorCode(err error) string {
 	var e *Error
 	if errors.As(err, &e) {

@@ -17,6 +17,10 @@ func (e *Engine) Repair(spreadsheet string, seen aggregates.SeenTab) (aggregates
 	if !ok || (spec.Role != layout.RoleSystem && spec.Role != layout.RoleInput) {
 		return rep, fmt.Errorf("%w: tab %s holds no entity rows", ErrNotARowTab, seen.Tab)
 	}
+	if seen.Blocked != "" {
+		e.notes.noteBlocked(spreadsheet, seen.Tab, codeReasons[seen.Blocked], e.cfg.Clock.Now())
+		return rep, nil
+	}
 	err := e.onWriter(func() error {
 		rows, err := e.proj.TabRowsOf(spreadsheet, seen.Tab)
 		if err != nil {

@@ -41,7 +41,7 @@ func (n *syncNotes) noteReconcile(sheet, tab string, diverged int, at time.Time)
 		n.reconcile[sheet] = map[string]reconcileNote{}
 	}
 	prev := n.reconcile[sheet][tab]
-	note := reconcileNote{diverged: max(diverged, 0), at: at}
+	note := reconcileNote{diverged: max(diverged, 0), at: at} // a tab read is no longer blocked
 	switch {
 	case note.diverged > 0 && prev.diverged > 0:
 		note.since = prev.since
@@ -56,4 +56,20 @@ func (n *syncNotes) reconciled(sheet string) map[string]reconcileNote {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return maps.Clone(n.reconcile[sheet])
+}
+
+// noteBlocked records that a pass could not read tab (its header drifted):
+// health reports the tab blocked for reason until a pass reads it again.
+func (n *syncNotes) noteBlocked(sheet, tab string, reason SyncReason, at time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.reconcile == nil {
+		n.reconcile = map[string]map[string]reconcileNote{}
+	}
+	if n.reconcile[sheet] == nil {
+		n.reconcile[sheet] = map[string]reconcileNote{}
+	}
+	note := n.reconcile[sheet][tab]
+	note.blocked, note.at = reason, at
+	n.reconcile[sheet][tab] = note
 }
