@@ -245,6 +245,7 @@ func (m *MemOutbox) SupersedeTerminal(spreadsheet string, n int) (int, error) {
 	heads = heads[:min(len(heads), max(n, 0))]
 	var ch aggregates.Changes
 	next := map[string]uint64{} // outbox stream → version, corrections of this unit included
+	folded := map[string]bool{}
 	for _, fx := range heads {
 		var vals map[string]any
 		ent, exists := m.entities[events.EntityStream(fx.Entity, fx.EntityID)]
@@ -265,12 +266,32 @@ func (m *MemOutbox) SupersedeTerminal(spreadsheet string, n int) (int, error) {
 			return 0, err
 		}
 		ch.AddDecision(sd)
+		if err := m.foldBehind(&ch, fx, replacement, folded, now); err != nil {
+			return 0, err
+		}
 		ch.AddDecision(qd)
 	}
 	if err := m.appendChanges(ch, now, nil); err != nil {
 		return 0, err
 	}
 	return len(heads), nil
+}
+
+// foldBehind supersedes the pending effects behind fx on its row by its
+// correction (aggregates.DecideFold), each once per unit. Callers hold m.mu.
+func (m *MemOutbox) foldBehind(ch *aggregates.Changes, fx aggregates.Effect, replacement string, folded map[string]bool, now time.Time) error {
+	if replacement == "" {
+		return nil
+	}
+	for _, p := range m.effectsOf(fx.Target.Spreadsheet, func(e *aggregates.Effect) bool { return aggregates.Behind(*e, fx) && !folded[e.ID] }) {
+		folded[p.ID] = true
+		d, err := aggregates.DecideFold(p, fx, replacement, now)
+		if err != nil {
+			return err
+		}
+		ch.AddDecision(d)
+	}
+	return nil
 }
 
 // RecordDivergence appends sync.diverged (Outbox).

@@ -93,6 +93,13 @@ func (p *Projector) TerminalHeads(spreadsheet string, max int) ([]aggregates.Eff
 ORDER BY queued_seq LIMIT ?`, spreadsheet, int64(max))
 }
 
+// PendingBehind returns the pending effects of spreadsheet on binding
+// queued after stream_sequence seq, in order.
+func (p *Projector) PendingBehind(spreadsheet, binding string, seq uint64) ([]aggregates.Effect, error) {
+	return p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox WHERE spreadsheet = ? AND binding = ? AND state = 'pending'
+AND stream_sequence > ? ORDER BY stream_sequence`, spreadsheet, binding, int64(seq))
+}
+
 // Effect returns one effect by id, and false if unknown.
 func (p *Projector) Effect(id string) (aggregates.Effect, bool, error) {
 	rows, err := p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox WHERE effect_id = ?`, id)

@@ -253,3 +253,38 @@ func TestI28_ADeletedInputTabIsCreatedAgainAndRepopulated(t *testing.T) {
 		t.Fatalf("recreated Input tab shows %d rows, want %d", len(x.rows(partInput)), len(want))
 	}
 }
+
+// A System row a person deleted turns every update queued for it into an
+// anchor_not_found failure. The reconciliation pass that supersedes the
+// first failure folds the updates pending behind it into its correction
+// (one append of canonical state), so the row is back after that one
+// pass, not one reconciliation period per update queued behind it.
+func TestI28_UpdatesQueuedBehindADeletedSystemRowAreFoldedIntoOneCorrection(t *testing.T) {
+	x, _ := converged(t, 4)
+	row := 0
+	for i, r := range x.rows(airportSystem) {
+		if slices.Contains(r, "a02") {
+			row = i + 1
+		}
+	}
+	mustT(t, x.sheet.Person().DeleteRows(airportSystem, row, 1))
+	commit(t, x.Store, &Airport{ID: "a02", Name: "first", Altitude: 1})
+	x.pass()
+	if c := x.outbox(); c[aggregates.EffectFailed] != 1 {
+		t.Fatalf("outbox %v: the update of the deleted row must fail", c)
+	}
+	commit(t, x.Store, &Airport{ID: "a02", Name: "second", Altitude: 2})
+	commit(t, x.Store, &Airport{ID: "a02", Name: "third", Altitude: 3})
+	if _, err := x.h.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x.pass()
+	x.pass()
+	got := x.rowOf(airportSystem, "a02")
+	if !slices.Contains(got, "third") || !slices.Contains(got, "3") {
+		t.Fatalf("after one reconciliation the row shows %q, want canonical state (third, 3)", got)
+	}
+	if c := x.outbox(); c[aggregates.EffectSuperseded] != 3 || c[aggregates.EffectFailed] != 0 || x.unsettled() != 0 {
+		t.Fatalf("outbox %v: the failure and the two updates behind it superseded by one correction", c)
+	}
+}

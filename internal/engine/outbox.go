@@ -192,8 +192,9 @@ func (e *Engine) SupersedeTerminal(spreadsheet string, max int) (int, error) {
 		now := e.cfg.Clock.Now()
 		b := newBatchState(nil)
 		var ch aggregates.Changes
+		folded := map[string]bool{}
 		for _, fx := range heads {
-			if err := e.supersedeOne(&ch, fx, b, now); err != nil {
+			if err := e.supersedeOne(&ch, fx, b, folded, now); err != nil {
 				return err
 			}
 		}
@@ -204,8 +205,9 @@ func (e *Engine) SupersedeTerminal(spreadsheet string, max int) (int, error) {
 }
 
 // supersedeOne adds the supersede of fx and its correction (queued at its
-// row's next stream_sequence, so the supersede names it).
-func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *batchState, now time.Time) error {
+// row's next stream_sequence, so the supersede names it), folding into
+// the correction the pending effects behind fx (folded: their ids).
+func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *batchState, folded map[string]bool, now time.Time) error {
 	vals, exists, err := e.proj.EntityValues(fx.Entity, fx.EntityID)
 	if err != nil {
 		return err
@@ -229,7 +231,34 @@ func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *b
 		return err
 	}
 	ch.AddDecision(sd)
+	if err := e.fold(ch, fx, replacement, folded, now); err != nil {
+		return err
+	}
 	ch.AddDecision(qd)
+	return nil
+}
+
+// fold supersedes the pending effects behind fx on its row by fx's
+// correction (aggregates.DecideFold), each once per unit.
+func (e *Engine) fold(ch *aggregates.Changes, fx aggregates.Effect, replacement string, folded map[string]bool, now time.Time) error {
+	if replacement == "" {
+		return nil
+	}
+	behind, err := e.proj.PendingBehind(fx.Target.Spreadsheet, fx.Target.Binding, fx.StreamSeq)
+	if err != nil {
+		return err
+	}
+	for _, p := range behind {
+		if folded[p.ID] {
+			continue
+		}
+		folded[p.ID] = true
+		d, err := aggregates.DecideFold(p, fx, replacement, now)
+		if err != nil {
+			return err
+		}
+		ch.AddDecision(d)
+	}
 	return nil
 }
 
