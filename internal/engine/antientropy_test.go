@@ -288,3 +288,29 @@ func TestI28_UpdatesQueuedBehindADeletedSystemRowAreFoldedIntoOneCorrection(t *t
 		t.Fatalf("outbox %v: the failure and the two updates behind it superseded by one correction", c)
 	}
 }
+
+// After a switch of spreadsheet, an update committed before the new one
+// was backfilled queues only the row it changes (the System row): the
+// backfill still queues the entity's Input row, each row tab being
+// checked on its own, so the new spreadsheet shows every row.
+func TestI28_ASwitchedSpreadsheetGetsEveryRowTabEvenAfterAnUpdateQueuedOne(t *testing.T) {
+	dir := t.TempDir()
+	sheet := hikouteitest.NewSheet(t)
+	x := openSyncedOn(t, dir, sheet, nil, parts)
+	seedParts(t, x, 3)
+	mustT(t, x.Close())
+	y := openSyncedOn(t, dir, sheet, x.clock, parts, func(o *hikoutei.SyncOptions) { o.SpreadsheetID = "another-spreadsheet" })
+	commit(t, y.Store, &Part{ID: "2", Name: "renamed", SKU: "00002", Qty: 2})
+	for range 3 { // the update meets no System row there: superseded by an append
+		if _, err := y.h.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		y.pass()
+		y.pass()
+	}
+	rows, err := y.sheet.Emulator.Person("another-spreadsheet").Displayed(partInput)
+	mustT(t, err)
+	if len(rows) != 4 {
+		t.Fatalf("the new spreadsheet's %s shows %q, want the header and 3 rows", partInput, rows)
+	}
+}

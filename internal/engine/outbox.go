@@ -12,7 +12,6 @@ import (
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
-	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // The engine is the real effects.Outbox: every method runs on the single
@@ -262,6 +261,15 @@ func (e *Engine) fold(ch *aggregates.Changes, fx aggregates.Effect, replacement 
 	return nil
 }
 
+// rowTabs names the tabs that show rows of entity (System, Input).
+func (e *Engine) rowTabs(entity string) []string {
+	var out []string
+	for _, t := range e.sheet.RowTabs(entity) {
+		out = append(out, t.Tab)
+	}
+	return out
+}
+
 // RecordDivergence appends sync.diverged for spreadsheet (effects.Outbox).
 func (e *Engine) RecordDivergence(spreadsheet, reason string) error {
 	return e.onWriter(func() error {
@@ -280,7 +288,7 @@ func (e *Engine) RecordDivergence(spreadsheet, reason string) error {
 func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
 	n := 0
 	err := e.onWriter(func() error {
-		refs, err := e.proj.Unsynced(spreadsheet, max, layout.SystemTabName)
+		refs, err := e.proj.Unsynced(spreadsheet, max, e.rowTabs)
 		if err != nil {
 			return err
 		}
@@ -294,7 +302,11 @@ func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
 			if ok {
 				shape, _ := e.reg.Shape(r.Entity)
 				created := events.EntityPersisted{Entity: r.Entity, ID: r.ID, Created: true, Fields: vals}
-				ch.Queue = append(ch.Queue, aggregates.RowEffects(e.sheet, r.Entity, r.ID, shape.PK, created)...)
+				for _, q := range aggregates.RowEffects(e.sheet, r.Entity, r.ID, shape.PK, created) {
+					if q.Target.Tab == r.Tab {
+						ch.Queue = append(ch.Queue, q)
+					}
+				}
 			}
 		}
 		n = len(refs)
