@@ -199,10 +199,12 @@ func (c *campaign) oneRun(ctx context.Context, run int, dir string) error {
 		case <-time.After(time.Duration(rng.IntN(30)) * time.Millisecond):
 		}
 	}
-	took, err := r.waitConverged(ctx)
+	took, ok, err := r.waitConverged(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.out, "converge: run %d: %d parts, %d acts, canonical %s after damage stopped%s\n", run, len(r.work.live), r.acts, took.Round(time.Millisecond), r.lastActs(took))
+	if ok {
+		fmt.Fprintf(c.out, "converge: run %d: %d parts, %d acts, canonical %s after damage stopped%s\n", run, len(r.work.live), r.acts, took.Round(time.Millisecond), r.lastActs(took))
+	}
 	return r.finish(ctx)
 }

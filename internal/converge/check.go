@@ -26,7 +26,7 @@ type state struct {
 	quarant  map[string]int // active quarantine records by reason
 	excused  int            // rows that differ, excused by a conflict or quarantine
 	blocked  string
-	drifted  []string // tabs blocked by header drift: the operator's
+	drifted  []string // tabs blocked by header drift (the operator acts on them)
 	differ   int
 	snapshot error
 }
@@ -52,15 +52,15 @@ func (st state) String() string {
 // waitConverged waits, on the condition, until the sheet equals canonical
 // state, bounded by Config.Bound; past the bound the run is counted as
 // diverged and the wait goes on (up to ten bounds) only to say whether
-// and when it converged late.
-func (r *runner) waitConverged(ctx context.Context) (time.Duration, error) {
+// and when it converged late. ok is false when it never converged.
+func (r *runner) waitConverged(ctx context.Context) (took time.Duration, ok bool, err error) {
 	start := time.Now()
 	bound := r.c.cfg.Bound()
 	counted := false
 	for {
 		st, err := r.compare(ctx)
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		took := time.Since(start)
 		if st.canonical() {
@@ -68,7 +68,7 @@ func (r *runner) waitConverged(ctx context.Context) (time.Duration, error) {
 			if counted {
 				fmt.Fprintf(r.c.out, "converge: run %d converged late, after %s\n", r.run, took.Round(time.Millisecond))
 			}
-			return took, nil
+			return took, true, nil
 		}
 		r.noteHealth()
 		r.operate(st.drifted)
@@ -78,11 +78,11 @@ func (r *runner) waitConverged(ctx context.Context) (time.Duration, error) {
 		}
 		if took > 10*bound {
 			fmt.Fprintf(r.c.out, "converge: run %d never converged: %s%s\n", r.run, st, diagnose(r.s.ReadModelPath(), st))
-			return took, nil
+			return took, false, nil
 		}
 		select { // polls a condition, bounded above
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return 0, false, ctx.Err()
 		case <-time.After(25 * time.Millisecond):
 		}
 	}
