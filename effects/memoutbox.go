@@ -288,6 +288,7 @@ func (m *MemOutbox) SupersedeTerminal(spreadsheet string, n int) (int, error) {
 	heads = heads[:min(len(heads), max(n, 0))]
 	var ch aggregates.Changes
 	next := map[string]uint64{} // outbox stream → version, corrections of this unit included
+	folded := map[string]bool{}
 	for _, fx := range heads {
 		var vals map[string]any
 		ent, exists := m.entities[events.EntityStream(fx.Entity, fx.EntityID)]
@@ -308,12 +309,32 @@ func (m *MemOutbox) SupersedeTerminal(spreadsheet string, n int) (int, error) {
 			return 0, err
 		}
 		ch.AddDecision(sd)
+		if err := m.foldBehind(&ch, fx, replacement, folded, now); err != nil {
+			return 0, err
+		}
 		ch.AddDecision(qd)
 	}
 	if err := m.appendChanges(ch, now, nil); err != nil {
 		return 0, err
 	}
 	return len(heads), nil
+}
+
+// foldBehind supersedes the pending effects behind fx on its row by its
+// correction (aggregates.DecideFold), each once per unit. Callers hold m.mu.
+func (m *MemOutbox) foldBehind(ch *aggregates.Changes, fx aggregates.Effect, replacement string, folded map[string]bool, now time.Time) error {
+	if replacement == "" {
+		return nil
+	}
+	for _, p := range m.effectsOf(fx.Target.Spreadsheet, func(e *aggregates.Effect) bool { return aggregates.Behind(*e, fx) && !folded[e.ID] }) {
+		folded[p.ID] = true
+		d, err := aggregates.DecideFold(p, fx, replacement, now)
+		if err != nil {
+			return err
+		}
+		ch.AddDecision(d)
+	}
+	return nil
 }
 
 // RecordDivergence appends sync.diverged (Outbox).
@@ -326,44 +347,46 @@ func (m *MemOutbox) RecordDivergence(spreadsheet, reason string) error {
 	return m.appendChanges(ch, now, nil)
 }
 
-// QueueUnsynced queues, as the engine does, the rows of up to n
-// existing entities (oldest change first) for which no effect was ever
-// queued to spreadsheet's System tab: entities set with SetEntity (the
-// engine's commits while sync was off) are shown in full on each of their
-// tabs (aggregates.RowEffects); entities committed with Commit already
-// have their rows queued and are skipped, so rows are never duplicated.
-// It returns how many entities it queued (Outbox).
+// QueueUnsynced queues, as the engine does, up to n rows of existing
+// entities (oldest change first) for which no effect was ever queued to
+// that tab of spreadsheet: entities set with SetEntity (the engine's
+// commits while sync was off) are shown in full on each of their tabs
+// (aggregates.RowEffects); rows that already had an effect are skipped,
+// so rows are never duplicated. It returns how many rows it queued
+// (Outbox).
 func (m *MemOutbox) QueueUnsynced(spreadsheet string, n int) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if spreadsheet != m.cfg.Spreadsheet || n <= 0 {
 		return 0, nil
 	}
-	told := map[string]bool{} // entity stream → its System row had an effect
+	told := map[string]bool{} // entity stream + tab → that row had an effect
 	for _, id := range m.queue {
 		fx := m.fx[id]
-		if fx.Target.Spreadsheet == spreadsheet && fx.Target.Tab == layout.SystemTabName(fx.Entity) && fx.Target.Anchor == fx.EntityID {
-			told[events.EntityStream(fx.Entity, fx.EntityID)] = true
+		if fx.Target.Spreadsheet == spreadsheet && fx.Target.Anchor == fx.EntityID {
+			told[events.EntityStream(fx.Entity, fx.EntityID)+"\x00"+fx.Target.Tab] = true
 		}
 	}
-	var unsynced []*memEntity
-	for key, ent := range m.entities {
-		if ent.state.Exists && !told[key] {
-			unsynced = append(unsynced, ent)
+	var live []*memEntity
+	for _, ent := range m.entities {
+		if ent.state.Exists {
+			live = append(live, ent)
 		}
 	}
-	sortEntities(unsynced)
-	unsynced = unsynced[:min(len(unsynced), n)]
-	now := m.Now()
+	sortEntities(live)
 	var ch aggregates.Changes
-	for _, ent := range unsynced {
+	for _, ent := range live {
 		created := events.EntityPersisted{Entity: ent.entity, ID: ent.id, Created: true, Fields: ent.values}
-		ch.Queue = append(ch.Queue, aggregates.RowEffects(m.sheet, ent.entity, ent.id, m.sheet.key(ent.entity), created)...)
+		for _, q := range aggregates.RowEffects(m.sheet, ent.entity, ent.id, m.sheet.key(ent.entity), created) {
+			if len(ch.Queue) < n && !told[events.EntityStream(ent.entity, ent.id)+"\x00"+q.Target.Tab] {
+				ch.Queue = append(ch.Queue, q)
+			}
+		}
 	}
-	if err := m.appendChanges(ch, now, nil); err != nil {
+	if err := m.appendChanges(ch, m.Now(), nil); err != nil {
 		return 0, err
 	}
-	return len(unsynced), nil
+	return len(ch.Queue), nil
 }
 
 // Commit changes an entity as an application commit does with sync on:

@@ -267,7 +267,13 @@ func terminalHeadBlocks(t *testing.T, s Subject) {
 		t.Fatalf("supersede: %d, %v", n, err)
 	}
 	wantState(t, s, a, aggregates.EffectSuperseded)
-	claimExactly(t, s, 1, b)
+	// b, queued behind the failure, is folded into the correction (it
+	// writes canonical state, b's values included), now the row's head.
+	fb := wantState(t, s, b, aggregates.EffectSuperseded)
+	corr := aggregates.EffectID(fb.Target.Binding, fb.StreamSeq+1)
+	if fx := claimExactly(t, s, 1, corr)[0]; fx.Values["name"] != "two" {
+		t.Fatalf("correction %+v does not write canonical state", fx)
+	}
 }
 
 func claimsInQueueOrder(t *testing.T, s Subject) {

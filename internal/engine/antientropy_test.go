@@ -307,3 +307,64 @@ func TestI28_ADriftedHeaderIsReportedBlockedUntilRepaired(t *testing.T) {
 		t.Fatalf("still blocked after the header was repaired: %+v", tab)
 	}
 }
+
+// A System row a person deleted turns every update queued for it into an
+// anchor_not_found failure. The reconciliation pass that supersedes the
+// first failure folds the updates pending behind it into its correction
+// (one append of canonical state), so the row is back after that one
+// pass, not one reconciliation period per update queued behind it.
+func TestI28_UpdatesQueuedBehindADeletedSystemRowAreFoldedIntoOneCorrection(t *testing.T) {
+	x, _ := converged(t, 4)
+	row := 0
+	for i, r := range x.rows(airportSystem) {
+		if slices.Contains(r, "a02") {
+			row = i + 1
+		}
+	}
+	mustT(t, x.sheet.Person().DeleteRows(airportSystem, row, 1))
+	commit(t, x.Store, &Airport{ID: "a02", Name: "first", Altitude: 1})
+	x.pass()
+	if c := x.outbox(); c[aggregates.EffectFailed] != 1 {
+		t.Fatalf("outbox %v: the update of the deleted row must fail", c)
+	}
+	commit(t, x.Store, &Airport{ID: "a02", Name: "second", Altitude: 2})
+	commit(t, x.Store, &Airport{ID: "a02", Name: "third", Altitude: 3})
+	if _, err := x.h.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	x.pass()
+	x.pass()
+	got := x.rowOf(airportSystem, "a02")
+	if !slices.Contains(got, "third") || !slices.Contains(got, "3") {
+		t.Fatalf("after one reconciliation the row shows %q, want canonical state (third, 3)", got)
+	}
+	if c := x.outbox(); c[aggregates.EffectSuperseded] != 3 || c[aggregates.EffectFailed] != 0 || x.unsettled() != 0 {
+		t.Fatalf("outbox %v: the failure and the two updates behind it superseded by one correction", c)
+	}
+}
+
+// After a switch of spreadsheet, an update committed before the new one
+// was backfilled queues only the row it changes (the System row): the
+// backfill still queues the entity's Input row, each row tab being
+// checked on its own, so the new spreadsheet shows every row.
+func TestI28_ASwitchedSpreadsheetGetsEveryRowTabEvenAfterAnUpdateQueuedOne(t *testing.T) {
+	dir := t.TempDir()
+	sheet := hikouteitest.NewSheet(t)
+	x := openSyncedOn(t, dir, sheet, nil, parts)
+	seedParts(t, x, 3)
+	mustT(t, x.Close())
+	y := openSyncedOn(t, dir, sheet, x.clock, parts, func(o *hikoutei.SyncOptions) { o.SpreadsheetID = "another-spreadsheet" })
+	commit(t, y.Store, &Part{ID: "2", Name: "renamed", SKU: "00002", Qty: 2})
+	for range 3 { // the update meets no System row there: superseded by an append
+		if _, err := y.h.Reconcile(ctx); err != nil {
+			t.Fatal(err)
+		}
+		y.pass()
+		y.pass()
+	}
+	rows, err := y.sheet.Emulator.Person("another-spreadsheet").Displayed(partInput)
+	mustT(t, err)
+	if len(rows) != 4 {
+		t.Fatalf("the new spreadsheet's %s shows %q, want the header and 3 rows", partInput, rows)
+	}
+}
