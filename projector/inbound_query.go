@@ -23,7 +23,9 @@ func (p *Projector) TabExpectation(tab string) (aggregates.TabExpectation, error
 	if err != nil {
 		return x, err
 	}
-	err = p.each("SELECT DISTINCT anchor FROM hk_outbox WHERE state IN "+unsettled+" AND tab = ?", []any{tab}, func(st *sqlite.Stmt) {
+	// "+tab": search by state (few effects are unsettled), never scan the
+	// tab's whole outbox history.
+	err = p.each("SELECT DISTINCT anchor FROM hk_outbox WHERE state IN "+unsettled+" AND +tab = ?", []any{tab}, func(st *sqlite.Stmt) {
 		x.InFlight[st.ColumnText(0)] = true
 	})
 	if err != nil {
