@@ -87,10 +87,10 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return sum, e.failed(err)
 	}
 	sum.Elapsed = time.Since(start)
-	e.report(sum)
 	if sum.Mismatches > 0 {
 		e.failed(fmt.Errorf("%w: %d rows differ from canonical state", ErrMismatches, sum.Mismatches))
 	}
+	e.report(sum) // the summary line stays the last line
 	if cfg.KeepOpen {
 		fmt.Fprintf(cfg.Out, "keeping the emulator open at %s — Ctrl-C to stop\n", sum.ViewURL)
 		<-ctx.Done()
