@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
@@ -38,7 +39,7 @@ func (e *env) waitFor(ctx context.Context, what string, wake bool, cond func() (
 		if err != nil {
 			return err
 		}
-		if now := fp + " " + state; now != last {
+		if now := strings.TrimSpace(fp + " " + state); now != last {
 			last, since = now, time.Now()
 		} else if time.Since(since) >= e.cfg.Stall {
 			return fmt.Errorf("%w: no progress for %s waiting for %s (%s)", ErrStalled, e.cfg.Stall, what, last)
