@@ -8,6 +8,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
 )
 
 // readModel is a read-only connection to the store's read model, for
@@ -63,17 +64,16 @@ func (rm *readModel) removed(anchor string) (int, error) {
 // accepted counts the accepted observations (a person's edits made
 // canonical) of anchor.
 func (rm *readModel) accepted(anchor string) (int, error) {
-	return rm.count(`SELECT count(*) FROM hk_evidence WHERE kind = 'observation.accepted' AND anchor = ?`, anchor)
+	return rm.count(`SELECT count(*) FROM hk_evidence WHERE kind = ? AND anchor = ?`, string(events.TypeObservationAccepted), anchor)
 }
 
 // acceptedOutside counts the accepted observations of anchors other than
 // these.
 func (rm *readModel) acceptedOutside(anchors ...string) (int, error) {
-	q := `SELECT count(*) FROM hk_evidence WHERE kind = 'observation.accepted' AND anchor NOT IN (?` +
-		strings.Repeat(", ?", len(anchors)-1) + `)`
-	args := make([]any, len(anchors))
-	for i, a := range anchors {
-		args[i] = a
+	q := `SELECT count(*) FROM hk_evidence WHERE kind = ? AND anchor NOT IN (?` + strings.Repeat(", ?", len(anchors)-1) + `)`
+	args := []any{string(events.TypeObservationAccepted)}
+	for _, a := range anchors {
+		args = append(args, a)
 	}
 	return rm.count(q, args...)
 }
