@@ -698,3 +698,53 @@ func TestAppliedWithMarkersRecordsTheUnwritableValuesOnce(t *testing.T) {
 		t.Fatalf("a write without markers records %d events", len(d.Events))
 	}
 }
+
+// backfilling expects rows as a poll racing a backfill sees them: GKA was
+// applied before the read's base (20), LAE after it (seq 25), POM is
+// expected but its update is still in flight.
+func backfilling(t testing.TB) TabState {
+	st := tabState(liveRow(t, "GKA", "Goroka", "n"), liveRow(t, "LAE", "Lae", ""), liveRow(t, "POM", "Port Moresby", ""))
+	st.Expect.Since = map[string]uint64{"GKA": 10, "LAE": 25, "POM": 10}
+	st.Expect.InFlight = map[string]bool{"POM": true}
+	return st
+}
+
+func TestNoFalseEvidenceARowAppliedAfterTheReadOrInFlightIsNeverRowDeleted(t *testing.T) {
+	st := backfilling(t)
+	c, stats := decideTab(t, tabRead(unchanged(2, st.Rows["GKA"])), st)
+	if !c.Empty() || stats.Quarantined != 0 || stats.Deferred != 2 {
+		t.Fatalf("rows not settled at the read recorded %v (stats %+v)", types(allEvents(c)), stats)
+	}
+	// Once settled before a later read, the same absence is evidence.
+	st.Expect.InFlight = nil
+	r := tabRead(unchanged(2, st.Rows["GKA"]))
+	r.Base = 30
+	c, _ = decideTab(t, r, st)
+	if del := only[events.ObservationRejected](allEvents(c)); len(del) != 2 || del[0].Anchor != "LAE" || del[1].Anchor != "POM" {
+		t.Fatalf("settled rows missing: %v", types(allEvents(c)))
+	}
+}
+
+func TestNoFalseEvidenceAnEmptyReadRacingTheFirstDispatchIsNoMassDeletion(t *testing.T) {
+	st := backfilling(t)
+	st.Expect.Since["GKA"] = 25
+	if c, stats := decideTab(t, tabRead(), st); !c.Empty() || stats.Deferred != 3 {
+		t.Fatalf("empty read before any row settled recorded %v (stats %+v)", types(allEvents(c)), stats)
+	}
+	st.Expect.Since["GKA"] = 10 // one row settled before the read: the tab was emptied
+	c, _ := decideTab(t, tabRead(), st)
+	if evs := allEvents(c); len(evs) != 1 || evs[0].Payload.(events.ObservationRejected).Reason != ReasonMassDeletion {
+		t.Fatalf("empty read with a settled row recorded %v", types(evs))
+	}
+}
+
+func TestNoFalseEvidenceDeletionEvidenceOfARowInFlightIsKeptNotCleared(t *testing.T) {
+	st := tabState(liveRow(t, "GKA", "Goroka", "n"), liveRow(t, "LAE", "Lae", ""))
+	r := tabRead(unchanged(2, st.Rows["GKA"]))
+	c, _ := decideTab(t, r, st)
+	st = activate(st, c)
+	st.Expect.InFlight = map[string]bool{"LAE": true} // e.g. a correction re-appending it
+	if c, _ := decideTab(t, r, st); !c.Empty() {
+		t.Fatalf("in flight: recorded %v", types(allEvents(c)))
+	}
+}

@@ -12,9 +12,21 @@ import (
 // TabExpectation reads what one Input tab is expected to show (see
 // aggregates.TabExpectation).
 func (p *Projector) TabExpectation(tab string) (aggregates.TabExpectation, error) {
-	x := aggregates.TabExpectation{Rows: map[string]string{}, Evidence: map[string]bool{}, Missing: map[string]bool{}}
-	err := p.each("SELECT anchor, hash FROM hk_visible_state WHERE tab = ? AND hash != ''", []any{tab}, func(st *sqlite.Stmt) {
-		x.Rows[st.ColumnText(0)] = st.ColumnText(1)
+	x := aggregates.TabExpectation{Rows: map[string]string{}, Evidence: map[string]bool{}, Missing: map[string]bool{},
+		Since: map[string]uint64{}, InFlight: map[string]bool{}}
+	// Only rows an applied effect (or an accepted observation) set are
+	// expected: a row whose append is still pending, processing or
+	// uncertain has no visible state yet.
+	err := p.each("SELECT anchor, hash, seq FROM hk_visible_state WHERE tab = ? AND hash != ''", []any{tab}, func(st *sqlite.Stmt) {
+		x.Rows[st.ColumnText(0)], x.Since[st.ColumnText(0)] = st.ColumnText(1), uint64(st.ColumnInt64(2))
+	})
+	if err != nil {
+		return x, err
+	}
+	// "+tab": search by state (few effects are unsettled), never scan the
+	// tab's whole outbox history.
+	err = p.each("SELECT DISTINCT anchor FROM hk_outbox WHERE state IN "+unsettled+" AND +tab = ?", []any{tab}, func(st *sqlite.Stmt) {
+		x.InFlight[st.ColumnText(0)] = true
 	})
 	if err != nil {
 		return x, err
