@@ -34,13 +34,7 @@ func (n *syncNotes) provisioning() error {
 func (n *syncNotes) noteReconcile(sheet, tab string, diverged int, at time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.reconcile == nil {
-		n.reconcile = map[string]map[string]reconcileNote{}
-	}
-	if n.reconcile[sheet] == nil {
-		n.reconcile[sheet] = map[string]reconcileNote{}
-	}
-	prev := n.reconcile[sheet][tab]
+	prev := n.tabNotes(sheet)[tab]
 	note := reconcileNote{diverged: max(diverged, 0), at: at} // a tab read is no longer blocked
 	switch {
 	case note.diverged > 0 && prev.diverged > 0:
@@ -63,13 +57,19 @@ func (n *syncNotes) reconciled(sheet string) map[string]reconcileNote {
 func (n *syncNotes) noteBlocked(sheet, tab string, reason SyncReason, at time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	note := n.tabNotes(sheet)[tab]
+	note.blocked, note.at = reason, at
+	n.reconcile[sheet][tab] = note
+}
+
+// tabNotes is the notes map of one sync target, created on first use
+// (n.mu held).
+func (n *syncNotes) tabNotes(sheet string) map[string]reconcileNote {
 	if n.reconcile == nil {
 		n.reconcile = map[string]map[string]reconcileNote{}
 	}
 	if n.reconcile[sheet] == nil {
 		n.reconcile[sheet] = map[string]reconcileNote{}
 	}
-	note := n.reconcile[sheet][tab]
-	note.blocked, note.at = reason, at
-	n.reconcile[sheet][tab] = note
+	return n.reconcile[sheet]
 }
