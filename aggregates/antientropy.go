@@ -120,8 +120,9 @@ func (r *RepairReport) Count(d RowDivergence) {
 // TabPolicy says what anti-entropy may repair on one tab.
 type TabPolicy struct {
 	// Input: people edit the tab. Its drifted rows are edits (the poller
-	// decides them) and its surplus rows are cleanup's (I21); only
-	// missing rows are restored, and only when Restore allows it.
+	// decides them) and rows of removed entities are cleanup's (I21);
+	// missing rows are restored only when Restore allows it, and a live
+	// entity's row no write of this binding reached is projected again.
 	Input bool
 	// Restore: missing Input rows may be re-appended: the tab was emptied
 	// or recreated (a mass deletion), or the deletion evidence of the row
@@ -160,12 +161,28 @@ func DecideRepair(r RepairRow, p TabPolicy) (Queue, RowDivergence, bool) {
 	if d == DivergenceNone || d == DivergenceDuplicate {
 		return Queue{}, d, false
 	}
-	if p.Input && (d != DivergenceMissing || !p.Restore) {
+	if p.Input && !inputRepairable(r, d, p) {
 		return Queue{}, d, false
 	}
 	q, ok := Correction(Effect{Target: r.Target, Entity: r.Entity, EntityID: r.ID, ObservedHash: r.Observed},
 		r.Values, r.Exists, p.Columns)
 	return q, d, ok
+}
+
+// inputRepairable: on an Input tab anti-entropy restores a missing row
+// when p allows it, and projects canonical state over a row of a live
+// entity that no write of this binding ever reached (a spreadsheet the
+// store switched to shows it from an earlier time: it is no person's edit
+// the store saw). Drifted rows are edits and surplus rows of removed
+// entities are cleanup's.
+func inputRepairable(r RepairRow, d RowDivergence, p TabPolicy) bool {
+	switch d {
+	case DivergenceMissing:
+		return p.Restore
+	case DivergenceSurplus:
+		return r.Exists && r.Expected == ""
+	}
+	return false
 }
 
 // TargetBinding decides which sync target a store's outbox serves when

@@ -32,6 +32,9 @@ func TestI28_RepairDecidesEachDivergenceByFullRowCAS(t *testing.T) {
 		"duplicated: left to I16":        {repairRow("h1", "h1", 2), sys, DivergenceDuplicate, "", "", false},
 		"input edit: the poller's":       {repairRow("h1", "h2", 1), TabPolicy{Input: true}, DivergenceDrifted, "", "", false},
 		"input deleted, no evidence yet": {repairRow("h1", "", 0), TabPolicy{Input: true}, DivergenceMissing, "", "", false},
+		"input row never written under this binding: projected": {repairRow("", "h2", 1), TabPolicy{Input: true, Columns: []string{"id"}},
+			DivergenceSurplus, events.OpUpdate, "h2", true},
+		"input row of a removed entity: cleanup's": {gone, TabPolicy{Input: true}, DivergenceSurplus, "", "", false},
 		"input deleted, evidence recorded": {repairRow("h1", "", 0), TabPolicy{Input: true, Restore: true, Columns: []string{"id"}},
 			DivergenceMissing, events.OpAppend, "", true},
 	}
@@ -73,5 +76,21 @@ func TestAbandonSupersedesOnlyUnsettledEffects(t *testing.T) {
 	}
 	if _, err := DecideAbandon(Effect{ID: "fx", State: EffectApplied}, now); !errors.Is(err, ErrNotSupersedable) {
 		t.Fatalf("settled effect abandoned: %v", err)
+	}
+}
+
+// A live entity's Input row that no write of this binding reached (the
+// store switched to a spreadsheet that shows it from an earlier time) is
+// no person's edit: a full scan records nothing; anti-entropy projects
+// canonical state over it.
+func TestI28_ARowNeverWrittenUnderThisBindingIsNeverAnEdit(t *testing.T) {
+	rs := liveRow(t, "GKA", "Goroka", "current")
+	rs.Bound, rs.VisibleHash, rs.VisibleSeq = false, "", 0
+	rs.Sheet = map[string]SheetField{}
+	r := tabRead(inputRow(2, "GKA", "row-stale", "Goroka", "stale from before the switch"))
+	r.Full = true
+	c, stats := decideTab(t, r, tabState(rs))
+	if stats.Accepted != 0 || stats.Candidates != 0 || len(c.Queue) != 0 {
+		t.Fatalf("an unbound row was read as an edit: stats %+v queue %+v", stats, c.Queue)
 	}
 }

@@ -210,7 +210,10 @@ func (ob *observation) row(g *GridRow, copies int) error {
 
 // fields classifies the user-owned cells of a bound row of a live entity.
 func (ob *observation) fields(g *GridRow, rs RowState) error {
-	if rs.InFlight || rs.VisibleSeq > ob.r.Base { // in transition: decided on the next pass
+	if rs.InFlight || rs.VisibleSeq > ob.r.Base || !rs.Bound {
+		// In transition, or never written under this binding (a
+		// spreadsheet switched to shows it from an earlier time): no
+		// cell is an edit of what the store showed; decided once written.
 		ob.stats.Deferred++
 		return nil
 	}

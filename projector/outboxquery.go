@@ -169,6 +169,10 @@ type EntityRef struct{ Entity, ID, Tab string }
 // these rows.
 func (p *Projector) Unsynced(spreadsheet string, max int, rowTabs func(entity string) []string) ([]EntityRef, error) {
 	var out []EntityRef
+	since, err := p.targetSince()
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range p.shapes() {
 		for _, tab := range rowTabs(t.Name) {
 			if len(out) >= max {
@@ -176,11 +180,11 @@ func (p *Projector) Unsynced(spreadsheet string, max int, rowTabs func(entity st
 			}
 			err := p.query(`SELECT e.id FROM hk_entity_state AS e
 WHERE e.entity = ? AND e.removed = 0 AND NOT EXISTS (SELECT 1 FROM hk_outbox AS o
-  WHERE o.spreadsheet = ? AND o.tab = ? AND o.anchor = e.id)
+  WHERE o.spreadsheet = ? AND o.tab = ? AND o.anchor = e.id AND o.queued_seq > ?)
 ORDER BY e.last_seq LIMIT ?`, func(st *sqlite.Stmt) error {
 				out = append(out, EntityRef{Entity: t.Name, ID: st.ColumnText(0), Tab: tab})
 				return nil
-			}, t.Name, spreadsheet, tab, int64(max-len(out)))
+			}, t.Name, spreadsheet, tab, since, int64(max-len(out)))
 			if err != nil {
 				return nil, err
 			}

@@ -424,7 +424,7 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 	case events.SyncDiverged:
 		return true, p.setMeta("divergence:"+x.Target, x.Reason)
 	case events.SyncTargetBound:
-		return true, p.targetBound(x)
+		return true, p.targetBound(e.Seq, x)
 	case events.SyncWriteMisdirected:
 		return true, p.misdirected(e, x)
 	case events.LogGapDetected:
