@@ -35,9 +35,11 @@ type RepairRow struct {
 	// visible state after its last applied write; "" = not shown).
 	Expected string
 	// Observed is the full-row hash read ("" = the anchor is absent);
-	// Copies is how many rows carry the anchor.
-	Observed string
-	Copies   int
+	// Copies is how many rows carry the anchor, CopyHashes their hashes
+	// in sheet order.
+	Observed   string
+	Copies     int
+	CopyHashes []string
 	// InFlight: the row has an unsettled effect; it is in transition and
 	// compared again once settled.
 	InFlight bool
@@ -67,11 +69,12 @@ type SeenTab struct {
 // SeenRow is one data row read: its anchor and full-row hash.
 type SeenRow struct{ Anchor, Hash string }
 
-// Index returns the hash read for each anchor and how many rows carry it.
-func (s SeenTab) Index() (map[string]string, map[string]int) {
-	observed, copies := make(map[string]string, len(s.Rows)), make(map[string]int, len(s.Rows))
+// Index returns the hash read for each anchor and the hashes of every
+// row that carries it, in sheet order.
+func (s SeenTab) Index() (map[string]string, map[string][]string) {
+	observed, copies := make(map[string]string, len(s.Rows)), make(map[string][]string, len(s.Rows))
 	for _, r := range s.Rows {
-		observed[r.Anchor], copies[r.Anchor] = r.Hash, copies[r.Anchor]+1
+		observed[r.Anchor], copies[r.Anchor] = r.Hash, append(copies[r.Anchor], r.Hash)
 	}
 	return observed, copies
 }
@@ -158,8 +161,14 @@ func Classify(r RepairRow) RowDivergence {
 // over an existing row is guarded by the full-row hash read (CAS).
 func DecideRepair(r RepairRow, p TabPolicy) (Queue, RowDivergence, bool) {
 	d := Classify(r)
-	if d == DivergenceNone || d == DivergenceDuplicate {
+	switch {
+	case d == DivergenceNone:
 		return Queue{}, d, false
+	case d == DivergenceDuplicate && !p.Input:
+		q, ok := duplicateRepair(r)
+		return q, d, ok
+	case d == DivergenceDuplicate:
+		return Queue{}, d, false // I16: people's to resolve (quarantine)
 	}
 	if p.Input && !inputRepairable(r, d, p) {
 		return Queue{}, d, false
@@ -167,6 +176,28 @@ func DecideRepair(r RepairRow, p TabPolicy) (Queue, RowDivergence, bool) {
 	q, ok := Correction(Effect{Target: r.Target, Entity: r.Entity, EntityID: r.ID, ObservedHash: r.Observed},
 		r.Values, r.Exists, p.Columns)
 	return q, d, ok
+}
+
+// duplicateRepair deletes, by full-row CAS, one copy of an anchor a
+// System tab shows more than once (a person typed an existing anchor into
+// another row): a copy that differs from what the store wrote, or the
+// bottom one of identical copies. One copy per pass; the next pass sees
+// what is left (and re-appends or rewrites the row if needed).
+func duplicateRepair(r RepairRow) (Queue, bool) {
+	victim := ""
+	for _, h := range r.CopyHashes {
+		if h != r.Expected {
+			victim = h
+			break
+		}
+	}
+	if victim == "" && len(r.CopyHashes) > 0 {
+		victim = r.CopyHashes[0] // identical copies of the expected row
+	}
+	if victim == "" {
+		return Queue{}, false
+	}
+	return Queue{Target: r.Target, Op: events.OpDelete, Entity: r.Entity, ID: r.ID, ExpectedHash: victim}, true
 }
 
 // inputRepairable: on an Input tab anti-entropy restores a missing row

@@ -12,6 +12,12 @@ func repairRow(expected, observed string, copies int) RepairRow {
 		Expected: expected, Observed: observed, Copies: copies, Exists: true, Values: map[string]any{"id": "a", "n": int64(1)}}
 }
 
+func dup(expected string, copies ...string) RepairRow {
+	r := repairRow(expected, copies[len(copies)-1], len(copies))
+	r.CopyHashes = copies
+	return r
+}
+
 func TestI28_RepairDecidesEachDivergenceByFullRowCAS(t *testing.T) {
 	sys := TabPolicy{Columns: []string{"id", "n"}}
 	gone := repairRow("h1", "h9", 1)
@@ -24,14 +30,16 @@ func TestI28_RepairDecidesEachDivergenceByFullRowCAS(t *testing.T) {
 		guard  string
 		writes bool
 	}{
-		"shows canonical":                {repairRow("h1", "h1", 1), sys, DivergenceNone, "", "", false},
-		"missing: re-appended":           {repairRow("h1", "", 0), sys, DivergenceMissing, events.OpAppend, "", true},
-		"drifted: CAS rewrite":           {repairRow("h1", "h2", 1), sys, DivergenceDrifted, events.OpUpdate, "h2", true},
-		"never written: surplus":         {repairRow("", "h2", 1), sys, DivergenceSurplus, events.OpUpdate, "h2", true},
-		"removed entity: deleted":        {gone, sys, DivergenceSurplus, events.OpDelete, "h9", true},
-		"duplicated: left to I16":        {repairRow("h1", "h1", 2), sys, DivergenceDuplicate, "", "", false},
-		"input edit: the poller's":       {repairRow("h1", "h2", 1), TabPolicy{Input: true}, DivergenceDrifted, "", "", false},
-		"input deleted, no evidence yet": {repairRow("h1", "", 0), TabPolicy{Input: true}, DivergenceMissing, "", "", false},
+		"shows canonical":                               {repairRow("h1", "h1", 1), sys, DivergenceNone, "", "", false},
+		"missing: re-appended":                          {repairRow("h1", "", 0), sys, DivergenceMissing, events.OpAppend, "", true},
+		"drifted: CAS rewrite":                          {repairRow("h1", "h2", 1), sys, DivergenceDrifted, events.OpUpdate, "h2", true},
+		"never written: surplus":                        {repairRow("", "h2", 1), sys, DivergenceSurplus, events.OpUpdate, "h2", true},
+		"removed entity: deleted":                       {gone, sys, DivergenceSurplus, events.OpDelete, "h9", true},
+		"input duplicated: left to I16":                 {repairRow("h1", "h1", 2), TabPolicy{Input: true}, DivergenceDuplicate, "", "", false},
+		"system duplicated: the differing copy deleted": {dup("h1", "h1", "h7"), sys, DivergenceDuplicate, events.OpDelete, "h7", true},
+		"system identical copies: one deleted":          {dup("h1", "h1", "h1"), sys, DivergenceDuplicate, events.OpDelete, "h1", true},
+		"input edit: the poller's":                      {repairRow("h1", "h2", 1), TabPolicy{Input: true}, DivergenceDrifted, "", "", false},
+		"input deleted, no evidence yet":                {repairRow("h1", "", 0), TabPolicy{Input: true}, DivergenceMissing, "", "", false},
 		"input row never written under this binding: projected": {repairRow("", "h2", 1), TabPolicy{Input: true, Columns: []string{"id"}},
 			DivergenceSurplus, events.OpUpdate, "h2", true},
 		"input row of a removed entity: cleanup's": {gone, TabPolicy{Input: true}, DivergenceSurplus, "", "", false},

@@ -25,7 +25,7 @@ func (m *MemOutbox) Repair(spreadsheet string, seen aggregates.SeenTab) (aggrega
 	for _, anchor := range aggregates.Anchors(expected, observed) {
 		ent := m.entities[events.EntityStream(spec.Entity, anchor)]
 		r := aggregates.RepairRow{Target: m.sheet.Target(seen.Tab, anchor), Entity: spec.Entity, ID: anchor,
-			Expected: expected[anchor], Observed: observed[anchor], Copies: copies[anchor], InFlight: inFlight[anchor]}
+			Expected: expected[anchor], Observed: observed[anchor], Copies: len(copies[anchor]), CopyHashes: copies[anchor], InFlight: inFlight[anchor]}
 		if ent != nil && ent.state.Exists {
 			r.Exists, r.Values = true, ent.values
 		}

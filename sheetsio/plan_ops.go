@@ -91,9 +91,11 @@ func (pl *planner) planUpdate(i int, op Op, spec layout.TabSpec, snap *TabSnapsh
 func (pl *planner) planDelete(i int, op Op, snap *TabSnapshot) {
 	r := &pl.results[i]
 	if row, ok := SurplusCopy(snap.Find(op.Anchor), op.ExpectedHash); ok { // I21 cleanup (snapshot_cached.go)
-		r.ObservedHash, r.WrittenHash = row.Hash, row.Hash // the identical copy left still shows it
-		pl.addUnit(&unit{op: i, order: orderDelete, sheetID: snap.SheetID, row: row.SheetRow - 1,
-			reqs: []*sheets.Request{deleteRowRequest(snap.SheetID, row.SheetRow-1)}}, op, r)
+		pl.deleteRow(i, op, snap, row, row.Hash) // the identical copy left still shows it
+		return
+	}
+	if row, left, ok := DistinctCopy(snap.Find(op.Anchor), op.ExpectedHash); ok { // one differing copy, by CAS
+		pl.deleteRow(i, op, snap, row, left)
 		return
 	}
 	row, ok := pl.target(r, snap.Find(op.Anchor), StatusUnchanged)
@@ -104,9 +106,16 @@ func (pl *planner) planDelete(i int, op Op, snap *TabSnapshot) {
 		pl.reject(r, StatusGuardFailed, ReasonRowHashMismatch, nil)
 		return
 	}
-	u := &unit{op: i, order: orderDelete, sheetID: snap.SheetID, row: row.SheetRow - 1,
-		reqs: []*sheets.Request{deleteRowRequest(snap.SheetID, row.SheetRow-1)}}
-	pl.addUnit(u, op, r)
+	pl.deleteRow(i, op, snap, row, "")
+}
+
+// deleteRow plans the delete of one row; left is the full-row hash the
+// anchor still shows afterwards ("" = none).
+func (pl *planner) deleteRow(i int, op Op, snap *TabSnapshot, row Row, left string) {
+	r := &pl.results[i]
+	r.ObservedHash, r.WrittenHash = row.Hash, left
+	pl.addUnit(&unit{op: i, order: orderDelete, sheetID: snap.SheetID, row: row.SheetRow - 1,
+		reqs: []*sheets.Request{deleteRowRequest(snap.SheetID, row.SheetRow-1)}}, op, r)
 }
 
 // addUnit attaches the op's receipt entry and queues the unit. The entry

@@ -50,7 +50,7 @@ func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows p
 			return rep, nil, err
 		}
 		r := aggregates.RepairRow{Target: e.sheet.Target(spec.Name, anchor), Entity: spec.Entity, ID: anchor,
-			Expected: rows.Expected[anchor], Observed: observed[anchor], Copies: copies[anchor],
+			Expected: rows.Expected[anchor], Observed: observed[anchor], Copies: len(copies[anchor]), CopyHashes: copies[anchor],
 			InFlight: rows.InFlight[anchor], Held: rows.Held[anchor], Exists: exists, Values: vals}
 		p := policy
 		p.Restore = seen.Recreated || rows.MassDeleted || rows.Deleted[anchor]

@@ -417,3 +417,16 @@ func TestI28_SwitchingBackNeverImportsTheOldSpreadsheetsStaleCells(t *testing.T)
 		t.Fatalf("the first spreadsheet shows %q, want canonical state", got)
 	}
 }
+
+// A person typing an existing anchor into another System row (so one
+// anchor shows twice and another record vanishes) is repaired: the
+// vanished record's row comes back and the differing copy is deleted by
+// full-row CAS; no anchor stays duplicated.
+func TestI28_AnExistingAnchorTypedIntoAnotherSystemRowIsRepaired(t *testing.T) {
+	x, want := converged(t, 6)
+	header := x.rows(airportSystem)[0]
+	ref := x.cellRef(airportSystem, "a02", header[len(header)-1])
+	mustT(t, x.sheet.Person().Type(airportSystem, ref, "a03"))
+	x.reconcile(3)
+	x.assertTabs(want)
+}
