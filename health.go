@@ -75,6 +75,7 @@ const (
 	ReasonAccessDenied      = engine.ReasonAccessDenied
 	ReasonNotFound          = engine.ReasonNotFound
 	ReasonQuota             = engine.ReasonQuota
+	ReasonUnreachable       = engine.ReasonUnreachable
 	ReasonMassDeletion      = engine.ReasonMassDeletion
 	ReasonTabMissing        = engine.ReasonTabMissing
 	ReasonHeaderDrift       = engine.ReasonHeaderDrift

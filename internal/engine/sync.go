@@ -132,6 +132,7 @@ func (e *Engine) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 	if d, _, _ := e.Workers(); d != nil {
 		return d, nil
 	}
+	e.notes.attempting(e.cfg.Clock.Now())
 	disp, poller, wb, err := e.provision(ctx)
 	e.notes.provisioned(err)
 	if err != nil {
@@ -309,7 +310,7 @@ func (e *Engine) workersErr() error {
 	case provisioned:
 		return nil
 	}
-	if err := e.notes.provisioning(); err != nil {
+	if _, err := e.notes.provisioning(); err != nil {
 		return fmt.Errorf("spreadsheet not provisioned yet: %w", err)
 	}
 	return errors.New("spreadsheet not provisioned yet")

@@ -55,6 +55,7 @@ const (
 	ReasonAccessDenied      SyncReason = "access_denied"               // 401/403: credentials rejected, spreadsheet not shared
 	ReasonNotFound          SyncReason = "not_found"                   // 404: the spreadsheet does not exist or is not visible
 	ReasonQuota             SyncReason = "quota"                       // 429: the Sheets quota is exhausted
+	ReasonUnreachable       SyncReason = "sheets_unreachable"          // provisioning failed otherwise (timeouts, refused connections, 5xx) or hangs
 	ReasonMassDeletion      SyncReason = aggregates.ReasonMassDeletion // a tab suddenly read empty (C04)
 	ReasonTabMissing        SyncReason = sheetsio.CodeTabMissing       // a bound tab is gone
 	ReasonHeaderDrift       SyncReason = sheetsio.CodeHeaderDrift      // a tab's header row changed
@@ -62,7 +63,7 @@ const (
 
 // reasonOrder ranks the reasons, most severe first.
 var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
-	ReasonQuota, ReasonMassDeletion, ReasonTabMissing, ReasonHeaderDrift}
+	ReasonQuota, ReasonUnreachable, ReasonMassDeletion, ReasonTabMissing, ReasonHeaderDrift}
 
 // worse reports whether r is more severe than q ("" is no reason).
 func (r SyncReason) worse(q SyncReason) bool {
@@ -349,7 +350,25 @@ func (e *Engine) sheetReason() SyncReason {
 	if r := failureReason(s.cfg.Provider.LastFailure()); r != "" || provisioned {
 		return r
 	}
-	return failureReason(e.notes.provisioning())
+	return e.unprovisionedReason(e.notes.provisioning())
+}
+
+// provisionGrace is how long a first provisioning attempt may take before
+// sync reports the spreadsheet blocked (a hung or unreachable endpoint).
+const provisionGrace = 10 * time.Second
+
+// unprovisionedReason is why a spreadsheet is not provisioned yet: the
+// last attempt's classified failure; sheets_unreachable for any other
+// failure (timeouts, refused connections, 5xx) or for a first attempt
+// still running past provisionGrace; "" while it is just starting.
+func (e *Engine) unprovisionedReason(since time.Time, err error) SyncReason {
+	if r := failureReason(err); r != "" {
+		return r
+	}
+	if err != nil || (!since.IsZero() && e.cfg.Clock.Now().Sub(since) > provisionGrace) {
+		return ReasonUnreachable
+	}
+	return ""
 }
 
 // divergedBound is the configured bound, else twice the reconciliation

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -358,5 +359,24 @@ func BenchmarkHealthWhileSheetsHangs(b *testing.B) {
 		if h := s.Health(); h.SyncHealth == nil {
 			b.Fatal("no sync health")
 		}
+	}
+}
+
+// An endpoint that refuses connections never lets sync look healthy: once
+// provisioning failed, the spreadsheet is blocked as sheets_unreachable.
+func TestSyncHealthIsBlockedWhenSheetsIsUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	mustT(t, err)
+	addr := l.Addr().String()
+	mustT(t, l.Close()) // nothing listens there any more
+	sheet := hikouteitest.NewSheet(t)
+	sheet.Provider = newProvider(t, "http://"+addr)
+	s := openRunning(t, t.TempDir(), sheet)
+	eventually(t, "sync health to report the unreachable endpoint", func() bool {
+		h := s.Health().SyncHealth
+		return h != nil && h.State == hikoutei.SyncBlocked && h.Reason == hikoutei.ReasonUnreachable
+	})
+	if h := s.Health(); h.Local != nil || h.Sync == nil {
+		t.Fatalf("local %v, sync %v", h.Local, h.Sync)
 	}
 }

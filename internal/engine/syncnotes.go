@@ -12,6 +12,7 @@ import (
 type syncNotes struct {
 	mu        sync.Mutex
 	provErr   error                               // the last provisioning attempt's error (nil once it succeeded)
+	provSince time.Time                           // when the first provisioning attempt started
 	reconcile map[string]map[string]reconcileNote // sync target → tab → last pass
 }
 
@@ -22,11 +23,22 @@ func (n *syncNotes) provisioned(err error) {
 	n.provErr = err
 }
 
-// provisioning is the last provisioning attempt's error.
-func (n *syncNotes) provisioning() error {
+// attempting records the start of a provisioning attempt (the first
+// one's time is kept).
+func (n *syncNotes) attempting(at time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.provErr
+	if n.provSince.IsZero() {
+		n.provSince = at
+	}
+}
+
+// provisioning is when the first provisioning attempt started (zero:
+// none yet) and the last attempt's error.
+func (n *syncNotes) provisioning() (time.Time, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.provSince, n.provErr
 }
 
 // noteReconcile records one pass: a divergence keeps the time it was
