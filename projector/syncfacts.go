@@ -68,11 +68,19 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 	return out, err
 }
 
-// SyncTargets lists the sync targets' keys the outbox holds effects for,
-// sorted.
+// SyncTargets lists the sync target the store serves now (the last
+// sync.target_bound), or, for a store that never recorded one, the keys
+// the outbox holds effects for, sorted. Spreadsheets switched away from
+// are not listed: nothing is written to them any more.
 func SyncTargets(conn *sqlite.Conn) ([]string, error) {
 	var out []string
-	err := sqlitex.Execute(conn, `SELECT DISTINCT spreadsheet FROM hk_outbox ORDER BY spreadsheet`, &sqlitex.ExecOptions{
+	err := sqlitex.Execute(conn, `SELECT value FROM hk_meta WHERE key = ?`, &sqlitex.ExecOptions{
+		Args:       []any{metaSyncTarget},
+		ResultFunc: func(st *sqlite.Stmt) error { out = append(out, st.ColumnText(0)); return nil }})
+	if err != nil || len(out) > 0 {
+		return out, err
+	}
+	err = sqlitex.Execute(conn, `SELECT DISTINCT spreadsheet FROM hk_outbox ORDER BY spreadsheet`, &sqlitex.ExecOptions{
 		ResultFunc: func(st *sqlite.Stmt) error { out = append(out, st.ColumnText(0)); return nil }})
 	return out, err
 }

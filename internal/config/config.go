@@ -239,25 +239,28 @@ func Seconds(lookup Lookup, name string) (time.Duration, error) {
 	return time.Duration(min(s, maxIntervalMS/1000)) * time.Second, nil
 }
 
+// errNotInterval is ParseIntervalMS's error.
+var errNotInterval = fmt.Errorf("%w: not a plain positive decimal integer (digits only, no sign, no leading zero, at most 2^53-1)", ErrInvalidInterval)
+
 // maxIntervalMS is the longest interval a time.Duration holds (≈ 292
 // years); larger safe integers are accepted and clamped to it.
 const maxIntervalMS = math.MaxInt64 / int64(time.Millisecond)
 
 // ParseIntervalMS parses an interval in milliseconds: ASCII digits only, no
 // sign, no leading zero, no white space, value in [1, 2^53-1]. Errors:
-// ErrInvalidInterval.
+// ErrInvalidInterval (the message never repeats the value).
 func ParseIntervalMS(v string) (int64, error) {
 	if v == "" || len(v) > 16 || v[0] == '0' {
-		return 0, fmt.Errorf("%w: %q", ErrInvalidInterval, v)
+		return 0, errNotInterval
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < '0' || v[i] > '9' {
-			return 0, fmt.Errorf("%w: %q", ErrInvalidInterval, v)
+			return 0, errNotInterval
 		}
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 1 || n > 1<<53-1 {
-		return 0, fmt.Errorf("%w: %q", ErrInvalidInterval, v)
+		return 0, errNotInterval
 	}
 	return n, nil
 }
