@@ -60,6 +60,10 @@ type SeenTab struct {
 	// Recreated: the tab was missing and the pass created it again
 	// (empty): every row it showed is restored.
 	Recreated bool
+	// Anchorless counts the non-blank rows without an anchor: no write
+	// can address them (a person's stray row), so a System tab reports
+	// them as surplus rows for an operator to delete.
+	Anchorless int
 	// Blocked is why the tab could not be read (a reason code such as
 	// sheet_header_drift; "" = read). A blocked tab is reported, never
 	// repaired: people fix a header, not anti-entropy.

@@ -88,8 +88,11 @@ func seenTab(s *sheetsio.TabSnapshot, recreated bool) (aggregates.SeenTab, bool)
 	}
 	seen := aggregates.SeenTab{Tab: s.Tab, Recreated: recreated, Rows: make([]aggregates.SeenRow, 0, len(s.Rows))}
 	for _, r := range s.Rows {
-		if r.Anchor != "" {
+		switch {
+		case r.Anchor != "":
 			seen.Rows = append(seen.Rows, aggregates.SeenRow{Anchor: r.Anchor, Hash: r.Hash})
+		case !blankRow(r.Cells):
+			seen.Anchorless++
 		}
 	}
 	return seen, true

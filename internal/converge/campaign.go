@@ -94,7 +94,7 @@ func (r Result) Counts() string {
 	for k := range kindCount {
 		fmt.Fprintf(&b, " %s=%d", k, r.Acts[k])
 	}
-	fmt.Fprintf(&b, " operator_acts=%d header_row_overwritten=%d accepted_edits=%d conflicts=%d open_conflicts=%d quarantined=%d%v excused_rows=%d review=%d repairs=%d health_loud=%d health_unknown=%d health_silent=%d slowest=%s",
+	fmt.Fprintf(&b, " operator_acts=%d header_row_overwritten=%d accepted_edits=%d conflicts=%d open_conflicts=%d quarantined=%d by_reason=%v excused_rows=%d review=%d repairs=%d health_loud=%d health_unknown=%d health_silent=%d slowest=%s",
 		r.Operator, r.HeaderOverwritten, r.Accepted, r.Conflicts, r.Open, r.quarantined(), r.Quarantined, r.Excused, r.Review, r.Repairs, r.HealthLoud, r.HealthUnknown, r.HealthSilent, r.Slowest.Round(time.Millisecond))
 	return b.String()
 }

@@ -44,6 +44,9 @@ func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows p
 	var out []aggregates.Queue
 	observed, copies := seen.Index()
 	policy := aggregates.TabPolicy{Input: spec.Role == layout.RoleInput, Columns: e.sheet.Columns(spec.Name)}
+	if !policy.Input {
+		rep.Surplus += seen.Anchorless // unaddressable: reported for an operator (Input tabs quarantine them)
+	}
 	for _, anchor := range aggregates.Anchors(rows.Expected, observed) {
 		vals, exists, err := e.proj.EntityValues(spec.Entity, anchor)
 		if err != nil {

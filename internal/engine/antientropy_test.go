@@ -430,3 +430,20 @@ func TestI28_AnExistingAnchorTypedIntoAnotherSystemRowIsRepaired(t *testing.T) {
 	x.reconcile(3)
 	x.assertTabs(want)
 }
+
+// A row without an anchor typed into a System tab cannot be addressed by
+// any write: it is reported (health diverged) for an operator, never
+// left silent.
+func TestI28_AnAnchorlessSystemRowIsReportedNotHidden(t *testing.T) {
+	x, _ := converged(t, 3)
+	row := len(x.rows(airportSystem)) + 1
+	mustT(t, x.sheet.Person().Type(airportSystem, fmt.Sprintf("B%d", row), "junk"))
+	reps, err := x.disp.AntiEntropy(ctx)
+	mustT(t, err)
+	if r := reps[airportSystem]; r.Surplus != 1 || r.Queued != 0 {
+		t.Fatalf("report %+v, want one surplus row and no write", r)
+	}
+	if tab := tabOf(t, x.Health().SyncHealth, airportSystem); tab.State != hikoutei.SyncDiverged || tab.Diverged != 1 {
+		t.Fatalf("health %+v", tab)
+	}
+}
