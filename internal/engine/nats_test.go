@@ -325,7 +325,8 @@ func TestNATSConflictNotificationsForAConflictDrivenThroughTheEmulator(t *testin
 	p.Qty = 6 // a later commit raising the field's revision: system wins (I12)
 	commit(t, x.Store, p)
 	resolved := receive(t, got)
-	if resolved.Kind != natsbus.KindConflictResolved || resolved.ConflictID != c.ID || resolved.Resolution == "" {
+	if resolved.Kind != natsbus.KindConflictResolved || resolved.ConflictID != c.ID || resolved.Resolution != natsbus.ResolutionSystemWins ||
+		resolved.Actor != natsbus.ActorApplication {
 		t.Fatalf("resolved notification %+v", resolved)
 	}
 }
