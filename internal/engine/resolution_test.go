@@ -8,6 +8,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -226,5 +227,46 @@ func TestI30_UseSheetOfALegacyConflictIsBlocked(t *testing.T) {
 	res, err := x.ResolveConflict(ctx, id, hikoutei.UseSheet)
 	if !errors.Is(err, hikoutei.ErrConflictBlocked) || res.Outcome != hikoutei.AckRejected || x.part("1").Qty != 1 {
 		t.Fatalf("use sheet of a legacy conflict: %+v %v", res, err)
+	}
+}
+
+func TestI30_AUseSheetCommittedBeforeARestartIsReconciledOnceAfterIt(t *testing.T) {
+	sheet := hikouteitest.NewSheet(t)
+	dir := t.TempDir()
+	x := openSyncedOn(t, dir, sheet, nil, parts)
+	c := bothChanged(t, x)
+	res, err := x.ResolveConflict(ctx, c.ID, hikoutei.UseSheet, hikoutei.WithCommandID("k-restart"))
+	mustT(t, err)
+	mustT(t, x.Close()) // before any dispatch: the row effects are only in the log
+	y := openSyncedOn(t, dir, restarted(t, sheet), nil, parts)
+	again, err := y.ResolveConflict(ctx, c.ID, hikoutei.UseSheet, hikoutei.WithCommandID("k-restart"),
+		hikoutei.WithFence(c.CanonicalRevision, c.CandidateHash, c.CandidateEpoch))
+	if err != nil || again != res {
+		t.Fatalf("the command repeated after the restart: %+v %v, first %+v", again, err, res)
+	}
+	y.drain()
+	if y.reconcileState(res.ReconcileEffect) != aggregates.EffectApplied || y.cellOf(partInput, "1", "qty") != "9" ||
+		y.cellOf(partSystem, "1", "qty") != "9" || y.part("1").Qty != 9 {
+		t.Fatalf("after the restart: input %v, system %v", y.rowOf(partInput, "1"), y.rowOf(partSystem, "1"))
+	}
+	applied, queued := 0, 0
+	mustT(t, y.e.Log().ReadFrom(1, func(e events.Event) error {
+		switch p := e.Payload.(type) {
+		case events.EffectApplied:
+			if p.EffectID == res.ReconcileEffect {
+				applied++
+			}
+		case events.EffectQueued:
+			if p.EffectID == res.ReconcileEffect {
+				queued++
+			}
+		}
+		return nil
+	}))
+	if applied != 1 || queued != 1 || y.unsettled() != 0 {
+		t.Fatalf("the reconcile was queued %d and applied %d times, unsettled %d", queued, applied, y.unsettled())
+	}
+	if r := y.poll(); r.Stats.Candidates != 0 || r.Stats.Accepted != 0 {
+		t.Fatalf("the poll after the restart found work: %+v", r)
 	}
 }
