@@ -78,7 +78,8 @@ func TestI12_ACommitRaisingTheConflictedFieldResolvesSystemWinsAndGuardsTheInput
 	}
 	res := appendOf(t, c, events.ConflictStream(cs.ID))
 	if res.ExpectedVersion != cs.Version || len(res.Events) != 1 ||
-		res.Events[0].Payload != (events.ConflictResolved{ConflictID: cs.ID, Resolution: events.ResolutionSystemWins, CanonicalRevision: 4}) {
+		res.Events[0].Payload != (events.ConflictResolved{ConflictID: cs.ID, Resolution: events.ResolutionSystemWins, CanonicalRevision: 4,
+			Actor: events.ActorApplication}) {
 		t.Fatalf("conflict stream %+v", res)
 	}
 	clr := appendOf(t, c, events.InboundStream(inTab))

@@ -137,6 +137,7 @@ func ackConflict(cmd *cobra.Command, dir string, ack hikoutei.Acknowledge) error
 	if err != nil {
 		return err
 	}
+	ack.Actor = hikoutei.ActorCLI
 	res, err := s.AcknowledgeSystem(cmd.Context(), ack)
 	cerr := s.Close()
 	if res.Outcome != "" {
