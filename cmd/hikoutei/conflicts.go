@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/admin"
 )
 
 // conflictRow is one conflict as the CLI shows it (values are renderings;
@@ -98,14 +100,16 @@ func newConflictsAckCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "ack --dir DIR CONFLICT_ID CANONICAL_REVISION CANDIDATE_HASH CANDIDATE_EPOCH",
-		Short: "acknowledge_system: keep the system's value (fenced by revision, candidate hash and epoch)",
+		Short: "acknowledge_system: keep the system's value (fenced by revision, candidate hash and epoch; works while the store runs)",
 		Long: `ack keeps the system's value of a conflicted field. The four arguments are the
 fence printed by "conflicts list": if the field's revision, the candidate or its
 epoch moved since, the command is recorded as stale and changes nothing. The
 row reconcile it queues is guarded by the candidate-time row hash, so a later
-human edit becomes blocked_candidate instead of being overwritten. The store
-must not be running (the command takes the writer lease); it uses no network:
-the service dispatches the reconcile when it next runs.`,
+human edit becomes blocked_candidate instead of being overwritten.
+While a process holds the store (e.g. "hikoutei serve"), the command is sent
+to it over its administrative channel (DIR/admin.sock); otherwise it opens the
+store itself. Either way it uses no network and needs no spreadsheet flags:
+the service dispatches the reconcile.`,
 		Args: argsUsage(cobra.ExactArgs(4)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireDir(dir); err != nil {
@@ -133,17 +137,30 @@ func parseAck(args []string) (hikoutei.Acknowledge, error) {
 }
 
 func ackConflict(cmd *cobra.Command, dir string, ack hikoutei.Acknowledge) error {
-	s, err := hikoutei.OpenDeclared(dir, hikoutei.Options{Operation: "conflicts-ack"})
-	if err != nil {
-		return err
-	}
 	ack.Actor = hikoutei.ActorCLI
-	res, err := s.AcknowledgeSystem(cmd.Context(), ack)
-	cerr := s.Close()
+	req := admin.AckRequest{ConflictID: ack.ConflictID, CanonicalRevision: ack.CanonicalRevision, CandidateHash: ack.CandidateHash,
+		CandidateEpoch: ack.CandidateEpoch}
+	var res admin.AckResponse
+	err := ackAnywhere(cmd.Context(), dir, ack, req, &res)
 	if res.Outcome != "" {
 		fmt.Fprintf(cmd.OutOrStdout(), "acknowledge_system %s %s\n", ack.ConflictID, res.Outcome)
 	}
-	return errors.Join(err, cerr)
+	return err
+}
+
+// ackAnywhere runs acknowledge_system in the process holding the store
+// (administrative channel) or, when none does, in this one.
+func ackAnywhere(ctx context.Context, dir string, ack hikoutei.Acknowledge, req admin.AckRequest, res *admin.AckResponse) error {
+	if handled, err := viaChannel(ctx, dir, admin.OpConflictAck, req, res); handled {
+		return err
+	}
+	s, handled, err := openLocal(ctx, dir, "conflicts-ack", admin.OpConflictAck, req, res)
+	if handled || err != nil {
+		return err
+	}
+	r, err := s.AcknowledgeSystem(ctx, ack)
+	*res = admin.AckResponse{Outcome: string(r.Outcome), ReconcileEffect: r.ReconcileEffect}
+	return errors.Join(err, s.Close())
 }
 
 func queryConflicts(dir, state, id string) ([]conflictRow, error) {

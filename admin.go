@@ -1,0 +1,59 @@
+package hikoutei
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/hikoutei/hikoutei-go/internal/admin"
+)
+
+// AdminSocketName is the administrative channel's socket inside a store
+// directory (README "Administrative channel").
+const AdminSocketName = admin.SocketName
+
+// adminCodes are the errors whose codes travel back to the CLI over the
+// administrative channel.
+var adminCodes = []error{ErrConflictNotFound, ErrAckStale, ErrAckRejected, ErrStoreClosed, ErrStaleWriterFence,
+	ErrLogWrite, ErrLogCommitUncertain, ErrReadModelBehind, ErrReadModelUnavailable}
+
+// startAdmin serves the store's administrative channel (the store holds
+// the writer lease).
+func (s *Store) startAdmin() error {
+	srv, err := admin.Listen(s.Dir(), admin.Config{Mux: admin.NewMux(adminBackend{s}), Codes: adminCodes})
+	if err != nil {
+		return fmt.Errorf("administrative channel: %w", err)
+	}
+	s.adm = srv
+	return nil
+}
+
+// closeAdmin stops the channel (requests being run finish first).
+func (s *Store) closeAdmin() error {
+	if s.adm == nil {
+		return nil
+	}
+	return s.adm.Close()
+}
+
+// adminBackend is the store as the channel's admin.Backend.
+type adminBackend struct{ s *Store }
+
+func (b adminBackend) Status(ctx context.Context) (admin.StatusResponse, error) {
+	head, err := b.s.e.Log().Head()
+	if err != nil {
+		return admin.StatusResponse{}, err
+	}
+	open, err := b.s.Conflicts(ctx, ConflictOpen)
+	if err != nil {
+		return admin.StatusResponse{}, err
+	}
+	return admin.StatusResponse{Protocol: admin.Version, PID: os.Getpid(), Operation: b.s.e.Lease().Operation,
+		LogHead: head, OpenConflicts: len(open)}, nil
+}
+
+func (b adminBackend) AcknowledgeSystem(ctx context.Context, r admin.AckRequest) (admin.AckResponse, error) {
+	res, err := b.s.AcknowledgeSystem(ctx, Acknowledge{ConflictID: r.ConflictID, CanonicalRevision: r.CanonicalRevision,
+		CandidateHash: r.CandidateHash, CandidateEpoch: r.CandidateEpoch, Actor: ActorCLI})
+	return admin.AckResponse{Outcome: string(res.Outcome), ReconcileEffect: res.ReconcileEffect}, err
+}

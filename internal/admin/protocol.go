@@ -1,0 +1,109 @@
+// Package admin is the store's local administrative channel: a Unix domain
+// socket in the store directory (SocketName, mode 0600) served by the
+// process that holds the writer lease, speaking a small versioned JSON
+// protocol, one request and one response per connection. Only processes of
+// the store owner's uid may use it (file mode plus an SO_PEERCRED check);
+// it never listens on a network: a Unix socket is local by construction.
+package admin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Version is the protocol version this build speaks.
+const Version = 1
+
+// MaxRequestBytes caps one request (the envelope and its body).
+const MaxRequestBytes = 64 << 10
+
+// maxResponseBytes caps what a client reads back.
+const maxResponseBytes = 1 << 20
+
+// Op names a request kind.
+type Op string
+
+// Ops. OpConflictResolve and OpQuarantineDismiss are reserved for the
+// commands being built beside this channel: a store registers their
+// handlers with Mux.Handle; until then they answer admin_op_unsupported.
+const (
+	OpStatus            Op = "status"
+	OpConflictAck       Op = "conflicts.ack"
+	OpConflictResolve   Op = "conflicts.resolve"
+	OpQuarantineDismiss Op = "quarantine.dismiss"
+)
+
+// Request is the envelope a client sends: one JSON object, then a newline
+// (or the end of its half of the connection).
+type Request struct {
+	Version int             `json:"v"`
+	Op      Op              `json:"op"`
+	Body    json.RawMessage `json:"body,omitempty"`
+}
+
+// Response is the server's answer. A failed request carries Code (a stable
+// snake_case code) and Message, and may carry Body (e.g. the outcome of a
+// stale command).
+type Response struct {
+	Version int             `json:"v"`
+	OK      bool            `json:"ok"`
+	Code    string          `json:"code,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Body    json.RawMessage `json:"body,omitempty"`
+}
+
+// StatusResponse answers OpStatus (read-only).
+type StatusResponse struct {
+	Protocol      int    `json:"protocol"`
+	PID           int    `json:"pid"`
+	Operation     string `json:"operation"`
+	LogHead       uint64 `json:"log_head"`
+	OpenConflicts int    `json:"open_conflicts"`
+}
+
+// AckRequest is OpConflictAck: acknowledge_system with its fence.
+type AckRequest struct {
+	ConflictID        string `json:"conflict_id"`
+	CanonicalRevision uint64 `json:"canonical_revision"`
+	CandidateHash     string `json:"candidate_hash"`
+	CandidateEpoch    int64  `json:"candidate_epoch"`
+}
+
+// AckResponse reports OpConflictAck.
+type AckResponse struct {
+	Outcome         string `json:"outcome"`
+	ReconcileEffect string `json:"reconcile_effect,omitempty"`
+}
+
+// DecodeRequest parses one request strictly: a single JSON object with only
+// the envelope's keys, a known version and a non-empty op. Errors:
+// ErrMalformedRequest, ErrVersionUnsupported.
+func DecodeRequest(b []byte) (Request, error) {
+	var r Request
+	if err := decodeStrict(b, &r); err != nil {
+		return Request{}, fmt.Errorf("%w: %w", ErrMalformedRequest, err)
+	}
+	if r.Version != Version {
+		return Request{}, fmt.Errorf("%w: version %d (this store speaks %d)", ErrVersionUnsupported, r.Version, Version)
+	}
+	if r.Op == "" {
+		return Request{}, fmt.Errorf("%w: no op", ErrMalformedRequest)
+	}
+	return r, nil
+}
+
+// decodeStrict decodes exactly one JSON value with no unknown keys.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after the request")
+	}
+	return nil
+}
