@@ -124,7 +124,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		st.Dispatcher = map[string]int64{"passes": c.Passes.Load(), "dispatches": c.Dispatches.Load(), "claimed": c.Claimed.Load(),
 			"applied": c.Applied.Load(), "uncertain": c.Uncertain.Load(), "failed": c.Failed.Load(), "retried": c.Retried.Load(),
 			"conflicts": c.Conflicts.Load(), "probes": c.Probes.Load(), "superseded": c.Superseded.Load(), "backfilled": c.Backfilled.Load(),
-			"repaired": c.Repaired.Load(), "misdirected": c.Misdirected.Load()}
+			"repaired": c.Repaired.Load(), "misdirected": c.Misdirected.Load(), "notes": c.Notes.Load()}
 	}
 	return st, nil
 }

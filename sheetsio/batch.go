@@ -83,6 +83,9 @@ type Fence struct {
 type Batch struct {
 	Fence *Fence
 	Ops   []Op
+	// Notes are cell notes written in the same batchUpdate as the ops (no
+	// extra request); their fates are in DispatchResult.Notes.
+	Notes []Note
 }
 
 // OpStatus is the fate of one Op.
@@ -190,6 +193,7 @@ type MarkedCell struct {
 // Snapshot gives their positions).
 type DispatchResult struct {
 	Ops       []OpResult
+	Notes     []NoteStatus // one per Batch.Notes, in order
 	Authority Authority
 	Reads     int
 	Writes    int
