@@ -14,7 +14,8 @@ const AdminSocketName = admin.SocketName
 
 // adminCodes are the errors whose codes travel back to the CLI over the
 // administrative channel.
-var adminCodes = []error{ErrConflictNotFound, ErrAckStale, ErrAckRejected, ErrStoreClosed, ErrStaleWriterFence,
+var adminCodes = []error{ErrConflictNotFound, ErrAckStale, ErrAckRejected, ErrConflictNotOpen, ErrConflictStale,
+	ErrConflictBlocked, ErrCommandIDReused, ErrInvalidResolution, ErrStoreClosed, ErrStaleWriterFence,
 	ErrLogWrite, ErrLogCommitUncertain, ErrReadModelBehind, ErrReadModelUnavailable}
 
 // startAdmin serves the store's administrative channel (the store holds
@@ -56,4 +57,22 @@ func (b adminBackend) AcknowledgeSystem(ctx context.Context, r admin.AckRequest)
 	res, err := b.s.AcknowledgeSystem(ctx, Acknowledge{ConflictID: r.ConflictID, CanonicalRevision: r.CanonicalRevision,
 		CandidateHash: r.CandidateHash, CandidateEpoch: r.CandidateEpoch, Actor: ActorCLI})
 	return admin.AckResponse{Outcome: string(res.Outcome), ReconcileEffect: res.ReconcileEffect}, err
+}
+
+func (b adminBackend) ResolveConflict(ctx context.Context, r admin.ResolveRequest) (admin.AckResponse, error) {
+	res, err := b.s.ResolveConflict(ctx, r.ConflictID, Resolution(r.Resolution), resolveOptionsOf(r)...)
+	return admin.AckResponse{Outcome: string(res.Outcome), ReconcileEffect: res.ReconcileEffect}, err
+}
+
+// resolveOptionsOf are the options a CLI resolution request carries: the
+// actor is always the CLI.
+func resolveOptionsOf(r admin.ResolveRequest) []ResolveOption {
+	opts := []ResolveOption{WithActor(ActorCLI)}
+	if r.CommandID != "" {
+		opts = append(opts, WithCommandID(r.CommandID))
+	}
+	if f := r.Fence; f != nil {
+		opts = append(opts, WithFence(f.CanonicalRevision, f.CandidateHash, f.CandidateEpoch))
+	}
+	return opts
 }

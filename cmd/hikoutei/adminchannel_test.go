@@ -122,3 +122,32 @@ func TestConflictsAckWorksLocallyBesideAStaleSocketAndTheNextOpenReplacesIt(t *t
 		t.Fatalf("ping the replaced socket: %d %s", code, out)
 	}
 }
+
+// conflicts resolve reaches the store a process holds through its
+// channel, and opens the store itself once nobody holds it; either way an
+// unknown conflict is conflict_not_found, and the flags are checked first.
+func TestConflictsResolveReachesAnOpenStoreThenWorksLocally(t *testing.T) {
+	dir := closedItemStore(t)
+	resolve := func(args ...string) (int, string) {
+		t.Helper()
+		return runCLIWithin(t, append([]string{"conflicts", "resolve", "--dir", dir, "nope"}, args...)...)
+	}
+	for _, bad := range [][]string{{}, {"--use-sheet", "--keep-system"}} {
+		if code, _ := resolve(bad...); code != exitUsage {
+			t.Fatalf("resolve %v: exit %d, want usage", bad, code)
+		}
+	}
+	s, err := hikoutei.Open(dir, hikoutei.Options{Operation: "embed-test"}, hikoutei.Entity[item]("Item"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out := resolve("--use-sheet"); code != exitFailure || !strings.Contains(out, "conflict_not_found") {
+		t.Fatalf("resolve while the store is open: %d %s", code, out)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := resolve("--keep-system", "--command-id", "c1"); code != exitFailure || !strings.Contains(out, "conflict_not_found") {
+		t.Fatalf("resolve with the store closed: %d %s", code, out)
+	}
+}

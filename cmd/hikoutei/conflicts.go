@@ -42,7 +42,7 @@ func newConflictsCmd() *cobra.Command {
 		Args:  argsUsage(cobra.NoArgs),
 		RunE:  func(cmd *cobra.Command, _ []string) error { return usageError{errors.New("give list, show or ack")} },
 	}
-	cmd.AddCommand(newConflictsListCmd(), newConflictsShowCmd(), newConflictsAckCmd())
+	cmd.AddCommand(newConflictsListCmd(), newConflictsShowCmd(), newConflictsAckCmd(), newConflictsResolveCmd())
 	return cmd
 }
 
@@ -124,6 +124,72 @@ the service dispatches the reconcile.`,
 	}
 	addDirFlag(cmd, &dir)
 	return cmd
+}
+
+func newConflictsResolveCmd() *cobra.Command {
+	var dir, commandID string
+	var useSheet, keepSystem bool
+	cmd := &cobra.Command{
+		Use:   "resolve --dir DIR CONFLICT_ID (--use-sheet | --keep-system) [--command-id ID]",
+		Short: "resolve a conflict as a person decided: use the sheet's value or keep the system's (works while the store runs)",
+		Long: `resolve ends an open conflict. --use-sheet commits the person's value as a new
+revision of the field (the application sees an ordinary change, actor cli);
+--keep-system keeps the system's value and rewrites the person's cell. The
+command is fenced by the conflict's current revision, candidate hash and
+epoch: a person typing again, or an application commit, before it runs makes
+it stale (conflict_stale), never an overwrite. --command-id makes a retry
+safe: the same id returns the first outcome.
+While a process holds the store (e.g. "hikoutei serve"), the command is sent
+to it over its administrative channel (DIR/admin.sock); otherwise it opens the
+store itself. It uses no network.`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := requireDir(dir); err != nil {
+				return err
+			}
+			if useSheet == keepSystem {
+				return usageError{errors.New("give exactly one of --use-sheet and --keep-system")}
+			}
+			req := admin.ResolveRequest{ConflictID: args[0], Resolution: string(hikoutei.KeepSystem), CommandID: commandID}
+			if useSheet {
+				req.Resolution = string(hikoutei.UseSheet)
+			}
+			return resolveConflict(cmd, dir, req)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&useSheet, "use-sheet", false, "use the sheet's value (accept_user)")
+	cmd.Flags().BoolVar(&keepSystem, "keep-system", false, "keep the system's value (acknowledge_system)")
+	cmd.Flags().StringVar(&commandID, "command-id", "", "idempotency key: a retry with the same id returns the first outcome")
+	return cmd
+}
+
+func resolveConflict(cmd *cobra.Command, dir string, req admin.ResolveRequest) error {
+	var res admin.AckResponse
+	err := resolveAnywhere(cmd.Context(), dir, req, &res)
+	if res.Outcome != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s\n", req.Resolution, req.ConflictID, res.Outcome)
+	}
+	return err
+}
+
+// resolveAnywhere runs the resolution in the process holding the store
+// (administrative channel) or, when none does, in this one.
+func resolveAnywhere(ctx context.Context, dir string, req admin.ResolveRequest, res *admin.AckResponse) error {
+	if handled, err := viaChannel(ctx, dir, admin.OpConflictResolve, req, res); handled {
+		return err
+	}
+	s, handled, err := openLocal(ctx, dir, "conflicts-resolve", admin.OpConflictResolve, req, res)
+	if handled || err != nil {
+		return err
+	}
+	opts := []hikoutei.ResolveOption{hikoutei.WithActor(hikoutei.ActorCLI)}
+	if req.CommandID != "" {
+		opts = append(opts, hikoutei.WithCommandID(req.CommandID))
+	}
+	r, err := s.ResolveConflict(ctx, req.ConflictID, hikoutei.Resolution(req.Resolution), opts...)
+	*res = admin.AckResponse{Outcome: string(r.Outcome), ReconcileEffect: r.ReconcileEffect}
+	return errors.Join(err, s.Close())
 }
 
 // parseAck reads CONFLICT_ID CANONICAL_REVISION CANDIDATE_HASH CANDIDATE_EPOCH.

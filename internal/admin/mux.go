@@ -30,6 +30,7 @@ func Typed[Req, Resp any](fn func(context.Context, Req) (Resp, error)) Handler {
 type Backend interface {
 	Status(ctx context.Context) (StatusResponse, error)
 	AcknowledgeSystem(ctx context.Context, req AckRequest) (AckResponse, error)
+	ResolveConflict(ctx context.Context, req ResolveRequest) (AckResponse, error)
 }
 
 // Mux dispatches requests by op. It is filled before Listen and read-only
@@ -41,6 +42,7 @@ func NewMux(b Backend) *Mux {
 	m := &Mux{handlers: map[Op]Handler{}}
 	m.Handle(OpStatus, Typed(func(ctx context.Context, _ struct{}) (StatusResponse, error) { return b.Status(ctx) }))
 	m.Handle(OpConflictAck, Typed(b.AcknowledgeSystem))
+	m.Handle(OpConflictResolve, Typed(b.ResolveConflict))
 	return m
 }
 

@@ -72,7 +72,18 @@ type AckRequest struct {
 	CandidateEpoch    int64  `json:"candidate_epoch"`
 }
 
-// AckResponse reports OpConflictAck.
+// ResolveRequest is OpConflictResolve: a person's resolution of a
+// conflict (keep_system or use_sheet), fenced by Fence when given (else
+// by the fence the store shows when it runs the command), idempotent by
+// CommandID when given.
+type ResolveRequest struct {
+	ConflictID string      `json:"conflict_id"`
+	Resolution string      `json:"resolution"`
+	CommandID  string      `json:"command_id,omitempty"`
+	Fence      *AckRequest `json:"fence,omitempty"`
+}
+
+// AckResponse reports OpConflictAck and OpConflictResolve.
 type AckResponse struct {
 	Outcome         string `json:"outcome"`
 	ReconcileEffect string `json:"reconcile_effect,omitempty"`

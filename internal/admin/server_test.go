@@ -32,6 +32,10 @@ func (b *backend) Status(context.Context) (admin.StatusResponse, error) {
 	return admin.StatusResponse{Protocol: admin.Version, PID: 42, Operation: "test"}, nil
 }
 
+func (b *backend) ResolveConflict(_ context.Context, r admin.ResolveRequest) (admin.AckResponse, error) {
+	return admin.AckResponse{Outcome: "applied:" + r.Resolution}, nil
+}
+
 func (b *backend) AcknowledgeSystem(_ context.Context, r admin.AckRequest) (admin.AckResponse, error) {
 	if r.ConflictID != "c1" {
 		return admin.AckResponse{Outcome: "rejected"}, errNoSuchThing

@@ -41,3 +41,28 @@ func TestAcknowledgeSystemThroughTheAdministrativeChannelWhileTheStoreRuns(t *te
 		t.Fatalf("the reconcile queued over the channel did not land: qty %s", got)
 	}
 }
+
+// TestI30_UseSheetThroughTheAdministrativeChannelWhileTheStoreRuns: a
+// person's "use the sheet's value", sent as `conflicts resolve
+// --use-sheet` does, commits the sheet's value in the running store with
+// the CLI as actor; a retry with the same command id changes nothing.
+func TestI30_UseSheetThroughTheAdministrativeChannelWhileTheStoreRuns(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	c := bothChanged(t, x)
+	req := admin.ResolveRequest{ConflictID: c.ID, Resolution: string(hikoutei.UseSheet), CommandID: "cli-1"}
+	var res admin.AckResponse
+	if err := admin.Call(ctx, x.Dir(), admin.OpConflictResolve, req, &res); err != nil || res.Outcome != string(hikoutei.AckApplied) {
+		t.Fatalf("use-sheet: %+v %v", res, err)
+	}
+	if got := x.part("1").Qty; got != 9 {
+		t.Fatalf("the sheet's value was not committed: qty %d", got)
+	}
+	head := x.head()
+	if err := admin.Call(ctx, x.Dir(), admin.OpConflictResolve, req, &res); err != nil || x.head() != head {
+		t.Fatalf("a retry with the same command id: %+v %v, %d new events", res, err, x.head()-head)
+	}
+	x.drain()
+	if got := x.cellOf(partInput, "1", "qty"); got != "9" {
+		t.Fatalf("the Input row shows qty %s after use-sheet", got)
+	}
+}
