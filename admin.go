@@ -15,7 +15,7 @@ const AdminSocketName = admin.SocketName
 // adminCodes are the errors whose codes travel back to the CLI over the
 // administrative channel.
 var adminCodes = []error{ErrConflictNotFound, ErrAckStale, ErrAckRejected, ErrConflictNotOpen, ErrConflictStale,
-	ErrConflictBlocked, ErrCommandIDReused, ErrInvalidResolution, ErrStoreClosed, ErrStaleWriterFence,
+	ErrConflictBlocked, ErrCommandIDReused, ErrInvalidResolution, ErrQuarantineNotFound, ErrQuarantineNotDismissable, ErrStoreClosed, ErrStaleWriterFence,
 	ErrLogWrite, ErrLogCommitUncertain, ErrReadModelBehind, ErrReadModelUnavailable}
 
 // startAdmin serves the store's administrative channel (the store holds
@@ -75,4 +75,9 @@ func resolveOptionsOf(r admin.ResolveRequest) []ResolveOption {
 		opts = append(opts, WithFence(f.CanonicalRevision, f.CandidateHash, f.CandidateEpoch))
 	}
 	return opts
+}
+
+func (b adminBackend) DismissQuarantine(ctx context.Context, r admin.DismissRequest) (admin.DismissResponse, error) {
+	err := b.s.DismissQuarantine(ctx, r.QuarantineID)
+	return admin.DismissResponse{Queued: err == nil}, err
 }

@@ -127,6 +127,12 @@ var (
 	// ErrInvalidResolution (invalid_resolution): ResolveConflict was given
 	// a Resolution other than KeepSystem or UseSheet.
 	ErrInvalidResolution = errors.New("invalid_resolution")
+	// ErrQuarantineNotFound (quarantine_entry_not_found): no quarantine
+	// record has that id.
+	ErrQuarantineNotFound = projector.ErrQuarantineEntryNotFound
+	// ErrQuarantineNotDismissable (quarantine_not_dismissable): the record
+	// is cleared, names no row, or its entity was removed.
+	ErrQuarantineNotDismissable = aggregates.ErrQuarantineNotDismissable
 	// ErrReplayGap: an event source skipped a sequence.
 	ErrReplayGap = engine.ErrReplayGap
 	// ErrReplayTarget: a replay target already exists and replacing it was

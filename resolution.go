@@ -121,3 +121,18 @@ func (s *Store) fence(ctx context.Context, id string, given *Acknowledge) (Ackno
 	return Acknowledge{ConflictID: id, CanonicalRevision: cf.CanonicalRevision, CandidateHash: cf.CandidateHash,
 		CandidateEpoch: cf.CandidateEpoch}, nil
 }
+
+// DismissQuarantine drops a person's quarantined edit (text in a number
+// column, a formula, …): the Input row is rewritten to canonical state,
+// guarded by the row hash the quarantine recorded, so a row the person
+// changed again since is never overwritten (its new content is polled as
+// usual). The record clears when a poll sees the row clean. It needs no
+// network; the sheet is written when sync runs. Errors:
+// ErrQuarantineNotFound, ErrQuarantineNotDismissable, fencing and store
+// errors.
+func (s *Store) DismissQuarantine(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.e.DismissQuarantine(id)
+}

@@ -56,3 +56,10 @@ var (
 	// another payload (conflict, resolution or fence); nothing is recorded.
 	ErrCommandIDReused = errors.New("command_id_reused")
 )
+
+// Quarantine decision errors.
+var (
+	// ErrQuarantineNotDismissable: the quarantine record is cleared, names
+	// no row, or its entity was removed: there is nothing to rewrite.
+	ErrQuarantineNotDismissable = errors.New("quarantine_not_dismissable")
+)

@@ -217,7 +217,7 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 	if snap == nil || snap.Err != nil {
 		return false
 	}
-	seen := make(map[string]bool, len(x.Rows))
+	seen, shown := make(map[string]bool, len(x.Rows)), make(map[string]bool, len(snap.Rows))
 	data := 0
 	for i := range snap.Rows {
 		r := &snap.Rows[i]
@@ -225,6 +225,7 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 			continue
 		}
 		data++
+		shown[r.Hash] = true
 		switch {
 		case x.Evidence[r.Hash]:
 		case r.Anchor != "" && !seen[r.Anchor] && x.Rows[r.Anchor] == r.Hash:
@@ -240,6 +241,11 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 	}
 	if x.Flagged {
 		return false // rows are back: the mass-deletion evidence is to clear
+	}
+	for h := range x.Quarantined {
+		if !shown[h] {
+			return false // a quarantined row changed (fixed, dismissed): its evidence is to clear
+		}
 	}
 	for a := range x.Rows {
 		if seen[a] == x.Missing[a] {

@@ -40,6 +40,12 @@ func (p *Projector) TabExpectation(tab string) (aggregates.TabExpectation, error
 			x.Flagged = true
 		default:
 			x.Evidence[st.ColumnText(1)] = true
+			if st.ColumnText(0) != "" && st.ColumnText(1) != "" {
+				if x.Quarantined == nil {
+					x.Quarantined = map[string]bool{}
+				}
+				x.Quarantined[st.ColumnText(1)] = true
+			}
 		}
 	})
 	if err != nil {

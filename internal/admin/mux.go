@@ -31,6 +31,7 @@ type Backend interface {
 	Status(ctx context.Context) (StatusResponse, error)
 	AcknowledgeSystem(ctx context.Context, req AckRequest) (AckResponse, error)
 	ResolveConflict(ctx context.Context, req ResolveRequest) (AckResponse, error)
+	DismissQuarantine(ctx context.Context, req DismissRequest) (DismissResponse, error)
 }
 
 // Mux dispatches requests by op. It is filled before Listen and read-only
@@ -43,6 +44,7 @@ func NewMux(b Backend) *Mux {
 	m.Handle(OpStatus, Typed(func(ctx context.Context, _ struct{}) (StatusResponse, error) { return b.Status(ctx) }))
 	m.Handle(OpConflictAck, Typed(b.AcknowledgeSystem))
 	m.Handle(OpConflictResolve, Typed(b.ResolveConflict))
+	m.Handle(OpQuarantineDismiss, Typed(b.DismissQuarantine))
 	return m
 }
 

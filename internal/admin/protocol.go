@@ -83,6 +83,17 @@ type ResolveRequest struct {
 	Fence      *AckRequest `json:"fence,omitempty"`
 }
 
+// DismissRequest is OpQuarantineDismiss: drop a person's quarantined
+// edit (the row is rewritten to canonical state by full-row CAS).
+type DismissRequest struct {
+	QuarantineID string `json:"quarantine_id"`
+}
+
+// DismissResponse reports OpQuarantineDismiss.
+type DismissResponse struct {
+	Queued bool `json:"queued"`
+}
+
 // AckResponse reports OpConflictAck and OpConflictResolve.
 type AckResponse struct {
 	Outcome         string `json:"outcome"`

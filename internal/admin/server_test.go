@@ -36,6 +36,10 @@ func (b *backend) ResolveConflict(_ context.Context, r admin.ResolveRequest) (ad
 	return admin.AckResponse{Outcome: "applied:" + r.Resolution}, nil
 }
 
+func (b *backend) DismissQuarantine(context.Context, admin.DismissRequest) (admin.DismissResponse, error) {
+	return admin.DismissResponse{Queued: true}, nil
+}
+
 func (b *backend) AcknowledgeSystem(_ context.Context, r admin.AckRequest) (admin.AckResponse, error) {
 	if r.ConflictID != "c1" {
 		return admin.AckResponse{Outcome: "rejected"}, errNoSuchThing
@@ -186,7 +190,7 @@ func TestHandlerErrorsCarryTheirCodeAndBody(t *testing.T) {
 	if err := admin.Call(context.Background(), dir, admin.OpConflictAck, admin.AckRequest{ConflictID: "c1"}, &res); err != nil || res.Outcome != "applied" {
 		t.Fatalf("err %v res %+v", err, res)
 	}
-	if err := admin.Call(context.Background(), dir, admin.OpConflictResolve, nil, nil); !errors.Is(err, admin.ErrOpUnsupported) {
+	if err := admin.Call(context.Background(), dir, admin.Op("no.such.op"), nil, nil); !errors.Is(err, admin.ErrOpUnsupported) {
 		t.Fatalf("unregistered op: %v", err)
 	}
 }
