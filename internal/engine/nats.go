@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/config"
@@ -150,25 +151,71 @@ func (e *Engine) afterCommit(queuedEffects bool) {
 // mirrorLoop tails the log into JetStream, in seq order, off the commit
 // path. It starts at the stream's last record (which the bus checks is
 // this log's), and after any failure asks the stream again, so a stream
-// an operator replaced is filled from seq 1.
+// an operator replaced is filled from seq 1. A failed attempt is retried
+// on the next commit or after a backoff (1 s doubling to 30 s), whichever
+// comes first: a mirror never stays behind for want of a new commit.
 func (e *Engine) mirrorLoop(enabled bool) {
 	defer close(e.nats.done)
 	var next uint64
-	for range e.nats.mirror {
+	retry := newMirrorRetry()
+	for {
+		select {
+		case _, ok := <-e.nats.mirror:
+			if !ok {
+				retry.stop()
+				return
+			}
+		case <-retry.c():
+		}
 		if !enabled {
 			continue
 		}
-		if next == 0 {
-			head, err := e.nats.bus.MirrorHead()
-			if err != nil {
-				e.log.Warn("event mirror behind; will retry", "err", err.Error())
-				continue
-			}
-			next = max(head, 1)
-		}
-		next = e.mirrorFrom(next)
+		next = e.mirrorOnce(next)
+		retry.after(next == 0)
 	}
 }
+
+// mirrorOnce resumes the mirror at next (0 = ask the stream where); it
+// returns where to resume, 0 after a failure.
+func (e *Engine) mirrorOnce(next uint64) uint64 {
+	if next == 0 {
+		head, err := e.nats.bus.MirrorHead()
+		if err != nil {
+			e.log.Warn("event mirror behind; will retry", "err", err.Error())
+			return 0
+		}
+		next = max(head, 1)
+	}
+	return e.mirrorFrom(next)
+}
+
+// mirrorRetry is the mirror loop's backoff timer after a failed attempt.
+type mirrorRetry struct {
+	t    *time.Timer
+	wait time.Duration
+}
+
+func newMirrorRetry() *mirrorRetry {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &mirrorRetry{t: t}
+}
+
+func (r *mirrorRetry) c() <-chan time.Time { return r.t.C }
+
+// after arms the timer after a failed attempt (doubling the wait) and
+// disarms it after a successful one.
+func (r *mirrorRetry) after(failed bool) {
+	if !failed {
+		r.t.Stop()
+		r.wait = 0
+		return
+	}
+	r.wait = min(max(2*r.wait, time.Second), 30*time.Second)
+	r.t.Reset(r.wait)
+}
+
+func (r *mirrorRetry) stop() { r.t.Stop() }
 
 func (e *Engine) mirrorFrom(next uint64) uint64 {
 	var batch []events.Event
