@@ -9,7 +9,7 @@ FAILPOINTS = -tags failpoints
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test lint bench fuzz tidy crash storage demo
+.PHONY: test lint bench fuzz tidy crash storage converge demo
 
 ## demo: the whole product on the OpenFlights airports (see README).
 demo:
@@ -68,6 +68,19 @@ STORAGE_RUNS ?= 300
 storage:
 	$(GO) build $(FAILPOINTS) -o $${TMPDIR:-/tmp}/hikoutei-storage ./cmd/hikoutei
 	$${TMPDIR:-/tmp}/hikoutei-storage crash storage --runs $(STORAGE_RUNS) --seed $(CRASH_SEED)
+
+## converge: the damage campaign (issue 16): CONVERGE_RUNS seeded runs, each a
+## store syncing to the emulator over HTTP with its workers running, while a
+## person deletes and clears tabs, deletes and edits rows, renames header
+## cells, replaces the spreadsheet, and the store restarts or switches
+## spreadsheet; after damage stops the sheet must equal canonical state
+## within two reconciliation periods (plus a stated margin).
+## The last line is "converge: runs=N diverged_after_quiescence=0 duplicates=0 lost=0".
+CONVERGE_RUNS ?= 60
+CONVERGE_SEED ?= 1
+converge:
+	$(GO) build -o $${TMPDIR:-/tmp}/hikoutei-converge ./cmd/hikoutei
+	$${TMPDIR:-/tmp}/hikoutei-converge crash converge --runs $(CONVERGE_RUNS) --seed $(CONVERGE_SEED)
 
 tidy:
 	$(GO) mod tidy

@@ -54,5 +54,5 @@ func SyncFromEnv(ctx context.Context, lookup func(string) (string, bool)) (*Sync
 		return nil, fmt.Errorf("%w: %w", ErrSyncStartup, err)
 	}
 	return &SyncOptions{SpreadsheetID: id, Provider: prov, PollingInterval: env.PollingInterval,
-		FullScanInterval: env.FullScanInterval, LookupEnv: lookup}, nil
+		FullScanInterval: env.FullScanInterval, ReconcileInterval: env.ReconcileInterval, LookupEnv: lookup}, nil
 }

@@ -90,6 +90,12 @@ var (
 	// ErrSyncStartup: sync is configured but cannot start (no provider, an
 	// invalid spreadsheet id or cadence, a NATS configuration error).
 	ErrSyncStartup = engine.ErrSyncStartup
+	// ErrSyncBlocked (sync_blocked) is Health.Sync's code when sync health
+	// is blocked; the reason code follows it.
+	ErrSyncBlocked = engine.ErrSyncBlocked
+	// ErrSyncDiverged (sync_diverged) is Health.Sync's code when the last
+	// reconciliation found rows that differ from canonical state.
+	ErrSyncDiverged = engine.ErrSyncDiverged
 	// ErrConflictOpen: removing an entity that has an unresolved conflict
 	// fails closed; nothing of the unit commits.
 	ErrConflictOpen = aggregates.ErrConflictOpen

@@ -2,8 +2,10 @@ package hikoutei
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/snapshots"
 )
 
@@ -14,7 +16,15 @@ type Health struct {
 	// closed, the log cannot be written (log_write_failed) or the read
 	// model cannot be brought up to the log (read_model_unavailable).
 	Local error
-	Sync  error // sync stopped (divergence, displaced) or is not provisioned yet
+	// Sync: the sync workers stopped (sync_divergence, writer_displaced),
+	// the spreadsheet is not provisioned yet, or SyncHealth is blocked
+	// (ErrSyncBlocked with the reason code) or diverged (ErrSyncDiverged).
+	// Nil when sync is ok, behind, or off.
+	Sync error
+	// SyncHealth is the spreadsheet's sync health, per tab: ok, behind,
+	// blocked (with a reason code) or diverged. It is computed from local
+	// state only and never waits on the network. Nil without sync.
+	SyncHealth *SyncHealth
 	// Integrity: damage the store found in itself when it opened — the
 	// log had lost acknowledged records (log_behind_read_model; the gap is
 	// also recorded in the log). Commits go on.
@@ -25,8 +35,51 @@ type Health struct {
 	Mirror error
 }
 
-// Health reports the store's current health.
+// Health reports the store's current health from local state only: it
+// answers while the spreadsheet hangs (it never waits on the network).
 func (s *Store) Health() Health { return Health(s.e.Health()) }
+
+// SyncHealth is the sync health of one spreadsheet (see README "Sync
+// health"): State, the reason when blocked, pending effects and the age
+// of the oldest, rows that differed at the last reconciliation, by tab.
+// Spreadsheet is the sync target's key (SyncOptions.Name), never the id.
+// Failing reports what /healthz answers 503 for: blocked, or a tab
+// diverged for longer than DivergedBound.
+type SyncHealth = engine.SyncHealth
+
+// TabHealth is the sync health of one tab.
+type TabHealth = engine.TabHealth
+
+// SyncState is a sync health state.
+type SyncState = engine.SyncState
+
+// Sync health states.
+const (
+	SyncOK       = engine.SyncOK
+	SyncBehind   = engine.SyncBehind
+	SyncDiverged = engine.SyncDiverged
+	SyncBlocked  = engine.SyncBlocked
+)
+
+// SyncStates lists the sync health states, healthy first.
+var SyncStates = engine.SyncStates
+
+// SyncReason is why sync is blocked (a stable code).
+type SyncReason = engine.SyncReason
+
+// Reasons sync is blocked, most severe first.
+const (
+	ReasonDisplaced         = engine.ReasonDisplaced
+	ReasonAuthorityDiverged = engine.ReasonAuthorityDiverged
+	ReasonStopped           = engine.ReasonStopped
+	ReasonAccessDenied      = engine.ReasonAccessDenied
+	ReasonNotFound          = engine.ReasonNotFound
+	ReasonQuota             = engine.ReasonQuota
+	ReasonUnreachable       = engine.ReasonUnreachable
+	ReasonMassDeletion      = engine.ReasonMassDeletion
+	ReasonTabMissing        = engine.ReasonTabMissing
+	ReasonHeaderDrift       = engine.ReasonHeaderDrift
+)
 
 // Stats is a point-in-time view of a running store.
 type Stats struct {
@@ -70,7 +123,8 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		c := &d.C
 		st.Dispatcher = map[string]int64{"passes": c.Passes.Load(), "dispatches": c.Dispatches.Load(), "claimed": c.Claimed.Load(),
 			"applied": c.Applied.Load(), "uncertain": c.Uncertain.Load(), "failed": c.Failed.Load(), "retried": c.Retried.Load(),
-			"conflicts": c.Conflicts.Load(), "probes": c.Probes.Load(), "superseded": c.Superseded.Load(), "backfilled": c.Backfilled.Load()}
+			"conflicts": c.Conflicts.Load(), "probes": c.Probes.Load(), "superseded": c.Superseded.Load(), "backfilled": c.Backfilled.Load(),
+			"repaired": c.Repaired.Load(), "misdirected": c.Misdirected.Load()}
 	}
 	return st, nil
 }
@@ -85,4 +139,21 @@ func (s *Store) Snapshot(ctx context.Context) (snapshots.Manifest, error) {
 		return snapshots.Manifest{}, err
 	}
 	return s.e.Snapshot()
+}
+
+// Reconcile runs one reconciliation now, besides its own cadence
+// (SyncOptions.ReconcileInterval): terminal failures are superseded by
+// corrections, rows the spreadsheet never received are queued, and the
+// anti-entropy pass compares every row tab with canonical state and
+// queues fenced corrections — deleted or emptied tabs are created again
+// and refilled. The corrections are written by the dispatcher's next
+// passes. Errors: ErrSyncStartup (no sync, or the spreadsheet is not
+// provisioned yet); Sheets read errors; ErrStoreClosed.
+func (s *Store) Reconcile(ctx context.Context) error {
+	d, _, _ := s.e.Workers()
+	if d == nil {
+		return fmt.Errorf("%w: sync is off or not provisioned yet", ErrSyncStartup)
+	}
+	_, err := d.Reconcile(ctx)
+	return err
 }

@@ -87,7 +87,11 @@ func progress(fn func(Progress)) func(engine.Progress) {
 // workers deliver them asynchronously. A commit never waits on, nor fails
 // because of, the spreadsheet.
 type SyncOptions struct {
-	// Name of the sync target in the outbox and status (default "sheets").
+	// Name overrides the sync target's name in the outbox and status.
+	// Leave it empty: the target is then a digest of SpreadsheetID, so
+	// the outbox and all sync state are keyed by spreadsheet and pointing
+	// the store at another spreadsheet backfills it completely (the old
+	// spreadsheet's unsent effects are superseded).
 	Name string
 	// SpreadsheetID is the Google spreadsheet id. Never logged.
 	SpreadsheetID string
@@ -96,7 +100,9 @@ type SyncOptions struct {
 	Provider *sheetsio.Provider
 	// Dispatcher tuning; zero values take the defaults (batch 2,000, pass
 	// every 1 s, first probe after 2 s, 10 probes, retries backing off
-	// from 1 s to 1 min, reconciliation every 30 s).
+	// from 1 s to 1 min). ReconcileInterval is the cadence of the
+	// reconciliation and anti-entropy pass: 0 takes
+	// HIKOUTEI_SYNC_RECONCILE_INTERVAL_MS, else 30 s.
 	MaxBatch          int
 	Interval          time.Duration
 	ProbeDelay        time.Duration
@@ -104,6 +110,13 @@ type SyncOptions struct {
 	RetryBase         time.Duration
 	RetryMax          time.Duration
 	ReconcileInterval time.Duration
+	// DivergedBound is how long a tab may stay diverged (rows differing
+	// from canonical state, as the reconciliation found) before
+	// SyncHealth.Failing and /healthz fail: 0 takes
+	// HIKOUTEI_SYNC_DIVERGED_BOUND_SECONDS (a plain positive integer of
+	// seconds; anything else fails Open with ErrSyncStartup), else twice
+	// ReconcileInterval.
+	DivergedBound time.Duration
 	// AuthorityTTL: another store may take the spreadsheet over once this
 	// store's authority row went unrefreshed this long (default 2 min).
 	AuthorityTTL time.Duration
@@ -258,20 +271,21 @@ func engineConfig(o Options) (engine.Config, error) {
 func syncConfig(o SyncOptions) (engine.SyncConfig, error) {
 	c := engine.SyncConfig{Name: o.Name, SpreadsheetID: o.SpreadsheetID, Provider: o.Provider, MaxBatch: o.MaxBatch,
 		Interval: o.Interval, ProbeDelay: o.ProbeDelay, MaxProbes: o.MaxProbes, RetryBase: o.RetryBase, RetryMax: o.RetryMax,
-		ReconcileInterval: o.ReconcileInterval, AuthorityTTL: o.AuthorityTTL, Manual: o.Manual,
+		ReconcileInterval: o.ReconcileInterval, AuthorityTTL: o.AuthorityTTL, Manual: o.Manual, DivergedBound: o.DivergedBound,
 		PollingInterval: o.PollingInterval, FullScanInterval: o.FullScanInterval}
 	if hook := o.OnConflict; hook != nil {
 		c.OnConflict = func(n engine.ConflictNotice) { hook(conflictEvent(n)) }
 	}
-	if o.PollingInterval < 0 || o.FullScanInterval < 0 {
-		return c, fmt.Errorf("%w: negative polling interval", ErrSyncStartup)
+	if o.PollingInterval < 0 || o.FullScanInterval < 0 || o.ReconcileInterval < 0 {
+		return c, fmt.Errorf("%w: negative sync interval", ErrSyncStartup)
 	}
 	for _, v := range []struct {
 		out *time.Duration
 		env string
 		def time.Duration
 	}{{&c.PollingInterval, config.EnvPollingInterval, config.DefaultPollingInterval},
-		{&c.FullScanInterval, config.EnvFullScanInterval, config.DefaultFullScanInterval}} {
+		{&c.FullScanInterval, config.EnvFullScanInterval, config.DefaultFullScanInterval},
+		{&c.ReconcileInterval, config.EnvReconcileInterval, config.DefaultReconcileInterval}} {
 		if *v.out > 0 {
 			continue
 		}
@@ -281,7 +295,24 @@ func syncConfig(o SyncOptions) (engine.SyncConfig, error) {
 		}
 		*v.out = cmp.Or(d, v.def)
 	}
-	return c, nil
+	return c, divergedBound(&c, o.LookupEnv)
+}
+
+// divergedBound resolves SyncConfig.DivergedBound from the environment
+// when the options leave it at 0 (the engine's default applies after).
+func divergedBound(c *engine.SyncConfig, lookup config.Lookup) error {
+	if c.DivergedBound < 0 {
+		return fmt.Errorf("%w: negative diverged bound", ErrSyncStartup)
+	}
+	if c.DivergedBound > 0 {
+		return nil
+	}
+	d, err := config.Seconds(lookup, config.EnvDivergedBound)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSyncStartup, err)
+	}
+	c.DivergedBound = d
+	return nil
 }
 
 // Dir is the store directory.

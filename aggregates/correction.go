@@ -46,3 +46,28 @@ func DecideSupersede(e Effect, replacement string, now time.Time) (Decision, err
 	}
 	return transition(e, events.EffectSuperseded{EffectID: e.ID, By: replacement}, now), nil
 }
+
+// DecideFold supersedes e, a pending effect queued behind terminal failed
+// on the same row, by replacement: the correction reconciliation queues
+// for failed (Correction). The correction writes the entity's canonical
+// state, which already holds what e would have written, while e would
+// meet the failure again — an update of a System row a person deleted
+// fails anchor_not_found, and each pending update behind it would hold
+// the row back one more reconciliation period (I28). Errors:
+// ErrNotSupersedable unless e is pending on failed's row and queued after
+// it, and failed is a terminal failure replaced by a correction.
+func DecideFold(e, failed Effect, replacement string, now time.Time) (Decision, error) {
+	switch {
+	case replacement == "" || failed.State != EffectFailed || !failed.Terminal:
+		return Decision{}, fmt.Errorf("%w: %s is not a replaced terminal failure", ErrNotSupersedable, failed.ID)
+	case !Behind(e, failed):
+		return Decision{}, fmt.Errorf("%w: %s is %s, not pending behind %s", ErrNotSupersedable, e.ID, e.State, failed.ID)
+	}
+	return transition(e, events.EffectSuperseded{EffectID: e.ID, By: replacement}, now), nil
+}
+
+// Behind reports whether e is pending on failed's row, queued after it:
+// what DecideFold folds into failed's correction.
+func Behind(e, failed Effect) bool {
+	return e.State == EffectPending && e.Target == failed.Target && e.StreamSeq > failed.StreamSeq
+}

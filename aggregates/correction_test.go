@@ -103,3 +103,32 @@ func TestI10_DecideSupersedeRefusesRecoverableFailures(t *testing.T) {
 		t.Fatalf("supersede without a replacement (the row needs no write): %+v %v", d, err)
 	}
 }
+
+func TestI28_DecideFoldSupersedesOnlyPendingEffectsBehindAReplacedTerminalFailure(t *testing.T) {
+	failed := terminalHead("")
+	behind := effect("GKA", 4, EffectPending)
+	d, err := DecideFold(behind, failed, "fx-repl", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (events.EffectSuperseded{EffectID: behind.ID, By: "fx-repl"}); d.Events[0].Payload != want || d.ExpectedVersion != behind.Version {
+		t.Fatalf("fold %+v, want %+v", d, want)
+	}
+	other := effect("LAE", 4, EffectPending)
+	earlier := effect("GKA", 2, EffectPending)
+	uncertain := effect("GKA", 5, EffectUncertain)
+	recoverable := terminalHead("")
+	recoverable.Terminal = false
+	for name, tc := range map[string]struct {
+		e, failed   Effect
+		replacement string
+	}{
+		"another row": {other, failed, "fx-repl"}, "queued before the failure": {earlier, failed, "fx-repl"},
+		"in flight": {uncertain, failed, "fx-repl"}, "no correction": {behind, failed, ""},
+		"a recoverable failure": {behind, recoverable, "fx-repl"},
+	} {
+		if _, err := DecideFold(tc.e, tc.failed, tc.replacement, now); !errors.Is(err, ErrNotSupersedable) {
+			t.Errorf("%s: %v, want ErrNotSupersedable", name, err)
+		}
+	}
+}

@@ -194,6 +194,9 @@ const (
 	OutcomeFailed    OutcomeKind = "failed"    // an explicit structured rejection: terminal (I24)
 	OutcomeRetry     OutcomeKind = "retry"     // nothing written: back on the retry path
 	OutcomeConflict  OutcomeKind = "conflict"  // an Input row's guard met a person's edit
+	// OutcomeMisdirected: the write landed on another row (C06,
+	// Outcome.Misdirected); settled with DecideMisdirected only.
+	OutcomeMisdirected OutcomeKind = "misdirected"
 )
 
 // Outcome is what a dispatch or probe learned about a claimed effect.
@@ -207,12 +210,19 @@ type Outcome struct {
 	RetryAt     time.Time
 	Via         string // "dispatch" or "probe"
 	PayloadHash string // the receipt's payload hash (probe evidence), if any
+	// Unwritable (applied) lists the cells written as a marker because
+	// Google Sheets cannot hold their value: recorded once, with the
+	// applied transition (effect.value_unwritable), never retried.
+	Unwritable []events.UnwritableField
+	// Misdirected describes where a misdirected write landed
+	// (OutcomeMisdirected only).
+	Misdirected *Misdirected
 }
 
 // Troubled reports whether the outcome left the effect uncertain, failed
 // or on the retry path.
 func (o Outcome) Troubled() bool {
-	return o.Kind == OutcomeUncertain || o.Kind == OutcomeFailed || o.Kind == OutcomeRetry
+	return o.Kind == OutcomeUncertain || o.Kind == OutcomeFailed || o.Kind == OutcomeRetry || o.Kind == OutcomeMisdirected
 }
 
 // DecideSettle records the outcome of the claim identified by token.
@@ -228,7 +238,7 @@ func DecideSettle(e Effect, token string, o Outcome, now time.Time) (Decision, e
 	}
 	switch o.Kind {
 	case OutcomeApplied:
-		return transition(e, events.EffectApplied{EffectID: e.ID, ClaimToken: token, WrittenHash: o.WrittenHash, Via: o.Via}, now), nil
+		return applied(e, token, o, now), nil
 	case OutcomeUncertain:
 		return transition(e, events.EffectUncertain{EffectID: e.ID, ClaimToken: token, Code: o.Code, ProbeAt: o.RetryAt.UTC()}, now), nil
 	case OutcomeConflict:
@@ -238,6 +248,17 @@ func DecideSettle(e Effect, token string, o Outcome, now time.Time) (Decision, e
 	}
 	return transition(e, events.EffectFailed{EffectID: e.ID, ClaimToken: token, Code: o.Code, Terminal: true,
 		ObservedHash: o.WrittenHash}, now), nil
+}
+
+// applied is the applied transition; a write that left markers in place
+// of values Sheets cannot hold records them once, in the same decision.
+func applied(e Effect, token string, o Outcome, now time.Time) Decision {
+	d := transition(e, events.EffectApplied{EffectID: e.ID, ClaimToken: token, WrittenHash: o.WrittenHash, Via: o.Via}, now)
+	if len(o.Unwritable) > 0 {
+		d.Events = append(d.Events, events.New(d.Stream, events.EffectValueUnwritable{EffectID: e.ID, Tab: e.Target.Tab,
+			Binding: e.Target.Binding, Entity: e.Entity, ID: e.EntityID, Fields: o.Unwritable}, now))
+	}
+	return d
 }
 
 func currentClaim(e Effect, token string) error {

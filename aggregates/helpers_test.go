@@ -55,6 +55,17 @@ func (fakeSheet) AuditResolved(at time.Time) map[string]any {
 	return map[string]any{"status": "RESOLVED", "resolved_at": at}
 }
 
+// fakeLimit is the fake sheet's cell limit: a longer text shows as
+// fakeMarker of its length (the real rule is sheetsio/cell's).
+const fakeLimit = 20
+
+func fakeMarker(n int) string { return "#FAKE! value_too_large " + strconv.Itoa(n) }
+
+func (fakeSheet) ShowsMarkerOf(_, _ string, observed, canonical any) bool {
+	s, ok := canonical.(string)
+	return ok && len(s) > fakeLimit && observed == fakeMarker(len(s))
+}
+
 var _ Sheet = fakeSheet{}
 
 // binding is the fake sheet's binding of a row.

@@ -91,12 +91,44 @@ func ClassifyField(observed, shown, canonical string, shownKnown bool) Verdict {
 //   - Evidence: row hashes already recorded as evidence (active quarantine
 //     or an active candidate's candidate-time row);
 //   - Missing: anchors whose deletion is already evidence;
-//   - Flagged: the tab's suspected mass deletion is already recorded.
+//   - Flagged: the tab's suspected mass deletion is already recorded;
+//   - Since: the log sequence that set each expected row's visible state;
+//   - InFlight: anchors with an effect not yet settled (pending,
+//     processing, delivery uncertain).
+//
+// A row is expected only once an effect wrote it (or an observation
+// accepted it): a row whose append has not been applied is never
+// expected. Only a settled row (Settled) may count as missing: a row
+// applied after the read's base, or with an effect in flight, may or may
+// not show in a read that raced the dispatch, so its absence is no
+// evidence of anything.
 type TabExpectation struct {
 	Rows     map[string]string
 	Evidence map[string]bool
 	Missing  map[string]bool
 	Flagged  bool
+	Since    map[string]uint64
+	InFlight map[string]bool
+}
+
+// Settled reports whether the expected row of anchor was last set at or
+// before base (the checkpoint a read's expectation was taken at) and has
+// no effect in flight: the read must show it, and its absence is deletion
+// evidence.
+func (x TabExpectation) Settled(anchor string, base uint64) bool {
+	_, ok := x.Rows[anchor]
+	return ok && x.Since[anchor] <= base && !x.InFlight[anchor]
+}
+
+// settledRows counts the expected rows Settled at base.
+func (x TabExpectation) settledRows(base uint64) int {
+	n := 0
+	for a := range x.Rows {
+		if x.Settled(a, base) {
+			n++
+		}
+	}
+	return n
 }
 
 // SheetField is one Input-row field's sheet-side state: what the sheet

@@ -646,3 +646,105 @@ func TestDecideTabFailsOnAValueWithoutCanonicalForm(t *testing.T) {
 		t.Fatalf("observed NaN: %v", err)
 	}
 }
+
+// A cell showing the marker of a canonical value the sheet cannot hold
+// shows canonical state: a full scan of it records nothing (no candidate,
+// no conflict, no accepted edit, no rewrite), whatever the sheet last
+// showed; a person's text in its place is an edit like any other.
+func TestAMarkerInPlaceOfAnUnwritableValueIsNeverAnEdit(t *testing.T) {
+	long := string(make([]byte, fakeLimit+5))
+	rs := liveRow(t, "GKA", "Goroka", long)
+	for name, sf := range map[string]SheetField{
+		"shown canonical":   {ShownHash: shown(t, long), ShownKnown: true},
+		"nothing confirmed": {},
+		"shown older text":  {ShownHash: shown(t, "older"), ShownKnown: true},
+	} {
+		rs.Sheet["notes"] = sf
+		r := tabRead(inputRow(2, "GKA", "row-marker", "Goroka", fakeMarker(len(long))))
+		r.Full = true
+		c, stats := decideTab(t, r, tabState(rs))
+		if !c.Empty() || stats.Candidates != 0 || stats.Accepted != 0 {
+			t.Fatalf("%s: recorded %v queue %+v stats %+v", name, types(allEvents(c)), c.Queue, stats)
+		}
+	}
+	rs.Sheet["notes"] = SheetField{ShownHash: shown(t, long), ShownKnown: true}
+	c, stats := decideTab(t, tabRead(inputRow(2, "GKA", "row-typed", "Goroka", "typed by a person")), tabState(rs))
+	if stats.Accepted != 1 || len(c.Queue) != 1 || c.Queue[0].Values["notes"] != "typed by a person" {
+		t.Fatalf("a person's text over the marker: stats %+v queue %+v", stats, c.Queue)
+	}
+	// The marker of another length does not stand for this value.
+	c, stats = decideTab(t, tabRead(inputRow(2, "GKA", "row-other", "Goroka", fakeMarker(len(long)+1))), tabState(rs))
+	if stats.Accepted != 1 || c.Empty() {
+		t.Fatalf("another value's marker: stats %+v", stats)
+	}
+}
+
+// An applied outcome that left markers records them once, after the
+// applied transition, on the effect's stream, never the value itself.
+func TestAppliedWithMarkersRecordsTheUnwritableValuesOnce(t *testing.T) {
+	fx := Effect{ID: "fx1", Target: Target{Tab: sysTab, Anchor: "GKA", Binding: binding(sysTab, "GKA")}, Entity: "Airport", EntityID: "GKA",
+		State: EffectProcessing, ClaimToken: "tok", Version: 2}
+	fields := []events.UnwritableField{{Field: "notes", Reason: "value_too_large", Chars: 50_001}}
+	d, err := DecideSettle(fx, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h", Via: "dispatch", Unwritable: fields}, now)
+	if err != nil || len(d.Events) != 2 || d.ExpectedVersion != 2 || d.Events[0].Type() != events.TypeEffectApplied {
+		t.Fatalf("decision %+v, %v", d, err)
+	}
+	want := events.EffectValueUnwritable{EffectID: "fx1", Tab: sysTab, Binding: fx.Target.Binding, Entity: "Airport", ID: "GKA", Fields: fields}
+	if !reflect.DeepEqual(d.Events[1].Payload, want) || d.Events[1].Stream != events.EffectStream("fx1") {
+		t.Fatalf("unwritable event %+v", d.Events[1])
+	}
+	d, _ = DecideSettle(fx, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h", Via: "dispatch"}, now)
+	if len(d.Events) != 1 {
+		t.Fatalf("a write without markers records %d events", len(d.Events))
+	}
+}
+
+// backfilling expects rows as a poll racing a backfill sees them: GKA was
+// applied before the read's base (20), LAE after it (seq 25), POM is
+// expected but its update is still in flight.
+func backfilling(t testing.TB) TabState {
+	st := tabState(liveRow(t, "GKA", "Goroka", "n"), liveRow(t, "LAE", "Lae", ""), liveRow(t, "POM", "Port Moresby", ""))
+	st.Expect.Since = map[string]uint64{"GKA": 10, "LAE": 25, "POM": 10}
+	st.Expect.InFlight = map[string]bool{"POM": true}
+	return st
+}
+
+func TestNoFalseEvidenceARowAppliedAfterTheReadOrInFlightIsNeverRowDeleted(t *testing.T) {
+	st := backfilling(t)
+	c, stats := decideTab(t, tabRead(unchanged(2, st.Rows["GKA"])), st)
+	if !c.Empty() || stats.Quarantined != 0 || stats.Deferred != 2 {
+		t.Fatalf("rows not settled at the read recorded %v (stats %+v)", types(allEvents(c)), stats)
+	}
+	// Once settled before a later read, the same absence is evidence.
+	st.Expect.InFlight = nil
+	r := tabRead(unchanged(2, st.Rows["GKA"]))
+	r.Base = 30
+	c, _ = decideTab(t, r, st)
+	if del := only[events.ObservationRejected](allEvents(c)); len(del) != 2 || del[0].Anchor != "LAE" || del[1].Anchor != "POM" {
+		t.Fatalf("settled rows missing: %v", types(allEvents(c)))
+	}
+}
+
+func TestNoFalseEvidenceAnEmptyReadRacingTheFirstDispatchIsNoMassDeletion(t *testing.T) {
+	st := backfilling(t)
+	st.Expect.Since["GKA"] = 25
+	if c, stats := decideTab(t, tabRead(), st); !c.Empty() || stats.Deferred != 3 {
+		t.Fatalf("empty read before any row settled recorded %v (stats %+v)", types(allEvents(c)), stats)
+	}
+	st.Expect.Since["GKA"] = 10 // one row settled before the read: the tab was emptied
+	c, _ := decideTab(t, tabRead(), st)
+	if evs := allEvents(c); len(evs) != 1 || evs[0].Payload.(events.ObservationRejected).Reason != ReasonMassDeletion {
+		t.Fatalf("empty read with a settled row recorded %v", types(evs))
+	}
+}
+
+func TestNoFalseEvidenceDeletionEvidenceOfARowInFlightIsKeptNotCleared(t *testing.T) {
+	st := tabState(liveRow(t, "GKA", "Goroka", "n"), liveRow(t, "LAE", "Lae", ""))
+	r := tabRead(unchanged(2, st.Rows["GKA"]))
+	c, _ := decideTab(t, r, st)
+	st = activate(st, c)
+	st.Expect.InFlight = map[string]bool{"LAE": true} // e.g. a correction re-appending it
+	if c, _ := decideTab(t, r, st); !c.Empty() {
+		t.Fatalf("in flight: recorded %v", types(allEvents(c)))
+	}
+}

@@ -43,8 +43,7 @@ func (ob *observation) decide() error {
 	}
 	exp := ob.st.Expect
 	if len(ob.r.Rows) == 0 && len(exp.Rows) > 0 { // suddenly empty (C04)
-		ob.evidence(events.TypeObservationRejected, "", 0, "", ReasonMassDeletion, "", fmt.Sprintf("%d expected rows", len(exp.Rows)))
-		ob.clearGone()
+		ob.empty()
 		return nil
 	}
 	for i := range ob.r.Rows {
@@ -54,11 +53,39 @@ func (ob *observation) decide() error {
 	}
 	for _, a := range sortedKeys(exp.Rows) { // a deleted row is evidence of the deletion of that key (C06)
 		if copies[a] == 0 {
-			ob.evidence(events.TypeObservationRejected, a, 0, "", ReasonRowDeleted, "", "")
+			ob.missing(a)
 		}
 	}
 	ob.clearGone()
 	return nil
+}
+
+// empty decides a tab that reads empty while rows are expected: one
+// suspected mass deletion when rows settled before the read are missing;
+// nothing at all (evidence neither recorded nor cleared) when every
+// expected row was written after the read's base or is in flight: the
+// read may have raced the first dispatch.
+func (ob *observation) empty() {
+	n := ob.st.Expect.settledRows(ob.r.Base)
+	if n == 0 {
+		ob.stats.Deferred += len(ob.st.Expect.Rows)
+		return
+	}
+	ob.evidence(events.TypeObservationRejected, "", 0, "", ReasonMassDeletion, "", fmt.Sprintf("%d expected rows", n))
+	ob.clearGone()
+}
+
+// missing decides an expected anchor no row shows: deletion evidence if
+// the row was settled when the read began; otherwise deferred (a row
+// applied after the read's base, or with an effect in flight, may not
+// show in this read yet), keeping any deletion evidence it already has.
+func (ob *observation) missing(anchor string) {
+	if ob.st.Expect.Settled(anchor, ob.r.Base) {
+		ob.evidence(events.TypeObservationRejected, anchor, 0, "", ReasonRowDeleted, "", "")
+		return
+	}
+	ob.stats.Deferred++
+	ob.found[QuarantineID(ob.r.Tab, anchor, "", ReasonRowDeleted)] = true
 }
 
 // shown decides one non-blank row: a shifted row is deferred (and the
@@ -183,12 +210,18 @@ func (ob *observation) row(g *GridRow, copies int) error {
 
 // fields classifies the user-owned cells of a bound row of a live entity.
 func (ob *observation) fields(g *GridRow, rs RowState) error {
-	if rs.InFlight || rs.VisibleSeq > ob.r.Base { // in transition: decided on the next pass
+	if rs.InFlight || rs.VisibleSeq > ob.r.Base || !rs.Bound {
+		// In transition, or never written under this binding (a
+		// spreadsheet switched to shows it from an earlier time): no
+		// cell is an edit of what the store showed; decided once written.
 		ob.stats.Deferred++
 		return nil
 	}
 	edits, stale, shown := map[string]any{}, map[string]any{}, map[string]string{}
 	for _, f := range ob.r.User {
+		if ob.sheet.ShowsMarkerOf(ob.r.Tab, f, g.Values[f], rs.Canonical[f]) {
+			continue // the marker of a value the sheet cannot hold: shows canonical, never an edit
+		}
 		a, err := ShownHash(g.Values[f])
 		if err != nil {
 			return err

@@ -26,6 +26,12 @@ type Sheet interface {
 	AuditOpened(c events.ConflictOpened, at time.Time) map[string]any
 	// AuditResolved is the update of a conflict's row once resolved.
 	AuditResolved(at time.Time) map[string]any
+	// ShowsMarkerOf reports whether observed, a cell of column field of
+	// tab, is the marker the sheet shows in place of canonical because
+	// Google Sheets cannot hold canonical (a text over 50,000 characters,
+	// …): such a cell shows canonical state as well as the sheet can and
+	// is never a person's edit.
+	ShowsMarkerOf(tab, field string, observed, canonical any) bool
 }
 
 // RowTab is one tab that shows an entity's rows.

@@ -16,6 +16,10 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
+// DefaultReconcileInterval is the reconciliation scanner's cadence when
+// Config.ReconcileInterval is zero.
+const DefaultReconcileInterval = 30 * time.Second
+
 // Config configures a Dispatcher for one spreadsheet.
 type Config struct {
 	Spreadsheet string             // the sync target's name (used in the outbox)
@@ -43,6 +47,10 @@ type Config struct {
 	// ReconcileInterval is the reconciliation scanner's own cadence
 	// (default 30 s), independent of how busy the dispatcher is (I21).
 	ReconcileInterval time.Duration
+	// ReconcileRows bounds what one anti-entropy pass reads: whole row
+	// tabs up to this many data rows in all (default 50,000; at least one
+	// tab per pass).
+	ReconcileRows int
 	// AuthorityTTL: a spreadsheet authority not refreshed for this long
 	// may be taken over by another store (default DefaultAuthorityTTL; the
 	// owner refreshes it every TTL/3).
@@ -64,7 +72,8 @@ func (c Config) withDefaults() (Config, error) {
 	c.ProbeDelay = cmpD(c.ProbeDelay, 2*time.Second)
 	c.RetryBase = cmpD(c.RetryBase, time.Second)
 	c.RetryMax = cmpD(c.RetryMax, time.Minute)
-	c.ReconcileInterval = cmpD(c.ReconcileInterval, 30*time.Second)
+	c.ReconcileInterval = cmpD(c.ReconcileInterval, DefaultReconcileInterval)
+	c.ReconcileRows = cmp(c.ReconcileRows, 50000)
 	c.AuthorityTTL = cmpD(c.AuthorityTTL, DefaultAuthorityTTL)
 	if c.MaxProbes <= 0 {
 		c.MaxProbes = 10
@@ -88,7 +97,9 @@ func cmpD(v, def time.Duration) time.Duration {
 
 // Counters are the dispatcher's running totals (for status and metrics).
 type Counters struct {
-	Passes, Dispatches, Claimed, Applied, Uncertain, Failed, Retried, Conflicts, Probes, Superseded, Backfilled atomic.Int64
+	Passes, Dispatches, Claimed, Applied, Uncertain, Failed, Retried, Conflicts, Probes, Superseded, Backfilled, Repaired atomic.Int64
+	// Misdirected counts updates whose cells landed on another row (C06).
+	Misdirected atomic.Int64
 }
 
 // Dispatcher moves effects from the outbox to one spreadsheet.
@@ -106,6 +117,8 @@ type Dispatcher struct {
 	// next carries the batch claimed ahead while the current one is in
 	// flight (nil = none).
 	next chan claimResult
+	// ae is the anti-entropy cursor (which tabs the next pass reads).
+	ae entropyCursor
 }
 
 // minBatch is the smallest adaptive batch.
@@ -204,9 +217,10 @@ func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
 }
 
 // Reconcile runs one reconciliation scan: terminal failed heads are
-// superseded, fenced, in the same commit as their replacement (I10), and
-// entities the spreadsheet never received get their rows queued. It
-// returns how many heads it superseded.
+// superseded, fenced, in the same commit as their replacement (I10),
+// entities the spreadsheet never received get their rows queued, and an
+// anti-entropy pass compares every row tab with canonical state and
+// queues corrections (I28). It returns how many heads it superseded.
 func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) {
 	n, err := d.cfg.Outbox.SupersedeTerminal(d.cfg.Spreadsheet, d.cfg.MaxBatch)
 	d.C.Superseded.Add(int64(n))
@@ -215,6 +229,13 @@ func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) {
 	}
 	queued, err := d.cfg.Outbox.QueueUnsynced(d.cfg.Spreadsheet, d.cfg.MaxBatch)
 	d.C.Backfilled.Add(int64(queued))
+	if err != nil {
+		return n, err
+	}
+	reps, err := d.AntiEntropy(ctx)
+	for _, r := range reps {
+		d.C.Repaired.Add(int64(r.Queued))
+	}
 	return n, err
 }
 
@@ -437,7 +458,7 @@ func (d *Dispatcher) outcome(c aggregates.Effect, r sheetsio.OpResult) aggregate
 	switch r.Status {
 	case sheetsio.StatusApplied, sheetsio.StatusUnchanged:
 		d.C.Applied.Add(1)
-		o.Kind, o.WrittenHash = aggregates.OutcomeApplied, r.WrittenHash
+		o.Kind, o.WrittenHash, o.Unwritable = aggregates.OutcomeApplied, r.WrittenHash, unwritable(r.Marked)
 	case sheetsio.StatusUncertain:
 		d.C.Uncertain.Add(1)
 		o.Kind, o.Code, o.RetryAt = aggregates.OutcomeUncertain, writeCode(r.Err), d.cfg.Clock.Now().Add(d.cfg.ProbeDelay)
@@ -446,6 +467,9 @@ func (d *Dispatcher) outcome(c aggregates.Effect, r sheetsio.OpResult) aggregate
 		o = d.retry(r.Reason, c)
 	case sheetsio.StatusGuardFailed:
 		o = d.guardFailed(c, r)
+	case sheetsio.StatusMisdirected:
+		d.C.Misdirected.Add(1)
+		o.Kind, o.Misdirected = aggregates.OutcomeMisdirected, misdirected(r.Misdirected)
 	default: // invalid, failed (explicit structured rejection): terminal (I24)
 		d.C.Failed.Add(1)
 		o.Kind, o.Terminal = aggregates.OutcomeFailed, true
@@ -466,6 +490,24 @@ func (d *Dispatcher) guardFailed(c aggregates.Effect, r sheetsio.OpResult) aggre
 	}
 	d.C.Failed.Add(1)
 	return aggregates.Outcome{Kind: aggregates.OutcomeFailed, Code: r.Reason, Terminal: true, Via: "dispatch", WrittenHash: r.ObservedHash}
+}
+
+// unwritable is the record of the cells a write left as markers.
+func unwritable(marked []sheetsio.MarkedCell) []events.UnwritableField {
+	var out []events.UnwritableField
+	for _, m := range marked {
+		out = append(out, events.UnwritableField{Field: m.Column, Reason: string(m.Reason), Chars: m.Chars})
+	}
+	return out
+}
+
+// misdirected is the store's view of where a misdirected write landed (C06).
+func misdirected(m *sheetsio.Misdirection) *aggregates.Misdirected {
+	if m == nil {
+		return nil
+	}
+	return &aggregates.Misdirected{SheetRow: m.SheetRow, DisplacedAnchor: m.DisplacedAnchor,
+		Columns: append([]string(nil), m.Columns...), RowHash: m.RowHash}
 }
 
 func writeCode(err error) string {

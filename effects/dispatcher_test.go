@@ -468,10 +468,10 @@ func TestI10_RecoverableFailureStaysOnTheRetryPathAndIsNeverSuperseded(t *testin
 			t.Fatalf("after a read failure: %+v", fx)
 		}
 	}
+	r.emu.ClearFaults() // the reconciliation's own reads (anti-entropy) succeed
 	if n, err := r.disp.Reconcile(ctx); err != nil || n != 0 {
 		t.Fatalf("reconcile superseded %d recoverable heads (%v)", n, err)
 	}
-	r.emu.ClearFaults()
 	r.clock.Advance(time.Minute) // the retry is due
 	r.pass()
 	if c := r.counts(); c[aggregates.EffectApplied] != 2 || len(c) != 1 {

@@ -40,7 +40,8 @@ type MemOutboxConfig struct {
 // method reads its state, asks aggregates for the decision (the claim
 // order of aggregates.ClaimableHeads, aggregates.DecideClaim,
 // DecideOutcome, DecideProbeRescheduled, DecideRecovered, Correction and
-// DecideSupersede, DecideQueue, DecideDivergence, and DecidePersist or
+// DecideSupersede, DecideQueue, DecideDivergence, DecideMisdirectedAll
+// (C06), and DecidePersist or
 // DecideRemove for its entities), appends the decided events as one
 // fenced unit (every stream's expected version checked, nothing applied
 // unless all are) and folds their typed payloads into its state. It keeps
@@ -183,7 +184,12 @@ func (m *MemOutbox) Settle(s []Settlement) error {
 	}
 	var ch aggregates.Changes
 	var stale []error
+	var misdirected []Settlement
 	for _, st := range s {
+		if st.Outcome.Kind == aggregates.OutcomeMisdirected {
+			misdirected = append(misdirected, st)
+			continue
+		}
 		d, err := aggregates.DecideOutcome(*m.fx[st.ID], st.ClaimToken, st.Outcome, false, now)
 		if err != nil {
 			stale = append(stale, err)
@@ -191,7 +197,44 @@ func (m *MemOutbox) Settle(s []Settlement) error {
 		}
 		ch.AddDecision(d)
 	}
+	stale = append(stale, m.settleMisdirected(&ch, misdirected, map[string]uint64{}, now)...)
 	return errors.Join(append(stale, m.appendChanges(ch, now, nil))...)
+}
+
+// settleMisdirected adds the settlements of misdirected writes (C06,
+// aggregates.DecideMisdirectedAll) to ch and returns the stale claims.
+// Callers hold m.mu.
+func (m *MemOutbox) settleMisdirected(ch *aggregates.Changes, s []Settlement, next map[string]uint64, now time.Time) []error {
+	var claims []aggregates.MisdirectedClaim
+	var bad []error
+	for _, st := range s {
+		md, err := aggregates.MisdirectionOf(st.Outcome)
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		fx := *m.fx[st.ID]
+		c := aggregates.MisdirectedClaim{Effect: fx, Token: st.ClaimToken, Where: md, Intended: m.canonical(fx.Entity, fx.EntityID)}
+		if entity, id, ok := aggregates.Displaced(fx, md, m.sheet); ok {
+			c.Displaced = m.canonical(entity, id)
+		}
+		claims = append(claims, c)
+	}
+	queue := func(q aggregates.Queue) (aggregates.Decision, string, error) { return m.decideQueue(q, next, now) }
+	ds, stale := aggregates.DecideMisdirectedAll(claims, m.sheet, queue, now)
+	for _, d := range ds {
+		ch.AddDecision(d)
+	}
+	return append(bad, stale...)
+}
+
+// canonical is an entity's current values. Callers hold m.mu.
+func (m *MemOutbox) canonical(entity, id string) aggregates.Canonical {
+	ent, ok := m.entities[events.EntityStream(entity, id)]
+	if !ok || !ent.state.Exists {
+		return aggregates.Canonical{}
+	}
+	return aggregates.Canonical{Values: ent.values, Exists: true}
 }
 
 // Reschedule records an inconclusive probe (Outbox, I08).
@@ -245,6 +288,7 @@ func (m *MemOutbox) SupersedeTerminal(spreadsheet string, n int) (int, error) {
 	heads = heads[:min(len(heads), max(n, 0))]
 	var ch aggregates.Changes
 	next := map[string]uint64{} // outbox stream → version, corrections of this unit included
+	folded := map[string]bool{}
 	for _, fx := range heads {
 		var vals map[string]any
 		ent, exists := m.entities[events.EntityStream(fx.Entity, fx.EntityID)]
@@ -265,12 +309,32 @@ func (m *MemOutbox) SupersedeTerminal(spreadsheet string, n int) (int, error) {
 			return 0, err
 		}
 		ch.AddDecision(sd)
+		if err := m.foldBehind(&ch, fx, replacement, folded, now); err != nil {
+			return 0, err
+		}
 		ch.AddDecision(qd)
 	}
 	if err := m.appendChanges(ch, now, nil); err != nil {
 		return 0, err
 	}
 	return len(heads), nil
+}
+
+// foldBehind supersedes the pending effects behind fx on its row by its
+// correction (aggregates.DecideFold), each once per unit. Callers hold m.mu.
+func (m *MemOutbox) foldBehind(ch *aggregates.Changes, fx aggregates.Effect, replacement string, folded map[string]bool, now time.Time) error {
+	if replacement == "" {
+		return nil
+	}
+	for _, p := range m.effectsOf(fx.Target.Spreadsheet, func(e *aggregates.Effect) bool { return aggregates.Behind(*e, fx) && !folded[e.ID] }) {
+		folded[p.ID] = true
+		d, err := aggregates.DecideFold(p, fx, replacement, now)
+		if err != nil {
+			return err
+		}
+		ch.AddDecision(d)
+	}
+	return nil
 }
 
 // RecordDivergence appends sync.diverged (Outbox).
@@ -283,44 +347,46 @@ func (m *MemOutbox) RecordDivergence(spreadsheet, reason string) error {
 	return m.appendChanges(ch, now, nil)
 }
 
-// QueueUnsynced queues, as the engine does, the rows of up to n
-// existing entities (oldest change first) for which no effect was ever
-// queued to spreadsheet's System tab: entities set with SetEntity (the
-// engine's commits while sync was off) are shown in full on each of their
-// tabs (aggregates.RowEffects); entities committed with Commit already
-// have their rows queued and are skipped, so rows are never duplicated.
-// It returns how many entities it queued (Outbox).
+// QueueUnsynced queues, as the engine does, up to n rows of existing
+// entities (oldest change first) for which no effect was ever queued to
+// that tab of spreadsheet: entities set with SetEntity (the engine's
+// commits while sync was off) are shown in full on each of their tabs
+// (aggregates.RowEffects); rows that already had an effect are skipped,
+// so rows are never duplicated. It returns how many rows it queued
+// (Outbox).
 func (m *MemOutbox) QueueUnsynced(spreadsheet string, n int) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if spreadsheet != m.cfg.Spreadsheet || n <= 0 {
 		return 0, nil
 	}
-	told := map[string]bool{} // entity stream → its System row had an effect
+	told := map[string]bool{} // entity stream + tab → that row had an effect
 	for _, id := range m.queue {
 		fx := m.fx[id]
-		if fx.Target.Spreadsheet == spreadsheet && fx.Target.Tab == layout.SystemTabName(fx.Entity) && fx.Target.Anchor == fx.EntityID {
-			told[events.EntityStream(fx.Entity, fx.EntityID)] = true
+		if fx.Target.Spreadsheet == spreadsheet && fx.Target.Anchor == fx.EntityID {
+			told[events.EntityStream(fx.Entity, fx.EntityID)+"\x00"+fx.Target.Tab] = true
 		}
 	}
-	var unsynced []*memEntity
-	for key, ent := range m.entities {
-		if ent.state.Exists && !told[key] {
-			unsynced = append(unsynced, ent)
+	var live []*memEntity
+	for _, ent := range m.entities {
+		if ent.state.Exists {
+			live = append(live, ent)
 		}
 	}
-	sortEntities(unsynced)
-	unsynced = unsynced[:min(len(unsynced), n)]
-	now := m.Now()
+	sortEntities(live)
 	var ch aggregates.Changes
-	for _, ent := range unsynced {
+	for _, ent := range live {
 		created := events.EntityPersisted{Entity: ent.entity, ID: ent.id, Created: true, Fields: ent.values}
-		ch.Queue = append(ch.Queue, aggregates.RowEffects(m.sheet, ent.entity, ent.id, m.sheet.key(ent.entity), created)...)
+		for _, q := range aggregates.RowEffects(m.sheet, ent.entity, ent.id, m.sheet.key(ent.entity), created) {
+			if len(ch.Queue) < n && !told[events.EntityStream(ent.entity, ent.id)+"\x00"+q.Target.Tab] {
+				ch.Queue = append(ch.Queue, q)
+			}
+		}
 	}
-	if err := m.appendChanges(ch, now, nil); err != nil {
+	if err := m.appendChanges(ch, m.Now(), nil); err != nil {
 		return 0, err
 	}
-	return len(unsynced), nil
+	return len(ch.Queue), nil
 }
 
 // Commit changes an entity as an application commit does with sync on:
@@ -533,8 +599,8 @@ func (m *MemOutbox) append(unit []events.StreamAppend) error {
 func folds(p events.Payload) bool {
 	switch p.(type) {
 	case events.EffectQueued, events.EffectClaimed, events.EffectApplied, events.EffectUncertain, events.EffectProbeScheduled,
-		events.EffectFailed, events.EffectSuperseded, events.EffectConflict, events.EffectBlocked,
-		events.EntityPersisted, events.EntityRemoved, events.SyncDiverged:
+		events.EffectFailed, events.EffectSuperseded, events.EffectConflict, events.EffectBlocked, events.EffectValueUnwritable,
+		events.EntityPersisted, events.EntityRemoved, events.SyncDiverged, events.SyncWriteMisdirected:
 		return true
 	}
 	return false
@@ -572,6 +638,8 @@ func (m *MemOutbox) fold(ev events.Event) {
 		m.set(ev, x.EffectID, aggregates.EffectConflict, func(e *aggregates.Effect) { e.LastCode, e.ObservedHash = x.Code, x.ObservedHash })
 	case events.EffectBlocked:
 		m.set(ev, x.EffectID, aggregates.EffectBlocked, func(e *aggregates.Effect) { e.LastCode = x.Code })
+	case events.EffectValueUnwritable: // follows effect.applied on the effect's stream
+		m.set(ev, x.EffectID, aggregates.EffectApplied, func(*aggregates.Effect) {})
 	case events.EntityPersisted:
 		ent := m.entity(x.Entity, x.ID)
 		if !ent.state.Exists {
@@ -592,7 +660,7 @@ func (m *MemOutbox) fold(ev events.Event) {
 		for name, fs := range ent.state.Fields {
 			ent.state.Fields[name] = aggregates.FieldState{Revision: fs.Revision}
 		}
-	case events.SyncDiverged: // recorded in the log only (Events)
+	case events.SyncDiverged, events.SyncWriteMisdirected: // recorded in the log only (Events)
 	}
 }
 

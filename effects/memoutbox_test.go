@@ -106,8 +106,8 @@ func TestMemOutboxQueueUnsyncedQueuesRowsOfEntitiesNeverQueued(t *testing.T) {
 	if n, err := m.QueueUnsynced("another", 10); err != nil || n != 0 {
 		t.Fatalf("another spreadsheet: %d %v", n, err)
 	}
-	if n, err := m.QueueUnsynced("sheets", 10); err != nil || n != 1 {
-		t.Fatalf("queue unsynced: %d %v", n, err)
+	if n, err := m.QueueUnsynced("sheets", 10); err != nil || n != 2 {
+		t.Fatalf("queue unsynced: %d %v, want the entity's 2 rows", n, err)
 	}
 	var got []string
 	for _, fx := range m.Effects() {

@@ -53,10 +53,16 @@ type Outbox interface {
 	// because the spreadsheet's authority no longer names this writer
 	// (seed 002 divergence check); status and doctor surface it.
 	RecordDivergence(spreadsheet, reason string) error
-	// QueueUnsynced queues rows for up to max entities the spreadsheet was
-	// never told about (committed while sync was off); it returns how many.
+	// QueueUnsynced queues up to max rows the spreadsheet was never told
+	// about — each row tab of each entity on its own (committed while sync
+	// was off, or before a switch of spreadsheet); it returns how many.
 	QueueUnsynced(spreadsheet string, max int) (int, error)
 	// SupersedeTerminal supersedes up to max terminal failed heads of
 	// spreadsheet, each in the same commit as its replacement effect (I10).
 	SupersedeTerminal(spreadsheet string, max int) (int, error)
+	// Repair compares one tab as an anti-entropy pass read it with what
+	// the store says the tab shows and queues, in one fenced commit, the
+	// corrections aggregates.DecideRepair decides (I28); it reports the
+	// tab's divergent rows.
+	Repair(spreadsheet string, seen aggregates.SeenTab) (aggregates.RepairReport, error)
 }

@@ -209,7 +209,8 @@ func (p *Poller) Cleanup(ctx context.Context) (int, error) {
 // Certify reports whether a values read of one tab proves it shows exactly
 // what the store expects: every non-blank row is either the expected row
 // of its anchor (same full-row hash, anchor seen once) or already recorded
-// evidence, and every expected anchor is present or its deletion recorded.
+// evidence, and every expected anchor is present or (exclusively) its
+// deletion recorded: a restored row's deletion evidence is to clear.
 // Row order is irrelevant (a sort is not a change, C06). A blocked tab
 // (header drift) is never certified.
 func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
@@ -237,9 +238,12 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 	if data == 0 && len(x.Rows) > 0 {
 		return x.Flagged
 	}
+	if x.Flagged {
+		return false // rows are back: the mass-deletion evidence is to clear
+	}
 	for a := range x.Rows {
-		if !seen[a] && !x.Missing[a] {
-			return false
+		if seen[a] == x.Missing[a] {
+			return false // absent without recorded evidence, or restored with it
 		}
 	}
 	return true

@@ -49,7 +49,12 @@ func (d *Dispatcher) evidence(c aggregates.Effect, receipts map[string]sheetsio.
 		return aggregates.Outcome{Kind: aggregates.OutcomeFailed, Code: "receipt_target_mismatch", Terminal: true, Via: "probe"}
 	}
 	d.C.Applied.Add(1)
-	return aggregates.Outcome{Kind: aggregates.OutcomeApplied, WrittenHash: r.RowHash, PayloadHash: r.PayloadHash, Via: "probe"}
+	var marked []sheetsio.MarkedCell
+	if spec, ok := d.cfg.Workbook.Schema().Tab(c.Target.Tab); ok {
+		marked = sheetsio.MarkedCells(spec, c.Values) // what the landed write put in place of unwritable values
+	}
+	return aggregates.Outcome{Kind: aggregates.OutcomeApplied, WrittenHash: r.RowHash, PayloadHash: r.PayloadHash, Via: "probe",
+		Unwritable: unwritable(marked)}
 }
 
 func (d *Dispatcher) inconclusive(due []aggregates.Effect) error {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -65,6 +66,14 @@ func (Sheet) AuditOpened(c events.ConflictOpened, at time.Time) map[string]any {
 // AuditResolved implements aggregates.Sheet: the RESOLVED update.
 func (Sheet) AuditResolved(at time.Time) map[string]any {
 	return map[string]any{layout.ConflictStatus: "RESOLVED", layout.ConflictResolvedAt: at.UTC()}
+}
+
+// ShowsMarkerOf implements aggregates.Sheet with the cell codec's marker
+// rule (cell.ShowsMarkerOf) for the column's kind.
+func (s Sheet) ShowsMarkerOf(tab, field string, observed, canonical any) bool {
+	spec, _ := s.Schema.Tab(tab)
+	c := spec.ColumnIndex(field)
+	return c >= 0 && cell.ShowsMarkerOf(spec.Columns[c].Kind, observed, canonical)
 }
 
 // Columns lists a tab's data columns (the anchor left out; none for a tab

@@ -16,6 +16,7 @@ const (
 	TypeEffectSuperseded     Type = "effect.superseded"
 	TypeEffectConflict       Type = "effect.conflict"
 	TypeEffectBlocked        Type = "effect.blocked_candidate"
+	TypeEffectUnwritable     Type = "effect.value_unwritable"
 )
 
 // OutboxStream is the stream of a target row's queued effects.
@@ -167,6 +168,37 @@ type EffectBlocked struct {
 	Code string `canon:"code"`
 }
 
+// EffectValueUnwritable records, once per applied effect, the values of
+// its row Google Sheets cannot hold (a text over 50,000 characters, …):
+// the write landed with a marker in each such cell instead, the rest of
+// the row as queued. It follows the effect.applied it belongs to, in the
+// same commit. Nothing retries the value: only a later write of the field
+// (a new value) replaces the marker. It never carries the value.
+type EffectValueUnwritable struct {
+	// EffectID is the applied effect this belongs to.
+	EffectID string `canon:"effect_id,required"`
+	// Tab is the logical tab written, e.g. "Airport_System".
+	Tab string `canon:"tab"`
+	// Binding identifies the row: a stable hash of tab and anchor.
+	Binding string `canon:"binding"`
+	// Entity and ID name the entity the row shows.
+	Entity string `canon:"entity"`
+	ID     string `canon:"id"`
+	// Fields lists the cells written as markers, by column name.
+	Fields []UnwritableField `canon:"fields"`
+}
+
+// UnwritableField is one cell written as a marker.
+type UnwritableField struct {
+	// Field is the column (the entity's field name).
+	Field string `canon:"field"`
+	// Reason is why: value_too_large, value_not_finite, value_out_of_range
+	// or value_unsupported.
+	Reason string `canon:"reason"`
+	// Chars is the value's length in characters for value_too_large, else 0.
+	Chars int64 `canon:"chars"`
+}
+
 // EventType implements Payload.
 func (EffectQueued) EventType() Type { return TypeEffectQueued }
 
@@ -194,6 +226,9 @@ func (EffectConflict) EventType() Type { return TypeEffectConflict }
 // EventType implements Payload.
 func (EffectBlocked) EventType() Type { return TypeEffectBlocked }
 
+// EventType implements Payload.
+func (EffectValueUnwritable) EventType() Type { return TypeEffectUnwritable }
+
 func init() {
 	register[EffectQueued](1, "outbox/<binding>")
 	register[EffectClaimed](1, effectStreamPattern)
@@ -204,6 +239,7 @@ func init() {
 	register[EffectSuperseded](1, effectStreamPattern)
 	register[EffectConflict](1, effectStreamPattern)
 	register[EffectBlocked](1, effectStreamPattern)
+	register[EffectValueUnwritable](1, effectStreamPattern)
 }
 
 const effectStreamPattern = "effect/<effect_id>"

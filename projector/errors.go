@@ -22,4 +22,8 @@ var (
 	ErrReadModelCorrupt = errors.New("read_model_corrupt")
 	// ErrUnknownField: a query names a field the entity does not have.
 	ErrUnknownField = errors.New("unknown_field")
+	// ErrOutboxEntryNotFound: no outbox entry has the effect id asked for.
+	ErrOutboxEntryNotFound = errors.New("outbox_entry_not_found")
+	// ErrQuarantineEntryNotFound: no quarantine record has the id asked for.
+	ErrQuarantineEntryNotFound = errors.New("quarantine_entry_not_found")
 )

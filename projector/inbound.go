@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -111,6 +112,9 @@ ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.has
 		return err
 	}
 	if err := p.setShown(x.Binding, x.Tab, x.Anchor, x.FieldHashes, e.Seq); err != nil {
+		return err
+	}
+	if err := p.unwritableTypedOver(x.Binding, x.Fields); err != nil {
 		return err
 	}
 	names := make([]string, 0, len(x.Fields))
@@ -245,4 +249,19 @@ func (p *Projector) TakeConflictNotes() []ConflictNote {
 	n := p.notes
 	p.notes = nil
 	return n
+}
+
+// misdirected records, in hk_evidence, one row per cell a misdirected
+// write overwrote (C06): the displaced row's tab, anchor and record, the
+// column, and where the write was meant to go. No cell value.
+func (p *Projector) misdirected(e *events.Event, x events.SyncWriteMisdirected) error {
+	detail := fmt.Sprintf("row %d; meant for %s; effect %s; requeued %s; repair %s", x.SheetRow, x.Anchor, x.EffectID, x.Requeued, x.Repair)
+	for _, c := range x.Cells {
+		r := evidenceRow{tab: x.Tab, anchor: x.DisplacedAnchor, entity: x.Entity, id: x.ID, field: c.Column,
+			reason: aggregates.CodeWriteMisdirected, detail: detail}
+		if err := p.evidence(e, r); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -12,9 +12,21 @@ import (
 // TabExpectation reads what one Input tab is expected to show (see
 // aggregates.TabExpectation).
 func (p *Projector) TabExpectation(tab string) (aggregates.TabExpectation, error) {
-	x := aggregates.TabExpectation{Rows: map[string]string{}, Evidence: map[string]bool{}, Missing: map[string]bool{}}
-	err := p.each("SELECT anchor, hash FROM hk_visible_state WHERE tab = ? AND hash != ''", []any{tab}, func(st *sqlite.Stmt) {
-		x.Rows[st.ColumnText(0)] = st.ColumnText(1)
+	x := aggregates.TabExpectation{Rows: map[string]string{}, Evidence: map[string]bool{}, Missing: map[string]bool{},
+		Since: map[string]uint64{}, InFlight: map[string]bool{}}
+	// Only rows an applied effect (or an accepted observation) set are
+	// expected: a row whose append is still pending, processing or
+	// uncertain has no visible state yet.
+	err := p.each("SELECT anchor, hash, seq FROM hk_visible_state WHERE tab = ? AND hash != ''", []any{tab}, func(st *sqlite.Stmt) {
+		x.Rows[st.ColumnText(0)], x.Since[st.ColumnText(0)] = st.ColumnText(1), uint64(st.ColumnInt64(2))
+	})
+	if err != nil {
+		return x, err
+	}
+	// "+tab": search by state (few effects are unsettled), never scan the
+	// tab's whole outbox history.
+	err = p.each("SELECT DISTINCT anchor FROM hk_outbox WHERE state IN "+unsettled+" AND +tab = ?", []any{tab}, func(st *sqlite.Stmt) {
+		x.InFlight[st.ColumnText(0)] = true
 	})
 	if err != nil {
 		return x, err
@@ -126,5 +138,26 @@ func (p *Projector) ActiveQuarantine(tab string) (map[string]aggregates.Quaranti
 				Reason: st.ColumnText(4), Column: st.ColumnText(5), SheetRow: st.ColumnInt64(6)}
 			out[q.ID] = q
 		})
+	return out, err
+}
+
+// EvidenceRecord is one hk_evidence row: what an inbound or sync event
+// recorded about one cell or row (never a cell value).
+type EvidenceRecord struct {
+	Seq                                          uint64
+	Kind                                         events.Type
+	Tab, Anchor, Entity, ID, Field, Reason, Note string
+}
+
+// Evidence returns the evidence rows recorded by events of kind, in log
+// order (e.g. events.TypeSyncWriteMisdirected: one per overwritten cell).
+func (p *Projector) Evidence(kind events.Type) ([]EvidenceRecord, error) {
+	var out []EvidenceRecord
+	err := p.each(`SELECT seq, kind, coalesce(tab, ''), coalesce(anchor, ''), coalesce(entity, ''), coalesce(id, ''), coalesce(field, ''),
+  reason, coalesce(detail, '') FROM hk_evidence WHERE kind = ? ORDER BY seq, n`, []any{string(kind)}, func(st *sqlite.Stmt) {
+		out = append(out, EvidenceRecord{Seq: uint64(st.ColumnInt64(0)), Kind: events.Type(st.ColumnText(1)), Tab: st.ColumnText(2),
+			Anchor: st.ColumnText(3), Entity: st.ColumnText(4), ID: st.ColumnText(5), Field: st.ColumnText(6), Reason: st.ColumnText(7),
+			Note: st.ColumnText(8)})
+	})
 	return out, err
 }

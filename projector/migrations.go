@@ -3,7 +3,7 @@ package projector
 // SchemaVersion is the version of the internal hk_ tables this build writes.
 // Each entry of migrations moves the read model from version i to i+1; an
 // older read model is migrated in place, a newer one is rebuilt.
-const SchemaVersion = 1
+const SchemaVersion = 3
 
 // migrations[i] brings a read model from schema version i to i+1.
 var migrations = []string{
@@ -166,4 +166,21 @@ CREATE TABLE hk_evidence (
   detail TEXT,
   PRIMARY KEY (seq, n)
 );`,
+	// 1 → 2: when each effect was queued (the clock reading of its
+	// effect.queued), for the oldest pending effect's age in sync health.
+	// Effects queued before this migration keep NULL (age unknown).
+	`ALTER TABLE hk_outbox ADD COLUMN queued_at TEXT;`,
+	// 2 → 3: values the sheet shows as markers (effect.value_unwritable).
+	`CREATE TABLE hk_unwritable (
+  binding   TEXT NOT NULL,
+  field     TEXT NOT NULL,
+  tab       TEXT NOT NULL,
+  entity    TEXT NOT NULL,
+  id        TEXT NOT NULL,      -- the entity's key (never the value)
+  reason    TEXT NOT NULL,      -- value_too_large | value_not_finite | value_out_of_range | value_unsupported
+  chars     INTEGER NOT NULL,   -- the value's length for value_too_large, else 0
+  effect_id TEXT NOT NULL,      -- the applied effect that wrote the marker
+  seq       INTEGER NOT NULL,
+  PRIMARY KEY (binding, field)
+) WITHOUT ROWID;`,
 }

@@ -20,7 +20,12 @@ func (p *Projector) applyEffect(e *events.Event, pl events.Payload) (bool, error
 		if err := p.effectSet(e, x.EffectID, aggregates.EffectApplied, "written_hash = ?, due_at = NULL", x.WrittenHash); err != nil {
 			return true, err
 		}
+		if err := p.unwritableCleared(x); err != nil {
+			return true, err
+		}
 		return true, p.visibleApplied(e, x)
+	case events.EffectValueUnwritable:
+		return true, p.unwritableRecorded(e, x)
 	case events.EffectUncertain:
 		return true, p.effectSet(e, x.EffectID, aggregates.EffectUncertain, "due_at = ?, last_code = ?", timeText(x.ProbeAt), x.Code)
 	case events.EffectProbeScheduled:
@@ -56,10 +61,10 @@ func (p *Projector) effectQueued(e *events.Event, x events.EffectQueued) error {
 		return err
 	}
 	return p.exec(`INSERT INTO hk_outbox (effect_id, spreadsheet, tab, anchor, binding, stream_sequence, op, payload,
-  payload_hash, entity, entity_id, queued_seq, updated_seq, expected_hash, state, version)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''), ?, 0)`,
+  payload_hash, entity, entity_id, queued_seq, updated_seq, expected_hash, state, version, queued_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''), ?, 0, ?)`,
 		x.EffectID, x.Spreadsheet, x.Tab, x.Anchor, x.Binding, int64(x.StreamSequence), string(x.Op), enc, x.PayloadHash,
-		x.Entity, x.ID, int64(e.Seq), int64(e.Seq), x.ExpectedHash, string(aggregates.EffectPending))
+		x.Entity, x.ID, int64(e.Seq), int64(e.Seq), x.ExpectedHash, string(aggregates.EffectPending), timeText(e.At))
 }
 
 // effectSet moves an effect to state and sets extra columns (set is a

@@ -93,6 +93,13 @@ func (p *Projector) TerminalHeads(spreadsheet string, max int) ([]aggregates.Eff
 ORDER BY queued_seq LIMIT ?`, spreadsheet, int64(max))
 }
 
+// PendingBehind returns the pending effects of spreadsheet on binding
+// queued after stream_sequence seq, in order.
+func (p *Projector) PendingBehind(spreadsheet, binding string, seq uint64) ([]aggregates.Effect, error) {
+	return p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox WHERE spreadsheet = ? AND binding = ? AND state = 'pending'
+AND stream_sequence > ? ORDER BY stream_sequence`, spreadsheet, binding, int64(seq))
+}
+
 // Effect returns one effect by id, and false if unknown.
 func (p *Projector) Effect(id string) (aggregates.Effect, bool, error) {
 	rows, err := p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox WHERE effect_id = ?`, id)
@@ -151,28 +158,36 @@ func (p *Projector) OutboxCounts() (map[aggregates.EffectState]int64, error) {
 	return out, err
 }
 
-// EntityRef names one entity.
-type EntityRef struct{ Entity, ID string }
+// EntityRef names one entity and one of its row tabs.
+type EntityRef struct{ Entity, ID, Tab string }
 
-// Unsynced returns up to max existing entities of which spreadsheet has
-// never been told: no effect was ever queued for their System row (e.g.
-// committed before sync was turned on). Reconciliation queues their rows.
-// systemTab names an entity's System tab.
-func (p *Projector) Unsynced(spreadsheet string, max int, systemTab func(entity string) string) ([]EntityRef, error) {
+// Unsynced returns up to max rows of existing entities of which
+// spreadsheet has never been told: no effect was ever queued for that row
+// (e.g. committed before sync was turned on, or the spreadsheet was
+// switched and a later update queued only the System row). Each row tab
+// of an entity (rowTabs) is checked on its own. Reconciliation queues
+// these rows.
+func (p *Projector) Unsynced(spreadsheet string, max int, rowTabs func(entity string) []string) ([]EntityRef, error) {
 	var out []EntityRef
+	since, err := p.targetSince()
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range p.shapes() {
-		if len(out) >= max {
-			break
-		}
-		err := p.query(`SELECT e.id FROM hk_entity_state AS e
+		for _, tab := range rowTabs(t.Name) {
+			if len(out) >= max {
+				return out, nil
+			}
+			err := p.query(`SELECT e.id FROM hk_entity_state AS e
 WHERE e.entity = ? AND e.removed = 0 AND NOT EXISTS (SELECT 1 FROM hk_outbox AS o
-  WHERE o.spreadsheet = ? AND o.tab = ? AND o.anchor = e.id)
+  WHERE o.spreadsheet = ? AND o.tab = ? AND o.anchor = e.id AND o.queued_seq > ?)
 ORDER BY e.last_seq LIMIT ?`, func(st *sqlite.Stmt) error {
-			out = append(out, EntityRef{Entity: t.Name, ID: st.ColumnText(0)})
-			return nil
-		}, t.Name, spreadsheet, systemTab(t.Name), int64(max-len(out)))
-		if err != nil {
-			return nil, err
+				out = append(out, EntityRef{Entity: t.Name, ID: st.ColumnText(0), Tab: tab})
+				return nil
+			}, t.Name, spreadsheet, tab, since, int64(max-len(out)))
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil

@@ -423,6 +423,10 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, p.leaseHistory(e, x.WriterID, x.State)
 	case events.SyncDiverged:
 		return true, p.setMeta("divergence:"+x.Target, x.Reason)
+	case events.SyncTargetBound:
+		return true, p.targetBound(e.Seq, x)
+	case events.SyncWriteMisdirected:
+		return true, p.misdirected(e, x)
 	case events.LogGapDetected:
 		return true, p.setMeta(fmt.Sprintf("log_gap:%d", e.Seq), fmt.Sprintf("records %d-%d lost (read model kept as %s)", x.LogHead+1, x.ReadModelCheckpoint, x.SetAside))
 	case events.SnapshotTaken:

@@ -16,7 +16,13 @@ func (p *Projector) exec(sqlText string, args ...any) error {
 
 // query prepares (cached), binds args and calls fn for each row.
 func (p *Projector) query(sqlText string, fn func(*sqlite.Stmt) error, args ...any) error {
-	st, err := p.conn.Prepare(sqlText)
+	return queryConn(p.conn, sqlText, fn, args...)
+}
+
+// queryConn runs sqlText with args on conn (any connection to a read
+// model, e.g. a read-only one of another process) and calls fn per row.
+func queryConn(conn *sqlite.Conn, sqlText string, fn func(*sqlite.Stmt) error, args ...any) error {
+	st, err := conn.Prepare(sqlText)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,10 @@
 package sheetsio
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+)
 
 // OpKind is the kind of a row operation.
 type OpKind uint8
@@ -100,7 +104,9 @@ const (
 	// sheet_tab_missing); nothing was written. Err holds the diagnostic.
 	StatusBlocked
 	// StatusInvalid: the op itself is malformed (Reason: invalid_op,
-	// unknown_tab, unknown_column, duplicate_target, value_unencodable).
+	// unknown_tab, unknown_column, duplicate_target). A value Sheets cannot
+	// hold does not make an op invalid: its cell is written as a marker
+	// (OpResult.Marked).
 	StatusInvalid
 	// StatusUncertain: sent, but the outcome is unknown (Err is a
 	// *WriteError with Outcome Uncertain); probe before retrying.
@@ -111,12 +117,19 @@ const (
 	// StatusNotSent: planned but not sent because an earlier chunk of the
 	// dispatch was uncertain or failed; retrying is safe.
 	StatusNotSent
+	// StatusMisdirected: an update was applied, but the batchUpdate's own
+	// response shows its cells on another row (Reason write_misdirected,
+	// C06): a person moved rows between the preflight and the write. The
+	// intended row did not receive it; OpResult.Misdirected names the row
+	// that did and the cells overwritten there. Its receipt was written and
+	// must not be taken as proof.
+	StatusMisdirected
 )
 
 var statusNames = map[OpStatus]string{
 	StatusApplied: "applied", StatusUnchanged: "unchanged", StatusGuardFailed: "guard_failed",
 	StatusBlocked: "blocked", StatusInvalid: "invalid", StatusUncertain: "uncertain",
-	StatusFailed: "failed", StatusNotSent: "not_sent",
+	StatusFailed: "failed", StatusNotSent: "not_sent", StatusMisdirected: "misdirected",
 }
 
 // String returns the stable lower-case name of the OpStatus.
@@ -137,7 +150,8 @@ const (
 	ReasonUnknownTab       = "unknown_tab"
 	ReasonUnknownColumn    = "unknown_column"
 	ReasonDuplicateTarget  = "duplicate_target"
-	ReasonUnencodable      = "value_unencodable"
+	// ReasonWriteMisdirected: StatusMisdirected's reason.
+	ReasonWriteMisdirected = "write_misdirected"
 )
 
 // OpResult is the outcome of one Op, in the order of Batch.Ops. Binding is
@@ -145,6 +159,10 @@ const (
 // preflight read ("" if absent); WrittenHash the row's hash after the op
 // ("" for a delete) — the value recorded in the receipt. Reason is a stable
 // code for the non-applied statuses; Err the detailed error, if any.
+// Marked lists, by column, the op's values Sheets cannot hold, written as
+// their marker text instead (cell.Mark; WrittenHash covers the marker).
+//
+// Misdirected is set with StatusMisdirected only.
 type OpResult struct {
 	ID           string
 	Status       OpStatus
@@ -153,6 +171,15 @@ type OpResult struct {
 	ObservedHash string
 	WrittenHash  string
 	Err          error
+	Marked       []MarkedCell
+	Misdirected  *Misdirection
+}
+
+// MarkedCell is one cell an op wrote as a marker: the column and why its
+// value cannot be written. It never carries the value.
+type MarkedCell struct {
+	Column string
+	cell.Mark
 }
 
 // DispatchResult reports one dispatch. Ops has one entry per Batch.Ops, in

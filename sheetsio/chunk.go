@@ -82,7 +82,7 @@ func (p *Provider) sendSplitting(ctx context.Context, w *Workbook, c []*unit, rm
 	if err != nil {
 		werr = &WriteError{Outcome: NotSent, Code: WriteNotSent, Err: err}
 	} else {
-		werr = p.sendBatch(ctx, w, reqs)
+		werr = p.sendBatch(ctx, w, reqs, c)
 	}
 	if werr != nil && werr.Code == WritePayloadTooLarge && len(c) > 1 {
 		p.log.Info("sheets batch split after size rejection", "units", len(c))
@@ -96,11 +96,26 @@ func (p *Provider) sendSplitting(ctx context.Context, w *Workbook, c []*unit, rm
 	return werr == nil
 }
 
-// sendBatch sends one spreadsheets.batchUpdate (write class, never retried).
-func (p *Provider) sendBatch(ctx context.Context, w *Workbook, reqs []*sheets.Request) *WriteError {
+// sendBatch sends one spreadsheets.batchUpdate (write class, never
+// retried). When the chunk updates rows, the same request asks for those
+// rows in its atomic response (responseRanges, effective values only) and
+// each update is verified against it (C06, see Misdirection).
+func (p *Provider) sendBatch(ctx context.Context, w *Workbook, reqs []*sheets.Request, c []*unit) *WriteError {
 	countChunk(ctx)
+	body := &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}
+	ranges, verify := responseRanges(c)
+	if verify {
+		body.IncludeSpreadsheetInResponse, body.ResponseIncludeGridData, body.ResponseRanges = true, true, ranges
+	}
 	return p.write(ctx, "batch_update", func(ctx context.Context) error {
-		_, err := p.svc.Spreadsheets.BatchUpdate(w.id, &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}).Context(ctx).Do()
+		call := p.svc.Spreadsheets.BatchUpdate(w.id, body).Context(ctx)
+		if verify {
+			call = call.Fields(gridFieldsWritten)
+		}
+		resp, err := call.Do()
+		if err == nil && verify {
+			verifyWritten(c, resp.UpdatedSpreadsheet)
+		}
 		return err
 	})
 }

@@ -189,6 +189,8 @@ func (r *DispatchResult) settle(units []*unit) {
 		switch {
 		case !u.sent:
 			res.Status, res.Err = StatusNotSent, u.err
+		case u.err == nil && u.misdirected != nil:
+			res.Status, res.Reason, res.Misdirected = StatusMisdirected, ReasonWriteMisdirected, u.misdirected
 		case u.err == nil:
 			res.Status = StatusApplied
 		case u.err.Outcome == Terminal:

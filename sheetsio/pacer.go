@@ -16,6 +16,13 @@ import (
 // 408/429/5xx, unstructured errors and transport failures. A structured 4xx
 // is returned at once, mapped by readRejected.
 func (p *Provider) read(ctx context.Context, op string, call func(context.Context) error) error {
+	err := p.readAttempts(ctx, op, call)
+	p.failure.note(ctx, err)
+	return err
+}
+
+// readAttempts is read's retry loop.
+func (p *Provider) readAttempts(ctx context.Context, op string, call func(context.Context) error) error {
 	b := p.cfg.Backoff
 	for attempt := 0; ; attempt++ {
 		if err := p.readLim.Wait(ctx); err != nil {
@@ -123,6 +130,7 @@ func (p *Provider) write(ctx context.Context, op string, call func(context.Conte
 	}
 	countWrite(ctx)
 	werr := ClassifyWrite(p.attempt(ctx, call))
+	p.failure.note(ctx, asError(werr))
 	if werr != nil {
 		p.log.Warn("sheets write failed", "op", op, "outcome", werr.Outcome.String(), "code", werr.Code, "status", werr.Status)
 	}
@@ -134,4 +142,12 @@ func (p *Provider) attempt(ctx context.Context, call func(context.Context) error
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	defer cancel()
 	return call(ctx)
+}
+
+// asError is werr as an error (nil stays an untyped nil).
+func asError(werr *WriteError) error {
+	if werr == nil {
+		return nil
+	}
+	return werr
 }

@@ -37,6 +37,11 @@ type unit struct {
 	bytes   int
 	sent    bool
 	err     *WriteError
+	// check is an update's written row, verified in the batchUpdate's own
+	// response (C06); nil for other units.
+	check *rowCheck
+	// misdirected: the response showed the update's cells on another row.
+	misdirected *Misdirection
 }
 
 type appendRow struct {
@@ -181,6 +186,20 @@ func (pl *planner) usable(r *OpResult, op Op) bool {
 	return true
 }
 
+// CodeOf is the stable code of a provider error (*Error or *WriteError;
+// "" for any other error).
+func CodeOf(err error) string {
+	var e *Error
+	var we *WriteError
+	switch {
+	case errors.As(err, &e):
+		return e.Code
+	case errors.As(err, &we):
+		return we.Code
+	}
+	return ""
+}
+
 func errorCode(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
@@ -193,7 +212,10 @@ func (pl *planner) reject(r *OpResult, s OpStatus, reason string, err error) {
 	r.Status, r.Reason, r.Err = s, reason, err
 }
 
-// encodeInto encodes op values into row (one cell per column of spec).
+// encodeInto encodes op values into row (one cell per column of spec). A
+// value Sheets cannot hold (over 50,000 characters, NaN, …) is written as
+// its marker (cell.Mark) and noted in r.Marked: the rest of the row is
+// still written, and the same marker every time keeps row hashes stable.
 func (pl *planner) encodeInto(r *OpResult, spec layout.TabSpec, values map[string]any, row []any) ([]int, bool) {
 	idx := make([]int, 0, len(values))
 	for name, v := range values {
@@ -202,14 +224,14 @@ func (pl *planner) encodeInto(r *OpResult, spec layout.TabSpec, values map[strin
 			pl.reject(r, StatusInvalid, ReasonUnknownColumn, newErr(CodeInvalidBatch, nil, "column %s not in tab %s", name, spec.Name))
 			return nil, false
 		}
-		enc, err := cell.Encode(spec.Columns[c].Kind, v)
-		if err != nil {
-			pl.reject(r, StatusInvalid, ReasonUnencodable, err)
-			return nil, false
+		enc, mark := cell.EncodeOrMark(spec.Columns[c].Kind, v)
+		if mark != nil {
+			r.Marked = append(r.Marked, MarkedCell{Column: name, Mark: *mark})
 		}
 		row[c] = enc
 		idx = append(idx, c)
 	}
 	sort.Ints(idx)
+	sort.Slice(r.Marked, func(a, b int) bool { return r.Marked[a].Column < r.Marked[b].Column })
 	return idx, true
 }

@@ -1,6 +1,8 @@
 package sheetsio
 
 import (
+	"sort"
+
 	"golang.org/x/text/unicode/norm"
 	"google.golang.org/api/sheets/v4"
 
@@ -77,7 +79,8 @@ func (pl *planner) planUpdate(i int, op Op, spec layout.TabSpec, snap *TabSnapsh
 		pl.reject(r, StatusGuardFailed, ReasonRowHashMismatch, nil)
 		return
 	}
-	u := &unit{op: i, order: orderUpdate, sheetID: snap.SheetID}
+	u := &unit{op: i, order: orderUpdate, sheetID: snap.SheetID, row: row.SheetRow - 1,
+		check: &rowCheck{spec: spec, anchor: op.Anchor, title: snap.title, cols: cols}}
 	for _, c := range cols {
 		rd := &sheets.RowData{Values: []*sheets.CellData{cellData(spec.Columns[c], next[c])}}
 		u.reqs = append(u.reqs, updateCellsRequest(snap.SheetID, row.SheetRow-1, c, rd))
@@ -88,9 +91,11 @@ func (pl *planner) planUpdate(i int, op Op, spec layout.TabSpec, snap *TabSnapsh
 func (pl *planner) planDelete(i int, op Op, snap *TabSnapshot) {
 	r := &pl.results[i]
 	if row, ok := SurplusCopy(snap.Find(op.Anchor), op.ExpectedHash); ok { // I21 cleanup (snapshot_cached.go)
-		r.ObservedHash, r.WrittenHash = row.Hash, row.Hash // the identical copy left still shows it
-		pl.addUnit(&unit{op: i, order: orderDelete, sheetID: snap.SheetID, row: row.SheetRow - 1,
-			reqs: []*sheets.Request{deleteRowRequest(snap.SheetID, row.SheetRow-1)}}, op, r)
+		pl.deleteRow(i, op, snap, row, row.Hash) // the identical copy left still shows it
+		return
+	}
+	if row, left, ok := DistinctCopy(snap.Find(op.Anchor), op.ExpectedHash); ok { // one differing copy, by CAS
+		pl.deleteRow(i, op, snap, row, left)
 		return
 	}
 	row, ok := pl.target(r, snap.Find(op.Anchor), StatusUnchanged)
@@ -101,9 +106,16 @@ func (pl *planner) planDelete(i int, op Op, snap *TabSnapshot) {
 		pl.reject(r, StatusGuardFailed, ReasonRowHashMismatch, nil)
 		return
 	}
-	u := &unit{op: i, order: orderDelete, sheetID: snap.SheetID, row: row.SheetRow - 1,
-		reqs: []*sheets.Request{deleteRowRequest(snap.SheetID, row.SheetRow-1)}}
-	pl.addUnit(u, op, r)
+	pl.deleteRow(i, op, snap, row, "")
+}
+
+// deleteRow plans the delete of one row; left is the full-row hash the
+// anchor still shows afterwards ("" = none).
+func (pl *planner) deleteRow(i int, op Op, snap *TabSnapshot, row Row, left string) {
+	r := &pl.results[i]
+	r.ObservedHash, r.WrittenHash = row.Hash, left
+	pl.addUnit(&unit{op: i, order: orderDelete, sheetID: snap.SheetID, row: row.SheetRow - 1,
+		reqs: []*sheets.Request{deleteRowRequest(snap.SheetID, row.SheetRow-1)}}, op, r)
 }
 
 // addUnit attaches the op's receipt entry and queues the unit. The entry
@@ -120,8 +132,9 @@ func (pl *planner) addUnit(u *unit, op Op, r *OpResult) {
 // ExpectedRowHash returns the full-row visible hash of the row the provider
 // writes for an append of values with anchor on tab spec — the ExpectedHash
 // a later OpUpdate/OpDelete of that row passes when nothing changed it.
-// Values are typed Go values as in Op.Values. Errors: *cell.EncodeError, or
-// *Error CodeInvalidBatch for a column the tab does not have.
+// Values are typed Go values as in Op.Values; a value Sheets cannot hold
+// counts as its marker, as the provider writes it. Errors: *Error
+// CodeInvalidBatch for a column the tab does not have.
 func ExpectedRowHash(spec layout.TabSpec, anchor string, values map[string]any) (string, error) {
 	if spec.Anchor < 0 {
 		return "", newErr(CodeInvalidBatch, nil, "tab %s has no anchor", spec.Name)
@@ -134,4 +147,31 @@ func ExpectedRowHash(spec layout.TabSpec, anchor string, values map[string]any) 
 	}
 	row[spec.Anchor] = norm.NFC.String(anchor)
 	return cell.VisibleHash(row), nil
+}
+
+// MarkedCells lists, by column, the values of an op on tab spec that the
+// provider writes as markers (see OpResult.Marked): what a probe that
+// proves an op applied reports without a dispatch result. Columns the tab
+// does not have are left out.
+func MarkedCells(spec layout.TabSpec, values map[string]any) []MarkedCell {
+	var out []MarkedCell
+	for _, name := range sortedNames(values) {
+		c := spec.ColumnIndex(name)
+		if c < 0 {
+			continue
+		}
+		if m := cell.MarkOf(spec.Columns[c].Kind, values[name]); m != nil {
+			out = append(out, MarkedCell{Column: name, Mark: *m})
+		}
+	}
+	return out
+}
+
+func sortedNames(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -26,6 +26,7 @@ type Provider struct {
 	writeLim *rate.Limiter
 	account  string
 	log      *slog.Logger
+	failure  lastFailure // the newest API call's failure (LastFailure)
 }
 
 // New builds a Provider from cfg (see Config). Errors (*Error):

@@ -29,25 +29,44 @@ const (
 // tabs stay blocked; dispatches to other tabs work).
 func (p *Provider) Provision(ctx context.Context, spreadsheetID string, schema *layout.Schema) (*Workbook, error) {
 	w := OpenWorkbook(spreadsheetID, schema, nil)
+	_, err := p.Reprovision(ctx, w)
+	if e := (*Error)(nil); err != nil && !(errors.As(err, &e) && e.Code == CodeHeaderDrift) {
+		return nil, err
+	}
+	return w, err
+}
+
+// Reprovision runs Provision's steps on a bound Workbook: tabs a person
+// deleted are created again (empty, with their header) and bound, so a
+// reconciliation can repopulate them. It returns the logical tabs it
+// created. Errors: as Provision (header drift is an *Error with
+// CodeHeaderDrift; the Workbook stays usable).
+func (p *Provider) Reprovision(ctx context.Context, w *Workbook) ([]string, error) {
 	infos, err := p.enumerate(ctx, w)
 	if err != nil {
 		return nil, err
 	}
 	resolved := w.resolve(infos)
-	snaps, err := p.readTabs(ctx, w, resolved, existing(schema, resolved))
+	snaps, err := p.readTabs(ctx, w, resolved, existing(w.schema, resolved))
 	if err != nil {
 		return nil, err
 	}
-	reqs, drift := provisionRequests(schema, resolved, snaps, infos)
+	reqs, drift := provisionRequests(w.schema, resolved, snaps, infos)
 	if len(reqs) > 0 {
 		if err := p.applyProvision(ctx, w, reqs); err != nil {
 			return nil, err
 		}
 	}
-	if len(drift) > 0 {
-		return w, &Error{Code: CodeHeaderDrift, Msg: "tabs blocked until their headers are repaired", Err: errors.Join(drift...)}
+	var created []string
+	for _, t := range w.schema.Tabs() {
+		if _, ok := resolved[t.Name]; !ok {
+			created = append(created, t.Name)
+		}
 	}
-	return w, nil
+	if len(drift) > 0 {
+		return created, &Error{Code: CodeHeaderDrift, Msg: "tabs blocked until their headers are repaired", Err: errors.Join(drift...)}
+	}
+	return created, nil
 }
 
 func existing(schema *layout.Schema, resolved map[string]sheetInfo) []string {

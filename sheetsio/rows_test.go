@@ -188,7 +188,7 @@ func TestInvalidOpsAreReportedPerOp(t *testing.T) {
 		{ID: "k", Tab: "Part_Input", Kind: OpAppend, Anchor: "k", Receipt: &Receipt{EffectID: "g"}},
 		{ID: "l", Tab: "Part_Input", Kind: OpAppend, Anchor: "l", Receipt: &Receipt{EffectID: "g"}},
 	}})
-	want := []string{ReasonInvalidOp, ReasonUnknownTab, ReasonUnknownColumn, ReasonUnencodable, ReasonInvalidOp, ReasonInvalidOp, "", ReasonDuplicateTarget, ReasonUnknownTab, ReasonInvalidOp, "", ReasonInvalidOp}
+	want := []string{ReasonInvalidOp, ReasonUnknownTab, ReasonUnknownColumn, "", ReasonInvalidOp, ReasonInvalidOp, "", ReasonDuplicateTarget, ReasonUnknownTab, ReasonInvalidOp, "", ReasonInvalidOp}
 	for i, reason := range want {
 		if reason == "" {
 			h.wantStatus(res, i, StatusApplied)

@@ -37,6 +37,9 @@ type TabSnapshot struct {
 	Rows    []Row
 	Strays  []layout.Stray
 	anchors anchorIndex
+	// title is the tab's title as this read saw it ("" when unknown): the
+	// dispatch names the rows it writes by it in responseRanges.
+	title string
 	// partial: only the header and the anchor column were read (a
 	// dispatch preflight of appends): Rows is empty, anchors maps to sheet
 	// row numbers, and Find returns rows with Anchor and SheetRow only.
@@ -90,7 +93,7 @@ func (p *Provider) readTabs(ctx context.Context, w *Workbook, resolved map[strin
 			continue
 		}
 		if _, seen := out[n]; !seen {
-			out[n] = &TabSnapshot{Tab: n, SheetID: s.ID}
+			out[n] = &TabSnapshot{Tab: n, SheetID: s.ID, title: s.Title}
 			rng := a1.QuoteSheet(s.Title)
 			if slices.Contains(headerOnly, n) {
 				rng += "!1:1"

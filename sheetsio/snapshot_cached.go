@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/api/sheets/v4"
 
+	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -83,6 +84,7 @@ func fillKnown(w *Workbook, out map[string]*TabSnapshot, order []string, modes m
 	i := 0
 	for _, t := range order {
 		spec, _ := w.schema.Tab(t)
+		out[t].title = filteredTitle(resp, i)
 		if modes[t] == readAnchors && spec.Anchor >= 0 {
 			fillAnchors(out[t], spec, filteredValues(resp, i), filteredValues(resp, i+1))
 			i += 2
@@ -117,6 +119,19 @@ func filteredValues(resp *sheets.BatchGetValuesByDataFilterResponse, i int) [][]
 	return nil
 }
 
+// filteredTitle is the tab title the i-th value range names ("" when the
+// response names none).
+func filteredTitle(resp *sheets.BatchGetValuesByDataFilterResponse, i int) string {
+	if i >= len(resp.ValueRanges) || resp.ValueRanges[i] == nil || resp.ValueRanges[i].ValueRange == nil {
+		return ""
+	}
+	r, err := a1.Parse(resp.ValueRanges[i].ValueRange.Range)
+	if err != nil || !r.HasSheet {
+		return ""
+	}
+	return r.Sheet
+}
+
 // SurplusCopy picks the row an OpDelete removes when its anchor shows on
 // several rows (I16): only when there are at least two and EVERY one shows
 // exactly expectedHash — identical copies, so deleting the bottom-most one
@@ -139,4 +154,31 @@ func SurplusCopy(rows []Row, expectedHash string) (Row, bool) {
 		}
 	}
 	return last, true
+}
+
+// DistinctCopy picks the row an OpDelete removes when its anchor shows on
+// several rows that differ: the one copy whose full-row hash is
+// expectedHash (a compare-and-set on that row alone). left is the hash
+// the anchor still shows after the delete when exactly one other copy
+// remains ("" otherwise). ok is false unless exactly one copy matches and
+// another does not. Anti-entropy repairs a System tab's duplicated anchor
+// with it (a person typed an existing anchor into another row).
+func DistinctCopy(rows []Row, expectedHash string) (row Row, left string, ok bool) {
+	n := 0
+	for _, r := range rows {
+		if r.Hash == expectedHash {
+			row, n = r, n+1
+		}
+	}
+	if len(rows) < 2 || expectedHash == "" || n != 1 {
+		return Row{}, "", false
+	}
+	if len(rows) == 2 {
+		for _, r := range rows {
+			if r.Hash != expectedHash {
+				left = r.Hash
+			}
+		}
+	}
+	return row, left, true
 }

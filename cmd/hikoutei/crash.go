@@ -81,7 +81,7 @@ func newCrashCmd() *cobra.Command {
 	f.StringVar(&faults, "faults", string(crash.FaultsMixed), "emulator fault mix during the runs: off, on, or mixed (every other run)")
 	f.StringVar(&dir, "dir", "", "store directory (default: a temporary one, removed unless --keep)")
 	f.BoolVar(&keep, "keep", false, "keep the temporary store directory")
-	cmd.AddCommand(newStorageCampaignCmd(), newStorageRunCmd(), &cobra.Command{
+	cmd.AddCommand(newStorageCampaignCmd(), newStorageRunCmd(), newConvergeCampaignCmd(), &cobra.Command{
 		Use:    "worker",
 		Short:  "The campaign's child: runs the workload described by " + crash.WorkerEnv + " until killed",
 		Hidden: true,

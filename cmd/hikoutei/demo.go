@@ -15,16 +15,20 @@ func newDemoCmd() *cobra.Command {
 	cfg := demo.Config{Data: "testdata/data/airports.json", Google: true}
 	var noLatency bool
 	cmd := &cobra.Command{
-		Use:   "demo [--dir DIR] [--rows N] [--keep-open]",
+		Use:   "demo [--dir DIR] [--rows N] [--keep-open] [--stall D]",
 		Short: "Run the whole product on the OpenFlights airports: commit, sync, human edits, polling, verification",
 		Long: `demo opens a fresh store with embedded NATS, serves the Sheets emulator with
 Google's latency and quota model, commits the 7,184 OpenFlights airports as a
 typed Airport entity, syncs them, acts as people do on Airport_Input (a clean
 edit, a conflicting edit, text in a numeric column, a formula, a pasted
-duplicate row, a sort), waits for the pollers and verifies that every
-non-conflicted row in the sheet equals canonical state. It ends with one line
+duplicate row, a sort), waits until each act reaches one of its correct
+outcomes and prints which, and verifies that every non-conflicted row in the
+sheet equals canonical state. Waits end on progress: one fails only after it
+observed no progress (read-model checkpoint, outbox counts, outcomes) for
+--stall. It ends with one line
 "summary: rows=… sheet_rows=… mismatches=… conflicts=… quarantined=… requests=…"
-and exits 1 when mismatches > 0.`,
+and exits 1 when mismatches > 0. On any failure it prints where the store is
+kept and the commands to inspect it.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Out, cfg.Progress, cfg.Google = cmd.OutOrStdout(), cmd.ErrOrStderr(), !noLatency
@@ -45,5 +49,6 @@ and exits 1 when mismatches > 0.`,
 	cmd.Flags().IntVar(&cfg.Rows, "rows", 0, "load only the first N airports (default all)")
 	cmd.Flags().BoolVar(&cfg.KeepOpen, "keep-open", false, "keep the emulator and its web view running until Ctrl-C")
 	cmd.Flags().BoolVar(&noLatency, "no-latency", false, "skip Google's latency and quota model (faster)")
+	cmd.Flags().DurationVar(&cfg.Stall, "stall", demo.DefaultStall, "fail a wait only after it observed no progress for this long")
 	return cmd
 }

@@ -77,7 +77,8 @@ func newRootCmd() *cobra.Command {
 		PersistentPreRunE: func(*cobra.Command, []string) error { return checkEnv() },
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd(), newSalvageCmd())
+	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd(), newSalvageCmd(),
+		newOutboxCmd(), newQuarantineCmd())
 	return root
 }
 

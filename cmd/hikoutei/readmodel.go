@@ -9,6 +9,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
 // readModel opens a store's read.sqlite read-only (works while the store
@@ -19,6 +20,20 @@ func readModel(dir string) (*sqlite.Conn, error) {
 		return nil, fmt.Errorf("no read model in %s: %w", dir, err)
 	}
 	return sqlite.OpenConn(path, sqlite.OpenReadOnly)
+}
+
+// inspectReadModel opens a store's read model read-only for the
+// inspection commands (outbox, quarantine). Like status, it refuses a
+// directory that is not a store or lost its log; it takes no lease and
+// does not open log.db, so a running writer never blocks it.
+func inspectReadModel(dir string) (*sqlite.Conn, error) {
+	if err := requireDir(dir); err != nil {
+		return nil, err
+	}
+	if err := engine.IsStore(dir); err != nil {
+		return nil, err
+	}
+	return readModel(dir)
 }
 
 // scalar runs a one-value query; a missing table (older read model) gives 0.

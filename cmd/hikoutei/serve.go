@@ -160,26 +160,34 @@ func logNATSListener(logger *slog.Logger, dir string, bus *natsbus.Bus) {
 	logger.Info("nats", attrs...)
 }
 
-// writeHealth answers 200 when the store can commit (local health); sync
-// and mirror health are reported alongside, since neither a stalled
-// spreadsheet nor a failing mirror stops local commits. nats_listen says
-// how the NATS listener is protected ("authenticated", "loopback-only"),
-// when there is one.
+// healthBody is /healthz's JSON. local, sync and mirror are "ok" or the
+// error; sync_health is the spreadsheet's sync health by tab.
+type healthBody struct {
+	Local      string          `json:"local"`
+	Sync       string          `json:"sync"`
+	Mirror     string          `json:"mirror"`
+	NATSListen string          `json:"nats_listen,omitempty"`
+	SyncHealth *syncHealthJSON `json:"sync_health,omitempty"`
+}
+
+// writeHealth answers 200 when the store can commit (local health) and
+// sync is neither blocked nor diverged past its bound; 503 otherwise.
+// Sync behind and mirror failures are reported with a 200, since neither
+// stops local commits. nats_listen says how the NATS listener is
+// protected ("authenticated", "loopback-only"), when there is one.
 func writeHealth(w http.ResponseWriter, h hikoutei.Health, listen natsbus.ListenMode) {
-	body := map[string]string{"local": "ok", "sync": "ok", "mirror": "ok"}
-	w.Header().Set("Content-Type", "application/json")
+	body := healthBody{Local: errText(h.Local), Sync: errText(h.Sync), Mirror: errText(h.Mirror), SyncHealth: syncHealthOf(h.SyncHealth)}
 	if listen != natsbus.ListenOff {
-		body["nats_listen"] = string(listen)
+		body.NATSListen = string(listen)
 	}
-	if h.Sync != nil {
-		body["sync"] = h.Sync.Error()
-	}
-	if h.Mirror != nil {
-		body["mirror"] = h.Mirror.Error()
-	}
-	if h.Local != nil {
-		body["local"] = h.Local.Error()
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(healthStatus(h))
 	json.NewEncoder(w).Encode(body)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
 }

@@ -4,18 +4,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/projector"
 )
 
 // storeStatus is what `hikoutei status` reports.
@@ -35,27 +40,73 @@ type storeStatus struct {
 	// the pollers last recorded: an accepted edit, a quarantine, a conflict).
 	LastEvidence int64  `json:"last_inbound_evidence_seq"`
 	Divergence   string `json:"divergence,omitempty"` // sync stopped: the sheet's authority names another writer
+	// Unwritable lists the values the sheet shows as a marker because
+	// Google Sheets cannot hold them (never the values themselves).
+	Unwritable []unwritableValue `json:"unwritable"`
+	// MisdirectedWrites counts updates whose cells landed on another row
+	// (C06, sync.write_misdirected); MisdirectedCells the cells they
+	// overwrote, whose earlier content may have been an unpolled edit
+	// (`hikoutei audit` names them).
+	MisdirectedWrites int64 `json:"misdirected_writes"`
+	MisdirectedCells  int64 `json:"misdirected_cells"`
 	// LogGaps are the records the log lost, as recorded when the store
 	// found its read model ahead of the log.
 	LogGaps string `json:"log_gaps,omitempty"`
+	// OutboxReasons counts the failed and blocked_candidate effects by
+	// state, then reason code; QuarantineReasons the active quarantine by
+	// reason code. Absent when there are none.
+	OutboxReasons     map[string]map[string]int64 `json:"outbox_reasons,omitempty"`
+	QuarantineReasons map[string]int64            `json:"quarantine_reasons,omitempty"`
+	// reasons keeps both in the read model's order (most frequent first)
+	// for the human output.
+	reasons statusReasons
+	// SyncHealth is each sync target's health by tab, from the read model
+	// alone (divergence found by a running store's reconciliation shows in
+	// its /healthz, not here).
+	SyncHealth []syncHealthJSON `json:"sync_health"`
 }
+
+// statusReasons are the reason counts status prints, in order.
+type statusReasons struct {
+	outbox     map[aggregates.EffectState][]projector.ReasonCount
+	quarantine []projector.ReasonCount
+}
+
+// reasonStates are the outbox states whose entries status counts by
+// reason: the writes that did not land and are not merely waiting.
+var reasonStates = []aggregates.EffectState{aggregates.EffectFailed, aggregates.EffectBlocked}
+
+// unwritableValue is one cell the sheet shows as a marker.
+type unwritableValue struct {
+	Entity string `json:"entity"`
+	ID     string `json:"id"`
+	Field  string `json:"field"`
+	Tab    string `json:"tab"`
+	Reason string `json:"reason"`
+	Chars  int64  `json:"chars,omitempty"`
+}
+
+// maxUnwritableLines bounds the unwritable values status lists one by one.
+const maxUnwritableLines = 20
 
 func newStatusCmd() *cobra.Command {
 	var dir string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status --dir DIR [--json]",
-		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence",
+		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence, failures by reason, sync health by tab, unwritable values",
 		Long: `status reads a store without changing it. It works while the store runs:
 the read model is read through SQLite's WAL, the holder from lease.toml. The log
 head is shown only when no process holds log.db (while one does, the
-checkpoint equals the head after every commit).`,
+checkpoint equals the head after every commit). Sync health is shown per tab
+(ok, behind, blocked with its reason, pending effects and the oldest one's
+age), derived from the read model.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireDir(dir); err != nil {
 				return err
 			}
-			st, err := readStatus(dir)
+			st, err := readStatus(dir, time.Now())
 			if err != nil {
 				return err
 			}
@@ -67,7 +118,7 @@ checkpoint equals the head after every commit).`,
 	return cmd
 }
 
-func readStatus(dir string) (storeStatus, error) {
+func readStatus(dir string, now time.Time) (storeStatus, error) {
 	st := storeStatus{Dir: dir, Outbox: map[string]int64{}}
 	if lf, err := events.ReadLeaseFile(dir); err == nil {
 		st.Running, st.Holder, st.Operation = true, lf.Holder.String(), lf.Operation
@@ -92,11 +143,115 @@ func readStatus(dir string) (storeStatus, error) {
 	st.OpenConflict = scalar(conn, "SELECT count(*) FROM hk_conflicts WHERE state = 'open'")
 	st.Quarantined = scalar(conn, "SELECT count(*) FROM hk_quarantine WHERE active = 1")
 	st.LastEvidence = scalar(conn, "SELECT coalesce(max(seq), 0) FROM hk_evidence")
+	misdirected := "FROM hk_evidence WHERE kind = '" + string(events.TypeSyncWriteMisdirected) + "'"
+	st.MisdirectedWrites = scalar(conn, "SELECT count(DISTINCT seq) "+misdirected)
+	st.MisdirectedCells = scalar(conn, "SELECT count(*) "+misdirected)
 	st.Divergence = text(conn, "SELECT group_concat(substr(key, 12) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'divergence:%'")
 	st.LogGaps = text(conn, "SELECT group_concat('at seq ' || substr(key, 9) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'log_gap:%'")
 	err = sqlitex.Execute(conn, "SELECT state, count(*) FROM hk_outbox GROUP BY state", &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error { st.Outbox[s.ColumnText(0)] = s.ColumnInt64(1); return nil }})
-	return st, err
+	if err != nil {
+		return st, err
+	}
+	if st.SyncHealth, err = readSyncHealth(conn, now); err != nil {
+		return st, err
+	}
+	if st.Unwritable, err = readUnwritable(conn); err != nil {
+		return st, err
+	}
+	return st, readReasons(conn, &st)
+}
+
+// readReasons fills the reason counts of st.
+func readReasons(conn *sqlite.Conn, st *storeStatus) (err error) {
+	if st.reasons.outbox, err = projector.OutboxReasons(conn, reasonStates...); err != nil {
+		return fmt.Errorf("read outbox reasons: %w", err)
+	}
+	if st.reasons.quarantine, err = projector.QuarantineReasons(conn); err != nil {
+		return fmt.Errorf("read quarantine reasons: %w", err)
+	}
+	for state, counts := range st.reasons.outbox {
+		if st.OutboxReasons == nil {
+			st.OutboxReasons = map[string]map[string]int64{}
+		}
+		st.OutboxReasons[string(state)] = reasonMap(counts)
+	}
+	if len(st.reasons.quarantine) > 0 {
+		st.QuarantineReasons = reasonMap(st.reasons.quarantine)
+	}
+	return nil
+}
+
+func reasonMap(counts []projector.ReasonCount) map[string]int64 {
+	m := make(map[string]int64, len(counts))
+	for _, c := range counts {
+		m[reasonText(c.Reason)] = c.Count
+	}
+	return m
+}
+
+// reasonText names a missing reason code.
+func reasonText(code string) string {
+	if code == "" {
+		return "no_code"
+	}
+	return code
+}
+
+func readSyncHealth(conn *sqlite.Conn, now time.Time) ([]syncHealthJSON, error) {
+	all, err := engine.ReadSyncHealth(conn, now)
+	out := make([]syncHealthJSON, 0, len(all))
+	for i := range all {
+		out = append(out, *syncHealthOf(&all[i]))
+	}
+	return out, err
+}
+
+// readUnwritable lists the values shown as markers (a read model older
+// than the hk_unwritable table has none).
+func readUnwritable(conn *sqlite.Conn) ([]unwritableValue, error) {
+	out := []unwritableValue{}
+	if scalar(conn, "SELECT count(*) FROM sqlite_master WHERE name = 'hk_unwritable'") == 0 {
+		return out, nil
+	}
+	err := sqlitex.Execute(conn, "SELECT entity, id, field, tab, reason, chars FROM hk_unwritable ORDER BY entity, id, field, tab",
+		&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+			out = append(out, unwritableValue{Entity: s.ColumnText(0), ID: s.ColumnText(1), Field: s.ColumnText(2), Tab: s.ColumnText(3),
+				Reason: s.ColumnText(4), Chars: s.ColumnInt64(5)})
+			return nil
+		}})
+	return out, err
+}
+
+// printUnwritable writes the count by reason, then one line per value
+// (entity, key, field, tab, reason; never the value), at most
+// maxUnwritableLines of them.
+func printUnwritable(tw io.Writer, list []unwritableValue) {
+	byReason := map[string]int{}
+	for _, u := range list {
+		byReason[u.Reason]++
+	}
+	reasons := make([]string, 0, len(byReason))
+	for r := range byReason {
+		reasons = append(reasons, fmt.Sprintf("%s %d", r, byReason[r]))
+	}
+	sort.Strings(reasons)
+	fmt.Fprintf(tw, "unwritable values\t%d", len(list))
+	if len(reasons) > 0 {
+		fmt.Fprintf(tw, " (%s)", strings.Join(reasons, ", "))
+	}
+	fmt.Fprintln(tw)
+	for i, u := range list {
+		if i == maxUnwritableLines {
+			fmt.Fprintf(tw, "  …\t%d more (status --json lists all)\n", len(list)-i)
+			break
+		}
+		size := ""
+		if u.Chars > 0 {
+			size = fmt.Sprintf(" (%d characters)", u.Chars)
+		}
+		fmt.Fprintf(tw, "  %s %s.%s\t%s on %s%s\n", u.Entity, u.ID, u.Field, u.Reason, u.Tab, size)
+	}
 }
 
 // readLogHead reads the log head (events.ErrStoreLocked while a writer holds
@@ -139,11 +294,61 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 		fmt.Fprintf(tw, "outbox %s\t%d\n", s, st.Outbox[s])
 	}
 	fmt.Fprintf(tw, "open conflicts\t%d\nquarantined\t%d\nlast inbound evidence\tseq %d\n", st.OpenConflict, st.Quarantined, st.LastEvidence)
+	printReasons(tw, st)
+	printUnwritable(tw, st.Unwritable)
 	if st.Divergence != "" {
 		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", st.Divergence)
+	}
+	if st.MisdirectedWrites > 0 {
+		fmt.Fprintf(tw, "misdirected writes\t%d (cells overwritten: %d; hikoutei audit names them)\n", st.MisdirectedWrites, st.MisdirectedCells)
 	}
 	if st.LogGaps != "" {
 		fmt.Fprintf(tw, "LOG LOST RECORDS\t%s\n", st.LogGaps)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, h := range st.SyncHealth {
+		if err := printSyncHealth(out, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printReasons prints the failed and blocked outbox entries and the
+// active quarantine by reason code, and the commands that list them.
+func printReasons(tw io.Writer, st storeStatus) {
+	var cmds []string
+	for _, state := range reasonStates {
+		if counts := st.reasons.outbox[state]; len(counts) > 0 {
+			fmt.Fprintf(tw, "outbox %s by reason\t%s\n", state, reasonList(counts))
+			cmds = append(cmds, fmt.Sprintf("hikoutei outbox list --dir %s --state %s", shellWord(st.Dir), state))
+		}
+	}
+	if len(st.reasons.quarantine) > 0 {
+		fmt.Fprintf(tw, "quarantined by reason\t%s\n", reasonList(st.reasons.quarantine))
+		cmds = append(cmds, fmt.Sprintf("hikoutei quarantine list --dir %s", shellWord(st.Dir)))
+	}
+	for i, c := range cmds {
+		fmt.Fprintf(tw, "%s\t%s\n", map[bool]string{true: "list them with", false: ""}[i == 0], c)
+	}
+}
+
+// shellWord quotes s for a POSIX shell when it needs quoting, so a
+// printed command can be pasted as is.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`*?[]{}()<>|&;~#!") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// reasonList renders counts as "code N, code N".
+func reasonList(counts []projector.ReasonCount) string {
+	parts := make([]string, len(counts))
+	for i, c := range counts {
+		parts[i] = fmt.Sprintf("%s %d", reasonText(c.Reason), c.Count)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -76,6 +76,8 @@ func Run(t *testing.T, newSubject func(t *testing.T) Subject) {
 		{"I10_SupersedeTerminalQueuesACorrectionNeverForARecoverableHead", supersedeTerminal},
 		{"I10_ATerminalHeadOfARemovedEntityIsSupersededWithoutAWrite", supersedeRemoved},
 		{"QueueUnsyncedSkipsEntitiesWhoseRowsAreQueued", queueUnsynced},
+		{"I28_RepairRestoresMissingRewritesDriftedAndSkipsRowsInFlight", repairTab},
+		{"C06_AMisdirectedWriteIsRequeuedItsDisplacedRowRepairedAndEvidenced", misdirectedWrite},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newSubject(t)) })
@@ -265,7 +267,13 @@ func terminalHeadBlocks(t *testing.T, s Subject) {
 		t.Fatalf("supersede: %d, %v", n, err)
 	}
 	wantState(t, s, a, aggregates.EffectSuperseded)
-	claimExactly(t, s, 1, b)
+	// b, queued behind the failure, is folded into the correction (it
+	// writes canonical state, b's values included), now the row's head.
+	fb := wantState(t, s, b, aggregates.EffectSuperseded)
+	corr := aggregates.EffectID(fb.Target.Binding, fb.StreamSeq+1)
+	if fx := claimExactly(t, s, 1, corr)[0]; fx.Values["name"] != "two" {
+		t.Fatalf("correction %+v does not write canonical state", fx)
+	}
 }
 
 func claimsInQueueOrder(t *testing.T, s Subject) {
@@ -567,4 +575,68 @@ func queueUnsynced(t *testing.T, s Subject) {
 		t.Fatalf("queue unsynced: %d, %v", n, err)
 	}
 	claimExactly(t, s, 10, a, b)
+}
+
+// repairTab: a row the tab lost is re-appended, a drifted row rewritten
+// guarded by the hash read, a row still in flight left alone, and a
+// second pass over the same read queues nothing more for rows in flight.
+func repairTab(t *testing.T, s Subject) {
+	tab := layout.SystemTabName(Shape.Name)
+	for _, id := range []string{"g1", "g2"} {
+		settle(t, s, claimExactly(t, s, 10, commit(t, s, id, "n", 1))[0], applied("h-"+id))
+	}
+	inFlight := commit(t, s, "g3", "pending", 3)
+	seen := aggregates.SeenTab{Tab: tab, Rows: []aggregates.SeenRow{{Anchor: "g2", Hash: "edited"}}}
+	rep, err := s.Repair(s.Spreadsheet(), seen)
+	if err != nil || rep.Missing != 1 || rep.Drifted != 1 || rep.Queued != 2 {
+		t.Fatalf("repair: %+v, %v", rep, err)
+	}
+	got := claim(t, s, 10)
+	byAnchor := map[string]aggregates.Effect{}
+	for _, fx := range got {
+		byAnchor[fx.Target.Anchor] = fx
+	}
+	if a, u := byAnchor["g1"], byAnchor["g2"]; a.Op != events.OpAppend || u.Op != events.OpUpdate || u.ExpectedHash != "edited" ||
+		byAnchor["g3"].ID != inFlight || len(got) != 3 {
+		t.Fatalf("claimed after repair: %+v", got)
+	}
+	if rep, err := s.Repair(s.Spreadsheet(), seen); err != nil || rep.Queued != 0 {
+		t.Fatalf("a second pass over rows in flight queued %d (%v)", rep.Queued, err)
+	}
+}
+
+// ---- C06 ----
+
+// misdirectedWrite: g1's update landed on g2's row. In one settlement the
+// update is superseded by a re-queue of g1's cells (behind g1's later
+// effects: I07), g2's overwritten cell gets a repair from its record,
+// guarded by the row as the write left it, and a stale claim is refused.
+func misdirectedWrite(t *testing.T, s Subject) {
+	a1, b1 := commit(t, s, "g1", "one", 1), commit(t, s, "g2", "two", 2)
+	for _, c := range claimExactly(t, s, 10, a1, b1) {
+		settle(t, s, c, applied("h-"+c.Target.Anchor))
+	}
+	a2 := commit(t, s, "g1", "one", 9)
+	c := claimExactly(t, s, 10, a2)[0]
+	a3 := commit(t, s, "g1", "uno", 9) // queued while a2 is in flight
+	md := &aggregates.Misdirected{SheetRow: 2, DisplacedAnchor: "g2", Columns: []string{"size"}, RowHash: "g2-shows-9"}
+	stale := []effects.Settlement{{ID: c.ID, ClaimToken: "not-the-claim", Outcome: aggregates.Outcome{Kind: aggregates.OutcomeMisdirected, Misdirected: md}}}
+	if err := s.Settle(stale); !errors.Is(err, aggregates.ErrStaleClaim) {
+		t.Fatalf("stale misdirected settlement: %v", err)
+	}
+	settle(t, s, c, aggregates.Outcome{Kind: aggregates.OutcomeMisdirected, Code: aggregates.CodeWriteMisdirected, Misdirected: md, Via: "dispatch"})
+	fa := wantState(t, s, a2, aggregates.EffectSuperseded)
+	requeue := wantState(t, s, aggregates.EffectID(fa.Target.Binding, fa.StreamSeq+2), aggregates.EffectPending)
+	if requeue.Op != events.OpUpdate || !reflect.DeepEqual(requeue.Values, map[string]any{"size": int64(9)}) || requeue.ExpectedHash != "" {
+		t.Fatalf("re-queued %+v", requeue)
+	}
+	b := effect(t, s, b1)
+	repair := wantState(t, s, aggregates.EffectID(b.Target.Binding, b.StreamSeq+1), aggregates.EffectPending)
+	if repair.Op != events.OpUpdate || !reflect.DeepEqual(repair.Values, map[string]any{"size": int64(2)}) || repair.ExpectedHash != "g2-shows-9" {
+		t.Fatalf("repair %+v", repair)
+	}
+	got := claimExactly(t, s, 10, a3, repair.ID)
+	if got[0].ExpectedHash != "h-g1" {
+		t.Fatalf("a3 guarded by %q, want g1's last applied write", got[0].ExpectedHash)
+	}
 }

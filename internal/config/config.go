@@ -27,9 +27,16 @@ const (
 	EnvPollingInterval = "HIKOUTEI_SYNC_POLLING_INTERVAL_MS"
 	// EnvFullScanInterval is the safety full scan's cadence, in milliseconds.
 	EnvFullScanInterval = "HIKOUTEI_SYNC_FULL_SCAN_INTERVAL_MS"
+	// EnvReconcileInterval is the cadence of reconciliation and
+	// anti-entropy (milliseconds, plain positive integer).
+	EnvReconcileInterval = "HIKOUTEI_SYNC_RECONCILE_INTERVAL_MS"
 	// EnvRateLimitInterval paces Sheets requests (reads and writes), in
 	// milliseconds between requests.
 	EnvRateLimitInterval = "HIKOUTEI_SYNC_RATE_LIMIT_INTERVAL_MS"
+	// EnvDivergedBound is how long, in seconds, a tab may stay diverged
+	// (rows differing from canonical state) before /healthz fails
+	// (default twice the reconciliation interval).
+	EnvDivergedBound = "HIKOUTEI_SYNC_DIVERGED_BOUND_SECONDS"
 	// EnvNATSURL names an existing NATS server or cluster to use instead of
 	// the embedded one.
 	EnvNATSURL = "HIKOUTEI_NATS_URL"
@@ -65,6 +72,9 @@ const (
 const (
 	DefaultPollingInterval  = 60 * time.Second
 	DefaultFullScanInterval = 60 * time.Second
+	// DefaultReconcileInterval is the anti-entropy cadence: the sheet
+	// returns to canonical state within two of these after damage stops.
+	DefaultReconcileInterval = 30 * time.Second
 )
 
 // Lookup reads one variable (os.LookupEnv in production).
@@ -80,7 +90,9 @@ type Sync struct {
 	Endpoint       string
 	// PollingInterval, FullScanInterval and RateLimitInterval are 0 when
 	// their variable is unset or empty.
-	PollingInterval, FullScanInterval, RateLimitInterval time.Duration
+	PollingInterval, FullScanInterval, RateLimitInterval, ReconcileInterval time.Duration
+	// DivergedBound is 0 when its variable is unset or empty.
+	DivergedBound time.Duration
 }
 
 // LoadSync reads the sync variables. Errors: ErrInvalidInterval naming the
@@ -97,14 +109,17 @@ func LoadSync(lookup Lookup) (Sync, error) {
 	for _, c := range []struct {
 		env string
 		out *time.Duration
-	}{{EnvPollingInterval, &s.PollingInterval}, {EnvFullScanInterval, &s.FullScanInterval}, {EnvRateLimitInterval, &s.RateLimitInterval}} {
+	}{{EnvPollingInterval, &s.PollingInterval}, {EnvFullScanInterval, &s.FullScanInterval}, {EnvRateLimitInterval, &s.RateLimitInterval},
+		{EnvReconcileInterval, &s.ReconcileInterval}} {
 		d, err := Interval(lookup, c.env)
 		if err != nil {
 			return s, err
 		}
 		*c.out = d
 	}
-	return s, nil
+	var err error
+	s.DivergedBound, err = Seconds(lookup, EnvDivergedBound)
+	return s, err
 }
 
 // NATSURL is the NATS server named in the environment ("" = embedded),
@@ -206,25 +221,46 @@ func Interval(lookup Lookup, name string) (time.Duration, error) {
 	return time.Duration(min(ms, maxIntervalMS)) * time.Millisecond, nil
 }
 
+// Seconds reads the variable name, a duration in whole seconds with the
+// interval variables' strict syntax (see ParseIntervalMS): 0 when unset or
+// empty. Errors: ErrInvalidInterval naming it.
+func Seconds(lookup Lookup, name string) (time.Duration, error) {
+	if lookup == nil {
+		lookup = OS
+	}
+	v, ok := lookup(name)
+	if !ok || v == "" {
+		return 0, nil
+	}
+	s, err := ParseIntervalMS(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return time.Duration(min(s, maxIntervalMS/1000)) * time.Second, nil
+}
+
+// errNotInterval is ParseIntervalMS's error.
+var errNotInterval = fmt.Errorf("%w: not a plain positive decimal integer (digits only, no sign, no leading zero, at most 2^53-1)", ErrInvalidInterval)
+
 // maxIntervalMS is the longest interval a time.Duration holds (≈ 292
 // years); larger safe integers are accepted and clamped to it.
 const maxIntervalMS = math.MaxInt64 / int64(time.Millisecond)
 
 // ParseIntervalMS parses an interval in milliseconds: ASCII digits only, no
 // sign, no leading zero, no white space, value in [1, 2^53-1]. Errors:
-// ErrInvalidInterval.
+// ErrInvalidInterval (the message never repeats the value).
 func ParseIntervalMS(v string) (int64, error) {
 	if v == "" || len(v) > 16 || v[0] == '0' {
-		return 0, fmt.Errorf("%w: %q", ErrInvalidInterval, v)
+		return 0, errNotInterval
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < '0' || v[i] > '9' {
-			return 0, fmt.Errorf("%w: %q", ErrInvalidInterval, v)
+			return 0, errNotInterval
 		}
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 1 || n > 1<<53-1 {
-		return 0, fmt.Errorf("%w: %q", ErrInvalidInterval, v)
+		return 0, errNotInterval
 	}
 	return n, nil
 }

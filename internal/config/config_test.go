@@ -36,7 +36,7 @@ func envOf(m map[string]string) Lookup {
 // leaves the cadence to the caller's option or default (0 here).
 func TestI20_PollingCadenceEnvAcceptsOnlyPlainPositiveDecimalIntegers(t *testing.T) {
 	for _, bad := range []string{"0x10", "1e3", "+100", "-100", "1.5", " 100", "100 ", "0", "00100", "9007199254740992", "１００", "10_000", "abc"} {
-		for _, env := range []string{EnvPollingInterval, EnvFullScanInterval} {
+		for _, env := range []string{EnvPollingInterval, EnvFullScanInterval, EnvReconcileInterval} {
 			lookup := envOf(map[string]string{env: bad})
 			if d, err := Interval(lookup, env); !errors.Is(err, ErrInvalidInterval) || !strings.Contains(err.Error(), env) {
 				t.Fatalf("%s=%q: Interval returned %v, %v; want invalid_polling_interval naming the variable", env, bad, d, err)

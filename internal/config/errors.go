@@ -9,8 +9,9 @@ import (
 // code as its text; match them with errors.Is.
 var (
 	// ErrInvalidInterval: an interval variable is not a plain positive
-	// decimal integer of milliseconds (I20). Its code predates the
-	// rate-limit variable, which shares it.
+	// decimal integer of milliseconds (I20), or of seconds for
+	// HIKOUTEI_SYNC_DIVERGED_BOUND_SECONDS. Its code predates the
+	// rate-limit and diverged-bound variables, which share it.
 	ErrInvalidInterval = errors.New("invalid_polling_interval")
 	// ErrInvalidEndpoint: HIKOUTEI_SHEETS_ENDPOINT is not an absolute
 	// http(s) URL with a host.

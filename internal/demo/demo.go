@@ -12,13 +12,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
-	"github.com/hikoutei/hikoutei-go/aggregates"
-	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
@@ -36,6 +36,9 @@ type Config struct {
 	Out      io.Writer // the report
 	Progress io.Writer // progress bars (nil = none)
 	Logger   *slog.Logger
+	// Stall is how long a wait may observe no progress before the demo
+	// fails (0 = DefaultStall); see waitFor.
+	Stall time.Duration
 }
 
 // Summary is the demo's outcome; Line renders the closing summary line.
@@ -44,6 +47,8 @@ type Summary struct {
 	Requests                                                      int64
 	Elapsed                                                       time.Duration
 	Dir, ReadModel, ViewURL                                       string
+	// Outcomes are the person acts and the outcome each reached.
+	Outcomes []Outcome
 }
 
 // Line is the single closing line the demo prints.
@@ -63,26 +68,29 @@ type env struct {
 }
 
 // Run executes the demo and returns its summary. Errors: setup failures
-// (data file, listener, store); a summary with mismatches is not an error.
+// (data file, listener, store), ErrStalled, ErrUnexpectedOutcome; a
+// summary with mismatches is not an error. On any failure (and on
+// mismatches) it prints where the store is kept and the commands to
+// inspect it.
 func Run(ctx context.Context, cfg Config) (Summary, error) {
 	start := time.Now()
+	if cfg.Stall <= 0 {
+		cfg.Stall = DefaultStall
+	}
 	e, err := setup(ctx, cfg)
 	if err != nil {
-		return Summary{}, err
+		return Summary{}, e.failed(err)
 	}
-	defer e.close()
-	if err := e.commitAll(ctx); err != nil {
-		return Summary{}, err
-	}
-	if err := e.waitSynced(ctx); err != nil {
-		return Summary{}, err
-	}
-	sum, err := e.actAndVerify(ctx)
+	sum, err := e.run(ctx)
+	e.close() // the store is closed before anyone is told to inspect it
 	if err != nil {
-		return Summary{}, err
+		return sum, e.failed(err)
 	}
 	sum.Elapsed = time.Since(start)
-	e.report(sum)
+	if sum.Mismatches > 0 {
+		e.failed(fmt.Errorf("%w: %d rows differ from canonical state", ErrMismatches, sum.Mismatches))
+	}
+	e.report(sum) // the summary line stays the last line
 	if cfg.KeepOpen {
 		fmt.Fprintf(cfg.Out, "keeping the emulator open at %s — Ctrl-C to stop\n", sum.ViewURL)
 		<-ctx.Done()
@@ -90,6 +98,33 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	return sum, nil
 }
 
+// run commits, syncs, plays the people and verifies.
+func (e *env) run(ctx context.Context) (Summary, error) {
+	if err := e.commitAll(ctx); err != nil {
+		return Summary{}, err
+	}
+	if err := e.waitSynced(ctx); err != nil {
+		return Summary{}, err
+	}
+	return e.actAndVerify(ctx)
+}
+
+// failed prints what failed, where the store is kept and the exact
+// commands to inspect it, and returns err. The store is never deleted.
+func (e *env) failed(err error) error {
+	if e == nil || e.cfg.Dir == "" {
+		return err
+	}
+	d := e.cfg.Dir
+	fmt.Fprintf(e.cfg.Out, "\ndemo failed: %v\nthe store is kept at %s; inspect it (from the repository, `go run ./cmd/hikoutei` for `hikoutei`):\n", err, d)
+	fmt.Fprintf(e.cfg.Out, "  hikoutei status --dir %s\n  hikoutei audit --dir %s\n  hikoutei conflicts list --dir %s --state all\n", d, d, d)
+	fmt.Fprintf(e.cfg.Out, "  sqlite3 %s 'SELECT tab, anchor, reason FROM hk_quarantine WHERE active = 1'\n", filepath.Join(d, projector.FileName))
+	return err
+}
+
+// setup loads the data, makes the store directory, starts the emulator
+// and opens the store; the env it returns (nil only before the
+// directory exists) is what failed needs.
 func setup(ctx context.Context, cfg Config) (*env, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -108,7 +143,7 @@ func setup(ctx context.Context, cfg Config) (*env, error) {
 	}
 	e := &env{cfg: cfg, data: data}
 	if err := e.startEmulator(); err != nil {
-		return nil, err
+		return e, err
 	}
 	return e, e.openStore(ctx)
 }
@@ -148,6 +183,7 @@ func (e *env) openStore(ctx context.Context) error {
 func (e *env) close() {
 	if e.store != nil {
 		e.store.Close()
+		e.store = nil
 	}
 }
 
@@ -178,33 +214,4 @@ func (e *env) commitAll(ctx context.Context) error {
 		bar.Set(end)
 	}
 	return bar.Finish()
-}
-
-// waitSynced shows converged rows until the outbox holds nothing pending.
-func (e *env) waitSynced(ctx context.Context) error {
-	bar := e.bar(len(e.data), "sync  ")
-	for {
-		c, err := engine.Of(e.store).OutboxCounts()
-		if err != nil {
-			return err
-		}
-		bar.Set(int(min(c[aggregates.EffectApplied]/2, int64(len(e.data)))))
-		if open(c) == 0 {
-			return bar.Finish()
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// open counts effects not yet settled.
-func open(c map[aggregates.EffectState]int64) int64 {
-	n := int64(0)
-	for _, s := range aggregates.Unsettled() {
-		n += c[s]
-	}
-	return n
 }

@@ -3,24 +3,84 @@ package demo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDemoSmallRun is the smaller demo run `make test` includes: 300
-// airports end to end without Google's latency model.
+// airports end to end without Google's latency model; every act reaches
+// one of its correct outcomes.
 func TestDemoSmallRun(t *testing.T) {
 	var out bytes.Buffer
 	sum, err := Run(context.Background(), Config{Dir: t.TempDir(), Data: "../../testdata/data/airports.json", Rows: 300, Out: &out})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, out.String())
 	}
 	t.Log(out.String())
-	if sum.Rows != 300 || sum.SheetRows != 300 || sum.Mismatches != 0 || sum.Conflicts < 1 || sum.Resolved < 1 || sum.Quarantined < 3 {
+	if sum.Rows != 300 || sum.SheetRows != 300 || sum.Mismatches != 0 || sum.Quarantined < 2 || len(sum.Outcomes) != 6 {
 		t.Fatalf("summary %+v\n%s", sum, out.String())
+	}
+	if sum.Outcomes[1].Result == ResultConflict && (sum.Conflicts != 1 || sum.Resolved != 1) {
+		t.Fatalf("a conflict opened but conflicts/resolved are %d/%d", sum.Conflicts, sum.Resolved)
+	}
+	for _, o := range sum.Outcomes {
+		if !strings.Contains(out.String(), "  "+o.Act+": "+string(o.Result)+"\n") {
+			t.Fatalf("outcome %+v not reported\n%s", o, out.String())
+		}
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if last := lines[len(lines)-1]; last != sum.Line() || !strings.HasPrefix(last, "summary: rows=300 sheet_rows=300 mismatches=0 ") {
 		t.Fatalf("last line %q", last)
+	}
+}
+
+// TestDemoStallFailsWithTheStoreAndTheCommandsToInspectIt: a wait that
+// observes no progress fails after Config.Stall (not a fixed deadline),
+// and the failure names the kept store and how to inspect it.
+func TestDemoStallFailsWithTheStoreAndTheCommandsToInspectIt(t *testing.T) {
+	var out bytes.Buffer
+	dir := t.TempDir()
+	e, err := setup(context.Background(), Config{Dir: dir, Data: "../../testdata/data/airports.json", Rows: 5, Out: &out,
+		Stall: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	checks := 0
+	err = e.waitFor(context.Background(), "something that never happens", false, func() (bool, string, error) {
+		checks++
+		return false, "unchanged", nil
+	})
+	if !errors.Is(err, ErrStalled) || checks < 2 {
+		t.Fatalf("waitFor = %v after %d checks, want %v", err, checks, ErrStalled)
+	}
+	e.close()
+	e.failed(err)
+	for _, want := range []string{"demo failed: demo_stalled", "the store is kept at " + dir, "hikoutei status --dir " + dir,
+		"hikoutei audit --dir " + dir} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("failure output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestDemoWaitsAsLongAsProgressContinues: a wait whose observed state
+// keeps changing is not failed by the stall period, however long it takes.
+func TestDemoWaitsAsLongAsProgressContinues(t *testing.T) {
+	e, err := setup(context.Background(), Config{Dir: t.TempDir(), Data: "../../testdata/data/airports.json", Rows: 5,
+		Out: &bytes.Buffer{}, Stall: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	start, checks := time.Now(), 0
+	err = e.waitFor(context.Background(), "a slow but moving condition", false, func() (bool, string, error) {
+		checks++
+		return time.Since(start) > 3*e.cfg.Stall, strings.Repeat("x", checks), nil
+	})
+	if err != nil {
+		t.Fatalf("a moving wait failed: %v", err)
 	}
 }

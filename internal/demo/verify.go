@@ -15,11 +15,19 @@ import (
 // that every non-conflicted System row equals canonical state.
 func (e *env) actAndVerify(ctx context.Context) (Summary, error) {
 	sum := Summary{Rows: len(e.data), Dir: e.cfg.Dir, ReadModel: e.store.ReadModelPath(), ViewURL: e.url + "/"}
-	in, err := e.people(ctx)
+	outs, err := e.people(ctx)
+	sum.Outcomes = outs
 	if err != nil {
 		return sum, err
 	}
-	sum.Conflicts, sum.Resolved, sum.Quarantined = in.opened, in.resolved, in.quarantined
+	err = e.withReadModel(ctx, func(rm *readModel) error {
+		in, err := rm.inbound()
+		sum.Conflicts, sum.Resolved, sum.Quarantined = in.opened, in.resolved, in.quarantined
+		return err
+	})
+	if err != nil {
+		return sum, err
+	}
 	if err := e.verify(ctx, &sum); err != nil {
 		return sum, err
 	}
@@ -28,27 +36,45 @@ func (e *env) actAndVerify(ctx context.Context) (Summary, error) {
 	return sum, nil
 }
 
-// people runs the people's edits, waits for the pollers to record each
-// outcome, then lets a later application commit win the conflict.
-func (e *env) people(ctx context.Context) (inbound, error) {
+// people runs the people's acts, waits until each has reached one of its
+// correct outcomes and reports which; then the application commits the
+// collided field again: a conflict resolves (system wins), an edit taken
+// before the application's first commit is simply overwritten again.
+func (e *env) people(ctx context.Context) ([]Outcome, error) {
 	pp := &people{e: e, p: e.emu.Person(SpreadsheetID), log: e.logf}
 	e.logf("people edit %s:", inputTab)
-	if err := pp.act(ctx); err != nil {
-		return inbound{}, err
+	acts := pp.acts(ctx)
+	for _, a := range acts {
+		pp.log("  person: %s", a.what)
+		if err := a.do(); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.what, err)
+		}
 	}
-	in, err := e.pollUntil(ctx, "the pollers", func(in inbound) bool { return in.accepted && in.opened >= 1 && in.quarantined >= 3 })
+	outs, err := e.awaitOutcomes(ctx, acts)
 	if err != nil {
-		return in, err
+		return outs, err
 	}
-	e.logf("pollers: edit accepted, %d conflict opened, %d rows quarantined; the application now commits altitude again", in.opened, in.quarantined)
+	e.logf("outcomes:")
+	for _, o := range outs {
+		e.logf("  %s: %s", o.Act, o.Result)
+	}
+	e.logf("the application now commits altitude again")
 	if err := pp.systemWins(ctx); err != nil {
-		return in, err
+		return outs, err
 	}
-	if in, err = e.pollUntil(ctx, "system-wins", func(in inbound) bool { return in.resolved >= 1 }); err != nil {
-		return in, err
+	if outs[1].Result == ResultConflict {
+		id := e.data[1].ID
+		err := e.waitFor(ctx, "system-wins", true, func() (bool, string, error) {
+			n := 0
+			err := e.withReadModel(ctx, func(rm *readModel) (err error) { n, err = rm.conflicts(id, "resolved"); return err })
+			return n > 0, fmt.Sprintf("resolved=%d", n), err
+		})
+		if err != nil {
+			return outs, err
+		}
+		e.logf("conflict resolved: the application's later commit of the field wins")
 	}
-	e.logf("conflict resolved: the application's later commit of the field wins")
-	return in, e.waitSynced(ctx)
+	return outs, e.waitSynced(ctx)
 }
 
 func (e *env) logf(format string, args ...any) {

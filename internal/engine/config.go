@@ -51,7 +51,7 @@ type Progress struct {
 
 // SyncConfig turns on materialisation into one spreadsheet.
 type SyncConfig struct {
-	Name          string // the sync target's name in the outbox (default "sheets")
+	Name          string // the sync target's name in the outbox (default: TargetKey(SpreadsheetID))
 	SpreadsheetID string
 	Provider      *sheetsio.Provider
 	// Dispatcher tuning; zero values take effects.Config defaults.
@@ -63,6 +63,9 @@ type SyncConfig struct {
 	RetryMax          time.Duration
 	ReconcileInterval time.Duration
 	AuthorityTTL      time.Duration
+	// DivergedBound is how long a tab may stay diverged before sync
+	// health fails (0: twice the reconciliation interval).
+	DivergedBound time.Duration
 	// Manual leaves the workers stopped: tests and tools drive them.
 	Manual bool
 	// Wake and PollWake deliver wake-up hints (NATS fills them when nil).

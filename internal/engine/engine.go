@@ -39,6 +39,7 @@ type Engine struct {
 	pool  *sqlitex.Pool
 	snaps *snapshots.Dir
 	sync  *syncState // nil without sync
+	notes syncNotes  // what the sync workers tell health (in memory)
 	nats  *natsState // nil without NATS
 
 	mu     sync.RWMutex // guards closed against in-flight sends

@@ -36,6 +36,13 @@ var (
 	// ErrSyncStartup: sync is configured but cannot start (no provider, an
 	// invalid spreadsheet id, a bad cadence); the stable code of seed 001.
 	ErrSyncStartup = errors.New("sync_startup_failed")
+	// ErrSyncBlocked: sync health is blocked: the spreadsheet or a tab
+	// refuses the projection (the reason code follows, e.g.
+	// sheet_tab_missing, access_denied, quota); see SyncHealth.
+	ErrSyncBlocked = errors.New("sync_blocked")
+	// ErrSyncDiverged: the last reconciliation found rows of a tab that
+	// differ from canonical state; see SyncHealth.
+	ErrSyncDiverged = errors.New("sync_diverged")
 	// ErrNotAStore: a tool was pointed at a directory that holds no store;
 	// it creates nothing there.
 	ErrNotAStore = errors.New("not_a_store")
@@ -49,4 +56,7 @@ var (
 	// ErrReplayTargetInStore: a replay target is inside a store directory;
 	// only the store writes its own files (refused even when forced).
 	ErrReplayTargetInStore = errors.New("replay_target_inside_store")
+	// ErrNotARowTab: a reconciliation named a tab that shows no entity
+	// rows (or is not in the layout).
+	ErrNotARowTab = errors.New("not_a_row_tab")
 )

@@ -285,7 +285,7 @@ func (x *synced) inState(state aggregates.EffectState, max int) []aggregates.Eff
 	x.t.Helper()
 	var out []aggregates.Effect
 	x.readModel(func(p *projector.Projector) (err error) {
-		out, err = p.Due(engine.DefaultSyncName, state, time.Time{}, max)
+		out, err = p.Due(x.e.Target(), state, time.Time{}, max)
 		return err
 	})
 	return out

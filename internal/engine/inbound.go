@@ -103,7 +103,9 @@ func (e *Engine) readTab(o effects.TabObservation, base uint64, full bool) (aggr
 
 // expectation is the tab's expectation: x, the one the pass certified its
 // values read against at base, while the read model is still at base (it
-// is then the same), else computed afresh.
+// is then the same), else computed afresh. A fresh one may expect rows a
+// dispatch applied after the read: they are not Settled at base, so
+// DecideTab never takes their absence as deletion evidence.
 func (e *Engine) expectation(tab string, x *aggregates.TabExpectation, base uint64) (aggregates.TabExpectation, error) {
 	if x != nil && e.proj.Checkpoint() == base {
 		return *x, nil

@@ -12,7 +12,6 @@ import (
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
-	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // The engine is the real effects.Outbox: every method runs on the single
@@ -109,10 +108,15 @@ func (e *Engine) Settle(settlements []effects.Settlement) error {
 		}
 		var ch aggregates.Changes
 		var stale []error
+		var misdirected []effects.Settlement
 		for _, st := range settlements {
 			fx, ok := known[st.ID]
 			if !ok {
 				return fmt.Errorf("settle: unknown effect %s", st.ID)
+			}
+			if st.Outcome.Kind == aggregates.OutcomeMisdirected {
+				misdirected = append(misdirected, st)
+				continue
 			}
 			d, err := e.settleOne(fx, st, now)
 			if err != nil {
@@ -121,6 +125,11 @@ func (e *Engine) Settle(settlements []effects.Settlement) error {
 			}
 			ch.AddDecision(d)
 		}
+		bad, err := e.settleMisdirected(&ch, misdirected, known, now)
+		if err != nil {
+			return err
+		}
+		stale = append(stale, bad...)
 		return errors.Join(append(stale, e.commitWorker(ch, now))...)
 	})
 }
@@ -192,8 +201,9 @@ func (e *Engine) SupersedeTerminal(spreadsheet string, max int) (int, error) {
 		now := e.cfg.Clock.Now()
 		b := newBatchState(nil)
 		var ch aggregates.Changes
+		folded := map[string]bool{}
 		for _, fx := range heads {
-			if err := e.supersedeOne(&ch, fx, b, now); err != nil {
+			if err := e.supersedeOne(&ch, fx, b, folded, now); err != nil {
 				return err
 			}
 		}
@@ -204,8 +214,9 @@ func (e *Engine) SupersedeTerminal(spreadsheet string, max int) (int, error) {
 }
 
 // supersedeOne adds the supersede of fx and its correction (queued at its
-// row's next stream_sequence, so the supersede names it).
-func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *batchState, now time.Time) error {
+// row's next stream_sequence, so the supersede names it), folding into
+// the correction the pending effects behind fx (folded: their ids).
+func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *batchState, folded map[string]bool, now time.Time) error {
 	vals, exists, err := e.proj.EntityValues(fx.Entity, fx.EntityID)
 	if err != nil {
 		return err
@@ -229,8 +240,44 @@ func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *b
 		return err
 	}
 	ch.AddDecision(sd)
+	if err := e.fold(ch, fx, replacement, folded, now); err != nil {
+		return err
+	}
 	ch.AddDecision(qd)
 	return nil
+}
+
+// fold supersedes the pending effects behind fx on its row by fx's
+// correction (aggregates.DecideFold), each once per unit.
+func (e *Engine) fold(ch *aggregates.Changes, fx aggregates.Effect, replacement string, folded map[string]bool, now time.Time) error {
+	if replacement == "" {
+		return nil
+	}
+	behind, err := e.proj.PendingBehind(fx.Target.Spreadsheet, fx.Target.Binding, fx.StreamSeq)
+	if err != nil {
+		return err
+	}
+	for _, p := range behind {
+		if folded[p.ID] {
+			continue
+		}
+		folded[p.ID] = true
+		d, err := aggregates.DecideFold(p, fx, replacement, now)
+		if err != nil {
+			return err
+		}
+		ch.AddDecision(d)
+	}
+	return nil
+}
+
+// rowTabs names the tabs that show rows of entity (System, Input).
+func (e *Engine) rowTabs(entity string) []string {
+	var out []string
+	for _, t := range e.sheet.RowTabs(entity) {
+		out = append(out, t.Tab)
+	}
+	return out
 }
 
 // RecordDivergence appends sync.diverged for spreadsheet (effects.Outbox).
@@ -251,7 +298,7 @@ func (e *Engine) RecordDivergence(spreadsheet, reason string) error {
 func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
 	n := 0
 	err := e.onWriter(func() error {
-		refs, err := e.proj.Unsynced(spreadsheet, max, layout.SystemTabName)
+		refs, err := e.proj.Unsynced(spreadsheet, max, e.rowTabs)
 		if err != nil {
 			return err
 		}
@@ -265,7 +312,11 @@ func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
 			if ok {
 				shape, _ := e.reg.Shape(r.Entity)
 				created := events.EntityPersisted{Entity: r.Entity, ID: r.ID, Created: true, Fields: vals}
-				ch.Queue = append(ch.Queue, aggregates.RowEffects(e.sheet, r.Entity, r.ID, shape.PK, created)...)
+				for _, q := range aggregates.RowEffects(e.sheet, r.Entity, r.ID, shape.PK, created) {
+					if q.Target.Tab == r.Tab {
+						ch.Queue = append(ch.Queue, q)
+					}
+				}
 			}
 		}
 		n = len(refs)

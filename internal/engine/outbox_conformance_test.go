@@ -52,7 +52,7 @@ func newEngineSubject(t *testing.T) outboxtest.Subject {
 	return engineSubject{eng, clock}
 }
 
-func (s engineSubject) Spreadsheet() string { return engine.DefaultSyncName }
+func (s engineSubject) Spreadsheet() string { return s.Engine.Target() }
 
 // Commit commits one unit and returns the effects it queued, read back
 // from the log.

@@ -1,36 +1,108 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
-// DefaultSyncName is the sync target's name in the outbox when none is given.
-const DefaultSyncName = "sheets"
+// LegacySyncName is the sync target name every store used before targets
+// were keyed by spreadsheet; such a store adopts its effects (see
+// aggregates.TargetBinding).
+const LegacySyncName = "sheets"
+
+// TargetKey is the sync target of a spreadsheet: a digest of its id, so
+// the outbox and all sync state are keyed by spreadsheet while the id
+// itself never enters the log, the read model or a message.
+func TargetKey(spreadsheetID string) string {
+	sum := sha256.Sum256([]byte("hikoutei-sync-target\x00" + spreadsheetID))
+	return "ss-" + hex.EncodeToString(sum[:8])
+}
 
 func syncName(c *SyncConfig) string {
-	if c == nil || c.Name == "" {
-		return DefaultSyncName
+	switch {
+	case c == nil:
+		return ""
+	case c.Name != "":
+		return c.Name
 	}
-	return c.Name
+	return TargetKey(c.SpreadsheetID)
+}
+
+// Target is the sync target the store's outbox serves ("" without sync).
+func (e *Engine) Target() string {
+	if e.sync == nil {
+		return ""
+	}
+	return e.sync.cfg.Name
+}
+
+// bindTarget records, before any worker starts, which target the outbox
+// serves: a store from before targets were keyed by spreadsheet adopts
+// its effects; a switched spreadsheet supersedes the old target's
+// unsettled effects, and the new one is backfilled completely.
+func (e *Engine) bindTarget(target string) error {
+	return e.onWriter(func() error {
+		bound, err := e.proj.BoundTarget()
+		if err != nil || bound == target {
+			return err
+		}
+		legacy, err := e.proj.OutboxTargets()
+		if err != nil {
+			return err
+		}
+		now := e.cfg.Clock.Now()
+		var ch aggregates.Changes
+		d, _ := aggregates.TargetBinding(bound, target, legacy, now)
+		ch.AddDecision(d)
+		if err := e.abandon(&ch, bound, now); err != nil {
+			return err
+		}
+		return e.commitWorker(ch, now)
+	})
+}
+
+// abandon supersedes the unsettled effects of a target no longer served.
+func (e *Engine) abandon(ch *aggregates.Changes, old string, now time.Time) error {
+	if old == "" {
+		return nil
+	}
+	stale, err := e.proj.UnsettledOf(old)
+	for _, fx := range stale {
+		d, derr := aggregates.DecideAbandon(fx, now)
+		if derr != nil {
+			return derr
+		}
+		ch.AddDecision(d)
+	}
+	return err
 }
 
 // syncState is the store's sync side, set at Open when Config.Sync is set.
+//
+// Health, Stats and the metrics read it: no lock they take is ever held
+// across a network call. provision serialises provisioning (network
+// calls, retries) and is never taken by a reader; mu only guards the
+// published fields and is held for field copies only.
 type syncState struct {
-	cfg      SyncConfig
-	mu       sync.Mutex // guards workbook, disp, poller and stopped
-	workbook *sheetsio.Workbook
-	disp     *effects.Dispatcher
-	poller   *effects.Poller
-	stopped  error // why the workers stopped (divergence, displaced)
-	cancel   context.CancelFunc
-	done     chan error
+	cfg       SyncConfig
+	provision sync.Mutex // serialises Provision; readers never take it
+	mu        sync.Mutex // guards workbook, disp, poller and stopped (never held across I/O)
+	workbook  *sheetsio.Workbook
+	disp      *effects.Dispatcher
+	poller    *effects.Poller
+	stopped   error // why the workers stopped (divergence, displaced)
+	cancel    context.CancelFunc
+	done      chan error
 	// writer goroutine only
 	noteDone chan struct{}
 	noteSeq  uint64 // last conflict notice delivered (no duplicates after a repaired projection)
@@ -52,33 +124,54 @@ func (e *Engine) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 		return nil, fmt.Errorf("%w: sync is not configured", ErrSyncStartup)
 	}
 	s := e.sync
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.disp != nil {
-		return s.disp, nil
+	if err := e.bindTarget(s.cfg.Name); err != nil {
+		return nil, err
 	}
-	c := s.cfg
+	s.provision.Lock()
+	defer s.provision.Unlock()
+	if d, _, _ := e.Workers(); d != nil {
+		return d, nil
+	}
+	e.notes.attempting(e.cfg.Clock.Now())
+	disp, poller, wb, err := e.provision(ctx)
+	e.notes.provisioned(err)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.workbook, s.disp, s.poller = wb, disp, poller
+	s.mu.Unlock()
+	return disp, nil
+}
+
+// provision does Provision's network work without any lock a reader
+// takes: the spreadsheet's tabs, the dispatcher, the authority claim and
+// the poller.
+func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.Poller, *sheetsio.Workbook, error) {
+	c := e.sync.cfg
 	wb, err := c.Provider.Provision(ctx, c.SpreadsheetID, e.sheet.Schema)
 	if err != nil && wb == nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: c.Name, Provider: c.Provider, Workbook: wb, Outbox: e,
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
 		AuthorityTTL: c.AuthorityTTL})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	// Claim the authority before the first write of the run (seed 002);
 	// while another store holds it, the dispatcher keeps refusing.
 	if err := disp.ClaimAuthority(ctx); err != nil && !errors.Is(err, effects.ErrAuthorityHeld) {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	s.workbook, s.disp = wb, disp
-	s.poller, err = effects.NewPoller(effects.PollerConfig{Provider: c.Provider, Workbook: wb, Inbound: e, Tabs: e.sheet.inputs,
+	poller, err := effects.NewPoller(effects.PollerConfig{Provider: c.Provider, Workbook: wb, Inbound: e, Tabs: e.sheet.inputs,
 		Clock: e.cfg.Clock, Logger: e.log, Interval: c.PollingInterval, FullScanInterval: c.FullScanInterval,
 		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake})
-	return disp, err
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return disp, poller, wb, nil
 }
 
 // Manual reports whether sync is on with its workers left to the caller.
@@ -162,17 +255,24 @@ func (e *Engine) stopSync() error {
 }
 
 // Health separates local health (the store can commit) from sync health
-// (the spreadsheet is being materialised). A nil field is healthy.
+// (the spreadsheet is being materialised). A nil error field is healthy.
 type Health struct {
 	Local error // commits fail: the lease was lost, the store is closed, the log or read model cannot be written
-	Sync  error // sync stopped (divergence, displaced) or not provisioned yet
+	// Sync: the workers stopped (divergence, displaced), the spreadsheet is
+	// not provisioned yet, or SyncHealth is blocked or diverged (its Err).
+	Sync error
+	// SyncHealth is the spreadsheet's sync health by tab (nil without
+	// sync, or when the read model could not be read: Sync says why).
+	SyncHealth *SyncHealth
 	// Integrity is damage the store found in itself at open (records lost
 	// from the log); it does not stop commits.
 	Integrity error
 	Mirror    error // the NATS event mirror is failing (see natsHealth)
 }
 
-// Health reports the store's current health, from local state only.
+// Health reports the store's current health, from local state only: it
+// never waits on the network nor on a lock held across a network call
+// (I29).
 func (e *Engine) Health() Health {
 	h := Health{Mirror: e.mirrorHealth()}
 	switch {
@@ -186,16 +286,32 @@ func (e *Engine) Health() Health {
 	if e.gap != nil {
 		h.Integrity = &LogGapError{Gap: *e.gap}
 	}
-	if e.sync == nil {
+	if e.sync == nil || h.Local == ErrStoreClosed {
 		return h
 	}
-	e.sync.mu.Lock()
-	defer e.sync.mu.Unlock()
-	switch {
-	case e.sync.stopped != nil:
-		h.Sync = e.sync.stopped
-	case e.sync.disp == nil:
-		h.Sync = fmt.Errorf("spreadsheet not provisioned yet")
+	h.Sync = e.workersErr()
+	sh, err := e.SyncHealth()
+	h.SyncHealth = sh
+	if h.Sync == nil {
+		h.Sync = cmp.Or(err, sh.Err())
 	}
 	return h
+}
+
+// workersErr says why the workers are not running: stopped, or not
+// provisioned yet (with the last provisioning error).
+func (e *Engine) workersErr() error {
+	e.sync.mu.Lock()
+	stopped, provisioned := e.sync.stopped, e.sync.disp != nil
+	e.sync.mu.Unlock()
+	switch {
+	case stopped != nil:
+		return stopped
+	case provisioned:
+		return nil
+	}
+	if _, err := e.notes.provisioning(); err != nil {
+		return fmt.Errorf("spreadsheet not provisioned yet: %w", err)
+	}
+	return errors.New("spreadsheet not provisioned yet")
 }

@@ -92,7 +92,7 @@ func TestCrashBetweenRemoteApplyAndSettleLeavesNoDuplicateRows(t *testing.T) {
 	sheet := hikouteitest.NewSheet(t)
 	x := openSyncedOn(t, dir, sheet, nil, airports)
 	loadAirports(t, x.Store, 30)
-	claimed, err := x.e.Claim("sheets", 1000)
+	claimed, err := x.e.Claim(x.e.Target(), 1000)
 	mustT(t, err)
 	ops := make([]sheetsio.Op, len(claimed))
 	for i, c := range claimed {
@@ -105,7 +105,7 @@ func TestCrashBetweenRemoteApplyAndSettleLeavesNoDuplicateRows(t *testing.T) {
 	}
 	mustT(t, x.Close()) // the process dies before settling: claims stay "processing"
 	y := openSyncedOn(t, dir, restarted(t, sheet), nil, airports)
-	if n, err := y.e.RecoverProcessing("sheets", y.e.Now()); err != nil || n != 60 {
+	if n, err := y.e.RecoverProcessing(y.e.Target(), y.e.Now()); err != nil || n != 60 {
 		t.Fatalf("recovered %d: %v", n, err)
 	}
 	y.clock.Advance(time.Minute)
@@ -128,11 +128,11 @@ func TestEntitiesCommittedBeforeSyncAreBackfilledOnce(t *testing.T) {
 	mustT(t, err)
 	mustT(t, s.Close())
 	x := openSynced(t, dir)
-	n, err := x.e.QueueUnsynced("sheets", 100)
-	if err != nil || n != 19 {
-		t.Fatalf("queued %d: %v", n, err)
+	n, err := x.e.QueueUnsynced(x.e.Target(), 100)
+	if err != nil || n != 38 {
+		t.Fatalf("queued %d rows: %v, want 19 entities × 2 row tabs", n, err)
 	}
-	if again, err := x.e.QueueUnsynced("sheets", 100); err != nil || again != 0 {
+	if again, err := x.e.QueueUnsynced(x.e.Target(), 100); err != nil || again != 0 {
 		t.Fatalf("second scan queued %d: %v", again, err)
 	}
 	x.drain()

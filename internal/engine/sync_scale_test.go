@@ -47,14 +47,14 @@ func TestC09_LargeBackfillIsChunkedSplitOnSizeErrorsAndResumesWithoutDuplicates(
 		mustT(t, err)
 	}
 	x.pass() // one batch of 5,000 lands…
-	claimed, err := x.e.Claim("sheets", 5000)
+	claimed, err := x.e.Claim(x.e.Target(), 5000)
 	mustT(t, err)
 	if len(claimed) != 5000 {
 		t.Fatalf("claimed %d", len(claimed))
 	}
 	mustT(t, x.Close()) // …then the process dies holding 5,000 claims
 	y := open(restarted(t, sheet, plainProvider))
-	_, err = y.e.RecoverProcessing("sheets", y.e.Now())
+	_, err = y.e.RecoverProcessing(y.e.Target(), y.e.Now())
 	mustT(t, err)
 	y.clock.Advance(time.Minute)
 	y.drain()

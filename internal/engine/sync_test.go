@@ -49,7 +49,7 @@ func TestClaimsAreOrderedPerRowThroughTheEngine(t *testing.T) {
 	commit(t, x.Store, a)
 	a.Name = "Bolt M6"
 	commit(t, x.Store, a)
-	claimed, err := x.e.Claim("sheets", 100)
+	claimed, err := x.e.Claim(x.e.Target(), 100)
 	mustT(t, err)
 	ops := map[string]int{}
 	for _, c := range claimed {
@@ -58,7 +58,7 @@ func TestClaimsAreOrderedPerRowThroughTheEngine(t *testing.T) {
 	if ops["Airport_System/append"] != 1 || ops["Airport_System/update"] != 0 {
 		t.Fatalf("claimed %v: the update was claimable before the append settled", ops)
 	}
-	again, err := x.e.Claim("sheets", 100)
+	again, err := x.e.Claim(x.e.Target(), 100)
 	mustT(t, err)
 	if len(again) != 0 {
 		t.Fatalf("claimed %d more while heads are processing", len(again))
@@ -243,7 +243,7 @@ func TestSameEffectIDWithAnotherPayloadFailsClosed(t *testing.T) {
 func TestDisplacedWriterAbortsBeforeAnyRemoteCall(t *testing.T) {
 	x := openSynced(t, t.TempDir())
 	commit(t, x.Store, &Airport{ID: "12", Name: "Twelve"})
-	claimed, err := x.e.Claim("sheets", 10) // the old owner holds claims…
+	claimed, err := x.e.Claim(x.e.Target(), 10) // the old owner holds claims…
 	mustT(t, err)
 	x.clock.Advance(testLeaseTTL) // …its lease expires and another writer takes over
 	_, err = x.e.Log().AcquireLease(events.AcquireRequest{WriterID: "new-owner"})
@@ -354,7 +354,7 @@ func TestEffectStatesLooksUpManyIDsWithoutPayloads(t *testing.T) {
 	x := openSynced(t, t.TempDir())
 	commit(t, x.Store, &Airport{ID: "1", Name: "One"}, &Airport{ID: "2", Name: "Two"})
 	x.readModel(func(p *projector.Projector) error {
-		rows, err := p.Due("sheets", aggregates.EffectPending, time.Time{}, 10)
+		rows, err := p.Due(x.e.Target(), aggregates.EffectPending, time.Time{}, 10)
 		if err != nil || len(rows) < 2 {
 			return fmt.Errorf("pending %d: %v", len(rows), err)
 		}

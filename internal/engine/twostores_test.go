@@ -62,7 +62,10 @@ func TestTwoStoresOnOneSpreadsheetRefuseTakeOverOnExpiryAndFenceTheOldWriter(t *
 		t.Fatalf("the fenced store wrote %d times", c.Writes)
 	}
 	var reason string
-	a.readModel(func(p *projector.Projector) (err error) { reason, err = p.MetaValue("divergence:sheets"); return err })
+	a.readModel(func(p *projector.Projector) (err error) {
+		reason, err = p.MetaValue("divergence:" + a.e.Target())
+		return err
+	})
 	if !strings.Contains(reason, b.e.Log().StoreID()) {
 		t.Fatalf("divergence not recorded: %q", reason)
 	}

@@ -62,7 +62,7 @@ func fill(store string, seed uint64, res *RunResult, grow func() error) (*worklo
 		}
 		if err := w.unit(s); err != nil && !errors.Is(err, hikoutei.ErrReadModelBehind) {
 			refused++
-			res.Codes = append(res.Codes, codeText(err))
+			res.Codes = append(res.Codes, refusalCode(err))
 			if s.Health().Local == nil {
 				res.Unreported++
 			}
@@ -75,4 +75,16 @@ func fill(store string, seed uint64, res *RunResult, grow func() error) (*worklo
 		res.Problems = append(res.Problems, "no commit after space was freed: "+codeText(err))
 	}
 	return w, s.Close()
+}
+
+// refusalCode is the stable code of a refused commit, found with errors.Is
+// (the text carries context before the code: "append: log_write_failed:
+// …"), or the text up to its first colon for any other error.
+func refusalCode(err error) string {
+	for _, code := range []error{hikoutei.ErrLogWrite, hikoutei.ErrReadModelUnavailable} {
+		if errors.Is(err, code) {
+			return code.Error()
+		}
+	}
+	return codeText(err)
 }

@@ -54,9 +54,17 @@ func coreHandlers() map[string]requestHandler {
 	}
 }
 
+// batchUpdateBody is spreadsheets.batchUpdate's body. The response
+// options are Google's: includeSpreadsheetInResponse adds
+// updatedSpreadsheet, rendered after every request was applied, in the
+// same atomic step; responseRanges limits it to the tabs and grid data of
+// those A1 ranges; responseIncludeGridData adds grid data (ignored when a
+// field mask is set: the mask decides).
 type batchUpdateBody struct {
 	Requests                     []map[string]json.RawMessage `json:"requests"`
 	IncludeSpreadsheetInResponse bool                         `json:"includeSpreadsheetInResponse"`
+	ResponseRanges               []string                     `json:"responseRanges"`
+	ResponseIncludeGridData      bool                         `json:"responseIncludeGridData"`
 }
 
 func (e *Emulator) apiBatchUpdate(c call) (result, error) {
@@ -67,6 +75,8 @@ func (e *Emulator) apiBatchUpdate(c call) (result, error) {
 	if len(body.Requests) == 0 {
 		return result{}, errorf(ErrInvalidArgument, "Must specify at least one request.")
 	}
+	fields := c.query.Get("fields")
+	mask := parseFieldMask(fields)
 	var out map[string]any
 	err := e.mutateBook(c.id, func(b *book) error {
 		replies, err := applyRequests(b, body.Requests)
@@ -74,12 +84,22 @@ func (e *Emulator) apiBatchUpdate(c call) (result, error) {
 			return err
 		}
 		out = map[string]any{"spreadsheetId": b.ID, "replies": replies}
-		if body.IncludeSpreadsheetInResponse {
-			out["updatedSpreadsheet"] = b.spreadsheetJSON(getOpts{})
+		if !body.IncludeSpreadsheetInResponse {
+			return nil
 		}
-		return nil
+		o := getOpts{gridData: body.ResponseIncludeGridData, ranges: body.ResponseRanges}
+		if fields != "" {
+			o.gridData = mask.mentions("updatedSpreadsheet", "sheets", "data")
+		}
+		out["updatedSpreadsheet"], err = b.getWithRanges(o) // an unparsable range fails the whole batch
+		return err
 	})
-	return result{body: out, cells: countRequestCells(body.Requests)}, err
+	if err != nil || fields == "" {
+		return result{body: out, cells: countRequestCells(body.Requests)}, err
+	}
+	filtered, _ := mask.apply(out).(map[string]any)
+	trimGridData(filtered)
+	return result{body: filtered, cells: countRequestCells(body.Requests)}, nil
 }
 
 // applyRequests applies every request in order; the first failure aborts

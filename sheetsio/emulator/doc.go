@@ -7,7 +7,9 @@
 // merges, protected ranges, developer metadata; includeGridData/ranges give
 // userEnteredValue, effectiveValue, formattedValue and notes; `fields` masks
 // are applied), spreadsheets.batchUpdate (atomic; replies map 1:1; unknown
-// kinds answer 400), values get/batchGet/update/batchUpdate/append/clear/
+// kinds answer 400; includeSpreadsheetInResponse with responseRanges and
+// responseIncludeGridData renders updatedSpreadsheet after every request,
+// in the same atomic step, and honours a `fields` mask), values get/batchGet/update/batchUpdate/append/clear/
 // batchClear and their ByDataFilter forms, spreadsheets.getByDataFilter,
 // developerMetadata get/search, and sheets copyTo. Not implemented (400):
 // R1C1 ranges, charts, banding, filter views, pivot tables, formats (format
@@ -33,7 +35,8 @@
 //
 // Models and faults, all off by default: Latency (GoogleLatency preset),
 // Quota (GoogleQuota preset, sliding one-minute window, injectable Clock),
-// scripted faults (ScriptFaults) and seeded random campaigns
+// scripted faults (ScriptFaults; FaultInterleave runs a Person's edit
+// between a request's arrival and its application) and seeded random campaigns
 // (SetFaultRates), MaxRequestBytes (413), Deny (403 PERMISSION_DENIED for
 // a spreadsheet not shared with the caller). Counters count every received API
 // request per spreadsheet. Person edits like the UI without being counted.

@@ -32,6 +32,10 @@ const (
 	FaultDrop FaultKind = "drop"
 	// FaultHTML502 answers 502 with Google's HTML error page (text/html).
 	FaultHTML502 FaultKind = "html_502"
+	// FaultInterleave runs Fault.Interleave (e.g. a Person's edit) after
+	// the request arrived and before it is applied, then serves the request
+	// normally: a deterministic race between a person and the request.
+	FaultInterleave FaultKind = "interleave"
 )
 
 // Match filters which requests a fault applies to.
@@ -46,13 +50,15 @@ const (
 
 // Fault is one scripted failure. Message overrides the error message
 // (e.g. a 500 whose message says "Quota exceeded"); RetryAfter sets the
-// Retry-After header of a 429 (default 60 s); Release ends a hang.
+// Retry-After header of a 429 (default 60 s); Release ends a hang;
+// Interleave is what FaultInterleave runs (it may call Person methods).
 type Fault struct {
 	Kind       FaultKind
 	Match      Match
 	Message    string
 	RetryAfter time.Duration
 	Release    <-chan struct{}
+	Interleave func()
 }
 
 // FaultRates are per-request probabilities (0..1) for a seeded random fault

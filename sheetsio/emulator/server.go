@@ -129,6 +129,11 @@ func (e *Emulator) preFault(w http.ResponseWriter, r *http.Request, f *Fault, wr
 	switch f.Kind {
 	case FaultHang:
 		return f.hang(r.Context())
+	case FaultInterleave:
+		if f.Interleave != nil {
+			f.Interleave()
+		}
+		return true
 	case FaultDrop:
 		dropConnection(w)
 	case FaultHTML502:

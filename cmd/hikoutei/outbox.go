@@ -1,0 +1,257 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/projector"
+)
+
+// outboxEntryJSON is one outbox entry as `outbox list|show --json` prints
+// it (field names documented in README "Inspecting the outbox and the
+// quarantine"). It never holds the spreadsheet id; Values only with
+// `show --values`.
+type outboxEntryJSON struct {
+	ID           string         `json:"effect_id"`
+	State        string         `json:"state"`
+	Reason       string         `json:"reason"`
+	Terminal     bool           `json:"terminal"`
+	Tab          string         `json:"tab"`
+	Anchor       string         `json:"anchor"`
+	Binding      string         `json:"binding"`
+	Entity       string         `json:"entity"`
+	EntityID     string         `json:"entity_id"`
+	Op           string         `json:"op"`
+	Attempts     int64          `json:"attempts"`
+	Probes       int64          `json:"probes"`
+	DueAt        string         `json:"due_at,omitempty"`
+	StreamSeq    uint64         `json:"stream_sequence"`
+	QueuedSeq    uint64         `json:"queued_seq"`
+	UpdatedSeq   uint64         `json:"updated_seq"`
+	SupersededBy string         `json:"superseded_by,omitempty"`
+	Fields       []string       `json:"fields,omitempty"`
+	Values       map[string]any `json:"values,omitempty"`
+}
+
+func outboxJSON(e projector.OutboxEntry) outboxEntryJSON {
+	return outboxEntryJSON{ID: e.ID, State: string(e.State), Reason: e.Reason, Terminal: e.Terminal, Tab: e.Tab, Anchor: e.Anchor,
+		Binding: e.Binding, Entity: e.Entity, EntityID: e.EntityID, Op: string(e.Op), Attempts: e.Attempts, Probes: e.Probes,
+		DueAt: timeOrEmpty(e.DueAt), StreamSeq: e.StreamSeq, QueuedSeq: e.QueuedSeq, UpdatedSeq: e.UpdatedSeq,
+		SupersededBy: e.SupersededBy, Fields: e.Fields}
+}
+
+func timeOrEmpty(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// stateList is the repeatable --state flag: effect states, each one of
+// aggregates.EffectStates, given repeatedly or as a comma list.
+type stateList []aggregates.EffectState
+
+func (l *stateList) String() string {
+	parts := make([]string, len(*l))
+	for i, s := range *l {
+		parts[i] = string(s)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l *stateList) Type() string { return "state" }
+
+func (l *stateList) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		s, err := parseEffectState(strings.TrimSpace(part))
+		if err != nil {
+			return err
+		}
+		*l = append(*l, s)
+	}
+	return nil
+}
+
+func parseEffectState(v string) (aggregates.EffectState, error) {
+	names := make([]string, len(aggregates.EffectStates))
+	for i, s := range aggregates.EffectStates {
+		if string(s) == v {
+			return s, nil
+		}
+		names[i] = string(s)
+	}
+	return "", fmt.Errorf("unknown state %q (one of %s)", v, strings.Join(names, ", "))
+}
+
+func newOutboxCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "outbox",
+		Short: "List and show the outbox: the sheet writes queued, applied, failed or blocked",
+		Args:  argsUsage(cobra.NoArgs),
+		RunE:  func(*cobra.Command, []string) error { return usageError{errors.New("give list or show")} },
+	}
+	cmd.AddCommand(newOutboxListCmd(), newOutboxShowCmd())
+	return cmd
+}
+
+func newOutboxListCmd() *cobra.Command {
+	var dir string
+	var f projector.OutboxFilter
+	var states stateList
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list --dir DIR [--state STATE]... [--reason CODE] [--tab TAB] [--limit N] [--json]",
+		Short: "List outbox entries, newest first, without cell values (works while the store runs)",
+		Args:  argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.Limit < 0 {
+				return usageError{errors.New("--limit is 0 (no limit) or more")}
+			}
+			f.States = states
+			conn, err := inspectReadModel(dir)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			rows, total, err := projector.ListOutbox(conn, f)
+			if err != nil {
+				return fmt.Errorf("read the outbox: %w", err)
+			}
+			return printOutboxList(cmd.OutOrStdout(), rows, total, asJSON)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().Var(&states, "state", "only entries in STATE (repeatable, or a comma list): "+(&stateList{}).all())
+	cmd.Flags().StringVar(&f.Reason, "reason", "", "only entries whose last code is CODE (e.g. sheet_header_drift)")
+	cmd.Flags().StringVar(&f.Tab, "tab", "", "only entries writing to TAB (e.g. Airport_System)")
+	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most N entries (0: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// all lists every state, for the flag's help.
+func (*stateList) all() string {
+	l := stateList(aggregates.EffectStates)
+	return l.String()
+}
+
+func newOutboxShowCmd() *cobra.Command {
+	var dir string
+	var asJSON, values bool
+	cmd := &cobra.Command{
+		Use:   "show --dir DIR EFFECT_ID [--values] [--json]",
+		Short: "Show one outbox entry and the names of the fields it writes",
+		Long: `show prints one outbox entry: its row, state, reason and attempts, and the
+names of the cells it writes. The cell values are user data: they are printed
+only with --values.`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			conn, err := inspectReadModel(dir)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			e, vals, err := projector.InspectOutboxEntry(conn, args[0])
+			if err != nil {
+				return err
+			}
+			j := outboxJSON(e)
+			if values {
+				j.Values = vals
+			}
+			return printOutboxShow(cmd.OutOrStdout(), j, asJSON)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&values, "values", false, "also print the cell values (user data)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// listJSON is what the list commands print with --json: how many entries
+// match in all and the ones printed (fewer when --limit cut the list).
+type listJSON[T any] struct {
+	Total   int64 `json:"total"`
+	Entries []T   `json:"entries"`
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printOutboxList(w io.Writer, rows []projector.OutboxEntry, total int64, asJSON bool) error {
+	if asJSON {
+		out := listJSON[outboxEntryJSON]{Total: total, Entries: make([]outboxEntryJSON, 0, len(rows))}
+		for _, r := range rows {
+			out.Entries = append(out.Entries, outboxJSON(r))
+		}
+		return printJSON(w, out)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EFFECT\tSTATE\tREASON\tTAB\tANCHOR\tENTITY\tOP\tATTEMPTS\tQUEUED SEQ\tDUE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, stateText(r), dash(r.Reason), r.Tab, r.Anchor, r.Entity, r.Op,
+			r.Attempts, r.QueuedSeq, dash(timeOrEmpty(r.DueAt)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printTotal(w, len(rows), total)
+}
+
+// stateText is the state, marked when a failure is terminal.
+func stateText(r projector.OutboxEntry) string {
+	if r.Terminal {
+		return string(r.State) + " (terminal)"
+	}
+	return string(r.State)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func printTotal(w io.Writer, shown int, total int64) error {
+	var err error
+	if int64(shown) < total {
+		_, err = fmt.Fprintf(w, "%d of %d shown (--limit N, or 0 for all)\n", shown, total)
+	} else if total == 0 {
+		_, err = fmt.Fprintln(w, "no entries")
+	}
+	return err
+}
+
+func printOutboxShow(w io.Writer, e outboxEntryJSON, asJSON bool) error {
+	if asJSON {
+		return printJSON(w, e)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "effect\t%s\nstate\t%s\nreason\t%s\nterminal\t%t\n", e.ID, e.State, dash(e.Reason), e.Terminal)
+	fmt.Fprintf(tw, "tab\t%s\nanchor\t%s\nbinding\t%s\nentity\t%s %s\nop\t%s\n", e.Tab, e.Anchor, e.Binding, e.Entity, e.EntityID, e.Op)
+	fmt.Fprintf(tw, "attempts\t%d\nprobes\t%d\ndue\t%s\n", e.Attempts, e.Probes, dash(e.DueAt))
+	fmt.Fprintf(tw, "stream sequence\t%d\nqueued at seq\t%d\nlast change at seq\t%d\n", e.StreamSeq, e.QueuedSeq, e.UpdatedSeq)
+	if e.SupersededBy != "" {
+		fmt.Fprintf(tw, "superseded by\t%s\n", e.SupersededBy)
+	}
+	fmt.Fprintf(tw, "fields\t%s\n", dash(strings.Join(e.Fields, ", ")))
+	for _, k := range e.Fields {
+		if v, ok := e.Values[k]; ok {
+			b, _ := json.Marshal(v)
+			fmt.Fprintf(tw, "value %s\t%s\n", k, b)
+		}
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,145 @@
+package effects
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// AntiEntropy is one anti-entropy pass (I28): it reads the tabs that
+// show entity rows (one values.batchGetByDataFilter for all of them, two
+// requests when a tab's sheetId went stale), creates again any tab a
+// person deleted or emptied, and hands each readable tab to the outbox,
+// which queues the fenced corrections that bring it back to canonical
+// state. A pass reads whole tabs up to Config.ReconcileRows rows in all
+// (by their size at their last read, at least one tab), taking the tabs
+// in turn: a workbook larger than that is compared over several passes.
+// It returns each tab's report; a tab whose header drifted is left
+// blocked (the outbox records why, for health) with an empty report.
+func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.RepairReport, error) {
+	if err := d.cfg.Outbox.Renew(); err != nil {
+		return nil, fenced(err)
+	}
+	tabs := d.ae.pick(rowTabs(d.cfg.Workbook.Schema()), d.cfg.ReconcileRows)
+	snaps, err := d.cfg.Provider.SnapshotKnown(ctx, d.cfg.Workbook, tabs...)
+	if err != nil {
+		return nil, err
+	}
+	recreated, err := d.recreate(ctx, snaps)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]aggregates.RepairReport{}
+	for _, tab := range tabs {
+		seen, ok := seenTab(snaps[tab], slices.Contains(recreated, tab))
+		if !ok {
+			continue
+		}
+		d.ae.sized(tab, len(seen.Rows))
+		rep, err := d.cfg.Outbox.Repair(d.cfg.Spreadsheet, seen)
+		if err != nil {
+			return out, fenced(err)
+		}
+		out[tab] = rep
+	}
+	return out, nil
+}
+
+// recreate creates again, empty and with their header, the tabs a person
+// deleted or cleared completely (their rows are then restored).
+func (d *Dispatcher) recreate(ctx context.Context, snaps map[string]*sheetsio.TabSnapshot) ([]string, error) {
+	var gone []string
+	for tab, s := range snaps {
+		if s.Empty || errors.Is(s.Err, sheetsio.ErrTabMissing) {
+			gone = append(gone, tab)
+		}
+	}
+	if len(gone) == 0 {
+		return nil, nil
+	}
+	if err := d.cfg.Outbox.Renew(); err != nil {
+		return nil, fenced(err)
+	}
+	created, err := d.cfg.Provider.Reprovision(ctx, d.cfg.Workbook)
+	if err != nil && !errors.Is(err, sheetsio.ErrHeaderDrift) {
+		return nil, err
+	}
+	d.cfg.Logger.Warn("tabs were deleted or cleared in the spreadsheet; created them again", "tabs", len(gone))
+	for _, tab := range gone {
+		snaps[tab] = &sheetsio.TabSnapshot{Tab: tab}
+	}
+	return append(created, gone...), nil
+}
+
+// seenTab is what a pass hands the outbox for one tab: a tab that could
+// not be read (header drift) carries its reason code; ok is false for a
+// tab the pass did not read.
+func seenTab(s *sheetsio.TabSnapshot, recreated bool) (aggregates.SeenTab, bool) {
+	if s == nil {
+		return aggregates.SeenTab{}, false
+	}
+	if s.Err != nil {
+		return aggregates.SeenTab{Tab: s.Tab, Blocked: sheetsio.CodeOf(s.Err)}, true
+	}
+	seen := aggregates.SeenTab{Tab: s.Tab, Recreated: recreated, Rows: make([]aggregates.SeenRow, 0, len(s.Rows))}
+	for _, r := range s.Rows {
+		switch {
+		case r.Anchor != "":
+			seen.Rows = append(seen.Rows, aggregates.SeenRow{Anchor: r.Anchor, Hash: r.Hash})
+		case !blankRow(r.Cells):
+			seen.Anchorless++
+		}
+	}
+	return seen, true
+}
+
+// rowTabs lists the tabs that show entity rows (System and Input).
+func rowTabs(s *layout.Schema) []string {
+	var out []string
+	for _, t := range s.Tabs() {
+		if t.Role == layout.RoleSystem || t.Role == layout.RoleInput {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// entropyCursor is which row tabs the next anti-entropy pass reads.
+type entropyCursor struct {
+	mu   sync.Mutex
+	next int            // index of the first tab of the next pass
+	rows map[string]int // each tab's data rows at its last read
+}
+
+// pick returns the tabs of one pass: from the cursor on, while their last
+// known sizes fit budget rows (at least one tab), and moves the cursor.
+func (c *entropyCursor) pick(all []string, budget int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	used := 0
+	for i := range all {
+		tab := all[(c.next+i)%len(all)]
+		if len(out) > 0 && used+c.rows[tab] > budget {
+			break
+		}
+		out, used = append(out, tab), used+c.rows[tab]
+	}
+	c.next = (c.next + len(out)) % max(len(all), 1)
+	return out
+}
+
+// sized records a tab's data rows as just read.
+func (c *entropyCursor) sized(tab string, rows int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rows == nil {
+		c.rows = map[string]int{}
+	}
+	c.rows[tab] = rows
+}

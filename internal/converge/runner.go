@@ -1,0 +1,129 @@
+package converge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+)
+
+// runner is one run: its store, the spreadsheet it syncs to, the person
+// at that spreadsheet and the application's workload.
+type runner struct {
+	c       *campaign
+	run     int
+	dir     string
+	rng     *rand.Rand
+	sheetID string
+	work    *workload
+	s       *hikoutei.Store
+	prov    *sheetsio.Provider
+	who     *person
+	acts    int
+	history []Kind          // acts done, in order
+	dups    map[string]bool // tab/anchor seen duplicated (counted once)
+	silent  bool            // health said ok past the grace in this run (counted once)
+}
+
+// storeOptions: workers running (not Manual) on short cadences.
+func (r *runner) storeOptions() hikoutei.Options {
+	ri := r.c.cfg.ReconcileInterval
+	return hikoutei.Options{Operation: "converge", Logger: r.c.cfg.Logger, LeaseTTL: 2 * time.Second,
+		HeartbeatInterval: 250 * time.Millisecond, AcquireWait: 15 * time.Second,
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: r.sheetID, Provider: r.prov, MaxBatch: 200,
+			Interval: 50 * time.Millisecond, ProbeDelay: 200 * time.Millisecond, MaxProbes: 6,
+			RetryBase: 50 * time.Millisecond, RetryMax: 400 * time.Millisecond, ReconcileInterval: ri,
+			PollingInterval: ri / 2, FullScanInterval: ri}}
+}
+
+func (r *runner) open(ctx context.Context) error {
+	if r.prov == nil {
+		prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: r.c.url, Logger: r.c.cfg.Logger,
+			Pacing:         sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
+			Backoff:        sheetsio.Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3},
+			RequestTimeout: 5 * time.Second})
+		if err != nil {
+			return err
+		}
+		r.prov = prov
+	}
+	s, err := hikoutei.Open(r.dir, r.storeOptions(), Entity())
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	r.s = s
+	return nil
+}
+
+// close closes the store (once), adding up its repairs first.
+func (r *runner) close() error {
+	if r.s == nil {
+		return nil
+	}
+	if d, _, _ := engine.Of(r.s).Workers(); d != nil {
+		r.c.res.Repairs += d.C.Repaired.Load()
+	}
+	err := r.s.Close()
+	r.s = nil
+	return err
+}
+
+func (r *runner) person() *person {
+	if r.who == nil {
+		r.who = &person{p: r.c.emu.Person(r.sheetID), rng: r.rng}
+	}
+	return r.who
+}
+
+// step is one act: the application commits (most steps), a person edits
+// an Input cell or damages the spreadsheet, or the store restarts or
+// switches spreadsheet.
+func (r *runner) step(ctx context.Context) error {
+	switch x := r.rng.IntN(100); {
+	case x < 45:
+		return r.work.step(ctx, r.s, r.rng)
+	case x < 60:
+		id, col := r.person().editInput()
+		r.count(EditInputCells, id != "")
+		if col == "notes" && r.rng.IntN(2) == 0 { // the application changes the same field before the poll: a conflict
+			return r.work.touch(ctx, r.s, id, r.rng)
+		}
+	case x < 90:
+		k := damageKinds[r.rng.IntN(len(damageKinds))]
+		if k == ReplaceSpreadsheet {
+			r.count(k, r.c.emu.ReplaceSpreadsheet(r.sheetID) == nil)
+			return nil
+		}
+		r.count(k, r.person().act(k))
+	case x < 97:
+		r.count(Restart, true)
+		return r.restart(ctx)
+	default:
+		r.count(SwitchSpreadsheet, true)
+		r.sheetID = fmt.Sprintf("converge-%d-%d", r.run, r.acts)
+		r.who = nil
+		return r.restart(ctx)
+	}
+	return nil
+}
+
+func (r *runner) count(k Kind, done bool) {
+	if done {
+		r.history = append(r.history, k)
+		r.c.res.Acts[k]++
+		r.acts++
+	}
+}
+
+// restart closes the store and opens it again (on r.sheetID).
+func (r *runner) restart(ctx context.Context) error {
+	if err := r.close(); err != nil && !errors.Is(err, hikoutei.ErrStoreClosed) {
+		return fmt.Errorf("close: %w", err)
+	}
+	return r.open(ctx)
+}

@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// Repair compares one tab as a reconciliation pass read it with what the
+// store says it shows, and queues the corrections in one fenced commit
+// (effects.Outbox, I28). The divergence it finds is noted for sync health.
+func (e *Engine) Repair(spreadsheet string, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
+	var rep aggregates.RepairReport
+	spec, ok := e.sheet.Schema.Tab(seen.Tab)
+	if !ok || (spec.Role != layout.RoleSystem && spec.Role != layout.RoleInput) {
+		return rep, fmt.Errorf("%w: tab %s holds no entity rows", ErrNotARowTab, seen.Tab)
+	}
+	if seen.Blocked != "" {
+		e.notes.noteBlocked(spreadsheet, seen.Tab, codeReasons[seen.Blocked], e.cfg.Clock.Now())
+		return rep, nil
+	}
+	err := e.onWriter(func() error {
+		rows, err := e.proj.TabRowsOf(spreadsheet, seen.Tab)
+		if err != nil {
+			return err
+		}
+		var ch aggregates.Changes
+		if rep, ch.Queue, err = e.repairRows(spec, seen, rows); err != nil {
+			return err
+		}
+		return e.commitWorker(ch, e.cfg.Clock.Now())
+	})
+	if err == nil {
+		e.NoteReconcile(spreadsheet, seen.Tab, rep.Diverged(), e.cfg.Clock.Now())
+	}
+	return rep, err
+}
+
+// repairRows decides every anchor the tab shows or should show.
+func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows projector.TabRows) (aggregates.RepairReport, []aggregates.Queue, error) {
+	var rep aggregates.RepairReport
+	var out []aggregates.Queue
+	observed, copies := seen.Index()
+	policy := aggregates.TabPolicy{Input: spec.Role == layout.RoleInput, Columns: e.sheet.Columns(spec.Name)}
+	if !policy.Input {
+		rep.Surplus += seen.Anchorless // unaddressable: reported for an operator (Input tabs quarantine them)
+	}
+	for _, anchor := range aggregates.Anchors(rows.Expected, observed) {
+		vals, exists, err := e.proj.EntityValues(spec.Entity, anchor)
+		if err != nil {
+			return rep, nil, err
+		}
+		r := aggregates.RepairRow{Target: e.sheet.Target(spec.Name, anchor), Entity: spec.Entity, ID: anchor,
+			Expected: rows.Expected[anchor], Observed: observed[anchor], Copies: len(copies[anchor]), CopyHashes: copies[anchor],
+			InFlight: rows.InFlight[anchor], Held: rows.Held[anchor], Exists: exists, Values: vals}
+		p := policy
+		p.Restore = seen.Recreated || rows.MassDeleted || rows.Deleted[anchor]
+		q, d, write := aggregates.DecideRepair(r, p)
+		rep.Count(d)
+		if write {
+			out, rep.Queued = append(out, q), rep.Queued+1
+		}
+	}
+	return rep, out, nil
+}

@@ -1,0 +1,408 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// SyncState is the sync health of a spreadsheet or of one of its tabs.
+type SyncState string
+
+// Sync health states, from healthy to unhealthy.
+const (
+	// SyncOK: nothing waits to be written and nothing is known to differ.
+	SyncOK SyncState = "ok"
+	// SyncBehind: effects wait to be written (Pending, OldestPending).
+	SyncBehind SyncState = "behind"
+	// SyncDiverged: the last reconciliation found rows that differ from
+	// canonical state (Diverged, LastReconcile).
+	SyncDiverged SyncState = "diverged"
+	// SyncBlocked: the spreadsheet or the tab refuses the projection
+	// (Reason).
+	SyncBlocked SyncState = "blocked"
+)
+
+// SyncStates lists the states, healthy first.
+var SyncStates = []SyncState{SyncOK, SyncBehind, SyncDiverged, SyncBlocked}
+
+// worse reports whether s is less healthy than t.
+func (s SyncState) worse(t SyncState) bool {
+	return slices.Index(SyncStates, s) > slices.Index(SyncStates, t)
+}
+
+// SyncReason is why sync is blocked (a stable snake_case code).
+type SyncReason string
+
+// Reasons, most severe first: a tab blocked for several reasons reports
+// the first of this list.
+const (
+	ReasonDisplaced         SyncReason = "writer_displaced"            // another writer owns the store: the workers stopped
+	ReasonAuthorityDiverged SyncReason = "authority_diverged"          // the sheet's authority names a newer epoch or another store: the workers stopped
+	ReasonStopped           SyncReason = "sync_stopped"                // the workers stopped for another reason
+	ReasonAccessDenied      SyncReason = "access_denied"               // 401/403: credentials rejected, spreadsheet not shared
+	ReasonNotFound          SyncReason = "not_found"                   // 404: the spreadsheet does not exist or is not visible
+	ReasonQuota             SyncReason = "quota"                       // 429: the Sheets quota is exhausted
+	ReasonUnreachable       SyncReason = "sheets_unreachable"          // provisioning failed otherwise (timeouts, refused connections, 5xx) or hangs
+	ReasonMassDeletion      SyncReason = aggregates.ReasonMassDeletion // a tab suddenly read empty (C04)
+	ReasonTabMissing        SyncReason = sheetsio.CodeTabMissing       // a bound tab is gone
+	ReasonHeaderDrift       SyncReason = sheetsio.CodeHeaderDrift      // a tab's header row changed
+)
+
+// reasonOrder ranks the reasons, most severe first.
+var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
+	ReasonQuota, ReasonUnreachable, ReasonMassDeletion, ReasonTabMissing, ReasonHeaderDrift}
+
+// worse reports whether r is more severe than q ("" is no reason).
+func (r SyncReason) worse(q SyncReason) bool {
+	return r != "" && (q == "" || slices.Index(reasonOrder, r) < slices.Index(reasonOrder, q))
+}
+
+// codeReasons maps the failure codes an effect or a provider call carries
+// to the reason they block sync for; other codes (timeouts, 5xx, a
+// rejected value) block nothing by themselves.
+var codeReasons = map[string]SyncReason{
+	sheetsio.CodeHeaderDrift:         ReasonHeaderDrift,
+	sheetsio.CodeTabMissing:          ReasonTabMissing,
+	sheetsio.CodePermissionDenied:    ReasonAccessDenied,
+	sheetsio.CodeCredentialsRejected: ReasonAccessDenied,
+	sheetsio.CodeSpreadsheetNotFound: ReasonNotFound,
+	sheetsio.WriteNotFound:           ReasonNotFound,
+	sheetsio.WriteRateLimited:        ReasonQuota,
+}
+
+// failureReason classifies a provider failure ("" when it blocks nothing).
+func failureReason(err error) SyncReason {
+	if err == nil {
+		return ""
+	}
+	var se *sheetsio.Error
+	if errors.As(err, &se) && codeReasons[se.Code] != "" {
+		return codeReasons[se.Code]
+	}
+	var we *sheetsio.WriteError
+	if errors.As(err, &we) && codeReasons[we.Code] != "" {
+		return codeReasons[we.Code]
+	}
+	switch sheetsio.HTTPStatus(err) {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return ReasonAccessDenied
+	case http.StatusNotFound:
+		return ReasonNotFound
+	case http.StatusTooManyRequests:
+		return ReasonQuota
+	}
+	return ""
+}
+
+// stoppedReason classifies why the workers stopped.
+func stoppedReason(err error) SyncReason {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, effects.ErrDisplaced):
+		return ReasonDisplaced
+	case errors.Is(err, effects.ErrDivergence):
+		return ReasonAuthorityDiverged
+	}
+	return ReasonStopped
+}
+
+// TabHealth is the sync health of one tab.
+type TabHealth struct {
+	Tab           string
+	State         SyncState
+	Reason        SyncReason    // set when State is SyncBlocked
+	Pending       int64         // effects not settled yet
+	OldestPending time.Duration // age of the oldest of them (0: none, or unknown)
+	Diverged      int           // rows that differed at the last reconciliation (0: none, or none reported)
+	DivergedSince time.Time     // the reconciliation that first found the current divergence
+	LastReconcile time.Time     // the last reconciliation reported (zero: none since Open)
+	// OverBound: diverged for longer than the bound (SyncHealth.DivergedBound).
+	OverBound bool
+}
+
+// SyncHealth is the sync health of one spreadsheet, computed from local
+// state only (the read model and the workers' notes in memory): reading
+// it never waits on the network.
+type SyncHealth struct {
+	// Spreadsheet is the sync target's key ("sheets" unless
+	// SyncOptions.Name says otherwise), never the spreadsheet id.
+	Spreadsheet   string
+	State         SyncState  // the worst of the spreadsheet's own state and its tabs'
+	Reason        SyncReason // set when State is SyncBlocked
+	Pending       int64
+	OldestPending time.Duration
+	Diverged      int
+	LastReconcile time.Time
+	// DivergedBound is how long a tab may stay diverged before Failing
+	// (0: unknown, never failing for divergence).
+	DivergedBound time.Duration
+	Tabs          []TabHealth // the entity tabs, in layout order
+}
+
+// Failing reports whether sync health fails: blocked, or a tab diverged
+// for longer than DivergedBound. /healthz then answers 503.
+func (h *SyncHealth) Failing() bool {
+	if h == nil {
+		return false
+	}
+	return h.State == SyncBlocked || slices.ContainsFunc(h.Tabs, func(t TabHealth) bool { return t.OverBound })
+}
+
+// Err is the health as an error: nil when ok or behind; ErrSyncBlocked or
+// ErrSyncDiverged naming the reason and the first tab concerned.
+func (h *SyncHealth) Err() error {
+	if h == nil {
+		return nil
+	}
+	where := ""
+	for _, t := range h.Tabs {
+		if t.State == h.State {
+			where = " on " + t.Tab
+			break
+		}
+	}
+	switch h.State {
+	case SyncBlocked:
+		return fmt.Errorf("%w: %s%s", ErrSyncBlocked, h.Reason, where)
+	case SyncDiverged:
+		return fmt.Errorf("%w: %d rows differ%s", ErrSyncDiverged, h.Diverged, where)
+	}
+	return nil
+}
+
+// reconcileNote is the last reconciliation reported for one tab.
+type reconcileNote struct {
+	blocked  SyncReason // the tab could not be read (header drift); "" once read
+	diverged int
+	since    time.Time // when the current divergence was first found
+	at       time.Time
+}
+
+// healthInputs are what sync health is derived from.
+type healthInputs struct {
+	key    string
+	tabs   []string // the tabs to report first, in order
+	facts  map[string]*projector.TabSyncFacts
+	notes  map[string]reconcileNote // by tab
+	reason SyncReason               // the spreadsheet's own (stopped, provider failures)
+	bound  time.Duration
+}
+
+// deriveSyncHealth is the health rule: a tab is blocked when it has a
+// reason (its own or the spreadsheet's), else diverged when the last
+// reconciliation found differing rows, else behind when effects wait,
+// else ok. The spreadsheet is as unhealthy as its worst tab.
+func deriveSyncHealth(in healthInputs, now time.Time) *SyncHealth {
+	h := &SyncHealth{Spreadsheet: in.key, State: SyncOK, Reason: in.reason, DivergedBound: in.bound}
+	if in.reason != "" {
+		h.State = SyncBlocked
+	}
+	for _, tab := range tabsOf(in) {
+		t := deriveTab(in, tab, now)
+		h.Tabs = append(h.Tabs, t)
+		h.add(t)
+	}
+	return h
+}
+
+// tabsOf lists in.tabs, then any other tab the facts or notes name, sorted.
+func tabsOf(in healthInputs) []string {
+	out := slices.Clone(in.tabs)
+	var more []string
+	for t := range in.facts {
+		more = append(more, t)
+	}
+	for t := range in.notes {
+		more = append(more, t)
+	}
+	slices.Sort(more)
+	for _, t := range slices.Compact(more) {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
+	t := TabHealth{Tab: tab, State: SyncOK, Reason: in.reason}
+	if f := in.facts[tab]; f != nil {
+		t.Pending = f.Pending
+		if !f.OldestQueued.IsZero() {
+			t.OldestPending = max(now.Sub(f.OldestQueued), 0)
+		}
+		t.Reason = tabReason(t.Reason, f)
+	}
+	if n, ok := in.notes[tab]; ok {
+		t.Diverged, t.DivergedSince, t.LastReconcile = n.diverged, n.since, n.at
+		t.OverBound = n.diverged > 0 && in.bound > 0 && now.Sub(n.since) > in.bound
+		if n.blocked.worse(t.Reason) {
+			t.Reason = n.blocked
+		}
+	}
+	switch {
+	case t.Reason != "":
+		t.State = SyncBlocked
+	case t.Diverged > 0:
+		t.State = SyncDiverged
+	case t.Pending > 0:
+		t.State = SyncBehind
+	}
+	return t
+}
+
+// tabReason is the most severe of r and the reasons the tab's facts give.
+func tabReason(r SyncReason, f *projector.TabSyncFacts) SyncReason {
+	if f.MassDeletion && ReasonMassDeletion.worse(r) {
+		r = ReasonMassDeletion
+	}
+	for code := range f.Codes {
+		if c := codeReasons[code]; c.worse(r) {
+			r = c
+		}
+	}
+	return r
+}
+
+// add folds one tab into the spreadsheet's totals and state.
+func (h *SyncHealth) add(t TabHealth) {
+	h.Pending += t.Pending
+	h.OldestPending = max(h.OldestPending, t.OldestPending)
+	h.Diverged += t.Diverged
+	if t.LastReconcile.After(h.LastReconcile) {
+		h.LastReconcile = t.LastReconcile
+	}
+	if t.State.worse(h.State) {
+		h.State = t.State
+	}
+	if t.Reason.worse(h.Reason) {
+		h.Reason = t.Reason
+	}
+}
+
+// healthReadWait bounds the wait for a read connection when computing
+// sync health (the read pool may be busy with queries).
+const healthReadWait = 50 * time.Millisecond
+
+// SyncHealth computes the sync health of the store's spreadsheet from
+// local state only: three indexed queries of the read model through the
+// read pool, the workers' notes and the provider's last failure, all read
+// without waiting on the network (I29). Nil without sync. Errors:
+// ErrStoreClosed; a read-model error (e.g. no read connection free within
+// healthReadWait).
+func (e *Engine) SyncHealth() (*SyncHealth, error) {
+	if e.sync == nil {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), healthReadWait)
+	defer cancel()
+	conn, err := e.ReadConn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sync health: read model: %w", err)
+	}
+	defer e.PutConn(conn)
+	conn.SetInterrupt(nil) // the bound is on the wait for a connection, not on the indexed queries
+	facts, err := projector.SyncFacts(conn, e.sync.cfg.Name)
+	if err != nil {
+		return nil, fmt.Errorf("sync health: read model: %w", err)
+	}
+	in := healthInputs{key: e.sync.cfg.Name, tabs: e.entityTabs(), facts: facts, notes: e.notes.reconciled(e.sync.cfg.Name),
+		reason: e.sheetReason(), bound: e.divergedBound()}
+	return deriveSyncHealth(in, e.cfg.Clock.Now()), nil
+}
+
+// entityTabs lists the System and Input tabs of the layout.
+func (e *Engine) entityTabs() []string {
+	var out []string
+	for _, t := range e.sheet.Schema.Tabs() {
+		if t.Role == layout.RoleSystem || t.Role == layout.RoleInput {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// sheetReason is the spreadsheet's own blocking reason: why the workers
+// stopped, else the provider's newest failure, else (before provisioning
+// succeeded) the provisioning error's.
+func (e *Engine) sheetReason() SyncReason {
+	s := e.sync
+	s.mu.Lock()
+	stopped, provisioned := s.stopped, s.disp != nil
+	s.mu.Unlock()
+	if r := stoppedReason(stopped); r != "" {
+		return r
+	}
+	if r := failureReason(s.cfg.Provider.LastFailure()); r != "" || provisioned {
+		return r
+	}
+	return e.unprovisionedReason(e.notes.provisioning())
+}
+
+// provisionGrace is how long a first provisioning attempt may take before
+// sync reports the spreadsheet blocked (a hung or unreachable endpoint).
+const provisionGrace = 10 * time.Second
+
+// unprovisionedReason is why a spreadsheet is not provisioned yet: the
+// last attempt's classified failure; sheets_unreachable for any other
+// failure (timeouts, refused connections, 5xx) or for a first attempt
+// still running past provisionGrace; "" while it is just starting.
+func (e *Engine) unprovisionedReason(since time.Time, err error) SyncReason {
+	if r := failureReason(err); r != "" {
+		return r
+	}
+	if err != nil || (!since.IsZero() && e.cfg.Clock.Now().Sub(since) > provisionGrace) {
+		return ReasonUnreachable
+	}
+	return ""
+}
+
+// divergedBound is the configured bound, else twice the reconciliation
+// interval.
+func (e *Engine) divergedBound() time.Duration {
+	c := e.sync.cfg
+	return cmp.Or(c.DivergedBound, 2*cmp.Or(c.ReconcileInterval, effects.DefaultReconcileInterval))
+}
+
+// NoteReconcile records what one reconciliation pass found on a tab of
+// the spreadsheet (the sync target's key): diverged rows differ from
+// canonical state (0 clears the divergence). Sync health reports it; a
+// tab diverged for longer than the bound fails /healthz. In memory only,
+// never waits: the reconciliation calls it after each pass.
+func (e *Engine) NoteReconcile(spreadsheet, tab string, diverged int, at time.Time) {
+	e.notes.noteReconcile(spreadsheet, tab, diverged, at)
+}
+
+// ReadSyncHealth derives the sync health of every sync target the read
+// model behind conn holds effects for, from the read model alone (no
+// worker notes: divergence and provider failures are unknown): what tools
+// show without the running store, e.g. `hikoutei status`.
+func ReadSyncHealth(conn *sqlite.Conn, now time.Time) ([]SyncHealth, error) {
+	keys, err := projector.SyncTargets(conn)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SyncHealth, 0, len(keys))
+	for _, k := range keys {
+		facts, err := projector.SyncFacts(conn, k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *deriveSyncHealth(healthInputs{key: k, facts: facts}, now))
+	}
+	return out, nil
+}

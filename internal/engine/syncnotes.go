@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"maps"
+	"sync"
+	"time"
+)
+
+// syncNotes are what the sync workers tell health in memory: the last
+// provisioning error and the reconciliation passes' findings. Its mutex
+// is held for map and field copies only, never across I/O.
+type syncNotes struct {
+	mu        sync.Mutex
+	provErr   error                               // the last provisioning attempt's error (nil once it succeeded)
+	provSince time.Time                           // when the first provisioning attempt started
+	reconcile map[string]map[string]reconcileNote // sync target → tab → last pass
+}
+
+// provisioned records the outcome of a provisioning attempt.
+func (n *syncNotes) provisioned(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.provErr = err
+}
+
+// attempting records the start of a provisioning attempt (the first
+// one's time is kept).
+func (n *syncNotes) attempting(at time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.provSince.IsZero() {
+		n.provSince = at
+	}
+}
+
+// provisioning is when the first provisioning attempt started (zero:
+// none yet) and the last attempt's error.
+func (n *syncNotes) provisioning() (time.Time, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.provSince, n.provErr
+}
+
+// noteReconcile records one pass: a divergence keeps the time it was
+// first found until a pass finds none.
+func (n *syncNotes) noteReconcile(sheet, tab string, diverged int, at time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	prev := n.tabNotes(sheet)[tab]
+	note := reconcileNote{diverged: max(diverged, 0), at: at} // a tab read is no longer blocked
+	switch {
+	case note.diverged > 0 && prev.diverged > 0:
+		note.since = prev.since
+	case note.diverged > 0:
+		note.since = at
+	}
+	n.reconcile[sheet][tab] = note
+}
+
+// reconciled copies the notes of one sync target, by tab.
+func (n *syncNotes) reconciled(sheet string) map[string]reconcileNote {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return maps.Clone(n.reconcile[sheet])
+}
+
+// noteBlocked records that a pass could not read tab (its header drifted):
+// health reports the tab blocked for reason until a pass reads it again.
+func (n *syncNotes) noteBlocked(sheet, tab string, reason SyncReason, at time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	note := n.tabNotes(sheet)[tab]
+	note.blocked, note.at = reason, at
+	n.reconcile[sheet][tab] = note
+}
+
+// tabNotes is the notes map of one sync target, created on first use
+// (n.mu held).
+func (n *syncNotes) tabNotes(sheet string) map[string]reconcileNote {
+	if n.reconcile == nil {
+		n.reconcile = map[string]map[string]reconcileNote{}
+	}
+	if n.reconcile[sheet] == nil {
+		n.reconcile[sheet] = map[string]reconcileNote{}
+	}
+	return n.reconcile[sheet]
+}

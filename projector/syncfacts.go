@@ -1,0 +1,86 @@
+package projector
+
+import (
+	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+)
+
+// TabSyncFacts is what the read model knows of one tab's sync: the input
+// of sync health (the engine's SyncHealth), read from local state only.
+type TabSyncFacts struct {
+	// Pending counts the effects that have not settled (pending,
+	// processing, delivery_uncertain, failed).
+	Pending int64
+	// OldestQueued is when the oldest of them was queued (zero: none, or
+	// queued before the read model recorded queue times).
+	OldestQueued time.Time
+	// Codes counts the last failure codes of failed and
+	// delivery_uncertain effects (e.g. sheet_tab_missing).
+	Codes map[string]int64
+	// MassDeletion: the tab has active suspected_mass_deletion evidence.
+	MassDeletion bool
+}
+
+// SyncFacts reads the sync facts of spreadsheet (the sync target's key)
+// by tab, through conn (any connection to a read model: the store's read
+// pool, or a tool's read-only connection). Three indexed queries; cell
+// payloads are never read.
+func SyncFacts(conn *sqlite.Conn, spreadsheet string) (map[string]*TabSyncFacts, error) {
+	out := map[string]*TabSyncFacts{}
+	tab := func(name string) *TabSyncFacts {
+		if out[name] == nil {
+			out[name] = &TabSyncFacts{Codes: map[string]int64{}}
+		}
+		return out[name]
+	}
+	err := sqlitex.Execute(conn, `SELECT tab, count(*), coalesce(min(queued_at), '') FROM hk_outbox
+WHERE state IN `+unsettled+` AND spreadsheet = ? GROUP BY tab`, &sqlitex.ExecOptions{
+		Args: []any{spreadsheet},
+		ResultFunc: func(st *sqlite.Stmt) error {
+			f := tab(st.ColumnText(0))
+			f.Pending = st.ColumnInt64(1)
+			f.OldestQueued, _ = time.Parse(TimeLayout, st.ColumnText(2))
+			return nil
+		}})
+	if err != nil {
+		return nil, err
+	}
+	err = sqlitex.Execute(conn, `SELECT tab, last_code, count(*) FROM hk_outbox
+WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROUP BY tab, last_code`, &sqlitex.ExecOptions{
+		Args: []any{string(aggregates.EffectFailed), string(aggregates.EffectUncertain), spreadsheet},
+		ResultFunc: func(st *sqlite.Stmt) error {
+			tab(st.ColumnText(0)).Codes[st.ColumnText(1)] = st.ColumnInt64(2)
+			return nil
+		}})
+	if err != nil {
+		return nil, err
+	}
+	err = sqlitex.Execute(conn, `SELECT DISTINCT tab FROM hk_quarantine WHERE active = 1 AND reason = ?`, &sqlitex.ExecOptions{
+		Args: []any{aggregates.ReasonMassDeletion},
+		ResultFunc: func(st *sqlite.Stmt) error {
+			tab(st.ColumnText(0)).MassDeletion = true
+			return nil
+		}})
+	return out, err
+}
+
+// SyncTargets lists the sync target the store serves now (the last
+// sync.target_bound), or, for a store that never recorded one, the keys
+// the outbox holds effects for, sorted. Spreadsheets switched away from
+// are not listed: nothing is written to them any more.
+func SyncTargets(conn *sqlite.Conn) ([]string, error) {
+	var out []string
+	err := sqlitex.Execute(conn, `SELECT value FROM hk_meta WHERE key = ?`, &sqlitex.ExecOptions{
+		Args:       []any{metaSyncTarget},
+		ResultFunc: func(st *sqlite.Stmt) error { out = append(out, st.ColumnText(0)); return nil }})
+	if err != nil || len(out) > 0 {
+		return out, err
+	}
+	err = sqlitex.Execute(conn, `SELECT DISTINCT spreadsheet FROM hk_outbox ORDER BY spreadsheet`, &sqlitex.ExecOptions{
+		ResultFunc: func(st *sqlite.Stmt) error { out = append(out, st.ColumnText(0)); return nil }})
+	return out, err
+}

@@ -1,0 +1,78 @@
+package projector
+
+import (
+	"strconv"
+
+	"zombiezen.com/go/sqlite"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// hk_meta keys: the sync target the outbox serves, and the log sequence
+// of the last switch to it.
+const (
+	metaSyncTarget  = "sync_target"
+	metaTargetSince = "sync_target_since"
+)
+
+// targetBound records the bound target; adopted legacy targets' effects
+// move to it (they were queued for the same spreadsheet).
+func (p *Projector) targetBound(seq uint64, x events.SyncTargetBound) error {
+	if x.Adopted != "" {
+		if err := p.exec("UPDATE hk_outbox SET spreadsheet = ? WHERE spreadsheet = ?", x.Target, x.Adopted); err != nil {
+			return err
+		}
+	}
+	if x.Previous != "" {
+		if err := p.switched(seq); err != nil {
+			return err
+		}
+	}
+	return p.setMeta(metaSyncTarget, x.Target)
+}
+
+// switched forgets what the previous spreadsheet showed: nothing of the
+// new one is known until a write of this binding lands (so its cells are
+// never read as a person's edits), and only effects queued from now on
+// count as having told it about a row (it is backfilled completely).
+func (p *Projector) switched(seq uint64) error {
+	for _, q := range []string{"DELETE FROM hk_visible_state",
+		"UPDATE hk_sheet_field_state SET shown_hash = NULL, shown_seq = NULL"} {
+		if err := p.exec(q); err != nil {
+			return err
+		}
+	}
+	return p.setMeta(metaTargetSince, strconv.FormatUint(seq, 10))
+}
+
+// targetSince is the log sequence of the last switch of spreadsheet (0:
+// never switched): effects queued before it told another spreadsheet.
+func (p *Projector) targetSince() (int64, error) {
+	v, err := p.MetaValue(metaTargetSince)
+	if err != nil || v == "" {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+// BoundTarget returns the sync target the outbox serves ("" = none
+// recorded yet: a new store, or one from before targets were keyed by
+// spreadsheet).
+func (p *Projector) BoundTarget() (string, error) { return p.MetaValue(metaSyncTarget) }
+
+// OutboxTargets lists the distinct sync targets effects were queued for.
+func (p *Projector) OutboxTargets() ([]string, error) {
+	var out []string
+	err := p.each("SELECT DISTINCT spreadsheet FROM hk_outbox ORDER BY spreadsheet", nil, func(st *sqlite.Stmt) {
+		out = append(out, st.ColumnText(0))
+	})
+	return out, err
+}
+
+// UnsettledOf returns every effect of target that still holds its row's
+// stream (I07), oldest first.
+func (p *Projector) UnsettledOf(target string) ([]aggregates.Effect, error) {
+	return p.queryEffects(`SELECT `+outboxColsNoPayload+` FROM hk_outbox WHERE spreadsheet = ? AND state IN `+unsettled+`
+ORDER BY queued_seq`, target)
+}
