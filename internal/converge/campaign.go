@@ -73,8 +73,8 @@ type Result struct {
 	Repairs           int64
 	// HealthLoud, HealthUnknown and HealthSilent count the samples taken
 	// while the sheet differed from canonical state after damage stopped:
-	// sync health reported it (not ok), said ok within the grace before
-	// the next anti-entropy pass could know, or said ok past it.
+	// sync health reported it (not ok); said ok before a reconciliation
+	// could have read the damaged sheet; said ok after one had.
 	// SilentRuns counts the runs with a silent sample (a problem).
 	HealthLoud, HealthUnknown, HealthSilent, SilentRuns int
 	Slowest                                             time.Duration // longest wait for convergence after damage stopped

@@ -55,6 +55,7 @@ func (st state) String() string {
 // and when it converged late. ok is false when it never converged.
 func (r *runner) waitConverged(ctx context.Context) (took time.Duration, ok bool, err error) {
 	start := time.Now()
+	r.firstPass = time.Time{}
 	bound := r.c.cfg.Bound()
 	counted := false
 	for {
@@ -70,7 +71,7 @@ func (r *runner) waitConverged(ctx context.Context) (took time.Duration, ok bool
 			}
 			return took, true, nil
 		}
-		r.noteHealth(took)
+		r.noteHealth(start)
 		r.operate(st.drifted)
 		if took > bound && !counted {
 			counted = true

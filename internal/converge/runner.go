@@ -27,7 +27,10 @@ type runner struct {
 	acts    int
 	history []Kind          // acts done, in order
 	dups    map[string]bool // tab/anchor seen duplicated (counted once)
-	silent  bool            // health said ok past the grace in this run (counted once)
+	silent  bool            // health said ok after a full reconciliation in this run (counted once)
+	// firstPass is when the first anti-entropy pass after damage stopped
+	// reported every row tab (zero: not yet).
+	firstPass time.Time
 }
 
 // storeOptions: workers running (not Manual) on short cadences.
