@@ -53,6 +53,6 @@ func SyncFromEnv(ctx context.Context, lookup func(string) (string, bool)) (*Sync
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSyncStartup, err)
 	}
-	return &SyncOptions{SpreadsheetID: id, Provider: prov, PollingInterval: env.PollingInterval,
-		FullScanInterval: env.FullScanInterval, ReconcileInterval: env.ReconcileInterval, LookupEnv: lookup}, nil
+	// The cadences stay 0: Open resolves them from the same lookup.
+	return &SyncOptions{SpreadsheetID: id, Provider: prov, LookupEnv: lookup}, nil
 }

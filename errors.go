@@ -63,9 +63,8 @@ var (
 	ErrLogCommitUncertain = engine.ErrLogCommitUncertain
 	// ErrLogBehindReadModel: at Open, the read model had applied records
 	// past the log head — the log lost acknowledged records (a damaged
-	// page, an older log.db restored). The read model was set aside and
-	// rebuilt from the log, the gap recorded in the log, and
-	// Health().Integrity reports it.
+	// page, an older log.db restored). Open refuses and changes nothing
+	// (salvage can still recover them) unless Options.AcceptLogGap.
 	ErrLogBehindReadModel = engine.ErrLogBehindReadModel
 	// ErrReadModelCorrupt: a read found a row of read.sqlite that does not
 	// match its digest (damaged, or edited outside the store); no value of

@@ -120,11 +120,7 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 	if d, _, _ := s.e.Workers(); d != nil {
-		c := &d.C
-		st.Dispatcher = map[string]int64{"passes": c.Passes.Load(), "dispatches": c.Dispatches.Load(), "claimed": c.Claimed.Load(),
-			"applied": c.Applied.Load(), "uncertain": c.Uncertain.Load(), "failed": c.Failed.Load(), "retried": c.Retried.Load(),
-			"conflicts": c.Conflicts.Load(), "probes": c.Probes.Load(), "superseded": c.Superseded.Load(), "backfilled": c.Backfilled.Load(),
-			"repaired": c.Repaired.Load(), "misdirected": c.Misdirected.Load(), "notes": c.Notes.Load()}
+		st.Dispatcher = d.C.Totals()
 	}
 	return st, nil
 }
@@ -142,13 +138,10 @@ func (s *Store) Snapshot(ctx context.Context) (snapshots.Manifest, error) {
 }
 
 // Reconcile runs one reconciliation now, besides its own cadence
-// (SyncOptions.ReconcileInterval): terminal failures are superseded by
-// corrections, rows the spreadsheet never received are queued, and the
-// anti-entropy pass compares every row tab with canonical state and
-// queues fenced corrections — deleted or emptied tabs are created again
-// and refilled. The corrections are written by the dispatcher's next
-// passes. Errors: ErrSyncStartup (no sync, or the spreadsheet is not
-// provisioned yet); Sheets read errors; ErrStoreClosed.
+// (SyncOptions.ReconcileInterval): terminal failures superseded, unsent
+// rows queued, and the anti-entropy pass (README "Convergence"); the
+// dispatcher writes the corrections. Errors: ErrSyncStartup (no sync, or
+// not provisioned yet); Sheets read errors; ErrStoreClosed.
 func (s *Store) Reconcile(ctx context.Context) error {
 	d, _, _ := s.e.Workers()
 	if d == nil {

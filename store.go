@@ -1,7 +1,6 @@
 package hikoutei
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -290,43 +289,13 @@ func syncConfig(o SyncOptions) (engine.SyncConfig, error) {
 	if hook := o.OnConflict; hook != nil {
 		c.OnConflict = func(n engine.ConflictNotice) { hook(conflictEvent(n)) }
 	}
-	if o.PollingInterval < 0 || o.FullScanInterval < 0 || o.ReconcileInterval < 0 {
-		return c, fmt.Errorf("%w: negative sync interval", ErrSyncStartup)
+	cad := config.Cadences{Polling: o.PollingInterval, FullScan: o.FullScanInterval, Reconcile: o.ReconcileInterval,
+		DivergedBound: o.DivergedBound}
+	if err := cad.Resolve(o.LookupEnv); err != nil {
+		return c, fmt.Errorf("%w: %w", ErrSyncStartup, err)
 	}
-	for _, v := range []struct {
-		out *time.Duration
-		env string
-		def time.Duration
-	}{{&c.PollingInterval, config.EnvPollingInterval, config.DefaultPollingInterval},
-		{&c.FullScanInterval, config.EnvFullScanInterval, config.DefaultFullScanInterval},
-		{&c.ReconcileInterval, config.EnvReconcileInterval, config.DefaultReconcileInterval}} {
-		if *v.out > 0 {
-			continue
-		}
-		d, err := config.Interval(o.LookupEnv, v.env)
-		if err != nil {
-			return c, fmt.Errorf("%w: %w", ErrSyncStartup, err)
-		}
-		*v.out = cmp.Or(d, v.def)
-	}
-	return c, divergedBound(&c, o.LookupEnv)
-}
-
-// divergedBound resolves SyncConfig.DivergedBound from the environment
-// when the options leave it at 0 (the engine's default applies after).
-func divergedBound(c *engine.SyncConfig, lookup config.Lookup) error {
-	if c.DivergedBound < 0 {
-		return fmt.Errorf("%w: negative diverged bound", ErrSyncStartup)
-	}
-	if c.DivergedBound > 0 {
-		return nil
-	}
-	d, err := config.Seconds(lookup, config.EnvDivergedBound)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrSyncStartup, err)
-	}
-	c.DivergedBound = d
-	return nil
+	c.PollingInterval, c.FullScanInterval, c.ReconcileInterval, c.DivergedBound = cad.Polling, cad.FullScan, cad.Reconcile, cad.DivergedBound
+	return c, nil
 }
 
 // Dir is the store directory.

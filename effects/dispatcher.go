@@ -107,6 +107,15 @@ type Counters struct {
 	Notes atomic.Int64
 }
 
+// Totals is a copy of the counters by kind, as Stats and the metrics
+// show them.
+func (c *Counters) Totals() map[string]int64 {
+	return map[string]int64{"passes": c.Passes.Load(), "dispatches": c.Dispatches.Load(), "claimed": c.Claimed.Load(),
+		"applied": c.Applied.Load(), "uncertain": c.Uncertain.Load(), "failed": c.Failed.Load(), "retried": c.Retried.Load(),
+		"conflicts": c.Conflicts.Load(), "probes": c.Probes.Load(), "superseded": c.Superseded.Load(), "backfilled": c.Backfilled.Load(),
+		"repaired": c.Repaired.Load(), "misdirected": c.Misdirected.Load(), "notes": c.Notes.Load()}
+}
+
 // Dispatcher moves effects from the outbox to one spreadsheet.
 type Dispatcher struct {
 	cfg  Config

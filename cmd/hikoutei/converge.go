@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,7 +40,7 @@ func runConvergeCampaign(cmd *cobra.Command, cfg converge.Config) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(cmd.Context())
 	defer stop()
 	out := cmd.OutOrStdout()
 	cfg.Dir, cfg.Out = dir, out
@@ -52,12 +50,5 @@ func runConvergeCampaign(cmd *cobra.Command, cfg converge.Config) error {
 	res, err := converge.Run(ctx, cfg)
 	fmt.Fprintf(out, "converge: elapsed=%s problems=%d\n", time.Since(start).Round(time.Second), len(res.Problems))
 	fmt.Fprintln(out, res.Counts())
-	fmt.Fprintln(out, res.Line())
-	if err != nil {
-		return err
-	}
-	if !res.OK() {
-		return errProblemsFound
-	}
-	return nil
+	return endCampaign(out, res, err)
 }

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,7 +54,7 @@ func newCrashCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "crash: store %s, %d kills, seed %d, faults %s\n", dir, kills, seed, faults)
@@ -65,14 +63,7 @@ func newCrashCmd() *cobra.Command {
 				Spawn: func() *exec.Cmd { return exec.Command(exe, "crash", "worker") }})
 			fmt.Fprintf(out, "crash: acked=%d failpoints=%v open_conflicts=%d review=%d litter=%d worker_errors=%d elapsed=%s\n",
 				res.Acked, res.Failpoints, res.OpenConflicts, res.Review, len(res.Litter), len(res.WorkerErrors), time.Since(start).Round(time.Second))
-			fmt.Fprintln(out, res.Line())
-			if err != nil {
-				return err
-			}
-			if !res.OK() {
-				return errProblemsFound
-			}
-			return nil
+			return endCampaign(out, res, err)
 		},
 	}
 	f := cmd.Flags()

@@ -11,11 +11,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,7 +87,7 @@ Exit 0 after a clean shutdown, 1 when the server or the state file failed,
 			if err := cfg.validate(); err != nil {
 				return usageError{err}
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			return serveFakeSheets(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

@@ -8,10 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,7 +57,7 @@ SIGINT/SIGTERM stop the workers, release the lease and remove lease.toml.`,
 					return usageError{fmt.Errorf(`flag "--nats": %w`, err)}
 				}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(context.Background())
 			defer stop()
 			return serve(ctx, cmd, f, nil)
 		},

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,7 +48,7 @@ func runStorageCampaign(cmd *cobra.Command, runs int, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(cmd.Context())
 	defer stop()
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "storage: %d runs, seed %d, kinds %v\n", runs, seed, storagefault.Kinds)
@@ -61,14 +59,7 @@ func runStorageCampaign(cmd *cobra.Command, runs int, seed uint64) error {
 	for _, p := range res.Problems {
 		fmt.Fprintln(out, "storage: problem: "+p)
 	}
-	fmt.Fprintln(out, res.Line())
-	if err != nil {
-		return err
-	}
-	if !res.OK() {
-		return errProblemsFound
-	}
-	return nil
+	return endCampaign(out, res, err)
 }
 
 // newStorageRunCmd is the campaign's child: one run, described by

@@ -207,24 +207,19 @@ func checkEndpoint(v string) error {
 // Interval reads the millisecond interval variable name: 0 when unset or
 // empty. Errors: ErrInvalidInterval naming it.
 func Interval(lookup Lookup, name string) (time.Duration, error) {
-	if lookup == nil {
-		lookup = OS
-	}
-	v, ok := lookup(name)
-	if !ok || v == "" {
-		return 0, nil
-	}
-	ms, err := ParseIntervalMS(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", name, err)
-	}
-	return time.Duration(min(ms, maxIntervalMS)) * time.Millisecond, nil
+	return durationVar(lookup, name, time.Millisecond)
 }
 
 // Seconds reads the variable name, a duration in whole seconds with the
 // interval variables' strict syntax (see ParseIntervalMS): 0 when unset or
 // empty. Errors: ErrInvalidInterval naming it.
 func Seconds(lookup Lookup, name string) (time.Duration, error) {
+	return durationVar(lookup, name, time.Second)
+}
+
+// durationVar reads variable name as a count of unit (strict syntax,
+// clamped to what a time.Duration holds).
+func durationVar(lookup Lookup, name string, unit time.Duration) (time.Duration, error) {
 	if lookup == nil {
 		lookup = OS
 	}
@@ -232,11 +227,11 @@ func Seconds(lookup Lookup, name string) (time.Duration, error) {
 	if !ok || v == "" {
 		return 0, nil
 	}
-	s, err := ParseIntervalMS(v)
+	n, err := ParseIntervalMS(v)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", name, err)
 	}
-	return time.Duration(min(s, maxIntervalMS/1000)) * time.Second, nil
+	return time.Duration(min(n, math.MaxInt64/int64(unit))) * unit, nil
 }
 
 // errNotInterval is ParseIntervalMS's error.
