@@ -235,6 +235,6 @@ func resolve(cs ConflictState, how events.Resolution, rev uint64, actor events.A
 	c.Add(istream, cs.InboundVersion, events.New(istream, events.CandidateCleared{Binding: cs.Binding, Field: cs.Field,
 		Epoch: cs.Sheet.CandidateEpoch + 1, Reason: string(how)}, now))
 	c.Queue = append(c.Queue, Queue{Target: sheet.Target(sheet.ConflictsTab(), cs.ID), Op: events.OpUpdate, Entity: cs.Entity,
-		ID: cs.EntityID, Values: sheet.AuditResolved(now)})
+		ID: cs.EntityID, Values: sheet.AuditResolved(how, actor, now)})
 	return c
 }

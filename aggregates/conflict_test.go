@@ -92,7 +92,7 @@ func TestI12_ACommitRaisingTheConflictedFieldResolvesSystemWinsAndGuardsTheInput
 	}
 	audit := c.Queue[0]
 	if audit.Target != sheetWithInput.Target(conflictsTab, cs.ID) || audit.Op != events.OpUpdate ||
-		!reflect.DeepEqual(audit.Values, sheetWithInput.AuditResolved(now)) || audit.Entity != "Airport" || audit.ID != "GKA" {
+		!reflect.DeepEqual(audit.Values, sheetWithInput.AuditResolved(events.ResolutionSystemWins, events.ActorApplication, now)) || audit.Entity != "Airport" || audit.ID != "GKA" {
 		t.Fatalf("audit row update %+v", audit)
 	}
 	for i, q := range fx {
@@ -222,7 +222,7 @@ func TestI13_AcknowledgeAppliedResolvesClearsTheCandidateAndQueuesTheGuardedReco
 		t.Fatalf("%s must move the epoch to 3: %+v", events.TypeCandidateCleared, in)
 	}
 	if len(c.Appends) != 3 || len(c.Queue) != 1 || c.Queue[0].Target != sheetWithInput.Target(conflictsTab, cs.ID) ||
-		!reflect.DeepEqual(c.Queue[0].Values, sheetWithInput.AuditResolved(now)) {
+		!reflect.DeepEqual(c.Queue[0].Values, sheetWithInput.AuditResolved(events.ResolutionAcknowledged, "", now)) {
 		t.Fatalf("appends %v queue %+v", streams(c), c.Queue)
 	}
 	// The old command can never match again: the epoch moved (no ABA).

@@ -119,6 +119,13 @@ func (p *Projector) OpenConflictsFor(entity, id string) ([]aggregates.Conflict, 
 	return p.conflicts("entity = ? AND id = ? AND state = 'open'", entity, id)
 }
 
+// OpenConflictCount counts the open conflicts.
+func (p *Projector) OpenConflictCount() (int, error) {
+	n := 0
+	err := p.each("SELECT count(*) FROM hk_conflicts WHERE state = 'open'", nil, func(st *sqlite.Stmt) { n = st.ColumnInt(0) })
+	return n, err
+}
+
 // OpenConflictsOn counts the open conflicts of one row.
 func (p *Projector) OpenConflictsOn(binding string) (int, error) {
 	n := 0

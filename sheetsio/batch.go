@@ -44,7 +44,7 @@ func (k OpKind) String() string {
 // Values maps column header → typed Go value (string, int64, float64, bool,
 // time.Time, nil; see cell.Encode): for OpAppend the new row (absent columns
 // are blank; the anchor column is filled from Anchor), for OpUpdate only the
-// cells to change. ExpectedHash (OpUpdate, OpDelete) is cell.VisibleHash of
+// cells to change. ExpectedHash (OpUpdate, OpDelete) is the tab's guard hash (layout.TabSpec.RowHash) of
 // the full encoded row the caller expects to find (see ExpectedRowHash).
 // Receipt, when set, is written to the receipts tab in the same batchUpdate
 // as the op, so the two land atomically.
