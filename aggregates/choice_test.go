@@ -97,3 +97,15 @@ func TestI30_TextThatIsNotAChoiceIsExplainedOnceAndNeverCleared(t *testing.T) {
 		t.Fatalf("plan %+v: the reason already shows", plan)
 	}
 }
+
+func FuzzParseChoice(f *testing.F) {
+	for _, s := range []string{"use sheet", "KEEP_SYSTEM", "", " use\tsheet ", "keep  system\n", "ｕｓｅ sheet"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		how, ok := ParseChoice(s)
+		if ok != (how == events.ResolutionUseSheet || how == events.ResolutionAcknowledged) {
+			t.Fatalf("ParseChoice(%q) = %q %v", s, how, ok)
+		}
+	})
+}
