@@ -19,7 +19,7 @@ import (
 // delete never shifts a row another request addresses), then appends.
 const (
 	orderAuthority = iota
-	orderSweep // note sweeps come before the notes written after them
+	orderSweep     // note sweeps come before the notes written after them
 	orderUpdate
 	orderDelete
 	orderAppend
