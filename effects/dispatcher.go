@@ -133,9 +133,11 @@ type Dispatcher struct {
 	next chan claimResult
 	// ae is the anti-entropy cursor (which tabs the next pass reads).
 	ae entropyCursor
-	// notes are the cell notes this run wrote, by cell (only the pass loop
-	// touches them).
+	// notes are the cell notes this run wrote, by cell, and swept the
+	// Input tabs whose notes this run knows (only the pass loop touches
+	// them).
 	notes map[string]aggregates.CellNote
+	swept map[string]bool
 }
 
 // minBatch is the smallest adaptive batch.
@@ -399,18 +401,18 @@ func fenced(err error) error {
 // dispatch sends claimed and returns the settlement of each effect, plus
 // the error of a dispatch that wrote nothing (its effects go back on the
 // retry path).
-func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, notes []aggregates.CellNote) ([]Settlement, error) {
+func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, notes noteWork) ([]Settlement, error) {
 	fence := d.cfg.Outbox.Fence()
 	ops := make([]sheetsio.Op, len(claimed))
 	for i, c := range claimed {
 		ops[i] = toOp(c)
 	}
 	d.C.Dispatches.Add(1)
-	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, sheetsio.Batch{Fence: &fence, Ops: ops, Notes: toNotes(notes)})
+	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, notes.batch(&fence, ops))
 	if err != nil {
 		return d.failedSettlements(claimed, err), err
 	}
-	d.noted(notes, res.Notes)
+	d.noted(notes, res)
 	failpoint.Inject(failpoint.DispatchAfterRemoteApply)
 	out := make([]Settlement, len(claimed))
 	for i, c := range claimed {

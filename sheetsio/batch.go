@@ -86,6 +86,12 @@ type Batch struct {
 	// Notes are cell notes written in the same batchUpdate as the ops (no
 	// extra request); their fates are in DispatchResult.Notes.
 	Notes []Note
+	// SweepNotes names row tabs whose data cells (every row below the
+	// header, every layout column but the anchor) lose their notes before
+	// Notes are written, in the same batchUpdate: a writer that does not
+	// know which notes the sheet carries (a new run) starts from none.
+	// Fates in DispatchResult.Swept.
+	SweepNotes []string
 }
 
 // OpStatus is the fate of one Op.
@@ -194,6 +200,7 @@ type MarkedCell struct {
 type DispatchResult struct {
 	Ops       []OpResult
 	Notes     []NoteStatus // one per Batch.Notes, in order
+	Swept     []NoteStatus // one per Batch.SweepNotes, in order
 	Authority Authority
 	Reads     int
 	Writes    int

@@ -122,6 +122,9 @@ func preflightModes(w *Workbook, b Batch) ([]string, map[string]readMode) {
 	for _, n := range b.Notes {
 		add(n.Tab, readFull)
 	}
+	for _, t := range b.SweepNotes {
+		add(t, readHeader)
+	}
 	if b.Fence != nil {
 		add(layout.AuthorityTab, readFull)
 	}
@@ -154,6 +157,7 @@ func planWithFence(w *Workbook, b Batch, snaps map[string]*TabSnapshot, res *Dis
 	units := pl.plan(b.Ops)
 	res.Ops = pl.results
 	pl.units = nil
+	res.Swept = pl.planSweeps(b.SweepNotes)
 	res.Notes = pl.planNotes(b.Notes)
 	units = append(units, pl.units...)
 	sortUnits(units)

@@ -67,11 +67,61 @@ func (pl *planner) planNote(i int, n Note) NoteStatus {
 	return NoteNotSent // until settled
 }
 
-// settleNotes records the outcome of each sent note unit.
+// planSweeps plans one unit per swept tab: a repeatCell with the "note"
+// field mask and an empty cell over every row below the header (the range
+// has no end row, so rows a person adds are covered) of each span of
+// layout columns beside the anchor. Values, formats and cells outside the
+// layout's columns are untouched.
+func (pl *planner) planSweeps(tabs []string) []NoteStatus {
+	out := make([]NoteStatus, len(tabs))
+	for i, t := range tabs {
+		out[i] = pl.planSweep(i, t)
+	}
+	return out
+}
+
+func (pl *planner) planSweep(i int, tab string) NoteStatus {
+	spec, ok := pl.schema.Tab(tab)
+	snap := pl.snaps[tab]
+	switch {
+	case !ok || spec.Anchor < 0:
+		return NoteNoCell
+	case snap == nil || snap.Err != nil:
+		return NoteNotSent
+	}
+	var reqs []*sheets.Request
+	for _, span := range [][2]int{{0, spec.Anchor}, {spec.Anchor + 1, len(spec.Columns)}} {
+		if span[0] < span[1] {
+			reqs = append(reqs, sweepRequest(snap.SheetID, span[0], span[1]))
+		}
+	}
+	if len(reqs) == 0 {
+		return NoteNoCell
+	}
+	u := &unit{op: -1, sweep: i + 1, order: orderSweep, sheetID: snap.SheetID, reqs: reqs}
+	u.measure()
+	pl.units = append(pl.units, u)
+	return NoteNotSent // until settled
+}
+
+// sweepRequest removes the notes of columns [c0, c1) below the header.
+func sweepRequest(sheetID int64, c0, c1 int) *sheets.Request {
+	g := &sheets.GridRange{SheetId: sheetID, StartRowIndex: 1, StartColumnIndex: int64(c0), EndColumnIndex: int64(c1),
+		ForceSendFields: []string{"SheetId", "StartColumnIndex"}}
+	return &sheets.Request{RepeatCell: &sheets.RepeatCellRequest{Range: g, Cell: &sheets.CellData{}, Fields: noteFields}}
+}
+
+// settleNotes records the outcome of each sent note and sweep unit.
 func (r *DispatchResult) settleNotes(units []*unit) {
 	for _, u := range units {
-		if u.note > 0 && u.sent && u.err == nil {
+		if !u.sent || u.err != nil {
+			continue
+		}
+		if u.note > 0 {
 			r.Notes[u.note-1] = NoteApplied
+		}
+		if u.sweep > 0 {
+			r.Swept[u.sweep-1] = NoteApplied
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 // delete never shifts a row another request addresses), then appends.
 const (
 	orderAuthority = iota
+	orderSweep     // note sweeps come before the notes written after them
 	orderUpdate
 	orderDelete
 	orderAppend
@@ -44,6 +45,9 @@ type unit struct {
 	misdirected *Misdirection
 	// note is 1 + the index in Batch.Notes of the note the unit writes (0 = none).
 	note int
+	// sweep is 1 + the index in Batch.SweepNotes of the tab the unit
+	// sweeps (0 = none).
+	sweep int
 }
 
 type appendRow struct {

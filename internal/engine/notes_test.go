@@ -9,6 +9,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -143,5 +144,84 @@ func TestConflictedCellGetsANoteNamingSyncConflictsRemovedWhenResolved(t *testin
 	}
 	if note := x.noteAt("1", "qty"); note != "" {
 		t.Fatalf("the note outlived the conflict: %q", note)
+	}
+}
+
+// personNote sets the note of a cell (A1 on tab) as a person would.
+func (x *synced) personNote(tab, ref, text string) {
+	x.t.Helper()
+	svc, err := sheets.NewService(ctx, option.WithEndpoint(x.sheet.URL), option.WithoutAuthentication())
+	mustT(x.t, err)
+	ss, err := svc.Spreadsheets.Get(sheetID).Ranges(tab + "!" + ref).IncludeGridData(true).Fields("sheets.properties.sheetId,sheets.data.startRow,sheets.data.startColumn").Do()
+	mustT(x.t, err)
+	d := ss.Sheets[0].Data[0]
+	g := &sheets.GridRange{SheetId: ss.Sheets[0].Properties.SheetId, StartRowIndex: d.StartRow, EndRowIndex: d.StartRow + 1,
+		StartColumnIndex: d.StartColumn, EndColumnIndex: d.StartColumn + 1, ForceSendFields: []string{"SheetId", "StartRowIndex", "StartColumnIndex"}}
+	req := &sheets.Request{UpdateCells: &sheets.UpdateCellsRequest{Range: g, Fields: "note",
+		Rows: []*sheets.RowData{{Values: []*sheets.CellData{{Note: text}}}}}}
+	_, err = svc.Spreadsheets.BatchUpdate(sheetID, &sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{req}}).Do()
+	mustT(x.t, err)
+}
+
+// noteOn reads the note of one A1 cell of tab.
+func (x *synced) noteOn(tab, ref string) string {
+	x.t.Helper()
+	svc, err := sheets.NewService(ctx, option.WithEndpoint(x.sheet.URL), option.WithoutAuthentication())
+	mustT(x.t, err)
+	ss, err := svc.Spreadsheets.Get(sheetID).Ranges(tab + "!" + ref).IncludeGridData(true).Fields("sheets.data.rowData.values.note").Do()
+	mustT(x.t, err)
+	if len(ss.Sheets[0].Data[0].RowData) == 0 || len(ss.Sheets[0].Data[0].RowData[0].Values) == 0 {
+		return ""
+	}
+	return ss.Sheets[0].Data[0].RowData[0].Values[0].Note
+}
+
+// A run does not know which notes an earlier run left: its first dispatch
+// sweeps the Input tabs' data cells (inside the batchUpdate it sends
+// anyway) before writing the notes wanted now, so a note written before a
+// stop on a cell fixed since is removed. Notes outside the Input tabs'
+// data cells (the header, another tab) are a person's and stay.
+func TestANoteWrittenBeforeAStopIsRemovedWhenTheCellIsFixedAfterTheRestartWithinThePassBudget(t *testing.T) {
+	dir := t.TempDir()
+	sheet := hikouteitest.NewSheet(t)
+	x := openSyncedOn(t, dir, sheet, nil, parts)
+	seedParts(t, x, 3)
+	renamePart(t, x, "1", "plain pass")
+	plain := x.passCost() // a pass that sends one effect and no note
+	x.drain()
+	x.typeIn("2", "qty", "many")
+	x.poll()
+	x.pass()
+	if note := x.noteAt("2", "qty"); !strings.Contains(note, "not imported") {
+		t.Fatalf("note before the stop %q", note)
+	}
+	x.personNote(partInput, "B1", "a person's note on the header")
+	x.personNote("Part_System", "B2", "a person's note on the System tab")
+	mustT(t, x.Close())
+
+	y := openSyncedOn(t, dir, restarted(t, sheet), x.clock, parts)
+	y.typeIn("2", "qty", "7") // fixed while no note source knows the note
+	y.poll()
+	if p := y.part("2"); p.Qty != 7 || len(y.quarantine(partInput)["2"]) != 0 {
+		t.Fatalf("after the fix: %+v, quarantine %v", p, y.quarantine(partInput))
+	}
+	y.typeIn("3", "qty", "lots") // a new quarantine: its note rides after the sweep
+	y.poll()
+	renamePart(t, y, "1", "first pass after the restart")
+	if first := y.passCost(); first.Reads != plain.Reads || first.Writes != plain.Writes {
+		t.Fatalf("the first pass after a restart cost %+v, a plain pass %+v", first, plain)
+	}
+	y.drain()
+	if note := y.noteAt("2", "qty"); note != "" {
+		t.Fatalf("a note written before the stop outlived the fix: %q", note)
+	}
+	if note := y.noteAt("3", "qty"); !strings.Contains(note, "not imported") {
+		t.Fatalf("the note wanted now %q", note)
+	}
+	if a, b := y.noteOn(partInput, "B1"), y.noteOn("Part_System", "B2"); a == "" || b == "" {
+		t.Fatalf("a person's notes outside the Input tabs' data cells were removed: %q %q", a, b)
+	}
+	if c := y.passCost(); c.Reads != 0 || c.Writes != 0 {
+		t.Fatalf("an idle pass after the sweep cost %+v", c)
 	}
 }

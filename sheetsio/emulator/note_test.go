@@ -61,3 +61,32 @@ func TestUpdateCellsWithNoteMaskSetsAndClearsTheNoteKeepingTheValue(t *testing.T
 		t.Fatalf("a note is not a value: rows %+v %v", v, err)
 	}
 }
+
+func TestRepeatCellWithNoteMaskAndNoEndRowClearsNotesBelowTheStartKeepingValues(t *testing.T) {
+	_, svc, id := newBookClient(t, Options{})
+	vr := &sheets.ValueRange{Values: rows([]any{"h", "h2"}, []any{"a", 1}, []any{"b", 2})}
+	if _, err := svc.Spreadsheets.Values.Update(id, "Sheet1!A1", vr).ValueInputOption("RAW").Do(); err != nil {
+		t.Fatal(err)
+	}
+	setNote(t, svc, id, 0, 1, "header")
+	setNote(t, svc, id, 1, 1, "one")
+	setNote(t, svc, id, 2, 1, "two")
+	setNote(t, svc, id, 2, 0, "first column")
+	req := &sheets.Request{RepeatCell: &sheets.RepeatCellRequest{Fields: "note", Cell: &sheets.CellData{},
+		Range: &sheets.GridRange{SheetId: 0, StartRowIndex: 1, StartColumnIndex: 1, EndColumnIndex: 2}}}
+	if _, err := svc.Spreadsheets.BatchUpdate(id, &sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{req}}).Do(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		row, col int
+		want     string
+	}{{0, 1, "header"}, {1, 1, ""}, {2, 1, ""}, {2, 0, "first column"}} {
+		if got := noteOf(t, svc, id, c.row, c.col); got != c.want {
+			t.Fatalf("note at (%d,%d) %q, want %q", c.row, c.col, got, c.want)
+		}
+	}
+	got, err := svc.Spreadsheets.Values.Get(id, "Sheet1!A1:B3").ValueRenderOption("UNFORMATTED_VALUE").Do()
+	if err != nil || len(got.Values) != 3 || got.Values[2][1] != float64(2) {
+		t.Fatalf("clearing notes changed values: %+v %v", got, err)
+	}
+}
