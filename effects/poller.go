@@ -35,8 +35,10 @@ type Inbound interface {
 	// WatchesChoices reports whether a poll reads Sync_Conflicts for
 	// resolutions people chose there (while a conflict is open).
 	WatchesChoices() (bool, error)
-	// Choose decides those choices; it returns how many ended each way.
-	Choose(choices []aggregates.SheetChoice) (map[aggregates.ChoiceOutcome]int, error)
+	// Choose decides those choices, read at checkpoint base (a row the
+	// store wrote after base is left for the next poll); it returns how
+	// many ended each way.
+	Choose(base uint64, choices []aggregates.SheetChoice) (map[aggregates.ChoiceOutcome]int, error)
 }
 
 // PollerConfig configures a Poller for one spreadsheet.
@@ -138,7 +140,7 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	if err != nil || !watch {
 		return res, err
 	}
-	res.Choices, err = p.cfg.Inbound.Choose(Choices(snaps[layout.ConflictsTab], p.cfg.Workbook.Schema()))
+	res.Choices, err = p.cfg.Inbound.Choose(base, Choices(snaps[layout.ConflictsTab], p.cfg.Workbook.Schema()))
 	p.C.Choices.Add(int64(res.Choices[aggregates.ChoiceApplied] + res.Choices[aggregates.ChoiceRejected]))
 	return res, fenced(err)
 }

@@ -19,13 +19,14 @@ func (e *Engine) WatchesChoices() (bool, error) {
 // chose in Sync_Conflicts rows (aggregates.PlanSheetChoice,
 // DecideSheetChoice), one fenced commit per choice (two choices may touch
 // the same record). A row with an effect in flight (its reason being
-// written, its RESOLVED update pending) and a row of no known conflict
-// are left for a later poll.
-func (e *Engine) Choose(choices []aggregates.SheetChoice) (map[aggregates.ChoiceOutcome]int, error) {
+// written, its RESOLVED update pending), a row the store wrote after the
+// poll's base checkpoint (the read may predate that write) and a row of
+// no known conflict are left for a later poll.
+func (e *Engine) Choose(base uint64, choices []aggregates.SheetChoice) (map[aggregates.ChoiceOutcome]int, error) {
 	out := map[aggregates.ChoiceOutcome]int{}
 	for _, ch := range choices {
 		var outcome aggregates.ChoiceOutcome
-		err := e.onWriter(func() (err error) { outcome, err = e.choose(ch); return err })
+		err := e.onWriter(func() (err error) { outcome, err = e.choose(base, ch); return err })
 		if err != nil {
 			return out, err
 		}
@@ -36,10 +37,20 @@ func (e *Engine) Choose(choices []aggregates.SheetChoice) (map[aggregates.Choice
 	return out, nil
 }
 
-// choose decides and commits one choice; "" when left for later.
-func (e *Engine) choose(ch aggregates.SheetChoice) (aggregates.ChoiceOutcome, error) {
-	busy, err := e.proj.InFlight(layout.RowBindingID(layout.ConflictsTab, ch.ConflictID))
+// rowMoved reports whether a row has an effect in flight or was written
+// after checkpoint base.
+func (e *Engine) rowMoved(base uint64, binding string) (bool, error) {
+	busy, err := e.proj.InFlight(binding)
 	if err != nil || busy {
+		return busy, err
+	}
+	_, _, seq, ok, err := e.proj.Visible(binding)
+	return ok && seq > base, err
+}
+
+// choose decides and commits one choice; "" when left for later.
+func (e *Engine) choose(base uint64, ch aggregates.SheetChoice) (aggregates.ChoiceOutcome, error) {
+	if later, err := e.rowMoved(base, layout.RowBindingID(layout.ConflictsTab, ch.ConflictID)); err != nil || later {
 		return "", err
 	}
 	st, err := e.ackState(aggregates.Acknowledge{ConflictID: ch.ConflictID}, true)
