@@ -16,9 +16,14 @@ import (
 // audit trail of takeovers).
 const leaseHistory = 16
 
-// casAttempts bounds the read-decide-write rounds of one lease operation
-// that lose a compare-and-set race.
-const casAttempts = 4
+// casBackoff bounds the pause between read-decide-write rounds that lost
+// a compare-and-set race. A round is lost while another writer's change
+// is accepted but not yet applied (the read does not show it yet), which
+// lasts one replication round trip.
+const (
+	casBackoffMin = time.Millisecond
+	casBackoffMax = 50 * time.Millisecond
+)
 
 // LeaseConfig configures a LeaseStore.
 type LeaseConfig struct {
@@ -64,17 +69,40 @@ func OpenLeases(ctx context.Context, nc *nats.Conn, cfg LeaseConfig) (*LeaseStor
 	if err != nil {
 		return nil, fmt.Errorf("%w: jetstream: %v", ErrUnavailable, err)
 	}
-	s.kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: LeaseBucket, Description: "hikoutei writer leases (one key per store)",
-		History: leaseHistory, Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
-	})
-	if errors.Is(err, jetstream.ErrBucketExists) {
-		s.kv, err = js.KeyValue(ctx, LeaseBucket)
+	if err := createBucket(ctx, js, cfg.Replicas); err != nil {
+		return nil, err
 	}
-	if err != nil {
+	if s.kv, err = js.KeyValue(ctx, LeaseBucket); err != nil {
 		return nil, classify(err, "lease bucket")
 	}
 	return s, nil
+}
+
+// createBucket creates the bucket's stream when missing, as a KV bucket
+// with history leaseHistory but WITHOUT direct gets: every read is then
+// answered by the stream leader, which has applied every acknowledged
+// write, never by a replica that lags (a stale read would only cost a
+// lost compare-and-set round, but a decision should see the newest
+// record). An existing bucket is used as it is.
+func createBucket(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name:              "KV_" + LeaseBucket,
+		Description:       "hikoutei writer leases (one key per store)",
+		Subjects:          []string{"$KV." + LeaseBucket + ".>"},
+		MaxMsgsPerSubject: leaseHistory,
+		MaxMsgs:           -1,
+		MaxBytes:          -1,
+		Discard:           jetstream.DiscardNew,
+		Storage:           jetstream.FileStorage,
+		Replicas:          replicas,
+		AllowRollup:       true,
+		DenyDelete:        true,
+		Duplicates:        2 * time.Minute,
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return classify(err, "lease bucket")
+	}
+	return nil
 }
 
 // Current returns store's lease record and its revision (nil, 0: none).
@@ -134,10 +162,11 @@ func (s *LeaseStore) Release(ctx context.Context, mine LeaseRecord) error {
 type decideFunc func(cur *LeaseRecord, now time.Time) (LeaseRecord, error)
 
 // cas reads the record, decides, and writes the decision conditionally
-// on the revision read, again when another writer changed the key in
-// between. A decision equal to the current record writes nothing.
+// on the revision read, again (after a short pause) when another writer
+// changed the key in between, until ctx ends. A decision equal to the
+// current record writes nothing.
 func (s *LeaseStore) cas(ctx context.Context, store string, decide decideFunc) (LeaseRecord, error) {
-	for range casAttempts {
+	for pause := casBackoffMin; ; pause = min(2*pause, casBackoffMax) {
 		cur, rev, err := s.Current(ctx, store)
 		if err != nil {
 			return LeaseRecord{}, err
@@ -153,8 +182,23 @@ func (s *LeaseStore) cas(ctx context.Context, store string, decide decideFunc) (
 		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return LeaseRecord{}, classify(err, "lease of "+store)
 		}
+		if err := pauseFor(ctx, pause); err != nil {
+			return LeaseRecord{}, fmt.Errorf("%w: lease of %q: compare-and-set rounds kept losing to other writers: %v", ErrUnavailable, store, err)
+		}
 	}
-	return LeaseRecord{}, fmt.Errorf("%w: lease of %q: %d compare-and-set rounds lost to other writers", ErrUnavailable, store, casAttempts)
+}
+
+// pauseFor waits d (wall time: a retry pause, not a lease decision) or
+// until ctx ends.
+func pauseFor(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // write stores r: Create when there was no record (rev 0), else Update
