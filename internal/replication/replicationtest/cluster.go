@@ -200,7 +200,8 @@ func (c *Cluster) running() []*server.Server {
 
 // WaitFormed waits until every running node has routes to the other
 // running nodes and, when clustered, exactly one is the JetStream meta
-// leader and every one is current with it.
+// leader, every one is current with it, and the leader sees every
+// running node as an online peer (so an R3 asset can be placed).
 func (c *Cluster) WaitFormed() {
 	c.t.Helper()
 	c.waitFor("cluster formed with a meta leader", func() bool {
@@ -214,6 +215,10 @@ func (c *Cluster) WaitFormed() {
 				return false
 			}
 			if s.JetStreamIsLeader() {
+				// The leader places replicas only on peers it has stats from.
+				if len(s.JetStreamClusterPeers()) < len(srvs) {
+					return false
+				}
 				leaders++
 			}
 		}
