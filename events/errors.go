@@ -46,6 +46,18 @@ var (
 	// ErrLogClosed: the log was used after Close.
 	ErrLogClosed = errors.New("log_closed")
 
+	// ErrReplicaFenced: the replicated log refused a commit because
+	// another writer appended first (a Replicator's answer; Append
+	// reports it as ErrStaleWriterFence too). Nothing was stored.
+	ErrReplicaFenced = errors.New("replication_fenced")
+	// ErrReplicaUncertain: the replicated log did not answer whether it
+	// stored a commit; nothing was committed locally. The commit may still
+	// be in the replicated log: a standby or the next open applies it.
+	ErrReplicaUncertain = errors.New("replication_uncertain")
+	// ErrReplicaGap: a replica commit does not continue the local log.
+	// See *ReplicaGapError.
+	ErrReplicaGap = errors.New("replication_gap")
+
 	// ErrStaleWriterFence: an append or lease operation carried an epoch or
 	// fencing token that is not the current live lease's (I01).
 	ErrStaleWriterFence = errors.New("stale_writer_fence")

@@ -77,13 +77,13 @@ func (l *Log) AcquireLease(req AcquireRequest) (Lease, error) {
 		if err != nil {
 			return err
 		}
-		out, err = acquireTx(tx, cur, req, now)
+		out, err = l.acquireTx(tx, cur, req, now)
 		return err
 	})
 	return out, err
 }
 
-func acquireTx(tx *bolt.Tx, cur Lease, req AcquireRequest, now time.Time) (Lease, error) {
+func (l *Log) acquireTx(tx *bolt.Tx, cur Lease, req AcquireRequest, now time.Time) (Lease, error) {
 	reason := cur.TakeoverReason(now)
 	if reason == "" {
 		return Lease{}, &LeaseHeldError{Role: req.Role, WriterID: cur.WriterID, Epoch: cur.Epoch,
@@ -96,7 +96,7 @@ func acquireTx(tx *bolt.Tx, cur Lease, req AcquireRequest, now time.Time) (Lease
 		return Lease{}, err
 	}
 	evs := acquireEvents(cur, next, reason, req.Leftover)
-	return next, appendInTx(tx, next.Fence(), now, LeaseStream(req.Role), evs)
+	return next, l.appendInTx(tx, next.Fence(), now, LeaseStream(req.Role), evs)
 }
 
 func acquireEvents(cur, next Lease, reason string, leftover *LeaseFile) []Event {
@@ -117,15 +117,18 @@ func acquireEvents(cur, next Lease, reason string, leftover *LeaseFile) []Event 
 }
 
 // appendInTx appends evs to one stream inside an already fenced transaction.
-func appendInTx(tx *bolt.Tx, f Fence, now time.Time, stream string, evs []Event) error {
+func (l *Log) appendInTx(tx *bolt.Tx, f Fence, now time.Time, stream string, evs []Event) error {
 	u := Unit{Streams: []StreamAppend{{Stream: stream, ExpectedVersion: AnyVersion, Events: evs}}}
-	a := newAppender(tx, f, now)
+	a := newAppender(tx, f, now, l.repl != nil)
 	enc, _ := encodeUnit(u, nil)
 	res, err := a.unit(&u, enc)
 	if err == nil {
 		err = res.Err
 	}
 	if err != nil {
+		return err
+	}
+	if err := l.replicate(a); err != nil {
 		return err
 	}
 	return a.finish()
@@ -174,7 +177,7 @@ func (l *Log) ReleaseLease(f Fence) error {
 		if err := putLease(tx, cur); err != nil {
 			return err
 		}
-		return appendInTx(tx, f, now, LeaseStream(f.Role), []Event{{
+		return l.appendInTx(tx, f, now, LeaseStream(f.Role), []Event{{
 			Payload: LeaseReleased{State: LeaseStateReleased, WriterID: cur.WriterID, Epoch: cur.Epoch}}})
 	})
 }

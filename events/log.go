@@ -43,6 +43,9 @@ type Options struct {
 	// path; never for stores whose data matters.
 	NoSync   bool
 	ReadOnly bool // open with a shared lock; appends fail
+	// Replicator, when set, stores every commit's records before the
+	// local commit (replicated mode).
+	Replicator Replicator
 }
 
 // Log is the append-only event log in a bbolt file (log.db). Appends are
@@ -51,6 +54,7 @@ type Options struct {
 type Log struct {
 	db      *bolt.DB
 	clock   Clock
+	repl    Replicator
 	storeID string
 	closed  atomic.Bool
 	res     residency
@@ -86,7 +90,7 @@ func OpenLog(path string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", filepath.Base(path), err)
 	}
-	l := &Log{db: db, clock: opts.Clock}
+	l := &Log{db: db, clock: opts.Clock, repl: opts.Replicator}
 	if err := l.init(opts.ReadOnly); err != nil {
 		db.Close()
 		return nil, err
