@@ -54,6 +54,10 @@ var (
 	// stored a commit; nothing was committed locally. The commit may still
 	// be in the replicated log: a standby or the next open applies it.
 	ErrReplicaUncertain = errors.New("replication_uncertain")
+	// ErrReplicaRejected: the replicated log refused a commit for another
+	// reason than fencing (too large, a missing stream). Nothing was
+	// stored, nothing committed locally.
+	ErrReplicaRejected = errors.New("replication_rejected")
 	// ErrReplicaGap: a replica commit does not continue the local log.
 	// See *ReplicaGapError.
 	ErrReplicaGap = errors.New("replication_gap")

@@ -16,8 +16,9 @@ type Replicator interface {
 	// Append stores one commit's records after replica commit last (the
 	// replicated log's head as this log knows it) and returns the new
 	// head. It fails with an error matching ErrReplicaFenced when another
-	// writer appended after last (nothing stored); any other error
-	// leaves the outcome unknown.
+	// writer appended after last, or ErrReplicaRejected for another
+	// refusal (nothing stored either way); any other error leaves the
+	// outcome unknown.
 	Append(last uint64, records [][]byte) (uint64, error)
 }
 
@@ -48,6 +49,9 @@ func (l *Log) replicate(a *appender) error {
 	head, err := l.repl.Append(getU64(meta, metaReplica), a.replica)
 	if errors.Is(err, ErrReplicaFenced) {
 		return fmt.Errorf("%w: %w", ErrStaleWriterFence, err)
+	}
+	if errors.Is(err, ErrReplicaRejected) {
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrReplicaUncertain, err)
