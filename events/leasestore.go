@@ -55,6 +55,14 @@ type AcquireRequest struct {
 	// Leftover, when non-nil, is a lease.toml left by a run that did not
 	// close cleanly; the acquisition records its reconciliation (I22).
 	Leftover *LeaseFile
+	// Elected: in replicated mode the lease across hosts (a JetStream KV
+	// record) elected this writer, at epoch MinEpoch. The local lease,
+	// which a standby holds only as replicated, is then taken whatever its
+	// state (reason "elected"), at an epoch of at least MinEpoch, so the
+	// epoch rises across hosts. The replicated log still fences the
+	// takeover: its events are appended after the stream's head.
+	Elected  bool
+	MinEpoch uint64
 }
 
 // AcquireLease takes the role's lease when it is vacant (never taken or
@@ -85,11 +93,14 @@ func (l *Log) AcquireLease(req AcquireRequest) (Lease, error) {
 
 func (l *Log) acquireTx(tx *bolt.Tx, cur Lease, req AcquireRequest, now time.Time) (Lease, error) {
 	reason := cur.TakeoverReason(now)
+	if req.Elected && reason == "" {
+		reason = "elected"
+	}
 	if reason == "" {
 		return Lease{}, &LeaseHeldError{Role: req.Role, WriterID: cur.WriterID, Epoch: cur.Epoch,
 			TakeoverAt: cur.TakeoverAt().UTC().Format(time.RFC3339Nano)}
 	}
-	next := Lease{Role: req.Role, WriterID: req.WriterID, Epoch: cur.Epoch + 1, Token: newToken(),
+	next := Lease{Role: req.Role, WriterID: req.WriterID, Epoch: max(cur.Epoch+1, req.MinEpoch), Token: newToken(),
 		LeaseUntil: now.Add(req.TTL), HeartbeatAt: now, State: LeaseStateHeld,
 		Host: req.Host, PID: req.PID, Operation: req.Operation}
 	if err := putLease(tx, next); err != nil {

@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -110,7 +111,40 @@ func (a *appender) putReplica(rec []byte) error {
 	if err := a.tx.Bucket(bucketEvents).Put(u64(e.Seq), rec); err != nil {
 		return err
 	}
-	return a.tx.Bucket(bucketIndex).Put(indexKey(e.Stream, e.Version), u64(e.Seq))
+	if err := a.tx.Bucket(bucketIndex).Put(indexKey(e.Stream, e.Version), u64(e.Seq)); err != nil {
+		return err
+	}
+	return replicaLease(a.tx, e)
+}
+
+// replicaLease keeps a standby's lease bucket as the replicated lease
+// events say (without the holder's token, which never leaves its store):
+// the epoch a takeover must rise above, and who held it.
+func replicaLease(tx *bolt.Tx, e Event) error {
+	role, ok := strings.CutPrefix(e.Stream, LeaseStream(""))
+	if !ok {
+		return nil
+	}
+	cur, _, err := getLease(tx, role)
+	if err != nil {
+		return err
+	}
+	switch p := e.Payload.(type) {
+	case LeaseAcquired:
+		cur = grantedLease(role, LeaseGrant(p))
+	case LeaseTakenOver:
+		cur = grantedLease(role, LeaseGrant(p))
+	case LeaseReleased:
+		cur.State, cur.LeaseUntil = LeaseStateReleased, e.At
+	default:
+		return nil
+	}
+	return putLease(tx, cur)
+}
+
+func grantedLease(role string, g LeaseGrant) Lease {
+	return Lease{Role: role, WriterID: g.WriterID, Epoch: g.Epoch, LeaseUntil: g.LeaseUntil, State: LeaseStateHeld,
+		Host: g.Host, PID: g.PID, Operation: g.Operation}
 }
 
 // ReplicaGapError: a replica commit or record does not continue the log

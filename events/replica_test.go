@@ -106,3 +106,29 @@ func TestApplyReplicaRefusesAGapAndARecordOutOfItsStreamOrder(t *testing.T) {
 		t.Fatalf("a refused commit left head %d", h)
 	}
 }
+
+func TestI31_AnElectedStandbyTakesOverAboveTheReplicatedEpochAndTheOldPrimaryIsFenced(t *testing.T) {
+	r := &MemReplica{}
+	primary := openReplicated(t, r)
+	old := acquire(t, primary, "primary")
+	_, err := primary.Append(old.Fence(), unit("entity/Part/1", 0, 1))
+	must(t, err)
+	standby := openReplicated(t, r)
+	must(t, r.Follow(standby))
+	held, ok, err := standby.Lease(DefaultRole)
+	if err != nil || !ok || held.Epoch != old.Epoch || held.WriterID != "primary" || held.Token != "" {
+		t.Fatalf("replicated lease %+v %v %v: want the primary's epoch, no token", held, ok, err)
+	}
+	if _, err := standby.AcquireLease(AcquireRequest{WriterID: "standby", Operation: "test"}); !errors.Is(err, ErrLeaseHeld) {
+		t.Fatalf("an unelected takeover of a live replicated lease = %v", err)
+	}
+	next, err := standby.AcquireLease(AcquireRequest{WriterID: "standby", Operation: "test", Elected: true, MinEpoch: old.Epoch + 5})
+	if err != nil || next.Epoch != old.Epoch+5 {
+		t.Fatalf("elected takeover = %+v %v, want epoch %d", next, err, old.Epoch+5)
+	}
+	if _, err := primary.Append(old.Fence(), unit("entity/Part/1", 1, 1)); !errors.Is(err, ErrReplicaFenced) {
+		t.Fatalf("the old primary's append after the takeover = %v, want fenced", err)
+	}
+	_, err = standby.Append(next.Fence(), unit("entity/Part/1", 1, 1))
+	must(t, err)
+}
