@@ -184,9 +184,10 @@ type worker struct {
 	out io.Writer
 	run int
 
-	mu  sync.Mutex
-	ids []string // known ids (may include ones another committer removed)
-	n   int
+	mu   sync.Mutex
+	ids  []string // known ids (may include ones another committer removed)
+	n    int
+	cmds int // resolution command ids handed out
 }
 
 func (w *worker) say(line string) {
@@ -228,7 +229,7 @@ var words = []string{"alpha", "bravo", "00123", "=1+1", "+1 555", "Zürich", "na
 
 func (w *worker) loop(ctx context.Context, rng *rand.Rand, g int) error {
 	for ctx.Err() == nil {
-		if err := w.step(ctx, rng); err != nil {
+		if err := w.step(ctx, rng, g); err != nil {
 			if ctx.Err() != nil || errors.Is(err, hikoutei.ErrStoreClosed) {
 				return nil
 			}
@@ -244,7 +245,7 @@ func (w *worker) loop(ctx context.Context, rng *rand.Rand, g int) error {
 	return nil
 }
 
-func (w *worker) step(ctx context.Context, rng *rand.Rand) error {
+func (w *worker) step(ctx context.Context, rng *rand.Rand, g int) error {
 	switch x := rng.IntN(100); {
 	case x < 35:
 		return w.commit(ctx, "create", &Item{ID: w.newID(), Name: words[rng.IntN(len(words))], Count: rng.Int64N(1 << 40)}, false)
@@ -282,8 +283,10 @@ func (w *worker) step(ctx context.Context, rng *rand.Rand) error {
 			w.forget(id)
 		}
 		return err
-	default:
+	case x < 93:
 		return w.acknowledge(ctx, rng)
+	default:
+		return w.resolve(ctx, rng, g)
 	}
 }
 
