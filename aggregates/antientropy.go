@@ -115,7 +115,9 @@ type RepairReport struct {
 }
 
 // Diverged is the number of rows that differ from canonical state.
-func (r RepairReport) Diverged() int { return r.Missing + r.Drifted + r.Surplus + r.Duplicated + r.Stale }
+func (r RepairReport) Diverged() int {
+	return r.Missing + r.Drifted + r.Surplus + r.Duplicated + r.Stale
+}
 
 // Count adds one row's divergence.
 func (r *RepairReport) Count(d RowDivergence) {
