@@ -115,7 +115,37 @@ const (
 	ChoiceSkipped  ChoiceOutcome = "skipped"  // nothing to do: already as chosen, or the reason already shows
 	ChoiceApplied  ChoiceOutcome = "applied"  // the conflict is resolved as chosen
 	ChoiceRejected ChoiceOutcome = "rejected" // not applied; the row says why
+	// RowRestored: an open conflict's row a person deleted is appended
+	// again.
+	RowRestored ChoiceOutcome = "row_restored"
+	// RowCopyRemoved: one copy of a conflict's row a person pasted is
+	// deleted (by full-row CAS); no choice is decided while the anchor
+	// shows twice.
+	RowCopyRemoved ChoiceOutcome = "row_copy_removed"
 )
+
+// RestoreConflictRow is the append that shows an open conflict's row
+// again after a person deleted it: the conflict's values now (st with its
+// candidate value), opened at its opening time.
+func RestoreConflictRow(st AckState, sheet Sheet) Queue {
+	cs := st.Conflict
+	opened := events.ConflictOpened{ConflictID: cs.ID, Entity: cs.Entity, ID: cs.EntityID, Field: cs.Field,
+		SystemValue: Render(st.CanonicalValue), SheetValue: cs.SheetValue}
+	if st.CandidateKnown {
+		opened.SheetValue = Render(st.CandidateValue)
+	}
+	return Queue{Target: sheet.Target(sheet.ConflictsTab(), cs.ID), Op: events.OpAppend, Entity: cs.Entity, ID: cs.EntityID,
+		Values: sheet.AuditOpened(opened, cs.OpenedAt)}
+}
+
+// RemoveConflictRowCopy deletes one copy of a conflict's row that shows
+// more than once (a person pasted it), by full-row CAS: a copy that
+// differs from what the store last wrote (expected), else one of the
+// identical copies; one per poll. False when there is nothing to delete.
+func RemoveConflictRowCopy(cs Conflict, expected string, copies []string, sheet Sheet) (Queue, bool) {
+	return duplicateRepair(RepairRow{Target: sheet.Target(sheet.ConflictsTab(), cs.ID), Entity: cs.Entity, ID: cs.EntityID,
+		Expected: expected, CopyHashes: copies})
+}
 
 // DecideSheetChoice is the second half (pure): st.Prior is the first
 // outcome of plan.Cmd's id. An applied command resolves the conflict as

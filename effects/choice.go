@@ -6,14 +6,15 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
-// Choices lists the Sync_Conflicts rows of snap whose resolution cell a
-// person set, with the values the row showed beside it and its guard hash
-// (none when the tab could not be read: its header drifted or it is
-// missing, which the dispatcher reports).
-func Choices(snap *sheetsio.TabSnapshot, schema *layout.Schema) []aggregates.SheetChoice {
-	spec, ok := schema.Tab(layout.ConflictsTab)
-	if snap == nil || snap.Err != nil || !ok {
-		return nil
+// ConflictRows lists the Sync_Conflicts rows of snap by anchor: every copy
+// of each anchor in sheet order, with its choice cell, the values it
+// showed beside it and its guard hash. ok is false when the tab could not
+// be read (its header drifted or it is missing, which the dispatcher
+// reports): then nothing is decided from it.
+func ConflictRows(snap *sheetsio.TabSnapshot, schema *layout.Schema) (rows map[string][]aggregates.SheetChoice, ok bool) {
+	spec, known := schema.Tab(layout.ConflictsTab)
+	if snap == nil || snap.Err != nil || !known {
+		return nil, false
 	}
 	at := func(r sheetsio.Row, name string) string {
 		if i := spec.ColumnIndex(name); i >= 0 && i < len(r.Cells) {
@@ -21,14 +22,14 @@ func Choices(snap *sheetsio.TabSnapshot, schema *layout.Schema) []aggregates.She
 		}
 		return ""
 	}
-	var out []aggregates.SheetChoice
+	rows = map[string][]aggregates.SheetChoice{}
 	for _, r := range snap.Rows {
-		choice := at(r, layout.ConflictResolution)
-		if choice == "" || r.Anchor == "" {
+		if r.Anchor == "" {
 			continue
 		}
-		out = append(out, aggregates.SheetChoice{ConflictID: r.Anchor, Choice: choice, SystemShown: at(r, layout.ConflictSystemValue),
-			SheetShown: at(r, layout.ConflictSheetValue), Result: at(r, layout.ConflictResult), RowHash: r.Hash})
+		rows[r.Anchor] = append(rows[r.Anchor], aggregates.SheetChoice{ConflictID: r.Anchor, Choice: at(r, layout.ConflictResolution),
+			SystemShown: at(r, layout.ConflictSystemValue), SheetShown: at(r, layout.ConflictSheetValue),
+			Result: at(r, layout.ConflictResult), RowHash: r.Hash})
 	}
-	return out
+	return rows, true
 }
