@@ -20,9 +20,18 @@ type SheetChoice struct {
 	ConflictID              string
 	Choice                  string
 	SystemShown, SheetShown string
-	Result                  string
+	Status, Result          string
 	RowHash                 string
+	SheetRow                int // where the poll read it (1-based)
+	// Formula: the choice cell holds a formula (or an error value, or is
+	// merged), which is never a choice, whatever it shows.
+	Formula bool
 }
+
+// Pending reports whether the choice may still be decided: set on a row
+// that shows its conflict open (the only rows whose choice cell a grid
+// read checks for formulas).
+func (c SheetChoice) Pending() bool { return c.Choice != "" && c.Status == "OPEN" }
 
 // ParseChoice reads a choice cell: "keep system" or "use sheet" (case,
 // edge space and "_" for " " do not matter). ok is false for anything
@@ -54,6 +63,7 @@ type ChoicePlan struct {
 // resolution_result shows them.
 const (
 	choiceNotAChoice = "not applied: not a choice; pick keep system or use sheet"
+	choiceFormula    = "not applied: a formula is never a choice; pick keep system or use sheet from the list"
 	choiceResolved   = "not applied: already resolved (%s)"
 	choiceMovedOn    = "not applied: the conflict changed after this row was written; its values above are current, choose again"
 	choiceBlocked    = "not applied: this conflict cannot be resolved from the sheet; use hikoutei conflicts resolve"
@@ -72,6 +82,8 @@ func PlanSheetChoice(ch SheetChoice, st AckState) ChoicePlan {
 	how, ok := ParseChoice(ch.Choice)
 	cs := st.Conflict
 	switch {
+	case ch.Formula:
+		return ChoicePlan{Skip: ch.Result == choiceFormula, Reject: choiceFormula}
 	case !ok:
 		return ChoicePlan{Skip: ch.Result == choiceNotAChoice, Reject: choiceNotAChoice}
 	case cs.Status != ConflictOpen && cs.Resolution == how:

@@ -145,6 +145,9 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	if !ok {
 		return res, nil
 	}
+	if err := p.checkChoices(ctx, rows); err != nil {
+		return res, err
+	}
 	res.Choices, err = p.cfg.Inbound.Choose(base, rows)
 	p.C.Choices.Add(int64(res.Choices[aggregates.ChoiceApplied] + res.Choices[aggregates.ChoiceRejected]))
 	return res, fenced(err)

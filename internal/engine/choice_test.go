@@ -3,6 +3,7 @@ package engine_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
@@ -200,6 +201,24 @@ func TestAChoiceInAPastedCopyOfAConflictsRowIsNeverAppliedAndTheCopyIsRemoved(t 
 	}
 	if n := len(x.rows(layout.ConflictsTab)); n != 2 {
 		t.Fatalf("Sync_Conflicts has %d rows, want the header and one row", n)
+	}
+	if got := conflictByID(t, x, c.ID); got.Status != hikoutei.ConflictOpen {
+		t.Fatalf("conflict %+v", got)
+	}
+}
+
+func TestI30_AFormulaInTheChoiceCellIsNeverAppliedWhateverItShows(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	c := bothChanged(t, x)
+	x.drain()
+	ref := x.cellRef(layout.ConflictsTab, c.ID, layout.ConflictResolution)
+	mustT(t, x.sheet.Person().TypeFormula(layout.ConflictsTab, ref, `="use "&"sheet"`))
+	if r := x.poll(); r.Choices[aggregates.ChoiceRejected] != 1 || r.Choices[aggregates.ChoiceApplied] != 0 {
+		t.Fatalf("poll %+v", r)
+	}
+	x.drain()
+	if got := x.part("1").Qty; got != 5 || !strings.HasPrefix(x.cellOf(layout.ConflictsTab, c.ID, layout.ConflictResult), "not applied: a formula") {
+		t.Fatalf("qty %d, audit row %v", got, x.rowOf(layout.ConflictsTab, c.ID))
 	}
 	if got := conflictByID(t, x, c.ID); got.Status != hikoutei.ConflictOpen {
 		t.Fatalf("conflict %+v", got)
