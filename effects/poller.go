@@ -116,7 +116,8 @@ type PollResult struct {
 // tab size (three when every escalated tab is read whole, one more when a
 // cached sheetId or a row number went stale and the read falls back).
 // While a conflict is open the same values read includes Sync_Conflicts,
-// whose resolution choices are decided after the Input tabs.
+// whose rows are decided after the Input tabs (Inbound.Choose), after one
+// more grid read of the rows with a choice still pending (checkChoices).
 func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
