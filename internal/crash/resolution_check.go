@@ -193,14 +193,14 @@ func (k *checker) resolvedBy(run int, r resolutionLine, cmd commandRecord) bool 
 			continue
 		}
 		if rr.resolution != want || rr.actor != r.actor {
-			k.c.problem(&k.c.res.Mismatches, "run %d: %s of %s recorded conflict.resolved %s by %q, want %s by %q", run, r.command,
-				r.conflict, rr.resolution, rr.actor, want, r.actor)
+			k.c.problem(&k.c.res.Mismatches, "run %d: %s of %s recorded %s %s by %q, want %s by %q", run, r.command,
+				r.conflict, events.TypeConflictResolved, rr.resolution, rr.actor, want, r.actor)
 			return false
 		}
 		return true
 	}
-	k.c.problem(&k.c.res.Lost, "run %d: acknowledged %s of %s (command %s) has no conflict.resolved in its commit", run, r.how,
-		r.conflict, r.command)
+	k.c.problem(&k.c.res.Lost, "run %d: acknowledged %s of %s (command %s) has no %s in its commit", run, r.how,
+		r.conflict, r.command, events.TypeConflictResolved)
 	return false
 }
 
