@@ -26,7 +26,9 @@ const (
 
 // ConflictEvent is delivered to SyncOptions.OnConflict after the commit
 // that opened or resolved a conflict. Type is "opened" or "resolved";
-// Resolution is "system_wins" or "system_acknowledged" when resolved. The
+// Resolution is "system_wins", "system_acknowledged" (keep system) or
+// "use_sheet" when resolved, and Actor who resolved it ("application",
+// "cli", "sheet"; "" for resolutions recorded before actors). The
 // JSON tags are for applications that forward it; the NATS notifications
 // on conflict.opened / conflict.resolved have their own documented schema
 // (README, "NATS").
@@ -39,6 +41,7 @@ type ConflictEvent struct {
 	SystemValue string `json:"system_value"`
 	SheetValue  string `json:"sheet_value"`
 	Resolution  string `json:"resolution,omitempty"`
+	Actor       string `json:"actor,omitempty"`
 	Seq         uint64 `json:"seq"` // log sequence of the event
 	// CanonicalRevision and CandidateEpoch are the conflict's fence at
 	// detection (what AcknowledgeSystem needs, with the candidate hash).
@@ -52,7 +55,7 @@ func conflictEvent(n engine.ConflictNotice) ConflictEvent {
 		typ = "resolved"
 	}
 	return ConflictEvent{Type: typ, ConflictID: n.ConflictID, Entity: n.Entity, ID: n.ID, Field: n.Field, SystemValue: n.SystemValue,
-		SheetValue: n.SheetValue, Resolution: string(n.Resolution), Seq: n.Seq, CanonicalRevision: n.CanonicalRevision,
+		SheetValue: n.SheetValue, Resolution: string(n.Resolution), Actor: string(n.Actor), Seq: n.Seq, CanonicalRevision: n.CanonicalRevision,
 		CandidateEpoch: n.CandidateEpoch}
 }
 
@@ -68,7 +71,9 @@ func (s *Store) Conflicts(ctx context.Context, status ConflictStatus) ([]Conflic
 // Acknowledge is the acknowledge_system command: keep the system's value
 // of a conflicted field. The fence is what the caller saw: the field's
 // canonical revision, the candidate hash and the candidate epoch (the
-// Conflict's CanonicalRevision, CandidateHash, CandidateEpoch).
+// Conflict's CanonicalRevision, CandidateHash, CandidateEpoch). CommandID,
+// when set, makes the command idempotent (see WithCommandID); Actor is who
+// asked ("" records none).
 type Acknowledge = aggregates.Acknowledge
 
 // AckOutcome is how acknowledge_system ended: AckApplied, AckStale or AckRejected.
@@ -81,7 +86,8 @@ const (
 	AckRejected = aggregates.AckRejected
 )
 
-// AckResult reports an acknowledge_system command.
+// AckResult reports a resolution command (AcknowledgeSystem,
+// ResolveConflict).
 type AckResult struct {
 	Outcome         AckOutcome
 	ReconcileEffect string // the id of the row reconcile it queued (applied)

@@ -101,11 +101,37 @@ var (
 	// ErrConflictNotFound: no conflict has that id.
 	ErrConflictNotFound = engine.ErrConflictNotFound
 	// ErrAckStale: AcknowledgeSystem's fence (canonical revision, candidate
-	// hash, candidate epoch) is no longer current.
+	// hash, candidate epoch) is no longer current (also ErrConflictStale).
 	ErrAckStale = aggregates.ErrAckStale
 	// ErrAckRejected: the conflict is not open, or is a legacy conflict
 	// without candidate visible evidence.
 	ErrAckRejected = aggregates.ErrAckRejected
+	// ErrConflictNotOpen (conflict_not_open): ResolveConflict or
+	// AcknowledgeSystem for a conflict that is already resolved.
+	ErrConflictNotOpen = aggregates.ErrConflictNotOpen
+	// ErrConflictStale (conflict_stale): the resolution's fence
+	// (canonical revision, candidate hash, candidate epoch) is no longer
+	// current: the person typed again, or an application commit raised the
+	// field's revision. Nothing changed; look at the conflict again.
+	ErrConflictStale = aggregates.ErrConflictStale
+	// ErrConflictBlocked (conflict_blocked): no command can resolve the
+	// conflict as asked: a legacy conflict without candidate visible
+	// evidence, or UseSheet for a candidate whose value the read model
+	// does not hold (recorded by an older build: rebuild the read model
+	// with `hikoutei replay`).
+	ErrConflictBlocked = aggregates.ErrConflictBlocked
+	// ErrCommandIDReused (command_id_reused): a resolution repeated a
+	// command id with another conflict, resolution or fence.
+	ErrCommandIDReused = aggregates.ErrCommandIDReused
+	// ErrInvalidResolution (invalid_resolution): ResolveConflict was given
+	// a Resolution other than KeepSystem or UseSheet.
+	ErrInvalidResolution = errors.New("invalid_resolution")
+	// ErrQuarantineNotFound (quarantine_entry_not_found): no quarantine
+	// record has that id.
+	ErrQuarantineNotFound = projector.ErrQuarantineEntryNotFound
+	// ErrQuarantineNotDismissable (quarantine_not_dismissable): the record
+	// is cleared, names no row, or its entity was removed.
+	ErrQuarantineNotDismissable = aggregates.ErrQuarantineNotDismissable
 	// ErrReplayGap: an event source skipped a sequence.
 	ErrReplayGap = engine.ErrReplayGap
 	// ErrReplayTarget: a replay target already exists and replacing it was

@@ -2,6 +2,7 @@ package hikoutei_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -45,4 +46,24 @@ func Example() {
 	}
 	fmt.Println(a.Name)
 	// Output: Goroka
+}
+
+// A person chose "use the sheet's value" for a conflict: resolve it,
+// idempotently by a command id, and tell a moved-on conflict apart.
+func ExampleStore_ResolveConflict() {
+	ctx := context.Background()
+	var s *hikoutei.Store // an open store with sync
+	var conflictID string // from s.Conflicts(ctx, hikoutei.ConflictOpen)
+	if s == nil {
+		return
+	}
+	res, err := s.ResolveConflict(ctx, conflictID, hikoutei.UseSheet, // or hikoutei.KeepSystem
+		hikoutei.WithCommandID("review-4711"), // optional: idempotent by this id
+		hikoutei.WithActor(hikoutei.ActorCLI)) // optional: who resolves (default ActorApplication)
+	switch {
+	case errors.Is(err, hikoutei.ErrConflictStale): // it moved on: list the conflicts again
+	case err != nil: // conflict_not_found, conflict_not_open, conflict_blocked, command_id_reused, …
+	default:
+		fmt.Println(res.Outcome, res.ReconcileEffect) // applied, and the Input row's reconcile effect
+	}
 }

@@ -1,12 +1,14 @@
 package hikoutei
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/admin"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -58,6 +60,10 @@ type Options struct {
 	// Sync, when set, materialises the entities into a Google spreadsheet
 	// (see SyncOptions). Nil: local-only, never touches the network.
 	Sync *SyncOptions
+	// NoAdmin: do not serve the administrative channel (the Unix socket
+	// DIR/admin.sock through which `hikoutei conflicts ack` and `ping`
+	// reach the running store; README "Administrative channel").
+	NoAdmin bool
 	// NATS configures wake-ups, conflict notifications and the event
 	// mirror. Nil with Sync set = an embedded server with no port; nil
 	// without Sync = no NATS.
@@ -187,6 +193,7 @@ type NATSOptions struct {
 type Store struct {
 	e      *engine.Engine
 	byType map[reflect.Type]*EntityDef // the declared Go types
+	adm    *admin.Server               // the administrative channel (nil with NoAdmin)
 }
 
 // ReadModelFile is the read model's file name inside a store directory.
@@ -226,7 +233,14 @@ func open(dir string, opts Options, byType map[reflect.Type]*EntityDef, entities
 	if err != nil {
 		return nil, err
 	}
-	return &Store{e: e, byType: byType}, nil
+	s := &Store{e: e, byType: byType}
+	if opts.NoAdmin {
+		return s, nil
+	}
+	if err := s.startAdmin(); err != nil {
+		return nil, errors.Join(err, e.Close())
+	}
+	return s, nil
 }
 
 // declare checks the entity definitions and returns them by Go type, with
@@ -294,6 +308,14 @@ func (s *Store) ReadModelPath() string { return s.e.ReadModelPath() }
 // Close stops the workers (they settle what they hold first) and the
 // writer (pending commits finish first), closes the read model and
 // releases the writer lease, removing lease.toml so another process can
-// open the store at once. Errors: the first failure; ErrStoreClosed on a
+// open the store at once. The administrative channel closes first: the
+// requests it is running finish, later ones answer store_closing, and
+// admin.sock is removed. Errors: the first failure; ErrStoreClosed on a
 // second call.
-func (s *Store) Close() error { return s.e.Close() }
+func (s *Store) Close() error {
+	aerr := s.closeAdmin()
+	if err := s.e.Close(); err != nil {
+		return err
+	}
+	return aerr
+}

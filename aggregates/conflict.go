@@ -55,15 +55,27 @@ type ConflictState struct {
 }
 
 // Acknowledge is the acknowledge_system command: keep the system's value
-// for the conflicted field, fenced by what the caller saw (I13).
+// for the conflicted field, fenced by what the caller saw (I13). The same
+// fenced shape is accept_user's (I30, DecideAcceptUser). CommandID, when
+// given, makes the command idempotent (see CommandRecord); Actor is who
+// asked.
 type Acknowledge struct {
 	ConflictID        string
 	CanonicalRevision uint64
 	CandidateHash     string
 	CandidateEpoch    int64
+	CommandID         string
+	Actor             events.Actor
 }
 
-// AckOutcome is how an acknowledge_system command ended.
+// fence is the command as its events record it.
+func (a Acknowledge) fence() events.AckCommand {
+	return events.AckCommand{ConflictID: a.ConflictID, CanonicalRevision: a.CanonicalRevision, CandidateHash: a.CandidateHash,
+		CandidateEpoch: a.CandidateEpoch, CommandID: a.CommandID, Actor: a.Actor}
+}
+
+// AckOutcome is how a resolution command (acknowledge_system, accept_user)
+// ended.
 type AckOutcome string
 
 // Acknowledge outcomes.
@@ -73,14 +85,21 @@ const (
 	AckRejected AckOutcome = "rejected"
 )
 
-// AckState is what DecideAcknowledge needs besides the conflict: the
-// field's current canonical revision and value, and the version of the
-// Input row's outbox stream (where the reconcile is queued).
+// AckState is what DecideAcknowledge and DecideAcceptUser need besides the
+// conflict: the field's current canonical revision and value, the version
+// of the Input row's outbox stream (where the reconcile is queued), the
+// first outcome of the command's id (Prior, nil when new) and, for
+// accept_user, the entity's state, its key field and the candidate value.
 type AckState struct {
 	Conflict          ConflictState
 	CanonicalRevision uint64
 	CanonicalValue    any
 	RowOutboxVersion  uint64
+	Prior             *CommandRecord
+	Entity            EntityState
+	KeyField          string
+	CandidateValue    any
+	CandidateKnown    bool
 }
 
 // DecideAcknowledge fences an acknowledge_system command (I13). It always
@@ -91,15 +110,20 @@ type AckState struct {
 // visible hash, so a later human edit makes it blocked_candidate instead of
 // being overwritten. It returns the changes, the outcome, the reconcile
 // effect's id (applied) and ErrAckStale or ErrAckRejected for the two other
-// outcomes (their events are still the command's audit trail).
+// outcomes (their events are still the command's audit trail; the errors
+// also match ErrConflictStale, ErrConflictNotOpen or ErrConflictBlocked).
+// A command id seen before returns its first outcome and records nothing
+// (ErrCommandIDReused when the payload differs).
 func DecideAcknowledge(st AckState, cmd Acknowledge, sheet Sheet, now time.Time) (Changes, AckOutcome, string, error) {
+	if st.Prior != nil {
+		return replayed(*st.Prior, cmd, events.ResolutionAcknowledged)
+	}
 	cs := st.Conflict
-	fence := events.AckCommand{ConflictID: cmd.ConflictID, CanonicalRevision: cmd.CanonicalRevision,
-		CandidateHash: cmd.CandidateHash, CandidateEpoch: cmd.CandidateEpoch}
+	fence := cmd.fence()
 	var c Changes
 	stream := events.ConflictStream(cmd.ConflictID)
 	c.Add(stream, cs.Version, events.New(stream, events.AckRequested(fence), now))
-	if outcome, reason, err := ackFence(cs, st.CanonicalRevision, cmd); err != nil {
+	if outcome, reason, err := ackFence(cs, st.CanonicalRevision, cmd, events.ResolutionAcknowledged); err != nil {
 		fence.Reason = reason
 		var p events.Payload = events.AckRejected(fence)
 		if outcome == AckStale {
@@ -117,21 +141,34 @@ func DecideAcknowledge(st AckState, cmd Acknowledge, sheet Sheet, now time.Time)
 	fence.ReconcileEffect = id
 	c.Add(stream, cs.Version, events.New(stream, events.AckApplied(fence), now))
 	c.AddDecision(qd)
-	c.Merge(resolve(cs, events.ResolutionAcknowledged, st.CanonicalRevision, sheet, now))
+	c.Merge(resolve(cs, events.ResolutionAcknowledged, st.CanonicalRevision, cmd.Actor, sheet, now))
 	return c, AckApplied, id, nil
 }
 
+// Reasons a resolution command changed nothing (events.AckCommand.Reason).
+const (
+	reasonNotOpen          = "conflict_not_open"
+	reasonNoEvidence       = "no_visible_evidence"
+	reasonFenceMismatch    = "fence_mismatch"
+	reasonCandidateUnknown = "candidate_value_unknown"
+)
+
 // ackFence checks the command's fence against the conflict.
-func ackFence(cs ConflictState, canonicalRev uint64, cmd Acknowledge) (AckOutcome, string, error) {
+func ackFence(cs ConflictState, canonicalRev uint64, cmd Acknowledge, how events.Resolution) (AckOutcome, string, error) {
 	switch {
+	case cs.Status != ConflictOpen && cs.Resolution == events.ResolutionSystemWins && canonicalRev != cmd.CanonicalRevision:
+		// An application commit raised the field's revision since the
+		// fence and so resolved the conflict system-wins (I12): stale.
+		return AckStale, reasonFenceMismatch, fenceError(how, reasonFenceMismatch, cmd.ConflictID,
+			fmt.Sprintf("moved on (revision %d)", canonicalRev))
 	case cs.Status != ConflictOpen:
-		return AckRejected, "conflict_not_open", fmt.Errorf("%w: conflict %s is not open", ErrAckRejected, cmd.ConflictID)
+		return AckRejected, reasonNotOpen, fenceError(how, reasonNotOpen, cmd.ConflictID, "is not open")
 	case cs.VisibleHash == "":
-		return AckRejected, "no_visible_evidence", fmt.Errorf("%w: conflict %s has no candidate visible evidence", ErrAckRejected, cmd.ConflictID)
+		return AckRejected, reasonNoEvidence, fenceError(how, reasonNoEvidence, cmd.ConflictID, "has no candidate visible evidence")
 	case canonicalRev != cmd.CanonicalRevision || cs.Sheet.CandidateHash == "" || cs.Sheet.CandidateHash != cmd.CandidateHash ||
 		cs.Sheet.CandidateEpoch != cmd.CandidateEpoch:
-		return AckStale, "fence_mismatch", fmt.Errorf("%w: conflict %s moved on (revision %d, epoch %d)", ErrAckStale, cmd.ConflictID,
-			canonicalRev, cs.Sheet.CandidateEpoch)
+		return AckStale, reasonFenceMismatch, fenceError(how, reasonFenceMismatch, cmd.ConflictID,
+			fmt.Sprintf("moved on (revision %d, epoch %d)", canonicalRev, cs.Sheet.CandidateEpoch))
 	}
 	return AckApplied, "", nil
 }
@@ -167,7 +204,7 @@ func DecideCommitConflicts(d Decision, open []ConflictState, rowFx []Queue, shee
 		if !ok || !ResolvesOnCommit(cs, cs.Field, rev) {
 			continue // unrelated fields and same-value writes are not approval
 		}
-		c.Merge(resolve(cs, events.ResolutionSystemWins, rev, sheet, now))
+		c.Merge(resolve(cs, events.ResolutionSystemWins, rev, events.ActorApplication, sheet, now))
 		rowFx = guard(rowFx, cs.Binding, cs.Sheet.CandidateRow)
 	}
 	return c, rowFx, nil
@@ -187,15 +224,17 @@ func guard(fx []Queue, binding, h string) []Queue {
 	return out
 }
 
-// resolve records a resolution: conflict.resolved, candidate.cleared (the
-// candidate epoch + 1: no ABA) and the audit row's RESOLVED update.
-func resolve(cs ConflictState, how events.Resolution, rev uint64, sheet Sheet, now time.Time) Changes {
+// resolve records a resolution by actor: conflict.resolved,
+// candidate.cleared (the candidate epoch + 1: no ABA) and the audit row's
+// RESOLVED update.
+func resolve(cs ConflictState, how events.Resolution, rev uint64, actor events.Actor, sheet Sheet, now time.Time) Changes {
 	var c Changes
 	cstream, istream := events.ConflictStream(cs.ID), events.InboundStream(cs.Tab)
-	c.Add(cstream, cs.Version, events.New(cstream, events.ConflictResolved{ConflictID: cs.ID, Resolution: how, CanonicalRevision: rev}, now))
+	c.Add(cstream, cs.Version, events.New(cstream, events.ConflictResolved{ConflictID: cs.ID, Resolution: how, CanonicalRevision: rev,
+		Actor: actor}, now))
 	c.Add(istream, cs.InboundVersion, events.New(istream, events.CandidateCleared{Binding: cs.Binding, Field: cs.Field,
 		Epoch: cs.Sheet.CandidateEpoch + 1, Reason: string(how)}, now))
 	c.Queue = append(c.Queue, Queue{Target: sheet.Target(sheet.ConflictsTab(), cs.ID), Op: events.OpUpdate, Entity: cs.Entity,
-		ID: cs.EntityID, Values: sheet.AuditResolved(now)})
+		ID: cs.EntityID, Values: sheet.AuditResolved(how, actor, now)})
 	return c
 }

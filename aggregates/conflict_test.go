@@ -78,7 +78,8 @@ func TestI12_ACommitRaisingTheConflictedFieldResolvesSystemWinsAndGuardsTheInput
 	}
 	res := appendOf(t, c, events.ConflictStream(cs.ID))
 	if res.ExpectedVersion != cs.Version || len(res.Events) != 1 ||
-		res.Events[0].Payload != (events.ConflictResolved{ConflictID: cs.ID, Resolution: events.ResolutionSystemWins, CanonicalRevision: 4}) {
+		res.Events[0].Payload != (events.ConflictResolved{ConflictID: cs.ID, Resolution: events.ResolutionSystemWins, CanonicalRevision: 4,
+			Actor: events.ActorApplication}) {
 		t.Fatalf("conflict stream %+v", res)
 	}
 	clr := appendOf(t, c, events.InboundStream(inTab))
@@ -91,7 +92,7 @@ func TestI12_ACommitRaisingTheConflictedFieldResolvesSystemWinsAndGuardsTheInput
 	}
 	audit := c.Queue[0]
 	if audit.Target != sheetWithInput.Target(conflictsTab, cs.ID) || audit.Op != events.OpUpdate ||
-		!reflect.DeepEqual(audit.Values, sheetWithInput.AuditResolved(now)) || audit.Entity != "Airport" || audit.ID != "GKA" {
+		!reflect.DeepEqual(audit.Values, sheetWithInput.AuditResolved(events.ResolutionSystemWins, events.ActorApplication, now)) || audit.Entity != "Airport" || audit.ID != "GKA" {
 		t.Fatalf("audit row update %+v", audit)
 	}
 	for i, q := range fx {
@@ -221,7 +222,7 @@ func TestI13_AcknowledgeAppliedResolvesClearsTheCandidateAndQueuesTheGuardedReco
 		t.Fatalf("%s must move the epoch to 3: %+v", events.TypeCandidateCleared, in)
 	}
 	if len(c.Appends) != 3 || len(c.Queue) != 1 || c.Queue[0].Target != sheetWithInput.Target(conflictsTab, cs.ID) ||
-		!reflect.DeepEqual(c.Queue[0].Values, sheetWithInput.AuditResolved(now)) {
+		!reflect.DeepEqual(c.Queue[0].Values, sheetWithInput.AuditResolved(events.ResolutionAcknowledged, "", now)) {
 		t.Fatalf("appends %v queue %+v", streams(c), c.Queue)
 	}
 	// The old command can never match again: the epoch moved (no ABA).

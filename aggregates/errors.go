@@ -39,4 +39,27 @@ var (
 	// ErrAckRejected: acknowledge_system targets a conflict that is not
 	// open, or a legacy conflict without visible evidence (I14).
 	ErrAckRejected = errors.New("acknowledge_rejected")
+	// ErrConflictNotOpen: a resolution command targets a conflict that is
+	// already resolved.
+	ErrConflictNotOpen = errors.New("conflict_not_open")
+	// ErrConflictStale: a resolution command's fence (canonical revision,
+	// candidate hash, candidate epoch) is no longer current: an
+	// application commit raised the field's revision, or the person typed
+	// again (I13, I30).
+	ErrConflictStale = errors.New("conflict_stale")
+	// ErrConflictBlocked: no command can resolve the conflict as asked: a
+	// legacy conflict without candidate visible evidence (I14), or
+	// "use the sheet's value" for a candidate whose value the read model
+	// does not hold (recorded before this build; rebuild the read model).
+	ErrConflictBlocked = errors.New("conflict_blocked")
+	// ErrCommandIDReused: a resolution command repeated a command id with
+	// another payload (conflict, resolution or fence); nothing is recorded.
+	ErrCommandIDReused = errors.New("command_id_reused")
+)
+
+// Quarantine decision errors.
+var (
+	// ErrQuarantineNotDismissable: the quarantine record is cleared, names
+	// no row, or its entity was removed: there is nothing to rewrite.
+	ErrQuarantineNotDismissable = errors.New("quarantine_not_dismissable")
 )

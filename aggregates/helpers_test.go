@@ -51,8 +51,24 @@ func (fakeSheet) AuditOpened(c events.ConflictOpened, at time.Time) map[string]a
 	return map[string]any{"conflict_id": c.ConflictID, "field": c.Field, "status": "OPEN", "opened_at": at}
 }
 
-func (fakeSheet) AuditResolved(at time.Time) map[string]any {
-	return map[string]any{"status": "RESOLVED", "resolved_at": at}
+func (fakeSheet) AuditResolved(how events.Resolution, actor events.Actor, at time.Time) map[string]any {
+	return map[string]any{"status": "RESOLVED", "resolved_at": at, "result": string(how) + "/" + string(actor)}
+}
+
+func (fakeSheet) ChoiceRejected(reason string, clear bool) map[string]any {
+	m := map[string]any{"result": reason}
+	if clear {
+		m["resolution"] = ""
+	}
+	return m
+}
+
+func (fakeSheet) AuditRefreshed(sheetValue string) map[string]any {
+	return map[string]any{"sheet_value": sheetValue, "resolution": "", "result": "refreshed"}
+}
+
+func (fakeSheet) AuditValues(systemValue, sheetValue string) map[string]any {
+	return map[string]any{"system_value": systemValue, "sheet_value": sheetValue}
 }
 
 // fakeLimit is the fake sheet's cell limit: a longer text shows as

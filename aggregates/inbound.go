@@ -105,10 +105,13 @@ func ClassifyField(observed, shown, canonical string, shownKnown bool) Verdict {
 type TabExpectation struct {
 	Rows     map[string]string
 	Evidence map[string]bool
-	Missing  map[string]bool
-	Flagged  bool
-	Since    map[string]uint64
-	InFlight map[string]bool
+	// Quarantined are the row hashes of active quarantine records that
+	// name a row: a read no longer showing one has evidence to clear.
+	Quarantined map[string]bool
+	Missing     map[string]bool
+	Flagged     bool
+	Since       map[string]uint64
+	InFlight    map[string]bool
 }
 
 // Settled reports whether the expected row of anchor was last set at or

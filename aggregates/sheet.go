@@ -24,8 +24,20 @@ type Sheet interface {
 	ConflictsTab() string
 	// AuditOpened is the Sync_Conflicts row of a conflict just opened.
 	AuditOpened(c events.ConflictOpened, at time.Time) map[string]any
-	// AuditResolved is the update of a conflict's row once resolved.
-	AuditResolved(at time.Time) map[string]any
+	// AuditResolved is the update of a conflict's row once resolved: how
+	// and by whom.
+	AuditResolved(how events.Resolution, actor events.Actor, at time.Time) map[string]any
+	// ChoiceRejected is the update of a conflict's row whose resolution
+	// chosen in the sheet was not applied: the reason, and the choice
+	// cleared when clear (so the person chooses again).
+	ChoiceRejected(reason string, clear bool) map[string]any
+	// AuditValues is the update of an open conflict's row to the values
+	// it has now (as Render shows them).
+	AuditValues(systemValue, sheetValue string) map[string]any
+	// AuditRefreshed is the update of an open conflict's row after the
+	// person typed again in the cell: the new sheet value, any choice
+	// cleared, and why.
+	AuditRefreshed(sheetValue string) map[string]any
 	// ShowsMarkerOf reports whether observed, a cell of column field of
 	// tab, is the marker the sheet shows in place of canonical because
 	// Google Sheets cannot hold canonical (a text over 50,000 characters,

@@ -55,6 +55,9 @@ type Config struct {
 	// may be taken over by another store (default DefaultAuthorityTTL; the
 	// owner refreshes it every TTL/3).
 	AuthorityTTL time.Duration
+	// Notes tells the cell notes the Input cells should carry (nil = no
+	// notes); they ride in the passes' dispatches.
+	Notes NoteSource
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -100,6 +103,8 @@ type Counters struct {
 	Passes, Dispatches, Claimed, Applied, Uncertain, Failed, Retried, Conflicts, Probes, Superseded, Backfilled, Repaired atomic.Int64
 	// Misdirected counts updates whose cells landed on another row (C06).
 	Misdirected atomic.Int64
+	// Notes counts cell notes written or removed.
+	Notes atomic.Int64
 }
 
 // Totals is a copy of the counters by kind, as Stats and the metrics
@@ -108,7 +113,7 @@ func (c *Counters) Totals() map[string]int64 {
 	return map[string]int64{"passes": c.Passes.Load(), "dispatches": c.Dispatches.Load(), "claimed": c.Claimed.Load(),
 		"applied": c.Applied.Load(), "uncertain": c.Uncertain.Load(), "failed": c.Failed.Load(), "retried": c.Retried.Load(),
 		"conflicts": c.Conflicts.Load(), "probes": c.Probes.Load(), "superseded": c.Superseded.Load(), "backfilled": c.Backfilled.Load(),
-		"repaired": c.Repaired.Load(), "misdirected": c.Misdirected.Load()}
+		"repaired": c.Repaired.Load(), "misdirected": c.Misdirected.Load(), "notes": c.Notes.Load()}
 }
 
 // Dispatcher moves effects from the outbox to one spreadsheet.
@@ -128,6 +133,11 @@ type Dispatcher struct {
 	next chan claimResult
 	// ae is the anti-entropy cursor (which tabs the next pass reads).
 	ae entropyCursor
+	// notes are the cell notes this run wrote, by cell, and swept the
+	// Input tabs whose notes this run knows (only the pass loop touches
+	// them).
+	notes map[string]aggregates.CellNote
+	swept map[string]bool
 }
 
 // minBatch is the smallest adaptive batch.
@@ -262,15 +272,19 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	d.C.Passes.Add(1)
 	size := d.batchSize()
 	claimed, err := d.claim(ctx, size)
-	if err != nil || len(claimed) == 0 {
+	if err != nil {
 		return false, errors.Join(err, d.awaitSettle())
+	}
+	notes, err := d.noteChanges()
+	if err != nil || len(claimed) == 0 {
+		return false, errors.Join(err, d.sendNotes(ctx, notes), d.awaitSettle())
 	}
 	d.C.Claimed.Add(int64(len(claimed)))
 	failpoint.Inject(failpoint.DispatchAfterClaim)
 	if pipelined && len(claimed) == size {
 		d.prefetch(size)
 	}
-	out, derr := d.dispatch(ctx, claimed)
+	out, derr := d.dispatch(ctx, claimed, notes)
 	d.adapt(derr != nil || troubled(out))
 	if err := d.awaitSettle(); err != nil {
 		return false, errors.Join(err, d.finish(out, derr))
@@ -387,17 +401,18 @@ func fenced(err error) error {
 // dispatch sends claimed and returns the settlement of each effect, plus
 // the error of a dispatch that wrote nothing (its effects go back on the
 // retry path).
-func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect) ([]Settlement, error) {
+func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, notes noteWork) ([]Settlement, error) {
 	fence := d.cfg.Outbox.Fence()
 	ops := make([]sheetsio.Op, len(claimed))
 	for i, c := range claimed {
 		ops[i] = toOp(c)
 	}
 	d.C.Dispatches.Add(1)
-	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, sheetsio.Batch{Fence: &fence, Ops: ops})
+	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, notes.batch(&fence, ops))
 	if err != nil {
 		return d.failedSettlements(claimed, err), err
 	}
+	d.noted(notes, res)
 	failpoint.Inject(failpoint.DispatchAfterRemoteApply)
 	out := make([]Settlement, len(claimed))
 	for i, c := range claimed {

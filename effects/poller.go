@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // Inbound is the store side of the poller. Every method is a decision of
@@ -30,6 +32,14 @@ type Inbound interface {
 	// Cleanup queues full-row CAS delete effects for surplus rows of the
 	// Input tabs read in grids (I21); it returns how many it queued.
 	Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (int, error)
+	// WatchesChoices reports whether a poll reads Sync_Conflicts (while
+	// a conflict is open).
+	WatchesChoices() (bool, error)
+	// Choose decides on the Sync_Conflicts rows read at checkpoint base,
+	// by anchor (a row the store wrote after base is left for the next
+	// poll): the resolutions people chose, and the rows of open conflicts
+	// people deleted or copied. It returns how many ended each way.
+	Choose(base uint64, rows map[string][]aggregates.SheetChoice) (map[aggregates.ChoiceOutcome]int, error)
 }
 
 // PollerConfig configures a Poller for one spreadsheet.
@@ -55,6 +65,9 @@ type PollerConfig struct {
 // PollCounters are the poller's running totals.
 type PollCounters struct {
 	Passes, Certified, Escalated, FullScans, Cleanups, Deletes atomic.Int64
+	// Choices counts resolutions chosen in the sheet that were decided
+	// (applied or rejected).
+	Choices atomic.Int64
 }
 
 // Poller reads the registered Input tabs and hands what changed to the
@@ -89,6 +102,8 @@ type PollResult struct {
 	Escalated int  // tabs escalated to the metadata (grid) read
 	Full      bool // a safety full scan
 	Stats     aggregates.ObserveStats
+	// Choices counts the resolutions chosen in Sync_Conflicts, by outcome.
+	Choices map[aggregates.ChoiceOutcome]int
 }
 
 // Poll runs one adaptive pass: ONE values read of every Input tab
@@ -100,6 +115,9 @@ type PollResult struct {
 // costs one read request and no write; an escalated pass two, whatever the
 // tab size (three when every escalated tab is read whole, one more when a
 // cached sheetId or a row number went stale and the read falls back).
+// While a conflict is open the same values read includes Sync_Conflicts,
+// whose rows are decided after the Input tabs (Inbound.Choose), after one
+// more grid read of the rows with a choice still pending (checkChoices).
 func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -112,10 +130,42 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	if err != nil {
 		return res, fenced(err)
 	}
-	snaps, err := p.cfg.Provider.SnapshotKnown(ctx, p.cfg.Workbook, p.cfg.Tabs...)
+	watch, err := p.cfg.Inbound.WatchesChoices()
+	if err != nil {
+		return res, fenced(err)
+	}
+	snaps, err := p.cfg.Provider.SnapshotKnown(ctx, p.cfg.Workbook, p.readTabs(watch)...)
 	if err != nil {
 		return res, err
 	}
+	res, err = p.observe(ctx, res, base, snaps, exp)
+	if err != nil || !watch {
+		return res, err
+	}
+	rows, ok := ConflictRows(snaps[layout.ConflictsTab], p.cfg.Workbook.Schema())
+	if !ok {
+		return res, nil
+	}
+	if err := p.checkChoices(ctx, rows); err != nil {
+		return res, err
+	}
+	res.Choices, err = p.cfg.Inbound.Choose(base, rows)
+	p.C.Choices.Add(int64(res.Choices[aggregates.ChoiceApplied] + res.Choices[aggregates.ChoiceRejected]))
+	return res, fenced(err)
+}
+
+// readTabs are the tabs a poll reads: the Input tabs, and Sync_Conflicts
+// when watch.
+func (p *Poller) readTabs(watch bool) []string {
+	if !watch {
+		return p.cfg.Tabs
+	}
+	return append(slices.Clip(p.cfg.Tabs), layout.ConflictsTab)
+}
+
+// observe certifies the Input tabs read and escalates the others.
+func (p *Poller) observe(ctx context.Context, res PollResult, base uint64, snaps map[string]*sheetsio.TabSnapshot,
+	exp map[string]aggregates.TabExpectation) (PollResult, error) {
 	var escalate []string
 	for _, t := range p.cfg.Tabs {
 		if Certify(snaps[t], exp[t]) {
@@ -217,7 +267,7 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 	if snap == nil || snap.Err != nil {
 		return false
 	}
-	seen := make(map[string]bool, len(x.Rows))
+	seen, shown := make(map[string]bool, len(x.Rows)), make(map[string]bool, len(snap.Rows))
 	data := 0
 	for i := range snap.Rows {
 		r := &snap.Rows[i]
@@ -225,6 +275,7 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 			continue
 		}
 		data++
+		shown[r.Hash] = true
 		switch {
 		case x.Evidence[r.Hash]:
 		case r.Anchor != "" && !seen[r.Anchor] && x.Rows[r.Anchor] == r.Hash:
@@ -240,6 +291,11 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 	}
 	if x.Flagged {
 		return false // rows are back: the mass-deletion evidence is to clear
+	}
+	for h := range x.Quarantined {
+		if !shown[h] {
+			return false // a quarantined row changed (fixed, dismissed): its evidence is to clear
+		}
 	}
 	for a := range x.Rows {
 		if seen[a] == x.Missing[a] {

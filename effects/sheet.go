@@ -63,9 +63,47 @@ func (Sheet) AuditOpened(c events.ConflictOpened, at time.Time) map[string]any {
 		layout.ConflictStatus: "OPEN", layout.ConflictOpenedAt: at.UTC()}
 }
 
-// AuditResolved implements aggregates.Sheet: the RESOLVED update.
-func (Sheet) AuditResolved(at time.Time) map[string]any {
-	return map[string]any{layout.ConflictStatus: "RESOLVED", layout.ConflictResolvedAt: at.UTC()}
+// AuditResolved implements aggregates.Sheet: the RESOLVED update, whose
+// result says how and by whom (ResolutionText).
+func (Sheet) AuditResolved(how events.Resolution, actor events.Actor, at time.Time) map[string]any {
+	return map[string]any{layout.ConflictStatus: "RESOLVED", layout.ConflictResolvedAt: at.UTC(),
+		layout.ConflictResult: ResolutionText(how, actor)}
+}
+
+// ChoiceRejected implements aggregates.Sheet.
+func (Sheet) ChoiceRejected(reason string, clear bool) map[string]any {
+	m := map[string]any{layout.ConflictResult: reason}
+	if clear {
+		m[layout.ConflictResolution] = ""
+	}
+	return m
+}
+
+// AuditRefreshed implements aggregates.Sheet.
+func (Sheet) AuditRefreshed(sheetValue string) map[string]any {
+	return map[string]any{layout.ConflictSheetValue: sheetValue, layout.ConflictResolution: "",
+		layout.ConflictResult: "the cell changed again: sheet_value is its new value; choose again"}
+}
+
+// AuditValues implements aggregates.Sheet.
+func (Sheet) AuditValues(systemValue, sheetValue string) map[string]any {
+	return map[string]any{layout.ConflictSystemValue: systemValue, layout.ConflictSheetValue: sheetValue}
+}
+
+// ResolutionText is the resolution_result cell of a resolved conflict,
+// e.g. "use sheet (chosen in the sheet)".
+func ResolutionText(how events.Resolution, actor events.Actor) string {
+	text := map[events.Resolution]string{events.ResolutionSystemWins: "system wins: the record changed again since",
+		events.ResolutionAcknowledged: layout.ChoiceKeepSystem, events.ResolutionUseSheet: layout.ChoiceUseSheet}[how]
+	if text == "" {
+		text = string(how)
+	}
+	by := map[events.Actor]string{events.ActorSheet: " (chosen in the sheet)", events.ActorCLI: " (hikoutei command)",
+		events.ActorApplication: " (application)"}[actor]
+	if how == events.ResolutionSystemWins {
+		by = ""
+	}
+	return text + by
 }
 
 // ShowsMarkerOf implements aggregates.Sheet with the cell codec's marker

@@ -1,14 +1,18 @@
 package events
 
-// Conflict events and the acknowledge_system command. Stream
-// "conflict/<conflict_id>".
+// Conflict events and the commands that resolve a conflict
+// (acknowledge_system, accept_user). Stream "conflict/<conflict_id>".
 const (
-	TypeConflictOpened   Type = "conflict.opened"
-	TypeConflictResolved Type = "conflict.resolved"
-	TypeAckRequested     Type = "command.acknowledge_system.requested"
-	TypeAckApplied       Type = "command.acknowledge_system.applied"
-	TypeAckStale         Type = "command.acknowledge_system.stale"
-	TypeAckRejected      Type = "command.acknowledge_system.rejected"
+	TypeConflictOpened      Type = "conflict.opened"
+	TypeConflictResolved    Type = "conflict.resolved"
+	TypeAckRequested        Type = "command.acknowledge_system.requested"
+	TypeAckApplied          Type = "command.acknowledge_system.applied"
+	TypeAckStale            Type = "command.acknowledge_system.stale"
+	TypeAckRejected         Type = "command.acknowledge_system.rejected"
+	TypeAcceptUserRequested Type = "command.accept_user.requested"
+	TypeAcceptUserApplied   Type = "command.accept_user.applied"
+	TypeAcceptUserStale     Type = "command.accept_user.stale"
+	TypeAcceptUserRejected  Type = "command.accept_user.rejected"
 )
 
 // ConflictStream is the stream of one conflict and its commands.
@@ -21,8 +25,26 @@ type Resolution string
 const (
 	// ResolutionSystemWins: a later local commit raised the field's revision.
 	ResolutionSystemWins Resolution = "system_wins"
-	// ResolutionAcknowledged: acknowledge_system kept the system's value.
+	// ResolutionAcknowledged: acknowledge_system kept the system's value
+	// ("keep system").
 	ResolutionAcknowledged Resolution = "system_acknowledged"
+	// ResolutionUseSheet: accept_user committed the person's value ("use
+	// the sheet's value").
+	ResolutionUseSheet Resolution = "use_sheet"
+)
+
+// Actor says who made a change or resolved a conflict. Events recorded
+// before actors existed carry none ("").
+type Actor string
+
+// Actors.
+const (
+	// ActorApplication: the application, through the Go API.
+	ActorApplication Actor = "application"
+	// ActorCLI: a person, through the hikoutei command.
+	ActorCLI Actor = "cli"
+	// ActorSheet: a person, through the spreadsheet.
+	ActorSheet Actor = "sheet"
 )
 
 // ConflictOpened records a conflict: a person and the system both changed
@@ -61,11 +83,14 @@ type ConflictResolved struct {
 	Resolution Resolution `canon:"resolution"`
 	// CanonicalRevision is the field's canonical revision at resolution.
 	CanonicalRevision uint64 `canon:"canonical_revision"`
+	// Actor is who resolved it ("" in events recorded before actors).
+	Actor Actor `canon:"actor,omitempty"`
 }
 
-// AckCommand is the payload of the acknowledge_system command's events:
-// the fence the caller saw and, once decided, the outcome. See
-// AckRequested, AckApplied, AckStale, AckRejected.
+// AckCommand is the payload of the events of both resolution commands
+// (acknowledge_system and accept_user): the fence the caller saw and, once
+// decided, the outcome. See AckRequested, AckApplied, AckStale,
+// AckRejected and their AcceptUser counterparts.
 type AckCommand struct {
 	// ConflictID is the conflict the command targets.
 	ConflictID string `canon:"conflict_id,required"`
@@ -80,6 +105,11 @@ type AckCommand struct {
 	Reason string `canon:"reason,omitempty"`
 	// ReconcileEffect is the row reconcile an applied command queued.
 	ReconcileEffect string `canon:"reconcile_effect,omitempty"`
+	// CommandID makes the command idempotent: a repeated id with the same
+	// payload returns the first outcome ("" = none given).
+	CommandID string `canon:"command_id,omitempty"`
+	// Actor is who asked ("" in events recorded before actors).
+	Actor Actor `canon:"actor,omitempty"`
 }
 
 // AckRequested records that acknowledge_system was asked for.
@@ -95,6 +125,23 @@ type AckStale AckCommand
 // AckRejected records a command for a conflict that is not open, or a
 // legacy conflict without visible evidence: nothing changed.
 type AckRejected AckCommand
+
+// AcceptUserRequested records that accept_user ("use the sheet's value")
+// was asked for.
+type AcceptUserRequested AckCommand
+
+// AcceptUserApplied records that the fence held: the person's value is
+// committed (entity.persisted), the conflict resolved and the Input row
+// reconcile queued, all in the same commit.
+type AcceptUserApplied AckCommand
+
+// AcceptUserStale records that the fence no longer held: nothing changed.
+type AcceptUserStale AckCommand
+
+// AcceptUserRejected records a command for a conflict that is not open, a
+// legacy conflict without visible evidence or a candidate whose value is
+// unknown: nothing changed.
+type AcceptUserRejected AckCommand
 
 // EventType implements Payload.
 func (ConflictOpened) EventType() Type { return TypeConflictOpened }
@@ -114,6 +161,18 @@ func (AckStale) EventType() Type { return TypeAckStale }
 // EventType implements Payload.
 func (AckRejected) EventType() Type { return TypeAckRejected }
 
+// EventType implements Payload.
+func (AcceptUserRequested) EventType() Type { return TypeAcceptUserRequested }
+
+// EventType implements Payload.
+func (AcceptUserApplied) EventType() Type { return TypeAcceptUserApplied }
+
+// EventType implements Payload.
+func (AcceptUserStale) EventType() Type { return TypeAcceptUserStale }
+
+// EventType implements Payload.
+func (AcceptUserRejected) EventType() Type { return TypeAcceptUserRejected }
+
 const conflictStreamPattern = "conflict/<conflict_id>"
 
 func init() {
@@ -123,4 +182,8 @@ func init() {
 	register[AckApplied](1, conflictStreamPattern)
 	register[AckStale](1, conflictStreamPattern)
 	register[AckRejected](1, conflictStreamPattern)
+	register[AcceptUserRequested](1, conflictStreamPattern)
+	register[AcceptUserApplied](1, conflictStreamPattern)
+	register[AcceptUserStale](1, conflictStreamPattern)
+	register[AcceptUserRejected](1, conflictStreamPattern)
 }

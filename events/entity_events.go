@@ -34,6 +34,10 @@ type EntityPersisted struct {
 	// Revisions holds each changed field's new revision: it rises by one
 	// each time the field's canonical value changes and never goes back.
 	Revisions map[string]uint64 `canon:"revisions"`
+	// Actor is who made the change when it was not the application's own
+	// commit: "cli" or "sheet" for a person's accept_user ("" otherwise,
+	// and in events recorded before actors).
+	Actor Actor `canon:"actor,omitempty"`
 }
 
 // EntityRemoved records the removal of an entity. Field revisions are

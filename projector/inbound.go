@@ -15,6 +15,7 @@ type ConflictNote struct {
 	Type       events.Type // conflict.opened or conflict.resolved
 	ConflictID string
 	Resolution events.Resolution
+	Actor      events.Actor // who resolved it ("" before actors)
 	Seq        uint64
 }
 
@@ -41,7 +42,7 @@ func (p *Projector) applyInbound(e *events.Event, pl events.Payload) (bool, erro
 		return true, p.candidateDetected(e, x)
 	case events.CandidateCleared:
 		stmt := p.conn.Prep(`UPDATE hk_sheet_field_state SET candidate_hash = '', candidate_row_hash = '', candidate_visible_revision = 0,
-  conflict_id = '', candidate_epoch = ? WHERE binding = ? AND field = ?`)
+  conflict_id = '', candidate_value = NULL, candidate_epoch = ? WHERE binding = ? AND field = ?`)
 		bindAll(stmt, x.Epoch, x.Binding, x.Field)
 		return true, p.also(run(stmt), e, evidenceRow{field: x.Field, reason: x.Reason})
 	}
@@ -54,25 +55,63 @@ func (p *Projector) applyConflict(e *events.Event, pl events.Payload) (bool, err
 	case events.ConflictOpened:
 		return true, p.conflictOpened(e, x)
 	case events.ConflictResolved:
-		stmt := p.conn.Prep(`UPDATE hk_conflicts SET state = 'resolved', resolved_seq = ?, resolved_at = ?, resolution = ? WHERE conflict_id = ?`)
-		bindAll(stmt, int64(e.Seq), e.At, string(x.Resolution), x.ConflictID)
-		p.note(ConflictNote{Type: e.Type(), ConflictID: x.ConflictID, Resolution: x.Resolution, Seq: e.Seq})
+		stmt := p.conn.Prep(`UPDATE hk_conflicts SET state = 'resolved', resolved_seq = ?, resolved_at = ?, resolution = ?, resolved_by = ?
+WHERE conflict_id = ?`)
+		bindAll(stmt, int64(e.Seq), e.At, string(x.Resolution), string(x.Actor), x.ConflictID)
+		p.note(ConflictNote{Type: e.Type(), ConflictID: x.ConflictID, Resolution: x.Resolution, Actor: x.Actor, Seq: e.Seq})
 		return true, p.also(run(stmt), e, evidenceRow{reason: string(x.Resolution), detail: x.ConflictID})
 	case events.AckRequested:
 		return true, p.ackEvidence(e, events.AckCommand(x))
 	case events.AckStale:
-		return true, p.ackEvidence(e, events.AckCommand(x))
+		return true, p.commandDone(e, events.AckCommand(x), events.ResolutionAcknowledged, aggregates.AckStale)
 	case events.AckRejected:
-		return true, p.ackEvidence(e, events.AckCommand(x))
+		return true, p.commandDone(e, events.AckCommand(x), events.ResolutionAcknowledged, aggregates.AckRejected)
 	case events.AckApplied:
-		stmt := p.conn.Prep(`UPDATE hk_conflicts SET reconcile_effect = ?, reconcile_state = 'pending' WHERE conflict_id = ?`)
-		bindAll(stmt, x.ReconcileEffect, x.ConflictID)
-		if err := run(stmt); err != nil {
-			return true, err
-		}
+		return true, p.commandApplied(e, events.AckCommand(x), events.ResolutionAcknowledged)
+	}
+	return p.applyAcceptUser(e, pl)
+}
+
+// applyAcceptUser projects the accept_user command's events (I30).
+func (p *Projector) applyAcceptUser(e *events.Event, pl events.Payload) (bool, error) {
+	switch x := pl.(type) {
+	case events.AcceptUserRequested:
 		return true, p.ackEvidence(e, events.AckCommand(x))
+	case events.AcceptUserStale:
+		return true, p.commandDone(e, events.AckCommand(x), events.ResolutionUseSheet, aggregates.AckStale)
+	case events.AcceptUserRejected:
+		return true, p.commandDone(e, events.AckCommand(x), events.ResolutionUseSheet, aggregates.AckRejected)
+	case events.AcceptUserApplied:
+		return true, p.commandApplied(e, events.AckCommand(x), events.ResolutionUseSheet)
 	}
 	return false, nil
+}
+
+// commandApplied records an applied resolution command: the row reconcile
+// it queued, on its conflict, and its outcome.
+func (p *Projector) commandApplied(e *events.Event, x events.AckCommand, how events.Resolution) error {
+	stmt := p.conn.Prep(`UPDATE hk_conflicts SET reconcile_effect = nullif(?, ''), reconcile_state = iif(? = '', NULL, 'pending')
+WHERE conflict_id = ?`)
+	bindAll(stmt, x.ReconcileEffect, x.ReconcileEffect, x.ConflictID)
+	if err := run(stmt); err != nil {
+		return err
+	}
+	return p.commandDone(e, x, how, aggregates.AckApplied)
+}
+
+// commandDone records a resolution command's outcome: in hk_commands
+// under its command id (when it has one) and in the evidence history.
+func (p *Projector) commandDone(e *events.Event, x events.AckCommand, how events.Resolution, outcome aggregates.AckOutcome) error {
+	if x.CommandID != "" {
+		stmt := p.conn.Prep(`INSERT INTO hk_commands (command_id, conflict_id, resolution, canonical_revision, candidate_hash, candidate_epoch,
+  outcome, reason, reconcile_effect, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (command_id) DO NOTHING`)
+		bindAll(stmt, x.CommandID, x.ConflictID, string(how), int64(x.CanonicalRevision), x.CandidateHash, x.CandidateEpoch,
+			string(outcome), x.Reason, x.ReconcileEffect, int64(e.Seq))
+		if err := run(stmt); err != nil {
+			return err
+		}
+	}
+	return p.ackEvidence(e, x)
 }
 
 func (p *Projector) ackEvidence(e *events.Event, x events.AckCommand) error {
@@ -161,12 +200,16 @@ ON CONFLICT (quarantine_id) DO UPDATE SET active = 1, sheet_row = excluded.sheet
 }
 
 func (p *Projector) candidateDetected(e *events.Event, x events.CandidateDetected) error {
+	value, err := events.EncodeCanonical(x.CandidateValue)
+	if err != nil {
+		return fmt.Errorf("%w: candidate value of %s: %w", ErrProjection, x.ConflictID, err)
+	}
 	stmt := p.conn.Prep(`INSERT INTO hk_sheet_field_state (binding, field, tab, anchor, candidate_hash, candidate_epoch,
-  candidate_row_hash, candidate_visible_revision, conflict_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+  candidate_row_hash, candidate_visible_revision, conflict_id, candidate_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (binding, field) DO UPDATE SET candidate_hash = excluded.candidate_hash, candidate_epoch = excluded.candidate_epoch,
   candidate_row_hash = excluded.candidate_row_hash, candidate_visible_revision = excluded.candidate_visible_revision,
-  conflict_id = excluded.conflict_id`)
-	bindAll(stmt, x.Binding, x.Field, x.Tab, x.Anchor, x.CandidateHash, x.Epoch, x.VisibleHash, x.VisibleRevision, x.ConflictID)
+  conflict_id = excluded.conflict_id, candidate_value = excluded.candidate_value`)
+	bindAll(stmt, x.Binding, x.Field, x.Tab, x.Anchor, x.CandidateHash, x.Epoch, x.VisibleHash, x.VisibleRevision, x.ConflictID, value)
 	if err := run(stmt); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"fmt"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -39,6 +40,12 @@ func (p *Projector) TabExpectation(tab string) (aggregates.TabExpectation, error
 			x.Flagged = true
 		default:
 			x.Evidence[st.ColumnText(1)] = true
+			if st.ColumnText(0) != "" && st.ColumnText(1) != "" {
+				if x.Quarantined == nil {
+					x.Quarantined = map[string]bool{}
+				}
+				x.Quarantined[st.ColumnText(1)] = true
+			}
 		}
 	})
 	if err != nil {
@@ -112,6 +119,13 @@ func (p *Projector) OpenConflictsFor(entity, id string) ([]aggregates.Conflict, 
 	return p.conflicts("entity = ? AND id = ? AND state = 'open'", entity, id)
 }
 
+// OpenConflictCount counts the open conflicts.
+func (p *Projector) OpenConflictCount() (int, error) {
+	n := 0
+	err := p.each("SELECT count(*) FROM hk_conflicts WHERE state = 'open'", nil, func(st *sqlite.Stmt) { n = st.ColumnInt(0) })
+	return n, err
+}
+
 // OpenConflictsOn counts the open conflicts of one row.
 func (p *Projector) OpenConflictsOn(binding string) (int, error) {
 	n := 0
@@ -160,4 +174,36 @@ func (p *Projector) Evidence(kind events.Type) ([]EvidenceRecord, error) {
 			Note: st.ColumnText(8)})
 	})
 	return out, err
+}
+
+// CandidateValue returns the active candidate value of a field of an
+// Input row (ok false when there is none, or it was recorded before the
+// read model held candidate values).
+func (p *Projector) CandidateValue(binding, field string) (v any, ok bool, err error) {
+	var raw []byte
+	err = p.each(`SELECT candidate_value FROM hk_sheet_field_state WHERE binding = ? AND field = ? AND candidate_hash != ''
+  AND candidate_value IS NOT NULL`, []any{binding, field}, func(st *sqlite.Stmt) {
+		raw, ok = make([]byte, st.ColumnLen(0)), true
+		st.ColumnBytes(0, raw)
+	})
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	if v, err = events.DecodeCanonical(raw); err != nil {
+		return nil, false, fmt.Errorf("%w: candidate value of %s: %w", ErrReadModelInvalid, field, err)
+	}
+	return v, true, nil
+}
+
+// Command returns the first outcome of a resolution command id.
+func (p *Projector) Command(id string) (rec aggregates.CommandRecord, ok bool, err error) {
+	err = p.each(`SELECT command_id, conflict_id, resolution, canonical_revision, candidate_hash, candidate_epoch, outcome, reason,
+  reconcile_effect FROM hk_commands WHERE command_id = ?`, []any{id}, func(st *sqlite.Stmt) {
+		ok = true
+		rec = aggregates.CommandRecord{CommandID: st.ColumnText(0), ConflictID: st.ColumnText(1),
+			Resolution: events.Resolution(st.ColumnText(2)), CanonicalRevision: uint64(st.ColumnInt64(3)), CandidateHash: st.ColumnText(4),
+			CandidateEpoch: st.ColumnInt64(5), Outcome: aggregates.AckOutcome(st.ColumnText(6)), Reason: st.ColumnText(7),
+			ReconcileEffect: st.ColumnText(8)}
+	})
+	return rec, ok, err
 }

@@ -47,3 +47,45 @@ func TestInboundProjectionConflictLifecycle(t *testing.T) {
 		string(events.TypeConflictResolved), string(events.TypeCandidateCleared), string(events.TypeRowQuarantineCleared))
 	wantRows(t, "active quarantine", query(t, path, "SELECT count(*) FROM hk_quarantine WHERE active = 1"), "0")
 }
+
+// TestI30_AcceptUserProjectionKeepsTheCandidateValueTheCommandOutcomeAndTheActor:
+// the active candidate's value is held until its candidate is cleared, an
+// accept_user command's first outcome is kept under its command id, and
+// the resolution records who resolved it.
+func TestI30_AcceptUserProjectionKeepsTheCandidateValueTheCommandOutcomeAndTheActor(t *testing.T) {
+	p := openFresh(t)
+	h := newHistory()
+	const b = "bind1"
+	must(t, p.Apply([]events.Event{
+		h.next(events.InboundStream("Airport_Input"), events.CandidateDetected{Tab: "Airport_Input", Anchor: "7", Binding: b,
+			Entity: "Airport", ID: "7", Field: "altitude", CandidateHash: "hA", CandidateValue: int64(5283), VisibleHash: "row1",
+			VisibleRevision: 3, CanonicalRevision: 2, ConflictID: "cf1", SheetValue: "5283"}),
+		h.next(events.ConflictStream("cf1"), events.ConflictOpened{ConflictID: "cf1", Entity: "Airport", ID: "7", Field: "altitude",
+			Tab: "Airport_Input", Anchor: "7", Binding: b, CanonicalRevision: 2, CandidateHash: "hA", VisibleRevision: 3,
+			VisibleHash: "row1", SystemValue: "5282", SheetValue: "5283"}),
+	}))
+	if v, ok, err := p.CandidateValue(b, "altitude"); err != nil || !ok || v != int64(5283) {
+		t.Fatalf("candidate value %v %v %v", v, ok, err)
+	}
+	cmd := events.AckCommand{ConflictID: "cf1", CanonicalRevision: 2, CandidateHash: "hA", CommandID: "c1", Actor: events.ActorSheet}
+	applied := cmd
+	applied.ReconcileEffect = "fx1"
+	must(t, p.Apply([]events.Event{
+		h.next(events.ConflictStream("cf1"), events.AcceptUserRequested(cmd)),
+		h.next(events.ConflictStream("cf1"), events.AcceptUserApplied(applied)),
+		h.next(events.ConflictStream("cf1"), events.ConflictResolved{ConflictID: "cf1", Resolution: events.ResolutionUseSheet,
+			CanonicalRevision: 3, Actor: events.ActorSheet}),
+		h.next(events.InboundStream("Airport_Input"), events.CandidateCleared{Binding: b, Field: "altitude", Epoch: 1, Reason: "use_sheet"}),
+	}))
+	path := p.Path()
+	wantRows(t, "resolved", query(t, path, "SELECT state, resolution, resolved_by, reconcile_effect, reconcile_state FROM hk_conflicts"),
+		"resolved|use_sheet|sheet|fx1|pending")
+	if _, ok, err := p.CandidateValue(b, "altitude"); err != nil || ok {
+		t.Fatalf("a cleared candidate still has a value: %v %v", ok, err)
+	}
+	rec, ok, err := p.Command("c1")
+	if err != nil || !ok || rec.Outcome != "applied" || rec.Resolution != events.ResolutionUseSheet || rec.ReconcileEffect != "fx1" ||
+		rec.CanonicalRevision != 2 || rec.CandidateHash != "hA" {
+		t.Fatalf("command record %+v %v %v", rec, ok, err)
+	}
+}

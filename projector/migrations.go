@@ -3,7 +3,7 @@ package projector
 // SchemaVersion is the version of the internal hk_ tables this build writes.
 // Each entry of migrations moves the read model from version i to i+1; an
 // older read model is migrated in place, a newer one is rebuilt.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[i] brings a read model from schema version i to i+1.
 var migrations = []string{
@@ -182,5 +182,24 @@ CREATE TABLE hk_evidence (
   effect_id TEXT NOT NULL,      -- the applied effect that wrote the marker
   seq       INTEGER NOT NULL,
   PRIMARY KEY (binding, field)
+) WITHOUT ROWID;`,
+	// 3 → 4: people resolve conflicts (accept_user, I30): the active
+	// candidate's value, who resolved each conflict, and the first outcome
+	// of each resolution command id (idempotency). Candidates recorded
+	// before keep a NULL value: "use the sheet's value" is blocked for
+	// them until the read model is rebuilt from the log (hikoutei replay).
+	`ALTER TABLE hk_sheet_field_state ADD COLUMN candidate_value BLOB; -- events.EncodeCanonical of the candidate (NULL: none/unknown)
+ALTER TABLE hk_conflicts ADD COLUMN resolved_by TEXT;            -- application | cli | sheet ('' before actors)
+CREATE TABLE hk_commands (
+  command_id         TEXT PRIMARY KEY NOT NULL,
+  conflict_id        TEXT NOT NULL,
+  resolution         TEXT NOT NULL,    -- system_acknowledged (keep system) | use_sheet
+  canonical_revision INTEGER NOT NULL, -- the fence the command carried
+  candidate_hash     TEXT NOT NULL,
+  candidate_epoch    INTEGER NOT NULL,
+  outcome            TEXT NOT NULL,    -- applied | stale | rejected
+  reason             TEXT NOT NULL,
+  reconcile_effect   TEXT NOT NULL,
+  seq                INTEGER NOT NULL
 ) WITHOUT ROWID;`,
 }

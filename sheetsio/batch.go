@@ -44,7 +44,7 @@ func (k OpKind) String() string {
 // Values maps column header → typed Go value (string, int64, float64, bool,
 // time.Time, nil; see cell.Encode): for OpAppend the new row (absent columns
 // are blank; the anchor column is filled from Anchor), for OpUpdate only the
-// cells to change. ExpectedHash (OpUpdate, OpDelete) is cell.VisibleHash of
+// cells to change. ExpectedHash (OpUpdate, OpDelete) is the tab's guard hash (layout.TabSpec.RowHash) of
 // the full encoded row the caller expects to find (see ExpectedRowHash).
 // Receipt, when set, is written to the receipts tab in the same batchUpdate
 // as the op, so the two land atomically.
@@ -83,6 +83,15 @@ type Fence struct {
 type Batch struct {
 	Fence *Fence
 	Ops   []Op
+	// Notes are cell notes written in the same batchUpdate as the ops (no
+	// extra request); their fates are in DispatchResult.Notes.
+	Notes []Note
+	// SweepNotes names row tabs whose data cells (every row below the
+	// header, every layout column but the anchor) lose their notes before
+	// Notes are written, in the same batchUpdate: a writer that does not
+	// know which notes the sheet carries (a new run) starts from none.
+	// Fates in DispatchResult.Swept.
+	SweepNotes []string
 }
 
 // OpStatus is the fate of one Op.
@@ -190,6 +199,8 @@ type MarkedCell struct {
 // Snapshot gives their positions).
 type DispatchResult struct {
 	Ops       []OpResult
+	Notes     []NoteStatus // one per Batch.Notes, in order
+	Swept     []NoteStatus // one per Batch.SweepNotes, in order
 	Authority Authority
 	Reads     int
 	Writes    int

@@ -42,9 +42,9 @@ func rowData(spec layout.TabSpec, encoded []any) *sheets.RowData {
 }
 
 // headerRow builds the header RowData of spec (text cells).
-func headerRow(spec layout.TabSpec) *sheets.RowData {
+func headerRow(spec layout.TabSpec, from int) *sheets.RowData {
 	rd := &sheets.RowData{}
-	for _, h := range spec.Headers() {
+	for _, h := range spec.Headers()[from:] {
 		rd.Values = append(rd.Values, cellData(cell.Column{Kind: cell.String}, h))
 	}
 	return rd

@@ -54,6 +54,7 @@ func (p *Provider) Dispatch(ctx context.Context, w *Workbook, b Batch) (*Dispatc
 	}
 	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), rm)
 	res.settle(units)
+	res.settleNotes(units)
 	res.Reads, res.Writes, res.Chunks = int(ctr.reads.Load()), int(ctr.writes.Load()), int(ctr.chunks.Load())
 	p.log.Debug("sheets dispatch", "ops", len(b.Ops), "units", len(units), "chunks", res.Chunks, "reads", res.Reads, "writes", res.Writes)
 	return res, nil
@@ -118,6 +119,12 @@ func preflightModes(w *Workbook, b Batch) ([]string, map[string]readMode) {
 			add(layout.ReceiptsTab, readHeader)
 		}
 	}
+	for _, n := range b.Notes {
+		add(n.Tab, readFull)
+	}
+	for _, t := range b.SweepNotes {
+		add(t, readHeader)
+	}
 	if b.Fence != nil {
 		add(layout.AuthorityTab, readFull)
 	}
@@ -149,6 +156,11 @@ func planWithFence(w *Workbook, b Batch, snaps map[string]*TabSnapshot, res *Dis
 	pl := newPlanner(w.schema, snaps, b)
 	units := pl.plan(b.Ops)
 	res.Ops = pl.results
+	pl.units = nil
+	res.Swept = pl.planSweeps(b.SweepNotes)
+	res.Notes = pl.planNotes(b.Notes)
+	units = append(units, pl.units...)
+	sortUnits(units)
 	if mirror != nil {
 		units = append([]*unit{mirror}, units...)
 	}

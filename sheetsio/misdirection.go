@@ -139,7 +139,7 @@ func (k *rowCheck) verify(rows [][]cell.Observed, row int) *Misdirection {
 	for i, o := range got.Cells {
 		values[i] = o.Value
 	}
-	m := &Misdirection{SheetRow: row + 1, DisplacedAnchor: got.Anchor, RowHash: cell.VisibleHash(values)}
+	m := &Misdirection{SheetRow: row + 1, DisplacedAnchor: got.Anchor, RowHash: k.spec.RowHash(values)}
 	for _, c := range k.cols {
 		m.Columns = append(m.Columns, k.spec.Columns[c].Name)
 	}

@@ -19,6 +19,7 @@ import (
 // delete never shifts a row another request addresses), then appends.
 const (
 	orderAuthority = iota
+	orderSweep     // note sweeps come before the notes written after them
 	orderUpdate
 	orderDelete
 	orderAppend
@@ -42,6 +43,11 @@ type unit struct {
 	check *rowCheck
 	// misdirected: the response showed the update's cells on another row.
 	misdirected *Misdirection
+	// note is 1 + the index in Batch.Notes of the note the unit writes (0 = none).
+	note int
+	// sweep is 1 + the index in Batch.SweepNotes of the tab the unit
+	// sweeps (0 = none).
+	sweep int
 }
 
 type appendRow struct {
@@ -86,8 +92,13 @@ func (pl *planner) plan(ops []Op) []*unit {
 		pl.results[i] = OpResult{ID: op.ID}
 		pl.planOp(i, op)
 	}
-	sort.SliceStable(pl.units, func(a, b int) bool { return unitLess(pl.units[a], pl.units[b]) })
+	sortUnits(pl.units)
 	return pl.units
+}
+
+// sortUnits orders units for sending (stable: plan order within a group).
+func sortUnits(units []*unit) {
+	sort.SliceStable(units, func(a, b int) bool { return unitLess(units[a], units[b]) })
 }
 
 func unitLess(a, b *unit) bool {

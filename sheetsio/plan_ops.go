@@ -17,7 +17,7 @@ func (pl *planner) planAppend(i int, op Op, spec layout.TabSpec, snap *TabSnapsh
 		return
 	}
 	row[spec.Anchor] = op.Anchor
-	r.WrittenHash = cell.VisibleHash(row)
+	r.WrittenHash = spec.RowHash(row)
 	if !pl.anchorFree(r, snap.Find(op.Anchor)) {
 		return
 	}
@@ -70,7 +70,7 @@ func (pl *planner) planUpdate(i int, op Op, spec layout.TabSpec, snap *TabSnapsh
 	if !ok {
 		return
 	}
-	r.WrittenHash = cell.VisibleHash(next)
+	r.WrittenHash = spec.RowHash(next)
 	switch {
 	case row.Hash == r.WrittenHash:
 		pl.reject(r, StatusUnchanged, "", nil)
@@ -146,7 +146,7 @@ func ExpectedRowHash(spec layout.TabSpec, anchor string, values map[string]any) 
 		return "", r.Err
 	}
 	row[spec.Anchor] = norm.NFC.String(anchor)
-	return cell.VisibleHash(row), nil
+	return spec.RowHash(row), nil
 }
 
 // MarkedCells lists, by column, the values of an op on tab spec that the

@@ -93,15 +93,59 @@ func provisionRequests(schema *layout.Schema, resolved map[string]sheetInfo, sna
 		switch {
 		case !ok:
 			id := freeSheetID(t.Name, taken)
-			reqs = append(reqs, addSheetRequest(t, id), updateCellsRequest(id, 0, 0, headerRow(t)))
+			reqs = append(reqs, addSheetRequest(t, id), updateCellsRequest(id, 0, 0, headerRow(t, 0)))
+			reqs = append(reqs, choiceRequests(t, id)...)
 		case snaps[t.Name].Empty:
 			reqs = append(reqs, widenRequests(t, info)...)
-			reqs = append(reqs, updateCellsRequest(info.ID, 0, 0, headerRow(t)))
+			reqs = append(reqs, updateCellsRequest(info.ID, 0, 0, headerRow(t, 0)))
+			reqs = append(reqs, choiceRequests(t, info.ID)...)
+		case extensible(t, snaps[t.Name].Err) > 0:
+			from := extensible(t, snaps[t.Name].Err)
+			reqs = append(reqs, widenRequests(t, info)...)
+			reqs = append(reqs, updateCellsRequest(info.ID, 0, from, headerRow(t, from)))
+			reqs = append(reqs, choiceRequests(t, info.ID)...)
 		case snaps[t.Name].Err != nil:
 			drift = append(drift, snaps[t.Name].Err)
 		}
 	}
 	return reqs, drift
+}
+
+// extensible returns where the missing header cells of a tab written by
+// an earlier layout start (layout.HeaderError.Extension), 0 when err is
+// not such a drift.
+func extensible(t layout.TabSpec, err error) int {
+	var he *layout.HeaderError
+	if !errors.As(err, &he) {
+		return 0
+	}
+	from, ok := he.Extension(t)
+	if !ok {
+		return 0
+	}
+	return from
+}
+
+// choiceRequests offers each column with Choices as a dropdown on every
+// data row, present and future (the range has no end row). The rule is
+// not strict: a person's other text is kept and reported, never refused.
+func choiceRequests(t layout.TabSpec, sheetID int64) []*sheets.Request {
+	var out []*sheets.Request
+	for i, c := range t.Columns {
+		if len(c.Choices) == 0 {
+			continue
+		}
+		vals := make([]*sheets.ConditionValue, len(c.Choices))
+		for j, ch := range c.Choices {
+			vals[j] = &sheets.ConditionValue{UserEnteredValue: ch}
+		}
+		out = append(out, &sheets.Request{SetDataValidation: &sheets.SetDataValidationRequest{
+			Range: &sheets.GridRange{SheetId: sheetID, StartRowIndex: 1, StartColumnIndex: int64(i), EndColumnIndex: int64(i + 1),
+				ForceSendFields: []string{"SheetId"}},
+			Rule: &sheets.DataValidationRule{Condition: &sheets.BooleanCondition{Type: "ONE_OF_LIST", Values: vals}, ShowCustomUi: true},
+		}})
+	}
+	return out
 }
 
 func freeSheetID(name string, taken map[int64]bool) int64 {

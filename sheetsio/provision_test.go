@@ -158,3 +158,64 @@ func TestRenamedTabKeepsWorking(t *testing.T) {
 func deleteSheetBody(id int64) *sheets.BatchUpdateSpreadsheetRequest {
 	return &sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{{DeleteSheet: &sheets.DeleteSheetRequest{SheetId: id}}}}
 }
+
+// TestProvisionExtendsASyncConflictsTabWrittenBeforeTheResolutionColumns:
+// a tab whose header is the layout's prefix gets the missing header cells
+// in place; its rows are kept and written to as before.
+func TestProvisionExtendsASyncConflictsTabWrittenBeforeTheResolutionColumns(t *testing.T) {
+	h := newHarness(t, emulator.Options{AutoCreate: true})
+	s := testSchema(t)
+	w := h.provision(s)
+	spec, _ := s.Tab(layout.ConflictsTab)
+	res := h.dispatch(w, Batch{Ops: []Op{{ID: "o", Tab: layout.ConflictsTab, Kind: OpAppend, Anchor: "cf1",
+		Values: map[string]any{layout.ConflictID: "cf1", layout.ConflictStatus: "OPEN"}}}})
+	h.wantStatus(res, 0, StatusApplied)
+	p := h.emu.Person(testSheetID)
+	for _, ref := range []string{"K1", "L1"} { // the header as an earlier layout wrote it
+		if err := p.Type(layout.ConflictsTab, ref, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if snaps, err := h.p.Snapshot(context.Background(), w, layout.ConflictsTab); err != nil || !errors.Is(snaps[layout.ConflictsTab].Err, ErrHeaderDrift) {
+		t.Fatalf("the earlier header reads as %v %v, want drift", snaps, err)
+	}
+	if _, err := h.p.Provision(context.Background(), testSheetID, s); err != nil {
+		t.Fatalf("provision over the earlier header: %v", err)
+	}
+	got := h.values(layout.ConflictsTab)
+	if len(got) != 2 || !slices.Equal(toStrings(got[0]), spec.Headers()) || got[1][0] != "cf1" {
+		t.Fatalf("tab after provision %v", got)
+	}
+	w = h.provision(s)
+	res = h.dispatch(w, Batch{Ops: []Op{{ID: "u", Tab: layout.ConflictsTab, Kind: OpUpdate, Anchor: "cf1",
+		Values: map[string]any{layout.ConflictStatus: "RESOLVED"}, ExpectedHash: res.Ops[0].WrittenHash}}})
+	h.wantStatus(res, 0, StatusApplied)
+}
+
+// TestAPersonsChoiceNeverChangesTheRowGuard: the resolution cell is left
+// out of the row hash, so a system update written over the row hash it
+// last wrote applies after a person chose, and keeps the choice.
+func TestAPersonsChoiceNeverChangesTheRowGuard(t *testing.T) {
+	h := newHarness(t, emulator.Options{AutoCreate: true})
+	w := h.provision(testSchema(t))
+	res := h.dispatch(w, Batch{Ops: []Op{{ID: "o", Tab: layout.ConflictsTab, Kind: OpAppend, Anchor: "cf1",
+		Values: map[string]any{layout.ConflictID: "cf1", layout.ConflictStatus: "OPEN"}}}})
+	written := h.wantStatus(res, 0, StatusApplied).WrittenHash
+	if err := h.emu.Person(testSheetID).Type(layout.ConflictsTab, "K2", "use sheet"); err != nil {
+		t.Fatal(err)
+	}
+	res = h.dispatch(w, Batch{Ops: []Op{{ID: "u", Tab: layout.ConflictsTab, Kind: OpUpdate, Anchor: "cf1",
+		Values: map[string]any{layout.ConflictStatus: "RESOLVED"}, ExpectedHash: written}}})
+	h.wantStatus(res, 0, StatusApplied)
+	if row := h.values(layout.ConflictsTab)[1]; row[6] != "RESOLVED" || row[10] != "use sheet" {
+		t.Fatalf("row %v", row)
+	}
+}
+
+func toStrings(row []any) []string {
+	out := make([]string, len(row))
+	for i, v := range row {
+		out[i], _ = v.(string)
+	}
+	return out
+}

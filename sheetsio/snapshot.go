@@ -15,7 +15,7 @@ import (
 // Row is one data row (below the header) as read with UNFORMATTED_VALUE +
 // SERIAL_NUMBER. Cells are the raw values cut/padded to the header width
 // (C04); Anchor is the NFC text of the anchor cell ("" if blank, not text, or
-// the tab has no anchor); Hash is cell.VisibleHash(Cells). SheetRow is the
+// the tab has no anchor); Hash is the tab's guard hash, layout.TabSpec.RowHash(Cells). SheetRow is the
 // 1-based row number at read time: informational only, never an identity.
 type Row struct {
 	Anchor   string
@@ -198,7 +198,7 @@ func fillAnchors(t *TabSnapshot, spec layout.TabSpec, header, column [][]any) {
 func (t *TabSnapshot) addRow(spec layout.TabSpec, raw []any, sheetRow int) {
 	cells := cell.PadRow(raw, len(spec.Columns))[:len(spec.Columns)]
 	cells = append([]any(nil), cells...)
-	r := Row{Cells: cells, Hash: cell.VisibleHash(cells), SheetRow: sheetRow}
+	r := Row{Cells: cells, Hash: spec.RowHash(cells), SheetRow: sheetRow}
 	if spec.Anchor >= 0 {
 		if s, ok := cells[spec.Anchor].(string); ok {
 			r.Anchor = norm.NFC.String(s)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/admin"
 )
 
 // conflictRow is one conflict as the CLI shows it (values are renderings;
@@ -30,6 +32,8 @@ type conflictRow struct {
 	SheetValue        string `json:"sheet_value"`
 	OpenedAt          string `json:"opened_at"`
 	Resolution        string `json:"resolution,omitempty"`
+	ResolvedBy        string `json:"resolved_by,omitempty"` // application | cli | sheet ("" before actors were recorded)
+	ResolvedAt        string `json:"resolved_at,omitempty"`
 	ReconcileState    string `json:"reconcile_state,omitempty"`
 }
 
@@ -40,7 +44,7 @@ func newConflictsCmd() *cobra.Command {
 		Args:  argsUsage(cobra.NoArgs),
 		RunE:  func(cmd *cobra.Command, _ []string) error { return usageError{errors.New("give list, show or ack")} },
 	}
-	cmd.AddCommand(newConflictsListCmd(), newConflictsShowCmd(), newConflictsAckCmd())
+	cmd.AddCommand(newConflictsListCmd(), newConflictsShowCmd(), newConflictsAckCmd(), newConflictsResolveCmd())
 	return cmd
 }
 
@@ -72,7 +76,7 @@ func newConflictsShowCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "show --dir DIR CONFLICT_ID",
-		Short: "Show one conflict in full, including both values",
+		Short: "Show one conflict in full, including both values and, once resolved, how, by whom and when",
 		Args:  argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireDir(dir); err != nil {
@@ -98,14 +102,16 @@ func newConflictsAckCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "ack --dir DIR CONFLICT_ID CANONICAL_REVISION CANDIDATE_HASH CANDIDATE_EPOCH",
-		Short: "acknowledge_system: keep the system's value (fenced by revision, candidate hash and epoch)",
+		Short: "acknowledge_system: keep the system's value (fenced by revision, candidate hash and epoch; works while the store runs)",
 		Long: `ack keeps the system's value of a conflicted field. The four arguments are the
 fence printed by "conflicts list": if the field's revision, the candidate or its
 epoch moved since, the command is recorded as stale and changes nothing. The
 row reconcile it queues is guarded by the candidate-time row hash, so a later
-human edit becomes blocked_candidate instead of being overwritten. The store
-must not be running (the command takes the writer lease); it uses no network:
-the service dispatches the reconcile when it next runs.`,
+human edit becomes blocked_candidate instead of being overwritten.
+While a process holds the store (e.g. "hikoutei serve"), the command is sent
+to it over its administrative channel (DIR/admin.sock); otherwise it opens the
+store itself. Either way it uses no network and needs no spreadsheet flags:
+the service dispatches the reconcile.`,
 		Args: argsUsage(cobra.ExactArgs(4)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireDir(dir); err != nil {
@@ -122,6 +128,72 @@ the service dispatches the reconcile when it next runs.`,
 	return cmd
 }
 
+func newConflictsResolveCmd() *cobra.Command {
+	var dir, commandID string
+	var useSheet, keepSystem bool
+	cmd := &cobra.Command{
+		Use:   "resolve --dir DIR CONFLICT_ID (--use-sheet | --keep-system) [--command-id ID]",
+		Short: "resolve a conflict as a person decided: use the sheet's value or keep the system's (works while the store runs)",
+		Long: `resolve ends an open conflict. --use-sheet commits the person's value as a new
+revision of the field (the application sees an ordinary change, actor cli);
+--keep-system keeps the system's value and rewrites the person's cell. The
+command is fenced by the conflict's current revision, candidate hash and
+epoch: a person typing again, or an application commit, before it runs makes
+it stale (conflict_stale), never an overwrite. --command-id makes a retry
+safe: the same id returns the first outcome.
+While a process holds the store (e.g. "hikoutei serve"), the command is sent
+to it over its administrative channel (DIR/admin.sock); otherwise it opens the
+store itself. It uses no network.`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := requireDir(dir); err != nil {
+				return err
+			}
+			if useSheet == keepSystem {
+				return usageError{errors.New("give exactly one of --use-sheet and --keep-system")}
+			}
+			req := admin.ResolveRequest{ConflictID: args[0], Resolution: string(hikoutei.KeepSystem), CommandID: commandID}
+			if useSheet {
+				req.Resolution = string(hikoutei.UseSheet)
+			}
+			return resolveConflict(cmd, dir, req)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().BoolVar(&useSheet, "use-sheet", false, "use the sheet's value (accept_user)")
+	cmd.Flags().BoolVar(&keepSystem, "keep-system", false, "keep the system's value (acknowledge_system)")
+	cmd.Flags().StringVar(&commandID, "command-id", "", "idempotency key: a retry with the same id returns the first outcome")
+	return cmd
+}
+
+func resolveConflict(cmd *cobra.Command, dir string, req admin.ResolveRequest) error {
+	var res admin.AckResponse
+	err := resolveAnywhere(cmd.Context(), dir, req, &res)
+	if res.Outcome != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s\n", req.Resolution, req.ConflictID, res.Outcome)
+	}
+	return err
+}
+
+// resolveAnywhere runs the resolution in the process holding the store
+// (administrative channel) or, when none does, in this one.
+func resolveAnywhere(ctx context.Context, dir string, req admin.ResolveRequest, res *admin.AckResponse) error {
+	if handled, err := viaChannel(ctx, dir, admin.OpConflictResolve, req, res); handled {
+		return err
+	}
+	s, handled, err := openLocal(ctx, dir, "conflicts-resolve", admin.OpConflictResolve, req, res)
+	if handled || err != nil {
+		return err
+	}
+	opts := []hikoutei.ResolveOption{hikoutei.WithActor(hikoutei.ActorCLI)}
+	if req.CommandID != "" {
+		opts = append(opts, hikoutei.WithCommandID(req.CommandID))
+	}
+	r, err := s.ResolveConflict(ctx, req.ConflictID, hikoutei.Resolution(req.Resolution), opts...)
+	*res = admin.AckResponse{Outcome: string(r.Outcome), ReconcileEffect: r.ReconcileEffect}
+	return errors.Join(err, s.Close())
+}
+
 // parseAck reads CONFLICT_ID CANONICAL_REVISION CANDIDATE_HASH CANDIDATE_EPOCH.
 func parseAck(args []string) (hikoutei.Acknowledge, error) {
 	rev, err1 := strconv.ParseUint(args[1], 10, 64)
@@ -133,16 +205,30 @@ func parseAck(args []string) (hikoutei.Acknowledge, error) {
 }
 
 func ackConflict(cmd *cobra.Command, dir string, ack hikoutei.Acknowledge) error {
-	s, err := hikoutei.OpenDeclared(dir, hikoutei.Options{Operation: "conflicts-ack"})
-	if err != nil {
-		return err
-	}
-	res, err := s.AcknowledgeSystem(cmd.Context(), ack)
-	cerr := s.Close()
+	ack.Actor = hikoutei.ActorCLI
+	req := admin.AckRequest{ConflictID: ack.ConflictID, CanonicalRevision: ack.CanonicalRevision, CandidateHash: ack.CandidateHash,
+		CandidateEpoch: ack.CandidateEpoch}
+	var res admin.AckResponse
+	err := ackAnywhere(cmd.Context(), dir, ack, req, &res)
 	if res.Outcome != "" {
 		fmt.Fprintf(cmd.OutOrStdout(), "acknowledge_system %s %s\n", ack.ConflictID, res.Outcome)
 	}
-	return errors.Join(err, cerr)
+	return err
+}
+
+// ackAnywhere runs acknowledge_system in the process holding the store
+// (administrative channel) or, when none does, in this one.
+func ackAnywhere(ctx context.Context, dir string, ack hikoutei.Acknowledge, req admin.AckRequest, res *admin.AckResponse) error {
+	if handled, err := viaChannel(ctx, dir, admin.OpConflictAck, req, res); handled {
+		return err
+	}
+	s, handled, err := openLocal(ctx, dir, "conflicts-ack", admin.OpConflictAck, req, res)
+	if handled || err != nil {
+		return err
+	}
+	r, err := s.AcknowledgeSystem(ctx, ack)
+	*res = admin.AckResponse{Outcome: string(r.Outcome), ReconcileEffect: r.ReconcileEffect}
+	return errors.Join(err, s.Close())
 }
 
 func queryConflicts(dir, state, id string) ([]conflictRow, error) {
@@ -153,13 +239,13 @@ func queryConflicts(dir, state, id string) ([]conflictRow, error) {
 	defer conn.Close()
 	q := `SELECT conflict_id, entity, id, field, state, canonical_revision, coalesce(candidate_hash, ''), coalesce(candidate_epoch, 0),
   coalesce(visible_hash, ''), coalesce(system_value, ''), coalesce(sheet_value, ''), opened_at, coalesce(resolution, ''),
-  coalesce(reconcile_state, '') FROM hk_conflicts WHERE (? = 'all' OR state = ?) AND (? = '' OR conflict_id = ?) ORDER BY opened_seq`
+  coalesce(reconcile_state, ''), coalesce(resolved_by, ''), coalesce(resolved_at, '') FROM hk_conflicts WHERE (? = 'all' OR state = ?) AND (? = '' OR conflict_id = ?) ORDER BY opened_seq`
 	var out []conflictRow
 	err = sqlitex.Execute(conn, q, &sqlitex.ExecOptions{Args: []any{state, state, id, id}, ResultFunc: func(s *sqlite.Stmt) error {
 		out = append(out, conflictRow{ID: s.ColumnText(0), Entity: s.ColumnText(1), EntityID: s.ColumnText(2), Field: s.ColumnText(3),
 			State: s.ColumnText(4), CanonicalRevision: s.ColumnInt64(5), CandidateHash: s.ColumnText(6), CandidateEpoch: s.ColumnInt64(7),
 			VisibleHash: s.ColumnText(8), SystemValue: s.ColumnText(9), SheetValue: s.ColumnText(10), OpenedAt: s.ColumnText(11),
-			Resolution: s.ColumnText(12), ReconcileState: s.ColumnText(13)})
+			Resolution: s.ColumnText(12), ReconcileState: s.ColumnText(13), ResolvedBy: s.ColumnText(14), ResolvedAt: s.ColumnText(15)})
 		return nil
 	}})
 	return out, err

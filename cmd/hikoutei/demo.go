@@ -19,11 +19,12 @@ Google's latency and quota model, commits the 7,184 OpenFlights airports as a
 typed Airport entity, syncs them, acts as people do on Airport_Input (a clean
 edit, a conflicting edit, text in a numeric column, a formula, a pasted
 duplicate row, a sort), waits until each act reaches one of its correct
-outcomes and prints which, and verifies that every non-conflicted row in the
+outcomes and prints which, has a person resolve a conflict by picking "use
+sheet" in Sync_Conflicts, and verifies that every non-conflicted row in the
 sheet equals canonical state. Waits end on progress: one fails only after it
 observed no progress (read-model checkpoint, outbox counts, outcomes) for
 --stall. It ends with one line
-"summary: rows=… sheet_rows=… mismatches=… conflicts=… quarantined=… requests=…"
+"summary: rows=… sheet_rows=… mismatches=… conflicts=… resolved=… resolved_in_sheet=… quarantined=… requests=…"
 and exits 1 when mismatches > 0. On any failure it prints where the store is
 kept and the commands to inspect it.`,
 		Args: argsUsage(cobra.NoArgs),

@@ -39,7 +39,7 @@ func newQuarantineCmd() *cobra.Command {
 		Args:  argsUsage(cobra.NoArgs),
 		RunE:  func(*cobra.Command, []string) error { return usageError{errors.New("give list or show")} },
 	}
-	cmd.AddCommand(newQuarantineListCmd(), newQuarantineShowCmd())
+	cmd.AddCommand(newQuarantineListCmd(), newQuarantineShowCmd(), newQuarantineDismissCmd())
 	return cmd
 }
 

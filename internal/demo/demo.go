@@ -44,17 +44,19 @@ type Config struct {
 // Summary is the demo's outcome; Line renders the closing summary line.
 type Summary struct {
 	Rows, SheetRows, Mismatches, Conflicts, Resolved, Quarantined int
-	Requests                                                      int64
-	Elapsed                                                       time.Duration
-	Dir, ReadModel, ViewURL                                       string
+	// ResolvedInSheet counts the conflicts people resolved in Sync_Conflicts.
+	ResolvedInSheet         int
+	Requests                int64
+	Elapsed                 time.Duration
+	Dir, ReadModel, ViewURL string
 	// Outcomes are the person acts and the outcome each reached.
 	Outcomes []Outcome
 }
 
 // Line is the single closing line the demo prints.
 func (s Summary) Line() string {
-	return fmt.Sprintf("summary: rows=%d sheet_rows=%d mismatches=%d conflicts=%d quarantined=%d requests=%d",
-		s.Rows, s.SheetRows, s.Mismatches, s.Conflicts, s.Quarantined, s.Requests)
+	return fmt.Sprintf("summary: rows=%d sheet_rows=%d mismatches=%d conflicts=%d resolved=%d resolved_in_sheet=%d quarantined=%d requests=%d",
+		s.Rows, s.SheetRows, s.Mismatches, s.Conflicts, s.Resolved, s.ResolvedInSheet, s.Quarantined, s.Requests)
 }
 
 // env is everything a running demo holds.

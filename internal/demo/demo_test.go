@@ -19,10 +19,11 @@ func TestDemoSmallRun(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	t.Log(out.String())
-	if sum.Rows != 300 || sum.SheetRows != 300 || sum.Mismatches != 0 || sum.Quarantined < 2 || len(sum.Outcomes) != 6 {
+	if sum.Rows != 300 || sum.SheetRows != 300 || sum.Mismatches != 0 || sum.Quarantined < 2 || len(sum.Outcomes) != 7 ||
+		sum.ResolvedInSheet != 1 || sum.Outcomes[6].Result != ResultResolvedUseSheet {
 		t.Fatalf("summary %+v\n%s", sum, out.String())
 	}
-	if sum.Outcomes[1].Result == ResultConflict && (sum.Conflicts != 1 || sum.Resolved != 1) {
+	if sum.Outcomes[1].Result == ResultConflict && (sum.Conflicts != 2 || sum.Resolved != 2) {
 		t.Fatalf("a conflict opened but conflicts/resolved are %d/%d", sum.Conflicts, sum.Resolved)
 	}
 	for _, o := range sum.Outcomes {

@@ -83,17 +83,26 @@ func (rm *readModel) conflicts(id, state string) (int, error) {
 	return rm.count(`SELECT count(*) FROM hk_conflicts WHERE entity = 'Airport' AND id = ? AND (? = '' OR state = ?)`, id, state, state)
 }
 
+// openConflict is the id of an entity id's open conflict ("" = none).
+func (rm *readModel) openConflict(id string) (string, error) {
+	var cid string
+	err := sqlitex.Execute(rm.conn, `SELECT conflict_id FROM hk_conflicts WHERE entity = 'Airport' AND id = ? AND state = 'open'`,
+		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error { cid = st.ColumnText(0); return nil }})
+	return cid, err
+}
+
 // inbound counts what the pollers recorded.
 type inbound struct {
-	opened, resolved, quarantined int
+	opened, resolved, inSheet, quarantined int
 }
 
 func (rm *readModel) inbound() (inbound, error) {
 	var in inbound
 	for q, dst := range map[string]*int{
-		"SELECT count(*) FROM hk_conflicts":                                                  &in.opened,
-		"SELECT count(*) FROM hk_conflicts WHERE state = 'resolved'":                         &in.resolved,
-		"SELECT count(DISTINCT anchor || '/' || reason) FROM hk_quarantine WHERE active = 1": &in.quarantined,
+		"SELECT count(*) FROM hk_conflicts":                                                    &in.opened,
+		"SELECT count(*) FROM hk_conflicts WHERE state = 'resolved'":                           &in.resolved,
+		"SELECT count(*) FROM hk_conflicts WHERE state = 'resolved' AND resolved_by = 'sheet'": &in.inSheet,
+		"SELECT count(DISTINCT anchor || '/' || reason) FROM hk_quarantine WHERE active = 1":   &in.quarantined,
 	} {
 		n, err := rm.count(q)
 		if err != nil {

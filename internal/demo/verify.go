@@ -22,7 +22,7 @@ func (e *env) actAndVerify(ctx context.Context) (Summary, error) {
 	}
 	err = e.withReadModel(ctx, func(rm *readModel) error {
 		in, err := rm.inbound()
-		sum.Conflicts, sum.Resolved, sum.Quarantined = in.opened, in.resolved, in.quarantined
+		sum.Conflicts, sum.Resolved, sum.ResolvedInSheet, sum.Quarantined = in.opened, in.resolved, in.inSheet, in.quarantined
 		return err
 	})
 	if err != nil {
@@ -74,7 +74,12 @@ func (e *env) people(ctx context.Context) ([]Outcome, error) {
 		}
 		e.logf("conflict resolved: the application's later commit of the field wins")
 	}
-	return outs, e.waitSynced(ctx)
+	o, err := e.resolveInSheet(ctx, pp)
+	if err != nil {
+		return outs, err
+	}
+	e.logf("  %s: %s", o.Act, o.Result)
+	return append(outs, o), e.waitSynced(ctx)
 }
 
 func (e *env) logf(format string, args ...any) {
@@ -127,8 +132,8 @@ func values(a *Airport) map[string]any {
 
 func (e *env) report(s Summary) {
 	tw := tabwriter.NewWriter(e.cfg.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "\nrows committed\t%d\nrows in sheet\t%d\nrequests used\t%d\nconflicts opened/resolved\t%d/%d\nquarantined\t%d\nelapsed\t%s\n",
-		s.Rows, s.SheetRows, s.Requests, s.Conflicts, s.Resolved, s.Quarantined, s.Elapsed.Round(100_000_000))
+	fmt.Fprintf(tw, "\nrows committed\t%d\nrows in sheet\t%d\nrequests used\t%d\nconflicts opened/resolved\t%d/%d (%d in the sheet)\nquarantined\t%d\nelapsed\t%s\n",
+		s.Rows, s.SheetRows, s.Requests, s.Conflicts, s.Resolved, s.ResolvedInSheet, s.Quarantined, s.Elapsed.Round(100_000_000))
 	tw.Flush()
 	fmt.Fprintf(e.cfg.Out, "\nwhere to look:\n  read model: %s\n  try: sqlite3 %s 'SELECT id, name, altitude, notes FROM \"Airport\" LIMIT 5'\n  store: %s (hikoutei status --dir %s)\n",
 		s.ReadModel, s.ReadModel, s.Dir, s.Dir)

@@ -102,7 +102,8 @@ type ConflictNotice struct {
 	SystemValue string
 	SheetValue  string
 	Resolution  events.Resolution
-	Seq         uint64 // log sequence of the event
+	Actor       events.Actor // who resolved it ("" before actors were recorded)
+	Seq         uint64       // log sequence of the event
 	// CanonicalRevision and CandidateEpoch are the conflict's fence at
 	// detection (what acknowledge_system needs).
 	CanonicalRevision uint64

@@ -16,29 +16,48 @@ func (e *Engine) Conflicts(status aggregates.ConflictStatus) ([]aggregates.Confl
 	return out, err
 }
 
-// AckResult reports an acknowledge_system command.
+// AckResult reports a resolution command (acknowledge_system, accept_user).
 type AckResult struct {
 	Outcome         aggregates.AckOutcome
 	ReconcileEffect string // the row reconcile effect id (applied)
 }
 
-// Acknowledge runs acknowledge_system (aggregates.DecideAcknowledge, I13)
-// in ONE fenced commit. It needs no network: the reconcile is dispatched by
-// the workers of whichever run holds the store next. Errors:
-// ErrConflictNotFound, aggregates.ErrAckStale, aggregates.ErrAckRejected
-// (the command is still recorded), fencing and store errors.
+// Acknowledge runs acknowledge_system (aggregates.DecideAcknowledge, I13);
+// see Resolve.
 func (e *Engine) Acknowledge(ctx context.Context, cmd aggregates.Acknowledge) (AckResult, error) {
+	return e.Resolve(ctx, events.ResolutionAcknowledged, cmd)
+}
+
+// Resolve runs a resolution command in ONE fenced commit, read-decide-
+// append on the writer: keep the system's value (events.ResolutionAcknowledged,
+// aggregates.DecideAcknowledge, I13) or use the sheet's value
+// (events.ResolutionUseSheet, aggregates.DecideAcceptUser, I30). It needs
+// no network: the row effects are dispatched by the workers of whichever
+// run holds the store next. Errors: ErrConflictNotFound,
+// aggregates.ErrConflictStale, ErrConflictNotOpen, ErrConflictBlocked
+// (the command is still recorded), aggregates.ErrCommandIDReused,
+// aggregates.ErrInvalidCommand (another resolution), fencing and store
+// errors.
+func (e *Engine) Resolve(ctx context.Context, how events.Resolution, cmd aggregates.Acknowledge) (AckResult, error) {
 	var res AckResult
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
+	decide := aggregates.DecideAcknowledge
+	switch how {
+	case events.ResolutionAcknowledged:
+	case events.ResolutionUseSheet:
+		decide = aggregates.DecideAcceptUser
+	default:
+		return res, fmt.Errorf("%w: resolution %q", aggregates.ErrInvalidCommand, how)
+	}
 	err := e.onWriter(func() error {
-		st, err := e.ackState(cmd.ConflictID)
+		st, err := e.ackState(cmd, how == events.ResolutionUseSheet)
 		if err != nil {
 			return err
 		}
 		now := e.cfg.Clock.Now()
-		ch, outcome, id, derr := aggregates.DecideAcknowledge(st, cmd, e.sheet, now)
+		ch, outcome, id, derr := decide(st, cmd, e.sheet, now)
 		if outcome == "" {
 			return derr
 		}
@@ -48,14 +67,18 @@ func (e *Engine) Acknowledge(ctx context.Context, cmd aggregates.Acknowledge) (A
 	return res, err
 }
 
-// ackState reads what DecideAcknowledge needs of a conflict.
-func (e *Engine) ackState(id string) (aggregates.AckState, error) {
-	cf, ok, err := e.proj.Conflict(id)
+// ackState reads what a resolution decision needs of a conflict; with
+// useSheet also the entity's state and the candidate's value.
+func (e *Engine) ackState(cmd aggregates.Acknowledge, useSheet bool) (aggregates.AckState, error) {
+	cf, ok, err := e.proj.Conflict(cmd.ConflictID)
 	if err != nil || !ok {
-		return aggregates.AckState{}, errors.Join(err, fmt.Errorf("%w: %s", ErrConflictNotFound, id))
+		return aggregates.AckState{}, errors.Join(err, fmt.Errorf("%w: %s", ErrConflictNotFound, cmd.ConflictID))
 	}
 	b := newBatchState(nil)
 	st := aggregates.AckState{}
+	if st.Prior, err = e.prior(cmd.CommandID); err != nil {
+		return st, err
+	}
 	if st.Conflict, err = e.conflictState(cf, b); err != nil {
 		return st, err
 	}
@@ -69,8 +92,37 @@ func (e *Engine) ackState(id string) (aggregates.AckState, error) {
 		return st, err
 	}
 	st.CanonicalValue = vals[cf.Field]
-	st.RowOutboxVersion, err = e.version(events.OutboxStream(cf.Binding), b)
-	return st, err
+	if st.RowOutboxVersion, err = e.version(events.OutboxStream(cf.Binding), b); err != nil || !useSheet {
+		return st, err
+	}
+	return st, e.acceptState(&st, es, b)
+}
+
+// prior reads the first outcome of a command id (nil: none, or no id).
+func (e *Engine) prior(commandID string) (*aggregates.CommandRecord, error) {
+	if commandID == "" {
+		return nil, nil
+	}
+	rec, ok, err := e.proj.Command(commandID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// acceptState adds what accept_user needs: the entity's state at its log
+// version, its key field and the active candidate's value.
+func (e *Engine) acceptState(st *aggregates.AckState, es aggregates.EntityState, b *batchState) error {
+	cf := st.Conflict
+	var err error
+	if es.Version, err = e.version(events.EntityStream(cf.Entity, cf.EntityID), b); err != nil {
+		return err
+	}
+	st.Entity = es
+	shape, _ := e.reg.Shape(cf.Entity)
+	st.KeyField = shape.PK
+	st.CandidateValue, st.CandidateKnown, err = e.proj.CandidateValue(cf.Binding, cf.Field)
+	return err
 }
 
 // enableNotices turns on conflict notifications once the read model has
@@ -102,7 +154,7 @@ func (e *Engine) notifyConflicts() {
 		e.sync.noteSeq = n.Seq
 		cf, _, _ := e.proj.Conflict(n.ConflictID)
 		out = append(out, ConflictNotice{Type: n.Type, ConflictID: n.ConflictID, Entity: cf.Entity, ID: cf.EntityID, Field: cf.Field,
-			SystemValue: cf.SystemValue, SheetValue: cf.SheetValue, Resolution: n.Resolution, Seq: n.Seq,
+			SystemValue: cf.SystemValue, SheetValue: cf.SheetValue, Resolution: n.Resolution, Actor: n.Actor, Seq: n.Seq,
 			CanonicalRevision: cf.CanonicalRevision, CandidateEpoch: cf.CandidateEpoch})
 	}
 	if len(out) == 0 {
@@ -119,4 +171,19 @@ func (e *Engine) notifyConflicts() {
 			fn(n)
 		}
 	}()
+}
+
+// Conflict returns one conflict by id. Errors: ErrConflictNotFound.
+func (e *Engine) Conflict(id string) (aggregates.Conflict, error) {
+	var cf aggregates.Conflict
+	err := e.onWriter(func() error {
+		var ok bool
+		var err error
+		cf, ok, err = e.proj.Conflict(id)
+		if err == nil && !ok {
+			err = fmt.Errorf("%w: %s", ErrConflictNotFound, id)
+		}
+		return err
+	})
+	return cf, err
 }

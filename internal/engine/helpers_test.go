@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -364,8 +365,9 @@ func (x *synced) rows(tab string) [][]string {
 func (x *synced) rowOf(tab, anchor string) []string {
 	x.t.Helper()
 	var found []string
-	for _, r := range x.rows(tab)[1:] {
-		if len(r) > 0 && r[len(r)-1] == anchor {
+	rows := x.rows(tab)
+	for _, r := range rows[1:] {
+		if anchorOf(rows[0], r) == anchor {
 			if found != nil {
 				x.t.Fatalf("anchor %s appears twice on %s", anchor, tab)
 			}
@@ -373,6 +375,15 @@ func (x *synced) rowOf(tab, anchor string) []string {
 		}
 	}
 	return found
+}
+
+// anchorOf is row's anchor cell under header ("" when it has none).
+func anchorOf(header, row []string) string {
+	i := slices.Index(header, layout.AnchorHeader)
+	if i < 0 || i >= len(row) {
+		return ""
+	}
+	return row[i]
 }
 
 func (x *synced) cellOf(tab, anchor, column string) string {
@@ -392,7 +403,7 @@ func (x *synced) cellRef(tab, anchor, column string) string {
 	x.t.Helper()
 	rows := x.rows(tab)
 	for i, r := range rows {
-		if len(r) > 0 && r[len(r)-1] == anchor {
+		if anchorOf(rows[0], r) == anchor {
 			for j, h := range rows[0] {
 				if h == column {
 					return fmt.Sprintf("%c%d", 'A'+j, i+1)

@@ -260,12 +260,13 @@ func (e *Engine) stopNATS() error {
 
 // publishConflicts wraps the conflict hook: every opened or resolved
 // conflict is also published on hikoutei.<store>.conflict.opened /
-// .resolved (schema 1; values only with IncludeValues).
+// .resolved (natsbus.ConflictSchemaVersion; values only with
+// IncludeValues), a resolution with how and by whom.
 func (e *Engine) publishConflicts(bus *natsbus.Bus, next func(ConflictNotice)) func(ConflictNotice) {
 	return func(c ConflictNotice) {
 		n := natsbus.ConflictNotification{ConflictID: c.ConflictID, Entity: c.Entity, ID: c.ID, Field: c.Field,
-			CanonicalRevision: c.CanonicalRevision, CandidateEpoch: uint64(max(c.CandidateEpoch, 0)), Resolution: string(c.Resolution),
-			At: e.cfg.Clock.Now(), CandidateValue: c.SheetValue, CanonicalValue: c.SystemValue}
+			CanonicalRevision: c.CanonicalRevision, CandidateEpoch: uint64(max(c.CandidateEpoch, 0)), Resolution: NotifiedResolution(c.Resolution),
+			Actor: string(c.Actor), At: e.cfg.Clock.Now(), CandidateValue: c.SheetValue, CanonicalValue: c.SystemValue}
 		var err error
 		if c.Type == events.TypeConflictResolved {
 			err = bus.PublishConflictResolved(n)
@@ -279,4 +280,14 @@ func (e *Engine) publishConflicts(bus *natsbus.Bus, next func(ConflictNotice)) f
 			next(c)
 		}
 	}
+}
+
+// NotifiedResolution is how a resolution is named in notifications:
+// system_wins, keep_system (acknowledge_system, recorded as
+// system_acknowledged) or use_sheet ("" for none).
+func NotifiedResolution(r events.Resolution) string {
+	if r == events.ResolutionAcknowledged {
+		return natsbus.ResolutionKeepSystem
+	}
+	return string(r)
 }

@@ -325,7 +325,8 @@ func TestNATSConflictNotificationsForAConflictDrivenThroughTheEmulator(t *testin
 	p.Qty = 6 // a later commit raising the field's revision: system wins (I12)
 	commit(t, x.Store, p)
 	resolved := receive(t, got)
-	if resolved.Kind != natsbus.KindConflictResolved || resolved.ConflictID != c.ID || resolved.Resolution == "" {
+	if resolved.Kind != natsbus.KindConflictResolved || resolved.ConflictID != c.ID || resolved.Resolution != natsbus.ResolutionSystemWins ||
+		resolved.Actor != natsbus.ActorApplication {
 		t.Fatalf("resolved notification %+v", resolved)
 	}
 }
@@ -339,4 +340,36 @@ func receive(t *testing.T, ch <-chan natsbus.ConflictNotification) natsbus.Confl
 		t.Fatal("no conflict notification arrived")
 	}
 	return natsbus.ConflictNotification{}
+}
+
+func TestI30_ConflictResolvedNotificationSaysHowAndByWhom(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	got := make(chan natsbus.ConflictNotification, 4)
+	stop, err := x.e.Bus().SubscribeConflicts(func(n natsbus.ConflictNotification) { got <- n })
+	mustT(t, err)
+	defer stop()
+	c := bothChanged(t, x)
+	receive(t, got) // opened
+	if _, err := x.ResolveConflict(ctx, c.ID, hikoutei.UseSheet, hikoutei.WithActor(hikoutei.ActorSheet)); err != nil {
+		t.Fatal(err)
+	}
+	n := receive(t, got)
+	if n.Kind != natsbus.KindConflictResolved || n.ConflictID != c.ID || n.Schema != natsbus.ConflictSchemaVersion ||
+		n.Resolution != natsbus.ResolutionUseSheet || n.Actor != natsbus.ActorSheet {
+		t.Fatalf("resolved notification %+v", n)
+	}
+	// keep system is named keep_system on the wire (recorded as system_acknowledged).
+	p := x.part("2")
+	p.Qty = 50
+	commit(t, x.Store, p)
+	x.typeIn("2", "qty", "70")
+	x.drain()
+	x.poll()
+	opened := receive(t, got)
+	if _, err := x.ResolveConflict(ctx, opened.ConflictID, hikoutei.KeepSystem, hikoutei.WithActor(hikoutei.ActorCLI)); err != nil {
+		t.Fatal(err)
+	}
+	if n := receive(t, got); n.Resolution != natsbus.ResolutionKeepSystem || n.Actor != natsbus.ActorCLI {
+		t.Fatalf("keep system notification %+v", n)
+	}
 }

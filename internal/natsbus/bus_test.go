@@ -223,7 +223,7 @@ func TestConflictNotificationsSchemaWithoutValues(t *testing.T) {
 	if err := b.PublishConflictOpened(n); err != nil {
 		t.Fatal(err)
 	}
-	n.Resolution = "system_wins"
+	n.Resolution, n.Actor = ResolutionUseSheet, ActorSheet
 	n.CandidateEpoch = 3
 	if err := b.PublishConflictResolved(n); err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestConflictNotificationsSchemaWithoutValues(t *testing.T) {
 	if opened["_subject"] != "hikoutei.demo."+SuffixConflictOpened || keys(opened) != base {
 		t.Fatalf("opened: subject %v keys %s", opened["_subject"], keys(opened))
 	}
-	want := map[string]any{"schema": 1.0, "kind": SuffixConflictOpened, "store": "demo", "conflict_id": "c-01",
+	want := map[string]any{"schema": float64(ConflictSchemaVersion), "kind": SuffixConflictOpened, "store": "demo", "conflict_id": "c-01",
 		"entity": "Airport", "id": "LAX", "field": "name", "canonical_revision": 7.0, "candidate_epoch": 2.0,
 		"at": "2026-11-30T02:34:22Z"}
 	for k, v := range want {
@@ -243,10 +243,10 @@ func TestConflictNotificationsSchemaWithoutValues(t *testing.T) {
 		}
 	}
 	resolved := recv(t, raw, SuffixConflictResolved)
-	if resolved["_subject"] != "hikoutei.demo."+SuffixConflictResolved || keys(resolved) != "at,candidate_epoch,canonical_revision,conflict_id,entity,field,id,kind,resolution,schema,store" {
+	if resolved["_subject"] != "hikoutei.demo."+SuffixConflictResolved || keys(resolved) != "actor,at,candidate_epoch,canonical_revision,conflict_id,entity,field,id,kind,resolution,schema,store" {
 		t.Fatalf("resolved: subject %v keys %s", resolved["_subject"], keys(resolved))
 	}
-	if resolved["resolution"] != "system_wins" || resolved["kind"] != SuffixConflictResolved || resolved["candidate_epoch"] != 3.0 {
+	if resolved["resolution"] != "use_sheet" || resolved["actor"] != "sheet" || resolved["schema"] != 2.0 || resolved["kind"] != SuffixConflictResolved || resolved["candidate_epoch"] != 3.0 {
 		t.Fatalf("resolved = %v", resolved)
 	}
 	if at, err := time.Parse(time.RFC3339, resolved["at"].(string)); err != nil || at.Location() != time.UTC {
@@ -255,7 +255,7 @@ func TestConflictNotificationsSchemaWithoutValues(t *testing.T) {
 
 	t1 := recv(t, typed, "typed opened")
 	t2 := recv(t, typed, "typed resolved")
-	if t1.Kind != KindConflictOpened || t2.Kind != KindConflictResolved || t1.Schema != 1 || t2.Resolution != "system_wins" ||
+	if t1.Kind != KindConflictOpened || t2.Kind != KindConflictResolved || t1.Schema != 2 || t2.Resolution != ResolutionUseSheet || t2.Actor != ActorSheet ||
 		t1.CandidateValue != nil || !t1.At.Equal(n.At) || t1.Store != "demo" {
 		t.Fatalf("typed: %+v / %+v", t1, t2)
 	}

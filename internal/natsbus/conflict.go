@@ -10,8 +10,21 @@ import (
 
 // ConflictSchemaVersion is the value of ConflictNotification.Schema written
 // by this package. A subscriber must ignore messages with a schema it does
-// not know; SubscribeConflicts delivers schema 1 only.
-const ConflictSchemaVersion = 1
+// not know; SubscribeConflicts delivers this schema only. Schema 2 (issue
+// 17) names resolutions system_wins | keep_system | use_sheet (schema 1
+// said system_acknowledged for keep_system) and adds actor.
+const ConflictSchemaVersion = 2
+
+// Resolutions (ConflictNotification.Resolution) and actors
+// (ConflictNotification.Actor) of schema 2.
+const (
+	ResolutionSystemWins = "system_wins" // a later application commit raised the field's revision
+	ResolutionKeepSystem = "keep_system" // a person kept the system's value (acknowledge_system)
+	ResolutionUseSheet   = "use_sheet"   // a person used the sheet's value (accept_user)
+	ActorApplication     = "application"
+	ActorCLI             = "cli"
+	ActorSheet           = "sheet"
+)
 
 // Conflict notification kinds (ConflictNotification.Kind); equal to the
 // subject suffix the notification is published on.
@@ -21,18 +34,18 @@ const (
 )
 
 // ConflictNotification is the JSON body of "hikoutei.<store>.conflict.opened"
-// and "hikoutei.<store>.conflict.resolved" (schema 1). It tells subscribers
+// and "hikoutei.<store>.conflict.resolved" (schema 2). It tells subscribers
 // that a User_Input edit conflicted with the canonical value of a field
 // (opened), or that such a conflict was settled (resolved). It is a
 // notification, not the record: the log and the read model's hk_conflicts
 // table stay authoritative, and a subscriber may miss messages (NATS core,
 // at most once).
 //
-// Schema 1 (UTF-8 JSON object, one per message; unknown keys may be added
-// within schema 1 and must be ignored):
+// Schema 2 (UTF-8 JSON object, one per message; unknown keys may be added
+// within schema 2 and must be ignored):
 //
 //	key                 type     presence  meaning
-//	schema              integer  always    1
+//	schema              integer  always    2
 //	kind                string   always    "conflict.opened" | "conflict.resolved" (= subject suffix)
 //	store               string   always    store name (the <store> subject token)
 //	conflict_id         string   always    conflict id (stable; stream "conflict/<id>")
@@ -41,7 +54,9 @@ const (
 //	field               string   always    conflicted field name
 //	canonical_revision  integer  always    canonical revision of the field the conflict is fenced by
 //	candidate_epoch     integer  always    candidate epoch of the field (bumped on each resolution)
-//	resolution          string   resolved  how it was settled, e.g. "system_wins", "acknowledge_system"
+//	resolution          string   resolved  how it was settled: "system_wins" | "keep_system" | "use_sheet"
+//	actor               string   resolved  who settled it: "application" | "cli" | "sheet" (omitted when
+//	                                       the log recorded none: resolutions made before schema 2)
 //	at                  string   always    RFC 3339 UTC timestamp of the decision, e.g. "2026-11-30T02:34:22.123456789Z"
 //	candidate_value     any      optional  the human-entered value; only when the publisher runs
 //	                                       with IncludeValues (values may be personal data)
@@ -53,7 +68,7 @@ const (
 //
 // Example:
 //
-//	{"schema":1,"kind":"conflict.opened","store":"demo","conflict_id":"c-01","entity":"Airport",
+//	{"schema":2,"kind":"conflict.opened","store":"demo","conflict_id":"c-01","entity":"Airport",
 //	 "id":"LAX","field":"name","canonical_revision":7,"candidate_epoch":2,"at":"2026-11-30T02:34:22Z"}
 type ConflictNotification struct {
 	Schema            int       `json:"schema"`
@@ -66,6 +81,7 @@ type ConflictNotification struct {
 	CanonicalRevision uint64    `json:"canonical_revision"`
 	CandidateEpoch    uint64    `json:"candidate_epoch"`
 	Resolution        string    `json:"resolution,omitempty"`
+	Actor             string    `json:"actor,omitempty"`
 	At                time.Time `json:"at"`
 	CandidateValue    any       `json:"candidate_value,omitempty"`
 	CanonicalValue    any       `json:"canonical_value,omitempty"`
@@ -168,7 +184,7 @@ func (b *Bus) sendNotification(m outMsg) {
 	}
 }
 
-// SubscribeConflicts calls fn for every schema-1 conflict notification of
+// SubscribeConflicts calls fn for every schema-2 conflict notification of
 // this store, published after it returns (when connected; it waits up to
 // Config.ConnectTimeout for the server to register the subscription) (opened and resolved; tell them apart by Kind), serially on
 // the subscription's goroutine, so fn should return quickly. Messages that

@@ -259,7 +259,7 @@ func TestRepro10_ListenerClientsCannotPublishEventsOrConflicts(t *testing.T) {
 	nc := tcpConn(t, b.ListenURL(), seedOpt(t, b.cfg.ListenAuth.SeedFile),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err }))
 
-	forged := `{"schema":1,"kind":"` + string(events.TypeConflictOpened) + `","store":"perm","conflict_id":"forged","entity":"A","id":"1","field":"f","at":"2026-11-30T02:34:22Z"}`
+	forged := `{"schema":2,"kind":"` + string(events.TypeConflictOpened) + `","store":"perm","conflict_id":"forged","entity":"A","id":"1","field":"f","at":"2026-11-30T02:34:22Z"}`
 	for _, subject := range []string{b.Subject(SuffixConflictOpened), b.Subject(SuffixEvents)} {
 		if err := nc.Publish(subject, []byte(forged)); err != nil {
 			t.Fatal(err)

@@ -35,8 +35,14 @@ const (
 
 // Column declares one column of a tab: its header Name, its Kind, and
 // whether it is a Key column (business key: edge white space is malformed).
+// A Person column holds a choice a person sets (Sync_Conflicts'
+// resolution): the row's guard hash leaves it out, so the system's own
+// writes to the row's other cells are never blocked by that choice;
+// Choices, when set, are offered as the cell's dropdown.
 type Column struct {
-	Name string
-	Kind Kind
-	Key  bool
+	Name    string
+	Kind    Kind
+	Key     bool
+	Person  bool
+	Choices []string
 }

@@ -61,7 +61,8 @@ type cellIn struct {
 		BoolValue    *bool        `json:"boolValue"`
 		FormulaValue *string      `json:"formulaValue"`
 	} `json:"userEnteredValue"`
-	Note *string `json:"note"`
+	UserEnteredFormat *cellFormatIn `json:"userEnteredFormat"`
+	Note              *string       `json:"note"`
 }
 
 type rowIn struct {
@@ -105,6 +106,9 @@ func applyCell(s *sheet, r, c int, in cellIn, mask map[string]bool) error {
 		}
 		v.Note = cur.Note
 		cur = v
+	}
+	if formatMasked(mask) {
+		applyNumberFormat(&cur, in.UserEnteredFormat)
 	}
 	if all || mask["note"] {
 		cur.Note = deref(in.Note)

@@ -117,3 +117,22 @@ func StrayCells(rows [][]any, width, firstRow int) []Stray {
 	}
 	return out
 }
+
+// Extension reports whether a header that drifted from spec only lacks
+// spec's last columns (every issue is a missing column, and they are
+// exactly the columns from the returned index on): a tab written by an
+// earlier layout that a later one extends. Provisioning writes the missing
+// header cells in place; nothing else is ever rewritten.
+func (e *HeaderError) Extension(spec TabSpec) (int, bool) {
+	from := len(spec.Columns)
+	for _, is := range e.Issues {
+		if is.Code != IssueMissing {
+			return 0, false
+		}
+		from = min(from, is.Expected)
+	}
+	if from == 0 || len(e.Issues) != len(spec.Columns)-from {
+		return 0, false
+	}
+	return from, true
+}

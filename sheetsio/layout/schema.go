@@ -67,6 +67,25 @@ type TabSpec struct {
 	Hidden  bool
 }
 
+// RowHash is the row's guard hash: cell.VisibleHash of its cells with the
+// Person columns left blank (the same as cell.VisibleHash for a tab
+// without them). Every full-row compare-and-set on the tab uses it.
+func (t TabSpec) RowHash(cells []any) string {
+	var blanked []any
+	for i, c := range t.Columns {
+		if c.Person && i < len(cells) && cells[i] != nil {
+			if blanked == nil {
+				blanked = append([]any(nil), cells...)
+			}
+			blanked[i] = nil
+		}
+	}
+	if blanked == nil {
+		return cell.VisibleHash(cells)
+	}
+	return cell.VisibleHash(blanked)
+}
+
 // Headers returns the expected header row.
 func (t TabSpec) Headers() []string {
 	out := make([]string, len(t.Columns))

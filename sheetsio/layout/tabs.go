@@ -41,8 +41,23 @@ const (
 	ConflictStatus      = "status"
 	ConflictOpenedAt    = "opened_at"
 	ConflictResolvedAt  = "resolved_at"
+	// ConflictResolution is the cell a person sets to resolve the
+	// conflict from the sheet (a dropdown: ChoiceKeepSystem, ChoiceUseSheet).
+	ConflictResolution = "resolution"
+	// ConflictResult says what became of the conflict and of a choice
+	// made in the sheet (applied, or not applied and why).
+	ConflictResult = "resolution_result"
 )
 
+// The choices of the resolution cell, as the dropdown offers them.
+const (
+	ChoiceKeepSystem = "keep system"
+	ChoiceUseSheet   = "use sheet"
+)
+
+// conflictsTab: the resolution columns come after the anchor, so a
+// Sync_Conflicts tab written before they existed is their prefix and is
+// extended in place (see ExtendsHeader).
 func conflictsTab() TabSpec {
 	s := cell.String
 	cols := withAnchor([]cell.Column{
@@ -50,7 +65,10 @@ func conflictsTab() TabSpec {
 		{Name: ConflictField, Kind: s}, {Name: ConflictSystemValue, Kind: s}, {Name: ConflictSheetValue, Kind: s},
 		{Name: ConflictStatus, Kind: s}, {Name: ConflictOpenedAt, Kind: cell.Time}, {Name: ConflictResolvedAt, Kind: cell.Time},
 	})
-	return TabSpec{Name: ConflictsTab, Role: RoleConflicts, Columns: cols, Anchor: len(cols) - 1}
+	anchor := len(cols) - 1
+	cols = append(cols, cell.Column{Name: ConflictResolution, Kind: s, Person: true,
+		Choices: []string{ChoiceKeepSystem, ChoiceUseSheet}}, cell.Column{Name: ConflictResult, Kind: s})
+	return TabSpec{Name: ConflictsTab, Role: RoleConflicts, Columns: cols, Anchor: anchor}
 }
 
 // _hikoutei_receipts columns, in order. One receipt row covers the ops of

@@ -1,0 +1,136 @@
+// Package admin is the store's local administrative channel: a Unix domain
+// socket in the store directory (SocketName, mode 0600) served by the
+// process that holds the writer lease, speaking a small versioned JSON
+// protocol, one request and one response per connection. Only processes of
+// the store owner's uid may use it (file mode plus an SO_PEERCRED check);
+// it never listens on a network: a Unix socket is local by construction.
+package admin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Version is the protocol version this build speaks.
+const Version = 1
+
+// MaxRequestBytes caps one request (the envelope and its body).
+const MaxRequestBytes = 64 << 10
+
+// maxResponseBytes caps what a client reads back.
+const maxResponseBytes = 1 << 20
+
+// Op names a request kind.
+type Op string
+
+// Ops. OpConflictResolve and OpQuarantineDismiss are reserved for the
+// commands being built beside this channel: a store registers their
+// handlers with Mux.Handle; until then they answer admin_op_unsupported.
+const (
+	OpStatus            Op = "status"
+	OpConflictAck       Op = "conflicts.ack"
+	OpConflictResolve   Op = "conflicts.resolve"
+	OpQuarantineDismiss Op = "quarantine.dismiss"
+)
+
+// Request is the envelope a client sends: one JSON object, then a newline
+// (or the end of its half of the connection).
+type Request struct {
+	Version int             `json:"v"`
+	Op      Op              `json:"op"`
+	Body    json.RawMessage `json:"body,omitempty"`
+}
+
+// Response is the server's answer. A failed request carries Code (a stable
+// snake_case code: the one the error's message starts with, when it is
+// registered), Codes (every registered code the error matches, Code
+// first: an error can match several, e.g. conflict_not_open and the
+// legacy acknowledge_rejected) and Message (the error's one line), and may
+// carry Body (e.g. the outcome of a stale command). A client of an older
+// build ignores Codes and still reads Code.
+type Response struct {
+	Version int             `json:"v"`
+	OK      bool            `json:"ok"`
+	Code    string          `json:"code,omitempty"`
+	Codes   []string        `json:"codes,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Body    json.RawMessage `json:"body,omitempty"`
+}
+
+// StatusResponse answers OpStatus (read-only).
+type StatusResponse struct {
+	Protocol      int    `json:"protocol"`
+	PID           int    `json:"pid"`
+	Operation     string `json:"operation"`
+	LogHead       uint64 `json:"log_head"`
+	OpenConflicts int    `json:"open_conflicts"`
+}
+
+// AckRequest is OpConflictAck: acknowledge_system with its fence.
+type AckRequest struct {
+	ConflictID        string `json:"conflict_id"`
+	CanonicalRevision uint64 `json:"canonical_revision"`
+	CandidateHash     string `json:"candidate_hash"`
+	CandidateEpoch    int64  `json:"candidate_epoch"`
+}
+
+// ResolveRequest is OpConflictResolve: a person's resolution of a
+// conflict (keep_system or use_sheet), fenced by Fence when given (else
+// by the fence the store shows when it runs the command), idempotent by
+// CommandID when given.
+type ResolveRequest struct {
+	ConflictID string      `json:"conflict_id"`
+	Resolution string      `json:"resolution"`
+	CommandID  string      `json:"command_id,omitempty"`
+	Fence      *AckRequest `json:"fence,omitempty"`
+}
+
+// DismissRequest is OpQuarantineDismiss: drop a person's quarantined
+// edit (the row is rewritten to canonical state by full-row CAS).
+type DismissRequest struct {
+	QuarantineID string `json:"quarantine_id"`
+}
+
+// DismissResponse reports OpQuarantineDismiss.
+type DismissResponse struct {
+	Queued bool `json:"queued"`
+}
+
+// AckResponse reports OpConflictAck and OpConflictResolve.
+type AckResponse struct {
+	Outcome         string `json:"outcome"`
+	ReconcileEffect string `json:"reconcile_effect,omitempty"`
+}
+
+// DecodeRequest parses one request strictly: a single JSON object with only
+// the envelope's keys, a known version and a non-empty op. Errors:
+// ErrMalformedRequest, ErrVersionUnsupported.
+func DecodeRequest(b []byte) (Request, error) {
+	var r Request
+	if err := decodeStrict(b, &r); err != nil {
+		return Request{}, fmt.Errorf("%w: %w", ErrMalformedRequest, err)
+	}
+	if r.Version != Version {
+		return Request{}, fmt.Errorf("%w: version %d (this store speaks %d)", ErrVersionUnsupported, r.Version, Version)
+	}
+	if r.Op == "" {
+		return Request{}, fmt.Errorf("%w: no op", ErrMalformedRequest)
+	}
+	return r, nil
+}
+
+// decodeStrict decodes exactly one JSON value with no unknown keys.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after the request")
+	}
+	return nil
+}

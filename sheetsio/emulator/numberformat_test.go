@@ -1,0 +1,43 @@
+package emulator
+
+import (
+	"testing"
+
+	"google.golang.org/api/sheets/v4"
+)
+
+func TestUpdateCellsDateTimeNumberFormatRendersAsADateTime(t *testing.T) {
+	emu, svc, id := newBookClient(t, Options{})
+	serial := 46356.5 // 2026-11-30 12:00 UTC
+	write := func(f *sheets.CellFormat, fields string) {
+		t.Helper()
+		req := &sheets.Request{UpdateCells: &sheets.UpdateCellsRequest{
+			Range:  &sheets.GridRange{SheetId: 0, StartRowIndex: 0, EndRowIndex: 1, StartColumnIndex: 0, EndColumnIndex: 1},
+			Rows:   []*sheets.RowData{{Values: []*sheets.CellData{{UserEnteredValue: &sheets.ExtendedValue{NumberValue: &serial}, UserEnteredFormat: f}}}},
+			Fields: fields}}
+		if _, err := svc.Spreadsheets.BatchUpdate(id, &sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{req}}).Do(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shown := func() string {
+		t.Helper()
+		rows, err := emu.Person(id).Displayed("Sheet1")
+		if err != nil || len(rows) == 0 || len(rows[0]) == 0 {
+			t.Fatalf("displayed %v %v", rows, err)
+		}
+		return rows[0][0]
+	}
+	dt := &sheets.CellFormat{NumberFormat: &sheets.NumberFormat{Type: "DATE_TIME", Pattern: "yyyy-mm-dd hh:mm:ss"}}
+	write(dt, "userEnteredValue,userEnteredFormat.numberFormat")
+	if got := shown(); got != "2026-11-30 12:00:00" {
+		t.Fatalf("DATE_TIME cell shows %q", got)
+	}
+	v, err := svc.Spreadsheets.Values.Get(id, "Sheet1!A1").ValueRenderOption("UNFORMATTED_VALUE").DateTimeRenderOption("SERIAL_NUMBER").Do()
+	if err != nil || v.Values[0][0] != serial {
+		t.Fatalf("unformatted read %+v %v", v, err)
+	}
+	write(nil, "userEnteredValue,userEnteredFormat.numberFormat") // a masked, absent format clears it
+	if got := shown(); got != "46356.5" {
+		t.Fatalf("cleared format shows %q", got)
+	}
+}
