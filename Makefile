@@ -51,7 +51,10 @@ fuzz:
 ## crash: the crash campaign (issue 10): CRASH_KILLS runs of a seeded mixed
 ## workload, each ended by SIGKILL at a random instant or a failpoint, the
 ## emulator's fault mix on every other run; then quiescence and checks.
-## The last line is "crash: runs=N lost=0 duplicates=0 mismatches=0".
+## The workload includes conflict resolutions of both kinds (keep system,
+## use sheet). The last line is "crash: runs=N lost=0 duplicates=0
+## mismatches=0" followed by the resolution counts
+## (resolved_keep_system=K resolved_use_sheet=U resolutions_unapplied=S).
 ## The binary is built with failpoints (a release build refuses to run it).
 CRASH_KILLS ?= 200
 CRASH_SEED  ?= 1

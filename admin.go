@@ -13,9 +13,12 @@ import (
 const AdminSocketName = admin.SocketName
 
 // adminCodes are the errors whose codes travel back to the CLI over the
-// administrative channel.
-var adminCodes = []error{ErrConflictNotFound, ErrAckStale, ErrAckRejected, ErrConflictNotOpen, ErrConflictStale,
-	ErrConflictBlocked, ErrCommandIDReused, ErrInvalidResolution, ErrQuarantineNotFound, ErrQuarantineNotDismissable, ErrStoreClosed, ErrStaleWriterFence,
+// administrative channel: every one an error matches travels (a
+// keep-system on a resolved conflict is conflict_not_open and also the
+// legacy acknowledge_rejected), so the CLI's error matches the same
+// sentinels remotely as in process.
+var adminCodes = []error{ErrConflictNotFound, ErrConflictNotOpen, ErrConflictStale, ErrConflictBlocked, ErrAckStale, ErrAckRejected,
+	ErrCommandIDReused, ErrInvalidResolution, ErrQuarantineNotFound, ErrQuarantineNotDismissable, ErrStoreClosed, ErrStaleWriterFence,
 	ErrLogWrite, ErrLogCommitUncertain, ErrReadModelBehind, ErrReadModelUnavailable}
 
 // startAdmin serves the store's administrative channel (the store holds

@@ -23,6 +23,10 @@ const (
 	DivergenceDrifted   RowDivergence = "drifted"    // the row shows other cells than the store wrote
 	DivergenceSurplus   RowDivergence = "surplus"    // a row the store never wrote, or for a removed entity
 	DivergenceDuplicate RowDivergence = "duplicated" // the anchor shows on more than one row
+	// DivergenceStale: the row shows what the store last wrote, but
+	// canonical state moved on with no write queued for it (commits made
+	// while sync was off, or by a run syncing elsewhere).
+	DivergenceStale RowDivergence = "stale"
 )
 
 // RepairRow is one anchor of one tab, as the pass found it and as the
@@ -46,9 +50,12 @@ type RepairRow struct {
 	// Held: an open conflict, active candidate or quarantine holds the
 	// row; people resolve it, not anti-entropy.
 	Held bool
-	// Exists and Values are the entity's canonical state.
-	Exists bool
-	Values map[string]any
+	// Exists and Values are the entity's canonical state; Canonical is
+	// the full-row hash the tab shows when it shows that state ("" = not
+	// compared).
+	Exists    bool
+	Values    map[string]any
+	Canonical string
 }
 
 // SeenTab is one tab as a reconciliation pass read it.
@@ -103,12 +110,14 @@ func Anchors(expected, observed map[string]string) []string {
 // RepairReport counts one tab's divergent rows and the corrections
 // queued for them.
 type RepairReport struct {
-	Missing, Drifted, Surplus, Duplicated int
-	Queued                                int
+	Missing, Drifted, Surplus, Duplicated, Stale int
+	Queued                                       int
 }
 
 // Diverged is the number of rows that differ from canonical state.
-func (r RepairReport) Diverged() int { return r.Missing + r.Drifted + r.Surplus + r.Duplicated }
+func (r RepairReport) Diverged() int {
+	return r.Missing + r.Drifted + r.Surplus + r.Duplicated + r.Stale
+}
 
 // Count adds one row's divergence.
 func (r *RepairReport) Count(d RowDivergence) {
@@ -121,6 +130,8 @@ func (r *RepairReport) Count(d RowDivergence) {
 		r.Surplus++
 	case DivergenceDuplicate:
 		r.Duplicated++
+	case DivergenceStale:
+		r.Stale++
 	}
 }
 
@@ -155,6 +166,8 @@ func Classify(r RepairRow) RowDivergence {
 		return DivergenceSurplus
 	case r.Observed != r.Expected:
 		return DivergenceDrifted
+	case r.Canonical != "" && r.Observed != r.Canonical:
+		return DivergenceStale
 	}
 	return DivergenceNone
 }
@@ -208,14 +221,17 @@ func duplicateRepair(r RepairRow) (Queue, bool) {
 // when p allows it, and projects canonical state over a row of a live
 // entity that no write of this binding ever reached (a spreadsheet the
 // store switched to shows it from an earlier time: it is no person's edit
-// the store saw). Drifted rows are edits and surplus rows of removed
-// entities are cleanup's.
+// the store saw), or over a row that still shows the store's last write
+// after canonical state moved on (stale). Drifted rows are edits and
+// surplus rows of removed entities are cleanup's.
 func inputRepairable(r RepairRow, d RowDivergence, p TabPolicy) bool {
 	switch d {
 	case DivergenceMissing:
 		return p.Restore
 	case DivergenceSurplus:
 		return r.Exists && r.Expected == ""
+	case DivergenceStale:
+		return true // no person's edit: the row shows the store's last write
 	}
 	return false
 }

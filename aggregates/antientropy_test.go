@@ -102,3 +102,22 @@ func TestI28_ARowNeverWrittenUnderThisBindingIsNeverAnEdit(t *testing.T) {
 		t.Fatalf("an unbound row was read as an edit: stats %+v queue %+v", stats, c.Queue)
 	}
 }
+
+func TestI28_ARowShowingTheLastWriteButNotCanonicalStateIsStaleAndCorrectedOnBothTabs(t *testing.T) {
+	r := RepairRow{Target: Target{Tab: "Part_Input", Anchor: "1"}, Entity: "Part", ID: "1", Expected: "h-old", Observed: "h-old",
+		Copies: 1, CopyHashes: []string{"h-old"}, Exists: true, Values: map[string]any{"qty": int64(5)}, Canonical: "h-new"}
+	for _, input := range []bool{false, true} {
+		q, d, ok := DecideRepair(r, TabPolicy{Input: input, Columns: []string{"qty"}})
+		if d != DivergenceStale || !ok || q.Op != events.OpUpdate || q.ExpectedHash != "h-old" || q.Values["qty"] != int64(5) {
+			t.Fatalf("input=%v: %+v %s %v", input, q, d, ok)
+		}
+	}
+	r.Canonical = "h-old"
+	if d := Classify(r); d != DivergenceNone {
+		t.Fatalf("a row showing canonical state classified %s", d)
+	}
+	r.Canonical, r.Observed = "h-new", "h-person"
+	if q, d, ok := DecideRepair(r, TabPolicy{Input: true}); d != DivergenceDrifted || ok {
+		t.Fatalf("a person's edit on an Input row was corrected: %+v %s", q, d)
+	}
+}

@@ -20,9 +20,18 @@ type SheetChoice struct {
 	ConflictID              string
 	Choice                  string
 	SystemShown, SheetShown string
-	Result                  string
+	Status, Result          string
 	RowHash                 string
+	SheetRow                int // where the poll read it (1-based)
+	// Formula: the choice cell holds a formula (or an error value, or is
+	// merged), which is never a choice, whatever it shows.
+	Formula bool
 }
+
+// Pending reports whether the choice may still be decided: set on a row
+// that shows its conflict open (the only rows whose choice cell a grid
+// read checks for formulas).
+func (c SheetChoice) Pending() bool { return c.Choice != "" && c.Status == "OPEN" }
 
 // ParseChoice reads a choice cell: "keep system" or "use sheet" (case,
 // edge space and "_" for " " do not matter). ok is false for anything
@@ -54,6 +63,7 @@ type ChoicePlan struct {
 // resolution_result shows them.
 const (
 	choiceNotAChoice = "not applied: not a choice; pick keep system or use sheet"
+	choiceFormula    = "not applied: a formula is never a choice; pick keep system or use sheet from the list"
 	choiceResolved   = "not applied: already resolved (%s)"
 	choiceMovedOn    = "not applied: the conflict changed after this row was written; its values above are current, choose again"
 	choiceBlocked    = "not applied: this conflict cannot be resolved from the sheet; use hikoutei conflicts resolve"
@@ -72,6 +82,8 @@ func PlanSheetChoice(ch SheetChoice, st AckState) ChoicePlan {
 	how, ok := ParseChoice(ch.Choice)
 	cs := st.Conflict
 	switch {
+	case ch.Formula:
+		return ChoicePlan{Skip: ch.Result == choiceFormula, Reject: choiceFormula}
 	case !ok:
 		return ChoicePlan{Skip: ch.Result == choiceNotAChoice, Reject: choiceNotAChoice}
 	case cs.Status != ConflictOpen && cs.Resolution == how:
@@ -115,7 +127,37 @@ const (
 	ChoiceSkipped  ChoiceOutcome = "skipped"  // nothing to do: already as chosen, or the reason already shows
 	ChoiceApplied  ChoiceOutcome = "applied"  // the conflict is resolved as chosen
 	ChoiceRejected ChoiceOutcome = "rejected" // not applied; the row says why
+	// RowRestored: an open conflict's row a person deleted is appended
+	// again.
+	RowRestored ChoiceOutcome = "row_restored"
+	// RowCopyRemoved: one copy of a conflict's row a person pasted is
+	// deleted (by full-row CAS); no choice is decided while the anchor
+	// shows twice.
+	RowCopyRemoved ChoiceOutcome = "row_copy_removed"
 )
+
+// RestoreConflictRow is the append that shows an open conflict's row
+// again after a person deleted it: the conflict's values now (st with its
+// candidate value), opened at its opening time.
+func RestoreConflictRow(st AckState, sheet Sheet) Queue {
+	cs := st.Conflict
+	opened := events.ConflictOpened{ConflictID: cs.ID, Entity: cs.Entity, ID: cs.EntityID, Field: cs.Field,
+		SystemValue: Render(st.CanonicalValue), SheetValue: cs.SheetValue}
+	if st.CandidateKnown {
+		opened.SheetValue = Render(st.CandidateValue)
+	}
+	return Queue{Target: sheet.Target(sheet.ConflictsTab(), cs.ID), Op: events.OpAppend, Entity: cs.Entity, ID: cs.EntityID,
+		Values: sheet.AuditOpened(opened, cs.OpenedAt)}
+}
+
+// RemoveConflictRowCopy deletes one copy of a conflict's row that shows
+// more than once (a person pasted it), by full-row CAS: a copy that
+// differs from what the store last wrote (expected), else one of the
+// identical copies; one per poll. False when there is nothing to delete.
+func RemoveConflictRowCopy(cs Conflict, expected string, copies []string, sheet Sheet) (Queue, bool) {
+	return duplicateRepair(RepairRow{Target: sheet.Target(sheet.ConflictsTab(), cs.ID), Entity: cs.Entity, ID: cs.EntityID,
+		Expected: expected, CopyHashes: copies})
+}
 
 // DecideSheetChoice is the second half (pure): st.Prior is the first
 // outcome of plan.Cmd's id. An applied command resolves the conflict as

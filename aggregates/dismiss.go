@@ -21,15 +21,28 @@ type QuarantinedRow struct {
 // recorded, so a row the person changed again since is not overwritten
 // (the write fails its guard and the new content is polled as usual).
 // The quarantine clears when a poll sees the row without the evidence.
-// Errors: ErrQuarantineNotDismissable (cleared, no row, or a removed
-// entity).
+// Errors: ErrQuarantineNotDismissable, saying why (cleared, no row, or a
+// removed entity); the message carries no cell value.
 func DecideDismiss(q QuarantinedRow, values map[string]any, exists bool, columns []string) (Queue, error) {
-	if !q.Active || q.Anchor == "" || q.RowHash == "" || !exists {
-		return Queue{}, fmt.Errorf("%w: %s", ErrQuarantineNotDismissable, q.ID)
+	if why := notDismissable(q, exists); why != "" {
+		return Queue{}, fmt.Errorf("%w: quarantine record %s %s", ErrQuarantineNotDismissable, q.ID, why)
 	}
 	qu, ok := Correction(Effect{Target: q.Target, Entity: q.Entity, EntityID: q.Anchor, ObservedHash: q.RowHash}, values, exists, columns)
 	if !ok {
-		return Queue{}, fmt.Errorf("%w: %s", ErrQuarantineNotDismissable, q.ID)
+		return Queue{}, fmt.Errorf("%w: quarantine record %s has nothing to rewrite", ErrQuarantineNotDismissable, q.ID)
 	}
 	return qu, nil
+}
+
+// notDismissable says why q cannot be dismissed ("" when it can).
+func notDismissable(q QuarantinedRow, exists bool) string {
+	switch {
+	case !q.Active:
+		return "is no longer active: a poll found its row changed since (the value fixed, accepted or rewritten); nothing to dismiss"
+	case q.Anchor == "" || q.RowHash == "":
+		return "names no row of the sheet (its row had no anchor): nothing to rewrite"
+	case !exists:
+		return "belongs to a record that was removed: its row goes away with it"
+	}
+	return ""
 }

@@ -63,6 +63,10 @@ func (fakeSheet) ChoiceRejected(reason string, clear bool) map[string]any {
 	return m
 }
 
+func (fakeSheet) AuditRefreshed(sheetValue string) map[string]any {
+	return map[string]any{"sheet_value": sheetValue, "resolution": "", "result": "refreshed"}
+}
+
 func (fakeSheet) AuditValues(systemValue, sheetValue string) map[string]any {
 	return map[string]any{"system_value": systemValue, "sheet_value": sheetValue}
 }

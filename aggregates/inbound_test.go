@@ -178,8 +178,9 @@ func TestI11_PollingNeverResolvesAConflict(t *testing.T) {
 	noDataChange(t, c)
 	cands := only[events.CandidateDetected](allEvents(c))
 	if len(cands) != 1 || cands[0].ConflictID != cid || cands[0].CandidateHash != shown(t, "Goroka International") ||
-		len(only[events.ConflictOpened](allEvents(c))) != 0 || len(c.Queue) != 0 {
-		t.Fatalf("new candidate value: %v queue %+v", types(allEvents(c)), c.Queue)
+		len(only[events.ConflictOpened](allEvents(c))) != 0 || len(c.Queue) != 1 ||
+		c.Queue[0].Target.Tab != conflictsTab || c.Queue[0].Values["sheet_value"] != "Goroka International" || c.Queue[0].Values["resolution"] != "" {
+		t.Fatalf("new candidate value: %v queue %+v: want only the audit row refreshed, its choice cleared", types(allEvents(c)), c.Queue)
 	}
 	// The person types the canonical value back: still open, nothing recorded or written.
 	c, _ = decideTab(t, tabRead(inputRow(2, "GKA", "row-B", "Goroka", "n")), st)

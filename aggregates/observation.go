@@ -275,10 +275,23 @@ func (ob *observation) accept(g *GridRow, rs RowState, edits map[string]any, sho
 	return nil
 }
 
+// refreshAudit: a person typed again in a conflicted cell (a new
+// candidate a of the open conflict cid): its Sync_Conflicts row shows the
+// new sheet value, and any choice made there against the old one is
+// cleared in the same write (it was made before the row changed).
+func (ob *observation) refreshAudit(cid, anchor string, sf SheetField, a string, sheetVal any) {
+	if a == sf.CandidateHash {
+		return
+	}
+	ob.c.Queue = append(ob.c.Queue, Queue{Target: ob.sheet.Target(ob.sheet.ConflictsTab(), cid), Op: events.OpUpdate,
+		Entity: ob.r.Entity, ID: anchor, Values: ob.sheet.AuditRefreshed(Render(sheetVal))})
+}
+
 // candidate records value A against canonical B (I11): the active candidate
 // with its candidate-time full-row visible hash and revision and, unless
 // the field's conflict is already open, an OPEN conflict and the OPEN audit
-// row on Sync_Conflicts. Nothing else: polling never resolves.
+// row on Sync_Conflicts; a new candidate of an open conflict refreshes
+// its audit row (refreshAudit). Nothing else: polling never resolves.
 func (ob *observation) candidate(g *GridRow, rs RowState, field, a string) {
 	sf := rs.Sheet[field]
 	cid, opening := sf.ConflictID, sf.ConflictID == ""
@@ -292,6 +305,7 @@ func (ob *observation) candidate(g *GridRow, rs RowState, field, a string) {
 		Field: field, CandidateHash: a, CandidateValue: sheetVal, Epoch: sf.CandidateEpoch, VisibleRevision: rs.VisibleRevision,
 		VisibleHash: g.Hash, CanonicalRevision: rev, ConflictID: cid, SheetValue: Render(sheetVal)})
 	if !opening {
+		ob.refreshAudit(cid, g.Anchor, sf, a, sheetVal)
 		return
 	}
 	opened := events.ConflictOpened{ConflictID: cid, Entity: ob.r.Entity, ID: g.Anchor, Field: field, Tab: ob.r.Tab,

@@ -1,7 +1,6 @@
 package aggregates
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -58,10 +57,19 @@ func fenceError(how events.Resolution, reason, id, detail string) error {
 		if reason == reasonFenceMismatch {
 			legacy = ErrAckStale
 		}
-		err = errors.Join(legacy, err)
+		err = alsoCode{err: err, legacy: legacy}
 	}
 	return fmt.Errorf("%w: conflict %s %s", err, id, detail)
 }
+
+// alsoCode is a resolution error that also matches the code
+// acknowledge_system used before resolutions had their own; its text is
+// the resolution's code alone (one line, one code), where errors.Join
+// would print both codes on two lines.
+type alsoCode struct{ err, legacy error }
+
+func (e alsoCode) Error() string   { return e.err.Error() }
+func (e alsoCode) Unwrap() []error { return []error{e.err, e.legacy} }
 
 // DecideAcceptUser fences an accept_user command, "use the sheet's value"
 // (I30), exactly like acknowledge_system (I13): canonical revision,

@@ -3,6 +3,7 @@ package aggregates
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,6 +129,21 @@ func TestI30_KeepSystemErrorsMatchBothTheConflictAndTheAcknowledgeCodes(t *testi
 	st.Conflict.Status = ConflictResolved
 	if _, _, _, err := DecideAcknowledge(st, ack(st.Conflict), sheetWithInput, now); !errors.Is(err, ErrConflictNotOpen) || !errors.Is(err, ErrAckRejected) {
 		t.Fatalf("acknowledge of a resolved conflict: %v", err)
+	}
+}
+
+func TestI30_KeepSystemErrorsReadAsOneLineWithTheResolutionCodeFirst(t *testing.T) {
+	st := acceptState(t)
+	st.Conflict.Status = ConflictResolved
+	_, _, _, err := DecideAcknowledge(st, ack(st.Conflict), sheetWithInput, now)
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "conflict_not_open: ") {
+		t.Fatalf("a person reads %q", msg)
+	}
+	st = acceptState(t)
+	st.CanonicalRevision = 4
+	_, _, _, err = DecideAcknowledge(st, ack(st.Conflict), sheetWithInput, now)
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "conflict_stale: ") {
+		t.Fatalf("a person reads %q", msg)
 	}
 }
 

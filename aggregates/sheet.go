@@ -34,6 +34,10 @@ type Sheet interface {
 	// AuditValues is the update of an open conflict's row to the values
 	// it has now (as Render shows them).
 	AuditValues(systemValue, sheetValue string) map[string]any
+	// AuditRefreshed is the update of an open conflict's row after the
+	// person typed again in the cell: the new sheet value, any choice
+	// cleared, and why.
+	AuditRefreshed(sheetValue string) map[string]any
 	// ShowsMarkerOf reports whether observed, a cell of column field of
 	// tab, is the marker the sheet shows in place of canonical because
 	// Google Sheets cannot hold canonical (a text over 50,000 characters,

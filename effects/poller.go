@@ -32,13 +32,14 @@ type Inbound interface {
 	// Cleanup queues full-row CAS delete effects for surplus rows of the
 	// Input tabs read in grids (I21); it returns how many it queued.
 	Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (int, error)
-	// WatchesChoices reports whether a poll reads Sync_Conflicts for
-	// resolutions people chose there (while a conflict is open).
+	// WatchesChoices reports whether a poll reads Sync_Conflicts (while
+	// a conflict is open).
 	WatchesChoices() (bool, error)
-	// Choose decides those choices, read at checkpoint base (a row the
-	// store wrote after base is left for the next poll); it returns how
-	// many ended each way.
-	Choose(base uint64, choices []aggregates.SheetChoice) (map[aggregates.ChoiceOutcome]int, error)
+	// Choose decides on the Sync_Conflicts rows read at checkpoint base,
+	// by anchor (a row the store wrote after base is left for the next
+	// poll): the resolutions people chose, and the rows of open conflicts
+	// people deleted or copied. It returns how many ended each way.
+	Choose(base uint64, rows map[string][]aggregates.SheetChoice) (map[aggregates.ChoiceOutcome]int, error)
 }
 
 // PollerConfig configures a Poller for one spreadsheet.
@@ -115,7 +116,8 @@ type PollResult struct {
 // tab size (three when every escalated tab is read whole, one more when a
 // cached sheetId or a row number went stale and the read falls back).
 // While a conflict is open the same values read includes Sync_Conflicts,
-// whose resolution choices are decided after the Input tabs.
+// whose rows are decided after the Input tabs (Inbound.Choose), after one
+// more grid read of the rows with a choice still pending (checkChoices).
 func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -140,7 +142,14 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	if err != nil || !watch {
 		return res, err
 	}
-	res.Choices, err = p.cfg.Inbound.Choose(base, Choices(snaps[layout.ConflictsTab], p.cfg.Workbook.Schema()))
+	rows, ok := ConflictRows(snaps[layout.ConflictsTab], p.cfg.Workbook.Schema())
+	if !ok {
+		return res, nil
+	}
+	if err := p.checkChoices(ctx, rows); err != nil {
+		return res, err
+	}
+	res.Choices, err = p.cfg.Inbound.Choose(base, rows)
 	p.C.Choices.Add(int64(res.Choices[aggregates.ChoiceApplied] + res.Choices[aggregates.ChoiceRejected]))
 	return res, fenced(err)
 }

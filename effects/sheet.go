@@ -79,6 +79,12 @@ func (Sheet) ChoiceRejected(reason string, clear bool) map[string]any {
 	return m
 }
 
+// AuditRefreshed implements aggregates.Sheet.
+func (Sheet) AuditRefreshed(sheetValue string) map[string]any {
+	return map[string]any{layout.ConflictSheetValue: sheetValue, layout.ConflictResolution: "",
+		layout.ConflictResult: "the cell changed again: sheet_value is its new value; choose again"}
+}
+
 // AuditValues implements aggregates.Sheet.
 func (Sheet) AuditValues(systemValue, sheetValue string) map[string]any {
 	return map[string]any{layout.ConflictSystemValue: systemValue, layout.ConflictSheetValue: sheetValue}

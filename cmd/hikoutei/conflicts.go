@@ -32,6 +32,8 @@ type conflictRow struct {
 	SheetValue        string `json:"sheet_value"`
 	OpenedAt          string `json:"opened_at"`
 	Resolution        string `json:"resolution,omitempty"`
+	ResolvedBy        string `json:"resolved_by,omitempty"` // application | cli | sheet ("" before actors were recorded)
+	ResolvedAt        string `json:"resolved_at,omitempty"`
 	ReconcileState    string `json:"reconcile_state,omitempty"`
 }
 
@@ -74,7 +76,7 @@ func newConflictsShowCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "show --dir DIR CONFLICT_ID",
-		Short: "Show one conflict in full, including both values",
+		Short: "Show one conflict in full, including both values and, once resolved, how, by whom and when",
 		Args:  argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := requireDir(dir); err != nil {
@@ -237,13 +239,13 @@ func queryConflicts(dir, state, id string) ([]conflictRow, error) {
 	defer conn.Close()
 	q := `SELECT conflict_id, entity, id, field, state, canonical_revision, coalesce(candidate_hash, ''), coalesce(candidate_epoch, 0),
   coalesce(visible_hash, ''), coalesce(system_value, ''), coalesce(sheet_value, ''), opened_at, coalesce(resolution, ''),
-  coalesce(reconcile_state, '') FROM hk_conflicts WHERE (? = 'all' OR state = ?) AND (? = '' OR conflict_id = ?) ORDER BY opened_seq`
+  coalesce(reconcile_state, ''), coalesce(resolved_by, ''), coalesce(resolved_at, '') FROM hk_conflicts WHERE (? = 'all' OR state = ?) AND (? = '' OR conflict_id = ?) ORDER BY opened_seq`
 	var out []conflictRow
 	err = sqlitex.Execute(conn, q, &sqlitex.ExecOptions{Args: []any{state, state, id, id}, ResultFunc: func(s *sqlite.Stmt) error {
 		out = append(out, conflictRow{ID: s.ColumnText(0), Entity: s.ColumnText(1), EntityID: s.ColumnText(2), Field: s.ColumnText(3),
 			State: s.ColumnText(4), CanonicalRevision: s.ColumnInt64(5), CandidateHash: s.ColumnText(6), CandidateEpoch: s.ColumnInt64(7),
 			VisibleHash: s.ColumnText(8), SystemValue: s.ColumnText(9), SheetValue: s.ColumnText(10), OpenedAt: s.ColumnText(11),
-			Resolution: s.ColumnText(12), ReconcileState: s.ColumnText(13)})
+			Resolution: s.ColumnText(12), ReconcileState: s.ColumnText(13), ResolvedBy: s.ColumnText(14), ResolvedAt: s.ColumnText(15)})
 		return nil
 	}})
 	return out, err

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -16,7 +17,9 @@ const defaultCallTimeout = 2 * time.Minute
 // nil). Errors: ErrUnavailable when nobody serves the channel; a
 // *RemoteError (errors.Is against the code's sentinel) when the server
 // answered with a failure — resp is still filled when the answer carried
-// a body; ErrBadResponse; I/O errors.
+// a body; ErrBadResponse; I/O errors. A server that answers before
+// reading the whole request (a refused peer) may close the connection
+// while the request is being written: its answer is still read.
 func Call(ctx context.Context, dir string, op Op, req, resp any) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
@@ -30,11 +33,13 @@ func Call(ctx context.Context, dir string, op Op, req, resp any) error {
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	defer stop()
 	_ = c.SetDeadline(deadline)
-	if err := writeRequest(c, op, req); err != nil {
-		return err
-	}
+	werr := writeRequest(c, op, req)
 	_ = c.CloseWrite()
-	return readResponse(io.LimitReader(c, maxResponseBytes), resp)
+	err = readResponse(io.LimitReader(c, maxResponseBytes), resp)
+	if werr != nil && errors.Is(err, ErrBadResponse) {
+		return werr // no answer: the write's failure says why
+	}
+	return err
 }
 
 func writeRequest(w io.Writer, op Op, req any) error {
@@ -63,7 +68,7 @@ func readResponse(r io.Reader, resp any) error {
 		}
 	}
 	if !out.OK {
-		return &RemoteError{Code: out.Code, Message: out.Message}
+		return &RemoteError{Code: out.Code, Codes: out.Codes, Message: out.Message}
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package admin
 
-import "errors"
+import (
+	"errors"
+	"slices"
+)
 
 // Sentinel errors of the administrative channel. Each error's text is its
 // stable code; the same code travels in a Response, and the client turns it
@@ -45,10 +48,13 @@ var codes = []error{ErrStoreClosing, ErrMalformedRequest, ErrRequestTooLarge, Er
 	ErrOpUnsupported, ErrPeerRejected, ErrHandlerFailed}
 
 // RemoteError is an error the server answered with. It matches (errors.Is)
-// any error whose text is its Code, so a client tests it against the same
-// sentinels the store returns in process (hikoutei.ErrAckStale, …).
+// any error whose text is its Code or one of its Codes, so a client tests
+// it against the same sentinels the store's error matches in process
+// (hikoutei.ErrConflictNotOpen and hikoutei.ErrAckRejected, …), and its
+// text is the store's one-line message.
 type RemoteError struct {
 	Code    string
+	Codes   []string // every registered code the error matched, Code first
 	Message string
 }
 
@@ -59,5 +65,11 @@ func (e *RemoteError) Error() string {
 	return e.Message
 }
 
-// Is reports whether target's text is this error's code.
-func (e *RemoteError) Is(target error) bool { return target != nil && target.Error() == e.Code }
+// Is reports whether target's text is one of this error's codes.
+func (e *RemoteError) Is(target error) bool {
+	if target == nil {
+		return false
+	}
+	code := target.Error()
+	return code == e.Code || slices.Contains(e.Codes, code)
+}

@@ -45,12 +45,17 @@ type Request struct {
 }
 
 // Response is the server's answer. A failed request carries Code (a stable
-// snake_case code) and Message, and may carry Body (e.g. the outcome of a
-// stale command).
+// snake_case code: the one the error's message starts with, when it is
+// registered), Codes (every registered code the error matches, Code
+// first: an error can match several, e.g. conflict_not_open and the
+// legacy acknowledge_rejected) and Message (the error's one line), and may
+// carry Body (e.g. the outcome of a stale command). A client of an older
+// build ignores Codes and still reads Code.
 type Response struct {
 	Version int             `json:"v"`
 	OK      bool            `json:"ok"`
 	Code    string          `json:"code,omitempty"`
+	Codes   []string        `json:"codes,omitempty"`
 	Message string          `json:"message,omitempty"`
 	Body    json.RawMessage `json:"body,omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,8 +21,9 @@ type Config struct {
 	// Mux dispatches the requests (required).
 	Mux *Mux
 	// Codes are the sentinel errors (text = code) a handler's error is
-	// matched against (errors.Is) to fill Response.Code; an error matching
-	// none answers admin_handler_failed.
+	// matched against (errors.Is) to fill Response.Code and Response.Codes
+	// (every match travels, so the client's error matches the same
+	// sentinels); an error matching none answers admin_handler_failed.
 	Codes []error
 	// IOTimeout bounds reading the request and writing the response
 	// (default 10 s); a slower client gets admin_request_timeout.
@@ -206,19 +208,39 @@ func (s *Server) response(body any, err error) Response {
 		}
 	}
 	if err != nil {
-		r.Code, r.Message = s.code(err), err.Error()
+		r.Codes, r.Message = s.codes(err), err.Error()
+		r.Code = r.Codes[0]
 	}
 	return r
 }
 
-// code is the first registered sentinel err matches.
-func (s *Server) code(err error) string {
+// codes are the registered sentinels err matches, the one its message
+// starts with first (its own code; the others are codes it also matches),
+// or admin_handler_failed alone when none matches.
+func (s *Server) codes(err error) []string {
+	var out []string
+	msg := err.Error()
 	for _, c := range s.cfg.Codes {
-		if errors.Is(err, c) {
-			return c.Error()
+		code := c.Error()
+		if !errors.Is(err, c) || slices.Contains(out, code) {
+			continue
+		}
+		if leads(msg, code) {
+			out = append([]string{code}, out...)
+		} else {
+			out = append(out, code)
 		}
 	}
-	return ErrHandlerFailed.Error()
+	if len(out) == 0 {
+		return []string{ErrHandlerFailed.Error()}
+	}
+	return out
+}
+
+// leads reports whether msg is code, or code followed by ": ".
+func leads(msg, code string) bool {
+	rest, ok := strings.CutPrefix(msg, code)
+	return ok && (rest == "" || strings.HasPrefix(rest, ": "))
 }
 
 // readRequest reads up to a newline or the end of the client's half,

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -272,5 +274,42 @@ func TestRequestReadAfterCloseBeganAnswersStoreClosingWhileTheRunningOneFinishes
 	}
 	if err := <-closed; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// twoCodes is an error with its own code that also matches a legacy one,
+// as a keep-system on a resolved conflict is conflict_not_open and also
+// acknowledge_rejected.
+type twoCodes struct{ own, legacy error }
+
+func (e twoCodes) Error() string   { return e.own.Error() + ": conflict c9 is not open" }
+func (e twoCodes) Unwrap() []error { return []error{e.own, e.legacy} }
+
+// An error matching several registered codes reaches the client matching
+// every one of them (errors.Is), with the code its message starts with as
+// Code even when another was registered first, and the same one-line text.
+func TestHandlerErrorMatchingSeveralCodesMatchesAllOfThemOnTheClient(t *testing.T) {
+	dir := t.TempDir()
+	errLegacy, errOwn, errOther := errors.New("legacy_rejected"), errors.New("own_not_open"), errors.New("other_code")
+	inProcess := fmt.Errorf("%w", twoCodes{own: errOwn, legacy: errLegacy})
+	mux := admin.NewMux(&backend{})
+	mux.Handle("test.two", func(context.Context, json.RawMessage) (any, error) { return nil, inProcess })
+	srv, err := admin.Listen(dir, admin.Config{Mux: mux, Codes: []error{errLegacy, errOther, errOwn, errLegacy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	remote := admin.Call(context.Background(), dir, "test.two", nil, nil)
+	for _, target := range []error{errLegacy, errOwn, errOther, admin.ErrHandlerFailed} {
+		if errors.Is(remote, target) != errors.Is(inProcess, target) {
+			t.Errorf("errors.Is(%v): remote %v, in process %v", target, errors.Is(remote, target), errors.Is(inProcess, target))
+		}
+	}
+	var re *admin.RemoteError
+	if !errors.As(remote, &re) || re.Code != "own_not_open" || !slices.Equal(re.Codes, []string{"own_not_open", "legacy_rejected"}) {
+		t.Fatalf("remote error %#v", remote)
+	}
+	if remote.Error() != inProcess.Error() {
+		t.Fatalf("message %q, in process %q", remote.Error(), inProcess.Error())
 	}
 }

@@ -63,7 +63,7 @@ type Config struct {
 // Result is what a campaign saw. Line renders the closing line.
 type Result struct {
 	Runs          int // children killed
-	Acked         int // commits (and applied acknowledge commands) the children saw acknowledged
+	Acked         int // commits, applied acknowledge commands and applied resolutions the children saw acknowledged
 	Lost          int // acknowledged but missing from the log or the read model
 	Duplicates    int // extra rows with an anchor already on the tab, summed over every check
 	Mismatches    int // read model != rebuild, sheet != canonical, unsettled effects, epochs not increasing
@@ -78,11 +78,17 @@ type Result struct {
 	// kill (reported; the checks decide whether anything was lost).
 	WorkerErrors []string
 	Problems     []string // one line per lost/duplicate/mismatch finding
+	// Resolutions the children ran (Store.ResolveConflict, one per command
+	// id): applied keep_system, applied use_sheet, and stale or rejected
+	// (a correct outcome: the conflict had moved on or was resolved first).
+	ResolvedKeepSystem, ResolvedUseSheet, ResolutionsUnapplied int
 }
 
-// Line is the campaign's last line.
+// Line is the campaign's last line: the four counts first (scripts parse
+// that prefix), then the resolutions.
 func (r Result) Line() string {
-	return fmt.Sprintf("crash: runs=%d lost=%d duplicates=%d mismatches=%d", r.Runs, r.Lost, r.Duplicates, r.Mismatches)
+	return fmt.Sprintf("crash: runs=%d lost=%d duplicates=%d mismatches=%d resolved_keep_system=%d resolved_use_sheet=%d resolutions_unapplied=%d",
+		r.Runs, r.Lost, r.Duplicates, r.Mismatches, r.ResolvedKeepSystem, r.ResolvedUseSheet, r.ResolutionsUnapplied)
 }
 
 // OK reports a clean campaign.
@@ -281,6 +287,10 @@ func (c *campaign) read(r io.Reader, opened chan struct{}) {
 		case lineAckCmd:
 			if len(f) == 2 {
 				c.checks.ackCmd(f[1])
+			}
+		case lineResolved, lineUnapplied:
+			if r, ok := parseResolution(sc.Text()); ok {
+				c.checks.resolution(r)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package crash
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,10 +40,11 @@ type checker struct {
 	commits   map[string]events.Event // commit id → its first event
 	applied   map[string]bool         // conflict ids with command.acknowledge_system.applied
 	lastEpoch uint64                  // newest lease epoch seen in the log
+	ledger    resolutionLedger        // ResolveConflict: reported and logged
 }
 
 func newChecker(dir string, c *campaign) *checker {
-	return &checker{dir: dir, c: c, commits: map[string]events.Event{}, applied: map[string]bool{}}
+	return &checker{dir: dir, c: c, commits: map[string]events.Event{}, applied: map[string]bool{}, ledger: newResolutionLedger()}
 }
 
 func (k *checker) opened(epoch uint64) {
@@ -75,6 +77,10 @@ func (k *checker) ackCmd(id string) {
 // log tail — then closes it cleanly and checks:
 //   - every acknowledged commit is in the log, and the read model's
 //     checkpoint is at the log head;
+//   - every acknowledged resolution is in the log as reported, a use_sheet
+//     value is the note the read model shows unless a later commit
+//     changed it, a stale or rejected one is recorded and never applied,
+//     and no conflict is resolved twice (verifyResolutions);
 //   - the read model equals a rebuild from the log (digest over every table);
 //   - lease epochs in the log strictly increase;
 //   - no anchor appears twice on a tab of the spreadsheet.
@@ -98,13 +104,15 @@ func (k *checker) afterRun(ctx context.Context, run int, dropReadModel bool) err
 	if cp != head {
 		k.c.problem(&k.c.res.Mismatches, "run %d: read model checkpoint %d after open, log head %d", run, cp, head)
 	}
-	if err := s.Close(); err != nil {
+	notes, nerr := itemNotes(ctx, s)
+	if err := errors.Join(nerr, s.Close()); err != nil {
 		return fmt.Errorf("close after the check: %w", err)
 	}
-	if err := k.readLog(); err != nil {
+	if err := k.readLog(run); err != nil {
 		return err
 	}
 	k.verifyAcks(run)
+	k.verifyResolutions(run, notes)
 	if err := k.compareRebuild(run); err != nil {
 		return err
 	}
@@ -112,8 +120,21 @@ func (k *checker) afterRun(ctx context.Context, run int, dropReadModel bool) err
 	return nil
 }
 
+// itemNotes is every live Item's note as the read model shows it.
+func itemNotes(ctx context.Context, s *hikoutei.Store) (map[string]string, error) {
+	items, err := hikoutei.Find[Item](ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	notes := make(map[string]string, len(items))
+	for _, it := range items {
+		notes[it.ID] = it.Note
+	}
+	return notes, nil
+}
+
 // readLog reads the log's new events (read-only; no writer is open).
-func (k *checker) readLog() error {
+func (k *checker) readLog(run int) error {
 	l, err := events.OpenLog(filepath.Join(k.dir, events.LogFileName), events.Options{ReadOnly: true})
 	if err != nil {
 		return err
@@ -132,6 +153,7 @@ func (k *checker) readLog() error {
 		case events.AckApplied:
 			k.applied[p.ConflictID] = true
 		}
+		k.logEvent(run, e)
 		return nil
 	})
 }

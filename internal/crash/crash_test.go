@@ -45,7 +45,7 @@ func TestCrashCampaignShort(t *testing.T) {
 	var out strings.Builder
 	res, err := Run(context.Background(), Config{Dir: t.TempDir(), Kills: 10, Seed: 10, Faults: FaultsMixed, Spawn: spawnSelf,
 		Out: &out, QuiesceTimeout: 60 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	t.Log("\n" + out.String())
+	t.Log("\n" + out.String() + res.Line())
 	if err != nil {
 		t.Fatal(err)
 	}

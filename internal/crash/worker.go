@@ -15,7 +15,9 @@
 // Each run: the child opens the store (sync on, dispatcher every 50 ms,
 // probes after 200 ms, polls every 200 ms, a snapshot every 60 events)
 // and two goroutines commit creates, updates (some of the user-owned note,
-// competing with people), deletes and acknowledge_system commands, while
+// competing with people), deletes, acknowledge_system commands and
+// resolutions of open conflicts (Store.ResolveConflict, keep_system or
+// use_sheet, see resolution.go), while
 // the parent types notes on Item_Input as a person would. The parent kills
 // the child with SIGKILL at a seeded instant after it opened, or — in a
 // third of the runs, the failpoints taking turns — arms a failpoint
@@ -29,7 +31,10 @@
 // most 2 s instead of the 15 s stale-heartbeat rule) and repairs the read
 // model (one run in eight from a snapshot: read.sqlite is deleted first)
 // — closes it cleanly, and checks: every acknowledged commit is in the log
-// at the sequences the child was told; the read model is at the log head
+// at the sequences the child was told; every acknowledged resolution is in
+// the log as told (a use_sheet value still the note unless a later commit
+// changed it), a stale or rejected one recorded and never applied, and no
+// conflict resolved twice; the read model is at the log head
 // and equals a rebuild from the log (digest over every table); lease
 // epochs strictly increase (log and children); no anchor appears twice on
 // any tab. At the end it opens the store with sync on in-process, with
@@ -125,6 +130,7 @@ func NewProvider(ctx context.Context, endpoint string, logger *slog.Logger) (*sh
 //	OPEN <epoch>                          the store is open
 //	ACK <commit> <first> <last> <id> <op> Commit returned nil
 //	ACKCMD <conflict_id>                  AcknowledgeSystem returned applied
+//	RESOLVED … / UNAPPLIED …              ResolveConflict's outcome (resolution.go)
 //	ERR <message>                         the workload stopped on an error; the child waits to be killed
 const (
 	lineOpen   = "OPEN"
@@ -184,9 +190,10 @@ type worker struct {
 	out io.Writer
 	run int
 
-	mu  sync.Mutex
-	ids []string // known ids (may include ones another committer removed)
-	n   int
+	mu   sync.Mutex
+	ids  []string // known ids (may include ones another committer removed)
+	n    int
+	cmds int // resolution command ids handed out
 }
 
 func (w *worker) say(line string) {
@@ -228,7 +235,7 @@ var words = []string{"alpha", "bravo", "00123", "=1+1", "+1 555", "Zürich", "na
 
 func (w *worker) loop(ctx context.Context, rng *rand.Rand, g int) error {
 	for ctx.Err() == nil {
-		if err := w.step(ctx, rng); err != nil {
+		if err := w.step(ctx, rng, g); err != nil {
 			if ctx.Err() != nil || errors.Is(err, hikoutei.ErrStoreClosed) {
 				return nil
 			}
@@ -244,7 +251,7 @@ func (w *worker) loop(ctx context.Context, rng *rand.Rand, g int) error {
 	return nil
 }
 
-func (w *worker) step(ctx context.Context, rng *rand.Rand) error {
+func (w *worker) step(ctx context.Context, rng *rand.Rand, g int) error {
 	switch x := rng.IntN(100); {
 	case x < 35:
 		return w.commit(ctx, "create", &Item{ID: w.newID(), Name: words[rng.IntN(len(words))], Count: rng.Int64N(1 << 40)}, false)
@@ -282,8 +289,10 @@ func (w *worker) step(ctx context.Context, rng *rand.Rand) error {
 			w.forget(id)
 		}
 		return err
-	default:
+	case x < 93:
 		return w.acknowledge(ctx, rng)
+	default:
+		return w.resolve(ctx, rng, g)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -38,6 +39,22 @@ func (e *Engine) Repair(spreadsheet string, seen aggregates.SeenTab) (aggregates
 	return rep, err
 }
 
+// canonicalHash is the full-row hash of the row showing canonical state
+// vals on tab spec ("" when it cannot be computed: not compared).
+func canonicalHash(spec layout.TabSpec, columns []string, anchor string, vals map[string]any) string {
+	row := make(map[string]any, len(columns))
+	for _, c := range columns {
+		if v, ok := vals[c]; ok {
+			row[c] = v
+		}
+	}
+	h, err := sheetsio.ExpectedRowHash(spec, anchor, row)
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
 // repairRows decides every anchor the tab shows or should show.
 func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows projector.TabRows) (aggregates.RepairReport, []aggregates.Queue, error) {
 	var rep aggregates.RepairReport
@@ -55,6 +72,9 @@ func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows p
 		r := aggregates.RepairRow{Target: e.sheet.Target(spec.Name, anchor), Entity: spec.Entity, ID: anchor,
 			Expected: rows.Expected[anchor], Observed: observed[anchor], Copies: len(copies[anchor]), CopyHashes: copies[anchor],
 			InFlight: rows.InFlight[anchor], Held: rows.Held[anchor], Exists: exists, Values: vals}
+		if exists {
+			r.Canonical = canonicalHash(spec, policy.Columns, anchor, vals)
+		}
 		p := policy
 		p.Restore = seen.Recreated || rows.MassDeleted || rows.Deleted[anchor]
 		q, d, write := aggregates.DecideRepair(r, p)

@@ -447,3 +447,37 @@ func TestI28_AnAnchorlessSystemRowIsReportedNotHidden(t *testing.T) {
 		t.Fatalf("health %+v", tab)
 	}
 }
+
+// TestI28_ACommitMadeWhileSyncWasOffReachesTheSheet: a record synced,
+// then changed by a run without sync, still shows its old state on both
+// tabs; the next reconciliation finds the rows stale against canonical
+// state (not against the store's last write) and corrects them.
+func TestI28_ACommitMadeWhileSyncWasOffReachesTheSheet(t *testing.T) {
+	dir := t.TempDir()
+	x := openSynced(t, dir)
+	commit(t, x.Store, &Airport{ID: "a1", Name: "before", Altitude: 1})
+	x.drain()
+	sheet := x.sheet
+	mustT(t, x.Close())
+
+	s, err := hikoutei.Open(dir, hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
+		LeaseTTL: testLeaseTTL, Logger: quiet}, airports...)
+	mustT(t, err)
+	commit(t, s, &Airport{ID: "a1", Name: "changed offline", Altitude: 5})
+	mustT(t, s.Close())
+
+	y := openSyncedOn(t, dir, sheet, nil, airports)
+	y.drain()
+	reps, err := y.disp.AntiEntropy(ctx)
+	mustT(t, err)
+	if r := reps[airportSystem]; r.Stale != 1 || r.Queued != 1 {
+		t.Fatalf("System tab %+v: want the row stale and corrected", r)
+	}
+	y.drain()
+	if got := y.cellOf(airportSystem, "a1", "name"); got != "changed offline" {
+		t.Fatalf("System row %v after the correction", y.rowOf(airportSystem, "a1"))
+	}
+	if reps, _ := y.disp.AntiEntropy(ctx); reps[airportSystem].Diverged() != 0 || reps["Airport_Input"].Diverged() != 0 {
+		t.Fatalf("after the correction: %+v", reps)
+	}
+}

@@ -1,6 +1,9 @@
 package engine_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
@@ -68,7 +71,7 @@ func TestI30_KeepSystemChosenInSyncConflictsRewritesThePersonsCell(t *testing.T)
 	}
 }
 
-func TestI30_AChoiceForAConflictThatMovedOnIsRejectedWithAVisibleReasonThenChosenAgain(t *testing.T) {
+func TestI30_AChoiceForAConflictThatMovedOnIsNeverAppliedTheRowShowsTheNewValueThenChosenAgain(t *testing.T) {
 	x := openInbound(t, t.TempDir(), nil)
 	c := bothChanged(t, x) // the row shows sheet value 9
 	x.drain()
@@ -76,16 +79,19 @@ func TestI30_AChoiceForAConflictThatMovedOnIsRejectedWithAVisibleReasonThenChose
 	x.typeIn("1", "qty", "11") // the person types again before the poll
 	before := x.head()
 	r := x.poll()
-	if r.Stats.Candidates != 1 || r.Choices[aggregates.ChoiceRejected] != 1 {
-		t.Fatalf("poll %+v: want the new candidate and the choice rejected", r)
+	if r.Stats.Candidates != 1 || r.Choices[aggregates.ChoiceApplied] != 0 {
+		t.Fatalf("poll %+v: want the new candidate and the choice not applied", r)
 	}
 	if p := x.part("1"); p.Qty != 5 {
 		t.Fatalf("qty %d: a choice made against 9 was applied", p.Qty)
 	}
-	if types := x.eventTypes(before); types[events.TypeAcceptUserStale] != 1 || types[events.TypeEntityPersisted] != 0 {
-		t.Fatalf("appended %v, want the command recorded as stale", types)
+	if types := x.eventTypes(before); types[events.TypeEntityPersisted] != 0 || types[events.TypeAcceptUserApplied] != 0 {
+		t.Fatalf("appended %v", types)
 	}
 	x.drain()
+	if r := x.poll(); r.Choices[aggregates.ChoiceApplied] != 0 || x.part("1").Qty != 5 {
+		t.Fatalf("poll %+v after the row was refreshed: the old choice was applied", r)
+	}
 	if x.cellOf(layout.ConflictsTab, c.ID, layout.ConflictResolution) != "" ||
 		x.cellOf(layout.ConflictsTab, c.ID, layout.ConflictSheetValue) != "11" ||
 		x.cellOf(layout.ConflictsTab, c.ID, layout.ConflictStatus) != "OPEN" ||
@@ -141,6 +147,78 @@ func TestI30_TextThatIsNotAChoiceIsReportedOnceAndKept(t *testing.T) {
 	settled := x.head()
 	if r := x.poll(); r.Choices[aggregates.ChoiceRejected] != 0 || x.head() != settled {
 		t.Fatalf("the same text was reported again: %+v", r)
+	}
+	if got := conflictByID(t, x, c.ID); got.Status != hikoutei.ConflictOpen {
+		t.Fatalf("conflict %+v", got)
+	}
+}
+
+// conflictRowNumber is the 1-based Sync_Conflicts row showing conflict id.
+func (x *synced) conflictRowNumber(id string) int {
+	x.t.Helper()
+	rows := x.rows(layout.ConflictsTab)
+	for i, r := range rows {
+		if anchorOf(rows[0], r) == id {
+			return i + 1
+		}
+	}
+	x.t.Fatalf("no Sync_Conflicts row for %s", id)
+	return 0
+}
+
+func TestAnOpenConflictsRowAPersonDeletedIsShownAgain(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	c := bothChanged(t, x)
+	x.drain()
+	mustT(t, x.sheet.Person().DeleteRows(layout.ConflictsTab, x.conflictRowNumber(c.ID), 1))
+	if r := x.poll(); r.Choices[aggregates.RowRestored] != 1 {
+		t.Fatalf("poll %+v: the deleted row was not restored", r)
+	}
+	x.drain()
+	if x.cellOf(layout.ConflictsTab, c.ID, layout.ConflictStatus) != "OPEN" || x.cellOf(layout.ConflictsTab, c.ID, layout.ConflictSheetValue) != "9" {
+		t.Fatalf("restored row %v", x.rowOf(layout.ConflictsTab, c.ID))
+	}
+	settled := x.head()
+	if r := x.poll(); len(r.Choices) != 0 || x.head() != settled {
+		t.Fatalf("a restored row was decided again: %+v", r)
+	}
+}
+
+func TestAChoiceInAPastedCopyOfAConflictsRowIsNeverAppliedAndTheCopyIsRemoved(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	c := bothChanged(t, x)
+	x.drain()
+	at, err := x.sheet.Person().PasteRow(layout.ConflictsTab, x.conflictRowNumber(c.ID))
+	mustT(t, err)
+	col := slices.Index(x.rows(layout.ConflictsTab)[0], layout.ConflictResolution)
+	mustT(t, x.sheet.Person().Type(layout.ConflictsTab, fmt.Sprintf("%c%d", 'A'+col, at), "use sheet"))
+	if r := x.poll(); r.Choices[aggregates.RowCopyRemoved] != 1 || r.Choices[aggregates.ChoiceApplied] != 0 {
+		t.Fatalf("poll %+v: want one copy removed and nothing applied", r)
+	}
+	x.drain()
+	if got := x.part("1").Qty; got != 5 {
+		t.Fatalf("qty %d: a choice on a duplicated row was applied", got)
+	}
+	if n := len(x.rows(layout.ConflictsTab)); n != 2 {
+		t.Fatalf("Sync_Conflicts has %d rows, want the header and one row", n)
+	}
+	if got := conflictByID(t, x, c.ID); got.Status != hikoutei.ConflictOpen {
+		t.Fatalf("conflict %+v", got)
+	}
+}
+
+func TestI30_AFormulaInTheChoiceCellIsNeverAppliedWhateverItShows(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	c := bothChanged(t, x)
+	x.drain()
+	ref := x.cellRef(layout.ConflictsTab, c.ID, layout.ConflictResolution)
+	mustT(t, x.sheet.Person().TypeFormula(layout.ConflictsTab, ref, `="use "&"sheet"`))
+	if r := x.poll(); r.Choices[aggregates.ChoiceRejected] != 1 || r.Choices[aggregates.ChoiceApplied] != 0 {
+		t.Fatalf("poll %+v", r)
+	}
+	x.drain()
+	if got := x.part("1").Qty; got != 5 || !strings.HasPrefix(x.cellOf(layout.ConflictsTab, c.ID, layout.ConflictResult), "not applied: a formula") {
+		t.Fatalf("qty %d, audit row %v", got, x.rowOf(layout.ConflictsTab, c.ID))
 	}
 	if got := conflictByID(t, x, c.ID); got.Status != hikoutei.ConflictOpen {
 		t.Fatalf("conflict %+v", got)

@@ -19,7 +19,7 @@ func (e *Engine) DismissQuarantine(id string) error {
 		}
 		spec, ok := e.sheet.Schema.Tab(q.Tab)
 		if !ok {
-			return fmt.Errorf("%w: %s", aggregates.ErrQuarantineNotDismissable, id)
+			return fmt.Errorf("%w: quarantine record %s is on a tab the sheet no longer has", aggregates.ErrQuarantineNotDismissable, id)
 		}
 		vals, exists, err := e.proj.EntityValues(spec.Entity, q.Anchor)
 		if err != nil {

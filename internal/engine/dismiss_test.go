@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
@@ -57,6 +58,10 @@ func TestQuarantineDismissRewritesTheRowToCanonicalAndTheEvidenceClears(t *testi
 	}
 	if err := x.DismissQuarantine(ctx, id); !errors.Is(err, hikoutei.ErrQuarantineNotDismissable) {
 		t.Fatalf("dismissing a cleared record: %v", err)
+	}
+	err := admin.Call(ctx, x.Dir(), admin.OpQuarantineDismiss, admin.DismissRequest{QuarantineID: id}, &res)
+	if !errors.Is(err, hikoutei.ErrQuarantineNotDismissable) || !strings.Contains(err.Error(), "no longer active") {
+		t.Fatalf("dismissing a cleared record through the channel does not say why: %v", err)
 	}
 	if err := x.DismissQuarantine(ctx, "nope"); !errors.Is(err, hikoutei.ErrQuarantineNotFound) {
 		t.Fatalf("an unknown record: %v", err)

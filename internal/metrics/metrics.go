@@ -32,7 +32,7 @@ var (
 	descSyncPending  = prometheus.NewDesc("hikoutei_sync_pending", "Effects of the tab not settled yet.", []string{"tab"}, nil)
 	descSyncOldest   = prometheus.NewDesc("hikoutei_sync_oldest_pending_seconds", "Age of the tab's oldest pending effect (0: none or unknown).", []string{"tab"}, nil)
 	descSyncDiverged = prometheus.NewDesc("hikoutei_sync_diverged_rows", "Rows of the tab that differed from canonical state at the last reconciliation.", []string{"tab"}, nil)
-	descDispatch     = prometheus.NewDesc("hikoutei_dispatcher_total", "Dispatcher activity by kind (passes, dispatches, claimed, applied, uncertain, failed, retried, conflicts, probes, superseded, backfilled, repaired, misdirected).", []string{"kind"}, nil)
+	descDispatch     = prometheus.NewDesc("hikoutei_dispatcher_total", "Dispatcher activity by kind (passes, dispatches, claimed, applied, uncertain, failed, retried, conflicts, probes, superseded, backfilled, repaired, misdirected, notes: cell notes written or removed).", []string{"kind"}, nil)
 )
 
 type collector struct{ src Source }
