@@ -93,8 +93,19 @@ func restoreFromStream(ctx context.Context, src replicatedSource, to string) (hi
 	return events.RestoreLog(path, to)
 }
 
-// rebuildRestored builds the restored store's read model and reports.
+// rebuildRestored builds the restored store's read model and reports. A
+// log that declares no entity yet (a store never opened with entities)
+// gets its read model when the store is first opened.
 func rebuildRestored(w io.Writer, info hikoutei.BackupInfo, dir string) error {
+	declared, err := declaresEntities(dir)
+	if err != nil {
+		return err
+	}
+	if !declared {
+		_, err = fmt.Fprintf(w, "restored store %s at head %d into %s (log %d bytes sha256 %s); the log declares no entities: the read model is built when the store is first opened\n",
+			info.StoreID, info.Head, dir, info.Bytes, info.SHA256)
+		return err
+	}
 	cp, _, err := hikoutei.RebuildReadModel(dir, hikoutei.ReplayOptions{})
 	if err != nil {
 		return fmt.Errorf("the log was restored into %s but its read model was not built (run 'hikoutei replay --dir %s'): %w", dir, dir, err)
@@ -102,4 +113,15 @@ func rebuildRestored(w io.Writer, info hikoutei.BackupInfo, dir string) error {
 	_, err = fmt.Fprintf(w, "restored store %s at head %d into %s (log %d bytes sha256 %s); read model at checkpoint %d\n",
 		info.StoreID, info.Head, dir, info.Bytes, info.SHA256, cp)
 	return err
+}
+
+// declaresEntities reports whether the log in dir records entity shapes.
+func declaresEntities(dir string) (bool, error) {
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true})
+	if err != nil {
+		return false, err
+	}
+	defer l.Close()
+	v, err := l.StreamVersion(events.SchemaStream)
+	return v > 0, err
 }
