@@ -91,7 +91,7 @@ func TestI31_RestoreAndAuditFromTheReplicatedStreamEqualTheSourceLog(t *testing.
 	}
 	sameReadModelAsTheSource(t, src, restored)
 	code, text = runCLI(t, "audit", "--nats", c.URLs(), "--store", "shop-7", "--json")
-	if code != exitOK || !strings.Contains(text, fmt.Sprintf("up to log head %d", head)) || strings.Count(text, `"type":"sync.diverged"`) != 50 {
+	if code != exitOK || !strings.Contains(text, fmt.Sprintf("up to log head %d", head)) || strings.Count(text, `"type":"`+string(events.TypeSyncDiverged)+`"`) != 50 {
 		t.Fatalf("audit of the stream: exit %d:\n%s", code, text)
 	}
 	if code, text := runCLI(t, "audit", "--nats", c.URLs(), "--store", "no-such-store"); code != exitFailure || !strings.Contains(text, "replication_stream_not_found") {
