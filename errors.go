@@ -140,6 +140,17 @@ var (
 	// ErrReplayTargetInStore: a replay target is inside a store directory
 	// (refused even when forced: only the store writes its own files).
 	ErrReplayTargetInStore = engine.ErrReplayTargetInStore
+	// ErrBackupTarget (backup_target_invalid): a backup target is inside
+	// the store directory, is a directory, or exists and replacing it was
+	// not forced.
+	ErrBackupTarget = events.ErrBackupTarget
+	// ErrBackupCorrupt (backup_corrupt): a backup fails verification; the
+	// error names the sequence (*events.CorruptRecordError,
+	// *events.LogCorruptError).
+	ErrBackupCorrupt = events.ErrBackupCorrupt
+	// ErrRestoreTarget (restore_target_not_empty): a restore target
+	// directory exists and holds something.
+	ErrRestoreTarget = events.ErrRestoreTarget
 	// ErrInvalidInterval: an interval variable (polling, full scan, rate
 	// limit) is not a plain positive decimal integer of milliseconds; it
 	// comes wrapped in ErrSyncStartup.

@@ -38,6 +38,15 @@ var (
 	// ErrSalvageTarget: salvage was given a target that exists (log.db) or a
 	// source that is not a log.
 	ErrSalvageTarget = errors.New("salvage_target_invalid")
+	// ErrBackupTarget: a backup was given a target that exists (without
+	// force), is a directory, or lies inside the store directory.
+	ErrBackupTarget = errors.New("backup_target_invalid")
+	// ErrBackupCorrupt: a backup fails verification (a record's checksum,
+	// the sequence, the file's structure); the error names the sequence.
+	ErrBackupCorrupt = errors.New("backup_corrupt")
+	// ErrRestoreTarget: a restore was given a target directory that exists
+	// and is not empty.
+	ErrRestoreTarget = errors.New("restore_target_not_empty")
 	// ErrVersionConflict: optimistic concurrency failed. See *VersionConflictError.
 	ErrVersionConflict = errors.New("stream_version_conflict")
 	// ErrInvalidEvent: an event to append lacks a stream or type, or its

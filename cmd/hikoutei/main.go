@@ -3,7 +3,7 @@
 // Exit codes: 0 success (doctor: healthy), 1 the command ran and failed or
 // found problems, 2 usage error (unknown command or flag, missing argument,
 // a malformed environment variable), 3 damage found (doctor: the log is
-// corrupt; salvage: sequences were lost).
+// corrupt; salvage: sequences were lost; restore: the backup is damaged).
 package main
 
 import (
@@ -78,7 +78,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd(), newSalvageCmd(),
-		newOutboxCmd(), newQuarantineCmd(), newPingCmd())
+		newOutboxCmd(), newQuarantineCmd(), newPingCmd(), newBackupCmd(), newRestoreCmd())
 	return root
 }
 

@@ -33,6 +33,8 @@ var (
 	// ErrIdempotencyConflict: the stream holds a message with this
 	// commit's idempotency key but other content. Nothing was published.
 	ErrIdempotencyConflict = errors.New("replication_idempotency_conflict")
+	// ErrStreamNotFound: OpenExisting found no stream for the store.
+	ErrStreamNotFound = errors.New("replication_stream_not_found")
 	// ErrCorruptCommit: a stream message is not a well-formed commit.
 	ErrCorruptCommit = errors.New("replication_corrupt_commit")
 	// ErrGap: a reader saw a stream sequence other than the next one.

@@ -79,6 +79,34 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	return l, nil
 }
 
+// OpenExisting returns the log of store over nc for reading (ReadFrom,
+// Follow, Head): an auditor's or a restore's view, which never creates
+// the stream. Errors: ErrConfigInvalid (a bad store name, or the stream
+// does not capture the store's subject), ErrStreamNotFound,
+// ErrUnavailable.
+func OpenExisting(ctx context.Context, nc *nats.Conn, store string) (*Log, error) {
+	cfg, err := Config{Store: store}.normalize()
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: jetstream: %v", ErrUnavailable, err)
+	}
+	l := &Log{cfg: cfg, nc: nc, js: js, stream: StreamName(store), subject: Subject(store)}
+	s, err := js.Stream(ctx, l.stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("%w: no stream %s for store %q", ErrStreamNotFound, l.stream, store)
+	}
+	if err != nil {
+		return nil, classify(err, "stream "+l.stream)
+	}
+	if !slices.Contains(s.CachedInfo().Config.Subjects, l.subject) {
+		return nil, fmt.Errorf("%w: stream %q does not capture %q", ErrConfigInvalid, l.stream, l.subject)
+	}
+	return l, nil
+}
+
 // Stream returns the stream's name.
 func (l *Log) Stream() string { return l.stream }
 
