@@ -70,6 +70,9 @@ var (
 	// ErrReplicaGap: a replica commit does not continue the local log.
 	// See *ReplicaGapError.
 	ErrReplicaGap = errors.New("replication_gap")
+	// ErrStoreIDMismatch: a log opened for one store (Options.StoreID)
+	// belongs to another.
+	ErrStoreIDMismatch = errors.New("store_id_mismatch")
 
 	// ErrStaleWriterFence: an append or lease operation carried an epoch or
 	// fencing token that is not the current live lease's (I01).

@@ -132,3 +132,19 @@ func TestI31_AnElectedStandbyTakesOverAboveTheReplicatedEpochAndTheOldPrimaryIsF
 	_, err = standby.Append(next.Fence(), unit("entity/Part/1", 1, 1))
 	must(t, err)
 }
+
+func TestAGivenStoreIDNamesANewLogAndMustMatchAnExistingOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), LogFileName)
+	l, err := OpenLog(path, Options{StoreID: "shop-primary"})
+	must(t, err)
+	if l.StoreID() != "shop-primary" {
+		t.Fatalf("store id %q", l.StoreID())
+	}
+	must(t, l.Close())
+	if _, err := OpenLog(path, Options{StoreID: "another"}); !errors.Is(err, ErrStoreIDMismatch) {
+		t.Fatalf("open as another store = %v", err)
+	}
+	l, err = OpenLog(path, Options{})
+	must(t, err)
+	must(t, l.Close())
+}
