@@ -65,7 +65,7 @@ func (s replicatedSource) catchUpInto(ctx context.Context, path string) (uint64,
 	if err != nil {
 		return 0, err
 	}
-	l, err := events.OpenLog(path, events.Options{})
+	l, err := events.OpenLog(path, events.Options{StoreID: s.store}) // the replicated store's name is its id
 	if err != nil {
 		return 0, err
 	}
