@@ -293,3 +293,36 @@ func logHead(t testing.TB, dir string) uint64 {
 	mustT(t, err)
 	return h
 }
+
+func TestI31_AStoreThatRanOnOneHostStoresItsHistoryInTheStreamAndAStandbyGetsAllOfIt(t *testing.T) {
+	x := newReplicated(t)
+	dir := t.TempDir()
+	local := openStore(t, dir, func(o *hikoutei.Options) { o.NoAdmin = true })
+	for _, id := range []string{"LAX", "SFO"} {
+		a := airport(id)
+		commit(t, local, &a)
+	}
+	mustT(t, local.Close())
+	primary := x.mustOpen(dir, false)
+	if replicaHead(t, primary) != x.head() || x.head() == 0 {
+		t.Fatalf("store holds stream commits to %d, the stream has %d", replicaHead(t, primary), x.head())
+	}
+	jfk := airport("JFK")
+	commit(t, primary, &jfk)
+	standby := x.mustOpen(t.TempDir(), true)
+	eventually(t, "the standby reads the history and the new commit", func() bool {
+		for _, id := range []string{"LAX", "SFO", "JFK"} {
+			if _, err := hikoutei.Get[Airport](ctx, standby, id); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	// The same store reopened: the history is not stored twice.
+	head := x.head()
+	mustT(t, primary.Close())
+	primary = x.mustOpen(dir, false)
+	if x.head() != head+2 { // its release, then its next acquisition
+		t.Fatalf("stream head %d after a reopen, want %d", x.head(), head+2)
+	}
+}
