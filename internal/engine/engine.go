@@ -49,6 +49,8 @@ type Engine struct {
 	stop   chan struct{}
 	done   chan struct{}
 
+	running atomic.Bool // the writer goroutine was started (see startWriter)
+
 	gap   *events.LogGapDetected // found at open; read-only once Open returns
 	fault atomic.Pointer[error]  // why commits fail now (nil: they don't); see setFault
 
@@ -117,7 +119,7 @@ func (e *Engine) openPrimary(entities Entities, opts ...func(*events.WriterOptio
 		w.Close()
 		return err
 	}
-	go e.run()
+	e.startWriter()
 	if err := e.startNATS(); err != nil {
 		e.Close()
 		return err
@@ -179,6 +181,12 @@ func (e *Engine) declare(entities Entities) error {
 	}
 	e.setupSync()
 	return nil
+}
+
+// startWriter starts the single writer goroutine.
+func (e *Engine) startWriter() {
+	e.running.Store(true)
+	go e.run()
 }
 
 // Dir is the store directory.
@@ -251,8 +259,10 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	e.closed = true
 	e.mu.Unlock()
-	close(e.stop)
-	<-e.done
+	if e.running.Load() {
+		close(e.stop)
+		<-e.done
+	}
 	natsErr := e.stopNATS()
 	relErr := e.releaseAndProject()
 	err := errors.Join(syncErr, natsErr, relErr, e.pool.Close(), e.proj.Close(), e.writer().Close())

@@ -246,7 +246,7 @@ func (e *Engine) becomeWriter() error {
 	if err := e.catchUp("catch-up", nil); err != nil {
 		return err
 	}
-	go e.run()
+	e.startWriter()
 	if err := e.startNATS(); err != nil {
 		return err
 	}
@@ -307,6 +307,9 @@ func (e *Engine) standbyErr() error {
 // standbyHealth is a standby's Local health: its role, and why following
 // fails, if it does.
 func (e *Engine) standbyHealth() error {
+	if p := e.fault.Load(); p != nil {
+		return *p // a failed takeover
+	}
 	err := e.standbyErr()
 	if p := e.repl.sb.lastErr.Load(); p != nil && *p != nil {
 		err = fmt.Errorf("%w; following the stream fails: %w", err, *p)

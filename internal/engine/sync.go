@@ -303,7 +303,7 @@ type Health struct {
 // (I29).
 func (e *Engine) Health() Health {
 	h := Health{Replication: e.replicationHealth()}
-	if h.Replication != nil && h.Replication.Role == RoleStandby && e.writer() == nil {
+	if h.Replication != nil && h.Replication.Role == RoleStandby { // until a takeover finished
 		h.Local = e.standbyHealth()
 		if e.isClosed() {
 			h.Local = ErrStoreClosed
