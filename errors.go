@@ -79,6 +79,17 @@ var (
 	// snapshots, lease file, …) has no usable log.db; Open creates nothing
 	// there. See *events.StoreLogMissingError.
 	ErrStoreLogMissing = events.ErrStoreLogMissing
+	// ErrStandby: the store is a warm standby of a replicated store: it
+	// serves reads; its primary takes the commits (README "Replicated
+	// mode").
+	ErrStandby = engine.ErrStandby
+	// ErrReplicationFenced: in replicated mode, another primary took the
+	// store over: this store's commits are refused by the stream (and by
+	// the store from then on); Health().Local reports it.
+	ErrReplicationFenced = events.ErrReplicaFenced
+	// ErrReplicationTakeoverFailed: a standby took the lease but could
+	// not open the store as the primary; it gave the lease up.
+	ErrReplicationTakeoverFailed = engine.ErrTakeoverFailed
 	// ErrLeaseHeld: a live writer holds the store's lease.
 	ErrLeaseHeld = events.ErrLeaseHeld
 	// ErrStaleWriterFence: this store's writer lease was taken over; its

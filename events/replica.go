@@ -162,3 +162,21 @@ func (e *ReplicaGapError) Error() string {
 }
 
 func (e *ReplicaGapError) Unwrap() error { return ErrReplicaGap }
+
+// SeedReplicaHead records that the replicated log holds this log's
+// history as its commits 1..head: a store that ran unreplicated stored
+// its records there (in replica form, in order) before its first
+// replicated commit. Only a log that never replicated may be seeded.
+// Errors: ErrReplicaGap when the log already has a replica head.
+func (l *Log) SeedReplicaHead(head uint64) error {
+	if l.closed.Load() {
+		return ErrLogClosed
+	}
+	return l.update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if have := getU64(meta, metaReplica); have != 0 {
+			return &ReplicaGapError{Have: have, Got: head}
+		}
+		return meta.Put(metaReplica, u64(head))
+	})
+}
