@@ -90,6 +90,9 @@ var (
 	// ErrReplicationTakeoverFailed: a standby took the lease but could
 	// not open the store as the primary; it gave the lease up.
 	ErrReplicationTakeoverFailed = engine.ErrTakeoverFailed
+	// ErrReplicationNoPrimaryYet: a standby was opened on a replicated
+	// store no primary has written yet; start the primary first.
+	ErrReplicationNoPrimaryYet = engine.ErrStandbyTooEarly
 	// ErrLeaseHeld: a live writer holds the store's lease.
 	ErrLeaseHeld = events.ErrLeaseHeld
 	// ErrStaleWriterFence: this store's writer lease was taken over; its

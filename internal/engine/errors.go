@@ -64,6 +64,10 @@ var (
 	// not open the store as the primary; it gave the lease up and refuses
 	// commits.
 	ErrTakeoverFailed = errors.New("replication_takeover_failed")
+	// ErrStandbyTooEarly: a standby was opened on a replicated store no
+	// primary has written yet (the stream names no store id): start the
+	// primary first.
+	ErrStandbyTooEarly = errors.New("replication_no_primary_yet")
 	// ErrNotARowTab: a reconciliation named a tab that shows no entity
 	// rows (or is not in the layout).
 	ErrNotARowTab = errors.New("not_a_row_tab")

@@ -91,6 +91,9 @@ type replState struct {
 	stop   chan struct{}  // stops the renewal loop
 	halt   sync.Once
 	sb     *standbyState // nil unless opened as a standby
+	// storeID is the store id the stream's logs have ("" until a primary
+	// claimed the stream); touched only while opening or taking over.
+	storeID string
 }
 
 func (r *replState) setRole(role Role) { r.role.Store(&role) }
@@ -172,7 +175,7 @@ func (r *replState) open(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("replication: %w", err)
 	}
-	return nil
+	return r.loadStoreID()
 }
 
 // connectCluster connects to the cluster, reconnecting forever once
@@ -276,13 +279,45 @@ func (r *replState) acquire() (replication.LeaseRecord, error) {
 func (e *Engine) replicatedWriter(wo *events.WriterOptions) {
 	r := e.repl
 	wo.Log.Replicator = &replication.Replicator{Log: r.stream, Timeout: r.cfg.AppendTimeout}
+	wo.Log.StoreID = r.storeID
 	wo.ElectedEpoch = r.mine.Load().Epoch
 	wo.BeforeLease = func(l *events.Log) error {
+		if err := r.claimStoreID(l.StoreID()); err != nil {
+			return err
+		}
 		if err := e.seedOrCatchUp(l); err != nil {
 			return err
 		}
 		return e.findLogGap(l)
 	}
+}
+
+// loadStoreID reads the store id the stream's logs have ("" when no
+// primary claimed the stream yet): a new log on any host is created with
+// it, so the spreadsheet authority, NATS subjects and mirror stay the
+// store's across a takeover; an existing log of another id is refused
+// (events.ErrStoreIDMismatch).
+func (r *replState) loadStoreID() error {
+	ctx, cancel := context.WithTimeout(r.ctx, replicaOpTimeout)
+	defer cancel()
+	var err error
+	r.storeID, err = r.stream.StoreID(ctx)
+	if err != nil {
+		return fmt.Errorf("replication: %w", err)
+	}
+	return nil
+}
+
+// claimStoreID records the primary's store id on the stream when it has
+// none (the first primary of a store).
+func (r *replState) claimStoreID(id string) error {
+	ctx, cancel := context.WithTimeout(r.ctx, replicaOpTimeout)
+	defer cancel()
+	if err := r.stream.ClaimStoreID(ctx, id); err != nil {
+		return fmt.Errorf("replication: %w", err)
+	}
+	r.storeID = id
+	return nil
 }
 
 // seedOrCatchUp brings l up to the stream. A store that never replicated

@@ -256,6 +256,9 @@ func TestI31_AStandbyFollowsThePrimaryAndTakesOverWithEveryAcknowledgedCommit(t 
 	if got := engine.Of(standby).Lease().Epoch; got <= acked {
 		t.Fatalf("takeover epoch %d, the old primary's %d", got, acked)
 	}
+	if got, want := engine.Of(standby).Log().StoreID(), engine.Of(primary).Log().StoreID(); got != want {
+		t.Fatalf("the new primary is store %s, the old one %s: its spreadsheet authority would be another store's", got, want)
+	}
 	next := airport("SEA")
 	commit(t, standby, &next)
 	late := airport("BOS")

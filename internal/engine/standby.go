@@ -39,7 +39,11 @@ func (e *Engine) openStandby(entities Entities) error {
 	if err := prepareStandbyDir(e.dir); err != nil {
 		return err
 	}
-	l, err := events.OpenLog(filepath.Join(e.dir, events.LogFileName), events.Options{Clock: e.cfg.Clock, OpenTimeout: e.cfg.OpenTimeout, NoSync: e.cfg.NoSync})
+	if e.repl.storeID == "" {
+		return fmt.Errorf("%w: no primary has written store %s yet: start the primary first", ErrStandbyTooEarly, e.repl.store)
+	}
+	l, err := events.OpenLog(filepath.Join(e.dir, events.LogFileName), events.Options{Clock: e.cfg.Clock, OpenTimeout: e.cfg.OpenTimeout,
+		NoSync: e.cfg.NoSync, StoreID: e.repl.storeID})
 	if err != nil {
 		return events.DescribeLocked(e.dir, err)
 	}

@@ -280,3 +280,42 @@ func classify(err error, what string) error {
 	}
 	return fmt.Errorf("%w: %s: %v", ErrUnavailable, what, err)
 }
+
+// metaStoreID is the stream metadata key naming the store id of the logs
+// that replicate through it (every host's log of one store has that id).
+const metaStoreID = "hikoutei_store_id"
+
+// StoreID returns the store id the stream was claimed for ("" when no
+// primary claimed it yet). Errors: ErrUnavailable, ErrRejected.
+func (l *Log) StoreID(ctx context.Context) (string, error) {
+	s, err := l.js.Stream(ctx, l.stream)
+	if err != nil {
+		return "", classify(err, "stream "+l.stream)
+	}
+	return s.CachedInfo().Config.Metadata[metaStoreID], nil
+}
+
+// ClaimStoreID records id as the store id of the stream's logs when none
+// is recorded; a stream already claimed for another id is refused
+// (ErrConfigInvalid): it replicates another store. Errors: as StoreID.
+func (l *Log) ClaimStoreID(ctx context.Context, id string) error {
+	s, err := l.js.Stream(ctx, l.stream)
+	if err != nil {
+		return classify(err, "stream "+l.stream)
+	}
+	cfg := s.CachedInfo().Config
+	switch got := cfg.Metadata[metaStoreID]; {
+	case got == id:
+		return nil
+	case got != "":
+		return fmt.Errorf("%w: stream %q replicates store %s, not %s", ErrConfigInvalid, l.stream, got, id)
+	}
+	if cfg.Metadata == nil {
+		cfg.Metadata = map[string]string{}
+	}
+	cfg.Metadata[metaStoreID] = id
+	if _, err := l.js.UpdateStream(ctx, cfg); err != nil {
+		return classify(err, "claim stream "+l.stream)
+	}
+	return nil
+}

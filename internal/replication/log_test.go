@@ -133,3 +133,23 @@ func appendN(t *testing.T, l *Log, head uint64, n int, acked map[uint64][]byte) 
 	}
 	return head
 }
+
+func TestAStreamIsClaimedForOneStoreIDOnly(t *testing.T) {
+	c := replicationtest.StartCluster(t, 1)
+	l := openLog(t, c.Connect(), "claimed", 1)
+	if id, err := l.StoreID(ctxFor(t, opTimeout)); err != nil || id != "" {
+		t.Fatalf("unclaimed stream: %q %v", id, err)
+	}
+	if err := l.ClaimStoreID(ctxFor(t, opTimeout), "abc123"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.ClaimStoreID(ctxFor(t, opTimeout), "abc123"); err != nil {
+		t.Fatalf("claiming again for the same id: %v", err)
+	}
+	if err := l.ClaimStoreID(ctxFor(t, opTimeout), "other"); !errors.Is(err, ErrConfigInvalid) {
+		t.Fatalf("claim for another id = %v", err)
+	}
+	if id, _ := openLog(t, c.Connect(), "claimed", 1).StoreID(ctxFor(t, opTimeout)); id != "abc123" {
+		t.Fatalf("store id read by another connection %q", id)
+	}
+}
