@@ -100,8 +100,10 @@ type ReplicationOptions struct {
 	Standby bool
 	// WatchInterval is how often a standby reads the lease (default 1 s).
 	WatchInterval time.Duration
-	// AppendTimeout bounds one commit's append to the stream (default
-	// 10 s). Without an answer in time the commit is uncertain: it fails
+	// AppendTimeout bounds one commit's append to the stream, retries
+	// included (default 30 s: a try without an answer, as while a stream
+	// leader is elected, is retried with the same position and records,
+	// which is idempotent). Without an answer in time the commit is uncertain: it fails
 	// with ErrLogCommitUncertain and the store refuses commits until it
 	// is reopened (it then catches up from the stream first).
 	AppendTimeout time.Duration

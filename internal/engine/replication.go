@@ -37,7 +37,8 @@ type ReplicationConfig struct {
 	Standby bool
 	// Holder names this process in the lease (default host:pid:random).
 	Holder string
-	// AppendTimeout bounds one replicated append (default 10 s).
+	// AppendTimeout bounds one replicated append, retries included
+	// (default 30 s).
 	AppendTimeout time.Duration
 	// WatchInterval is how often a standby reads the lease (default 1 s,
 	// on the store clock).

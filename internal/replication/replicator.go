@@ -9,23 +9,34 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
-// DefaultAppendTimeout bounds one replicated append.
-const DefaultAppendTimeout = 10 * time.Second
+// DefaultAppendTimeout bounds one replicated append, retries included:
+// long enough to ride through a stream leader's election and a client's
+// reconnection to another server.
+const DefaultAppendTimeout = 30 * time.Second
+
+// appendAttempt bounds one try of an append; a try without an answer is
+// retried with the same position and records (idempotent) until the
+// append's timeout.
+const appendAttempt = 3 * time.Second
 
 // Replicator is the events.Replicator of replicated mode: a store's log
 // (events.Log) stores each commit's records in the stream through it
 // before its local commit.
 type Replicator struct {
 	Log     *Log
-	Timeout time.Duration // per append; default DefaultAppendTimeout
+	Timeout time.Duration // per append, retries included; default DefaultAppendTimeout
 }
 
 var _ events.Replicator = (*Replicator)(nil)
 
-// Append implements events.Replicator: ErrFenced is reported as
-// events.ErrReplicaFenced, a definite refusal (ErrRejected,
-// ErrCommitTooLarge, ErrIdempotencyConflict) as events.ErrReplicaRejected;
-// anything else leaves the outcome unknown.
+// Append implements events.Replicator. A try without an answer
+// (ErrUnavailable: no quorum while a leader is elected, a connection
+// moving to another server) is retried with the same position and
+// records, which is idempotent, until a definite answer or the timeout.
+// ErrFenced is reported as events.ErrReplicaFenced, a definite refusal
+// (ErrRejected, ErrCommitTooLarge, ErrIdempotencyConflict) as
+// events.ErrReplicaRejected; an answer still missing at the timeout
+// leaves the outcome unknown.
 func (r *Replicator) Append(last uint64, records [][]byte) (uint64, error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
@@ -33,7 +44,7 @@ func (r *Replicator) Append(last uint64, records [][]byte) (uint64, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	head, err := r.Log.Append(ctx, last, records)
+	head, err := r.appendRetrying(ctx, last, records)
 	switch {
 	case err == nil:
 		return head, nil
@@ -43,6 +54,34 @@ func (r *Replicator) Append(last uint64, records [][]byte) (uint64, error) {
 		return 0, fmt.Errorf("%w: %w", events.ErrReplicaRejected, err)
 	}
 	return 0, err
+}
+
+// appendRetrying tries the append until a definite answer or ctx ends,
+// pausing between tries (100 ms, doubling up to 1 s).
+func (r *Replicator) appendRetrying(ctx context.Context, last uint64, records [][]byte) (uint64, error) {
+	pause := 100 * time.Millisecond
+	for {
+		try, cancel := context.WithTimeout(ctx, min(appendAttempt, time.Until(deadlineOf(ctx))))
+		head, err := r.Log.Append(try, last, records)
+		cancel()
+		if err == nil || !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
+			return head, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return time.Now().Add(appendAttempt)
+	}
+	return d
 }
 
 // CatchUp applies to l every commit of the stream after l's replica head,
