@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,10 +22,12 @@ import (
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/crash"
 	"github.com/hikoutei/hikoutei-go/internal/replication/replicationtest"
 	"github.com/hikoutei/hikoutei-go/internal/sheetcheck"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // Environment of a child process.
@@ -239,8 +242,17 @@ func runChild(role string) int {
 	if role == "standby" {
 		return standbyLoop(ctx, s)
 	}
+	printEpoch(s)
 	commitLoop(ctx, s, "p", 0)
+	<-ctx.Done()
 	return 0
+}
+
+// printEpoch says the lease epoch the store holds.
+func printEpoch(s *hikoutei.Store) {
+	if r := s.Health().Replication; r != nil {
+		fmt.Printf("EPOCH %d\n", r.Epoch)
+	}
 }
 
 func signalContext() (context.Context, func()) {
@@ -282,6 +294,10 @@ func commitLoop(ctx context.Context, s *hikoutei.Store, prefix string, max int) 
 		}
 		if _, err := u.Commit(ctx); err != nil {
 			fmt.Println("ERR commit: " + err.Error())
+			if r := s.Health().Replication; r != nil && r.Role == "fenced" {
+				fmt.Println("FENCED")
+				return
+			}
 			continue
 		}
 		fmt.Println("ACK " + id)
@@ -294,6 +310,7 @@ func standbyLoop(ctx context.Context, s *hikoutei.Store) int {
 		return 0
 	}
 	fmt.Println("PRIMARY")
+	printEpoch(s)
 	commitLoop(ctx, s, "s", 5)
 	if waitSynced(ctx, s) {
 		fmt.Println("SYNCED")
@@ -343,4 +360,117 @@ func syncOptions(ctx context.Context) (*hikoutei.SyncOptions, error) {
 	return &hikoutei.SyncOptions{SpreadsheetID: hikouteitest.SpreadsheetID, Provider: prov, MaxBatch: 200,
 		Interval: 50 * time.Millisecond, ProbeDelay: 200 * time.Millisecond, ReconcileInterval: time.Second,
 		PollingInterval: 500 * time.Millisecond, FullScanInterval: 2 * time.Second}, nil
+}
+
+// epochOf is the epoch a child printed.
+func epochOf(t *testing.T, c *child) uint64 {
+	t.Helper()
+	for _, l := range c.snapshot() {
+		var n uint64
+		if _, err := fmt.Sscanf(l, "EPOCH %d", &n); err == nil {
+			return n
+		}
+	}
+	t.Fatalf("the child printed no epoch:\n%s", strings.Join(c.snapshot(), "\n"))
+	return 0
+}
+
+// receiptsOf counts the receipt rows written under epoch.
+func receiptsOf(t *testing.T, sheet *hikouteitest.Sheet, epoch uint64) int {
+	t.Helper()
+	rows, err := sheet.Person().Displayed(layout.ReceiptsTab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(rows[0], layout.ReceiptEpoch)
+	n := 0
+	for _, r := range rows[1:] {
+		if col >= 0 && col < len(r) && r[col] == strconv.FormatUint(epoch, 10) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestI31_APrimaryPausedPastItsLeaseIsFencedWhenItResumes: SIGSTOP the
+// primary; the standby takes over and commits; SIGCONT the old primary:
+// it reports that it was fenced, every commit it acknowledged precedes
+// the takeover in the new primary's log (none lands after it), and no
+// write of its epoch reaches the spreadsheet after it resumed.
+func TestI31_APrimaryPausedPastItsLeaseIsFencedWhenItResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two store processes and a 3-node cluster for about 40 s")
+	}
+	cluster := replicationtest.StartCluster(t, 3)
+	sheet := hikouteitest.NewSheet(t)
+	primaryDir, standbyDir := filepath.Join(t.TempDir(), storeName), filepath.Join(t.TempDir(), storeName)
+	primary := startChild(t, "primary", primaryDir, cluster.URLs(), sheet.URL)
+	primary.waitFor(t, "the primary commits", time.Minute, atLeast(20))
+	standby := startChild(t, "standby", standbyDir, cluster.URLs(), sheet.URL)
+	standby.waitFor(t, "the standby follows", time.Minute, count("STANDBY"))
+	oldEpoch := epochOf(t, primary)
+
+	if err := primary.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	standby.waitFor(t, "the standby takes over", time.Minute, count("PRIMARY"))
+	standby.waitFor(t, "the new primary commits", time.Minute, atLeast(5))
+	newEpoch := epochOf(t, standby)
+	if newEpoch <= oldEpoch {
+		t.Fatalf("takeover epoch %d, the paused primary's %d", newEpoch, oldEpoch)
+	}
+	oldReceipts := receiptsOf(t, sheet, oldEpoch)
+	if err := primary.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	primary.waitFor(t, "the old primary reports it was fenced", time.Minute, count("FENCED"))
+	lines := primary.snapshot()
+	t.Logf("old primary epoch %d (%d receipts of it), new %d; it ended with %q", oldEpoch, oldReceipts, newEpoch, lines[len(lines)-2])
+	if got := receiptsOf(t, sheet, oldEpoch); got != oldReceipts {
+		t.Errorf("%d writes of the old epoch reached the sheet after it resumed", got-oldReceipts)
+	}
+	standby.waitFor(t, "the sheet converges", 2*time.Minute, count("SYNCED"))
+	if err := standby.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	<-standby.done
+	checkBeforeTakeover(t, standbyDir, newEpoch, acks(primary.snapshot()))
+}
+
+// checkBeforeTakeover finds every id committed (entity.persisted) before
+// the lease event of epoch in dir's log.
+func checkBeforeTakeover(t *testing.T, dir string, epoch uint64, ids []string) {
+	t.Helper()
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	at, takeover := map[string]uint64{}, uint64(0)
+	err = l.ReadFrom(1, func(e events.Event) error {
+		switch p := e.Payload.(type) {
+		case events.EntityPersisted:
+			at[p.ID] = e.Seq
+		case events.LeaseAcquired:
+			if p.Epoch == epoch {
+				takeover = e.Seq
+			}
+		case events.LeaseTakenOver:
+			if p.Epoch == epoch {
+				takeover = e.Seq
+			}
+		}
+		return nil
+	})
+	if err != nil || takeover == 0 {
+		t.Fatalf("reading the new primary's log: %v (takeover at %d)", err, takeover)
+	}
+	for _, id := range ids {
+		switch seq, ok := at[id]; {
+		case !ok:
+			t.Errorf("acknowledged item %s missing from the new primary's log", id)
+		case seq > takeover:
+			t.Errorf("the old primary's item %s landed at %d, after the takeover at %d", id, seq, takeover)
+		}
+	}
 }
