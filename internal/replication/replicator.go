@@ -49,12 +49,20 @@ func (r *Replicator) Append(last uint64, records [][]byte) (uint64, error) {
 	case err == nil:
 		return head, nil
 	case errors.Is(err, ErrFenced):
-		return 0, fmt.Errorf("%w: %w", events.ErrReplicaFenced, err)
+		return 0, fencedError{err}
 	case errors.Is(err, ErrRejected), errors.Is(err, ErrCommitTooLarge), errors.Is(err, ErrIdempotencyConflict):
 		return 0, fmt.Errorf("%w: %w", events.ErrReplicaRejected, err)
 	}
 	return 0, err
 }
+
+// fencedError is a fenced append as the log reads it: one message (the
+// code once), matching both events.ErrReplicaFenced and ErrFenced.
+type fencedError struct{ err error }
+
+func (f fencedError) Error() string        { return f.err.Error() }
+func (f fencedError) Unwrap() error        { return f.err }
+func (f fencedError) Is(target error) bool { return target == events.ErrReplicaFenced }
 
 // appendRetrying tries the append until a definite answer or ctx ends,
 // pausing between tries (100 ms, doubling up to 1 s).

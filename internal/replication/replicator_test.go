@@ -2,8 +2,10 @@ package replication
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hikoutei/hikoutei-go/events"
@@ -69,5 +71,15 @@ func TestI31_AStoreLogReplicatedOnAThreeNodeClusterIsFollowedExactlyAndADeposedW
 	}
 	if after, _ := primary.Head(); after != before {
 		t.Fatalf("a fenced commit moved the local head %d → %d", before, after)
+	}
+}
+
+func TestAFencedAppendReadsWithItsCodeOnceAndMatchesBothSentinels(t *testing.T) {
+	err := fencedError{fmt.Errorf("%w: sequence 52 holds another writer's commit", ErrFenced)}
+	if !errors.Is(err, events.ErrReplicaFenced) || !errors.Is(err, ErrFenced) {
+		t.Fatalf("%v does not match both sentinels", err)
+	}
+	if n := strings.Count(err.Error(), "replication_fenced"); n != 1 {
+		t.Fatalf("%q names the code %d times", err.Error(), n)
 	}
 }
