@@ -437,6 +437,27 @@ func (e *Engine) replicationHealth() *ReplicationHealth {
 	return h
 }
 
+// replicationStale is a primary's health while its lease across hosts
+// has not been renewed for longer than the takeover rule's stale
+// heartbeat (I02): the cluster is unreachable, so commits cannot be
+// stored and a standby may take the store over. nil otherwise.
+func (e *Engine) replicationStale() error {
+	r := e.repl
+	if r == nil || *r.role.Load() != RolePrimary {
+		return nil
+	}
+	m := r.mine.Load()
+	if m == nil || m.HeartbeatAt.IsZero() {
+		return nil
+	}
+	age := e.cfg.Clock.Now().Sub(m.HeartbeatAt)
+	if age <= events.StaleHeartbeatAfter {
+		return nil
+	}
+	return fmt.Errorf("%w: the writer lease across hosts was last renewed %s ago; commits cannot be stored and a standby may take over",
+		replication.ErrUnavailable, age.Truncate(time.Second))
+}
+
 // stopRenewal stops the renewal loop (Close).
 func (r *replState) stopRenewal() {
 	if r == nil {

@@ -318,6 +318,8 @@ func (e *Engine) Health() Health {
 		h.Local = fmt.Errorf("writer lease lost")
 	case e.fault.Load() != nil:
 		h.Local = *e.fault.Load()
+	default:
+		h.Local = e.replicationStale()
 	}
 	if e.gap != nil {
 		h.Integrity = &LogGapError{Gap: *e.gap}
