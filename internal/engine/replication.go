@@ -437,6 +437,51 @@ func (e *Engine) replicationHealth() *ReplicationHealth {
 	return h
 }
 
+// replicationStale is a primary's health while its lease across hosts
+// has not been renewed for longer than the takeover rule's stale
+// heartbeat (I02): the cluster is unreachable, so commits cannot be
+// stored and a standby may take the store over. nil otherwise.
+func (e *Engine) replicationStale() error {
+	r := e.repl
+	if r == nil || *r.role.Load() != RolePrimary {
+		return nil
+	}
+	m := r.mine.Load()
+	if m == nil || m.HeartbeatAt.IsZero() {
+		return nil
+	}
+	age := e.cfg.Clock.Now().Sub(m.HeartbeatAt)
+	if age <= events.StaleHeartbeatAfter {
+		return nil
+	}
+	return fmt.Errorf("%w: the writer lease across hosts was last renewed %s ago; commits cannot be stored and a standby may take over",
+		replication.ErrUnavailable, age.Truncate(time.Second))
+}
+
+// writeGuard is asked right before each spreadsheet write (I05 with
+// I31): a replicated primary writes only while its lease across hosts
+// was renewed less than StaleHeartbeatAfter - HeartbeatInterval ago, so
+// a primary paused past its lease (whose standby may have taken over)
+// does not carry a write it prepared before the pause. Local time only.
+func (e *Engine) writeGuard() error {
+	r := e.repl
+	if r == nil {
+		return nil
+	}
+	if f := e.fault.Load(); f != nil {
+		return *f
+	}
+	m := r.mine.Load()
+	if *r.role.Load() != RolePrimary || m == nil {
+		return fmt.Errorf("%w: store %q: this process is not its primary", events.ErrReplicaFenced, r.store)
+	}
+	if age := e.cfg.Clock.Now().Sub(m.HeartbeatAt); age > events.StaleHeartbeatAfter-events.HeartbeatInterval {
+		return fmt.Errorf("%w: the writer lease across hosts was last renewed %s ago; no spreadsheet write until it is renewed",
+			replication.ErrUnavailable, age.Truncate(time.Second))
+	}
+	return nil
+}
+
 // stopRenewal stops the renewal loop (Close).
 func (r *replState) stopRenewal() {
 	if r == nil {

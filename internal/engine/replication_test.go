@@ -329,3 +329,24 @@ func TestI31_AStoreThatRanOnOneHostStoresItsHistoryInTheStreamAndAStandbyGetsAll
 		t.Fatalf("stream head %d after a reopen, want %d", x.head(), head+2)
 	}
 }
+
+// TestI31_APrimaryWhoseLeaseRenewalsFailPastTheStaleRuleIsUnhealthy: a
+// primary that could not renew its lease across hosts for longer than
+// the stale heartbeat (the cluster unreachable) cannot store commits and
+// may be taken over: its health says replication_unavailable, not ok.
+func TestI31_APrimaryWhoseLeaseRenewalsFailPastTheStaleRuleIsUnhealthy(t *testing.T) {
+	x := newReplicated(t)
+	p := x.mustOpen(t.TempDir(), false) // HeartbeatInterval -1: no renewal succeeds
+	if h := p.Health(); h.Local != nil || h.Replication.Role != hikoutei.RolePrimary {
+		t.Fatalf("fresh primary health = %v (%v), want ok primary", h.Local, h.Replication.Role)
+	}
+	x.clock.Advance(events.StaleHeartbeatAfter)
+	if h := p.Health(); h.Local != nil {
+		t.Fatalf("health at the stale limit = %v, want ok", h.Local)
+	}
+	x.clock.Advance(time.Second)
+	h := p.Health()
+	if !errors.Is(h.Local, replication.ErrUnavailable) || strings.Contains(h.Local.Error(), "I0") {
+		t.Fatalf("health after %s without a renewal = %v, want replication_unavailable", events.StaleHeartbeatAfter+time.Second, h.Local)
+	}
+}

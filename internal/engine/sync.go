@@ -157,7 +157,7 @@ func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.P
 	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: c.Name, Provider: c.Provider, Workbook: wb, Outbox: e,
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
-		AuthorityTTL: c.AuthorityTTL, Notes: e})
+		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -318,6 +318,8 @@ func (e *Engine) Health() Health {
 		h.Local = fmt.Errorf("writer lease lost")
 	case e.fault.Load() != nil:
 		h.Local = *e.fault.Load()
+	default:
+		h.Local = e.replicationStale()
 	}
 	if e.gap != nil {
 		h.Integrity = &LogGapError{Gap: *e.gap}
