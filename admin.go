@@ -19,12 +19,14 @@ const AdminSocketName = admin.SocketName
 // sentinels remotely as in process.
 var adminCodes = []error{ErrConflictNotFound, ErrConflictNotOpen, ErrConflictStale, ErrConflictBlocked, ErrAckStale, ErrAckRejected,
 	ErrCommandIDReused, ErrInvalidResolution, ErrQuarantineNotFound, ErrQuarantineNotDismissable, ErrStoreClosed, ErrStaleWriterFence,
-	ErrLogWrite, ErrLogCommitUncertain, ErrReadModelBehind, ErrReadModelUnavailable}
+	ErrLogWrite, ErrLogCommitUncertain, ErrReadModelBehind, ErrReadModelUnavailable, ErrBackupTarget}
 
 // startAdmin serves the store's administrative channel (the store holds
 // the writer lease).
 func (s *Store) startAdmin() error {
-	srv, err := admin.Listen(s.Dir(), admin.Config{Mux: admin.NewMux(adminBackend{s}), Codes: adminCodes})
+	mux := admin.NewMux(adminBackend{s})
+	mux.Handle(admin.OpStoreBackup, admin.Typed(adminBackend{s}.Backup))
+	srv, err := admin.Listen(s.Dir(), admin.Config{Mux: mux, Codes: adminCodes})
 	if err != nil {
 		return fmt.Errorf("administrative channel: %w", err)
 	}

@@ -56,3 +56,30 @@ func SyncFromEnv(ctx context.Context, lookup func(string) (string, bool)) (*Sync
 	// The cadences stay 0: Open resolves them from the same lookup.
 	return &SyncOptions{SpreadsheetID: id, Provider: prov, LookupEnv: lookup}, nil
 }
+
+// Environment variables of replicated mode (README "Replicated mode").
+const (
+	// EnvReplication = "jetstream" turns replicated mode on, with
+	// HIKOUTEI_NATS_URL naming the cluster.
+	EnvReplication = config.EnvReplication
+	// EnvReplicationStore names the replicated store (shared by the
+	// primary and its standbys).
+	EnvReplicationStore = config.EnvReplicationStore
+	// EnvReplicationReplicas is 3 (default) or 5.
+	EnvReplicationReplicas = config.EnvReplicationReplicas
+)
+
+// ReplicationFromEnv builds ReplicationOptions from the environment:
+// with HIKOUTEI_REPLICATION=jetstream it returns options for a primary
+// (set Standby for a standby) on the cluster HIKOUTEI_NATS_URL names,
+// with HIKOUTEI_REPLICATION_STORE and HIKOUTEI_REPLICATION_REPLICAS;
+// with HIKOUTEI_REPLICATION unset it returns nil (one host). lookup is
+// the process environment when nil. Errors: *EnvError wrapping
+// invalid_replication or invalid_nats_url, naming the variable.
+func ReplicationFromEnv(lookup func(string) (string, bool)) (*ReplicationOptions, error) {
+	r, err := config.LoadReplication(lookup)
+	if err != nil || !r.On {
+		return nil, err
+	}
+	return &ReplicationOptions{URL: r.URL, Store: r.Store, Replicas: r.Replicas}, nil
+}

@@ -79,6 +79,20 @@ var (
 	// snapshots, lease file, …) has no usable log.db; Open creates nothing
 	// there. See *events.StoreLogMissingError.
 	ErrStoreLogMissing = events.ErrStoreLogMissing
+	// ErrStandby: the store is a warm standby of a replicated store: it
+	// serves reads; its primary takes the commits (README "Replicated
+	// mode").
+	ErrStandby = engine.ErrStandby
+	// ErrReplicationFenced: in replicated mode, another primary took the
+	// store over: this store's commits are refused by the stream (and by
+	// the store from then on); Health().Local reports it.
+	ErrReplicationFenced = events.ErrReplicaFenced
+	// ErrReplicationTakeoverFailed: a standby took the lease but could
+	// not open the store as the primary; it gave the lease up.
+	ErrReplicationTakeoverFailed = engine.ErrTakeoverFailed
+	// ErrReplicationNoPrimaryYet: a standby was opened on a replicated
+	// store no primary has written yet; start the primary first.
+	ErrReplicationNoPrimaryYet = engine.ErrStandbyTooEarly
 	// ErrLeaseHeld: a live writer holds the store's lease.
 	ErrLeaseHeld = events.ErrLeaseHeld
 	// ErrStaleWriterFence: this store's writer lease was taken over; its
@@ -140,6 +154,17 @@ var (
 	// ErrReplayTargetInStore: a replay target is inside a store directory
 	// (refused even when forced: only the store writes its own files).
 	ErrReplayTargetInStore = engine.ErrReplayTargetInStore
+	// ErrBackupTarget (backup_target_invalid): a backup target is inside
+	// the store directory, is a directory, or exists and replacing it was
+	// not forced.
+	ErrBackupTarget = events.ErrBackupTarget
+	// ErrBackupCorrupt (backup_corrupt): a backup fails verification; the
+	// error names the sequence (*events.CorruptRecordError,
+	// *events.LogCorruptError).
+	ErrBackupCorrupt = events.ErrBackupCorrupt
+	// ErrRestoreTarget (restore_target_not_empty): a restore target
+	// directory exists and holds something.
+	ErrRestoreTarget = events.ErrRestoreTarget
 	// ErrInvalidInterval: an interval variable (polling, full scan, rate
 	// limit) is not a plain positive decimal integer of milliseconds; it
 	// comes wrapped in ErrSyncStartup.

@@ -33,7 +33,27 @@ type Health struct {
 	// (e.g. nats_mirror_foreign_record: a record in the stream that this
 	// store did not write; nats_unavailable). Commits never depend on it.
 	Mirror error
+	// Replication is a replicated store's role (nil when not replicated):
+	// primary, standby (Local is ErrStandby: it serves reads, its
+	// primary takes the commits) or fenced (another primary took over;
+	// Local is ErrReplicationFenced), with the lease epoch and the last
+	// stream commit the store holds.
+	Replication *ReplicationHealth
 }
+
+// ReplicationHealth is a replicated store's role, lease epoch and the
+// last stream commit it holds.
+type ReplicationHealth = engine.ReplicationHealth
+
+// ReplicationRole is a replicated store's role.
+type ReplicationRole = engine.Role
+
+// Roles of a replicated store.
+const (
+	RolePrimary = engine.RolePrimary
+	RoleStandby = engine.RoleStandby
+	RoleFenced  = engine.RoleFenced
+)
 
 // Health reports the store's current health from local state only: it
 // answers while the spreadsheet hangs (it never waits on the network).

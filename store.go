@@ -68,6 +68,45 @@ type Options struct {
 	// mirror. Nil with Sync set = an embedded server with no port; nil
 	// without Sync = no NATS.
 	NATS *NATSOptions
+	// Replication, when set, replicates the log on a NATS JetStream
+	// cluster (README "Replicated mode"): as the primary, or as a warm
+	// standby (Standby) that follows it and takes over when its lease
+	// lapses. Nil: one host, no network, exactly as without it.
+	Replication *ReplicationOptions
+}
+
+// ReplicationOptions configures replicated mode (README "Replicated
+// mode"). Each commit is stored in the store's R3 JetStream stream
+// before it is acknowledged; the writer lease lives in a JetStream KV
+// bucket; a deposed primary's appends are refused by the server.
+type ReplicationOptions struct {
+	// URL is the NATS cluster: comma-separated server URLs (required;
+	// ReplicationFromEnv takes HIKOUTEI_NATS_URL). CredsFile, NkeyFile
+	// and the TLS files authenticate to it.
+	URL                                string
+	CredsFile, NkeyFile                string
+	TLSCAFile, TLSCertFile, TLSKeyFile string
+	// Store names the replicated store, shared by the primary and its
+	// standbys (default: the store directory's base name, sanitised to
+	// [A-Za-z0-9_-]).
+	Store string
+	// Replicas of the stream and the lease bucket: 3 (default) or 5;
+	// the servers must run JetStream with sync_interval: always.
+	Replicas int
+	// Standby opens the store as a warm standby: it follows the stream
+	// into its own log.db and read model, serves reads (commits fail
+	// with ErrStandby) and becomes the primary, starting the sync
+	// workers, once the primary's lease may be taken over (I02).
+	Standby bool
+	// WatchInterval is how often a standby reads the lease (default 1 s).
+	WatchInterval time.Duration
+	// AppendTimeout bounds one commit's append to the stream, retries
+	// included (default 30 s: a try without an answer, as while a stream
+	// leader is elected, is retried with the same position and records,
+	// which is idempotent). Without an answer in time the commit is uncertain: it fails
+	// with ErrLogCommitUncertain and the store refuses commits until it
+	// is reopened (it then catches up from the stream first).
+	AppendTimeout time.Duration
 }
 
 // Progress reports read-model catch-up or rebuild (Open, Replay).
@@ -218,8 +257,10 @@ func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
 // instead of Go types: for tools that operate on any store. Typed reads and
 // Persist need Open. Errors as Open; ErrNotAStore when dir holds no store.
 func OpenDeclared(dir string, opts Options) (*Store, error) {
-	if err := engine.IsStore(dir); err != nil {
-		return nil, err
+	if r := opts.Replication; r == nil || !r.Standby {
+		if err := engine.IsStore(dir); err != nil {
+			return nil, err
+		}
 	}
 	return open(dir, opts, nil, engine.Declared)
 }
@@ -272,6 +313,11 @@ func engineConfig(o Options) (engine.Config, error) {
 		c.NATS = &engine.NATSConfig{Disabled: n.Disabled, Store: n.Store, URL: n.URL, CredsFile: n.CredsFile, NkeyFile: n.NkeyFile,
 			TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile, Listen: n.Listen, ListenNkeys: n.ListenNkeys,
 			ListenNoAuth: n.ListenNoAuth, IncludeValues: n.IncludeValues, Mirror: n.Mirror, MirrorStream: n.MirrorStream, MirrorSubject: n.MirrorSubject}
+	}
+	if r := o.Replication; r != nil {
+		c.Replication = &engine.ReplicationConfig{URL: r.URL, CredsFile: r.CredsFile, NkeyFile: r.NkeyFile, TLSCAFile: r.TLSCAFile,
+			TLSCertFile: r.TLSCertFile, TLSKeyFile: r.TLSKeyFile, Store: r.Store, Replicas: r.Replicas, Standby: r.Standby,
+			WatchInterval: r.WatchInterval, AppendTimeout: r.AppendTimeout}
 	}
 	if o.Sync == nil {
 		return c, nil

@@ -55,6 +55,11 @@ type Config struct {
 	// may be taken over by another store (default DefaultAuthorityTTL; the
 	// owner refreshes it every TTL/3).
 	AuthorityTTL time.Duration
+	// WriteGuard, when set, is asked right before each batchUpdate of a
+	// dispatch (sheetsio.Batch.BeforeWrite): an error (this writer may
+	// have been deposed) sends nothing, and the effects go back on the
+	// retry path.
+	WriteGuard func() error
 	// Notes tells the cell notes the Input cells should carry (nil = no
 	// notes); they ride in the passes' dispatches.
 	Notes NoteSource
@@ -408,7 +413,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, 
 		ops[i] = toOp(c)
 	}
 	d.C.Dispatches.Add(1)
-	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, notes.batch(&fence, ops))
+	batch := notes.batch(&fence, ops)
+	batch.BeforeWrite = d.cfg.WriteGuard
+	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, batch)
 	if err != nil {
 		return d.failedSettlements(claimed, err), err
 	}

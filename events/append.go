@@ -104,7 +104,7 @@ func (l *Log) stage(tx *bolt.Tx, f Fence, units []Unit, enc []encodedUnit) ([]Un
 	if err := fenceTx(tx, f, now); err != nil {
 		return nil, err
 	}
-	a := newAppender(tx, f, now)
+	a := newAppender(tx, f, now, l.repl != nil)
 	for i := range units {
 		var err error
 		if results[i], err = a.unit(&units[i], enc[i]); err != nil {
@@ -112,6 +112,9 @@ func (l *Log) stage(tx *bolt.Tx, f Fence, units []Unit, enc []encodedUnit) ([]Un
 		}
 	}
 	if err := failpoint.Err(failpoint.LogBeforeCommit); err != nil {
+		return nil, err
+	}
+	if err := l.replicate(a); err != nil {
 		return nil, err
 	}
 	return results, a.finish()
@@ -198,10 +201,14 @@ type appender struct {
 	now      time.Time
 	head     uint64
 	versions map[string]uint64 // stream → version as of this transaction
+	// replicate: collect each record's replica form in replica.
+	replicate bool
+	replica   [][]byte
 }
 
-func newAppender(tx *bolt.Tx, f Fence, now time.Time) *appender {
-	return &appender{tx: tx, f: f, now: now, head: getU64(tx.Bucket(bucketMeta), metaHead), versions: map[string]uint64{}}
+func newAppender(tx *bolt.Tx, f Fence, now time.Time, replicate bool) *appender {
+	return &appender{tx: tx, f: f, now: now, head: getU64(tx.Bucket(bucketMeta), metaHead), versions: map[string]uint64{},
+		replicate: replicate}
 }
 
 func (a *appender) version(stream string) uint64 {
@@ -281,6 +288,11 @@ func (a *appender) put(stream string, e *Event, commit string, payload []byte) e
 	}
 	if err := a.tx.Bucket(bucketEvents).Put(u64(e.Seq), encodeRecord(e, payload)); err != nil {
 		return err
+	}
+	if a.replicate {
+		bare := *e
+		bare.Token = ""
+		a.replica = append(a.replica, encodeRecord(&bare, payload))
 	}
 	return a.tx.Bucket(bucketIndex).Put(indexKey(stream, e.Version), u64(e.Seq))
 }

@@ -38,6 +38,15 @@ var (
 	// ErrSalvageTarget: salvage was given a target that exists (log.db) or a
 	// source that is not a log.
 	ErrSalvageTarget = errors.New("salvage_target_invalid")
+	// ErrBackupTarget: a backup was given a target that exists (without
+	// force), is a directory, or lies inside the store directory.
+	ErrBackupTarget = errors.New("backup_target_invalid")
+	// ErrBackupCorrupt: a backup fails verification (a record's checksum,
+	// the sequence, the file's structure); the error names the sequence.
+	ErrBackupCorrupt = errors.New("backup_corrupt")
+	// ErrRestoreTarget: a restore was given a target directory that exists
+	// and is not empty.
+	ErrRestoreTarget = errors.New("restore_target_not_empty")
 	// ErrVersionConflict: optimistic concurrency failed. See *VersionConflictError.
 	ErrVersionConflict = errors.New("stream_version_conflict")
 	// ErrInvalidEvent: an event to append lacks a stream or type, or its
@@ -45,6 +54,25 @@ var (
 	ErrInvalidEvent = errors.New("invalid_event")
 	// ErrLogClosed: the log was used after Close.
 	ErrLogClosed = errors.New("log_closed")
+
+	// ErrReplicaFenced: the replicated log refused a commit because
+	// another writer appended first (a Replicator's answer; Append
+	// reports it as ErrStaleWriterFence too). Nothing was stored.
+	ErrReplicaFenced = errors.New("replication_fenced")
+	// ErrReplicaUncertain: the replicated log did not answer whether it
+	// stored a commit; nothing was committed locally. The commit may still
+	// be in the replicated log: a standby or the next open applies it.
+	ErrReplicaUncertain = errors.New("replication_uncertain")
+	// ErrReplicaRejected: the replicated log refused a commit for another
+	// reason than fencing (too large, a missing stream). Nothing was
+	// stored, nothing committed locally.
+	ErrReplicaRejected = errors.New("replication_rejected")
+	// ErrReplicaGap: a replica commit does not continue the local log.
+	// See *ReplicaGapError.
+	ErrReplicaGap = errors.New("replication_gap")
+	// ErrStoreIDMismatch: a log opened for one store (Options.StoreID)
+	// belongs to another.
+	ErrStoreIDMismatch = errors.New("store_id_mismatch")
 
 	// ErrStaleWriterFence: an append or lease operation carried an epoch or
 	// fencing token that is not the current live lease's (I01).

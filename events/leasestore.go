@@ -55,6 +55,14 @@ type AcquireRequest struct {
 	// Leftover, when non-nil, is a lease.toml left by a run that did not
 	// close cleanly; the acquisition records its reconciliation (I22).
 	Leftover *LeaseFile
+	// Elected: in replicated mode the lease across hosts (a JetStream KV
+	// record) elected this writer, at epoch MinEpoch. The local lease,
+	// which a standby holds only as replicated, is then taken whatever its
+	// state (reason "elected"), at an epoch of at least MinEpoch, so the
+	// epoch rises across hosts. The replicated log still fences the
+	// takeover: its events are appended after the stream's head.
+	Elected  bool
+	MinEpoch uint64
 }
 
 // AcquireLease takes the role's lease when it is vacant (never taken or
@@ -77,26 +85,29 @@ func (l *Log) AcquireLease(req AcquireRequest) (Lease, error) {
 		if err != nil {
 			return err
 		}
-		out, err = acquireTx(tx, cur, req, now)
+		out, err = l.acquireTx(tx, cur, req, now)
 		return err
 	})
 	return out, err
 }
 
-func acquireTx(tx *bolt.Tx, cur Lease, req AcquireRequest, now time.Time) (Lease, error) {
+func (l *Log) acquireTx(tx *bolt.Tx, cur Lease, req AcquireRequest, now time.Time) (Lease, error) {
 	reason := cur.TakeoverReason(now)
+	if req.Elected && reason == "" {
+		reason = "elected"
+	}
 	if reason == "" {
 		return Lease{}, &LeaseHeldError{Role: req.Role, WriterID: cur.WriterID, Epoch: cur.Epoch,
 			TakeoverAt: cur.TakeoverAt().UTC().Format(time.RFC3339Nano)}
 	}
-	next := Lease{Role: req.Role, WriterID: req.WriterID, Epoch: cur.Epoch + 1, Token: newToken(),
+	next := Lease{Role: req.Role, WriterID: req.WriterID, Epoch: max(cur.Epoch+1, req.MinEpoch), Token: newToken(),
 		LeaseUntil: now.Add(req.TTL), HeartbeatAt: now, State: LeaseStateHeld,
 		Host: req.Host, PID: req.PID, Operation: req.Operation}
 	if err := putLease(tx, next); err != nil {
 		return Lease{}, err
 	}
 	evs := acquireEvents(cur, next, reason, req.Leftover)
-	return next, appendInTx(tx, next.Fence(), now, LeaseStream(req.Role), evs)
+	return next, l.appendInTx(tx, next.Fence(), now, LeaseStream(req.Role), evs)
 }
 
 func acquireEvents(cur, next Lease, reason string, leftover *LeaseFile) []Event {
@@ -117,15 +128,18 @@ func acquireEvents(cur, next Lease, reason string, leftover *LeaseFile) []Event 
 }
 
 // appendInTx appends evs to one stream inside an already fenced transaction.
-func appendInTx(tx *bolt.Tx, f Fence, now time.Time, stream string, evs []Event) error {
+func (l *Log) appendInTx(tx *bolt.Tx, f Fence, now time.Time, stream string, evs []Event) error {
 	u := Unit{Streams: []StreamAppend{{Stream: stream, ExpectedVersion: AnyVersion, Events: evs}}}
-	a := newAppender(tx, f, now)
+	a := newAppender(tx, f, now, l.repl != nil)
 	enc, _ := encodeUnit(u, nil)
 	res, err := a.unit(&u, enc)
 	if err == nil {
 		err = res.Err
 	}
 	if err != nil {
+		return err
+	}
+	if err := l.replicate(a); err != nil {
 		return err
 	}
 	return a.finish()
@@ -174,7 +188,7 @@ func (l *Log) ReleaseLease(f Fence) error {
 		if err := putLease(tx, cur); err != nil {
 			return err
 		}
-		return appendInTx(tx, f, now, LeaseStream(f.Role), []Event{{
+		return l.appendInTx(tx, f, now, LeaseStream(f.Role), []Event{{
 			Payload: LeaseReleased{State: LeaseStateReleased, WriterID: cur.WriterID, Epoch: cur.Epoch}}})
 	})
 }

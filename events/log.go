@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,6 +44,15 @@ type Options struct {
 	// path; never for stores whose data matters.
 	NoSync   bool
 	ReadOnly bool // open with a shared lock; appends fail
+	// Replicator, when set, stores every commit's records before the
+	// local commit (replicated mode).
+	Replicator Replicator
+	// StoreID, when set, is the store id a new log is created with, and
+	// the one an existing log must have (ErrStoreIDMismatch otherwise):
+	// in replicated mode every host's log of one store has the replicated
+	// store's name as its id, so its spreadsheet authority, NATS subjects
+	// and mirror are the same store's after a takeover.
+	StoreID string
 }
 
 // Log is the append-only event log in a bbolt file (log.db). Appends are
@@ -51,7 +61,9 @@ type Options struct {
 type Log struct {
 	db      *bolt.DB
 	clock   Clock
+	repl    Replicator
 	storeID string
+	wantID  string // Options.StoreID
 	closed  atomic.Bool
 	res     residency
 	// damage is the first damage found in the file (a bbolt panic, a
@@ -86,7 +98,7 @@ func OpenLog(path string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", filepath.Base(path), err)
 	}
-	l := &Log{db: db, clock: opts.Clock}
+	l := &Log{db: db, clock: opts.Clock, repl: opts.Replicator, wantID: opts.StoreID}
 	if err := l.init(opts.ReadOnly); err != nil {
 		db.Close()
 		return nil, err
@@ -110,8 +122,12 @@ func (l *Log) init(readOnly bool) error {
 		return err
 	})
 	switch {
-	case err != nil || !fresh:
+	case err != nil:
 		return err
+	case !fresh && l.wantID != "" && l.storeID != l.wantID:
+		return fmt.Errorf("%w: the log belongs to store %s, not %s", ErrStoreIDMismatch, l.storeID, l.wantID)
+	case !fresh:
+		return nil
 	case readOnly:
 		return corrupt(CheckBucket, 0, "the log has no buckets: it was never initialised")
 	}
@@ -140,7 +156,7 @@ func (l *Log) create() error {
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
-		l.storeID = newToken()[:12]
+		l.storeID = cmp.Or(l.wantID, newToken()[:12])
 		if err := meta.Put(metaFormat, []byte(strconv.Itoa(LogFormat))); err != nil {
 			return err
 		}

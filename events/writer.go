@@ -37,6 +37,10 @@ type WriterOptions struct {
 	// OnLeaseLost, if set, is called once when the heartbeat finds the lease
 	// taken over or expired (the writer is displaced; appends are fenced).
 	OnLeaseLost func(error)
+	// ElectedEpoch, when non-zero, says the lease across hosts (replicated
+	// mode) elected this writer at that epoch: the local lease is taken
+	// as AcquireRequest.Elected with it as MinEpoch.
+	ElectedEpoch uint64
 }
 
 // Writer is a store directory opened for writing: log.db, the held writer
@@ -159,7 +163,8 @@ func (w *Writer) takeLease() error {
 	}
 	host, _ := os.Hostname()
 	req := AcquireRequest{Role: w.opts.Role, WriterID: NewWriterID(), Host: host,
-		PID: int64(os.Getpid()), Operation: w.opts.Operation, TTL: w.opts.LeaseTTL, Leftover: leftover}
+		PID: int64(os.Getpid()), Operation: w.opts.Operation, TTL: w.opts.LeaseTTL, Leftover: leftover,
+		Elected: w.opts.ElectedEpoch > 0, MinEpoch: w.opts.ElectedEpoch}
 	lease, err := w.acquireWaiting(req)
 	if err != nil {
 		return err

@@ -92,6 +92,13 @@ type Batch struct {
 	// know which notes the sheet carries (a new run) starts from none.
 	// Fates in DispatchResult.Swept.
 	SweepNotes []string
+	// BeforeWrite, when set, is asked right before each batchUpdate of
+	// the dispatch (after the preflight read): an error sends nothing
+	// more, and the ops not yet sent end StatusNotSent with it. A writer
+	// that may have been deposed while it waited (paused past its lease)
+	// refuses here, so a preflight read before the takeover does not
+	// carry its write after it.
+	BeforeWrite func() error
 }
 
 // OpStatus is the fate of one Op.

@@ -78,6 +78,9 @@ func (p *Provider) sendChunks(ctx context.Context, w *Workbook, chunks [][]*unit
 // the same body (C09). It records each unit's outcome and reports success.
 func (p *Provider) sendSplitting(ctx context.Context, w *Workbook, c []*unit, rm receiptMeta) bool {
 	reqs, err := assemble(c, rm)
+	if err == nil && rm.beforeWrite != nil {
+		err = rm.beforeWrite()
+	}
 	var werr *WriteError
 	if err != nil {
 		werr = &WriteError{Outcome: NotSent, Code: WriteNotSent, Err: err}

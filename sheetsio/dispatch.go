@@ -48,7 +48,7 @@ func (p *Provider) Dispatch(ctx context.Context, w *Workbook, b Batch) (*Dispatc
 	if err != nil {
 		return nil, err
 	}
-	rm := receiptMeta{fence: b.Fence, now: now}
+	rm := receiptMeta{fence: b.Fence, now: now, beforeWrite: b.BeforeWrite}
 	if rs := snaps[layout.ReceiptsTab]; rs != nil {
 		rm.sheetID = rs.SheetID
 	}

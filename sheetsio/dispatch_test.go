@@ -378,3 +378,26 @@ func TestAppendPreflightReadsTheAnchorColumnThenTheRowsItNeeds(t *testing.T) {
 		t.Fatalf("duplicated anchor: %+v", got)
 	}
 }
+
+// TestBatchBeforeWriteRefusalSendsNothing: a writer that refuses in
+// BeforeWrite (after the preflight read: it may have been deposed while
+// it waited) sends no batchUpdate; its ops end not_sent, safe to retry.
+func TestBatchBeforeWriteRefusalSendsNothing(t *testing.T) {
+	h := newHarness(t, emulator.Options{AutoCreate: true})
+	w := h.provision(testSchema(t))
+	fence := &Fence{StoreID: "store", Epoch: 1, Token: "t1"}
+	deposed := errors.New("deposed")
+	before := h.counters()
+	res := h.dispatch(w, Batch{Fence: fence, Ops: []Op{appendOp("Part_System", "id-r1", partValues("r1", 1))},
+		BeforeWrite: func() error { return deposed }})
+	if after := h.counters(); after.Writes != before.Writes {
+		t.Fatalf("writes %d -> %d after BeforeWrite refused, want none", before.Writes, after.Writes)
+	}
+	h.wantStatus(res, 0, StatusNotSent)
+	if !errors.Is(res.Ops[0].Err, deposed) {
+		t.Fatalf("op error = %v, want BeforeWrite's", res.Ops[0].Err)
+	}
+	res = h.dispatch(w, Batch{Fence: fence, Ops: []Op{appendOp("Part_System", "id-r1", partValues("r1", 1))},
+		BeforeWrite: func() error { return nil }})
+	h.wantStatus(res, 0, StatusApplied)
+}

@@ -63,9 +63,10 @@ func receiptLine(op Op, r *OpResult) string {
 
 // receiptMeta is what every receipt row of one dispatch shares.
 type receiptMeta struct {
-	sheetID int64
-	fence   *Fence
-	now     time.Time
+	sheetID     int64
+	fence       *Fence
+	now         time.Time
+	beforeWrite func() error // Batch.BeforeWrite
 }
 
 // rows packs entry lines, in order, into receipt rows of at most

@@ -76,15 +76,21 @@ type mirrorSource struct {
 func newAuditCmd() *cobra.Command {
 	var dir, asOf string
 	var src mirrorSource
+	var repl replicatedSource
 	var f auditFilter
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "audit (--dir DIR | --nats URL --stream S [--nats-nkey FILE] [--mirror-key KEY]) [--entity E [--id ID]] [--from N] [--to M] [--as-of TIME] [--json]",
+		Use:   "audit (--dir DIR | --nats URL --stream S [--nats-nkey FILE] [--mirror-key KEY] | --nats URL --store NAME [--nats-nkey FILE]) [--entity E [--id ID]] [--from N] [--to M] [--as-of TIME] [--json]",
 		Short: "Print the log's events: of one entity, a range of sequences, or as of a time",
 		Long: `audit prints events human-readably (or as JSON lines): sequence, time, type,
-stream, writer epoch and payload. It reads log.db (the store must not be
-running: the writer holds it), or the JetStream mirror of a store on another
-machine (--nats URL --stream S). From a mirror every record's checksum,
+stream, writer epoch and payload. It reads log.db; while a process holds
+the store, it audits a consistent copy that process writes through its
+administrative channel (as 'hikoutei backup' does) and says on stderr at
+which head. In replicated mode --store NAME reads the store's replicated
+log stream on the cluster --nats URL (default HIKOUTEI_NATS_URL) into a
+temporary log and audits that, never touching the running store. It also
+reads the JetStream mirror of a store on another machine (--nats URL
+--stream S). From a mirror every record's checksum,
 signature and sequence are verified: a forged, duplicated or out-of-order
 record fails the audit, naming its sequence. --mirror-key pins the store's
 mirror key (logged by the store as "nats mirror" key=N…); without it the key
@@ -93,8 +99,8 @@ nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
 --entity/--id also match the effects and inbound events of that entity.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" && (src.url == "" || src.stream == "") {
-				return usageError{fmt.Errorf("give --dir, or --nats and --stream")}
+			if err := checkAuditSources(dir, src, &repl); err != nil {
+				return err
 			}
 			if asOf != "" {
 				t, err := time.Parse(time.RFC3339Nano, asOf)
@@ -110,15 +116,19 @@ nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
 			if f.to > 0 && f.to < f.from {
 				return usageError{fmt.Errorf("--to %d is before --from %d", f.to, f.from)}
 			}
-			if src.url != "" {
+			switch {
+			case repl.store != "":
+				return auditReplicated(cmd.Context(), cmd.ErrOrStderr(), repl, &f, print)
+			case src.url != "":
 				return auditMirror(cmd.ErrOrStderr(), src, &f, print)
 			}
-			return auditEvents(dir, &f, print)
+			return auditStore(cmd.Context(), cmd.ErrOrStderr(), dir, &f, print)
 		},
 	}
 	addDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&src.url, "nats", "", "NATS URL of a JetStream mirror")
 	cmd.Flags().StringVar(&src.stream, "stream", "", "mirror stream name (e.g. HIKOUTEI_MYSTORE)")
+	cmd.Flags().StringVar(&repl.store, "store", "", "replicated store name whose replicated log stream to audit (replicated mode)")
 	cmd.Flags().StringVar(&src.nkey, "nats-nkey", "", "nkey user seed file to authenticate with (e.g. a store's nats-client.nk)")
 	cmd.Flags().StringVar(&src.key, "mirror-key", "", "the store's public mirror key (N…) every record must be signed with")
 	cmd.Flags().StringVar(&f.entity, "entity", "", "only events of this entity type")

@@ -3,7 +3,8 @@
 // Exit codes: 0 success (doctor: healthy), 1 the command ran and failed or
 // found problems, 2 usage error (unknown command or flag, missing argument,
 // a malformed environment variable), 3 damage found (doctor: the log is
-// corrupt; salvage: sequences were lost).
+// corrupt; salvage: sequences were lost; restore: the backup is damaged), 4 fenced (serve in replicated
+// mode: another primary took the store over).
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
@@ -24,6 +26,7 @@ const (
 	exitFailure = 1
 	exitUsage   = 2
 	exitDamage  = 3
+	exitFenced  = 4
 )
 
 // errProblemsFound makes a command exit 1 after it printed its findings.
@@ -57,6 +60,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitFailure
 	case errors.Is(err, errDamageFound):
 		return exitDamage
+	case errors.Is(err, hikoutei.ErrReplicationFenced):
+		fmt.Fprintf(stderr, "hikoutei: %v\n", err)
+		return exitFenced
 	case errors.As(err, new(usageError)):
 		fmt.Fprintf(stderr, "hikoutei: %v\nRun 'hikoutei --help' for usage.\n", err)
 		return exitUsage
@@ -78,7 +84,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd(), newSalvageCmd(),
-		newOutboxCmd(), newQuarantineCmd(), newPingCmd())
+		newOutboxCmd(), newQuarantineCmd(), newPingCmd(), newBackupCmd(), newRestoreCmd())
 	return root
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,7 @@ type serveFlags struct {
 	httpAddr, natsListen, natsURL, natsNkey string
 	natsListenNkeys                         []string
 	natsListenNoAuth, natsMirror            bool
-	acceptLogGap                            bool
+	acceptLogGap, standby                   bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -46,7 +47,17 @@ authenticate with the nkey seed generated in DIR/nats-client.nk (mode 0600),
 or with one of the --nats-listen-nkey public keys; --nats-listen-no-auth is
 refused on anything but a loopback address. --nats-mirror publishes every
 committed event, signed and without the fencing token, for audit --nats.
-SIGINT/SIGTERM stop the workers, release the lease and remove lease.toml.`,
+SIGINT/SIGTERM stop the workers, release the lease and remove lease.toml.
+
+Replicated mode (README "Replicated mode"): with HIKOUTEI_REPLICATION=jetstream
+and HIKOUTEI_NATS_URL naming a NATS cluster, every commit is stored in the
+store's R3 JetStream stream before it is acknowledged and the writer lease
+lives in the cluster. --standby runs a warm standby: it follows the stream
+into DIR (created when missing or empty), serves reads and /healthz
+(local "standby: ...", HTTP 200), and becomes the primary, starting the
+workers, once the primary's lease lapses. A primary that another took over
+logs "replication: fenced", answers /healthz 503 (replication_fenced) and
+exits 4; with --standby it follows the stream as a standby again instead.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireDir(f.dir); err != nil {
@@ -73,6 +84,7 @@ SIGINT/SIGTERM stop the workers, release the lease and remove lease.toml.`,
 	cmd.Flags().StringVar(&f.natsURL, "nats", "", "use an existing NATS server (default $HIKOUTEI_NATS_URL; else embedded)")
 	cmd.Flags().StringVar(&f.natsNkey, "nats-nkey", "", "nkey user seed file to authenticate to --nats")
 	cmd.Flags().BoolVar(&f.acceptLogGap, "accept-log-gap", false, "open a store whose log lost records its read model still has, accepting the loss (recorded in the log); see salvage --head first")
+	cmd.Flags().BoolVar(&f.standby, "standby", false, "run as a warm standby of a replicated store (needs HIKOUTEI_REPLICATION=jetstream)")
 	cmd.Flags().BoolVar(&f.natsMirror, "nats-mirror", false, "mirror committed events to the JetStream stream HIKOUTEI_<STORE> (signed, no fencing token)")
 	return cmd
 }
@@ -88,7 +100,9 @@ func (f serveFlags) env(k string) (string, bool) {
 }
 
 // serve runs until ctx ends; ready, if set, receives the bound --http
-// address once the service runs.
+// address once the service runs. In replicated mode a fenced primary
+// returns its fencing error (exit 4), or, with --standby, follows the
+// stream as a standby again.
 func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(httpAddr string)) error {
 	logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
 	syncOpts, err := hikoutei.SyncFromEnv(ctx, f.env)
@@ -98,18 +112,31 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	if syncOpts == nil {
 		return usageError{errors.New("no spreadsheet: give --spreadsheet or set " + hikoutei.EnvSpreadsheetURL)}
 	}
-	s, err := hikoutei.OpenDeclared(f.dir, hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap,
-		NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL, NkeyFile: f.natsNkey, ListenNkeys: f.natsListenNkeys,
-			ListenNoAuth: f.natsListenNoAuth, Mirror: f.natsMirror}})
+	repl, err := f.replication()
 	if err != nil {
 		return err
 	}
-	eng := engine.Of(s)
-	logger.Info("serving", "dir", f.dir, "epoch", eng.Lease().Epoch)
-	logNATSListener(logger, f.dir, eng.Bus())
+	open := func(standby bool) (*hikoutei.Store, error) {
+		opts := hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap,
+			NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL, NkeyFile: f.natsNkey, ListenNkeys: f.natsListenNkeys,
+				ListenNoAuth: f.natsListenNoAuth, Mirror: f.natsMirror}}
+		if repl != nil {
+			r := *repl
+			r.Standby = standby
+			opts.Replication = &r
+		}
+		return hikoutei.OpenDeclared(f.dir, opts)
+	}
+	s, err := open(f.standby)
+	if err != nil {
+		return err
+	}
+	var cur atomic.Pointer[hikoutei.Store]
+	cur.Store(s)
+	logServing(logger, f.dir, s)
 	addr := ""
 	if f.httpAddr != "" {
-		if addr, err = serveHTTP(ctx, s, f.httpAddr, logger); err != nil {
+		if addr, err = serveHTTP(ctx, cur.Load, f.httpAddr, logger); err != nil {
 			s.Close()
 			return err
 		}
@@ -117,23 +144,76 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	if ready != nil {
 		ready(addr)
 	}
-	<-ctx.Done()
-	logger.Info("stopping: releasing the lease")
-	return s.Close()
+	for {
+		eng := engine.Of(s)
+		select {
+		case <-ctx.Done():
+			logger.Info("stopping: releasing the lease")
+			return s.Close()
+		case <-eng.Ended():
+		}
+		ended := eng.EndErr()
+		s.Close() // a fenced primary has nothing left to release
+		if !f.standby || !errors.Is(ended, hikoutei.ErrReplicationFenced) {
+			return ended
+		}
+		logger.Warn("replication: fenced; following the replicated store as a standby again")
+		if s, err = open(true); err != nil {
+			return err
+		}
+		cur.Store(s)
+		logServing(logger, f.dir, s)
+	}
 }
 
-func serveHTTP(ctx context.Context, s *hikoutei.Store, addr string, logger *slog.Logger) (string, error) {
+// replication is replicated mode from the environment (nil: one host);
+// --nats and --nats-nkey name the cluster when given.
+func (f serveFlags) replication() (*hikoutei.ReplicationOptions, error) {
+	repl, err := hikoutei.ReplicationFromEnv(config.OS)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if repl == nil {
+		if f.standby {
+			return nil, usageError{errors.New("--standby needs replicated mode: set " + hikoutei.EnvReplication + "=jetstream and " + hikoutei.EnvNATSURL)}
+		}
+		return nil, nil
+	}
+	if f.natsURL != "" {
+		repl.URL = f.natsURL
+	}
+	repl.NkeyFile = f.natsNkey
+	return repl, nil
+}
+
+// logServing says the store serves, and in which replicated role.
+func logServing(logger *slog.Logger, dir string, s *hikoutei.Store) {
+	eng := engine.Of(s)
+	attrs := []any{"dir", dir, "epoch", eng.Lease().Epoch}
+	if r := s.Health().Replication; r != nil {
+		attrs = append(attrs, "role", string(r.Role), "replicated_store", r.Store)
+	}
+	logger.Info("serving", attrs...)
+	logNATSListener(logger, dir, eng.Bus())
+}
+
+// serveHTTP serves /metrics and /healthz of the store cur returns (it
+// changes when a fenced primary becomes a standby again).
+func serveHTTP(ctx context.Context, cur func() *hikoutei.Store, addr string, logger *slog.Logger) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", metrics.Handler(s))
-	listen := natsbus.ListenOff
-	if bus := engine.Of(s).Bus(); bus != nil {
-		listen = bus.ListenMode()
-	}
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { writeHealth(w, s.Health(), listen) })
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { metrics.Handler(cur()).ServeHTTP(w, r) })
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		s := cur()
+		listen := natsbus.ListenOff
+		if bus := engine.Of(s).Bus(); bus != nil {
+			listen = bus.ListenMode()
+		}
+		writeHealth(w, s.Health(), listen)
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	go func() {
@@ -160,11 +240,29 @@ func logNATSListener(logger *slog.Logger, dir string, bus *natsbus.Bus) {
 // healthBody is /healthz's JSON. local, sync and mirror are "ok" or the
 // error; sync_health is the spreadsheet's sync health by tab.
 type healthBody struct {
-	Local      string          `json:"local"`
-	Sync       string          `json:"sync"`
-	Mirror     string          `json:"mirror"`
-	NATSListen string          `json:"nats_listen,omitempty"`
-	SyncHealth *syncHealthJSON `json:"sync_health,omitempty"`
+	Local       string           `json:"local"`
+	Sync        string           `json:"sync"`
+	Mirror      string           `json:"mirror"`
+	NATSListen  string           `json:"nats_listen,omitempty"`
+	SyncHealth  *syncHealthJSON  `json:"sync_health,omitempty"`
+	Replication *replicationJSON `json:"replication,omitempty"`
+}
+
+// replicationJSON is a replicated store's role in /healthz: role is
+// primary, standby or fenced; epoch the lease epoch; head the last
+// stream commit the store holds.
+type replicationJSON struct {
+	Role  string `json:"role"`
+	Store string `json:"store"`
+	Epoch uint64 `json:"epoch"`
+	Head  uint64 `json:"head"`
+}
+
+func replicationOf(r *hikoutei.ReplicationHealth) *replicationJSON {
+	if r == nil {
+		return nil
+	}
+	return &replicationJSON{Role: string(r.Role), Store: r.Store, Epoch: r.Epoch, Head: r.Head}
 }
 
 // writeHealth answers 200 when the store can commit (local health) and
@@ -173,7 +271,8 @@ type healthBody struct {
 // stops local commits. nats_listen says how the NATS listener is
 // protected ("authenticated", "loopback-only"), when there is one.
 func writeHealth(w http.ResponseWriter, h hikoutei.Health, listen natsbus.ListenMode) {
-	body := healthBody{Local: errText(h.Local), Sync: errText(h.Sync), Mirror: errText(h.Mirror), SyncHealth: syncHealthOf(h.SyncHealth)}
+	body := healthBody{Local: errText(h.Local), Sync: errText(h.Sync), Mirror: errText(h.Mirror), SyncHealth: syncHealthOf(h.SyncHealth),
+		Replication: replicationOf(h.Replication)}
 	if listen != natsbus.ListenOff {
 		body.NATSListen = string(listen)
 	}

@@ -80,3 +80,12 @@ func get(t *testing.T, url string) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
+
+func TestServeStandbyNeedsReplicatedMode(t *testing.T) {
+	t.Setenv(hikoutei.EnvReplication, "")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"serve", "--standby", "--dir", t.TempDir(), "--spreadsheet", "1ServeTestSheetId", "--sheets-endpoint", "http://127.0.0.1:1"}, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), hikoutei.EnvReplication) {
+		t.Fatalf("exit %d, stderr %q; want usage naming %s", code, stderr.String(), hikoutei.EnvReplication)
+	}
+}

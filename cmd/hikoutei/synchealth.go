@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -98,9 +99,14 @@ func stamp(t *time.Time) string {
 }
 
 // healthStatus is /healthz's HTTP status: 503 when the store cannot
-// commit, when sync is blocked, or when a tab stayed diverged longer than
-// the bound; 200 otherwise (behind included).
+// commit (a fenced replicated primary included), when sync is blocked,
+// or when a tab stayed diverged longer than the bound; 200 otherwise
+// (behind included, and a replicated store's standby, which serves
+// reads).
 func healthStatus(h hikoutei.Health) int {
+	if errors.Is(h.Local, hikoutei.ErrStandby) {
+		return 200
+	}
 	if h.Local != nil || h.SyncHealth.Failing() {
 		return 503
 	}

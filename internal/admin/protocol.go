@@ -34,6 +34,9 @@ const (
 	OpConflictAck       Op = "conflicts.ack"
 	OpConflictResolve   Op = "conflicts.resolve"
 	OpQuarantineDismiss Op = "quarantine.dismiss"
+	// OpStoreBackup writes a consistent copy of the store's log to a file
+	// the requester names (read-only for the store).
+	OpStoreBackup Op = "store.backup"
 )
 
 // Request is the envelope a client sends: one JSON object, then a newline
@@ -133,4 +136,22 @@ func decodeStrict(b []byte, v any) error {
 		return errors.New("trailing data after the request")
 	}
 	return nil
+}
+
+// BackupRequest is OpStoreBackup: the serving process writes a consistent
+// copy of its log.db to Out (an absolute path outside the store
+// directory; mode 0600), replacing an existing file only with Force.
+type BackupRequest struct {
+	Out   string `json:"out"`
+	Force bool   `json:"force,omitempty"`
+}
+
+// BackupResponse reports OpStoreBackup: what the copy holds (never a
+// payload).
+type BackupResponse struct {
+	StoreID     string `json:"store_id"`
+	Head        uint64 `json:"head"`
+	ReplicaHead uint64 `json:"replica_head,omitempty"`
+	Bytes       int64  `json:"bytes"`
+	SHA256      string `json:"sha256"`
 }

@@ -40,7 +40,21 @@ const (
 	// EnvNATSURL names an existing NATS server or cluster to use instead of
 	// the embedded one.
 	EnvNATSURL = "HIKOUTEI_NATS_URL"
+	// EnvReplication turns on replicated mode: "jetstream" (the only
+	// mode), with HIKOUTEI_NATS_URL naming the cluster. Unset or empty:
+	// one host.
+	EnvReplication = "HIKOUTEI_REPLICATION"
+	// EnvReplicationStore names the replicated store, shared by the
+	// primary and its standbys (default: the store directory's base
+	// name, sanitised).
+	EnvReplicationStore = "HIKOUTEI_REPLICATION_STORE"
+	// EnvReplicationReplicas is the replica count of the stream and the
+	// lease bucket: 3 (default) or 5.
+	EnvReplicationReplicas = "HIKOUTEI_REPLICATION_REPLICAS"
 )
+
+// ReplicationJetStream is HIKOUTEI_REPLICATION's one mode.
+const ReplicationJetStream = "jetstream"
 
 // Environment variables of the test and crash tooling.
 const (
@@ -147,11 +161,13 @@ func LoadNATSURL(lookup Lookup) (string, error) {
 // Check parses every product variable of the process (sync, endpoint,
 // cadences, NATS) strictly, as a command does before it touches a store.
 // Errors: every problem found, joined (ErrInvalidInterval,
-// ErrInvalidEndpoint, ErrInvalidNATSURL), each naming its variable.
+// ErrInvalidEndpoint, ErrInvalidNATSURL, ErrInvalidReplication), each
+// naming its variable.
 func Check(lookup Lookup) error {
 	_, serr := LoadSync(lookup)
 	_, nerr := LoadNATSURL(lookup)
-	return errors.Join(serr, nerr)
+	_, rerr := LoadReplication(lookup)
+	return errors.Join(serr, nerr, rerr)
 }
 
 // Failpoints is the failpoint specification of the process ("" = none).

@@ -19,6 +19,10 @@ var (
 	// ErrInvalidNATSURL: HIKOUTEI_NATS_URL is not a comma-separated list of
 	// nats://, tls://, ws:// or wss:// URLs with a host.
 	ErrInvalidNATSURL = errors.New("invalid_nats_url")
+	// ErrInvalidReplication: a HIKOUTEI_REPLICATION* variable is unusable
+	// (an unknown mode, no HIKOUTEI_NATS_URL, a bad store name or replica
+	// count, or a store or replica count without a mode).
+	ErrInvalidReplication = errors.New("invalid_replication")
 )
 
 // EnvError names the environment variable a value was refused from. It

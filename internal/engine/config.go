@@ -30,6 +30,9 @@ type Config struct {
 	SnapshotKeep  int
 	Sync          *SyncConfig // nil: local only
 	NATS          *NATSConfig // nil: none without sync, embedded with sync
+	// Replication, when set, replicates the log on a JetStream stream
+	// (primary) or follows it (Standby). Nil: one host, as always.
+	Replication *ReplicationConfig
 	// Fault, when set, makes the next projection after a log commit fail
 	// (tests: death between the log commit and the projection).
 	Fault *Fault

@@ -32,7 +32,7 @@ type Engine struct {
 	dir   string
 	cfg   Config
 	log   *slog.Logger
-	w     *events.Writer
+	w     atomic.Pointer[events.Writer] // nil while a standby
 	reg   *Registry
 	sheet *sheet // the spreadsheet layout of the registry
 	proj  *projector.Projector
@@ -41,12 +41,15 @@ type Engine struct {
 	sync  *syncState // nil without sync
 	notes syncNotes  // what the sync workers tell health (in memory)
 	nats  *natsState // nil without NATS
+	repl  *replState // nil unless replicated (Config.Replication)
 
 	mu     sync.RWMutex // guards closed against in-flight sends
 	closed bool
 	reqs   chan *request
 	stop   chan struct{}
 	done   chan struct{}
+
+	running atomic.Bool // the writer goroutine was started (see startWriter)
 
 	gap   *events.LogGapDetected // found at open; read-only once Open returns
 	fault atomic.Pointer[error]  // why commits fail now (nil: they don't); see setFault
@@ -78,26 +81,51 @@ func Open(dir string, cfg Config, entities Entities) (*Engine, error) {
 		return nil, err // before the lease: a misconfigured open leaves nothing behind
 	}
 	e := newEngine(dir, cfg.withDefaults())
-	var err error
-	e.w, err = events.OpenWriter(dir, events.WriterOptions{
-		Log:       events.Options{Clock: e.cfg.Clock, OpenTimeout: cfg.OpenTimeout, NoSync: cfg.NoSync},
-		Operation: e.cfg.Operation, AcquireWait: cfg.AcquireWait, HeartbeatInterval: cfg.HeartbeatInterval, LeaseTTL: cfg.LeaseTTL,
+	if e.cfg.Replication == nil {
+		return e, e.openPrimary(entities)
+	}
+	if err := e.connectReplication(); err != nil {
+		return nil, err
+	}
+	open := e.openReplicatedPrimary
+	if e.cfg.Replication.Standby {
+		open = e.openStandby
+	}
+	if err := open(entities); err != nil {
+		e.repl.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// openPrimary opens the store for writing and starts the single writer,
+// NATS and the sync workers. opts completes the writer's options
+// (replicated mode: the Replicator, the catch-up, the elected epoch).
+func (e *Engine) openPrimary(entities Entities, opts ...func(*events.WriterOptions)) error {
+	wo := events.WriterOptions{
+		Log:       events.Options{Clock: e.cfg.Clock, OpenTimeout: e.cfg.OpenTimeout, NoSync: e.cfg.NoSync},
+		Operation: e.cfg.Operation, AcquireWait: e.cfg.AcquireWait, HeartbeatInterval: e.cfg.HeartbeatInterval, LeaseTTL: e.cfg.LeaseTTL,
 		BeforeLease: e.findLogGap,
-	})
+	}
+	for _, o := range opts {
+		o(&wo)
+	}
+	w, err := events.OpenWriter(e.dir, wo)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	e.w.Store(w)
 	if err := e.start(entities); err != nil {
-		e.w.Close()
-		return nil, err
+		w.Close()
+		return err
 	}
-	go e.run()
+	e.startWriter()
 	if err := e.startNATS(); err != nil {
 		e.Close()
-		return nil, err
+		return err
 	}
 	e.startSync()
-	return e, nil
+	return nil
 }
 
 // OpenDeclared opens a store with the entity shapes recorded in its own log
@@ -128,7 +156,22 @@ func newEngine(dir string, cfg Config) *Engine {
 // start declares the entities, records their shapes in the log when they
 // changed, sets up sync and brings the read model up to the log head.
 func (e *Engine) start(entities Entities) error {
-	reg, err := entities(e.w.Log())
+	if err := e.declare(entities); err != nil {
+		return err
+	}
+	if err := e.recordLogGap(); err != nil {
+		return err
+	}
+	if err := e.recordSchema(); err != nil {
+		return err
+	}
+	return e.openReadModel()
+}
+
+// declare builds the registry from entities over the store's log and
+// sets up the spreadsheet layout and sync.
+func (e *Engine) declare(entities Entities) error {
+	reg, err := entities(e.Log())
 	if err != nil {
 		return err
 	}
@@ -137,13 +180,13 @@ func (e *Engine) start(entities Entities) error {
 		return fmt.Errorf("%w: %w", ErrSyncStartup, err)
 	}
 	e.setupSync()
-	if err := e.recordLogGap(); err != nil {
-		return err
-	}
-	if err := e.recordSchema(); err != nil {
-		return err
-	}
-	return e.openReadModel()
+	return nil
+}
+
+// startWriter starts the single writer goroutine.
+func (e *Engine) startWriter() {
+	e.running.Store(true)
+	go e.run()
 }
 
 // Dir is the store directory.
@@ -156,10 +199,23 @@ func (e *Engine) ReadModelPath() string { return filepath.Join(e.dir, projector.
 func (e *Engine) Registry() *Registry { return e.reg }
 
 // Log is the store's event log (reads; appends are the writer's).
-func (e *Engine) Log() *events.Log { return e.w.Log() }
+func (e *Engine) Log() *events.Log {
+	if w := e.w.Load(); w != nil {
+		return w.Log()
+	}
+	return e.repl.sb.log // a standby
+}
+
+// writer is the store's writer (nil while a standby).
+func (e *Engine) writer() *events.Writer { return e.w.Load() }
 
 // Lease is the writer lease this store holds.
-func (e *Engine) Lease() events.Lease { return e.w.Lease() }
+func (e *Engine) Lease() events.Lease {
+	if w := e.w.Load(); w != nil {
+		return w.Lease()
+	}
+	return events.Lease{} // a standby holds none
+}
 
 // Clock is the store clock.
 func (e *Engine) Clock() events.Clock { return e.cfg.Clock }
@@ -194,22 +250,41 @@ func (e *Engine) Close() error {
 		return ErrStoreClosed
 	}
 	e.mu.Unlock()
+	e.stopStandby() // a takeover under way ends first: the store is then primary or standby
+	if e.writer() == nil {
+		return e.closeStandby()
+	}
+	e.repl.stopRenewal()
 	syncErr := e.stopSync()
 	e.mu.Lock()
 	e.closed = true
 	e.mu.Unlock()
-	close(e.stop)
-	<-e.done
+	if e.running.Load() {
+		close(e.stop)
+		<-e.done
+	}
 	natsErr := e.stopNATS()
 	relErr := e.releaseAndProject()
-	return errors.Join(syncErr, natsErr, relErr, e.pool.Close(), e.proj.Close(), e.w.Close())
+	err := errors.Join(syncErr, natsErr, relErr, e.pool.Close(), e.proj.Close(), e.writer().Close())
+	return errors.Join(err, e.closeReplication())
+}
+
+// closeReplication gives up the lease across hosts (after the local
+// lease's release went through the stream) and disconnects.
+func (e *Engine) closeReplication() error {
+	if e.repl == nil {
+		return nil
+	}
+	err := e.repl.releaseLease()
+	e.repl.close()
+	return err
 }
 
 // releaseAndProject releases the lease while the read model is still open
 // and applies the lease.released event to it, so the read model of a
 // closed store equals its log.
 func (e *Engine) releaseAndProject() error {
-	if err := e.w.Release(); err != nil {
+	if err := e.writer().Release(); err != nil {
 		return err
 	}
 	return e.catchUp("catch-up", nil)

@@ -56,6 +56,18 @@ var (
 	// ErrReplayTargetInStore: a replay target is inside a store directory;
 	// only the store writes its own files (refused even when forced).
 	ErrReplayTargetInStore = errors.New("replay_target_inside_store")
+	// ErrStandby: the store is a warm standby of a replicated store: it
+	// serves reads and takes over when the primary's lease lapses; its
+	// primary takes the commits.
+	ErrStandby = errors.New("standby")
+	// ErrTakeoverFailed: a standby took the lease across hosts but could
+	// not open the store as the primary; it gave the lease up and refuses
+	// commits.
+	ErrTakeoverFailed = errors.New("replication_takeover_failed")
+	// ErrStandbyTooEarly: a standby was opened on a replicated store no
+	// primary has written yet (the stream names no store id): start the
+	// primary first.
+	ErrStandbyTooEarly = errors.New("replication_no_primary_yet")
 	// ErrNotARowTab: a reconciliation named a tab that shows no entity
 	// rows (or is not in the layout).
 	ErrNotARowTab = errors.New("not_a_row_tab")

@@ -24,8 +24,14 @@ func (e *Engine) clearFault(kind error) {
 
 // refusing returns the fault that stops every commit until reopen.
 func (e *Engine) refusing() error {
-	if p := e.fault.Load(); p != nil && errors.Is(*p, ErrLogCommitUncertain) {
-		return *p
+	p := e.fault.Load()
+	if p == nil {
+		return nil
+	}
+	for _, kind := range []error{ErrLogCommitUncertain, events.ErrReplicaFenced, ErrTakeoverFailed} {
+		if errors.Is(*p, kind) {
+			return *p
+		}
 	}
 	return nil
 }
@@ -37,7 +43,16 @@ func (e *Engine) refusing() error {
 // their durability is unknown (ErrLogCommitUncertain: the store refuses
 // commits until reopened).
 func (e *Engine) logWriteFailed(err error, prevHead uint64) error {
-	head, herr := e.w.Log().Head()
+	if rerr, ok := e.replicaRefused(err); ok {
+		return rerr
+	}
+	head, herr := e.writer().Log().Head()
+	if e.repl != nil && herr == nil && head <= prevHead {
+		// The stream stored the commit before the local commit failed:
+		// the next open applies it from the stream.
+		return e.setFault(fmt.Errorf("%w: the replicated log stored the commit but log.db could not; close and reopen the store "+
+			"(it catches up from the stream first): %w", ErrLogCommitUncertain, err))
+	}
 	if herr == nil && head <= prevHead {
 		return e.setFault(fmt.Errorf("%w: nothing was committed: %w", ErrLogWrite, err))
 	}
@@ -50,6 +65,9 @@ func (e *Engine) logWriteFailed(err error, prevHead uint64) error {
 // is a failure to write (ErrLogWrite), reported by Health until a commit
 // succeeds.
 func (e *Engine) appendRefused(err error) error {
+	if rerr, ok := e.replicaRefused(err); ok {
+		return rerr
+	}
 	for _, fence := range []error{events.ErrStaleWriterFence, events.ErrLeaseExpired, events.ErrLogClosed} {
 		if errors.Is(err, fence) {
 			return err

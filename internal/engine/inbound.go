@@ -80,7 +80,7 @@ func (e *Engine) readTab(o effects.TabObservation, base uint64, full bool) (aggr
 	r := aggregates.TabRead{Tab: g.Tab, Entity: shape.Name, Key: shape.PK, User: userFields(shape), Full: full, Base: base}
 	var ts aggregates.TabState
 	var err error
-	if ts.InboundVersion, err = e.w.Log().StreamVersion(events.InboundStream(g.Tab)); err != nil {
+	if ts.InboundVersion, err = e.writer().Log().StreamVersion(events.InboundStream(g.Tab)); err != nil {
 		return r, ts, err
 	}
 	if ts.Active, err = e.proj.ActiveQuarantine(g.Tab); err != nil {

@@ -46,7 +46,7 @@ func (e *Engine) recordLogGap() error {
 	if e.gap == nil {
 		return nil
 	}
-	res, err := e.w.Append(events.Unit{Streams: []events.StreamAppend{{Stream: events.IntegrityStream, ExpectedVersion: events.AnyVersion,
+	res, err := e.writer().Append(events.Unit{Streams: []events.StreamAppend{{Stream: events.IntegrityStream, ExpectedVersion: events.AnyVersion,
 		Events: []events.Event{{Payload: *e.gap}}}}})
 	if err == nil {
 		err = res[0].Err

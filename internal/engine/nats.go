@@ -230,7 +230,7 @@ func (e *Engine) mirrorFrom(next uint64) uint64 {
 		batch = batch[:0]
 		return nil
 	}
-	err := e.w.Log().ReadFrom(next, func(ev events.Event) error {
+	err := e.writer().Log().ReadFrom(next, func(ev events.Event) error {
 		batch = append(batch, ev)
 		if len(batch) == 256 {
 			return flush()

@@ -24,15 +24,15 @@ var _ effects.Outbox = (*Engine)(nil)
 func (e *Engine) Now() time.Time { return e.cfg.Clock.Now() }
 
 // Renew renews the writer lease before a remote mutation (I04).
-func (e *Engine) Renew() error { return e.w.Renew() }
+func (e *Engine) Renew() error { return e.writer().Renew() }
 
 // Fence is the writer identity mirrored into the spreadsheet authority
 // (I05): the store id, the lease epoch, and a digest of the fencing token
 // (the token itself never leaves the store).
 func (e *Engine) Fence() sheetsio.Fence {
-	l := e.w.Lease()
+	l := e.writer().Lease()
 	sum := sha256.Sum256([]byte(l.Token))
-	return sheetsio.Fence{StoreID: e.w.Log().StoreID(), Epoch: int64(l.Epoch), Token: hex.EncodeToString(sum[:12])}
+	return sheetsio.Fence{StoreID: e.writer().Log().StoreID(), Epoch: int64(l.Epoch), Token: hex.EncodeToString(sum[:12])}
 }
 
 // Claim claims up to max claimable heads (effects.Outbox, I07).
@@ -72,7 +72,7 @@ func (e *Engine) claimOne(fx aggregates.Effect, now time.Time) (aggregates.Effec
 		fx.ExpectedHash = h
 	}
 	token := newClaimToken()
-	d, err := aggregates.DecideClaim(fx, token, e.w.Lease().Epoch, now)
+	d, err := aggregates.DecideClaim(fx, token, e.writer().Lease().Epoch, now)
 	fx.ClaimToken, fx.Attempts, fx.State = token, fx.Attempts+1, aggregates.EffectProcessing
 	return fx, d, err
 }

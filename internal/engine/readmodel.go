@@ -24,7 +24,7 @@ func projectorOptions(storeID string, reg *Registry) projector.Options {
 
 // recordSchema appends schema.declared when the shapes changed.
 func (e *Engine) recordSchema() error {
-	last, version, err := lastSchema(e.w.Log())
+	last, version, err := lastSchema(e.writer().Log())
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (e *Engine) recordSchema() error {
 	if err != nil || len(d.Events) == 0 {
 		return err
 	}
-	res, err := e.w.Append(events.Unit{Streams: []events.StreamAppend{{Stream: d.Stream, ExpectedVersion: d.ExpectedVersion, Events: d.Events}}})
+	res, err := e.writer().Append(events.Unit{Streams: []events.StreamAppend{{Stream: d.Stream, ExpectedVersion: d.ExpectedVersion, Events: d.Events}}})
 	if err == nil {
 		err = res[0].Err
 	}
@@ -42,11 +42,22 @@ func (e *Engine) recordSchema() error {
 // openReadModel opens read.sqlite, rebuilding it when invalid, then catches
 // up from its checkpoint to the log head and opens the read pool.
 func (e *Engine) openReadModel() error {
-	head, err := e.w.Log().Head()
-	if err != nil {
+	var err error
+	if e.snaps, err = snapshots.Open(e.dir, e.cfg.SnapshotKeep, e.log); err != nil {
 		return err
 	}
-	if e.snaps, err = snapshots.Open(e.dir, e.cfg.SnapshotKeep, e.log); err != nil {
+	if err := e.openProjection(); err != nil {
+		return err
+	}
+	e.pool, err = sqlitex.NewPool(e.ReadModelPath(), sqlitex.PoolOptions{Flags: sqlite.OpenReadOnly, PoolSize: e.cfg.ReadConns})
+	return err
+}
+
+// openProjection opens the projector (see openProjector) and catches it
+// up with the log head.
+func (e *Engine) openProjection() error {
+	head, err := e.Log().Head()
+	if err != nil {
 		return err
 	}
 	phase := "catch-up"
@@ -54,11 +65,7 @@ func (e *Engine) openReadModel() error {
 		return err
 	}
 	e.lastSnap = e.proj.Checkpoint()
-	if err := e.catchUp(phase, e.cfg.Progress); err != nil {
-		return err
-	}
-	e.pool, err = sqlitex.NewPool(e.ReadModelPath(), sqlitex.PoolOptions{Flags: sqlite.OpenReadOnly, PoolSize: e.cfg.ReadConns})
-	return err
+	return e.catchUp(phase, e.cfg.Progress)
 }
 
 // openProjector opens read.sqlite; when it is unusable it sets it aside
@@ -66,7 +73,7 @@ func (e *Engine) openReadModel() error {
 // else starts from an empty read model. It returns the phase the catch-up
 // will be in.
 func (e *Engine) openProjector(head uint64) (*projector.Projector, string, error) {
-	opts := projectorOptions(e.w.Log().StoreID(), e.reg)
+	opts := projectorOptions(e.Log().StoreID(), e.reg)
 	_, statErr := os.Stat(e.ReadModelPath())
 	err := fmt.Errorf("%w: %s is missing", projector.ErrReadModelInvalid, projector.FileName)
 	if statErr == nil {
@@ -106,7 +113,7 @@ func openAtMost(path string, opts projector.Options, head uint64) (*projector.Pr
 // and that a snapshot.taken event of the log (at or below head) vouches
 // for; the others are refused with a warning (snapshots.Newest).
 func (e *Engine) restoreSnapshot(opts projector.Options, head uint64) (*projector.Projector, error) {
-	v, err := snapshots.ReadVouchers(e.w.Log(), head)
+	v, err := snapshots.ReadVouchers(e.Log(), head)
 	if err != nil {
 		return nil, err
 	}
@@ -138,11 +145,11 @@ func removeReadModel(path string) error {
 
 // catchUp applies the log from the read model's checkpoint to the head.
 func (e *Engine) catchUp(phase string, progress func(Progress)) error {
-	head, err := e.w.Log().Head()
+	head, err := e.Log().Head()
 	if err != nil {
 		return err
 	}
-	return applyLog(e.w.Log(), e.proj, head, phase, progress)
+	return applyLog(e.Log(), e.proj, head, phase, progress)
 }
 
 // repairReadModel catches the read model up after a failed projection,
@@ -190,7 +197,7 @@ func (e *Engine) takeSnapshot() (snapshots.Manifest, error) {
 		return snapshots.Manifest{}, err
 	}
 	var projErr error
-	m, err := e.snaps.Take(e.proj.Conn(), e.proj.Checkpoint(), e.w.Log().StoreID(), func(m snapshots.Manifest) error {
+	m, err := e.snaps.Take(e.proj.Conn(), e.proj.Checkpoint(), e.writer().Log().StoreID(), func(m snapshots.Manifest) error {
 		err := e.vouchSnapshot(m)
 		if errors.Is(err, ErrReadModelBehind) { // the event is in the log: seal the snapshot
 			projErr, err = err, nil
@@ -206,7 +213,7 @@ func (e *Engine) takeSnapshot() (snapshots.Manifest, error) {
 
 // vouchSnapshot appends snapshot.taken for m (writer goroutine).
 func (e *Engine) vouchSnapshot(m snapshots.Manifest) error {
-	version, err := e.w.Log().StreamVersion(events.SnapshotStream)
+	version, err := e.writer().Log().StreamVersion(events.SnapshotStream)
 	if err != nil {
 		return err
 	}
@@ -231,6 +238,9 @@ func (e *Engine) autoSnapshot() {
 
 // Checkpoint is the last log sequence applied to the read model.
 func (e *Engine) Checkpoint() uint64 {
+	if e.writer() == nil && e.repl != nil {
+		return e.repl.sb.checkpoint.Load() // a standby
+	}
 	var cp uint64
 	if err := e.onWriter(func() error { cp = e.proj.Checkpoint(); return nil }); err != nil {
 		return 0

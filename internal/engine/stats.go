@@ -5,6 +5,9 @@ import "github.com/hikoutei/hikoutei-go/aggregates"
 // Stats returns the writer's counters.
 func (e *Engine) Stats() Stats {
 	var st Stats
+	if e.writer() == nil {
+		return st // a standby commits nothing
+	}
 	if err := e.onWriter(func() error { st = e.stats; return nil }); err != nil {
 		return Stats{}
 	}
@@ -14,6 +17,9 @@ func (e *Engine) Stats() Stats {
 // OutboxCounts returns the number of effects in every state.
 func (e *Engine) OutboxCounts() (map[aggregates.EffectState]int64, error) {
 	var c map[aggregates.EffectState]int64
+	if e.writer() == nil {
+		return map[aggregates.EffectState]int64{}, nil // a standby (its read model is the follower's)
+	}
 	err := e.onWriter(func() (err error) { c, err = e.proj.OutboxCounts(); return err })
 	return c, err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -156,7 +157,7 @@ func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.P
 	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: c.Name, Provider: c.Provider, Workbook: wb, Outbox: e,
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
-		AuthorityTTL: c.AuthorityTTL, Notes: e})
+		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -196,7 +197,9 @@ func (e *Engine) startSync() {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	e.sync.mu.Lock()
 	e.sync.cancel = cancel
+	e.sync.mu.Unlock()
 	go func() { e.sync.done <- e.superviseSync(ctx) }()
 }
 
@@ -235,20 +238,41 @@ func (e *Engine) runWorkers(ctx context.Context, disp *effects.Dispatcher) error
 	if err != nil {
 		e.log.Error("sync stopped", "err", err.Error())
 		e.sync.mu.Lock()
-		e.sync.stopped = err
+		e.sync.stopped = cmp.Or(e.sync.stopped, err) // haltSync's reason stands
 		e.sync.mu.Unlock()
 	}
 	return err
 }
 
+// haltSync stops the workers for good, recording why (a displaced
+// replicated primary); Close then only waits for them.
+func (e *Engine) haltSync(why error) {
+	if e.sync == nil {
+		return
+	}
+	e.sync.mu.Lock()
+	e.sync.stopped = why
+	cancel := e.sync.cancel
+	e.sync.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
 func (e *Engine) stopSync() error {
-	if e.sync == nil || e.sync.cancel == nil {
+	if e.sync == nil {
 		return nil
 	}
-	e.sync.cancel()
+	e.sync.mu.Lock()
+	cancel := e.sync.cancel
 	e.sync.cancel = nil
+	e.sync.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
 	err := <-e.sync.done
-	if errors.Is(err, context.Canceled) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, events.ErrReplicaFenced) {
 		return nil
 	}
 	return err
@@ -268,20 +292,34 @@ type Health struct {
 	// from the log); it does not stop commits.
 	Integrity error
 	Mirror    error // the NATS event mirror is failing (see natsHealth)
+	// Replication is the role of a replicated store (nil when not
+	// replicated); a standby's Local is ErrStandby, a displaced primary's
+	// events.ErrReplicaFenced.
+	Replication *ReplicationHealth
 }
 
 // Health reports the store's current health, from local state only: it
 // never waits on the network nor on a lock held across a network call
 // (I29).
 func (e *Engine) Health() Health {
-	h := Health{Mirror: e.mirrorHealth()}
+	h := Health{Replication: e.replicationHealth()}
+	if h.Replication != nil && h.Replication.Role == RoleStandby { // until a takeover finished
+		h.Local = e.standbyHealth()
+		if e.isClosed() {
+			h.Local = ErrStoreClosed
+		}
+		return h
+	}
+	h.Mirror = e.mirrorHealth()
 	switch {
 	case e.isClosed():
 		h.Local = ErrStoreClosed
-	case e.w.Lost():
+	case e.writer().Lost():
 		h.Local = fmt.Errorf("writer lease lost")
 	case e.fault.Load() != nil:
 		h.Local = *e.fault.Load()
+	default:
+		h.Local = e.replicationStale()
 	}
 	if e.gap != nil {
 		h.Integrity = &LogGapError{Gap: *e.gap}

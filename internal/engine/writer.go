@@ -68,6 +68,10 @@ func (e *Engine) send(r *request) error {
 		e.mu.RUnlock()
 		return ErrStoreClosed
 	}
+	if e.w.Load() == nil {
+		e.mu.RUnlock()
+		return e.standbyErr()
+	}
 	e.reqs <- r
 	e.mu.RUnlock()
 	<-r.done
@@ -202,7 +206,7 @@ func (e *Engine) entityVersions(batch []*request) map[string]uint64 {
 			keys = append(keys, events.EntityStream(c.Entity, c.ID))
 		}
 	}
-	vs, err := e.w.Log().StreamVersions(keys)
+	vs, err := e.writer().Log().StreamVersions(keys)
 	if err != nil {
 		return nil
 	}
@@ -302,7 +306,7 @@ func (e *Engine) version(stream string, b *batchState) (uint64, error) {
 	if v, ok := b.version(stream); ok {
 		return v, nil
 	}
-	return e.w.Log().StreamVersion(stream)
+	return e.writer().Log().StreamVersion(stream)
 }
 
 // appendAndProject appends the batch's units in one log transaction and
@@ -315,11 +319,11 @@ func (e *Engine) appendAndProject(pending []pendingUnit) {
 	for i, p := range pending {
 		units[i] = p.unit
 	}
-	err := e.w.RenewIfDue()
+	err := e.writer().RenewIfDue()
 	var results []events.UnitResult
 	var wait func() error
 	if err == nil {
-		results, wait, err = e.w.AppendAsync(units...)
+		results, wait, err = e.writer().AppendAsync(units...)
 	}
 	e.stats.LogTxns++
 	if err != nil {
@@ -444,7 +448,7 @@ func (e *Engine) commitWorker(ch aggregates.Changes, now time.Time) error {
 	if err != nil || len(appends) == 0 {
 		return err
 	}
-	if err := e.w.RenewIfDue(); err != nil {
+	if err := e.writer().RenewIfDue(); err != nil {
 		return err
 	}
 	unit := events.Unit{Streams: appends}
@@ -463,7 +467,7 @@ func (e *Engine) commitWorker(ch aggregates.Changes, now time.Time) error {
 // appendWorker appends a worker's unit, classifying a failed log commit
 // like a group commit's (see logWriteFailed).
 func (e *Engine) appendWorker(unit events.Unit) ([]events.UnitResult, error) {
-	res, wait, err := e.w.AppendAsync(unit)
+	res, wait, err := e.writer().AppendAsync(unit)
 	e.stats.LogTxns++
 	if err != nil {
 		return nil, e.appendRefused(err)

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/admin"
+)
+
+// backupSource says who wrote a backup.
+type backupSource string
+
+const (
+	byRunningProcess backupSource = "the running store"
+	fromClosedStore  backupSource = "the closed store"
+)
+
+func newBackupCmd() *cobra.Command {
+	var dir, out string
+	var force, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "backup --dir DIR --out FILE [--force] [--json]",
+		Short: "Write a consistent copy of a store's log.db, running or not",
+		Long: `backup writes a consistent copy of DIR/log.db to FILE (mode 0600): the log
+as of one commit. While a process holds the store (serve, or a program that
+opened it), that process writes the copy through its administrative channel
+(DIR/admin.sock) inside one read transaction of the live log, and commits go
+on meanwhile; with the store closed, backup copies it itself. It prints the
+store id, the log head the copy holds, its size and SHA-256; never a
+payload. FILE must not be inside DIR and must not exist unless --force.
+'hikoutei restore --from FILE --to NEWDIR' rebuilds a store from it.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireDir(dir); err != nil {
+				return err
+			}
+			if out == "" {
+				return usageError{errors.New(`required flag "--out" not set`)}
+			}
+			info, src, err := backup(cmd.Context(), dir, out, force)
+			if err != nil {
+				return err
+			}
+			return printBackup(cmd.OutOrStdout(), info, src, asJSON)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&out, "out", "", "file to write the copy to (outside the store directory; required)")
+	cmd.Flags().BoolVar(&force, "force", false, "replace FILE if it exists")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+// backup copies dir's log to out: through the running process's channel,
+// or locally when nobody holds the store.
+func backup(ctx context.Context, dir, out string, force bool) (hikoutei.BackupInfo, backupSource, error) {
+	if err := events.RequireLog(dir); err != nil {
+		return hikoutei.BackupInfo{}, "", fmt.Errorf("%w: %w", hikoutei.ErrNotAStore, err)
+	}
+	abs, err := events.CheckBackupTarget(dir, out, force)
+	if err != nil {
+		return hikoutei.BackupInfo{}, "", err
+	}
+	if info, handled, err := backupViaChannel(ctx, dir, abs, force); handled {
+		return info, byRunningProcess, err
+	}
+	info, err := backupLocal(ctx, dir, abs, force)
+	if errors.Is(err, events.ErrStoreLocked) {
+		if info, handled, cerr := backupViaChannel(ctx, dir, abs, force); handled {
+			return info, byRunningProcess, cerr // it was starting
+		}
+		return info, "", fmt.Errorf("%w: %w; it serves no administrative channel (an older version, opened with NoAdmin, or shutting down): stop it and run backup again",
+			admin.ErrHeldWithoutChannel, err)
+	}
+	return info, fromClosedStore, err
+}
+
+// backupViaChannel asks the process holding dir to write the copy to the
+// absolute path out; handled is false when nobody serves the channel.
+func backupViaChannel(ctx context.Context, dir, out string, force bool) (hikoutei.BackupInfo, bool, error) {
+	var resp admin.BackupResponse
+	handled, err := viaChannel(ctx, dir, admin.OpStoreBackup, admin.BackupRequest{Out: out, Force: force}, &resp)
+	return hikoutei.BackupInfo{Path: out, StoreID: resp.StoreID, Head: resp.Head, ReplicaHead: resp.ReplicaHead, Bytes: resp.Bytes,
+		SHA256: resp.SHA256}, handled, err
+}
+
+// backupLocal copies a closed store's log, holding it read-only.
+func backupLocal(ctx context.Context, dir, out string, force bool) (hikoutei.BackupInfo, error) {
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true})
+	if err != nil {
+		return hikoutei.BackupInfo{}, events.DescribeLocked(dir, err)
+	}
+	defer l.Close()
+	return l.Backup(ctx, out, force)
+}
+
+func printBackup(w io.Writer, info hikoutei.BackupInfo, src backupSource, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(map[string]any{"file": info.Path, "store_id": info.StoreID, "head": info.Head,
+			"replica_head": info.ReplicaHead, "bytes": info.Bytes, "sha256": info.SHA256, "written_by": string(src)})
+	}
+	_, err := fmt.Fprintf(w, "backup of store %s at head %d written by %s to %s\n%d bytes sha256 %s\n",
+		info.StoreID, info.Head, src, info.Path, info.Bytes, info.SHA256)
+	return err
+}

@@ -1,0 +1,202 @@
+package events
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// BackupInfo describes a copy of a log: what Backup wrote or RestoreLog
+// installed. It never holds a payload.
+type BackupInfo struct {
+	Path        string // the file written
+	StoreID     string // the log's store id
+	Head        uint64 // the log head in the copy
+	ReplicaHead uint64 // the replica commit the copy holds up to (0: never replicated)
+	Bytes       int64  // the file's size
+	SHA256      string // hex SHA-256 of the file
+}
+
+// WriteTo writes a consistent copy of log.db to w: bbolt's Tx.WriteTo in
+// one read transaction, so the copy is the log as of one commit while
+// appends go on. It implements io.WriterTo. A write transaction that must
+// grow the file waits until the copy ends.
+func (l *Log) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	err := l.view(func(tx *bolt.Tx) error {
+		var err error
+		n, err = tx.WriteTo(w)
+		return err
+	})
+	return n, err
+}
+
+// copyTo writes the copy and reads the heads it holds in the same
+// transaction.
+func (l *Log) copyTo(w io.Writer) (BackupInfo, error) {
+	info := BackupInfo{StoreID: l.storeID}
+	err := l.view(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		info.Head, info.ReplicaHead = getU64(meta, metaHead), getU64(meta, metaReplica)
+		var err error
+		info.Bytes, err = tx.WriteTo(w)
+		return err
+	})
+	return info, err
+}
+
+// Backup writes a consistent copy of the log (see WriteTo) to path, mode
+// 0600: into a temporary file beside it, synced, then linked onto path
+// (renamed over it with force), and the directory synced, so path is
+// either absent or complete. ctx cancels a copy in progress. Errors:
+// ErrBackupTarget (see CheckBackupTarget), ErrLogClosed, ctx's, I/O.
+func (l *Log) Backup(ctx context.Context, path string, force bool) (BackupInfo, error) {
+	real, err := CheckBackupTarget(filepath.Dir(l.Path()), path, force)
+	if err != nil {
+		return BackupInfo{}, err
+	}
+	var info BackupInfo
+	err = writeAtomically(real, force, func(w io.Writer) error {
+		var err error
+		info, err = l.copyTo(ctxWriter{ctx, w})
+		return err
+	}, &info.SHA256)
+	info.Path = path
+	return info, err
+}
+
+// CheckBackupTarget refuses a backup target inside storeDir (the copy
+// would become part of the store it copies), a directory, and an existing
+// file unless force. It returns the target's path with its directory's
+// symbolic links resolved.
+func CheckBackupTarget(storeDir, target string, force bool) (string, error) {
+	if target == "" {
+		return "", fmt.Errorf("%w: no target path", ErrBackupTarget)
+	}
+	real, err := resolveParent(target)
+	if err != nil {
+		return "", err
+	}
+	store, err := resolveDir(storeDir)
+	if err != nil {
+		return "", err
+	}
+	if within(real, store) {
+		return "", fmt.Errorf("%w: %s is inside the store directory %s; write the backup elsewhere", ErrBackupTarget, target, storeDir)
+	}
+	st, err := os.Lstat(real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return real, nil
+	case err != nil:
+		return "", fmt.Errorf("backup target: %w", err)
+	case st.IsDir():
+		return "", fmt.Errorf("%w: %s is a directory", ErrBackupTarget, target)
+	case !force:
+		return "", fmt.Errorf("%w: %s exists (pass force to replace it)", ErrBackupTarget, target)
+	}
+	return real, nil
+}
+
+// resolveParent is path with its directory made absolute and its
+// symbolic links resolved.
+func resolveParent(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", fmt.Errorf("directory of %s: %w", path, err)
+	}
+	return filepath.Join(dir, filepath.Base(abs)), nil
+}
+
+// resolveDir is dir made absolute with its symbolic links resolved.
+func resolveDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+// writeAtomically writes a file at path through fill: into a temporary
+// file beside it (0600), hashed into *sum, synced, checked by each of
+// checks, then linked onto path (renamed over it when replace), and the
+// directory synced. On error nothing is left behind.
+func writeAtomically(path string, replace bool, fill func(io.Writer) error, sum *string, checks ...func(tmp string) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("create the copy: %w", err)
+	}
+	h := sha256.New()
+	err = fillAndSync(tmp, h, fill)
+	for _, check := range checks {
+		if err == nil {
+			err = check(tmp.Name())
+		}
+	}
+	if err == nil {
+		*sum = hex.EncodeToString(h.Sum(nil))
+		err = install(tmp.Name(), path, replace)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+func fillAndSync(f *os.File, h hash.Hash, fill func(io.Writer) error) error {
+	err := fill(io.MultiWriter(f, h))
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// install puts tmp at path: a link (never replacing a file that appeared
+// meanwhile) or, with replace, a rename; then syncs the directory.
+func install(tmp, path string, replace bool) error {
+	if replace {
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+	} else {
+		if err := os.Link(tmp, path); err != nil {
+			return fmt.Errorf("%w: %w", ErrBackupTarget, err)
+		}
+		if err := os.Remove(tmp); err != nil {
+			return err
+		}
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// ctxWriter fails writes once ctx is done, ending a copy in progress.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}

@@ -1,0 +1,89 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// RestoreLog installs a copy of the log file src (a backup, or a log
+// caught up from the replicated stream) as dir's log.db, for a new store
+// directory: dir must be missing or empty. The copy is written beside its
+// final name, synced, verified in full as doctor does (VerifyLogFile:
+// every record's checksum and shape, the sequence from 1 to the head
+// without a hole, the file's structure) and opened, and only then named
+// log.db; src is only read. Nothing else of a store is created (the read
+// model is rebuilt from the log afterwards). Errors: ErrRestoreTarget;
+// ErrBackupCorrupt wrapping the first finding (*CorruptRecordError or
+// *LogCorruptError, naming the sequence); I/O errors. On error dir is left
+// as it was (a directory RestoreLog created is removed).
+func RestoreLog(src, dir string) (BackupInfo, error) {
+	created, err := prepareRestoreDir(dir)
+	if err != nil {
+		return BackupInfo{}, err
+	}
+	info, err := restoreInto(src, dir)
+	if err != nil && created {
+		os.Remove(dir) // only when still empty
+	}
+	return info, err
+}
+
+// prepareRestoreDir creates dir (0700) when missing and refuses one that
+// holds anything; created reports whether it made dir.
+func prepareRestoreDir(dir string) (created bool, err error) {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return false, fmt.Errorf("create the store directory: %w", err)
+		}
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("restore target: %w", err)
+	case len(entries) > 0:
+		return false, fmt.Errorf("%w: %s holds %d entries; restore into a new or empty directory", ErrRestoreTarget, dir, len(entries))
+	}
+	return false, nil
+}
+
+func restoreInto(src, dir string) (BackupInfo, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return BackupInfo{}, fmt.Errorf("open the backup: %w", err)
+	}
+	defer in.Close()
+	path := filepath.Join(dir, LogFileName)
+	info := BackupInfo{Path: path}
+	err = writeAtomically(path, false, func(w io.Writer) error {
+		n, err := io.Copy(w, in)
+		info.Bytes = n
+		return err
+	}, &info.SHA256, verifyRestored(&info))
+	return info, err
+}
+
+// verifyRestored checks the copy before it is named log.db and fills
+// info from it.
+func verifyRestored(info *BackupInfo) func(tmp string) error {
+	return func(tmp string) error {
+		v, err := VerifyLogFile(tmp)
+		if err != nil {
+			return err
+		}
+		if !v.Healthy() {
+			return fmt.Errorf("%w: %w", ErrBackupCorrupt, v.Err())
+		}
+		l, err := OpenLog(tmp, Options{ReadOnly: true})
+		if err != nil {
+			return fmt.Errorf("%w: the copy does not open: %w", ErrBackupCorrupt, err)
+		}
+		defer l.Close()
+		info.StoreID, info.Head = l.StoreID(), v.Head
+		info.ReplicaHead, err = l.ReplicaHead()
+		return err
+	}
+}
