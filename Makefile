@@ -32,11 +32,13 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet $(FAILPOINTS) $(PKGS)
+	cd bench && $(GO) vet ./...
 
 ## bench: the issue-9 table (Go benchmarks beside raw baselines + sync convergence);
 ## prints it, writes bench/results.json and bench/convergence.svg. See bench/README.md.
 bench:
-	$(GO) run ./bench/cmd/benchtable -go $(GO) -benchtime $(BENCHTIME)
+	$(GO) build -C bench -o $${TMPDIR:-/tmp}/hikoutei-benchtable ./cmd/benchtable
+	$${TMPDIR:-/tmp}/hikoutei-benchtable -go $(GO) -benchtime $(BENCHTIME)
 
 ## fuzz: each fuzz target for FUZZTIME (default 30s; no test timeout, so
 ## FUZZTIME=10m works); crashers land in testdata/fuzz.

@@ -2,9 +2,11 @@
 // write, rebuild and sync paths beside their raw baselines (measured in the
 // same run), prints one table — figure, ours, baseline, ratio, goal — and
 // writes it to bench/results.json, with the convergence plot in
-// bench/convergence.svg. Run it from the module root:
+// bench/convergence.svg. It lives in the bench/ module (its plotting
+// dependencies stay out of the library's go.mod); build it there and run
+// it from the repository root, as `make bench` does:
 //
-//	go run ./bench/cmd/benchtable [-benchtime 1s] [-count 3]
+//	go build -C bench -o /tmp/benchtable ./cmd/benchtable && /tmp/benchtable [-benchtime 1s] [-count 3]
 //
 // See bench/README.md for what each row means.
 package main
@@ -93,7 +95,7 @@ func main() {
 
 	step("building the sync benchmarks (bench/)")
 	bin := filepath.Join(tmp, "bench.test")
-	run(nil, "", *goCmd, "test", "-c", "-o", bin, "./bench")
+	run(nil, "", *goCmd, "test", "-C", "bench", "-c", "-o", bin, ".") // bench/ is a module of its own
 	benchEnv := []string{config.EnvBenchOut + "=" + traces}
 	for i := range *count {
 		step(fmt.Sprintf("row 4 (%d/%d): 10,000 rows through the safe path beside raw values.batchUpdate", i+1, *count))
