@@ -85,10 +85,26 @@ func TestI32_EvidenceIsNeverMergedAcrossAGuard(t *testing.T) {
 			q.Target = systemOnly.Target(sysTab, "SFO")
 			return q
 		}()},
-		"an Input row": {func() Effect { e := pendingTail(events.OpUpdate, upd); e.Target = sheetWithInput.Target(inTab, "LAX"); return e }(),
-			func() Queue { q := sysQueue(events.OpUpdate, upd); q.Target = sheetWithInput.Target(inTab, "LAX"); return q }()},
-		"a Sync_Conflicts row": {func() Effect { e := pendingTail(events.OpUpdate, upd); e.Target = systemOnly.Target(conflictsTab, "c1"); return e }(),
-			func() Queue { q := sysQueue(events.OpUpdate, upd); q.Target = systemOnly.Target(conflictsTab, "c1"); return q }()},
+		"an Input row": {func() Effect {
+			e := pendingTail(events.OpUpdate, upd)
+			e.Target = sheetWithInput.Target(inTab, "LAX")
+			return e
+		}(),
+			func() Queue {
+				q := sysQueue(events.OpUpdate, upd)
+				q.Target = sheetWithInput.Target(inTab, "LAX")
+				return q
+			}()},
+		"a Sync_Conflicts row": {func() Effect {
+			e := pendingTail(events.OpUpdate, upd)
+			e.Target = systemOnly.Target(conflictsTab, "c1")
+			return e
+		}(),
+			func() Queue {
+				q := sysQueue(events.OpUpdate, upd)
+				q.Target = systemOnly.Target(conflictsTab, "c1")
+				return q
+			}()},
 	}
 	for name, c := range cases {
 		if _, ok, err := DecideCoalesce(c.tail, c.q, sheetWithInput, now); ok || err != nil {
