@@ -42,7 +42,8 @@ type MemOutboxConfig struct {
 // DecideOutcome, DecideProbeRescheduled, DecideRecovered, Correction and
 // DecideSupersede, DecideQueue, DecideDivergence, DecideMisdirectedAll
 // (C06), and DecidePersist or
-// DecideRemove for its entities), appends the decided events as one
+// DecideRemove for its entities, and DecideCoalesce for a change of a row
+// whose pending tail it may merge into, I32), appends the decided events as one
 // fenced unit (every stream's expected version checked, nothing applied
 // unless all are) and folds their typed payloads into its state. It keeps
 // no rule of its own. Safe for concurrent use.
