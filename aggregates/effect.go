@@ -122,10 +122,9 @@ type Queue struct {
 func DecideQueue(outboxVersion uint64, q Queue, now time.Time) (Decision, string, error) {
 	seq := outboxVersion + 1
 	id := EffectID(q.Target.Binding, seq)
-	body := map[string]any{"op": string(q.Op), "tab": q.Target.Tab, "anchor": q.Target.Anchor, "values": valuesOrNil(q.Values)}
-	hash, err := events.Hash(body)
+	hash, err := payloadHash(q.Op, q.Target, q.Values)
 	if err != nil {
-		return Decision{}, "", fmt.Errorf("%w: effect payload: %w", ErrInvalidValue, err)
+		return Decision{}, "", err
 	}
 	stream := events.OutboxStream(q.Target.Binding)
 	p := events.EffectQueued{EffectID: id, Spreadsheet: q.Target.Spreadsheet, Tab: q.Target.Tab, Anchor: q.Target.Anchor,

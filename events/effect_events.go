@@ -17,6 +17,7 @@ const (
 	TypeEffectConflict       Type = "effect.conflict"
 	TypeEffectBlocked        Type = "effect.blocked_candidate"
 	TypeEffectUnwritable     Type = "effect.value_unwritable"
+	TypeEffectCoalesced      Type = "effect.coalesced"
 )
 
 // OutboxStream is the stream of a target row's queued effects.
@@ -65,6 +66,22 @@ type EffectQueued struct {
 	// ExpectedHash, when set, is the full-row hash the write is guarded by
 	// instead of the row's last visible hash (a correction, a reconcile).
 	ExpectedHash string `canon:"expected_hash,omitempty"`
+}
+
+// EffectCoalesced records that a later change of the row was merged into
+// this effect while it was still pending and never claimed: the effect now
+// writes Op with Values (the row's newest desired state), and no effect
+// was queued for the later change. No receipt can carry the effect's
+// earlier payload hash, since it was never sent.
+type EffectCoalesced struct {
+	// EffectID is the effect this transition belongs to.
+	EffectID string `canon:"effect_id,required"`
+	// Op is what the effect now does: append, update or delete.
+	Op Op `canon:"op"`
+	// Values holds the cells the effect now writes (null for a delete).
+	Values map[string]any `canon:"values"`
+	// PayloadHash covers op, tab, anchor and values as for effect.queued.
+	PayloadHash string `canon:"payload_hash"`
 }
 
 // EffectClaimed records a claim of an effect for one dispatch.
@@ -203,6 +220,9 @@ type UnwritableField struct {
 func (EffectQueued) EventType() Type { return TypeEffectQueued }
 
 // EventType implements Payload.
+func (EffectCoalesced) EventType() Type { return TypeEffectCoalesced }
+
+// EventType implements Payload.
 func (EffectClaimed) EventType() Type { return TypeEffectClaimed }
 
 // EventType implements Payload.
@@ -240,6 +260,7 @@ func init() {
 	register[EffectConflict](1, effectStreamPattern)
 	register[EffectBlocked](1, effectStreamPattern)
 	register[EffectValueUnwritable](1, effectStreamPattern)
+	register[EffectCoalesced](1, effectStreamPattern)
 }
 
 const effectStreamPattern = "effect/<effect_id>"

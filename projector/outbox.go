@@ -13,6 +13,8 @@ func (p *Projector) applyEffect(e *events.Event, pl events.Payload) (bool, error
 	switch x := pl.(type) {
 	case events.EffectQueued:
 		return true, p.effectQueued(e, x)
+	case events.EffectCoalesced:
+		return true, p.effectCoalesced(e, x)
 	case events.EffectClaimed:
 		return true, p.effectSet(e, x.EffectID, aggregates.EffectProcessing, "claim_token = ?, attempts = ?, probes = 0, due_at = NULL, last_code = NULL",
 			x.ClaimToken, x.Attempt)
@@ -65,6 +67,21 @@ func (p *Projector) effectQueued(e *events.Event, x events.EffectQueued) error {
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''), ?, 0, ?)`,
 		x.EffectID, x.Spreadsheet, x.Tab, x.Anchor, x.Binding, int64(x.StreamSequence), string(x.Op), enc, x.PayloadHash,
 		x.Entity, x.ID, int64(e.Seq), int64(e.Seq), x.ExpectedHash, string(aggregates.EffectPending), timeText(e.At))
+}
+
+// effectCoalesced rewrites a pending effect's write to the merged one
+// (I32); its state and place stay.
+func (p *Projector) effectCoalesced(e *events.Event, x events.EffectCoalesced) error {
+	var values any
+	if x.Values != nil {
+		values = x.Values
+	}
+	enc, err := events.EncodeCanonical(values)
+	if err != nil {
+		return err
+	}
+	return p.exec(`UPDATE hk_outbox SET op = ?, payload = ?, payload_hash = ?, version = ?, updated_seq = ? WHERE effect_id = ?`,
+		string(x.Op), enc, x.PayloadHash, int64(e.Version), int64(e.Seq), x.EffectID)
 }
 
 // effectSet moves an effect to state and sets extra columns (set is a
