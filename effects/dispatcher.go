@@ -445,7 +445,11 @@ func toOp(c aggregates.Effect) sheetsio.Op {
 		Receipt: &sheetsio.Receipt{EffectID: c.ID, PayloadHash: c.PayloadHash}}
 	switch c.Op {
 	case events.OpAppend:
-		op.Kind = sheetsio.OpAppend
+		// A first claim cannot have landed before: it may skip the
+		// preflight read. Every later claim (a retry, after a probe, a
+		// recovered claim) reads, so a landed row is recognised, never
+		// appended twice.
+		op.Kind, op.FirstSend = sheetsio.OpAppend, c.Attempts <= 1
 	case events.OpUpdate:
 		op.Kind = sheetsio.OpUpdate
 	default:
