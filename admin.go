@@ -1,11 +1,10 @@
 package hikoutei
 
 import (
-	"context"
 	"fmt"
-	"os"
 
 	"github.com/hikoutei/hikoutei-go/internal/admin"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
 // AdminSocketName is the administrative channel's socket inside a store
@@ -24,8 +23,9 @@ var adminCodes = []error{ErrConflictNotFound, ErrConflictNotOpen, ErrConflictSta
 // startAdmin serves the store's administrative channel (the store holds
 // the writer lease).
 func (s *Store) startAdmin() error {
-	mux := admin.NewMux(adminBackend{s})
-	mux.Handle(admin.OpStoreBackup, admin.Typed(adminBackend{s}.Backup))
+	b := engine.AdminBackend{E: s.e}
+	mux := admin.NewMux(b)
+	mux.Handle(admin.OpStoreBackup, admin.Typed(b.Backup))
 	srv, err := admin.Listen(s.Dir(), admin.Config{Mux: mux, Codes: adminCodes})
 	if err != nil {
 		return fmt.Errorf("administrative channel: %w", err)
@@ -40,49 +40,4 @@ func (s *Store) closeAdmin() error {
 		return nil
 	}
 	return s.adm.Close()
-}
-
-// adminBackend is the store as the channel's admin.Backend.
-type adminBackend struct{ s *Store }
-
-func (b adminBackend) Status(ctx context.Context) (admin.StatusResponse, error) {
-	head, err := b.s.e.Log().Head()
-	if err != nil {
-		return admin.StatusResponse{}, err
-	}
-	open, err := b.s.Conflicts(ctx, ConflictOpen)
-	if err != nil {
-		return admin.StatusResponse{}, err
-	}
-	return admin.StatusResponse{Protocol: admin.Version, PID: os.Getpid(), Operation: b.s.e.Lease().Operation,
-		LogHead: head, OpenConflicts: len(open)}, nil
-}
-
-func (b adminBackend) AcknowledgeSystem(ctx context.Context, r admin.AckRequest) (admin.AckResponse, error) {
-	res, err := b.s.AcknowledgeSystem(ctx, Acknowledge{ConflictID: r.ConflictID, CanonicalRevision: r.CanonicalRevision,
-		CandidateHash: r.CandidateHash, CandidateEpoch: r.CandidateEpoch, Actor: ActorCLI})
-	return admin.AckResponse{Outcome: string(res.Outcome), ReconcileEffect: res.ReconcileEffect}, err
-}
-
-func (b adminBackend) ResolveConflict(ctx context.Context, r admin.ResolveRequest) (admin.AckResponse, error) {
-	res, err := b.s.ResolveConflict(ctx, r.ConflictID, Resolution(r.Resolution), resolveOptionsOf(r)...)
-	return admin.AckResponse{Outcome: string(res.Outcome), ReconcileEffect: res.ReconcileEffect}, err
-}
-
-// resolveOptionsOf are the options a CLI resolution request carries: the
-// actor is always the CLI.
-func resolveOptionsOf(r admin.ResolveRequest) []ResolveOption {
-	opts := []ResolveOption{WithActor(ActorCLI)}
-	if r.CommandID != "" {
-		opts = append(opts, WithCommandID(r.CommandID))
-	}
-	if f := r.Fence; f != nil {
-		opts = append(opts, WithFence(f.CanonicalRevision, f.CandidateHash, f.CandidateEpoch))
-	}
-	return opts
-}
-
-func (b adminBackend) DismissQuarantine(ctx context.Context, r admin.DismissRequest) (admin.DismissResponse, error) {
-	err := b.s.DismissQuarantine(ctx, r.QuarantineID)
-	return admin.DismissResponse{Queued: err == nil}, err
 }

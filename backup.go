@@ -2,12 +2,8 @@ package hikoutei
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"path/filepath"
 
 	"github.com/hikoutei/hikoutei-go/events"
-	"github.com/hikoutei/hikoutei-go/internal/admin"
 )
 
 // BackupInfo describes a backup of a store's log: the file, the store id,
@@ -25,23 +21,5 @@ type BackupInfo = events.BackupInfo
 // ErrStoreClosed, ctx's, I/O errors. `hikoutei restore` rebuilds a store
 // directory from the file.
 func (s *Store) Backup(ctx context.Context, out string, force bool) (BackupInfo, error) {
-	info, err := s.e.Log().Backup(ctx, out, force)
-	if errors.Is(err, events.ErrLogClosed) {
-		return info, fmt.Errorf("%w: %w", ErrStoreClosed, err)
-	}
-	return info, err
-}
-
-// Backup answers OpStoreBackup: the requester runs elsewhere, so out must
-// be absolute.
-func (b adminBackend) Backup(ctx context.Context, r admin.BackupRequest) (admin.BackupResponse, error) {
-	if !filepath.IsAbs(r.Out) {
-		return admin.BackupResponse{}, fmt.Errorf("%w: %q is not an absolute path", ErrBackupTarget, r.Out)
-	}
-	info, err := b.s.Backup(ctx, r.Out, r.Force)
-	if err != nil {
-		return admin.BackupResponse{}, err
-	}
-	return admin.BackupResponse{StoreID: info.StoreID, Head: info.Head, ReplicaHead: info.ReplicaHead, Bytes: info.Bytes,
-		SHA256: info.SHA256}, nil
+	return s.e.Backup(ctx, out, force)
 }

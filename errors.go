@@ -139,7 +139,7 @@ var (
 	ErrCommandIDReused = aggregates.ErrCommandIDReused
 	// ErrInvalidResolution (invalid_resolution): ResolveConflict was given
 	// a Resolution other than KeepSystem or UseSheet.
-	ErrInvalidResolution = errors.New("invalid_resolution")
+	ErrInvalidResolution = engine.ErrInvalidResolution
 	// ErrQuarantineNotFound (quarantine_entry_not_found): no quarantine
 	// record has that id.
 	ErrQuarantineNotFound = projector.ErrQuarantineEntryNotFound

@@ -2,9 +2,9 @@ package hikoutei
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
 // Resolution is how a person resolves a conflict (Store.ResolveConflict).
@@ -79,47 +79,17 @@ func (s *Store) ResolveConflict(ctx context.Context, id string, r Resolution, op
 	for _, opt := range opts {
 		opt(&o)
 	}
-	how, err := r.recorded()
+	how, err := engine.ParseResolution(string(r))
 	if err != nil {
 		return AckResult{}, err
 	}
-	cmd, err := s.fence(ctx, id, o.fence)
+	cmd, err := s.e.ConflictFence(ctx, id, o.fence)
 	if err != nil {
 		return AckResult{}, err
 	}
 	cmd.CommandID, cmd.Actor = o.commandID, o.actor
 	res, err := s.e.Resolve(ctx, how, cmd)
 	return AckResult(res), err
-}
-
-// recorded is the resolution as the log records it.
-func (r Resolution) recorded() (events.Resolution, error) {
-	switch r {
-	case KeepSystem:
-		return events.ResolutionAcknowledged, nil
-	case UseSheet:
-		return events.ResolutionUseSheet, nil
-	}
-	return "", fmt.Errorf("%w: %q (want %q or %q)", ErrInvalidResolution, string(r), KeepSystem, UseSheet)
-}
-
-// fence is the command for conflict id: the given fence, else the one
-// the read model shows now.
-func (s *Store) fence(ctx context.Context, id string, given *Acknowledge) (Acknowledge, error) {
-	if err := ctx.Err(); err != nil {
-		return Acknowledge{}, err
-	}
-	if given != nil {
-		cmd := *given
-		cmd.ConflictID = id
-		return cmd, nil
-	}
-	cf, err := s.e.Conflict(id)
-	if err != nil {
-		return Acknowledge{}, err
-	}
-	return Acknowledge{ConflictID: id, CanonicalRevision: cf.CanonicalRevision, CandidateHash: cf.CandidateHash,
-		CandidateEpoch: cf.CandidateEpoch}, nil
 }
 
 // DismissQuarantine drops a person's quarantined edit (text in a number

@@ -71,3 +71,21 @@ func DecideFold(e, failed Effect, replacement string, now time.Time) (Decision, 
 func Behind(e, failed Effect) bool {
 	return e.State == EffectPending && e.Target == failed.Target && e.StreamSeq > failed.StreamSeq
 }
+
+// FoldBehind folds each effect of behind (pending effects queued after
+// failed on its row) not yet in folded into failed's correction
+// (DecideFold), marking it folded, so a unit supersedes each once.
+func FoldBehind(ch *Changes, behind []Effect, failed Effect, replacement string, folded map[string]bool, now time.Time) error {
+	for _, p := range behind {
+		if folded[p.ID] {
+			continue
+		}
+		folded[p.ID] = true
+		d, err := DecideFold(p, failed, replacement, now)
+		if err != nil {
+			return err
+		}
+		ch.AddDecision(d)
+	}
+	return nil
+}

@@ -328,15 +328,8 @@ func (m *MemOutbox) foldBehind(ch *aggregates.Changes, fx aggregates.Effect, rep
 	if replacement == "" {
 		return nil
 	}
-	for _, p := range m.effectsOf(fx.Target.Spreadsheet, func(e *aggregates.Effect) bool { return aggregates.Behind(*e, fx) && !folded[e.ID] }) {
-		folded[p.ID] = true
-		d, err := aggregates.DecideFold(p, fx, replacement, now)
-		if err != nil {
-			return err
-		}
-		ch.AddDecision(d)
-	}
-	return nil
+	behind := m.effectsOf(fx.Target.Spreadsheet, func(e *aggregates.Effect) bool { return aggregates.Behind(*e, fx) })
+	return aggregates.FoldBehind(ch, behind, fx, replacement, folded, now)
 }
 
 // RecordDivergence appends sync.diverged (Outbox).

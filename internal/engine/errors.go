@@ -10,6 +10,9 @@ var (
 	ErrInvalidEntity = errors.New("invalid_entity_definition")
 	// ErrStoreClosed: the store was used after Close.
 	ErrStoreClosed = errors.New("store_closed")
+	// ErrInvalidResolution: a resolution other than keep_system or
+	// use_sheet.
+	ErrInvalidResolution = errors.New("invalid_resolution")
 	// ErrReadModelBehind: the commit is durable in the log, but applying it
 	// to read.sqlite failed; the store retries before the next commit and
 	// on reopen. Reads may not show the commit until then.

@@ -257,18 +257,7 @@ func (e *Engine) fold(ch *aggregates.Changes, fx aggregates.Effect, replacement 
 	if err != nil {
 		return err
 	}
-	for _, p := range behind {
-		if folded[p.ID] {
-			continue
-		}
-		folded[p.ID] = true
-		d, err := aggregates.DecideFold(p, fx, replacement, now)
-		if err != nil {
-			return err
-		}
-		ch.AddDecision(d)
-	}
-	return nil
+	return aggregates.FoldBehind(ch, behind, fx, replacement, folded, now)
 }
 
 // rowTabs names the tabs that show rows of entity (System, Input).
