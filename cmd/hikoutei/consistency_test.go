@@ -332,6 +332,12 @@ func TestCLIConsistencyStoreErrorsAndFlagChecks(t *testing.T) {
 			t.Errorf("%v: stderr does not blame the flag:\n%s", args, first)
 		}
 	}
+	t.Setenv(hikoutei.EnvSpreadsheetURL, "notanid")
+	args := []string{"serve", "--dir", dir, "--sheets-endpoint", "http://127.0.0.1:1"}
+	wantUsage(t, serve, args)
+	if _, _, errOut := runSplit(args...); !strings.HasPrefix(errOut, "hikoutei: environment: "+hikoutei.EnvSpreadsheetURL+": ") {
+		t.Errorf("a malformed %s without --spreadsheet is not blamed on it:\n%s", hikoutei.EnvSpreadsheetURL, errOut)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "lease.toml")); !os.IsNotExist(err) {
 		t.Fatalf("a refused serve left lease.toml: %v", err)
 	}

@@ -32,12 +32,19 @@ func (f serveFlags) validate() error {
 	return nil
 }
 
+// checkSpreadsheet parses --spreadsheet, or the variable when the flag
+// is not given, and names whichever it parsed.
 func (f serveFlags) checkSpreadsheet() error {
-	if f.spreadsheet == "" {
+	v, source := f.spreadsheet, `flag "--spreadsheet"`
+	if v == "" {
+		v, _ = config.OS(hikoutei.EnvSpreadsheetURL)
+		source = "environment: " + hikoutei.EnvSpreadsheetURL
+	}
+	if v == "" {
 		return nil
 	}
-	if _, err := sheetsio.ParseSpreadsheetURL(f.spreadsheet); err != nil {
-		return fmt.Errorf(`flag "--spreadsheet": %w`, err)
+	if _, err := sheetsio.ParseSpreadsheetURL(v); err != nil {
+		return fmt.Errorf("%s: %w", source, err)
 	}
 	return nil
 }
