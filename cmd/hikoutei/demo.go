@@ -9,10 +9,10 @@ import (
 )
 
 func newDemoCmd() *cobra.Command {
-	cfg := demo.Config{Data: "testdata/data/airports.json", Google: true}
+	cfg := demo.Config{Google: true}
 	var noLatency bool
 	cmd := &cobra.Command{
-		Use:   "demo [--dir DIR] [--rows N] [--keep-open] [--stall D]",
+		Use:   "demo [--dir DIR] [--data FILE] [--rows N] [--keep-open] [--no-latency] [--stall D]",
 		Short: "Run the whole product on the OpenFlights airports: commit, sync, human edits, polling, verification",
 		Long: `demo opens a fresh store with embedded NATS, serves the Sheets emulator with
 Google's latency and quota model, commits the 7,184 OpenFlights airports as a
@@ -26,7 +26,10 @@ observed no progress (read-model checkpoint, outbox counts, outcomes) for
 --stall. It ends with one line
 "summary: rows=… sheet_rows=… mismatches=… conflicts=… resolved=… resolved_in_sheet=… quarantined=… requests=…"
 and exits 1 when mismatches > 0. On any failure it prints where the store is
-kept and the commands to inspect it.`,
+kept and the commands to inspect it. The airports are built into the binary
+(--data reads another copy), so it runs from any directory. Progress goes to
+stderr: bars with elapsed time and the time left on a terminal, a line per
+tenth elsewhere.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Out, cfg.Progress, cfg.Google = cmd.OutOrStdout(), cmd.ErrOrStderr(), !noLatency
@@ -43,7 +46,7 @@ kept and the commands to inspect it.`,
 		},
 	}
 	cmd.Flags().StringVar(&cfg.Dir, "dir", "", "store directory (default: a fresh temporary directory)")
-	cmd.Flags().StringVar(&cfg.Data, "data", cfg.Data, "OpenFlights airports JSON")
+	cmd.Flags().StringVar(&cfg.Data, "data", "", "OpenFlights airports JSON file (default: the copy built into the binary)")
 	cmd.Flags().IntVar(&cfg.Rows, "rows", 0, "load only the first N airports (default all)")
 	cmd.Flags().BoolVar(&cfg.KeepOpen, "keep-open", false, "keep the emulator and its web view running until Ctrl-C")
 	cmd.Flags().BoolVar(&noLatency, "no-latency", false, "skip Google's latency and quota model (faster)")

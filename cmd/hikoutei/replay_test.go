@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -156,5 +157,29 @@ func TestReplayTargetErrorsAreTyped(t *testing.T) {
 	}
 	if _, err := hikoutei.Replay(dir, out, hikoutei.ReplayOptions{}); !errors.Is(err, hikoutei.ErrReplayTarget) {
 		t.Fatalf("stale -wal beside the target: %v", err)
+	}
+}
+
+// replay's progress off a terminal (stderr is a file here) is plain
+// lines, never a carriage return, and ends with the whole log replayed.
+func TestReplayProgressOffATerminalIsPlainLinesThatReachTheEnd(t *testing.T) {
+	dir := storeWithItems(t, 40)
+	stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	var stdout bytes.Buffer
+	out := filepath.Join(t.TempDir(), "replayed.sqlite")
+	if code := run([]string{"replay", "--dir", dir, "--out", out}, &stdout, stderr); code != exitOK {
+		t.Fatalf("replay: exit %d\n%s", code, stdout.String())
+	}
+	progress, err := os.ReadFile(stderr.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := logHead(t, dir)
+	if strings.Contains(string(progress), "\r") || !strings.Contains(string(progress), fmt.Sprintf("replaying: done (%d)", head)) {
+		t.Fatalf("progress %q, want plain lines ending at the head %d", progress, head)
 	}
 }

@@ -191,7 +191,7 @@ func TestRepro5_DoctorReportsDamagedPagesWithExitThree(t *testing.T) {
 			if code != exitDamage || !strings.Contains(out, "log_corrupt") || !strings.Contains(out, "doctor: damage found") {
 				t.Fatalf("exit %d:\n%s", code, out)
 			}
-			if code, out := runCLI(t, "doctor", "--dir", dir, "--json"); code != exitDamage || !strings.Contains(out, `"code": "log_corrupt"`) {
+			if code, out := runCLI(t, "doctor", "--dir", dir, "--json"); code != exitDamage || !strings.Contains(out, `"code":"log_corrupt"`) {
 				t.Fatalf("json exit %d:\n%s", code, out)
 			}
 			if dirHash(t, dir) != before {

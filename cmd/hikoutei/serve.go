@@ -60,13 +60,8 @@ logs "replication: fenced", answers /healthz 503 (replication_fenced) and
 exits 4; with --standby it follows the stream as a standby again instead.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireDir(f.dir); err != nil {
+			if err := f.validate(); err != nil {
 				return err
-			}
-			if f.natsURL != "" {
-				if err := config.ParseNATSURL(f.natsURL); err != nil {
-					return usageError{fmt.Errorf(`flag "--nats": %w`, err)}
-				}
 			}
 			ctx, stop := interruptible(context.Background())
 			defer stop()
@@ -116,6 +111,14 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	if err != nil {
 		return err
 	}
+	// The --http port is bound before the lease is taken: a port in use
+	// fails the command without touching the store.
+	var ln net.Listener
+	if f.httpAddr != "" {
+		if ln, err = net.Listen("tcp", f.httpAddr); err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+	}
 	open := func(standby bool) (*hikoutei.Store, error) {
 		opts := hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap,
 			NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL, NkeyFile: f.natsNkey, ListenNkeys: f.natsListenNkeys,
@@ -129,17 +132,17 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	}
 	s, err := open(f.standby)
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return err
 	}
 	var cur atomic.Pointer[hikoutei.Store]
 	cur.Store(s)
 	logServing(logger, f.dir, s)
 	addr := ""
-	if f.httpAddr != "" {
-		if addr, err = serveHTTP(ctx, cur.Load, f.httpAddr, logger); err != nil {
-			s.Close()
-			return err
-		}
+	if ln != nil {
+		addr = serveHTTP(ctx, cur.Load, ln, logger)
 	}
 	if ready != nil {
 		ready(addr)
@@ -199,11 +202,7 @@ func logServing(logger *slog.Logger, dir string, s *hikoutei.Store) {
 
 // serveHTTP serves /metrics and /healthz of the store cur returns (it
 // changes when a fenced primary becomes a standby again).
-func serveHTTP(ctx context.Context, cur func() *hikoutei.Store, addr string, logger *slog.Logger) (string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", err
-	}
+func serveHTTP(ctx context.Context, cur func() *hikoutei.Store, ln net.Listener, logger *slog.Logger) string {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { metrics.Handler(cur()).ServeHTTP(w, r) })
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -221,7 +220,7 @@ func serveHTTP(ctx context.Context, cur func() *hikoutei.Store, addr string, log
 		srv.Shutdown(context.Background())
 	}()
 	logger.Info("http", "addr", ln.Addr().String())
-	return ln.Addr().String(), nil
+	return ln.Addr().String()
 }
 
 // logNATSListener says where the embedded server listens and how it is

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,7 +102,7 @@ checkpoint equals the head after every commit). Sync health is shown per tab
 age), derived from the read model.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireDir(dir); err != nil {
+			if err := requireStore(dir); err != nil {
 				return err
 			}
 			st, err := readStatus(dir, time.Now())
@@ -114,7 +113,7 @@ age), derived from the read model.`,
 		},
 	}
 	addDirFlag(cmd, &dir)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
@@ -271,9 +270,7 @@ func readLogHead(dir string) (uint64, error) {
 func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	out := cmd.OutOrStdout()
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return printJSON(out, st)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	holder := "none (store closed)"

@@ -15,9 +15,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/progress"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
@@ -29,7 +28,7 @@ const SpreadsheetID = "demo-airports"
 // Config configures Run.
 type Config struct {
 	Dir      string    // store directory; "" = a fresh temporary one
-	Data     string    // path of airports.json
+	Data     string    // path of airports.json ("" = the copy built in)
 	Rows     int       // airports to load (0 = all 7,184)
 	Google   bool      // emulate Google's latency and quota model
 	KeepOpen bool      // serve the emulator's web view until ctx ends
@@ -189,14 +188,10 @@ func (e *env) close() {
 	}
 }
 
-func (e *env) bar(max int, what string) *progressbar.ProgressBar {
-	w := e.cfg.Progress
-	if w == nil {
-		w = io.Discard
-	}
-	return progressbar.NewOptions(max, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(250*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
+// bar shows progress on cfg.Progress: a bar with elapsed time and the
+// time left on a terminal, plain lines elsewhere.
+func (e *env) bar(max int, what string) *progress.Bar {
+	return progress.New(e.cfg.Progress, int64(max), what)
 }
 
 // commitAll commits the airports in units of 500, with a progress bar.
@@ -207,13 +202,16 @@ func (e *env) commitAll(ctx context.Context) error {
 		end := min(i+500, len(e.data))
 		for j := i; j < end; j++ {
 			if err := u.Persist(&e.data[j]); err != nil {
+				bar.Abandon()
 				return err
 			}
 		}
 		if _, err := u.Commit(ctx); err != nil {
+			bar.Abandon()
 			return err
 		}
-		bar.Set(end)
+		bar.Set(int64(end))
 	}
-	return bar.Finish()
+	bar.Finish()
+	return nil
 }

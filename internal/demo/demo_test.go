@@ -11,12 +11,17 @@ import (
 
 // TestDemoSmallRun is the smaller demo run `make test` includes: 300
 // airports end to end without Google's latency model; every act reaches
-// one of its correct outcomes.
+// one of its correct outcomes. Its progress, written to a buffer (not a
+// terminal), is plain lines without a carriage return.
 func TestDemoSmallRun(t *testing.T) {
-	var out bytes.Buffer
-	sum, err := Run(context.Background(), Config{Dir: t.TempDir(), Data: "../../testdata/data/airports.json", Rows: 300, Out: &out})
+	var out, progress bytes.Buffer
+	sum, err := Run(context.Background(), Config{Dir: t.TempDir(), Data: "../../testdata/data/airports.json", Rows: 300, Out: &out,
+		Progress: &progress})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if p := progress.String(); strings.Contains(p, "\r") || !strings.Contains(p, "commit: done (300)") || !strings.Contains(p, "sync: done") {
+		t.Fatalf("progress off a terminal: %q", p)
 	}
 	t.Log(out.String())
 	if sum.Rows != 300 || sum.SheetRows != 300 || sum.Mismatches != 0 || sum.Quarantined < 2 || len(sum.Outcomes) != 7 ||

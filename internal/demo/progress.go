@@ -71,19 +71,21 @@ func (e *env) fingerprint() (string, error) {
 
 // waitSynced shows converged rows until the outbox holds nothing unsettled.
 func (e *env) waitSynced(ctx context.Context) error {
-	bar := e.bar(len(e.data), "sync  ")
+	bar := e.bar(len(e.data), "sync")
 	err := e.waitFor(ctx, "the sync", false, func() (bool, string, error) {
 		c, err := engine.Of(e.store).OutboxCounts()
 		if err != nil {
 			return false, "", err
 		}
-		bar.Set(int(min(c[aggregates.EffectApplied]/2, int64(len(e.data)))))
+		bar.Set(min(c[aggregates.EffectApplied]/2, int64(len(e.data))))
 		return open(c) == 0, "", nil
 	})
 	if err != nil {
+		bar.Abandon()
 		return err
 	}
-	return bar.Finish()
+	bar.Finish()
+	return nil
 }
 
 // open counts effects not yet settled.
