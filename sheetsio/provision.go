@@ -18,9 +18,14 @@ const (
 // bound Workbook. It costs one enumeration, one values.batchGet of the
 // existing tabs and, only if something is missing, ONE batchUpdate that adds
 // every missing tab (with a deterministic sheetId, its header row and frozen
-// header; receipts/authority hidden) and writes the header of any existing
-// but completely empty tab. It is idempotent: after a lost response a re-run
-// finds the tabs and writes nothing.
+// header; receipts/authority hidden), writes the header of any existing
+// but completely empty tab and gives every tab without them its column
+// formats (date-time Time columns, clipped receipts: columnformat.go). On
+// a spreadsheet that holds nothing but its empty default tab, the same
+// batchUpdate removes that tab and titles an untitled spreadsheet
+// (defaulttab.go; one more read checks the tab is empty). It is
+// idempotent: after a lost response a re-run finds the tabs and writes
+// nothing.
 //
 // Errors: read errors (*Error CodePermissionDenied, CodeSpreadsheetNotFound,
 // CodeReadRejected, CodeReadUnavailable); a *WriteError (Uncertain: re-run
@@ -42,16 +47,22 @@ func (p *Provider) Provision(ctx context.Context, spreadsheetID string, schema *
 // created. Errors: as Provision (header drift is an *Error with
 // CodeHeaderDrift; the Workbook stays usable).
 func (p *Provider) Reprovision(ctx context.Context, w *Workbook) ([]string, error) {
-	infos, err := p.enumerate(ctx, w)
+	ss, err := p.getSpreadsheet(ctx, w, provisionFields)
 	if err != nil {
 		return nil, err
 	}
+	infos := sheetInfos(ss)
 	resolved := w.resolve(infos)
 	snaps, err := p.readTabs(ctx, w, resolved, existing(w.schema, resolved))
 	if err != nil {
 		return nil, err
 	}
 	reqs, drift := provisionRequests(w.schema, resolved, snaps, infos)
+	tidy, err := p.tidyRequests(ctx, w, infos, resolved, spreadsheetTitleOf(ss))
+	if err != nil {
+		return nil, err
+	}
+	reqs = append(reqs, tidy...)
 	if len(reqs) > 0 {
 		if err := p.applyProvision(ctx, w, reqs); err != nil {
 			return nil, err
@@ -79,8 +90,17 @@ func existing(schema *layout.Schema, resolved map[string]sheetInfo) []string {
 	return out
 }
 
+func spreadsheetTitleOf(ss *sheets.Spreadsheet) string {
+	if ss.Properties == nil {
+		return ""
+	}
+	return ss.Properties.Title
+}
+
 // provisionRequests plans addSheet+header for missing tabs and a header for
-// existing empty ones; drifted tabs are reported, never rewritten.
+// existing empty ones, and the column formats (columnformat.go) of every
+// tab it creates or finds without them; drifted tabs are reported, never
+// rewritten nor formatted.
 func provisionRequests(schema *layout.Schema, resolved map[string]sheetInfo, snaps map[string]*TabSnapshot, infos []sheetInfo) ([]*sheets.Request, []error) {
 	taken := map[int64]bool{}
 	for _, s := range infos {
@@ -95,6 +115,8 @@ func provisionRequests(schema *layout.Schema, resolved map[string]sheetInfo, sna
 			id := freeSheetID(t.Name, taken)
 			reqs = append(reqs, addSheetRequest(t, id), updateCellsRequest(id, 0, 0, headerRow(t, 0)))
 			reqs = append(reqs, choiceRequests(t, id)...)
+			reqs = append(reqs, formatRequests(t, id)...)
+			continue
 		case snaps[t.Name].Empty:
 			reqs = append(reqs, widenRequests(t, info)...)
 			reqs = append(reqs, updateCellsRequest(info.ID, 0, 0, headerRow(t, 0)))
@@ -106,6 +128,10 @@ func provisionRequests(schema *layout.Schema, resolved map[string]sheetInfo, sna
 			reqs = append(reqs, choiceRequests(t, info.ID)...)
 		case snaps[t.Name].Err != nil:
 			drift = append(drift, snaps[t.Name].Err)
+			continue
+		}
+		if info.Formats == "" {
+			reqs = append(reqs, formatRequests(t, info.ID)...)
 		}
 	}
 	return reqs, drift

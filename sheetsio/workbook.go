@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
+	"google.golang.org/api/googleapi"
 	"google.golang.org/api/sheets/v4"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -56,40 +57,53 @@ func (w *Workbook) known(name string) (int64, bool) {
 	return id, ok
 }
 
-// sheetInfo is one tab as enumerated.
+// sheetInfo is one tab as enumerated. Formats is the value of the tab's
+// formats marker (formatsMarkerKey) when the enumeration asked for it.
 type sheetInfo struct {
-	ID     int64
-	Title  string
-	Hidden bool
-	Rows   int64
-	Cols   int64
+	ID      int64
+	Title   string
+	Hidden  bool
+	Rows    int64
+	Cols    int64
+	Formats string
 }
 
 const enumerateFields = "sheets(properties(sheetId,title,hidden,gridProperties(rowCount,columnCount)))"
 
 // enumerate lists the spreadsheet's tabs with one paced, retried read.
 func (p *Provider) enumerate(ctx context.Context, w *Workbook) ([]sheetInfo, error) {
-	var ss *sheets.Spreadsheet
-	err := p.read(ctx, "enumerate", func(ctx context.Context) error {
-		var err error
-		ss, err = p.svc.Spreadsheets.Get(w.id).Fields(enumerateFields).Context(ctx).Do()
-		return err
-	})
+	ss, err := p.getSpreadsheet(ctx, w, enumerateFields)
 	if err != nil {
 		return nil, err
 	}
+	return sheetInfos(ss), nil
+}
+
+// getSpreadsheet is one paced, retried spreadsheets.get limited to fields.
+func (p *Provider) getSpreadsheet(ctx context.Context, w *Workbook, fields string) (*sheets.Spreadsheet, error) {
+	var ss *sheets.Spreadsheet
+	err := p.read(ctx, "enumerate", func(ctx context.Context) error {
+		var err error
+		ss, err = p.svc.Spreadsheets.Get(w.id).Fields(googleapi.Field(fields)).Context(ctx).Do()
+		return err
+	})
+	return ss, err
+}
+
+func sheetInfos(ss *sheets.Spreadsheet) []sheetInfo {
 	out := make([]sheetInfo, 0, len(ss.Sheets))
 	for _, s := range ss.Sheets {
 		if s.Properties == nil {
 			continue
 		}
-		info := sheetInfo{ID: s.Properties.SheetId, Title: s.Properties.Title, Hidden: s.Properties.Hidden}
+		info := sheetInfo{ID: s.Properties.SheetId, Title: s.Properties.Title, Hidden: s.Properties.Hidden,
+			Formats: formatsMarker(s.DeveloperMetadata)}
 		if g := s.Properties.GridProperties; g != nil {
 			info.Rows, info.Cols = g.RowCount, g.ColumnCount
 		}
 		out = append(out, info)
 	}
-	return out, nil
+	return out
 }
 
 // resolve maps logical tab names to enumerated tabs: first by the bound
