@@ -1,0 +1,5 @@
+package observe_test
+
+import "runtime"
+
+func runtimeVersion() string { return runtime.Version() }
