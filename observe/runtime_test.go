@@ -1,5 +1,0 @@
-package observe_test
-
-import "runtime"
-
-func runtimeVersion() string { return runtime.Version() }
