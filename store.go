@@ -1,11 +1,14 @@
 package hikoutei
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/admin"
@@ -73,6 +76,15 @@ type Options struct {
 	// standby (Standby) that follows it and takes over when its lease
 	// lapses. Nil: one host, no network, exactly as without it.
 	Replication *ReplicationOptions
+	// Observer hears of commits (and, when it implements
+	// sheetsio.Observer, of every Sheets request): package observe's
+	// Metrics. Nil: nothing is measured.
+	Observer Observer
+	// TracerProvider traces commits, dispatches and polls (span names
+	// SpanCommit, SpanDispatch, SpanPoll). Nil: the global provider
+	// (otel.GetTracerProvider), a no-op until the application installs
+	// one.
+	TracerProvider trace.TracerProvider
 }
 
 // ReplicationOptions configures replicated mode (README "Replicated
@@ -230,9 +242,11 @@ type NATSOptions struct {
 // Store is an open store directory: the fenced log, the single writer and
 // the SQLite read model. Safe for concurrent use.
 type Store struct {
-	e      *engine.Engine
-	byType map[reflect.Type]*EntityDef // the declared Go types
-	adm    *admin.Server               // the administrative channel (nil with NoAdmin)
+	e        *engine.Engine
+	byType   map[reflect.Type]*EntityDef // the declared Go types
+	adm      *admin.Server               // the administrative channel (nil with NoAdmin)
+	observer Observer                    // nil: no metrics
+	tracer   trace.Tracer
 }
 
 // ReadModelFile is the read model's file name inside a store directory.
@@ -270,11 +284,12 @@ func open(dir string, opts Options, byType map[reflect.Type]*EntityDef, entities
 	if err != nil {
 		return nil, err
 	}
+	lendHooks(opts)
 	e, err := engine.Open(dir, cfg, entities)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{e: e, byType: byType}
+	s := &Store{e: e, byType: byType, observer: opts.Observer, tracer: tracer(opts.TracerProvider)}
 	if opts.NoAdmin {
 		return s, nil
 	}
@@ -282,6 +297,20 @@ func open(dir string, opts Options, byType map[reflect.Type]*EntityDef, entities
 		return nil, errors.Join(err, e.Close())
 	}
 	return s, nil
+}
+
+// lendHooks lends the sync provider the store's logger (when it was
+// built without one, as SyncFromEnv builds it) and the observer, so its
+// retries, waits and failures are logged and measured.
+func lendHooks(o Options) {
+	if o.Sync == nil || o.Sync.Provider == nil {
+		return
+	}
+	h := sheetsio.Hooks{Logger: cmp.Or(o.Logger, slog.Default())}
+	if so, ok := o.Observer.(sheetsio.Observer); ok {
+		h.Observer = so
+	}
+	o.Sync.Provider.Adopt(h)
 }
 
 // declare checks the entity definitions and returns them by Go type, with
@@ -323,6 +352,7 @@ func engineConfig(o Options) (engine.Config, error) {
 		return c, nil
 	}
 	sc, err := syncConfig(*o.Sync)
+	sc.Tracer = tracer(o.TracerProvider)
 	c.Sync = &sc
 	return c, err
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
@@ -63,6 +65,8 @@ type Config struct {
 	// Notes tells the cell notes the Input cells should carry (nil = no
 	// notes); they ride in the passes' dispatches.
 	Notes NoteSource
+	// Tracer traces each dispatch (SpanDispatch); nil: no tracing.
+	Tracer trace.Tracer
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -406,7 +410,9 @@ func fenced(err error) error {
 // dispatch sends claimed and returns the settlement of each effect, plus
 // the error of a dispatch that wrote nothing (its effects go back on the
 // retry path).
-func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, notes noteWork) ([]Settlement, error) {
+func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, notes noteWork) (out []Settlement, err error) {
+	ctx, span := startSpan(ctx, d.cfg.Tracer, SpanDispatch)
+	defer func() { endDispatch(span, len(claimed), out, err) }()
 	fence := d.cfg.Outbox.Fence()
 	ops := make([]sheetsio.Op, len(claimed))
 	for i, c := range claimed {
@@ -421,7 +427,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, 
 	}
 	d.noted(notes, res)
 	failpoint.Inject(failpoint.DispatchAfterRemoteApply)
-	out := make([]Settlement, len(claimed))
+	out = make([]Settlement, len(claimed))
 	for i, c := range claimed {
 		out[i] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken, Outcome: d.outcome(c, res.Ops[i])}
 	}

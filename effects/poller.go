@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -60,6 +62,8 @@ type PollerConfig struct {
 	CleanupInterval time.Duration
 	// Wake delivers poll hints (e.g. NATS wake.poll); nil = timer only.
 	Wake <-chan struct{}
+	// Tracer traces each poll (SpanPoll); nil: no tracing.
+	Tracer trace.Tracer
 }
 
 // PollCounters are the poller's running totals.
@@ -118,11 +122,13 @@ type PollResult struct {
 // While a conflict is open the same values read includes Sync_Conflicts,
 // whose rows are decided after the Input tabs (Inbound.Choose), after one
 // more grid read of the rows with a choice still pending (checkChoices).
-func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
+func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
+	ctx, span := startSpan(ctx, p.cfg.Tracer, SpanPoll)
+	defer func() { endPoll(span, res, err) }()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.C.Passes.Add(1)
-	res := PollResult{Tabs: len(p.cfg.Tabs)}
+	res = PollResult{Tabs: len(p.cfg.Tabs)}
 	if len(p.cfg.Tabs) == 0 {
 		return res, nil
 	}

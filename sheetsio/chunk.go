@@ -88,7 +88,7 @@ func (p *Provider) sendSplitting(ctx context.Context, w *Workbook, c []*unit, rm
 		werr = p.sendBatch(ctx, w, reqs, c, rm.check)
 	}
 	if werr != nil && werr.Code == WritePayloadTooLarge && len(c) > 1 {
-		p.log.Info("sheets batch split after size rejection", "units", len(c))
+		p.logger().Info("sheets batch split after size rejection", "units", len(c))
 		h := len(c) / 2
 		return p.sendSplitting(ctx, w, c[:h], rm) && p.sendSplitting(ctx, w, c[h:], rm)
 	}

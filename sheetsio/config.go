@@ -110,7 +110,7 @@ func (b Backoff) withDefaults() Backoff {
 
 func (c Config) withHooks() Config {
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
+		c.Logger = discard
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
 	"strings"
+
+	"cloud.google.com/go/auth"
 )
 
 // ServiceAccount is the parsed part of a service-account credentials file
@@ -55,4 +58,27 @@ func parseServiceAccount(raw []byte) (*ServiceAccount, error) {
 	}
 	email, _ := f["client_email"].(string)
 	return &ServiceAccount{ClientEmail: email, JSON: raw}, nil
+}
+
+// credentialsRejected reports whether Google refused the credentials:
+// its token endpoint refused to issue a token (400 invalid_grant for a
+// key it does not know or a bad JWT signature, 401 unauthorized_client),
+// or the API answered 401. Retrying cannot help.
+func credentialsRejected(err error) bool {
+	return tokenRefused(err) != 0 || statusOf(err) == http.StatusUnauthorized
+}
+
+// tokenRefused is the HTTP status with which the OAuth token endpoint
+// refused to issue a token (0: err is no such refusal). Timeouts, 429
+// and 5xx are not refusals: they may pass.
+func tokenRefused(err error) int {
+	var aerr *auth.Error
+	if !errors.As(err, &aerr) || aerr.Response == nil {
+		return 0
+	}
+	s := aerr.Response.StatusCode
+	if s < 400 || s >= 500 || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests {
+		return 0
+	}
+	return s
 }

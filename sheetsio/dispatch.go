@@ -60,7 +60,7 @@ func (p *Provider) Dispatch(ctx context.Context, w *Workbook, b Batch) (*Dispatc
 	res.settle(units)
 	res.settleNotes(units)
 	res.Reads, res.Writes, res.Chunks = int(ctr.reads.Load()), int(ctr.writes.Load()), int(ctr.chunks.Load())
-	p.log.Debug("sheets dispatch", "ops", len(b.Ops), "units", len(units), "chunks", res.Chunks, "reads", res.Reads, "writes", res.Writes)
+	p.logger().Debug("sheets dispatch", "ops", len(b.Ops), "units", len(units), "chunks", res.Chunks, "reads", res.Reads, "writes", res.Writes)
 	return res, nil
 }
 

@@ -1,6 +1,7 @@
 package sheetsio
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,6 +103,9 @@ func (e *WriteError) Is(target error) bool {
 func ClassifyWrite(err error) *WriteError {
 	if err == nil {
 		return nil
+	}
+	if credentialsRejected(err) { // refused before the request was carried out
+		return &WriteError{Outcome: NotSent, Code: CodeCredentialsRejected, Status: cmp.Or(statusOf(err), tokenRefused(err)), Err: err}
 	}
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) {

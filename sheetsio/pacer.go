@@ -29,29 +29,41 @@ func (p *Provider) readAttempts(ctx context.Context, op string, call func(contex
 			return newErr(CodeReadUnavailable, err, "%s: pacing wait", op)
 		}
 		countRead(ctx)
-		err := p.attempt(ctx, call)
+		err := p.timed(ctx, op, call)
 		if err == nil {
 			return nil
 		}
 		retry, after := retryableRead(ctx, err)
 		if !retry {
-			return p.readRejected(op, err)
+			return p.logged(op, p.readRejected(op, err))
 		}
 		if attempt+1 >= b.Attempts {
-			return newErr(CodeReadUnavailable, err, "%s: %d attempts failed", op, attempt+1)
+			return p.logged(op, newErr(CodeReadUnavailable, err, "%s: %d attempts failed", op, attempt+1))
 		}
 		d := p.backoffDelay(attempt, after)
-		p.log.Warn("sheets read retry", "op", op, "attempt", attempt+1, "status", statusOf(err), "delay", d)
+		p.logger().Warn("sheets read retry", "op", op, "attempt", attempt+1, "status", statusOf(err), "class", string(classOf(err)),
+			"delay", d, "retry_after", after)
+		p.observeRetry(op, d)
 		if err := p.cfg.Sleep(ctx, d); err != nil {
 			return newErr(CodeReadUnavailable, err, "%s: backoff interrupted", op)
 		}
 	}
 }
 
+// logged logs how a read failed for good (its code and HTTP status,
+// never its cause's text) and returns err. A read abandoned because the
+// caller stopped is not logged.
+func (p *Provider) logged(op string, err *Error) error {
+	if !errors.Is(err, context.Canceled) {
+		p.logger().Warn("sheets read failed", "op", op, "code", err.Code, "status", statusOf(err), "class", string(classOf(err.Err)))
+	}
+	return err
+}
+
 // retryableRead reports whether a failed read may be retried and the
 // server's Retry-After delay (0 if none).
 func retryableRead(ctx context.Context, err error) (bool, time.Duration) {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || credentialsRejected(err) {
 		return false, 0
 	}
 	var gerr *googleapi.Error
@@ -102,10 +114,11 @@ func statusOf(err error) int {
 }
 
 // readRejected maps a non-retryable read failure to a startup diagnostic.
-func (p *Provider) readRejected(op string, err error) error {
-	switch statusOf(err) {
-	case http.StatusUnauthorized:
+func (p *Provider) readRejected(op string, err error) *Error {
+	if credentialsRejected(err) {
 		return newErr(CodeCredentialsRejected, err, "Google rejected the service-account credentials; check the key is current")
+	}
+	switch statusOf(err) {
 	case http.StatusForbidden:
 		who := "the service account"
 		if p.account != "" {
@@ -129,10 +142,10 @@ func (p *Provider) write(ctx context.Context, op string, call func(context.Conte
 		return &WriteError{Outcome: NotSent, Code: WriteNotSent, Err: err}
 	}
 	countWrite(ctx)
-	werr := ClassifyWrite(p.attempt(ctx, call))
+	werr := ClassifyWrite(p.timed(ctx, op, call))
 	p.failure.note(ctx, asError(werr))
 	if werr != nil {
-		p.log.Warn("sheets write failed", "op", op, "outcome", werr.Outcome.String(), "code", werr.Code, "status", werr.Status)
+		p.logger().Warn("sheets write failed", "op", op, "outcome", werr.Outcome.String(), "code", werr.Code, "status", werr.Status)
 	}
 	return werr
 }
@@ -142,6 +155,14 @@ func (p *Provider) attempt(ctx context.Context, call func(context.Context) error
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	defer cancel()
 	return call(ctx)
+}
+
+// timed runs one attempt and reports it to the observer.
+func (p *Provider) timed(ctx context.Context, op string, call func(context.Context) error) error {
+	start := p.cfg.Now()
+	err := p.attempt(ctx, call)
+	p.observe(op, err, p.cfg.Now().Sub(start))
+	return err
 }
 
 // asError is werr as an error (nil stays an untyped nil).

@@ -25,8 +25,8 @@ type Provider struct {
 	readLim  *rate.Limiter
 	writeLim *rate.Limiter
 	account  string
-	log      *slog.Logger
 	failure  lastFailure // the newest API call's failure (LastFailure)
+	hooks    hooks       // the observer, and the logger a store lent (Adopt)
 }
 
 // New builds a Provider from cfg (see Config). Errors (*Error):
@@ -45,7 +45,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		return nil, newErr(CodeInvalidConfig, nil, "cannot build the Sheets client")
 	}
 	return &Provider{
-		cfg: cfg, svc: svc, account: account, log: cfg.Logger,
+		cfg: cfg, svc: svc, account: account,
 		readLim:  newLimiter(cfg.Pacing.ReadInterval, cfg.Pacing.Burst),
 		writeLim: newLimiter(cfg.Pacing.WriteInterval, cfg.Pacing.Burst),
 	}, nil
@@ -53,9 +53,11 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 
 // clientOptions builds the client options. The SDK's own logger is always
 // discarded: with GOOGLE_SDK_GO_LOGGING_LEVEL set it would dump request
-// URLs and bodies (spreadsheet ids, cell payloads).
+// URLs and bodies (spreadsheet ids, cell payloads). Its OpenTelemetry
+// instrumentation is off for the same reason: its HTTP spans, children
+// of the store's dispatch and poll spans, would carry the request URL.
 func clientOptions(cfg Config) ([]option.ClientOption, string, error) {
-	opts := []option.ClientOption{option.WithLogger(slog.New(slog.DiscardHandler))}
+	opts := []option.ClientOption{option.WithLogger(slog.New(slog.DiscardHandler)), option.WithTelemetryDisabled()}
 	if cfg.Endpoint != "" {
 		opts = append(opts, option.WithEndpoint(strings.TrimSuffix(cfg.Endpoint, "/")+"/"))
 	}

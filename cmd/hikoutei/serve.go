@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,13 +11,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
-	"github.com/hikoutei/hikoutei-go/internal/metrics"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+	"github.com/hikoutei/hikoutei-go/observe"
 )
 
 type serveFlags struct {
@@ -100,6 +102,13 @@ func (f serveFlags) env(k string) (string, bool) {
 // stream as a standby again.
 func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(httpAddr string)) error {
 	logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+	var access httpAccess
+	if f.httpAddr != "" {
+		var err error
+		if access, err = checkHTTPAccess(f.httpAddr, config.OS); err != nil {
+			return err
+		}
+	}
 	syncOpts, err := hikoutei.SyncFromEnv(ctx, f.env)
 	if err != nil {
 		return err
@@ -115,12 +124,13 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	// fails the command without touching the store.
 	var ln net.Listener
 	if f.httpAddr != "" {
-		if ln, err = net.Listen("tcp", f.httpAddr); err != nil {
+		if ln, err = net.Listen("tcp", access.addr); err != nil {
 			return fmt.Errorf("--http: %w", err)
 		}
 	}
+	metrics := observe.New()
 	open := func(standby bool) (*hikoutei.Store, error) {
-		opts := hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap,
+		opts := hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap, Observer: metrics,
 			NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL, NkeyFile: f.natsNkey, ListenNkeys: f.natsListenNkeys,
 				ListenNoAuth: f.natsListenNoAuth, Mirror: f.natsMirror}}
 		if repl != nil {
@@ -139,10 +149,11 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	}
 	var cur atomic.Pointer[hikoutei.Store]
 	cur.Store(s)
+	metrics.Watch(current(cur.Load))
 	logServing(logger, f.dir, s)
 	addr := ""
 	if ln != nil {
-		addr = serveHTTP(ctx, cur.Load, ln, logger)
+		addr = serveHTTP(ctx, current(cur.Load), ln, access, metrics, logger)
 	}
 	if ready != nil {
 		ready(addr)
@@ -200,27 +211,41 @@ func logServing(logger *slog.Logger, dir string, s *hikoutei.Store) {
 	logNATSListener(logger, dir, eng.Bus())
 }
 
-// serveHTTP serves /metrics and /healthz of the store cur returns (it
-// changes when a fenced primary becomes a standby again).
-func serveHTTP(ctx context.Context, cur func() *hikoutei.Store, ln net.Listener, logger *slog.Logger) string {
+// serveHTTP serves /metrics (the store's series, package observe, plus
+// the Go runtime's and the process's) and /healthz of the store cur
+// returns (it changes when a fenced primary becomes a standby again) on
+// ln, behind the bearer token when access has one.
+func serveHTTP(ctx context.Context, cur current, ln net.Listener, access httpAccess, m *observe.Metrics, logger *slog.Logger) string {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { metrics.Handler(cur()).ServeHTTP(w, r) })
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		s := cur()
-		listen := natsbus.ListenOff
-		if bus := engine.Of(s).Bus(); bus != nil {
-			listen = bus.ListenMode()
+		r := observe.Report(cur.Health())
+		if bus := engine.Of(cur()).Bus(); bus != nil && bus.ListenMode() != natsbus.ListenOff {
+			r.NATSListen = string(bus.ListenMode())
 		}
-		writeHealth(w, s.Health(), listen)
+		observe.WriteHealth(w, r)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: access.guard(mux), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	go func() {
 		<-ctx.Done()
 		srv.Shutdown(context.Background())
 	}()
-	logger.Info("http", "addr", ln.Addr().String())
+	logger.Info("http", "addr", ln.Addr().String(), "auth", access.mode())
 	return ln.Addr().String()
+}
+
+// current is the store serve runs now, as observe's Source.
+type current func() *hikoutei.Store
+
+func (c current) Health() hikoutei.Health { return c().Health() }
+
+func (c current) Stats(ctx context.Context) (hikoutei.Stats, error) { return c().Stats(ctx) }
+
+func (c current) Attention(ctx context.Context) (hikoutei.Attention, error) {
+	return c().Attention(ctx)
 }
 
 // logNATSListener says where the embedded server listens and how it is
@@ -234,55 +259,4 @@ func logNATSListener(logger *slog.Logger, dir string, bus *natsbus.Bus) {
 		attrs = append(attrs, "credentials", filepath.Join(dir, engine.ClientSeedFile))
 	}
 	logger.Info("nats", attrs...)
-}
-
-// healthBody is /healthz's JSON. local, sync and mirror are "ok" or the
-// error; sync_health is the spreadsheet's sync health by tab.
-type healthBody struct {
-	Local       string           `json:"local"`
-	Sync        string           `json:"sync"`
-	Mirror      string           `json:"mirror"`
-	NATSListen  string           `json:"nats_listen,omitempty"`
-	SyncHealth  *syncHealthJSON  `json:"sync_health,omitempty"`
-	Replication *replicationJSON `json:"replication,omitempty"`
-}
-
-// replicationJSON is a replicated store's role in /healthz: role is
-// primary, standby or fenced; epoch the lease epoch; head the last
-// stream commit the store holds.
-type replicationJSON struct {
-	Role  string `json:"role"`
-	Store string `json:"store"`
-	Epoch uint64 `json:"epoch"`
-	Head  uint64 `json:"head"`
-}
-
-func replicationOf(r *hikoutei.ReplicationHealth) *replicationJSON {
-	if r == nil {
-		return nil
-	}
-	return &replicationJSON{Role: string(r.Role), Store: r.Store, Epoch: r.Epoch, Head: r.Head}
-}
-
-// writeHealth answers 200 when the store can commit (local health) and
-// sync is neither blocked nor diverged past its bound; 503 otherwise.
-// Sync behind and mirror failures are reported with a 200, since neither
-// stops local commits. nats_listen says how the NATS listener is
-// protected ("authenticated", "loopback-only"), when there is one.
-func writeHealth(w http.ResponseWriter, h hikoutei.Health, listen natsbus.ListenMode) {
-	body := healthBody{Local: errText(h.Local), Sync: errText(h.Sync), Mirror: errText(h.Mirror), SyncHealth: syncHealthOf(h.SyncHealth),
-		Replication: replicationOf(h.Replication)}
-	if listen != natsbus.ListenOff {
-		body.NATSListen = string(listen)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(healthStatus(h))
-	json.NewEncoder(w).Encode(body)
-}
-
-func errText(err error) string {
-	if err == nil {
-		return "ok"
-	}
-	return err.Error()
 }

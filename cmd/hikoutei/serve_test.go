@@ -68,6 +68,9 @@ func TestServeSyncsAStoreAndExposesHealthAndMetrics(t *testing.T) {
 	if strings.Contains(logs.String(), "1ServeTestSheetId") {
 		t.Fatal("a log line carries the spreadsheet id")
 	}
+	if !strings.Contains(logs.String(), `"auth":"loopback-only"`) {
+		t.Fatalf("the log does not say the loopback port is open without a token: %s", logs.String())
+	}
 }
 
 func get(t *testing.T, url string) string {

@@ -51,6 +51,10 @@ const (
 	// EnvReplicationReplicas is the replica count of the stream and the
 	// lease bucket: 3 (default) or 5.
 	EnvReplicationReplicas = "HIKOUTEI_REPLICATION_REPLICAS"
+	// EnvHTTPToken is the bearer token `serve --http` requires on a
+	// non-loopback address (at least 16 characters; compared in constant
+	// time). Set, it is required on a loopback address too.
+	EnvHTTPToken = "HIKOUTEI_HTTP_TOKEN"
 )
 
 // ReplicationJetStream is HIKOUTEI_REPLICATION's one mode.

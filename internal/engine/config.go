@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
@@ -79,6 +81,8 @@ type SyncConfig struct {
 	// OnConflict hears of conflicts opened and resolved, in log order, on
 	// its own goroutine.
 	OnConflict func(ConflictNotice)
+	// Tracer traces the workers' dispatches and polls (nil: no tracing).
+	Tracer trace.Tracer
 }
 
 // NATSConfig configures the store's NATS layer (see the root NATSOptions).
