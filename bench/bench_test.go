@@ -34,7 +34,7 @@ import (
 //
 //	BenchmarkSafePath10k       ÷ BenchmarkRawBatchUpdate10k   rows/s (row 4)
 //	BenchmarkBackfillCities    ÷ BenchmarkRawBackfillCities   requests/1k rows, peak RSS (row 5)
-//	BenchmarkPollUnchanged10Tabs ÷ BenchmarkRawBatchGet10Tabs ms/pass, requests per pass (row 6)
+//	BenchmarkPollUnchanged10Tabs ÷ BenchmarkRawBatchGet10Tabs requests per pass (row 6)
 //
 // The emulator runs with Google's latency (150 ms per request + 20 µs per
 // written cell) and per-minute quotas; our provider keeps its default
@@ -311,9 +311,6 @@ func BenchmarkSafePath10k(b *testing.B) {
 	b.ReportMetric(float64(len(cities))/median(secs), "rows/s")
 }
 
-// msSince is the time since t0 in milliseconds.
-func msSince(t0 time.Time) float64 { return float64(time.Since(t0).Microseconds()) / 1000 }
-
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
@@ -508,8 +505,7 @@ func seedPoll(b *testing.B, s *hikoutei.Store) {
 // that nobody changed since they converged (row 6). Sync runs in Manual
 // mode so nothing but the measured passes talks to the emulator; the
 // emulator is in process (its counters are the measurement). One op = one
-// Poll; ms/pass is the median duration of one pass (row 6), reads/op and
-// writes/op are requests the emulator received.
+// Poll; reads/op and writes/op are requests the emulator received.
 func BenchmarkPollUnchanged10Tabs(b *testing.B) {
 	b.StopTimer()
 	e := googleEmulator(b, "bench-poll")
@@ -544,12 +540,9 @@ func BenchmarkPollUnchanged10Tabs(b *testing.B) {
 	}
 	c0 := e.local.Counters(e.sheet)
 	var certified int
-	var passes []float64
 	b.StartTimer()
 	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
 		r, err := h.Poll(ctx)
-		passes = append(passes, msSince(t0))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -560,15 +553,13 @@ func BenchmarkPollUnchanged10Tabs(b *testing.B) {
 	}
 	b.StopTimer()
 	c1 := e.local.Counters(e.sheet)
-	b.ReportMetric(median(passes), "ms/pass")
 	b.ReportMetric(float64(c1.Reads-c0.Reads)/float64(b.N), "reads/op")
 	b.ReportMetric(float64(c1.Writes-c0.Writes)/float64(b.N), "writes/op")
 	b.ReportMetric(float64(certified)/float64(b.N), "certified/op")
 }
 
 // BenchmarkRawBatchGet10Tabs: the floor under BenchmarkPollUnchanged10Tabs
-// — one raw values.batchGet of the same ten Input tabs through sheets/v4;
-// ms/pass is the median duration of one.
+// — one raw values.batchGet of the same ten Input tabs through sheets/v4.
 func BenchmarkRawBatchGet10Tabs(b *testing.B) {
 	b.StopTimer()
 	e := googleEmulator(b, "bench-poll-raw")
@@ -584,18 +575,14 @@ func BenchmarkRawBatchGet10Tabs(b *testing.B) {
 		ranges = append(ranges, tab)
 	}
 	c0 := e.local.Counters(e.sheet)
-	var passes []float64
 	b.StartTimer()
 	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
 		if _, err := svc.Spreadsheets.Values.BatchGet(e.sheet).Ranges(ranges...).Context(ctx).Do(); err != nil {
 			b.Fatal(err)
 		}
-		passes = append(passes, msSince(t0))
 	}
 	b.StopTimer()
 	c1 := e.local.Counters(e.sheet)
-	b.ReportMetric(median(passes), "ms/pass")
 	b.ReportMetric(float64(c1.Reads-c0.Reads)/float64(b.N), "reads/op")
 	b.ReportMetric(float64(c1.Writes-c0.Writes)/float64(b.N), "writes/op")
 }
