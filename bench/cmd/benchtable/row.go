@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -39,6 +40,8 @@ type Row struct {
 	Met      *bool    `json:"met"` // null for an information row (no goal)
 	Note     string   `json:"note,omitempty"`
 	Repeats  []Pair   `json:"repeats,omitempty"` // each interleaved repeat, in the order run
+
+	missing string // which benchmark or metric did not report (also in Note)
 }
 
 // goal is a row's target; met nil means information only.
@@ -104,8 +107,8 @@ func (s spec) row(r runs) Row {
 	ov, bv := s.ours.of(r), s.base.of(r)
 	row := Row{Name: s.name, Ours: Num(median(ov)), Baseline: Num(median(bv)), Goal: s.goal.text, Unit: s.unit, Note: s.note}
 	row.Ratio = pairedRatio(ov, bv)
-	if missing := s.missing(r, ov, bv); missing != "" {
-		row.Note = strings.TrimPrefix(row.Note+"; "+missing, "; ")
+	if row.missing = s.missing(r, ov, bv); row.missing != "" {
+		row.Note = strings.TrimPrefix(row.Note+"; "+row.missing, "; ")
 	}
 	if len(ov) == len(bv) {
 		for i := range ov {
@@ -126,12 +129,17 @@ func (s spec) missing(r runs, ov, bv []float64) string {
 		m  metric
 		xs []float64
 	}{{s.ours, ov}, {s.base, bv}} {
+		var say string
 		switch {
 		case side.m.bench == "" || len(side.xs) > 0:
+			continue
 		case len(r[side.m.bench]) == 0:
-			out = append(out, "benchmark not found: "+side.m.bench)
+			say = "benchmark not found: " + side.m.bench
 		default:
-			out = append(out, fmt.Sprintf("%s reported no %s", side.m.bench, side.m.unit))
+			say = fmt.Sprintf("%s reported no %s", side.m.bench, side.m.unit)
+		}
+		if !slices.Contains(out, say) {
+			out = append(out, say)
 		}
 	}
 	return strings.Join(out, "; ")
@@ -183,8 +191,8 @@ func printTable(w io.Writer, rows []Row) {
 	}
 	tw.Flush()
 	for _, r := range rows {
-		if strings.Contains(r.Note, "not found") || strings.Contains(r.Note, "reported no") {
-			fmt.Fprintf(w, "  %s: %s\n", strings.Fields(r.Name)[0], r.Note)
+		if r.missing != "" {
+			fmt.Fprintf(w, "  n/a %s: %s\n", strings.Fields(r.Name)[0], r.missing)
 		}
 	}
 }
