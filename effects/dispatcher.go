@@ -293,7 +293,7 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	}
 	d.C.Claimed.Add(int64(len(claimed)))
 	failpoint.Inject(failpoint.DispatchAfterClaim)
-	if pipelined {
+	if pipelined && len(claimed) == size {
 		d.prefetch(size)
 	}
 	out, derr := d.dispatch(ctx, claimed, notes)
@@ -310,9 +310,13 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 
 // again decides whether the pass loop runs its next pass at once, with
 // this batch's settlement committing in the background: after any batch
-// that was sent, since effects committed while it was in flight are
-// already claimable (prefetched), and a pass that finds none simply waits.
-// Pass (unpipelined) settles before returning, reporting a full batch.
+// that was sent, not only a full one (whose successor was claimed ahead),
+// since effects committed while it was in flight are claimable now; a
+// pass that finds none simply waits for a wake-up. Only a full batch
+// claims its successor ahead: a claim taken as the write starts would
+// split the effects committed meanwhile into more, smaller batches (more
+// requests, more store commits). Pass (unpipelined) settles before
+// returning, reporting a full batch.
 func again(pipelined bool, claimed, size int, derr error) bool {
 	return pipelined && claimed > 0 && derr == nil
 }

@@ -38,7 +38,7 @@ func TestAgainPipelinesAnySentBatchButNeverAFailedOrEmptyOne(t *testing.T) {
 		want      bool
 	}{
 		{"full batch", true, 100, nil, true},
-		{"partial batch: effects committed meanwhile are prefetched", true, 7, nil, true},
+		{"partial batch: effects committed meanwhile are claimable", true, 7, nil, true},
 		{"nothing claimed waits for a wake-up", true, 0, nil, false},
 		{"a dispatch that wrote nothing settles first", true, 100, failed, false},
 		{"Pass settles before returning", false, 100, nil, false},
