@@ -19,7 +19,8 @@ func (p *Projector) TabExpectation(tab string) (aggregates.TabExpectation, error
 	// expected: a row whose append is still pending, processing or
 	// uncertain has no visible state yet.
 	err := p.each("SELECT anchor, hash, seq FROM hk_visible_state WHERE tab = ? AND hash != ''", []any{tab}, func(st *sqlite.Stmt) {
-		x.Rows[st.ColumnText(0)], x.Since[st.ColumnText(0)] = st.ColumnText(1), uint64(st.ColumnInt64(2))
+		a := st.ColumnText(0) // one string for both maps
+		x.Rows[a], x.Since[a] = st.ColumnText(1), uint64(st.ColumnInt64(2))
 	})
 	if err != nil {
 		return x, err
