@@ -267,7 +267,9 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 	if snap == nil || snap.Err != nil {
 		return false
 	}
-	seen, shown := make(map[string]bool, len(x.Rows)), make(map[string]bool, len(snap.Rows))
+	// Every row with an anchor is non-blank, so an anchor was "seen" before
+	// row i exactly when its first row is not i: the snapshot's anchor
+	// index answers that without a map of its own.
 	data := 0
 	for i := range snap.Rows {
 		r := &snap.Rows[i]
@@ -275,15 +277,14 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 			continue
 		}
 		data++
-		shown[r.Hash] = true
-		switch {
-		case x.Evidence[r.Hash]:
-		case r.Anchor != "" && !seen[r.Anchor] && x.Rows[r.Anchor] == r.Hash:
-		default:
+		if x.Evidence[r.Hash] {
+			continue
+		}
+		if r.Anchor == "" || x.Rows[r.Anchor] != r.Hash {
 			return false
 		}
-		if r.Anchor != "" {
-			seen[r.Anchor] = true
+		if first, _ := snap.Shown(r.Anchor); first != i {
+			return false // a second copy of the anchor
 		}
 	}
 	if data == 0 && len(x.Rows) > 0 {
@@ -292,17 +293,30 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 	if x.Flagged {
 		return false // rows are back: the mass-deletion evidence is to clear
 	}
-	for h := range x.Quarantined {
-		if !shown[h] {
-			return false // a quarantined row changed (fixed, dismissed): its evidence is to clear
-		}
+	if !showsAll(snap, x.Quarantined) {
+		return false // a quarantined row changed (fixed, dismissed): its evidence is to clear
 	}
 	for a := range x.Rows {
-		if seen[a] == x.Missing[a] {
+		if _, n := snap.Shown(a); (n > 0) == x.Missing[a] {
 			return false // absent without recorded evidence, or restored with it
 		}
 	}
 	return true
+}
+
+// showsAll reports whether every hash in hashes is the hash of a
+// non-blank row of snap.
+func showsAll(snap *sheetsio.TabSnapshot, hashes map[string]bool) bool {
+	if len(hashes) == 0 {
+		return true
+	}
+	shown := make(map[string]bool, len(hashes))
+	for i := range snap.Rows {
+		if r := &snap.Rows[i]; hashes[r.Hash] && !blankRow(r.Cells) {
+			shown[r.Hash] = true
+		}
+	}
+	return len(shown) == len(hashes)
 }
 
 func blankRow(cells []any) bool {

@@ -65,7 +65,7 @@ func (p *Provider) readKnown(ctx context.Context, w *Workbook, tabs []string, mo
 	var resp *sheets.BatchGetValuesByDataFilterResponse
 	err := p.read(ctx, "batch_get_by_sheet_id", func(ctx context.Context) error {
 		var err error
-		resp, err = p.svc.Spreadsheets.Values.BatchGetByDataFilter(w.id, req).Context(ctx).Do()
+		resp, err = p.streamBatchGetByDataFilter(ctx, w.id, req)
 		return err
 	})
 	if errors.Is(err, ErrReadRejected) {
