@@ -35,6 +35,11 @@ func (p *Projector) applyPersisted(e *events.Event, x events.EntityPersisted) er
 // regardless of the event's "created" flag keeps old logs (whose flag is
 // inferred by an upcaster) from wiping or losing rows.
 func (p *Projector) writeRow(t events.EntityShape, id string, fields map[string]any) error {
+	if len(fields) == len(t.Fields) {
+		if ok, err := p.writeFullRow(t, id, fields); ok {
+			return err
+		}
+	}
 	names := p.rowNames[:0]
 	for _, c := range t.Fields {
 		if _, ok := fields[c.Name]; ok {

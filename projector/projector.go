@@ -34,6 +34,8 @@ type Projector struct {
 	order      []events.EntityShape // declaration order
 	checkpoint uint64
 	sqlCache   map[string]string          // row upsert statements by table and column set
+	fullRows   map[string]fullRow         // full-row upserts by table (fullrow.go)
+	digest     rowHasher                  // reused by writeFullRow
 	jsonBuf    []byte                     // reused by putEntityState
 	hashBuf    []byte                     // reused by mergeFieldState
 	rowNames   []string                   // reused by writeRow
