@@ -110,7 +110,9 @@ func replayLog(l *events.Log, reg *Registry, target string, opts ReplayOptions) 
 }
 
 func openReplayTarget(target, storeID string, reg *Registry) (*projector.Projector, error) {
-	p, err := projector.Open(target, projectorOptions(storeID, reg))
+	opts := projectorOptions(storeID, reg)
+	opts.Bulk = true // a fresh file, discarded unless the build completes
+	p, err := projector.Open(target, opts)
 	if err != nil {
 		return nil, err
 	}
