@@ -52,6 +52,9 @@ type Projector struct {
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
 	bulk       bool                       // Options.Bulk (bulk.go)
+	// sortedNames holds each entity's declared fields sorted by name, with
+	// their owners (mergeFieldState walks them instead of sorting).
+	sortedNames map[string][]declaredName
 }
 
 // Open opens or creates the read model at path (mode 0600, WAL), migrates
@@ -107,7 +110,7 @@ func openError(err error) error {
 
 func newProjector(conn *sqlite.Conn, path string, opts Options) *Projector {
 	p := &Projector{conn: conn, path: path, tables: map[string]events.EntityShape{}, userOwned: map[string]map[string]bool{},
-		inputTabs: map[string]bool{}}
+		inputTabs: map[string]bool{}, sortedNames: map[string][]declaredName{}}
 	for _, t := range opts.InputTabs {
 		p.inputTabs[t] = true
 	}
@@ -118,6 +121,7 @@ func newProjector(conn *sqlite.Conn, path string, opts Options) *Projector {
 		for _, c := range t.Fields {
 			p.userOwned[t.Name][c.Name] = c.Owner == events.OwnerUser
 		}
+		p.sortedNames[t.Name] = sortedDeclared(t, p.owner)
 	}
 	return p
 }
