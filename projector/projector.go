@@ -22,12 +22,6 @@ type Options struct {
 	// InputTabs are the tabs people edit: an effect applied on one of their
 	// rows records what each written cell shows (the inbound baseline).
 	InputTabs []string
-	// Bulk opens a fresh read model being built from the log (a rebuild,
-	// a replay) that is thrown away unless the build completes: it loads
-	// without a rollback journal and without syncs, and Close turns it into
-	// a WAL read model and syncs it. A failed Apply leaves such a file
-	// unusable: discard it.
-	Bulk bool
 }
 
 // Projector owns the read model's single writing connection. It is not safe
@@ -51,7 +45,6 @@ type Projector struct {
 	known      KnownHashes                // hashes of the event being applied (ApplyKnown)
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
-	bulk       bool                       // Options.Bulk (bulk.go)
 	// sortedNames holds each entity's declared fields sorted by name, with
 	// their owners (mergeFieldState walks them instead of sorting).
 	sortedNames map[string][]declaredName
@@ -70,11 +63,7 @@ func Open(path string, opts Options) (*Projector, error) {
 	if err := precreate(path); err != nil {
 		return nil, err
 	}
-	flags := sqlite.OpenReadWrite | sqlite.OpenCreate
-	if !opts.Bulk {
-		flags |= sqlite.OpenWAL
-	}
-	conn, err := sqlite.OpenConn(path, flags)
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenWAL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open: %w", ErrReadModelInvalid, err)
 	}
@@ -114,7 +103,7 @@ func newProjector(conn *sqlite.Conn, path string, opts Options) *Projector {
 	for _, t := range opts.InputTabs {
 		p.inputTabs[t] = true
 	}
-	p.order, p.bulk = opts.Entities, opts.Bulk
+	p.order = opts.Entities
 	for _, t := range opts.Entities {
 		p.tables[t.Name] = t
 		p.userOwned[t.Name] = map[string]bool{}
@@ -137,7 +126,7 @@ func precreate(path string) error {
 }
 
 func (p *Projector) init(opts Options) (err error) {
-	for _, pragma := range pragmas(opts.Bulk) {
+	for _, pragma := range []string{"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000"} {
 		if err := sqlitex.ExecuteTransient(p.conn, pragma, nil); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrReadModelInvalid, pragma, err)
 		}
@@ -305,21 +294,8 @@ func (p *Projector) Checkpoint() uint64 { return p.checkpoint }
 // Path is the read model's file path.
 func (p *Projector) Path() string { return p.path }
 
-// Close closes the writing connection (checkpointing the WAL). A bulk
-// read model is switched to WAL and synced first.
-func (p *Projector) Close() error {
-	if !p.bulk {
-		return p.conn.Close()
-	}
-	err := p.endBulk()
-	if cerr := p.conn.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = syncFile(p.path)
-	}
-	return err
-}
+// Close closes the writing connection (checkpointing the WAL).
+func (p *Projector) Close() error { return p.conn.Close() }
 
 // Conn exposes the writing connection to packages that extend the read
 // model in the same transaction discipline (snapshots). Do not write to it.

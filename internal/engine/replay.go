@@ -110,9 +110,7 @@ func replayLog(l *events.Log, reg *Registry, target string, opts ReplayOptions) 
 }
 
 func openReplayTarget(target, storeID string, reg *Registry) (*projector.Projector, error) {
-	opts := projectorOptions(storeID, reg)
-	opts.Bulk = true // a fresh file, discarded unless the build completes
-	p, err := projector.Open(target, opts)
+	p, err := projector.Open(target, projectorOptions(storeID, reg))
 	if err != nil {
 		return nil, err
 	}
