@@ -114,6 +114,10 @@ type Queue struct {
 	// ExpectedHash, when set, guards the write by this full-row hash
 	// instead of the row's last visible hash.
 	ExpectedHash string
+	// ValuesOf and KeyColumn, when set (ReferPersisted), make the record
+	// refer to the entity.persisted of the same commit for Values.
+	ValuesOf  uint64
+	KeyColumn string
 }
 
 // DecideQueue returns the effect.queued event for q at the target's next
@@ -129,7 +133,7 @@ func DecideQueue(outboxVersion uint64, q Queue, now time.Time) (Decision, string
 	stream := events.OutboxStream(q.Target.Binding)
 	p := events.EffectQueued{EffectID: id, Spreadsheet: q.Target.Spreadsheet, Tab: q.Target.Tab, Anchor: q.Target.Anchor,
 		Binding: q.Target.Binding, StreamSequence: seq, Op: q.Op, Values: q.Values, PayloadHash: hash, Entity: q.Entity, ID: q.ID,
-		ExpectedHash: q.ExpectedHash}
+		ExpectedHash: q.ExpectedHash, ValuesOf: q.ValuesOf, KeyColumn: q.KeyColumn}
 	return Decision{Stream: stream, ExpectedVersion: outboxVersion, Events: []events.Event{events.New(stream, p, now)}}, id, nil
 }
 

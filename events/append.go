@@ -218,6 +218,7 @@ type appender struct {
 	now      time.Time
 	head     uint64
 	versions map[string]uint64 // stream → version as of this transaction
+	stored   map[string]uint64 // stream → version in the file (streams read)
 	// replicate: collect each record's replica form in replica.
 	replicate bool
 	replica   [][]byte
@@ -225,22 +226,26 @@ type appender struct {
 
 func newAppender(tx *bolt.Tx, f Fence, now time.Time, replicate bool) *appender {
 	return &appender{tx: tx, f: f, now: now, head: getU64(tx.Bucket(bucketMeta), metaHead), versions: map[string]uint64{},
-		replicate: replicate}
+		stored: map[string]uint64{}, replicate: replicate}
 }
 
 func (a *appender) version(stream string) uint64 {
 	v, ok := a.versions[stream]
 	if !ok {
 		v = getU64(a.tx.Bucket(bucketStreams), []byte(stream))
-		a.versions[stream] = v
+		a.versions[stream], a.stored[stream] = v, v
 	}
 	return v
 }
 
-// finish writes the cached stream versions and the head.
+// finish writes the stream versions that moved and the head (a stream
+// only checked, e.g. an effect's under a batch settle, is left as it is).
 func (a *appender) finish() error {
 	streams := a.tx.Bucket(bucketStreams)
 	for s, v := range a.versions {
+		if stored, ok := a.stored[s]; ok && stored == v {
+			continue
+		}
 		if err := streams.Put([]byte(s), u64(v)); err != nil {
 			return err
 		}
@@ -303,7 +308,7 @@ func (a *appender) put(stream string, e *Event, commit string, payload []byte) e
 	if e.At.IsZero() {
 		e.At = a.now
 	}
-	if err := a.tx.Bucket(bucketEvents).Put(u64(e.Seq), encodeRecord(e, payload)); err != nil {
+	if err := appendBucket(a.tx).Put(u64(e.Seq), encodeRecord(e, payload)); err != nil {
 		return err
 	}
 	if a.replicate {

@@ -108,6 +108,15 @@ func entryOf(p Payload) (*entry, error) {
 	return e, nil
 }
 
+// storedForm is a payload whose record leaves out what the log holds
+// elsewhere (effect.queued's values, by values_of).
+type storedForm interface {
+	stored() Payload
+	// holdsLeftOut reports a payload holding what stored leaves out: a
+	// record never does.
+	holdsLeftOut() bool
+}
+
 // EncodePayload returns p as its canonical map (the form records store and
 // hashes cover). Errors: *PayloadError (ErrUnknownEventType) for a type
 // outside the catalogue.
@@ -121,6 +130,9 @@ func EncodePayload(p Payload) (map[string]any, error) {
 	e, err := entryOf(p)
 	if err != nil {
 		return nil, err
+	}
+	if s, ok := p.(storedForm); ok {
+		p = s.stored()
 	}
 	return e.plan.encode(reflect.ValueOf(p)), nil
 }
@@ -146,7 +158,11 @@ func DecodePayload(t Type, schema uint32, m map[string]any) (Payload, error) {
 	if err := e.plan.decode(v, m); err != nil {
 		return nil, &PayloadError{Type: t, Reason: err.Error()}
 	}
-	return v.Interface().(Payload), nil
+	p := v.Interface().(Payload)
+	if s, ok := p.(storedForm); ok && s.holdsLeftOut() {
+		return nil, &PayloadError{Type: t, Reason: "a record holds what its stored form leaves out"}
+	}
+	return p, nil
 }
 
 // upcast rewrites m from schema to the entry's current schema.

@@ -168,8 +168,12 @@ func TestCataloguePayloadsRoundTrip(t *testing.T) {
 				must(t, err)
 				back, err := DecodePayload(e.Type, e.Schema, v.(map[string]any))
 				must(t, err)
-				if reflect.TypeOf(back) != e.Go || !reflect.DeepEqual(back, p) {
-					t.Fatalf("round trip changed the payload:\n got %#v\nwant %#v", back, p)
+				want := p
+				if s, ok := p.(storedForm); ok {
+					want = s.stored() // what the log holds elsewhere is filled in by reads (ValueResolver)
+				}
+				if reflect.TypeOf(back) != e.Go || !reflect.DeepEqual(back, want) {
+					t.Fatalf("round trip changed the payload:\n got %#v\nwant %#v", back, want)
 				}
 				again, err := EncodePayload(back)
 				must(t, err)

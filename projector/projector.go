@@ -384,6 +384,9 @@ func (p *Projector) apply(e *events.Event) error {
 	if handled, err := p.applyEntity(e, pl); handled {
 		return err
 	}
+	if b, ok := pl.(events.Batch); ok {
+		return p.applyBatch(e, b)
+	}
 	if handled, err := p.applyEffect(e, pl); handled {
 		if err == nil {
 			err = p.afterEffect(e, pl) // inbound: shown cells, reconcile outcomes

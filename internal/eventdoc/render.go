@@ -224,6 +224,18 @@ func (r *renderer) intro() []string {
 			"and the stored bytes keep the schema they were written at. Readers (`hikoutei audit`, " +
 			"replay, `events.DecodeRecord`) therefore always see the current schema documented here; each " +
 			"section lists the schemas its type is upcast from and what each step does.",
+		fmt.Sprintf("A record may leave out what the log already holds: an `%s` at schema 2 whose "+
+			"values are its entity's `%s` fields (in the same commit) stores `values_of` "+
+			"(that event's stream version) instead of `values`. `Log.ReadFrom` and `Log.ReadStream` fill "+
+			"the values in (through the stream index when the read starts past the persisted event), and "+
+			"a reader of records shipped elsewhere, in log order, uses `events.ValueResolver` (the mirror "+
+			"readers do). `events.MarshalRecord` of a read event gives back the stored bytes. Logs written "+
+			"before schema 2 keep their values inline and read as before. Likewise a dispatch settles its "+
+			"effects with one `%s` and one `%s` on the spreadsheet's dispatch stream instead of one `%s` "+
+			"and one `%s` per effect (still read, and still written for an effect decided twice in one "+
+			"commit); folds treat a batch as its items (`events.Batch.Each`).",
+			events.TypeEffectQueued, events.TypeEntityPersisted, events.TypeEffectsClaimed, events.TypeEffectsApplied,
+			events.TypeEffectClaimed, events.TypeEffectApplied),
 	}
 }
 
