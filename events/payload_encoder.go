@@ -32,6 +32,9 @@ func appendPayload(dst []byte, p Payload) (out []byte, encErr, valErr error) {
 	if err != nil {
 		return dst, err, nil
 	}
+	if s, ok := p.(storedForm); ok {
+		p = s.stored() // as EncodePayload: the form records keep
+	}
 	out, valErr = e.plan.appendCanonical(dst, reflect.ValueOf(p))
 	return out, nil, valErr
 }
