@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -63,7 +64,10 @@ func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, e
 	if d := l.damage.Load(); d != nil {
 		return nil, nil, d
 	}
-	enc := encodeUnits(units)
+	bp := encodeBufs.Get().(*[]byte)
+	enc, buf := encodeUnits(units, (*bp)[:0])
+	defer releaseEncodeBuf(bp, buf) // stage copies the payloads into the records
+	size := encodedSize(enc)
 	var tx *bolt.Tx
 	err := l.guarded("append", func() (err error) { tx, err = l.db.Begin(true); return err })
 	if err != nil {
@@ -83,7 +87,7 @@ func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, e
 	committing = true
 	done := make(chan error, 1)
 	go func() { done <- l.commit(tx) }()
-	return results, func() error { return l.committed(<-done, enc) }, nil
+	return results, func() error { return l.committed(<-done, size) }, nil
 }
 
 // commit commits tx; when bbolt panics inside the commit (a damaged page
@@ -121,14 +125,14 @@ func (l *Log) stage(tx *bolt.Tx, f Fence, units []Unit, enc []encodedUnit) ([]Un
 }
 
 // committed finishes an append whose commit returned err.
-func (l *Log) committed(err error, enc []encodedUnit) error {
+func (l *Log) committed(err error, size int) error {
 	if err != nil {
 		return err
 	}
 	if err := failpoint.Err(failpoint.LogAfterCommit); err != nil {
 		return err // the commit is in the file, the caller is told it failed: an uncertain commit
 	}
-	_ = l.noteAppended(encodedSize(enc)) // best effort: a failed release only leaves pages resident
+	_ = l.noteAppended(size) // best effort: a failed release only leaves pages resident
 	return nil
 }
 
@@ -138,15 +142,29 @@ type encodedUnit struct {
 	err      error
 }
 
+// encodeBufs holds the buffers appends encode their payloads into.
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// maxPooledEncodeBuf bounds the buffers kept for reuse (a huge unit's
+// buffer is left to the collector).
+const maxPooledEncodeBuf = 4 << 20
+
+func releaseEncodeBuf(bp *[]byte, buf []byte) {
+	if cap(buf) <= maxPooledEncodeBuf {
+		*bp = buf[:0]
+		encodeBufs.Put(bp)
+	}
+}
+
 // encodeUnits canonical-encodes every payload outside the transaction, all
-// into one growing buffer (each payload is a capped slice of it).
-func encodeUnits(units []Unit) []encodedUnit {
+// into buf, grown as needed (each payload is a capped slice of it, valid
+// until buf is reused). It returns the payloads and buf.
+func encodeUnits(units []Unit, buf []byte) ([]encodedUnit, []byte) {
 	out := make([]encodedUnit, len(units))
-	buf := make([]byte, 0, 4096)
 	for i, u := range units {
 		out[i], buf = encodeUnit(u, buf)
 	}
-	return out
+	return out, buf
 }
 
 func encodeUnit(u Unit, buf []byte) (encodedUnit, []byte) {
@@ -170,13 +188,12 @@ func encodeEvent(dst []byte, stream string, e *Event) ([]byte, error) {
 	if stream == "" || strings.IndexByte(stream, 0) >= 0 {
 		return nil, fmt.Errorf("%w: a stream is required and has no NUL byte", ErrInvalidEvent)
 	}
-	m, err := EncodePayload(e.Payload)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	b, encErr, valErr := appendPayload(dst, e.Payload)
+	if encErr != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, encErr)
 	}
-	b, err := AppendCanonical(dst, m)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type(), err)
+	if valErr != nil {
+		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type(), valErr)
 	}
 	return b, nil
 }
