@@ -45,6 +45,14 @@ type entry struct {
 	Entry
 	plan *structPlan
 	up   map[uint32]Upcaster // from schema → step to schema+1
+	// expand, when set, fills in the derived keys a current-schema
+	// record left out (see derived.go); it never modifies its argument.
+	expand func(map[string]any) map[string]any
+}
+
+// expandWith sets the derived-key step of t (package init only).
+func expandWith(t Type, fn func(map[string]any) map[string]any) {
+	catalogue[t].expand = fn
 }
 
 // Upcaster rewrites a payload stored at one schema into the shape of the
@@ -153,6 +161,9 @@ func DecodePayload(t Type, schema uint32, m map[string]any) (Payload, error) {
 	m, err := e.upcast(schema, m)
 	if err != nil {
 		return nil, err
+	}
+	if e.expand != nil {
+		m = e.expand(m)
 	}
 	v := reflect.New(e.Go).Elem()
 	if err := e.plan.decode(v, m); err != nil {

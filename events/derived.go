@@ -1,0 +1,165 @@
+package events
+
+import (
+	"encoding/binary"
+	"fmt"
+	"maps"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Derived keys: a record leaves out the payload keys reading it derives
+// again from the rest of the same record (effect.queued schema 3,
+// entity.persisted schema 2). A key is left out only when its value equals
+// its derivation, so every event reads back exactly as it was appended; a
+// key present in a record always wins over the derivation.
+
+// EffectIDOf is an effect's deterministic id: the same binding and
+// stream_sequence always give the same id, so a replayed log queues the
+// same effects (I09).
+func EffectIDOf(binding string, streamSequence uint64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], streamSequence)
+	return fmt.Sprintf("fx%016x", xxhash.Sum64(append([]byte(binding+"/"), b[:]...)))
+}
+
+// EffectPayloadHash is an effect's payload hash: over op, tab, anchor and
+// values (I09). Errors: those of EncodeCanonical (a value without
+// canonical form).
+func EffectPayloadHash(op Op, tab, anchor string, values map[string]any) (string, error) {
+	var v any
+	if values != nil {
+		v = values
+	}
+	return Hash(map[string]any{"op": string(op), "tab": tab, "anchor": anchor, "values": v})
+}
+
+// compactor is a payload whose record leaves out derived keys: compact
+// deletes from m (its EncodePayload map) the keys whose values equal
+// their derivation.
+type compactor interface {
+	compact(m map[string]any)
+}
+
+// compactRecord deletes p's derived keys from m, its EncodePayload map.
+func compactRecord(p Payload, m map[string]any) {
+	if c, ok := p.(compactor); ok {
+		c.compact(m)
+	}
+}
+
+// compact leaves out effect_id (derived from binding and
+// stream_sequence), anchor (when it is the id) and payload_hash (derived
+// from op, tab, anchor and values; for values_of after the values are
+// filled in, by ValueResolver).
+func (q EffectQueued) compact(m map[string]any) {
+	if q.EffectID == EffectIDOf(q.Binding, q.StreamSequence) {
+		delete(m, "effect_id")
+	}
+	if q.Anchor == q.ID {
+		delete(m, "anchor")
+	}
+	if q.PayloadHash == hashFromValues {
+		delete(m, "payload_hash") // read without its values: still derived
+		return
+	}
+	if h, err := EffectPayloadHash(q.Op, q.Tab, q.Anchor, q.Values); err == nil && h == q.PayloadHash {
+		delete(m, "payload_hash")
+	}
+}
+
+// hashFromValues is the payload hash of a values_of effect.queued read
+// without its values: ValueResolver derives it with them. (A present
+// empty payload_hash stays empty: only an absent one is derived.)
+const hashFromValues = "\x00derived from values"
+
+// expandQueued fills in the keys a schema-3 effect.queued record left out
+// (payload_hash of a values_of record is hashFromValues until its values
+// are filled in). m is not modified: a copy is returned when a key is added.
+func expandQueued(m map[string]any) map[string]any {
+	_, hasID := m["effect_id"]
+	_, hasAnchor := m["anchor"]
+	_, hasHash := m["payload_hash"]
+	if hasID && hasAnchor && hasHash {
+		return m
+	}
+	m = maps.Clone(m)
+	binding, okB := m["binding"].(string)
+	seq, okS := m["stream_sequence"].(int64)
+	if !hasID && okB && okS && seq >= 0 {
+		m["effect_id"] = EffectIDOf(binding, uint64(seq))
+	}
+	if id, ok := m["id"].(string); !hasAnchor && ok {
+		m["anchor"] = id
+	}
+	if !hasHash {
+		if h, ok := queuedMapHash(m); ok {
+			m["payload_hash"] = h
+		}
+	}
+	return m
+}
+
+// queuedMapHash derives the payload hash of an effect.queued map that
+// holds its values inline.
+func queuedMapHash(m map[string]any) (string, bool) {
+	if _, ref := m["values_of"]; ref {
+		return hashFromValues, true
+	}
+	op, _ := m["op"].(string)
+	tab, _ := m["tab"].(string)
+	anchor, _ := m["anchor"].(string)
+	values, ok := m["values"].(map[string]any)
+	if !ok && m["values"] != nil {
+		return "", false
+	}
+	h, err := EffectPayloadHash(Op(op), tab, anchor, values)
+	return h, err == nil
+}
+
+// withDerivedHash fills in the payload hash of q, whose values were just
+// filled in, when its record left the hash out.
+func (q EffectQueued) withDerivedHash() (EffectQueued, error) {
+	if q.PayloadHash != hashFromValues {
+		return q, nil
+	}
+	h, err := EffectPayloadHash(q.Op, q.Tab, q.Anchor, q.Values)
+	if err != nil {
+		return q, err
+	}
+	q.PayloadHash = h
+	return q, nil
+}
+
+// compact leaves out the revisions of a first create: every field at
+// revision 1.
+func (p EntityPersisted) compact(m map[string]any) {
+	if len(p.Revisions) == 0 || len(p.Revisions) != len(p.Fields) {
+		return
+	}
+	for k, r := range p.Revisions {
+		if _, ok := p.Fields[k]; !ok || r != 1 {
+			return
+		}
+	}
+	delete(m, "revisions")
+}
+
+// expandPersisted fills in the revisions a schema-2 entity.persisted
+// record left out: every field at revision 1.
+func expandPersisted(m map[string]any) map[string]any {
+	if _, ok := m["revisions"]; ok {
+		return m
+	}
+	fields, ok := m["fields"].(map[string]any)
+	if !ok || len(fields) == 0 {
+		return m
+	}
+	revs := make(map[string]any, len(fields))
+	for k := range fields {
+		revs[k] = int64(1)
+	}
+	m = maps.Clone(m)
+	m["revisions"] = revs
+	return m
+}
