@@ -174,7 +174,7 @@ func encodeEvent(dst []byte, stream string, e *Event) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
-	compactRecord(e.Payload, m)
+	compactRecord(e.Payload, stream, m)
 	b, err := AppendCanonical(dst, m)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type(), err)

@@ -4,13 +4,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/cespare/xxhash/v2"
 )
 
 // Derived keys: a record leaves out the payload keys reading it derives
-// again from the rest of the same record (effect.queued schema 3,
-// entity.persisted schema 2). A key is left out only when its value equals
+// again from the rest of the same record, its stream included
+// (effect.queued and entity.persisted schema 3). A key is left out only when its value equals
 // its derivation, so every event reads back exactly as it was appended; a
 // key present in a record always wins over the derivation.
 
@@ -35,24 +36,53 @@ func EffectPayloadHash(op Op, tab, anchor string, values map[string]any) (string
 }
 
 // compactor is a payload whose record leaves out derived keys: compact
-// deletes from m (its EncodePayload map) the keys whose values equal
-// their derivation.
+// deletes from m (its EncodePayload map, of a record on stream) the keys
+// whose values equal their derivation.
 type compactor interface {
-	compact(m map[string]any)
+	compact(stream string, m map[string]any)
 }
 
 // compactRecord deletes p's derived keys from m, its EncodePayload map.
-func compactRecord(p Payload, m map[string]any) {
+func compactRecord(p Payload, stream string, m map[string]any) {
 	if c, ok := p.(compactor); ok {
-		c.compact(m)
+		c.compact(stream, m)
 	}
 }
 
-// compact leaves out effect_id (derived from binding and
-// stream_sequence), anchor (when it is the id) and payload_hash (derived
-// from op, tab, anchor and values; for values_of after the values are
-// filled in, by ValueResolver).
-func (q EffectQueued) compact(m map[string]any) {
+// fromStream fills in the keys a record of type t on stream left out
+// because its stream names them (binding; entity and id); m is not
+// modified.
+func fromStream(t Type, stream string, m map[string]any) map[string]any {
+	switch t {
+	case TypeEffectQueued:
+		binding, ok := strings.CutPrefix(stream, "outbox/")
+		if _, has := m["binding"]; has || !ok {
+			return m
+		}
+		m = maps.Clone(m)
+		m["binding"] = binding
+	case TypeEntityPersisted:
+		_, hasE := m["entity"]
+		_, hasI := m["id"]
+		rest, ok := strings.CutPrefix(stream, "entity/")
+		entity, id, ok2 := strings.Cut(rest, "/")
+		if hasE || hasI || !ok || !ok2 {
+			return m
+		}
+		m = maps.Clone(m)
+		m["entity"], m["id"] = entity, id
+	}
+	return m
+}
+
+// compact leaves out binding (its stream names it), effect_id (derived
+// from binding and stream_sequence), anchor (when it is the id) and
+// payload_hash (derived from op, tab, anchor and values; for values_of
+// after the values are filled in, by ValueResolver).
+func (q EffectQueued) compact(stream string, m map[string]any) {
+	if stream == OutboxStream(q.Binding) {
+		delete(m, "binding")
+	}
 	if q.EffectID == EffectIDOf(q.Binding, q.StreamSequence) {
 		delete(m, "effect_id")
 	}
@@ -131,9 +161,13 @@ func (q EffectQueued) withDerivedHash() (EffectQueued, error) {
 	return q, nil
 }
 
-// compact leaves out the revisions of a first create: every field at
-// revision 1.
-func (p EntityPersisted) compact(m map[string]any) {
+// compact leaves out entity and id (its stream names them) and the
+// revisions of a first create (every field at revision 1).
+func (p EntityPersisted) compact(stream string, m map[string]any) {
+	if !strings.Contains(p.Entity, "/") && stream == EntityStream(p.Entity, p.ID) {
+		delete(m, "entity")
+		delete(m, "id")
+	}
 	if len(p.Revisions) == 0 || len(p.Revisions) != len(p.Fields) {
 		return
 	}

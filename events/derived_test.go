@@ -42,8 +42,9 @@ func storedKeys(t *testing.T, l *Log, seq uint64) map[string]any {
 	return m
 }
 
-// A created row's records leave out what reading derives (effect_id,
-// anchor, payload_hash; the revisions of a first create), every read
+// A created row's records leave out what reading derives (binding,
+// effect_id, anchor, payload_hash; entity, id and the revisions of a
+// first create), every read
 // fills them in to the appended payloads, and a read event marshals to
 // the stored bytes (replication ships the log's bytes).
 func TestDerivedKeysAreLeftOutAndReadBackAsAppended(t *testing.T) {
@@ -51,7 +52,7 @@ func TestDerivedKeysAreLeftOutAndReadBackAsAppended(t *testing.T) {
 	u, want := derivedCommit(t)
 	res, err := l.Append(acquire(t, l, "w").Fence(), u)
 	must(t, err)
-	for i, left := range [][]string{{"revisions"}, {"effect_id", "anchor", "payload_hash"}, {"effect_id", "anchor", "payload_hash"}} {
+	for i, left := range [][]string{{"entity", "id", "revisions"}, {"binding", "effect_id", "anchor", "payload_hash"}, {"binding", "effect_id", "anchor", "payload_hash"}} {
 		m := storedKeys(t, l, res[0].First+uint64(i))
 		for _, k := range left {
 			if _, ok := m[k]; ok {
@@ -98,23 +99,27 @@ func TestDerivedKeysSchema2RecordsReadAsSchema3(t *testing.T) {
 
 // Values that differ from their derivation are stored as they are: an id
 // from another binding, an anchor that is not the id (or empty), a
-// payload hash of other values (or empty), a revision above 1.
+// payload hash of other values (or empty), a revision above 1, a binding
+// or entity its stream does not name (an entity name with a slash).
 func TestDerivedKeysOnlyLeftOutWhenEqualToTheirDerivation(t *testing.T) {
 	q := derivedQueued(t, "b2", "Airport_Input", map[string]any{"id": "1"})
 	q.EffectID, q.PayloadHash = "fx-other", "xxh64:0000000000000000"
 	empty := q
 	q.Anchor, empty.Anchor, empty.PayloadHash = "A1", "", ""
-	p := EntityPersisted{Entity: "Airport", ID: "1", Fields: map[string]any{"name": "x"}, Revisions: map[string]uint64{"name": 2}}
+	p := EntityPersisted{Entity: "Air/port", ID: "1", Fields: map[string]any{"name": "x"}, Revisions: map[string]uint64{"name": 2}}
+	slashID := EntityPersisted{Entity: "Airport", ID: "a/b", Created: true, Fields: map[string]any{"name": "x"}, Revisions: map[string]uint64{"name": 1}}
 	l, _ := openTestLog(t)
 	u := Unit{Streams: []StreamAppend{
-		{Stream: EntityStream("Airport", "1"), Events: []Event{{Payload: p}}},
-		{Stream: OutboxStream("b2"), Events: []Event{{Payload: q}, {Payload: empty}}},
+		{Stream: EntityStream("Air/port", "1"), Events: []Event{{Payload: p}}},
+		{Stream: OutboxStream("b9"), Events: []Event{{Payload: q}, {Payload: empty}}},
+		{Stream: EntityStream("Airport", "a/b"), Events: []Event{{Payload: slashID}}},
 	}}
 	res, err := l.Append(acquire(t, l, "w").Fence(), u)
 	must(t, err)
+	want := []Payload{p, q, empty, slashID}
 	for i, e := range readAll(t, l, res[0].First) {
-		if want := u.Streams[min(i, 1)].Events[max(i-1, 0)].Payload; !reflect.DeepEqual(e.Payload, want) {
-			t.Fatalf("read %#v\nwant %#v", e.Payload, want)
+		if !reflect.DeepEqual(e.Payload, want[i]) {
+			t.Fatalf("read %#v\nwant %#v", e.Payload, want[i])
 		}
 	}
 }
@@ -125,7 +130,7 @@ func TestDerivedKeysDecodeLeavesItsArgumentAlone(t *testing.T) {
 	_, want := derivedCommit(t)
 	m, err := EncodePayload(want[2])
 	must(t, err)
-	want[2].(EffectQueued).compact(m)
+	want[2].(EffectQueued).compact("", m)
 	n := len(m)
 	p, err := DecodePayload(TypeEffectQueued, 3, m)
 	must(t, err)

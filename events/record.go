@@ -73,7 +73,7 @@ func decodeRecord(seq uint64, b []byte, in *interner) (Event, error) {
 	if err != nil {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
 	}
-	if h.Payload, err = DecodePayload(h.typ, h.schema, m); err != nil {
+	if h.Payload, err = DecodePayload(h.typ, h.schema, fromStream(h.typ, h.Stream, m)); err != nil {
 		err.(*PayloadError).Seq = seq
 		return Event{}, err
 	}
