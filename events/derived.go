@@ -36,22 +36,46 @@ func EffectPayloadHash(op Op, tab, anchor string, values map[string]any) (string
 }
 
 // compactor is a payload whose record leaves out derived keys: compact
-// deletes from m (its EncodePayload map, of a record on stream) the keys
-// whose values equal their derivation.
+// deletes from m (its EncodePayload map, of the record at version of
+// stream; version 0 = not known) the keys whose values equal their
+// derivation.
 type compactor interface {
-	compact(stream string, m map[string]any)
+	compact(stream string, version uint64, m map[string]any)
 }
 
 // compactRecord deletes p's derived keys from m, its EncodePayload map.
-func compactRecord(p Payload, stream string, m map[string]any) {
+func compactRecord(p Payload, stream string, version uint64, m map[string]any) {
 	if c, ok := p.(compactor); ok {
-		c.compact(stream, m)
+		c.compact(stream, version, m)
 	}
 }
 
+// derivedSince is the schema of effect.queued and entity.persisted from
+// which records leave out derived keys.
+const derivedSince = 3
+
+// fromEnvelope fills in the keys a record of type t at schema and version
+// of stream left out because its envelope names them (binding and
+// stream_sequence; entity, id and created); m is not modified.
+func fromEnvelope(t Type, schema uint32, stream string, version uint64, m map[string]any) map[string]any {
+	if schema < derivedSince {
+		return m
+	}
+	_, hasSeq := m["stream_sequence"]
+	_, hasCreated := m["created"]
+	switch {
+	case t == TypeEffectQueued && !hasSeq:
+		m = maps.Clone(m)
+		m["stream_sequence"] = int64(version)
+	case t == TypeEntityPersisted && !hasCreated:
+		m = maps.Clone(m)
+		m["created"] = version == 1
+	}
+	return fromStream(t, stream, m)
+}
+
 // fromStream fills in the keys a record of type t on stream left out
-// because its stream names them (binding; entity and id); m is not
-// modified.
+// because its stream names them (binding; entity and id).
 func fromStream(t Type, stream string, m map[string]any) map[string]any {
 	switch t {
 	case TypeEffectQueued:
@@ -75,13 +99,20 @@ func fromStream(t Type, stream string, m map[string]any) map[string]any {
 	return m
 }
 
-// compact leaves out binding (its stream names it), effect_id (derived
-// from binding and stream_sequence), anchor (when it is the id) and
-// payload_hash (derived from op, tab, anchor and values; for values_of
-// after the values are filled in, by ValueResolver).
-func (q EffectQueued) compact(stream string, m map[string]any) {
+// compact leaves out binding (its stream names it), null values (absent
+// reads as null), stream_sequence (the record's version), effect_id (derived from binding and
+// stream_sequence), anchor (when it is the id) and payload_hash (derived
+// from op, tab, anchor and values; for values_of after the values are
+// filled in, by ValueResolver).
+func (q EffectQueued) compact(stream string, version uint64, m map[string]any) {
 	if stream == OutboxStream(q.Binding) {
 		delete(m, "binding")
+	}
+	if version != 0 && q.StreamSequence == version {
+		delete(m, "stream_sequence")
+	}
+	if m["values"] == nil {
+		delete(m, "values") // absent reads as null: no values (a delete, or values_of)
 	}
 	if q.EffectID == EffectIDOf(q.Binding, q.StreamSequence) {
 		delete(m, "effect_id")
@@ -161,12 +192,16 @@ func (q EffectQueued) withDerivedHash() (EffectQueued, error) {
 	return q, nil
 }
 
-// compact leaves out entity and id (its stream names them) and the
-// revisions of a first create (every field at revision 1).
-func (p EntityPersisted) compact(stream string, m map[string]any) {
+// compact leaves out entity and id (its stream names them), created
+// (true exactly at version 1) and the revisions of a first create (every
+// field at revision 1).
+func (p EntityPersisted) compact(stream string, version uint64, m map[string]any) {
 	if !strings.Contains(p.Entity, "/") && stream == EntityStream(p.Entity, p.ID) {
 		delete(m, "entity")
 		delete(m, "id")
+	}
+	if version != 0 && p.Created == (version == 1) {
+		delete(m, "created")
 	}
 	if len(p.Revisions) == 0 || len(p.Revisions) != len(p.Fields) {
 		return

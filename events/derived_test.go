@@ -43,8 +43,8 @@ func storedKeys(t *testing.T, l *Log, seq uint64) map[string]any {
 }
 
 // A created row's records leave out what reading derives (binding,
-// effect_id, anchor, payload_hash; entity, id and the revisions of a
-// first create), every read
+// stream_sequence, effect_id, anchor, payload_hash; entity, id, created
+// and the revisions of a first create), every read
 // fills them in to the appended payloads, and a read event marshals to
 // the stored bytes (replication ships the log's bytes).
 func TestDerivedKeysAreLeftOutAndReadBackAsAppended(t *testing.T) {
@@ -52,7 +52,8 @@ func TestDerivedKeysAreLeftOutAndReadBackAsAppended(t *testing.T) {
 	u, want := derivedCommit(t)
 	res, err := l.Append(acquire(t, l, "w").Fence(), u)
 	must(t, err)
-	for i, left := range [][]string{{"entity", "id", "revisions"}, {"binding", "effect_id", "anchor", "payload_hash"}, {"binding", "effect_id", "anchor", "payload_hash"}} {
+	for i, left := range [][]string{{"entity", "id", "created", "revisions"}, {"binding", "stream_sequence", "effect_id", "anchor", "payload_hash", "values"},
+		{"binding", "stream_sequence", "effect_id", "anchor", "payload_hash"}} {
 		m := storedKeys(t, l, res[0].First+uint64(i))
 		for _, k := range left {
 			if _, ok := m[k]; ok {
@@ -100,7 +101,8 @@ func TestDerivedKeysSchema2RecordsReadAsSchema3(t *testing.T) {
 // Values that differ from their derivation are stored as they are: an id
 // from another binding, an anchor that is not the id (or empty), a
 // payload hash of other values (or empty), a revision above 1, a binding
-// or entity its stream does not name (an entity name with a slash).
+// or entity its stream does not name (an entity name with a slash), a
+// stream_sequence or created flag its version does not give.
 func TestDerivedKeysOnlyLeftOutWhenEqualToTheirDerivation(t *testing.T) {
 	q := derivedQueued(t, "b2", "Airport_Input", map[string]any{"id": "1"})
 	q.EffectID, q.PayloadHash = "fx-other", "xxh64:0000000000000000"
@@ -130,7 +132,7 @@ func TestDerivedKeysDecodeLeavesItsArgumentAlone(t *testing.T) {
 	_, want := derivedCommit(t)
 	m, err := EncodePayload(want[2])
 	must(t, err)
-	want[2].(EffectQueued).compact("", m)
+	want[2].(EffectQueued).compact("", 0, m)
 	n := len(m)
 	p, err := DecodePayload(TypeEffectQueued, 3, m)
 	must(t, err)

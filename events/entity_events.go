@@ -167,7 +167,8 @@ func upcastEntityPersistedV1(p map[string]any) (map[string]any, error) {
 }
 
 // upcastEntityPersistedV2 rewrites schema 2 into 3, whose records leave
-// out entity and id (the stream names them) and the revisions of a first
-// create (every field at revision 1): a schema-2 record always holds
-// them, so the payload is unchanged.
+// out entity and id (the stream names them), created (true exactly at
+// version 1) and the revisions of a first create (every field at
+// revision 1): a schema-2 record always holds them, so the payload is
+// unchanged.
 func upcastEntityPersistedV2(p map[string]any) (map[string]any, error) { return p, nil }

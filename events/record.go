@@ -73,7 +73,7 @@ func decodeRecord(seq uint64, b []byte, in *interner) (Event, error) {
 	if err != nil {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
 	}
-	if h.Payload, err = DecodePayload(h.typ, h.schema, fromStream(h.typ, h.Stream, m)); err != nil {
+	if h.Payload, err = DecodePayload(h.typ, h.schema, fromEnvelope(h.typ, h.schema, h.Stream, h.Version, m)); err != nil {
 		err.(*PayloadError).Seq = seq
 		return Event{}, err
 	}
@@ -176,7 +176,7 @@ func parseRecord(body []byte, in *interner) (header, []byte, error) {
 // its type's current schema (it was upcast on read). Errors: ErrInvalidEvent when the payload is
 // not in the catalogue or has no canonical form.
 func MarshalRecord(e Event) ([]byte, error) {
-	payload, err := encodeEvent(nil, e.Stream, &e)
+	payload, err := encodeEvent(nil, e.Stream, e.Version, &e)
 	if err != nil {
 		return nil, err
 	}
