@@ -3,7 +3,6 @@ package events
 import (
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -56,7 +55,7 @@ const derivedSince = 3
 
 // fromEnvelope fills in the keys a record of type t at schema and version
 // of stream left out because its envelope names them (binding and
-// stream_sequence; entity, id and created); m is not modified.
+// stream_sequence; entity, id and created), in m, the record's own map.
 func fromEnvelope(t Type, schema uint32, stream string, version uint64, m map[string]any) map[string]any {
 	if schema < derivedSince {
 		return m
@@ -65,10 +64,8 @@ func fromEnvelope(t Type, schema uint32, stream string, version uint64, m map[st
 	_, hasCreated := m["created"]
 	switch {
 	case t == TypeEffectQueued && !hasSeq:
-		m = maps.Clone(m)
 		m["stream_sequence"] = int64(version)
 	case t == TypeEntityPersisted && !hasCreated:
-		m = maps.Clone(m)
 		m["created"] = version == 1
 	}
 	return fromStream(t, stream, m)
@@ -83,7 +80,6 @@ func fromStream(t Type, stream string, m map[string]any) map[string]any {
 		if _, has := m["binding"]; has || !ok {
 			return m
 		}
-		m = maps.Clone(m)
 		m["binding"] = binding
 	case TypeEntityPersisted:
 		_, hasE := m["entity"]
@@ -93,17 +89,16 @@ func fromStream(t Type, stream string, m map[string]any) map[string]any {
 		if hasE || hasI || !ok || !ok2 {
 			return m
 		}
-		m = maps.Clone(m)
 		m["entity"], m["id"] = entity, id
 	}
 	return m
 }
 
 // compact leaves out binding (its stream names it), null values (absent
-// reads as null), stream_sequence (the record's version), effect_id (derived from binding and
-// stream_sequence), anchor (when it is the id) and payload_hash (derived
-// from op, tab, anchor and values; for values_of after the values are
-// filled in, by ValueResolver).
+// reads as null), stream_sequence (the record's version), effect_id
+// (derived from binding and stream_sequence), anchor (when it is the id)
+// and payload_hash (derived from op, tab, anchor and values; for
+// values_of after the values are filled in, by ValueResolver).
 func (q EffectQueued) compact(stream string, version uint64, m map[string]any) {
 	if stream == OutboxStream(q.Binding) {
 		delete(m, "binding")
@@ -136,7 +131,7 @@ const hashFromValues = "\x00derived from values"
 
 // expandQueued fills in the keys a schema-3 effect.queued record left out
 // (payload_hash of a values_of record is hashFromValues until its values
-// are filled in). m is not modified: a copy is returned when a key is added.
+// are filled in), in m.
 func expandQueued(m map[string]any) map[string]any {
 	_, hasID := m["effect_id"]
 	_, hasAnchor := m["anchor"]
@@ -144,7 +139,6 @@ func expandQueued(m map[string]any) map[string]any {
 	if hasID && hasAnchor && hasHash {
 		return m
 	}
-	m = maps.Clone(m)
 	binding, okB := m["binding"].(string)
 	seq, okS := m["stream_sequence"].(int64)
 	if !hasID && okB && okS && seq >= 0 {
@@ -214,8 +208,8 @@ func (p EntityPersisted) compact(stream string, version uint64, m map[string]any
 	delete(m, "revisions")
 }
 
-// expandPersisted fills in the revisions a schema-2 entity.persisted
-// record left out: every field at revision 1.
+// expandPersisted fills in the revisions a schema-3 entity.persisted
+// record left out, in m: every field at revision 1.
 func expandPersisted(m map[string]any) map[string]any {
 	if _, ok := m["revisions"]; ok {
 		return m
@@ -228,7 +222,6 @@ func expandPersisted(m map[string]any) map[string]any {
 	for k := range fields {
 		revs[k] = int64(1)
 	}
-	m = maps.Clone(m)
 	m["revisions"] = revs
 	return m
 }

@@ -73,7 +73,7 @@ func decodeRecord(seq uint64, b []byte, in *interner) (Event, error) {
 	if err != nil {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
 	}
-	if h.Payload, err = DecodePayload(h.typ, h.schema, fromEnvelope(h.typ, h.schema, h.Stream, h.Version, m)); err != nil {
+	if h.Payload, err = decodeTyped(h.typ, h.schema, fromEnvelope(h.typ, h.schema, h.Stream, h.Version, m), true); err != nil {
 		err.(*PayloadError).Seq = seq
 		return Event{}, err
 	}
