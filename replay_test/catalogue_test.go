@@ -19,7 +19,10 @@ import (
 //     events.EncodeCanonical(events.EncodePayload(decoded payload)) equals
 //     the stored payload bytes (so events.Hash of the re-encoded payload
 //     equals the hash of the stored bytes), and events.MarshalRecord of the
-//     decoded event equals the whole stored record, checksum included.
+//     decoded event equals the whole stored record, checksum included, but
+//     for its record format: this build writes the hex token of a format-1
+//     record packed (format 2), every other byte of the record the same
+//     (samePackedToken).
 //     That is 9 records of the airports log and 5 of schema_v1's.
 //
 //   - the entity.persisted records stored at schema 2 (64 of airports, 4 of
@@ -89,7 +92,7 @@ func TestCommittedRecordsRoundTripThroughTheCatalogue(t *testing.T) {
 					}
 					rec, err := events.MarshalRecord(e)
 					must(t, err)
-					if !bytes.Equal(rec, r.Bytes) {
+					if !bytes.Equal(rec, r.Bytes) && !samePackedToken(t, r, rec) {
 						t.Errorf("seq %d %s: MarshalRecord of the decoded event differs from the stored record", r.Seq, r.Type)
 						continue
 					}
@@ -154,4 +157,16 @@ func checkRestamped(t *testing.T, r rawRecord, e events.Event, got []byte) {
 	if !reflect.DeepEqual(back, e) {
 		t.Errorf("seq %d: its schema-3 record reads back as %+v, not %+v", r.Seq, back, e)
 	}
+}
+
+// samePackedToken: rec, MarshalRecord of the event stored as r in record
+// format 1, is the same record in format 2 (its hex token packed into the
+// bytes it spells): every field, the payload bytes included, is r's.
+func samePackedToken(t *testing.T, r rawRecord, rec []byte) bool {
+	t.Helper()
+	again, err := parseRawRecord(r.Seq, rec)
+	must(t, err)
+	shorter := len(rec) == len(r.Bytes)-len(r.Token)/2
+	again.Bytes, r.Bytes = nil, nil
+	return rec[0] == 2 && r.Token != "" && shorter && reflect.DeepEqual(again, r)
 }
