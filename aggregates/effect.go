@@ -1,12 +1,9 @@
 package aggregates
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 	"time"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
@@ -70,9 +67,7 @@ type Target struct {
 // EffectID is deterministic: the same target and stream_sequence always get
 // the same id, so a replayed log queues the same effects (I09).
 func EffectID(binding string, seq uint64) string {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], seq)
-	return fmt.Sprintf("fx%016x", xxhash.Sum64(append([]byte(binding+"/"), b[:]...)))
+	return events.EffectIDOf(binding, seq)
 }
 
 // Effect is one effect of the outbox: what was queued and where its state

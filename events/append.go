@@ -172,7 +172,7 @@ func encodeUnit(u Unit, buf []byte) (encodedUnit, []byte) {
 	for _, s := range u.Streams {
 		for j := range s.Events {
 			start := len(buf)
-			b, err := encodeEvent(buf, s.Stream, &s.Events[j])
+			b, err := encodeEvent(buf, s.Stream, versionOf(s, j), &s.Events[j])
 			if err != nil {
 				return encodedUnit{err: err}, buf[:start]
 			}
@@ -183,10 +183,23 @@ func encodeUnit(u Unit, buf []byte) (encodedUnit, []byte) {
 	return eu, buf
 }
 
-// encodeEvent appends e's canonical payload to dst.
-func encodeEvent(dst []byte, stream string, e *Event) ([]byte, error) {
+// versionOf is the stream version event j of s gets when its unit
+// commits, or 0 when the append does not check s's version (unknown).
+func versionOf(s StreamAppend, j int) uint64 {
+	if s.ExpectedVersion == AnyVersion {
+		return 0
+	}
+	return s.ExpectedVersion + uint64(j) + 1
+}
+
+// encodeEvent appends the canonical payload of e, the event at version of
+// stream (0 = not known yet), to dst.
+func encodeEvent(dst []byte, stream string, version uint64, e *Event) ([]byte, error) {
 	if stream == "" || strings.IndexByte(stream, 0) >= 0 {
 		return nil, fmt.Errorf("%w: a stream is required and has no NUL byte", ErrInvalidEvent)
+	}
+	if _, ok := e.Payload.(compactor); ok {
+		return encodeCompacted(dst, stream, version, e)
 	}
 	b, encErr, valErr := appendPayload(dst, e.Payload)
 	if encErr != nil {
@@ -194,6 +207,21 @@ func encodeEvent(dst []byte, stream string, e *Event) ([]byte, error) {
 	}
 	if valErr != nil {
 		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type(), valErr)
+	}
+	return b, nil
+}
+
+// encodeCompacted encodes a payload whose record leaves out the keys its
+// stream and version give (see compactRecord) through its canonical map.
+func encodeCompacted(dst []byte, stream string, version uint64, e *Event) ([]byte, error) {
+	m, err := EncodePayload(e.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
+	}
+	compactRecord(e.Payload, stream, version, m)
+	b, err := AppendCanonical(dst, m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type(), err)
 	}
 	return b, nil
 }

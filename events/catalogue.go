@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 )
@@ -45,6 +46,14 @@ type entry struct {
 	Entry
 	plan *structPlan
 	up   map[uint32]Upcaster // from schema → step to schema+1
+	// expand, when set, fills in the derived keys a current-schema
+	// record left out (see derived.go), in the map it is given.
+	expand func(map[string]any) map[string]any
+}
+
+// expandWith sets the derived-key step of t (package init only).
+func expandWith(t Type, fn func(map[string]any) map[string]any) {
+	catalogue[t].expand = fn
 }
 
 // Upcaster rewrites a payload stored at one schema into the shape of the
@@ -143,6 +152,12 @@ func EncodePayload(p Payload) (map[string]any, error) {
 // newer than this build writes) or ErrMalformedPayload (an unknown key, a
 // value of the wrong type, a missing required key, a failed upcast).
 func DecodePayload(t Type, schema uint32, m map[string]any) (Payload, error) {
+	return decodeTyped(t, schema, m, false)
+}
+
+// decodeTyped is DecodePayload; owned says m is the caller's to modify
+// (a record's freshly decoded map), else a key filled in goes to a copy.
+func decodeTyped(t Type, schema uint32, m map[string]any, owned bool) (Payload, error) {
 	e, ok := catalogue[t]
 	if !ok {
 		return nil, &PayloadError{Type: t, Reason: "not in the event catalogue", unknown: true}
@@ -153,6 +168,12 @@ func DecodePayload(t Type, schema uint32, m map[string]any) (Payload, error) {
 	m, err := e.upcast(schema, m)
 	if err != nil {
 		return nil, err
+	}
+	if e.expand != nil {
+		if !owned {
+			m = maps.Clone(m)
+		}
+		m = e.expand(m)
 	}
 	v := reflect.New(e.Go).Elem()
 	if err := e.plan.decode(v, m); err != nil {

@@ -287,7 +287,7 @@ func (impostorPayload) EventType() Type { return TypeEntityRemoved }
 // renamed "fields" and "created" inferred: true exactly when every
 // revision is 1. A schema-1 payload without its maps fails as malformed.
 func TestEntityPersistedSchema1UpcastsToSchema2(t *testing.T) {
-	if e, _ := Lookup(TypeEntityPersisted); e.Schema != 2 || !slices.Equal(e.Upcasts, []uint32{1}) {
+	if e, _ := Lookup(TypeEntityPersisted); e.Schema != 3 || !slices.Equal(e.Upcasts, []uint32{1, 2}) {
 		t.Fatalf("%s entry: schema %d, upcasts %v", TypeEntityPersisted, e.Schema, e.Upcasts)
 	}
 	v1 := func(revs map[string]any) map[string]any {

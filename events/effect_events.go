@@ -281,7 +281,8 @@ func (EffectBlocked) EventType() Type { return TypeEffectBlocked }
 func (EffectValueUnwritable) EventType() Type { return TypeEffectUnwritable }
 
 func init() {
-	register[EffectQueued](2, "outbox/<binding>", upcast{from: 1, fn: queuedV1})
+	register[EffectQueued](3, "outbox/<binding>", upcast{from: 1, fn: queuedV1}, upcast{from: 2, fn: queuedV2})
+	expandWith(TypeEffectQueued, expandQueued)
 	register[EffectClaimed](1, effectStreamPattern)
 	register[EffectApplied](1, effectStreamPattern)
 	register[EffectFailed](1, effectStreamPattern)
@@ -300,3 +301,8 @@ const effectStreamPattern = "effect/<effect_id>"
 // whose values_of and key_column are absent when the values are inline:
 // the payload is unchanged.
 func queuedV1(m map[string]any) (map[string]any, error) { return m, nil }
+
+// queuedV2 upcasts effect.queued schema 2 to 3, whose records leave out
+// effect_id, anchor and payload_hash when they equal their derivation: a
+// schema-2 record always holds them, so the payload is unchanged.
+func queuedV2(m map[string]any) (map[string]any, error) { return m, nil }

@@ -58,6 +58,10 @@ func (r *ValueResolver) resolve(e *Event, lookup func(stream string, version uin
 			return &PayloadError{Seq: e.Seq, Type: e.Type(), Reason: fmt.Sprintf("values_of %d: no %s at %s version %d in commit %s", p.ValuesOf, TypeEntityPersisted, stream, p.ValuesOf, e.Commit)}
 		}
 		p.Values = p.ValuesFrom(src)
+		var err error
+		if p, err = p.withDerivedHash(); err != nil {
+			return &PayloadError{Seq: e.Seq, Type: e.Type(), Reason: fmt.Sprintf("values_of %d: %v", p.ValuesOf, err)}
+		}
 		e.Payload = p
 	}
 	return nil

@@ -236,6 +236,18 @@ func (r *renderer) intro() []string {
 			"commit); folds treat a batch as its items (`events.Batch.Each`).",
 			events.TypeEffectQueued, events.TypeEntityPersisted, events.TypeEffectsClaimed, events.TypeEffectsApplied,
 			events.TypeEffectClaimed, events.TypeEffectApplied),
+		fmt.Sprintf("A record also leaves out the keys reading it derives from the rest of the same "+
+			"record, its stream included, and only when their values equal that derivation: an `%s` at "+
+			"schema 3 leaves out `binding` (its stream `outbox/<binding>` names it), a null `values` (an "+
+			"absent key reads as null), `stream_sequence` (the "+
+			"record's stream version), `effect_id` (from "+
+			"`binding` and `stream_sequence`), `anchor` (when it is the `id`) and `payload_hash` (from "+
+			"`op`, `tab`, `anchor` and `values`; for `values_of` once the values are filled in); an `%s` "+
+			"at schema 3 leaves out `entity` and `id` (its stream `entity/<Entity>/<id>` names them, for an "+
+			"entity name without a slash), `created` (true exactly at stream version 1) and the `revisions` "+
+			"of a first create (every field at revision 1). Decoding fills them in, so a read event equals the appended one and marshals to "+
+			"the stored bytes; a key present in a record is kept as it is.",
+			events.TypeEffectQueued, events.TypeEntityPersisted),
 	}
 }
 
