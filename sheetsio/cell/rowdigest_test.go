@@ -3,6 +3,8 @@ package cell
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"golang.org/x/text/unicode/norm"
@@ -86,4 +88,68 @@ func FuzzRowDigest(f *testing.F) {
 		}
 		checkDigest(t, []byte(raw), RowShape{Width: width, Anchor: anchor % 9, Blank: []bool{false, width%2 == 1}})
 	})
+}
+
+// cassetteRows are the values rows of every response recorded from
+// Google in the emulator's cassettes, as the wire sent them (white space
+// included).
+func cassetteRows(t *testing.T) [][]byte {
+	files, err := filepath.Glob("../emulator/testdata/cassettes/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cassettes: %v", err)
+	}
+	var rows [][]byte
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c struct{ Interactions []struct{ Response string } }
+		if err := json.Unmarshal(raw, &c); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, in := range c.Interactions {
+			rows = append(rows, valuesRows(json.RawMessage(in.Response))...)
+		}
+	}
+	return rows
+}
+
+// valuesRows finds the rows of every "values" array of arrays in msg.
+func valuesRows(msg json.RawMessage) [][]byte {
+	var obj map[string]json.RawMessage
+	var arr []json.RawMessage
+	var out [][]byte
+	switch {
+	case json.Unmarshal(msg, &obj) == nil:
+		for k, v := range obj {
+			var rows []json.RawMessage
+			if k == "values" && json.Unmarshal(v, &rows) == nil {
+				for _, r := range rows {
+					out = append(out, r)
+				}
+				continue
+			}
+			out = append(out, valuesRows(v)...)
+		}
+	case json.Unmarshal(msg, &arr) == nil:
+		for _, v := range arr {
+			out = append(out, valuesRows(v)...)
+		}
+	}
+	return out
+}
+
+// TestRowDigestOfCassetteRows: the rows Google returned in the recorded
+// cassettes digest as their full decode hashes.
+func TestRowDigestOfCassetteRows(t *testing.T) {
+	rows := cassetteRows(t)
+	if len(rows) < 20 {
+		t.Fatalf("only %d values rows in the cassettes", len(rows))
+	}
+	for _, r := range rows {
+		for _, sh := range digestShapes {
+			checkDigest(t, r, sh)
+		}
+	}
 }
