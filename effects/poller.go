@@ -107,8 +107,9 @@ type PollResult struct {
 }
 
 // Poll runs one adaptive pass: ONE values read of every Input tab
-// (sheetsio.SnapshotKnown: a single request once the sheetIds are known),
-// a hash comparison of each row with the store's expectation, and one grid
+// (sheetsio.SnapshotChecked: a single request once the sheetIds are
+// known), a hash comparison of each row with the store's expectation as
+// the read streams (Certifier: an unchanged tab is never decoded), and one grid
 // read of only the tabs it cannot certify unchanged, limited to their
 // header and the rows the values read could not certify (GridPlan,
 // sheetsio.ReadGridRows: one request by sheetId). An unchanged spreadsheet
@@ -134,7 +135,7 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	if err != nil {
 		return res, fenced(err)
 	}
-	snaps, err := p.cfg.Provider.SnapshotKnown(ctx, p.cfg.Workbook, p.readTabs(watch)...)
+	snaps, err := p.cfg.Provider.SnapshotChecked(ctx, p.cfg.Workbook, p.certifiers(exp), p.readTabs(watch)...)
 	if err != nil {
 		return res, err
 	}
@@ -154,6 +155,16 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	return res, fenced(err)
 }
 
+// certifiers certify each Input tab against its expectation as the values
+// read streams (a tab they certify is Digested: no row decoded).
+func (p *Poller) certifiers(exp map[string]aggregates.TabExpectation) map[string]sheetsio.RowCheck {
+	out := make(map[string]sheetsio.RowCheck, len(p.cfg.Tabs))
+	for _, t := range p.cfg.Tabs {
+		out[t] = NewCertifier(exp[t])
+	}
+	return out
+}
+
 // readTabs are the tabs a poll reads: the Input tabs, and Sync_Conflicts
 // when watch.
 func (p *Poller) readTabs(watch bool) []string {
@@ -168,7 +179,7 @@ func (p *Poller) observe(ctx context.Context, res PollResult, base uint64, snaps
 	exp map[string]aggregates.TabExpectation) (PollResult, error) {
 	var escalate []string
 	for _, t := range p.cfg.Tabs {
-		if Certify(snaps[t], exp[t]) {
+		if s := snaps[t]; (s != nil && s.Digested) || Certify(s, exp[t]) {
 			res.Certified++
 			continue
 		}

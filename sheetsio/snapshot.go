@@ -44,6 +44,10 @@ type TabSnapshot struct {
 	// dispatch preflight of appends): Rows is empty, anchors maps to sheet
 	// row numbers, and Find returns rows with Anchor and SheetRow only.
 	partial bool
+	// Digested: the read's RowCheck certified the tab as it streamed
+	// (SnapshotChecked), so no row was decoded: Rows, Strays and the
+	// anchor index are empty; Header is set.
+	Digested bool
 }
 
 // Find returns the rows whose anchor is anchor (normally one; more than one
@@ -184,6 +188,13 @@ func fillSnapshot(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
 	for i := 1; i < len(values); i++ {
 		t.addRow(spec, values[i], i+1)
 	}
+}
+
+// fillDigested fills a tab its RowCheck certified: values holds the
+// header row only (already validated by the check's read).
+func fillDigested(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
+	fillSnapshot(t, spec, values[:min(len(values), 1)])
+	t.Digested = true
 }
 
 // checkHeader validates a tab's header row; drift blocks the tab with a

@@ -12,6 +12,8 @@ import (
 
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 )
 
 // defaultBase is Google's Sheets API root (Config.Endpoint overrides it).
@@ -25,27 +27,31 @@ const defaultBase = "https://sheets.googleapis.com/"
 // the provider's own authorised HTTP client; a failure is the same
 // *googleapi.Error the generated client returns, so reads classify it the
 // same way.
-func (p *Provider) streamBatchGetByDataFilter(ctx context.Context, id string,
-	req *sheets.BatchGetValuesByDataFilterRequest) (*sheets.BatchGetValuesByDataFilterResponse, error) {
+//
+// A value range with a digestRange (by index; nil or short: none) is
+// certified by its RowCheck as it streams: certified[i] reports it, and
+// then its Values hold the header row only.
+func (p *Provider) streamBatchGetByDataFilter(ctx context.Context, id string, req *sheets.BatchGetValuesByDataFilterRequest,
+	ranges []*digestRange) (resp *sheets.BatchGetValuesByDataFilterResponse, certified []bool, err error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	u := p.base + "v4/spreadsheets/" + url.PathEscape(id) + "/values:batchGetByDataFilter?alt=json&prettyPrint=false"
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	res, err := p.hc.Do(hr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer res.Body.Close()
 	if err := googleapi.CheckResponse(res); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return decodeFilteredValues(res.Body)
+	return decodeFilteredValues(res.Body, ranges)
 }
 
 // baseURL is the API root requests go to, with a trailing slash.
@@ -61,47 +67,66 @@ func baseURL(cfg Config) string {
 // "majorDimension": …, "values": [[…], …]}, "dataFilters": […]}, …]}.
 // Fields it does not use are skipped. Cells decode as the generated client
 // decodes them (string, float64, bool, nil).
-func decodeFilteredValues(r io.Reader) (*sheets.BatchGetValuesByDataFilterResponse, error) {
+func decodeFilteredValues(r io.Reader, ranges []*digestRange) (*sheets.BatchGetValuesByDataFilterResponse, []bool, error) {
 	d := &valuesDecoder{dec: json.NewDecoder(r)}
 	out := &sheets.BatchGetValuesByDataFilterResponse{}
+	certified := make([]bool, len(ranges))
 	err := d.object(func(key string) error {
 		switch key {
 		case "spreadsheetId":
 			return d.dec.Decode(&out.SpreadsheetId)
 		case "valueRanges":
 			return d.array(func() error {
-				m := &sheets.MatchedValueRange{}
+				m, i := &sheets.MatchedValueRange{}, len(out.ValueRanges)
 				out.ValueRanges = append(out.ValueRanges, m)
-				return d.matched(m)
+				if i < len(ranges) && ranges[i] != nil {
+					return d.matched(m, ranges[i], &certified[i])
+				}
+				return d.matched(m, nil, nil)
 			})
 		}
 		return d.skip()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: values response: %w", ErrReadUnavailable, err)
+		return nil, nil, fmt.Errorf("%w: values response: %w", ErrReadUnavailable, err)
 	}
-	return out, nil
+	return out, certified, nil
 }
 
 // valuesDecoder walks a values response token by token.
 type valuesDecoder struct {
 	dec *json.Decoder
-	row []any // the row being decoded (reused; each row is copied out at its size)
+	row []any           // the row being decoded (reused; each row is copied out at its size)
+	raw json.RawMessage // the row being digested (reused)
+	dg  cell.RowDigester
 }
 
-// matched decodes one MatchedValueRange (its data filters are skipped).
-func (d *valuesDecoder) matched(m *sheets.MatchedValueRange) error {
+// matched decodes one MatchedValueRange (its data filters are skipped),
+// certifying it with dr when not nil (*certified reports the outcome).
+func (d *valuesDecoder) matched(m *sheets.MatchedValueRange, dr *digestRange, certified *bool) error {
 	return d.object(func(key string) error {
 		if key != "valueRange" {
 			return d.skip()
 		}
 		m.ValueRange = &sheets.ValueRange{}
-		return d.valueRange(m.ValueRange)
+		if dr == nil {
+			return d.valueRange(m.ValueRange, nil)
+		}
+		if err := d.valueRange(m.ValueRange, dr); err != nil {
+			return err
+		}
+		if *certified = dr.certified(len(m.ValueRange.Values) > 0); *certified {
+			return nil
+		}
+		var err error
+		m.ValueRange.Values, err = dr.arena.decode(m.ValueRange.Values)
+		return err
 	})
 }
 
-// valueRange decodes one ValueRange, its values row by row.
-func (d *valuesDecoder) valueRange(v *sheets.ValueRange) error {
+// valueRange decodes one ValueRange, its values row by row: with dr, the
+// header row only, the data rows going to dr.
+func (d *valuesDecoder) valueRange(v *sheets.ValueRange, dr *digestRange) error {
 	return d.object(func(key string) error {
 		switch key {
 		case "range":
@@ -110,11 +135,21 @@ func (d *valuesDecoder) valueRange(v *sheets.ValueRange) error {
 			return d.dec.Decode(&v.MajorDimension)
 		case "values":
 			return d.array(func() error {
+				if dr != nil && len(v.Values) > 0 {
+					if err := d.dec.Decode(&d.raw); err != nil {
+						return err
+					}
+					dr.row(&d.dg, d.raw)
+					return nil
+				}
 				if err := d.dec.Decode(&d.row); err != nil {
 					return err
 				}
 				v.Values = append(v.Values, append(make([]any, 0, len(d.row)), d.row...))
 				clear(d.row)
+				if dr != nil {
+					dr.header(v.Values[0])
+				}
 				return nil
 			})
 		}

@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 const filteredSample = `{"spreadsheetId":"s1","valueRanges":[
@@ -56,7 +59,7 @@ func emptyRange(v *sheets.ValueRange) bool {
 // nulls, empty rows, a range without values, a range without a value
 // range) that json decoding into the sheets/v4 type yields.
 func TestDecodeFilteredValuesMatchesTheGeneratedClient(t *testing.T) {
-	got, err := decodeFilteredValues(strings.NewReader(filteredSample))
+	got, _, err := decodeFilteredValues(strings.NewReader(filteredSample), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +79,15 @@ func TestDecodeFilteredValuesMatchesTheGeneratedClient(t *testing.T) {
 // connection lost mid-response) is a read error, never a shorter tab.
 func TestDecodeFilteredValuesRejectsATruncatedResponse(t *testing.T) {
 	for _, n := range []int{0, 10, len(filteredSample) / 2, len(filteredSample) - 1} {
-		if _, err := decodeFilteredValues(strings.NewReader(filteredSample[:n])); err == nil {
+		if _, _, err := decodeFilteredValues(strings.NewReader(filteredSample[:n]), nil); err == nil {
 			t.Errorf("truncated at %d: decoded", n)
 		}
 	}
 }
 
 // FuzzDecodeFilteredValues: the streamed decoder never panics on any
-// body, and on the encoding of any response the generated client's
+// body, with or without a RowCheck (one refusing every row: the kept rows
+// are decoded at the end), and on the encoding of any response the generated client's
 // decoding accepts (what a server sends: one key each, as encoded) it
 // yields the same ranges and cells.
 func FuzzDecodeFilteredValues(f *testing.F) {
@@ -92,7 +96,8 @@ func FuzzDecodeFilteredValues(f *testing.F) {
 	f.Add(`{"valueRanges":[{"valueRange":null}]}`)
 	f.Add(`{"valueRanges":[{"valueRange":{"values":[[1,"a"],null,[{"x":1}]]}}]}`)
 	f.Fuzz(func(t *testing.T, body string) {
-		_, _ = decodeFilteredValues(strings.NewReader(body))
+		_, _, _ = decodeFilteredValues(strings.NewReader(body), nil)
+		_, _, _ = decodeFilteredValues(strings.NewReader(body), refusing())
 		want, err := stdDecode(body)
 		if err != nil {
 			return
@@ -101,12 +106,73 @@ func FuzzDecodeFilteredValues(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, err := decodeFilteredValues(strings.NewReader(string(sent)))
-		if err != nil {
-			t.Fatalf("body %s: %v", sent, err)
-		}
-		if again, _ := stdDecode(string(sent)); !sameValues(got, again) {
-			t.Fatalf("body %s: streamed %+v, want %+v", sent, got, again)
+		for _, ranges := range [][]*digestRange{nil, refusing()} {
+			got, _, err := decodeFilteredValues(strings.NewReader(string(sent)), ranges)
+			if err != nil {
+				t.Fatalf("body %s: %v", sent, err)
+			}
+			if again, _ := stdDecode(string(sent)); !sameValues(got, again) {
+				t.Fatalf("body %s: streamed %+v, want %+v", sent, got, again)
+			}
 		}
 	})
+}
+
+// sampleSpec is the tab of filteredSample's first range.
+func sampleSpec() layout.TabSpec {
+	return layout.TabSpec{Name: "City_Input", Anchor: 3, Columns: []cell.Column{{Name: "key"},
+		{Name: "name"}, {Name: "note"}, {Name: "__hikoutei_row_id"}}}
+}
+
+// recordingCheck records the digests it is given and certifies when
+// accept.
+type recordingCheck struct {
+	accept bool
+	rows   []int
+	hashes []string
+}
+
+func (c *recordingCheck) Begin() { c.rows, c.hashes = nil, nil }
+func (c *recordingCheck) Row(sheetRow int, d cell.RowDigest) bool {
+	c.rows, c.hashes = append(c.rows, sheetRow), append(c.hashes, string(d.Hash[:]))
+	return c.accept
+}
+func (c *recordingCheck) Done() bool { return c.accept }
+
+func refusing() []*digestRange {
+	return []*digestRange{newDigestRange(sampleSpec(), &recordingCheck{})}
+}
+
+// TestDecodeFilteredValuesWithARowCheck: a range its check certifies keeps
+// its header row only, after the check saw each data row's sheet row and
+// the hash a full decode gives it; a range its check refuses is decoded
+// exactly as without a check.
+func TestDecodeFilteredValuesWithARowCheck(t *testing.T) {
+	want, _ := stdDecode(filteredSample)
+	spec := sampleSpec()
+	for _, accept := range []bool{true, false} {
+		c := &recordingCheck{accept: accept}
+		got, certified, err := decodeFilteredValues(strings.NewReader(filteredSample), []*digestRange{newDigestRange(spec, c)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if certified[0] != accept {
+			t.Fatalf("accept %v: certified %v", accept, certified)
+		}
+		if !accept {
+			if !sameValues(got, want) {
+				t.Fatalf("refused range: %+v", got)
+			}
+			continue
+		}
+		if n := len(got.ValueRanges[0].ValueRange.Values); n != 1 {
+			t.Fatalf("certified range kept %d rows", n)
+		}
+		full := want.ValueRanges[0].ValueRange.Values
+		for i, h := range c.hashes {
+			if c.rows[i] != i+2 || h != spec.RowHash(cell.PadRow(full[i+1], 4)[:4]) {
+				t.Fatalf("row %d: sheet row %d hash %s", i, c.rows[i], h)
+			}
+		}
+	}
 }
