@@ -97,8 +97,7 @@ func DecideCoalesce(tail Effect, q Queue, sheet Sheet, now time.Time) (Decision,
 // payloadHash is an effect's payload hash: over op, tab, anchor and values
 // (I09).
 func payloadHash(op events.Op, t Target, values map[string]any) (string, error) {
-	body := map[string]any{"op": string(op), "tab": t.Tab, "anchor": t.Anchor, "values": valuesOrNil(values)}
-	hash, err := events.Hash(body)
+	hash, err := events.EffectPayloadHash(op, t.Tab, t.Anchor, values)
 	if err != nil {
 		return "", fmt.Errorf("%w: effect payload: %w", ErrInvalidValue, err)
 	}

@@ -616,7 +616,7 @@ func (m *MemOutbox) append(unit []events.StreamAppend) error {
 
 func folds(p events.Payload) bool {
 	switch p.(type) {
-	case events.EffectQueued, events.EffectCoalesced, events.EffectClaimed, events.EffectApplied, events.EffectUncertain, events.EffectProbeScheduled,
+	case events.EffectsClaimed, events.EffectsApplied, events.EffectQueued, events.EffectCoalesced, events.EffectClaimed, events.EffectApplied, events.EffectUncertain, events.EffectProbeScheduled,
 		events.EffectFailed, events.EffectSuperseded, events.EffectConflict, events.EffectBlocked, events.EffectValueUnwritable,
 		events.EntityPersisted, events.EntityRemoved, events.SyncDiverged, events.SyncWriteMisdirected:
 		return true
@@ -626,6 +626,14 @@ func folds(p events.Payload) bool {
 
 // fold applies one stamped event to the state (the projector's part).
 func (m *MemOutbox) fold(ev events.Event) {
+	if b, ok := ev.Payload.(events.Batch); ok { // its items, the effects' versions kept (set)
+		for _, p := range b.Each() {
+			item := ev
+			item.Payload = p
+			m.fold(item)
+		}
+		return
+	}
 	switch x := ev.Payload.(type) {
 	case events.EffectQueued:
 		m.fx[x.EffectID] = &aggregates.Effect{ID: x.EffectID, StreamSeq: x.StreamSequence, QueuedSeq: ev.Seq, Op: x.Op,
@@ -693,7 +701,10 @@ func (m *MemOutbox) set(ev events.Event, id string, state aggregates.EffectState
 	if e == nil { // a transition of an effect never queued: nothing to fold into
 		return
 	}
-	e.State, e.Version = state, ev.Version
+	e.State = state
+	if !events.IsDispatchStream(ev.Stream) { // a batch item leaves the effect's stream as it is
+		e.Version = ev.Version
+	}
 	f(e)
 }
 

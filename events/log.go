@@ -327,3 +327,16 @@ func salvageLost(meta *bolt.Bucket) (SeqRanges, error) {
 	}
 	return r, nil
 }
+
+// appendFill is the fill percent of the events bucket's write handles: its
+// keys (8-byte big-endian sequences) only ever grow, so a page split at
+// bbolt's default 0.5 would leave every full page half empty for good.
+const appendFill = 1.0
+
+// appendBucket is the events bucket of write transaction tx, set to fill
+// its pages (bbolt's fill percent is per bucket handle, per transaction).
+func appendBucket(tx *bolt.Tx) *bolt.Bucket {
+	b := tx.Bucket(bucketEvents)
+	b.FillPercent = appendFill
+	return b
+}

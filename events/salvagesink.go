@@ -57,7 +57,7 @@ func (s *salvageSink) put(seq uint64, rec []byte, h header) error {
 		}
 		s.tx = tx
 	}
-	if err := s.tx.Bucket(bucketEvents).Put(u64(seq), rec); err != nil {
+	if err := appendBucket(s.tx).Put(u64(seq), rec); err != nil {
 		return err
 	}
 	if err := s.tx.Bucket(bucketIndex).Put(indexKey(h.Stream, h.Version), u64(seq)); err != nil {

@@ -85,10 +85,29 @@ func (p *Projector) effectCoalesced(e *events.Event, x events.EffectCoalesced) e
 }
 
 // effectSet moves an effect to state and sets extra columns (set is a
-// fixed SQL fragment with ? placeholders for args).
+// fixed SQL fragment with ? placeholders for args). An item of a batch
+// event (on a dispatch stream) leaves the effect's stream version as it is.
 func (p *Projector) effectSet(e *events.Event, id string, state aggregates.EffectState, set string, args ...any) error {
+	if events.IsDispatchStream(e.Stream) {
+		return p.exec("UPDATE hk_outbox SET state = ?, updated_seq = ?, "+set+" WHERE effect_id = ?",
+			append(append([]any{string(state), int64(e.Seq)}, args...), id)...)
+	}
 	return p.exec("UPDATE hk_outbox SET state = ?, version = ?, updated_seq = ?, "+set+" WHERE effect_id = ?",
 		append(append([]any{string(state), int64(e.Version), int64(e.Seq)}, args...), id)...)
+}
+
+// applyBatch projects a batch settle event as its per-effect events, in
+// order (events.Batch).
+func (p *Projector) applyBatch(e *events.Event, b events.Batch) error {
+	for _, pl := range b.Each() {
+		if _, err := p.applyEffect(e, pl); err != nil {
+			return err
+		}
+		if err := p.afterEffect(e, pl); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // visibleApplied records the row's visible hash after an applied effect.

@@ -74,7 +74,7 @@ func (p *Provider) Dispatch(ctx context.Context, w *Workbook, b Batch) (*Dispatc
 // so the planner can tell a replay from a conflict.
 func (p *Provider) preflight(ctx context.Context, w *Workbook, b Batch) (map[string]*TabSnapshot, error) {
 	tabs, modes := preflightModes(w, b)
-	snaps, ok, err := p.readKnown(ctx, w, tabs, modes)
+	snaps, ok, err := p.readKnown(ctx, w, tabs, modes, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (p *Provider) preflight(ctx context.Context, w *Workbook, b Batch) (map[str
 	if len(full) == 0 {
 		return snaps, nil
 	}
-	again, ok, err := p.readKnown(ctx, w, full, nil)
+	again, ok, err := p.readKnown(ctx, w, full, nil, nil)
 	if err != nil || !ok {
 		return nil, errors.Join(err, newErr(CodeReadRejected, nil, "tabs changed during the preflight"))
 	}

@@ -40,12 +40,25 @@ func (f *auditFilter) keep(e events.Event) bool {
 	if f.entity == "" {
 		return true
 	}
+	if b, ok := e.Payload.(events.Batch); ok {
+		return f.keepBatch(b)
+	}
 	p, _ := events.EncodePayload(e.Payload)
 	ent, _ := p["entity"].(string)
 	id, _ := p["id"].(string)
 	if ent == f.entity && (f.id == "" || id == f.id) || f.isRelated(p) {
 		f.relate(p)
 		return true
+	}
+	return false
+}
+
+// keepBatch keeps a batch settle event when one of its effects is related.
+func (f *auditFilter) keepBatch(b events.Batch) bool {
+	for _, pl := range b.Each() {
+		if p, _ := events.EncodePayload(pl); f.isRelated(p) {
+			return true
+		}
 	}
 	return false
 }
