@@ -14,6 +14,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/admin"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -68,9 +69,18 @@ type Options struct {
 	// reach the running store; README "Administrative channel").
 	NoAdmin bool
 	// NATS configures wake-ups, conflict notifications and the event
-	// mirror. Nil with Sync set = an embedded server with no port; nil
-	// without Sync = no NATS.
+	// mirror. Nil with Sync set = an embedded server with no port when
+	// NATSServer is set, else in-process wake-ups (nothing outside the
+	// process could reach a server without a port); nil without Sync = no
+	// NATS.
 	NATS *NATSOptions
+	// NATSServer links the embedded NATS server: natsserver.Embedded()
+	// (package github.com/hikoutei/hikoutei-go/natsserver). It is needed
+	// only when NATS names no server URL (Listen, Mirror on the embedded
+	// JetStream); without it such an Open fails with
+	// nats_server_not_linked. A program that leaves it nil does not link
+	// nats-server (README "Binary size").
+	NATSServer EmbeddedNATS
 	// Replication, when set, replicates the log on a NATS JetStream
 	// cluster (README "Replicated mode"): as the primary, or as a warm
 	// standby (Standby) that follows it and takes over when its lease
@@ -191,11 +201,20 @@ type SyncOptions struct {
 	OnConflict func(ConflictEvent)
 }
 
+// EmbeddedNATS starts a store's embedded NATS server. Package natsserver
+// provides the one implementation (natsserver.Embedded()); keeping it out of
+// this package keeps nats-server out of programs that do not use it.
+type EmbeddedNATS interface {
+	natsbus.ServerStarter
+}
+
 // NATSOptions configures the store's NATS layer: wake-ups for the sync
 // workers (subjects hikoutei.<store>.wake.dispatch / wake.poll), conflict
 // notifications (conflict.opened / conflict.resolved, JSON schema 1) and the
 // optional JetStream mirror of committed events. By default, when sync is
-// on, an embedded nats-server runs in-process with no listening port.
+// on, an embedded nats-server runs in-process with no listening port (with
+// Options.NATSServer; without it the wake-ups stay in process). Without a
+// URL the options need Options.NATSServer.
 // Wake-ups are hints: NATS being down never blocks a commit and the workers'
 // timers still converge. README "NATS trust model" says who may read and
 // publish what.
@@ -343,6 +362,7 @@ func engineConfig(o Options) (engine.Config, error) {
 			TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile, Listen: n.Listen, ListenNkeys: n.ListenNkeys,
 			ListenNoAuth: n.ListenNoAuth, IncludeValues: n.IncludeValues, Mirror: n.Mirror, MirrorStream: n.MirrorStream, MirrorSubject: n.MirrorSubject}
 	}
+	c.NATSServer = o.NATSServer
 	if r := o.Replication; r != nil {
 		c.Replication = &engine.ReplicationConfig{URL: r.URL, CredsFile: r.CredsFile, NkeyFile: r.NkeyFile, TLSCAFile: r.TLSCAFile,
 			TLSCertFile: r.TLSCertFile, TLSKeyFile: r.TLSKeyFile, Store: r.Store, Replicas: r.Replicas, Standby: r.Standby,

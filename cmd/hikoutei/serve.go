@@ -20,6 +20,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+	"github.com/hikoutei/hikoutei-go/natsserver"
 	"github.com/hikoutei/hikoutei-go/observe"
 )
 
@@ -131,6 +132,7 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	metrics := observe.New()
 	open := func(standby bool) (*hikoutei.Store, error) {
 		opts := hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap, Observer: metrics,
+			NATSServer: natsserver.Embedded(),
 			NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL, NkeyFile: f.natsNkey, ListenNkeys: f.natsListenNkeys,
 				ListenNoAuth: f.natsListenNoAuth, Mirror: f.natsMirror}}
 		if repl != nil {

@@ -17,6 +17,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/progress"
+	"github.com/hikoutei/hikoutei-go/natsserver"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
@@ -174,7 +175,7 @@ func (e *env) openStore(ctx context.Context) error {
 		return err
 	}
 	e.prov = prov
-	e.store, err = hikoutei.Open(e.cfg.Dir, hikoutei.Options{Operation: "demo", Logger: e.cfg.Logger,
+	e.store, err = hikoutei.Open(e.cfg.Dir, hikoutei.Options{Operation: "demo", Logger: e.cfg.Logger, NATSServer: natsserver.Embedded(),
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
 			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second, PollingInterval: time.Second, FullScanInterval: 10 * time.Second}},
 		hikoutei.Entity[Airport]("Airport"))

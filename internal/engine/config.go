@@ -10,6 +10,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -31,7 +32,12 @@ type Config struct {
 	SnapshotEvery uint64
 	SnapshotKeep  int
 	Sync          *SyncConfig // nil: local only
-	NATS          *NATSConfig // nil: none without sync, embedded with sync
+	NATS          *NATSConfig // nil: none without sync, embedded (or in process, see NATSServer) with sync
+	// NATSServer starts the embedded NATS server (package natsserver);
+	// nil: none is linked. Then NATS without a URL fails Open with
+	// nats_server_not_linked, and sync without NATS options wakes its
+	// dispatcher in process instead of through a server without a port.
+	NATSServer natsbus.ServerStarter
 	// Replication, when set, replicates the log on a JetStream stream
 	// (primary) or follows it (Standby). Nil: one host, as always.
 	Replication *ReplicationConfig

@@ -38,10 +38,11 @@ type Engine struct {
 	proj  *projector.Projector
 	pool  *sqlitex.Pool
 	snaps *snapshots.Dir
-	sync  *syncState // nil without sync
-	notes syncNotes  // what the sync workers tell health (in memory)
-	nats  *natsState // nil without NATS
-	repl  *replState // nil unless replicated (Config.Replication)
+	sync  *syncState    // nil without sync
+	notes syncNotes     // what the sync workers tell health (in memory)
+	nats  *natsState    // nil without NATS
+	wake  chan struct{} // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)
+	repl  *replState    // nil unless replicated (Config.Replication)
 
 	mu     sync.RWMutex // guards closed against in-flight sends
 	closed bool

@@ -23,6 +23,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/fixtures"
+	hnats "github.com/hikoutei/hikoutei-go/natsserver"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
@@ -97,10 +98,11 @@ func loadAirports(t testing.TB, s *hikoutei.Store, n int) {
 	}
 }
 
-// openStore opens a local-only store of airports on a manual clock.
+// openStore opens a store of airports on a manual clock: local-only
+// unless opts turn NATS on (the embedded server is linked).
 func openStore(t testing.TB, dir string, opts ...func(*hikoutei.Options)) *hikoutei.Store {
 	t.Helper()
-	o := hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1}
+	o := hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1, NATSServer: hnats.Embedded()}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -234,6 +236,14 @@ func openInbound(t testing.TB, dir string, defs []hikoutei.EntityDef, tune ...fu
 func openSyncedOn(t testing.TB, dir string, sheet *hikouteitest.Sheet, clock *events.ManualClock, defs []hikoutei.EntityDef,
 	tune ...func(*hikoutei.SyncOptions)) *synced {
 	t.Helper()
+	return openSyncedWith(t, dir, sheet, clock, defs, nil, tune...)
+}
+
+// openSyncedWith is openSyncedOn with the store's options adjusted by
+// opts (nil: none), e.g. to link the embedded NATS server.
+func openSyncedWith(t testing.TB, dir string, sheet *hikouteitest.Sheet, clock *events.ManualClock, defs []hikoutei.EntityDef,
+	opts func(*hikoutei.Options), tune ...func(*hikoutei.SyncOptions)) *synced {
+	t.Helper()
 	so := syncOptions(sheet)
 	for _, f := range tune {
 		f(so)
@@ -241,8 +251,11 @@ func openSyncedOn(t testing.TB, dir string, sheet *hikouteitest.Sheet, clock *ev
 	if clock == nil {
 		clock = events.NewManualClock(t0)
 	}
-	s, err := hikoutei.Open(dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, Sync: so, LeaseTTL: testLeaseTTL,
-		Logger: quiet}, defs...)
+	o := hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, Sync: so, LeaseTTL: testLeaseTTL, Logger: quiet}
+	if opts != nil {
+		opts(&o)
+	}
+	s, err := hikoutei.Open(dir, o, defs...)
 	mustT(t, err)
 	t.Cleanup(func() { s.Close() })
 	h := hikouteitest.New(t, s)
