@@ -225,7 +225,7 @@ type NATSOptions struct {
 	// name, sanitised to [A-Za-z0-9_-]).
 	Store string
 	// URL of an existing server or cluster (default env HIKOUTEI_NATS_URL;
-	// empty = embedded server). CredsFile (JWT .creds), NkeyFile (nkey
+	// empty = embedded server, which needs Options.NATSServer). CredsFile (JWT .creds), NkeyFile (nkey
 	// user seed) and the TLS files apply to it.
 	URL                                string
 	CredsFile, NkeyFile                string
