@@ -140,12 +140,12 @@ func TestEveryRootErrorCodeOfTheREADMEHasARootSentinel(t *testing.T) {
 func TestStoreLockedMatchesTheRootSentinel(t *testing.T) {
 	dir := t.TempDir()
 	opts := hikoutei.Options{NoAdmin: true, OpenTimeout: 50 * time.Millisecond}
-	s, err := hikoutei.Open(dir, opts, hikoutei.Entity[Airport]("Airport"))
+	s, err := hikoutei.Open(t.Context(), dir, opts, hikoutei.Entity[Airport]("Airport"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s2, err := hikoutei.Open(dir, opts, hikoutei.Entity[Airport]("Airport"))
+	s2, err := hikoutei.Open(t.Context(), dir, opts, hikoutei.Entity[Airport]("Airport"))
 	if err == nil {
 		s2.Close()
 		t.Fatal("a second Open of a held store succeeded")

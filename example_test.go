@@ -35,7 +35,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	store, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
+	store, err := hikoutei.Open(ctx, dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
 	if errors.Is(err, hikoutei.ErrStoreLocked) {
 		log.Fatal("another process has the store: ", err) // the error names the holder
 	}

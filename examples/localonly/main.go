@@ -44,7 +44,7 @@ func run(ctx context.Context, dir string) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	store, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
+	store, err := hikoutei.Open(ctx, dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
 	if err != nil {
 		return err
 	}

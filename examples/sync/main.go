@@ -61,7 +61,7 @@ func run(ctx context.Context, dir string, timeout time.Duration) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
-	store, err := hikoutei.Open(dir, hikoutei.Options{Sync: sync}, hikoutei.Entity[Airport]("Airport"))
+	store, err := hikoutei.Open(ctx, dir, hikoutei.Options{Sync: sync}, hikoutei.Entity[Airport]("Airport"))
 	if err != nil {
 		return err
 	}

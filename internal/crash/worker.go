@@ -150,7 +150,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, out io.Writer, logger *slo
 	if err != nil {
 		return err
 	}
-	s, err := hikoutei.Open(cfg.Dir, StoreOptions(prov, logger, "crash-worker"), Entity())
+	s, err := hikoutei.Open(ctx, cfg.Dir, StoreOptions(prov, logger, "crash-worker"), Entity())
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}

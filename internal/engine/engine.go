@@ -287,7 +287,7 @@ func (e *Engine) releaseAndProject() error {
 	if err := e.writer().Release(); err != nil {
 		return err
 	}
-	return e.catchUp("catch-up", nil)
+	return e.catchUp(context.Background(), "catch-up", nil)
 }
 
 // storeEngine reaches the engine of a store opened by the root package

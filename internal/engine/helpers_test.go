@@ -104,7 +104,7 @@ func openStore(t testing.TB, dir string, opts ...func(*hikoutei.Options)) *hikou
 	for _, f := range opts {
 		f(&o)
 	}
-	s, err := hikoutei.Open(dir, o, airports...)
+	s, err := hikoutei.Open(t.Context(), dir, o, airports...)
 	mustT(t, err)
 	return s
 }
@@ -121,7 +121,7 @@ func digest(t testing.TB, path string) string {
 func replayDigest(t testing.TB, dir string, upTo uint64, defs ...hikoutei.EntityDef) string {
 	t.Helper()
 	target := filepath.Join(t.TempDir(), "replayed.sqlite")
-	cp, err := hikoutei.Replay(dir, target, hikoutei.ReplayOptions{UpTo: upTo}, defs...)
+	cp, err := hikoutei.Replay(t.Context(), dir, target, hikoutei.ReplayOptions{UpTo: upTo}, defs...)
 	mustT(t, err)
 	if cp != upTo {
 		t.Fatalf("replay reached %d, want %d", cp, upTo)
@@ -241,7 +241,7 @@ func openSyncedOn(t testing.TB, dir string, sheet *hikouteitest.Sheet, clock *ev
 	if clock == nil {
 		clock = events.NewManualClock(t0)
 	}
-	s, err := hikoutei.Open(dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, Sync: so, LeaseTTL: testLeaseTTL,
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, Sync: so, LeaseTTL: testLeaseTTL,
 		Logger: quiet}, defs...)
 	mustT(t, err)
 	t.Cleanup(func() { s.Close() })

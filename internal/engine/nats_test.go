@@ -27,7 +27,7 @@ func openAuto(t *testing.T, dir string, nats *hikoutei.NATSOptions) (*hikoutei.S
 	t.Helper()
 	sheet := serveSheet(t, emulator.New(emulator.Options{AutoCreate: true}), nil, plainProvider)
 	clock := events.NewManualClock(t0)
-	s, err := hikoutei.Open(dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL, NATS: nats,
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL, NATS: nats,
 		Logger: quiet,
 		Sync:   &hikoutei.SyncOptions{SpreadsheetID: sheetID, Provider: sheet.Provider, Interval: time.Hour, ReconcileInterval: time.Hour}},
 		airports...)
@@ -135,7 +135,7 @@ func TestNATSMirrorDeliversEachEventOnceAndRebuildsTheReadModel(t *testing.T) {
 			return fn(e)
 		})
 	}
-	got, err := hikoutei.ReplayEvents(target, e.Log().StoreID(), src, hikoutei.ReplayOptions{}, airports...)
+	got, err := hikoutei.ReplayEvents(t.Context(), target, e.Log().StoreID(), src, hikoutei.ReplayOptions{}, airports...)
 	mustT(t, err)
 	if got != cp || digest(t, target) != live {
 		t.Fatalf("read model from the mirror (checkpoint %d) differs from the live one (%d)", got, cp)
@@ -303,7 +303,7 @@ func TestRepro10_AForeignRecordStopsTheMirrorUntilTheStreamIsReplaced(t *testing
 
 func TestRepro10_OpenRefusesANonLoopbackListenerWithoutAuthBeforeTheLease(t *testing.T) {
 	dir := t.TempDir()
-	_, err := hikoutei.Open(dir, hikoutei.Options{AcquireWait: -1, Logger: quiet,
+	_, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{AcquireWait: -1, Logger: quiet,
 		NATS: &hikoutei.NATSOptions{Listen: "0.0.0.0:0", ListenNoAuth: true}}, airports...)
 	if !errors.Is(err, natsbus.ErrListenUnauthenticated) || !errors.Is(err, hikoutei.ErrSyncStartup) {
 		t.Fatalf("Open: %v", err)
