@@ -32,7 +32,7 @@ var (
 	// ErrInvalidQuery: a query is malformed — an unknown field, or a
 	// filter value of the wrong type for its field. Such errors also wrap
 	// ErrUnknownField or ErrInvalidValue, which say which.
-	ErrInvalidQuery = errors.New("invalid_query")
+	ErrInvalidQuery = projector.ErrInvalidQuery
 	// ErrInvalidValue: a field value has no canonical form (NaN, ±Inf,
 	// invalid UTF-8, a time outside years 1–9999).
 	ErrInvalidValue = aggregates.ErrInvalidValue

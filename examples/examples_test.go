@@ -48,7 +48,7 @@ func runProgram(t *testing.T, bin string, env []string, args ...string) string {
 func TestLocalOnlyExampleRunsAndReopens(t *testing.T) {
 	bin := build(t, "localonly")
 	dir := filepath.Join(t.TempDir(), "store")
-	want := "committed 3 events\nget: HGU Mount Hagen 5388\nfind: HGU 5388\nfind: GKA 5282\nfind: MAG 20\n"
+	want := "committed 3 events\nget: HGU Mount Hagen 5388\nfind: HGU 5388\nfind: GKA 5282\nfind: MAG 20\ncount altitude >= 5000: 2\nin and prefix: Goroka\n"
 	if got := runProgram(t, bin, nil, "-dir", dir); got != want {
 		t.Fatalf("first run printed\n%s\nwant\n%s", got, want)
 	}

@@ -74,5 +74,15 @@ func run(ctx context.Context, dir string) error {
 	for _, a := range list {
 		fmt.Printf("find: %s %d\n", a.ID, a.Altitude)
 	}
+	high, err := hikoutei.Count[Airport](ctx, store, hikoutei.WhereCmp("altitude", hikoutei.Ge, 5000))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("count altitude >= 5000: %d\n", high)
+	some, err := hikoutei.Find[Airport](ctx, store, hikoutei.WhereIn("id", "MAG", "GKA"), hikoutei.WherePrefix("name", "Go"))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("in and prefix: %s\n", some[0].Name)
 	return store.Close()
 }
