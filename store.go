@@ -39,9 +39,6 @@ type Options struct {
 	// Logger receives operational messages (default slog.Default()). It
 	// never receives credentials, spreadsheet ids or field values.
 	Logger *slog.Logger
-	// NoSync skips fsync of log commits. Benchmarks only: a crash may lose
-	// acknowledged commits.
-	NoSync bool
 	// HeartbeatInterval overrides the lease heartbeat cadence (default 5 s;
 	// negative disables it — tests only).
 	HeartbeatInterval time.Duration
@@ -365,7 +362,7 @@ func declare(entities []EntityDef) (map[reflect.Type]*EntityDef, []events.Entity
 func engineConfig(o Options) (engine.Config, error) {
 	c := engine.Config{Clock: o.Clock, Operation: o.Operation, OpenTimeout: o.OpenTimeout, AcquireWait: o.AcquireWait,
 		HeartbeatInterval: o.HeartbeatInterval, LeaseTTL: o.LeaseTTL, ReadConns: o.ReadConns, Progress: progress(o.Progress), Logger: o.Logger,
-		NoSync: o.NoSync, SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep, AcceptLogGap: o.AcceptLogGap}
+		SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep, AcceptLogGap: o.AcceptLogGap}
 	if n := o.NATS; n != nil {
 		c.NATS = &engine.NATSConfig{Disabled: n.Disabled, Store: n.Store, URL: n.URL, CredsFile: n.CredsFile, NkeyFile: n.NkeyFile,
 			TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile, Listen: n.Listen, ListenNkeys: n.ListenNkeys,
