@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,10 @@ type Engine struct {
 	notes syncNotes  // what the sync workers tell health (in memory)
 	nats  *natsState // nil without NATS
 	repl  *replState // nil unless replicated (Config.Replication)
+
+	// newLog: log.db did not exist when Open began (a brand-new store,
+	// whose read model is created, not missing).
+	newLog bool
 
 	mu     sync.RWMutex // guards closed against in-flight sends
 	closed bool
@@ -150,7 +155,9 @@ func IsStore(dir string) error {
 }
 
 func newEngine(dir string, cfg Config) *Engine {
-	return &Engine{dir: dir, cfg: cfg, log: cfg.Logger, reqs: make(chan *request), stop: make(chan struct{}), done: make(chan struct{})}
+	_, err := os.Stat(filepath.Join(dir, events.LogFileName))
+	return &Engine{dir: dir, cfg: cfg, log: cfg.Logger, reqs: make(chan *request), stop: make(chan struct{}), done: make(chan struct{}),
+		newLog: errors.Is(err, fs.ErrNotExist)}
 }
 
 // start declares the entities, records their shapes in the log when they

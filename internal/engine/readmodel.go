@@ -83,7 +83,7 @@ func (e *Engine) openProjector(head uint64) (*projector.Projector, string, error
 			return p, "catch-up", err
 		}
 		e.log.Warn("read model unusable; restoring from a snapshot or rebuilding from the log", "reason", err.Error())
-	} else if head > 0 {
+	} else if head > 0 && !e.newLog {
 		e.log.Info("read model missing; restoring from a snapshot or rebuilding from the log")
 	}
 	aside, err := setAside(e.ReadModelPath(), "unusable")
