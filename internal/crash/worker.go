@@ -1,4 +1,4 @@
-// Package crash is the crash and fault campaign (issue 10): a child process
+// Package crash is the crash and fault campaign (`make crash`): a child process
 // runs a seeded mixed workload against a store synced to a Sheets emulator
 // that lives in the parent (so the spreadsheet survives every kill), and
 // the parent kills it with SIGKILL at seeded random instants or at a
