@@ -40,7 +40,7 @@ func flightSheet(t *testing.T, departs time.Time) (*hikoutei.Store, *hikouteites
 	if err != nil {
 		t.Fatalf("set the spreadsheet's time zone: %v", err)
 	}
-	s, err := hikoutei.Open(t.TempDir(), hikoutei.Options{Sync: sheet.SyncOptions(), NoAdmin: true}, hikoutei.Entity[Flight]("Flight"))
+	s, err := hikoutei.Open(ctx, t.TempDir(), hikoutei.Options{Sync: sheet.SyncOptions(), NoAdmin: true}, hikoutei.Entity[Flight]("Flight"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@
 //		Name  string `hikoutei:"name"`
 //		Notes string `hikoutei:"notes,user"`  // people may edit it in the sheet
 //	}
-//	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
+//	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
 //
 // Changes are made in a unit of work (Store.Begin, Unit.Persist,
 // Unit.Remove, Unit.Commit): a commit is appended to a fenced, append-only

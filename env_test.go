@@ -55,7 +55,7 @@ func TestSyncFromEnvStartupDiagnostics(t *testing.T) {
 func TestOpenFailsWithSyncStartupOnAMalformedCadenceAndResolvesTheOthers(t *testing.T) {
 	for _, bad := range []string{"0x10", "1e3", "+100", "-100", "1.5", " 100", "100 ", "0", "00100", "9007199254740992", "１００", "10_000", "abc"} {
 		for _, env := range []string{config.EnvPollingInterval, config.EnvFullScanInterval} {
-			_, err := Open(t.TempDir(), Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
+			_, err := Open(t.Context(), t.TempDir(), Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
 				Sync: &SyncOptions{SpreadsheetID: "sheet-under-test", Provider: &sheetsio.Provider{}, Manual: true,
 					LookupEnv: func(k string) (string, bool) { return bad, k == env }}}, Entity[Airport]("Airport"))
 			if !errors.Is(err, ErrSyncStartup) || err.Error()[:len("sync_startup_failed")] != "sync_startup_failed" {

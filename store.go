@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,9 +40,6 @@ type Options struct {
 	// Logger receives operational messages (default slog.Default()). It
 	// never receives credentials, spreadsheet ids or field values.
 	Logger *slog.Logger
-	// NoSync skips fsync of log commits. Benchmarks only: a crash may lose
-	// acknowledged commits.
-	NoSync bool
 	// HeartbeatInterval overrides the lease heartbeat cadence (default 5 s;
 	// negative disables it — tests only).
 	HeartbeatInterval time.Duration
@@ -277,32 +275,42 @@ const ReadModelFile = "read.sqlite"
 // or built for other entity shapes — and starts the single writer (and,
 // with Sync, the workers). Errors: ErrInvalidEntity; ErrSyncStartup;
 // ErrStoreLocked / ErrLeaseHeld when another writer has the store; I/O
-// errors.
-func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
+// errors; the context's.
+//
+// ctx bounds Open only, not the store's life: its deadline shortens the
+// waits for another process's file lock (OpenTimeout) and for a dead
+// writer's lease (AcquireWait), and a catch-up or rebuild of the read
+// model stops between batches once ctx is done.
+func Open(ctx context.Context, dir string, opts Options, entities ...EntityDef) (*Store, error) {
 	byType, shapes, err := declare(entities)
 	if err != nil {
 		return nil, err
 	}
-	return open(dir, opts, byType, engine.Shapes(shapes...))
+	return open(ctx, dir, opts, byType, engine.Shapes(shapes...))
 }
 
 // OpenDeclared opens a store with the entity shapes recorded in its own log
 // instead of Go types: for tools that operate on any store. Typed reads and
-// Persist need Open. Errors as Open; ErrNotAStore when dir holds no store.
-func OpenDeclared(dir string, opts Options) (*Store, error) {
+// Persist need Open. Errors and ctx as Open; ErrNotAStore when dir holds
+// no store.
+func OpenDeclared(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if r := opts.Replication; r == nil || !r.Standby {
 		if err := engine.IsStore(dir); err != nil {
 			return nil, err
 		}
 	}
-	return open(dir, opts, nil, engine.Declared)
+	return open(ctx, dir, opts, nil, engine.Declared)
 }
 
-func open(dir string, opts Options, byType map[reflect.Type]*EntityDef, entities engine.Entities) (*Store, error) {
-	cfg, err := engineConfig(opts)
+func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type]*EntityDef, entities engine.Entities) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cfg, err := engineConfig(boundWaits(ctx, opts))
 	if err != nil {
 		return nil, err
 	}
+	cfg.Context = ctx
 	lendHooks(opts)
 	e, err := engine.Open(dir, cfg, entities)
 	if err != nil {
@@ -316,6 +324,23 @@ func open(dir string, opts Options, byType map[reflect.Type]*EntityDef, entities
 		return nil, errors.Join(err, e.Close())
 	}
 	return s, nil
+}
+
+// boundWaits shortens Open's waits (OpenTimeout, AcquireWait) to what
+// is left before ctx's deadline.
+func boundWaits(ctx context.Context, o Options) Options {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return o
+	}
+	left := max(time.Until(dl), time.Millisecond)
+	if o.OpenTimeout == 0 || o.OpenTimeout > left {
+		o.OpenTimeout = left
+	}
+	if o.AcquireWait >= 0 && (o.AcquireWait == 0 || o.AcquireWait > left) {
+		o.AcquireWait = left
+	}
+	return o
 }
 
 // lendHooks lends the sync provider the store's logger (when it was
@@ -356,7 +381,7 @@ func declare(entities []EntityDef) (map[reflect.Type]*EntityDef, []events.Entity
 func engineConfig(o Options) (engine.Config, error) {
 	c := engine.Config{Clock: o.Clock, Operation: o.Operation, OpenTimeout: o.OpenTimeout, AcquireWait: o.AcquireWait,
 		HeartbeatInterval: o.HeartbeatInterval, LeaseTTL: o.LeaseTTL, ReadConns: o.ReadConns, Progress: progress(o.Progress), Logger: o.Logger,
-		NoSync: o.NoSync, SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep, AcceptLogGap: o.AcceptLogGap}
+		SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep, AcceptLogGap: o.AcceptLogGap}
 	if n := o.NATS; n != nil {
 		c.NATS = &engine.NATSConfig{Disabled: n.Disabled, Store: n.Store, URL: n.URL, CredsFile: n.CredsFile, NkeyFile: n.NkeyFile,
 			TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile, Listen: n.Listen, ListenNkeys: n.ListenNkeys,
@@ -407,7 +432,9 @@ func (s *Store) ReadModelPath() string { return s.e.ReadModelPath() }
 // open the store at once. The administrative channel closes first: the
 // requests it is running finish, later ones answer store_closing, and
 // admin.sock is removed. Errors: the first failure; ErrStoreClosed on a
-// second call.
+// second call. Close takes no context, so that it is an io.Closer and
+// `defer store.Close()` works: what it waits for is work already in
+// flight, each piece bounded by its own timeout (a Sheets request's).
 func (s *Store) Close() error {
 	aerr := s.closeAdmin()
 	if err := s.e.Close(); err != nil {

@@ -31,7 +31,7 @@ func TestCommitDispatchAndPollProduceDocumentedSpans(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	sheet := hikouteitest.NewSheet(t)
-	s, err := hikoutei.Open(t.TempDir(), hikoutei.Options{Clock: events.NewManualClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Clock: events.NewManualClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
 		HeartbeatInterval: -1, AcquireWait: -1, TracerProvider: tp, Sync: sheet.SyncOptions(), NATS: &hikoutei.NATSOptions{Disabled: true}},
 		hikoutei.Entity[traced]("Traced"))
 	if err != nil {

@@ -177,7 +177,7 @@ func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Stor
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := hikoutei.Open(b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
+	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
 			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second}}, defs...)
 	if err != nil {

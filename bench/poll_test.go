@@ -155,7 +155,7 @@ func BenchmarkPollUnchanged10Tabs(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := hikoutei.Open(b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
+	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, Manual: true}}, pollDefs()...)
 	if err != nil {
 		b.Fatal(err)
@@ -264,7 +264,7 @@ func syncNotedCities(b *testing.B, e *emu) (*hikoutei.Store, *hikouteitest.Harne
 	cities := benchCities(b)
 	start := time.Now()
 	log := slog.New(slog.DiscardHandler)
-	s, err := hikoutei.Open(b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
+	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: citiesProvider(b, e), Manual: true, MaxBatch: 50000}},
 		hikoutei.Entity[NotedCity]("City"))
 	if err != nil {

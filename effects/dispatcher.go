@@ -540,7 +540,7 @@ func (d *Dispatcher) backoff(c aggregates.Effect) time.Time {
 	return d.cfg.Clock.Now().Add(wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1)))
 }
 
-// outcome maps one op's fate to a settlement (seed 001 "Failure model").
+// outcome maps one op's fate to a settlement (I24: only a structured refusal proves a failure).
 func (d *Dispatcher) outcome(c aggregates.Effect, r sheetsio.OpResult) aggregates.Outcome {
 	o := aggregates.Outcome{Via: "dispatch", Code: r.Reason}
 	switch r.Status {

@@ -75,7 +75,7 @@ type PollCounters struct {
 }
 
 // Poller reads the registered Input tabs and hands what changed to the
-// store (seed 001 "Inbound User_Input flow").
+// store (docs/invariants.md "People's edits").
 type Poller struct {
 	cfg PollerConfig
 	mu  sync.Mutex // one pass at a time: observations are decided in read order

@@ -7,7 +7,7 @@
 // and the emulator's person API edits the sheet as people would.
 //
 //	sheet := hikouteitest.NewSheet(t)
-//	s, _ := hikoutei.Open(dir, hikoutei.Options{Sync: sheet.SyncOptions()}, hikoutei.Entity[Airport]("Airport"))
+//	s, _ := hikoutei.Open(ctx, dir, hikoutei.Options{Sync: sheet.SyncOptions()}, hikoutei.Entity[Airport]("Airport"))
 //	h := hikouteitest.New(t, s)
 //	// … commit …
 //	h.Drain(ctx)                                           // the rows are on the sheet

@@ -8,7 +8,7 @@
 // --http` serves the same two.
 //
 //	m := observe.New()
-//	s, err := hikoutei.Open(dir, hikoutei.Options{Observer: m, Sync: syncOpts}, entities...)
+//	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{Observer: m, Sync: syncOpts}, entities...)
 //	m.Watch(s)
 //	reg := prometheus.NewRegistry()
 //	reg.MustRegister(m)

@@ -25,7 +25,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 
 	m := observe.New()
-	s, err := hikoutei.Open(dir, hikoutei.Options{Observer: m, Logger: quietLogger()}, hikoutei.Entity[airport]("Airport"))
+	s, err := hikoutei.Open(context.Background(), dir, hikoutei.Options{Observer: m, Logger: quietLogger()}, hikoutei.Entity[airport]("Airport"))
 	if err != nil {
 		log.Fatal(err)
 	}

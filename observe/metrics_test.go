@@ -34,7 +34,7 @@ func open(t *testing.T, m *observe.Metrics, sheet *hikouteitest.Sheet) *hikoutei
 	if sheet != nil {
 		o.Sync = sheet.SyncOptions()
 	}
-	s, err := hikoutei.Open(t.TempDir(), o, hikoutei.Entity[airport]("Airport"))
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), o, hikoutei.Entity[airport]("Airport"))
 	if err != nil {
 		t.Fatal(err)
 	}

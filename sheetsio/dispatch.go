@@ -12,7 +12,7 @@ import (
 )
 
 // Dispatch applies a Batch of row operations to one spreadsheet with a
-// constant request count (I19, seed 001 "Spreadsheet-scoped batch merging"):
+// constant request count (I19):
 //
 //  1. one values.batchGetByDataFilter (UNFORMATTED_VALUE, SERIAL_NUMBER)
 //     of every affected tab, the authority tab (when Fence is set) and the

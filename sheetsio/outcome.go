@@ -15,7 +15,7 @@ import (
 	"google.golang.org/api/googleapi"
 )
 
-// Outcome classifies a remote mutation (I24, seed 001 "Failure model").
+// Outcome classifies a remote mutation (I24).
 type Outcome uint8
 
 const (

@@ -29,7 +29,7 @@ func viaChannel(ctx context.Context, dir string, op admin.Op, req, resp any) (ha
 // holds the store, the channel is tried once more (that process may have
 // been starting), then the error names the holder.
 func openLocal(ctx context.Context, dir, operation string, op admin.Op, req, resp any) (*hikoutei.Store, bool, error) {
-	s, err := hikoutei.OpenDeclared(dir, hikoutei.Options{Operation: operation, NoAdmin: true})
+	s, err := hikoutei.OpenDeclared(ctx, dir, hikoutei.Options{Operation: operation, NoAdmin: true})
 	if !errors.Is(err, hikoutei.ErrStoreLocked) && !errors.Is(err, hikoutei.ErrLeaseHeld) {
 		return s, false, err
 	}

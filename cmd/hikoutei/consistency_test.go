@@ -289,7 +289,7 @@ func TestCLIConsistencyJSONOutputMatchesTheREADME(t *testing.T) {
 // administrative channel) and returns its close.
 func holdStore(t *testing.T, dir string) func() {
 	t.Helper()
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, hikoutei.Entity[stock]("Stock"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, hikoutei.Entity[stock]("Stock"))
 	if err != nil {
 		t.Fatal(err)
 	}

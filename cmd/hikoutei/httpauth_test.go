@@ -81,7 +81,7 @@ func TestServeRefusesAnUnauthenticatedNonLoopbackPortBeforeTheLease(t *testing.T
 func TestServeHTTPOffLoopbackRequiresTheBearerToken(t *testing.T) {
 	t.Setenv(config.EnvHTTPToken, testHTTPToken)
 	dir := t.TempDir()
-	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func openDamaged(t *testing.T) *damaged {
 	ctx := context.Background()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions(),
+	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, hikoutei.Entity[ticket]("Ticket"))
 	if err != nil {
 		t.Fatal(err)

@@ -65,10 +65,10 @@ func runReplay(cmd *cobra.Command, dir, out string, opts hikoutei.ReplayOptions,
 	var aside string
 	var err error
 	if out == "" {
-		cp, aside, err = hikoutei.RebuildReadModel(dir, opts)
+		cp, aside, err = hikoutei.RebuildReadModel(cmd.Context(), dir, opts)
 		out = filepath.Join(dir, hikoutei.ReadModelFile)
 	} else {
-		cp, err = hikoutei.Replay(dir, out, opts)
+		cp, err = hikoutei.Replay(cmd.Context(), dir, out, opts)
 	}
 	if err != nil {
 		bar.Abandon()

@@ -21,7 +21,7 @@ var itemDef = hikoutei.Entity[item]("Item")
 func storeWithItems(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func fileHash(t *testing.T, path string) [32]byte {
 // countItems opens the store and counts the items it reads.
 func countItems(t *testing.T, dir string) int {
 	t.Helper()
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestRepro2_ReplayOutRefusesExistingFileUnlessForced(t *testing.T) {
 
 func TestRepro2_ReplayRefusedWhileTheStoreIsOpen(t *testing.T) {
 	dir := storeWithItems(t, 10)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestReplayInPlaceKeepsThePreviousReadModel(t *testing.T) {
 
 func TestReplayTargetErrorsAreTyped(t *testing.T) {
 	dir := storeWithItems(t, 1)
-	_, err := hikoutei.Replay(dir, filepath.Join(dir, "x.sqlite"), hikoutei.ReplayOptions{Force: true})
+	_, err := hikoutei.Replay(t.Context(), dir, filepath.Join(dir, "x.sqlite"), hikoutei.ReplayOptions{Force: true})
 	if !errors.Is(err, hikoutei.ErrReplayTargetInStore) {
 		t.Fatalf("inside the store: %v", err)
 	}
@@ -155,7 +155,7 @@ func TestReplayTargetErrorsAreTyped(t *testing.T) {
 	if err := os.WriteFile(out+"-wal", []byte("stale"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hikoutei.Replay(dir, out, hikoutei.ReplayOptions{}); !errors.Is(err, hikoutei.ErrReplayTarget) {
+	if _, err := hikoutei.Replay(t.Context(), dir, out, hikoutei.ReplayOptions{}); !errors.Is(err, hikoutei.ErrReplayTarget) {
 		t.Fatalf("stale -wal beside the target: %v", err)
 	}
 }

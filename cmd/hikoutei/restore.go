@@ -74,7 +74,7 @@ func runRestore(cmd *cobra.Command, from string, src replicatedSource, to string
 	if err != nil {
 		return err
 	}
-	rep, err := rebuildRestored(info, to)
+	rep, err := rebuildRestored(cmd.Context(), info, to)
 	if err != nil {
 		return err
 	}
@@ -130,13 +130,13 @@ func restoreFromStream(ctx context.Context, src replicatedSource, to string) (hi
 // rebuildRestored builds the restored store's read model and reports. A
 // log that declares no entity yet (a store never opened with entities)
 // gets its read model when the store is first opened.
-func rebuildRestored(info hikoutei.BackupInfo, dir string) (restoreJSON, error) {
+func rebuildRestored(ctx context.Context, info hikoutei.BackupInfo, dir string) (restoreJSON, error) {
 	rep := restoreJSON{Dir: dir, StoreID: info.StoreID, Head: info.Head, Bytes: info.Bytes, SHA256: info.SHA256}
 	declared, err := declaresEntities(dir)
 	if err != nil || !declared {
 		return rep, err
 	}
-	cp, _, err := hikoutei.RebuildReadModel(dir, hikoutei.ReplayOptions{})
+	cp, _, err := hikoutei.RebuildReadModel(ctx, dir, hikoutei.ReplayOptions{})
 	if err != nil {
 		return rep, fmt.Errorf("the log was restored into %s but its read model was not built (run 'hikoutei replay --dir %s'): %w", dir, dir, err)
 	}

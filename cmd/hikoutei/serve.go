@@ -140,7 +140,7 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 			r.Standby = standby
 			opts.Replication = &r
 		}
-		return hikoutei.OpenDeclared(f.dir, opts)
+		return hikoutei.OpenDeclared(ctx, f.dir, opts)
 	}
 	s, err := open(f.standby)
 	if err != nil {

@@ -25,7 +25,7 @@ type item struct {
 
 func TestServeSyncsAStoreAndExposesHealthAndMetrics(t *testing.T) {
 	dir := t.TempDir()
-	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 func TestStatusListsUnwritableValuesWithoutTheValue(t *testing.T) {
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions()}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions()}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}

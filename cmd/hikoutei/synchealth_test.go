@@ -128,7 +128,7 @@ func decodeHealth(t testing.TB, body string) observe.HealthReport {
 // withHungRows adds items named name to the closed store at dir.
 func withHungRows(t testing.TB, dir, name string, n int) {
 	t.Helper()
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestHealthzAnswers503WhileAccessIsDeniedAnd200OnceRestored(t *testing.T) {
 func TestStatusShowsSyncHealthPerTab(t *testing.T) {
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions(), NATS: &hikoutei.NATSOptions{Disabled: true}}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions(), NATS: &hikoutei.NATSOptions{Disabled: true}}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}

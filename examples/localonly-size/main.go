@@ -34,7 +34,7 @@ func run(ctx context.Context) error {
 	}
 	defer os.RemoveAll(dir)
 
-	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
+	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
 	if err != nil {
 		return err
 	}

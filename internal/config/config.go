@@ -85,8 +85,8 @@ const (
 	EnvBenchOut      = "HIKOUTEI_BENCH_OUT"
 )
 
-// Defaults of the cadences (seed 001: SYNC_POLLING_INTERVAL_MS and
-// SYNC_FULL_SCAN_INTERVAL_MS default to 60,000).
+// Defaults of the cadences (HIKOUTEI_SYNC_POLLING_INTERVAL_MS and
+// HIKOUTEI_SYNC_FULL_SCAN_INTERVAL_MS default to 60,000; README "Configuration").
 const (
 	DefaultPollingInterval  = 60 * time.Second
 	DefaultFullScanInterval = 60 * time.Second

@@ -55,7 +55,7 @@ func (r *runner) open(ctx context.Context) error {
 		}
 		r.prov = prov
 	}
-	s, err := hikoutei.Open(r.dir, r.storeOptions(), Entity())
+	s, err := hikoutei.Open(ctx, r.dir, r.storeOptions(), Entity())
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}

@@ -90,7 +90,7 @@ func (k *checker) afterRun(ctx context.Context, run int, dropReadModel bool) err
 			return err
 		}
 	}
-	s, err := hikoutei.Open(k.dir, hikoutei.Options{Operation: "crash-check", LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval,
+	s, err := hikoutei.Open(ctx, k.dir, hikoutei.Options{Operation: "crash-check", LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval,
 		AcquireWait: AcquireWait, Logger: k.c.cfg.Logger}, Entity())
 	if err != nil {
 		return fmt.Errorf("reopen after the kill: %w", err)
@@ -195,7 +195,7 @@ func (k *checker) compareRebuild(run int) error {
 	}
 	defer os.RemoveAll(tmp)
 	target := filepath.Join(tmp, "rebuild.sqlite")
-	if _, err := hikoutei.Replay(k.dir, target, hikoutei.ReplayOptions{}, Entity()); err != nil {
+	if _, err := hikoutei.Replay(context.Background(), k.dir, target, hikoutei.ReplayOptions{}, Entity()); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	live, err := projector.Digest(filepath.Join(k.dir, hikoutei.ReadModelFile))
@@ -237,7 +237,7 @@ func (c *campaign) quiesce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := hikoutei.Open(c.cfg.Dir, StoreOptions(prov, c.cfg.Logger, "crash-quiesce"), Entity())
+	s, err := hikoutei.Open(ctx, c.cfg.Dir, StoreOptions(prov, c.cfg.Logger, "crash-quiesce"), Entity())
 	if err != nil {
 		return err
 	}

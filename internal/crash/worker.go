@@ -1,4 +1,4 @@
-// Package crash is the crash and fault campaign (issue 10): a child process
+// Package crash is the crash and fault campaign (`make crash`): a child process
 // runs a seeded mixed workload against a store synced to a Sheets emulator
 // that lives in the parent (so the spreadsheet survives every kill), and
 // the parent kills it with SIGKILL at seeded random instants or at a
@@ -150,7 +150,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, out io.Writer, logger *slo
 	if err != nil {
 		return err
 	}
-	s, err := hikoutei.Open(cfg.Dir, StoreOptions(prov, logger, "crash-worker"), Entity())
+	s, err := hikoutei.Open(ctx, cfg.Dir, StoreOptions(prov, logger, "crash-worker"), Entity())
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}

@@ -175,7 +175,7 @@ func (e *env) openStore(ctx context.Context) error {
 		return err
 	}
 	e.prov = prov
-	e.store, err = hikoutei.Open(e.cfg.Dir, hikoutei.Options{Operation: "demo", Logger: e.cfg.Logger, NATSServer: natsserver.Embedded(),
+	e.store, err = hikoutei.Open(ctx, e.cfg.Dir, hikoutei.Options{Operation: "demo", Logger: e.cfg.Logger, NATSServer: natsserver.Embedded(),
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
 			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second, PollingInterval: time.Second, FullScanInterval: 10 * time.Second}},
 		hikoutei.Entity[Airport]("Airport"))

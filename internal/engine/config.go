@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -24,8 +25,11 @@ type Config struct {
 	LeaseTTL          time.Duration
 	ReadConns         int // read pool size (default 4)
 	Progress          func(Progress)
-	Logger            *slog.Logger
-	NoSync            bool // benchmarks only: no fsync of log commits
+	// Context bounds Open's own work: the read model's catch-up or
+	// rebuild stops between batches once it is done (nil: never).
+	Context context.Context
+	Logger  *slog.Logger
+	NoSync  bool // benchmarks only: no fsync of log commits
 	// AcceptLogGap lets Open go on when the read model is ahead of the log
 	// (see findLogGap); without it Open refuses with *LogGapError.
 	AcceptLogGap  bool

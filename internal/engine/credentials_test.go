@@ -77,7 +77,7 @@ func TestRejectedCredentialsStopSyncAtOnceWithCredentialsRejected(t *testing.T) 
 	so := sheet.SyncOptions()
 	so.Manual = false
 	logs := &lockedBuffer{}
-	s, err := hikoutei.Open(t.TempDir(), hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1, Sync: so,
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1, Sync: so,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)), NATS: &hikoutei.NATSOptions{Disabled: true}}, airports...)
 	mustT(t, err)
 	defer s.Close()
@@ -118,7 +118,7 @@ func TestSyncFromEnvProviderLogsRetriesThroughTheStoreLogger(t *testing.T) {
 	so.Manual = true
 	emu.ScriptFaults(emulator.Fault{Kind: emulator.Fault503, Match: emulator.MatchReads})
 	logs := &lockedBuffer{}
-	s, err := hikoutei.Open(t.TempDir(), hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1, Sync: so,
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1, Sync: so,
 		Logger: slog.New(slog.NewJSONHandler(logs, nil)), NATS: &hikoutei.NATSOptions{Disabled: true}}, airports...)
 	mustT(t, err)
 	defer s.Close()

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,10 @@ type Engine struct {
 	nats  *natsState    // nil without NATS
 	wake  chan struct{} // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)
 	repl  *replState    // nil unless replicated (Config.Replication)
+
+	// newLog: log.db did not exist when Open began (a brand-new store,
+	// whose read model is created, not missing).
+	newLog bool
 
 	mu     sync.RWMutex // guards closed against in-flight sends
 	closed bool
@@ -151,7 +156,9 @@ func IsStore(dir string) error {
 }
 
 func newEngine(dir string, cfg Config) *Engine {
-	return &Engine{dir: dir, cfg: cfg, log: cfg.Logger, reqs: make(chan *request), stop: make(chan struct{}), done: make(chan struct{})}
+	_, err := os.Stat(filepath.Join(dir, events.LogFileName))
+	return &Engine{dir: dir, cfg: cfg, log: cfg.Logger, reqs: make(chan *request), stop: make(chan struct{}), done: make(chan struct{}),
+		newLog: errors.Is(err, fs.ErrNotExist)}
 }
 
 // start declares the entities, records their shapes in the log when they
@@ -288,7 +295,7 @@ func (e *Engine) releaseAndProject() error {
 	if err := e.writer().Release(); err != nil {
 		return err
 	}
-	return e.catchUp("catch-up", nil)
+	return e.catchUp(context.Background(), "catch-up", nil)
 }
 
 // storeEngine reaches the engine of a store opened by the root package

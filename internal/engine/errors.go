@@ -37,7 +37,7 @@ var (
 	// closed and reopened, which shows what the log holds.
 	ErrLogCommitUncertain = errors.New("log_commit_uncertain")
 	// ErrSyncStartup: sync is configured but cannot start (no provider, an
-	// invalid spreadsheet id, a bad cadence); the stable code of seed 001.
+	// invalid spreadsheet id, a bad cadence).
 	ErrSyncStartup = errors.New("sync_startup_failed")
 	// ErrSyncBlocked: sync health is blocked: the spreadsheet or a tab
 	// refuses the projection (the reason code follows, e.g.

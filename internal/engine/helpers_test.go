@@ -106,7 +106,7 @@ func openStore(t testing.TB, dir string, opts ...func(*hikoutei.Options)) *hikou
 	for _, f := range opts {
 		f(&o)
 	}
-	s, err := hikoutei.Open(dir, o, airports...)
+	s, err := hikoutei.Open(t.Context(), dir, o, airports...)
 	mustT(t, err)
 	return s
 }
@@ -123,7 +123,7 @@ func digest(t testing.TB, path string) string {
 func replayDigest(t testing.TB, dir string, upTo uint64, defs ...hikoutei.EntityDef) string {
 	t.Helper()
 	target := filepath.Join(t.TempDir(), "replayed.sqlite")
-	cp, err := hikoutei.Replay(dir, target, hikoutei.ReplayOptions{UpTo: upTo}, defs...)
+	cp, err := hikoutei.Replay(t.Context(), dir, target, hikoutei.ReplayOptions{UpTo: upTo}, defs...)
 	mustT(t, err)
 	if cp != upTo {
 		t.Fatalf("replay reached %d, want %d", cp, upTo)
@@ -255,7 +255,7 @@ func openSyncedWith(t testing.TB, dir string, sheet *hikouteitest.Sheet, clock *
 	if opts != nil {
 		opts(&o)
 	}
-	s, err := hikoutei.Open(dir, o, defs...)
+	s, err := hikoutei.Open(t.Context(), dir, o, defs...)
 	mustT(t, err)
 	t.Cleanup(func() { s.Close() })
 	h := hikouteitest.New(t, s)

@@ -645,7 +645,7 @@ func procStatusKB(field string) int64 {
 func TestInboundPollerRunsNextToTheDispatcherWhenNotManual(t *testing.T) {
 	sheet := serveSheet(t, emulator.New(emulator.Options{AutoCreate: true}), nil, plainProvider)
 	clock := events.NewManualClock(t0)
-	s, err := hikoutei.Open(t.TempDir(), hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL,
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL,
 		NATS: &hikoutei.NATSOptions{Disabled: true}, Logger: quiet,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: sheetID, Provider: sheet.Provider, Interval: time.Second, ReconcileInterval: time.Hour,
 			PollingInterval: 5 * time.Second, FullScanInterval: time.Hour, LookupEnv: func(string) (string, bool) { return "", false }}},

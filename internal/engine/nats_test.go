@@ -40,7 +40,7 @@ func openAutoWith(t *testing.T, dir string, nats *hikoutei.NATSOptions, server h
 	t.Helper()
 	sheet := serveSheet(t, emulator.New(emulator.Options{AutoCreate: true}), nil, plainProvider)
 	clock := events.NewManualClock(t0)
-	s, err := hikoutei.Open(dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL, NATS: nats,
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL, NATS: nats,
 		Logger: quiet, NATSServer: server,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: sheetID, Provider: sheet.Provider, Interval: time.Hour, ReconcileInterval: time.Hour}},
 		airports...)
@@ -90,7 +90,7 @@ func TestInProcessWakeWithoutNATSOrALinkedServerWakesTheDispatcherBeforeItsTimer
 
 func TestNATSOptionsWithoutURLOrLinkedServerFailOpenServerNotLinked(t *testing.T) {
 	t.Setenv(hikoutei.EnvNATSURL, "")
-	_, err := hikoutei.Open(t.TempDir(), hikoutei.Options{AcquireWait: -1, Logger: quiet,
+	_, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{AcquireWait: -1, Logger: quiet,
 		NATS: &hikoutei.NATSOptions{Listen: "127.0.0.1:0"}}, airports...)
 	if !errors.Is(err, natsbus.ErrServerNotLinked) || !errors.Is(err, hikoutei.ErrSyncStartup) {
 		t.Fatalf("Open: %v, want sync_startup_failed wrapping nats_server_not_linked", err)
@@ -168,7 +168,7 @@ func TestNATSMirrorDeliversEachEventOnceAndRebuildsTheReadModel(t *testing.T) {
 			return fn(e)
 		})
 	}
-	got, err := hikoutei.ReplayEvents(target, e.Log().StoreID(), src, hikoutei.ReplayOptions{}, airports...)
+	got, err := hikoutei.ReplayEvents(t.Context(), target, e.Log().StoreID(), src, hikoutei.ReplayOptions{}, airports...)
 	mustT(t, err)
 	if got != cp || digest(t, target) != live {
 		t.Fatalf("read model from the mirror (checkpoint %d) differs from the live one (%d)", got, cp)
@@ -336,7 +336,7 @@ func TestRepro10_AForeignRecordStopsTheMirrorUntilTheStreamIsReplaced(t *testing
 
 func TestRepro10_OpenRefusesANonLoopbackListenerWithoutAuthBeforeTheLease(t *testing.T) {
 	dir := t.TempDir()
-	_, err := hikoutei.Open(dir, hikoutei.Options{AcquireWait: -1, Logger: quiet,
+	_, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{AcquireWait: -1, Logger: quiet,
 		NATS: &hikoutei.NATSOptions{Listen: "0.0.0.0:0", ListenNoAuth: true}}, airports...)
 	if !errors.Is(err, natsbus.ErrListenUnauthenticated) || !errors.Is(err, hikoutei.ErrSyncStartup) {
 		t.Fatalf("Open: %v", err)

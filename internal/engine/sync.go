@@ -161,7 +161,7 @@ func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.P
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// Claim the authority before the first write of the run (seed 002);
+	// Claim the authority before the first write of the run (I05);
 	// while another store holds it, the dispatcher keeps refusing.
 	if err := disp.ClaimAuthority(ctx); err != nil && !errors.Is(err, effects.ErrAuthorityHeld) {
 		return nil, nil, nil, err
