@@ -188,12 +188,7 @@ func openSyncedIn(b *testing.B, dir string, e *emu, defs ...hikoutei.EntityDef) 
 	}
 	s, err := hikoutei.Open(dir, hikoutei.Options{Operation: "bench", Logger: log,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
-			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second,
-			// People's edits are not what these rows measure: the poller of
-			// an Input tab (row 5's City_Input) waits an hour, so the
-			// backfill's peak and requests are its writes'; row 9 measures
-			// the poll alone afterwards.
-			PollingInterval: time.Hour, FullScanInterval: time.Hour}}, defs...)
+			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second}}, defs...)
 	if err != nil {
 		b.Fatal(err)
 	}
