@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,12 +21,10 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
-	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
-	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // End-to-end sync benchmarks, run by bench/cmd/benchtable (`make bench`),
@@ -175,18 +172,12 @@ func vmHWM() float64 {
 // until the spreadsheet is provisioned (provisioning is not timed).
 func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Store {
 	b.Helper()
-	return openSyncedIn(b, b.TempDir(), e, defs...)
-}
-
-// openSyncedIn is openSynced on the store directory dir.
-func openSyncedIn(b *testing.B, dir string, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Store {
-	b.Helper()
 	log := slog.New(slog.DiscardHandler)
 	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := hikoutei.Open(dir, hikoutei.Options{Operation: "bench", Logger: log,
+	s, err := hikoutei.Open(b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
 			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second}}, defs...)
 	if err != nil {
@@ -238,7 +229,7 @@ func total(c map[aggregates.EffectState]int64) int64 {
 // syncCities commits the cities in units of 500 (as the demo does) and
 // waits until every effect is settled, sampling convergence every 100 ms.
 // Rows converged = applied effects × rows ÷ effects queued.
-func syncCities[T any](b *testing.B, s *hikoutei.Store, cities []T, start time.Time) []point {
+func syncCities(b *testing.B, s *hikoutei.Store, cities []City, start time.Time) []point {
 	b.Helper()
 	done := make(chan error, 1)
 	go func() {
@@ -420,24 +411,18 @@ func BenchmarkRawBatchUpdate10k(b *testing.B) {
 	b.ReportMetric(float64(len(cities))/median(secs), "rows/s")
 }
 
-// BenchmarkBackfillCities: all 171,075 cities (as NotedCity: a System
-// tab and a City_Input tab) committed and synced through the full safe
-// path (row 5). Reports rows/s, requests (when the emulator is in
-// process) and this process's VmHWM (peak-MB), read when the backfill has
-// converged. Then (row 9) it reopens the store in Manual mode and reports
-// the unchanged poll of the City_Input tab it just synced (ms/pass,
-// alloc-MB/pass: medians of cityPollPasses passes; poll-requests, which
-// the runner leaves out of row 5's request count). The runner runs it
-// alone in a child process against its own emulator.
+// BenchmarkBackfillCities: all 171,075 cities committed and synced through
+// the full safe path (row 5). Reports rows/s, requests (when the emulator
+// is in process) and this process's VmHWM; the runner runs it alone in a
+// child process against its own emulator and takes the child's max RSS.
 func BenchmarkBackfillCities(b *testing.B) {
-	cities := notedCities(readCities(b))
+	cities := readCities(b)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		e := googleEmulator(b, "bench-backfill")
-		dir := b.TempDir()
 		b.StartTimer()
 		start := time.Now()
-		s := openSyncedIn(b, dir, e, hikoutei.Entity[NotedCity]("City"))
+		s := openSynced(b, e, hikoutei.Entity[City]("City"))
 		pts := syncCities(b, s, cities, time.Now())
 		secs := time.Since(start).Seconds()
 		b.StopTimer()
@@ -445,83 +430,17 @@ func BenchmarkBackfillCities(b *testing.B) {
 			b.ReportMetric(float64(r+w)*1000/float64(len(cities)), "req/1krows")
 		}
 		b.ReportMetric(float64(len(cities))/secs, "rows/s")
-		b.ReportMetric(vmHWM(), "peak-MB") // before the polls: row 5's peak is the backfill's
 		writeTrace(b, "backfill", pts)
 		s.Close()
-		pollBackfilled(b, e, dir, len(cities))
 		e.closer()
 		b.StartTimer()
 	}
-}
-
-// cityPollPasses is how many unchanged passes row 9 measures per process
-// (after one unmeasured pass).
-const cityPollPasses = 3
-
-// notedCities are the cities as NotedCity (empty notes).
-func notedCities(cities []City) []NotedCity {
-	out := make([]NotedCity, len(cities))
-	for i, c := range cities {
-		out[i] = NotedCity{c.Key, c.Name, c.Lat, c.Lng, c.Country, c.Admin1, c.Admin2, ""}
-	}
-	return out
-}
-
-// pollBackfilled reopens the backfilled store in dir in Manual mode (no
-// worker polls, dispatches or reconciles beside the measured passes) with
-// an unpaced provider, and measures unchanged Poll passes over its
-// City_Input tab of rows rows (row 9).
-func pollBackfilled(b *testing.B, e *emu, dir string, rows int) {
-	b.Helper()
-	var n countingTransport
-	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: slog.New(slog.DiscardHandler),
-		HTTPClient: &http.Client{Transport: &n}, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		RequestTimeout: 5 * time.Minute})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := hikoutei.Open(dir, hikoutei.Options{Operation: "bench", Logger: slog.New(slog.DiscardHandler),
-		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, Manual: true}}, hikoutei.Entity[NotedCity]("City"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	h := hikouteitest.New(b, s)
-	if c := h.Outbox(); h.Unsettled() != 0 || c[aggregates.EffectApplied] < int64(2*rows) {
-		b.Fatalf("outbox after the backfill: %v, want all settled and at least %d applied", c, 2*rows)
-	}
-	if r, err := h.Poll(ctx); err != nil || r.Certified != 1 { // not measured
-		b.Fatalf("first poll: %+v %v", r, err)
-	}
-	var ps passes
-	for range cityPollPasses {
-		time.Sleep(sheetsio.DefaultInterval) // spaced as the pacer would (see poll_test.go)
-		ps.begin()
-		r, err := h.Poll(ctx)
-		ps.end()
-		if err != nil || r.Certified != 1 || r.Escalated != 0 {
-			b.Fatalf("unchanged pass: %+v %v", r, err)
-		}
-	}
-	ps.report(b, true)
-	b.ReportMetric(float64(n.n.Load()), "poll-requests")
-}
-
-// countingTransport counts the requests a provider sends.
-type countingTransport struct{ n atomic.Int64 }
-
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return http.DefaultTransport.RoundTrip(r)
+	b.ReportMetric(vmHWM(), "peak-MB")
 }
 
 // BenchmarkRawBackfillCities: the floor under BenchmarkBackfillCities —
-// the same rows by raw values.batchUpdate (2 MB bodies) to a tab like the
-// System tab (key, fields, note) and one like the City_Input tab (key,
-// name, note, anchor), tab creation included (the safe path's count
-// includes provisioning). Then (row 9's baseline) raw values.batchGet
-// passes of the Input-like tab, copied first (untimed) to a spreadsheet of
-// its own so that row 5's request count is the backfill's alone.
+// the same rows by raw values.batchUpdate (2 MB bodies), tab creation
+// included (the safe path's count includes provisioning).
 func BenchmarkRawBackfillCities(b *testing.B) {
 	cities := readCities(b)
 	for i := 0; i < b.N; i++ {
@@ -530,80 +449,17 @@ func BenchmarkRawBackfillCities(b *testing.B) {
 		svc := rawService(b, e)
 		b.StartTimer()
 		start := time.Now()
-		addTab(b, svc, e.sheet, "City_Raw", len(cities)+1, len(notedHeader))
-		addTab(b, svc, e.sheet, "City_Raw_Input", len(cities)+1, len(inputHeader))
-		pts := rawWriteNoted(b, svc, e.sheet, "City_Raw", cities, start)
-		in := rawWriteInput(b, svc, e.sheet, "City_Raw_Input", cities, start)
-		pts = append(pts, shift(in, len(cities))...)
+		addTab(b, svc, e.sheet, "City_Raw", len(cities)+1, len(cityHeader))
+		pts := rawWrite(b, svc, e.sheet, "City_Raw", cities, start)
 		secs := time.Since(start).Seconds()
 		b.StopTimer()
 		if r, w := e.requests(); r >= 0 {
 			b.ReportMetric(float64(r+w)*1000/float64(len(cities)), "req/1krows")
 		}
 		b.ReportMetric(float64(len(cities))/secs, "rows/s")
-		b.ReportMetric(vmHWM(), "peak-MB") // before the polls, as ours
-		writeTrace(b, "rawbackfill", halve(pts))
-		pollRaw(b, e, svc, cities)
+		writeTrace(b, "rawbackfill", pts)
 		e.closer()
 		b.StartTimer()
 	}
-}
-
-var (
-	notedHeader = append(append([]any(nil), cityHeader...), "note")
-	inputHeader = []any{"key", "name", "note", "__hikoutei_row_id"}
-)
-
-// rawWriteNoted writes the System-like rows (key, fields, empty note).
-func rawWriteNoted(b *testing.B, svc *sheets.Service, sheet, tab string, cities []City, start time.Time) []point {
-	return rawWriteRows(b, svc, sheet, tab, "H", notedHeader, len(cities), func(i int) []any { return append(cities[i].row(), "") }, start)
-}
-
-// rawWriteInput writes the Input-like rows (key, name, empty note, anchor).
-func rawWriteInput(b *testing.B, svc *sheets.Service, sheet, tab string, cities []City, start time.Time) []point {
-	return rawWriteRows(b, svc, sheet, tab, "D", inputHeader, len(cities), func(i int) []any {
-		return []any{cities[i].Key, cities[i].Name, "", cities[i].Key}
-	}, start)
-}
-
-// shift adds n rows to every point of pts but the origin.
-func shift(pts []point, n int) []point {
-	out := make([]point, 0, len(pts))
-	for _, p := range pts[1:] {
-		out = append(out, point{p.T, p.Rows + float64(n)})
-	}
-	return out
-}
-
-// halve turns a trace of rows written to two tabs into cities converged
-// (each city is two rows), as ours counts applied effects ÷ 2.
-func halve(pts []point) []point {
-	for i := range pts {
-		pts[i].Rows /= 2
-	}
-	return pts
-}
-
-// pollRaw measures raw values.batchGet passes of an Input-like tab of the
-// cities in a spreadsheet of its own on e (row 9's baseline).
-func pollRaw(b *testing.B, e *emu, svc *sheets.Service, cities []City) {
-	b.Helper()
-	sheet := e.sheet + "-poll"
-	tab := layout.InputTabName("City")
-	addTab(b, svc, sheet, tab, len(cities)+1, len(inputHeader))
-	rawWriteInput(b, svc, sheet, tab, cities, time.Now())
-	var ps passes
-	for range cityPollPasses {
-		time.Sleep(sheetsio.DefaultInterval)
-		ps.begin()
-		resp, err := rawBatchGet(svc, sheet, []string{tab})
-		ps.end()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if n := len(resp.ValueRanges[0].Values); n != len(cities)+1 {
-			b.Fatalf("raw read %d rows, want %d", n, len(cities)+1)
-		}
-	}
-	ps.report(b, true)
+	b.ReportMetric(vmHWM(), "peak-MB")
 }
