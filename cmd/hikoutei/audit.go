@@ -233,7 +233,7 @@ func failsAfter(err error, seq uint64) bool {
 }
 
 func printEvent(w io.Writer, e events.Event, asJSON bool) error {
-	p, err := events.EncodePayload(e.Payload)
+	p, err := shownPayload(e.Payload)
 	if err != nil {
 		return err
 	}
@@ -245,4 +245,21 @@ func printEvent(w io.Writer, e events.Event, asJSON bool) error {
 	_, err = fmt.Fprintf(w, "%8d  %s  %-26s %s v%d epoch %d  %s\n", e.Seq, e.At.UTC().Format("2006-01-02T15:04:05.000Z"),
 		e.Type(), e.Stream, e.Version, e.Epoch, strings.TrimSpace(string(payload)))
 	return err
+}
+
+// shownPayload is the payload as an auditor reads it: an effect.queued
+// whose record refers to its entity.persisted for its values (values_of)
+// shows the values the read filled in, beside the reference.
+func shownPayload(pl events.Payload) (map[string]any, error) {
+	q, ok := pl.(events.EffectQueued)
+	if !ok || q.ValuesOf == 0 || q.Values == nil {
+		return events.EncodePayload(pl)
+	}
+	ref := q.ValuesOf
+	q.ValuesOf = 0
+	p, err := events.EncodePayload(q)
+	if err == nil {
+		p["values_of"] = int64(ref)
+	}
+	return p, err
 }

@@ -128,12 +128,9 @@ const cities = 171075
 // "req/1krows" (every request the emulator received for the spreadsheet).
 func backfill(bin string, env []string, bench, sheet string) runs {
 	emu := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota()})
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // loopback only
-	check(err)
-	srv := &http.Server{Handler: emu.Handler()}
-	go srv.Serve(ln)
-	defer srv.Close()
-	env = append(env, config.EnvBenchEmulator+"=http://"+ln.Addr().String(), config.EnvBenchSheet+"="+sheet)
+	url, stop := serve(emu)
+	defer stop()
+	env = append(env, config.EnvBenchEmulator+"="+url, config.EnvBenchSheet+"="+sheet)
 	out, ps := run(env, "bench", bin, "-test.run", "^$", "-test.bench", "^"+bench+"$", "-test.benchtime", "1x")
 	r := parse(out)[bench]
 	if len(r) == 0 {
@@ -194,4 +191,23 @@ func benchName(name string) string {
 		}
 	}
 	return name
+}
+
+// serve serves emu on a loopback port until stop; it returns its URL.
+func serve(emu *emulator.Emulator) (url string, stop func()) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // loopback only
+	check(err)
+	srv := &http.Server{Handler: emu.Handler()}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { srv.Close() }
+}
+
+// servedBench runs one benchmark of the bench/ binary alone in a child
+// process against a plain emulator (no latency, no quota) this process
+// serves on sheet, so the child's allocations are its own.
+func servedBench(bin string, env []string, bench, sheet string, extra ...string) runs {
+	url, stop := serve(emulator.New(emulator.Options{AutoCreate: true}))
+	defer stop()
+	env = append(env[:len(env):len(env)], config.EnvBenchEmulator+"="+url, config.EnvBenchSheet+"="+sheet)
+	return childBench(bin, env, "^"+bench+"$", extra...)
 }
