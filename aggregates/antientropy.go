@@ -80,14 +80,34 @@ type SeenTab struct {
 // SeenRow is one data row read: its anchor and full-row hash.
 type SeenRow struct{ Anchor, Hash string }
 
-// Index returns the hash read for each anchor and the hashes of every
-// row that carries it, in sheet order.
+// Index returns the hash read for each anchor and, for each anchor that
+// more than one row carries (I16), the hashes of those rows in sheet
+// order. An anchor on one row has no copies entry (a pass over a large
+// tab keeps one map entry per row, not two): see SeenCopies.
 func (s SeenTab) Index() (map[string]string, map[string][]string) {
-	observed, copies := make(map[string]string, len(s.Rows)), make(map[string][]string, len(s.Rows))
+	observed, copies := make(map[string]string, len(s.Rows)), map[string][]string{}
 	for _, r := range s.Rows {
-		observed[r.Anchor], copies[r.Anchor] = r.Hash, append(copies[r.Anchor], r.Hash)
+		if first, dup := observed[r.Anchor]; dup {
+			if copies[r.Anchor] == nil {
+				copies[r.Anchor] = []string{first}
+			}
+			copies[r.Anchor] = append(copies[r.Anchor], r.Hash)
+		}
+		observed[r.Anchor] = r.Hash // the last row's, as before
 	}
 	return observed, copies
+}
+
+// SeenCopies is how many rows carry anchor and their hashes, from Index's
+// maps.
+func SeenCopies(observed map[string]string, copies map[string][]string, anchor string) (int, []string) {
+	if c, ok := copies[anchor]; ok {
+		return len(c), c
+	}
+	if h, ok := observed[anchor]; ok {
+		return 1, []string{h}
+	}
+	return 0, nil
 }
 
 // Anchors returns the anchors a tab shows or should show, sorted, so a

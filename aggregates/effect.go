@@ -1,12 +1,9 @@
 package aggregates
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 	"time"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
@@ -70,9 +67,7 @@ type Target struct {
 // EffectID is deterministic: the same target and stream_sequence always get
 // the same id, so a replayed log queues the same effects (I09).
 func EffectID(binding string, seq uint64) string {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], seq)
-	return fmt.Sprintf("fx%016x", xxhash.Sum64(append([]byte(binding+"/"), b[:]...)))
+	return events.EffectIDOf(binding, seq)
 }
 
 // Effect is one effect of the outbox: what was queued and where its state
@@ -114,6 +109,10 @@ type Queue struct {
 	// ExpectedHash, when set, guards the write by this full-row hash
 	// instead of the row's last visible hash.
 	ExpectedHash string
+	// ValuesOf and KeyColumn, when set (ReferPersisted), make the record
+	// refer to the entity.persisted of the same commit for Values.
+	ValuesOf  uint64
+	KeyColumn string
 }
 
 // DecideQueue returns the effect.queued event for q at the target's next
@@ -122,15 +121,14 @@ type Queue struct {
 func DecideQueue(outboxVersion uint64, q Queue, now time.Time) (Decision, string, error) {
 	seq := outboxVersion + 1
 	id := EffectID(q.Target.Binding, seq)
-	body := map[string]any{"op": string(q.Op), "tab": q.Target.Tab, "anchor": q.Target.Anchor, "values": valuesOrNil(q.Values)}
-	hash, err := events.Hash(body)
+	hash, err := payloadHash(q.Op, q.Target, q.Values)
 	if err != nil {
-		return Decision{}, "", fmt.Errorf("%w: effect payload: %w", ErrInvalidValue, err)
+		return Decision{}, "", err
 	}
 	stream := events.OutboxStream(q.Target.Binding)
 	p := events.EffectQueued{EffectID: id, Spreadsheet: q.Target.Spreadsheet, Tab: q.Target.Tab, Anchor: q.Target.Anchor,
 		Binding: q.Target.Binding, StreamSequence: seq, Op: q.Op, Values: q.Values, PayloadHash: hash, Entity: q.Entity, ID: q.ID,
-		ExpectedHash: q.ExpectedHash}
+		ExpectedHash: q.ExpectedHash, ValuesOf: q.ValuesOf, KeyColumn: q.KeyColumn}
 	return Decision{Stream: stream, ExpectedVersion: outboxVersion, Events: []events.Event{events.New(stream, p, now)}}, id, nil
 }
 

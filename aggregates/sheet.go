@@ -2,6 +2,7 @@ package aggregates
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -133,4 +134,58 @@ func rowValues(columns []string, key, id string, fields map[string]any, created 
 		}
 	}
 	return out
+}
+
+// ReferPersisted makes each effect of qs whose values are exactly the
+// fields of p (the entity.persisted at version of its stream, in the same
+// commit), plus the key column holding the id on a new row, refer to p
+// instead of repeating the values in the log (EffectQueued.ValuesOf).
+func ReferPersisted(qs []Queue, p events.Payload, key string, version uint64) {
+	pp, ok := p.(events.EntityPersisted)
+	if !ok {
+		return
+	}
+	for i := range qs {
+		q := &qs[i]
+		if q.ExpectedHash != "" || q.Entity != pp.Entity || q.ID != pp.ID || q.Values == nil {
+			continue
+		}
+		keyed := q.Op == events.OpAppend
+		if sameValues(q.Values, pp.Fields, key, q.ID, keyed) {
+			q.ValuesOf = version
+			if keyed {
+				q.KeyColumn = key
+			}
+		}
+	}
+}
+
+// sameValues reports whether values are fields, plus key → id when keyed.
+func sameValues(values, fields map[string]any, key, id string, keyed bool) bool {
+	n := len(fields)
+	if keyed {
+		if _, dup := fields[key]; dup || values[key] != any(id) {
+			return false
+		}
+		n++
+	}
+	if len(values) != n {
+		return false
+	}
+	for k, v := range fields {
+		w, ok := values[k]
+		if !ok || !sameValue(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue compares two canonical values (scalars by ==, others deeply).
+func sameValue(a, b any) bool {
+	switch a.(type) {
+	case nil, string, bool, int64, float64:
+		return a == b
+	}
+	return reflect.DeepEqual(a, b)
 }

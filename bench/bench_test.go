@@ -21,12 +21,10 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
-	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
-	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // End-to-end sync benchmarks, run by bench/cmd/benchtable (`make bench`),
@@ -34,7 +32,8 @@ import (
 //
 //	BenchmarkSafePath10k       ÷ BenchmarkRawBatchUpdate10k   rows/s (row 4)
 //	BenchmarkBackfillCities    ÷ BenchmarkRawBackfillCities   requests/1k rows, peak RSS (row 5)
-//	BenchmarkPollUnchanged10Tabs ÷ BenchmarkRawBatchGet10Tabs requests per pass (row 6)
+//	BenchmarkPollUnchanged10Tabs ÷ BenchmarkRawBatchGet10Tabs requests and ms per pass (row 6)
+//	BenchmarkPollUnchangedCities ÷ BenchmarkRawBatchGetCities alloc-MB and ms per pass (poll_test.go)
 //
 // The emulator runs with Google's latency (150 ms per request + 20 µs per
 // written cell) and per-minute quotas; our provider keeps its default
@@ -344,9 +343,16 @@ func addTab(b *testing.B, svc *sheets.Service, sheet, title string, rows, cols i
 // (the provider's own limit): the fewest requests Google allows. It
 // returns the convergence trace (rows written when each request returned).
 func rawWrite(b *testing.B, svc *sheets.Service, sheet, tab string, cities []City, start time.Time) []point {
+	return rawWriteRows(b, svc, sheet, tab, "G", cityHeader, len(cities), func(i int) []any { return cities[i].row() }, start)
+}
+
+// rawWriteRows is rawWrite for any n rows of columns A:lastCol under
+// header.
+func rawWriteRows(b *testing.B, svc *sheets.Service, sheet, tab, lastCol string, header []any, n int, row func(int) []any,
+	start time.Time) []point {
 	b.Helper()
 	pts := []point{{0, 0}}
-	rows := [][]any{cityHeader}
+	rows := [][]any{header}
 	size := 0
 	first := 1 // sheet row of rows[0]
 	done := 0
@@ -354,7 +360,7 @@ func rawWrite(b *testing.B, svc *sheets.Service, sheet, tab string, cities []Cit
 		if len(rows) == 0 {
 			return
 		}
-		rng := fmt.Sprintf("%s!A%d:G%d", tab, first, first+len(rows)-1)
+		rng := fmt.Sprintf("%s!A%d:%s%d", tab, first, lastCol, first+len(rows)-1)
 		_, err := svc.Spreadsheets.Values.BatchUpdate(sheet, &sheets.BatchUpdateValuesRequest{ValueInputOption: "RAW",
 			Data: []*sheets.ValueRange{{Range: rng, Values: rows}}}).Context(ctx).Do()
 		if err != nil {
@@ -368,8 +374,8 @@ func rawWrite(b *testing.B, svc *sheets.Service, sheet, tab string, cities []Cit
 		first += len(rows)
 		rows, size = nil, 0
 	}
-	for i := range cities {
-		r := cities[i].row()
+	for i := range n {
+		r := row(i)
 		js, _ := json.Marshal(r)
 		if size+len(js)+1 > sheetsio.DefaultMaxBatchBytes-4096 {
 			flush()
@@ -456,133 +462,4 @@ func BenchmarkRawBackfillCities(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(vmHWM(), "peak-MB")
-}
-
-// Ten entities, each with a user-owned field, so the spreadsheet has ten
-// Input tabs for the poll benchmark.
-type (
-	P0 struct {
-		ID   string `hikoutei:"id,pk"`
-		Name string `hikoutei:"name"`
-		Note string `hikoutei:"note,user"`
-	}
-	P1 P0
-	P2 P0
-	P3 P0
-	P4 P0
-	P5 P0
-	P6 P0
-	P7 P0
-	P8 P0
-	P9 P0
-)
-
-func pollDefs() []hikoutei.EntityDef {
-	return []hikoutei.EntityDef{hikoutei.Entity[P0]("P0"), hikoutei.Entity[P1]("P1"), hikoutei.Entity[P2]("P2"),
-		hikoutei.Entity[P3]("P3"), hikoutei.Entity[P4]("P4"), hikoutei.Entity[P5]("P5"), hikoutei.Entity[P6]("P6"),
-		hikoutei.Entity[P7]("P7"), hikoutei.Entity[P8]("P8"), hikoutei.Entity[P9]("P9")}
-}
-
-// seedPoll commits 100 rows of each of the ten entities.
-func seedPoll(b *testing.B, s *hikoutei.Store) {
-	b.Helper()
-	u := s.Begin()
-	for i := range 100 {
-		id, name := strconv.Itoa(i), "item "+strconv.Itoa(i)
-		for _, v := range []any{&P0{id, name, ""}, &P1{id, name, ""}, &P2{id, name, ""}, &P3{id, name, ""}, &P4{id, name, ""},
-			&P5{id, name, ""}, &P6{id, name, ""}, &P7{id, name, ""}, &P8{id, name, ""}, &P9{id, name, ""}} {
-			if err := u.Persist(v); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	if _, err := u.Commit(ctx); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// BenchmarkPollUnchanged10Tabs: one inbound Poll pass over ten Input tabs
-// that nobody changed since they converged (row 6). Sync runs in Manual
-// mode so nothing but the measured passes talks to the emulator; the
-// emulator is in process (its counters are the measurement). One op = one
-// Poll; reads/op and writes/op are requests the emulator received.
-func BenchmarkPollUnchanged10Tabs(b *testing.B) {
-	b.StopTimer()
-	e := googleEmulator(b, "bench-poll")
-	if e.local == nil {
-		b.Skip("needs the in-process emulator (unset HIKOUTEI_BENCH_EMULATOR)")
-	}
-	defer e.closer()
-	log := slog.New(slog.DiscardHandler)
-	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := hikoutei.Open(b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
-		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, Manual: true}}, pollDefs()...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	h := hikouteitest.New(b, s) // provisions the spreadsheet (not measured)
-	seedPoll(b, s)
-	for range 100 {
-		if _, err := h.Dispatch(ctx); err != nil {
-			b.Fatal(err)
-		}
-		if h.Unsettled() == 0 {
-			break
-		}
-		time.Sleep(time.Second) // probes/retries become due on the wall clock
-	}
-	if _, err := h.Poll(ctx); err != nil { // first pass: learns nothing new, but is not measured
-		b.Fatal(err)
-	}
-	c0 := e.local.Counters(e.sheet)
-	var certified int
-	b.StartTimer()
-	for i := 0; i < b.N; i++ {
-		r, err := h.Poll(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		certified += r.Certified
-		if r.Tabs != 10 {
-			b.Fatalf("poll read %d Input tabs, want 10", r.Tabs)
-		}
-	}
-	b.StopTimer()
-	c1 := e.local.Counters(e.sheet)
-	b.ReportMetric(float64(c1.Reads-c0.Reads)/float64(b.N), "reads/op")
-	b.ReportMetric(float64(c1.Writes-c0.Writes)/float64(b.N), "writes/op")
-	b.ReportMetric(float64(certified)/float64(b.N), "certified/op")
-}
-
-// BenchmarkRawBatchGet10Tabs: the floor under BenchmarkPollUnchanged10Tabs
-// — one raw values.batchGet of the same ten Input tabs through sheets/v4.
-func BenchmarkRawBatchGet10Tabs(b *testing.B) {
-	b.StopTimer()
-	e := googleEmulator(b, "bench-poll-raw")
-	if e.local == nil {
-		b.Skip("needs the in-process emulator (unset HIKOUTEI_BENCH_EMULATOR)")
-	}
-	defer e.closer()
-	svc := rawService(b, e)
-	var ranges []string
-	for i := range 10 {
-		tab := layout.InputTabName("P" + strconv.Itoa(i))
-		addTab(b, svc, e.sheet, tab, 101, 3)
-		ranges = append(ranges, tab)
-	}
-	c0 := e.local.Counters(e.sheet)
-	b.StartTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := svc.Spreadsheets.Values.BatchGet(e.sheet).Ranges(ranges...).Context(ctx).Do(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	c1 := e.local.Counters(e.sheet)
-	b.ReportMetric(float64(c1.Reads-c0.Reads)/float64(b.N), "reads/op")
-	b.ReportMetric(float64(c1.Writes-c0.Writes)/float64(b.N), "writes/op")
 }

@@ -34,12 +34,12 @@ func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.Rep
 	if err != nil {
 		return nil, err
 	}
+	// The cells read are garbage from here: a pass holds only anchors and
+	// hashes while the outbox compares them.
+	seens := seenTabs(tabs, snaps, recreated)
 	out := map[string]aggregates.RepairReport{}
-	for _, tab := range tabs {
-		seen, ok := seenTab(snaps[tab], slices.Contains(recreated, tab))
-		if !ok {
-			continue
-		}
+	for _, seen := range seens {
+		tab := seen.Tab
 		d.ae.sized(tab, len(seen.Rows))
 		rep, err := d.cfg.Outbox.Repair(d.cfg.Spreadsheet, seen)
 		if err != nil {
@@ -74,6 +74,20 @@ func (d *Dispatcher) recreate(ctx context.Context, snaps map[string]*sheetsio.Ta
 		snaps[tab] = &sheetsio.TabSnapshot{Tab: tab}
 	}
 	return append(created, gone...), nil
+}
+
+// seenTabs are the tabs of a pass that were read, in the pass's order,
+// as the outbox compares them; each snapshot is dropped from snaps once
+// converted.
+func seenTabs(tabs []string, snaps map[string]*sheetsio.TabSnapshot, recreated []string) []aggregates.SeenTab {
+	var out []aggregates.SeenTab
+	for _, tab := range tabs {
+		if seen, ok := seenTab(snaps[tab], slices.Contains(recreated, tab)); ok {
+			out = append(out, seen)
+		}
+		delete(snaps, tab)
+	}
+	return out
 }
 
 // seenTab is what a pass hands the outbox for one tab: a tab that could

@@ -136,6 +136,9 @@ type Dispatcher struct {
 	// next carries the batch claimed ahead while the current one is in
 	// flight (nil = none).
 	next chan claimResult
+	// checkedAt is when a pass last asked the store for due probes and
+	// cell notes (zero = never; only the pass loop touches it).
+	checkedAt time.Time
 	// ae is the anti-entropy cursor (which tabs the next pass reads).
 	ae entropyCursor
 	// notes are the cell notes this run wrote, by cell, and swept the
@@ -276,11 +279,15 @@ func (d *Dispatcher) Pass(ctx context.Context) (bool, error) { return d.pass(ctx
 func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	d.C.Passes.Add(1)
 	size := d.batchSize()
-	claimed, err := d.claim(ctx, size)
+	checks := d.checksDue()
+	claimed, err := d.claim(ctx, size, checks)
 	if err != nil {
 		return false, errors.Join(err, d.awaitSettle())
 	}
-	notes, err := d.noteChanges()
+	var notes noteWork
+	if checks {
+		notes, err = d.noteChanges()
+	}
 	if err != nil || len(claimed) == 0 {
 		return false, errors.Join(err, d.sendNotes(ctx, notes), d.awaitSettle())
 	}
@@ -294,23 +301,38 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	if err := d.awaitSettle(); err != nil {
 		return false, errors.Join(err, d.finish(out, derr))
 	}
-	busy := len(claimed) == size && derr == nil
-	if pipelined && busy {
+	if again(pipelined, len(claimed), size, derr) {
 		d.settleAsync(out)
 		return true, nil
 	}
-	return busy, d.finish(out, derr)
+	return len(claimed) == size && derr == nil, d.finish(out, derr)
+}
+
+// again decides whether the pass loop runs its next pass at once, with
+// this batch's settlement committing in the background: after any batch
+// that was sent, not only a full one (whose successor was claimed ahead),
+// since effects committed while it was in flight are claimable now; a
+// pass that finds none simply waits for a wake-up. Only a full batch
+// claims its successor ahead: a claim taken as the write starts would
+// split the effects committed meanwhile into more, smaller batches (more
+// requests, more store commits). Pass (unpipelined) settles before
+// returning, reporting a full batch.
+func again(pipelined bool, claimed, size int, derr error) bool {
+	return pipelined && claimed > 0 && derr == nil
 }
 
 // claim renews the lease before any remote call of the pass (I04: a
 // displaced writer stops here, even with probes due), probes due uncertain
-// effects, checks the spreadsheet authority and claims the next batch.
-func (d *Dispatcher) claim(ctx context.Context, size int) ([]aggregates.Effect, error) {
+// effects (when checks), checks the spreadsheet authority and claims the
+// next batch.
+func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) ([]aggregates.Effect, error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDisplaced, err)
 	}
-	if err := d.probe(ctx); err != nil {
-		return nil, err
+	if checks {
+		if err := d.probe(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.checkAuthority(ctx); err != nil {
 		return nil, err
@@ -320,6 +342,31 @@ func (d *Dispatcher) claim(ctx context.Context, size int) ([]aggregates.Effect, 
 	}
 	claimed, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
 	return claimed, fenced(err)
+}
+
+// checksDue reports whether this pass asks the store for due probes and
+// cell notes (see checkNow), and notes the time when it does.
+func (d *Dispatcher) checksDue() bool {
+	now := d.cfg.Clock.Now()
+	if !checkNow(d.settling != nil, d.checkedAt, now, checkEvery*d.cfg.ProbeDelay) {
+		return false
+	}
+	d.checkedAt = now
+	return true
+}
+
+// checkEvery bounds, in probe delays, how long a stream of pipelined
+// batches may defer the store's questions (see checkNow).
+const checkEvery = 5
+
+// checkNow decides whether a pass asks the store for due probes and cell
+// notes. Both questions queue behind the previous batch's settlement in
+// the store, so while one is in flight the pass sends its next batch
+// first, unless the last check is every old. A pass with no settlement in
+// flight (the first after a pause, every unpipelined one) always asks, so
+// a due probe or a note change waits at most every while batches stream.
+func checkNow(settling bool, last, now time.Time, every time.Duration) bool {
+	return !settling || last.IsZero() || now.Sub(last) >= every
 }
 
 // claimResult is a batch claimed ahead of its dispatch.
@@ -445,7 +492,11 @@ func toOp(c aggregates.Effect) sheetsio.Op {
 		Receipt: &sheetsio.Receipt{EffectID: c.ID, PayloadHash: c.PayloadHash}}
 	switch c.Op {
 	case events.OpAppend:
-		op.Kind = sheetsio.OpAppend
+		// A first claim cannot have landed before: it may skip the
+		// preflight read. Every later claim (a retry, after a probe, a
+		// recovered claim) reads, so a landed row is recognised, never
+		// appended twice.
+		op.Kind, op.FirstSend = sheetsio.OpAppend, c.Attempts <= 1
 	case events.OpUpdate:
 		op.Kind = sheetsio.OpUpdate
 	default:

@@ -235,11 +235,15 @@ func TestI05_OlderEpochThanTheSheetsAuthorityStopsTheWorker(t *testing.T) {
 // of each row still land in order.
 func TestI07_PipelinedRunLoopKeepsPerRowOrder(t *testing.T) {
 	r := newRig(t, func(c *effects.Config) { c.MaxBatch = 16 })
-	// Each row's update is queued right behind its append, so a batch in
-	// queue order would carry both if claims ignored the order.
+	// Each Input row's update is queued right behind its append, so a
+	// batch in queue order would carry both if claims ignored the order
+	// (Input rows never coalesce, I32; the System update merges into its
+	// pending append).
 	for i := range 100 {
 		r.commit(strconv.Itoa(i), airport("first", int64(i)))
-		r.commit(strconv.Itoa(i), airport("second "+strconv.Itoa(i), int64(i)))
+		second := airport("second "+strconv.Itoa(i), int64(i))
+		second["notes"] = "note " + strconv.Itoa(i)
+		r.commit(strconv.Itoa(i), second)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -269,7 +273,7 @@ func TestI07_PipelinedRunLoopKeepsPerRowOrder(t *testing.T) {
 	cancel()
 	must(t, <-done)
 	if c := r.counts(); len(c) != 1 {
-		t.Fatalf("outbox %v, want 300 applied (100 System appends, 100 Input appends, 100 System updates)", c)
+		t.Fatalf("outbox %v, want 300 applied (100 System appends, 100 Input appends, 100 Input updates)", c)
 	}
 	if rows := r.rows("Airport_System"); len(rows) != 101 {
 		t.Fatalf("%d rows, want header + 100", len(rows))
@@ -277,6 +281,9 @@ func TestI07_PipelinedRunLoopKeepsPerRowOrder(t *testing.T) {
 	for i := range 100 {
 		if got := r.cellOf("Airport_System", strconv.Itoa(i), "name"); got != "second "+strconv.Itoa(i) {
 			t.Fatalf("row %d shows %q", i, got)
+		}
+		if got := r.cellOf("Airport_Input", strconv.Itoa(i), "notes"); got != "note "+strconv.Itoa(i) {
+			t.Fatalf("Input row %d shows %q", i, got)
 		}
 	}
 	if r.disp.C.Dispatches.Load() < 300/16 {

@@ -42,7 +42,8 @@ type MemOutboxConfig struct {
 // DecideOutcome, DecideProbeRescheduled, DecideRecovered, Correction and
 // DecideSupersede, DecideQueue, DecideDivergence, DecideMisdirectedAll
 // (C06), and DecidePersist or
-// DecideRemove for its entities), appends the decided events as one
+// DecideRemove for its entities, and DecideCoalesce for a change of a row
+// whose pending tail it may merge into, I32), appends the decided events as one
 // fenced unit (every stream's expected version checked, nothing applied
 // unless all are) and folds their typed payloads into its state. It keeps
 // no rule of its own. Safe for concurrent use.
@@ -62,6 +63,7 @@ type MemOutbox struct {
 	versions  map[string]uint64             // stream → version
 	fx        map[string]*aggregates.Effect // effect id → state
 	queue     []string                      // effect ids in queue order
+	tails     map[string]string             // binding → id of the row's last queued effect
 	visible   map[string]string             // binding → full-row visible hash after its last applied write
 	entities  map[string]*memEntity         // entity stream → state
 	displaced bool
@@ -89,7 +91,7 @@ func NewMemOutbox(cfg MemOutboxConfig) *MemOutbox {
 		cfg.Schema, _ = layout.NewSchema()
 	}
 	return &MemOutbox{cfg: cfg, sheet: Sheet{Spreadsheet: cfg.Spreadsheet, Schema: cfg.Schema},
-		versions: map[string]uint64{}, fx: map[string]*aggregates.Effect{}, visible: map[string]string{},
+		versions: map[string]uint64{}, fx: map[string]*aggregates.Effect{}, visible: map[string]string{}, tails: map[string]string{},
 		entities: map[string]*memEntity{}}
 }
 
@@ -514,6 +516,29 @@ func (m *MemOutbox) decideQueue(q aggregates.Queue, next map[string]uint64, now 
 	return d, id, err
 }
 
+// queueOne decides q: merged into its row's pending tail when I32 allows
+// (aggregates.DecideCoalesce), else queued at the row's next
+// stream_sequence (decideQueue). As in the engine, only a tail neither
+// queued nor changed earlier in this unit (next) is merged into. It
+// returns the id of the effect that carries q. Callers hold m.mu.
+func (m *MemOutbox) queueOne(q aggregates.Queue, next map[string]uint64, now time.Time) (aggregates.Decision, string, error) {
+	stream := events.OutboxStream(q.Target.Binding)
+	tailID, ok := m.tails[q.Target.Binding]
+	_, queuedHere := next[stream]
+	_, changedHere := next[events.EffectStream(tailID)]
+	if ok && !queuedHere && !changedHere {
+		d, merged, err := aggregates.DecideCoalesce(m.copyOf(tailID), q, m.sheet, now)
+		if err != nil {
+			return d, "", err
+		}
+		if merged {
+			next[d.Stream] = d.ExpectedVersion + uint64(len(d.Events))
+			return d, tailID, nil
+		}
+	}
+	return m.decideQueue(q, next, now)
+}
+
 // appendChanges queues ch's effects (DecideQueue, ids appended to *ids)
 // after its appends and appends the whole as one unit. Callers hold m.mu.
 func (m *MemOutbox) appendChanges(ch aggregates.Changes, now time.Time, ids *[]string) error {
@@ -526,7 +551,7 @@ func (m *MemOutbox) appendChanges(ch aggregates.Changes, now time.Time, ids *[]s
 	}
 	var queued []string
 	for _, q := range ch.Queue {
-		d, id, err := m.decideQueue(q, next, now)
+		d, id, err := m.queueOne(q, next, now)
 		if err != nil {
 			return err
 		}
@@ -591,7 +616,7 @@ func (m *MemOutbox) append(unit []events.StreamAppend) error {
 
 func folds(p events.Payload) bool {
 	switch p.(type) {
-	case events.EffectQueued, events.EffectClaimed, events.EffectApplied, events.EffectUncertain, events.EffectProbeScheduled,
+	case events.EffectsClaimed, events.EffectsApplied, events.EffectQueued, events.EffectCoalesced, events.EffectClaimed, events.EffectApplied, events.EffectUncertain, events.EffectProbeScheduled,
 		events.EffectFailed, events.EffectSuperseded, events.EffectConflict, events.EffectBlocked, events.EffectValueUnwritable,
 		events.EntityPersisted, events.EntityRemoved, events.SyncDiverged, events.SyncWriteMisdirected:
 		return true
@@ -601,6 +626,14 @@ func folds(p events.Payload) bool {
 
 // fold applies one stamped event to the state (the projector's part).
 func (m *MemOutbox) fold(ev events.Event) {
+	if b, ok := ev.Payload.(events.Batch); ok { // its items, the effects' versions kept (set)
+		for _, p := range b.Each() {
+			item := ev
+			item.Payload = p
+			m.fold(item)
+		}
+		return
+	}
 	switch x := ev.Payload.(type) {
 	case events.EffectQueued:
 		m.fx[x.EffectID] = &aggregates.Effect{ID: x.EffectID, StreamSeq: x.StreamSequence, QueuedSeq: ev.Seq, Op: x.Op,
@@ -608,6 +641,11 @@ func (m *MemOutbox) fold(ev events.Event) {
 			Values:      maps.Clone(x.Values),
 			PayloadHash: x.PayloadHash, Entity: x.Entity, EntityID: x.ID, State: aggregates.EffectPending, ExpectedHash: x.ExpectedHash}
 		m.queue = append(m.queue, x.EffectID)
+		m.tails[x.Binding] = x.EffectID
+	case events.EffectCoalesced:
+		m.set(ev, x.EffectID, aggregates.EffectPending, func(e *aggregates.Effect) {
+			e.Op, e.Values, e.PayloadHash = x.Op, maps.Clone(x.Values), x.PayloadHash
+		})
 	case events.EffectClaimed:
 		m.set(ev, x.EffectID, aggregates.EffectProcessing, func(e *aggregates.Effect) {
 			e.ClaimToken, e.Attempts, e.Probes, e.DueAt, e.LastCode = x.ClaimToken, x.Attempt, 0, time.Time{}, ""
@@ -663,7 +701,10 @@ func (m *MemOutbox) set(ev events.Event, id string, state aggregates.EffectState
 	if e == nil { // a transition of an effect never queued: nothing to fold into
 		return
 	}
-	e.State, e.Version = state, ev.Version
+	e.State = state
+	if !events.IsDispatchStream(ev.Stream) { // a batch item leaves the effect's stream as it is
+		e.Version = ev.Version
+	}
 	f(e)
 }
 

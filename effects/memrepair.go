@@ -25,7 +25,8 @@ func (m *MemOutbox) Repair(spreadsheet string, seen aggregates.SeenTab) (aggrega
 	for _, anchor := range aggregates.Anchors(expected, observed) {
 		ent := m.entities[events.EntityStream(spec.Entity, anchor)]
 		r := aggregates.RepairRow{Target: m.sheet.Target(seen.Tab, anchor), Entity: spec.Entity, ID: anchor,
-			Expected: expected[anchor], Observed: observed[anchor], Copies: len(copies[anchor]), CopyHashes: copies[anchor], InFlight: inFlight[anchor]}
+			Expected: expected[anchor], Observed: observed[anchor], InFlight: inFlight[anchor]}
+		r.Copies, r.CopyHashes = aggregates.SeenCopies(observed, copies, anchor)
 		if ent != nil && ent.state.Exists {
 			r.Exists, r.Values = true, ent.values
 		}

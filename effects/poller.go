@@ -107,8 +107,9 @@ type PollResult struct {
 }
 
 // Poll runs one adaptive pass: ONE values read of every Input tab
-// (sheetsio.SnapshotKnown: a single request once the sheetIds are known),
-// a hash comparison of each row with the store's expectation, and one grid
+// (sheetsio.SnapshotChecked: a single request once the sheetIds are
+// known), a hash comparison of each row with the store's expectation as
+// the read streams (Certifier: an unchanged tab is never decoded), and one grid
 // read of only the tabs it cannot certify unchanged, limited to their
 // header and the rows the values read could not certify (GridPlan,
 // sheetsio.ReadGridRows: one request by sheetId). An unchanged spreadsheet
@@ -134,7 +135,7 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	if err != nil {
 		return res, fenced(err)
 	}
-	snaps, err := p.cfg.Provider.SnapshotKnown(ctx, p.cfg.Workbook, p.readTabs(watch)...)
+	snaps, err := p.cfg.Provider.SnapshotChecked(ctx, p.cfg.Workbook, p.certifiers(exp), p.readTabs(watch)...)
 	if err != nil {
 		return res, err
 	}
@@ -154,6 +155,16 @@ func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
 	return res, fenced(err)
 }
 
+// certifiers certify each Input tab against its expectation as the values
+// read streams (a tab they certify is Digested: no row decoded).
+func (p *Poller) certifiers(exp map[string]aggregates.TabExpectation) map[string]sheetsio.RowCheck {
+	out := make(map[string]sheetsio.RowCheck, len(p.cfg.Tabs))
+	for _, t := range p.cfg.Tabs {
+		out[t] = NewCertifier(exp[t])
+	}
+	return out
+}
+
 // readTabs are the tabs a poll reads: the Input tabs, and Sync_Conflicts
 // when watch.
 func (p *Poller) readTabs(watch bool) []string {
@@ -168,7 +179,7 @@ func (p *Poller) observe(ctx context.Context, res PollResult, base uint64, snaps
 	exp map[string]aggregates.TabExpectation) (PollResult, error) {
 	var escalate []string
 	for _, t := range p.cfg.Tabs {
-		if Certify(snaps[t], exp[t]) {
+		if s := snaps[t]; (s != nil && s.Digested) || Certify(s, exp[t]) {
 			res.Certified++
 			continue
 		}
@@ -267,7 +278,9 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 	if snap == nil || snap.Err != nil {
 		return false
 	}
-	seen, shown := make(map[string]bool, len(x.Rows)), make(map[string]bool, len(snap.Rows))
+	// Every row with an anchor is non-blank, so an anchor was "seen" before
+	// row i exactly when its first row is not i: the snapshot's anchor
+	// index answers that without a map of its own.
 	data := 0
 	for i := range snap.Rows {
 		r := &snap.Rows[i]
@@ -275,15 +288,14 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 			continue
 		}
 		data++
-		shown[r.Hash] = true
-		switch {
-		case x.Evidence[r.Hash]:
-		case r.Anchor != "" && !seen[r.Anchor] && x.Rows[r.Anchor] == r.Hash:
-		default:
+		if x.Evidence[r.Hash] {
+			continue
+		}
+		if r.Anchor == "" || x.Rows[r.Anchor] != r.Hash {
 			return false
 		}
-		if r.Anchor != "" {
-			seen[r.Anchor] = true
+		if first, _ := snap.Shown(r.Anchor); first != i {
+			return false // a second copy of the anchor
 		}
 	}
 	if data == 0 && len(x.Rows) > 0 {
@@ -292,17 +304,30 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 	if x.Flagged {
 		return false // rows are back: the mass-deletion evidence is to clear
 	}
-	for h := range x.Quarantined {
-		if !shown[h] {
-			return false // a quarantined row changed (fixed, dismissed): its evidence is to clear
-		}
+	if !showsAll(snap, x.Quarantined) {
+		return false // a quarantined row changed (fixed, dismissed): its evidence is to clear
 	}
 	for a := range x.Rows {
-		if seen[a] == x.Missing[a] {
+		if _, n := snap.Shown(a); (n > 0) == x.Missing[a] {
 			return false // absent without recorded evidence, or restored with it
 		}
 	}
 	return true
+}
+
+// showsAll reports whether every hash in hashes is the hash of a
+// non-blank row of snap.
+func showsAll(snap *sheetsio.TabSnapshot, hashes map[string]bool) bool {
+	if len(hashes) == 0 {
+		return true
+	}
+	shown := make(map[string]bool, len(hashes))
+	for i := range snap.Rows {
+		if r := &snap.Rows[i]; hashes[r.Hash] && !blankRow(r.Cells) {
+			shown[r.Hash] = true
+		}
+	}
+	return len(shown) == len(hashes)
 }
 
 func blankRow(cells []any) bool {

@@ -7,7 +7,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
-func snap(rows ...sheetsio.Row) *sheetsio.TabSnapshot { return &sheetsio.TabSnapshot{Rows: rows} }
+func snap(rows ...sheetsio.Row) *sheetsio.TabSnapshot { return sheetsio.NewTabSnapshot("", rows) }
 
 func row(anchor, hash string) sheetsio.Row {
 	return sheetsio.Row{Anchor: anchor, Hash: hash, Cells: []any{anchor}}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -63,7 +64,10 @@ func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, e
 	if d := l.damage.Load(); d != nil {
 		return nil, nil, d
 	}
-	enc := encodeUnits(units)
+	bp := encodeBufs.Get().(*[]byte)
+	enc, buf := encodeUnits(units, (*bp)[:0])
+	defer releaseEncodeBuf(bp, buf) // stage copies the payloads into the records
+	size := encodedSize(enc)
 	var tx *bolt.Tx
 	err := l.guarded("append", func() (err error) { tx, err = l.db.Begin(true); return err })
 	if err != nil {
@@ -83,7 +87,7 @@ func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, e
 	committing = true
 	done := make(chan error, 1)
 	go func() { done <- l.commit(tx) }()
-	return results, func() error { return l.committed(<-done, enc) }, nil
+	return results, func() error { return l.committed(<-done, size) }, nil
 }
 
 // commit commits tx; when bbolt panics inside the commit (a damaged page
@@ -121,14 +125,14 @@ func (l *Log) stage(tx *bolt.Tx, f Fence, units []Unit, enc []encodedUnit) ([]Un
 }
 
 // committed finishes an append whose commit returned err.
-func (l *Log) committed(err error, enc []encodedUnit) error {
+func (l *Log) committed(err error, size int) error {
 	if err != nil {
 		return err
 	}
 	if err := failpoint.Err(failpoint.LogAfterCommit); err != nil {
 		return err // the commit is in the file, the caller is told it failed: an uncertain commit
 	}
-	_ = l.noteAppended(encodedSize(enc)) // best effort: a failed release only leaves pages resident
+	_ = l.noteAppended(size) // best effort: a failed release only leaves pages resident
 	return nil
 }
 
@@ -138,15 +142,29 @@ type encodedUnit struct {
 	err      error
 }
 
+// encodeBufs holds the buffers appends encode their payloads into.
+var encodeBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// maxPooledEncodeBuf bounds the buffers kept for reuse (a huge unit's
+// buffer is left to the collector).
+const maxPooledEncodeBuf = 4 << 20
+
+func releaseEncodeBuf(bp *[]byte, buf []byte) {
+	if cap(buf) <= maxPooledEncodeBuf {
+		*bp = buf[:0]
+		encodeBufs.Put(bp)
+	}
+}
+
 // encodeUnits canonical-encodes every payload outside the transaction, all
-// into one growing buffer (each payload is a capped slice of it).
-func encodeUnits(units []Unit) []encodedUnit {
+// into buf, grown as needed (each payload is a capped slice of it, valid
+// until buf is reused). It returns the payloads and buf.
+func encodeUnits(units []Unit, buf []byte) ([]encodedUnit, []byte) {
 	out := make([]encodedUnit, len(units))
-	buf := make([]byte, 0, 4096)
 	for i, u := range units {
 		out[i], buf = encodeUnit(u, buf)
 	}
-	return out
+	return out, buf
 }
 
 func encodeUnit(u Unit, buf []byte) (encodedUnit, []byte) {
@@ -154,7 +172,7 @@ func encodeUnit(u Unit, buf []byte) (encodedUnit, []byte) {
 	for _, s := range u.Streams {
 		for j := range s.Events {
 			start := len(buf)
-			b, err := encodeEvent(buf, s.Stream, &s.Events[j])
+			b, err := encodeEvent(buf, s.Stream, versionOf(s, j), &s.Events[j])
 			if err != nil {
 				return encodedUnit{err: err}, buf[:start]
 			}
@@ -165,15 +183,42 @@ func encodeUnit(u Unit, buf []byte) (encodedUnit, []byte) {
 	return eu, buf
 }
 
-// encodeEvent appends e's canonical payload to dst.
-func encodeEvent(dst []byte, stream string, e *Event) ([]byte, error) {
+// versionOf is the stream version event j of s gets when its unit
+// commits, or 0 when the append does not check s's version (unknown).
+func versionOf(s StreamAppend, j int) uint64 {
+	if s.ExpectedVersion == AnyVersion {
+		return 0
+	}
+	return s.ExpectedVersion + uint64(j) + 1
+}
+
+// encodeEvent appends the canonical payload of e, the event at version of
+// stream (0 = not known yet), to dst.
+func encodeEvent(dst []byte, stream string, version uint64, e *Event) ([]byte, error) {
 	if stream == "" || strings.IndexByte(stream, 0) >= 0 {
 		return nil, fmt.Errorf("%w: a stream is required and has no NUL byte", ErrInvalidEvent)
 	}
+	if _, ok := e.Payload.(compactor); ok {
+		return encodeCompacted(dst, stream, version, e)
+	}
+	b, encErr, valErr := appendPayload(dst, e.Payload)
+	if encErr != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, encErr)
+	}
+	if valErr != nil {
+		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type(), valErr)
+	}
+	return b, nil
+}
+
+// encodeCompacted encodes a payload whose record leaves out the keys its
+// stream and version give (see compactRecord) through its canonical map.
+func encodeCompacted(dst []byte, stream string, version uint64, e *Event) ([]byte, error) {
 	m, err := EncodePayload(e.Payload)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidEvent, err)
 	}
+	compactRecord(e.Payload, stream, version, m)
 	b, err := AppendCanonical(dst, m)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, e.Type(), err)
@@ -201,6 +246,7 @@ type appender struct {
 	now      time.Time
 	head     uint64
 	versions map[string]uint64 // stream → version as of this transaction
+	stored   map[string]uint64 // stream → version in the file (streams read)
 	// replicate: collect each record's replica form in replica.
 	replicate bool
 	replica   [][]byte
@@ -208,22 +254,26 @@ type appender struct {
 
 func newAppender(tx *bolt.Tx, f Fence, now time.Time, replicate bool) *appender {
 	return &appender{tx: tx, f: f, now: now, head: getU64(tx.Bucket(bucketMeta), metaHead), versions: map[string]uint64{},
-		replicate: replicate}
+		stored: map[string]uint64{}, replicate: replicate}
 }
 
 func (a *appender) version(stream string) uint64 {
 	v, ok := a.versions[stream]
 	if !ok {
 		v = getU64(a.tx.Bucket(bucketStreams), []byte(stream))
-		a.versions[stream] = v
+		a.versions[stream], a.stored[stream] = v, v
 	}
 	return v
 }
 
-// finish writes the cached stream versions and the head.
+// finish writes the stream versions that moved and the head (a stream
+// only checked, e.g. an effect's under a batch settle, is left as it is).
 func (a *appender) finish() error {
 	streams := a.tx.Bucket(bucketStreams)
 	for s, v := range a.versions {
+		if stored, ok := a.stored[s]; ok && stored == v {
+			continue
+		}
 		if err := streams.Put([]byte(s), u64(v)); err != nil {
 			return err
 		}
@@ -286,7 +336,7 @@ func (a *appender) put(stream string, e *Event, commit string, payload []byte) e
 	if e.At.IsZero() {
 		e.At = a.now
 	}
-	if err := a.tx.Bucket(bucketEvents).Put(u64(e.Seq), encodeRecord(e, payload)); err != nil {
+	if err := appendBucket(a.tx).Put(u64(e.Seq), encodeRecord(e, payload)); err != nil {
 		return err
 	}
 	if a.replicate {

@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 )
@@ -45,6 +46,14 @@ type entry struct {
 	Entry
 	plan *structPlan
 	up   map[uint32]Upcaster // from schema → step to schema+1
+	// expand, when set, fills in the derived keys a current-schema
+	// record left out (see derived.go), in the map it is given.
+	expand func(map[string]any) map[string]any
+}
+
+// expandWith sets the derived-key step of t (package init only).
+func expandWith(t Type, fn func(map[string]any) map[string]any) {
+	catalogue[t].expand = fn
 }
 
 // Upcaster rewrites a payload stored at one schema into the shape of the
@@ -108,6 +117,15 @@ func entryOf(p Payload) (*entry, error) {
 	return e, nil
 }
 
+// storedForm is a payload whose record leaves out what the log holds
+// elsewhere (effect.queued's values, by values_of).
+type storedForm interface {
+	stored() Payload
+	// holdsLeftOut reports a payload holding what stored leaves out: a
+	// record never does.
+	holdsLeftOut() bool
+}
+
 // EncodePayload returns p as its canonical map (the form records store and
 // hashes cover). Errors: *PayloadError (ErrUnknownEventType) for a type
 // outside the catalogue.
@@ -122,6 +140,9 @@ func EncodePayload(p Payload) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s, ok := p.(storedForm); ok {
+		p = s.stored()
+	}
 	return e.plan.encode(reflect.ValueOf(p)), nil
 }
 
@@ -131,6 +152,12 @@ func EncodePayload(p Payload) (map[string]any, error) {
 // newer than this build writes) or ErrMalformedPayload (an unknown key, a
 // value of the wrong type, a missing required key, a failed upcast).
 func DecodePayload(t Type, schema uint32, m map[string]any) (Payload, error) {
+	return decodeTyped(t, schema, m, false)
+}
+
+// decodeTyped is DecodePayload; owned says m is the caller's to modify
+// (a record's freshly decoded map), else a key filled in goes to a copy.
+func decodeTyped(t Type, schema uint32, m map[string]any, owned bool) (Payload, error) {
 	e, ok := catalogue[t]
 	if !ok {
 		return nil, &PayloadError{Type: t, Reason: "not in the event catalogue", unknown: true}
@@ -142,11 +169,21 @@ func DecodePayload(t Type, schema uint32, m map[string]any) (Payload, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.expand != nil {
+		if !owned {
+			m = maps.Clone(m)
+		}
+		m = e.expand(m)
+	}
 	v := reflect.New(e.Go).Elem()
 	if err := e.plan.decode(v, m); err != nil {
 		return nil, &PayloadError{Type: t, Reason: err.Error()}
 	}
-	return v.Interface().(Payload), nil
+	p := v.Interface().(Payload)
+	if s, ok := p.(storedForm); ok && s.holdsLeftOut() {
+		return nil, &PayloadError{Type: t, Reason: "a record holds what its stored form leaves out"}
+	}
+	return p, nil
 }
 
 // upcast rewrites m from schema to the entry's current schema.

@@ -168,8 +168,12 @@ func TestCataloguePayloadsRoundTrip(t *testing.T) {
 				must(t, err)
 				back, err := DecodePayload(e.Type, e.Schema, v.(map[string]any))
 				must(t, err)
-				if reflect.TypeOf(back) != e.Go || !reflect.DeepEqual(back, p) {
-					t.Fatalf("round trip changed the payload:\n got %#v\nwant %#v", back, p)
+				want := p
+				if s, ok := p.(storedForm); ok {
+					want = s.stored() // what the log holds elsewhere is filled in by reads (ValueResolver)
+				}
+				if reflect.TypeOf(back) != e.Go || !reflect.DeepEqual(back, want) {
+					t.Fatalf("round trip changed the payload:\n got %#v\nwant %#v", back, want)
 				}
 				again, err := EncodePayload(back)
 				must(t, err)
@@ -283,7 +287,7 @@ func (impostorPayload) EventType() Type { return TypeEntityRemoved }
 // renamed "fields" and "created" inferred: true exactly when every
 // revision is 1. A schema-1 payload without its maps fails as malformed.
 func TestEntityPersistedSchema1UpcastsToSchema2(t *testing.T) {
-	if e, _ := Lookup(TypeEntityPersisted); e.Schema != 2 || !slices.Equal(e.Upcasts, []uint32{1}) {
+	if e, _ := Lookup(TypeEntityPersisted); e.Schema != 3 || !slices.Equal(e.Upcasts, []uint32{1, 2}) {
 		t.Fatalf("%s entry: schema %d, upcasts %v", TypeEntityPersisted, e.Schema, e.Upcasts)
 	}
 	v1 := func(revs map[string]any) map[string]any {

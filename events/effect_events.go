@@ -17,6 +17,7 @@ const (
 	TypeEffectConflict       Type = "effect.conflict"
 	TypeEffectBlocked        Type = "effect.blocked_candidate"
 	TypeEffectUnwritable     Type = "effect.value_unwritable"
+	TypeEffectCoalesced      Type = "effect.coalesced"
 )
 
 // OutboxStream is the stream of a target row's queued effects.
@@ -65,6 +66,53 @@ type EffectQueued struct {
 	// ExpectedHash, when set, is the full-row hash the write is guarded by
 	// instead of the row's last visible hash (a correction, a reconcile).
 	ExpectedHash string `canon:"expected_hash,omitempty"`
+	// ValuesOf, when set (schema 2), is the version of the entity's stream
+	// whose entity.persisted, earlier in the same commit, holds Values:
+	// the record then stores no values, and reading the log fills them in
+	// (its fields, plus KeyColumn holding ID when KeyColumn is set).
+	ValuesOf uint64 `canon:"values_of,omitempty"`
+	// KeyColumn is the primary key's column of a row ValuesOf fills in.
+	KeyColumn string `canon:"key_column,omitempty"`
+}
+
+// stored is the form a record keeps: no values when they are the
+// persisted fields' (ValuesOf).
+func (q EffectQueued) stored() Payload {
+	if q.ValuesOf != 0 {
+		q.Values = nil
+	}
+	return q
+}
+
+func (q EffectQueued) holdsLeftOut() bool { return q.ValuesOf != 0 && q.Values != nil }
+
+// ValuesFrom returns the values q refers to in p, the entity.persisted of
+// its entity at version q.ValuesOf: p's fields, plus KeyColumn holding ID.
+func (q EffectQueued) ValuesFrom(p EntityPersisted) map[string]any {
+	out := make(map[string]any, len(p.Fields)+1)
+	for k, v := range p.Fields {
+		out[k] = v
+	}
+	if q.KeyColumn != "" {
+		out[q.KeyColumn] = q.ID
+	}
+	return out
+}
+
+// EffectCoalesced records that a later change of the row was merged into
+// this effect while it was still pending and never claimed: the effect now
+// writes Op with Values (the row's newest desired state), and no effect
+// was queued for the later change. No receipt can carry the effect's
+// earlier payload hash, since it was never sent.
+type EffectCoalesced struct {
+	// EffectID is the effect this transition belongs to.
+	EffectID string `canon:"effect_id,required"`
+	// Op is what the effect now does: append, update or delete.
+	Op Op `canon:"op"`
+	// Values holds the cells the effect now writes (null for a delete).
+	Values map[string]any `canon:"values"`
+	// PayloadHash covers op, tab, anchor and values as for effect.queued.
+	PayloadHash string `canon:"payload_hash"`
 }
 
 // EffectClaimed records a claim of an effect for one dispatch.
@@ -203,6 +251,9 @@ type UnwritableField struct {
 func (EffectQueued) EventType() Type { return TypeEffectQueued }
 
 // EventType implements Payload.
+func (EffectCoalesced) EventType() Type { return TypeEffectCoalesced }
+
+// EventType implements Payload.
 func (EffectClaimed) EventType() Type { return TypeEffectClaimed }
 
 // EventType implements Payload.
@@ -230,7 +281,8 @@ func (EffectBlocked) EventType() Type { return TypeEffectBlocked }
 func (EffectValueUnwritable) EventType() Type { return TypeEffectUnwritable }
 
 func init() {
-	register[EffectQueued](1, "outbox/<binding>")
+	register[EffectQueued](3, "outbox/<binding>", upcast{from: 1, fn: queuedV1}, upcast{from: 2, fn: queuedV2})
+	expandWith(TypeEffectQueued, expandQueued)
 	register[EffectClaimed](1, effectStreamPattern)
 	register[EffectApplied](1, effectStreamPattern)
 	register[EffectFailed](1, effectStreamPattern)
@@ -240,6 +292,17 @@ func init() {
 	register[EffectConflict](1, effectStreamPattern)
 	register[EffectBlocked](1, effectStreamPattern)
 	register[EffectValueUnwritable](1, effectStreamPattern)
+	register[EffectCoalesced](1, effectStreamPattern)
 }
 
 const effectStreamPattern = "effect/<effect_id>"
+
+// queuedV1 upcasts effect.queued schema 1 (values always inline) to 2,
+// whose values_of and key_column are absent when the values are inline:
+// the payload is unchanged.
+func queuedV1(m map[string]any) (map[string]any, error) { return m, nil }
+
+// queuedV2 upcasts effect.queued schema 2 to 3, whose records leave out
+// effect_id, anchor and payload_hash when they equal their derivation: a
+// schema-2 record always holds them, so the payload is unchanged.
+func queuedV2(m map[string]any) (map[string]any, error) { return m, nil }

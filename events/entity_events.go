@@ -142,7 +142,8 @@ func (EntityRemoved) EventType() Type { return TypeEntityRemoved }
 func (SchemaDeclared) EventType() Type { return TypeSchemaDeclared }
 
 func init() {
-	register[EntityPersisted](2, "entity/<Entity>/<id>", upcast{1, upcastEntityPersistedV1})
+	register[EntityPersisted](3, "entity/<Entity>/<id>", upcast{1, upcastEntityPersistedV1}, upcast{2, upcastEntityPersistedV2})
+	expandWith(TypeEntityPersisted, expandPersisted)
 	register[EntityRemoved](1, "entity/<Entity>/<id>")
 	register[SchemaDeclared](1, SchemaStream)
 }
@@ -164,3 +165,10 @@ func upcastEntityPersistedV1(p map[string]any) (map[string]any, error) {
 	}
 	return map[string]any{"entity": p["entity"], "id": p["id"], "created": created, "fields": values, "revisions": revs}, nil
 }
+
+// upcastEntityPersistedV2 rewrites schema 2 into 3, whose records leave
+// out entity and id (the stream names them), created (true exactly at
+// version 1) and the revisions of a first create (every field at
+// revision 1): a schema-2 record always holds them, so the payload is
+// unchanged.
+func upcastEntityPersistedV2(p map[string]any) (map[string]any, error) { return p, nil }

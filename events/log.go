@@ -30,7 +30,14 @@ var (
 )
 
 // LogFormat is the on-disk format version of log.db written in meta.
-const LogFormat = 1
+// Format 2 may hold records of record format 2 (a packed fencing token)
+// and the compact payload schemas; a format-1 log opened for writing is
+// marked 2 before this build appends to it, so an older build refuses the
+// whole file by its format instead of meeting records it cannot read.
+const LogFormat = 2
+
+// oldestLogFormat is the oldest format this build reads.
+const oldestLogFormat = 1
 
 // DefaultOpenTimeout bounds how long opening waits for another process's
 // file lock before failing with ErrStoreLocked.
@@ -126,8 +133,10 @@ func (l *Log) init(readOnly bool) error {
 		return err
 	case !fresh && l.wantID != "" && l.storeID != l.wantID:
 		return fmt.Errorf("%w: the log belongs to store %s, not %s", ErrStoreIDMismatch, l.storeID, l.wantID)
-	case !fresh:
+	case !fresh && readOnly:
 		return nil
+	case !fresh:
+		return l.markFormat()
 	case readOnly:
 		return corrupt(CheckBucket, 0, "the log has no buckets: it was never initialised")
 	}
@@ -213,10 +222,31 @@ func checkHead(tx *bolt.Tx) error {
 }
 
 func checkFormat(meta *bolt.Bucket) error {
-	if f := string(meta.Get(metaFormat)); f != strconv.Itoa(LogFormat) {
-		return fmt.Errorf("%w: log format %q, this build reads %d", ErrCorruptRecord, f, LogFormat)
+	return knownFormat(string(meta.Get(metaFormat)))
+}
+
+// knownFormat reports whether this build reads log format f.
+func knownFormat(f string) error {
+	n, err := strconv.Atoi(f)
+	if err != nil || n < oldestLogFormat || n > LogFormat {
+		return fmt.Errorf("%w: log format %q, this build reads formats %d to %d (a newer build wrote it?)", ErrCorruptRecord, f, oldestLogFormat, LogFormat)
 	}
 	return nil
+}
+
+// markFormat records this build's format in an older log it opened for
+// writing (once; a log already at LogFormat is not written).
+func (l *Log) markFormat() error {
+	var current string
+	if err := l.view(func(tx *bolt.Tx) error {
+		current = string(tx.Bucket(bucketMeta).Get(metaFormat))
+		return nil
+	}); err != nil || current == strconv.Itoa(LogFormat) {
+		return err
+	}
+	return l.update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(metaFormat, []byte(strconv.Itoa(LogFormat)))
+	})
 }
 
 // StoreID is the random id minted when the log was created (12 hex digits).
@@ -326,4 +356,17 @@ func salvageLost(meta *bolt.Bucket) (SeqRanges, error) {
 		return nil, corrupt(CheckBucket, 0, "meta %s: %v", metaSalvageLost, err)
 	}
 	return r, nil
+}
+
+// appendFill is the fill percent of the events bucket's write handles: its
+// keys (8-byte big-endian sequences) only ever grow, so a page split at
+// bbolt's default 0.5 would leave every full page half empty for good.
+const appendFill = 1.0
+
+// appendBucket is the events bucket of write transaction tx, set to fill
+// its pages (bbolt's fill percent is per bucket handle, per transaction).
+func appendBucket(tx *bolt.Tx) *bolt.Bucket {
+	b := tx.Bucket(bucketEvents)
+	b.FillPercent = appendFill
+	return b
 }

@@ -24,9 +24,10 @@ import (
 // struct does not have and values of the wrong type; an absent key decodes
 // as the zero value, unless required.
 type structPlan struct {
-	typ   reflect.Type
-	list  []fieldPlan
-	byKey map[string]int
+	typ    reflect.Type
+	list   []fieldPlan
+	byKey  map[string]int
+	sorted []int // indices into list in canonical key order (payload_encoder.go)
 }
 
 type fieldPlan struct {
@@ -62,9 +63,13 @@ func planFor(t reflect.Type) *structPlan {
 		} else if !codable(sf.Type) {
 			panic(fmt.Sprintf("events: %s.%s: unsupported type %s", t, sf.Name, sf.Type))
 		}
+		if _, dup := p.byKey[fp.Key]; dup {
+			panic(fmt.Sprintf("events: %s has two fields keyed %q", t, fp.Key))
+		}
 		p.byKey[fp.Key] = len(p.list)
 		p.list = append(p.list, fp)
 	}
+	p.sortKeys()
 	return p
 }
 

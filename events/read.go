@@ -21,10 +21,13 @@ func (l *Log) ReadFrom(from uint64, fn func(Event) error) error {
 	if from == 0 {
 		from = 1
 	}
-	in := newInterner()
+	in, values := newInterner(), NewValueResolver()
 	for {
 		batch, err := l.readChunk(from, in)
 		for _, e := range batch { // the events before a bad record are delivered first
+			if rerr := values.resolve(&e, l.eventAt); rerr != nil {
+				return rerr
+			}
 			if ferr := fn(e); ferr != nil {
 				return ferr
 			}
@@ -124,7 +127,11 @@ func (l *Log) ReadStream(stream string, from uint64, fn func(Event) error) error
 	if err != nil {
 		return err
 	}
+	values := NewValueResolver()
 	for _, e := range out {
+		if err := values.resolve(&e, l.eventAt); err != nil {
+			return err
+		}
 		if err := fn(e); err != nil {
 			return err
 		}

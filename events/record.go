@@ -2,7 +2,9 @@ package events
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -16,9 +18,16 @@ import (
 //	uvarint-length-prefixed: stream, type, token, commit, payload (canonical)
 //	u64     xxhash64 of every preceding byte, little endian
 //
+// Record format 2 is format 1 with the fencing token, lowercase hex of
+// even length (every lease token), stored as the bytes it spells: half
+// its length. A token that is not (or no token) is stored in format 1.
+//
 // A record that is short, fails its checksum, or does not parse is reported as
 // *CorruptRecordError naming its sequence; decoding never panics.
-const recordFormat = 1
+const (
+	recordFormat            = 1
+	recordFormatPackedToken = 2
+)
 
 const checksumLen = 8
 
@@ -28,13 +37,17 @@ func encodeRecord(e *Event, payload []byte) []byte {
 	typ := string(e.Type())
 	n := 1 + 5*binary.MaxVarintLen64 + len(e.Stream) + len(typ) + len(e.Token) + len(e.Commit) + len(payload) + 5*binary.MaxVarintLen64 + checksumLen
 	b := make([]byte, 0, n)
-	b = append(b, recordFormat)
+	format, token := recordFormat, e.Token
+	if packed, ok := packToken(e.Token); ok {
+		format, token = recordFormatPackedToken, packed
+	}
+	b = append(b, byte(format))
 	b = binary.AppendUvarint(b, e.Seq)
 	b = binary.AppendUvarint(b, e.Version)
 	b = binary.AppendUvarint(b, uint64(schemaOf(e.Payload)))
 	b = binary.AppendUvarint(b, e.Epoch)
 	b = binary.AppendVarint(b, e.At.UnixNano())
-	for _, s := range [...]string{e.Stream, typ, e.Token, e.Commit} {
+	for _, s := range [...]string{e.Stream, typ, token, e.Commit} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -73,7 +86,7 @@ func decodeRecord(seq uint64, b []byte, in *interner) (Event, error) {
 	if err != nil {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
 	}
-	if h.Payload, err = DecodePayload(h.typ, h.schema, m); err != nil {
+	if h.Payload, err = decodeTyped(h.typ, h.schema, fromEnvelope(h.typ, h.schema, h.Stream, h.Version, m), true); err != nil {
 		err.(*PayloadError).Seq = seq
 		return Event{}, err
 	}
@@ -145,8 +158,26 @@ func (r *recordReader) bytes() []byte {
 	return out
 }
 
+// packToken returns the bytes a lowercase hex token of even length spells.
+func packToken(token string) (string, bool) {
+	if token == "" || len(token)%2 != 0 || strings.ToLower(token) != token {
+		return "", false
+	}
+	b, err := hex.DecodeString(token)
+	return string(b), err == nil
+}
+
+// unpackToken is the token a format-2 record stores as packed.
+func unpackToken(packed []byte, in *interner) (string, error) {
+	if len(packed) == 0 {
+		return "", fmt.Errorf("format %d without a token", recordFormatPackedToken)
+	}
+	var buf [64]byte
+	return in.intern(hex.AppendEncode(buf[:0], packed)), nil
+}
+
 func parseRecord(body []byte, in *interner) (header, []byte, error) {
-	if body[0] != recordFormat {
+	if body[0] != recordFormat && body[0] != recordFormatPackedToken {
 		return header{}, nil, fmt.Errorf("unknown record format %d", body[0])
 	}
 	r := recordReader{b: body[1:]}
@@ -156,8 +187,14 @@ func parseRecord(body []byte, in *interner) (header, []byte, error) {
 	e.Epoch = r.uvarint()
 	e.At = time.Unix(0, r.varint()).UTC()
 	e.Stream, e.typ = string(r.bytes()), Type(in.intern(r.bytes()))
-	e.Token, e.Commit = in.intern(r.bytes()), string(r.bytes())
+	token := r.bytes()
+	e.Commit = string(r.bytes())
 	payload := r.bytes()
+	if body[0] == recordFormat {
+		e.Token = in.intern(token)
+	} else if r.err == nil {
+		e.Token, r.err = unpackToken(token, in)
+	}
 	if r.err == nil && schema > 1<<31 {
 		r.err = fmt.Errorf("schema %d out of range", schema)
 	}
@@ -176,7 +213,7 @@ func parseRecord(body []byte, in *interner) (header, []byte, error) {
 // its type's current schema (it was upcast on read). Errors: ErrInvalidEvent when the payload is
 // not in the catalogue or has no canonical form.
 func MarshalRecord(e Event) ([]byte, error) {
-	payload, err := encodeEvent(nil, e.Stream, &e)
+	payload, err := encodeEvent(nil, e.Stream, e.Version, &e)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func applyReplica(tx *bolt.Tx, replica uint64, records [][]byte) error {
 	if replica != have+1 {
 		return &ReplicaGapError{Have: have, Got: replica}
 	}
-	a := &appender{tx: tx, head: getU64(meta, metaHead), versions: map[string]uint64{}}
+	a := &appender{tx: tx, head: getU64(meta, metaHead), versions: map[string]uint64{}, stored: map[string]uint64{}}
 	for _, rec := range records {
 		if err := a.putReplica(rec); err != nil {
 			return err
@@ -108,7 +108,7 @@ func (a *appender) putReplica(rec []byte) error {
 		return &ReplicaGapError{Have: a.head, Got: e.Seq, Stream: e.Stream}
 	}
 	a.head, a.versions[e.Stream] = e.Seq, e.Version
-	if err := a.tx.Bucket(bucketEvents).Put(u64(e.Seq), rec); err != nil {
+	if err := appendBucket(a.tx).Put(u64(e.Seq), rec); err != nil {
 		return err
 	}
 	if err := a.tx.Bucket(bucketIndex).Put(indexKey(e.Stream, e.Version), u64(e.Seq)); err != nil {

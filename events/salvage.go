@@ -141,6 +141,7 @@ type salvage struct {
 	pastHead map[uint64]bool
 	problems int
 	opts     SalvageOptions
+	refs     salvageRefs // effect.queued records that refer to their commit's entity.persisted
 }
 
 // candidate is an intact record found by the scan.
@@ -193,6 +194,9 @@ func (s *salvage) copyAll() error {
 		return err
 	}
 	if err := s.copyScanned(); err != nil {
+		return err
+	}
+	if err := s.dropOrphans(); err != nil {
 		return err
 	}
 	return s.finish()
@@ -290,7 +294,7 @@ func (s *salvage) copyTree() error {
 		if !ok || err != nil || s.have.Contains(seq) {
 			return
 		}
-		if err = s.out.put(seq, e.value, h); err == nil {
+		if err = s.put(seq, e.value, h); err == nil {
 			s.have.Add(seq)
 		}
 	})
@@ -428,7 +432,7 @@ func (s *salvage) copyScanned() error {
 			continue
 		}
 		h, _ := recordHeader(seq, e.value)
-		if err := s.out.put(seq, e.value, h); err != nil {
+		if err := s.put(seq, e.value, h); err != nil {
 			return err
 		}
 		s.rep.FromScan.Add(seq)

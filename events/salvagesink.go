@@ -57,7 +57,7 @@ func (s *salvageSink) put(seq uint64, rec []byte, h header) error {
 		}
 		s.tx = tx
 	}
-	if err := s.tx.Bucket(bucketEvents).Put(u64(seq), rec); err != nil {
+	if err := appendBucket(s.tx).Put(u64(seq), rec); err != nil {
 		return err
 	}
 	if err := s.tx.Bucket(bucketIndex).Put(indexKey(h.Stream, h.Version), u64(seq)); err != nil {
@@ -72,6 +72,20 @@ func (s *salvageSink) put(seq uint64, rec []byte, h header) error {
 		return s.commit()
 	}
 	return nil
+}
+
+// remove deletes a record put earlier and its stream index entry (the
+// stream versions keep what was copied: a removed record is a lost one).
+func (s *salvageSink) remove(seq uint64, at refKey) error {
+	if err := s.commit(); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketEvents).Delete(u64(seq)); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketIndex).Delete(indexKey(at.stream, at.version))
+	})
 }
 
 func (s *salvageSink) commit() error {

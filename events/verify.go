@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -186,8 +186,10 @@ func (v *Verification) readMeta(meta map[string][]byte) {
 	} else if h != nil {
 		v.problem(corrupt(CheckHead, 0, "head value of %d bytes", len(h)))
 	}
-	if f := string(meta[string(metaFormat)]); f != "" && f != strconv.Itoa(LogFormat) {
-		v.problem(corrupt(CheckBucket, 0, "log format %q, this build reads %d", f, LogFormat))
+	if f := string(meta[string(metaFormat)]); f != "" {
+		if err := knownFormat(f); err != nil {
+			v.problem(corrupt(CheckBucket, 0, "%s", strings.TrimPrefix(err.Error(), ErrCorruptRecord.Error()+": ")))
+		}
 	}
 	if s, ok := meta[string(metaSalvageLost)]; ok {
 		lost, err := ParseSeqRanges(string(s))

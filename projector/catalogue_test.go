@@ -28,6 +28,10 @@ func TestEveryCatalogueTypeHasAProjection(t *testing.T) {
 			if sample.EventType() != entry.Type {
 				t.Fatalf("sample of %s is a %s", entry.Type, sample.EventType())
 			}
+			if q, ok := sample.(events.EffectQueued); ok {
+				q.ValuesOf, q.KeyColumn = 0, "" // the projector sees values filled in by the log's reads
+				sample = q
+			}
 			fields, err := events.EncodePayload(sample)
 			must(t, err)
 			forms := []events.Payload{sample, events.Recorded{Type: entry.Type, Schema: entry.Schema, Fields: fields}}

@@ -35,6 +35,11 @@ func (p *Projector) applyPersisted(e *events.Event, x events.EntityPersisted) er
 // regardless of the event's "created" flag keeps old logs (whose flag is
 // inferred by an upcaster) from wiping or losing rows.
 func (p *Projector) writeRow(t events.EntityShape, id string, fields map[string]any) error {
+	if len(fields) == len(t.Fields) {
+		if ok, err := p.writeFullRow(t, id, fields); ok {
+			return err
+		}
+	}
 	names := p.rowNames[:0]
 	for _, c := range t.Fields {
 		if _, ok := fields[c.Name]; ok {
@@ -129,6 +134,9 @@ func (p *Projector) mergeFieldState(entity, id string, e *events.Event, fields m
 		}
 		stored = row.Fields
 	}
+	if out, ok, err := p.mergeSorted(entity, fields, revs, stored); ok || err != nil {
+		return out, err
+	}
 	out := p.entries[:0]
 	for name, v := range fields {
 		h, err := p.hash(name, v)
@@ -145,6 +153,43 @@ func (p *Projector) mergeFieldState(entity, id string, e *events.Event, fields m
 	sortEntries(out)
 	p.entries = out
 	return out, nil
+}
+
+// mergeSorted is mergeFieldState for an entity whose changed and stored
+// fields are all declared columns (the common case): it walks the
+// declared names in sorted order instead of sorting. ok = false when a
+// field is not declared (the caller then merges and sorts).
+func (p *Projector) mergeSorted(entity string, fields map[string]any, revs map[string]uint64, stored map[string]FieldRow) ([]fieldEntry, bool, error) {
+	names, declared := p.sortedNames[entity]
+	if !declared {
+		return nil, false, nil
+	}
+	out, nFields, nStored := p.entries[:0], 0, 0
+	for _, n := range names {
+		if v, changed := fields[n.name]; changed {
+			h, err := p.hash(n.name, v)
+			if err != nil {
+				return nil, true, err
+			}
+			out, nFields = append(out, fieldEntry{n.name, FieldRow{Hash: h, Revision: revs[n.name], Owner: n.owner}}), nFields+1
+		} else if f, ok := stored[n.name]; ok {
+			out, nStored = append(out, fieldEntry{n.name, f}), nStored+1
+		}
+	}
+	p.entries = out
+	return out, nFields == len(fields) && storedDeclared(stored, fields, nStored), nil
+}
+
+// storedDeclared reports whether every stored field not changed by fields
+// was among the nStored declared ones found.
+func storedDeclared(stored map[string]FieldRow, fields map[string]any, nStored int) bool {
+	kept := 0
+	for name := range stored {
+		if _, changed := fields[name]; !changed {
+			kept++
+		}
+	}
+	return kept == nStored
 }
 
 // hash returns the canonical hash of field's value v: the caller's when

@@ -13,13 +13,22 @@ import (
 // TabExpectation reads what one Input tab is expected to show (see
 // aggregates.TabExpectation).
 func (p *Projector) TabExpectation(tab string) (aggregates.TabExpectation, error) {
-	x := aggregates.TabExpectation{Rows: map[string]string{}, Evidence: map[string]bool{}, Missing: map[string]bool{},
-		Since: map[string]uint64{}, InFlight: map[string]bool{}}
+	n := 0
+	err := p.each("SELECT count(*) FROM hk_visible_state WHERE tab = ? AND hash != ''", []any{tab}, func(st *sqlite.Stmt) {
+		n = st.ColumnInt(0)
+	})
+	if err != nil {
+		return aggregates.TabExpectation{}, err
+	}
+	// Maps sized once: growing them row by row allocates about twice.
+	x := aggregates.TabExpectation{Rows: make(map[string]string, n), Evidence: map[string]bool{}, Missing: map[string]bool{},
+		Since: make(map[string]uint64, n), InFlight: map[string]bool{}}
 	// Only rows an applied effect (or an accepted observation) set are
 	// expected: a row whose append is still pending, processing or
 	// uncertain has no visible state yet.
-	err := p.each("SELECT anchor, hash, seq FROM hk_visible_state WHERE tab = ? AND hash != ''", []any{tab}, func(st *sqlite.Stmt) {
-		x.Rows[st.ColumnText(0)], x.Since[st.ColumnText(0)] = st.ColumnText(1), uint64(st.ColumnInt64(2))
+	err = p.each("SELECT anchor, hash, seq FROM hk_visible_state WHERE tab = ? AND hash != ''", []any{tab}, func(st *sqlite.Stmt) {
+		a := st.ColumnText(0) // one string for both maps
+		x.Rows[a], x.Since[a] = st.ColumnText(1), uint64(st.ColumnInt64(2))
 	})
 	if err != nil {
 		return x, err

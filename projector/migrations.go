@@ -3,7 +3,7 @@ package projector
 // SchemaVersion is the version of the internal hk_ tables this build writes.
 // Each entry of migrations moves the read model from version i to i+1; an
 // older read model is migrated in place, a newer one is rebuilt.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations[i] brings a read model from schema version i to i+1.
 var migrations = []string{
@@ -202,4 +202,10 @@ CREATE TABLE hk_commands (
   reconcile_effect   TEXT NOT NULL,
   seq                INTEGER NOT NULL
 ) WITHOUT ROWID;`,
+	// 4 → 5: the poll's per-tab reads without scanning every tab: what an
+	// Input tab is expected to show (a covering index: no lookup per row
+	// of a 171,075-row tab) and its active candidates (a partial index:
+	// almost no row has one).
+	`CREATE INDEX hk_visible_state_tab ON hk_visible_state (tab, anchor, hash, seq);
+CREATE INDEX hk_sheet_field_candidates ON hk_sheet_field_state (tab) WHERE candidate_hash != '';`,
 }

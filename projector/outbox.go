@@ -13,6 +13,8 @@ func (p *Projector) applyEffect(e *events.Event, pl events.Payload) (bool, error
 	switch x := pl.(type) {
 	case events.EffectQueued:
 		return true, p.effectQueued(e, x)
+	case events.EffectCoalesced:
+		return true, p.effectCoalesced(e, x)
 	case events.EffectClaimed:
 		return true, p.effectSet(e, x.EffectID, aggregates.EffectProcessing, "claim_token = ?, attempts = ?, probes = 0, due_at = NULL, last_code = NULL",
 			x.ClaimToken, x.Attempt)
@@ -67,11 +69,45 @@ func (p *Projector) effectQueued(e *events.Event, x events.EffectQueued) error {
 		x.Entity, x.ID, int64(e.Seq), int64(e.Seq), x.ExpectedHash, string(aggregates.EffectPending), timeText(e.At))
 }
 
+// effectCoalesced rewrites a pending effect's write to the merged one
+// (I32); its state and place stay.
+func (p *Projector) effectCoalesced(e *events.Event, x events.EffectCoalesced) error {
+	var values any
+	if x.Values != nil {
+		values = x.Values
+	}
+	enc, err := events.EncodeCanonical(values)
+	if err != nil {
+		return err
+	}
+	return p.exec(`UPDATE hk_outbox SET op = ?, payload = ?, payload_hash = ?, version = ?, updated_seq = ? WHERE effect_id = ?`,
+		string(x.Op), enc, x.PayloadHash, int64(e.Version), int64(e.Seq), x.EffectID)
+}
+
 // effectSet moves an effect to state and sets extra columns (set is a
-// fixed SQL fragment with ? placeholders for args).
+// fixed SQL fragment with ? placeholders for args). An item of a batch
+// event (on a dispatch stream) leaves the effect's stream version as it is.
 func (p *Projector) effectSet(e *events.Event, id string, state aggregates.EffectState, set string, args ...any) error {
+	if events.IsDispatchStream(e.Stream) {
+		return p.exec("UPDATE hk_outbox SET state = ?, updated_seq = ?, "+set+" WHERE effect_id = ?",
+			append(append([]any{string(state), int64(e.Seq)}, args...), id)...)
+	}
 	return p.exec("UPDATE hk_outbox SET state = ?, version = ?, updated_seq = ?, "+set+" WHERE effect_id = ?",
 		append(append([]any{string(state), int64(e.Version), int64(e.Seq)}, args...), id)...)
+}
+
+// applyBatch projects a batch settle event as its per-effect events, in
+// order (events.Batch).
+func (p *Projector) applyBatch(e *events.Event, b events.Batch) error {
+	for _, pl := range b.Each() {
+		if _, err := p.applyEffect(e, pl); err != nil {
+			return err
+		}
+		if err := p.afterEffect(e, pl); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // visibleApplied records the row's visible hash after an applied effect.

@@ -75,6 +75,17 @@ WHERE o.spreadsheet = ? AND (o.state = 'pending' OR (o.state = 'failed' AND o.te
 ORDER BY o.queued_seq LIMIT ?`, spreadsheet, now.UTC().Format(TimeLayout), int64(max))
 }
 
+// OutboxTail returns the effect queued last for the row binding (the
+// highest stream_sequence), if any: the one a later change may coalesce
+// into (I32).
+func (p *Projector) OutboxTail(binding string) (aggregates.Effect, bool, error) {
+	fx, err := p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox WHERE binding = ? ORDER BY stream_sequence DESC LIMIT 1`, binding)
+	if err != nil || len(fx) == 0 {
+		return aggregates.Effect{}, false, err
+	}
+	return fx[0], true, nil
+}
+
 // Due returns up to max effects of spreadsheet in state, due at now (any
 // due time when now is zero), oldest first.
 func (p *Projector) Due(spreadsheet string, state aggregates.EffectState, now time.Time, max int) ([]aggregates.Effect, error) {

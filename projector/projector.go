@@ -34,6 +34,8 @@ type Projector struct {
 	order      []events.EntityShape // declaration order
 	checkpoint uint64
 	sqlCache   map[string]string          // row upsert statements by table and column set
+	fullRows   map[string]fullRow         // full-row upserts by table (fullrow.go)
+	digest     rowHasher                  // reused by writeFullRow
 	jsonBuf    []byte                     // reused by putEntityState
 	hashBuf    []byte                     // reused by mergeFieldState
 	rowNames   []string                   // reused by writeRow
@@ -43,6 +45,9 @@ type Projector struct {
 	known      KnownHashes                // hashes of the event being applied (ApplyKnown)
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
+	// sortedNames holds each entity's declared fields sorted by name, with
+	// their owners (mergeFieldState walks them instead of sorting).
+	sortedNames map[string][]declaredName
 }
 
 // Open opens or creates the read model at path (mode 0600, WAL), migrates
@@ -94,7 +99,7 @@ func openError(err error) error {
 
 func newProjector(conn *sqlite.Conn, path string, opts Options) *Projector {
 	p := &Projector{conn: conn, path: path, tables: map[string]events.EntityShape{}, userOwned: map[string]map[string]bool{},
-		inputTabs: map[string]bool{}}
+		inputTabs: map[string]bool{}, sortedNames: map[string][]declaredName{}}
 	for _, t := range opts.InputTabs {
 		p.inputTabs[t] = true
 	}
@@ -105,6 +110,7 @@ func newProjector(conn *sqlite.Conn, path string, opts Options) *Projector {
 		for _, c := range t.Fields {
 			p.userOwned[t.Name][c.Name] = c.Owner == events.OwnerUser
 		}
+		p.sortedNames[t.Name] = sortedDeclared(t, p.owner)
 	}
 	return p
 }
@@ -377,6 +383,9 @@ func (p *Projector) apply(e *events.Event) error {
 	}
 	if handled, err := p.applyEntity(e, pl); handled {
 		return err
+	}
+	if b, ok := pl.(events.Batch); ok {
+		return p.applyBatch(e, b)
 	}
 	if handled, err := p.applyEffect(e, pl); handled {
 		if err == nil {

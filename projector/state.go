@@ -97,6 +97,23 @@ func entriesOf(fields map[string]FieldRow) []fieldEntry {
 	return out
 }
 
+// declaredName is a declared field's name and owner.
+type declaredName struct {
+	name  string
+	owner events.Owner
+}
+
+// sortedDeclared returns t's fields sorted as sortEntries sorts, with the
+// owner owner(entity, field) gives each.
+func sortedDeclared(t events.EntityShape, owner func(entity, field string) events.Owner) []declaredName {
+	out := make([]declaredName, len(t.Fields))
+	for i, f := range t.Fields {
+		out[i] = declaredName{f.Name, owner(t.Name, f.Name)}
+	}
+	slices.SortFunc(out, func(a, b declaredName) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
 // sortEntries sorts by name, as encoding/json sorts map keys (by bytes).
 func sortEntries(es []fieldEntry) {
 	slices.SortFunc(es, func(a, b fieldEntry) int { return strings.Compare(a.name, b.name) })

@@ -3,6 +3,7 @@ package replaytest
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
@@ -183,6 +184,7 @@ type rawRecord struct {
 
 // parseRawRecord parses record bytes b stored under seq. It checks the
 // format byte, the checksum, the lengths and that the record claims seq.
+// Format 2 is format 1 with the (hex) token stored as the bytes it spells.
 func parseRawRecord(seq uint64, b []byte) (rawRecord, error) {
 	if len(b) < 1+8 {
 		return rawRecord{}, fmt.Errorf("seq %d: truncated record", seq)
@@ -191,7 +193,7 @@ func parseRawRecord(seq uint64, b []byte) (rawRecord, error) {
 	if binary.LittleEndian.Uint64(b[len(body):]) != xxhash.Sum64(body) {
 		return rawRecord{}, fmt.Errorf("seq %d: checksum mismatch", seq)
 	}
-	if body[0] != 1 {
+	if body[0] != 1 && body[0] != 2 {
 		return rawRecord{}, fmt.Errorf("seq %d: record format %d", seq, body[0])
 	}
 	rest := body[1:]
@@ -227,6 +229,9 @@ func parseRawRecord(seq uint64, b []byte) (rawRecord, error) {
 	r.At = time.Unix(0, at).UTC()
 	r.Stream, r.Type = string(str()), events.Type(str())
 	r.Token, r.Commit = string(str()), string(str())
+	if body[0] == 2 {
+		r.Token = hex.EncodeToString([]byte(r.Token))
+	}
 	r.Payload = bytes.Clone(str())
 	if bad || len(rest) != 0 {
 		return rawRecord{}, fmt.Errorf("seq %d: malformed record", seq)

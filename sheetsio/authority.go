@@ -99,7 +99,7 @@ func (p *Provider) WriteAuthority(ctx context.Context, w *Workbook, f Fence) err
 	if err != nil {
 		return err
 	}
-	if werr := p.sendBatch(ctx, w, []*sheets.Request{req}, nil); werr != nil {
+	if werr := p.sendBatch(ctx, w, []*sheets.Request{req}, nil, nil); werr != nil {
 		return werr
 	}
 	return nil

@@ -48,6 +48,16 @@ func (k OpKind) String() string {
 // the full encoded row the caller expects to find (see ExpectedRowHash).
 // Receipt, when set, is written to the receipts tab in the same batchUpdate
 // as the op, so the two land atomically.
+//
+// FirstSend (OpAppend only) is the caller's word that no earlier dispatch
+// can have written this op: its first send (an effect's first claim). A
+// batch of first-send appends only skips the preflight read while the
+// Workbook's verified header and authority are fresh (Config.TrustTTL):
+// an appendCells request never overwrites a cell, and the receipt in the
+// same batchUpdate identifies the row afterwards. A resend (a retry, a
+// replay after an uncertain outcome, a recovered claim) leaves it false,
+// so its preflight recognises a row that already landed (StatusUnchanged)
+// instead of appending it twice.
 type Op struct {
 	ID           string
 	Tab          string
@@ -56,6 +66,7 @@ type Op struct {
 	Values       map[string]any
 	ExpectedHash string
 	Receipt      *Receipt
+	FirstSend    bool
 }
 
 // Receipt is the caller's part of a receipt row: EffectID (the receipt's

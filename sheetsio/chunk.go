@@ -85,7 +85,7 @@ func (p *Provider) sendSplitting(ctx context.Context, w *Workbook, c []*unit, rm
 	if err != nil {
 		werr = &WriteError{Outcome: NotSent, Code: WriteNotSent, Err: err}
 	} else {
-		werr = p.sendBatch(ctx, w, reqs, c)
+		werr = p.sendBatch(ctx, w, reqs, c, rm.check)
 	}
 	if werr != nil && werr.Code == WritePayloadTooLarge && len(c) > 1 {
 		p.log.Info("sheets batch split after size rejection", "units", len(c))
@@ -103,22 +103,40 @@ func (p *Provider) sendSplitting(ctx context.Context, w *Workbook, c []*unit, rm
 // retried). When the chunk updates rows, the same request asks for those
 // rows in its atomic response (responseRanges, effective values only) and
 // each update is verified against it (C06, see Misdirection).
-func (p *Provider) sendBatch(ctx context.Context, w *Workbook, reqs []*sheets.Request, c []*unit) *WriteError {
+//
+// A blind append (chk set, see blindCheck) asks instead for the header
+// rows and the authority row, verifies them and refreshes or forgets the
+// Workbook's trust.
+func (p *Provider) sendBatch(ctx context.Context, w *Workbook, reqs []*sheets.Request, c []*unit, chk *blindCheck) *WriteError {
 	countChunk(ctx)
 	body := &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}
 	ranges, verify := responseRanges(c)
+	if chk != nil {
+		ranges, verify = chk.ranges(), true
+	}
 	if verify {
 		body.IncludeSpreadsheetInResponse, body.ResponseIncludeGridData, body.ResponseRanges = true, true, ranges
 	}
-	return p.write(ctx, "batch_update", func(ctx context.Context) error {
+	var unverified error
+	werr := p.write(ctx, "batch_update", func(ctx context.Context) error {
 		call := p.svc.Spreadsheets.BatchUpdate(w.id, body).Context(ctx)
 		if verify {
 			call = call.Fields(gridFieldsWritten)
 		}
 		resp, err := call.Do()
-		if err == nil && verify {
+		switch {
+		case err != nil || !verify:
+		case chk != nil:
+			unverified = chk.verify(resp.UpdatedSpreadsheet)
+		default:
 			verifyWritten(c, resp.UpdatedSpreadsheet)
 		}
 		return err
 	})
+	if chk == nil {
+		return werr
+	}
+	werr = chk.blindOutcome(werr, unverified)
+	chk.settleTrust(w, werr, p.cfg.Now())
+	return werr
 }

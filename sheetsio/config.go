@@ -60,9 +60,13 @@ type Config struct {
 	MaxBatchBytes    int
 	MaxBatchRequests int
 	RequestTimeout   time.Duration
-	Now              func() time.Time
-	Sleep            func(ctx context.Context, d time.Duration) error
-	Jitter           func() float64
+	// TrustTTL is how long a verified tab header and authority let a
+	// batch of first-send appends skip the preflight read (see
+	// Op.FirstSend); 0 means DefaultTrustTTL, negative always reads.
+	TrustTTL time.Duration
+	Now      func() time.Time
+	Sleep    func(ctx context.Context, d time.Duration) error
+	Jitter   func() float64
 }
 
 func (c Config) withDefaults() Config {
@@ -81,6 +85,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.TrustTTL == 0 {
+		c.TrustTTL = DefaultTrustTTL
 	}
 	if c.MaxBatchRequests <= 0 {
 		c.MaxBatchRequests = DefaultMaxBatchRequests

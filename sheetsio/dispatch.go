@@ -38,17 +38,21 @@ func (p *Provider) Dispatch(ctx context.Context, w *Workbook, b Batch) (*Dispatc
 		return nil, newErr(CodeInvalidBatch, nil, "nil workbook")
 	}
 	ctx, ctr := withCounter(ctx)
-	snaps, err := p.preflight(ctx, w, b)
-	if err != nil {
-		return nil, err
+	read := p.cfg.Now()
+	snaps, check, blind := p.blindPlan(w, b, read)
+	if !blind {
+		var err error
+		if snaps, err = p.preflight(ctx, w, b); err != nil {
+			return nil, err
+		}
 	}
 	res := &DispatchResult{Strays: strayCounts(snaps)}
 	now := p.cfg.Now() // the authority mirror's and the receipts' time
-	units, err := planWithFence(w, b, snaps, res, now)
+	units, err := planVerified(w, b, snaps, check, res, read, now)
 	if err != nil {
 		return nil, err
 	}
-	rm := receiptMeta{fence: b.Fence, now: now, beforeWrite: b.BeforeWrite}
+	rm := receiptMeta{fence: b.Fence, now: now, beforeWrite: b.BeforeWrite, check: check}
 	if rs := snaps[layout.ReceiptsTab]; rs != nil {
 		rm.sheetID = rs.SheetID
 	}
@@ -70,7 +74,7 @@ func (p *Provider) Dispatch(ctx context.Context, w *Workbook, b Batch) (*Dispatc
 // so the planner can tell a replay from a conflict.
 func (p *Provider) preflight(ctx context.Context, w *Workbook, b Batch) (map[string]*TabSnapshot, error) {
 	tabs, modes := preflightModes(w, b)
-	snaps, ok, err := p.readKnown(ctx, w, tabs, modes)
+	snaps, ok, err := p.readKnown(ctx, w, tabs, modes, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +89,7 @@ func (p *Provider) preflight(ctx context.Context, w *Workbook, b Batch) (map[str
 	if len(full) == 0 {
 		return snaps, nil
 	}
-	again, ok, err := p.readKnown(ctx, w, full, nil)
+	again, ok, err := p.readKnown(ctx, w, full, nil, nil)
 	if err != nil || !ok {
 		return nil, errors.Join(err, newErr(CodeReadRejected, nil, "tabs changed during the preflight"))
 	}
@@ -144,6 +148,28 @@ func anchoredAppends(b Batch, snaps map[string]*TabSnapshot) []string {
 		}
 	}
 	return out
+}
+
+// planVerified plans a batch. After a preflight read (check nil) it
+// records what the read verified in the Workbook's trust (read: when the
+// read began); a blind append (check set) plans against the trust alone:
+// no authority to check or mirror, the response verifies it.
+func planVerified(w *Workbook, b Batch, snaps map[string]*TabSnapshot, check *blindCheck, res *DispatchResult, read, now time.Time) ([]*unit, error) {
+	if check != nil {
+		res.Authority = check.authority()
+		b.Fence = nil
+		return planWithFence(w, b, snaps, res, now)
+	}
+	w.trustSnaps(snaps, read)
+	units, err := planWithFence(w, b, snaps, res, now)
+	switch {
+	case b.Fence == nil:
+	case err != nil:
+		w.distrust()
+	case len(units) == 0 || units[0].order != orderAuthority: // the authority showed exactly the fence
+		w.trustFence(*b.Fence, read)
+	}
+	return units, err
 }
 
 // planWithFence checks the fence against the authority and plans the ops;

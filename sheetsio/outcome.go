@@ -60,6 +60,13 @@ const (
 	WriteRejected        = "write_rejected"
 	WritePayloadTooLarge = "write_payload_too_large"
 	WriteNotSent         = "write_not_sent"
+	// WriteUnverified: an append-only batchUpdate sent without a
+	// preflight read landed, but its own response showed a drifted header
+	// or a changed authority (Uncertain: probe it).
+	WriteUnverified = "write_unverified"
+	// WriteRejectedUnread: Sheets rejected an append-only batchUpdate sent
+	// without a preflight read (nothing applied; NotSent: resend after a read).
+	WriteRejectedUnread = "write_rejected_unread"
 )
 
 // WriteError is the classified failure of one write request. Outcome is

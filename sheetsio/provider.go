@@ -9,12 +9,14 @@ package sheetsio
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
 	"google.golang.org/api/option"
 	"google.golang.org/api/sheets/v4"
+	htransport "google.golang.org/api/transport/http"
 )
 
 // Provider talks to Google Sheets for any number of spreadsheets. It is safe
@@ -22,6 +24,8 @@ import (
 type Provider struct {
 	cfg      Config
 	svc      *sheets.Service
+	hc       *http.Client // the same authorised client, for streamed reads
+	base     string       // the API root, with a trailing slash
 	readLim  *rate.Limiter
 	writeLim *rate.Limiter
 	account  string
@@ -44,8 +48,14 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, newErr(CodeInvalidConfig, nil, "cannot build the Sheets client")
 	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		if hc, _, err = htransport.NewClient(ctx, opts...); err != nil {
+			return nil, newErr(CodeInvalidConfig, nil, "cannot build the Sheets HTTP client")
+		}
+	}
 	return &Provider{
-		cfg: cfg, svc: svc, account: account, log: cfg.Logger,
+		cfg: cfg, svc: svc, hc: hc, base: baseURL(cfg), account: account, log: cfg.Logger,
 		readLim:  newLimiter(cfg.Pacing.ReadInterval, cfg.Pacing.Burst),
 		writeLim: newLimiter(cfg.Pacing.WriteInterval, cfg.Pacing.Burst),
 	}, nil

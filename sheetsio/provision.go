@@ -42,6 +42,7 @@ func (p *Provider) Provision(ctx context.Context, spreadsheetID string, schema *
 // created. Errors: as Provision (header drift is an *Error with
 // CodeHeaderDrift; the Workbook stays usable).
 func (p *Provider) Reprovision(ctx context.Context, w *Workbook) ([]string, error) {
+	read := p.cfg.Now()
 	infos, err := p.enumerate(ctx, w)
 	if err != nil {
 		return nil, err
@@ -63,10 +64,32 @@ func (p *Provider) Reprovision(ctx context.Context, w *Workbook) ([]string, erro
 			created = append(created, t.Name)
 		}
 	}
+	w.trustSnaps(provisionedTrust(snaps, created), read)
 	if len(drift) > 0 {
 		return created, &Error{Code: CodeHeaderDrift, Msg: "tabs blocked until their headers are repaired", Err: errors.Join(drift...)}
 	}
 	return created, nil
+}
+
+// provisionedTrust is what a provisioning verified, as Workbook.trustSnaps
+// takes it: each existing tab whose header the read validated, and each
+// tab it created (with its header, under its own name, in the batchUpdate
+// that succeeded). Trusted from when the enumeration began, they let the
+// first appends go blind (blindappend.go) once the authority is verified
+// too. A drifted tab is forgotten; an existing empty one (its header just
+// written) too, so its first dispatch reads.
+func provisionedTrust(snaps map[string]*TabSnapshot, created []string) map[string]*TabSnapshot {
+	out := make(map[string]*TabSnapshot, len(snaps)+len(created))
+	for name, s := range snaps {
+		if s.Empty {
+			s = &TabSnapshot{Tab: name}
+		}
+		out[name] = s
+	}
+	for _, name := range created {
+		out[name] = &TabSnapshot{Tab: name, title: name}
+	}
+	return out
 }
 
 func existing(schema *layout.Schema, resolved map[string]sheetInfo) []string {

@@ -67,6 +67,7 @@ type receiptMeta struct {
 	fence       *Fence
 	now         time.Time
 	beforeWrite func() error // Batch.BeforeWrite
+	check       *blindCheck  // set when the dispatch did not read first
 }
 
 // rows packs entry lines, in order, into receipt rows of at most

@@ -44,6 +44,10 @@ type TabSnapshot struct {
 	// dispatch preflight of appends): Rows is empty, anchors maps to sheet
 	// row numbers, and Find returns rows with Anchor and SheetRow only.
 	partial bool
+	// Digested: the read's RowCheck certified the tab as it streamed
+	// (SnapshotChecked), so no row was decoded: Rows, Strays and the
+	// anchor index are empty; Header is set.
+	Digested bool
 }
 
 // Find returns the rows whose anchor is anchor (normally one; more than one
@@ -59,6 +63,31 @@ func (t *TabSnapshot) Find(anchor string) []Row {
 		out[i] = t.Rows[j]
 	}
 	return out
+}
+
+// NewTabSnapshot is a full read of tab showing rows, with its anchor
+// index (for decisions over snapshots built outside a read, e.g. tests).
+func NewTabSnapshot(tab string, rows []Row) *TabSnapshot {
+	t := &TabSnapshot{Tab: tab, Rows: rows, anchors: newAnchorIndex(len(rows))}
+	for i := range rows {
+		if rows[i].Anchor != "" {
+			t.anchors.add(rows[i].Anchor, i)
+		}
+	}
+	return t
+}
+
+// Shown returns the index in Rows of the first row whose anchor is anchor
+// and how many rows show it (n = 0: none, first = -1). anchor must be NFC
+// (as Row.Anchor is). For a full read only: a partial read has no Rows.
+func (t *TabSnapshot) Shown(anchor string) (first, n int) {
+	if pos, ok := t.anchors.one[anchor]; ok {
+		return pos, 1
+	}
+	if pos := t.anchors.more[anchor]; len(pos) > 0 {
+		return pos[0], len(pos)
+	}
+	return -1, 0
 }
 
 // Snapshot reads the named logical tabs with one tab enumeration and one
@@ -161,6 +190,13 @@ func fillSnapshot(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
 	}
 }
 
+// fillDigested fills a tab its RowCheck certified: values holds the
+// header row only (already validated by the check's read).
+func fillDigested(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
+	fillSnapshot(t, spec, values[:min(len(values), 1)])
+	t.Digested = true
+}
+
 // checkHeader validates a tab's header row; drift blocks the tab with a
 // *Error CodeHeaderDrift wrapping the *layout.HeaderError.
 func checkHeader(spec layout.TabSpec, header []any) (layout.HeaderReport, error) {
@@ -196,8 +232,10 @@ func fillAnchors(t *TabSnapshot, spec layout.TabSpec, header, column [][]any) {
 }
 
 func (t *TabSnapshot) addRow(spec layout.TabSpec, raw []any, sheetRow int) {
-	cells := cell.PadRow(raw, len(spec.Columns))[:len(spec.Columns)]
-	cells = append([]any(nil), cells...)
+	w := len(spec.Columns)
+	// The decoded row is this snapshot's own: pad it in place when short,
+	// cut it when long (cells beyond the header are strays), never copy it.
+	cells := cell.PadRow(raw, w)[:w:w]
 	r := Row{Cells: cells, Hash: spec.RowHash(cells), SheetRow: sheetRow}
 	if spec.Anchor >= 0 {
 		if s, ok := cells[spec.Anchor].(string); ok {

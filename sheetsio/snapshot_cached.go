@@ -18,12 +18,21 @@ import (
 // Snapshot (enumeration + batchGet, two requests), which rebinds the ids.
 // Errors: as Snapshot.
 func (p *Provider) SnapshotKnown(ctx context.Context, w *Workbook, tabs ...string) (map[string]*TabSnapshot, error) {
+	return p.SnapshotChecked(ctx, w, nil, tabs...)
+}
+
+// SnapshotChecked is SnapshotKnown where the tabs with a RowCheck in
+// checks are certified by it as the read streams (TabSnapshot.Digested:
+// no row decoded) or, when it cannot certify them, decoded in full as
+// SnapshotKnown decodes them. The fallback read (an unknown or stale
+// sheetId) decodes every tab in full.
+func (p *Provider) SnapshotChecked(ctx context.Context, w *Workbook, checks map[string]RowCheck, tabs ...string) (map[string]*TabSnapshot, error) {
 	for _, t := range tabs {
 		if _, ok := w.schema.Tab(t); !ok {
 			return nil, newErr(CodeInvalidBatch, nil, "unknown tab %s", t)
 		}
 	}
-	out, ok, err := p.readKnown(ctx, w, tabs, nil)
+	out, ok, err := p.readKnown(ctx, w, tabs, nil, checks)
 	if ok || err != nil {
 		return out, err
 	}
@@ -41,9 +50,11 @@ const (
 
 // readKnown reads tabs (each once, as modes says; absent = readFull) with
 // one values.batchGetByDataFilter addressed by the Workbook's known
-// sheetIds. ok is false, with nothing read or a rejected read, when a
+// sheetIds, certifying the tabs read in full that have a RowCheck in
+// checks as they stream. ok is false, with nothing read or a rejected read, when a
 // sheetId is unknown or stale: the caller falls back to enumeration.
-func (p *Provider) readKnown(ctx context.Context, w *Workbook, tabs []string, modes map[string]readMode) (map[string]*TabSnapshot, bool, error) {
+func (p *Provider) readKnown(ctx context.Context, w *Workbook, tabs []string, modes map[string]readMode,
+	checks map[string]RowCheck) (map[string]*TabSnapshot, bool, error) {
 	out := make(map[string]*TabSnapshot, len(tabs))
 	req := &sheets.BatchGetValuesByDataFilterRequest{MajorDimension: "ROWS", ValueRenderOption: "UNFORMATTED_VALUE",
 		DateTimeRenderOption: "SERIAL_NUMBER"}
@@ -63,9 +74,10 @@ func (p *Provider) readKnown(ctx context.Context, w *Workbook, tabs []string, mo
 		return out, true, nil
 	}
 	var resp *sheets.BatchGetValuesByDataFilterResponse
+	var certified []bool
 	err := p.read(ctx, "batch_get_by_sheet_id", func(ctx context.Context) error {
 		var err error
-		resp, err = p.svc.Spreadsheets.Values.BatchGetByDataFilter(w.id, req).Context(ctx).Do()
+		resp, certified, err = p.streamBatchGetByDataFilter(ctx, w.id, req, digestRanges(w, order, modes, checks))
 		return err
 	})
 	if errors.Is(err, ErrReadRejected) {
@@ -74,13 +86,38 @@ func (p *Provider) readKnown(ctx context.Context, w *Workbook, tabs []string, mo
 	if err != nil {
 		return nil, false, err
 	}
-	fillKnown(w, out, order, modes, resp)
+	fillKnown(w, out, order, modes, resp, certified)
 	return out, true, nil
+}
+
+// digestRanges are the digest states of one read attempt, by value range
+// (nil: decoded in full): one for each tab read in full with a check.
+func digestRanges(w *Workbook, order []string, modes map[string]readMode, checks map[string]RowCheck) []*digestRange {
+	if len(checks) == 0 {
+		return nil
+	}
+	var out []*digestRange
+	for _, t := range order {
+		spec, _ := w.schema.Tab(t)
+		if modes[t] == readAnchors && spec.Anchor >= 0 {
+			out = append(out, nil, nil)
+			continue
+		}
+		var dr *digestRange
+		if c, ok := checks[t]; ok && modes[t] == readFull {
+			dr = newDigestRange(spec, c)
+		}
+		out = append(out, dr)
+	}
+	return out
 }
 
 // fillKnown fills the snapshots from the response, whose value ranges
 // follow the data filters in order.
-func fillKnown(w *Workbook, out map[string]*TabSnapshot, order []string, modes map[string]readMode, resp *sheets.BatchGetValuesByDataFilterResponse) {
+// A range its RowCheck certified holds the header only: the tab is
+// Digested.
+func fillKnown(w *Workbook, out map[string]*TabSnapshot, order []string, modes map[string]readMode,
+	resp *sheets.BatchGetValuesByDataFilterResponse, certified []bool) {
 	i := 0
 	for _, t := range order {
 		spec, _ := w.schema.Tab(t)
@@ -88,6 +125,11 @@ func fillKnown(w *Workbook, out map[string]*TabSnapshot, order []string, modes m
 		if modes[t] == readAnchors && spec.Anchor >= 0 {
 			fillAnchors(out[t], spec, filteredValues(resp, i), filteredValues(resp, i+1))
 			i += 2
+			continue
+		}
+		if i < len(certified) && certified[i] {
+			fillDigested(out[t], spec, filteredValues(resp, i))
+			i++
 			continue
 		}
 		fillSnapshot(out[t], spec, filteredValues(resp, i))

@@ -20,6 +20,7 @@ type Workbook struct {
 	schema *layout.Schema
 	mu     sync.Mutex
 	ids    map[string]int64
+	trust  trust // what the last reads and append responses verified (trust.go)
 }
 
 // OpenWorkbook restores a Workbook from sheetIDs persisted earlier

@@ -38,12 +38,25 @@ func (f *auditFilter) keep(e events.Event) bool {
 	if f.entity == "" {
 		return true
 	}
+	if b, ok := e.Payload.(events.Batch); ok {
+		return f.keepBatch(b)
+	}
 	p, _ := events.EncodePayload(e.Payload)
 	ent, _ := p["entity"].(string)
 	id, _ := p["id"].(string)
 	if ent == f.entity && (f.id == "" || id == f.id) || f.isRelated(p) {
 		f.relate(p)
 		return true
+	}
+	return false
+}
+
+// keepBatch keeps a batch settle event when one of its effects is related.
+func (f *auditFilter) keepBatch(b events.Batch) bool {
+	for _, pl := range b.Each() {
+		if p, _ := events.EncodePayload(pl); f.isRelated(p) {
+			return true
+		}
 	}
 	return false
 }
@@ -193,7 +206,7 @@ func failsAfter(err error, seq uint64) bool {
 }
 
 func printEvent(w io.Writer, e events.Event, asJSON bool) error {
-	p, err := events.EncodePayload(e.Payload)
+	p, err := shownPayload(e.Payload)
 	if err != nil {
 		return err
 	}
@@ -205,4 +218,21 @@ func printEvent(w io.Writer, e events.Event, asJSON bool) error {
 	_, err = fmt.Fprintf(w, "%8d  %s  %-26s %s v%d epoch %d  %s\n", e.Seq, e.At.UTC().Format("2006-01-02T15:04:05.000Z"),
 		e.Type(), e.Stream, e.Version, e.Epoch, strings.TrimSpace(string(payload)))
 	return err
+}
+
+// shownPayload is the payload as an auditor reads it: an effect.queued
+// whose record refers to its entity.persisted for its values (values_of)
+// shows the values the read filled in, beside the reference.
+func shownPayload(pl events.Payload) (map[string]any, error) {
+	q, ok := pl.(events.EffectQueued)
+	if !ok || q.ValuesOf == 0 || q.Values == nil {
+		return events.EncodePayload(pl)
+	}
+	ref := q.ValuesOf
+	q.ValuesOf = 0
+	p, err := events.EncodePayload(q)
+	if err == nil {
+		p["values_of"] = int64(ref)
+	}
+	return p, err
 }

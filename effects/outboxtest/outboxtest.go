@@ -76,6 +76,8 @@ func Run(t *testing.T, newSubject func(t *testing.T) Subject) {
 		{"I10_SupersedeTerminalQueuesACorrectionNeverForARecoverableHead", supersedeTerminal},
 		{"I10_ATerminalHeadOfARemovedEntityIsSupersededWithoutAWrite", supersedeRemoved},
 		{"QueueUnsyncedSkipsEntitiesWhoseRowsAreQueued", queueUnsynced},
+		{"I32_ChangesOfARowMergeIntoItsUnclaimedTailInOrder", coalesceTail},
+		{"I32_AClaimedOrSettledEffectIsNeverMergedInto", coalesceNeverClaimed},
 		{"I28_RepairRestoresMissingRewritesDriftedAndSkipsRowsInFlight", repairTab},
 		{"C06_AMisdirectedWriteIsRequeuedItsDisplacedRowRepairedAndEvidenced", misdirectedWrite},
 	}
@@ -171,10 +173,15 @@ func terminal(code, observed string) aggregates.Outcome {
 
 func secondEffectWaits(t *testing.T, s Subject) {
 	a := commit(t, s, "g1", "one", 1)
+	fa := effect(t, s, a)
+	if fa.State != aggregates.EffectPending {
+		t.Fatalf("queued effect is %s, want pending", fa.State)
+	}
+	c := claimExactly(t, s, 10, a)[0] // claimed: a later change no longer merges into it (I32)
 	b := commit(t, s, "g1", "two", 1)
-	fa, fb := effect(t, s, a), effect(t, s, b)
-	if fa.State != aggregates.EffectPending || fb.State != aggregates.EffectPending {
-		t.Fatalf("queued effects are %s and %s, want pending", fa.State, fb.State)
+	fb := effect(t, s, b)
+	if fb.State != aggregates.EffectPending {
+		t.Fatalf("queued effect is %s, want pending", fb.State)
 	}
 	if fa.Target.Spreadsheet != s.Spreadsheet() || fa.Target.Tab != layout.SystemTabName(Shape.Name) || fa.Target.Anchor != "g1" ||
 		fa.Target.Binding != layout.RowBindingID(fa.Target.Tab, "g1") || fb.Target != fa.Target {
@@ -189,7 +196,6 @@ func secondEffectWaits(t *testing.T, s Subject) {
 	if want := map[string]any{"name": "two"}; !reflect.DeepEqual(fb.Values, want) {
 		t.Fatalf("update values %#v, want only the changed cell %#v", fb.Values, want)
 	}
-	c := claimExactly(t, s, 10, a)[0]
 	if c.State != aggregates.EffectProcessing || c.ClaimToken == "" || c.Attempts != 1 || c.PayloadHash != fa.PayloadHash {
 		t.Fatalf("claimed %+v", c)
 	}
@@ -214,8 +220,9 @@ func settledStatesRelease(t *testing.T, s Subject) {
 	} {
 		id := string(rune('p' + i))
 		a := commit(t, s, id, "one", 1)
+		c := claimExactly(t, s, 10, a)[0]
 		b := commit(t, s, id, "two", 1)
-		settle(t, s, claimExactly(t, s, 10, a)[0], o.outcome)
+		settle(t, s, c, o.outcome)
 		if fx := wantState(t, s, a, o.state); !fx.State.Settled() {
 			t.Fatalf("%s is not settled", fx.State)
 		}
@@ -225,8 +232,9 @@ func settledStatesRelease(t *testing.T, s Subject) {
 
 func uncertainHeadHolds(t *testing.T, s Subject) {
 	a := commit(t, s, "g1", "one", 1)
+	c := claimExactly(t, s, 10, a)[0]
 	commit(t, s, "g1", "two", 1)
-	settle(t, s, claimExactly(t, s, 10, a)[0], uncertain(s.Now().Add(time.Minute)))
+	settle(t, s, c, uncertain(s.Now().Add(time.Minute)))
 	claimExactly(t, s, 10)
 	s.Advance(2 * time.Minute) // the probe is due; only a probe decides, never a claim
 	claimExactly(t, s, 10)
@@ -235,9 +243,10 @@ func uncertainHeadHolds(t *testing.T, s Subject) {
 
 func recoverableHeadBlocks(t *testing.T, s Subject) {
 	a := commit(t, s, "g1", "one", 1)
+	c0 := claimExactly(t, s, 10, a)[0]
 	b := commit(t, s, "g1", "two", 1)
 	due := s.Now().Add(time.Minute)
-	settle(t, s, claimExactly(t, s, 10, a)[0], retry(due))
+	settle(t, s, c0, retry(due))
 	fx := wantState(t, s, a, aggregates.EffectFailed)
 	if fx.Terminal || fx.LastCode != "read_unavailable" || !fx.DueAt.Equal(due) {
 		t.Fatalf("recoverable failure recorded as %+v", fx)
@@ -254,8 +263,9 @@ func recoverableHeadBlocks(t *testing.T, s Subject) {
 
 func terminalHeadBlocks(t *testing.T, s Subject) {
 	a := commit(t, s, "g1", "one", 1)
+	c := claimExactly(t, s, 10, a)[0]
 	b := commit(t, s, "g1", "two", 1)
-	settle(t, s, claimExactly(t, s, 10, a)[0], terminal("row_hash_mismatch", "observed"))
+	settle(t, s, c, terminal("row_hash_mismatch", "observed"))
 	fx := wantState(t, s, a, aggregates.EffectFailed)
 	if !fx.Terminal || fx.LastCode != "row_hash_mismatch" || fx.ObservedHash != "observed" {
 		t.Fatalf("terminal failure recorded as %+v", fx)
@@ -638,5 +648,55 @@ func misdirectedWrite(t *testing.T, s Subject) {
 	got := claimExactly(t, s, 10, a3, repair.ID)
 	if got[0].ExpectedHash != "h-g1" {
 		t.Fatalf("a3 guarded by %q, want g1's last applied write", got[0].ExpectedHash)
+	}
+}
+
+// ---- I32 ----
+
+func coalesceTail(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	b := commit(t, s, "g2", "other", 9)
+	if a2 := commit(t, s, "g1", "two", 2); a2 != a {
+		t.Fatalf("a change of a row with an unclaimed append queued %s, want it merged into %s", a2, a)
+	}
+	fa := wantState(t, s, a, aggregates.EffectPending)
+	if want := map[string]any{"id": "g1", "name": "two", "size": int64(2)}; fa.Op != events.OpAppend || !reflect.DeepEqual(fa.Values, want) || fa.StreamSeq != 1 {
+		t.Fatalf("merged effect %s@%d %#v, want one append of %#v", fa.Op, fa.StreamSeq, fa.Values, want)
+	}
+	// Queue order stays: the merged effect keeps its place before g2's.
+	settle(t, s, claimExactly(t, s, 1, a)[0], applied("h1"))
+	settle(t, s, claimExactly(t, s, 1, b)[0], applied("h2"))
+	u := commit(t, s, "g1", "three", 2)
+	if u2 := commit(t, s, "g1", "three", 3); u2 != u {
+		t.Fatalf("a second update queued %s, want it merged into %s", u2, u)
+	}
+	if fu := effect(t, s, u); fu.Op != events.OpUpdate || !reflect.DeepEqual(fu.Values, map[string]any{"name": "three", "size": int64(3)}) {
+		t.Fatalf("merged update %s %#v, want the union of the changed cells, later ones winning", fu.Op, fu.Values)
+	}
+	if d := s.Commit(t, Shape.Name, "g1", nil); len(d) != 1 || d[0] != u {
+		t.Fatalf("a delete after a queued update queued %v, want it merged into %s", d, u)
+	}
+	c := claimExactly(t, s, 10, u)[0]
+	if c.Op != events.OpDelete || c.Values != nil || c.ExpectedHash != "h1" {
+		t.Fatalf("claimed %s %#v guarded by %q, want a delete guarded by the row's last applied hash (I06)", c.Op, c.Values, c.ExpectedHash)
+	}
+}
+
+func coalesceNeverClaimed(t *testing.T, s Subject) {
+	a := commit(t, s, "g1", "one", 1)
+	c := claimExactly(t, s, 10, a)[0]
+	b := commit(t, s, "g1", "two", 1)
+	if b == a || effect(t, s, a).PayloadHash != c.PayloadHash {
+		t.Fatal("a change merged into a claimed effect")
+	}
+	settle(t, s, c, retry(s.Now())) // back on the retry path: still never merged into
+	if b2 := commit(t, s, "g1", "three", 1); b2 != b {
+		t.Fatalf("the pending tail %s did not take the change (queued %s)", b, b2)
+	}
+	settle(t, s, claimExactly(t, s, 10, a)[0], applied("h"))
+	cb := claimExactly(t, s, 10, b)[0]
+	settle(t, s, cb, applied("h2"))
+	if n := commit(t, s, "g1", "four", 1); n == b {
+		t.Fatal("a change merged into an applied effect")
 	}
 }

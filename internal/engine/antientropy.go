@@ -55,6 +55,25 @@ func canonicalHash(spec layout.TabSpec, columns []string, anchor string, vals ma
 	return h
 }
 
+// repairValues reads the canonical state of r's entity, unless r is in
+// flight or held: anti-entropy leaves those rows alone whatever the store
+// holds (aggregates.Classify), so a pass during a backfill reads only the
+// rows it can compare.
+func (e *Engine) repairValues(spec layout.TabSpec, columns []string, r *aggregates.RepairRow) error {
+	if r.InFlight || r.Held {
+		return nil
+	}
+	vals, exists, err := e.proj.EntityValues(spec.Entity, r.ID)
+	if err != nil {
+		return err
+	}
+	r.Exists, r.Values = exists, vals
+	if exists {
+		r.Canonical = canonicalHash(spec, columns, r.ID, vals)
+	}
+	return nil
+}
+
 // repairRows decides every anchor the tab shows or should show.
 func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows projector.TabRows) (aggregates.RepairReport, []aggregates.Queue, error) {
 	var rep aggregates.RepairReport
@@ -65,15 +84,11 @@ func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows p
 		rep.Surplus += seen.Anchorless // unaddressable: reported for an operator (Input tabs quarantine them)
 	}
 	for _, anchor := range aggregates.Anchors(rows.Expected, observed) {
-		vals, exists, err := e.proj.EntityValues(spec.Entity, anchor)
-		if err != nil {
-			return rep, nil, err
-		}
 		r := aggregates.RepairRow{Target: e.sheet.Target(spec.Name, anchor), Entity: spec.Entity, ID: anchor,
-			Expected: rows.Expected[anchor], Observed: observed[anchor], Copies: len(copies[anchor]), CopyHashes: copies[anchor],
-			InFlight: rows.InFlight[anchor], Held: rows.Held[anchor], Exists: exists, Values: vals}
-		if exists {
-			r.Canonical = canonicalHash(spec, policy.Columns, anchor, vals)
+			Expected: rows.Expected[anchor], Observed: observed[anchor], InFlight: rows.InFlight[anchor], Held: rows.Held[anchor]}
+		r.Copies, r.CopyHashes = aggregates.SeenCopies(observed, copies, anchor)
+		if err := e.repairValues(spec, policy.Columns, &r); err != nil {
+			return rep, nil, err
 		}
 		p := policy
 		p.Restore = seen.Recreated || rows.MassDeleted || rows.Deleted[anchor]

@@ -26,6 +26,7 @@ func (e *Engine) commitChanges(c Command, d aggregates.Decision, b *batchState, 
 	if err != nil {
 		return ch, err
 	}
+	aggregates.ReferPersisted(rowFx, d.Events[0].Payload, shape.PK, d.ExpectedVersion+1)
 	ch.Queue = append(ch.Queue, rowFx...)
 	ch.Merge(resolved)
 	return ch, nil

@@ -44,16 +44,17 @@ func (e *Engine) Claim(spreadsheet string, max int) ([]aggregates.Effect, error)
 		if err != nil {
 			return err
 		}
-		var ch aggregates.Changes
+		token := newClaimToken()
+		claims := make([]aggregates.Decided, 0, len(heads))
 		for _, fx := range heads {
-			c, d, err := e.claimOne(fx, now)
+			c, d, err := e.claimOne(fx, token, now)
 			if err != nil {
 				return err
 			}
 			out = append(out, c)
-			ch.AddDecision(d)
+			claims = append(claims, aggregates.Decided{Effect: fx, Decision: d})
 		}
-		return e.commitWorker(ch, now)
+		return e.commitBatched(claims, nil, now)
 	})
 	if err != nil {
 		return nil, err
@@ -63,7 +64,7 @@ func (e *Engine) Claim(spreadsheet string, max int) ([]aggregates.Effect, error)
 
 // claimOne decides the claim of fx and returns it as claimed: with its new
 // token and the row hash its write is guarded by (I06).
-func (e *Engine) claimOne(fx aggregates.Effect, now time.Time) (aggregates.Effect, aggregates.Decision, error) {
+func (e *Engine) claimOne(fx aggregates.Effect, token string, now time.Time) (aggregates.Effect, aggregates.Decision, error) {
 	if fx.ExpectedHash == "" && fx.Op != events.OpAppend {
 		h, _, _, _, err := e.proj.Visible(fx.Target.Binding)
 		if err != nil {
@@ -71,7 +72,6 @@ func (e *Engine) claimOne(fx aggregates.Effect, now time.Time) (aggregates.Effec
 		}
 		fx.ExpectedHash = h
 	}
-	token := newClaimToken()
 	d, err := aggregates.DecideClaim(fx, token, e.writer().Lease().Epoch, now)
 	fx.ClaimToken, fx.Attempts, fx.State = token, fx.Attempts+1, aggregates.EffectProcessing
 	return fx, d, err
@@ -81,6 +81,21 @@ func newClaimToken() string {
 	var b [12]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// commitBatched commits decisions about single effects compactly
+// (aggregates.Batched: claims and applied outcomes as batch events on the
+// dispatch stream), after the changes in also, in one fenced commit.
+func (e *Engine) commitBatched(items []aggregates.Decided, also *aggregates.Changes, now time.Time) error {
+	b := newBatchState(nil)
+	ch, err := aggregates.Batched(items, func(stream string) (uint64, error) { return e.version(stream, b) }, now)
+	if err != nil {
+		return err
+	}
+	if also != nil {
+		ch.Merge(*also)
+	}
+	return e.commitWorker(ch, now)
 }
 
 // DueProbes lists due delivery_uncertain effects (effects.Outbox, I08).
@@ -109,6 +124,7 @@ func (e *Engine) Settle(settlements []effects.Settlement) error {
 		var ch aggregates.Changes
 		var stale []error
 		var misdirected []effects.Settlement
+		var settled []aggregates.Decided
 		for _, st := range settlements {
 			fx, ok := known[st.ID]
 			if !ok {
@@ -123,14 +139,14 @@ func (e *Engine) Settle(settlements []effects.Settlement) error {
 				stale = append(stale, err)
 				continue
 			}
-			ch.AddDecision(d)
+			settled = append(settled, aggregates.Decided{Effect: fx, Decision: d})
 		}
 		bad, err := e.settleMisdirected(&ch, misdirected, known, now)
 		if err != nil {
 			return err
 		}
 		stale = append(stale, bad...)
-		return errors.Join(append(stale, e.commitWorker(ch, now))...)
+		return errors.Join(append(stale, e.commitBatched(settled, &ch, now))...)
 	})
 }
 

@@ -71,7 +71,10 @@ func (s engineSubject) Commit(t *testing.T, entity, id string, values map[string
 		if e.Seq > res.LastSeq {
 			return stop
 		}
-		if q, ok := e.Payload.(events.EffectQueued); ok {
+		switch q := e.Payload.(type) {
+		case events.EffectQueued:
+			ids = append(ids, q.EffectID)
+		case events.EffectCoalesced: // merged into its row's pending tail (I32)
 			ids = append(ids, q.EffectID)
 		}
 		return nil

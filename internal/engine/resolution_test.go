@@ -251,14 +251,16 @@ func TestI30_AUseSheetCommittedBeforeARestartIsReconciledOnceAfterIt(t *testing.
 	}
 	applied, queued := 0, 0
 	mustT(t, y.e.Log().ReadFrom(1, func(e events.Event) error {
-		switch p := e.Payload.(type) {
-		case events.EffectApplied:
-			if p.EffectID == res.ReconcileEffect {
-				applied++
-			}
-		case events.EffectQueued:
-			if p.EffectID == res.ReconcileEffect {
-				queued++
+		for _, pl := range perEffect(e.Payload) {
+			switch p := pl.(type) {
+			case events.EffectApplied:
+				if p.EffectID == res.ReconcileEffect {
+					applied++
+				}
+			case events.EffectQueued:
+				if p.EffectID == res.ReconcileEffect {
+					queued++
+				}
 			}
 		}
 		return nil
@@ -269,4 +271,12 @@ func TestI30_AUseSheetCommittedBeforeARestartIsReconciledOnceAfterIt(t *testing.
 	if r := y.poll(); r.Stats.Candidates != 0 || r.Stats.Accepted != 0 {
 		t.Fatalf("the poll after the restart found work: %+v", r)
 	}
+}
+
+// perEffect is p, or the per-effect payloads a batch settle stands for.
+func perEffect(p events.Payload) []events.Payload {
+	if b, ok := p.(events.Batch); ok {
+		return b.Each()
+	}
+	return []events.Payload{p}
 }

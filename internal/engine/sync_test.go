@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -313,7 +314,10 @@ func TestPipelinedRunLoopKeepsPerRowOrder(t *testing.T) {
 	mustT(t, err)
 	u = x.Begin()
 	for i := range 100 {
-		mustT(t, u.Persist(&Airport{ID: strconv.Itoa(i), Name: "second " + strconv.Itoa(i)}))
+		// Notes is user-owned: its Input row's update is queued behind the
+		// Input append (Input rows never coalesce, I32), while the System
+		// update merges into its pending append.
+		mustT(t, u.Persist(&Airport{ID: strconv.Itoa(i), Name: "second " + strconv.Itoa(i), Notes: "note " + strconv.Itoa(i)}))
 	}
 	_, err = u.Commit(ctx)
 	mustT(t, err)
@@ -344,9 +348,12 @@ func TestPipelinedRunLoopKeepsPerRowOrder(t *testing.T) {
 		if r := x.rowOf("Airport_System", strconv.Itoa(i)); r[1] != "second "+strconv.Itoa(i) {
 			t.Fatalf("row %d shows %v", i, r)
 		}
+		if r := x.rowOf("Airport_Input", strconv.Itoa(i)); !slices.Contains(r, "note "+strconv.Itoa(i)) {
+			t.Fatalf("Input row %d shows %v", i, r)
+		}
 	}
 	if c := x.outbox(); c[aggregates.EffectApplied] != 300 {
-		t.Fatalf("outbox %v, want 300 applied (100 System appends, 100 Input appends, 100 System updates)", c)
+		t.Fatalf("outbox %v, want 300 applied (100 System appends, 100 Input appends, 100 Input updates)", c)
 	}
 }
 

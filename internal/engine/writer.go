@@ -286,19 +286,53 @@ func (e *Engine) stage(ch aggregates.Changes, b *batchState, now time.Time) ([]e
 		out = append(out, a)
 	}
 	for _, q := range ch.Queue {
-		stream := events.OutboxStream(q.Target.Binding)
-		v, err := e.version(stream, b)
+		d, err := e.queueOne(q, b, now)
 		if err != nil {
 			return nil, err
 		}
-		d, _, err := aggregates.DecideQueue(v, q, now)
-		if err != nil {
-			return nil, err
-		}
-		b.setVersion(stream, v+1)
 		out = append(out, events.StreamAppend{Stream: d.Stream, ExpectedVersion: d.ExpectedVersion, Events: d.Events})
 	}
 	return out, nil
+}
+
+// queueOne decides q: merged into its row's pending tail when I32 allows
+// (aggregates.DecideCoalesce), else queued at the row's next
+// stream_sequence. Versions are recorded in b.
+func (e *Engine) queueOne(q aggregates.Queue, b *batchState, now time.Time) (aggregates.Decision, error) {
+	stream := events.OutboxStream(q.Target.Binding)
+	v, err := e.version(stream, b)
+	if err != nil {
+		return aggregates.Decision{}, err
+	}
+	d, ok, err := e.coalesce(q, stream, v, b, now)
+	if err != nil || ok {
+		return d, err
+	}
+	d, _, err = aggregates.DecideQueue(v, q, now)
+	if err == nil {
+		b.setVersion(stream, v+1)
+	}
+	return d, err
+}
+
+// coalesce merges q into its row's tail (I32) when the tail is in the
+// read model, is the row's last effect (stream_sequence v) and neither the
+// row's outbox stream nor the tail's stream was touched earlier in this
+// batch: coalescing only ever builds on committed state, so a rejected
+// earlier unit can never leave a merge pointing at nothing.
+func (e *Engine) coalesce(q aggregates.Queue, stream string, v uint64, b *batchState, now time.Time) (aggregates.Decision, bool, error) {
+	if v == 0 || e.sheet == nil || b.touched(stream) {
+		return aggregates.Decision{}, false, nil
+	}
+	tail, ok, err := e.proj.OutboxTail(q.Target.Binding)
+	if err != nil || !ok || tail.StreamSeq != v || b.touched(events.EffectStream(tail.ID)) {
+		return aggregates.Decision{}, false, err
+	}
+	d, ok, err := aggregates.DecideCoalesce(tail, q, e.sheet, now)
+	if ok {
+		b.setVersion(d.Stream, d.ExpectedVersion+1)
+	}
+	return d, ok, err
 }
 
 // version is a stream's version as of b, else the log's.

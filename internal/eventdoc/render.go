@@ -224,6 +224,30 @@ func (r *renderer) intro() []string {
 			"and the stored bytes keep the schema they were written at. Readers (`hikoutei audit`, " +
 			"replay, `events.DecodeRecord`) therefore always see the current schema documented here; each " +
 			"section lists the schemas its type is upcast from and what each step does.",
+		fmt.Sprintf("A record may leave out what the log already holds: an `%s` at schema 2 whose "+
+			"values are its entity's `%s` fields (in the same commit) stores `values_of` "+
+			"(that event's stream version) instead of `values`. `Log.ReadFrom` and `Log.ReadStream` fill "+
+			"the values in (through the stream index when the read starts past the persisted event), and "+
+			"a reader of records shipped elsewhere, in log order, uses `events.ValueResolver` (the mirror "+
+			"readers do). `events.MarshalRecord` of a read event gives back the stored bytes. Logs written "+
+			"before schema 2 keep their values inline and read as before. Likewise a dispatch settles its "+
+			"effects with one `%s` and one `%s` on the spreadsheet's dispatch stream instead of one `%s` "+
+			"and one `%s` per effect (still read, and still written for an effect decided twice in one "+
+			"commit); folds treat a batch as its items (`events.Batch.Each`).",
+			events.TypeEffectQueued, events.TypeEntityPersisted, events.TypeEffectsClaimed, events.TypeEffectsApplied,
+			events.TypeEffectClaimed, events.TypeEffectApplied),
+		fmt.Sprintf("A record also leaves out the keys reading it derives from the rest of the same "+
+			"record, its stream included, and only when their values equal that derivation: an `%s` at "+
+			"schema 3 leaves out `binding` (its stream `outbox/<binding>` names it), a null `values` (an "+
+			"absent key reads as null), `stream_sequence` (the "+
+			"record's stream version), `effect_id` (from "+
+			"`binding` and `stream_sequence`), `anchor` (when it is the `id`) and `payload_hash` (from "+
+			"`op`, `tab`, `anchor` and `values`; for `values_of` once the values are filled in); an `%s` "+
+			"at schema 3 leaves out `entity` and `id` (its stream `entity/<Entity>/<id>` names them, for an "+
+			"entity name without a slash), `created` (true exactly at stream version 1) and the `revisions` "+
+			"of a first create (every field at revision 1). Decoding fills them in, so a read event equals the appended one and marshals to "+
+			"the stored bytes; a key present in a record is kept as it is.",
+			events.TypeEffectQueued, events.TypeEntityPersisted),
 	}
 }
 

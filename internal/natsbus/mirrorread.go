@@ -83,9 +83,13 @@ func ReadMirrorReport(ctx context.Context, cfg Config, stream string, fn func(ev
 		return MirrorReport{}, err
 	}
 	defer nc.Close()
+	values := events.NewValueResolver() // effect.queued values kept once, in their entity.persisted
 	err = consumeMirror(ctx, nc, stream, func(sseq uint64, m jetstream.Msg) error {
 		ev, err := v.check(sseq, m.Headers(), m.Data())
 		if err != nil {
+			return err
+		}
+		if err := values.Resolve(&ev); err != nil {
 			return err
 		}
 		return fn(ev)

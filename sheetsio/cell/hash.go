@@ -25,13 +25,23 @@ func VisibleHash(cells []any) string {
 	for n > 0 && isBlank(cells[n-1]) {
 		n--
 	}
-	h := xxhash.New()
-	var buf []byte
+	var h xxhash.Digest
+	h.Reset()
+	var scratch [128]byte // one cell's encoding: no allocation for short cells
 	for _, c := range cells[:n] {
-		buf = appendCanonical(buf[:0], c)
-		_, _ = h.Write(buf)
+		_, _ = h.Write(appendCanonical(scratch[:0], c))
 	}
-	return fmt.Sprintf("%016x", h.Sum64())
+	return hex16(h.Sum64())
+}
+
+// hex16 is v as 16 lower-case hex digits (fmt's %016x, without fmt).
+func hex16(v uint64) string {
+	const digits = "0123456789abcdef"
+	var b [16]byte
+	for i := 15; i >= 0; i-- {
+		b[i], v = digits[v&0xf], v>>4
+	}
+	return string(b[:])
 }
 
 func isBlank(c any) bool {

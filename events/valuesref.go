@@ -1,0 +1,95 @@
+package events
+
+import (
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ValueResolver fills in the values of effect.queued records that refer
+// to the entity.persisted of their commit (EffectQueued.ValuesOf) while
+// events are read in log order: it remembers the entity.persisted events
+// of the commit being read. Log reads use it (falling back to the stream
+// index for a reference to a persisted event read before); a reader of
+// records shipped elsewhere (a mirror) uses it on the events in order.
+type ValueResolver struct {
+	commit    string
+	persisted map[refKey]EntityPersisted // this commit's, by stream and version
+}
+
+// NewValueResolver returns an empty resolver.
+func NewValueResolver() *ValueResolver {
+	return &ValueResolver{persisted: map[refKey]EntityPersisted{}}
+}
+
+// Resolve notes e if it is an entity.persisted and fills in e's values if
+// it is an effect.queued that refers to one. Errors: *PayloadError
+// (ErrMalformedPayload) for a reference to a persisted event this
+// resolver has not seen in e's commit.
+func (r *ValueResolver) Resolve(e *Event) error {
+	return r.resolve(e, nil)
+}
+
+// resolve is Resolve, looking a reference it has not seen up with lookup
+// (may be nil).
+func (r *ValueResolver) resolve(e *Event, lookup func(stream string, version uint64) (Event, bool, error)) error {
+	if e.Commit != r.commit {
+		r.commit = e.Commit
+		clear(r.persisted)
+	}
+	switch p := e.Payload.(type) {
+	case EntityPersisted:
+		r.persisted[refKey{e.Stream, e.Version}] = p
+	case EffectQueued:
+		if p.ValuesOf == 0 || p.Values != nil {
+			return nil
+		}
+		stream := EntityStream(p.Entity, p.ID)
+		src, ok := r.persisted[refKey{stream, p.ValuesOf}]
+		if !ok && lookup != nil {
+			ev, found, err := lookup(stream, p.ValuesOf)
+			if err != nil {
+				return err
+			}
+			src, ok = ev.Payload.(EntityPersisted)
+			ok = ok && found && ev.Commit == e.Commit
+		}
+		if !ok {
+			return &PayloadError{Seq: e.Seq, Type: e.Type(), Reason: fmt.Sprintf("values_of %d: no %s at %s version %d in commit %s", p.ValuesOf, TypeEntityPersisted, stream, p.ValuesOf, e.Commit)}
+		}
+		p.Values = p.ValuesFrom(src)
+		var err error
+		if p, err = p.withDerivedHash(); err != nil {
+			return &PayloadError{Seq: e.Seq, Type: e.Type(), Reason: fmt.Sprintf("values_of %d: %v", p.ValuesOf, err)}
+		}
+		e.Payload = p
+	}
+	return nil
+}
+
+// refKey names an event by stream and version.
+type refKey struct {
+	stream  string
+	version uint64
+}
+
+// eventAt reads the event at version of stream through the stream index.
+func (l *Log) eventAt(stream string, version uint64) (Event, bool, error) {
+	var out Event
+	found := false
+	err := l.view(func(tx *bolt.Tx) error {
+		seq := tx.Bucket(bucketIndex).Get(indexKey(stream, version))
+		if len(seq) != 8 {
+			return nil
+		}
+		v := tx.Bucket(bucketEvents).Get(seq)
+		if v == nil {
+			return nil
+		}
+		var err error
+		out, err = l.decode(seq, v, nil)
+		found = err == nil
+		return err
+	})
+	return out, found, err
+}

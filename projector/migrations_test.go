@@ -1,0 +1,47 @@
+package projector_test
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
+)
+
+// TestMigration5AddsThePollIndexesToAnOldReadModel: a read model written
+// at schema version 4 (without the poll's indexes) is migrated in place
+// on open: it gets the covering index of hk_visible_state by tab and the
+// partial index of active candidates, keeps its rows and checkpoint, and
+// the poll's per-tab queries search those indexes instead of scanning.
+func TestMigration5AddsThePollIndexesToAnOldReadModel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	p := openAt(t, path)
+	h := newHistory()
+	must(t, p.Apply([]events.Event{h.created("Airport", "A", goroka(), 1)}))
+	must(t, p.Close())
+	execSQL(t, path, `DROP INDEX hk_visible_state_tab`)
+	execSQL(t, path, `DROP INDEX hk_sheet_field_candidates`)
+	execSQL(t, path, `UPDATE hk_meta SET value = '4' WHERE key = 'schema_version'`)
+	const indexes = `SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('hk_visible_state_tab', 'hk_sheet_field_candidates') ORDER BY name`
+	wantRows(t, "indexes of the old read model", query(t, path, indexes))
+
+	p = openAt(t, path)
+	defer p.Close()
+	if p.Checkpoint() != 1 {
+		t.Fatalf("checkpoint after the migration: %d, want 1", p.Checkpoint())
+	}
+	wantRows(t, "indexes after the migration", query(t, path, indexes), "hk_sheet_field_candidates", "hk_visible_state_tab")
+	wantRows(t, "schema version", query(t, path, `SELECT value FROM hk_meta WHERE key = 'schema_version'`), strconv.Itoa(projector.SchemaVersion))
+	wantRows(t, "entity rows kept", query(t, path, `SELECT id FROM Airport`), "A")
+	for q, index := range map[string]string{
+		"SELECT anchor, hash, seq FROM hk_visible_state WHERE tab = 'T' AND hash != ''":                "hk_visible_state_tab",
+		"SELECT candidate_row_hash FROM hk_sheet_field_state WHERE tab = 'T' AND candidate_hash != ''": "hk_sheet_field_candidates",
+	} {
+		plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+q), "\n")
+		if !strings.Contains(plan, "USING COVERING INDEX "+index) && !strings.Contains(plan, "USING INDEX "+index) {
+			t.Errorf("%s\nplan:\n%s\nwant a search of %s", q, plan, index)
+		}
+	}
+}
