@@ -498,11 +498,13 @@ func toOp(c aggregates.Effect) sheetsio.Op {
 		Receipt: &sheetsio.Receipt{EffectID: c.ID, PayloadHash: c.PayloadHash}}
 	switch c.Op {
 	case events.OpAppend:
-		// A first claim cannot have landed before: it may skip the
-		// preflight read. Every later claim (a retry, after a probe, a
-		// recovered claim) reads, so a landed row is recognised, never
-		// appended twice.
-		op.Kind, op.FirstSend = sheetsio.OpAppend, c.Attempts <= 1
+		// Only the first claim of the row's first effect cannot have
+		// landed before: it may skip the preflight read. Every later
+		// claim (a retry, after a probe, a recovered claim) and every
+		// later append of the row (a backfill or repair queued while an
+		// earlier write's outcome was unknown) reads, so a landed row is
+		// recognised, never appended twice.
+		op.Kind, op.FirstSend = sheetsio.OpAppend, c.Attempts <= 1 && c.StreamSeq <= 1
 	case events.OpUpdate:
 		op.Kind = sheetsio.OpUpdate
 	default:
