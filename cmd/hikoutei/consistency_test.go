@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/observe"
 )
 
 // runSplit runs the CLI in process and returns stdout and stderr apart.
@@ -344,19 +346,46 @@ func TestCLIConsistencyStoreErrorsAndFlagChecks(t *testing.T) {
 }
 
 // TestVersionNamesTheBuild: --version and version print a version, never
-// a bare "(devel)"; version --json has the revision fields.
+// a bare "(devel)", and the same one hikoutei_build_info carries in its
+// version label (one source: observe.ReadBuildInfo).
 func TestVersionNamesTheBuild(t *testing.T) {
-	code, out, _ := runSplit("--version")
-	if code != exitOK || !strings.HasPrefix(out, "hikoutei ") || strings.Contains(out, "(devel)") {
-		t.Fatalf("--version: exit %d %q", code, out)
+	code, short, _ := runSplit("--version")
+	if code != exitOK || !strings.HasPrefix(short, "hikoutei ") || strings.Contains(short, "(devel)") {
+		t.Fatalf("--version: exit %d %q", code, short)
 	}
-	v := versionInfo{Version: "", Revision: "0123456789abcdef0123", Modified: true}.withDefault()
-	if v.Version != "devel-0123456789ab-dirty" {
-		t.Fatalf("a development build from a changed tree is %q", v.Version)
+	code, out, _ := runSplit("version", "--json")
+	var v versionInfo
+	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil {
+		t.Fatalf("version --json: exit %d %s", code, out)
 	}
-	version = "v1.2.3"
-	defer func() { version = "" }()
-	if code, out, _ := runSplit("version", "--json"); code != exitOK || !strings.Contains(out, `"version":"v1.2.3"`) {
-		t.Fatalf("version --json with -X main.version: exit %d %s", code, out)
+	if !strings.HasPrefix(short, "hikoutei "+v.Version+" ") && short != "hikoutei "+v.Version+"\n" {
+		t.Errorf("--version %q and version --json %q disagree", short, v.Version)
 	}
+	if label := buildInfoVersion(t); label != v.Version {
+		t.Errorf("hikoutei_build_info{version=%q}, hikoutei version says %q", label, v.Version)
+	}
+}
+
+// buildInfoVersion is the version label of hikoutei_build_info as serve's
+// /metrics exports it.
+func buildInfoVersion(t *testing.T) string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(observe.New())
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != "hikoutei_build_info" {
+			continue
+		}
+		for _, l := range f.GetMetric()[0].GetLabel() {
+			if l.GetName() == "version" {
+				return l.GetValue()
+			}
+		}
+	}
+	t.Fatal("no hikoutei_build_info")
+	return ""
 }

@@ -2,22 +2,12 @@ package main
 
 import (
 	"fmt"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/observe"
 )
-
-// version is the release version, set at link time:
-//
-//	go build -ldflags "-X main.version=v1.2.3" ./cmd/hikoutei
-//
-// When empty, the version comes from the build information.
-var version string
-
-// develVersion is the module version of a build from a work tree.
-const develVersion = "(devel)"
 
 // versionInfo is what `version --json` prints.
 type versionInfo struct {
@@ -30,46 +20,13 @@ type versionInfo struct {
 	LeaseFileSchema int    `json:"lease_file_schema"`
 }
 
-// buildVersion reads the version: the link-time one, else the module
-// version, else (a build from a work tree) "devel-" and the VCS
-// revision, "-dirty" when the tree had changes; "devel" alone only when
-// the build recorded no revision (go run, go test).
+// buildVersion reads the version from the one source every part of
+// Hikoutei reports (observe.ReadBuildInfo: also hikoutei_build_info's
+// version label), with the on-disk format versions.
 func buildVersion() versionInfo {
-	v := versionInfo{Version: version, GoVersion: "unknown", LogFormat: int(events.LogFormat), LeaseFileSchema: int(events.LeaseFileSchema)}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v.withDefault()
-	}
-	v.GoVersion = bi.GoVersion
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Revision = s.Value
-		case "vcs.time":
-			v.Time = s.Value
-		case "vcs.modified":
-			v.Modified = s.Value == "true"
-		}
-	}
-	if v.Version == "" && bi.Main.Version != develVersion {
-		v.Version = bi.Main.Version
-	}
-	return v.withDefault()
-}
-
-// withDefault names a development build by its revision.
-func (v versionInfo) withDefault() versionInfo {
-	if v.Version != "" {
-		return v
-	}
-	v.Version = "devel"
-	if v.Revision != "" {
-		v.Version += "-" + v.Revision[:min(12, len(v.Revision))]
-	}
-	if v.Modified {
-		v.Version += "-dirty"
-	}
-	return v
+	b := observe.ReadBuildInfo()
+	return versionInfo{Version: b.Version, Revision: b.Revision, Time: b.Time, Modified: b.Modified, GoVersion: b.GoVersion,
+		LogFormat: int(events.LogFormat), LeaseFileSchema: int(events.LeaseFileSchema)}
 }
 
 func newVersionCmd() *cobra.Command {
