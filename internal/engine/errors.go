@@ -46,6 +46,9 @@ var (
 	// ErrSyncDiverged: the last reconciliation found rows of a tab that
 	// differ from canonical state; see SyncHealth.
 	ErrSyncDiverged = errors.New("sync_diverged")
+	// ErrSyncNotConfigured: a request for the sync workers (e.g. poll
+	// now) reached a store that runs without sync.
+	ErrSyncNotConfigured = errors.New("sync_not_configured")
 	// ErrNotAStore: a tool was pointed at a directory that holds no store;
 	// it creates nothing there.
 	ErrNotAStore = errors.New("not_a_store")

@@ -92,6 +92,10 @@ func (e *Engine) startInProcessWake() {
 	if s := e.sync; s != nil && s.cfg.Wake == nil {
 		s.cfg.Wake = e.wake
 	}
+	if s := e.sync; s != nil && s.cfg.PollWake == nil {
+		s.pollHint = make(chan struct{}, 1)
+		s.cfg.PollWake = s.pollHint
+	}
 }
 
 // startNATS starts the bus and subscribes the workers' wake-ups (or the

@@ -104,6 +104,7 @@ type syncState struct {
 	stopped   error // why the workers stopped (divergence, displaced)
 	cancel    context.CancelFunc
 	done      chan error
+	pollHint  chan struct{} // in-process poll requests (RequestPoll) when the wake-ups stay in process; nil otherwise
 	// writer goroutine only
 	noteDone chan struct{}
 	noteSeq  uint64 // last conflict notice delivered (no duplicates after a repaired projection)
