@@ -120,7 +120,9 @@ func printHealthSource(out io.Writer, st storeStatus) {
 			st.SyncHealthUnreachable)
 	case st.SyncHealthSource == healthFromRunningStore && len(st.SyncHealth) == 0:
 		fmt.Fprintln(out, "\nsync health: the running store syncs no spreadsheet")
-	case len(st.SyncHealth) == 0:
-		fmt.Fprintln(out, "\nsync health: no sync target in the read model (the store is closed)")
+	case st.SyncHealthSource == healthFromReadModel && len(st.SyncHealth) == 0:
+		fmt.Fprintln(out, "\nsync health: no sync target in the read model (no process holds the store)")
+	case st.SyncHealthSource == healthFromReadModel:
+		fmt.Fprintln(out, "\nsync health: from the read model (no process holds the store): only tabs with waiting or failed effects; divergence and provider failures are known to a running store only")
 	}
 }

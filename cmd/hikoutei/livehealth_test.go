@@ -141,3 +141,24 @@ func waitSettled(t *testing.T, s *hikoutei.Store) {
 		return true
 	})
 }
+
+// TestStatusOfAClosedStoreSaysItsSyncHealthIsTheReadModels: with no
+// process holding the store, status says its sync health comes from the
+// read model, and a target whose effects all settled prints a sentence
+// instead of an empty table.
+func TestStatusOfAClosedStoreSaysItsSyncHealthIsTheReadModels(t *testing.T) {
+	dir := t.TempDir()
+	s := runningStore(t, dir, hikouteitest.NewSheet(t), hikoutei.Options{})
+	commitStocks(t, s, &stock{ID: "1", Qty: 1})
+	waitSettled(t, s)
+	s.Close()
+	st := statusJSON(t, dir)
+	if st.Running || st.SyncHealthSource != healthFromReadModel || st.SyncHealthUnreachable != "" || len(st.SyncHealth) != 1 {
+		t.Fatalf("running %v source %q unreachable %q health %+v", st.Running, st.SyncHealthSource, st.SyncHealthUnreachable, st.SyncHealth)
+	}
+	code, out, _ := runSplit("status", "--dir", dir)
+	if code != exitOK || !strings.Contains(out, "sync health: from the read model (no process holds the store)") ||
+		!strings.Contains(out, "no tab to show") || strings.Contains(out, "\nTAB ") {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+}

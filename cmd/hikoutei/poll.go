@@ -73,7 +73,7 @@ command: the pollers also run on their own timers.`,
 			return publishPoll(cmd, natsbus.Config{Store: store, URL: natsURL, NkeyFile: nkey}, asJSON)
 		},
 	}
-	addDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&dir, "dir", "", "store directory served on this host (or --store)")
 	cmd.Flags().StringVar(&store, "store", "", "store name in subjects (default: the directory's base name)")
 	cmd.Flags().StringVar(&natsURL, "nats", "", "NATS URL of the running service (default: the store's administrative channel with --dir, else $HIKOUTEI_NATS_URL)")
 	cmd.Flags().StringVar(&nkey, "nats-nkey", "", "nkey user seed file to authenticate with (default DIR/nats-client.nk when present)")

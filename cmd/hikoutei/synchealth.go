@@ -22,6 +22,10 @@ func syncHealthOf(h *hikoutei.SyncHealth) *syncHealthJSON { return observe.SyncR
 // per tab.
 func printSyncHealth(out io.Writer, h syncHealthJSON) error {
 	fmt.Fprintf(out, "\nsync %s: %s\n", h.Spreadsheet, describeState(h.State, h.Reason, h.Pending, h.OldestPendingSeconds, h.DivergedRows))
+	if len(h.Tabs) == 0 {
+		_, err := fmt.Fprintln(out, "no tab to show (no effect waits or failed)")
+		return err
+	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TAB\tSTATE\tREASON\tPENDING\tOLDEST PENDING\tDIVERGED\tLAST RECONCILE")
 	for _, t := range h.Tabs {
