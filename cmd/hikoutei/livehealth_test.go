@@ -162,3 +162,14 @@ func TestStatusOfAClosedStoreSaysItsSyncHealthIsTheReadModels(t *testing.T) {
 		t.Fatalf("status: exit %d\n%s", code, out)
 	}
 }
+
+// TestPollOfAStoreRunningWithoutSyncSaysSo: the process serving the
+// store answers sync_not_configured (exit 1): it has no pollers.
+func TestPollOfAStoreRunningWithoutSyncSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	runningStore(t, dir, nil, hikoutei.Options{})
+	code, _, errOut := runSplit("poll", "--dir", dir)
+	if code != exitFailure || !strings.Contains(errOut, "sync_not_configured") {
+		t.Fatalf("poll: exit %d\n%s", code, errOut)
+	}
+}
