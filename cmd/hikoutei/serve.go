@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/gsync"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
@@ -110,7 +111,7 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 			return err
 		}
 	}
-	syncOpts, err := hikoutei.SyncFromEnv(ctx, f.env)
+	syncOpts, err := gsync.SyncFromEnv(ctx, f.env)
 	if err != nil {
 		return err
 	}
