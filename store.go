@@ -345,7 +345,7 @@ func boundWaits(ctx context.Context, o Options) Options {
 }
 
 // lendHooks lends the sync provider the store's logger (when it was
-// built without one, as SyncFromEnv builds it) and the observer, so its
+// built without one, as gsync.SyncFromEnv builds it) and the observer, so its
 // retries, waits and failures are logged and measured.
 func lendHooks(o Options) {
 	if o.Sync == nil || o.Sync.Provider == nil {

@@ -88,7 +88,7 @@ exits 4; with --standby it follows the stream as a standby again instead.`,
 	return cmd
 }
 
-// env overlays the flags on the environment for SyncFromEnv.
+// env overlays the flags on the environment for gsync.SyncFromEnv.
 func (f serveFlags) env(k string) (string, bool) {
 	over := map[string]string{hikoutei.EnvSpreadsheetURL: f.spreadsheet, hikoutei.EnvCredentials: f.credentials,
 		hikoutei.EnvSheetsEndpoint: f.endpoint}

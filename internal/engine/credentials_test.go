@@ -108,7 +108,7 @@ func TestRejectedCredentialsStopSyncAtOnceWithCredentialsRejected(t *testing.T) 
 	commit(t, s, &Airport{ID: "1", Name: "still commits"})
 }
 
-// SyncFromEnv builds its provider without a logger; the store lends it
+// gsync.SyncFromEnv builds its provider without a logger; the store lends it
 // its own, so retries reach the store's log (without the spreadsheet id).
 func TestSyncFromEnvProviderLogsRetriesThroughTheStoreLogger(t *testing.T) {
 	emu := emulator.New(emulator.Options{AutoCreate: true})

@@ -20,7 +20,7 @@ type hooks struct {
 }
 
 // Adopt lends the provider a store's logger and observer: the logger
-// only when Config.Logger was nil (SyncFromEnv builds providers without
+// only when Config.Logger was nil (gsync.SyncFromEnv builds providers without
 // one), the observer when h has one. A provider shared by several
 // stores logs and reports to the last one that adopted it. Safe while
 // requests run.
