@@ -37,7 +37,8 @@
 // formula) is quarantined; a person's value against a system change of the
 // same field opens a Conflict, which a later commit of the field resolves
 // (the system wins) or AcknowledgeSystem resolves on a person's behalf.
-// SyncFromEnv builds the options from the environment.
+// gsync.SyncFromEnv builds the options from the environment (package gsync
+// links the Google Sheets client; a program that never syncs does not).
 //
 // # Operating it
 //

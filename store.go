@@ -159,9 +159,10 @@ type SyncOptions struct {
 	Name string
 	// SpreadsheetID is the Google spreadsheet id. Never logged.
 	SpreadsheetID string
-	// Provider talks to Sheets (sheetsio.New: Google credentials or an
-	// emulator endpoint). Required.
-	Provider *sheetsio.Provider
+	// Provider talks to Sheets: gsheets.New builds one from Google
+	// credentials or an emulator endpoint (package sheetsio/gsheets, or
+	// gsync.SyncFromEnv from the environment). Required.
+	Provider sheetsio.Client
 	// Dispatcher tuning; zero values take the defaults (batch 2,000, pass
 	// every 1 s, first probe after 2 s, 10 probes, retries backing off
 	// from 1 s to 1 min). ReconcileInterval is the cadence of the
@@ -344,7 +345,7 @@ func boundWaits(ctx context.Context, o Options) Options {
 }
 
 // lendHooks lends the sync provider the store's logger (when it was
-// built without one, as SyncFromEnv builds it) and the observer, so its
+// built without one, as gsync.SyncFromEnv builds it) and the observer, so its
 // retries, waits and failures are logged and measured.
 func lendHooks(o Options) {
 	if o.Sync == nil || o.Sync.Provider == nil {

@@ -25,7 +25,7 @@ const DefaultReconcileInterval = 30 * time.Second
 // Config configures a Dispatcher for one spreadsheet.
 type Config struct {
 	Spreadsheet string             // the sync target's name (used in the outbox)
-	Provider    *sheetsio.Provider // the only code that talks to Sheets
+	Provider    sheetsio.Client    // the only code that talks to Sheets
 	Workbook    *sheetsio.Workbook // the provisioned spreadsheet
 	Outbox      Outbox
 	Clock       events.Clock // default wall clock

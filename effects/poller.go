@@ -46,7 +46,7 @@ type Inbound interface {
 
 // PollerConfig configures a Poller for one spreadsheet.
 type PollerConfig struct {
-	Provider *sheetsio.Provider
+	Provider sheetsio.Client
 	Workbook *sheetsio.Workbook
 	Inbound  Inbound
 	Tabs     []string     // the registered Input tabs (logical names)

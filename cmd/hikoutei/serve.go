@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/gsync"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
@@ -87,7 +88,7 @@ exits 4; with --standby it follows the stream as a standby again instead.`,
 	return cmd
 }
 
-// env overlays the flags on the environment for SyncFromEnv.
+// env overlays the flags on the environment for gsync.SyncFromEnv.
 func (f serveFlags) env(k string) (string, bool) {
 	over := map[string]string{hikoutei.EnvSpreadsheetURL: f.spreadsheet, hikoutei.EnvCredentials: f.credentials,
 		hikoutei.EnvSheetsEndpoint: f.endpoint}
@@ -110,7 +111,7 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 			return err
 		}
 	}
-	syncOpts, err := hikoutei.SyncFromEnv(ctx, f.env)
+	syncOpts, err := gsync.SyncFromEnv(ctx, f.env)
 	if err != nil {
 		return err
 	}

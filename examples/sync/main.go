@@ -25,6 +25,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/gsync"
 )
 
 // Airport is the application's record; people may edit its notes.
@@ -46,7 +47,7 @@ func main() {
 }
 
 func run(ctx context.Context, dir string, timeout time.Duration) error {
-	sync, err := hikoutei.SyncFromEnv(ctx, nil)
+	sync, err := gsync.SyncFromEnv(ctx, nil)
 	if err != nil {
 		return err
 	}

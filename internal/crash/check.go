@@ -17,6 +17,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/sheetcheck"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -325,7 +326,7 @@ func waitSettled(ctx context.Context, eng *engine.Engine, deadline time.Time) er
 // canonical values and one Input row showing its key and note, except a
 // note under an open conflict (the person's value stays until someone
 // acknowledges: documented); no row shows an entity that does not exist.
-func (c *campaign) compareSheet(ctx context.Context, s *hikoutei.Store, prov *sheetsio.Provider) error {
+func (c *campaign) compareSheet(ctx context.Context, s *hikoutei.Store, prov *gsheets.Provider) error {
 	_, _, wb := engine.Of(s).Workers()
 	snaps, err := prov.Snapshot(ctx, wb, "Item_System", "Item_Input")
 	if err != nil {

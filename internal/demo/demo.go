@@ -19,8 +19,8 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/progress"
 	"github.com/hikoutei/hikoutei-go/natsserver"
 	"github.com/hikoutei/hikoutei-go/projector"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // SpreadsheetID is the emulated spreadsheet the demo syncs to.
@@ -64,7 +64,7 @@ type env struct {
 	cfg   Config
 	emu   *emulator.Emulator
 	url   string
-	prov  *sheetsio.Provider
+	prov  *gsheets.Provider
 	store *hikoutei.Store
 	data  []Airport
 }
@@ -166,11 +166,11 @@ func (e *env) startEmulator() error {
 }
 
 func (e *env) openStore(ctx context.Context) error {
-	pc := sheetsio.Config{Endpoint: e.url, Logger: e.cfg.Logger}
+	pc := gsheets.Config{Endpoint: e.url, Logger: e.cfg.Logger}
 	if !e.cfg.Google {
-		pc.Pacing = sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1}
+		pc.Pacing = gsheets.Pacing{ReadInterval: -1, WriteInterval: -1}
 	}
-	prov, err := sheetsio.New(ctx, pc)
+	prov, err := gsheets.New(ctx, pc)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ type Progress struct {
 type SyncConfig struct {
 	Name          string // the sync target's name in the outbox (default: TargetKey(SpreadsheetID))
 	SpreadsheetID string
-	Provider      *sheetsio.Provider
+	Provider      sheetsio.Client
 	// Dispatcher tuning; zero values take effects.Config defaults.
 	MaxBatch          int
 	Interval          time.Duration

@@ -20,9 +20,11 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/gsync"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // lockedBuffer is a goroutine-safe log sink.
@@ -73,7 +75,7 @@ func refusingGoogle(t *testing.T) (string, *atomic.Int64) {
 // go on.
 func TestRejectedCredentialsStopSyncAtOnceWithCredentialsRejected(t *testing.T) {
 	creds, hits := refusingGoogle(t)
-	sheet := hikouteitest.NewSheet(t, func(c *sheetsio.Config) { c.CredentialsFile = creds })
+	sheet := hikouteitest.NewSheet(t, func(c *gsheets.Config) { c.CredentialsFile = creds })
 	so := sheet.SyncOptions()
 	so.Manual = false
 	logs := &lockedBuffer{}
@@ -106,14 +108,14 @@ func TestRejectedCredentialsStopSyncAtOnceWithCredentialsRejected(t *testing.T) 
 	commit(t, s, &Airport{ID: "1", Name: "still commits"})
 }
 
-// SyncFromEnv builds its provider without a logger; the store lends it
+// gsync.SyncFromEnv builds its provider without a logger; the store lends it
 // its own, so retries reach the store's log (without the spreadsheet id).
 func TestSyncFromEnvProviderLogsRetriesThroughTheStoreLogger(t *testing.T) {
 	emu := emulator.New(emulator.Options{AutoCreate: true})
 	srv := httptest.NewServer(emu.Handler())
 	t.Cleanup(srv.Close)
 	env := map[string]string{hikoutei.EnvSpreadsheetURL: "1SyncFromEnvSheetIdForLogs_x", hikoutei.EnvSheetsEndpoint: srv.URL}
-	so, err := hikoutei.SyncFromEnv(ctx, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	so, err := gsync.SyncFromEnv(ctx, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	mustT(t, err)
 	so.Manual = true
 	emu.ScriptFaults(emulator.Fault{Kind: emulator.Fault503, Match: emulator.MatchReads})

@@ -27,6 +27,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -156,25 +157,25 @@ func eventually(t testing.TB, what string, cond func() bool) {
 
 // plainProvider leaves the provider's backoff and request timeout at
 // their defaults (hikouteitest.NewSheet shortens them).
-func plainProvider(c *sheetsio.Config) { c.Backoff, c.RequestTimeout = sheetsio.Backoff{}, 0 }
+func plainProvider(c *gsheets.Config) { c.Backoff, c.RequestTimeout = gsheets.Backoff{}, 0 }
 
 // newProvider is a provider for the emulator at url configured as
 // hikouteitest.NewSheet's, then tuned.
-func newProvider(t testing.TB, url string, tune ...func(*sheetsio.Config)) *sheetsio.Provider {
+func newProvider(t testing.TB, url string, tune ...func(*gsheets.Config)) *gsheets.Provider {
 	t.Helper()
-	cfg := sheetsio.Config{Endpoint: url, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		Backoff: sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second}
+	cfg := gsheets.Config{Endpoint: url, Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
+		Backoff: gsheets.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second}
 	for _, f := range tune {
 		f(&cfg)
 	}
-	prov, err := sheetsio.New(ctx, cfg)
+	prov, err := gsheets.New(ctx, cfg)
 	mustT(t, err)
 	return prov
 }
 
 // serveSheet serves emu over loopback (through wrap, when set) until the
 // test ends, with a provider as newProvider's.
-func serveSheet(t testing.TB, emu *emulator.Emulator, wrap func(http.Handler) http.Handler, tune ...func(*sheetsio.Config)) *hikouteitest.Sheet {
+func serveSheet(t testing.TB, emu *emulator.Emulator, wrap func(http.Handler) http.Handler, tune ...func(*gsheets.Config)) *hikouteitest.Sheet {
 	t.Helper()
 	h := emu.Handler()
 	if wrap != nil {
@@ -187,7 +188,7 @@ func serveSheet(t testing.TB, emu *emulator.Emulator, wrap func(http.Handler) ht
 
 // restarted is sheet as a restarted process sees it: the same emulated
 // spreadsheet through a new provider.
-func restarted(t testing.TB, sheet *hikouteitest.Sheet, tune ...func(*sheetsio.Config)) *hikouteitest.Sheet {
+func restarted(t testing.TB, sheet *hikouteitest.Sheet, tune ...func(*gsheets.Config)) *hikouteitest.Sheet {
 	return &hikouteitest.Sheet{Emulator: sheet.Emulator, URL: sheet.URL, Provider: newProvider(t, sheet.URL, tune...)}
 }
 
@@ -201,7 +202,7 @@ type synced struct {
 	e     *engine.Engine
 	sheet *hikouteitest.Sheet
 	emu   *emulator.Emulator
-	prov  *sheetsio.Provider
+	prov  *gsheets.Provider
 	clock *events.ManualClock
 	disp  *effects.Dispatcher
 	wb    *sheetsio.Workbook
@@ -261,7 +262,7 @@ func openSyncedWith(t testing.TB, dir string, sheet *hikouteitest.Sheet, clock *
 	h := hikouteitest.New(t, s)
 	e := engine.Of(s)
 	disp, _, wb := e.Workers()
-	return &synced{Store: s, t: t, h: h, e: e, sheet: sheet, emu: sheet.Emulator, prov: so.Provider, clock: clock, disp: disp, wb: wb}
+	return &synced{Store: s, t: t, h: h, e: e, sheet: sheet, emu: sheet.Emulator, prov: so.Provider.(*gsheets.Provider), clock: clock, disp: disp, wb: wb}
 }
 
 // pass runs one dispatcher pass and fails the test on error.

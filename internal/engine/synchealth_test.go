@@ -18,6 +18,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // syncHealth is the store's sync health, which must be there.
@@ -222,7 +223,7 @@ func TestSyncHealthIsBlockedWhenTheSpreadsheetIsNotFound(t *testing.T) {
 }
 
 func TestSyncHealthIsBlockedOnQuota(t *testing.T) {
-	sheet := hikouteitest.NewSheet(t, func(c *sheetsio.Config) {
+	sheet := hikouteitest.NewSheet(t, func(c *gsheets.Config) {
 		c.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	})
 	x := openSyncedOn(t, t.TempDir(), sheet, nil, airports)
