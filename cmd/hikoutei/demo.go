@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +33,9 @@ stderr: bars with elapsed time and the time left on a terminal, a line per
 tenth elsewhere.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkDemoFlags(cfg); err != nil {
+				return err
+			}
 			cfg.Out, cfg.Progress, cfg.Google = cmd.OutOrStdout(), cmd.ErrOrStderr(), !noLatency
 			ctx, stop := interruptible(context.Background())
 			defer stop()
@@ -52,4 +56,16 @@ tenth elsewhere.`,
 	cmd.Flags().BoolVar(&noLatency, "no-latency", false, "skip Google's latency and quota model (faster)")
 	cmd.Flags().DurationVar(&cfg.Stall, "stall", demo.DefaultStall, "fail a wait only after it observed no progress for this long")
 	return cmd
+}
+
+// checkDemoFlags refuses a negative --rows or --stall (exit 2) instead of
+// reading either as "the default".
+func checkDemoFlags(cfg demo.Config) error {
+	switch {
+	case cfg.Rows < 0:
+		return usageError{errors.New("--rows is 0 (all airports) or more")}
+	case cfg.Stall < 0:
+		return usageError{errors.New("--stall is a positive duration")}
+	}
+	return nil
 }

@@ -1,0 +1,17 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A negative --rows or --stall is a usage error (exit 2 with demo's
+// usage), checked before the demo creates anything.
+func TestDemoRefusesNegativeRowsAndStall(t *testing.T) {
+	for _, args := range [][]string{{"demo", "--rows", "-5"}, {"demo", "--stall", "-1s"}} {
+		code, _, stderr := runSplit(args...)
+		if code != exitUsage || !strings.Contains(stderr, "Usage:\n  hikoutei demo") {
+			t.Errorf("%v: exit %d, want %d with demo's usage; stderr:\n%s", args, code, exitUsage, stderr)
+		}
+	}
+}
