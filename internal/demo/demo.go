@@ -138,6 +138,9 @@ func setup(ctx context.Context, cfg Config) (*env, error) {
 	if cfg.Rows > 0 && cfg.Rows < len(data) {
 		data = data[:cfg.Rows]
 	}
+	if len(data) < MinRows {
+		return nil, fmt.Errorf("the demo needs at least %d airports, it has %d", MinRows, len(data))
+	}
 	if cfg.Dir == "" {
 		if cfg.Dir, err = os.MkdirTemp("", "hikoutei-demo-"); err != nil {
 			return nil, err
