@@ -188,9 +188,12 @@ func timeCell(m []string) (cellData, bool) {
 }
 
 // serialTime converts a serial date to a UTC time (millisecond precision).
+// It counts in Unix milliseconds, not a time.Duration, which overflows past
+// about 292 years from the epoch (years 0001 and 9999 are serials
+// -693,593 and 2,958,465).
 func serialTime(serial float64) time.Time {
-	ms := math.Round(serial * 86400 * 1000)
-	return serialEpoch.Add(time.Duration(ms) * time.Millisecond)
+	ms := int64(math.Round(serial * 86400 * 1000))
+	return time.UnixMilli(serialEpoch.UnixMilli() + ms).UTC()
 }
 
 // formatNumber renders a number the way the Sheets automatic format would,
