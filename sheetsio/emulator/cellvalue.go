@@ -156,7 +156,7 @@ func dateCell(y, mo, d int, hms []string, layout string) (cellData, bool) {
 	if mo < 1 || mo > 12 || t.Day() != d {
 		return cellData{}, false
 	}
-	serial := t.Sub(serialEpoch).Hours() / 24
+	serial := float64(t.UnixMilli()-serialEpoch.UnixMilli()) / 86_400_000 // no time.Duration: it overflows past ~292 years
 	if hms[0] == "" {
 		return cellData{Kind: kindNumber, Num: serial, Fmt: fmtDate, FmtPat: layout}, true
 	}

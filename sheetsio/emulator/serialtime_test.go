@@ -17,3 +17,13 @@ func TestFormatsDateTimesFarFromTheEpoch(t *testing.T) {
 		}
 	}
 }
+
+// A date typed far from 1899 is parsed to its own serial, not the ~292-year
+// bound of a time.Duration (9999-12-31 became 2192-04-11).
+func TestParsesTypedDatesFarFromTheEpoch(t *testing.T) {
+	for in, want := range map[string]float64{"9999-12-31": 2958465, "0001-01-01": -693593, "9999-12-31 12:00": 2958465.5} {
+		if got := parseTyped(in); got.Kind != kindNumber || got.Num != want {
+			t.Errorf("parseTyped(%q) = %+v, want serial %v", in, got, want)
+		}
+	}
+}
