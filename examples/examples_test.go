@@ -87,3 +87,12 @@ func TestSyncExampleWritesTheRowsToTheEmulator(t *testing.T) {
 		}
 	}
 }
+
+// The program the README's "Binary size" section measures builds and runs:
+// it commits one airport to a temporary store and prints it back.
+func TestLocalOnlySizeExampleRuns(t *testing.T) {
+	bin := build(t, "localonly-size")
+	if got := runProgram(t, bin, []string{"TMPDIR=" + t.TempDir()}); got != "Goroka\n" {
+		t.Fatalf("localonly-size printed %q, want %q", got, "Goroka\n")
+	}
+}
