@@ -120,7 +120,7 @@ nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
 			if asOf != "" {
 				t, err := time.Parse(time.RFC3339Nano, asOf)
 				if err != nil {
-					return usageError{fmt.Errorf("--as-of: %w", err)}
+					return usageError{fmt.Errorf("--as-of %q is not an RFC 3339 time (e.g. 2026-12-01T09:00:00Z)", asOf)}
 				}
 				f.asOf = t
 			}
