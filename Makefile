@@ -18,7 +18,8 @@ demo:
 	$(GO) run ./cmd/hikoutei demo
 
 ## test: vet (with and without failpoints), every test with the race
-## detector in a build with failpoints, the repro-12 tests again in a
+## detector in a build with failpoints (the tests of examples/ build and
+## run the example programs), the repro-12 tests again in a
 ## release build (no failpoints), then the scale tests (built only without
 ## -race: the pure-Go SQLite is ~15x slower under it).
 test:

@@ -18,7 +18,7 @@ const AdminSocketName = admin.SocketName
 // sentinels remotely as in process.
 var adminCodes = []error{ErrConflictNotFound, ErrConflictNotOpen, ErrConflictStale, ErrConflictBlocked, ErrAckStale, ErrAckRejected,
 	ErrCommandIDReused, ErrInvalidResolution, ErrQuarantineNotFound, ErrQuarantineNotDismissable, ErrStoreClosed, ErrStaleWriterFence,
-	ErrLogWrite, ErrLogCommitUncertain, ErrReadModelBehind, ErrReadModelUnavailable, ErrBackupTarget}
+	ErrLogWrite, ErrLogCommitUncertain, ErrReadModelBehind, ErrReadModelUnavailable, ErrBackupTarget, engine.ErrSyncNotConfigured}
 
 // startAdmin serves the store's administrative channel (the store holds
 // the writer lease).
@@ -26,6 +26,8 @@ func (s *Store) startAdmin() error {
 	b := engine.AdminBackend{E: s.e}
 	mux := admin.NewMux(b)
 	mux.Handle(admin.OpStoreBackup, admin.Typed(b.Backup))
+	mux.Handle(admin.OpSyncHealth, admin.Typed(b.SyncHealth))
+	mux.Handle(admin.OpSyncPoll, admin.Typed(b.SyncPoll))
 	srv, err := admin.Listen(s.Dir(), admin.Config{Mux: mux, Codes: adminCodes})
 	if err != nil {
 		return fmt.Errorf("administrative channel: %w", err)

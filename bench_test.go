@@ -90,7 +90,7 @@ func benchOptions() Options {
 // openBenchStore opens a durable store with default options.
 func openBenchStore(b *testing.B) *Store {
 	b.Helper()
-	s, err := Open(b.TempDir(), benchOptions(), Entity[Airport]("Airport"))
+	s, err := Open(b.Context(), b.TempDir(), benchOptions(), Entity[Airport]("Airport"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func buildRebuildLog(b *testing.B) (string, EntityDef, uint64) {
 			entities = append(entities, &airports[i])
 		}
 	}
-	s, err := Open(dir, benchOptions(), def)
+	s, err := Open(b.Context(), dir, benchOptions(), def)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func BenchmarkRebuild(b *testing.B) {
 	m := startMeter()
 	for i := 0; i < b.N; i++ {
 		target := filepath.Join(out, "rebuilt-"+strconv.Itoa(i)+".sqlite")
-		cp, err := Replay(dir, target, ReplayOptions{}, def)
+		cp, err := Replay(b.Context(), dir, target, ReplayOptions{}, def)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -21,7 +21,7 @@ func TestCompactLogReplaysToTheLiveReadModel(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
-	s, err := hikoutei.Open(dir, hikoutei.Options{Logger: slog.New(slog.DiscardHandler), Sync: sheet.SyncOptions()},
+	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{Logger: slog.New(slog.DiscardHandler), Sync: sheet.SyncOptions()},
 		hikoutei.Entity[fixtures.Airport]("Airport"))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestCompactLogReplaysToTheLiveReadModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := filepath.Join(t.TempDir(), "replayed.sqlite")
-	if _, err := hikoutei.Replay(dir, target, hikoutei.ReplayOptions{}, hikoutei.Entity[fixtures.Airport]("Airport")); err != nil {
+	if _, err := hikoutei.Replay(ctx, dir, target, hikoutei.ReplayOptions{}, hikoutei.Entity[fixtures.Airport]("Airport")); err != nil {
 		t.Fatal(err)
 	}
 	replayed, err := projector.Digest(target)

@@ -11,7 +11,7 @@
 //		Name  string `hikoutei:"name"`
 //		Notes string `hikoutei:"notes,user"`  // people may edit it in the sheet
 //	}
-//	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
+//	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
 //
 // Changes are made in a unit of work (Store.Begin, Unit.Persist,
 // Unit.Remove, Unit.Commit): a commit is appended to a fenced, append-only
@@ -37,7 +37,8 @@
 // formula) is quarantined; a person's value against a system change of the
 // same field opens a Conflict, which a later commit of the field resolves
 // (the system wins) or AcknowledgeSystem resolves on a person's behalf.
-// SyncFromEnv builds the options from the environment.
+// gsync.SyncFromEnv builds the options from the environment (package gsync
+// links the Google Sheets client; a program that never syncs does not).
 //
 // # Operating it
 //

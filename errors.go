@@ -32,7 +32,7 @@ var (
 	// ErrInvalidQuery: a query is malformed — an unknown field, or a
 	// filter value of the wrong type for its field. Such errors also wrap
 	// ErrUnknownField or ErrInvalidValue, which say which.
-	ErrInvalidQuery = errors.New("invalid_query")
+	ErrInvalidQuery = projector.ErrInvalidQuery
 	// ErrInvalidValue: a field value has no canonical form (NaN, ±Inf,
 	// invalid UTF-8, a time outside years 1–9999).
 	ErrInvalidValue = aggregates.ErrInvalidValue
@@ -75,6 +75,32 @@ var (
 	// ErrStoreLocked: another process has the store open; the error names
 	// the holder (*events.StoreLockedError).
 	ErrStoreLocked = events.ErrStoreLocked
+	// ErrLeaseExpired (lease_expired): this store's own writer lease ran
+	// out (its heartbeat could not renew it in time); its commits are
+	// refused.
+	ErrLeaseExpired = events.ErrLeaseExpired
+	// ErrLeaseFileInvalid (lease_file_invalid): Open found a lease.toml
+	// that is not the lease's four-key shape or not a small regular file
+	// (*events.LeaseFileError lists every problem).
+	ErrLeaseFileInvalid = events.ErrLeaseFileInvalid
+	// ErrLogCorrupt (log_corrupt): log.db's structure is damaged; Open and
+	// reads refuse, appends stop (*events.LogCorruptError names the
+	// check, page and sequence). `hikoutei salvage` recovers what is
+	// readable.
+	ErrLogCorrupt = events.ErrLogCorrupt
+	// ErrLogRecordCorrupt (log_record_corrupt): a log record is torn or
+	// fails its checksum (*events.CorruptRecordError names the sequence).
+	ErrLogRecordCorrupt = events.ErrCorruptRecord
+	// ErrEventTypeUnknown (event_type_unknown): the log holds a record of
+	// a type this build does not know (a newer build wrote it): Open,
+	// Replay and reads refuse rather than skip it.
+	ErrEventTypeUnknown = events.ErrUnknownEventType
+	// ErrEventPayloadMalformed (event_payload_malformed): a log record's
+	// payload does not have its type's shape (*events.PayloadError).
+	ErrEventPayloadMalformed = events.ErrMalformedPayload
+	// ErrStoreIDMismatch (store_id_mismatch): in replicated mode, the
+	// directory holds the log of another store than the stream's.
+	ErrStoreIDMismatch = events.ErrStoreIDMismatch
 	// ErrStoreLogMissing: a directory that held a store (read model,
 	// snapshots, lease file, …) has no usable log.db; Open creates nothing
 	// there. See *events.StoreLogMissingError.
@@ -179,9 +205,12 @@ var (
 	// ErrFailpointUnknown: HIKOUTEI_FAILPOINTS names a failpoint that does
 	// not exist (builds with failpoints only).
 	ErrFailpointUnknown = failpoint.ErrUnknown
+	// ErrFailpointSpecInvalid: HIKOUTEI_FAILPOINTS is malformed (builds
+	// with failpoints only).
+	ErrFailpointSpecInvalid = failpoint.ErrSpec
 )
 
 // EnvError names the environment variable Open refused a value from
 // (errors.As); it wraps ErrInvalidNATSURL, ErrFailpointsNotCompiled,
-// ErrFailpointUnknown or a malformed failpoint spec.
+// ErrFailpointUnknown or ErrFailpointSpecInvalid.
 type EnvError = config.EnvError

@@ -6,18 +6,27 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 )
 
-// Airport is the entity of the examples.
+// The README's quick start is this file's text from "type Airport" to the
+// end of Example, verbatim (TestREADMEQuickStartIsTheExample checks it).
+
+// README quick start begins.
+
+// Airport is a record of the application: one Go struct per entity.
 type Airport struct {
-	IATA  string `hikoutei:"iata,pk"`
-	Name  string `hikoutei:"name"`
-	Notes string `hikoutei:"notes,user"`
+	ID       string     `hikoutei:"id,pk"`         // exactly one string primary key (immutable)
+	Name     string     `hikoutei:"name"`          // "name": the column
+	Altitude int64      `hikoutei:"altitude,user"` // "user": people may edit it in the sheet
+	Lat      float64    `hikoutei:"latitude"`      // float64: NaN and ±Inf are refused
+	Opened   *time.Time `hikoutei:"opened"`        // pointer = nullable
+	Scratch  string     `hikoutei:"-"`             // not stored
 }
 
-// A local-only store: commit a unit of work, read it back.
+// A local-only store: commit a unit of work, read it back, query it.
 func Example() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "hikoutei-example-")
@@ -26,27 +35,58 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
+	store, err := hikoutei.Open(ctx, dir, hikoutei.Options{}, hikoutei.Entity[Airport]("Airport"))
+	if errors.Is(err, hikoutei.ErrStoreLocked) {
+		log.Fatal("another process has the store: ", err) // the error names the holder
+	}
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close()
+	defer store.Close() // releases the lease: the next process opens at once
 
-	u := s.Begin()
-	if err := u.Persist(&Airport{IATA: "GKA", Name: "Goroka"}); err != nil {
+	u := store.Begin() // a unit of work: all or nothing
+	if err := u.Persist(&Airport{ID: "GKA", Name: "Goroka", Altitude: 5282}); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := u.Commit(ctx); err != nil {
+	if err := u.Persist(&Airport{ID: "MAG", Name: "Madang", Altitude: 20}); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := u.Commit(ctx); err != nil { // durable in the log AND visible in SQLite
 		log.Fatal(err)
 	}
 
-	a, err := hikoutei.Get[Airport](ctx, s, "GKA")
+	a, err := hikoutei.Get[Airport](ctx, store, "GKA")
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(a.Name)
-	// Output: Goroka
+	fmt.Println(a.Name, a.Altitude)
+
+	u2 := store.Begin()
+	b, err := hikoutei.Get[Airport](ctx, u2, "GKA") // loaded THROUGH the unit: its key is tracked
+	if err != nil {
+		log.Fatal(err)
+	}
+	b.ID = "XXX"
+	err = u2.Persist(b)
+	fmt.Println(errors.Is(err, hikoutei.ErrPrimaryKeyChanged)) // a key never changes
+
+	high, err := hikoutei.Find[Airport](ctx, store, hikoutei.Where("altitude", 5282),
+		hikoutei.OrderByDesc("name"), hikoutei.Limit(10), hikoutei.Offset(0))
+	if err != nil {
+		log.Fatal(err)
+	}
+	one, err := hikoutei.FindOne[Airport](ctx, store, hikoutei.Where("name", "Madang"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(high), one.ID)
+	// Output:
+	// Goroka 5282
+	// true
+	// 1 MAG
 }
+
+// README quick start ends.
 
 // A person chose "use the sheet's value" for a conflict: resolve it,
 // idempotently by a command id, and tell a moved-on conflict apart.

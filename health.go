@@ -92,6 +92,7 @@ const (
 	ReasonDisplaced         = engine.ReasonDisplaced
 	ReasonAuthorityDiverged = engine.ReasonAuthorityDiverged
 	ReasonStopped           = engine.ReasonStopped
+	ReasonCredentials       = engine.ReasonCredentials
 	ReasonAccessDenied      = engine.ReasonAccessDenied
 	ReasonNotFound          = engine.ReasonNotFound
 	ReasonQuota             = engine.ReasonQuota
@@ -106,8 +107,10 @@ type Stats struct {
 	Commits uint64 // units committed with at least one event, since Open
 	Events  uint64 // events appended since Open (commits and the workers' decisions)
 	LogTxns uint64 // log transactions (group commits) that carried them
-	// Checkpoint is the last log sequence applied to the read model.
-	Checkpoint uint64
+	// Checkpoint is the last log sequence applied to the read model;
+	// LogHead the last appended. LogHead − Checkpoint is the read
+	// model's lag (events appended but not yet projected).
+	Checkpoint, LogHead uint64
 	// Lease is the writer lease this store holds (never its token).
 	Lease LeaseInfo
 	// Outbox counts the effects in every state (pending, processing,
@@ -136,6 +139,9 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	st := Stats{Commits: w.Commits, Events: w.Events, LogTxns: w.LogTxns, Checkpoint: s.e.Checkpoint(),
 		Lease: LeaseInfo{Role: l.Role, WriterID: l.WriterID, Epoch: l.Epoch}, Dispatcher: map[string]int64{}}
 	var err error
+	if st.LogHead, err = s.e.LogHead(); err != nil {
+		return st, err
+	}
 	if st.Outbox, err = s.e.OutboxCounts(); err != nil {
 		return st, err
 	}
@@ -143,6 +149,20 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		st.Dispatcher = d.C.Totals()
 	}
 	return st, nil
+}
+
+// Attention is what waits for a person: open conflicts, and the active
+// quarantine records by reason code.
+type Attention = engine.Attention
+
+// Attention counts open conflicts and active quarantine records in the
+// read model; it waits at most 50 ms for a read connection and never on
+// the network. Errors: ErrStoreClosed; read-model errors; the context's.
+func (s *Store) Attention(ctx context.Context) (Attention, error) {
+	if err := ctx.Err(); err != nil {
+		return Attention{}, err
+	}
+	return s.e.Attention(ctx)
 }
 
 // Snapshot takes a snapshot of the read model now (between group commits),

@@ -34,7 +34,7 @@ func openStore(t testing.TB, dir string, opts ...func(*Options)) *Store {
 	for _, f := range opts {
 		f(&o)
 	}
-	s, err := Open(dir, o, Entity[Airport]("Airport"))
+	s, err := Open(t.Context(), dir, o, Entity[Airport]("Airport"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func digest(t testing.TB, path string) string {
 func replayDigest(t testing.TB, dir string, upTo uint64) string {
 	t.Helper()
 	target := filepath.Join(t.TempDir(), "replayed.sqlite")
-	cp, err := Replay(dir, target, ReplayOptions{UpTo: upTo}, Entity[Airport]("Airport"))
+	cp, err := Replay(t.Context(), dir, target, ReplayOptions{UpTo: upTo}, Entity[Airport]("Airport"))
 	mustT(t, err)
 	if cp != upTo {
 		t.Fatalf("replay reached %d, want %d", cp, upTo)

@@ -52,7 +52,7 @@ func syncAirports(b *testing.B, dir string, rows []fixtures.Airport) {
 	b.Helper()
 	ctx := context.Background()
 	sheet := hikouteitest.NewSheet(b)
-	s, err := hikoutei.Open(dir, hikoutei.Options{Logger: slog.New(slog.DiscardHandler), Sync: sheet.SyncOptions()},
+	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{Logger: slog.New(slog.DiscardHandler), Sync: sheet.SyncOptions()},
 		hikoutei.Entity[fixtures.Airport]("Airport"))
 	if err != nil {
 		b.Fatal(err)

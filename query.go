@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -34,15 +35,53 @@ type query struct {
 }
 
 type cond struct {
-	field string
-	value any
+	field  string
+	op     Op
+	value  any
+	values []any // In
 }
+
+// Op is a comparison of WhereCmp.
+type Op = projector.Op
+
+// Comparisons of WhereCmp. Strings compare byte by byte (the order of
+// Go's < on strings, not a locale's), numbers by value, times by instant,
+// booleans false < true.
+const (
+	Eq = projector.OpEq
+	Lt = projector.OpLt
+	Le = projector.OpLe
+	Gt = projector.OpGt
+	Ge = projector.OpGe
+)
 
 // Where keeps entities whose field equals value (compared canonically:
 // strings NFC, times UTC at millisecond precision; nil matches NULL).
 // Field names are the entity's column names, including the primary key.
 func Where(field string, value any) QueryOption {
-	return func(q *query) { q.where = append(q.where, cond{field, value}) }
+	return func(q *query) { q.where = append(q.where, cond{field: field, value: value}) }
+}
+
+// WhereCmp keeps entities whose field compares to value by op (Eq, Lt,
+// Le, Gt, Ge), e.g. WhereCmp("altitude", hikoutei.Ge, 5000). value must
+// be of the field's kind and not nil (except with Eq: NULL); a NULL
+// field never matches an ordering.
+func WhereCmp(field string, op Op, value any) QueryOption {
+	return func(q *query) { q.where = append(q.where, cond{field: field, op: op, value: value}) }
+}
+
+// WhereIn keeps entities whose field equals one of values (none: no
+// entity). Each value must be of the field's kind and not nil.
+func WhereIn(field string, values ...any) QueryOption {
+	return func(q *query) {
+		q.where = append(q.where, cond{field: field, op: projector.OpIn, values: append([]any{}, values...)})
+	}
+}
+
+// WherePrefix keeps entities whose text field starts with prefix,
+// exactly (case-sensitive; '%', '_' and '*' are ordinary characters).
+func WherePrefix(field, prefix string) QueryOption {
+	return func(q *query) { q.where = append(q.where, cond{field: field, op: projector.OpPrefix, value: prefix}) }
 }
 
 // OrderBy sorts ascending by field; several OrderBy/OrderByDesc chain.
@@ -103,11 +142,7 @@ func Find[T any](ctx context.Context, r Reader, opts ...QueryOption) ([]*T, erro
 	if err != nil {
 		return nil, err
 	}
-	q := query{}
-	for _, o := range opts {
-		o(&q)
-	}
-	pq, err := d.projectorQuery(q)
+	pq, err := d.projectorQuery(buildQuery(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +163,35 @@ func Find[T any](ctx context.Context, r Reader, opts ...QueryOption) ([]*T, erro
 		return nil
 	})
 	return out, err
+}
+
+// Count returns how many entities of type T match every Where (Order,
+// Limit and Offset do not apply). Errors as Find.
+func Count[T any](ctx context.Context, r Reader, opts ...QueryOption) (int, error) {
+	d, err := defFor[T](r)
+	if err != nil {
+		return 0, err
+	}
+	pq, err := d.projectorQuery(buildQuery(opts))
+	if err != nil {
+		return 0, err
+	}
+	s := r.readStore()
+	conn, err := s.e.ReadConn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer s.e.PutConn(conn)
+	n, err := projector.Count(conn, d.shape(), pq)
+	return int(n), err
+}
+
+func buildQuery(opts []QueryOption) query {
+	q := query{}
+	for _, o := range opts {
+		o(&q)
+	}
+	return q
 }
 
 func defFor[T any](r Reader) (*EntityDef, error) {
@@ -153,17 +217,56 @@ func (d *EntityDef) columnKind(name string) (events.Kind, bool) {
 func (d *EntityDef) projectorQuery(q query) (projector.Query, error) {
 	pq := projector.Query{Order: q.order, Limit: q.limit, Offset: q.offset}
 	for _, c := range q.where {
-		kind, ok := d.columnKind(c.field)
-		if !ok {
-			return pq, fmt.Errorf("%w: %w: %s.%s", ErrInvalidQuery, ErrUnknownField, d.name, c.field)
-		}
-		v, err := queryValue(kind, c.value)
+		pc, err := d.projectorCond(c)
 		if err != nil {
-			return pq, fmt.Errorf("%w: %w: %s.%s: %w", ErrInvalidQuery, ErrInvalidValue, d.name, c.field, err)
+			return pq, err
 		}
-		pq.Where = append(pq.Where, projector.Cond{Field: c.field, Value: v})
+		pq.Where = append(pq.Where, pc)
 	}
 	return pq, nil
+}
+
+// projectorCond checks one condition against its field and converts its
+// values to canonical values of the field's kind.
+func (d *EntityDef) projectorCond(c cond) (projector.Cond, error) {
+	kind, ok := d.columnKind(c.field)
+	if !ok {
+		return projector.Cond{}, fmt.Errorf("%w: %w: %s.%s", ErrInvalidQuery, ErrUnknownField, d.name, c.field)
+	}
+	bad := func(err error) (projector.Cond, error) {
+		return projector.Cond{}, fmt.Errorf("%w: %w: %s.%s: %w", ErrInvalidQuery, ErrInvalidValue, d.name, c.field, err)
+	}
+	pc := projector.Cond{Field: c.field, Op: c.op}
+	switch c.op {
+	case Eq, Lt, Le, Gt, Ge:
+	case projector.OpPrefix:
+		if kind != events.KindString {
+			return bad(fmt.Errorf("a prefix needs a text field, not %s", kind))
+		}
+	case projector.OpIn:
+		for _, x := range c.values {
+			v, err := queryValue(kind, x)
+			if err == nil && v == nil {
+				err = errors.New("nil is never one of IN's values")
+			}
+			if err != nil {
+				return bad(err)
+			}
+			pc.Values = append(pc.Values, v)
+		}
+		return pc, nil
+	default:
+		return projector.Cond{}, fmt.Errorf("%w: %s.%s: unknown operator %q", ErrInvalidQuery, d.name, c.field, c.op)
+	}
+	v, err := queryValue(kind, c.value)
+	if err == nil && v == nil && c.op != Eq {
+		err = fmt.Errorf("%s nil matches nothing; use Where(field, nil) for NULL", c.op)
+	}
+	if err != nil {
+		return bad(err)
+	}
+	pc.Value = v
+	return pc, nil
 }
 
 // queryValue converts a filter value to the canonical value of kind.

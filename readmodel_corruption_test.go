@@ -182,7 +182,7 @@ func TestRepro8_SQLDelete(t *testing.T) {
 
 	// The recovery doctor names: rebuild read.sqlite from the log (the
 	// damaged one kept aside); the row is back.
-	if _, aside, err := RebuildReadModel(dir, ReplayOptions{}, Entity[Airport]("Airport")); err != nil || aside == "" {
+	if _, aside, err := RebuildReadModel(t.Context(), dir, ReplayOptions{}, Entity[Airport]("Airport")); err != nil || aside == "" {
 		t.Fatalf("rebuild: %v (kept as %q)", err, aside)
 	}
 	s := openStore(t, dir)
@@ -416,7 +416,7 @@ func (c damage) readBack(t *testing.T, dir string, want map[string]string) (obse
 	var s *Store
 	var err error
 	if p := noPanic(func() {
-		s, err = Open(dir, Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
+		s, err = Open(t.Context(), dir, Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
 			Logger: slog.New(slog.DiscardHandler)}, Entity[Airport]("Airport"))
 	}); p != nil {
 		t.Errorf("%s: Open panicked: %v", c, p)

@@ -1,6 +1,8 @@
 package hikoutei
 
 import (
+	"context"
+
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
@@ -14,8 +16,8 @@ type ReplayOptions struct {
 	Force bool
 }
 
-func (o ReplayOptions) engine() engine.ReplayOptions {
-	return engine.ReplayOptions{UpTo: o.UpTo, Progress: progress(o.Progress), Force: o.Force}
+func (o ReplayOptions) engine(ctx context.Context) engine.ReplayOptions {
+	return engine.ReplayOptions{UpTo: o.UpTo, Progress: progress(o.Progress), Force: o.Force, Context: ctx}
 }
 
 // Replay builds a fresh read model at target from the log of the store in
@@ -27,25 +29,33 @@ func (o ReplayOptions) engine() engine.ReplayOptions {
 // returns the checkpoint reached. Errors: ErrReplayTargetInStore (target
 // is inside a store directory), ErrReplayTarget (target exists and
 // opts.Force is false), ErrNotAStore, ErrStoreLocked, ErrInvalidEntity,
-// *events.CorruptRecordError, *events.PayloadError.
-func Replay(dir, target string, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
+// *events.CorruptRecordError, *events.PayloadError; the context's
+// (checked between batches of 2,048 events; target is then left as it
+// was).
+func Replay(ctx context.Context, dir, target string, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
 	ents, err := replayEntities(entities)
 	if err != nil {
 		return 0, err
 	}
-	return engine.Replay(dir, target, opts.engine(), ents)
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return engine.Replay(dir, target, opts.engine(ctx), ents)
 }
 
 // RebuildReadModel replaces the read model of the store in dir (which must
 // not be open) with a rebuild from its log. The previous read.sqlite is
 // renamed aside, never deleted; aside is its new name ("" if there was
-// none). Errors as Replay.
-func RebuildReadModel(dir string, opts ReplayOptions, entities ...EntityDef) (checkpoint uint64, aside string, err error) {
+// none). Errors as Replay (cancelled, the read model is left as it was).
+func RebuildReadModel(ctx context.Context, dir string, opts ReplayOptions, entities ...EntityDef) (checkpoint uint64, aside string, err error) {
 	ents, err := replayEntities(entities)
 	if err != nil {
 		return 0, "", err
 	}
-	return engine.RebuildReadModel(dir, opts.engine(), ents)
+	if err := ctx.Err(); err != nil {
+		return 0, "", err
+	}
+	return engine.RebuildReadModel(dir, opts.engine(ctx), ents)
 }
 
 // replayEntities is the shapes of entities, or those the log declares.
@@ -67,8 +77,9 @@ type EventSource func(fn func(events.Event) error) error
 // ReplayEvents builds a fresh read model at target from events delivered by
 // src, for auditors replaying a store from its NATS mirror on another
 // machine. storeID is the log's store id. Events must be dense from 1; a
-// gap fails with ErrReplayGap. It returns the checkpoint reached.
-func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
+// gap fails with ErrReplayGap. It returns the checkpoint reached; a
+// cancelled ctx stops it between batches with the context's error.
+func ReplayEvents(ctx context.Context, target, storeID string, src EventSource, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
 	_, shapes, err := declare(entities)
 	if err != nil {
 		return 0, err
@@ -77,5 +88,8 @@ func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, e
 	if err != nil {
 		return 0, err
 	}
-	return engine.ReplayEvents(target, storeID, engine.EventSource(src), opts.engine(), reg)
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return engine.ReplayEvents(target, storeID, engine.EventSource(src), opts.engine(ctx), reg)
 }

@@ -21,7 +21,7 @@ func TestScaleCitiesLoadAndRebuild(t *testing.T) {
 	if keep := os.Getenv(config.EnvKeepScaleDir); keep != "" {
 		dir = keep
 	}
-	s, err := Open(dir, Options{}, Entity[City]("City"))
+	s, err := Open(t.Context(), dir, Options{}, Entity[City]("City"))
 	mustT(t, err)
 	start := time.Now()
 	for i := 0; i < len(cities); i += 1000 {
@@ -42,7 +42,7 @@ func TestScaleCitiesLoadAndRebuild(t *testing.T) {
 	mustT(t, s.Close())
 	start = time.Now()
 	target := t.TempDir() + "/rebuilt.sqlite"
-	cp, err := Replay(dir, target, ReplayOptions{UpTo: n}, Entity[City]("City"))
+	cp, err := Replay(t.Context(), dir, target, ReplayOptions{UpTo: n}, Entity[City]("City"))
 	mustT(t, err)
 	rebuild := time.Since(start)
 	if cp != n || digest(t, target) != live {

@@ -25,12 +25,12 @@ func TestLogRecordsEntityShapesAndToolsOpenWithoutGoTypes(t *testing.T) {
 		t.Fatalf("%s recorded %d times for one shape", events.TypeSchemaDeclared, declared)
 	}
 	target := filepath.Join(t.TempDir(), "r.sqlite")
-	cp, err := Replay(dir, target, ReplayOptions{UpTo: n}) // no entities: the shapes the log declares
+	cp, err := Replay(t.Context(), dir, target, ReplayOptions{UpTo: n}) // no entities: the shapes the log declares
 	mustT(t, err)
 	if cp != n || digest(t, target) != live {
 		t.Fatal("replay with the recorded shapes differs from the live read model")
 	}
-	d, err := OpenDeclared(dir, Options{HeartbeatInterval: -1})
+	d, err := OpenDeclared(t.Context(), dir, Options{HeartbeatInterval: -1})
 	mustT(t, err)
 	defer d.Close()
 	if _, err := Get[Airport](ctx, d, "1"); !errors.Is(err, ErrUnregisteredType) {

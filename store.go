@@ -1,16 +1,21 @@
 package hikoutei
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/admin"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -35,9 +40,6 @@ type Options struct {
 	// Logger receives operational messages (default slog.Default()). It
 	// never receives credentials, spreadsheet ids or field values.
 	Logger *slog.Logger
-	// NoSync skips fsync of log commits. Benchmarks only: a crash may lose
-	// acknowledged commits.
-	NoSync bool
 	// HeartbeatInterval overrides the lease heartbeat cadence (default 5 s;
 	// negative disables it — tests only).
 	HeartbeatInterval time.Duration
@@ -65,14 +67,32 @@ type Options struct {
 	// reach the running store; README "Administrative channel").
 	NoAdmin bool
 	// NATS configures wake-ups, conflict notifications and the event
-	// mirror. Nil with Sync set = an embedded server with no port; nil
-	// without Sync = no NATS.
+	// mirror. Nil with Sync set = an embedded server with no port when
+	// NATSServer is set, else in-process wake-ups (nothing outside the
+	// process could reach a server without a port); nil without Sync = no
+	// NATS.
 	NATS *NATSOptions
+	// NATSServer links the embedded NATS server: natsserver.Embedded()
+	// (package github.com/hikoutei/hikoutei-go/natsserver). It is needed
+	// only when NATS names no server URL (Listen, Mirror on the embedded
+	// JetStream); without it such an Open fails with
+	// nats_server_not_linked. A program that leaves it nil does not link
+	// nats-server (README "Binary size").
+	NATSServer EmbeddedNATS
 	// Replication, when set, replicates the log on a NATS JetStream
 	// cluster (README "Replicated mode"): as the primary, or as a warm
 	// standby (Standby) that follows it and takes over when its lease
 	// lapses. Nil: one host, no network, exactly as without it.
 	Replication *ReplicationOptions
+	// Observer hears of commits (and, when it implements
+	// sheetsio.Observer, of every Sheets request): package observe's
+	// Metrics. Nil: nothing is measured.
+	Observer Observer
+	// TracerProvider traces commits, dispatches and polls (span names
+	// SpanCommit, SpanDispatch, SpanPoll). Nil: the global provider
+	// (otel.GetTracerProvider), a no-op until the application installs
+	// one.
+	TracerProvider trace.TracerProvider
 }
 
 // ReplicationOptions configures replicated mode (README "Replicated
@@ -139,9 +159,10 @@ type SyncOptions struct {
 	Name string
 	// SpreadsheetID is the Google spreadsheet id. Never logged.
 	SpreadsheetID string
-	// Provider talks to Sheets (sheetsio.New: Google credentials or an
-	// emulator endpoint). Required.
-	Provider *sheetsio.Provider
+	// Provider talks to Sheets: gsheets.New builds one from Google
+	// credentials or an emulator endpoint (package sheetsio/gsheets, or
+	// gsync.SyncFromEnv from the environment). Required.
+	Provider sheetsio.Client
 	// Dispatcher tuning; zero values take the defaults (batch 2,000, pass
 	// every 1 s, first probe after 2 s, 10 probes, retries backing off
 	// from 1 s to 1 min). ReconcileInterval is the cadence of the
@@ -179,11 +200,20 @@ type SyncOptions struct {
 	OnConflict func(ConflictEvent)
 }
 
+// EmbeddedNATS starts a store's embedded NATS server. Package natsserver
+// provides the one implementation (natsserver.Embedded()); keeping it out of
+// this package keeps nats-server out of programs that do not use it.
+type EmbeddedNATS interface {
+	natsbus.ServerStarter
+}
+
 // NATSOptions configures the store's NATS layer: wake-ups for the sync
 // workers (subjects hikoutei.<store>.wake.dispatch / wake.poll), conflict
 // notifications (conflict.opened / conflict.resolved, JSON schema 1) and the
 // optional JetStream mirror of committed events. By default, when sync is
-// on, an embedded nats-server runs in-process with no listening port.
+// on, an embedded nats-server runs in-process with no listening port (with
+// Options.NATSServer; without it the wake-ups stay in process). Without a
+// URL the options need Options.NATSServer.
 // Wake-ups are hints: NATS being down never blocks a commit and the workers'
 // timers still converge. README "NATS trust model" says who may read and
 // publish what.
@@ -194,7 +224,7 @@ type NATSOptions struct {
 	// name, sanitised to [A-Za-z0-9_-]).
 	Store string
 	// URL of an existing server or cluster (default env HIKOUTEI_NATS_URL;
-	// empty = embedded server). CredsFile (JWT .creds), NkeyFile (nkey
+	// empty = embedded server, which needs Options.NATSServer). CredsFile (JWT .creds), NkeyFile (nkey
 	// user seed) and the TLS files apply to it.
 	URL                                string
 	CredsFile, NkeyFile                string
@@ -230,9 +260,11 @@ type NATSOptions struct {
 // Store is an open store directory: the fenced log, the single writer and
 // the SQLite read model. Safe for concurrent use.
 type Store struct {
-	e      *engine.Engine
-	byType map[reflect.Type]*EntityDef // the declared Go types
-	adm    *admin.Server               // the administrative channel (nil with NoAdmin)
+	e        *engine.Engine
+	byType   map[reflect.Type]*EntityDef // the declared Go types
+	adm      *admin.Server               // the administrative channel (nil with NoAdmin)
+	observer Observer                    // nil: no metrics
+	tracer   trace.Tracer
 }
 
 // ReadModelFile is the read model's file name inside a store directory.
@@ -244,37 +276,48 @@ const ReadModelFile = "read.sqlite"
 // or built for other entity shapes — and starts the single writer (and,
 // with Sync, the workers). Errors: ErrInvalidEntity; ErrSyncStartup;
 // ErrStoreLocked / ErrLeaseHeld when another writer has the store; I/O
-// errors.
-func Open(dir string, opts Options, entities ...EntityDef) (*Store, error) {
+// errors; the context's.
+//
+// ctx bounds Open only, not the store's life: its deadline shortens the
+// waits for another process's file lock (OpenTimeout) and for a dead
+// writer's lease (AcquireWait), and a catch-up or rebuild of the read
+// model stops between batches once ctx is done.
+func Open(ctx context.Context, dir string, opts Options, entities ...EntityDef) (*Store, error) {
 	byType, shapes, err := declare(entities)
 	if err != nil {
 		return nil, err
 	}
-	return open(dir, opts, byType, engine.Shapes(shapes...))
+	return open(ctx, dir, opts, byType, engine.Shapes(shapes...))
 }
 
 // OpenDeclared opens a store with the entity shapes recorded in its own log
 // instead of Go types: for tools that operate on any store. Typed reads and
-// Persist need Open. Errors as Open; ErrNotAStore when dir holds no store.
-func OpenDeclared(dir string, opts Options) (*Store, error) {
+// Persist need Open. Errors and ctx as Open; ErrNotAStore when dir holds
+// no store.
+func OpenDeclared(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if r := opts.Replication; r == nil || !r.Standby {
 		if err := engine.IsStore(dir); err != nil {
 			return nil, err
 		}
 	}
-	return open(dir, opts, nil, engine.Declared)
+	return open(ctx, dir, opts, nil, engine.Declared)
 }
 
-func open(dir string, opts Options, byType map[reflect.Type]*EntityDef, entities engine.Entities) (*Store, error) {
-	cfg, err := engineConfig(opts)
+func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type]*EntityDef, entities engine.Entities) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cfg, err := engineConfig(boundWaits(ctx, opts))
 	if err != nil {
 		return nil, err
 	}
+	cfg.Context = ctx
+	lendHooks(opts)
 	e, err := engine.Open(dir, cfg, entities)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{e: e, byType: byType}
+	s := &Store{e: e, byType: byType, observer: opts.Observer, tracer: tracer(opts.TracerProvider)}
 	if opts.NoAdmin {
 		return s, nil
 	}
@@ -282,6 +325,37 @@ func open(dir string, opts Options, byType map[reflect.Type]*EntityDef, entities
 		return nil, errors.Join(err, e.Close())
 	}
 	return s, nil
+}
+
+// boundWaits shortens Open's waits (OpenTimeout, AcquireWait) to what
+// is left before ctx's deadline.
+func boundWaits(ctx context.Context, o Options) Options {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return o
+	}
+	left := max(time.Until(dl), time.Millisecond)
+	if o.OpenTimeout == 0 || o.OpenTimeout > left {
+		o.OpenTimeout = left
+	}
+	if o.AcquireWait >= 0 && (o.AcquireWait == 0 || o.AcquireWait > left) {
+		o.AcquireWait = left
+	}
+	return o
+}
+
+// lendHooks lends the sync provider the store's logger (when it was
+// built without one, as gsync.SyncFromEnv builds it) and the observer, so its
+// retries, waits and failures are logged and measured.
+func lendHooks(o Options) {
+	if o.Sync == nil || o.Sync.Provider == nil {
+		return
+	}
+	h := sheetsio.Hooks{Logger: cmp.Or(o.Logger, slog.Default())}
+	if so, ok := o.Observer.(sheetsio.Observer); ok {
+		h.Observer = so
+	}
+	o.Sync.Provider.Adopt(h)
 }
 
 // declare checks the entity definitions and returns them by Go type, with
@@ -308,12 +382,13 @@ func declare(entities []EntityDef) (map[reflect.Type]*EntityDef, []events.Entity
 func engineConfig(o Options) (engine.Config, error) {
 	c := engine.Config{Clock: o.Clock, Operation: o.Operation, OpenTimeout: o.OpenTimeout, AcquireWait: o.AcquireWait,
 		HeartbeatInterval: o.HeartbeatInterval, LeaseTTL: o.LeaseTTL, ReadConns: o.ReadConns, Progress: progress(o.Progress), Logger: o.Logger,
-		NoSync: o.NoSync, SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep, AcceptLogGap: o.AcceptLogGap}
+		SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep, AcceptLogGap: o.AcceptLogGap}
 	if n := o.NATS; n != nil {
 		c.NATS = &engine.NATSConfig{Disabled: n.Disabled, Store: n.Store, URL: n.URL, CredsFile: n.CredsFile, NkeyFile: n.NkeyFile,
 			TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile, Listen: n.Listen, ListenNkeys: n.ListenNkeys,
 			ListenNoAuth: n.ListenNoAuth, IncludeValues: n.IncludeValues, Mirror: n.Mirror, MirrorStream: n.MirrorStream, MirrorSubject: n.MirrorSubject}
 	}
+	c.NATSServer = o.NATSServer
 	if r := o.Replication; r != nil {
 		c.Replication = &engine.ReplicationConfig{URL: r.URL, CredsFile: r.CredsFile, NkeyFile: r.NkeyFile, TLSCAFile: r.TLSCAFile,
 			TLSCertFile: r.TLSCertFile, TLSKeyFile: r.TLSKeyFile, Store: r.Store, Replicas: r.Replicas, Standby: r.Standby,
@@ -323,6 +398,7 @@ func engineConfig(o Options) (engine.Config, error) {
 		return c, nil
 	}
 	sc, err := syncConfig(*o.Sync)
+	sc.Tracer = tracer(o.TracerProvider)
 	c.Sync = &sc
 	return c, err
 }
@@ -357,7 +433,9 @@ func (s *Store) ReadModelPath() string { return s.e.ReadModelPath() }
 // open the store at once. The administrative channel closes first: the
 // requests it is running finish, later ones answer store_closing, and
 // admin.sock is removed. Errors: the first failure; ErrStoreClosed on a
-// second call.
+// second call. Close takes no context, so that it is an io.Closer and
+// `defer store.Close()` works: what it waits for is work already in
+// flight, each piece bounded by its own timeout (a Sheets request's).
 func (s *Store) Close() error {
 	aerr := s.closeAdmin()
 	if err := s.e.Close(); err != nil {

@@ -99,6 +99,14 @@ func (u *Unit) Commit(ctx context.Context) (CommitResult, error) {
 	if u.err != nil {
 		return CommitResult{}, u.err
 	}
+	tr := u.store.instrument(ctx, len(u.order))
+	res, err := u.commit(ctx)
+	tr.end(res, err)
+	return res, err
+}
+
+// commit validates the unit and hands it to the single writer.
+func (u *Unit) commit(ctx context.Context) (CommitResult, error) {
 	cmds, err := u.commands()
 	if err != nil {
 		return CommitResult{}, err

@@ -164,7 +164,7 @@ type TabPolicy struct {
 	Input bool
 	// Restore: missing Input rows may be re-appended: the tab was emptied
 	// or recreated (a mass deletion), or the deletion evidence of the row
-	// is already recorded (seed 001: a deleted row is evidence first).
+	// is already recorded (C06: a deleted row is evidence first).
 	Restore bool
 	// Columns are the tab's columns, for the corrections' values.
 	Columns []string

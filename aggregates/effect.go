@@ -8,7 +8,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
-// EffectState is a state of the outbox state machine (seed 000):
+// EffectState is a state of the outbox state machine (docs/invariants.md "Writing to the spreadsheet"):
 //
 //	pending → processing → applied / failed / superseded / blocked_candidate / conflict
 //	   └──────────────→ delivery_uncertain → (due probe) → pending / applied

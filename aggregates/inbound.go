@@ -7,7 +7,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// Inbound policy (seed 001 "Inbound User_Input flow"), decided here:
+// Inbound policy (docs/invariants.md "People's edits"), decided here:
 //   - People edit only user-owned fields on <E>_Input. The key column and
 //     the anchor column are system-owned: an edited key is quarantined
 //     (key_edited), an edited anchor makes the row one without a known

@@ -45,7 +45,7 @@ func sameCanonical(a, b events.Payload) (bool, error) {
 }
 
 // DecideDivergence records that a sync target's authority stopped naming
-// this writer (seed 002 divergence check): dispatching to it stopped.
+// this writer (the authority divergence check, I05): dispatching to it stopped.
 func DecideDivergence(target, reason string, now time.Time) Decision {
 	stream := events.SyncStream(target)
 	return Decision{Stream: stream, ExpectedVersion: events.AnyVersion,

@@ -23,8 +23,8 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // End-to-end sync benchmarks, run by bench/cmd/benchtable (`make bench`),
@@ -173,11 +173,11 @@ func vmHWM() float64 {
 func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Store {
 	b.Helper()
 	log := slog.New(slog.DiscardHandler)
-	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: log})
+	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: e.url, Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := hikoutei.Open(b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
+	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
 			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second}}, defs...)
 	if err != nil {
@@ -339,7 +339,7 @@ func addTab(b *testing.B, svc *sheets.Service, sheet, title string, rows, cols i
 }
 
 // rawWrite writes the header and the cities' rows to tab with plain
-// values.batchUpdate calls, each body at most sheetsio.DefaultMaxBatchBytes
+// values.batchUpdate calls, each body at most gsheets.DefaultMaxBatchBytes
 // (the provider's own limit): the fewest requests Google allows. It
 // returns the convergence trace (rows written when each request returned).
 func rawWrite(b *testing.B, svc *sheets.Service, sheet, tab string, cities []City, start time.Time) []point {
@@ -377,7 +377,7 @@ func rawWriteRows(b *testing.B, svc *sheets.Service, sheet, tab, lastCol string,
 	for i := range n {
 		r := row(i)
 		js, _ := json.Marshal(r)
-		if size+len(js)+1 > sheetsio.DefaultMaxBatchBytes-4096 {
+		if size+len(js)+1 > gsheets.DefaultMaxBatchBytes-4096 {
 			flush()
 		}
 		rows = append(rows, r)

@@ -15,8 +15,8 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/config"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -72,7 +72,7 @@ func (p *passes) report(b *testing.B, allocs bool) {
 // at once: one interval after the previous pass.
 func pace(b *testing.B) {
 	b.StopTimer()
-	time.Sleep(sheetsio.DefaultInterval)
+	time.Sleep(gsheets.DefaultInterval)
 	b.StartTimer()
 }
 
@@ -151,11 +151,11 @@ func BenchmarkPollUnchanged10Tabs(b *testing.B) {
 	}
 	defer e.closer()
 	log := slog.New(slog.DiscardHandler)
-	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: log})
+	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: e.url, Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := hikoutei.Open(b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
+	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, Manual: true}}, pollDefs()...)
 	if err != nil {
 		b.Fatal(err)
@@ -247,10 +247,10 @@ type NotedCity struct {
 // citiesProvider is an unpaced provider with a request timeout long
 // enough for whole-tab reads of 171,075 rows: the setup writes through it,
 // and the measured passes (spaced as the pacer would) read through it.
-func citiesProvider(b *testing.B, e *emu) *sheetsio.Provider {
+func citiesProvider(b *testing.B, e *emu) *gsheets.Provider {
 	b.Helper()
-	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: e.url, Logger: slog.New(slog.DiscardHandler),
-		Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1}, RequestTimeout: 5 * time.Minute})
+	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: e.url, Logger: slog.New(slog.DiscardHandler),
+		Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1}, RequestTimeout: 5 * time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func syncNotedCities(b *testing.B, e *emu) (*hikoutei.Store, *hikouteitest.Harne
 	cities := benchCities(b)
 	start := time.Now()
 	log := slog.New(slog.DiscardHandler)
-	s, err := hikoutei.Open(b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
+	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: citiesProvider(b, e), Manual: true, MaxBatch: 50000}},
 		hikoutei.Entity[NotedCity]("City"))
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // ErrAuthorityHeld: another store holds a live authority on the
-// spreadsheet (seed 002: the lease at the sync target). Dispatching waits
+// spreadsheet (I05: the writer's epoch at the sync target). Dispatching waits
 // until that authority expires; it is not an error of this store.
 var ErrAuthorityHeld = errors.New("sync_authority_held")
 
@@ -33,7 +33,7 @@ func (d *Dispatcher) ClaimAuthority(ctx context.Context) error { return d.checkA
 // AuthorityTTL/3, refuses while another store's is live
 // (ErrAuthorityHeld), and stops the worker (ErrDivergence) when the
 // authority it held now names another store or a newer epoch — the
-// divergence check that covers the window the lease cannot (seed 002).
+// divergence check that covers the window the lease cannot (I05).
 func (d *Dispatcher) checkAuthority(ctx context.Context) error {
 	now := d.cfg.Clock.Now()
 	if d.auth.owned && now.Sub(d.auth.refreshed) < d.cfg.AuthorityTTL/3 {

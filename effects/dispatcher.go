@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
@@ -23,7 +25,7 @@ const DefaultReconcileInterval = 30 * time.Second
 // Config configures a Dispatcher for one spreadsheet.
 type Config struct {
 	Spreadsheet string             // the sync target's name (used in the outbox)
-	Provider    *sheetsio.Provider // the only code that talks to Sheets
+	Provider    sheetsio.Client    // the only code that talks to Sheets
 	Workbook    *sheetsio.Workbook // the provisioned spreadsheet
 	Outbox      Outbox
 	Clock       events.Clock // default wall clock
@@ -63,6 +65,8 @@ type Config struct {
 	// Notes tells the cell notes the Input cells should carry (nil = no
 	// notes); they ride in the passes' dispatches.
 	Notes NoteSource
+	// Tracer traces each dispatch (SpanDispatch); nil: no tracing.
+	Tracer trace.Tracer
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -453,7 +457,9 @@ func fenced(err error) error {
 // dispatch sends claimed and returns the settlement of each effect, plus
 // the error of a dispatch that wrote nothing (its effects go back on the
 // retry path).
-func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, notes noteWork) ([]Settlement, error) {
+func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, notes noteWork) (out []Settlement, err error) {
+	ctx, span := startSpan(ctx, d.cfg.Tracer, SpanDispatch)
+	defer func() { endDispatch(span, len(claimed), out, err) }()
 	fence := d.cfg.Outbox.Fence()
 	ops := make([]sheetsio.Op, len(claimed))
 	for i, c := range claimed {
@@ -468,7 +474,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, 
 	}
 	d.noted(notes, res)
 	failpoint.Inject(failpoint.DispatchAfterRemoteApply)
-	out := make([]Settlement, len(claimed))
+	out = make([]Settlement, len(claimed))
 	for i, c := range claimed {
 		out[i] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken, Outcome: d.outcome(c, res.Ops[i])}
 	}
@@ -536,7 +542,7 @@ func (d *Dispatcher) backoff(c aggregates.Effect) time.Time {
 	return d.cfg.Clock.Now().Add(wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1)))
 }
 
-// outcome maps one op's fate to a settlement (seed 001 "Failure model").
+// outcome maps one op's fate to a settlement (I24: only a structured refusal proves a failure).
 func (d *Dispatcher) outcome(c aggregates.Effect, r sheetsio.OpResult) aggregates.Outcome {
 	o := aggregates.Outcome{Via: "dispatch", Code: r.Reason}
 	switch r.Status {

@@ -17,6 +17,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -41,7 +42,7 @@ func airport(name string, altitude int64) map[string]any {
 type rig struct {
 	t     *testing.T
 	emu   *emulator.Emulator
-	prov  *sheetsio.Provider
+	prov  *gsheets.Provider
 	wb    *sheetsio.Workbook
 	clock *events.ManualClock
 	ob    *effects.MemOutbox
@@ -55,8 +56,8 @@ func newRig(t *testing.T, tune ...func(*effects.Config)) *rig {
 	srv := httptest.NewServer(emu.Handler())
 	t.Cleanup(srv.Close)
 	clock := events.NewManualClock(t0)
-	prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: srv.URL, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		Backoff: sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second, Now: clock.Now})
+	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: srv.URL, Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
+		Backoff: gsheets.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second, Now: clock.Now})
 	must(t, err)
 	schema, err := layout.NewSchema(airportLayout())
 	must(t, err)

@@ -9,7 +9,7 @@ var (
 	// now, so this worker stops without touching the spreadsheet (I04).
 	ErrDisplaced = errors.New("writer_displaced")
 	// ErrDivergence: the spreadsheet's authority names a newer epoch or
-	// another store (I05, seed 002 divergence check): dispatching stops.
+	// another store (I05): dispatching stops.
 	ErrDivergence = errors.New("sync_divergence")
 	// ErrConfig: the worker configuration is incomplete.
 	ErrConfig = errors.New("sync_config_invalid")

@@ -51,7 +51,7 @@ type Outbox interface {
 	RecoverProcessing(spreadsheet string, probeAt time.Time) (int, error)
 	// RecordDivergence records that dispatching to spreadsheet stopped
 	// because the spreadsheet's authority no longer names this writer
-	// (seed 002 divergence check); status and doctor surface it.
+	// (the authority divergence check, I05); status and doctor surface it.
 	RecordDivergence(spreadsheet, reason string) error
 	// QueueUnsynced queues up to max rows the spreadsheet was never told
 	// about — each row tab of each entity on its own (committed while sync

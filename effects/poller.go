@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -44,7 +46,7 @@ type Inbound interface {
 
 // PollerConfig configures a Poller for one spreadsheet.
 type PollerConfig struct {
-	Provider *sheetsio.Provider
+	Provider sheetsio.Client
 	Workbook *sheetsio.Workbook
 	Inbound  Inbound
 	Tabs     []string     // the registered Input tabs (logical names)
@@ -60,6 +62,8 @@ type PollerConfig struct {
 	CleanupInterval time.Duration
 	// Wake delivers poll hints (e.g. NATS wake.poll); nil = timer only.
 	Wake <-chan struct{}
+	// Tracer traces each poll (SpanPoll); nil: no tracing.
+	Tracer trace.Tracer
 }
 
 // PollCounters are the poller's running totals.
@@ -71,7 +75,7 @@ type PollCounters struct {
 }
 
 // Poller reads the registered Input tabs and hands what changed to the
-// store (seed 001 "Inbound User_Input flow").
+// store (docs/invariants.md "People's edits").
 type Poller struct {
 	cfg PollerConfig
 	mu  sync.Mutex // one pass at a time: observations are decided in read order
@@ -119,11 +123,13 @@ type PollResult struct {
 // While a conflict is open the same values read includes Sync_Conflicts,
 // whose rows are decided after the Input tabs (Inbound.Choose), after one
 // more grid read of the rows with a choice still pending (checkChoices).
-func (p *Poller) Poll(ctx context.Context) (PollResult, error) {
+func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
+	ctx, span := startSpan(ctx, p.cfg.Tracer, SpanPoll)
+	defer func() { endPoll(span, res, err) }()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.C.Passes.Add(1)
-	res := PollResult{Tabs: len(p.cfg.Tabs)}
+	res = PollResult{Tabs: len(p.cfg.Tabs)}
 	if len(p.cfg.Tabs) == 0 {
 		return res, nil
 	}

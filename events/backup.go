@@ -103,7 +103,7 @@ func CheckBackupTarget(storeDir, target string, force bool) (string, error) {
 	case st.IsDir():
 		return "", fmt.Errorf("%w: %s is a directory", ErrBackupTarget, target)
 	case !force:
-		return "", fmt.Errorf("%w: %s exists (pass force to replace it)", ErrBackupTarget, target)
+		return "", fmt.Errorf("%w: %s exists (the command replaces it with --force; Go callers pass force)", ErrBackupTarget, target)
 	}
 	return real, nil
 }

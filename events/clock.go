@@ -8,7 +8,7 @@ import (
 
 // Clock is the only source of time for the log, the lease and the workers.
 // Decisions take their `now` from it and record it, so replay never reads a
-// clock (ARCHITECTURE.md "Time").
+// clock (I23: a rebuild equals the live read model).
 type Clock interface {
 	Now() time.Time
 	// After returns a channel that receives once d has elapsed on this clock.

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Lease rules from seed 000 "Single writer: lease, epoch, fencing token".
+// Lease rules: docs/invariants.md "The writer and its lease" (I01–I03, I22).
 const (
 	// DefaultLeaseTTL is how far each acquisition or renewal pushes lease_until.
 	DefaultLeaseTTL = 30 * time.Second
@@ -21,7 +21,7 @@ const (
 	DefaultRole = "writer"
 )
 
-// LeaseState is the life-cycle state of a lease record (seed 002 session_lease).
+// LeaseState is the life-cycle state of a lease record.
 type LeaseState string
 
 // Lease states.
@@ -31,7 +31,7 @@ const (
 	LeaseStateReconciled LeaseState = "reconciled"
 )
 
-// Lease is the writer lease record kept inside log.db (seed 000 writer_lease).
+// Lease is the writer lease record kept inside log.db.
 type Lease struct {
 	Role       string
 	WriterID   string

@@ -19,7 +19,7 @@ import (
 )
 
 // LeaseFileName is the file, in the store directory, that exists only while
-// a writer holds the store (seed 002; I22).
+// a writer holds the store (I22).
 const LeaseFileName = "lease.toml"
 
 // LeaseFileSchema is the schema value this build writes and accepts.

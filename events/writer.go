@@ -263,7 +263,7 @@ func (w *Writer) Renew() error {
 }
 
 // RenewIfDue renews the lease when less than half its TTL remains: the
-// pass-time renewal of seed 000, so a busy writer never depends on the
+// renewal at each pass, so a busy writer never depends on the
 // background heartbeat alone. Errors as Renew.
 func (w *Writer) RenewIfDue() error {
 	if w.Lease().LeaseUntil.Sub(w.log.clock.Now()) >= w.opts.LeaseTTL/2 {

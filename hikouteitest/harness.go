@@ -7,7 +7,7 @@
 // and the emulator's person API edits the sheet as people would.
 //
 //	sheet := hikouteitest.NewSheet(t)
-//	s, _ := hikoutei.Open(dir, hikoutei.Options{Sync: sheet.SyncOptions()}, hikoutei.Entity[Airport]("Airport"))
+//	s, _ := hikoutei.Open(ctx, dir, hikoutei.Options{Sync: sheet.SyncOptions()}, hikoutei.Entity[Airport]("Airport"))
 //	h := hikouteitest.New(t, s)
 //	// … commit …
 //	h.Drain(ctx)                                           // the rows are on the sheet
@@ -25,8 +25,8 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // SpreadsheetID is the id of the emulated spreadsheet a Sheet serves.
@@ -37,23 +37,23 @@ const SpreadsheetID = "hikouteitest-sheet"
 type Sheet struct {
 	Emulator *emulator.Emulator
 	URL      string
-	Provider *sheetsio.Provider
+	Provider *gsheets.Provider
 }
 
 // NewSheet starts an emulator (creating spreadsheets on first use) and a
 // provider for it with no pacing and short retries. Tune the provider's
 // configuration with tune.
-func NewSheet(t testing.TB, tune ...func(*sheetsio.Config)) *Sheet {
+func NewSheet(t testing.TB, tune ...func(*gsheets.Config)) *Sheet {
 	t.Helper()
 	emu := emulator.New(emulator.Options{AutoCreate: true})
 	srv := httptest.NewServer(emu.Handler())
 	t.Cleanup(srv.Close)
-	cfg := sheetsio.Config{Endpoint: srv.URL, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		Backoff: sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second}
+	cfg := gsheets.Config{Endpoint: srv.URL, Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
+		Backoff: gsheets.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second}
 	for _, f := range tune {
 		f(&cfg)
 	}
-	prov, err := sheetsio.New(context.Background(), cfg)
+	prov, err := gsheets.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("hikouteitest: provider: %v", err)
 	}

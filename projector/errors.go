@@ -22,6 +22,10 @@ var (
 	ErrReadModelCorrupt = errors.New("read_model_corrupt")
 	// ErrUnknownField: a query names a field the entity does not have.
 	ErrUnknownField = errors.New("unknown_field")
+	// ErrInvalidQuery: a query condition cannot be built (an unknown
+	// operator, a prefix that is not text, an ordering comparison with
+	// NULL).
+	ErrInvalidQuery = errors.New("invalid_query")
 	// ErrOutboxEntryNotFound: no outbox entry has the effect id asked for.
 	ErrOutboxEntryNotFound = errors.New("outbox_entry_not_found")
 	// ErrQuarantineEntryNotFound: no quarantine record has the id asked for.

@@ -175,7 +175,7 @@ func genAirports(t *testing.T, dir string) {
 	ctx := context.Background()
 	clock := events.NewManualClock(genStart)
 	open := func() *hikoutei.Store {
-		s, err := hikoutei.Open(dir, hikoutei.Options{Clock: clock, Operation: "gen-airports", HeartbeatInterval: -1, AcquireWait: -1}, airportDef())
+		s, err := hikoutei.Open(ctx, dir, hikoutei.Options{Clock: clock, Operation: "gen-airports", HeartbeatInterval: -1, AcquireWait: -1}, airportDef())
 		must(t, err)
 		return s
 	}

@@ -64,7 +64,7 @@ func must(t testing.TB, err error) {
 func replayed(t testing.TB, dir string) (string, uint64) {
 	t.Helper()
 	target := filepath.Join(t.TempDir(), hikoutei.ReadModelFile)
-	cp, err := hikoutei.Replay(dir, target, hikoutei.ReplayOptions{}, airportDef())
+	cp, err := hikoutei.Replay(t.Context(), dir, target, hikoutei.ReplayOptions{}, airportDef())
 	must(t, err)
 	return target, cp
 }

@@ -71,7 +71,7 @@ func TestReplayIsDeterministic(t *testing.T) {
 			var parts [2]string
 			for i := range parts {
 				target := filepath.Join(t.TempDir(), "partial.sqlite")
-				cp, err := hikoutei.Replay(dir, target, hikoutei.ReplayOptions{UpTo: half}, airportDef())
+				cp, err := hikoutei.Replay(t.Context(), dir, target, hikoutei.ReplayOptions{UpTo: half}, airportDef())
 				must(t, err)
 				if cp != half {
 					t.Fatalf("partial replay reached %d, want %d", cp, half)
@@ -271,7 +271,7 @@ func TestCorruptRecordFailsReplayWithItsSequence(t *testing.T) {
 				dir := replayableCopy(t, name)
 				flipRecord(t, dir, seq, damage)
 				target := filepath.Join(t.TempDir(), "replayed.sqlite")
-				cp, err := hikoutei.Replay(dir, target, hikoutei.ReplayOptions{}, airportDef())
+				cp, err := hikoutei.Replay(t.Context(), dir, target, hikoutei.ReplayOptions{}, airportDef())
 				var cre *events.CorruptRecordError
 				if !errors.As(err, &cre) || !errors.Is(err, events.ErrCorruptRecord) {
 					t.Fatalf("replay of a damaged log: checkpoint %d, err %v", cp, err)
@@ -299,7 +299,7 @@ func TestI23_LiveStoreOnCommittedLogEqualsReplay(t *testing.T) {
 			head := logHead(t, dir)
 			clock := events.NewManualClock(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
 			var phases []hikoutei.Progress
-			s, err := hikoutei.Open(dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1,
+			s, err := hikoutei.Open(ctx, dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1,
 				Progress: func(p hikoutei.Progress) { phases = append(phases, p) }}, airportDef())
 			must(t, err)
 			defer s.Close()
@@ -328,7 +328,7 @@ func TestI23_LiveStoreOnCommittedLogEqualsReplay(t *testing.T) {
 			live, liveDump, n := digest(t, s.ReadModelPath()), dump(t, s.ReadModelPath()), st.Checkpoint
 			must(t, s.Close())
 			target := filepath.Join(t.TempDir(), "replayed.sqlite")
-			cp, err := hikoutei.Replay(dir, target, hikoutei.ReplayOptions{UpTo: n}, airportDef())
+			cp, err := hikoutei.Replay(ctx, dir, target, hikoutei.ReplayOptions{UpTo: n}, airportDef())
 			must(t, err)
 			if cp != n {
 				t.Fatalf("replay reached %d, live checkpoint %d", cp, n)

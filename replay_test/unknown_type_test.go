@@ -46,7 +46,7 @@ func TestSchemaV1UnknownEventTypeFailsReplay(t *testing.T) {
 	}
 
 	target := filepath.Join(t.TempDir(), hikoutei.ReadModelFile)
-	cp, err := hikoutei.Replay(dir, target, hikoutei.ReplayOptions{}, airportDef())
+	cp, err := hikoutei.Replay(t.Context(), dir, target, hikoutei.ReplayOptions{}, airportDef())
 	wantUnknownAuditNote(t, "replay", err)
 	if cp >= unknownSeq {
 		t.Fatalf("replay reached checkpoint %d past the unknown record %d", cp, unknownSeq)
@@ -65,7 +65,7 @@ func TestSchemaV1UnknownEventTypeFailsReplay(t *testing.T) {
 	}
 
 	clock := events.NewManualClock(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
-	s, err := hikoutei.Open(copyStore(t, unknownLog), hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1}, airportDef())
+	s, err := hikoutei.Open(t.Context(), copyStore(t, unknownLog), hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1}, airportDef())
 	if err == nil {
 		s.Close()
 	}
@@ -76,7 +76,7 @@ func TestSchemaV1UnknownEventTypeFailsReplay(t *testing.T) {
 // record after the range is never decoded into the result.
 func TestReplayUpToBeforeAnUnknownRecordSucceeds(t *testing.T) {
 	target := filepath.Join(t.TempDir(), hikoutei.ReadModelFile)
-	cp, err := hikoutei.Replay(logDir(unknownLog), target, hikoutei.ReplayOptions{UpTo: unknownSeq - 1}, airportDef())
+	cp, err := hikoutei.Replay(t.Context(), logDir(unknownLog), target, hikoutei.ReplayOptions{UpTo: unknownSeq - 1}, airportDef())
 	if err != nil || cp != unknownSeq-1 {
 		t.Fatalf("replay up to %d: checkpoint %d, %v", unknownSeq-1, cp, err)
 	}

@@ -1,13 +1,7 @@
 package sheetsio
 
 import (
-	"context"
 	"time"
-
-	"google.golang.org/api/sheets/v4"
-
-	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
-	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // Authority is the spreadsheet authority row (I05): the store that owns the
@@ -19,88 +13,4 @@ type Authority struct {
 	Epoch     int64
 	Token     string
 	UpdatedAt time.Time
-}
-
-// parseAuthority decodes row 2 of the authority tab strictly; a malformed
-// row is CodeAuthorityInvalid (the dispatch fails closed on it).
-func parseAuthority(snap *TabSnapshot) (Authority, error) {
-	if snap.Err != nil {
-		return Authority{}, snap.Err
-	}
-	if len(snap.Rows) == 0 || cell.VisibleHash(snap.Rows[0].Cells) == cell.VisibleHash(nil) {
-		return Authority{}, nil
-	}
-	spec := authoritySpec()
-	vals, err := cell.DecodeRow(spec.Columns, snap.Rows[0].Cells)
-	if err != nil {
-		return Authority{}, newErr(CodeAuthorityInvalid, err, "authority row")
-	}
-	a := Authority{Present: true}
-	a.StoreID, _ = vals[0].(string)
-	a.Epoch, _ = vals[1].(int64)
-	a.Token, _ = vals[2].(string)
-	a.UpdatedAt, _ = vals[3].(time.Time)
-	return a, nil
-}
-
-func authoritySpec() layout.TabSpec {
-	s, _ := layout.NewSchema()
-	spec, _ := s.Tab(layout.AuthorityTab)
-	return spec
-}
-
-// checkFence decides whether f may mutate a spreadsheet whose authority is
-// a: it returns mirror=true when the authority row must be (re)written with
-// f, or an *Error CodeAuthorityForeign / CodeAuthorityStale.
-func checkFence(a Authority, f Fence) (mirror bool, err error) {
-	switch {
-	case !a.Present:
-		return true, nil
-	case a.StoreID != f.StoreID:
-		return false, newErr(CodeAuthorityForeign, nil, "the spreadsheet belongs to another store")
-	case a.Epoch > f.Epoch, a.Epoch == f.Epoch && a.Token != f.Token:
-		return false, newErr(CodeAuthorityStale, nil, "remote authority epoch %d is newer than or fences writer epoch %d", a.Epoch, f.Epoch)
-	}
-	return a.Epoch < f.Epoch, nil
-}
-
-// authorityRequest overwrites authority row 2 with f.
-func authorityRequest(sheetID int64, f Fence, now time.Time) (*sheets.Request, error) {
-	spec := authoritySpec()
-	enc, err := cell.EncodeRow(spec.Columns, []any{f.StoreID, f.Epoch, f.Token, now})
-	if err != nil {
-		return nil, newErr(CodeInvalidBatch, err, "fence")
-	}
-	return updateCellsRequest(sheetID, 1, 0, rowData(spec, enc)), nil
-}
-
-// ReadAuthority reads the authority row (one enumeration + one batchGet).
-// Errors: read errors, CodeTabMissing / CodeHeaderDrift for the tab,
-// CodeAuthorityInvalid for a malformed row.
-func (p *Provider) ReadAuthority(ctx context.Context, w *Workbook) (Authority, error) {
-	snaps, err := p.Snapshot(ctx, w, layout.AuthorityTab)
-	if err != nil {
-		return Authority{}, err
-	}
-	return parseAuthority(snaps[layout.AuthorityTab])
-}
-
-// WriteAuthority unconditionally writes f into the authority row with one
-// batchUpdate addressed by sheetId (it needs the tab bound, e.g. by
-// Provision). Use it when a writer takes over; Dispatch mirrors the fence
-// itself. Errors: CodeTabMissing when the tab is unbound; otherwise a
-// *WriteError (Uncertain or Terminal).
-func (p *Provider) WriteAuthority(ctx context.Context, w *Workbook, f Fence) error {
-	id, ok := w.known(layout.AuthorityTab)
-	if !ok {
-		return newErr(CodeTabMissing, nil, "authority tab not bound; run Provision")
-	}
-	req, err := authorityRequest(id, f, p.cfg.Now())
-	if err != nil {
-		return err
-	}
-	if werr := p.sendBatch(ctx, w, []*sheets.Request{req}, nil, nil); werr != nil {
-		return werr
-	}
-	return nil
 }

@@ -52,7 +52,7 @@ func (k OpKind) String() string {
 // FirstSend (OpAppend only) is the caller's word that no earlier dispatch
 // can have written this op: its first send (an effect's first claim). A
 // batch of first-send appends only skips the preflight read while the
-// Workbook's verified header and authority are fresh (Config.TrustTTL):
+// Workbook's verified header and authority are fresh (gsheets.Config.TrustTTL):
 // an appendCells request never overwrites a cell, and the receipt in the
 // same batchUpdate identifies the row afterwards. A resend (a retry, a
 // replay after an uncertain outcome, a recovered claim) leaves it false,

@@ -3,10 +3,7 @@ package sheetsio
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
-
-	"google.golang.org/api/googleapi"
 )
 
 // Stable error codes carried by *Error. Startup diagnostics use the first
@@ -37,7 +34,7 @@ const (
 // Error is the provider's typed error: Code is one of the Code* constants,
 // Msg a human diagnostic that never contains credentials, spreadsheet ids or
 // cell payloads, Err the wrapped cause (may be nil; Error() renders it
-// sanitised, errors.As still reaches it, e.g. *googleapi.Error). errors.Is(err, ErrX)
+// sanitised, errors.As still reaches it, e.g. the client library's own HTTP error under an *HTTPError). errors.Is(err, ErrX)
 // matches by Code against the sentinels below.
 type Error struct {
 	Code string
@@ -61,12 +58,9 @@ func (e *Error) Error() string {
 // spreadsheet or carry cell data: HTTP failures become their status, and a
 // transport *url.Error loses its URL (which contains the spreadsheet id).
 func describeCause(err error) string {
-	var gerr *googleapi.Error
-	if errors.As(err, &gerr) {
-		if gerr.Message != "" && gerr.Code != http.StatusBadRequest {
-			return fmt.Sprintf("http %d: %s", gerr.Code, gerr.Message)
-		}
-		return fmt.Sprintf("http %d", gerr.Code)
+	var herr *HTTPError
+	if errors.As(err, &herr) {
+		return herr.Error()
 	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
@@ -86,10 +80,6 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Is(target error) bool {
 	var t *Error
 	return errors.As(target, &t) && t.Code == e.Code && t.Msg == "" && t.Err == nil
-}
-
-func newErr(code string, cause error, format string, args ...any) *Error {
-	return &Error{Code: code, Msg: fmt.Sprintf(format, args...), Err: cause}
 }
 
 // Sentinels for errors.Is; each matches every *Error carrying its Code.
@@ -121,3 +111,21 @@ var (
 	ErrWriteUncertain = errors.New("write_uncertain")
 	ErrWriteTerminal  = errors.New("write_rejected")
 )
+
+// CodeOf is the stable code of a provider error (*Error or *WriteError;
+// "" for any other error).
+func CodeOf(err error) string {
+	var e *Error
+	var we *WriteError
+	switch {
+	case errors.As(err, &e):
+		return e.Code
+	case errors.As(err, &we):
+		return we.Code
+	}
+	return ""
+}
+
+func newErr(code string, cause error, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...), Err: cause}
+}

@@ -1,20 +1,10 @@
 package sheetsio
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"strings"
-	"syscall"
-
-	"google.golang.org/api/googleapi"
 )
 
-// Outcome classifies a remote mutation (I24, seed 001 "Failure model").
+// Outcome classifies a remote mutation (I24).
 type Outcome uint8
 
 const (
@@ -93,71 +83,4 @@ func (e *WriteError) Unwrap() error { return e.Err }
 func (e *WriteError) Is(target error) bool {
 	return (target == ErrWriteUncertain && e.Outcome == Uncertain) ||
 		(target == ErrWriteTerminal && e.Outcome == Terminal)
-}
-
-// ClassifyWrite turns the error of a write call into a *WriteError; nil
-// stays nil (Applied). Only a structured JSON 4xx other than 404/408/429 is
-// Terminal (413 and size-related 400s get Code WritePayloadTooLarge);
-// everything else is Uncertain.
-func ClassifyWrite(err error) *WriteError {
-	if err == nil {
-		return nil
-	}
-	var gerr *googleapi.Error
-	if errors.As(err, &gerr) {
-		return classifyStatus(gerr, err)
-	}
-	return &WriteError{Outcome: Uncertain, Code: transportCode(err), Err: err}
-}
-
-func classifyStatus(gerr *googleapi.Error, err error) *WriteError {
-	w := &WriteError{Outcome: Uncertain, Status: gerr.Code, Err: err}
-	structured := gerr.Message != "" || len(gerr.Errors) > 0
-	switch {
-	case gerr.Code == http.StatusRequestEntityTooLarge || (gerr.Code == http.StatusBadRequest && sizeMessage(gerr.Message)):
-		w.Outcome, w.Code = Terminal, WritePayloadTooLarge
-	case gerr.Code == http.StatusNotFound:
-		w.Code = WriteNotFound
-	case gerr.Code == http.StatusTooManyRequests:
-		w.Code = WriteRateLimited
-	case gerr.Code >= 500:
-		w.Code = WriteServerError
-	case gerr.Code >= 400 && gerr.Code < 500 && gerr.Code != http.StatusRequestTimeout && structured:
-		w.Outcome, w.Code = Terminal, WriteRejected
-	case !structured:
-		w.Code = WriteResponseNotJSON
-	default:
-		w.Code = WriteUnknown
-	}
-	return w
-}
-
-func sizeMessage(msg string) bool {
-	m := strings.ToLower(msg)
-	return strings.Contains(m, "payload size") || strings.Contains(m, "too large") || strings.Contains(m, "request entity")
-}
-
-func transportCode(err error) string {
-	var nerr net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &nerr) && nerr.Timeout():
-		return WriteTimeout
-	case isJSONDecodeError(err):
-		return WriteResponseNotJSON
-	case isConnectionError(err):
-		return WriteConnectionLost
-	}
-	return WriteUnknown
-}
-
-func isJSONDecodeError(err error) bool {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &se) || errors.As(err, &te)
-}
-
-func isConnectionError(err error) bool {
-	var oe *net.OpError
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.As(err, &oe)
 }

@@ -1,15 +1,10 @@
 package sheetsio
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/cespare/xxhash/v2"
-	"google.golang.org/api/sheets/v4"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -45,70 +40,8 @@ type ReceiptRecord struct {
 	ReceiptID   string
 }
 
-// maxEntriesChars bounds one entries cell; Google's limit is 50,000
-// characters per cell.
-const maxEntriesChars = 40000
-
 // receiptFields is the number of tab-separated fields of an entry line.
 const receiptFields = 6
-
-// receiptLine is the entry line of op (its receipt, once sent).
-func receiptLine(op Op, r *OpResult) string {
-	hash := r.WrittenHash
-	if op.Kind == OpDelete {
-		hash = ""
-	}
-	return strings.Join([]string{op.Receipt.EffectID, op.Kind.String(), op.Tab, r.Binding, hash, op.Receipt.PayloadHash}, "\t")
-}
-
-// receiptMeta is what every receipt row of one dispatch shares.
-type receiptMeta struct {
-	sheetID     int64
-	fence       *Fence
-	now         time.Time
-	beforeWrite func() error // Batch.BeforeWrite
-	check       *blindCheck  // set when the dispatch did not read first
-}
-
-// rows packs entry lines, in order, into receipt rows of at most
-// maxEntriesChars of entries each. Errors: *cell.EncodeError (a fence or
-// time a cell cannot hold).
-func (m receiptMeta) rows(lines []string) ([]*sheets.RowData, error) {
-	var out []*sheets.RowData
-	for len(lines) > 0 {
-		n, size := 0, 0
-		for n < len(lines) && (n == 0 || size+len(lines[n])+1 <= maxEntriesChars) {
-			size += len(lines[n]) + 1
-			n++
-		}
-		rd, err := m.row(lines[:n])
-		if err != nil {
-			return nil, err
-		}
-		out, lines = append(out, rd), lines[n:]
-	}
-	return out, nil
-}
-
-func (m receiptMeta) row(lines []string) (*sheets.RowData, error) {
-	var epoch, token any
-	if m.fence != nil {
-		epoch, token = m.fence.Epoch, m.fence.Token
-	}
-	entries := strings.Join(lines, "\n")
-	id := fmt.Sprintf("rcpt-%016x", xxhash.Sum64String(fmt.Sprint(epoch, "\x00", m.now.UnixNano(), "\x00", entries)))
-	spec := receiptsLayout()
-	enc, err := cell.EncodeRow(spec.Columns, []any{id, epoch, token, m.now, int64(len(lines)), entries, id})
-	if err != nil {
-		return nil, err
-	}
-	return rowData(spec, enc), nil
-}
-
-// validReceipt: a receipt's fields must fit an entry line.
-func validReceipt(r *Receipt) bool {
-	return validAnchor(r.EffectID) && !strings.ContainsAny(r.PayloadHash, "\t\r\n") && len(r.PayloadHash) <= 256
-}
 
 func receiptsSpec(s *layout.Schema) layout.TabSpec {
 	spec, _ := s.Tab(layout.ReceiptsTab)
@@ -121,19 +54,6 @@ var receiptsLayout = sync.OnceValue(func() layout.TabSpec {
 	s, _ := layout.NewSchema()
 	return receiptsSpec(s)
 })
-
-// ReadReceipts returns the receipts of the given effect ids that exist
-// (one enumeration + one batchGet). A missing id is simply absent from the
-// map. Errors: read errors, plus those of ReceiptsFrom. A probe that also
-// needs the target rows should call Snapshot(ctx, w, tab, layout.ReceiptsTab)
-// and ReceiptsFrom instead: the same two requests cover both.
-func (p *Provider) ReadReceipts(ctx context.Context, w *Workbook, effectIDs ...string) (map[string]ReceiptRecord, error) {
-	snaps, err := p.Snapshot(ctx, w, layout.ReceiptsTab)
-	if err != nil {
-		return nil, err
-	}
-	return ReceiptsFrom(snaps[layout.ReceiptsTab], effectIDs...)
-}
 
 // ReceiptsFrom extracts the receipts of effectIDs from a snapshot of the
 // receipts tab. Errors (all joined; the ids concerned are left out of the

@@ -1,13 +1,8 @@
 package sheetsio
 
 import (
-	"context"
-	"slices"
-
 	"golang.org/x/text/unicode/norm"
-	"google.golang.org/api/sheets/v4"
 
-	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -37,9 +32,9 @@ type TabSnapshot struct {
 	Rows    []Row
 	Strays  []layout.Stray
 	anchors anchorIndex
-	// title is the tab's title as this read saw it ("" when unknown): the
-	// dispatch names the rows it writes by it in responseRanges.
-	title string
+	// Title is the tab's title as this read saw it ("" when unknown): a
+	// dispatch names the rows it writes by it.
+	Title string
 	// partial: only the header and the anchor column were read (a
 	// dispatch preflight of appends): Rows is empty, anchors maps to sheet
 	// row numbers, and Find returns rows with Anchor and SheetRow only.
@@ -64,6 +59,10 @@ func (t *TabSnapshot) Find(anchor string) []Row {
 	}
 	return out
 }
+
+// Partial reports whether t is a partial read (FillAnchors): the header
+// and the anchor column only.
+func (t *TabSnapshot) Partial() bool { return t.partial }
 
 // NewTabSnapshot is a full read of tab showing rows, with its anchor
 // index (for decisions over snapshots built outside a read, e.g. tests).
@@ -90,84 +89,10 @@ func (t *TabSnapshot) Shown(anchor string) (first, n int) {
 	return -1, 0
 }
 
-// Snapshot reads the named logical tabs with one tab enumeration and one
-// values.batchGet (two read requests for any number of tabs). Errors are
-// read errors (*Error: CodeReadUnavailable, CodeReadRejected,
-// CodePermissionDenied, CodeSpreadsheetNotFound) or CodeInvalidBatch for a
-// tab name the schema does not declare; per-tab problems are in
-// TabSnapshot.Err.
-func (p *Provider) Snapshot(ctx context.Context, w *Workbook, tabs ...string) (map[string]*TabSnapshot, error) {
-	for _, t := range tabs {
-		if _, ok := w.schema.Tab(t); !ok {
-			return nil, newErr(CodeInvalidBatch, nil, "unknown tab %s", t)
-		}
-	}
-	infos, err := p.enumerate(ctx, w)
-	if err != nil {
-		return nil, err
-	}
-	return p.readTabs(ctx, w, w.resolve(infos), tabs)
-}
-
-// readTabs reads every tab in names that resolved to a sheet with a single
-// values.batchGet; unresolved tabs get CodeTabMissing. Tabs listed in
-// headerOnly are read (and validated) through their header row only.
-func (p *Provider) readTabs(ctx context.Context, w *Workbook, resolved map[string]sheetInfo, names []string, headerOnly ...string) (map[string]*TabSnapshot, error) {
-	out := map[string]*TabSnapshot{}
-	var ranges, order []string
-	for _, n := range names {
-		s, ok := resolved[n]
-		if !ok {
-			out[n] = &TabSnapshot{Tab: n, Err: newErr(CodeTabMissing, nil, "tab %s is not in the spreadsheet", n)}
-			continue
-		}
-		if _, seen := out[n]; !seen {
-			out[n] = &TabSnapshot{Tab: n, SheetID: s.ID, title: s.Title}
-			rng := a1.QuoteSheet(s.Title)
-			if slices.Contains(headerOnly, n) {
-				rng += "!1:1"
-			}
-			ranges, order = append(ranges, rng), append(order, n)
-		}
-	}
-	if len(ranges) == 0 {
-		return out, nil
-	}
-	vrs, err := p.batchGet(ctx, w, ranges)
-	if err != nil {
-		return nil, err
-	}
-	for i, n := range order {
-		spec, _ := w.schema.Tab(n)
-		fillSnapshot(out[n], spec, valuesAt(vrs, i))
-	}
-	return out, nil
-}
-
-func valuesAt(vrs []*sheets.ValueRange, i int) [][]any {
-	if i < len(vrs) && vrs[i] != nil {
-		return vrs[i].Values
-	}
-	return nil
-}
-
-func (p *Provider) batchGet(ctx context.Context, w *Workbook, ranges []string) ([]*sheets.ValueRange, error) {
-	var resp *sheets.BatchGetValuesResponse
-	err := p.read(ctx, "batch_get", func(ctx context.Context) error {
-		var err error
-		resp, err = p.svc.Spreadsheets.Values.BatchGet(w.id).Ranges(ranges...).
-			ValueRenderOption("UNFORMATTED_VALUE").DateTimeRenderOption("SERIAL_NUMBER").
-			MajorDimension("ROWS").Context(ctx).Do()
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp.ValueRanges, nil
-}
-
-// fillSnapshot validates the header (row 1) and indexes the data rows.
-func fillSnapshot(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
+// Fill validates the header (values[0], row 1) against spec and indexes
+// the data rows: a Client builds a full read of a tab with it. A drifted
+// header sets Err (CodeHeaderDrift) and leaves Rows empty.
+func (t *TabSnapshot) Fill(spec layout.TabSpec, values [][]any) {
 	if len(values) == 0 {
 		t.Empty = true
 	}
@@ -175,7 +100,7 @@ func fillSnapshot(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
 	if len(values) > 0 {
 		header = values[0]
 	}
-	rep, err := checkHeader(spec, header)
+	rep, err := CheckHeader(spec, header)
 	if err != nil {
 		t.Err = err
 		return
@@ -190,16 +115,16 @@ func fillSnapshot(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
 	}
 }
 
-// fillDigested fills a tab its RowCheck certified: values holds the
+// FillDigested fills a tab its RowCheck certified: values holds the
 // header row only (already validated by the check's read).
-func fillDigested(t *TabSnapshot, spec layout.TabSpec, values [][]any) {
-	fillSnapshot(t, spec, values[:min(len(values), 1)])
+func (t *TabSnapshot) FillDigested(spec layout.TabSpec, values [][]any) {
+	t.Fill(spec, values[:min(len(values), 1)])
 	t.Digested = true
 }
 
-// checkHeader validates a tab's header row; drift blocks the tab with a
+// CheckHeader validates a tab's header row; drift blocks the tab with a
 // *Error CodeHeaderDrift wrapping the *layout.HeaderError.
-func checkHeader(spec layout.TabSpec, header []any) (layout.HeaderReport, error) {
+func CheckHeader(spec layout.TabSpec, header []any) (layout.HeaderReport, error) {
 	rep, err := layout.ValidateHeader(spec, header)
 	if err != nil {
 		return rep, &Error{Code: CodeHeaderDrift, Msg: "tab " + spec.Name + " blocked", Err: err}
@@ -207,15 +132,16 @@ func checkHeader(spec layout.TabSpec, header []any) (layout.HeaderReport, error)
 	return rep, nil
 }
 
-// fillAnchors validates the header and indexes the anchor column (values
-// of the anchor column from row 2) of a partial read.
-func fillAnchors(t *TabSnapshot, spec layout.TabSpec, header, column [][]any) {
+// FillAnchors validates the header and indexes the anchor column (values
+// of the anchor column from row 2) of a partial read: Rows stays empty and
+// Find returns rows with Anchor and SheetRow only.
+func (t *TabSnapshot) FillAnchors(spec layout.TabSpec, header, column [][]any) {
 	var h []any
 	if len(header) > 0 {
 		h = header[0]
 	}
 	t.Empty = len(header) == 0 && len(column) == 0
-	rep, err := checkHeader(spec, h)
+	rep, err := CheckHeader(spec, h)
 	if err != nil {
 		t.Err = err
 		return

@@ -29,7 +29,7 @@ func viaChannel(ctx context.Context, dir string, op admin.Op, req, resp any) (ha
 // holds the store, the channel is tried once more (that process may have
 // been starting), then the error names the holder.
 func openLocal(ctx context.Context, dir, operation string, op admin.Op, req, resp any) (*hikoutei.Store, bool, error) {
-	s, err := hikoutei.OpenDeclared(dir, hikoutei.Options{Operation: operation, NoAdmin: true})
+	s, err := hikoutei.OpenDeclared(ctx, dir, hikoutei.Options{Operation: operation, NoAdmin: true})
 	if !errors.Is(err, hikoutei.ErrStoreLocked) && !errors.Is(err, hikoutei.ErrLeaseHeld) {
 		return s, false, err
 	}
@@ -42,23 +42,28 @@ func openLocal(ctx context.Context, dir, operation string, op admin.Op, req, res
 
 func newPingCmd() *cobra.Command {
 	var dir string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "ping --dir DIR",
+		Use:   "ping --dir DIR [--json]",
 		Short: "Ask the process holding the store, over its administrative channel, how it is (read-only)",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireDir(dir); err != nil {
+			if err := requireStore(dir); err != nil {
 				return err
 			}
 			var st admin.StatusResponse
 			if err := admin.Call(cmd.Context(), dir, admin.OpStatus, nil, &st); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "pid %d operation %s protocol %d log head %d open conflicts %d\n",
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), st)
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "pid %d operation %s protocol %d log head %d open conflicts %d\n",
 				st.PID, st.Operation, st.Protocol, st.LogHead, st.OpenConflicts)
-			return nil
+			return err
 		},
 	}
 	addDirFlag(cmd, &dir)
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }

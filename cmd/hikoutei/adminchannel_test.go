@@ -20,7 +20,7 @@ import (
 func closedItemStore(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestConflictsAckAndPingReachARunningServeThroughItsSocketThenWorkLocallyOnc
 
 func TestConflictsAckReachesAStoreOpenInProcessWithoutSpreadsheetFlags(t *testing.T) {
 	dir := closedItemStore(t)
-	s, err := hikoutei.Open(dir, hikoutei.Options{Operation: "embed-test"}, hikoutei.Entity[item]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Operation: "embed-test"}, hikoutei.Entity[item]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestConflictsAckReachesAStoreOpenInProcessWithoutSpreadsheetFlags(t *testin
 
 func TestConflictsAckNamesTheHolderOfAStoreThatServesNoChannel(t *testing.T) {
 	dir := closedItemStore(t)
-	s, err := hikoutei.Open(dir, hikoutei.Options{Operation: "old-serve", NoAdmin: true}, hikoutei.Entity[item]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Operation: "old-serve", NoAdmin: true}, hikoutei.Entity[item]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestConflictsAckWorksLocallyBesideAStaleSocketAndTheNextOpenReplacesIt(t *t
 	if code, out := ackMissing(t, dir); code != exitFailure || !strings.Contains(out, "conflict_not_found") {
 		t.Fatalf("ack beside a stale socket: %d %s", code, out)
 	}
-	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
 	if err != nil {
 		t.Fatalf("open beside a stale socket: %v", err)
 	}
@@ -137,7 +137,7 @@ func TestConflictsResolveReachesAnOpenStoreThenWorksLocally(t *testing.T) {
 			t.Fatalf("resolve %v: exit %d, want usage", bad, code)
 		}
 	}
-	s, err := hikoutei.Open(dir, hikoutei.Options{Operation: "embed-test"}, hikoutei.Entity[item]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Operation: "embed-test"}, hikoutei.Entity[item]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}

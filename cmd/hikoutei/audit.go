@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,7 +120,7 @@ nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
 			if asOf != "" {
 				t, err := time.Parse(time.RFC3339Nano, asOf)
 				if err != nil {
-					return usageError{fmt.Errorf("--as-of: %w", err)}
+					return usageError{fmt.Errorf("--as-of %q is not an RFC 3339 time (e.g. 2026-12-01T09:00:00Z)", asOf)}
 				}
 				f.asOf = t
 			}
@@ -144,12 +146,12 @@ nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
 	cmd.Flags().StringVar(&repl.store, "store", "", "replicated store name whose replicated log stream to audit (replicated mode)")
 	cmd.Flags().StringVar(&src.nkey, "nats-nkey", "", "nkey user seed file to authenticate with (e.g. a store's nats-client.nk)")
 	cmd.Flags().StringVar(&src.key, "mirror-key", "", "the store's public mirror key (N…) every record must be signed with")
-	cmd.Flags().StringVar(&f.entity, "entity", "", "only events of this entity type")
+	cmd.Flags().StringVar(&f.entity, "entity", "", "only events of this entity type (one the log declares)")
 	cmd.Flags().StringVar(&f.id, "id", "", "only events of this entity id (with --entity)")
 	cmd.Flags().Uint64Var(&f.from, "from", 0, "first sequence")
 	cmd.Flags().Uint64Var(&f.to, "to", 0, "last sequence")
 	cmd.Flags().StringVar(&asOf, "as-of", "", "only events at or before this RFC 3339 time")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines")
+	addJSONFlag(cmd, &asJSON, shapeLines)
 	return cmd
 }
 
@@ -184,6 +186,9 @@ func auditEvents(dir string, f *auditFilter, fn func(events.Event) error) error 
 		return events.DescribeLocked(dir, err)
 	}
 	defer l.Close()
+	if err := checkEntity(l, f.entity); err != nil {
+		return err
+	}
 	err = l.ReadFrom(max(f.from, 1), func(e events.Event) error {
 		if f.to > 0 && e.Seq > f.to {
 			return errPastRange
@@ -197,6 +202,28 @@ func auditEvents(dir string, f *auditFilter, fn func(events.Event) error) error 
 }
 
 var errPastRange = errors.New("past the requested range")
+
+// checkEntity refuses (exit 2) an --entity the log never declared: a
+// typo would otherwise print nothing and exit 0.
+func checkEntity(l *events.Log, entity string) error {
+	if entity == "" {
+		return nil
+	}
+	names := map[string]bool{}
+	err := l.ReadStream(events.SchemaStream, 1, func(e events.Event) error {
+		if d, ok := e.Payload.(events.SchemaDeclared); ok {
+			for _, s := range d.Entities {
+				names[s.Name] = true
+			}
+		}
+		return nil
+	})
+	if err != nil || names[entity] {
+		return err
+	}
+	known := slices.Sorted(maps.Keys(names))
+	return usageError{fmt.Errorf(`flag "--entity": the log declares no entity %q (it declares: %s)`, entity, strings.Join(known, ", "))}
+}
 
 // failsAfter reports whether err is the failure of a record after seq.
 func failsAfter(err error, seq uint64) bool {

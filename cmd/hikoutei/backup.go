@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +38,7 @@ payload. FILE must not be inside DIR and must not exist unless --force.
 'hikoutei restore --from FILE --to NEWDIR' rebuilds a store from it.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireDir(dir); err != nil {
+			if err := requireStore(dir); err != nil {
 				return err
 			}
 			if out == "" {
@@ -55,7 +54,7 @@ payload. FILE must not be inside DIR and must not exist unless --force.
 	addDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&out, "out", "", "file to write the copy to (outside the store directory; required)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace FILE if it exists")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
@@ -104,7 +103,7 @@ func backupLocal(ctx context.Context, dir, out string, force bool) (hikoutei.Bac
 
 func printBackup(w io.Writer, info hikoutei.BackupInfo, src backupSource, asJSON bool) error {
 	if asJSON {
-		return json.NewEncoder(w).Encode(map[string]any{"file": info.Path, "store_id": info.StoreID, "head": info.Head,
+		return printJSON(w, map[string]any{"file": info.Path, "store_id": info.StoreID, "head": info.Head,
 			"replica_head": info.ReplicaHead, "bytes": info.Bytes, "sha256": info.SHA256, "written_by": string(src)})
 	}
 	_, err := fmt.Fprintf(w, "backup of store %s at head %d written by %s to %s\n%d bytes sha256 %s\n",

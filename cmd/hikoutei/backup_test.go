@@ -23,7 +23,7 @@ import (
 // store (file lock, lease, administrative channel) until the test ends.
 func openItemStore(t *testing.T, n int) *hikoutei.Store {
 	t.Helper()
-	s, err := hikoutei.Open(storeWithItems(t, n), hikoutei.Options{HeartbeatInterval: -1, Operation: "backup-test"}, itemDef)
+	s, err := hikoutei.Open(t.Context(), storeWithItems(t, n), hikoutei.Options{HeartbeatInterval: -1, Operation: "backup-test"}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestBackupOfAClosedStoreIsLocalAndRefusesBadTargets(t *testing.T) {
 // so and names it, instead of copying a file a writer holds.
 func TestBackupOfAStoreHeldWithoutAChannelNamesTheHolder(t *testing.T) {
 	dir := storeWithItems(t, 2)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1, Operation: "no-channel", NoAdmin: true}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, Operation: "no-channel", NoAdmin: true}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}

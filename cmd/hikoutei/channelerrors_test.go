@@ -46,7 +46,7 @@ func TestChannelErrorsMatchTheSameSentinelsAsInProcess(t *testing.T) {
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
 	conflictID, _ := conflictAndQuarantine(t, dir, sheet)
-	s, err := hikoutei.Open(dir, hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1}, hikoutei.Entity[stock]("Stock"))
+	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1}, hikoutei.Entity[stock]("Stock"))
 	if err != nil {
 		t.Fatal(err)
 	}

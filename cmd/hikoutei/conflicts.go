@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"text/tabwriter"
 
@@ -56,7 +56,7 @@ func newConflictsListCmd() *cobra.Command {
 		Short: "List conflicts with the fence `conflicts ack` needs (works while the store runs)",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireDir(dir); err != nil {
+			if err := requireStore(dir); err != nil {
 				return err
 			}
 			rows, err := queryConflicts(dir, state, "")
@@ -67,19 +67,21 @@ func newConflictsListCmd() *cobra.Command {
 		},
 	}
 	addDirFlag(cmd, &dir)
-	cmd.Flags().StringVar(&state, "state", "open", "open, resolved or all")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (includes the cell values)")
+	addEnumFlag(cmd, &state, "state", "open", "conflicts in this state", "open", "resolved", "all")
+	addJSONFlag(cmd, &asJSON, shapeLines)
+	cmd.Flags().Lookup("json").Usage += " (includes the cell values)"
 	return cmd
 }
 
 func newConflictsShowCmd() *cobra.Command {
 	var dir string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "show --dir DIR CONFLICT_ID",
+		Use:   "show --dir DIR CONFLICT_ID [--json]",
 		Short: "Show one conflict in full, including both values and, once resolved, how, by whom and when",
 		Args:  argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireDir(dir); err != nil {
+			if err := requireStore(dir); err != nil {
 				return err
 			}
 			rows, err := queryConflicts(dir, "all", args[0])
@@ -89,17 +91,20 @@ func newConflictsShowCmd() *cobra.Command {
 			if len(rows) == 0 {
 				return fmt.Errorf("%w: %s", hikoutei.ErrConflictNotFound, args[0])
 			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			return enc.Encode(rows[0])
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), rows[0])
+			}
+			return printConflict(cmd.OutOrStdout(), rows[0])
 		},
 	}
 	addDirFlag(cmd, &dir)
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
 func newConflictsAckCmd() *cobra.Command {
 	var dir string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ack --dir DIR CONFLICT_ID CANONICAL_REVISION CANDIDATE_HASH CANDIDATE_EPOCH",
 		Short: "acknowledge_system: keep the system's value (fenced by revision, candidate hash and epoch; works while the store runs)",
@@ -114,23 +119,24 @@ store itself. Either way it uses no network and needs no spreadsheet flags:
 the service dispatches the reconcile.`,
 		Args: argsUsage(cobra.ExactArgs(4)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireDir(dir); err != nil {
+			if err := requireStore(dir); err != nil {
 				return err
 			}
 			ack, err := parseAck(args)
 			if err != nil {
 				return err
 			}
-			return ackConflict(cmd, dir, ack)
+			return ackConflict(cmd, dir, ack, asJSON)
 		},
 	}
 	addDirFlag(cmd, &dir)
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
 func newConflictsResolveCmd() *cobra.Command {
 	var dir, commandID string
-	var useSheet, keepSystem bool
+	var useSheet, keepSystem, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "resolve --dir DIR CONFLICT_ID (--use-sheet | --keep-system) [--command-id ID]",
 		Short: "resolve a conflict as a person decided: use the sheet's value or keep the system's (works while the store runs)",
@@ -146,7 +152,7 @@ to it over its administrative channel (DIR/admin.sock); otherwise it opens the
 store itself. It uses no network.`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireDir(dir); err != nil {
+			if err := requireStore(dir); err != nil {
 				return err
 			}
 			if useSheet == keepSystem {
@@ -156,22 +162,40 @@ store itself. It uses no network.`,
 			if useSheet {
 				req.Resolution = string(hikoutei.UseSheet)
 			}
-			return resolveConflict(cmd, dir, req)
+			return resolveConflict(cmd, dir, req, asJSON)
 		},
 	}
 	addDirFlag(cmd, &dir)
 	cmd.Flags().BoolVar(&useSheet, "use-sheet", false, "use the sheet's value (accept_user)")
 	cmd.Flags().BoolVar(&keepSystem, "keep-system", false, "keep the system's value (acknowledge_system)")
 	cmd.Flags().StringVar(&commandID, "command-id", "", "idempotency key: a retry with the same id returns the first outcome")
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
-func resolveConflict(cmd *cobra.Command, dir string, req admin.ResolveRequest) error {
+func resolveConflict(cmd *cobra.Command, dir string, req admin.ResolveRequest, asJSON bool) error {
 	var res admin.AckResponse
 	err := resolveAnywhere(cmd.Context(), dir, req, &res)
-	if res.Outcome != "" {
-		fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s\n", req.Resolution, req.ConflictID, res.Outcome)
+	return errors.Join(err, printOutcome(cmd.OutOrStdout(), req.ConflictID, req.Resolution, res, asJSON))
+}
+
+// outcomeJSON is what `conflicts ack|resolve --json` print.
+type outcomeJSON struct {
+	ConflictID      string `json:"conflict_id"`
+	Resolution      string `json:"resolution"`
+	Outcome         string `json:"outcome"`
+	ReconcileEffect string `json:"reconcile_effect,omitempty"`
+}
+
+// printOutcome says how a resolution ended (nothing when it did not run).
+func printOutcome(w io.Writer, id, resolution string, res admin.AckResponse, asJSON bool) error {
+	switch {
+	case res.Outcome == "":
+		return nil
+	case asJSON:
+		return printJSON(w, outcomeJSON{ConflictID: id, Resolution: resolution, Outcome: res.Outcome, ReconcileEffect: res.ReconcileEffect})
 	}
+	_, err := fmt.Fprintf(w, "%s %s %s\n", resolution, id, res.Outcome)
 	return err
 }
 
@@ -204,16 +228,13 @@ func parseAck(args []string) (hikoutei.Acknowledge, error) {
 	return hikoutei.Acknowledge{ConflictID: args[0], CanonicalRevision: rev, CandidateHash: args[2], CandidateEpoch: epoch}, nil
 }
 
-func ackConflict(cmd *cobra.Command, dir string, ack hikoutei.Acknowledge) error {
+func ackConflict(cmd *cobra.Command, dir string, ack hikoutei.Acknowledge, asJSON bool) error {
 	ack.Actor = hikoutei.ActorCLI
 	req := admin.AckRequest{ConflictID: ack.ConflictID, CanonicalRevision: ack.CanonicalRevision, CandidateHash: ack.CandidateHash,
 		CandidateEpoch: ack.CandidateEpoch}
 	var res admin.AckResponse
 	err := ackAnywhere(cmd.Context(), dir, ack, req, &res)
-	if res.Outcome != "" {
-		fmt.Fprintf(cmd.OutOrStdout(), "acknowledge_system %s %s\n", ack.ConflictID, res.Outcome)
-	}
-	return err
+	return errors.Join(err, printOutcome(cmd.OutOrStdout(), ack.ConflictID, "acknowledge_system", res, asJSON))
 }
 
 // ackAnywhere runs acknowledge_system in the process holding the store
@@ -253,7 +274,7 @@ func queryConflicts(dir, state, id string) ([]conflictRow, error) {
 
 func printConflicts(cmd *cobra.Command, rows []conflictRow, asJSON bool) error {
 	if asJSON {
-		return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
+		return printJSONLines(cmd.OutOrStdout(), rows)
 	}
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONFLICT\tENTITY\tID\tFIELD\tSTATE\tOPENED\tACK FENCE (revision hash epoch)")
@@ -263,6 +284,23 @@ func printConflicts(cmd *cobra.Command, rows []conflictRow, asJSON bool) error {
 			fence = "legacy: no visible evidence, cannot be acknowledged"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Entity, r.EntityID, r.Field, r.State, r.OpenedAt, fence)
+	}
+	return tw.Flush()
+}
+
+// printConflict prints one conflict as "key value" lines: what conflicts,
+// both values, the fence `ack` needs and, once resolved, how, by whom and
+// when.
+func printConflict(w io.Writer, r conflictRow) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "conflict\t%s\nentity\t%s %s\nfield\t%s\nstate\t%s\nopened at\t%s\n", r.ID, r.Entity, r.EntityID, r.Field, r.State, r.OpenedAt)
+	fmt.Fprintf(tw, "system value\t%s\nsheet value\t%s\n", r.SystemValue, r.SheetValue)
+	fmt.Fprintf(tw, "ack fence\t%d %s %d\nvisible hash\t%s\n", r.CanonicalRevision, dash(r.CandidateHash), r.CandidateEpoch, dash(r.VisibleHash))
+	if r.Resolution != "" {
+		fmt.Fprintf(tw, "resolution\t%s\nresolved by\t%s\nresolved at\t%s\n", r.Resolution, dash(r.ResolvedBy), dash(r.ResolvedAt))
+	}
+	if r.ReconcileState != "" {
+		fmt.Fprintf(tw, "row reconcile\t%s\n", r.ReconcileState)
 	}
 	return tw.Flush()
 }

@@ -18,7 +18,7 @@ func TestConflictsShowSaysHowByWhomAndWhenAConflictWasResolved(t *testing.T) {
 	conflictID, _ := conflictAndQuarantine(t, dir, hikouteitest.NewSheet(t))
 	show := func() conflictRow {
 		t.Helper()
-		code, out := runCLI(t, "conflicts", "show", "--dir", dir, conflictID)
+		code, out := runCLI(t, "conflicts", "show", "--json", "--dir", dir, conflictID)
 		var row conflictRow
 		if err := json.Unmarshal([]byte(out), &row); code != exitOK || err != nil {
 			t.Fatalf("conflicts show: exit %d %v\n%s", code, err, out)

@@ -15,7 +15,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
-// newCrashCmd is the hidden crash campaign (issue 10; `make crash`):
+// newCrashCmd is the hidden crash campaign (`make crash`; README "Two commands"):
 // `hikoutei crash` supervises, `hikoutei crash worker` is the child it
 // re-executes and kills.
 func newCrashCmd() *cobra.Command {
@@ -31,11 +31,6 @@ func newCrashCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !failpoint.Compiled {
 				return errors.New("crash: this binary has no failpoints: build it with -tags failpoints (make crash does)")
-			}
-			switch crash.Faults(faults) {
-			case crash.FaultsOff, crash.FaultsOn, crash.FaultsMixed:
-			default:
-				return usageError{fmt.Errorf(`flag "--faults" must be off, on or mixed`)}
 			}
 			if kills < 1 {
 				return usageError{fmt.Errorf(`flag "--kills" must be positive`)}
@@ -69,7 +64,8 @@ func newCrashCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&kills, "kills", 200, "runs, each ending in a SIGKILL")
 	f.Uint64Var(&seed, "seed", 1, "seed of the kill instants, failpoints, workload and fault mix")
-	f.StringVar(&faults, "faults", string(crash.FaultsMixed), "emulator fault mix during the runs: off, on, or mixed (every other run)")
+	addEnumFlag(cmd, &faults, "faults", string(crash.FaultsMixed), "emulator fault mix during the runs (mixed: every other run)",
+		string(crash.FaultsOff), string(crash.FaultsOn), string(crash.FaultsMixed))
 	f.StringVar(&dir, "dir", "", "store directory (default: a temporary one, removed unless --keep)")
 	f.BoolVar(&keep, "keep", false, "keep the temporary store directory")
 	cmd.AddCommand(newStorageCampaignCmd(), newStorageRunCmd(), newConvergeCampaignCmd(), &cobra.Command{

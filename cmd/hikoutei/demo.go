@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -9,10 +11,10 @@ import (
 )
 
 func newDemoCmd() *cobra.Command {
-	cfg := demo.Config{Data: "testdata/data/airports.json", Google: true}
+	cfg := demo.Config{Google: true}
 	var noLatency bool
 	cmd := &cobra.Command{
-		Use:   "demo [--dir DIR] [--rows N] [--keep-open] [--stall D]",
+		Use:   "demo [--dir DIR] [--data FILE] [--rows N] [--keep-open] [--no-latency] [--stall D]",
 		Short: "Run the whole product on the OpenFlights airports: commit, sync, human edits, polling, verification",
 		Long: `demo opens a fresh store with embedded NATS, serves the Sheets emulator with
 Google's latency and quota model, commits the 7,184 OpenFlights airports as a
@@ -26,9 +28,15 @@ observed no progress (read-model checkpoint, outbox counts, outcomes) for
 --stall. It ends with one line
 "summary: rows=… sheet_rows=… mismatches=… conflicts=… resolved=… resolved_in_sheet=… quarantined=… requests=…"
 and exits 1 when mismatches > 0. On any failure it prints where the store is
-kept and the commands to inspect it.`,
+kept and the commands to inspect it. The airports are built into the binary
+(--data reads another copy), so it runs from any directory. Progress goes to
+stderr: bars with elapsed time and the time left on a terminal, a line per
+tenth elsewhere.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkDemoFlags(cfg); err != nil {
+				return err
+			}
 			cfg.Out, cfg.Progress, cfg.Google = cmd.OutOrStdout(), cmd.ErrOrStderr(), !noLatency
 			ctx, stop := interruptible(context.Background())
 			defer stop()
@@ -43,10 +51,22 @@ kept and the commands to inspect it.`,
 		},
 	}
 	cmd.Flags().StringVar(&cfg.Dir, "dir", "", "store directory (default: a fresh temporary directory)")
-	cmd.Flags().StringVar(&cfg.Data, "data", cfg.Data, "OpenFlights airports JSON")
-	cmd.Flags().IntVar(&cfg.Rows, "rows", 0, "load only the first N airports (default all)")
+	cmd.Flags().StringVar(&cfg.Data, "data", "", "OpenFlights airports JSON file (default: the copy built into the binary)")
+	cmd.Flags().IntVar(&cfg.Rows, "rows", 0, "load only the first N airports (at least 11; default all)")
 	cmd.Flags().BoolVar(&cfg.KeepOpen, "keep-open", false, "keep the emulator and its web view running until Ctrl-C")
 	cmd.Flags().BoolVar(&noLatency, "no-latency", false, "skip Google's latency and quota model (faster)")
 	cmd.Flags().DurationVar(&cfg.Stall, "stall", demo.DefaultStall, "fail a wait only after it observed no progress for this long")
 	return cmd
+}
+
+// checkDemoFlags refuses a negative --stall, and a --rows that is
+// negative or too few for the person acts (exit 2).
+func checkDemoFlags(cfg demo.Config) error {
+	switch {
+	case cfg.Rows < 0 || (cfg.Rows > 0 && cfg.Rows < demo.MinRows):
+		return usageError{fmt.Errorf("--rows is 0 (all airports) or at least %d", demo.MinRows)}
+	case cfg.Stall < 0:
+		return usageError{errors.New("--stall is a positive duration")}
+	}
+	return nil
 }

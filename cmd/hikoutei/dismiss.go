@@ -12,8 +12,9 @@ import (
 
 func newQuarantineDismissCmd() *cobra.Command {
 	var dir string
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "dismiss --dir DIR QUARANTINE_ID",
+		Use:   "dismiss --dir DIR QUARANTINE_ID [--json]",
 		Short: "drop a person's quarantined edit: the row is rewritten to canonical state (works while the store runs)",
 		Long: `dismiss drops the edit a quarantine record holds (text in a number column, a
 formula, ...): the Input row is rewritten to the system's values, guarded by
@@ -24,7 +25,7 @@ to it over its administrative channel (DIR/admin.sock); otherwise it opens the
 store itself. It uses no network.`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := requireDir(dir); err != nil {
+			if err := requireStore(dir); err != nil {
 				return err
 			}
 			req := admin.DismissRequest{QuarantineID: args[0]}
@@ -32,12 +33,22 @@ store itself. It uses no network.`,
 			if err := dismissAnywhere(cmd.Context(), dir, req, &res); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "dismissed %s: the row's rewrite is queued\n", req.QuarantineID)
-			return nil
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), dismissJSON{QuarantineID: req.QuarantineID, Queued: res.Queued})
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "dismissed %s: the row's rewrite is queued\n", req.QuarantineID)
+			return err
 		},
 	}
 	addDirFlag(cmd, &dir)
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
+}
+
+// dismissJSON is what `quarantine dismiss --json` prints.
+type dismissJSON struct {
+	QuarantineID string `json:"quarantine_id"`
+	Queued       bool   `json:"queued"`
 }
 
 // dismissAnywhere runs the dismissal in the process holding the store

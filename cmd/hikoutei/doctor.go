@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -15,7 +13,7 @@ func newDoctorCmd() *cobra.Command {
 	var dir string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "doctor --dir DIR",
+		Use:   "doctor --dir DIR [--json]",
 		Short: "Check a store without changing it: lease.toml shape, log pages and checksums, writer lease",
 		Long: `doctor inspects a store directory read-only and prints one line per finding.
 It validates lease.toml's closed four-key shape (schema, holder, operation,
@@ -27,8 +25,8 @@ a check failed, 2 on a usage error, 3 when the log is damaged (log_corrupt,
 log_record_corrupt: run hikoutei salvage).`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" {
-				return usageError{errors.New(`required flag "--dir" not set`)}
+			if err := requireStoreDir(dir); err != nil {
+				return err
 			}
 			rep := doctor.Check(dir)
 			if err := printReport(cmd, rep, asJSON); err != nil {
@@ -43,17 +41,15 @@ log_record_corrupt: run hikoutei salvage).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "store directory (required)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	addDirFlag(cmd, &dir)
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
 func printReport(cmd *cobra.Command, rep doctor.Report, asJSON bool) error {
 	out := cmd.OutOrStdout()
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return printJSON(out, struct {
 			doctor.Report
 			Healthy bool `json:"healthy"`
 			Damaged bool `json:"damaged"`

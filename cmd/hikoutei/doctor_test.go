@@ -55,7 +55,7 @@ func TestDoctorHealthyStoreExitsZero(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	code, out = runCLI(t, "doctor", "--dir", dir, "--json")
-	if code != exitOK || !strings.Contains(out, `"healthy": true`) {
+	if code != exitOK || !strings.Contains(out, `"healthy":true`) {
 		t.Fatalf("json exit %d:\n%s", code, out)
 	}
 }

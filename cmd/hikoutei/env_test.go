@@ -17,7 +17,7 @@ import (
 func closedStore(t *testing.T) (string, uint64) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := hikoutei.Open(dir, hikoutei.Options{Operation: "test"})
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Operation: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestRepro12_OpenRefusesAMalformedEnvironmentBeforeTheLease(t *testing.T) {
 	} {
 		t.Setenv(c.env, c.val)
 		for _, opts := range []hikoutei.Options{{}, {NATS: &hikoutei.NATSOptions{}}} {
-			s, err := hikoutei.Open(dir, opts)
+			s, err := hikoutei.Open(t.Context(), dir, opts)
 			var ee *hikoutei.EnvError
 			if !errors.Is(err, c.want) || !errors.As(err, &ee) || ee.Var != c.env {
 				if s != nil {
@@ -136,7 +136,7 @@ func TestRepro6_ServeWithAMalformedEndpointStopsBeforeTheLease(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	untouchedStore(t, dir, head)
-	s, err := hikoutei.Open(dir, hikoutei.Options{AcquireWait: -1})
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{AcquireWait: -1})
 	if err != nil {
 		t.Fatalf("the store is not free after the refused serve: %v", err)
 	}

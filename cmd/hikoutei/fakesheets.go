@@ -52,7 +52,7 @@ over HTTP until SIGINT or SIGTERM, then shuts down gracefully.
 
 On start it prints one line with the base URL to hand to the real client
 (google.golang.org/api/sheets/v4 with option.WithEndpoint(URL) and
-option.WithoutAuthentication(), or sheetsio.Config{Endpoint: URL}) and the URL
+option.WithoutAuthentication(), or gsheets.Config{Endpoint: URL}) and the URL
 of the read-only web view. GET / lists every spreadsheet; /view/{id} lists its
 tabs; /view/{id}/{sheetId} shows a tab's cells as the UI displays them.
 

@@ -21,6 +21,7 @@ import (
 	sheets "google.golang.org/api/sheets/v4"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // fakeSheets is one in-process run of `hikoutei fake-sheets`.
@@ -222,8 +223,8 @@ func TestFakeSheetsDenyAnswers403(t *testing.T) {
 	if _, err := svc.Spreadsheets.Get("shared").Do(); err != nil {
 		t.Fatalf("other id: %v", err)
 	}
-	// The printed URL is also what sheetsio.Config.Endpoint takes.
-	p, err := sheetsio.New(context.Background(), sheetsio.Config{Endpoint: fs.base})
+	// The printed URL is also what gsheets.Config.Endpoint takes.
+	p, err := gsheets.New(context.Background(), gsheets.Config{Endpoint: fs.base})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func openDamaged(t *testing.T) *damaged {
 	ctx := context.Background()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions(),
+	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, hikoutei.Entity[ticket]("Ticket"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,22 +112,50 @@ func (d *damaged) run(t *testing.T, want int, args ...string) string {
 	return out
 }
 
-func (d *damaged) outboxJSON(t *testing.T, args ...string) listJSON[outboxEntryJSON] {
+// listJSON is a list command's --json output: the entries (one JSON
+// line each) and how many matched in all (the "N of M shown" note on
+// stderr when --limit cut the list, else the entries printed).
+type listJSON[T any] struct {
+	Total   int64
+	Entries []T
+}
+
+// parseListJSON reads the JSON lines of a list command's combined output.
+func parseListJSON[T any](t *testing.T, out string) listJSON[T] {
 	t.Helper()
-	var l listJSON[outboxEntryJSON]
-	if err := json.Unmarshal([]byte(d.run(t, exitOK, append([]string{"outbox", "list", "--json"}, args...)...)), &l); err != nil {
-		t.Fatal(err)
+	l := listJSON[T]{Entries: []T{}}
+	cut := false
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var shown int
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "{"):
+			var e T
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("%v in %q", err, line)
+			}
+			l.Entries = append(l.Entries, e)
+		default:
+			if _, err := fmt.Sscanf(line, "%d of %d shown", &shown, &l.Total); err != nil {
+				t.Fatalf("not a JSON line nor a count: %q", line)
+			}
+			cut = true
+		}
+	}
+	if !cut {
+		l.Total = int64(len(l.Entries))
 	}
 	return l
 }
 
+func (d *damaged) outboxJSON(t *testing.T, args ...string) listJSON[outboxEntryJSON] {
+	t.Helper()
+	return parseListJSON[outboxEntryJSON](t, d.run(t, exitOK, append([]string{"outbox", "list", "--json"}, args...)...))
+}
+
 func (d *damaged) quarantineJSON(t *testing.T, args ...string) listJSON[quarantineEntryJSON] {
 	t.Helper()
-	var l listJSON[quarantineEntryJSON]
-	if err := json.Unmarshal([]byte(d.run(t, exitOK, append([]string{"quarantine", "list", "--json"}, args...)...)), &l); err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return parseListJSON[quarantineEntryJSON](t, d.run(t, exitOK, append([]string{"quarantine", "list", "--json"}, args...)...))
 }
 
 // reasons lists "state:reason" (outbox) of each entry, in order.

@@ -48,7 +48,7 @@ func TestRepro7_StatusAndDoctorNeverReadAFIFOOrALinkedDevice(t *testing.T) {
 	}
 	for kind, mk := range plant {
 		dir := t.TempDir()
-		s, err := hikoutei.Open(dir, hikoutei.Options{Operation: "test"})
+		s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Operation: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,6 +20,9 @@ func checkAuditSources(dir string, mirror mirrorSource, repl *replicatedSource) 
 		if dir == "" && (mirror.url == "" || mirror.stream == "") {
 			return usageError{errors.New("give --dir, --nats and --stream, or --nats and --store")}
 		}
+		if dir != "" {
+			return requireStore(dir)
+		}
 		return nil
 	}
 	if dir != "" || mirror.stream != "" || mirror.key != "" {

@@ -52,7 +52,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
+	return exitCode(cmd, err, stderr)
+}
+
+// exitCode maps err to the exit code and says what failed on stderr; a
+// usage error also prints the usage of the command that failed.
+func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return exitOK
@@ -64,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hikoutei: %v\n", err)
 		return exitFenced
 	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "hikoutei: %v\nRun 'hikoutei --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "hikoutei: %v\n\n%s", err, cmd.UsageString())
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "hikoutei: %v\n", err)
@@ -75,6 +81,7 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "hikoutei",
 		Short:         "Operate a Hikoutei store: an event-sourced log projected to SQLite and Google Sheets",
+		Version:       buildVersion().Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          argsUsage(cobra.NoArgs),
@@ -82,6 +89,7 @@ func newRootCmd() *cobra.Command {
 		// Every command parses the environment before it does anything.
 		PersistentPreRunE: func(*cobra.Command, []string) error { return checkEnv() },
 	}
+	root.SetVersionTemplate("hikoutei {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd(), newSalvageCmd(),
 		newOutboxCmd(), newQuarantineCmd(), newPingCmd(), newBackupCmd(), newRestoreCmd())

@@ -16,7 +16,7 @@ import (
 // misdirected write and the cell it overwrote, in text and JSON.
 func TestStatusCountsMisdirectedWritesAndTheirCells(t *testing.T) {
 	dir, sheet := t.TempDir(), hikouteitest.NewSheet(t)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions()}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions()}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}

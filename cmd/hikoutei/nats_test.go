@@ -27,7 +27,7 @@ import (
 func itemStore(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "shop")
-	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,15 @@ func (l *stateList) String() string {
 
 func (l *stateList) Type() string { return "state" }
 
+// Allowed lists the accepted states (see enumFlag).
+func (*stateList) Allowed() []string {
+	names := make([]string, len(aggregates.EffectStates))
+	for i, s := range aggregates.EffectStates {
+		names[i] = string(s)
+	}
+	return names
+}
+
 func (l *stateList) Set(v string) error {
 	for _, part := range strings.Split(v, ",") {
 		s, err := parseEffectState(strings.TrimSpace(part))
@@ -125,7 +134,7 @@ func newOutboxListCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("read the outbox: %w", err)
 			}
-			return printOutboxList(cmd.OutOrStdout(), rows, total, asJSON)
+			return printOutboxList(cmd, rows, total, asJSON)
 		},
 	}
 	addDirFlag(cmd, &dir)
@@ -133,7 +142,7 @@ func newOutboxListCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.Reason, "reason", "", "only entries whose last code is CODE (e.g. sheet_header_drift)")
 	cmd.Flags().StringVar(&f.Tab, "tab", "", "only entries writing to TAB (e.g. Airport_System)")
 	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most N entries (0: all)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, shapeLines)
 	return cmd
 }
 
@@ -172,30 +181,21 @@ only with --values.`,
 	}
 	addDirFlag(cmd, &dir)
 	cmd.Flags().BoolVar(&values, "values", false, "also print the cell values (user data)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
-// listJSON is what the list commands print with --json: how many entries
-// match in all and the ones printed (fewer when --limit cut the list).
-type listJSON[T any] struct {
-	Total   int64 `json:"total"`
-	Entries []T   `json:"entries"`
-}
-
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func printOutboxList(w io.Writer, rows []projector.OutboxEntry, total int64, asJSON bool) error {
+func printOutboxList(cmd *cobra.Command, rows []projector.OutboxEntry, total int64, asJSON bool) error {
+	w := cmd.OutOrStdout()
 	if asJSON {
-		out := listJSON[outboxEntryJSON]{Total: total, Entries: make([]outboxEntryJSON, 0, len(rows))}
+		out := make([]outboxEntryJSON, 0, len(rows))
 		for _, r := range rows {
-			out.Entries = append(out.Entries, outboxJSON(r))
+			out = append(out, outboxJSON(r))
 		}
-		return printJSON(w, out)
+		if err := printJSONLines(w, out); err != nil {
+			return err
+		}
+		return printCut(cmd.ErrOrStderr(), len(rows), total)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "EFFECT\tSTATE\tREASON\tTAB\tANCHOR\tENTITY\tOP\tATTEMPTS\tQUEUED SEQ\tDUE")
@@ -222,6 +222,15 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printCut says on stderr, with --json, that --limit cut a list.
+func printCut(w io.Writer, shown int, total int64) error {
+	if int64(shown) >= total {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "%d of %d shown (--limit N, or 0 for all)\n", shown, total)
+	return err
 }
 
 func printTotal(w io.Writer, shown int, total int64) error {

@@ -70,7 +70,7 @@ func newQuarantineListCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("read the quarantine: %w", err)
 			}
-			return printQuarantineList(cmd.OutOrStdout(), rows, total, asJSON)
+			return printQuarantineList(cmd, rows, total, asJSON)
 		},
 	}
 	addDirFlag(cmd, &dir)
@@ -79,7 +79,7 @@ func newQuarantineListCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.Reason, "reason", "", "only records with reason CODE (e.g. row_deleted)")
 	cmd.Flags().StringVar(&f.Tab, "tab", "", "only records of TAB (e.g. Airport_Input)")
 	cmd.Flags().IntVar(&f.Limit, "limit", 50, "at most N records (0: all)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, shapeLines)
 	return cmd
 }
 
@@ -104,17 +104,21 @@ func newQuarantineShowCmd() *cobra.Command {
 		},
 	}
 	addDirFlag(cmd, &dir)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
-func printQuarantineList(w io.Writer, rows []projector.QuarantineEntry, total int64, asJSON bool) error {
+func printQuarantineList(cmd *cobra.Command, rows []projector.QuarantineEntry, total int64, asJSON bool) error {
+	w := cmd.OutOrStdout()
 	if asJSON {
-		out := listJSON[quarantineEntryJSON]{Total: total, Entries: make([]quarantineEntryJSON, 0, len(rows))}
+		out := make([]quarantineEntryJSON, 0, len(rows))
 		for _, r := range rows {
-			out.Entries = append(out.Entries, quarantineJSON(r))
+			out = append(out, quarantineJSON(r))
 		}
-		return printJSON(w, out)
+		if err := printJSONLines(w, out); err != nil {
+			return err
+		}
+		return printCut(cmd.ErrOrStderr(), len(rows), total)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUARANTINE\tREASON\tTAB\tANCHOR\tCOLUMN\tSHEET ROW\tACTIVE\tSEQ")

@@ -9,7 +9,6 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
-	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
 // readModel opens a store's read.sqlite read-only (works while the store
@@ -27,10 +26,7 @@ func readModel(dir string) (*sqlite.Conn, error) {
 // directory that is not a store or lost its log; it takes no lease and
 // does not open log.db, so a running writer never blocks it.
 func inspectReadModel(dir string) (*sqlite.Conn, error) {
-	if err := requireDir(dir); err != nil {
-		return nil, err
-	}
-	if err := engine.IsStore(dir); err != nil {
+	if err := requireStore(dir); err != nil {
 		return nil, err
 	}
 	return readModel(dir)

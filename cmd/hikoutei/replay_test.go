@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -20,7 +21,7 @@ var itemDef = hikoutei.Entity[item]("Item")
 func storeWithItems(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func fileHash(t *testing.T, path string) [32]byte {
 // countItems opens the store and counts the items it reads.
 func countItems(t *testing.T, dir string) int {
 	t.Helper()
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestRepro2_ReplayOutRefusesExistingFileUnlessForced(t *testing.T) {
 
 func TestRepro2_ReplayRefusedWhileTheStoreIsOpen(t *testing.T) {
 	dir := storeWithItems(t, 10)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestReplayInPlaceKeepsThePreviousReadModel(t *testing.T) {
 
 func TestReplayTargetErrorsAreTyped(t *testing.T) {
 	dir := storeWithItems(t, 1)
-	_, err := hikoutei.Replay(dir, filepath.Join(dir, "x.sqlite"), hikoutei.ReplayOptions{Force: true})
+	_, err := hikoutei.Replay(t.Context(), dir, filepath.Join(dir, "x.sqlite"), hikoutei.ReplayOptions{Force: true})
 	if !errors.Is(err, hikoutei.ErrReplayTargetInStore) {
 		t.Fatalf("inside the store: %v", err)
 	}
@@ -154,7 +155,31 @@ func TestReplayTargetErrorsAreTyped(t *testing.T) {
 	if err := os.WriteFile(out+"-wal", []byte("stale"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hikoutei.Replay(dir, out, hikoutei.ReplayOptions{}); !errors.Is(err, hikoutei.ErrReplayTarget) {
+	if _, err := hikoutei.Replay(t.Context(), dir, out, hikoutei.ReplayOptions{}); !errors.Is(err, hikoutei.ErrReplayTarget) {
 		t.Fatalf("stale -wal beside the target: %v", err)
+	}
+}
+
+// replay's progress off a terminal (stderr is a file here) is plain
+// lines, never a carriage return, and ends with the whole log replayed.
+func TestReplayProgressOffATerminalIsPlainLinesThatReachTheEnd(t *testing.T) {
+	dir := storeWithItems(t, 40)
+	stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	var stdout bytes.Buffer
+	out := filepath.Join(t.TempDir(), "replayed.sqlite")
+	if code := run([]string{"replay", "--dir", dir, "--out", out}, &stdout, stderr); code != exitOK {
+		t.Fatalf("replay: exit %d\n%s", code, stdout.String())
+	}
+	progress, err := os.ReadFile(stderr.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := logHead(t, dir)
+	if strings.Contains(string(progress), "\r") || !strings.Contains(string(progress), fmt.Sprintf("replaying: done (%d)", head)) {
+		t.Fatalf("progress %q, want plain lines ending at the head %d", progress, head)
 	}
 }

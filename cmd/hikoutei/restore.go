@@ -17,8 +17,9 @@ import (
 func newRestoreCmd() *cobra.Command {
 	var from, to string
 	var src replicatedSource
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "restore (--from FILE | --nats URL --store NAME [--nats-nkey FILE]) --to NEWDIR",
+		Use:   "restore (--from FILE | --nats URL --store NAME [--nats-nkey FILE]) --to NEWDIR [--json]",
 		Short: "Build a new store directory from a backup or from the replicated stream, verifying every record",
 		Long: `restore builds a new store directory NEWDIR (missing or empty) from a backup
 written by 'hikoutei backup' (--from FILE), or from a store's replicated log
@@ -46,7 +47,7 @@ that holder's last heartbeat).`,
 					return err
 				}
 			}
-			return runRestore(cmd, from, src, to)
+			return runRestore(cmd, from, src, to, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "backup file written by 'hikoutei backup'")
@@ -54,10 +55,11 @@ that holder's last heartbeat).`,
 	cmd.Flags().StringVar(&src.url, "nats", "", "NATS URL(s) of the replication cluster (default HIKOUTEI_NATS_URL)")
 	cmd.Flags().StringVar(&src.store, "store", "", "replicated store name whose stream to restore from")
 	cmd.Flags().StringVar(&src.nkey, "nats-nkey", "", "nkey user seed file to authenticate with")
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
-func runRestore(cmd *cobra.Command, from string, src replicatedSource, to string) error {
+func runRestore(cmd *cobra.Command, from string, src replicatedSource, to string, asJSON bool) error {
 	var info hikoutei.BackupInfo
 	var err error
 	if from != "" {
@@ -72,7 +74,39 @@ func runRestore(cmd *cobra.Command, from string, src replicatedSource, to string
 	if err != nil {
 		return err
 	}
-	return rebuildRestored(cmd.OutOrStdout(), info, to)
+	rep, err := rebuildRestored(cmd.Context(), info, to)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(cmd.OutOrStdout(), rep)
+	}
+	return rep.print(cmd.OutOrStdout())
+}
+
+// restoreJSON is what restore reports (`restore --json` prints it).
+type restoreJSON struct {
+	Dir     string `json:"dir"`
+	StoreID string `json:"store_id"`
+	Head    uint64 `json:"head"`
+	Bytes   int64  `json:"bytes"`
+	SHA256  string `json:"sha256"`
+	// ReadModel is false when the log declares no entity yet: the read
+	// model is built when the store is first opened.
+	ReadModel  bool   `json:"read_model_built"`
+	Checkpoint uint64 `json:"checkpoint"`
+}
+
+func (r restoreJSON) print(w io.Writer) error {
+	var err error
+	if !r.ReadModel {
+		_, err = fmt.Fprintf(w, "restored store %s at head %d into %s (log %d bytes sha256 %s); the log declares no entities: the read model is built when the store is first opened\n",
+			r.StoreID, r.Head, r.Dir, r.Bytes, r.SHA256)
+		return err
+	}
+	_, err = fmt.Fprintf(w, "restored store %s at head %d into %s (log %d bytes sha256 %s); read model at checkpoint %d\n",
+		r.StoreID, r.Head, r.Dir, r.Bytes, r.SHA256, r.Checkpoint)
+	return err
 }
 
 // restoreFromStream catches the stream up into a scratch log beside to,
@@ -96,23 +130,18 @@ func restoreFromStream(ctx context.Context, src replicatedSource, to string) (hi
 // rebuildRestored builds the restored store's read model and reports. A
 // log that declares no entity yet (a store never opened with entities)
 // gets its read model when the store is first opened.
-func rebuildRestored(w io.Writer, info hikoutei.BackupInfo, dir string) error {
+func rebuildRestored(ctx context.Context, info hikoutei.BackupInfo, dir string) (restoreJSON, error) {
+	rep := restoreJSON{Dir: dir, StoreID: info.StoreID, Head: info.Head, Bytes: info.Bytes, SHA256: info.SHA256}
 	declared, err := declaresEntities(dir)
+	if err != nil || !declared {
+		return rep, err
+	}
+	cp, _, err := hikoutei.RebuildReadModel(ctx, dir, hikoutei.ReplayOptions{})
 	if err != nil {
-		return err
+		return rep, fmt.Errorf("the log was restored into %s but its read model was not built (run 'hikoutei replay --dir %s'): %w", dir, dir, err)
 	}
-	if !declared {
-		_, err = fmt.Fprintf(w, "restored store %s at head %d into %s (log %d bytes sha256 %s); the log declares no entities: the read model is built when the store is first opened\n",
-			info.StoreID, info.Head, dir, info.Bytes, info.SHA256)
-		return err
-	}
-	cp, _, err := hikoutei.RebuildReadModel(dir, hikoutei.ReplayOptions{})
-	if err != nil {
-		return fmt.Errorf("the log was restored into %s but its read model was not built (run 'hikoutei replay --dir %s'): %w", dir, dir, err)
-	}
-	_, err = fmt.Fprintf(w, "restored store %s at head %d into %s (log %d bytes sha256 %s); read model at checkpoint %d\n",
-		info.StoreID, info.Head, dir, info.Bytes, info.SHA256, cp)
-	return err
+	rep.ReadModel, rep.Checkpoint = true, cp
+	return rep, nil
 }
 
 // declaresEntities reports whether the log in dir records entity shapes.

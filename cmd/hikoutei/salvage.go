@@ -11,13 +11,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
 func newSalvageCmd() *cobra.Command {
 	var from, to string
 	var opts events.SalvageOptions
+	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "salvage --from DIR --to NEW_DIR",
+		Use:   "salvage --from DIR --to NEW_DIR [--head N] [--store-id ID] [--json]",
 		Short: "Copy every readable record of a damaged log into a new store, naming the lost sequences",
 		Long: `salvage reads the log of the store in --from (read-only: nothing in --from is
 written) and copies every record it can still read into a new store in --to,
@@ -43,20 +45,21 @@ Exit 0 when nothing was lost, 3 when sequences were lost, 1 on failure,
 			if from == "" || to == "" {
 				return usageError{errors.New(`required flags "--from" and "--to"`)}
 			}
-			return runSalvage(cmd.OutOrStdout(), from, to, opts)
+			return runSalvage(cmd.OutOrStdout(), from, to, opts, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "damaged store directory (read only)")
 	cmd.Flags().StringVar(&to, "to", "", "new store directory: absent or empty, outside --from")
 	cmd.Flags().Uint64Var(&opts.Head, "head", 0, "a committed sequence to salvage up to, used only when the log's head is unreadable")
 	cmd.Flags().StringVar(&opts.StoreID, "store-id", "", "the store id, used only when the log's is unreadable")
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
-func runSalvage(out io.Writer, from, to string, opts events.SalvageOptions) error {
+func runSalvage(out io.Writer, from, to string, opts events.SalvageOptions, asJSON bool) error {
 	src := filepath.Join(from, events.LogFileName)
 	if _, err := os.Stat(src); err != nil {
-		return fmt.Errorf("%s: no %s to salvage: %w", from, events.LogFileName, err)
+		return fmt.Errorf("%w: %s: no %s to salvage: %w", engine.ErrNotAStore, from, events.LogFileName, err)
 	}
 	created, err := salvageTarget(from, to)
 	if err != nil {
@@ -69,7 +72,14 @@ func runSalvage(out io.Writer, from, to string, opts events.SalvageOptions) erro
 		}
 		return err
 	}
-	printSalvage(out, rep, to)
+	if asJSON {
+		err = printJSON(out, salvageJSONOf(rep, to))
+	} else {
+		printSalvage(out, rep, to)
+	}
+	if err != nil {
+		return err
+	}
 	if len(rep.Lost) > 0 {
 		return errDamageFound
 	}
@@ -98,6 +108,37 @@ func salvageTarget(from, to string) (created bool, err error) {
 		return false, fmt.Errorf("%w: --to %s exists and is not empty", events.ErrSalvageTarget, to)
 	}
 	return false, nil
+}
+
+// salvageJSON is what `salvage --json` prints: sequence ranges as
+// "1-4,7" text, counts as numbers.
+type salvageJSON struct {
+	Dir         string `json:"dir"`
+	StoreID     string `json:"store_id"`
+	NewStoreID  bool   `json:"new_store_id"`
+	Head        uint64 `json:"head"`
+	HeadFrom    string `json:"head_from"`
+	Recovered   uint64 `json:"recovered"`
+	FromScan    string `json:"from_scan,omitempty"`
+	Lost        string `json:"lost,omitempty"`
+	LostCount   uint64 `json:"lost_count"`
+	Ambiguous   string `json:"ambiguous,omitempty"`
+	Unconfirmed string `json:"unconfirmed,omitempty"`
+	PastHead    int    `json:"past_head"`
+	Problems    int    `json:"problems"`
+}
+
+func salvageJSONOf(rep *events.SalvageReport, to string) salvageJSON {
+	return salvageJSON{Dir: to, StoreID: rep.StoreID, NewStoreID: rep.NewStoreID, Head: rep.Head, HeadFrom: string(rep.HeadFrom),
+		Recovered: rep.Recovered, FromScan: rangesText(rep.FromScan), Lost: rangesText(rep.Lost), LostCount: rep.Lost.Count(),
+		Ambiguous: rangesText(rep.Ambiguous), Unconfirmed: rangesText(rep.Unconfirmed), PastHead: rep.PastHead, Problems: rep.Problems}
+}
+
+func rangesText(r events.SeqRanges) string {
+	if len(r) == 0 {
+		return ""
+	}
+	return r.String()
 }
 
 func printSalvage(out io.Writer, rep *events.SalvageReport, to string) {

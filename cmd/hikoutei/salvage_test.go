@@ -24,7 +24,7 @@ type salvItem struct {
 func salvageItemStore(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[salvItem]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{}, hikoutei.Entity[salvItem]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestRepro9_SalvageCommandRecoversADamagedStore(t *testing.T) {
 		t.Fatalf("doctor of the new store: exit %d:\n%s", code, out)
 	}
 	// The new store opens; its read model is rebuilt from the salvaged log.
-	s, err := hikoutei.Open(to, hikoutei.Options{}, hikoutei.Entity[salvItem]("Item"))
+	s, err := hikoutei.Open(t.Context(), to, hikoutei.Options{}, hikoutei.Entity[salvItem]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestRepro5_DoctorReportsDamagedPagesWithExitThree(t *testing.T) {
 			if code != exitDamage || !strings.Contains(out, "log_corrupt") || !strings.Contains(out, "doctor: damage found") {
 				t.Fatalf("exit %d:\n%s", code, out)
 			}
-			if code, out := runCLI(t, "doctor", "--dir", dir, "--json"); code != exitDamage || !strings.Contains(out, `"code": "log_corrupt"`) {
+			if code, out := runCLI(t, "doctor", "--dir", dir, "--json"); code != exitDamage || !strings.Contains(out, `"code":"log_corrupt"`) {
 				t.Fatalf("json exit %d:\n%s", code, out)
 			}
 			if dirHash(t, dir) != before {

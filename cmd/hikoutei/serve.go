@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,13 +11,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/gsync"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
-	"github.com/hikoutei/hikoutei-go/internal/metrics"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+	"github.com/hikoutei/hikoutei-go/natsserver"
+	"github.com/hikoutei/hikoutei-go/observe"
 )
 
 type serveFlags struct {
@@ -60,13 +64,8 @@ logs "replication: fenced", answers /healthz 503 (replication_fenced) and
 exits 4; with --standby it follows the stream as a standby again instead.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireDir(f.dir); err != nil {
+			if err := f.validate(); err != nil {
 				return err
-			}
-			if f.natsURL != "" {
-				if err := config.ParseNATSURL(f.natsURL); err != nil {
-					return usageError{fmt.Errorf(`flag "--nats": %w`, err)}
-				}
 			}
 			ctx, stop := interruptible(context.Background())
 			defer stop()
@@ -89,7 +88,7 @@ exits 4; with --standby it follows the stream as a standby again instead.`,
 	return cmd
 }
 
-// env overlays the flags on the environment for SyncFromEnv.
+// env overlays the flags on the environment for gsync.SyncFromEnv.
 func (f serveFlags) env(k string) (string, bool) {
 	over := map[string]string{hikoutei.EnvSpreadsheetURL: f.spreadsheet, hikoutei.EnvCredentials: f.credentials,
 		hikoutei.EnvSheetsEndpoint: f.endpoint}
@@ -105,7 +104,14 @@ func (f serveFlags) env(k string) (string, bool) {
 // stream as a standby again.
 func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(httpAddr string)) error {
 	logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
-	syncOpts, err := hikoutei.SyncFromEnv(ctx, f.env)
+	var access httpAccess
+	if f.httpAddr != "" {
+		var err error
+		if access, err = checkHTTPAccess(f.httpAddr, config.OS); err != nil {
+			return err
+		}
+	}
+	syncOpts, err := gsync.SyncFromEnv(ctx, f.env)
 	if err != nil {
 		return err
 	}
@@ -116,8 +122,18 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	if err != nil {
 		return err
 	}
+	// The --http port is bound before the lease is taken: a port in use
+	// fails the command without touching the store.
+	var ln net.Listener
+	if f.httpAddr != "" {
+		if ln, err = net.Listen("tcp", access.addr); err != nil {
+			return fmt.Errorf("--http: %w", err)
+		}
+	}
+	metrics := observe.New()
 	open := func(standby bool) (*hikoutei.Store, error) {
-		opts := hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap,
+		opts := hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap, Observer: metrics,
+			NATSServer: natsserver.Embedded(),
 			NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL, NkeyFile: f.natsNkey, ListenNkeys: f.natsListenNkeys,
 				ListenNoAuth: f.natsListenNoAuth, Mirror: f.natsMirror}}
 		if repl != nil {
@@ -125,21 +141,22 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 			r.Standby = standby
 			opts.Replication = &r
 		}
-		return hikoutei.OpenDeclared(f.dir, opts)
+		return hikoutei.OpenDeclared(ctx, f.dir, opts)
 	}
 	s, err := open(f.standby)
 	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
 		return err
 	}
 	var cur atomic.Pointer[hikoutei.Store]
 	cur.Store(s)
+	metrics.Watch(current(cur.Load))
 	logServing(logger, f.dir, s)
 	addr := ""
-	if f.httpAddr != "" {
-		if addr, err = serveHTTP(ctx, cur.Load, f.httpAddr, logger); err != nil {
-			s.Close()
-			return err
-		}
+	if ln != nil {
+		addr = serveHTTP(ctx, current(cur.Load), ln, access, metrics, logger)
 	}
 	if ready != nil {
 		ready(addr)
@@ -197,31 +214,41 @@ func logServing(logger *slog.Logger, dir string, s *hikoutei.Store) {
 	logNATSListener(logger, dir, eng.Bus())
 }
 
-// serveHTTP serves /metrics and /healthz of the store cur returns (it
-// changes when a fenced primary becomes a standby again).
-func serveHTTP(ctx context.Context, cur func() *hikoutei.Store, addr string, logger *slog.Logger) (string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", err
-	}
+// serveHTTP serves /metrics (the store's series, package observe, plus
+// the Go runtime's and the process's) and /healthz of the store cur
+// returns (it changes when a fenced primary becomes a standby again) on
+// ln, behind the bearer token when access has one.
+func serveHTTP(ctx context.Context, cur current, ln net.Listener, access httpAccess, m *observe.Metrics, logger *slog.Logger) string {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) { metrics.Handler(cur()).ServeHTTP(w, r) })
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		s := cur()
-		listen := natsbus.ListenOff
-		if bus := engine.Of(s).Bus(); bus != nil {
-			listen = bus.ListenMode()
+		r := observe.Report(cur.Health())
+		if bus := engine.Of(cur()).Bus(); bus != nil && bus.ListenMode() != natsbus.ListenOff {
+			r.NATSListen = string(bus.ListenMode())
 		}
-		writeHealth(w, s.Health(), listen)
+		observe.WriteHealth(w, r)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: access.guard(mux), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	go func() {
 		<-ctx.Done()
 		srv.Shutdown(context.Background())
 	}()
-	logger.Info("http", "addr", ln.Addr().String())
-	return ln.Addr().String(), nil
+	logger.Info("http", "addr", ln.Addr().String(), "auth", access.mode())
+	return ln.Addr().String()
+}
+
+// current is the store serve runs now, as observe's Source.
+type current func() *hikoutei.Store
+
+func (c current) Health() hikoutei.Health { return c().Health() }
+
+func (c current) Stats(ctx context.Context) (hikoutei.Stats, error) { return c().Stats(ctx) }
+
+func (c current) Attention(ctx context.Context) (hikoutei.Attention, error) {
+	return c().Attention(ctx)
 }
 
 // logNATSListener says where the embedded server listens and how it is
@@ -235,55 +262,4 @@ func logNATSListener(logger *slog.Logger, dir string, bus *natsbus.Bus) {
 		attrs = append(attrs, "credentials", filepath.Join(dir, engine.ClientSeedFile))
 	}
 	logger.Info("nats", attrs...)
-}
-
-// healthBody is /healthz's JSON. local, sync and mirror are "ok" or the
-// error; sync_health is the spreadsheet's sync health by tab.
-type healthBody struct {
-	Local       string           `json:"local"`
-	Sync        string           `json:"sync"`
-	Mirror      string           `json:"mirror"`
-	NATSListen  string           `json:"nats_listen,omitempty"`
-	SyncHealth  *syncHealthJSON  `json:"sync_health,omitempty"`
-	Replication *replicationJSON `json:"replication,omitempty"`
-}
-
-// replicationJSON is a replicated store's role in /healthz: role is
-// primary, standby or fenced; epoch the lease epoch; head the last
-// stream commit the store holds.
-type replicationJSON struct {
-	Role  string `json:"role"`
-	Store string `json:"store"`
-	Epoch uint64 `json:"epoch"`
-	Head  uint64 `json:"head"`
-}
-
-func replicationOf(r *hikoutei.ReplicationHealth) *replicationJSON {
-	if r == nil {
-		return nil
-	}
-	return &replicationJSON{Role: string(r.Role), Store: r.Store, Epoch: r.Epoch, Head: r.Head}
-}
-
-// writeHealth answers 200 when the store can commit (local health) and
-// sync is neither blocked nor diverged past its bound; 503 otherwise.
-// Sync behind and mirror failures are reported with a 200, since neither
-// stops local commits. nats_listen says how the NATS listener is
-// protected ("authenticated", "loopback-only"), when there is one.
-func writeHealth(w http.ResponseWriter, h hikoutei.Health, listen natsbus.ListenMode) {
-	body := healthBody{Local: errText(h.Local), Sync: errText(h.Sync), Mirror: errText(h.Mirror), SyncHealth: syncHealthOf(h.SyncHealth),
-		Replication: replicationOf(h.Replication)}
-	if listen != natsbus.ListenOff {
-		body.NATSListen = string(listen)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(healthStatus(h))
-	json.NewEncoder(w).Encode(body)
-}
-
-func errText(err error) string {
-	if err == nil {
-		return "ok"
-	}
-	return err.Error()
 }

@@ -25,7 +25,7 @@ type item struct {
 
 func TestServeSyncsAStoreAndExposesHealthAndMetrics(t *testing.T) {
 	dir := t.TempDir()
-	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{}, hikoutei.Entity[item]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +67,9 @@ func TestServeSyncsAStoreAndExposesHealthAndMetrics(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "1ServeTestSheetId") {
 		t.Fatal("a log line carries the spreadsheet id")
+	}
+	if !strings.Contains(logs.String(), `"auth":"loopback-only"`) {
+		t.Fatalf("the log does not say the loopback port is open without a token: %s", logs.String())
 	}
 }
 

@@ -69,7 +69,7 @@ func qtyCell(t *testing.T, sheet *hikouteitest.Sheet, id string) string {
 func conflictAndQuarantine(t *testing.T, dir string, sheet *hikouteitest.Sheet) (string, string) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := hikoutei.Open(dir, hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1}, hikoutei.Entity[stock]("Stock"))
+	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1}, hikoutei.Entity[stock]("Stock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestConflictsResolveAndQuarantineDismissFromTheCLIReachTheServeProcess(t *t
 		t.Fatalf("lease.toml after SIGINT: %v", err)
 	}
 
-	s, err := hikoutei.Open(dir, hikoutei.Options{}, hikoutei.Entity[stock]("Stock"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{}, hikoutei.Entity[stock]("Stock"))
 	if err != nil {
 		t.Fatal(err)
 	}

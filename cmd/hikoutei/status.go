@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,10 +59,16 @@ type storeStatus struct {
 	// reasons keeps both in the read model's order (most frequent first)
 	// for the human output.
 	reasons statusReasons
-	// SyncHealth is each sync target's health by tab, from the read model
-	// alone (divergence found by a running store's reconciliation shows in
-	// its /healthz, not here).
+	// SyncHealth is each sync target's health by tab: while a process
+	// holds the store, what it answers over its administrative channel
+	// (its /healthz view, reconciliation notes and provider failures
+	// included), else from the read model alone.
 	SyncHealth []syncHealthJSON `json:"sync_health"`
+	// SyncHealthSource says which: running_store or read_model.
+	SyncHealthSource string `json:"sync_health_source"`
+	// SyncHealthUnreachable is why a running store's health is missing
+	// (a stable code, e.g. admin_channel_absent); absent otherwise.
+	SyncHealthUnreachable string `json:"sync_health_unreachable,omitempty"`
 }
 
 // statusReasons are the reason counts status prints, in order.
@@ -99,27 +104,30 @@ func newStatusCmd() *cobra.Command {
 the read model is read through SQLite's WAL, the holder from lease.toml. The log
 head is shown only when no process holds log.db (while one does, the
 checkpoint equals the head after every commit). Sync health is shown per tab
-(ok, behind, blocked with its reason, pending effects and the oldest one's
-age), derived from the read model.`,
+(ok, behind, diverged, blocked with its reason, pending effects and the
+oldest one's age): while a process holds the store, as that process sees
+it (asked over its administrative channel); otherwise, or when it does not
+answer (the reason code is shown), derived from the read model.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireDir(dir); err != nil {
+			if err := requireStore(dir); err != nil {
 				return err
 			}
 			st, err := readStatus(dir, time.Now())
 			if err != nil {
 				return err
 			}
+			st.addLiveHealth(cmd.Context())
 			return printStatus(cmd, st, asJSON)
 		},
 	}
 	addDirFlag(cmd, &dir)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
 func readStatus(dir string, now time.Time) (storeStatus, error) {
-	st := storeStatus{Dir: dir, Outbox: map[string]int64{}}
+	st := storeStatus{Dir: dir, Outbox: map[string]int64{}, SyncHealthSource: healthFromReadModel}
 	if lf, err := events.ReadLeaseFile(dir); err == nil {
 		st.Running, st.Holder, st.Operation = true, lf.Holder.String(), lf.Operation
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -271,9 +279,7 @@ func readLogHead(dir string) (uint64, error) {
 func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	out := cmd.OutOrStdout()
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return printJSON(out, st)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	holder := "none (store closed)"
@@ -308,6 +314,7 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	printHealthSource(out, st)
 	for _, h := range st.SyncHealth {
 		if err := printSyncHealth(out, h); err != nil {
 			return err

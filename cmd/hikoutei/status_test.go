@@ -15,7 +15,7 @@ import (
 func TestStatusListsUnwritableValuesWithoutTheValue(t *testing.T) {
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions()}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions()}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestStatusListsUnwritableValuesWithoutTheValue(t *testing.T) {
 		t.Fatal("status printed the value")
 	}
 	code, out = runCLI(t, "status", "--dir", dir, "--json")
-	if code != exitOK || !strings.Contains(out, `"reason": "value_too_large"`) || strings.Contains(out, "SECRET") {
+	if code != exitOK || !strings.Contains(out, `"reason":"value_too_large"`) || strings.Contains(out, "SECRET") {
 		t.Fatalf("json exit %d:\n%s", code, out)
 	}
 }

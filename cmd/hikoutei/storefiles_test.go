@@ -40,7 +40,7 @@ func TestRepro3_MissingOrEmptyLogNeverBecomesANewStore(t *testing.T) {
 			}
 			rm := filepath.Join(dir, hikoutei.ReadModelFile)
 			before := fileHash(t, rm)
-			_, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+			_, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
 			if !errors.Is(err, hikoutei.ErrStoreLogMissing) || !strings.Contains(err.Error(), "restore log.db from a backup") {
 				t.Fatalf("open: %v", err)
 			}
@@ -73,7 +73,7 @@ func TestStatusShowsTheRecordsALogLost(t *testing.T) {
 	dir := storeWithItems(t, 5)
 	older := filepath.Join(t.TempDir(), "log.db")
 	copyFile(t, filepath.Join(dir, events.LogFileName), older)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +88,10 @@ func TestStatusShowsTheRecordsALogLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyFile(t, older, filepath.Join(dir, events.LogFileName))
-	if _, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef); !errors.Is(err, hikoutei.ErrLogBehindReadModel) {
+	if _, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef); !errors.Is(err, hikoutei.ErrLogBehindReadModel) {
 		t.Fatalf("open of a log behind its read model: %v", err)
 	}
-	s, err = hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1, AcceptLogGap: true}, itemDef)
+	s, err = hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, AcceptLogGap: true}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}

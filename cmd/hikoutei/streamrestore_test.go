@@ -112,7 +112,7 @@ func sameReadModelAsTheSource(t *testing.T, src *events.Log, restored string) {
 		t.Fatal(err)
 	}
 	want := filepath.Join(t.TempDir(), "source.sqlite")
-	if _, err := hikoutei.Replay(srcDir, want, hikoutei.ReplayOptions{}); err != nil {
+	if _, err := hikoutei.Replay(t.Context(), srcDir, want, hikoutei.ReplayOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	l, err := events.OpenLog(filepath.Join(restored, events.LogFileName), events.Options{ReadOnly: true})

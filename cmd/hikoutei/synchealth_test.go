@@ -16,6 +16,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/observe"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
@@ -115,9 +116,9 @@ func waitUntil(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func decodeHealth(t testing.TB, body string) healthBody {
+func decodeHealth(t testing.TB, body string) observe.HealthReport {
 	t.Helper()
-	var h healthBody
+	var h observe.HealthReport
 	if err := json.Unmarshal([]byte(body), &h); err != nil {
 		t.Fatalf("healthz body %q: %v", body, err)
 	}
@@ -127,7 +128,7 @@ func decodeHealth(t testing.TB, body string) healthBody {
 // withHungRows adds items named name to the closed store at dir.
 func withHungRows(t testing.TB, dir, name string, n int) {
 	t.Helper()
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestI29_HealthzAnswersWhileSheetsHangs(t *testing.T) {
 	}
 	code, metrics := boundedGet(t, "http://"+srv.addr+"/metrics")
 	if code != http.StatusOK || !strings.Contains(metrics, `hikoutei_sync_state{state="behind",tab="Item_System"} 1`) ||
-		!strings.Contains(metrics, `hikoutei_sync_pending{tab="Item_System"}`) || !strings.Contains(metrics, `hikoutei_sync_oldest_pending_seconds{tab="Item_System"}`) ||
+		!strings.Contains(metrics, `hikoutei_sync_pending_effects{tab="Item_System"}`) || !strings.Contains(metrics, `hikoutei_sync_oldest_pending_seconds{tab="Item_System"}`) ||
 		!strings.Contains(metrics, `hikoutei_sync_diverged_rows{tab="Item_System"} 0`) {
 		t.Fatalf("metrics while dispatch hangs: %d\n%s", code, grepLines(metrics, "hikoutei_sync"))
 	}
@@ -215,34 +216,10 @@ func TestHealthzAnswers503WhileAccessIsDeniedAnd200OnceRestored(t *testing.T) {
 	})
 }
 
-func TestHealthzStatusCodeFollowsLocalAndSyncHealth(t *testing.T) {
-	tab := func(s hikoutei.TabHealth) *hikoutei.SyncHealth {
-		return &hikoutei.SyncHealth{State: s.State, Reason: s.Reason, Tabs: []hikoutei.TabHealth{s}}
-	}
-	for name, c := range map[string]struct {
-		h    hikoutei.Health
-		want int
-	}{
-		"ok":                      {hikoutei.Health{SyncHealth: tab(hikoutei.TabHealth{Tab: "A_System", State: hikoutei.SyncOK})}, 200},
-		"behind":                  {hikoutei.Health{SyncHealth: tab(hikoutei.TabHealth{Tab: "A_System", State: hikoutei.SyncBehind, Pending: 9})}, 200},
-		"diverged within bound":   {hikoutei.Health{SyncHealth: tab(hikoutei.TabHealth{Tab: "A_System", State: hikoutei.SyncDiverged, Diverged: 2})}, 200},
-		"diverged past the bound": {hikoutei.Health{SyncHealth: tab(hikoutei.TabHealth{Tab: "A_System", State: hikoutei.SyncDiverged, Diverged: 2, OverBound: true})}, 503},
-		"blocked":                 {hikoutei.Health{SyncHealth: tab(hikoutei.TabHealth{Tab: "A_System", State: hikoutei.SyncBlocked, Reason: hikoutei.ReasonTabMissing})}, 503},
-		"local failure":           {hikoutei.Health{Local: hikoutei.ErrLogWrite}, 503},
-		"sync off":                {hikoutei.Health{}, 200},
-	} {
-		rec := httptest.NewRecorder()
-		writeHealth(rec, c.h, "")
-		if rec.Code != c.want {
-			t.Errorf("%s: %d, want %d (%s)", name, rec.Code, c.want, rec.Body)
-		}
-	}
-}
-
 func TestStatusShowsSyncHealthPerTab(t *testing.T) {
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions(), NATS: &hikoutei.NATSOptions{Disabled: true}}, itemDef)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, Sync: sheet.SyncOptions(), NATS: &hikoutei.NATSOptions{Disabled: true}}, itemDef)
 	if err != nil {
 		t.Fatal(err)
 	}

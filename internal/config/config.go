@@ -51,6 +51,10 @@ const (
 	// EnvReplicationReplicas is the replica count of the stream and the
 	// lease bucket: 3 (default) or 5.
 	EnvReplicationReplicas = "HIKOUTEI_REPLICATION_REPLICAS"
+	// EnvHTTPToken is the bearer token `serve --http` requires on a
+	// non-loopback address (at least 16 characters; compared in constant
+	// time). Set, it is required on a loopback address too.
+	EnvHTTPToken = "HIKOUTEI_HTTP_TOKEN"
 )
 
 // ReplicationJetStream is HIKOUTEI_REPLICATION's one mode.
@@ -81,8 +85,8 @@ const (
 	EnvBenchOut      = "HIKOUTEI_BENCH_OUT"
 )
 
-// Defaults of the cadences (seed 001: SYNC_POLLING_INTERVAL_MS and
-// SYNC_FULL_SCAN_INTERVAL_MS default to 60,000).
+// Defaults of the cadences (HIKOUTEI_SYNC_POLLING_INTERVAL_MS and
+// HIKOUTEI_SYNC_FULL_SCAN_INTERVAL_MS default to 60,000; README "Configuration").
 const (
 	DefaultPollingInterval  = 60 * time.Second
 	DefaultFullScanInterval = 60 * time.Second

@@ -1,4 +1,4 @@
-// Package converge is the damage campaign (issue 16): seeded runs in
+// Package converge is the damage campaign (`make converge`, I28): seeded runs in
 // which a store syncs through the real Sheets client to the emulator over
 // HTTP with its workers running on short cadences, while the application
 // commits and a person damages the spreadsheet — deletes or clears a tab,

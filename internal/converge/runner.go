@@ -9,7 +9,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // runner is one run: its store, the spreadsheet it syncs to, the person
@@ -22,7 +22,7 @@ type runner struct {
 	sheetID string
 	work    *workload
 	s       *hikoutei.Store
-	prov    *sheetsio.Provider
+	prov    *gsheets.Provider
 	who     *person
 	acts    int
 	history []Kind          // acts done, in order
@@ -46,16 +46,16 @@ func (r *runner) storeOptions() hikoutei.Options {
 
 func (r *runner) open(ctx context.Context) error {
 	if r.prov == nil {
-		prov, err := sheetsio.New(ctx, sheetsio.Config{Endpoint: r.c.url, Logger: r.c.cfg.Logger,
-			Pacing:         sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-			Backoff:        sheetsio.Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3},
+		prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: r.c.url, Logger: r.c.cfg.Logger,
+			Pacing:         gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
+			Backoff:        gsheets.Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3},
 			RequestTimeout: 5 * time.Second})
 		if err != nil {
 			return err
 		}
 		r.prov = prov
 	}
-	s, err := hikoutei.Open(r.dir, r.storeOptions(), Entity())
+	s, err := hikoutei.Open(ctx, r.dir, r.storeOptions(), Entity())
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}

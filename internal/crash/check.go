@@ -17,6 +17,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/sheetcheck"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -90,7 +91,7 @@ func (k *checker) afterRun(ctx context.Context, run int, dropReadModel bool) err
 			return err
 		}
 	}
-	s, err := hikoutei.Open(k.dir, hikoutei.Options{Operation: "crash-check", LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval,
+	s, err := hikoutei.Open(ctx, k.dir, hikoutei.Options{Operation: "crash-check", LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval,
 		AcquireWait: AcquireWait, Logger: k.c.cfg.Logger}, Entity())
 	if err != nil {
 		return fmt.Errorf("reopen after the kill: %w", err)
@@ -195,7 +196,7 @@ func (k *checker) compareRebuild(run int) error {
 	}
 	defer os.RemoveAll(tmp)
 	target := filepath.Join(tmp, "rebuild.sqlite")
-	if _, err := hikoutei.Replay(k.dir, target, hikoutei.ReplayOptions{}, Entity()); err != nil {
+	if _, err := hikoutei.Replay(context.Background(), k.dir, target, hikoutei.ReplayOptions{}, Entity()); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	live, err := projector.Digest(filepath.Join(k.dir, hikoutei.ReadModelFile))
@@ -237,7 +238,7 @@ func (c *campaign) quiesce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := hikoutei.Open(c.cfg.Dir, StoreOptions(prov, c.cfg.Logger, "crash-quiesce"), Entity())
+	s, err := hikoutei.Open(ctx, c.cfg.Dir, StoreOptions(prov, c.cfg.Logger, "crash-quiesce"), Entity())
 	if err != nil {
 		return err
 	}
@@ -325,7 +326,7 @@ func waitSettled(ctx context.Context, eng *engine.Engine, deadline time.Time) er
 // canonical values and one Input row showing its key and note, except a
 // note under an open conflict (the person's value stays until someone
 // acknowledges: documented); no row shows an entity that does not exist.
-func (c *campaign) compareSheet(ctx context.Context, s *hikoutei.Store, prov *sheetsio.Provider) error {
+func (c *campaign) compareSheet(ctx context.Context, s *hikoutei.Store, prov *gsheets.Provider) error {
 	_, _, wb := engine.Of(s).Workers()
 	snaps, err := prov.Snapshot(ctx, wb, "Item_System", "Item_Input")
 	if err != nil {

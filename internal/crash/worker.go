@@ -1,4 +1,4 @@
-// Package crash is the crash and fault campaign (issue 10): a child process
+// Package crash is the crash and fault campaign (`make crash`): a child process
 // runs a seeded mixed workload against a store synced to a Sheets emulator
 // that lives in the parent (so the spreadsheet survives every kill), and
 // the parent kills it with SIGKILL at seeded random instants or at a
@@ -63,7 +63,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // WorkerEnv carries the JSON WorkerConfig to a child.
@@ -106,7 +106,7 @@ type WorkerConfig struct {
 
 // StoreOptions are the options of every process that opens the campaign's
 // store with sync on (the child, and the parent's quiescence phase).
-func StoreOptions(prov *sheetsio.Provider, logger *slog.Logger, op string) hikoutei.Options {
+func StoreOptions(prov *gsheets.Provider, logger *slog.Logger, op string) hikoutei.Options {
 	return hikoutei.Options{Operation: op, LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval, AcquireWait: AcquireWait,
 		SnapshotEvery: 60, Logger: logger,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: prov, MaxBatch: 200,
@@ -117,10 +117,10 @@ func StoreOptions(prov *sheetsio.Provider, logger *slog.Logger, op string) hikou
 
 // NewProvider is the Sheets client of a campaign process: no pacing, quick
 // retries, a short request timeout (a hung request is a timeout, I24).
-func NewProvider(ctx context.Context, endpoint string, logger *slog.Logger) (*sheetsio.Provider, error) {
-	return sheetsio.New(ctx, sheetsio.Config{Endpoint: endpoint, Logger: logger,
-		Pacing:         sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		Backoff:        sheetsio.Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3},
+func NewProvider(ctx context.Context, endpoint string, logger *slog.Logger) (*gsheets.Provider, error) {
+	return gsheets.New(ctx, gsheets.Config{Endpoint: endpoint, Logger: logger,
+		Pacing:         gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
+		Backoff:        gsheets.Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3},
 		RequestTimeout: time.Second})
 }
 
@@ -150,7 +150,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, out io.Writer, logger *slo
 	if err != nil {
 		return err
 	}
-	s, err := hikoutei.Open(cfg.Dir, StoreOptions(prov, logger, "crash-worker"), Entity())
+	s, err := hikoutei.Open(ctx, cfg.Dir, StoreOptions(prov, logger, "crash-worker"), Entity())
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}

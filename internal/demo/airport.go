@@ -1,8 +1,12 @@
 package demo
 
 import (
+	"bytes"
+	"compress/gzip"
+	_ "embed" // the airports data set
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 )
@@ -45,11 +49,22 @@ type airportJSON struct {
 	Source    string  `json:"source"`
 }
 
-// LoadAirports reads the OpenFlights data set (a JSON array).
+// embeddedAirports is testdata/data/airports.json, gzipped, so the demo
+// runs from any directory (TestEmbeddedAirportsAreTheTestdataCopy keeps
+// the two equal). Only cmd/hikoutei links this package.
+//
+//go:embed data/airports.json.gz
+var embeddedAirports []byte
+
+// LoadAirports reads the OpenFlights data set (a JSON array) from path,
+// or the copy built into the binary when path is "".
 func LoadAirports(path string) ([]Airport, error) {
-	data, err := os.ReadFile(path)
+	data, err := airportsJSON(path)
 	if err != nil {
 		return nil, err
+	}
+	if path == "" {
+		path = "the embedded airports"
 	}
 	var raw []airportJSON
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -75,4 +90,17 @@ func number(v any) float64 {
 		return f
 	}
 	return 0
+}
+
+// airportsJSON reads path, or unpacks the embedded copy.
+func airportsJSON(path string) ([]byte, error) {
+	if path != "" {
+		return os.ReadFile(path)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(embeddedAirports))
+	if err != nil {
+		return nil, fmt.Errorf("the embedded airports: %w", err)
+	}
+	defer zr.Close()
+	return io.ReadAll(zr)
 }

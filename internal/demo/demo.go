@@ -15,12 +15,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/progress"
+	"github.com/hikoutei/hikoutei-go/natsserver"
 	"github.com/hikoutei/hikoutei-go/projector"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // SpreadsheetID is the emulated spreadsheet the demo syncs to.
@@ -29,7 +29,7 @@ const SpreadsheetID = "demo-airports"
 // Config configures Run.
 type Config struct {
 	Dir      string    // store directory; "" = a fresh temporary one
-	Data     string    // path of airports.json
+	Data     string    // path of airports.json ("" = the copy built in)
 	Rows     int       // airports to load (0 = all 7,184)
 	Google   bool      // emulate Google's latency and quota model
 	KeepOpen bool      // serve the emulator's web view until ctx ends
@@ -64,7 +64,7 @@ type env struct {
 	cfg   Config
 	emu   *emulator.Emulator
 	url   string
-	prov  *sheetsio.Provider
+	prov  *gsheets.Provider
 	store *hikoutei.Store
 	data  []Airport
 }
@@ -78,6 +78,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	start := time.Now()
 	if cfg.Stall <= 0 {
 		cfg.Stall = DefaultStall
+	}
+	if cfg.Rows > 0 && cfg.Rows < MinRows {
+		return Summary{}, tooFew(cfg.Rows)
 	}
 	e, err := setup(ctx, cfg)
 	if err != nil {
@@ -102,6 +105,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 
 // run commits, syncs, plays the people and verifies.
 func (e *env) run(ctx context.Context) (Summary, error) {
+	if len(e.data) < MinRows { // a --data file this small
+		return Summary{}, tooFew(len(e.data))
+	}
 	if err := e.commitAll(ctx); err != nil {
 		return Summary{}, err
 	}
@@ -166,16 +172,16 @@ func (e *env) startEmulator() error {
 }
 
 func (e *env) openStore(ctx context.Context) error {
-	pc := sheetsio.Config{Endpoint: e.url, Logger: e.cfg.Logger}
+	pc := gsheets.Config{Endpoint: e.url, Logger: e.cfg.Logger}
 	if !e.cfg.Google {
-		pc.Pacing = sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1}
+		pc.Pacing = gsheets.Pacing{ReadInterval: -1, WriteInterval: -1}
 	}
-	prov, err := sheetsio.New(ctx, pc)
+	prov, err := gsheets.New(ctx, pc)
 	if err != nil {
 		return err
 	}
 	e.prov = prov
-	e.store, err = hikoutei.Open(e.cfg.Dir, hikoutei.Options{Operation: "demo", Logger: e.cfg.Logger,
+	e.store, err = hikoutei.Open(ctx, e.cfg.Dir, hikoutei.Options{Operation: "demo", Logger: e.cfg.Logger, NATSServer: natsserver.Embedded(),
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
 			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second, PollingInterval: time.Second, FullScanInterval: 10 * time.Second}},
 		hikoutei.Entity[Airport]("Airport"))
@@ -189,14 +195,10 @@ func (e *env) close() {
 	}
 }
 
-func (e *env) bar(max int, what string) *progressbar.ProgressBar {
-	w := e.cfg.Progress
-	if w == nil {
-		w = io.Discard
-	}
-	return progressbar.NewOptions(max, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(250*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
+// bar shows progress on cfg.Progress: a bar with elapsed time and the
+// time left on a terminal, plain lines elsewhere.
+func (e *env) bar(max int, what string) *progress.Bar {
+	return progress.New(e.cfg.Progress, int64(max), what)
 }
 
 // commitAll commits the airports in units of 500, with a progress bar.
@@ -207,13 +209,21 @@ func (e *env) commitAll(ctx context.Context) error {
 		end := min(i+500, len(e.data))
 		for j := i; j < end; j++ {
 			if err := u.Persist(&e.data[j]); err != nil {
+				bar.Abandon()
 				return err
 			}
 		}
 		if _, err := u.Commit(ctx); err != nil {
+			bar.Abandon()
 			return err
 		}
-		bar.Set(end)
+		bar.Set(int64(end))
 	}
-	return bar.Finish()
+	bar.Finish()
+	return nil
+}
+
+// tooFew is the error of a run on fewer airports than the person acts need.
+func tooFew(n int) error {
+	return fmt.Errorf("the demo needs at least %d airports, it has %d", MinRows, n)
 }

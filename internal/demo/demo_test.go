@@ -11,12 +11,21 @@ import (
 
 // TestDemoSmallRun is the smaller demo run `make test` includes: 300
 // airports end to end without Google's latency model; every act reaches
-// one of its correct outcomes.
+// one of its correct outcomes. Its progress, written to a buffer (not a
+// terminal), is plain lines without a carriage return, and each phase
+// ends with exactly one "<phase>: done" line.
 func TestDemoSmallRun(t *testing.T) {
-	var out bytes.Buffer
-	sum, err := Run(context.Background(), Config{Dir: t.TempDir(), Data: "../../testdata/data/airports.json", Rows: 300, Out: &out})
+	var out, progress bytes.Buffer
+	sum, err := Run(context.Background(), Config{Dir: t.TempDir(), Data: "../../testdata/data/airports.json", Rows: 300, Out: &out,
+		Progress: &progress})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if p := progress.String(); strings.Contains(p, "\r") || !strings.Contains(p, "commit: done (300)") || !strings.Contains(p, "sync: done") {
+		t.Fatalf("progress off a terminal: %q", p)
+	}
+	if phases := repeatedPhases(progress.String()); len(phases) > 0 {
+		t.Fatalf("phases that ended more than once: %v\n%s", phases, progress.String())
 	}
 	t.Log(out.String())
 	if sum.Rows != 300 || sum.SheetRows != 300 || sum.Mismatches != 0 || sum.Quarantined < 2 || len(sum.Outcomes) != 7 ||
@@ -83,5 +92,36 @@ func TestDemoWaitsAsLongAsProgressContinues(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("a moving wait failed: %v", err)
+	}
+}
+
+// repeatedPhases lists the phases whose "<phase>: done" line appears more
+// than once in progress output.
+func repeatedPhases(progress string) []string {
+	seen := map[string]int{}
+	var out []string
+	for _, line := range strings.Split(progress, "\n") {
+		phase, _, ok := strings.Cut(line, ": done")
+		if !ok {
+			continue
+		}
+		if seen[phase]++; seen[phase] == 2 {
+			out = append(out, phase)
+		}
+	}
+	return out
+}
+
+// TestRepeatedPhasesFindsAPhaseThatEndedTwice: the check on the demo's
+// progress catches the output the demo used to print ("sync: done"
+// twice) and passes the fixed one.
+func TestRepeatedPhasesFindsAPhaseThatEndedTwice(t *testing.T) {
+	before := "commit: done (300) in 93ms\nsync: done (300) in 222ms\nsync: done (300) in 404ms\n"
+	after := "commit: done (300) in 93ms\nsync: done (300) in 222ms\nsettle: done (4) in 180ms\n"
+	if got := repeatedPhases(before); len(got) != 1 || got[0] != "sync" {
+		t.Fatalf("before the fix: %v", got)
+	}
+	if got := repeatedPhases(after); len(got) != 0 {
+		t.Fatalf("after the fix: %v", got)
 	}
 }

@@ -71,19 +71,49 @@ func (e *env) fingerprint() (string, error) {
 
 // waitSynced shows converged rows until the outbox holds nothing unsettled.
 func (e *env) waitSynced(ctx context.Context) error {
-	bar := e.bar(len(e.data), "sync  ")
+	bar := e.bar(len(e.data), "sync")
 	err := e.waitFor(ctx, "the sync", false, func() (bool, string, error) {
 		c, err := engine.Of(e.store).OutboxCounts()
 		if err != nil {
 			return false, "", err
 		}
-		bar.Set(int(min(c[aggregates.EffectApplied]/2, int64(len(e.data)))))
+		bar.Set(min(c[aggregates.EffectApplied]/2, int64(len(e.data))))
 		return open(c) == 0, "", nil
 	})
 	if err != nil {
+		bar.Abandon()
 		return err
 	}
-	return bar.Finish()
+	bar.Finish()
+	return nil
+}
+
+// waitSettled waits, after the people's acts, until the outbox holds
+// nothing unsettled again: its own phase ("settle"), counting the
+// effects that were open when it began, so the sync phase's line is
+// printed once.
+func (e *env) waitSettled(ctx context.Context) error {
+	c, err := engine.Of(e.store).OutboxCounts()
+	if err != nil {
+		return err
+	}
+	start := open(c)
+	bar := e.bar(int(start), "settle")
+	err = e.waitFor(ctx, "the outbox to settle", false, func() (bool, string, error) {
+		c, err := engine.Of(e.store).OutboxCounts()
+		if err != nil {
+			return false, "", err
+		}
+		n := open(c)
+		bar.Set(max(start-n, 0))
+		return n == 0, "", nil
+	})
+	if err != nil {
+		bar.Abandon()
+		return err
+	}
+	bar.Finish()
+	return nil
 }
 
 // open counts effects not yet settled.

@@ -79,7 +79,7 @@ func (e *env) people(ctx context.Context) ([]Outcome, error) {
 		return outs, err
 	}
 	e.logf("  %s: %s", o.Act, o.Result)
-	return append(outs, o), e.waitSynced(ctx)
+	return append(outs, o), e.waitSettled(ctx)
 }
 
 func (e *env) logf(format string, args ...any) {

@@ -172,7 +172,7 @@ func TestI28_ALegacyStoreAdoptsItsEffects(t *testing.T) {
 	// target name, no target binding recorded (never provisioned here).
 	so := syncOptions(sheet)
 	so.Name = engine.LegacySyncName
-	s, err := hikoutei.Open(dir, hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
 		Sync: so, LeaseTTL: testLeaseTTL, Logger: quiet}, airports...)
 	mustT(t, err)
 	commit(t, s, &Airport{ID: "a1", Name: "queued before the upgrade"})
@@ -461,7 +461,7 @@ func TestI28_ACommitMadeWhileSyncWasOffReachesTheSheet(t *testing.T) {
 	sheet := x.sheet
 	mustT(t, x.Close())
 
-	s, err := hikoutei.Open(dir, hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
 		LeaseTTL: testLeaseTTL, Logger: quiet}, airports...)
 	mustT(t, err)
 	commit(t, s, &Airport{ID: "a1", Name: "changed offline", Altitude: 5})

@@ -12,6 +12,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -23,8 +24,8 @@ import (
 // processing, uncertain or failed, and every superseded (terminal) effect
 // has a recorded code.
 func TestFaultCampaignConvergesWithoutDuplicates(t *testing.T) {
-	sheet := hikouteitest.NewSheet(t, func(pc *sheetsio.Config) {
-		pc.Backoff = sheetsio.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 6}
+	sheet := hikouteitest.NewSheet(t, func(pc *gsheets.Config) {
+		pc.Backoff = gsheets.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 6}
 		pc.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() } // Retry-After waits are not slept
 	})
 	x := openSyncedOn(t, t.TempDir(), sheet, nil, airports, func(so *hikoutei.SyncOptions) {

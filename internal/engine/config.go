@@ -1,13 +1,17 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -21,15 +25,23 @@ type Config struct {
 	LeaseTTL          time.Duration
 	ReadConns         int // read pool size (default 4)
 	Progress          func(Progress)
-	Logger            *slog.Logger
-	NoSync            bool // benchmarks only: no fsync of log commits
+	// Context bounds Open's own work: the read model's catch-up or
+	// rebuild stops between batches once it is done (nil: never).
+	Context context.Context
+	Logger  *slog.Logger
+	NoSync  bool // benchmarks only: no fsync of log commits
 	// AcceptLogGap lets Open go on when the read model is ahead of the log
 	// (see findLogGap); without it Open refuses with *LogGapError.
 	AcceptLogGap  bool
 	SnapshotEvery uint64
 	SnapshotKeep  int
 	Sync          *SyncConfig // nil: local only
-	NATS          *NATSConfig // nil: none without sync, embedded with sync
+	NATS          *NATSConfig // nil: none without sync, embedded (or in process, see NATSServer) with sync
+	// NATSServer starts the embedded NATS server (package natsserver);
+	// nil: none is linked. Then NATS without a URL fails Open with
+	// nats_server_not_linked, and sync without NATS options wakes its
+	// dispatcher in process instead of through a server without a port.
+	NATSServer natsbus.ServerStarter
 	// Replication, when set, replicates the log on a JetStream stream
 	// (primary) or follows it (Standby). Nil: one host, as always.
 	Replication *ReplicationConfig
@@ -56,7 +68,7 @@ type Progress struct {
 type SyncConfig struct {
 	Name          string // the sync target's name in the outbox (default: TargetKey(SpreadsheetID))
 	SpreadsheetID string
-	Provider      *sheetsio.Provider
+	Provider      sheetsio.Client
 	// Dispatcher tuning; zero values take effects.Config defaults.
 	MaxBatch          int
 	Interval          time.Duration
@@ -79,6 +91,8 @@ type SyncConfig struct {
 	// OnConflict hears of conflicts opened and resolved, in log order, on
 	// its own goroutine.
 	OnConflict func(ConflictNotice)
+	// Tracer traces the workers' dispatches and polls (nil: no tracing).
+	Tracer trace.Tracer
 }
 
 // NATSConfig configures the store's NATS layer (see the root NATSOptions).

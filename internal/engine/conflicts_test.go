@@ -239,7 +239,7 @@ func TestAcknowledgeSystemIsFencedAndABlockedReconcileNeverOverwrites(t *testing
 	dir := x.Dir()
 	mustT(t, x.Close())
 	target := filepath.Join(t.TempDir(), "replayed.sqlite")
-	cp, err := hikoutei.Replay(dir, target, hikoutei.ReplayOptions{UpTo: cpLive}, parts...)
+	cp, err := hikoutei.Replay(t.Context(), dir, target, hikoutei.ReplayOptions{UpTo: cpLive}, parts...)
 	mustT(t, err)
 	if rebuilt := digest(t, target); cp != cpLive || rebuilt != live {
 		t.Fatalf("rebuilt read model differs from the live one (%d/%d)", cp, cpLive)

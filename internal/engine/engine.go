@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -38,10 +40,15 @@ type Engine struct {
 	proj  *projector.Projector
 	pool  *sqlitex.Pool
 	snaps *snapshots.Dir
-	sync  *syncState // nil without sync
-	notes syncNotes  // what the sync workers tell health (in memory)
-	nats  *natsState // nil without NATS
-	repl  *replState // nil unless replicated (Config.Replication)
+	sync  *syncState    // nil without sync
+	notes syncNotes     // what the sync workers tell health (in memory)
+	nats  *natsState    // nil without NATS
+	wake  chan struct{} // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)
+	repl  *replState    // nil unless replicated (Config.Replication)
+
+	// newLog: log.db did not exist when Open began (a brand-new store,
+	// whose read model is created, not missing).
+	newLog bool
 
 	mu     sync.RWMutex // guards closed against in-flight sends
 	closed bool
@@ -139,9 +146,12 @@ func OpenDeclared(dir string, cfg Config) (*Engine, error) {
 }
 
 // IsStore checks that dir holds a store log: ErrNotAStore when dir is
-// missing or holds nothing, *events.StoreLogMissingError when it holds
-// store files but no usable log.
+// missing, is not a directory or holds nothing,
+// *events.StoreLogMissingError when it holds store files but no usable log.
 func IsStore(dir string) error {
+	if fi, err := os.Stat(dir); (err == nil && !fi.IsDir()) || errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%w: %s is not a directory", ErrNotAStore, dir)
+	}
 	err := events.RequireLog(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s has no %s", ErrNotAStore, dir, events.LogFileName)
@@ -150,7 +160,9 @@ func IsStore(dir string) error {
 }
 
 func newEngine(dir string, cfg Config) *Engine {
-	return &Engine{dir: dir, cfg: cfg, log: cfg.Logger, reqs: make(chan *request), stop: make(chan struct{}), done: make(chan struct{})}
+	_, err := os.Stat(filepath.Join(dir, events.LogFileName))
+	return &Engine{dir: dir, cfg: cfg, log: cfg.Logger, reqs: make(chan *request), stop: make(chan struct{}), done: make(chan struct{}),
+		newLog: errors.Is(err, fs.ErrNotExist)}
 }
 
 // start declares the entities, records their shapes in the log when they
@@ -287,7 +299,7 @@ func (e *Engine) releaseAndProject() error {
 	if err := e.writer().Release(); err != nil {
 		return err
 	}
-	return e.catchUp("catch-up", nil)
+	return e.catchUp(context.Background(), "catch-up", nil)
 }
 
 // storeEngine reaches the engine of a store opened by the root package

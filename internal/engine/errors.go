@@ -37,7 +37,7 @@ var (
 	// closed and reopened, which shows what the log holds.
 	ErrLogCommitUncertain = errors.New("log_commit_uncertain")
 	// ErrSyncStartup: sync is configured but cannot start (no provider, an
-	// invalid spreadsheet id, a bad cadence); the stable code of seed 001.
+	// invalid spreadsheet id, a bad cadence).
 	ErrSyncStartup = errors.New("sync_startup_failed")
 	// ErrSyncBlocked: sync health is blocked: the spreadsheet or a tab
 	// refuses the projection (the reason code follows, e.g.
@@ -46,6 +46,9 @@ var (
 	// ErrSyncDiverged: the last reconciliation found rows of a tab that
 	// differ from canonical state; see SyncHealth.
 	ErrSyncDiverged = errors.New("sync_diverged")
+	// ErrSyncNotConfigured: a request for the sync workers (e.g. poll
+	// now) reached a store that runs without sync.
+	ErrSyncNotConfigured = errors.New("sync_not_configured")
 	// ErrNotAStore: a tool was pointed at a directory that holds no store;
 	// it creates nothing there.
 	ErrNotAStore = errors.New("not_a_store")

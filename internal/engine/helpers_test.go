@@ -23,9 +23,11 @@ import (
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/fixtures"
+	hnats "github.com/hikoutei/hikoutei-go/natsserver"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -97,14 +99,15 @@ func loadAirports(t testing.TB, s *hikoutei.Store, n int) {
 	}
 }
 
-// openStore opens a local-only store of airports on a manual clock.
+// openStore opens a store of airports on a manual clock: local-only
+// unless opts turn NATS on (the embedded server is linked).
 func openStore(t testing.TB, dir string, opts ...func(*hikoutei.Options)) *hikoutei.Store {
 	t.Helper()
-	o := hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1}
+	o := hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1, NATSServer: hnats.Embedded()}
 	for _, f := range opts {
 		f(&o)
 	}
-	s, err := hikoutei.Open(dir, o, airports...)
+	s, err := hikoutei.Open(t.Context(), dir, o, airports...)
 	mustT(t, err)
 	return s
 }
@@ -121,7 +124,7 @@ func digest(t testing.TB, path string) string {
 func replayDigest(t testing.TB, dir string, upTo uint64, defs ...hikoutei.EntityDef) string {
 	t.Helper()
 	target := filepath.Join(t.TempDir(), "replayed.sqlite")
-	cp, err := hikoutei.Replay(dir, target, hikoutei.ReplayOptions{UpTo: upTo}, defs...)
+	cp, err := hikoutei.Replay(t.Context(), dir, target, hikoutei.ReplayOptions{UpTo: upTo}, defs...)
 	mustT(t, err)
 	if cp != upTo {
 		t.Fatalf("replay reached %d, want %d", cp, upTo)
@@ -154,25 +157,25 @@ func eventually(t testing.TB, what string, cond func() bool) {
 
 // plainProvider leaves the provider's backoff and request timeout at
 // their defaults (hikouteitest.NewSheet shortens them).
-func plainProvider(c *sheetsio.Config) { c.Backoff, c.RequestTimeout = sheetsio.Backoff{}, 0 }
+func plainProvider(c *gsheets.Config) { c.Backoff, c.RequestTimeout = gsheets.Backoff{}, 0 }
 
 // newProvider is a provider for the emulator at url configured as
 // hikouteitest.NewSheet's, then tuned.
-func newProvider(t testing.TB, url string, tune ...func(*sheetsio.Config)) *sheetsio.Provider {
+func newProvider(t testing.TB, url string, tune ...func(*gsheets.Config)) *gsheets.Provider {
 	t.Helper()
-	cfg := sheetsio.Config{Endpoint: url, Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1},
-		Backoff: sheetsio.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second}
+	cfg := gsheets.Config{Endpoint: url, Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
+		Backoff: gsheets.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 3}, RequestTimeout: 5 * time.Second}
 	for _, f := range tune {
 		f(&cfg)
 	}
-	prov, err := sheetsio.New(ctx, cfg)
+	prov, err := gsheets.New(ctx, cfg)
 	mustT(t, err)
 	return prov
 }
 
 // serveSheet serves emu over loopback (through wrap, when set) until the
 // test ends, with a provider as newProvider's.
-func serveSheet(t testing.TB, emu *emulator.Emulator, wrap func(http.Handler) http.Handler, tune ...func(*sheetsio.Config)) *hikouteitest.Sheet {
+func serveSheet(t testing.TB, emu *emulator.Emulator, wrap func(http.Handler) http.Handler, tune ...func(*gsheets.Config)) *hikouteitest.Sheet {
 	t.Helper()
 	h := emu.Handler()
 	if wrap != nil {
@@ -185,7 +188,7 @@ func serveSheet(t testing.TB, emu *emulator.Emulator, wrap func(http.Handler) ht
 
 // restarted is sheet as a restarted process sees it: the same emulated
 // spreadsheet through a new provider.
-func restarted(t testing.TB, sheet *hikouteitest.Sheet, tune ...func(*sheetsio.Config)) *hikouteitest.Sheet {
+func restarted(t testing.TB, sheet *hikouteitest.Sheet, tune ...func(*gsheets.Config)) *hikouteitest.Sheet {
 	return &hikouteitest.Sheet{Emulator: sheet.Emulator, URL: sheet.URL, Provider: newProvider(t, sheet.URL, tune...)}
 }
 
@@ -199,7 +202,7 @@ type synced struct {
 	e     *engine.Engine
 	sheet *hikouteitest.Sheet
 	emu   *emulator.Emulator
-	prov  *sheetsio.Provider
+	prov  *gsheets.Provider
 	clock *events.ManualClock
 	disp  *effects.Dispatcher
 	wb    *sheetsio.Workbook
@@ -234,6 +237,14 @@ func openInbound(t testing.TB, dir string, defs []hikoutei.EntityDef, tune ...fu
 func openSyncedOn(t testing.TB, dir string, sheet *hikouteitest.Sheet, clock *events.ManualClock, defs []hikoutei.EntityDef,
 	tune ...func(*hikoutei.SyncOptions)) *synced {
 	t.Helper()
+	return openSyncedWith(t, dir, sheet, clock, defs, nil, tune...)
+}
+
+// openSyncedWith is openSyncedOn with the store's options adjusted by
+// opts (nil: none), e.g. to link the embedded NATS server.
+func openSyncedWith(t testing.TB, dir string, sheet *hikouteitest.Sheet, clock *events.ManualClock, defs []hikoutei.EntityDef,
+	opts func(*hikoutei.Options), tune ...func(*hikoutei.SyncOptions)) *synced {
+	t.Helper()
 	so := syncOptions(sheet)
 	for _, f := range tune {
 		f(so)
@@ -241,14 +252,17 @@ func openSyncedOn(t testing.TB, dir string, sheet *hikouteitest.Sheet, clock *ev
 	if clock == nil {
 		clock = events.NewManualClock(t0)
 	}
-	s, err := hikoutei.Open(dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, Sync: so, LeaseTTL: testLeaseTTL,
-		Logger: quiet}, defs...)
+	o := hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, Sync: so, LeaseTTL: testLeaseTTL, Logger: quiet}
+	if opts != nil {
+		opts(&o)
+	}
+	s, err := hikoutei.Open(t.Context(), dir, o, defs...)
 	mustT(t, err)
 	t.Cleanup(func() { s.Close() })
 	h := hikouteitest.New(t, s)
 	e := engine.Of(s)
 	disp, _, wb := e.Workers()
-	return &synced{Store: s, t: t, h: h, e: e, sheet: sheet, emu: sheet.Emulator, prov: so.Provider, clock: clock, disp: disp, wb: wb}
+	return &synced{Store: s, t: t, h: h, e: e, sheet: sheet, emu: sheet.Emulator, prov: so.Provider.(*gsheets.Provider), clock: clock, disp: disp, wb: wb}
 }
 
 // pass runs one dispatcher pass and fails the test on error.

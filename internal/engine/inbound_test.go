@@ -18,8 +18,8 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/fixtures"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -556,7 +556,7 @@ func syncedCities(b *testing.B, n int) (*synced, []editedCity) {
 	}
 	// A whole-tab read of 171,075 rows takes seconds, beyond openInbound's
 	// 5 s request timeout: the same store with a longer one.
-	sheet := hikouteitest.NewSheet(b, func(c *sheetsio.Config) { c.RequestTimeout = 5 * time.Minute })
+	sheet := hikouteitest.NewSheet(b, func(c *gsheets.Config) { c.RequestTimeout = 5 * time.Minute })
 	// A dispatch reads every tab it touches in full first, so large batches
 	// (here 2 × 25,000 rows) keep the number of whole-tab reads small.
 	x := openSyncedOn(b, b.TempDir(), sheet, nil, []hikoutei.EntityDef{hikoutei.Entity[EditableCity]("City")},
@@ -645,7 +645,7 @@ func procStatusKB(field string) int64 {
 func TestInboundPollerRunsNextToTheDispatcherWhenNotManual(t *testing.T) {
 	sheet := serveSheet(t, emulator.New(emulator.Options{AutoCreate: true}), nil, plainProvider)
 	clock := events.NewManualClock(t0)
-	s, err := hikoutei.Open(t.TempDir(), hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL,
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL,
 		NATS: &hikoutei.NATSOptions{Disabled: true}, Logger: quiet,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: sheetID, Provider: sheet.Provider, Interval: time.Second, ReconcileInterval: time.Hour,
 			PollingInterval: 5 * time.Second, FullScanInterval: time.Hour, LookupEnv: func(string) (string, bool) { return "", false }}},

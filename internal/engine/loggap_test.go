@@ -84,7 +84,7 @@ func TestRepro4_CorruptNewestMetaPageIsFoundBeforeAnythingIsAppended(t *testing.
 	flipNewestMeta(t, filepath.Join(damaged, events.LogFileName))
 
 	before := fileHashes(t, damaged)
-	_, err := hikoutei.Open(damaged, hikoutei.Options{Clock: events.NewManualClock(t0.Add(time.Minute)), HeartbeatInterval: -1, AcquireWait: -1}, airports...)
+	_, err := hikoutei.Open(t.Context(), damaged, hikoutei.Options{Clock: events.NewManualClock(t0.Add(time.Minute)), HeartbeatInterval: -1, AcquireWait: -1}, airports...)
 	var refused *engine.LogGapError
 	if !errors.Is(err, hikoutei.ErrLogBehindReadModel) || !errors.As(err, &refused) || refused.Gap.ReadModelCheckpoint != checkpoint {
 		t.Fatalf("open: %v", err)

@@ -49,7 +49,7 @@ func (c *NATSConfig) check() error {
 
 func (e *Engine) natsConfig() (*natsbus.Config, bool) {
 	o := e.cfg.NATS
-	if o == nil && e.cfg.Sync == nil || o != nil && o.Disabled {
+	if o == nil && e.cfg.Sync == nil || o != nil && o.Disabled || e.inProcessWake() {
 		return nil, false
 	}
 	if o == nil {
@@ -57,7 +57,7 @@ func (e *Engine) natsConfig() (*natsbus.Config, bool) {
 	}
 	c := &natsbus.Config{Store: o.Store, URL: o.URL, CredsFile: o.CredsFile, NkeyFile: o.NkeyFile, TLSCAFile: o.TLSCAFile, TLSCertFile: o.TLSCertFile,
 		TLSKeyFile: o.TLSKeyFile, Listen: o.Listen, IncludeValues: o.IncludeValues, RetryOnFailedConnect: true, Logger: e.log,
-		ListenAuth: natsbus.ListenAuth{Nkeys: o.ListenNkeys, None: o.ListenNoAuth}}
+		ListenAuth: natsbus.ListenAuth{Nkeys: o.ListenNkeys, None: o.ListenNoAuth}, Server: e.cfg.NATSServer}
 	if c.Store == "" {
 		abs, _ := filepath.Abs(e.dir)
 		c.Store = natsbus.SanitizeStore(filepath.Base(abs))
@@ -76,10 +76,37 @@ func (e *Engine) natsConfig() (*natsbus.Config, bool) {
 	return c, true
 }
 
-// startNATS starts the bus and subscribes the workers' wake-ups. A
-// configuration error fails Open; an unreachable URL does not (the bus
-// keeps reconnecting and the timers carry the workers meanwhile).
+// inProcessWake reports whether the dispatcher's wake-ups stay in
+// process: sync on without NATS options, no HIKOUTEI_NATS_URL and no
+// embedded server linked. The embedded server of that case listens on no
+// port, so nothing outside the process could use it: a channel does the
+// same without linking nats-server.
+func (e *Engine) inProcessWake() bool {
+	return e.cfg.Sync != nil && e.cfg.NATS == nil && e.cfg.NATSServer == nil && config.NATSURL(nil) == ""
+}
+
+// startInProcessWake gives the dispatcher its in-process wake-up channel
+// (afterCommit fills it, coalesced to one pending hint).
+func (e *Engine) startInProcessWake() {
+	e.wake = make(chan struct{}, 1)
+	if s := e.sync; s != nil && s.cfg.Wake == nil {
+		s.cfg.Wake = e.wake
+	}
+	if s := e.sync; s != nil && s.cfg.PollWake == nil {
+		s.pollHint = make(chan struct{}, 1)
+		s.cfg.PollWake = s.pollHint
+	}
+}
+
+// startNATS starts the bus and subscribes the workers' wake-ups (or the
+// in-process wake-ups, see inProcessWake). A configuration error fails
+// Open; an unreachable URL does not (the bus keeps reconnecting and the
+// timers carry the workers meanwhile).
 func (e *Engine) startNATS() error {
+	if e.inProcessWake() {
+		e.startInProcessWake()
+		return nil
+	}
 	cfg, on := e.natsConfig()
 	if !on {
 		return nil
@@ -137,6 +164,12 @@ func (e *Engine) Bus() *natsbus.Bus {
 // by the bus) and nudges the mirror; it never blocks.
 func (e *Engine) afterCommit(queuedEffects bool) {
 	if e.nats == nil {
+		if e.wake != nil && queuedEffects {
+			select {
+			case e.wake <- struct{}{}:
+			default: // a hint is already pending
+			}
+		}
 		return
 	}
 	if queuedEffects {

@@ -16,20 +16,33 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+	hnats "github.com/hikoutei/hikoutei-go/natsserver"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
+
+// withEmbeddedNATS links the embedded server: with sync and no NATS
+// options, the store runs it without a port (not in-process wake-ups).
+func withEmbeddedNATS(o *hikoutei.Options) { o.NATSServer = hnats.Embedded() }
 
 // openAuto opens a store whose sync workers run by themselves, on a manual
 // clock whose timers never fire unless the test advances it.
 func openAuto(t *testing.T, dir string, nats *hikoutei.NATSOptions) (*hikoutei.Store, *emulator.Emulator, *events.ManualClock) {
 	t.Helper()
+	return openAutoWith(t, dir, nats, hnats.Embedded())
+}
+
+// openAutoWith is openAuto with server as Options.NATSServer (nil: none
+// linked).
+func openAutoWith(t *testing.T, dir string, nats *hikoutei.NATSOptions, server hikoutei.EmbeddedNATS) (*hikoutei.Store, *emulator.Emulator, *events.ManualClock) {
+	t.Helper()
 	sheet := serveSheet(t, emulator.New(emulator.Options{AutoCreate: true}), nil, plainProvider)
 	clock := events.NewManualClock(t0)
-	s, err := hikoutei.Open(dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL, NATS: nats,
-		Logger: quiet,
-		Sync:   &hikoutei.SyncOptions{SpreadsheetID: sheetID, Provider: sheet.Provider, Interval: time.Hour, ReconcileInterval: time.Hour}},
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1, AcquireWait: -1, LeaseTTL: testLeaseTTL, NATS: nats,
+		Logger: quiet, NATSServer: server,
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: sheetID, Provider: sheet.Provider, Interval: time.Hour, ReconcileInterval: time.Hour}},
 		airports...)
 	mustT(t, err)
 	t.Cleanup(func() { s.Close() })
@@ -62,6 +75,26 @@ func idle(t *testing.T, s *hikoutei.Store, clock *events.ManualClock) {
 		d, _, _ := engine.Of(s).Workers()
 		return d != nil && d.C.Passes.Load() > 0 && n == 2+inboundWaiters(s)
 	})
+}
+
+func TestInProcessWakeWithoutNATSOrALinkedServerWakesTheDispatcherBeforeItsTimer(t *testing.T) {
+	t.Setenv(hikoutei.EnvNATSURL, "")
+	s, _, clock := openAutoWith(t, t.TempDir(), nil, nil)
+	if engine.Of(s).Bus() != nil {
+		t.Fatal("a NATS bus runs although no server is linked and no URL is set")
+	}
+	idle(t, s, clock)
+	commit(t, s, &Airport{ID: "1", Name: "woken"})
+	eventually(t, "the commit's effects applied without the clock moving", func() bool { return appliedCount(s) == 2 })
+}
+
+func TestNATSOptionsWithoutURLOrLinkedServerFailOpenServerNotLinked(t *testing.T) {
+	t.Setenv(hikoutei.EnvNATSURL, "")
+	_, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{AcquireWait: -1, Logger: quiet,
+		NATS: &hikoutei.NATSOptions{Listen: "127.0.0.1:0"}}, airports...)
+	if !errors.Is(err, natsbus.ErrServerNotLinked) || !errors.Is(err, hikoutei.ErrSyncStartup) {
+		t.Fatalf("Open: %v, want sync_startup_failed wrapping nats_server_not_linked", err)
+	}
 }
 
 func TestNATSCommitWakesTheDispatcherBeforeItsTimer(t *testing.T) {
@@ -135,7 +168,7 @@ func TestNATSMirrorDeliversEachEventOnceAndRebuildsTheReadModel(t *testing.T) {
 			return fn(e)
 		})
 	}
-	got, err := hikoutei.ReplayEvents(target, e.Log().StoreID(), src, hikoutei.ReplayOptions{}, airports...)
+	got, err := hikoutei.ReplayEvents(t.Context(), target, e.Log().StoreID(), src, hikoutei.ReplayOptions{}, airports...)
 	mustT(t, err)
 	if got != cp || digest(t, target) != live {
 		t.Fatalf("read model from the mirror (checkpoint %d) differs from the live one (%d)", got, cp)
@@ -303,7 +336,7 @@ func TestRepro10_AForeignRecordStopsTheMirrorUntilTheStreamIsReplaced(t *testing
 
 func TestRepro10_OpenRefusesANonLoopbackListenerWithoutAuthBeforeTheLease(t *testing.T) {
 	dir := t.TempDir()
-	_, err := hikoutei.Open(dir, hikoutei.Options{AcquireWait: -1, Logger: quiet,
+	_, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{AcquireWait: -1, Logger: quiet,
 		NATS: &hikoutei.NATSOptions{Listen: "0.0.0.0:0", ListenNoAuth: true}}, airports...)
 	if !errors.Is(err, natsbus.ErrListenUnauthenticated) || !errors.Is(err, hikoutei.ErrSyncStartup) {
 		t.Fatalf("Open: %v", err)
@@ -314,7 +347,7 @@ func TestRepro10_OpenRefusesANonLoopbackListenerWithoutAuthBeforeTheLease(t *tes
 }
 
 func TestNATSConflictNotificationsForAConflictDrivenThroughTheEmulator(t *testing.T) {
-	x := openInbound(t, t.TempDir(), nil)
+	x := openSyncedWith(t, t.TempDir(), hikouteitest.NewSheet(t), nil, parts, withEmbeddedNATS)
 	got := make(chan natsbus.ConflictNotification, 4)
 	stop, err := x.e.Bus().SubscribeConflicts(func(n natsbus.ConflictNotification) { got <- n })
 	mustT(t, err)
@@ -347,7 +380,7 @@ func receive(t *testing.T, ch <-chan natsbus.ConflictNotification) natsbus.Confl
 }
 
 func TestI30_ConflictResolvedNotificationSaysHowAndByWhom(t *testing.T) {
-	x := openInbound(t, t.TempDir(), nil)
+	x := openSyncedWith(t, t.TempDir(), hikouteitest.NewSheet(t), nil, parts, withEmbeddedNATS)
 	got := make(chan natsbus.ConflictNotification, 4)
 	stop, err := x.e.Bus().SubscribeConflicts(func(n natsbus.ConflictNotification) { got <- n })
 	mustT(t, err)

@@ -16,8 +16,8 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // conformanceTTL outlives every clock jump of the suite (the heartbeat is
@@ -35,8 +35,8 @@ func newEngineSubject(t *testing.T) outboxtest.Subject {
 	emu := emulator.New(emulator.Options{AutoCreate: true})
 	srv := httptest.NewServer(emu.Handler())
 	t.Cleanup(srv.Close)
-	prov, err := sheetsio.New(context.Background(), sheetsio.Config{Endpoint: srv.URL,
-		Pacing: sheetsio.Pacing{ReadInterval: -1, WriteInterval: -1}})
+	prov, err := gsheets.New(context.Background(), gsheets.Config{Endpoint: srv.URL,
+		Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -65,7 +66,7 @@ func (e *Engine) openProjection() error {
 		return err
 	}
 	e.lastSnap = e.proj.Checkpoint()
-	return e.catchUp(phase, e.cfg.Progress)
+	return e.catchUp(cmpCtx(e.cfg.Context), phase, e.cfg.Progress)
 }
 
 // openProjector opens read.sqlite; when it is unusable it sets it aside
@@ -82,7 +83,7 @@ func (e *Engine) openProjector(head uint64) (*projector.Projector, string, error
 			return p, "catch-up", err
 		}
 		e.log.Warn("read model unusable; restoring from a snapshot or rebuilding from the log", "reason", err.Error())
-	} else if head > 0 {
+	} else if head > 0 && !e.newLog {
 		e.log.Info("read model missing; restoring from a snapshot or rebuilding from the log")
 	}
 	aside, err := setAside(e.ReadModelPath(), "unusable")
@@ -144,12 +145,12 @@ func removeReadModel(path string) error {
 }
 
 // catchUp applies the log from the read model's checkpoint to the head.
-func (e *Engine) catchUp(phase string, progress func(Progress)) error {
+func (e *Engine) catchUp(ctx context.Context, phase string, progress func(Progress)) error {
 	head, err := e.Log().Head()
 	if err != nil {
 		return err
 	}
-	return applyLog(e.Log(), e.proj, head, phase, progress)
+	return applyLog(ctx, e.Log(), e.proj, head, phase, progress)
 }
 
 // repairReadModel catches the read model up after a failed projection,
@@ -158,7 +159,7 @@ func (e *Engine) repairReadModel() error {
 	if !e.behind {
 		return nil
 	}
-	if err := e.catchUp("catch-up", nil); err != nil {
+	if err := e.catchUp(context.Background(), "catch-up", nil); err != nil {
 		return e.setFault(fmt.Errorf("%w: nothing was committed: the read model could not catch up with the log: %w", ErrReadModelUnavailable, err))
 	}
 	e.behind = false
@@ -261,7 +262,7 @@ func ReplayLog(l *events.Log, target string, upTo uint64) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	err = applyLog(l, p, upTo, "rebuild", nil)
+	err = applyLog(context.Background(), l, p, upTo, "rebuild", nil)
 	cp := p.Checkpoint()
 	return cp, errors.Join(err, p.Close())
 }

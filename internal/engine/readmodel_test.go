@@ -85,7 +85,7 @@ func TestCatchUpAfterDeathBetweenLogCommitAndProjection(t *testing.T) {
 	}
 	mustT(t, e.Close())
 	var phases []hikoutei.Progress
-	s, err := hikoutei.Open(dir, hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Clock: events.NewManualClock(t0), HeartbeatInterval: -1, AcquireWait: -1,
 		Progress: func(p hikoutei.Progress) { phases = append(phases, p) }}, hikoutei.Entity[Note]("Note"))
 	mustT(t, err)
 	defer s.Close()

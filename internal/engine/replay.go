@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +22,9 @@ type ReplayOptions struct {
 	// Force lets Replay replace an existing target file. A target inside a
 	// store directory is refused even then.
 	Force bool
+	// Context stops the replay between batches once it is done (nil:
+	// never), with the context's error.
+	Context context.Context
 }
 
 // Replay builds a fresh read model at target from the log of the store in
@@ -104,7 +108,7 @@ func replayLog(l *events.Log, reg *Registry, target string, opts ReplayOptions) 
 	if err != nil {
 		return 0, err
 	}
-	err = applyLog(l, p, upTo, "rebuild", opts.Progress)
+	err = applyLog(cmpCtx(opts.Context), l, p, upTo, "rebuild", opts.Progress)
 	cp := p.Checkpoint()
 	return cp, errors.Join(err, p.Close())
 }
@@ -136,7 +140,11 @@ func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, r
 	}
 	batch := make([]events.Event, 0, catchUpBatch)
 	prog := Progress{Phase: "rebuild"}
+	ctx := cmpCtx(opts.Context)
 	flush := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := p.Apply(batch); err != nil {
 			return err
 		}
@@ -167,7 +175,7 @@ func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, r
 // applyLog applies the log's events after p's checkpoint up to upTo, in
 // batches of catchUpBatch, reporting progress after each batch. A second
 // goroutine reads and decodes the next batches while one is applied.
-func applyLog(l *events.Log, p *projector.Projector, upTo uint64, phase string, progress func(Progress)) error {
+func applyLog(ctx context.Context, l *events.Log, p *projector.Projector, upTo uint64, phase string, progress func(Progress)) error {
 	from := p.Checkpoint()
 	if from >= upTo {
 		return nil
@@ -175,6 +183,9 @@ func applyLog(l *events.Log, p *projector.Projector, upTo uint64, phase string, 
 	prog := Progress{Phase: phase, Total: upTo - from}
 	r := readBatches(l, from+1, upTo)
 	for batch := range r.batches {
+		if err := ctx.Err(); err != nil {
+			return errors.Join(err, r.cancel())
+		}
 		if err := p.Apply(batch); err != nil {
 			return errors.Join(err, r.cancel())
 		}
@@ -258,3 +269,11 @@ func (r *batchReader) cancel() error {
 }
 
 var errStopReading = errors.New("stop reading")
+
+// cmpCtx is ctx, or a context that is never done when ctx is nil.
+func cmpCtx(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
+}

@@ -52,7 +52,7 @@ func (x *replicated) options(standby bool) hikoutei.Options {
 }
 
 func (x *replicated) open(dir string, standby bool) (*hikoutei.Store, error) {
-	s, err := hikoutei.Open(dir, x.options(standby), airports...)
+	s, err := hikoutei.Open(context.Background(), dir, x.options(standby), airports...)
 	if err == nil {
 		x.t.Cleanup(func() { s.Close() })
 	}

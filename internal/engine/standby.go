@@ -152,7 +152,7 @@ func (e *Engine) applyFollowed(c replication.Commit) error {
 
 // projectStandby brings the read model up to log.db's head.
 func (e *Engine) projectStandby() error {
-	if err := e.catchUp("catch-up", nil); err != nil {
+	if err := e.catchUp(context.Background(), "catch-up", nil); err != nil {
 		return fmt.Errorf("project the followed commits: %w", err)
 	}
 	e.repl.sb.checkpoint.Store(e.proj.Checkpoint())
@@ -247,7 +247,7 @@ func (e *Engine) becomeWriter() error {
 	if err := e.recordSchema(); err != nil {
 		return err
 	}
-	if err := e.catchUp("catch-up", nil); err != nil {
+	if err := e.catchUp(context.Background(), "catch-up", nil); err != nil {
 		return err
 	}
 	e.startWriter()

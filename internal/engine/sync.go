@@ -104,6 +104,7 @@ type syncState struct {
 	stopped   error // why the workers stopped (divergence, displaced)
 	cancel    context.CancelFunc
 	done      chan error
+	pollHint  chan struct{} // in-process poll requests (RequestPoll) when the wake-ups stay in process; nil otherwise
 	// writer goroutine only
 	noteDone chan struct{}
 	noteSeq  uint64 // last conflict notice delivered (no duplicates after a repaired projection)
@@ -157,18 +158,18 @@ func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.P
 	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: c.Name, Provider: c.Provider, Workbook: wb, Outbox: e,
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
-		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard})
+		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard, Tracer: c.Tracer})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// Claim the authority before the first write of the run (seed 002);
+	// Claim the authority before the first write of the run (I05);
 	// while another store holds it, the dispatcher keeps refusing.
 	if err := disp.ClaimAuthority(ctx); err != nil && !errors.Is(err, effects.ErrAuthorityHeld) {
 		return nil, nil, nil, err
 	}
 	poller, err := effects.NewPoller(effects.PollerConfig{Provider: c.Provider, Workbook: wb, Inbound: e, Tabs: e.sheet.inputs,
 		Clock: e.cfg.Clock, Logger: e.log, Interval: c.PollingInterval, FullScanInterval: c.FullScanInterval,
-		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake})
+		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake, Tracer: c.Tracer})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -210,6 +211,10 @@ func (e *Engine) superviseSync(ctx context.Context) error {
 		if err == nil {
 			return e.runWorkers(ctx, disp)
 		}
+		if errors.Is(err, sheetsio.ErrCredentialsRejected) {
+			e.stopOnCredentials(err)
+			return nil
+		}
 		e.log.Warn("sync provisioning failed; retrying", "err", err.Error(), "in", wait.String())
 		select {
 		case <-ctx.Done():
@@ -242,6 +247,16 @@ func (e *Engine) runWorkers(ctx context.Context, disp *effects.Dispatcher) error
 		e.sync.mu.Unlock()
 	}
 	return err
+}
+
+// stopOnCredentials stops sync for good when Google refused the
+// credentials: retrying cannot help until someone replaces the key.
+// Health reports credentials_rejected; the store keeps committing.
+func (e *Engine) stopOnCredentials(err error) {
+	e.log.Error("sync stopped: Google rejected the credentials; replace the service-account key and restart", "code", sheetsio.CodeCredentialsRejected)
+	e.sync.mu.Lock()
+	e.sync.stopped = cmp.Or(e.sync.stopped, fmt.Errorf("sync stopped: %w", err))
+	e.sync.mu.Unlock()
 }
 
 // haltSync stops the workers for good, recording why (a displaced

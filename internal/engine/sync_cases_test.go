@@ -11,6 +11,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // sleepLog records the provider's backoff waits instead of sleeping.
@@ -28,8 +29,8 @@ func (l *sleepLog) sleep(ctx context.Context, d time.Duration) error {
 
 func TestC08_QuotaErrorsBackOffAndNothingIsDroppedOrTerminal(t *testing.T) {
 	waits := &sleepLog{}
-	sheet := hikouteitest.NewSheet(t, func(pc *sheetsio.Config) {
-		pc.Backoff = sheetsio.Backoff{Initial: 100 * time.Millisecond, Max: 10 * time.Second, Attempts: 6}
+	sheet := hikouteitest.NewSheet(t, func(pc *gsheets.Config) {
+		pc.Backoff = gsheets.Backoff{Initial: 100 * time.Millisecond, Max: 10 * time.Second, Attempts: 6}
 		pc.Sleep = waits.sleep
 	})
 	x := openSyncedOn(t, t.TempDir(), sheet, nil, airports)

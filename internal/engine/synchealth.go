@@ -52,7 +52,8 @@ const (
 	ReasonDisplaced         SyncReason = "writer_displaced"            // another writer owns the store: the workers stopped
 	ReasonAuthorityDiverged SyncReason = "authority_diverged"          // the sheet's authority names a newer epoch or another store: the workers stopped
 	ReasonStopped           SyncReason = "sync_stopped"                // the workers stopped for another reason
-	ReasonAccessDenied      SyncReason = "access_denied"               // 401/403: credentials rejected, spreadsheet not shared
+	ReasonCredentials       SyncReason = "credentials_rejected"        // Google refused the credentials (invalid_grant, 401): sync stopped
+	ReasonAccessDenied      SyncReason = "access_denied"               // 403: the spreadsheet is not shared with the service account
 	ReasonNotFound          SyncReason = "not_found"                   // 404: the spreadsheet does not exist or is not visible
 	ReasonQuota             SyncReason = "quota"                       // 429: the Sheets quota is exhausted
 	ReasonUnreachable       SyncReason = "sheets_unreachable"          // provisioning failed otherwise (timeouts, refused connections, 5xx) or hangs
@@ -62,7 +63,7 @@ const (
 )
 
 // reasonOrder ranks the reasons, most severe first.
-var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
+var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonCredentials, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
 	ReasonQuota, ReasonUnreachable, ReasonMassDeletion, ReasonTabMissing, ReasonHeaderDrift}
 
 // worse reports whether r is more severe than q ("" is no reason).
@@ -77,7 +78,7 @@ var codeReasons = map[string]SyncReason{
 	sheetsio.CodeHeaderDrift:         ReasonHeaderDrift,
 	sheetsio.CodeTabMissing:          ReasonTabMissing,
 	sheetsio.CodePermissionDenied:    ReasonAccessDenied,
-	sheetsio.CodeCredentialsRejected: ReasonAccessDenied,
+	sheetsio.CodeCredentialsRejected: ReasonCredentials,
 	sheetsio.CodeSpreadsheetNotFound: ReasonNotFound,
 	sheetsio.WriteNotFound:           ReasonNotFound,
 	sheetsio.WriteRateLimited:        ReasonQuota,
@@ -97,7 +98,9 @@ func failureReason(err error) SyncReason {
 		return codeReasons[we.Code]
 	}
 	switch sheetsio.HTTPStatus(err) {
-	case http.StatusUnauthorized, http.StatusForbidden:
+	case http.StatusUnauthorized:
+		return ReasonCredentials
+	case http.StatusForbidden:
 		return ReasonAccessDenied
 	case http.StatusNotFound:
 		return ReasonNotFound
@@ -116,6 +119,8 @@ func stoppedReason(err error) SyncReason {
 		return ReasonDisplaced
 	case errors.Is(err, effects.ErrDivergence):
 		return ReasonAuthorityDiverged
+	case errors.Is(err, sheetsio.ErrCredentialsRejected):
+		return ReasonCredentials
 	}
 	return ReasonStopped
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // syncHealth is the store's sync health, which must be there.
@@ -127,7 +128,7 @@ func TestSyncHealthDivergedBoundComesFromTheEnvironment(t *testing.T) {
 		env["HIKOUTEI_SYNC_DIVERGED_BOUND_SECONDS"] = bad
 		so := syncOptions(sheet)
 		so.LookupEnv = lookup
-		_, err := hikoutei.Open(t.TempDir(), hikoutei.Options{Sync: so, Logger: quiet}, airports...)
+		_, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Sync: so, Logger: quiet}, airports...)
 		if !errors.Is(err, hikoutei.ErrSyncStartup) || !strings.Contains(err.Error(), "HIKOUTEI_SYNC_DIVERGED_BOUND_SECONDS") {
 			t.Fatalf("bound %q: %v, want sync_startup_failed naming the variable", bad, err)
 		}
@@ -203,7 +204,7 @@ func TestSyncHealthIsBlockedWhenTheSpreadsheetIsNotFound(t *testing.T) {
 	emu := emulator.New(emulator.Options{}) // no AutoCreate: the spreadsheet does not exist (404)
 	sheet := serveSheet(t, emu, nil)
 	so := syncOptions(sheet)
-	s, err := hikoutei.Open(t.TempDir(), hikoutei.Options{Sync: so, Logger: quiet, HeartbeatInterval: -1, AcquireWait: -1}, airports...)
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Sync: so, Logger: quiet, HeartbeatInterval: -1, AcquireWait: -1}, airports...)
 	mustT(t, err)
 	t.Cleanup(func() { s.Close() })
 	if _, err := engine.Of(s).Provision(ctx); !errors.Is(err, sheetsio.ErrSpreadsheetNotFound) {
@@ -222,7 +223,7 @@ func TestSyncHealthIsBlockedWhenTheSpreadsheetIsNotFound(t *testing.T) {
 }
 
 func TestSyncHealthIsBlockedOnQuota(t *testing.T) {
-	sheet := hikouteitest.NewSheet(t, func(c *sheetsio.Config) {
+	sheet := hikouteitest.NewSheet(t, func(c *gsheets.Config) {
 		c.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	})
 	x := openSyncedOn(t, t.TempDir(), sheet, nil, airports)
@@ -300,7 +301,7 @@ func openRunning(t testing.TB, dir string, sheet *hikouteitest.Sheet) *hikoutei.
 	t.Helper()
 	so := syncOptions(sheet)
 	so.Manual, so.Interval = false, 5*time.Millisecond
-	s, err := hikoutei.Open(dir, hikoutei.Options{Sync: so, Logger: quiet, NATS: &hikoutei.NATSOptions{Disabled: true}}, airports...)
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Sync: so, Logger: quiet, NATS: &hikoutei.NATSOptions{Disabled: true}}, airports...)
 	mustT(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s

@@ -63,7 +63,7 @@ func checkTargetFiles(real, shown string, force bool) error {
 		case st.IsDir():
 			return fmt.Errorf("%w: %s is a directory", ErrReplayTarget, shown+suffix)
 		case !force:
-			return fmt.Errorf("%w: %s exists (pass force to replace it)", ErrReplayTarget, shown+suffix)
+			return fmt.Errorf("%w: %s exists (the command replaces it with --force; Go callers pass force)", ErrReplayTarget, shown+suffix)
 		}
 	}
 	return nil

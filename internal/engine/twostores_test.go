@@ -11,15 +11,15 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/projector"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // openOnClock opens a synced store whose store clock and provider clock are
 // the shared manual clock, so authority ages are comparable.
 func openOnClock(t *testing.T, emu *emulator.Emulator, url string, clock *events.ManualClock) *synced {
 	t.Helper()
-	sheet := &hikouteitest.Sheet{Emulator: emu, URL: url, Provider: newProvider(t, url, plainProvider, func(c *sheetsio.Config) { c.Now = clock.Now })}
+	sheet := &hikouteitest.Sheet{Emulator: emu, URL: url, Provider: newProvider(t, url, plainProvider, func(c *gsheets.Config) { c.Now = clock.Now })}
 	return openSyncedOn(t, t.TempDir(), sheet, clock, airports, func(o *hikoutei.SyncOptions) {
 		o.ProbeDelay, o.MaxProbes, o.AuthorityTTL = 0, 0, 2*time.Minute // default probing
 	})

@@ -28,7 +28,7 @@ func BenchmarkStoreCommit(b *testing.B) {
 }
 
 func benchCommit(b *testing.B, repl *hikoutei.ReplicationOptions) {
-	s, err := hikoutei.Open(filepath.Join(b.TempDir(), "bench"), hikoutei.Options{Replication: repl, HeartbeatInterval: -1},
+	s, err := hikoutei.Open(b.Context(), filepath.Join(b.TempDir(), "bench"), hikoutei.Options{Replication: repl, HeartbeatInterval: -1},
 		hikoutei.Entity[Item]("Item"))
 	if err != nil {
 		b.Fatal(err)

@@ -192,7 +192,7 @@ func replicationStream() string { return "HIKOUTEI_REPL_" + strings.ToUpper(stor
 // replay of its log.
 func checkStore(t *testing.T, dir string, ids []string) {
 	t.Helper()
-	s, err := hikoutei.Open(dir, hikoutei.Options{HeartbeatInterval: -1}, hikoutei.Entity[Item]("Item"))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, hikoutei.Entity[Item]("Item"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func openChild(ctx context.Context, role string) (*hikoutei.Store, error) {
 	}
 	opts := hikoutei.Options{Operation: "failover-" + role, Sync: sync,
 		Replication: &hikoutei.ReplicationOptions{URL: os.Getenv(envNATS), Store: storeName, Standby: role == "standby"}}
-	return hikoutei.Open(os.Getenv(envDir), opts, hikoutei.Entity[Item]("Item"))
+	return hikoutei.Open(ctx, os.Getenv(envDir), opts, hikoutei.Entity[Item]("Item"))
 }
 
 // commitLoop commits items one at a time, printing ACK after each

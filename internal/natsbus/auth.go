@@ -5,8 +5,6 @@ import (
 	"net"
 	"strings"
 
-	"github.com/nats-io/jwt/v2"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 )
 
@@ -90,13 +88,11 @@ func (a ListenAuth) check(listen, host string) error {
 // listenUsers returns the embedded server's users: the store's own
 // in-process connection (selfKey, full rights, in-process only) and the
 // clients' keys with the client permissions.
-func listenUsers(cfg Config, selfKey string, clientKeys []string) []*server.NkeyUser {
-	users := []*server.NkeyUser{{Nkey: selfKey,
-		AllowedConnectionTypes: map[string]struct{}{jwt.ConnectionTypeInProcess: {}}}}
+func listenUsers(cfg Config, selfKey string, clientKeys []string) []ServerUser {
+	users := []ServerUser{{Nkey: selfKey, InProcessOnly: true}}
 	perms := clientPermissions(cfg)
 	for _, k := range clientKeys {
-		users = append(users, &server.NkeyUser{Nkey: k, Permissions: perms,
-			AllowedConnectionTypes: map[string]struct{}{jwt.ConnectionTypeStandard: {}}})
+		users = append(users, ServerUser{Nkey: k, Permissions: perms})
 	}
 	return users
 }
@@ -106,10 +102,10 @@ func listenUsers(cfg Config, selfKey string, clientKeys []string) []*server.Nkey
 // JetStream API read-only on the mirror stream (stream info, message get,
 // ephemeral consumers). Everything else is denied, in particular
 // publishing events or conflict notifications and changing the stream.
-func clientPermissions(cfg Config) *server.Permissions {
+func clientPermissions(cfg Config) *ServerPermissions {
 	st := cfg.Mirror.Stream
-	return &server.Permissions{
-		Publish: &server.SubjectPermission{Allow: []string{
+	return &ServerPermissions{
+		Publish: []string{
 			SubjectFor(cfg.Store, SuffixWakeDispatch), SubjectFor(cfg.Store, SuffixWakePoll),
 			"$JS.API.INFO",
 			"$JS.API.STREAM.INFO." + st,
@@ -119,9 +115,9 @@ func clientPermissions(cfg Config) *server.Permissions {
 			"$JS.API.CONSUMER.INFO." + st + ".>", "$JS.API.CONSUMER.DELETE." + st + ".>",
 			"$JS.API.CONSUMER.MSG.NEXT." + st + ".>",
 			"$JS.ACK." + st + ".>", "$JS.FC." + st + ".>",
-		}},
-		Subscribe: &server.SubjectPermission{Allow: []string{
+		},
+		Subscribe: []string{
 			SubjectPrefix + "." + cfg.Store + ".>", "_INBOX.>",
-		}},
+		},
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
@@ -51,7 +50,7 @@ func SubjectFor(store, suffix string) string {
 // network error; see Stats for what was dropped.
 type Bus struct {
 	cfg Config
-	srv *server.Server // nil when connected to Config.URL
+	srv Server // nil when connected to Config.URL
 	nc  *nats.Conn
 
 	wake     [2]chan struct{} // indexed by WakeKind.index()
@@ -148,7 +147,6 @@ func Start(ctx context.Context, cfg Config) (*Bus, error) {
 	if err := b.connect(ctx); err != nil {
 		if b.srv != nil {
 			b.srv.Shutdown()
-			b.srv.WaitForShutdown()
 		}
 		return nil, err
 	}
@@ -199,7 +197,7 @@ func (b *Bus) loadKeys() error {
 }
 
 // users returns the listener's nkey users (nil: no authentication).
-func (b *Bus) users() []*server.NkeyUser {
+func (b *Bus) users() []ServerUser {
 	if b.self == nil {
 		return nil
 	}
@@ -209,49 +207,6 @@ func (b *Bus) users() []*server.NkeyUser {
 		keys = append(keys, b.clientKey)
 	}
 	return listenUsers(b.cfg, selfKey, keys)
-}
-
-func startEmbedded(cfg Config, users []*server.NkeyUser) (*server.Server, error) {
-	opts := &server.Options{
-		ServerName: "hikoutei-" + cfg.Store,
-		DontListen: cfg.Listen == "",
-		NoLog:      true,
-		NoSigs:     true,
-		MaxPayload: EmbeddedMaxPayload,
-		JetStream:  cfg.JetStream || cfg.Mirror.Enabled,
-		StoreDir:   cfg.StoreDir,
-		Nkeys:      users,
-	}
-	if cfg.Listen != "" {
-		host, port, err := splitListen(cfg.Listen)
-		if err != nil {
-			return nil, err
-		}
-		if port == 0 {
-			port = server.RANDOM_PORT
-		}
-		opts.Host, opts.Port = host, port
-	}
-	if opts.JetStream {
-		// Keep the embedded JetStream modest by default on small machines.
-		opts.JetStreamMaxMemory = 256 << 20
-	}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrServerStartFailed, err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(cfg.ConnectTimeout) {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-		return nil, fmt.Errorf("%w: not ready within %s (listen %q)", ErrServerStartFailed, cfg.ConnectTimeout, cfg.Listen)
-	}
-	if opts.JetStream && !srv.JetStreamEnabled() {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-		return nil, fmt.Errorf("%w: JetStream did not start (store dir %q)", ErrServerStartFailed, cfg.StoreDir)
-	}
-	return srv, nil
 }
 
 func (b *Bus) connect(ctx context.Context) error {
@@ -446,7 +401,6 @@ func (b *Bus) Close() error {
 	b.nc.Close()
 	if b.srv != nil {
 		b.srv.Shutdown()
-		b.srv.WaitForShutdown()
 	}
 	return nil
 }

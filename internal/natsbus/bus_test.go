@@ -386,8 +386,7 @@ func TestNATSDownNeverBlocks(t *testing.T) {
 	})
 	t.Run("embedded", func(t *testing.T) {
 		b := startBus(t, Config{Store: "down2", Mirror: MirrorConfig{Enabled: true}, StoreDir: t.TempDir()})
-		b.srv.Shutdown()
-		b.srv.WaitForShutdown()
+		b.srv.Shutdown() // waits until it has stopped
 		waitUntil(t, "disconnect noticed", func() bool { return !b.Connected() && b.Stats().Disconnects > 0 })
 		assertNonBlocking(t, b)
 	})
@@ -450,5 +449,15 @@ func TestCloseThenUse(t *testing.T) {
 	}
 	if err := startBus(t, Config{Store: "nomirror"}).Mirror(sampleEvents(1, 1)); !errors.Is(err, ErrMirrorDisabled) {
 		t.Fatalf("Mirror disabled: %v", err)
+	}
+}
+
+func TestStartWithoutURLOrLinkedServerFailsServerNotLinked(t *testing.T) {
+	b, err := Start(t.Context(), Config{Store: "nolink"})
+	if !errors.Is(err, ErrServerNotLinked) {
+		if b != nil {
+			b.Close()
+		}
+		t.Fatalf("Start without URL or Server: %v, want nats_server_not_linked", err)
 	}
 }

@@ -47,8 +47,13 @@ type Config struct {
 
 	// URL of an existing NATS server or cluster (comma-separated list
 	// allowed, e.g. "nats://a:4222,nats://b:4222"); the store passes the
-	// env var HIKOUTEI_NATS_URL. Empty = embedded server.
+	// env var HIKOUTEI_NATS_URL. Empty = embedded server, started by
+	// Server.
 	URL string
+	// Server starts the embedded server when URL is empty (package
+	// natsserver's Embedded; this package does not link nats-server).
+	// Nil with an empty URL fails Start with ErrServerNotLinked.
+	Server ServerStarter
 	// CredsFile is an optional NATS .creds file (JWT + nkey seed) for URL.
 	CredsFile string
 	// NkeyFile is an optional nkey user seed file for URL, e.g. the

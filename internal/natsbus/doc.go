@@ -1,7 +1,10 @@
-// Package natsbus is the store's NATS layer (ARCHITECTURE.md "NATS").
+// Package natsbus is the store's NATS layer (README "NATS").
 //
 // Start runs an embedded nats-server in-process (no port unless
-// Config.Listen asks for one) and connects to it through an in-memory pipe,
+// Config.Listen asks for one; started through Config.Server, which package
+// natsserver provides: this package does not import nats-server, so a
+// program that never embeds a server does not link it) and connects to it
+// through an in-memory pipe,
 // or connects to an existing server or cluster at Config.URL (the store
 // passes HIKOUTEI_NATS_URL) with optional creds, nkey and TLS files. A
 // listener requires nkey authentication (Config.ListenAuth: a generated

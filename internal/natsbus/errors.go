@@ -15,6 +15,9 @@ var (
 	// ErrServerStartFailed: the embedded nats-server could not be created or
 	// did not become ready (or JetStream was requested and did not start).
 	ErrServerStartFailed = errors.New("nats_server_start_failed")
+	// ErrServerNotLinked: the Bus needs an embedded server (no URL) and
+	// Config.Server is nil (the program did not link package natsserver).
+	ErrServerNotLinked = errors.New("nats_server_not_linked")
 	// ErrConnectFailed: the client connection (in-process or to Config.URL)
 	// could not be established.
 	ErrConnectFailed = errors.New("nats_connect_failed")

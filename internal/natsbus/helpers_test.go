@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/natsserver"
 )
 
 // deadline bounds every wait in these tests.
@@ -29,6 +30,9 @@ func startBus(t *testing.T, cfg Config) *Bus {
 	}
 	if cfg.Listen != "" && cfg.ListenAuth.SeedFile == "" && len(cfg.ListenAuth.Nkeys) == 0 && !cfg.ListenAuth.None {
 		cfg.ListenAuth.SeedFile = filepath.Join(t.TempDir(), "client.nk")
+	}
+	if cfg.URL == "" && cfg.Server == nil {
+		cfg.Server = natsserver.Embedded()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()

@@ -1,5 +1,5 @@
 // Package replication is the foundation of replicated mode
-// (ARCHITECTURE.md "More than one host", I31): a store's commits on an
+// (docs/invariants.md "More than one host", I31): a store's commits on an
 // R3 JetStream stream with storage-level fencing, and the writer lease in
 // an R3 JetStream KV bucket.
 //

@@ -1,6 +1,7 @@
 package storagefault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -51,7 +52,7 @@ func runDiskFull(spec RunSpec) (RunResult, error) {
 // fill commits until maxRefused units were refused, calls grow, and
 // checks that the same store commits again.
 func fill(store string, seed uint64, res *RunResult, grow func() error) (*workload, error) {
-	s, err := hikoutei.Open(store, storeOptions(0), NoteDef)
+	s, err := hikoutei.Open(context.Background(), store, storeOptions(0), NoteDef)
 	if err != nil {
 		return nil, err
 	}

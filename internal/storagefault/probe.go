@@ -33,7 +33,7 @@ func (p Probe) Damaged() bool { return len(p.Missing)+len(p.Wrong)+len(p.Appeare
 // store. Errors only for what is not the store's answer.
 func probe(dir string, opens int, l *ledger) Probe {
 	var p Probe
-	s, err := hikoutei.Open(dir, storeOptions(opens), NoteDef)
+	s, err := hikoutei.Open(context.Background(), dir, storeOptions(opens), NoteDef)
 	if err != nil {
 		p.Reported = append(p.Reported, "open: "+codeText(err))
 		p.Missing = sortedKeys(l.acked)

@@ -2,6 +2,7 @@ package storagefault
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -70,7 +71,7 @@ func runTornWrite(spec RunSpec) (RunResult, error) {
 func interruptedCommit(dir string, seed uint64) (before, after storeFiles, w *workload, err error) {
 	opts := storeOptions(0)
 	opts.SnapshotEvery = 0 // exactly one log transaction between the two copies
-	s, err := hikoutei.Open(dir, opts, NoteDef)
+	s, err := hikoutei.Open(context.Background(), dir, opts, NoteDef)
 	if err != nil {
 		return before, after, nil, err
 	}

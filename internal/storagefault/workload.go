@@ -88,7 +88,7 @@ func storeOptions(opens int) hikoutei.Options {
 // baseStore creates a store at dir holding units acknowledged commits,
 // closed cleanly, and returns the workload that wrote it.
 func baseStore(dir string, units int, seed uint64) (*workload, error) {
-	s, err := hikoutei.Open(dir, storeOptions(0), NoteDef)
+	s, err := hikoutei.Open(context.Background(), dir, storeOptions(0), NoteDef)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package storagefault
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -55,7 +56,7 @@ func runWriteError(spec RunSpec) (RunResult, error) {
 // after a commit whose outcome is uncertain (the store then refuses every
 // commit until reopened: checked once). It returns the units attempted.
 func commitUntilRefused(store string, opens int, w *workload, n int, res *RunResult) int {
-	s, err := hikoutei.Open(store, storeOptions(opens), NoteDef)
+	s, err := hikoutei.Open(context.Background(), store, storeOptions(opens), NoteDef)
 	if err != nil {
 		res.Codes = append(res.Codes, "open: "+codeText(err))
 		return 0

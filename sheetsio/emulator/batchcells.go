@@ -235,8 +235,8 @@ func reqRepeatCell(b *book, raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	mask := parseMask(req.Fields)
-	if !mask["*"] && !mask["userEnteredValue"] && !mask["note"] {
-		return nil, nil
+	if !mask["*"] && !mask["userEnteredValue"] && !mask["note"] && !formatMasked(mask) {
+		return nil, nil // formatting the emulator does not model (wrapStrategy, colours, …)
 	}
 	for r := g.R0; r < g.R1; r++ {
 		for c := g.C0; c < g.C1; c++ {

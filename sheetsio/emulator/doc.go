@@ -45,5 +45,7 @@
 // Origin (403, ErrForeignOrigin), and a POST/PUT/PATCH/DELETE that is not
 // application/json (415, ErrUnsupportedMediaType).
 // Save/Load persist the state as JSON; GET / and /view/{id}[/{sheetId}]
-// serve a read-only HTML view (a tab page shows at most 1,000 rows).
+// serve a read-only HTML view (view.go): a tab's cells as a FORMATTED_VALUE
+// read returns them (at most 1,000 rows and 100 columns), a tab strip,
+// noted cells highlighted, and a self-refresh every 5 s (?refresh=N, 0 off).
 package emulator

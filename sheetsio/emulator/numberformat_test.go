@@ -41,3 +41,30 @@ func TestUpdateCellsDateTimeNumberFormatRendersAsADateTime(t *testing.T) {
 		t.Fatalf("cleared format shows %q", got)
 	}
 }
+
+// TestRepeatCellNumberFormatOnlyFormatsValuesInPlace: a repeatCell whose
+// mask is only userEnteredFormat.numberFormat (how provisioning formats a
+// Time column) changes how existing numbers show, never their values.
+func TestRepeatCellNumberFormatOnlyFormatsValuesInPlace(t *testing.T) {
+	_, svc, id := newBookClient(t, Options{})
+	vr := &sheets.ValueRange{Values: [][]any{{"at"}, {46356.5}, {"text stays"}}}
+	if _, err := svc.Spreadsheets.Values.Update(id, "Sheet1!A1", vr).ValueInputOption("RAW").Do(); err != nil {
+		t.Fatal(err)
+	}
+	req := &sheets.Request{RepeatCell: &sheets.RepeatCellRequest{
+		Range: &sheets.GridRange{SheetId: 0, StartRowIndex: 1, StartColumnIndex: 0, EndColumnIndex: 1, ForceSendFields: []string{"SheetId"}},
+		Cell: &sheets.CellData{UserEnteredFormat: &sheets.CellFormat{
+			NumberFormat: &sheets.NumberFormat{Type: "DATE_TIME", Pattern: "yyyy-mm-dd hh:mm:ss"}, WrapStrategy: "CLIP"}},
+		Fields: "userEnteredFormat.numberFormat"}}
+	if _, err := svc.Spreadsheets.BatchUpdate(id, &sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{req}}).Do(); err != nil {
+		t.Fatal(err)
+	}
+	shown, err := svc.Spreadsheets.Values.Get(id, "Sheet1!A1:A3").ValueRenderOption("FORMATTED_VALUE").Do()
+	if err != nil || len(shown.Values) != 3 || shown.Values[0][0] != "at" || shown.Values[1][0] != "2026-11-30 12:00:00" || shown.Values[2][0] != "text stays" {
+		t.Fatalf("formatted read %+v %v", shown, err)
+	}
+	raw, err := svc.Spreadsheets.Values.Get(id, "Sheet1!A2").ValueRenderOption("UNFORMATTED_VALUE").Do()
+	if err != nil || raw.Values[0][0] != 46356.5 {
+		t.Fatalf("unformatted read %+v %v", raw, err)
+	}
+}

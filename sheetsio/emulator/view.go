@@ -1,93 +1,178 @@
 package emulator
 
 import (
-	"html/template"
+	"crypto/rand"
+	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 )
 
-// maxViewRows bounds the rows one tab page renders, so viewing a huge tab
-// neither builds megabytes of HTML nor holds the state lock for long.
-const maxViewRows = 1000
+// The read-only HTML view: GET / lists the spreadsheets, /view/{id} shows a
+// spreadsheet's first visible tab and /view/{id}/{sheetId} a given tab, with
+// a tab strip at the bottom as in the Sheets UI. Cells show the text a
+// FORMATTED_VALUE read returns. The page re-fetches itself every
+// defaultRefresh seconds; ?refresh=N sets N seconds, ?refresh=0 turns it off.
+// It is served by Handler, behind the same Host and Origin guard as the API.
 
-// viewTab is one tab as the HTML view shows it.
-type viewTab struct {
-	ID        int64
-	Title     string
-	Hidden    bool
-	Rows      int
-	Cols      int
-	Cells     []viewRow
-	Header    []string
-	Truncated bool
-}
+// Refresh bounds, in seconds.
+const (
+	defaultRefresh = 5
+	maxRefresh     = 3600
+)
 
-// viewRow is one displayed row with its 1-based row number, as in the UI.
-type viewRow struct {
-	Num   int
-	Cells []string
-}
-
+// viewBook is a spreadsheet as the view lists it.
 type viewBook struct {
-	ID    string
-	Title string
-	Tabs  []viewTab
+	Title, Href string
+	Tabs        int
 }
 
+// viewTabLink is one tab of the bottom tab strip.
+type viewTabLink struct {
+	Title, Href, Class string
+	Hidden, Current    bool
+}
+
+// viewPage is what the template renders: the index (Books) or one tab of
+// one spreadsheet (Title, Strip, Tab).
 type viewPage struct {
 	Books   []viewBook
-	Book    *viewBook
+	Title   string
+	Home    string
+	Strip   []viewTabLink
 	Tab     *viewTab
-	MaxRows int
+	Refresh int
+	Nonce   string
 }
-
-var viewTemplate = template.Must(template.New("view").Parse(`<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>fake-sheets</title>
-<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}th{background:#eee}</style>
-</head><body>
-{{if .Tab}}<h1>{{.Book.Title}} — {{.Tab.Title}}</h1>
-<p><a href="/view/{{.Book.ID}}">back</a> · {{.Tab.Rows}} × {{.Tab.Cols}}{{if .Tab.Hidden}} · hidden{{end}}{{if .Tab.Truncated}} · showing the first {{.MaxRows}} rows{{end}}</p>
-<table><tr><th></th>{{range .Tab.Header}}<th>{{.}}</th>{{end}}</tr>
-{{range .Tab.Cells}}<tr><th>{{.Num}}</th>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>
-{{else if .Book}}<h1>{{.Book.Title}}</h1><p><a href="/">all spreadsheets</a></p><ul>
-{{range .Book.Tabs}}<li><a href="/view/{{$.Book.ID}}/{{.ID}}">{{.Title}}</a> ({{.Rows}} × {{.Cols}}{{if .Hidden}}, hidden{{end}})</li>
-{{end}}</ul>
-{{else}}<h1>Spreadsheets</h1><ul>
-{{range .Books}}<li><a href="/view/{{.ID}}">{{.Title}}</a> — {{len .Tabs}} tab(s)</li>
-{{end}}</ul>{{end}}
-</body></html>`))
 
 // serveView serves GET /, /view/{id} and /view/{id}/{sheetId} (read-only).
 func (e *Emulator) serveView(w http.ResponseWriter, r *http.Request) {
-	parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/view"), "/"), "/")
-	page := viewPage{MaxRows: maxViewRows}
-	e.mu.Lock()
-	if parts[0] == "" {
-		for _, id := range e.sortedIDsLocked() {
-			page.Books = append(page.Books, e.viewBookLocked(e.books[id], -1))
-		}
-	} else if b, ok := e.books[parts[0]]; ok {
-		sel := int64(-1)
-		if len(parts) > 1 {
-			sel, _ = strconv.ParseInt(parts[1], 10, 64)
-		}
-		vb := e.viewBookLocked(b, sel)
-		page.Book = &vb
-		for i := range vb.Tabs {
-			if len(parts) > 1 && vb.Tabs[i].ID == sel {
-				page.Tab = &vb.Tabs[i]
-			}
-		}
+	refresh, ok := refreshParam(r.URL.Query())
+	if !ok {
+		http.Error(w, "refresh must be a whole number of seconds from 0 (off) to 3600", http.StatusBadRequest)
+		return
 	}
+	parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/view"), "/"), "/")
+	page := viewPage{Refresh: refresh, Home: withRefresh("/", refresh)}
+	e.mu.Lock()
+	found := e.fillViewLocked(&page, parts)
 	e.mu.Unlock()
-	if (parts[0] != "" && page.Book == nil) || (len(parts) > 1 && page.Tab == nil) {
+	if !found {
 		http.NotFound(w, r)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = viewTemplate.Execute(w, page)
+	page.Nonce = newNonce()
+	writeViewHeaders(w.Header(), page.Nonce)
+	_ = viewTemplate.Execute(w, newViewDoc(page))
+}
+
+// fillViewLocked fills page for the path parts; false means not found.
+func (e *Emulator) fillViewLocked(page *viewPage, parts []string) bool {
+	if parts[0] == "" {
+		for _, id := range e.sortedIDsLocked() {
+			b := e.books[id]
+			page.Books = append(page.Books, viewBook{Title: b.Title, Href: bookHref(id, page.Refresh), Tabs: len(b.Sheets)})
+		}
+		return true
+	}
+	b, ok := e.books[parts[0]]
+	if !ok || len(parts) > 2 {
+		return false
+	}
+	s := b.firstVisibleSheet()
+	if len(parts) == 2 {
+		id, err := strconv.ParseInt(parts[1], 10, 64)
+		if s = b.sheetByID(id); err != nil {
+			return false
+		}
+	}
+	if s == nil {
+		return false
+	}
+	page.Title = b.Title
+	page.Strip = tabStrip(b, s, page.Refresh)
+	page.Tab = b.viewTabOf(s)
+	return true
+}
+
+// firstVisibleSheet is the tab the UI opens: the first one not hidden.
+func (b *book) firstVisibleSheet() *sheet {
+	for _, s := range b.Sheets {
+		if !s.Hidden {
+			return s
+		}
+	}
+	if len(b.Sheets) == 0 {
+		return nil
+	}
+	return b.Sheets[0]
+}
+
+// tabStrip lists every tab in order, hidden ones marked, cur highlighted.
+func tabStrip(b *book, cur *sheet, refresh int) []viewTabLink {
+	out := make([]viewTabLink, 0, len(b.Sheets))
+	for _, s := range b.Sheets {
+		href := bookPath(b.ID) + "/" + strconv.FormatInt(s.ID, 10)
+		l := viewTabLink{Title: s.Title, Href: withRefresh(href, refresh), Hidden: s.Hidden, Current: s == cur}
+		l.Class = tabClass(l)
+		out = append(out, l)
+	}
+	return out
+}
+
+func tabClass(l viewTabLink) string {
+	var c []string
+	if l.Current {
+		c = append(c, "current")
+	}
+	if l.Hidden {
+		c = append(c, "hidden")
+	}
+	return strings.Join(c, " ")
+}
+
+func bookPath(id string) string { return "/view/" + url.PathEscape(id) }
+
+func bookHref(id string, refresh int) string { return withRefresh(bookPath(id), refresh) }
+
+// withRefresh carries a non-default refresh setting on a link.
+func withRefresh(href string, refresh int) string {
+	if refresh == defaultRefresh {
+		return href
+	}
+	return href + "?refresh=" + strconv.Itoa(refresh)
+}
+
+// refreshParam reads ?refresh=N (seconds, 0 = off); false when invalid.
+func refreshParam(q url.Values) (int, bool) {
+	v := q.Get("refresh")
+	if v == "" {
+		return defaultRefresh, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > maxRefresh {
+		return 0, false
+	}
+	return n, true
+}
+
+// writeViewHeaders sets the content type and a policy that lets only the
+// page's own style and script run (a value that slipped past escaping
+// still could not run script or load anything).
+func writeViewHeaders(h http.Header, nonce string) {
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'nonce-"+nonce+"'; script-src 'nonce-"+nonce+
+		"'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+}
+
+func newNonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 func (e *Emulator) sortedIDsLocked() []string {
@@ -97,25 +182,4 @@ func (e *Emulator) sortedIDsLocked() []string {
 	}
 	sortStrings(ids)
 	return ids
-}
-
-func (e *Emulator) viewBookLocked(b *book, withCells int64) viewBook {
-	vb := viewBook{ID: b.ID, Title: b.Title}
-	for _, s := range b.Sheets {
-		t := viewTab{ID: s.ID, Title: s.Title, Hidden: s.Hidden, Rows: s.RowCount, Cols: s.ColCount}
-		if s.ID == withCells {
-			cells := b.displayedRows(s, maxViewRows)
-			t.Truncated = s.RowCount > maxViewRows
-			width := 0
-			for i, row := range cells {
-				width = max(width, len(row))
-				t.Cells = append(t.Cells, viewRow{Num: i + 1, Cells: row})
-			}
-			for c := 0; c < width; c++ {
-				t.Header = append(t.Header, a1Col(c))
-			}
-		}
-		vb.Tabs = append(vb.Tabs, t)
-	}
-	return vb
 }

@@ -26,7 +26,7 @@ const (
 	getCities  = "BenchmarkRawBatchGetCities"
 )
 
-// table is every row of `make bench`, goals of issue 19.
+// table is every row of `make bench`, goals in bench/README.md.
 func table(r runs) []Row {
 	var rows []Row
 	for _, s := range specs(r) {

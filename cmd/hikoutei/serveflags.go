@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/nats-io/nkeys"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/config"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+)
+
+// validate checks every serve flag before anything touches the store
+// (exit 2, naming the flag, never its value): the environment was
+// checked before (checkEnv), and a flag's value is never blamed on the
+// variable it overrides.
+func (f serveFlags) validate() error {
+	if err := requireDir(f.dir); err != nil {
+		return err
+	}
+	checks := []func() error{f.checkSpreadsheet, f.checkEndpoint, f.checkCredentials, f.checkNATS,
+		func() error { return checkListenAddr("--http", f.httpAddr) },
+		func() error { return checkListenAddr("--nats-listen", f.natsListen) }}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return usageError{err}
+		}
+	}
+	return nil
+}
+
+// checkSpreadsheet parses --spreadsheet, or the variable when the flag
+// is not given, and names whichever it parsed.
+func (f serveFlags) checkSpreadsheet() error {
+	v, source := f.spreadsheet, `flag "--spreadsheet"`
+	if v == "" {
+		v, _ = config.OS(hikoutei.EnvSpreadsheetURL)
+		source = "environment: " + hikoutei.EnvSpreadsheetURL
+	}
+	if v == "" {
+		return nil
+	}
+	if _, err := sheetsio.ParseSpreadsheetURL(v); err != nil {
+		return fmt.Errorf("%s: %w", source, err)
+	}
+	return nil
+}
+
+// checkEndpoint parses --sheets-endpoint as the environment variable it
+// overrides is parsed, and names the flag.
+func (f serveFlags) checkEndpoint() error {
+	if f.endpoint == "" {
+		return nil
+	}
+	err := config.Check(func(k string) (string, bool) { return f.endpoint, k == hikoutei.EnvSheetsEndpoint })
+	var envErr *config.EnvError
+	if errors.As(err, &envErr) {
+		return fmt.Errorf(`flag "--sheets-endpoint": %w`, envErr.Err)
+	}
+	return err
+}
+
+func (f serveFlags) checkCredentials() error {
+	if f.credentials == "" {
+		return nil
+	}
+	if fi, err := os.Stat(f.credentials); err != nil || fi.IsDir() {
+		return fmt.Errorf(`flag "--credentials": %s is not a readable file`, f.credentials)
+	}
+	return nil
+}
+
+func (f serveFlags) checkNATS() error {
+	if f.natsURL != "" {
+		if err := config.ParseNATSURL(f.natsURL); err != nil {
+			return fmt.Errorf(`flag "--nats": %w`, err)
+		}
+	}
+	for _, k := range f.natsListenNkeys {
+		if !nkeys.IsValidPublicUserKey(k) {
+			return errors.New(`flag "--nats-listen-nkey": not a public user nkey (U…)`)
+		}
+	}
+	return nil
+}
+
+// checkListenAddr accepts "" or HOST:PORT with a numeric or named port.
+func checkListenAddr(flag, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return fmt.Errorf(`flag "%s" must be HOST:PORT: %w`, flag, err)
+	}
+	return nil
+}

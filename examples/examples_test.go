@@ -1,0 +1,98 @@
+package examples_test
+
+import (
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+)
+
+// build compiles the example program in dir into the test's temporary
+// directory, with the go command that runs the test.
+func build(t *testing.T, dir string) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not on PATH (go test puts GOROOT/bin there): %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), dir)
+	cmd := exec.CommandContext(t.Context(), gobin, "build", "-o", bin, "./"+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./%s: %v\n%s", dir, err, out)
+	}
+	return bin
+}
+
+// runProgram runs bin with args and env, and returns its standard output;
+// a non-zero exit fails the test with what it wrote.
+func runProgram(t *testing.T, bin string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), args, err, out, stderr.String())
+	}
+	return string(out)
+}
+
+// The local-only example builds, runs on a fresh directory, and prints
+// what it committed, read and queried; run again on the same directory,
+// it reopens the store (nothing changes, so nothing is committed).
+func TestLocalOnlyExampleRunsAndReopens(t *testing.T) {
+	bin := build(t, "localonly")
+	dir := filepath.Join(t.TempDir(), "store")
+	want := "committed 3 events\nget: HGU Mount Hagen 5388\nfind: HGU 5388\nfind: GKA 5282\nfind: MAG 20\ncount altitude >= 5000: 2\nin and prefix: Goroka\n"
+	if got := runProgram(t, bin, nil, "-dir", dir); got != want {
+		t.Fatalf("first run printed\n%s\nwant\n%s", got, want)
+	}
+	want = strings.Replace(want, "committed 3 events", "committed 0 events", 1)
+	if got := runProgram(t, bin, nil, "-dir", dir); got != want {
+		t.Fatalf("second run printed\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The sync example builds, runs against the Sheets emulator over HTTP
+// (configured only through the environment, as in production), and exits
+// once the outbox is drained; the emulated spreadsheet then shows the
+// committed rows.
+func TestSyncExampleWritesTheRowsToTheEmulator(t *testing.T) {
+	bin := build(t, "sync")
+	emu := emulator.New(emulator.Options{AutoCreate: true})
+	srv := httptest.NewServer(emu.Handler())
+	defer srv.Close()
+	env := []string{"HIKOUTEI_SYNC_SPREADSHEET_URL=examples-sheet", "HIKOUTEI_SHEETS_ENDPOINT=" + srv.URL,
+		"GOOGLE_APPLICATION_CREDENTIALS=", "HIKOUTEI_NATS_URL="}
+	out := runProgram(t, bin, env, "-dir", filepath.Join(t.TempDir(), "store"), "-timeout", "2m")
+	if !strings.HasPrefix(out, "synced: ") {
+		t.Fatalf("the sync example printed %q", out)
+	}
+	rows, err := emu.Person("examples-sheet").Displayed("Airport_System")
+	if err != nil {
+		t.Fatalf("the Airport_System tab: %v", err)
+	}
+	var shown []string
+	for _, r := range rows {
+		shown = append(shown, strings.Join(r, "|"))
+	}
+	for _, name := range []string{"Goroka", "Madang"} {
+		if !strings.Contains(strings.Join(shown, "\n"), name) {
+			t.Fatalf("the Airport_System tab lacks %s:\n%s", name, strings.Join(shown, "\n"))
+		}
+	}
+}
+
+// The program the README's "Binary size" section measures builds and runs:
+// it commits one airport to a temporary store and prints it back.
+func TestLocalOnlySizeExampleRuns(t *testing.T) {
+	bin := build(t, "localonly-size")
+	if got := runProgram(t, bin, []string{"TMPDIR=" + t.TempDir()}); got != "Goroka\n" {
+		t.Fatalf("localonly-size printed %q, want %q", got, "Goroka\n")
+	}
+}

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hikoutei/hikoutei-go/internal/admin"
+)
+
+// PollVia names how RequestPoll reached the pollers.
+type PollVia string
+
+// How a poll request travels.
+const (
+	// PollViaNATS: published on the store's wake.poll subject, which its
+	// own pollers subscribe to (a hint the bus drops while NATS is
+	// unreachable; the pollers' timers still run).
+	PollViaNATS PollVia = "nats"
+	// PollViaInProcess: handed to the pollers' wake-up channel directly.
+	PollViaInProcess PollVia = "in_process"
+)
+
+// RequestPoll asks the store's pollers to poll the Input tabs now: the
+// hint `hikoutei poll` gives over NATS, for a caller in process or on
+// the administrative channel. It never waits: a request while one is
+// pending merges with it. Errors: ErrSyncNotConfigured when the store
+// runs without sync (or its pollers take hints from elsewhere).
+func (e *Engine) RequestPoll() (PollVia, error) {
+	switch {
+	case e.sync == nil:
+		return "", fmt.Errorf("%w: the store runs without sync: nothing polls a sheet", ErrSyncNotConfigured)
+	case e.nats != nil:
+		e.nats.bus.WakePoll()
+		return PollViaNATS, nil
+	case e.sync.pollHint != nil:
+		select {
+		case e.sync.pollHint <- struct{}{}:
+		default: // a request is already pending
+		}
+		return PollViaInProcess, nil
+	}
+	return "", fmt.Errorf("%w: the store's pollers take no wake-ups", ErrSyncNotConfigured)
+}
+
+// SyncPoll answers admin.OpSyncPoll.
+func (b AdminBackend) SyncPoll(ctx context.Context, _ admin.PollRequest) (admin.PollResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return admin.PollResponse{}, err
+	}
+	via, err := b.E.RequestPoll()
+	return admin.PollResponse{Via: string(via)}, err
+}
+
+// SyncHealth answers admin.OpSyncHealth: the store's live sync health,
+// with its workers' notes (what status cannot read from the read model
+// alone).
+func (b AdminBackend) SyncHealth(ctx context.Context, _ struct{}) (admin.SyncHealthResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return admin.SyncHealthResponse{}, err
+	}
+	h, err := b.E.SyncHealth()
+	if err != nil || h == nil {
+		return admin.SyncHealthResponse{}, err
+	}
+	return admin.SyncHealthResponse{Sync: true, Targets: []admin.SyncHealth{wireHealth(h)}}, nil
+}
+
+// wireHealth is h as the administrative channel carries it.
+func wireHealth(h *SyncHealth) admin.SyncHealth {
+	out := admin.SyncHealth{Spreadsheet: h.Spreadsheet, State: string(h.State), Reason: string(h.Reason), Pending: h.Pending,
+		OldestPending: h.OldestPending, Diverged: h.Diverged, LastReconcile: h.LastReconcile, DivergedBound: h.DivergedBound,
+		Tabs: make([]admin.TabHealth, 0, len(h.Tabs))}
+	for _, t := range h.Tabs {
+		out.Tabs = append(out.Tabs, admin.TabHealth{Tab: t.Tab, State: string(t.State), Reason: string(t.Reason), Pending: t.Pending,
+			OldestPending: t.OldestPending, Diverged: t.Diverged, DivergedSince: t.DivergedSince, LastReconcile: t.LastReconcile,
+			OverBound: t.OverBound})
+	}
+	return out
+}
+
+// HealthOfWire is the inverse of the channel's encoding: what a client
+// of admin.OpSyncHealth shows.
+func HealthOfWire(w admin.SyncHealth) SyncHealth {
+	h := SyncHealth{Spreadsheet: w.Spreadsheet, State: SyncState(w.State), Reason: SyncReason(w.Reason), Pending: w.Pending,
+		OldestPending: w.OldestPending, Diverged: w.Diverged, LastReconcile: w.LastReconcile, DivergedBound: w.DivergedBound}
+	for _, t := range w.Tabs {
+		h.Tabs = append(h.Tabs, TabHealth{Tab: t.Tab, State: SyncState(t.State), Reason: SyncReason(t.Reason), Pending: t.Pending,
+			OldestPending: t.OldestPending, Diverged: t.Diverged, DivergedSince: t.DivergedSince, LastReconcile: t.LastReconcile,
+			OverBound: t.OverBound})
+	}
+	return h
+}

@@ -1,0 +1,149 @@
+package observe
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/aggregates"
+)
+
+// Source is what Metrics and HealthHandler read at request time; a
+// *hikoutei.Store is one. None of its methods waits on the network.
+type Source interface {
+	Stats(ctx context.Context) (hikoutei.Stats, error)
+	Health() hikoutei.Health
+	Attention(ctx context.Context) (hikoutei.Attention, error)
+}
+
+func newDesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+var (
+	descCommits    = newDesc("hikoutei_commits_total", "Units of work committed with at least one event, since the store opened.")
+	descEvents     = newDesc("hikoutei_events_total", "Events appended (commits and the workers' decisions), since the store opened.")
+	descLogTxns    = newDesc("hikoutei_log_transactions_total", "Log transactions (group commits), since the store opened.")
+	descEpoch      = newDesc("hikoutei_lease_epoch", "Writer lease epoch held by this process.")
+	descLag        = newDesc("hikoutei_read_model_lag_events", "Events appended to the log but not yet applied to the read model (log head minus checkpoint).")
+	descOutbox     = newDesc("hikoutei_outbox_effects", "Effects in the outbox by state, every state present (zeros included).", "state")
+	descOldest     = newDesc("hikoutei_outbox_oldest_pending_seconds", "Age of the oldest effect not settled yet (0: none, or sync off).")
+	descConflicts  = newDesc("hikoutei_conflicts_open", "Conflicts open (waiting for a person or a later commit).")
+	descQuarantine = newDesc("hikoutei_quarantine_active", "Active quarantine records (inbound rows or tabs set aside for review).")
+
+	descPasses      = newDesc("hikoutei_dispatcher_passes_total", "Dispatcher passes run, since sync started.")
+	descBatches     = newDesc("hikoutei_dispatcher_batches_total", "Batches the dispatcher sent to the spreadsheet (effect batches and note-only batches).")
+	descClaimed     = newDesc("hikoutei_dispatcher_effects_claimed_total", "Effects the dispatcher claimed.")
+	descOutcomes    = newDesc("hikoutei_dispatcher_effect_outcomes_total", "Dispatched or probed effects by outcome (applied, uncertain, retried, failed, conflict, misdirected).", "outcome")
+	descProbes      = newDesc("hikoutei_dispatcher_probes_total", "Probes of effects whose delivery was uncertain.")
+	descNotes       = newDesc("hikoutei_dispatcher_notes_total", "Cell notes written or removed.")
+	descReconciled  = newDesc("hikoutei_reconcile_effects_total", "Effects reconciliation acted on, by action (superseded: terminal failures replaced; backfilled: unsent rows queued; repaired: anti-entropy corrections queued).", "action")
+	descSyncState   = newDesc("hikoutei_sync_state", "Sync health of each tab: 1 for its current state (ok, behind, diverged, blocked), 0 for the others.", "tab", "state")
+	descSyncBlocked = newDesc("hikoutei_sync_blocked", "1 for each blocked tab, with the reason code (e.g. credentials_rejected, access_denied, quota).", "tab", "reason")
+	descSyncPending = newDesc("hikoutei_sync_pending_effects", "Effects of the tab not settled yet.", "tab")
+	descSyncOldest  = newDesc("hikoutei_sync_oldest_pending_seconds", "Age of the tab's oldest pending effect (0: none or unknown).", "tab")
+	descSyncDiverge = newDesc("hikoutei_sync_diverged_rows", "Rows of the tab that differed from canonical state at the last reconciliation.", "tab")
+)
+
+// dispatcherSeries maps each kind of the dispatcher's counters
+// (hikoutei.Stats.Dispatcher) to its series and label value.
+var dispatcherSeries = map[string]struct {
+	desc  *prometheus.Desc
+	label string
+}{
+	"passes": {descPasses, ""}, "dispatches": {descBatches, ""}, "claimed": {descClaimed, ""},
+	"applied": {descOutcomes, "applied"}, "uncertain": {descOutcomes, "uncertain"}, "retried": {descOutcomes, "retried"},
+	"failed": {descOutcomes, "failed"}, "conflicts": {descOutcomes, "conflict"}, "misdirected": {descOutcomes, "misdirected"},
+	"probes": {descProbes, ""}, "notes": {descNotes, ""},
+	"superseded": {descReconciled, "superseded"}, "backfilled": {descReconciled, "backfilled"}, "repaired": {descReconciled, "repaired"},
+}
+
+func describeScraped(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descBuildInfo, descCommits, descEvents, descLogTxns, descEpoch, descLag, descOutbox, descOldest,
+		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
+		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge} {
+		ch <- d
+	}
+}
+
+// emit sends one const metric.
+func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, t, v, labels...)
+}
+
+// collectSource emits what src reports now; a part src cannot report
+// (closed store, read pool busy) is left out of this scrape.
+func collectSource(ch chan<- prometheus.Metric, src Source) {
+	h := src.Health()
+	collectSync(ch, h.SyncHealth)
+	if st, err := src.Stats(context.Background()); err == nil {
+		collectStats(ch, st, h.SyncHealth)
+	}
+	if a, err := src.Attention(context.Background()); err == nil {
+		emit(ch, descConflicts, prometheus.GaugeValue, float64(a.OpenConflicts))
+		var n int64
+		for _, c := range a.Quarantine {
+			n += c
+		}
+		emit(ch, descQuarantine, prometheus.GaugeValue, float64(n))
+	}
+}
+
+func collectStats(ch chan<- prometheus.Metric, st hikoutei.Stats, sh *hikoutei.SyncHealth) {
+	emit(ch, descCommits, prometheus.CounterValue, float64(st.Commits))
+	emit(ch, descEvents, prometheus.CounterValue, float64(st.Events))
+	emit(ch, descLogTxns, prometheus.CounterValue, float64(st.LogTxns))
+	emit(ch, descEpoch, prometheus.GaugeValue, float64(st.Lease.Epoch))
+	emit(ch, descLag, prometheus.GaugeValue, float64(st.LogHead-min(st.Checkpoint, st.LogHead)))
+	for _, state := range aggregates.EffectStates {
+		emit(ch, descOutbox, prometheus.GaugeValue, float64(st.Outbox[state]), string(state))
+	}
+	oldest := 0.0
+	if sh != nil {
+		oldest = sh.OldestPending.Seconds()
+	}
+	emit(ch, descOldest, prometheus.GaugeValue, oldest)
+	collectDispatcher(ch, st.Dispatcher)
+}
+
+// collectDispatcher emits the dispatcher's counters, split into series
+// of one meaning each (none before sync runs).
+func collectDispatcher(ch chan<- prometheus.Metric, totals map[string]int64) {
+	for kind, n := range totals {
+		s, ok := dispatcherSeries[kind]
+		if !ok {
+			continue
+		}
+		var labels []string
+		if s.label != "" {
+			labels = []string{s.label}
+		}
+		emit(ch, s.desc, prometheus.CounterValue, float64(n), labels...)
+	}
+}
+
+// collectSync emits the sync health gauges, one series per tab.
+func collectSync(ch chan<- prometheus.Metric, h *hikoutei.SyncHealth) {
+	if h == nil {
+		return
+	}
+	for _, t := range h.Tabs {
+		for _, s := range hikoutei.SyncStates {
+			emit(ch, descSyncState, prometheus.GaugeValue, bool01(t.State == s), t.Tab, string(s))
+		}
+		if t.State == hikoutei.SyncBlocked {
+			emit(ch, descSyncBlocked, prometheus.GaugeValue, 1, t.Tab, string(t.Reason))
+		}
+		emit(ch, descSyncPending, prometheus.GaugeValue, float64(t.Pending), t.Tab)
+		emit(ch, descSyncOldest, prometheus.GaugeValue, t.OldestPending.Seconds(), t.Tab)
+		emit(ch, descSyncDiverge, prometheus.GaugeValue, float64(t.Diverged), t.Tab)
+	}
+}
+
+func bool01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

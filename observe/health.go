@@ -1,0 +1,149 @@
+package observe
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+)
+
+// HealthReport is the health JSON (README "Health"): local, sync and
+// mirror are "ok" or the error's text, each with its stable code when
+// not ok; sync_health is the spreadsheet's sync health by tab.
+type HealthReport struct {
+	Status      string             `json:"status"` // "ok" (HTTP 200) or "failing" (HTTP 503)
+	Local       string             `json:"local"`
+	LocalCode   string             `json:"local_code,omitempty"`
+	Sync        string             `json:"sync"`
+	SyncCode    string             `json:"sync_code,omitempty"`
+	Mirror      string             `json:"mirror"`
+	MirrorCode  string             `json:"mirror_code,omitempty"`
+	Integrity   string             `json:"integrity,omitempty"`
+	NATSListen  string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
+	SyncHealth  *SyncHealthReport  `json:"sync_health,omitempty"`
+	Replication *ReplicationReport `json:"replication,omitempty"`
+}
+
+// SyncHealthReport is one spreadsheet's sync health (never its id:
+// spreadsheet is the sync target's key).
+type SyncHealthReport struct {
+	Spreadsheet          string            `json:"spreadsheet"`
+	State                string            `json:"state"`
+	Reason               string            `json:"reason,omitempty"`
+	Pending              int64             `json:"pending"`
+	OldestPendingSeconds float64           `json:"oldest_pending_seconds"`
+	DivergedRows         int               `json:"diverged_rows"`
+	LastReconcile        *time.Time        `json:"last_reconcile,omitempty"`
+	DivergedBoundSeconds float64           `json:"diverged_bound_seconds,omitempty"`
+	Tabs                 []TabHealthReport `json:"tabs"`
+}
+
+// TabHealthReport is one tab's sync health.
+type TabHealthReport struct {
+	Tab                  string     `json:"tab"`
+	State                string     `json:"state"`
+	Reason               string     `json:"reason,omitempty"`
+	Pending              int64      `json:"pending"`
+	OldestPendingSeconds float64    `json:"oldest_pending_seconds"`
+	DivergedRows         int        `json:"diverged_rows"`
+	DivergedSince        *time.Time `json:"diverged_since,omitempty"`
+	LastReconcile        *time.Time `json:"last_reconcile,omitempty"`
+	DivergedOverBound    bool       `json:"diverged_over_bound,omitempty"`
+}
+
+// ReplicationReport is a replicated store's role: primary, standby or
+// fenced; epoch the lease epoch; head the last stream commit it holds.
+type ReplicationReport struct {
+	Role  string `json:"role"`
+	Store string `json:"store"`
+	Epoch uint64 `json:"epoch"`
+	Head  uint64 `json:"head"`
+}
+
+// HealthSource is what HealthHandler reads; a *hikoutei.Store is one.
+type HealthSource interface{ Health() hikoutei.Health }
+
+// HealthHandler answers every request with src's health as JSON
+// (HealthReport) from local state only: 200 when healthy, 503 when not
+// (see Failing). It never waits on the network.
+func HealthHandler(src HealthSource) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { WriteHealth(w, Report(src.Health())) })
+}
+
+// WriteHealth writes r as JSON, with 200 when r.Status is "ok", else 503.
+func WriteHealth(w http.ResponseWriter, r HealthReport) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Status == "ok" {
+		w.WriteHeader(http.StatusOK)
+	} else {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	json.NewEncoder(w).Encode(r)
+}
+
+// Failing reports whether h fails health: the store cannot commit (a
+// standby, which serves reads while its primary commits, does not fail),
+// or sync is blocked (e.g. credentials_rejected) or diverged past its
+// bound. Sync behind and mirror failures do not fail it: neither stops
+// local commits.
+func Failing(h hikoutei.Health) bool {
+	if errors.Is(h.Local, hikoutei.ErrStandby) {
+		return false
+	}
+	return h.Local != nil || h.SyncHealth.Failing()
+}
+
+// Report is h as a HealthReport.
+func Report(h hikoutei.Health) HealthReport {
+	r := HealthReport{Status: "ok", Local: errText(h.Local), LocalCode: hikoutei.ErrorCode(h.Local), Sync: errText(h.Sync),
+		SyncCode: hikoutei.ErrorCode(h.Sync), Mirror: errText(h.Mirror), MirrorCode: hikoutei.ErrorCode(h.Mirror),
+		SyncHealth: SyncReport(h.SyncHealth), Replication: replicationReport(h.Replication)}
+	if h.Integrity != nil {
+		r.Integrity = h.Integrity.Error()
+	}
+	if Failing(h) {
+		r.Status = "failing"
+	}
+	return r
+}
+
+// SyncReport is h as a SyncHealthReport (nil for nil).
+func SyncReport(h *hikoutei.SyncHealth) *SyncHealthReport {
+	if h == nil {
+		return nil
+	}
+	out := &SyncHealthReport{Spreadsheet: h.Spreadsheet, State: string(h.State), Reason: string(h.Reason), Pending: h.Pending,
+		OldestPendingSeconds: h.OldestPending.Seconds(), DivergedRows: h.Diverged, LastReconcile: timeOrNil(h.LastReconcile),
+		DivergedBoundSeconds: h.DivergedBound.Seconds(), Tabs: []TabHealthReport{}}
+	for _, t := range h.Tabs {
+		out.Tabs = append(out.Tabs, TabHealthReport{Tab: t.Tab, State: string(t.State), Reason: string(t.Reason), Pending: t.Pending,
+			OldestPendingSeconds: t.OldestPending.Seconds(), DivergedRows: t.Diverged, DivergedSince: timeOrNil(t.DivergedSince),
+			LastReconcile: timeOrNil(t.LastReconcile), DivergedOverBound: t.OverBound})
+	}
+	return out
+}
+
+func replicationReport(r *hikoutei.ReplicationHealth) *ReplicationReport {
+	if r == nil {
+		return nil
+	}
+	return &ReplicationReport{Role: string(r.Role), Store: r.Store, Epoch: r.Epoch, Head: r.Head}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}

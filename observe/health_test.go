@@ -1,0 +1,80 @@
+package observe
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+)
+
+// health is a fixed HealthSource.
+type health hikoutei.Health
+
+func (h health) Health() hikoutei.Health { return hikoutei.Health(h) }
+
+func TestHealthHandlerAnswers503OnlyWhenTheStoreCannotCommitOrSyncFails(t *testing.T) {
+	tab := func(s hikoutei.TabHealth) *hikoutei.SyncHealth {
+		return &hikoutei.SyncHealth{State: s.State, Reason: s.Reason, Tabs: []hikoutei.TabHealth{s}}
+	}
+	for name, c := range map[string]struct {
+		h    hikoutei.Health
+		want int
+	}{
+		"ok":                      {hikoutei.Health{SyncHealth: tab(hikoutei.TabHealth{Tab: "A_System", State: hikoutei.SyncOK})}, 200},
+		"behind":                  {hikoutei.Health{SyncHealth: tab(hikoutei.TabHealth{Tab: "A_System", State: hikoutei.SyncBehind, Pending: 9})}, 200},
+		"diverged within bound":   {hikoutei.Health{SyncHealth: tab(hikoutei.TabHealth{Tab: "A_System", State: hikoutei.SyncDiverged, Diverged: 2})}, 200},
+		"diverged past the bound": {hikoutei.Health{SyncHealth: tab(hikoutei.TabHealth{Tab: "A_System", State: hikoutei.SyncDiverged, Diverged: 2, OverBound: true})}, 503},
+		"blocked":                 {hikoutei.Health{SyncHealth: tab(hikoutei.TabHealth{Tab: "A_System", State: hikoutei.SyncBlocked, Reason: hikoutei.ReasonTabMissing})}, 503},
+		"local failure":           {hikoutei.Health{Local: hikoutei.ErrLogWrite}, 503},
+		"sync off":                {hikoutei.Health{}, 200},
+	} {
+		rec := httptest.NewRecorder()
+		HealthHandler(health(c.h)).ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		if rec.Code != c.want {
+			t.Errorf("%s: %d, want %d (%s)", name, rec.Code, c.want, rec.Body)
+		}
+	}
+}
+
+// Credentials Google refused stop sync visibly: the report says
+// credentials_rejected as the sync code and the blocked reason, and the
+// handler answers 503.
+func TestHealthReportsCredentialsRejectedWithItsCode(t *testing.T) {
+	stopped := fmt.Errorf("sync stopped: %w", &sheetsio.Error{Code: sheetsio.CodeCredentialsRejected, Msg: "Google rejected the service-account credentials"})
+	h := hikoutei.Health{Sync: stopped, SyncHealth: &hikoutei.SyncHealth{State: hikoutei.SyncBlocked, Reason: hikoutei.ReasonCredentials,
+		Tabs: []hikoutei.TabHealth{{Tab: "A_System", State: hikoutei.SyncBlocked, Reason: hikoutei.ReasonCredentials}}}}
+	rec := httptest.NewRecorder()
+	HealthHandler(health(h)).ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+	var r HealthReport
+	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != 503 || r.Status != "failing" || r.SyncCode != "credentials_rejected" || r.SyncHealth.Reason != "credentials_rejected" ||
+		r.Local != "ok" || r.LocalCode != "" {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+}
+
+// A standby serves reads while its primary commits: healthy (200), its
+// local code says standby.
+func TestHealthOfAStandbyIsOK(t *testing.T) {
+	r := Report(hikoutei.Health{Local: fmt.Errorf("%w: following the primary", hikoutei.ErrStandby)})
+	if r.Status != "ok" || r.LocalCode != hikoutei.ErrorCode(hikoutei.ErrStandby) {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// Every kind the dispatcher counts (effects.Counters.Totals) is served by
+// a series of one meaning: none is dropped, none shares a series with a
+// kind of another meaning.
+func TestEveryDispatcherKindHasItsOwnSeries(t *testing.T) {
+	for kind := range (&effects.Counters{}).Totals() {
+		if _, ok := dispatcherSeries[kind]; !ok {
+			t.Errorf("the dispatcher counts %q but no series serves it", kind)
+		}
+	}
+}

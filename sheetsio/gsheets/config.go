@@ -1,0 +1,136 @@
+package gsheets
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// Defaults. DefaultInterval paces each request class to 60 starts per minute,
+// Google's per-user quota; DefaultMaxBatchBytes is the recommended 2 MB.
+const (
+	DefaultInterval         = time.Second
+	DefaultBurst            = 5
+	DefaultMaxBatchBytes    = 2 << 20
+	DefaultMaxBatchRequests = 5000
+	DefaultBackoffInitial   = 500 * time.Millisecond
+	DefaultBackoffMax       = 32 * time.Second
+	DefaultReadAttempts     = 8
+	DefaultRequestTimeout   = 90 * time.Second
+)
+
+// Pacing sets the minimum interval between request starts per class and the
+// burst allowed. An interval of 0 means "use the default"; a negative
+// interval disables pacing (tests).
+type Pacing struct {
+	ReadInterval  time.Duration
+	WriteInterval time.Duration
+	Burst         int
+}
+
+// Backoff bounds read retries: delay n (from 0) is min(Max, Initial·2^n)
+// with equal jitter (half fixed, half random), raised to the server's
+// Retry-After when that is longer; at most Attempts tries in total.
+type Backoff struct {
+	Initial  time.Duration
+	Max      time.Duration
+	Attempts int
+}
+
+// Config configures a Provider. Exactly one way to reach Sheets is used:
+// Endpoint without CredentialsFile means an unauthenticated emulator;
+// CredentialsFile is a service-account JSON file (Endpoint optional).
+// HTTPClient, when set, carries requests (it must add auth itself if the
+// endpoint needs it). Logger receives diagnostics only (never ids, credentials
+// or payloads); nil discards them. Now, Sleep and Jitter are injectable for
+// tests; nil uses the wall clock, a context-aware timer and math/rand.
+// RequestTimeout bounds each HTTP attempt (a write that times out is
+// Uncertain); 0 means DefaultRequestTimeout. The package reads no
+// environment variable: the caller configures it (the store maps
+// HIKOUTEI_SYNC_RATE_LIMIT_INTERVAL_MS onto Pacing).
+type Config struct {
+	Endpoint         string
+	CredentialsFile  string
+	HTTPClient       *http.Client
+	Logger           *slog.Logger
+	Pacing           Pacing
+	Backoff          Backoff
+	MaxBatchBytes    int
+	MaxBatchRequests int
+	RequestTimeout   time.Duration
+	// TrustTTL is how long a verified tab header and authority let a
+	// batch of first-send appends skip the preflight read (see
+	// Op.FirstSend); 0 means DefaultTrustTTL, negative always reads.
+	TrustTTL time.Duration
+	Now      func() time.Time
+	Sleep    func(ctx context.Context, d time.Duration) error
+	Jitter   func() float64
+}
+
+func (c Config) withDefaults() Config {
+	if c.Pacing.ReadInterval == 0 {
+		c.Pacing.ReadInterval = DefaultInterval
+	}
+	if c.Pacing.WriteInterval == 0 {
+		c.Pacing.WriteInterval = DefaultInterval
+	}
+	if c.Pacing.Burst <= 0 {
+		c.Pacing.Burst = DefaultBurst
+	}
+	c.Backoff = c.Backoff.withDefaults()
+	if c.MaxBatchBytes <= 0 {
+		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.TrustTTL == 0 {
+		c.TrustTTL = DefaultTrustTTL
+	}
+	if c.MaxBatchRequests <= 0 {
+		c.MaxBatchRequests = DefaultMaxBatchRequests
+	}
+	return c.withHooks()
+}
+
+func (b Backoff) withDefaults() Backoff {
+	if b.Initial <= 0 {
+		b.Initial = DefaultBackoffInitial
+	}
+	if b.Max <= 0 {
+		b.Max = DefaultBackoffMax
+	}
+	if b.Attempts <= 0 {
+		b.Attempts = DefaultReadAttempts
+	}
+	return b
+}
+
+func (c Config) withHooks() Config {
+	if c.Logger == nil {
+		c.Logger = discard
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Sleep == nil {
+		c.Sleep = sleepContext
+	}
+	if c.Jitter == nil {
+		c.Jitter = rand.Float64
+	}
+	return c
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

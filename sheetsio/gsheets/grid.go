@@ -1,0 +1,189 @@
+package gsheets
+
+import (
+	"context"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+	"golang.org/x/text/unicode/norm"
+	"google.golang.org/api/sheets/v4"
+)
+
+const gridFields = "sheets(properties(sheetId),merges,data(startRow,rowData(values(userEnteredValue,effectiveValue))))"
+
+// ReadGrid reads the named logical tabs with grid data: one enumeration and
+// one spreadsheets.get (includeGridData, fields mask) for any number of tabs.
+// A formula the system never writes, an error value or a merged cell shows
+// up in cell.Observed so the caller quarantines it instead of importing its
+// result (C03). Errors: as Snapshot.
+func (p *Provider) ReadGrid(ctx context.Context, w *sheetsio.Workbook, tabs ...string) (map[string]*sheetsio.GridSnapshot, error) {
+	for _, t := range tabs {
+		if _, ok := w.Schema().Tab(t); !ok {
+			return nil, newErr(sheetsio.CodeInvalidBatch, nil, "unknown tab %s", t)
+		}
+	}
+	infos, err := p.enumerate(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	resolved := resolve(w, infos)
+	out, ranges := map[string]*sheetsio.GridSnapshot{}, []string(nil)
+	for _, t := range tabs {
+		s, ok := resolved[t]
+		out[t] = &sheetsio.GridSnapshot{Tab: t, SheetID: s.ID}
+		if !ok {
+			out[t].Err = newErr(sheetsio.CodeTabMissing, nil, "tab %s is not in the spreadsheet", t)
+			continue
+		}
+		ranges = append(ranges, a1.QuoteSheet(s.Title))
+	}
+	if len(ranges) == 0 {
+		return out, nil
+	}
+	ss, err := p.getGrid(ctx, w, ranges)
+	if err != nil {
+		return nil, err
+	}
+	fillGrids(w.Schema(), out, ss)
+	return out, nil
+}
+
+func (p *Provider) getGrid(ctx context.Context, w *sheetsio.Workbook, ranges []string) (*sheets.Spreadsheet, error) {
+	var ss *sheets.Spreadsheet
+	err := p.read(ctx, "grid_get", func(ctx context.Context) error {
+		var err error
+		ss, err = p.svc.Spreadsheets.Get(w.SpreadsheetID()).Ranges(ranges...).IncludeGridData(true).Fields(gridFields).Context(ctx).Do()
+		return err
+	})
+	return ss, err
+}
+
+func fillGrids(schema *layout.Schema, out map[string]*sheetsio.GridSnapshot, ss *sheets.Spreadsheet) {
+	for _, g := range out {
+		if g.Err != nil {
+			continue
+		}
+		spec, _ := schema.Tab(g.Tab)
+		for _, sh := range ss.Sheets {
+			if sh.Properties != nil && sh.Properties.SheetId == g.SheetID {
+				fillGrid(g, spec, sh)
+			}
+		}
+	}
+}
+
+func fillGrid(g *sheetsio.GridSnapshot, spec layout.TabSpec, sh *sheets.Sheet) {
+	rows := observedRows(sh)
+	var first []cell.Observed
+	if len(rows) > 0 {
+		first = rows[0]
+	}
+	rep, err := sheetsio.CheckHeader(spec, headerValues(first))
+	if err != nil {
+		g.Err = err
+		return
+	}
+	g.Header = rep
+	for i := 1; i < len(rows); i++ {
+		g.Rows = append(g.Rows, newGridRow(spec, rows[i], i+1))
+	}
+}
+
+// headerValues is the values of an observed header row.
+func headerValues(row []cell.Observed) []any {
+	out := make([]any, 0, len(row))
+	for _, o := range row {
+		out = append(out, o.Value)
+	}
+	return out
+}
+
+// newGridRow pads or cuts observed cells to the header width and reads the
+// row's anchor.
+func newGridRow(spec layout.TabSpec, raw []cell.Observed, sheetRow int) sheetsio.GridRow {
+	cells := make([]cell.Observed, len(spec.Columns))
+	copy(cells, raw)
+	return sheetsio.GridRow{Anchor: gridAnchor(spec, cells), Cells: cells, SheetRow: sheetRow}
+}
+
+// observedRows flattens a sheet's grid data (from row 1) and marks merges.
+// Offsets outside any possible grid (negative, or beyond a1.MaxRows rows /
+// a1.MaxColumns columns) can only come from a broken or hostile server; they
+// are ignored rather than allowed to panic or allocate without bound.
+func observedRows(sh *sheets.Sheet) [][]cell.Observed {
+	var rows [][]cell.Observed
+	for _, d := range sh.Data {
+		if d == nil || d.StartRow < 0 || d.StartRow >= a1.MaxRows {
+			continue
+		}
+		for i, rd := range d.RowData {
+			at := int(d.StartRow) + i
+			if rd == nil || at >= a1.MaxRows || len(rd.Values) > a1.MaxColumns {
+				continue
+			}
+			for len(rows) <= at {
+				rows = append(rows, nil)
+			}
+			for _, cd := range rd.Values {
+				rows[at] = append(rows[at], observed(cd))
+			}
+		}
+	}
+	for _, m := range sh.Merges {
+		if m != nil {
+			markMerged(rows, m)
+		}
+	}
+	return rows
+}
+
+func observed(cd *sheets.CellData) cell.Observed {
+	var o cell.Observed
+	if cd == nil {
+		return o
+	}
+	if u := cd.UserEnteredValue; u != nil && u.FormulaValue != nil {
+		o.Formula = *u.FormulaValue
+	}
+	if ev := cd.EffectiveValue; ev != nil {
+		switch {
+		case ev.ErrorValue != nil:
+			o.ErrorType = ev.ErrorValue.Type
+		case ev.StringValue != nil:
+			o.Value = *ev.StringValue
+		case ev.NumberValue != nil:
+			o.Value = *ev.NumberValue
+		case ev.BoolValue != nil:
+			o.Value = *ev.BoolValue
+		}
+	}
+	return o
+}
+
+func markMerged(rows [][]cell.Observed, m *sheets.GridRange) {
+	for r := int(max(m.StartRowIndex, 0)); r < int(min(m.EndRowIndex, int64(len(rows)))); r++ {
+		rows[r] = mergedCells(rows[r], m)
+	}
+}
+
+// mergedCells marks the cells of one row that merge m covers (padding the
+// row to reach them) and returns the row.
+func mergedCells(row []cell.Observed, m *sheets.GridRange) []cell.Observed {
+	for c := int(max(m.StartColumnIndex, 0)); c < int(min(m.EndColumnIndex, a1.MaxColumns)); c++ {
+		for len(row) <= c {
+			row = append(row, cell.Observed{})
+		}
+		row[c].Merged = true
+	}
+	return row
+}
+
+func gridAnchor(spec layout.TabSpec, cells []cell.Observed) string {
+	if spec.Anchor < 0 || cells[spec.Anchor].Formula != "" {
+		return ""
+	}
+	s, _ := cells[spec.Anchor].Value.(string)
+	return norm.NFC.String(s)
+}

@@ -1,0 +1,122 @@
+// Package gsheets is the Google Sheets client of hikoutei: the
+// sheetsio.Client over google.golang.org/api/sheets/v4 (construction and
+// startup diagnostics, provisioning of the fixed tab layout, the
+// per-spreadsheet dispatch of guarded row operations, pacing, read retries
+// and write outcome classification). It is the only package that links the
+// Google API client: a program that never syncs never imports it.
+package gsheets
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"golang.org/x/time/rate"
+	"google.golang.org/api/option"
+	"google.golang.org/api/sheets/v4"
+	htransport "google.golang.org/api/transport/http"
+)
+
+// A Provider is the sheetsio.Client over the Google Sheets API.
+var _ sheetsio.Client = (*Provider)(nil)
+
+// Provider talks to Google Sheets for any number of spreadsheets. It is safe
+// for concurrent use; all users of one Provider share its pacing budget.
+type Provider struct {
+	cfg      Config
+	svc      *sheets.Service
+	hc       *http.Client // the same authorised client, for streamed reads
+	base     string       // the API root, with a trailing slash
+	readLim  *rate.Limiter
+	writeLim *rate.Limiter
+	account  string
+	failure  lastFailure // the newest API call's failure (LastFailure)
+	hooks    hooks       // the observer, and the logger a store lent (Adopt)
+}
+
+// New builds a Provider from cfg (see Config). Errors (*Error):
+// CodeCredentialsMissing when neither Endpoint nor CredentialsFile is set or
+// the file is missing; CodeCredentialsNotJSON / CodeCredentialsIncomplete for
+// a bad credentials file; CodeInvalidConfig when the client cannot be built.
+// New performs no network call; use Check for startup diagnostics.
+func New(ctx context.Context, cfg Config) (*Provider, error) {
+	cfg = cfg.withDefaults()
+	opts, account, err := clientOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := sheets.NewService(ctx, opts...)
+	if err != nil {
+		return nil, newErr(sheetsio.CodeInvalidConfig, nil, "cannot build the Sheets client")
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		if hc, _, err = htransport.NewClient(ctx, opts...); err != nil {
+			return nil, newErr(sheetsio.CodeInvalidConfig, nil, "cannot build the Sheets HTTP client")
+		}
+	}
+	return &Provider{
+		cfg: cfg, svc: svc, hc: hc, base: baseURL(cfg), account: account,
+		readLim:  newLimiter(cfg.Pacing.ReadInterval, cfg.Pacing.Burst),
+		writeLim: newLimiter(cfg.Pacing.WriteInterval, cfg.Pacing.Burst),
+	}, nil
+}
+
+// clientOptions builds the client options. The SDK's own logger is always
+// discarded: with GOOGLE_SDK_GO_LOGGING_LEVEL set it would dump request
+// URLs and bodies (spreadsheet ids, cell payloads). Its OpenTelemetry
+// instrumentation is off for the same reason: its HTTP spans, children
+// of the store's dispatch and poll spans, would carry the request URL.
+func clientOptions(cfg Config) ([]option.ClientOption, string, error) {
+	opts := []option.ClientOption{option.WithLogger(slog.New(slog.DiscardHandler)), option.WithTelemetryDisabled()}
+	if cfg.Endpoint != "" {
+		opts = append(opts, option.WithEndpoint(strings.TrimSuffix(cfg.Endpoint, "/")+"/"))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	if cfg.CredentialsFile == "" {
+		if cfg.Endpoint == "" {
+			return nil, "", newErr(sheetsio.CodeCredentialsMissing, nil, "configure a service-account credentials file (or an emulator endpoint)")
+		}
+		return append(opts, option.WithoutAuthentication()), "", nil
+	}
+	sa, err := LoadServiceAccount(cfg.CredentialsFile)
+	if err != nil {
+		return nil, "", err
+	}
+	if cfg.HTTPClient == nil {
+		opts = append(opts, option.WithAuthCredentialsJSON(option.ServiceAccount, sa.JSON), option.WithScopes(sheets.SpreadsheetsScope))
+	}
+	return opts, sa.ClientEmail, nil
+}
+
+func newLimiter(interval time.Duration, burst int) *rate.Limiter {
+	if interval < 0 {
+		return rate.NewLimiter(rate.Inf, 0)
+	}
+	return rate.NewLimiter(rate.Every(interval), burst)
+}
+
+// ServiceAccountEmail returns the client_email of the configured service
+// account ("" for an unauthenticated endpoint): the address people must
+// share the spreadsheet with.
+func (p *Provider) ServiceAccountEmail() string { return p.account }
+
+// Check verifies that the spreadsheet is reachable and readable: one paced,
+// retried spreadsheets.get with a minimal fields mask. Errors (*Error):
+// CodeCredentialsRejected (401), CodePermissionDenied (403; the message names the service-account e-mail
+// to share the sheet with), CodeSpreadsheetNotFound (404), CodeReadRejected
+// (other 4xx), CodeReadUnavailable (retries exhausted or ctx done).
+func (p *Provider) Check(ctx context.Context, spreadsheetID string) error {
+	return p.read(ctx, "check", func(ctx context.Context) error {
+		_, err := p.svc.Spreadsheets.Get(spreadsheetID).Fields("spreadsheetId").Context(ctx).Do()
+		return err
+	})
+}
+
+// Pacing is the request pacing the provider runs with (defaults applied).
+func (p *Provider) Pacing() Pacing { return p.cfg.Pacing }

@@ -1,0 +1,176 @@
+package gsheets
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// SnapshotKnown is Snapshot for pollers: when the Workbook already knows
+// the sheetId of every named tab it reads them all with ONE
+// values.batchGetByDataFilter addressed by sheetId (one read request for any
+// number of tabs; a renamed tab keeps working). When a sheetId is unknown,
+// or the cached ids are rejected (a tab was deleted), it falls back to
+// Snapshot (enumeration + batchGet, two requests), which rebinds the ids.
+// Errors: as Snapshot.
+func (p *Provider) SnapshotKnown(ctx context.Context, w *sheetsio.Workbook, tabs ...string) (map[string]*sheetsio.TabSnapshot, error) {
+	return p.SnapshotChecked(ctx, w, nil, tabs...)
+}
+
+// SnapshotChecked is SnapshotKnown where the tabs with a RowCheck in
+// checks are certified by it as the read streams (TabSnapshot.Digested:
+// no row decoded) or, when it cannot certify them, decoded in full as
+// SnapshotKnown decodes them. The fallback read (an unknown or stale
+// sheetId) decodes every tab in full.
+func (p *Provider) SnapshotChecked(ctx context.Context, w *sheetsio.Workbook, checks map[string]sheetsio.RowCheck, tabs ...string) (map[string]*sheetsio.TabSnapshot, error) {
+	for _, t := range tabs {
+		if _, ok := w.Schema().Tab(t); !ok {
+			return nil, newErr(sheetsio.CodeInvalidBatch, nil, "unknown tab %s", t)
+		}
+	}
+	out, ok, err := p.readKnown(ctx, w, tabs, nil, checks)
+	if ok || err != nil {
+		return out, err
+	}
+	return p.Snapshot(ctx, w, tabs...)
+}
+
+// readMode is how much of a tab one read covers.
+type readMode uint8
+
+const (
+	readFull    readMode = iota
+	readHeader           // row 1 only
+	readAnchors          // row 1 and the anchor column: enough to find rows by anchor
+)
+
+// readKnown reads tabs (each once, as modes says; absent = readFull) with
+// one values.batchGetByDataFilter addressed by the Workbook's known
+// sheetIds, certifying the tabs read in full that have a RowCheck in
+// checks as they stream. ok is false, with nothing read or a rejected read, when a
+// sheetId is unknown or stale: the caller falls back to enumeration.
+func (p *Provider) readKnown(ctx context.Context, w *sheetsio.Workbook, tabs []string, modes map[string]readMode,
+	checks map[string]sheetsio.RowCheck) (map[string]*sheetsio.TabSnapshot, bool, error) {
+	out := make(map[string]*sheetsio.TabSnapshot, len(tabs))
+	req := &sheets.BatchGetValuesByDataFilterRequest{MajorDimension: "ROWS", ValueRenderOption: "UNFORMATTED_VALUE",
+		DateTimeRenderOption: "SERIAL_NUMBER"}
+	var order []string
+	for _, t := range tabs {
+		id, ok := w.SheetID(t)
+		if !ok {
+			return nil, false, nil
+		}
+		if _, dup := out[t]; !dup {
+			spec, _ := w.Schema().Tab(t)
+			out[t], order = &sheetsio.TabSnapshot{Tab: t, SheetID: id}, append(order, t)
+			req.DataFilters = append(req.DataFilters, idFilters(id, spec, modes[t])...)
+		}
+	}
+	if len(order) == 0 {
+		return out, true, nil
+	}
+	var resp *sheets.BatchGetValuesByDataFilterResponse
+	var certified []bool
+	err := p.read(ctx, "batch_get_by_sheet_id", func(ctx context.Context) error {
+		var err error
+		resp, certified, err = p.streamBatchGetByDataFilter(ctx, w.SpreadsheetID(), req, digestRanges(w, order, modes, checks))
+		return err
+	})
+	if errors.Is(err, sheetsio.ErrReadRejected) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	fillKnown(w, out, order, modes, resp, certified)
+	return out, true, nil
+}
+
+// digestRanges are the digest states of one read attempt, by value range
+// (nil: decoded in full): one for each tab read in full with a check.
+func digestRanges(w *sheetsio.Workbook, order []string, modes map[string]readMode, checks map[string]sheetsio.RowCheck) []*digestRange {
+	if len(checks) == 0 {
+		return nil
+	}
+	var out []*digestRange
+	for _, t := range order {
+		spec, _ := w.Schema().Tab(t)
+		if modes[t] == readAnchors && spec.Anchor >= 0 {
+			out = append(out, nil, nil)
+			continue
+		}
+		var dr *digestRange
+		if c, ok := checks[t]; ok && modes[t] == readFull {
+			dr = newDigestRange(spec, c)
+		}
+		out = append(out, dr)
+	}
+	return out
+}
+
+// fillKnown fills the snapshots from the response, whose value ranges
+// follow the data filters in order.
+// A range its RowCheck certified holds the header only: the tab is
+// Digested.
+func fillKnown(w *sheetsio.Workbook, out map[string]*sheetsio.TabSnapshot, order []string, modes map[string]readMode,
+	resp *sheets.BatchGetValuesByDataFilterResponse, certified []bool) {
+	i := 0
+	for _, t := range order {
+		spec, _ := w.Schema().Tab(t)
+		out[t].Title = filteredTitle(resp, i)
+		if modes[t] == readAnchors && spec.Anchor >= 0 {
+			out[t].FillAnchors(spec, filteredValues(resp, i), filteredValues(resp, i+1))
+			i += 2
+			continue
+		}
+		if i < len(certified) && certified[i] {
+			out[t].FillDigested(spec, filteredValues(resp, i))
+			i++
+			continue
+		}
+		out[t].Fill(spec, filteredValues(resp, i))
+		i++
+	}
+}
+
+// idFilters selects a sheet by id: whole, its header row, or its header
+// row and anchor column (two filters).
+func idFilters(id int64, spec layout.TabSpec, mode readMode) []*sheets.DataFilter {
+	g := &sheets.GridRange{SheetId: id, ForceSendFields: []string{"SheetId"}}
+	if mode == readFull || (mode == readAnchors && spec.Anchor < 0) {
+		return []*sheets.DataFilter{{GridRange: g}}
+	}
+	g.StartRowIndex, g.EndRowIndex = 0, 1
+	g.ForceSendFields = append(g.ForceSendFields, "StartRowIndex")
+	if mode == readHeader {
+		return []*sheets.DataFilter{{GridRange: g}}
+	}
+	col := &sheets.GridRange{SheetId: id, StartRowIndex: 1, StartColumnIndex: int64(spec.Anchor),
+		EndColumnIndex: int64(spec.Anchor + 1), ForceSendFields: []string{"SheetId", "StartColumnIndex"}}
+	return []*sheets.DataFilter{{GridRange: g}, {GridRange: col}}
+}
+
+func filteredValues(resp *sheets.BatchGetValuesByDataFilterResponse, i int) [][]any {
+	if i < len(resp.ValueRanges) && resp.ValueRanges[i] != nil && resp.ValueRanges[i].ValueRange != nil {
+		return resp.ValueRanges[i].ValueRange.Values
+	}
+	return nil
+}
+
+// filteredTitle is the tab title the i-th value range names ("" when the
+// response names none).
+func filteredTitle(resp *sheets.BatchGetValuesByDataFilterResponse, i int) string {
+	if i >= len(resp.ValueRanges) || resp.ValueRanges[i] == nil || resp.ValueRanges[i].ValueRange == nil {
+		return ""
+	}
+	r, err := a1.Parse(resp.ValueRanges[i].ValueRange.Range)
+	if err != nil || !r.HasSheet {
+		return ""
+	}
+	return r.Sheet
+}

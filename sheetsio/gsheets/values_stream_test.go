@@ -1,0 +1,178 @@
+package gsheets
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+const filteredSample = `{"spreadsheetId":"s1","valueRanges":[
+ {"valueRange":{"range":"'City_Input'!A1:D3","majorDimension":"ROWS","values":[["key","name","note","__hikoutei_row_id"],
+  ["1","Zürich \"Z\"",2.5,"1"],[],["x\u00e9",true,null,"",-0]]},"dataFilters":[{"gridRange":{"sheetId":7}}]},
+ {"valueRange":{"range":"'Empty'!A1:Z1000","majorDimension":"ROWS"},"dataFilters":[]},
+ {"dataFilters":[{"gridRange":{"sheetId":9}}]}]}`
+
+// stdDecode decodes body as the generated client does.
+func stdDecode(body string) (*sheets.BatchGetValuesByDataFilterResponse, error) {
+	var out sheets.BatchGetValuesByDataFilterResponse
+	err := json.Unmarshal([]byte(body), &out)
+	return &out, err
+}
+
+// sameValues compares what the snapshots use: each range's name and rows.
+func sameValues(a, b *sheets.BatchGetValuesByDataFilterResponse) bool {
+	if a.SpreadsheetId != b.SpreadsheetId || len(a.ValueRanges) != len(b.ValueRanges) {
+		return false
+	}
+	for i := range a.ValueRanges {
+		ra, rb := a.ValueRanges[i].ValueRange, b.ValueRanges[i].ValueRange
+		if (ra == nil) != (rb == nil) && !(emptyRange(ra) && emptyRange(rb)) {
+			return false
+		}
+		if ra == nil || rb == nil {
+			continue
+		}
+		if ra.Range != rb.Range || ra.MajorDimension != rb.MajorDimension || len(ra.Values) != len(rb.Values) {
+			return false
+		}
+		for j := range ra.Values {
+			if len(ra.Values[j]) != len(rb.Values[j]) || (len(ra.Values[j]) > 0 && !reflect.DeepEqual(ra.Values[j], rb.Values[j])) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func emptyRange(v *sheets.ValueRange) bool {
+	return v == nil || v.Range == "" && v.MajorDimension == "" && len(v.Values) == 0
+}
+
+// TestDecodeFilteredValuesMatchesTheGeneratedClient: the streamed decoder
+// yields the ranges and cells (strings with escapes, numbers, booleans,
+// nulls, empty rows, a range without values, a range without a value
+// range) that json decoding into the sheets/v4 type yields.
+func TestDecodeFilteredValuesMatchesTheGeneratedClient(t *testing.T) {
+	got, _, err := decodeFilteredValues(strings.NewReader(filteredSample), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := stdDecode(filteredSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameValues(got, want) {
+		t.Fatalf("streamed %+v\nwant %+v", got, want)
+	}
+	if c := got.ValueRanges[0].ValueRange.Values[1][1]; c != `Zürich "Z"` {
+		t.Fatalf("cell %q", c)
+	}
+}
+
+// TestDecodeFilteredValuesRejectsATruncatedResponse: a body cut short (a
+// connection lost mid-response) is a read error, never a shorter tab.
+func TestDecodeFilteredValuesRejectsATruncatedResponse(t *testing.T) {
+	for _, n := range []int{0, 10, len(filteredSample) / 2, len(filteredSample) - 1} {
+		if _, _, err := decodeFilteredValues(strings.NewReader(filteredSample[:n]), nil); err == nil {
+			t.Errorf("truncated at %d: decoded", n)
+		}
+	}
+}
+
+// FuzzDecodeFilteredValues: the streamed decoder never panics on any
+// body, with or without a RowCheck (one refusing every row: the kept rows
+// are decoded at the end), and on the encoding of any response the generated client's
+// decoding accepts (what a server sends: one key each, as encoded) it
+// yields the same ranges and cells.
+func FuzzDecodeFilteredValues(f *testing.F) {
+	f.Add(filteredSample)
+	f.Add(`{"valueRanges":null}`)
+	f.Add(`{"valueRanges":[{"valueRange":null}]}`)
+	f.Add(`{"valueRanges":[{"valueRange":{"values":[[1,"a"],null,[{"x":1}]]}}]}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		_, _, _ = decodeFilteredValues(strings.NewReader(body), nil)
+		_, _, _ = decodeFilteredValues(strings.NewReader(body), refusing())
+		want, err := stdDecode(body)
+		if err != nil {
+			return
+		}
+		sent, err := json.Marshal(want)
+		if err != nil {
+			return
+		}
+		for _, ranges := range [][]*digestRange{nil, refusing()} {
+			got, _, err := decodeFilteredValues(strings.NewReader(string(sent)), ranges)
+			if err != nil {
+				t.Fatalf("body %s: %v", sent, err)
+			}
+			if again, _ := stdDecode(string(sent)); !sameValues(got, again) {
+				t.Fatalf("body %s: streamed %+v, want %+v", sent, got, again)
+			}
+		}
+	})
+}
+
+// sampleSpec is the tab of filteredSample's first range.
+func sampleSpec() layout.TabSpec {
+	return layout.TabSpec{Name: "City_Input", Anchor: 3, Columns: []cell.Column{{Name: "key"},
+		{Name: "name"}, {Name: "note"}, {Name: "__hikoutei_row_id"}}}
+}
+
+// recordingCheck records the digests it is given and certifies when
+// accept.
+type recordingCheck struct {
+	accept bool
+	rows   []int
+	hashes []string
+}
+
+func (c *recordingCheck) Begin() { c.rows, c.hashes = nil, nil }
+func (c *recordingCheck) Row(sheetRow int, d cell.RowDigest) bool {
+	c.rows, c.hashes = append(c.rows, sheetRow), append(c.hashes, string(d.Hash[:]))
+	return c.accept
+}
+func (c *recordingCheck) Done() bool { return c.accept }
+
+func refusing() []*digestRange {
+	return []*digestRange{newDigestRange(sampleSpec(), &recordingCheck{})}
+}
+
+// TestDecodeFilteredValuesWithARowCheck: a range its check certifies keeps
+// its header row only, after the check saw each data row's sheet row and
+// the hash a full decode gives it; a range its check refuses is decoded
+// exactly as without a check.
+func TestDecodeFilteredValuesWithARowCheck(t *testing.T) {
+	want, _ := stdDecode(filteredSample)
+	spec := sampleSpec()
+	for _, accept := range []bool{true, false} {
+		c := &recordingCheck{accept: accept}
+		got, certified, err := decodeFilteredValues(strings.NewReader(filteredSample), []*digestRange{newDigestRange(spec, c)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if certified[0] != accept {
+			t.Fatalf("accept %v: certified %v", accept, certified)
+		}
+		if !accept {
+			if !sameValues(got, want) {
+				t.Fatalf("refused range: %+v", got)
+			}
+			continue
+		}
+		if n := len(got.ValueRanges[0].ValueRange.Values); n != 1 {
+			t.Fatalf("certified range kept %d rows", n)
+		}
+		full := want.ValueRanges[0].ValueRange.Values
+		for i, h := range c.hashes {
+			if c.rows[i] != i+2 || h != spec.RowHash(cell.PadRow(full[i+1], 4)[:4]) {
+				t.Fatalf("row %d: sheet row %d hash %s", i, c.rows[i], h)
+			}
+		}
+	}
+}

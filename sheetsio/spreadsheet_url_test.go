@@ -1,0 +1,34 @@
+package sheetsio
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseSpreadsheetURL(t *testing.T) {
+	const id = "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms"
+	good := []string{
+		"https://docs.google.com/spreadsheets/d/" + id + "/edit#gid=0",
+		"https://docs.google.com/spreadsheets/d/" + id,
+		"https://docs.google.com/spreadsheets/d/" + id + "/edit?usp=sharing",
+		" " + id + " ",
+	}
+	for _, u := range good {
+		got, err := ParseSpreadsheetURL(u)
+		if err != nil || got != id {
+			t.Fatalf("%q -> %q, %v", u, got, err)
+		}
+	}
+	bad := []string{"", "http://docs.google.com/spreadsheets/d/" + id, "https://evil.example/spreadsheets/d/" + id,
+		"https://docs.google.com/document/d/" + id, "https://docs.google.com/spreadsheets/d/", "not a url"}
+	for _, u := range bad {
+		_, err := ParseSpreadsheetURL(u)
+		if !errors.Is(err, ErrInvalidSpreadsheetURL) {
+			t.Fatalf("%q: %v, want %v", u, err, ErrInvalidSpreadsheetURL)
+		}
+		if u != "" && strings.Contains(err.Error(), u) {
+			t.Fatalf("error repeats the input: %v", err)
+		}
+	}
+}
