@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -154,4 +155,25 @@ func TestAuditAtOnARunningStoreReadsACopy(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `{"id":"I1","name":"one"}`) || !strings.Contains(errOut, "audited a copy of its log") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
 	}
+}
+
+// FuzzParseAt: any --at value is a point or an error, never a panic; a
+// string of digits is that sequence, and a time parses as RFC 3339.
+func FuzzParseAt(f *testing.F) {
+	for _, s := range []string{"1", "0", "18446744073709551615", "18446744073709551616", "2026-12-01T09:00:00Z",
+		"2026-12-01T09:00:00.123456789+09:00", "", "-1", "yesterday", "1e3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := parseAt(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), `flag "--at"`) {
+				t.Fatalf("%q: %v does not name the flag", s, err)
+			}
+			return
+		}
+		if seq, serr := strconv.ParseUint(s, 10, 64); serr == nil && p != hikoutei.AtSeq(seq) {
+			t.Fatalf("%q: %v, want seq %d", s, p, seq)
+		}
+	})
 }
