@@ -105,6 +105,10 @@ var (
 	// snapshots, lease file, …) has no usable log.db; Open creates nothing
 	// there. See *events.StoreLogMissingError.
 	ErrStoreLogMissing = events.ErrStoreLogMissing
+	// ErrAsOfOutOfRange (as_of_out_of_range): AsOf was asked for a point
+	// outside the log: sequence 0, a sequence past the head, or a time
+	// before the first record's.
+	ErrAsOfOutOfRange = engine.ErrAsOfOutOfRange
 	// ErrStandby: the store is a warm standby of a replicated store: it
 	// serves reads; its primary takes the commits (README "Replicated
 	// mode").

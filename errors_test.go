@@ -30,6 +30,7 @@ var rootSentinels = map[string]error{
 	"ErrLogRecordCorrupt": hikoutei.ErrLogRecordCorrupt, "ErrEventTypeUnknown": hikoutei.ErrEventTypeUnknown,
 	"ErrEventPayloadMalformed": hikoutei.ErrEventPayloadMalformed, "ErrStoreIDMismatch": hikoutei.ErrStoreIDMismatch,
 	"ErrStoreLogMissing": hikoutei.ErrStoreLogMissing, "ErrStandby": hikoutei.ErrStandby,
+	"ErrAsOfOutOfRange":    hikoutei.ErrAsOfOutOfRange,
 	"ErrReplicationFenced": hikoutei.ErrReplicationFenced, "ErrReplicationTakeoverFailed": hikoutei.ErrReplicationTakeoverFailed,
 	"ErrReplicationNoPrimaryYet": hikoutei.ErrReplicationNoPrimaryYet, "ErrLeaseHeld": hikoutei.ErrLeaseHeld,
 	"ErrStaleWriterFence": hikoutei.ErrStaleWriterFence, "ErrNotAStore": hikoutei.ErrNotAStore,

@@ -62,6 +62,10 @@ var (
 	// ErrReplayTargetInStore: a replay target is inside a store directory;
 	// only the store writes its own files (refused even when forced).
 	ErrReplayTargetInStore = errors.New("replay_target_inside_store")
+	// ErrAsOfOutOfRange: a point in time asked of AsOf lies outside the
+	// log: a sequence of 0 or past the head, or a time before the first
+	// record's.
+	ErrAsOfOutOfRange = errors.New("as_of_out_of_range")
 	// ErrStandby: the store is a warm standby of a replicated store: it
 	// serves reads and takes over when the primary's lease lapses; its
 	// primary takes the commits.
