@@ -170,6 +170,7 @@ func (e *Engine) repairReadModel() error {
 // projected handles the outcome of projecting appended events: a failure
 // leaves the read model behind the log (repaired before the next batch).
 func (e *Engine) projected(err error) error {
+	e.subs.committed() // the log committed the batch, whatever the read model did
 	if f := e.cfg.Fault; f != nil && f.FailNextProjection {
 		f.FailNextProjection, err = false, errors.New("injected failure after the log commit")
 	}
