@@ -258,7 +258,7 @@ func TestI34_TransactionalSubscriptionChangesStateExactlyOnce(t *testing.T) {
 // waitCheckpoint waits, woken by each checkpoint a subscription records,
 // until name's checkpoint reaches seq (a run records it on catching up
 // with the head, so it gets there).
-func waitCheckpoint(t *testing.T, s *Store, name string, seq uint64) {
+func waitCheckpoint(t testing.TB, s *Store, name string, seq uint64) {
 	t.Helper()
 	for {
 		bell := s.e.CheckpointBell()
