@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -328,4 +330,62 @@ func rebuildDigest(t testing.TB, dir string) string {
 	_, err := Replay(ctx, dir, target, ReplayOptions{}, Entity[Airport]("Airport"))
 	mustT(t, err)
 	return digest(t, target)
+}
+
+// TestI34_CallbackCheckpointsOutliveARebuildOfTheReadModel: a rebuild
+// (RebuildReadModel, or Open setting an unusable read model aside) keeps
+// the callback subscriptions' checkpoints, whose consumers keep their
+// state elsewhere; a transactional one goes with its tables, so it starts
+// again from the first event with empty state.
+func TestI34_CallbackCheckpointsOutliveARebuildOfTheReadModel(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	commitAirports(t, s, 0, 6)
+	cbStop := errors.New("stop")
+	cb := func(_ context.Context, ev Event) error {
+		if ev.Seq == 5 {
+			return cbStop
+		}
+		return nil
+	}
+	if err := s.Subscribe(ctx, "cb", cb, CheckpointEvery(1)); !errors.Is(err, cbStop) {
+		t.Fatal(err)
+	}
+	if err := s.SubscribeTx(ctx, "tx", func(ctx context.Context, tx *sql.Tx, ev Event) error {
+		if ev.Seq == 5 {
+			return cbStop
+		}
+		return nil
+	}, TxBatch(2)); !errors.Is(err, cbStop) {
+		t.Fatal(err)
+	}
+	mustT(t, s.Close())
+	_, _, err := RebuildReadModel(ctx, dir, ReplayOptions{}, Entity[Airport]("Airport"))
+	mustT(t, err)
+	wantCheckpoints(t, dir, map[string]uint64{"cb": 4})
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, ReadModelFile))
+	mustT(t, err)
+	_, err = db.Exec("UPDATE hk_meta SET value = 'another-store' WHERE key = 'store_id'")
+	mustT(t, errors.Join(err, db.Close()))
+	wantCheckpoints(t, dir, map[string]uint64{"cb": 4})
+	if aside, _ := filepath.Glob(filepath.Join(dir, ReadModelFile+".unusable-*")); len(aside) == 0 {
+		t.Fatal("Open did not set the read model of another store aside")
+	}
+}
+
+// wantCheckpoints opens the store in dir and compares its subscriptions'
+// checkpoints with want.
+func wantCheckpoints(t *testing.T, dir string, want map[string]uint64) {
+	t.Helper()
+	s := openStore(t, dir)
+	defer s.Close()
+	all, err := s.Subscriptions(ctx)
+	mustT(t, err)
+	got := map[string]uint64{}
+	for _, st := range all {
+		got[st.Name] = st.Checkpoint
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("checkpoints %v, want %v", got, want)
+	}
 }

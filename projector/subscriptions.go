@@ -1,7 +1,9 @@
 package projector
 
 import (
+	"slices"
 	"strings"
+	"time"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -71,4 +73,47 @@ func entityTables(conn *sqlite.Conn) (map[string]bool, error) {
 	err := sqlitex.Execute(conn, "SELECT substr(key, 13) FROM hk_meta WHERE key LIKE 'fingerprint:%'", &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error { out[s.ColumnText(0)] = true; return nil }})
 	return out, err
+}
+
+// CarrySubscriptions copies the checkpoints of callback subscriptions
+// from the read model at from (one set aside to be replaced) into the one
+// at to, keeping the later checkpoint of a name both hold. A callback
+// consumer's state lives outside the read model, so its checkpoint must
+// outlive a rebuild; a transactional consumer's lives in the replaced
+// file, so its checkpoint goes with it. It returns how many it carried; a
+// from that cannot be read carries none (the error says why).
+func CarrySubscriptions(from, to string) (int, error) {
+	src, err := sqlite.OpenConn(from, sqlite.OpenReadOnly)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := ListSubscriptions(src)
+	src.Close()
+	if err != nil {
+		return 0, err
+	}
+	rows = slices.DeleteFunc(rows, func(r SubscriptionRow) bool { return r.Mode != SubscriptionCallback })
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	dst, err := sqlite.OpenConn(to, sqlite.OpenReadWrite)
+	if err != nil {
+		return 0, err
+	}
+	defer dst.Close()
+	dst.SetBusyTimeout(10 * time.Second)
+	return len(rows), upsertCheckpoints(dst, rows)
+}
+
+func upsertCheckpoints(conn *sqlite.Conn, rows []SubscriptionRow) (err error) {
+	defer sqlitex.Save(conn)(&err)
+	for _, r := range rows {
+		err = sqlitex.Execute(conn, `INSERT INTO hk_subscriptions(name, mode, checkpoint) VALUES (?, ?, ?)
+ON CONFLICT(name) DO UPDATE SET mode = excluded.mode, checkpoint = max(checkpoint, excluded.checkpoint)`,
+			&sqlitex.ExecOptions{Args: []any{r.Name, string(r.Mode), int64(r.Checkpoint)}})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -94,9 +94,13 @@ func (e *Engine) openProjector(head uint64) (*projector.Projector, string, error
 		e.log.Warn("the unusable read model was kept", "as", filepath.Base(aside))
 	}
 	if p, err := e.restoreSnapshot(opts, head); err == nil {
+		e.carrySubscriptions(aside)
 		return p, "snapshot", nil
 	}
 	p, err := projector.Open(e.ReadModelPath(), opts)
+	if err == nil {
+		e.carrySubscriptions(aside)
+	}
 	return p, "rebuild", err
 }
 
