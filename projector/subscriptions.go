@@ -83,7 +83,9 @@ func entityTables(conn *sqlite.Conn) (map[string]bool, error) {
 // file, so its checkpoint goes with it. It returns how many it carried; a
 // from that cannot be read carries none (the error says why).
 func CarrySubscriptions(from, to string) (int, error) {
-	src, err := sqlite.OpenConn(from, sqlite.OpenReadOnly)
+	// Read-write (it writes nothing, and never creates from): a read-only
+	// connection would leave -wal and -shm files beside it when it closes.
+	src, err := sqlite.OpenConn(from, sqlite.OpenReadWrite)
 	if err != nil {
 		return 0, err
 	}
