@@ -170,6 +170,20 @@ var (
 	// ErrInvalidResolution (invalid_resolution): ResolveConflict was given
 	// a Resolution other than KeepSystem or UseSheet.
 	ErrInvalidResolution = engine.ErrInvalidResolution
+	// ErrSubscriptionHandler (subscription_handler_failed): a
+	// subscription's handler returned an error; Subscribe stopped before
+	// that event (*SubscriptionError names it).
+	ErrSubscriptionHandler = engine.ErrSubscriptionHandler
+	// ErrSubscriptionPanic (subscription_handler_panicked): a
+	// subscription's handler panicked; the panic was recovered and
+	// Subscribe stopped before that event.
+	ErrSubscriptionPanic = engine.ErrSubscriptionPanic
+	// ErrSubscriptionActive (subscription_active): a subscription of that
+	// name already runs on this store.
+	ErrSubscriptionActive = engine.ErrSubscriptionActive
+	// ErrInvalidSubscription (invalid_subscription): an empty or
+	// over-long subscription name, a nil handler, a negative batch size.
+	ErrInvalidSubscription = engine.ErrInvalidSubscription
 	// ErrQuarantineNotFound (quarantine_entry_not_found): no quarantine
 	// record has that id.
 	ErrQuarantineNotFound = projector.ErrQuarantineEntryNotFound

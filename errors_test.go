@@ -39,6 +39,8 @@ var rootSentinels = map[string]error{
 	"ErrAckStale": hikoutei.ErrAckStale, "ErrAckRejected": hikoutei.ErrAckRejected, "ErrConflictNotOpen": hikoutei.ErrConflictNotOpen,
 	"ErrConflictStale": hikoutei.ErrConflictStale, "ErrConflictBlocked": hikoutei.ErrConflictBlocked,
 	"ErrCommandIDReused": hikoutei.ErrCommandIDReused, "ErrInvalidResolution": hikoutei.ErrInvalidResolution,
+	"ErrSubscriptionHandler": hikoutei.ErrSubscriptionHandler, "ErrSubscriptionPanic": hikoutei.ErrSubscriptionPanic,
+	"ErrSubscriptionActive": hikoutei.ErrSubscriptionActive, "ErrInvalidSubscription": hikoutei.ErrInvalidSubscription,
 	"ErrQuarantineNotFound": hikoutei.ErrQuarantineNotFound, "ErrQuarantineNotDismissable": hikoutei.ErrQuarantineNotDismissable,
 	"ErrReplayGap": hikoutei.ErrReplayGap, "ErrReplayTarget": hikoutei.ErrReplayTarget,
 	"ErrReplayTargetInStore": hikoutei.ErrReplayTargetInStore, "ErrBackupTarget": hikoutei.ErrBackupTarget,

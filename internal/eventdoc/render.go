@@ -164,6 +164,7 @@ func (r *renderer) structOf(ts *typeSrc) *typeSrc {
 }
 
 func (r *renderer) intro() []string {
+	subHeading, subText := subscribing()
 	return []string{
 		"# Event catalogue",
 		"*Generated from the `events` package by `go generate ./events/`: do not edit by hand.*",
@@ -176,6 +177,7 @@ func (r *renderer) intro() []string {
 			"describes exactly the build it comes with.",
 		"The conflict notifications NATS carries (subjects `hikoutei.<store>.conflict.*`) are a separate " +
 			"JSON contract, described in the README; they are not these records.",
+		subHeading, subText,
 		"## Records",
 		"A record is an envelope around one typed payload:",
 		table([]string{"Field", "Meaning"}, [][]string{
