@@ -152,6 +152,7 @@ nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
 	cmd.Flags().Uint64Var(&f.to, "to", 0, "last sequence")
 	cmd.Flags().StringVar(&asOf, "as-of", "", "only events at or before this RFC 3339 time")
 	addJSONFlag(cmd, &asJSON, shapeLines)
+	cmd.AddCommand(newAuditVerifyCmd())
 	return cmd
 }
 

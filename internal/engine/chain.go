@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,12 +16,22 @@ import (
 // authority tab); after each commit batch it is published on NATS
 // (publishChainHead). Errors: the log's (ErrLogClosed, *LogCorruptError).
 func (e *Engine) ChainHead() (events.ChainPin, error) {
-	return e.Log().ChainHead()
+	p, err := e.Log().ChainHead()
+	return p, closedAsStore(err)
+}
+
+// closedAsStore reports a closed log as ErrStoreClosed.
+func closedAsStore(err error) error {
+	if errors.Is(err, events.ErrLogClosed) {
+		return fmt.Errorf("%w: %w", ErrStoreClosed, err)
+	}
+	return err
 }
 
 // VerifyChain walks the store's hash chain (events.Log.VerifyChain).
 func (e *Engine) VerifyChain(ctx context.Context, opts events.ChainVerifyOptions) (*events.ChainReport, error) {
-	return e.Log().VerifyChain(ctx, opts)
+	rep, err := e.Log().VerifyChain(ctx, opts)
+	return rep, closedAsStore(err)
 }
 
 // VerifyChainDir verifies the hash chain of the log of the store in dir,
