@@ -361,12 +361,15 @@ func (a *appender) put(stream string, e *Event, commit string, payload []byte) e
 		e.At = a.now
 	}
 	e.Link = a.chain
-	if err := appendBucket(a.tx).Put(u64(e.Seq), encodeRecord(e, payload)); err != nil {
+	rec := encodeRecord(e, payload)
+	if err := appendBucket(a.tx).Put(u64(e.Seq), rec); err != nil {
 		return err
 	}
-	f := chainForm{seq: e.Seq, version: e.Version, schema: uint64(schemaOf(e.Payload)), epoch: e.Epoch,
-		at: e.At.UnixNano(), stream: stream, typ: string(e.Type()), commit: commit, payload: payload}
-	a.chain, a.chainLast = f.next(a.chain), e.Seq
+	next, err := chainNext(a.chain, rec[2+linkLen:len(rec)-checksumLen])
+	if err != nil {
+		return err
+	}
+	a.chain, a.chainLast = next, e.Seq
 	if a.replicate {
 		bare := *e
 		bare.Token = ""

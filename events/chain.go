@@ -18,9 +18,10 @@ import (
 //	c(n) = SHA-256( c(n-1) ‖ chain form of record n )
 //
 // and every record of format 3 carries c(n-1), its link. The chain form
-// of a record is its envelope and payload exactly as stored, without the
-// fencing token (which never leaves the store: a standby and a mirror hold
-// the record without it, and their chain is the primary's): uvarint seq,
+// of a record is its envelope and payload bytes exactly as stored, without
+// the format byte, the link, the checksum and the fencing token field
+// (the token never leaves the store: a standby and a mirror hold the
+// record without it, and their chain is the primary's): uvarint seq,
 // version, schema, epoch; varint at (Unix ns); then stream, type, commit
 // and the canonical payload, each uvarint-length-prefixed. The head hash
 // c(head) commits to the whole log: changing, removing or reordering any
@@ -55,51 +56,53 @@ func Genesis(storeID string) ChainHash {
 	return sha256.Sum256([]byte(genesisContext + storeID))
 }
 
-// chainForm is the part of a record the chain hashes (see ChainHash).
-type chainForm struct {
-	seq, version, schema, epoch uint64
-	at                          int64
-	stream, typ, commit         string
-	payload                     []byte
-}
-
 // chainBufs holds the buffers chain values are computed in.
 var chainBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// next is SHA-256(prev ‖ chain form of f).
-func (f *chainForm) next(prev ChainHash) ChainHash {
-	bp := chainBufs.Get().(*[]byte)
-	b := append((*bp)[:0], prev[:]...)
-	b = binary.AppendUvarint(b, f.seq)
-	b = binary.AppendUvarint(b, f.version)
-	b = binary.AppendUvarint(b, f.schema)
-	b = binary.AppendUvarint(b, f.epoch)
-	b = binary.AppendVarint(b, f.at)
-	for _, s := range [...]string{f.stream, f.typ, f.commit} {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
+// chainNext is SHA-256(prev ‖ chain form) of a record whose format-1 or
+// format-2 body, after its format byte and without the checksum, is
+// inner: inner without its token field (the fourth length-prefixed field).
+// Errors: inner does not parse.
+func chainNext(prev ChainHash, inner []byte) (ChainHash, error) {
+	ts, te, err := tokenSpan(inner)
+	if err != nil {
+		return ChainHash{}, err
 	}
-	b = binary.AppendUvarint(b, uint64(len(f.payload)))
-	b = append(b, f.payload...)
+	bp := chainBufs.Get().(*[]byte)
+	b := append(append(append((*bp)[:0], prev[:]...), inner[:ts]...), inner[te:]...)
 	h := ChainHash(sha256.Sum256(b))
 	if cap(b) <= maxPooledEncodeBuf {
 		*bp = b[:0]
 		chainBufs.Put(bp)
 	}
-	return h
+	return h, nil
 }
 
-// formOf is the chain form of a parsed record.
-func formOf(h *header, payload []byte) chainForm {
-	return chainForm{seq: h.Seq, version: h.Version, schema: uint64(h.schema), epoch: h.Epoch, at: h.At.UnixNano(),
-		stream: h.Stream, typ: string(h.typ), commit: h.Commit, payload: payload}
+// tokenSpan is where the token field (its length prefix included) lies in
+// a record body after its format byte: after four uvarints, the time's
+// varint, and the stream and type fields.
+func tokenSpan(inner []byte) (int, int, error) {
+	r := recordReader{b: inner}
+	for range 4 {
+		r.uvarint()
+	}
+	r.varint()
+	r.bytes()
+	r.bytes()
+	ts := len(inner) - len(r.b)
+	r.bytes()
+	if r.err != nil {
+		return 0, 0, r.err
+	}
+	return ts, len(inner) - len(r.b), nil
 }
 
-// chainRecord is a record whose checksum and envelope were checked, not its
-// payload's type.
+// chainRecord is a record whose checksum and envelope were checked, not
+// its payload's type.
 type chainRecord struct {
 	h       header
-	payload []byte
+	payload []byte // the canonical payload as stored
+	inner   []byte // the format-1 or -2 body after its format byte, without the checksum
 }
 
 // parseRaw checks a stored record's checksum and parses its envelope;
@@ -120,14 +123,17 @@ func parseRaw(seq uint64, b []byte) (chainRecord, error) {
 	case seq != 0 && h.Seq != seq:
 		return chainRecord{}, &CorruptRecordError{Seq: seq, Reason: fmt.Sprintf("record claims seq %d", h.Seq)}
 	}
-	return chainRecord{h: h, payload: payload}, nil
+	if body[0] == recordFormatChained {
+		body = body[1+linkLen:]
+	}
+	return chainRecord{h: h, payload: payload, inner: body[1:]}, nil
 }
 
 // chainValue is c(seq) of a parsed record: the chain value after it,
 // given the value before it.
 func (r *chainRecord) chainValue(prev ChainHash) ChainHash {
-	f := formOf(&r.h, r.payload)
-	return f.next(prev)
+	h, _ := chainNext(prev, r.inner) // parseRaw parsed inner
+	return h
 }
 
 // ChainNext returns the chain value after record rec (its stored or

@@ -167,8 +167,11 @@ func TestI33_APinnedHeadVerifiesAfterMoreCommitsAndFailsAfterARewrite(t *testing
 				r.h.At = r.h.At.Add(1)
 			}
 			r.h.Link = w.c
-			must(t, ev.Put(u64(seq), encodeHeader(&r.h, r.payload)))
-			w.c = r.chainValue(w.c)
+			rec := encodeHeader(&r.h, r.payload)
+			must(t, ev.Put(u64(seq), rec))
+			nr, err := parseRaw(seq, rec)
+			must(t, err)
+			w.c = nr.chainValue(w.c)
 		}
 	})
 	if _, err := verifyPath(t, path, nil); err != nil {
