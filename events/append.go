@@ -264,10 +264,14 @@ type appender struct {
 	// chain is the chain value after the last record put (c(last)).
 	chain     ChainHash
 	chainLast uint64
+	unchained bool // see Log.unchained
 }
 
 // startChain reads the chain value after the log's last record.
 func (a *appender) startChain(l *Log) error {
+	if a.unchained = l.unchained; a.unchained {
+		return nil
+	}
 	t, err := l.tail(a.tx)
 	a.chain, a.chainLast = t.hash, t.seq
 	return err
@@ -365,15 +369,23 @@ func (a *appender) put(stream string, e *Event, commit string, payload []byte) e
 	if err := appendBucket(a.tx).Put(u64(e.Seq), rec); err != nil {
 		return err
 	}
-	next, err := chainNext(a.chain, rec[2+linkLen:len(rec)-checksumLen])
-	if err != nil {
+	if err := a.link(e.Seq, rec); err != nil {
 		return err
 	}
-	a.chain, a.chainLast = next, e.Seq
 	if a.replicate {
 		bare := *e
 		bare.Token = ""
 		a.replica = append(a.replica, encodeRecord(&bare, payload))
 	}
 	return a.tx.Bucket(bucketIndex).Put(indexKey(stream, e.Version), u64(e.Seq))
+}
+
+// link advances the chain over record seq, just put (stored bytes rec).
+func (a *appender) link(seq uint64, rec []byte) error {
+	if a.unchained {
+		return nil
+	}
+	next, err := chainNext(a.chain, rec[2+linkLen:len(rec)-checksumLen])
+	a.chain, a.chainLast = next, seq
+	return err
 }

@@ -83,6 +83,10 @@ type Log struct {
 	// chainCache is the chain value after the last record this process
 	// committed (tail checks its sequence against the file's last record).
 	chainCache atomic.Pointer[chainTail]
+	// unchained makes appends write records without a link (format 1 or
+	// 2), as the build before the chain did: set only by this package's
+	// benchmarks, to measure what the chain costs.
+	unchained bool
 }
 
 // OpenLog opens or creates the log file at path (mode 0600). Before bbolt

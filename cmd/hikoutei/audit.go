@@ -164,6 +164,9 @@ func auditMirror(stderr io.Writer, src mirrorSource, f *auditFilter, fn func(eve
 	if rep.Signer != "" && !rep.Pinned {
 		fmt.Fprintf(stderr, "audit: records signed by mirror key %s (not pinned: pass --mirror-key to require it)\n", rep.Signer)
 	}
+	if err == nil && rep.ChainSeq > 0 {
+		fmt.Fprintf(stderr, "audit: hash chain verified up to head %d:%s\n", rep.ChainSeq, rep.Chain)
+	}
 	return err
 }
 
