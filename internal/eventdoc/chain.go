@@ -45,25 +45,25 @@ func chainSection() []string {
 			"be HASH, else `%s`: a rewrite of any record up to SEQ fails it, even one that re-links every later record. "+
 			"The last record is covered by the head hash only: keep a recent head.",
 			events.ErrChainBroken, events.ErrChainPinMismatch),
-		"An auditor who trusts none of this code can verify a copy of `log.db` with any bbolt reader and SHA-256: "+
+		"An auditor who trusts none of this code can verify a copy of `log.db` with any bbolt reader and SHA-256: " +
 			"`examples/verifylog` does it in about a hundred lines, from the layout above alone, and prints the same head.",
-		"A salvage (`hikoutei salvage`) copies every record it recovers byte for byte and records the sequences it lost. "+
-			"The chain cannot run through such a hole: verification takes it up again from the link of the first linked "+
-			"record after it and reports the hole (`salvage hole: seq 60-61 lost; the chain restarts at seq 62`). Links "+
-			"before and after the hole each verify, and a head pinned on either side still proves the log extends it; the "+
-			"hole itself is vouched for only by the salvage. A restored backup, a standby of a replicated store (seeded "+
-			"from the log and following the replicated stream) and a store restored from that stream hold the same "+
+		"A salvage (`hikoutei salvage`) copies every record it recovers byte for byte and records the sequences it lost. " +
+			"The chain cannot run through such a hole: verification takes it up again from the link of the first linked " +
+			"record after it and reports the hole (`salvage hole: seq 60-61 lost; the chain restarts at seq 62`). Links " +
+			"before and after the hole each verify, and a head pinned on either side still proves the log extends it; the " +
+			"hole itself is vouched for only by the salvage. A restored backup, a standby of a replicated store (seeded " +
+			"from the log and following the replicated stream) and a store restored from that stream hold the same " +
 			"record bytes but the token, so the same chain and head.",
 		"### Publishing and verifying the head on NATS",
-		"With NATS, after each commit batch the store publishes its head on `hikoutei.<store>.chain.head`: "+
-			"`{\"schema\":1,\"store\":\"demo\",\"seq\":1234,\"hash\":\"<64 hex digits>\"}`. A third party keeps such heads "+
-			"and later checks one with `audit verify --pin`. The event mirror (`hikoutei.<store>.events`) carries each "+
-			"record with its link, signed, and the header `Hikoutei-Chain` with the record's own chain value c(seq). A "+
-			"subscriber verifies a stream independently: for each message in sequence, the record's link must equal the "+
-			"previous record's chain value, and SHA-256(link ‖ chain form) must equal the header; the last value must "+
-			"equal a published or pinned head at that sequence. `events.ChainNext` and `events.RecordChainValue` compute "+
-			"it; `hikoutei audit --nats` and `natsbus.ReadMirror` check it, and fail with `"+events.ErrChainBroken.Error()+
-			"` naming the message. A record written before the chain (no link) is mirrored as it was; the check takes the "+
+		"With NATS, after each commit batch the store publishes its head on `hikoutei.<store>.chain.head`: " +
+			"`{\"schema\":1,\"store\":\"demo\",\"seq\":1234,\"hash\":\"<64 hex digits>\"}`. A third party keeps such heads " +
+			"and later checks one with `audit verify --pin`. The event mirror (`hikoutei.<store>.events`) carries each " +
+			"record with its link, signed, and the header `Hikoutei-Chain` with the record's own chain value c(seq). A " +
+			"subscriber verifies a stream independently: for each message in sequence, the record's link must equal the " +
+			"previous record's chain value, and SHA-256(link ‖ chain form) must equal the header; the last value must " +
+			"equal a published or pinned head at that sequence. `events.ChainNext` and `events.RecordChainValue` compute " +
+			"it; `hikoutei audit --nats` and `natsbus.ReadMirror` check it, and fail with `" + events.ErrChainBroken.Error() +
+			"` naming the message. A record written before the chain (no link) is mirrored as it was; the check takes the " +
 			"chain up again at the next linked record.",
 	}
 }
