@@ -309,3 +309,40 @@ func mustGet(t *testing.T, path string, seq uint64) []byte {
 	must(t, db.View(func(tx *bolt.Tx) error { out = append(out, tx.Bucket(bucketEvents).Get(u64(seq))...); return nil }))
 	return out
 }
+
+// A salvage keeps every record byte for byte: an intact log's salvage
+// has the same head hash; one that lost records verifies, reporting each
+// hole, with the chain values of the original records after them; and a
+// writer appends after a lost last record.
+func TestI33_ASalvagedLogKeepsItsChain(t *testing.T) {
+	src := buildLog(t, t.TempDir(), 300) // head 302
+	want, err := verifyPath(t, src, nil)
+	must(t, err)
+	_, dst, err := salvageTo(t, src, SalvageOptions{})
+	must(t, err)
+	got, err := verifyPath(t, dst, nil)
+	if err != nil || got.HeadHash != want.HeadHash || len(got.Restarts) != 0 {
+		t.Fatalf("salvage of an intact log: %+v (%v), the source's head %v", got, err, want.HeadHash)
+	}
+	orig := recordBytes(t, src)
+	w := newChainWalker(want.StoreID, nil, false)
+	for seq := uint64(1); seq <= 301; seq++ {
+		r, err := parseRaw(seq, orig[seq])
+		must(t, err)
+		w.c = r.chainValue(w.c)
+	}
+	destroyRecords(t, src, 150, 151, 302)
+	rep, dst2, err := salvageTo(t, src, SalvageOptions{})
+	must(t, err)
+	got, err = verifyPath(t, dst2, nil)
+	if err != nil || rep.Lost.String() != "150-151, 302" || len(got.Restarts) != 1 || got.Restarts[0].At != 152 || got.Head != 301 || got.HeadHash != w.c {
+		t.Fatalf("salvage that lost %v: %+v (%v)", rep.Lost, got, err)
+	}
+	wr, err := OpenWriter(filepath.Dir(dst2), WriterOptions{Log: Options{Clock: NewManualClock(t0)}, Operation: "test", AcquireWait: -1, HeartbeatInterval: -1})
+	must(t, err)
+	must(t, wr.Close())
+	got, err = verifyPath(t, dst2, nil)
+	if err != nil || len(got.Restarts) != 2 || got.Restarts[1].At != 303 || got.Head != 304 {
+		t.Fatalf("appended after a lost last record: %+v (%v)", got, err)
+	}
+}
