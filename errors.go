@@ -91,6 +91,12 @@ var (
 	// ErrLogRecordCorrupt (log_record_corrupt): a log record is torn or
 	// fails its checksum (*events.CorruptRecordError names the sequence).
 	ErrLogRecordCorrupt = events.ErrCorruptRecord
+	// ErrChainBroken (chain_broken): verification found a record that does not continue
+	// the log's hash chain; *events.ChainBrokenError names its sequence.
+	ErrChainBroken = events.ErrChainBroken
+	// ErrChainPinMismatch (chain_pin_mismatch): the log does not extend a
+	// pinned chain head (*events.ChainPinError).
+	ErrChainPinMismatch = events.ErrChainPinMismatch
 	// ErrEventTypeUnknown (event_type_unknown): the log holds a record of
 	// a type this build does not know (a newer build wrote it): Open,
 	// Replay and reads refuse rather than skip it.

@@ -28,6 +28,7 @@ var rootSentinels = map[string]error{
 	"ErrStoreLocked": hikoutei.ErrStoreLocked, "ErrLeaseExpired": hikoutei.ErrLeaseExpired,
 	"ErrLeaseFileInvalid": hikoutei.ErrLeaseFileInvalid, "ErrLogCorrupt": hikoutei.ErrLogCorrupt,
 	"ErrLogRecordCorrupt": hikoutei.ErrLogRecordCorrupt, "ErrEventTypeUnknown": hikoutei.ErrEventTypeUnknown,
+	"ErrChainBroken": hikoutei.ErrChainBroken, "ErrChainPinMismatch": hikoutei.ErrChainPinMismatch,
 	"ErrEventPayloadMalformed": hikoutei.ErrEventPayloadMalformed, "ErrStoreIDMismatch": hikoutei.ErrStoreIDMismatch,
 	"ErrStoreLogMissing": hikoutei.ErrStoreLogMissing, "ErrStandby": hikoutei.ErrStandby,
 	"ErrAsOfOutOfRange":    hikoutei.ErrAsOfOutOfRange,

@@ -52,6 +52,14 @@ var (
 	// ErrInvalidEvent: an event to append lacks a stream or type, or its
 	// payload cannot be encoded.
 	ErrInvalidEvent = errors.New("invalid_event")
+	// ErrChainBroken: a record of the log does not continue its hash
+	// chain (it or the record before it was changed, removed or moved, or
+	// it is torn or missing). See *ChainBrokenError for the sequence.
+	ErrChainBroken = errors.New("chain_broken")
+	// ErrChainPinMismatch: the log does not extend a pinned chain head
+	// (its chain value at the pinned sequence differs, or the log ends
+	// before it). See *ChainPinError.
+	ErrChainPinMismatch = errors.New("chain_pin_mismatch")
 	// ErrLogClosed: the log was used after Close.
 	ErrLogClosed = errors.New("log_closed")
 
@@ -114,6 +122,36 @@ func (e *CorruptRecordError) Error() string {
 
 // Unwrap returns ErrCorruptRecord.
 func (e *CorruptRecordError) Unwrap() error { return ErrCorruptRecord }
+
+// ChainBrokenError names the first sequence at which the hash chain of a
+// log breaks: the first record whose stored bytes are not what the chain
+// committed to. It wraps ErrChainBroken.
+type ChainBrokenError struct {
+	Seq    uint64 // the first record changed, missing, torn or out of place
+	Reason string // short description
+}
+
+func (e *ChainBrokenError) Error() string {
+	return fmt.Sprintf("%s: seq %d: %s", ErrChainBroken, e.Seq, e.Reason)
+}
+
+// Unwrap returns ErrChainBroken.
+func (e *ChainBrokenError) Unwrap() error { return ErrChainBroken }
+
+// ChainPinError reports a pinned head the log does not extend. It wraps
+// ErrChainPinMismatch.
+type ChainPinError struct {
+	Pin    ChainPin
+	Got    ChainHash // the log's chain value at Pin.Seq (zero when it has none)
+	Reason string
+}
+
+func (e *ChainPinError) Error() string {
+	return fmt.Sprintf("%s: pin %d: %s", ErrChainPinMismatch, e.Pin.Seq, e.Reason)
+}
+
+// Unwrap returns ErrChainPinMismatch.
+func (e *ChainPinError) Unwrap() error { return ErrChainPinMismatch }
 
 // StoreLogMissingError reports a store directory whose log.db is missing
 // or empty while other files remain. It wraps ErrStoreLogMissing.

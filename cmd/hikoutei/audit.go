@@ -163,6 +163,7 @@ RFC 3339 time, then its history up to it.`,
 	cmd.Flags().StringVar(&asOf, "as-of", "", "only events at or before this RFC 3339 time")
 	cmd.Flags().StringVar(&at, "at", "", "with --entity and --id: the record's state at this sequence or RFC 3339 time, then its history up to it")
 	addJSONFlag(cmd, &asJSON, shapeLines)
+	cmd.AddCommand(newAuditVerifyCmd())
 	return cmd
 }
 
@@ -173,6 +174,9 @@ func auditMirror(stderr io.Writer, src mirrorSource, f *auditFilter, fn func(eve
 	rep, err := natsbus.ReadMirrorReport(context.Background(), cfg, src.stream, f.filter(fn))
 	if rep.Signer != "" && !rep.Pinned {
 		fmt.Fprintf(stderr, "audit: records signed by mirror key %s (not pinned: pass --mirror-key to require it)\n", rep.Signer)
+	}
+	if err == nil && rep.ChainSeq > 0 {
+		fmt.Fprintf(stderr, "audit: hash chain verified up to head %d:%s\n", rep.ChainSeq, rep.Chain)
 	}
 	return err
 }

@@ -227,6 +227,7 @@ func (sc *jsonScenario) args() [][]string {
 		{"status", "--dir", sc.dir},
 		{"doctor", "--dir", sc.dir},
 		{"audit", "--dir", sc.dir, "--entity", "Stock"},
+		{"audit", "verify", "--dir", sc.dir},
 		{"replay", "--dir", sc.dir, "--out", filepath.Join(sc.tmp, "replayed.sqlite")},
 		{"poll", "--store", "consistency", "--nats", sc.natsURL},
 		{"conflicts", "list", "--dir", sc.dir, "--state", "all"},

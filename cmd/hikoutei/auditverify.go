@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/admin"
+	"github.com/hikoutei/hikoutei-go/internal/progress"
+)
+
+// verifyJSON is the --json output of audit verify.
+type verifyJSON struct {
+	StoreID      string            `json:"store_id"`
+	Head         uint64            `json:"head"`
+	Hash         string            `json:"hash"`
+	Records      uint64            `json:"records"`
+	FirstChained uint64            `json:"first_chained"`
+	Genesis      string            `json:"genesis"`
+	Pinned       bool              `json:"pinned"`
+	Restarts     []verifyRestartJS `json:"restarts,omitempty"`
+}
+
+// verifyRestartJS is one salvage hole the chain restarts after.
+type verifyRestartJS struct {
+	Lost string `json:"lost"`
+	At   uint64 `json:"at"`
+}
+
+func newAuditVerifyCmd() *cobra.Command {
+	var dir, pin string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "verify --dir DIR [--pin SEQ:HASH] [--json]",
+		Short: "Verify the log's hash chain and print its head sequence and hash",
+		Long: `verify walks the whole hash chain of the log, from the genesis value of the
+store id to the last record, with a progress bar on stderr, and prints the
+head sequence and hash, which a third party can keep. --pin SEQ:HASH
+(a head printed earlier) proves that the log still extends it. The first
+record that is not what the chain committed to (changed, removed,
+reordered, torn) is named by its sequence (chain_broken); a pin the log
+does not extend is chain_pin_mismatch; both exit 3. It reads log.db
+read-only; while a process holds the store it verifies a consistent copy
+that process writes through its administrative channel, as audit does.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireStore(dir); err != nil {
+				return err
+			}
+			opts, err := parsePin(pin)
+			if err != nil {
+				return err
+			}
+			return runVerify(cmd, dir, opts, asJSON)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().StringVar(&pin, "pin", "", "a head printed earlier (SEQ:HASH) the log must extend")
+	addJSONFlag(cmd, &asJSON, shapeObject)
+	return cmd
+}
+
+// parsePin reads --pin SEQ:HASH.
+func parsePin(s string) (hikoutei.VerifyOptions, error) {
+	if s == "" {
+		return hikoutei.VerifyOptions{}, nil
+	}
+	seq, hash, ok := strings.Cut(s, ":")
+	n, err := strconv.ParseUint(seq, 10, 64)
+	if !ok || err != nil {
+		return hikoutei.VerifyOptions{}, usageError{fmt.Errorf("--pin %q: want SEQ:HASH", s)}
+	}
+	h, err := events.ParseChainHash(hash)
+	if err != nil {
+		return hikoutei.VerifyOptions{}, usageError{fmt.Errorf("--pin: %w", err)}
+	}
+	return hikoutei.VerifyOptions{Pin: &hikoutei.ChainPin{Seq: n, Hash: h}}, nil
+}
+
+func runVerify(cmd *cobra.Command, dir string, opts hikoutei.VerifyOptions, asJSON bool) error {
+	bar := progress.New(cmd.ErrOrStderr(), 0, "verifying")
+	opts.Progress = func(done, total uint64) { bar.SetMax(int64(total)); bar.Set(int64(done)) }
+	rep, err := verifyStore(cmd.Context(), cmd.ErrOrStderr(), dir, opts)
+	if err != nil {
+		bar.Abandon()
+		if errors.Is(err, hikoutei.ErrChainBroken) || errors.Is(err, hikoutei.ErrChainPinMismatch) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "hikoutei: %v\n", err)
+			return errDamageFound
+		}
+		return err
+	}
+	bar.Finish()
+	if asJSON {
+		return printJSON(cmd.OutOrStdout(), toVerifyJSON(rep))
+	}
+	printVerify(cmd.OutOrStdout(), rep)
+	return nil
+}
+
+// verifyStore verifies dir's log; while a process holds the store it
+// verifies a copy that process writes through its administrative channel.
+func verifyStore(ctx context.Context, stderr io.Writer, dir string, opts hikoutei.VerifyOptions) (*hikoutei.VerifyReport, error) {
+	rep, err := hikoutei.VerifyDir(ctx, dir, opts)
+	if !errors.Is(err, events.ErrStoreLocked) {
+		return rep, err
+	}
+	scratch, serr := scratchDir("", "hikoutei-verify-")
+	if serr != nil {
+		return nil, serr
+	}
+	defer os.RemoveAll(scratch)
+	var resp admin.BackupResponse
+	handled, cerr := viaChannel(ctx, dir, admin.OpStoreBackup, admin.BackupRequest{Out: filepath.Join(scratch, events.LogFileName)}, &resp)
+	switch {
+	case !handled:
+		return nil, err
+	case cerr != nil:
+		return nil, fmt.Errorf("the store is running and its copy failed: %w", cerr)
+	}
+	fmt.Fprintf(stderr, "verify: the store is running: verified a copy of its log at head %d\n", resp.Head)
+	return hikoutei.VerifyDir(ctx, scratch, opts)
+}
+
+func toVerifyJSON(r *hikoutei.VerifyReport) verifyJSON {
+	out := verifyJSON{StoreID: r.StoreID, Head: r.Head, Hash: r.HeadHash.String(), Records: r.Records,
+		FirstChained: r.FirstChained, Genesis: r.Genesis.String(), Pinned: r.Pinned}
+	for _, rs := range r.Restarts {
+		out.Restarts = append(out.Restarts, verifyRestartJS{Lost: rs.Lost.String(), At: rs.At})
+	}
+	return out
+}
+
+func printVerify(w io.Writer, r *hikoutei.VerifyReport) {
+	fmt.Fprintf(w, "chain verified: %d records of store %s\n", r.Records, r.StoreID)
+	switch {
+	case r.FirstChained == 0 && r.Records > 0:
+		fmt.Fprintln(w, "no record carries a link yet (written before the chain): the head hash covers them all; pin it")
+	case r.FirstChained > 1:
+		fmt.Fprintf(w, "records carry links from seq %d on (the first one covers every record before it)\n", r.FirstChained)
+	}
+	for _, rs := range r.Restarts {
+		fmt.Fprintf(w, "salvage hole: seq %s lost; the chain restarts at seq %d\n", rs.Lost, rs.At)
+	}
+	if r.Pinned {
+		fmt.Fprintln(w, "the log extends the pinned head")
+	}
+	fmt.Fprintf(w, "head %d:%s\n", r.Head, r.HeadHash)
+}

@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// ChainHead is the store's hash chain head for a third party to pin: the
+// last record's sequence and the chain value after it. The dispatcher may
+// write it wherever the head is published (e.g. the spreadsheet's
+// authority tab); after each commit batch it is published on NATS
+// (publishChainHead). Errors: the log's (ErrLogClosed, *LogCorruptError).
+func (e *Engine) ChainHead() (events.ChainPin, error) {
+	p, err := e.Log().ChainHead()
+	return p, closedAsStore(err)
+}
+
+// closedAsStore reports a closed log as ErrStoreClosed.
+func closedAsStore(err error) error {
+	if errors.Is(err, events.ErrLogClosed) {
+		return fmt.Errorf("%w: %w", ErrStoreClosed, err)
+	}
+	return err
+}
+
+// VerifyChain walks the store's hash chain (events.Log.VerifyChain).
+func (e *Engine) VerifyChain(ctx context.Context, opts events.ChainVerifyOptions) (*events.ChainReport, error) {
+	rep, err := e.Log().VerifyChain(ctx, opts)
+	return rep, closedAsStore(err)
+}
+
+// VerifyChainDir verifies the hash chain of the log of the store in dir,
+// opened read-only (it never writes). Errors: ErrNotAStore; the log's
+// open errors (*StoreLockedError while a writer holds it); VerifyChain's.
+func VerifyChainDir(ctx context.Context, dir string, opts events.ChainVerifyOptions) (*events.ChainReport, error) {
+	path := filepath.Join(dir, events.LogFileName)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("%w: %s has no %s", ErrNotAStore, dir, events.LogFileName)
+	}
+	l, err := events.OpenLog(path, events.Options{ReadOnly: true})
+	if err != nil {
+		return nil, events.DescribeLocked(dir, err)
+	}
+	defer l.Close()
+	return l.VerifyChain(ctx, opts)
+}
