@@ -54,6 +54,19 @@ func chainSection() []string {
 			"hole itself is vouched for only by the salvage. A restored backup, a standby of a replicated store (seeded " +
 			"from the log and following the replicated stream) and a store restored from that stream hold the same " +
 			"record bytes but the token, so the same chain and head.",
+		"### The head in the spreadsheet",
+		"With sync on, each dispatch publishes the store's head in the spreadsheet's hidden `_hikoutei_authority` tab: " +
+			"its `chain_head` column (cell E2, after the writer's store id, epoch, token and `updated_at`) holds " +
+			"`SEQ:HASH`, the text `audit verify --pin` reads, so anyone who can open the spreadsheet can copy a head to " +
+			"pin. The head is sampled from the log just before the dispatch and rides in the dispatch's own batchUpdate " +
+			"as one more cell update (no request of its own; a dispatch with nothing else to write leaves it for the " +
+			"next). It never moves back: the cell is written only when the head's sequence is above the one the " +
+			"dispatch's preflight read showed (a blind append, which reads nothing, compares with the highest head its " +
+			"client read or wrote), and one dispatcher sends one dispatch at a time, sampling a log that only grows. The " +
+			"head is written only under the writer's fence, by the writer the authority names; the fence reads the four " +
+			"cells before it and never this one, so a blank or edited cell is no head and the next dispatch rewrites it. " +
+			"Settling a dispatch commits events, so the head on the sheet trails the log by the last settlement: it " +
+			"still verifies as a pin, as every earlier head does.",
 		"### Publishing and verifying the head on NATS",
 		"With NATS, after each commit batch the store publishes its head on `hikoutei.<store>.chain.head`: " +
 			"`{\"schema\":1,\"store\":\"demo\",\"seq\":1234,\"hash\":\"<64 hex digits>\"}`. A third party keeps such heads " +
