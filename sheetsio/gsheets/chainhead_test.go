@@ -114,3 +114,28 @@ func TestParseChainHeadReadsOnlySeqColonHash(t *testing.T) {
 		}
 	}
 }
+
+// An authority tab an earlier build provisioned (four columns) gains the
+// chain_head header when provisioned again, keeps its fence, and then
+// carries the head.
+func TestI33_AnOlderAuthorityTabIsExtendedWithTheChainHeadColumn(t *testing.T) {
+	h := newHarness(t, emulator.Options{AutoCreate: true})
+	s := testSchema(t)
+	w := h.provision(s)
+	fence := &sheetsio.Fence{StoreID: "store", Epoch: 1, Token: "t1"}
+	h.dispatch(w, sheetsio.Batch{Fence: fence, Ops: []sheetsio.Op{appendOp("Part_System", "r1", partValues("1", 1))}})
+	if err := h.emu.Person(testSheetID).Type(layout.AuthorityTab, "E1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.p.ReadAuthority(context.Background(), w); sheetsio.CodeOf(err) != sheetsio.CodeHeaderDrift {
+		t.Fatalf("a four-column authority tab before provisioning: %v", err)
+	}
+	w = h.provision(s)
+	if got := h.values(layout.AuthorityTab)[0]; len(got) != 5 || got[4] != layout.AuthorityChainHead {
+		t.Fatalf("authority header %v", got)
+	}
+	h.dispatch(w, sheetsio.Batch{Fence: fence, Head: chainHead(4, "a"), Ops: []sheetsio.Op{appendOp("Part_System", "r2", partValues("2", 1))}})
+	if got := readHead(t, h, w, fence); got != *chainHead(4, "a") {
+		t.Fatalf("head on the extended tab %v", got)
+	}
+}
