@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
 // ChainHead is the store's hash chain head for a third party to pin: the
-// last record's sequence and the chain value after it. The dispatcher may
-// write it wherever the head is published (e.g. the spreadsheet's
-// authority tab); after each commit batch it is published on NATS
+// last record's sequence and the chain value after it. The dispatcher
+// publishes it in the spreadsheet's authority tab at each dispatch
+// (sheetChainHead); after each commit batch it is published on NATS
 // (publishChainHead). Errors: the log's (ErrLogClosed, *LogCorruptError).
 func (e *Engine) ChainHead() (events.ChainPin, error) {
 	p, err := e.Log().ChainHead()
@@ -48,4 +49,11 @@ func VerifyChainDir(ctx context.Context, dir string, opts events.ChainVerifyOpti
 	}
 	defer l.Close()
 	return l.VerifyChain(ctx, opts)
+}
+
+// sheetChainHead is ChainHead in the form the dispatcher publishes in the
+// authority tab (effects.Config.ChainHead).
+func (e *Engine) sheetChainHead() (sheetsio.ChainHead, error) {
+	p, err := e.ChainHead()
+	return sheetsio.ChainHead{Seq: p.Seq, Hash: p.Hash.String()}, err
 }

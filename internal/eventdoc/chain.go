@@ -46,7 +46,8 @@ func chainSection() []string {
 			"The last record is covered by the head hash only: keep a recent head.",
 			events.ErrChainBroken, events.ErrChainPinMismatch),
 		"An auditor who trusts none of this code can verify a copy of `log.db` with any bbolt reader and SHA-256: " +
-			"`examples/verifylog` does it in about a hundred lines, from the layout above alone, and prints the same head.",
+			"`examples/verifylog` does it in about a hundred lines, from the layout above alone, and prints the same head " +
+			"(see \"Verifying a log and a stream independently\" below).",
 		"A salvage (`hikoutei salvage`) copies every record it recovers byte for byte and records the sequences it lost. " +
 			"The chain cannot run through such a hole: verification takes it up again from the link of the first linked " +
 			"record after it and reports the hole (`salvage hole: seq 60-61 lost; the chain restarts at seq 62`). Links " +
@@ -54,6 +55,19 @@ func chainSection() []string {
 			"hole itself is vouched for only by the salvage. A restored backup, a standby of a replicated store (seeded " +
 			"from the log and following the replicated stream) and a store restored from that stream hold the same " +
 			"record bytes but the token, so the same chain and head.",
+		"### The head in the spreadsheet",
+		"With sync on, each dispatch publishes the store's head in the spreadsheet's hidden `_hikoutei_authority` tab: " +
+			"its `chain_head` column (cell E2, after the writer's store id, epoch, token and `updated_at`) holds " +
+			"`SEQ:HASH`, the text `audit verify --pin` reads, so anyone who can open the spreadsheet can copy a head to " +
+			"pin. The head is sampled from the log just before the dispatch and rides in the dispatch's own batchUpdate " +
+			"as one more cell update (no request of its own; a dispatch with nothing else to write leaves it for the " +
+			"next). It never moves back: the cell is written only when the head's sequence is above the one the " +
+			"dispatch's preflight read showed (a blind append, which reads nothing, compares with the highest head its " +
+			"client read or wrote), and one dispatcher sends one dispatch at a time, sampling a log that only grows. The " +
+			"head is written only under the writer's fence, by the writer the authority names; the fence reads the four " +
+			"cells before it and never this one, so a blank or edited cell is no head and the next dispatch rewrites it. " +
+			"Settling a dispatch commits events, so the head on the sheet trails the log by the last settlement: it " +
+			"still verifies as a pin, as every earlier head does.",
 		"### Publishing and verifying the head on NATS",
 		"With NATS, after each commit batch the store publishes its head on `hikoutei.<store>.chain.head`: " +
 			"`{\"schema\":1,\"store\":\"demo\",\"seq\":1234,\"hash\":\"<64 hex digits>\"}`. A third party keeps such heads " +
@@ -65,5 +79,23 @@ func chainSection() []string {
 			"it; `hikoutei audit --nats` and `natsbus.ReadMirror` check it, and fail with `" + events.ErrChainBroken.Error() +
 			"` naming the message. A record written before the chain (no link) is mirrored as it was; the check takes the " +
 			"chain up again at the next linked record.",
+		"### Verifying a log and a stream independently",
+		"An auditor checks each copy on its own, with a short program that uses no Hikoutei package:",
+		"- **The log file**: `go run ./examples/verifylog -log log.db [-pin SEQ:HASH]` opens a copy of `log.db` " +
+			"(read-only, with bbolt), checks every record's checksum and link from the genesis value of the store id in " +
+			"the `meta` bucket, and prints `verified N records` and `head SEQ:HASH`.",
+		"- **The NATS stream**: `go run ./examples/verifystream -nats URL [-nkey nats-client.nk] -stream HIKOUTEI_<STORE> " +
+			"[-store ID] [-key N…] [-pin SEQ:HASH]` reads the store's JetStream mirror with nats.go (an ordered " +
+			"consumer over every message the stream holds when it starts) and, for each message in order, checks the " +
+			"record's checksum, that its sequence follows the previous record's, that its link is the previous record's " +
+			"chain value, that SHA-256(link ‖ chain form) is its `Hikoutei-Chain` header, and its Ed25519 signature " +
+			"(`Hikoutei-Sig` over `hikoutei-mirror-v1\\n` and the record, by the `Hikoutei-Signer` key, checked with " +
+			"nkeys; `-key` pins the key, else the first record's is taken). With `-store` a stream that starts at seq 1 is " +
+			"checked from the genesis value; without it the first record's link is taken as given. It prints the same " +
+			"two lines; a pin the stream does not extend, or the first message that does not hold, exits 1 naming it.",
+		"Both print the head the store itself reports (`audit verify`, `Store.Verify`), so the two copies and a head " +
+			"kept from `chain.head` or the spreadsheet's `chain_head` cell can be compared line for line. `make test` " +
+			"builds and runs both (examples/examples_test.go, examples/verifystream_test.go; the stream against a real " +
+			"NATS server with JetStream, including a record forged into the stream with its checksum recomputed).",
 	}
 }
