@@ -114,3 +114,12 @@ func TestVerifyLogExamplePrintsTheStoresHead(t *testing.T) {
 		t.Fatal("verifylog accepted a pin the log does not extend")
 	}
 }
+
+// The program the README's "Binary size" section measures builds and runs:
+// it commits one airport to a temporary store and prints it back.
+func TestLocalOnlySizeExampleRuns(t *testing.T) {
+	bin := build(t, "localonly-size")
+	if got := runProgram(t, bin, []string{"TMPDIR=" + t.TempDir()}); got != "Goroka\n" {
+		t.Fatalf("localonly-size printed %q, want %q", got, "Goroka\n")
+	}
+}

@@ -130,7 +130,7 @@ RFC 3339 time, then its history up to it.`,
 			if asOf != "" {
 				t, err := time.Parse(time.RFC3339Nano, asOf)
 				if err != nil {
-					return usageError{fmt.Errorf("--as-of: %w", err)}
+					return usageError{fmt.Errorf("--as-of %q is not an RFC 3339 time (e.g. 2026-12-01T09:00:00Z)", asOf)}
 				}
 				f.asOf = t
 			}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -32,6 +34,9 @@ stderr: bars with elapsed time and the time left on a terminal, a line per
 tenth elsewhere.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkDemoFlags(cfg); err != nil {
+				return err
+			}
 			cfg.Out, cfg.Progress, cfg.Google = cmd.OutOrStdout(), cmd.ErrOrStderr(), !noLatency
 			ctx, stop := interruptible(context.Background())
 			defer stop()
@@ -47,9 +52,21 @@ tenth elsewhere.`,
 	}
 	cmd.Flags().StringVar(&cfg.Dir, "dir", "", "store directory (default: a fresh temporary directory)")
 	cmd.Flags().StringVar(&cfg.Data, "data", "", "OpenFlights airports JSON file (default: the copy built into the binary)")
-	cmd.Flags().IntVar(&cfg.Rows, "rows", 0, "load only the first N airports (default all)")
+	cmd.Flags().IntVar(&cfg.Rows, "rows", 0, "load only the first N airports (at least 11; default all)")
 	cmd.Flags().BoolVar(&cfg.KeepOpen, "keep-open", false, "keep the emulator and its web view running until Ctrl-C")
 	cmd.Flags().BoolVar(&noLatency, "no-latency", false, "skip Google's latency and quota model (faster)")
 	cmd.Flags().DurationVar(&cfg.Stall, "stall", demo.DefaultStall, "fail a wait only after it observed no progress for this long")
 	return cmd
+}
+
+// checkDemoFlags refuses a negative --stall, and a --rows that is
+// negative or too few for the person acts (exit 2).
+func checkDemoFlags(cfg demo.Config) error {
+	switch {
+	case cfg.Rows < 0 || (cfg.Rows > 0 && cfg.Rows < demo.MinRows):
+		return usageError{fmt.Errorf("--rows is 0 (all airports) or at least %d", demo.MinRows)}
+	case cfg.Stall < 0:
+		return usageError{errors.New("--stall is a positive duration")}
+	}
+	return nil
 }

@@ -79,6 +79,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Stall <= 0 {
 		cfg.Stall = DefaultStall
 	}
+	if cfg.Rows > 0 && cfg.Rows < MinRows {
+		return Summary{}, tooFew(cfg.Rows)
+	}
 	e, err := setup(ctx, cfg)
 	if err != nil {
 		return Summary{}, e.failed(err)
@@ -102,6 +105,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 
 // run commits, syncs, plays the people and verifies.
 func (e *env) run(ctx context.Context) (Summary, error) {
+	if len(e.data) < MinRows { // a --data file this small
+		return Summary{}, tooFew(len(e.data))
+	}
 	if err := e.commitAll(ctx); err != nil {
 		return Summary{}, err
 	}
@@ -215,4 +221,9 @@ func (e *env) commitAll(ctx context.Context) error {
 	}
 	bar.Finish()
 	return nil
+}
+
+// tooFew is the error of a run on fewer airports than the person acts need.
+func tooFew(n int) error {
+	return fmt.Errorf("the demo needs at least %d airports, it has %d", MinRows, n)
 }

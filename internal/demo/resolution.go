@@ -18,6 +18,10 @@ const ResultResolvedUseSheet Result = "resolved_use_sheet"
 // correct outcome without a conflict, and the act moves to the next one.
 const resolveAttempts = 5
 
+// MinRows is the fewest airports the demo runs on: the person acts edit
+// the first six, and the resolution act tries the next resolveAttempts.
+const MinRows = 6 + resolveAttempts
+
 // resolveInSheet: a person and the application change the same altitude,
 // the conflict opens, and the person picks "use sheet" in its
 // Sync_Conflicts row; the next poll commits the person's value.

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -146,9 +147,12 @@ func OpenDeclared(dir string, cfg Config) (*Engine, error) {
 }
 
 // IsStore checks that dir holds a store log: ErrNotAStore when dir is
-// missing or holds nothing, *events.StoreLogMissingError when it holds
-// store files but no usable log.
+// missing, is not a directory or holds nothing,
+// *events.StoreLogMissingError when it holds store files but no usable log.
 func IsStore(dir string) error {
+	if fi, err := os.Stat(dir); (err == nil && !fi.IsDir()) || errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("%w: %s is not a directory", ErrNotAStore, dir)
+	}
 	err := events.RequireLog(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: %s has no %s", ErrNotAStore, dir, events.LogFileName)

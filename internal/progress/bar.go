@@ -109,7 +109,7 @@ func (b *Bar) plainLine() {
 	b.tenth = tenth
 	elapsed := b.now().Sub(b.start)
 	left := time.Duration(float64(elapsed) * float64(b.max-b.done) / float64(max(b.done, 1)))
-	fmt.Fprintf(b.w, "%s: %d%% (%d/%d) elapsed %s, about %s left\n", b.what, tenth*10, b.done, b.max, round(elapsed), round(left))
+	fmt.Fprintf(b.w, "%s: %d%% (%d/%d) elapsed %s, about %s left\n", b.what, b.done*100/b.max, b.done, b.max, round(elapsed), round(left))
 }
 
 // Finish ends the bar: the work is complete, and the bar shows it (100%

@@ -156,7 +156,7 @@ func dateCell(y, mo, d int, hms []string, layout string) (cellData, bool) {
 	if mo < 1 || mo > 12 || t.Day() != d {
 		return cellData{}, false
 	}
-	serial := t.Sub(serialEpoch).Hours() / 24
+	serial := float64(t.UnixMilli()-serialEpoch.UnixMilli()) / 86_400_000 // no time.Duration: it overflows past ~292 years
 	if hms[0] == "" {
 		return cellData{Kind: kindNumber, Num: serial, Fmt: fmtDate, FmtPat: layout}, true
 	}
@@ -188,9 +188,12 @@ func timeCell(m []string) (cellData, bool) {
 }
 
 // serialTime converts a serial date to a UTC time (millisecond precision).
+// It counts in Unix milliseconds, not a time.Duration, which overflows past
+// about 292 years from the epoch (years 0001 and 9999 are serials
+// -693,593 and 2,958,465).
 func serialTime(serial float64) time.Time {
-	ms := math.Round(serial * 86400 * 1000)
-	return serialEpoch.Add(time.Duration(ms) * time.Millisecond)
+	ms := int64(math.Round(serial * 86400 * 1000))
+	return time.UnixMilli(serialEpoch.UnixMilli() + ms).UTC()
 }
 
 // formatNumber renders a number the way the Sheets automatic format would,

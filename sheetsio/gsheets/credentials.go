@@ -1,7 +1,9 @@
 package gsheets
 
 import (
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -24,8 +26,9 @@ type ServiceAccount struct {
 // Errors (*Error): CodeCredentialsMissing when path is empty or the file does
 // not exist/cannot be read; CodeCredentialsNotJSON when it is not a JSON
 // object; CodeCredentialsIncomplete when type is not "service_account" or
-// client_email/private_key is missing. Messages name the missing fields,
-// never their values.
+// client_email/private_key is missing; CodeCredentialsRejected when
+// private_key is not a private key (no token could ever be signed with
+// it). Messages name the missing fields, never their values.
 func LoadServiceAccount(path string) (*ServiceAccount, error) {
 	if strings.TrimSpace(path) == "" {
 		return nil, newErr(sheetsio.CodeCredentialsMissing, nil, "no service-account credentials file configured")
@@ -57,8 +60,30 @@ func parseServiceAccount(raw []byte) (*ServiceAccount, error) {
 	if f["type"] != "service_account" {
 		return nil, newErr(sheetsio.CodeCredentialsIncomplete, nil, "credentials type is not service_account")
 	}
+	if key, _ := f["private_key"].(string); !privateKeyParses(key) {
+		return nil, newErr(sheetsio.CodeCredentialsRejected, nil, "private_key is not a private key (PEM PKCS#8, PKCS#1 or EC): no token can be signed with it")
+	}
 	email, _ := f["client_email"].(string)
 	return &ServiceAccount{ClientEmail: email, JSON: raw}, nil
+}
+
+// privateKeyParses reports whether key is a private key in a form Google's
+// auth library signs with (PEM or bare DER; PKCS#8, PKCS#1 or EC). One
+// that is not fails every token request before it is sent, so it is
+// refused here, once, rather than retried as an unreachable API.
+func privateKeyParses(key string) bool {
+	der := []byte(key)
+	if block, _ := pem.Decode(der); block != nil {
+		der = block.Bytes
+	}
+	if _, err := x509.ParsePKCS8PrivateKey(der); err == nil {
+		return true
+	}
+	if _, err := x509.ParsePKCS1PrivateKey(der); err == nil {
+		return true
+	}
+	_, err := x509.ParseECPrivateKey(der)
+	return err == nil
 }
 
 // credentialsRejected reports whether Google refused the credentials:
