@@ -48,7 +48,8 @@ head sequence and hash, which a third party can keep. --pin SEQ:HASH
 (a head printed earlier) proves that the log still extends it. The first
 record that is not what the chain committed to (changed, removed,
 reordered, torn) is named by its sequence (chain_broken); a pin the log
-does not extend is chain_pin_mismatch; both exit 3. It reads log.db
+does not extend is chain_pin_mismatch; both exit 3, as does a log too
+damaged to open (log_corrupt). It reads log.db
 read-only; while a process holds the store it verifies a consistent copy
 that process writes through its administrative channel, as audit does.`,
 		Args: argsUsage(cobra.NoArgs),
@@ -92,7 +93,7 @@ func runVerify(cmd *cobra.Command, dir string, opts hikoutei.VerifyOptions, asJS
 	rep, err := verifyStore(cmd.Context(), cmd.ErrOrStderr(), dir, opts)
 	if err != nil {
 		bar.Abandon()
-		if errors.Is(err, hikoutei.ErrChainBroken) || errors.Is(err, hikoutei.ErrChainPinMismatch) {
+		if isVerifyDamage(err) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "hikoutei: %v\n", err)
 			return errDamageFound
 		}
@@ -104,6 +105,18 @@ func runVerify(cmd *cobra.Command, dir string, opts hikoutei.VerifyOptions, asJS
 	}
 	printVerify(cmd.OutOrStdout(), rep)
 	return nil
+}
+
+// isVerifyDamage reports whether a verification failed on the log's
+// content (exit 3): a broken chain, a pin it does not extend, or a log
+// too damaged to open.
+func isVerifyDamage(err error) bool {
+	for _, target := range []error{hikoutei.ErrChainBroken, hikoutei.ErrChainPinMismatch, hikoutei.ErrLogCorrupt, hikoutei.ErrLogRecordCorrupt} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // verifyStore verifies dir's log; while a process holds the store it

@@ -37,7 +37,9 @@ func (e *Engine) VerifyChain(ctx context.Context, opts events.ChainVerifyOptions
 
 // VerifyChainDir verifies the hash chain of the log of the store in dir,
 // opened read-only (it never writes). Errors: ErrNotAStore; the log's
-// open errors (*StoreLockedError while a writer holds it); VerifyChain's.
+// open errors (*StoreLockedError while a writer holds it), except that a
+// head that disagrees with the last record is *ChainBrokenError naming
+// the sequence; VerifyChain's.
 func VerifyChainDir(ctx context.Context, dir string, opts events.ChainVerifyOptions) (*events.ChainReport, error) {
 	path := filepath.Join(dir, events.LogFileName)
 	if _, err := os.Stat(path); err != nil {
@@ -45,10 +47,22 @@ func VerifyChainDir(ctx context.Context, dir string, opts events.ChainVerifyOpti
 	}
 	l, err := events.OpenLog(path, events.Options{ReadOnly: true})
 	if err != nil {
-		return nil, events.DescribeLocked(dir, err)
+		return nil, headAsChainBreak(events.DescribeLocked(dir, err))
 	}
 	defer l.Close()
 	return l.VerifyChain(ctx, opts)
+}
+
+// headAsChainBreak reports a log that does not open because its head and
+// its last record disagree (the last records removed, or a record past
+// the head) as the chain broken at the sequence concerned, which is what
+// a walk of the chain finds there; other errors pass unchanged.
+func headAsChainBreak(err error) error {
+	var lc *events.LogCorruptError
+	if !errors.As(err, &lc) || lc.Check != events.CheckHead || lc.Seq == 0 {
+		return err
+	}
+	return &events.ChainBrokenError{Seq: lc.Seq, Reason: lc.Detail}
 }
 
 // sheetChainHead is ChainHead in the form the dispatcher publishes in the
