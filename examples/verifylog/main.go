@@ -8,7 +8,8 @@
 //	go run ./examples/verifylog -log /backups/log.db [-pin SEQ:HASH]
 //
 // It exits 1 naming the first record whose link or checksum does not
-// hold, or a pin the log does not extend. A salvaged log (with recorded
+// hold, a sequence missing up to the head the log records, or a pin the
+// log does not extend. A salvaged log (with recorded
 // holes) is for `hikoutei audit verify`, which knows where a salvage
 // restarts the chain.
 package main
@@ -63,12 +64,20 @@ func verify(path, pin string) (uint64, []byte, error) {
 	var chain []byte
 	pinned := pin == ""
 	err = db.View(func(tx *bolt.Tx) error {
-		id := tx.Bucket([]byte("meta")).Get([]byte("store_id"))
+		meta, events := tx.Bucket([]byte("meta")), tx.Bucket([]byte("events"))
+		if meta == nil || events == nil || len(meta.Get([]byte("head"))) != 8 {
+			return errors.New("not a store's log: no meta and events buckets, or no head")
+		}
+		head := meta.Get([]byte("head"))
+		id := meta.Get([]byte("store_id"))
 		g := sha256.Sum256(append([]byte("hikoutei-chain-v1\n"), id...))
 		chain = g[:]
 		pinned = pinned || pinSeq == 0 && bytes.Equal(chain, pinHash)
-		return tx.Bucket([]byte("events")).ForEach(func(k, v []byte) error {
-			if seq++; binary.BigEndian.Uint64(k) != seq {
+		err := events.ForEach(func(k, v []byte) error {
+			if seq++; len(k) != 8 {
+				return fmt.Errorf("seq %d: a key of %d bytes among the records", seq, len(k))
+			}
+			if binary.BigEndian.Uint64(k) != seq {
 				return fmt.Errorf("seq %d: the record is missing", seq)
 			}
 			r, err := parse(v)
@@ -83,6 +92,10 @@ func verify(path, pin string) (uint64, []byte, error) {
 			pinned = pinned || seq == pinSeq && bytes.Equal(chain, pinHash)
 			return nil
 		})
+		if h := binary.BigEndian.Uint64(head); err == nil && seq != h {
+			err = fmt.Errorf("seq %d: the log's head is %d but its last record is %d", min(seq, h)+1, h, seq)
+		}
+		return err
 	})
 	if err == nil && !pinned {
 		err = fmt.Errorf("the log does not extend the pinned head %s", pin)
@@ -116,6 +129,9 @@ func parse(b []byte) (record, error) {
 			out = append(out, rest[:n]...)
 		}
 		rest = rest[n:]
+	}
+	if len(rest) != 0 {
+		return record{}, errors.New("the record does not parse")
 	}
 	r.fields = out
 	return r, nil
