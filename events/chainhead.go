@@ -63,13 +63,21 @@ func (l *Log) walkTail(tx *bolt.Tx) (chainTail, error) {
 // record's sequence and the chain value after it, c(seq) (Genesis of the
 // store id and 0 for an empty log). It reads the last record only, except
 // on a log whose last record was written before the chain or is torn
-// (then it walks the log). Errors: ErrLogClosed; *LogCorruptError.
+// (then it walks the log). Errors: ErrLogClosed; *LogCorruptError;
+// *CorruptRecordError when the last record is torn (the chain value after
+// it cannot be computed, and the one before it is no head to pin).
 func (l *Log) ChainHead() (ChainPin, error) {
 	var t chainTail
 	err := l.view(func(tx *bolt.Tx) error {
 		var err error
-		t, err = l.tail(tx)
+		if t, err = l.tail(tx); err != nil || t.seq == 0 {
+			return err
+		}
+		_, err = parseRaw(t.seq, tx.Bucket(bucketEvents).Get(u64(t.seq)))
 		return err
 	})
-	return ChainPin{Seq: t.seq, Hash: t.hash}, err
+	if err != nil {
+		return ChainPin{}, err
+	}
+	return ChainPin{Seq: t.seq, Hash: t.hash}, nil
 }
