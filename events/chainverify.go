@@ -212,7 +212,7 @@ func (w *chainWalker) checkPin(seq uint64) error {
 		return nil
 	}
 	if w.c != w.pin.Hash {
-		return &ChainPinError{Pin: *w.pin, Got: w.c, Reason: "the log's chain value there differs: the log was rewritten"}
+		return &ChainPinError{Pin: *w.pin, Got: w.c, Reason: "the log's chain value there differs from the pinned one: this log does not extend the pinned head (a rewritten log, or a pin of another log)"}
 	}
 	w.rep.Pinned = true
 	return nil

@@ -117,7 +117,7 @@ at that log sequence, or at the last sequence recorded at or before that
 RFC 3339 time, then its history up to it.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if at != "" {
+			if at != "" || cmd.Flags().Changed("at") {
 				r, err := newAuditAt(dir, src, repl, &f, asOf, at, asJSON)
 				if err != nil {
 					return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
@@ -34,7 +35,30 @@ func parseAt(s string) (hikoutei.Point, error) {
 	if err != nil {
 		return hikoutei.Point{}, fmt.Errorf(`flag "--at": %q is neither a sequence nor an RFC 3339 time`, s)
 	}
-	return hikoutei.AtTime(t), nil
+	return hikoutei.AtTime(t.Add(writtenPrecision(s) - 1)), nil
+}
+
+// writtenPrecision is the unit of the last digit of the RFC 3339 time s:
+// a second without a fraction, a millisecond for three fractional digits.
+// A time covers its whole unit, so a time copied from audit's output (which
+// shows milliseconds) includes the events printed with it.
+func writtenPrecision(s string) time.Duration {
+	i := strings.IndexByte(s, '.')
+	if i < 0 {
+		return time.Second
+	}
+	digits := 0
+	for _, r := range s[i+1:] {
+		if r < '0' || r > '9' {
+			break
+		}
+		digits++
+	}
+	unit := time.Second
+	for range min(digits, 9) {
+		unit /= 10
+	}
+	return unit
 }
 
 // newAuditAt checks the flags of `audit --at` (all usage errors, exit 2)

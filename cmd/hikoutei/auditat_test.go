@@ -125,7 +125,7 @@ func TestAuditAtRefusesBadFlags(t *testing.T) {
 	dir := closedItemStore(t)
 	audit := findCommand(t, []string{"audit"})
 	base := []string{"audit", "--dir", dir, "--entity", "Item", "--id", "I1"}
-	for _, extra := range [][]string{{"--at", "yesterday"}, {"--at", "-3"}, {"--at", "2026-13-01T00:00:00Z"}, {"--at", "1", "--to", "2"},
+	for _, extra := range [][]string{{"--at", ""}, {"--at", "yesterday"}, {"--at", "-3"}, {"--at", "2026-13-01T00:00:00Z"}, {"--at", "1", "--to", "2"},
 		{"--at", "1", "--as-of", "2026-12-01T00:00:00Z"}} {
 		wantUsage(t, audit, append(append([]string{}, base...), extra...))
 	}
@@ -176,4 +176,42 @@ func FuzzParseAt(f *testing.F) {
 			t.Fatalf("%q: %v, want seq %d", s, p, seq)
 		}
 	})
+}
+
+// TestAuditAtATimeCoversItsWrittenUnit: audit prints times to the
+// millisecond, so a time copied from its output must include the events
+// printed with it, though they were recorded later within that millisecond.
+func TestAuditAtATimeCoversItsWrittenUnit(t *testing.T) {
+	dir := t.TempDir()
+	clock := events.NewManualClock(time.Date(2026, 12, 1, 9, 0, 0, 341433, time.UTC))
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Clock: clock, HeartbeatInterval: -1}, hikoutei.Entity[item]("Item"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	u := s.Begin()
+	if err := u.Persist(&item{ID: "I1", Name: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []string{"2026-12-01T09:00:01.000Z", "2026-12-01T09:00:01Z"} {
+		code, out, errOut := runSplit("audit", "--dir", dir, "--entity", "Item", "--id", "I1", "--at", at)
+		if first, _, _ := strings.Cut(out, "\n"); code != exitOK || !strings.HasSuffix(first, `: {"id":"I1","name":"one"}`) {
+			t.Errorf("--at %s: exit %d, want the record committed within that unit:\n%s%s", at, code, out, errOut)
+		}
+	}
+}
+
+func TestWrittenPrecisionIsTheUnitOfTheLastDigit(t *testing.T) {
+	for s, want := range map[string]time.Duration{"2026-12-01T09:00:01Z": time.Second, "2026-12-01T09:00:01.4Z": 100 * time.Millisecond,
+		"2026-12-01T09:00:01.472+01:00": time.Millisecond, "2026-12-01T09:00:01.472341433Z": time.Nanosecond} {
+		if got := writtenPrecision(s); got != want {
+			t.Errorf("writtenPrecision(%q) = %v, want %v", s, got, want)
+		}
+	}
 }
