@@ -97,6 +97,12 @@ var (
 	// ErrChainPinMismatch (chain_pin_mismatch): the log does not extend a
 	// pinned chain head (*events.ChainPinError).
 	ErrChainPinMismatch = events.ErrChainPinMismatch
+	// ErrChainRestarted (chain_restarted): the log's hash chain restarts
+	// after a hole a salvage left, so verification cannot vouch for the
+	// records after it (*events.ChainRestartedError names the first hole
+	// and where the chain restarts); VerifyOptions.AcceptSalvageHoles
+	// accepts holes explicitly.
+	ErrChainRestarted = events.ErrChainRestarted
 	// ErrEventTypeUnknown (event_type_unknown): the log holds a record of
 	// a type this build does not know (a newer build wrote it): Open,
 	// Replay and reads refuse rather than skip it.

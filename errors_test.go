@@ -28,7 +28,7 @@ var rootSentinels = map[string]error{
 	"ErrStoreLocked": hikoutei.ErrStoreLocked, "ErrLeaseExpired": hikoutei.ErrLeaseExpired,
 	"ErrLeaseFileInvalid": hikoutei.ErrLeaseFileInvalid, "ErrLogCorrupt": hikoutei.ErrLogCorrupt,
 	"ErrLogRecordCorrupt": hikoutei.ErrLogRecordCorrupt, "ErrEventTypeUnknown": hikoutei.ErrEventTypeUnknown,
-	"ErrChainBroken": hikoutei.ErrChainBroken, "ErrChainPinMismatch": hikoutei.ErrChainPinMismatch,
+	"ErrChainBroken": hikoutei.ErrChainBroken, "ErrChainPinMismatch": hikoutei.ErrChainPinMismatch, "ErrChainRestarted": hikoutei.ErrChainRestarted,
 	"ErrEventPayloadMalformed": hikoutei.ErrEventPayloadMalformed, "ErrStoreIDMismatch": hikoutei.ErrStoreIDMismatch,
 	"ErrStoreLogMissing": hikoutei.ErrStoreLogMissing, "ErrStandby": hikoutei.ErrStandby,
 	"ErrAsOfOutOfRange":    hikoutei.ErrAsOfOutOfRange,

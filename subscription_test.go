@@ -310,7 +310,7 @@ func TestEventsIteratesTypedCatalogueEventsFromASequence(t *testing.T) {
 		}
 	}
 	if len(seqs) == 0 || seqs[0] != 3 || seqs[len(seqs)-1] != head(t, s) || persisted != 8 {
-		t.Fatalf("Events(3) gave seqs %v with %d entity.persisted, want 3..%d and 8", seqs, persisted, head(t, s))
+		t.Fatalf("Events(3) gave seqs %v with %d persisted events, want 3..%d and 8", seqs, persisted, head(t, s))
 	}
 	n := 0
 	for range s.Events(ctx, 0) {

@@ -29,18 +29,27 @@ type VerifyOptions struct {
 	// Progress, when set, is called as the walk goes with the records
 	// walked and the log's head.
 	Progress func(done, total uint64)
+	// AcceptSalvageHoles accepts a log whose chain restarts after holes a
+	// salvage left: the report lists each hole (Restarts) and the
+	// verification succeeds. Without it such a log fails with
+	// ErrChainRestarted, because no link ties the records after a hole to
+	// the genesis value; a head pinned after the last hole that the log
+	// still extends is what vouches for them.
+	AcceptSalvageHoles bool
 }
 
 func (o VerifyOptions) chain() events.ChainVerifyOptions {
-	return events.ChainVerifyOptions{Pin: o.Pin, Progress: o.Progress}
+	return events.ChainVerifyOptions{Pin: o.Pin, Progress: o.Progress, AcceptSalvageHoles: o.AcceptSalvageHoles}
 }
 
 // Verify walks the whole hash chain of the store's log, from the genesis
 // value of its store id, and returns the head sequence and hash. It
 // reports the first record that is not what the chain committed to
 // (changed, removed, reordered, torn) as *events.ChainBrokenError naming
-// its sequence (ErrChainBroken), and a pin the log does not extend as
-// ErrChainPinMismatch. Commits go on meanwhile (the walk reads in short
+// its sequence (ErrChainBroken), a pin the log does not extend as
+// ErrChainPinMismatch, and a chain that restarts after a salvage's hole
+// as *events.ChainRestartedError (ErrChainRestarted) unless
+// opts.AcceptSalvageHoles (the report then still lists what verified). Commits go on meanwhile (the walk reads in short
 // transactions up to the head it finds). Errors: those, ErrStoreClosed,
 // ctx's.
 func (s *Store) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {

@@ -36,10 +36,33 @@ func reencoded(t *testing.T, rec []byte, fn func(h *header)) []byte {
 // verifyPath opens the log at path read-only and verifies its chain.
 func verifyPath(t *testing.T, path string, pin *ChainPin) (*ChainReport, error) {
 	t.Helper()
+	return verifyPathOpts(t, path, ChainVerifyOptions{Pin: pin})
+}
+
+// verifyPathOpts opens the log at path read-only and verifies its chain
+// with opts.
+func verifyPathOpts(t *testing.T, path string, opts ChainVerifyOptions) (*ChainReport, error) {
+	t.Helper()
 	l, err := OpenLog(path, Options{ReadOnly: true})
 	must(t, err)
 	defer l.Close()
-	return l.VerifyChain(context.Background(), ChainVerifyOptions{Pin: pin})
+	return l.VerifyChain(context.Background(), opts)
+}
+
+// acceptHoles verifies the log at path accepting salvage holes.
+func acceptHoles(t *testing.T, path string) (*ChainReport, error) {
+	t.Helper()
+	return verifyPathOpts(t, path, ChainVerifyOptions{AcceptSalvageHoles: true})
+}
+
+// wantRestartedAt fails unless err is a *ChainRestartedError naming the
+// first hole lost and the restart at.
+func wantRestartedAt(t *testing.T, err error, lost string, at uint64) {
+	t.Helper()
+	var re *ChainRestartedError
+	if !errors.As(err, &re) || !errors.Is(err, ErrChainRestarted) || re.Lost.String() != lost || re.At != at {
+		t.Fatalf("want the chain restarted at seq %d after %s, got %v", at, lost, err)
+	}
 }
 
 // wantBrokenAt fails unless err is a *ChainBrokenError at seq.
@@ -246,9 +269,56 @@ func TestI33_ASalvagedHoleRestartsTheChainAndAppendsGoOn(t *testing.T) {
 	must(t, err)
 	must(t, w.Close())
 	rep, err := verifyPath(t, path, nil)
+	wantRestartedAt(t, err, "60-61", 62)
+	if rep == nil || rep.Head != 156 || rep.Records != 154 || len(rep.Restarts) != 1 {
+		t.Fatalf("the refused walk's report %+v", rep)
+	}
+	rep, err = acceptHoles(t, path)
 	must(t, err)
 	if len(rep.Restarts) != 1 || rep.Restarts[0].At != 62 || rep.Restarts[0].Lost.String() != "60-61" {
 		t.Fatalf("restarts %+v", rep.Restarts)
+	}
+}
+
+// The forgery a salvage hole would otherwise hide: a record removed, the
+// meta's salvage_lost set to its sequence, the next record edited and
+// every later link recomputed. Verification refuses it by default; with
+// holes accepted only a head pinned after the forgery point finds it.
+func TestI33_AForgedSalvageHoleIsNotVerifiedSilently(t *testing.T) {
+	path := buildLog(t, t.TempDir(), 150) // head 152
+	pinBefore, err := verifyPath(t, path, nil)
+	must(t, err)
+	pin := ChainPin{Seq: pinBefore.Head, Hash: pinBefore.HeadHash}
+	orig := recordBytes(t, path)
+	editLog(t, path, func(ev, meta *bolt.Bucket) {
+		must(t, ev.Delete(u64(60)))
+		must(t, meta.Put(metaSalvageLost, []byte("60")))
+		r, err := parseRaw(61, orig[61])
+		must(t, err)
+		c := r.h.Link
+		for seq := uint64(61); seq <= pinBefore.Head; seq++ {
+			rec := reencoded(t, orig[seq], func(h *header) {
+				h.Link = c
+				if seq == 61 {
+					h.At = h.At.Add(1)
+				}
+			})
+			must(t, ev.Put(u64(seq), rec))
+			nr, err := parseRaw(seq, rec)
+			must(t, err)
+			c = nr.chainValue(c)
+		}
+	})
+	rep, err := verifyPath(t, path, nil)
+	wantRestartedAt(t, err, "60", 61)
+	if rep.Head != pinBefore.Head || rep.Records != pinBefore.Head-1 {
+		t.Fatalf("the refused walk's report %+v", rep)
+	}
+	if _, err := acceptHoles(t, path); err != nil {
+		t.Fatalf("holes accepted: %v", err)
+	}
+	if _, err := verifyPathOpts(t, path, ChainVerifyOptions{Pin: &pin, AcceptSalvageHoles: true}); !errors.Is(err, ErrChainPinMismatch) {
+		t.Fatalf("a head pinned after the forged hole: %v", err)
 	}
 }
 
@@ -334,14 +404,21 @@ func TestI33_ASalvagedLogKeepsItsChain(t *testing.T) {
 	destroyRecords(t, src, 150, 151, 302)
 	rep, dst2, err := salvageTo(t, src, SalvageOptions{})
 	must(t, err)
-	got, err = verifyPath(t, dst2, nil)
+	_, err = verifyPath(t, dst2, nil)
+	wantRestartedAt(t, err, "150-151", 152)
+	got, err = acceptHoles(t, dst2)
 	if err != nil || rep.Lost.String() != "150-151, 302" || len(got.Restarts) != 1 || got.Restarts[0].At != 152 || got.Head != 301 || got.HeadHash != w.c {
 		t.Fatalf("salvage that lost %v: %+v (%v)", rep.Lost, got, err)
 	}
 	wr, err := OpenWriter(filepath.Dir(dst2), WriterOptions{Log: Options{Clock: NewManualClock(t0)}, Operation: "test", AcquireWait: -1, HeartbeatInterval: -1})
 	must(t, err)
 	must(t, wr.Close())
-	got, err = verifyPath(t, dst2, nil)
+	_, err = verifyPath(t, dst2, nil)
+	var re *ChainRestartedError
+	if !errors.As(err, &re) || re.Holes != 2 || re.At != 152 {
+		t.Fatalf("appended after a lost last record, holes not accepted: %v", err)
+	}
+	got, err = acceptHoles(t, dst2)
 	if err != nil || len(got.Restarts) != 2 || got.Restarts[1].At != 303 || got.Head != 304 {
 		t.Fatalf("appended after a lost last record: %+v (%v)", got, err)
 	}

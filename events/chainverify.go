@@ -42,6 +42,11 @@ type ChainVerifyOptions struct {
 	// Progress, when set, is called after each chunk of records with the
 	// records walked so far and the log's head.
 	Progress func(done, total uint64)
+	// AcceptSalvageHoles accepts a chain that restarts after holes a
+	// salvage recorded (the report still lists each one). Without it,
+	// such a walk ends in *ChainRestartedError (ErrChainRestarted), since
+	// nothing ties the records after a hole to the genesis value.
+	AcceptSalvageHoles bool
 }
 
 // verifyChunk is how many records one read transaction of VerifyChain
@@ -56,8 +61,10 @@ const verifyChunk = 4096
 // chained records after it, and by a pin. It never writes.
 // Errors: *ChainBrokenError (ErrChainBroken) at the first record whose
 // stored bytes are not what the chain committed to (the report holds what
-// was verified before it); *ChainPinError (ErrChainPinMismatch); ctx's;
-// ErrLogClosed.
+// was verified before it); *ChainPinError (ErrChainPinMismatch);
+// *ChainRestartedError (ErrChainRestarted) when the chain restarts after
+// a salvage's hole and opts does not accept holes (the report is the
+// whole walk's); ctx's; ErrLogClosed.
 func (l *Log) VerifyChain(ctx context.Context, opts ChainVerifyOptions) (*ChainReport, error) {
 	w := newChainWalker(l.storeID, opts.Pin, false)
 	if err := w.checkPin(0); err != nil {
@@ -87,7 +94,10 @@ func (l *Log) VerifyChain(ctx context.Context, opts ChainVerifyOptions) (*ChainR
 			return w.rep, err
 		}
 		if more == 0 {
-			return w.rep, w.end(head)
+			if err := w.end(head); err != nil {
+				return w.rep, err
+			}
+			return w.rep, w.holes(opts.AcceptSalvageHoles)
 		}
 	}
 }
@@ -229,4 +239,14 @@ func (w *chainWalker) end(head uint64) error {
 		return &ChainPinError{Pin: *w.pin, Reason: fmt.Sprintf("the log ends at %d, before the pinned sequence", last)}
 	}
 	return nil
+}
+
+// holes refuses a walk that restarted after a salvage's hole unless holes
+// are accepted.
+func (w *chainWalker) holes(accept bool) error {
+	if accept || len(w.rep.Restarts) == 0 {
+		return nil
+	}
+	first := w.rep.Restarts[0]
+	return &ChainRestartedError{Lost: first.Lost, At: first.At, Holes: len(w.rep.Restarts)}
 }

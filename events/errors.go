@@ -60,6 +60,11 @@ var (
 	// (its chain value at the pinned sequence differs, or the log ends
 	// before it). See *ChainPinError.
 	ErrChainPinMismatch = errors.New("chain_pin_mismatch")
+	// ErrChainRestarted: the log's hash chain restarts after a hole a
+	// salvage recorded, so no link ties the records after the hole to the
+	// genesis value; verification refuses it unless holes are accepted
+	// explicitly. See *ChainRestartedError.
+	ErrChainRestarted = errors.New("chain_restarted")
 	// ErrLogClosed: the log was used after Close.
 	ErrLogClosed = errors.New("log_closed")
 
@@ -152,6 +157,36 @@ func (e *ChainPinError) Error() string {
 
 // Unwrap returns ErrChainPinMismatch.
 func (e *ChainPinError) Unwrap() error { return ErrChainPinMismatch }
+
+// ChainRestartedError reports that the hash chain restarts after the
+// first hole a salvage recorded: the records Lost are gone and the chain
+// is taken up again from the link of record At (0: no chained record
+// follows the hole). Holes counts every hole the walk found. The records
+// from At on are tied to each other but to nothing before the hole: only
+// a head pinned after the last hole, which the log still extends, vouches
+// for them. It wraps ErrChainRestarted.
+type ChainRestartedError struct {
+	Lost  SeqRanges
+	At    uint64
+	Holes int
+}
+
+func (e *ChainRestartedError) Error() string {
+	at := "no chained record follows it"
+	if e.At != 0 {
+		at = fmt.Sprintf("the chain restarts at seq %d", e.At)
+	}
+	more := ""
+	if e.Holes > 1 {
+		more = fmt.Sprintf(" (%d holes in all)", e.Holes)
+	}
+	return fmt.Sprintf("%s: seq %s lost to a salvage; %s%s: no link ties the records after the hole to the "+
+		"records before it, so only a head pinned after the last hole that the log still extends vouches for them; "+
+		"accept salvage holes explicitly to pass", ErrChainRestarted, e.Lost, at, more)
+}
+
+// Unwrap returns ErrChainRestarted.
+func (e *ChainRestartedError) Unwrap() error { return ErrChainRestarted }
 
 // StoreLogMissingError reports a store directory whose log.db is missing
 // or empty while other files remain. It wraps ErrStoreLogMissing.

@@ -2,6 +2,7 @@ package examples_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
@@ -69,5 +71,40 @@ func TestVerifyLogExampleRefusesDamageWithoutPanicking(t *testing.T) {
 				t.Fatalf("verifylog: %v, want exit 1 naming %q:\n%s", err, c.want, out)
 			}
 		})
+	}
+}
+
+// A hole a salvage recorded restarts the chain, so verifylog refuses it
+// like audit verify does; -accept-salvage-holes prints the hole and the
+// same head as Store.Verify with holes accepted.
+func TestVerifyLogExampleRefusesASalvageHoleUnlessAccepted(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	runProgram(t, build(t, "localonly"), nil, "-dir", dir)
+	holed := damagedCopy(t, filepath.Join(dir, events.LogFileName), func(tx *bolt.Tx) error {
+		if err := tx.Bucket([]byte("events")).Delete([]byte{0, 0, 0, 0, 0, 0, 0, 3}); err != nil {
+			return err
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("salvage_lost"), []byte("3"))
+	})
+	bin := build(t, "verifylog")
+	out, err := exec.CommandContext(t.Context(), bin, "-log", holed).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "seq 3: lost to a salvage") {
+		t.Fatalf("verifylog of a log with a hole: %v, want exit 1:\n%s", err, out)
+	}
+	store := filepath.Join(t.TempDir(), "holed")
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(holed, filepath.Join(store, events.LogFileName)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := hikoutei.VerifyDir(t.Context(), store, hikoutei.VerifyOptions{AcceptSalvageHoles: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("salvage hole: seq 3 lost; the chain restarts at seq 4\nverified %d records\nhead %d:%s\n", rep.Records, rep.Head, rep.HeadHash)
+	if got := runProgram(t, bin, nil, "-log", filepath.Join(store, events.LogFileName), "-accept-salvage-holes"); got != want {
+		t.Fatalf("verifylog -accept-salvage-holes printed\n%s\nwant\n%s", got, want)
 	}
 }

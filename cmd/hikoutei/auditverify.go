@@ -28,6 +28,9 @@ type verifyJSON struct {
 	Genesis      string            `json:"genesis"`
 	Pinned       bool              `json:"pinned"`
 	Restarts     []verifyRestartJS `json:"restarts,omitempty"`
+	// Error is the stable code of a verification that walked the whole
+	// log but refused it (chain_restarted), "" when it passed.
+	Error string `json:"error,omitempty"`
 }
 
 // verifyRestartJS is one salvage hole the chain restarts after.
@@ -38,9 +41,9 @@ type verifyRestartJS struct {
 
 func newAuditVerifyCmd() *cobra.Command {
 	var dir, pin string
-	var asJSON bool
+	var asJSON, acceptHoles bool
 	cmd := &cobra.Command{
-		Use:   "verify --dir DIR [--pin SEQ:HASH] [--json]",
+		Use:   "verify --dir DIR [--pin SEQ:HASH] [--accept-salvage-holes] [--json]",
 		Short: "Verify the log's hash chain and print its head sequence and hash",
 		Long: `verify walks the whole hash chain of the log, from the genesis value of the
 store id to the last record, with a progress bar on stderr, and prints the
@@ -48,8 +51,13 @@ head sequence and hash, which a third party can keep. --pin SEQ:HASH
 (a head printed earlier) proves that the log still extends it. The first
 record that is not what the chain committed to (changed, removed,
 reordered, torn) is named by its sequence (chain_broken); a pin the log
-does not extend is chain_pin_mismatch; both exit 3, as does a log too
-damaged to open (log_corrupt). It reads log.db
+does not extend is chain_pin_mismatch. A log a salvage left with holes
+has a chain that restarts after each hole, so nothing ties the records
+after it to the records before: verify prints what it walked and each
+hole and fails with chain_restarted, unless --accept-salvage-holes accepts
+the holes (each is still printed). A head pinned after the last hole that
+the log still extends (--pin) is the proof for the records after it. All
+three exit 3, as does a log too damaged to open (log_corrupt). It reads log.db
 read-only; while a process holds the store it verifies a consistent copy
 that process writes through its administrative channel, as audit does.`,
 		Args: argsUsage(cobra.NoArgs),
@@ -61,11 +69,13 @@ that process writes through its administrative channel, as audit does.`,
 			if err != nil {
 				return err
 			}
+			opts.AcceptSalvageHoles = acceptHoles
 			return runVerify(cmd, dir, opts, asJSON)
 		},
 	}
 	addDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&pin, "pin", "", "a head printed earlier (SEQ:HASH) the log must extend")
+	cmd.Flags().BoolVar(&acceptHoles, "accept-salvage-holes", false, "accept a chain that restarts after holes a salvage left (each is printed)")
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
@@ -91,6 +101,10 @@ func runVerify(cmd *cobra.Command, dir string, opts hikoutei.VerifyOptions, asJS
 	bar := progress.New(cmd.ErrOrStderr(), 0, "verifying")
 	opts.Progress = func(done, total uint64) { bar.SetMax(int64(total)); bar.Set(int64(done)) }
 	rep, err := verifyStore(cmd.Context(), cmd.ErrOrStderr(), dir, opts)
+	if errors.Is(err, hikoutei.ErrChainRestarted) && rep != nil {
+		bar.Finish()
+		return refuseHoles(cmd, rep, err, asJSON)
+	}
 	if err != nil {
 		bar.Abandon()
 		if isVerifyDamage(err) {
@@ -107,11 +121,27 @@ func runVerify(cmd *cobra.Command, dir string, opts hikoutei.VerifyOptions, asJS
 	return nil
 }
 
+// refuseHoles prints the report of a walk that restarted after salvage
+// holes, then the refusal, and exits 3.
+func refuseHoles(cmd *cobra.Command, rep *hikoutei.VerifyReport, err error, asJSON bool) error {
+	if asJSON {
+		out := toVerifyJSON(rep)
+		out.Error = hikoutei.ErrChainRestarted.Error()
+		if jerr := printJSON(cmd.OutOrStdout(), out); jerr != nil {
+			return jerr
+		}
+	} else {
+		printVerify(cmd.OutOrStdout(), rep)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "hikoutei: %v (--accept-salvage-holes)\n", err)
+	return errDamageFound
+}
+
 // isVerifyDamage reports whether a verification failed on the log's
 // content (exit 3): a broken chain, a pin it does not extend, or a log
 // too damaged to open.
 func isVerifyDamage(err error) bool {
-	for _, target := range []error{hikoutei.ErrChainBroken, hikoutei.ErrChainPinMismatch, hikoutei.ErrLogCorrupt, hikoutei.ErrLogRecordCorrupt} {
+	for _, target := range []error{hikoutei.ErrChainBroken, hikoutei.ErrChainPinMismatch, hikoutei.ErrChainRestarted, hikoutei.ErrLogCorrupt, hikoutei.ErrLogRecordCorrupt} {
 		if errors.Is(err, target) {
 			return true
 		}
@@ -153,7 +183,11 @@ func toVerifyJSON(r *hikoutei.VerifyReport) verifyJSON {
 }
 
 func printVerify(w io.Writer, r *hikoutei.VerifyReport) {
-	fmt.Fprintf(w, "chain verified: %d records of store %s\n", r.Records, r.StoreID)
+	if len(r.Restarts) > 0 {
+		fmt.Fprintf(w, "chain walked: %d records of store %s, every link holds between the salvage holes below\n", r.Records, r.StoreID)
+	} else {
+		fmt.Fprintf(w, "chain verified: %d records of store %s\n", r.Records, r.StoreID)
+	}
 	switch {
 	case r.FirstChained == 0 && r.Records > 0:
 		fmt.Fprintln(w, "no record carries a link yet (written before the chain): the head hash covers them all; pin it")
@@ -161,7 +195,11 @@ func printVerify(w io.Writer, r *hikoutei.VerifyReport) {
 		fmt.Fprintf(w, "records carry links from seq %d on (the first one covers every record before it)\n", r.FirstChained)
 	}
 	for _, rs := range r.Restarts {
-		fmt.Fprintf(w, "salvage hole: seq %s lost; the chain restarts at seq %d\n", rs.Lost, rs.At)
+		if rs.At == 0 {
+			fmt.Fprintf(w, "salvage hole: seq %s lost; no chained record follows it\n", rs.Lost)
+			continue
+		}
+		fmt.Fprintf(w, "salvage hole: seq %s lost; the chain restarts at seq %d (no link ties what follows to what precedes)\n", rs.Lost, rs.At)
 	}
 	if r.Pinned {
 		fmt.Fprintln(w, "the log extends the pinned head")

@@ -48,11 +48,22 @@ func chainSection() []string {
 		"An auditor who trusts none of this code can verify a copy of `log.db` with any bbolt reader and SHA-256: " +
 			"`examples/verifylog` does it in about a hundred lines, from the layout above alone, and prints the same head " +
 			"(see \"Verifying a log and a stream independently\" below).",
-		"A salvage (`hikoutei salvage`) copies every record it recovers byte for byte and records the sequences it lost. " +
-			"The chain cannot run through such a hole: verification takes it up again from the link of the first linked " +
-			"record after it and reports the hole (`salvage hole: seq 60-61 lost; the chain restarts at seq 62`). Links " +
-			"before and after the hole each verify, and a head pinned on either side still proves the log extends it; the " +
-			"hole itself is vouched for only by the salvage. A restored backup, a standby of a replicated store (seeded " +
+		"### Salvage holes",
+		fmt.Sprintf("A salvage (`hikoutei salvage`) copies every record it recovers byte for byte and records the sequences it lost "+
+			"(meta `salvage_lost`). The chain cannot run through such a hole: the walk takes it up again from the link of the "+
+			"first linked record after it and lists the hole (`salvage hole: seq 60-61 lost; the chain restarts at seq 62`). "+
+			"Links before and after the hole each verify, but no link ties the records after the hole to the ones before, and "+
+			"the `salvage_lost` value is protected by nothing: someone who removes a record, records it as lost and re-links "+
+			"every later record would pass. So verification **fails by default** when the chain restarts: `%s`, "+
+			"`*events.ChainRestartedError` naming the first hole and the seq the chain restarts at, exit 3 from `audit verify`, "+
+			"with the report of everything walked still printed. `audit verify --accept-salvage-holes` "+
+			"(`VerifyOptions.AcceptSalvageHoles`, `ChainVerifyOptions.AcceptSalvageHoles`) accepts holes and exits 0, still "+
+			"printing each one. What vouches for the records after the last hole is a head pinned after it that the log "+
+			"still extends (`--pin SEQ:HASH` with `--accept-salvage-holes`): pin a head as soon as a salvaged store runs. "+
+			"`hikoutei doctor` walks the chain too: a broken link is a `%s` failure (exit 3), a restart a `%s` warning, "+
+			"as the salvage itself is (the store works; audits need the opt-in or a pin).",
+			events.ErrChainRestarted, events.ErrChainBroken, events.ErrChainRestarted),
+		"A restored backup, a standby of a replicated store (seeded " +
 			"from the log and following the replicated stream) and a store restored from that stream hold the same " +
 			"record bytes but the token, so the same chain and head.",
 		"### The head in the spreadsheet",
@@ -81,9 +92,10 @@ func chainSection() []string {
 			"chain up again at the next linked record.",
 		"### Verifying a log and a stream independently",
 		"An auditor checks each copy on its own, with a short program that uses no Hikoutei package:",
-		"- **The log file**: `go run ./examples/verifylog -log log.db [-pin SEQ:HASH]` opens a copy of `log.db` " +
-			"(read-only, with bbolt), checks every record's checksum and link from the genesis value of the store id in " +
-			"the `meta` bucket, and prints `verified N records` and `head SEQ:HASH`.",
+		"- **The log file**: `go run ./examples/verifylog -log log.db [-pin SEQ:HASH] [-accept-salvage-holes]` opens a copy " +
+			"of `log.db` (read-only, with bbolt), checks every record's checksum and link from the genesis value of the store " +
+			"id in the `meta` bucket, and prints `verified N records` and `head SEQ:HASH`. It refuses a salvage hole unless " +
+			"`-accept-salvage-holes` is given, then prints each hole and restarts the chain as `audit verify` does.",
 		"- **The NATS stream**: `go run ./examples/verifystream -nats URL [-nkey nats-client.nk] -stream HIKOUTEI_<STORE> " +
 			"[-store ID] [-key N…] [-pin SEQ:HASH]` reads the store's JetStream mirror with nats.go (an ordered " +
 			"consumer over every message the stream holds when it starts) and, for each message in order, checks the " +
