@@ -91,6 +91,18 @@ var (
 	// ErrLogRecordCorrupt (log_record_corrupt): a log record is torn or
 	// fails its checksum (*events.CorruptRecordError names the sequence).
 	ErrLogRecordCorrupt = events.ErrCorruptRecord
+	// ErrChainBroken (chain_broken): verification found a record that does not continue
+	// the log's hash chain; *events.ChainBrokenError names its sequence.
+	ErrChainBroken = events.ErrChainBroken
+	// ErrChainPinMismatch (chain_pin_mismatch): the log does not extend a
+	// pinned chain head (*events.ChainPinError).
+	ErrChainPinMismatch = events.ErrChainPinMismatch
+	// ErrChainRestarted (chain_restarted): the log's hash chain restarts
+	// after a hole a salvage left, so verification cannot vouch for the
+	// records after it (*events.ChainRestartedError names the first hole
+	// and where the chain restarts); VerifyOptions.AcceptSalvageHoles
+	// accepts holes explicitly.
+	ErrChainRestarted = events.ErrChainRestarted
 	// ErrEventTypeUnknown (event_type_unknown): the log holds a record of
 	// a type this build does not know (a newer build wrote it): Open,
 	// Replay and reads refuse rather than skip it.
@@ -105,6 +117,10 @@ var (
 	// snapshots, lease file, …) has no usable log.db; Open creates nothing
 	// there. See *events.StoreLogMissingError.
 	ErrStoreLogMissing = events.ErrStoreLogMissing
+	// ErrAsOfOutOfRange (as_of_out_of_range): AsOf was asked for a point
+	// outside the log: sequence 0, a sequence past the head, or a time
+	// before the first record's.
+	ErrAsOfOutOfRange = engine.ErrAsOfOutOfRange
 	// ErrStandby: the store is a warm standby of a replicated store: it
 	// serves reads; its primary takes the commits (README "Replicated
 	// mode").
@@ -166,6 +182,20 @@ var (
 	// ErrInvalidResolution (invalid_resolution): ResolveConflict was given
 	// a Resolution other than KeepSystem or UseSheet.
 	ErrInvalidResolution = engine.ErrInvalidResolution
+	// ErrSubscriptionHandler (subscription_handler_failed): a
+	// subscription's handler returned an error; Subscribe stopped before
+	// that event (*SubscriptionError names it).
+	ErrSubscriptionHandler = engine.ErrSubscriptionHandler
+	// ErrSubscriptionPanic (subscription_handler_panicked): a
+	// subscription's handler panicked; the panic was recovered and
+	// Subscribe stopped before that event.
+	ErrSubscriptionPanic = engine.ErrSubscriptionPanic
+	// ErrSubscriptionActive (subscription_active): a subscription of that
+	// name already runs on this store.
+	ErrSubscriptionActive = engine.ErrSubscriptionActive
+	// ErrInvalidSubscription (invalid_subscription): an empty or
+	// over-long subscription name, a nil handler, a negative batch size.
+	ErrInvalidSubscription = engine.ErrInvalidSubscription
 	// ErrQuarantineNotFound (quarantine_entry_not_found): no quarantine
 	// record has that id.
 	ErrQuarantineNotFound = projector.ErrQuarantineEntryNotFound

@@ -25,6 +25,7 @@ require (
 	golang.org/x/text v0.44.0
 	golang.org/x/time v0.16.0
 	google.golang.org/api v0.312.0
+	modernc.org/sqlite v1.37.1
 	zombiezen.com/go/sqlite v1.4.2
 )
 
@@ -71,5 +72,4 @@ require (
 	modernc.org/libc v1.65.7 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.11.0 // indirect
-	modernc.org/sqlite v1.37.1 // indirect
 )

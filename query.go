@@ -7,21 +7,37 @@ import (
 	"reflect"
 	"time"
 
+	"zombiezen.com/go/sqlite"
+
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
 
-// Reader is where typed reads come from: a *Store, or a *Unit (which also
-// remembers what it loaded, so a changed primary key is caught at Persist).
-// Reads always come from the SQLite read model.
+// Reader is where typed reads come from: a *Store, a *Unit (which also
+// remembers what it loaded, so a changed primary key is caught at
+// Persist), or a *View (the store as of a past sequence, see AsOf).
+// Reads always come from a SQLite read model.
 type Reader interface {
-	readStore() *Store
+	reads() reads
 	track(ptr any, id string)
 }
 
-func (s *Store) readStore() *Store       { return s }
+// reads is what a Reader's typed reads need: the declared Go types and
+// read connections to a read model.
+type reads struct {
+	byType map[reflect.Type]*EntityDef
+	conns  readConns
+}
+
+// readConns lends read-only connections to a read model.
+type readConns interface {
+	ReadConn(ctx context.Context) (*sqlite.Conn, error)
+	PutConn(c *sqlite.Conn)
+}
+
+func (s *Store) reads() reads            { return reads{byType: s.byType, conns: s.e} }
 func (s *Store) track(any, string)       {}
-func (u *Unit) readStore() *Store        { return u.store }
+func (u *Unit) reads() reads             { return u.store.reads() }
 func (u *Unit) track(ptr any, id string) { u.loaded[ptr] = id }
 
 // QueryOption narrows, orders or pages a Find.
@@ -146,12 +162,12 @@ func Find[T any](ctx context.Context, r Reader, opts ...QueryOption) ([]*T, erro
 	if err != nil {
 		return nil, err
 	}
-	s := r.readStore()
-	conn, err := s.e.ReadConn(ctx)
+	src := r.reads().conns
+	conn, err := src.ReadConn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer s.e.PutConn(conn)
+	defer src.PutConn(conn)
 	var out []*T
 	err = projector.Select(conn, d.shape(), pq, func(vals []any) error {
 		v := new(T)
@@ -176,12 +192,12 @@ func Count[T any](ctx context.Context, r Reader, opts ...QueryOption) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	s := r.readStore()
-	conn, err := s.e.ReadConn(ctx)
+	src := r.reads().conns
+	conn, err := src.ReadConn(ctx)
 	if err != nil {
 		return 0, err
 	}
-	defer s.e.PutConn(conn)
+	defer src.PutConn(conn)
 	n, err := projector.Count(conn, d.shape(), pq)
 	return int(n), err
 }
@@ -195,7 +211,7 @@ func buildQuery(opts []QueryOption) query {
 }
 
 func defFor[T any](r Reader) (*EntityDef, error) {
-	d := r.readStore().byType[reflect.TypeFor[T]()]
+	d := r.reads().byType[reflect.TypeFor[T]()]
 	if d == nil {
 		return nil, fmt.Errorf("%w: %s", ErrUnregisteredType, reflect.TypeFor[T]())
 	}

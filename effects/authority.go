@@ -77,3 +77,17 @@ func (d *Dispatcher) diverged(reason string) error {
 	}
 	return err
 }
+
+// chainHead samples the head a dispatch publishes (Config.ChainHead); nil
+// when there is none to publish.
+func (d *Dispatcher) chainHead() *sheetsio.ChainHead {
+	if d.cfg.ChainHead == nil {
+		return nil
+	}
+	h, err := d.cfg.ChainHead()
+	if err != nil {
+		d.cfg.Logger.Debug("chain head not published", "err", err)
+		return nil
+	}
+	return &h
+}

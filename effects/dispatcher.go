@@ -67,6 +67,10 @@ type Config struct {
 	Notes NoteSource
 	// Tracer traces each dispatch (SpanDispatch); nil: no tracing.
 	Tracer trace.Tracer
+	// ChainHead, when set, gives the store's hash-chain head, sampled
+	// before each dispatch and published in the spreadsheet's authority
+	// row (sheetsio.Batch.Head); an error publishes nothing that time.
+	ChainHead func() (sheetsio.ChainHead, error)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -468,6 +472,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, 
 	d.C.Dispatches.Add(1)
 	batch := notes.batch(&fence, ops)
 	batch.BeforeWrite = d.cfg.WriteGuard
+	batch.Head = d.chainHead()
 	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, batch)
 	if err != nil {
 		return d.failedSettlements(claimed, err), err

@@ -72,7 +72,9 @@ func (d *Dispatcher) sendNotes(ctx context.Context, w noteWork) error {
 	}
 	fence := d.cfg.Outbox.Fence()
 	d.C.Dispatches.Add(1)
-	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, w.batch(&fence, nil))
+	batch := w.batch(&fence, nil)
+	batch.Head = d.chainHead()
+	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, batch)
 	if errors.Is(err, sheetsio.ErrAuthorityStale) || errors.Is(err, sheetsio.ErrAuthorityForeign) {
 		return d.diverged(err.Error())
 	}

@@ -80,13 +80,21 @@ func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, e
 		}
 	}()
 	var results []UnitResult
-	err = l.guarded("append", func() (err error) { results, err = l.stage(tx, f, units, enc); return err })
+	var a *appender
+	err = l.guarded("append", func() (err error) { a, results, err = l.stage(tx, f, units, enc); return err })
 	if err != nil {
 		return nil, nil, err
 	}
 	committing = true
 	done := make(chan error, 1)
-	go func() { done <- l.commit(tx) }()
+	tail := a.tail()
+	go func() {
+		err := l.commit(tx)
+		if err == nil {
+			l.chainCache.Store(&tail)
+		}
+		done <- err
+	}()
 	return results, func() error { return l.committed(<-done, size) }, nil
 }
 
@@ -101,27 +109,30 @@ func (l *Log) commit(tx *bolt.Tx) error {
 	return err
 }
 
-// stage checks the fence and stamps and puts every unit inside tx.
-func (l *Log) stage(tx *bolt.Tx, f Fence, units []Unit, enc []encodedUnit) ([]UnitResult, error) {
+// stage checks the fence and stamps, links and puts every unit inside tx.
+func (l *Log) stage(tx *bolt.Tx, f Fence, units []Unit, enc []encodedUnit) (*appender, []UnitResult, error) {
 	results := make([]UnitResult, len(units))
 	now := l.clock.Now()
 	if err := fenceTx(tx, f, now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a := newAppender(tx, f, now, l.repl != nil)
+	if err := a.startChain(l); err != nil {
+		return nil, nil, err
+	}
 	for i := range units {
 		var err error
 		if results[i], err = a.unit(&units[i], enc[i]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := failpoint.Err(failpoint.LogBeforeCommit); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := l.replicate(a); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return results, a.finish()
+	return a, results, a.finish()
 }
 
 // committed finishes an append whose commit returned err.
@@ -250,7 +261,24 @@ type appender struct {
 	// replicate: collect each record's replica form in replica.
 	replicate bool
 	replica   [][]byte
+	// chain is the chain value after the last record put (c(last)).
+	chain     ChainHash
+	chainLast uint64
+	unchained bool // see Log.unchained
 }
+
+// startChain reads the chain value after the log's last record.
+func (a *appender) startChain(l *Log) error {
+	if a.unchained = l.unchained; a.unchained {
+		return nil
+	}
+	t, err := l.tail(a.tx)
+	a.chain, a.chainLast = t.hash, t.seq
+	return err
+}
+
+// tail is the chain value after the last record put.
+func (a *appender) tail() chainTail { return chainTail{seq: a.chainLast, hash: a.chain} }
 
 func newAppender(tx *bolt.Tx, f Fence, now time.Time, replicate bool) *appender {
 	return &appender{tx: tx, f: f, now: now, head: getU64(tx.Bucket(bucketMeta), metaHead), versions: map[string]uint64{},
@@ -336,7 +364,12 @@ func (a *appender) put(stream string, e *Event, commit string, payload []byte) e
 	if e.At.IsZero() {
 		e.At = a.now
 	}
-	if err := appendBucket(a.tx).Put(u64(e.Seq), encodeRecord(e, payload)); err != nil {
+	e.Link = a.chain
+	rec := encodeRecord(e, payload)
+	if err := appendBucket(a.tx).Put(u64(e.Seq), rec); err != nil {
+		return err
+	}
+	if err := a.link(e.Seq, rec); err != nil {
 		return err
 	}
 	if a.replicate {
@@ -345,4 +378,14 @@ func (a *appender) put(stream string, e *Event, commit string, payload []byte) e
 		a.replica = append(a.replica, encodeRecord(&bare, payload))
 	}
 	return a.tx.Bucket(bucketIndex).Put(indexKey(stream, e.Version), u64(e.Seq))
+}
+
+// link advances the chain over record seq, just put (stored bytes rec).
+func (a *appender) link(seq uint64, rec []byte) error {
+	if a.unchained {
+		return nil
+	}
+	next, err := chainNext(a.chain, rec[2+linkLen:len(rec)-checksumLen])
+	a.chain, a.chainLast = next, seq
+	return err
 }

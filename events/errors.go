@@ -52,6 +52,19 @@ var (
 	// ErrInvalidEvent: an event to append lacks a stream or type, or its
 	// payload cannot be encoded.
 	ErrInvalidEvent = errors.New("invalid_event")
+	// ErrChainBroken: a record of the log does not continue its hash
+	// chain (it or the record before it was changed, removed or moved, or
+	// it is torn or missing). See *ChainBrokenError for the sequence.
+	ErrChainBroken = errors.New("chain_broken")
+	// ErrChainPinMismatch: the log does not extend a pinned chain head
+	// (its chain value at the pinned sequence differs, or the log ends
+	// before it). See *ChainPinError.
+	ErrChainPinMismatch = errors.New("chain_pin_mismatch")
+	// ErrChainRestarted: the log's hash chain restarts after a hole a
+	// salvage recorded, so no link ties the records after the hole to the
+	// genesis value; verification refuses it unless holes are accepted
+	// explicitly. See *ChainRestartedError.
+	ErrChainRestarted = errors.New("chain_restarted")
 	// ErrLogClosed: the log was used after Close.
 	ErrLogClosed = errors.New("log_closed")
 
@@ -114,6 +127,66 @@ func (e *CorruptRecordError) Error() string {
 
 // Unwrap returns ErrCorruptRecord.
 func (e *CorruptRecordError) Unwrap() error { return ErrCorruptRecord }
+
+// ChainBrokenError names the first sequence at which the hash chain of a
+// log breaks: the first record whose stored bytes are not what the chain
+// committed to. It wraps ErrChainBroken.
+type ChainBrokenError struct {
+	Seq    uint64 // the first record changed, missing, torn or out of place
+	Reason string // short description
+}
+
+func (e *ChainBrokenError) Error() string {
+	return fmt.Sprintf("%s: seq %d: %s", ErrChainBroken, e.Seq, e.Reason)
+}
+
+// Unwrap returns ErrChainBroken.
+func (e *ChainBrokenError) Unwrap() error { return ErrChainBroken }
+
+// ChainPinError reports a pinned head the log does not extend. It wraps
+// ErrChainPinMismatch.
+type ChainPinError struct {
+	Pin    ChainPin
+	Got    ChainHash // the log's chain value at Pin.Seq (zero when it has none)
+	Reason string
+}
+
+func (e *ChainPinError) Error() string {
+	return fmt.Sprintf("%s: pin %d: %s", ErrChainPinMismatch, e.Pin.Seq, e.Reason)
+}
+
+// Unwrap returns ErrChainPinMismatch.
+func (e *ChainPinError) Unwrap() error { return ErrChainPinMismatch }
+
+// ChainRestartedError reports that the hash chain restarts after the
+// first hole a salvage recorded: the records Lost are gone and the chain
+// is taken up again from the link of record At (0: no chained record
+// follows the hole). Holes counts every hole the walk found. The records
+// from At on are tied to each other but to nothing before the hole: only
+// a head pinned after the last hole, which the log still extends, vouches
+// for them. It wraps ErrChainRestarted.
+type ChainRestartedError struct {
+	Lost  SeqRanges
+	At    uint64
+	Holes int
+}
+
+func (e *ChainRestartedError) Error() string {
+	at := "no chained record follows it"
+	if e.At != 0 {
+		at = fmt.Sprintf("the chain restarts at seq %d", e.At)
+	}
+	more := ""
+	if e.Holes > 1 {
+		more = fmt.Sprintf(" (%d holes in all)", e.Holes)
+	}
+	return fmt.Sprintf("%s: seq %s lost to a salvage; %s%s: no link ties the records after the hole to the "+
+		"records before it, so only a head pinned after the last hole that the log still extends vouches for them; "+
+		"accept salvage holes explicitly to pass", ErrChainRestarted, e.Lost, at, more)
+}
+
+// Unwrap returns ErrChainRestarted.
+func (e *ChainRestartedError) Unwrap() error { return ErrChainRestarted }
 
 // StoreLogMissingError reports a store directory whose log.db is missing
 // or empty while other files remain. It wraps ErrStoreLogMissing.

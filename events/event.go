@@ -5,7 +5,7 @@ import "time"
 // Event is one entry of the log: the envelope and its typed payload, one
 // of the catalogue's types (docs/events.md).
 //
-// Seq, Version, Epoch, Token and Commit are stamped by the log at append
+// Seq, Version, Epoch, Token, Commit and Link are stamped by the log at append
 // time; callers fill Stream, At and Payload (New does).
 type Event struct {
 	Seq     uint64    // global sequence, dense from 1
@@ -16,6 +16,10 @@ type Event struct {
 	Token   string    // fencing token of the appending lease
 	Commit  string    // id shared by all events of one append batch
 	Payload Payload   // the typed body; its type is the event's type
+	// Link is the hash chain value of the record before this one, which
+	// the record carries (stamped by the log; zero for a record written
+	// before the chain, by an older build). See ChainNext.
+	Link ChainHash
 }
 
 // New returns an event of stream with payload p decided at at.

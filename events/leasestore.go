@@ -131,6 +131,9 @@ func acquireEvents(cur, next Lease, reason string, leftover *LeaseFile) []Event 
 func (l *Log) appendInTx(tx *bolt.Tx, f Fence, now time.Time, stream string, evs []Event) error {
 	u := Unit{Streams: []StreamAppend{{Stream: stream, ExpectedVersion: AnyVersion, Events: evs}}}
 	a := newAppender(tx, f, now, l.repl != nil)
+	if err := a.startChain(l); err != nil {
+		return err
+	}
 	enc, _ := encodeUnit(u, nil)
 	res, err := a.unit(&u, enc)
 	if err == nil {

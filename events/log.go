@@ -34,7 +34,11 @@ var (
 // and the compact payload schemas; a format-1 log opened for writing is
 // marked 2 before this build appends to it, so an older build refuses the
 // whole file by its format instead of meeting records it cannot read.
-const LogFormat = 2
+// Format 3 may hold chained records (record format 3, see ChainHash); a
+// format-1 or -2 log opened for writing is marked 3 the same way, and its
+// first record appended links to the chain value over every record before
+// it, from the genesis value of its store id.
+const LogFormat = 3
 
 // oldestLogFormat is the oldest format this build reads.
 const oldestLogFormat = 1
@@ -76,6 +80,13 @@ type Log struct {
 	// damage is the first damage found in the file (a bbolt panic, a
 	// failed sequence check): from then on appends fail with it.
 	damage atomic.Pointer[LogCorruptError]
+	// chainCache is the chain value after the last record this process
+	// committed (tail checks its sequence against the file's last record).
+	chainCache atomic.Pointer[chainTail]
+	// unchained makes appends write records without a link (format 1 or
+	// 2), as the build before the chain did: set only by this package's
+	// benchmarks, to measure what the chain costs.
+	unchained bool
 }
 
 // OpenLog opens or creates the log file at path (mode 0600). Before bbolt

@@ -22,32 +22,52 @@ import (
 // even length (every lease token), stored as the bytes it spells: half
 // its length. A token that is not (or no token) is stored in format 1.
 //
+// Record format 3 is a chained record: u8 3, the 32-byte chain link (the
+// chain value of the record before it, see chain.go), then a whole
+// format-1 or format-2 body (its own format byte first), then the u64
+// xxhash64 of every preceding byte. Every record this build appends is of
+// format 3; formats 1 and 2 decode as before.
+//
 // A record that is short, fails its checksum, or does not parse is reported as
 // *CorruptRecordError naming its sequence; decoding never panics.
 const (
 	recordFormat            = 1
 	recordFormatPackedToken = 2
+	recordFormatChained     = 3
 )
+
+// linkLen is the length of a format-3 record's chain link.
+const linkLen = 32
 
 const checksumLen = 8
 
 // encodeRecord returns the record bytes for e, whose Payload is already
 // canonical-encoded in payload at the catalogue's current schema.
 func encodeRecord(e *Event, payload []byte) []byte {
-	typ := string(e.Type())
-	n := 1 + 5*binary.MaxVarintLen64 + len(e.Stream) + len(typ) + len(e.Token) + len(e.Commit) + len(payload) + 5*binary.MaxVarintLen64 + checksumLen
+	h := header{Event: *e, typ: e.Type(), schema: schemaOf(e.Payload)}
+	return encodeHeader(&h, payload)
+}
+
+// encodeHeader returns the record bytes of an envelope and its canonical
+// payload: format 3 when h carries a link, else format 1 or 2.
+func encodeHeader(h *header, payload []byte) []byte {
+	n := 2 + linkLen + 5*binary.MaxVarintLen64 + len(h.Stream) + len(h.typ) + len(h.Token) + len(h.Commit) + len(payload) + 5*binary.MaxVarintLen64 + checksumLen
 	b := make([]byte, 0, n)
-	format, token := recordFormat, e.Token
-	if packed, ok := packToken(e.Token); ok {
+	if !h.Link.IsZero() {
+		b = append(b, recordFormatChained)
+		b = append(b, h.Link[:]...)
+	}
+	format, token := recordFormat, h.Token
+	if packed, ok := packToken(h.Token); ok {
 		format, token = recordFormatPackedToken, packed
 	}
 	b = append(b, byte(format))
-	b = binary.AppendUvarint(b, e.Seq)
-	b = binary.AppendUvarint(b, e.Version)
-	b = binary.AppendUvarint(b, uint64(schemaOf(e.Payload)))
-	b = binary.AppendUvarint(b, e.Epoch)
-	b = binary.AppendVarint(b, e.At.UnixNano())
-	for _, s := range [...]string{e.Stream, typ, token, e.Commit} {
+	b = binary.AppendUvarint(b, h.Seq)
+	b = binary.AppendUvarint(b, h.Version)
+	b = binary.AppendUvarint(b, uint64(h.schema))
+	b = binary.AppendUvarint(b, h.Epoch)
+	b = binary.AppendVarint(b, h.At.UnixNano())
+	for _, s := range [...]string{h.Stream, string(h.typ), token, h.Commit} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -176,7 +196,25 @@ func unpackToken(packed []byte, in *interner) (string, error) {
 	return in.intern(hex.AppendEncode(buf[:0], packed)), nil
 }
 
+// parseRecord parses a record body (checksum cut off) into its header and
+// raw canonical payload; a format-3 body's link is set in the header.
 func parseRecord(body []byte, in *interner) (header, []byte, error) {
+	if body[0] != recordFormatChained {
+		return parseUnchained(body, in)
+	}
+	if len(body) < 2+linkLen {
+		return header{}, nil, fmt.Errorf("format %d record without its link", recordFormatChained)
+	}
+	h, payload, err := parseUnchained(body[1+linkLen:], in)
+	copy(h.Link[:], body[1:1+linkLen])
+	if err == nil && h.Link == (ChainHash{}) {
+		err = fmt.Errorf("format %d record with a zero link", recordFormatChained)
+	}
+	return h, payload, err
+}
+
+// parseUnchained parses a format-1 or format-2 body.
+func parseUnchained(body []byte, in *interner) (header, []byte, error) {
 	if body[0] != recordFormat && body[0] != recordFormatPackedToken {
 		return header{}, nil, fmt.Errorf("unknown record format %d", body[0])
 	}

@@ -1,6 +1,7 @@
 package examples_test
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
@@ -85,6 +88,30 @@ func TestSyncExampleWritesTheRowsToTheEmulator(t *testing.T) {
 		if !strings.Contains(strings.Join(shown, "\n"), name) {
 			t.Fatalf("the Airport_System tab lacks %s:\n%s", name, strings.Join(shown, "\n"))
 		}
+	}
+}
+
+// The verifylog example, which reads log.db with bbolt alone, prints the
+// same head as `hikoutei audit verify` (Store.ChainHead) for a store the
+// local-only example wrote, accepts that head as a pin, and refuses a pin
+// the log does not extend.
+func TestVerifyLogExamplePrintsTheStoresHead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	runProgram(t, build(t, "localonly"), nil, "-dir", dir)
+	head, err := hikoutei.VerifyDir(t.Context(), dir, hikoutei.VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := build(t, "verifylog")
+	logPath := filepath.Join(dir, events.LogFileName)
+	pin := fmt.Sprintf("%d:%s", head.Head, head.HeadHash)
+	want := fmt.Sprintf("verified %d records\nhead %s\n", head.Records, pin)
+	if got := runProgram(t, bin, nil, "-log", logPath, "-pin", pin); got != want {
+		t.Fatalf("verifylog printed\n%s\nwant\n%s", got, want)
+	}
+	other := fmt.Sprintf("%d:%s", head.Head, strings.Repeat("0", 64))
+	if err := exec.CommandContext(t.Context(), bin, "-log", logPath, "-pin", other).Run(); err == nil {
+		t.Fatal("verifylog accepted a pin the log does not extend")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -86,12 +87,23 @@ func walkTables(path string, emit func(string)) error {
 	return nil
 }
 
+// tableNames lists the tables of the store's projection (StoreTable):
+// not the subscriptions' checkpoints nor a consumer's own tables. A
+// database without hk_meta (not a read model) lists every table but the
+// checkpoints.
 func tableNames(conn *sqlite.Conn) ([]string, error) {
 	var names []string
 	err := sqlitex.Execute(conn, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
 		&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error { names = append(names, s.ColumnText(0)); return nil }})
+	if err != nil {
+		return nil, err
+	}
+	entities, eerr := entityTables(conn)
+	names = slices.DeleteFunc(names, func(t string) bool {
+		return t == SubscriptionsTable || eerr == nil && !StoreTable(t, entities)
+	})
 	sort.Strings(names)
-	return names, err
+	return names, nil
 }
 
 // walkRows emits a header of column names, then each row ordered by every

@@ -3,7 +3,7 @@ package projector
 // SchemaVersion is the version of the internal hk_ tables this build writes.
 // Each entry of migrations moves the read model from version i to i+1; an
 // older read model is migrated in place, a newer one is rebuilt.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrations[i] brings a read model from schema version i to i+1.
 var migrations = []string{
@@ -208,4 +208,13 @@ CREATE TABLE hk_commands (
 	// almost no row has one).
 	`CREATE INDEX hk_visible_state_tab ON hk_visible_state (tab, anchor, hash, seq);
 CREATE INDEX hk_sheet_field_candidates ON hk_sheet_field_state (tab) WHERE candidate_hash != '';`,
+	// 5 → 6: the durable checkpoints of named subscriptions (the root's
+	// Store.Subscribe). They live here so that a consumer whose own state
+	// is in this database commits its checkpoint in the same transaction.
+	// Not derived from the log: Digest and a rebuild leave them out.
+	`CREATE TABLE hk_subscriptions (
+  name       TEXT PRIMARY KEY NOT NULL,
+  mode       TEXT NOT NULL,    -- callback | transactional
+  checkpoint INTEGER NOT NULL  -- the last seq handled and recorded
+) WITHOUT ROWID;`,
 }

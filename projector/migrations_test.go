@@ -23,6 +23,7 @@ func TestMigration5AddsThePollIndexesToAnOldReadModel(t *testing.T) {
 	must(t, p.Close())
 	execSQL(t, path, `DROP INDEX hk_visible_state_tab`)
 	execSQL(t, path, `DROP INDEX hk_sheet_field_candidates`)
+	execSQL(t, path, `DROP TABLE hk_subscriptions`) // added by migration 6
 	execSQL(t, path, `UPDATE hk_meta SET value = '4' WHERE key = 'schema_version'`)
 	const indexes = `SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('hk_visible_state_tab', 'hk_sheet_field_candidates') ORDER BY name`
 	wantRows(t, "indexes of the old read model", query(t, path, indexes))

@@ -3,6 +3,7 @@ package projector
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -24,6 +25,7 @@ func (p *Projector) checkSchema(shapes []events.EntityShape) error {
 	if err != nil {
 		return invalid(err)
 	}
+	got = storeObjects(got, shapes)
 	for i := 0; i < max(len(got), len(want)); i++ {
 		if i >= len(got) || i >= len(want) || got[i] != want[i] {
 			return fmt.Errorf("%w: its schema differs from this build's (%s)", ErrReadModelInvalid, firstDifference(got, want, i))
@@ -72,4 +74,19 @@ func schemaOf(conn *sqlite.Conn) ([]string, error) {
 		}})
 	slices.Sort(out)
 	return out, err
+}
+
+// storeObjects drops from a schema listing the objects of a consumer's own
+// tables (a subscription's state kept in this database): only the store's
+// tables (StoreTable, or hk_subscriptions) are checked.
+func storeObjects(schema []string, shapes []events.EntityShape) []string {
+	entities := map[string]bool{}
+	for _, t := range shapes {
+		entities[t.Name] = true
+	}
+	return slices.DeleteFunc(schema, func(line string) bool {
+		_, rest, _ := strings.Cut(line, " on ")
+		table, _, _ := strings.Cut(rest, ": ")
+		return table != SubscriptionsTable && !StoreTable(table, entities)
+	})
 }

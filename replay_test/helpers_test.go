@@ -178,13 +178,15 @@ type rawRecord struct {
 	Stream, Token       string
 	Commit              string
 	Type                events.Type
-	Payload             []byte // the canonical payload bytes as stored
-	Bytes               []byte // the whole record, checksum included
+	Payload             []byte           // the canonical payload bytes as stored
+	Bytes               []byte           // the whole record, checksum included
+	Link                events.ChainHash // format 3: the chain value before the record
 }
 
 // parseRawRecord parses record bytes b stored under seq. It checks the
 // format byte, the checksum, the lengths and that the record claims seq.
-// Format 2 is format 1 with the (hex) token stored as the bytes it spells.
+// Format 2 is format 1 with the (hex) token stored as the bytes it spells;
+// format 3 is 3, a 32-byte chain link, then a format-1 or -2 body.
 func parseRawRecord(seq uint64, b []byte) (rawRecord, error) {
 	if len(b) < 1+8 {
 		return rawRecord{}, fmt.Errorf("seq %d: truncated record", seq)
@@ -192,6 +194,11 @@ func parseRawRecord(seq uint64, b []byte) (rawRecord, error) {
 	body := b[:len(b)-8]
 	if binary.LittleEndian.Uint64(b[len(body):]) != xxhash.Sum64(body) {
 		return rawRecord{}, fmt.Errorf("seq %d: checksum mismatch", seq)
+	}
+	var link events.ChainHash
+	if body[0] == 3 && len(body) > 1+len(link) {
+		copy(link[:], body[1:])
+		body = body[1+len(link):]
 	}
 	if body[0] != 1 && body[0] != 2 {
 		return rawRecord{}, fmt.Errorf("seq %d: record format %d", seq, body[0])
@@ -217,7 +224,7 @@ func parseRawRecord(seq uint64, b []byte) (rawRecord, error) {
 		rest = rest[n:]
 		return out
 	}
-	r := rawRecord{Bytes: bytes.Clone(b)}
+	r := rawRecord{Bytes: bytes.Clone(b), Link: link}
 	r.Seq, r.Version = uv(), uv()
 	r.Schema = uint32(uv())
 	r.Epoch = uv()
@@ -296,7 +303,7 @@ var neutralPayload = events.SchemaDeclared{}
 // record) in a replayable copy: same envelope, neutralPayload.
 func neutralEvent(r rawRecord) events.Event {
 	return events.Event{Seq: r.Seq, Stream: r.Stream, Version: r.Version, At: r.At, Epoch: r.Epoch,
-		Token: r.Token, Commit: r.Commit, Payload: neutralPayload}
+		Token: r.Token, Commit: r.Commit, Payload: neutralPayload, Link: r.Link}
 }
 
 // replayableCopy copies the committed log name into a fresh store

@@ -110,6 +110,13 @@ type Batch struct {
 	// refuses here, so a preflight read before the takeover does not
 	// carry its write after it.
 	BeforeWrite func() error
+	// Head, when set with Fence, is the writer's hash-chain head, sampled
+	// before the dispatch: the dispatch publishes it in the authority row
+	// (its chain_head cell) inside its first batchUpdate, and only when
+	// its sequence is above the head the sheet last showed this client,
+	// so a head on the sheet never moves back. No request is added for
+	// it: a dispatch with nothing else to write leaves it for the next.
+	Head *ChainHead
 }
 
 // OpStatus is the fate of one Op.

@@ -89,13 +89,13 @@ type mirrorSource struct {
 }
 
 func newAuditCmd() *cobra.Command {
-	var dir, asOf string
+	var dir, asOf, at string
 	var src mirrorSource
 	var repl replicatedSource
 	var f auditFilter
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "audit (--dir DIR | --nats URL --stream S [--nats-nkey FILE] [--mirror-key KEY] | --nats URL --store NAME [--nats-nkey FILE]) [--entity E [--id ID]] [--from N] [--to M] [--as-of TIME] [--json]",
+		Use:   "audit (--dir DIR | --nats URL --stream S [--nats-nkey FILE] [--mirror-key KEY] | --nats URL --store NAME [--nats-nkey FILE]) [--entity E [--id ID]] [--from N] [--to M] [--as-of TIME | --at SEQ|TIME] [--json]",
 		Short: "Print the log's events: of one entity, a range of sequences, or as of a time",
 		Long: `audit prints events human-readably (or as JSON lines): sequence, time, type,
 stream, writer epoch and payload. It reads log.db; while a process holds
@@ -111,9 +111,19 @@ record fails the audit, naming its sequence. --mirror-key pins the store's
 mirror key (logged by the store as "nats mirror" key=N…); without it the key
 of the first record is trusted and printed on stderr. --nats-nkey is the
 nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
---entity/--id also match the effects and inbound events of that entity.`,
+--entity/--id also match the effects and inbound events of that entity.
+--at SEQ|TIME (with --dir, --entity and --id) prints the record's state
+at that log sequence, or at the last sequence recorded at or before that
+RFC 3339 time, then its history up to it.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if at != "" || cmd.Flags().Changed("at") {
+				r, err := newAuditAt(dir, src, repl, &f, asOf, at, asJSON)
+				if err != nil {
+					return err
+				}
+				return r.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			if err := checkAuditSources(dir, src, &repl); err != nil {
 				return err
 			}
@@ -151,7 +161,9 @@ nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
 	cmd.Flags().Uint64Var(&f.from, "from", 0, "first sequence")
 	cmd.Flags().Uint64Var(&f.to, "to", 0, "last sequence")
 	cmd.Flags().StringVar(&asOf, "as-of", "", "only events at or before this RFC 3339 time")
+	cmd.Flags().StringVar(&at, "at", "", "with --entity and --id: the record's state at this sequence or RFC 3339 time, then its history up to it")
 	addJSONFlag(cmd, &asJSON, shapeLines)
+	cmd.AddCommand(newAuditVerifyCmd())
 	return cmd
 }
 
@@ -162,6 +174,9 @@ func auditMirror(stderr io.Writer, src mirrorSource, f *auditFilter, fn func(eve
 	rep, err := natsbus.ReadMirrorReport(context.Background(), cfg, src.stream, f.filter(fn))
 	if rep.Signer != "" && !rep.Pinned {
 		fmt.Fprintf(stderr, "audit: records signed by mirror key %s (not pinned: pass --mirror-key to require it)\n", rep.Signer)
+	}
+	if err == nil && rep.ChainSeq > 0 {
+		fmt.Fprintf(stderr, "audit: hash chain verified up to head %d:%s\n", rep.ChainSeq, rep.Chain)
 	}
 	return err
 }

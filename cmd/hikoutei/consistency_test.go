@@ -197,6 +197,7 @@ func newJSONScenario(t *testing.T) *jsonScenario {
 	}
 	sc.effect = e.ID
 	sc.natsURL = startNATS(t)
+	recordSubscription(t, sc.dir)
 	return sc
 }
 
@@ -226,6 +227,7 @@ func (sc *jsonScenario) args() [][]string {
 		{"status", "--dir", sc.dir},
 		{"doctor", "--dir", sc.dir},
 		{"audit", "--dir", sc.dir, "--entity", "Stock"},
+		{"audit", "verify", "--dir", sc.dir},
 		{"replay", "--dir", sc.dir, "--out", filepath.Join(sc.tmp, "replayed.sqlite")},
 		{"poll", "--store", "consistency", "--nats", sc.natsURL},
 		{"conflicts", "list", "--dir", sc.dir, "--state", "all"},
@@ -238,6 +240,7 @@ func (sc *jsonScenario) args() [][]string {
 		{"restore", "--from", backup, "--to", filepath.Join(sc.tmp, "restored")},
 		{"salvage", "--from", sc.dir, "--to", filepath.Join(sc.tmp, "salvaged")},
 		{"ping", "--dir", sc.dir},
+		{"subscriptions", "--dir", sc.dir},
 		append([]string{"conflicts", "ack", "--dir", sc.dir}, sc.fence...),
 		{"conflicts", "resolve", "--dir", sc.other, sc.otherConflict, "--keep-system"},
 		{"quarantine", "dismiss", "--dir", sc.dir, sc.quarantined},

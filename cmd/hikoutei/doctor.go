@@ -14,15 +14,19 @@ func newDoctorCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "doctor --dir DIR [--json]",
-		Short: "Check a store without changing it: lease.toml shape, log pages and checksums, writer lease",
+		Short: "Check a store without changing it: lease.toml shape, log pages, checksums and hash chain, writer lease",
 		Long: `doctor inspects a store directory read-only and prints one line per finding.
 It validates lease.toml's closed four-key shape (schema, holder, operation,
 acquired_at) and, when no other process has the store open, verifies the
 checksum of every log record, every page of log.db (bbolt's own check
 included) and that sequences run from 1 to the head; it reports every bad
-sequence, not only the first. Exit 0 when healthy (warnings allowed), 1 when
+sequence, not only the first. Then it walks the hash chain: a record that
+is not what the chain committed to fails as chain_broken naming its
+sequence; a chain that restarts after a hole a salvage left is a
+chain_restarted warning, as the salvage is (audit verify refuses it unless
+--accept-salvage-holes). Exit 0 when healthy (warnings allowed), 1 when
 a check failed, 2 on a usage error, 3 when the log is damaged (log_corrupt,
-log_record_corrupt: run hikoutei salvage).`,
+log_record_corrupt, chain_broken: run hikoutei salvage or restore a backup).`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStoreDir(dir); err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
 )
 
 // TestDemoSmallRun is the smaller demo run `make test` includes: 300
@@ -16,7 +18,8 @@ import (
 // ends with exactly one "<phase>: done" line.
 func TestDemoSmallRun(t *testing.T) {
 	var out, progress bytes.Buffer
-	sum, err := Run(context.Background(), Config{Dir: t.TempDir(), Data: "../../testdata/data/airports.json", Rows: 300, Out: &out,
+	dir := t.TempDir()
+	sum, err := Run(context.Background(), Config{Dir: dir, Data: "../../testdata/data/airports.json", Rows: 300, Out: &out,
 		Progress: &progress})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -43,6 +46,20 @@ func TestDemoSmallRun(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if last := lines[len(lines)-1]; last != sum.Line() || !strings.HasPrefix(last, "summary: rows=300 sheet_rows=300 mismatches=0 ") {
 		t.Fatalf("last line %q", last)
+	}
+	verifyDemoLog(t, dir)
+}
+
+// verifyDemoLog: the untouched log a demo run leaves verifies from the
+// genesis value to its head, every record chained.
+func verifyDemoLog(t *testing.T, dir string) {
+	t.Helper()
+	rep, err := hikoutei.VerifyDir(context.Background(), dir, hikoutei.VerifyOptions{})
+	if err != nil {
+		t.Fatalf("the demo's log does not verify: %v", err)
+	}
+	if rep.FirstChained != 1 || rep.Records != rep.Head || len(rep.Restarts) != 0 || rep.HeadHash.IsZero() {
+		t.Fatalf("the demo's log verified as %+v, want every record chained from seq 1", rep)
 	}
 }
 

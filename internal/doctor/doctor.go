@@ -43,6 +43,7 @@ type Finding struct {
 var damageCodes = map[string]bool{
 	events.ErrLogCorrupt.Error():    true,
 	events.ErrCorruptRecord.Error(): true,
+	events.ErrChainBroken.Error():   true,
 }
 
 // Report is the ordered list of findings for one store directory.
@@ -80,7 +81,7 @@ func (r *Report) fail(check string, err error, format string, args ...any) {
 // codeOf is the stable code of err: the text of the first package sentinel
 // it wraps, or "".
 func codeOf(err error) string {
-	for _, s := range []error{events.ErrLogCorrupt, events.ErrCorruptRecord, events.ErrUnknownEventType,
+	for _, s := range []error{events.ErrLogCorrupt, events.ErrCorruptRecord, events.ErrChainBroken, events.ErrChainRestarted, events.ErrUnknownEventType,
 		events.ErrMalformedPayload, events.ErrStoreLocked} {
 		if errors.Is(err, s) {
 			return s.Error()
@@ -94,7 +95,7 @@ func (r *Report) add(check string, sev Severity, format string, args ...any) {
 }
 
 // Check inspects dir: the lease.toml shape (I22), and, when no other process
-// has the store open, every log record's checksum, the writer lease, the
+// has the store open, every log record's checksum, the hash chain, the writer lease, the
 // read model (checkpoint, row digests, and every table against a rebuild
 // from the log in a temporary directory) and the snapshots (manifest and
 // the log's snapshot.taken events). It never writes to the store.
@@ -155,6 +156,7 @@ func checkLog(r *Report, dir string, leaseFile bool) {
 		return
 	}
 	defer l.Close()
+	checkChain(r, l, v)
 	checkWriterLease(r, l, leaseFile)
 	head, _ := l.Head()
 	if cp, ok := checkReadModel(r, dir, head, l.StoreID()); ok {

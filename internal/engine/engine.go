@@ -45,6 +45,7 @@ type Engine struct {
 	nats  *natsState    // nil without NATS
 	wake  chan struct{} // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)
 	repl  *replState    // nil unless replicated (Config.Replication)
+	subs  subscriptions // the running subscriptions and their commit bell
 
 	// newLog: log.db did not exist when Open began (a brand-new store,
 	// whose read model is created, not missing).
@@ -262,6 +263,7 @@ func (e *Engine) Close() error {
 		return ErrStoreClosed
 	}
 	e.mu.Unlock()
+	e.subs.stop()   // running subscriptions end first: they read the log
 	e.stopStandby() // a takeover under way ends first: the store is then primary or standby
 	if e.writer() == nil {
 		return e.closeStandby()

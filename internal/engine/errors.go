@@ -1,6 +1,9 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors of the engine (stable snake_case codes). The root
 // package re-exports the ones an application matches.
@@ -62,6 +65,10 @@ var (
 	// ErrReplayTargetInStore: a replay target is inside a store directory;
 	// only the store writes its own files (refused even when forced).
 	ErrReplayTargetInStore = errors.New("replay_target_inside_store")
+	// ErrAsOfOutOfRange: a point in time asked of AsOf lies outside the
+	// log: a sequence of 0 or past the head, or a time before the first
+	// record's.
+	ErrAsOfOutOfRange = errors.New("as_of_out_of_range")
 	// ErrStandby: the store is a warm standby of a replicated store: it
 	// serves reads and takes over when the primary's lease lapses; its
 	// primary takes the commits.
@@ -78,3 +85,45 @@ var (
 	// rows (or is not in the layout).
 	ErrNotARowTab = errors.New("not_a_row_tab")
 )
+
+// Sentinel errors of subscriptions (stable snake_case codes; the root
+// package re-exports them).
+var (
+	// ErrSubscriptionHandler: a subscription's handler returned an error;
+	// the subscription stopped before that event (see *SubscriptionError).
+	ErrSubscriptionHandler = errors.New("subscription_handler_failed")
+	// ErrSubscriptionPanic: a subscription's handler panicked; the panic
+	// was recovered and the subscription stopped before that event.
+	ErrSubscriptionPanic = errors.New("subscription_handler_panicked")
+	// ErrSubscriptionActive: a subscription of that name already runs on
+	// this store.
+	ErrSubscriptionActive = errors.New("subscription_active")
+	// ErrInvalidSubscription: an empty or over-long subscription name, a
+	// missing handler or a negative batch size.
+	ErrInvalidSubscription = errors.New("invalid_subscription")
+)
+
+// SubscriptionError says which event a subscription's handler failed on.
+// errors.Is matches ErrSubscriptionHandler or ErrSubscriptionPanic, and the
+// handler's own error.
+type SubscriptionError struct {
+	Name  string // the subscription
+	Seq   uint64 // the event the handler failed on; the checkpoint is before it
+	Panic any    // the recovered value when the handler panicked (nil otherwise)
+	Err   error  // the handler's error (nil after a panic)
+}
+
+func (e *SubscriptionError) Error() string {
+	if e.Panic != nil {
+		return fmt.Sprintf("%s: subscription %q at seq %d: %v", ErrSubscriptionPanic, e.Name, e.Seq, e.Panic)
+	}
+	return fmt.Sprintf("%s: subscription %q at seq %d: %v", ErrSubscriptionHandler, e.Name, e.Seq, e.Err)
+}
+
+// Unwrap gives the sentinel and the handler's error.
+func (e *SubscriptionError) Unwrap() []error {
+	if e.Panic != nil {
+		return []error{ErrSubscriptionPanic}
+	}
+	return []error{ErrSubscriptionHandler, e.Err}
+}

@@ -161,7 +161,7 @@ func (e *Engine) Bus() *natsbus.Bus {
 }
 
 // afterCommit publishes the wake-up hints of a committed batch (coalesced
-// by the bus) and nudges the mirror; it never blocks.
+// by the bus) and the chain head, and nudges the mirror; it never blocks.
 func (e *Engine) afterCommit(queuedEffects bool) {
 	if e.nats == nil {
 		if e.wake != nil && queuedEffects {
@@ -175,9 +175,19 @@ func (e *Engine) afterCommit(queuedEffects bool) {
 	if queuedEffects {
 		e.nats.bus.WakeDispatch()
 	}
+	e.publishChainHead()
 	select {
 	case e.nats.mirror <- struct{}{}:
 	default:
+	}
+}
+
+// publishChainHead publishes the log's hash chain head after a commit
+// batch on hikoutei.<store>.chain.head (never blocking; a head that cannot
+// be read is left out: the next batch publishes a newer one).
+func (e *Engine) publishChainHead() {
+	if head, err := e.ChainHead(); err == nil {
+		e.nats.bus.PublishChainHead(head)
 	}
 }
 

@@ -94,9 +94,13 @@ func (e *Engine) openProjector(head uint64) (*projector.Projector, string, error
 		e.log.Warn("the unusable read model was kept", "as", filepath.Base(aside))
 	}
 	if p, err := e.restoreSnapshot(opts, head); err == nil {
+		e.carrySubscriptions(aside)
 		return p, "snapshot", nil
 	}
 	p, err := projector.Open(e.ReadModelPath(), opts)
+	if err == nil {
+		e.carrySubscriptions(aside)
+	}
 	return p, "rebuild", err
 }
 
@@ -170,6 +174,7 @@ func (e *Engine) repairReadModel() error {
 // projected handles the outcome of projecting appended events: a failure
 // leaves the read model behind the log (repaired before the next batch).
 func (e *Engine) projected(err error) error {
+	e.subs.committed() // the log committed the batch, whatever the read model did
 	if f := e.cfg.Fault; f != nil && f.FailNextProjection {
 		f.FailNextProjection, err = false, errors.New("injected failure after the log commit")
 	}

@@ -60,6 +60,7 @@ func RebuildReadModel(dir string, opts ReplayOptions, entities Entities) (cp uin
 		}
 		cp, err := replayLog(l, reg, tmp, opts)
 		if err == nil {
+			carryRebuilt(path, tmp)
 			aside, err = setAside(path, "before-rebuild")
 		}
 		if err == nil {

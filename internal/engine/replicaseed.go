@@ -23,11 +23,12 @@ const commitFraming = 10
 // as l's replica head. The commits are cut the same way every time and
 // appends are idempotent, so an interrupted seeding is resumed by running
 // it again; a stream that holds another log refuses the first append
-// (ErrReplicaHistory). Records are stored in replica form (no token).
+// (ErrReplicaHistory). Records are stored in replica form (no token,
+// otherwise as stored: the standby's hash chain is this log's).
 func (e *Engine) seedHistory(l *events.Log) error {
 	s := &seeder{ctx: e.repl.ctx, stream: e.repl.stream, max: e.repl.stream.MaxCommitBytes(), size: commitFraming}
-	err := l.ReadFrom(1, func(ev events.Event) error {
-		rec, err := events.ReplicaRecord(ev)
+	err := l.ReadRecords(1, func(_ uint64, stored []byte) error {
+		rec, err := events.ReplicaForm(stored)
 		if err != nil {
 			return err
 		}

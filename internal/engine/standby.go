@@ -157,6 +157,7 @@ func (e *Engine) projectStandby() error {
 	}
 	e.repl.sb.checkpoint.Store(e.proj.Checkpoint())
 	e.repl.sb.lastErr.Store(nil)
+	e.subs.committed()
 	return nil
 }
 

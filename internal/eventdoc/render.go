@@ -65,6 +65,7 @@ func render(src *source, cat []events.Entry) ([]byte, []string, error) {
 	var blocks []string
 	add := func(b ...string) { blocks = append(blocks, b...) }
 	add(r.intro()...)
+	add(chainSection()...)
 	fams := r.families(cat)
 	add("## Contents", r.contents(fams))
 	for _, f := range fams {
@@ -164,6 +165,7 @@ func (r *renderer) structOf(ts *typeSrc) *typeSrc {
 }
 
 func (r *renderer) intro() []string {
+	subHeading, subText := subscribing()
 	return []string{
 		"# Event catalogue",
 		"*Generated from the `events` package by `go generate ./events/`: do not edit by hand.*",
@@ -176,6 +178,7 @@ func (r *renderer) intro() []string {
 			"describes exactly the build it comes with.",
 		"The conflict notifications NATS carries (subjects `hikoutei.<store>.conflict.*`) are a separate " +
 			"JSON contract, described in the README; they are not these records.",
+		subHeading, subText,
 		"## Records",
 		"A record is an envelope around one typed payload:",
 		table([]string{"Field", "Meaning"}, [][]string{
@@ -189,6 +192,7 @@ func (r *renderer) intro() []string {
 			{"`token`", "The fencing token of that writer's lease. The log's record keeps it, but it is never shown: `hikoutei audit` leaves it out, no payload holds it, and the NATS mirror's records leave it empty."},
 			{"`commit`", "An id shared by every event of one append batch (one atomic write to the log)."},
 			{"`payload`", "The typed body: a canonical map, documented for each type below."},
+			{"`link`", "The SHA-256 chain value of the records before this one (see [The hash chain](#the-hash-chain)); records written before the chain have none."},
 		}),
 		"## Payloads",
 		"A payload is a map in the canonical encoding, which gives every value exactly one byte " +

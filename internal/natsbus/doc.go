@@ -18,10 +18,12 @@
 //	wake.poll          empty body; hint: the pollers should poll (WakePoll)
 //	conflict.opened    JSON ConflictNotification, schema 1
 //	conflict.resolved  JSON ConflictNotification, schema 1
+//	chain.head         JSON ChainHeadNotification, schema 1: the log's hash
+//	                   chain head after each commit batch
 //	events             optional JetStream mirror of committed events
 //	                   (MirrorRecord: the record without the fencing
 //	                   token; headers Nats-Msg-Id = log seq,
-//	                   Hikoutei-Signer, Hikoutei-Sig), stream
+//	                   Hikoutei-Signer, Hikoutei-Sig, Hikoutei-Chain), stream
 //	                   "HIKOUTEI_<STORE>"; readers verify checksum,
 //	                   signature and sequence chain
 //

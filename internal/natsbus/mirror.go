@@ -30,6 +30,11 @@ const (
 	// SignContext prefixes the signed bytes, so a mirror signature cannot
 	// be replayed as a signature of anything else.
 	SignContext = "hikoutei-mirror-v1\n"
+	// HeaderChain carries the log's hash chain value after the record,
+	// c(seq) in lowercase hex (events.RecordChainValue), on every record
+	// that carries a link: the next record's link must equal it, and a
+	// subscriber can compare it with a head published on chain.head.
+	HeaderChain = "Hikoutei-Chain"
 )
 
 // MirrorRecord returns the mirrored form of a stamped event: its record
@@ -64,8 +69,9 @@ type mirrorTail struct {
 }
 
 // Mirror publishes each event's mirrored form (MirrorRecord: no fencing
-// token; checksum included; signed with the store's mirror key, headers
-// Hikoutei-Signer and Hikoutei-Sig) to the JetStream mirror stream
+// token; checksum and chain link included; signed with the store's mirror
+// key, headers Hikoutei-Signer and Hikoutei-Sig; the chain value after it
+// in Hikoutei-Chain) to the JetStream mirror stream
 // (Config.Mirror), on the mirror subject with header Nats-Msg-Id = the
 // event's global Seq in decimal, and waits for the stream's
 // acknowledgements. The stream is created on first use when missing.
@@ -215,6 +221,9 @@ func (b *Bus) mirrorMsgs(evs []events.Event) ([]outRecord, error) {
 		m.Header.Set(jetstream.MsgIDHeader, strconv.FormatUint(ev.Seq, 10))
 		m.Header.Set(HeaderSigner, b.signerKey)
 		m.Header.Set(HeaderSignature, base64.RawURLEncoding.EncodeToString(sig))
+		if c, ok, err := events.RecordChainValue(rec); err == nil && ok {
+			m.Header.Set(HeaderChain, c.String())
+		}
 		m.Data = rec
 		out[i] = outRecord{seq: ev.Seq, msg: m}
 	}

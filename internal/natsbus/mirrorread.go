@@ -25,6 +25,11 @@ type MirrorReport struct {
 	// verified (0 when none); Records counts them.
 	First, Last uint64
 	Records     int
+	// ChainSeq and Chain are the last record verified against the log's
+	// hash chain and the chain value after it (0 and zero when no record
+	// carries a link): the head a subscriber compares with a pin.
+	ChainSeq uint64
+	Chain    events.ChainHash
 }
 
 // ReadMirror reads the JetStream mirror stream named stream on the server
@@ -43,7 +48,12 @@ type MirrorReport struct {
 //     difference between stream position and log seq stays what the first
 //     record set. A record whose seq is not above the previous one
 //     (duplicated, out of order) or that sits at another position than the
-//     mapping gives is refused.
+//     mapping gives is refused;
+//   - a record that carries a hash chain link (record format 3) continues
+//     the chain of the record before it (its link is that record's chain
+//     value) and its Hikoutei-Chain header is its own chain value; the
+//     chain is taken up from the link of the first such record, and again
+//     after a hole or a record written before the chain.
 //
 // The first seq may be above 1 (a mirror started later or trimmed by
 // limits). Stream messages deleted in the middle (both the position and
@@ -54,7 +64,8 @@ type MirrorReport struct {
 // ErrMirrorReadFailed (connect, stream lookup, consume, ctx expiry);
 // *MirrorRecordError naming the stream message and log seq, wrapping
 // ErrMirrorCorrupt (bad header; a bad record also matches
-// events.ErrCorruptRecord), ErrMirrorForged or ErrMirrorSequence;
+// events.ErrCorruptRecord), ErrMirrorForged, ErrMirrorSequence or
+// events.ErrChainBroken;
 // *MirrorGapError (ErrMirrorGap).
 func ReadMirror(ctx context.Context, url, stream string, fn func(events.Event) error) error {
 	return ReadMirrorWith(ctx, Config{URL: url}, stream, fn)
@@ -200,6 +211,10 @@ type chainVerifier struct {
 	n      int
 	offset int64 // stream position minus log seq, set by the first record
 	gap    *MirrorGapError
+	// chain is the hash chain value after the last record (known when
+	// chainSeq is that record's seq).
+	chain    events.ChainHash
+	chainSeq uint64
 }
 
 // pin fixes the mirror key ("" = adopt the first record's).
@@ -229,10 +244,30 @@ func (v *chainVerifier) check(sseq uint64, h nats.Header, data []byte) (events.E
 	if err := v.checkSignature(sseq, seq, h, data); err != nil {
 		return events.Event{}, err
 	}
+	if err := v.checkChain(sseq, seq, ev, h, data); err != nil {
+		return events.Event{}, err
+	}
 	if err := v.checkSequence(sseq, seq); err != nil {
 		return events.Event{}, err
 	}
 	return ev, nil
+}
+
+// checkChain checks a chained record's link against the record before it
+// (when that one's chain value is known) and its Hikoutei-Chain header.
+func (v *chainVerifier) checkChain(sseq, seq uint64, ev events.Event, h nats.Header, data []byte) error {
+	c, ok, err := events.RecordChainValue(data)
+	if err != nil || !ok {
+		return err
+	}
+	if v.chainSeq != 0 && v.chainSeq+1 == seq && ev.Link != v.chain {
+		return v.fail(events.ErrChainBroken, sseq, seq, "its link is not the chain value of the record before it", nil)
+	}
+	if hc := h.Get(HeaderChain); hc != "" && hc != c.String() {
+		return v.fail(events.ErrChainBroken, sseq, seq, "its Hikoutei-Chain header is not its chain value", nil)
+	}
+	v.chain, v.chainSeq = c, seq
+	return nil
 }
 
 func (v *chainVerifier) checkSignature(sseq, seq uint64, h nats.Header, data []byte) error {
@@ -283,5 +318,5 @@ func (v *chainVerifier) fail(sentinel error, sseq, seq uint64, reason string, ca
 }
 
 func (v *chainVerifier) report() MirrorReport {
-	return MirrorReport{Signer: v.key, Pinned: v.pinned, First: v.first, Last: v.last, Records: v.n}
+	return MirrorReport{Signer: v.key, Pinned: v.pinned, First: v.first, Last: v.last, Records: v.n, ChainSeq: v.chainSeq, Chain: v.chain}
 }

@@ -16,15 +16,19 @@ func parseAuthority(snap *sheetsio.TabSnapshot) (sheetsio.Authority, error) {
 	if snap.Err != nil {
 		return sheetsio.Authority{}, snap.Err
 	}
-	if len(snap.Rows) == 0 || cell.VisibleHash(snap.Rows[0].Cells) == cell.VisibleHash(nil) {
+	if len(snap.Rows) == 0 {
 		return sheetsio.Authority{}, nil
 	}
 	spec := authoritySpec()
-	vals, err := cell.DecodeRow(spec.Columns, snap.Rows[0].Cells)
+	fenceCells, head := splitAuthorityRow(spec, snap.Rows[0].Cells)
+	if cell.VisibleHash(fenceCells) == cell.VisibleHash(nil) {
+		return sheetsio.Authority{Head: head}, nil
+	}
+	vals, err := cell.DecodeRow(spec.Columns[:len(fenceCells)], fenceCells)
 	if err != nil {
 		return sheetsio.Authority{}, newErr(sheetsio.CodeAuthorityInvalid, err, "authority row")
 	}
-	a := sheetsio.Authority{Present: true}
+	a := sheetsio.Authority{Present: true, Head: head}
 	a.StoreID, _ = vals[0].(string)
 	a.Epoch, _ = vals[1].(int64)
 	a.Token, _ = vals[2].(string)
@@ -53,10 +57,11 @@ func checkFence(a sheetsio.Authority, f sheetsio.Fence) (mirror bool, err error)
 	return a.Epoch < f.Epoch, nil
 }
 
-// authorityRequest overwrites authority row 2 with f.
+// authorityRequest overwrites the fence cells of authority row 2 with f
+// (the chain_head cell after them is left as it is).
 func authorityRequest(sheetID int64, f sheetsio.Fence, now time.Time) (*sheets.Request, error) {
 	spec := authoritySpec()
-	enc, err := cell.EncodeRow(spec.Columns, []any{f.StoreID, f.Epoch, f.Token, now})
+	enc, err := cell.EncodeRow(spec.Columns[:headColumn(spec)], []any{f.StoreID, f.Epoch, f.Token, now})
 	if err != nil {
 		return nil, newErr(sheetsio.CodeInvalidBatch, err, "fence")
 	}

@@ -58,6 +58,7 @@ func (p *Provider) Dispatch(ctx context.Context, w *sheetsio.Workbook, b sheetsi
 		rm.sheetID = rs.SheetID
 	}
 	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), rm)
+	noteHead(w, units)
 	settle(res, units)
 	settleNotes(res, units)
 	res.Reads, res.Writes, res.Chunks = int(ctr.reads.Load()), int(ctr.writes.Load()), int(ctr.chunks.Load())
@@ -158,8 +159,10 @@ func anchoredAppends(b sheetsio.Batch, snaps map[string]*sheetsio.TabSnapshot) [
 func planVerified(w *sheetsio.Workbook, b sheetsio.Batch, snaps map[string]*sheetsio.TabSnapshot, check *blindCheck, res *sheetsio.DispatchResult, read, now time.Time) ([]*unit, error) {
 	if check != nil {
 		res.Authority = check.authority()
+		fenced, id := check.fence != nil, check.ids[layout.AuthorityTab]
 		b.Fence = nil
-		return planWithFence(w, b, snaps, res, now)
+		units, err := planWithFence(w, b, snaps, res, now)
+		return withHead(units, headUnit(b, fenced, id, trustOf(w).headSeq())), err
 	}
 	trustOf(w).trustSnaps(snaps, read)
 	units, err := planWithFence(w, b, snaps, res, now)
@@ -170,7 +173,11 @@ func planVerified(w *sheetsio.Workbook, b sheetsio.Batch, snaps map[string]*shee
 	case len(units) == 0 || units[0].order != orderAuthority: // the authority showed exactly the fence
 		trustOf(w).trustFence(*b.Fence, read)
 	}
-	return units, err
+	if err != nil || b.Fence == nil {
+		return units, err
+	}
+	trustOf(w).shownHead(res.Authority.Head.Seq)
+	return withHead(units, headUnit(b, true, snaps[layout.AuthorityTab].SheetID, res.Authority.Head.Seq)), nil
 }
 
 // planWithFence checks the fence against the authority and plans the ops;

@@ -11,11 +11,13 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
-// Unit ordering inside a dispatch: the authority mirror first, then cell
+// Unit ordering inside a dispatch: the authority mirror first, the
+// chain head after it (both placed by the dispatch, not sorted), then cell
 // updates (they use preflight row positions), then deletes bottom-up (so a
 // delete never shifts a row another request addresses), then appends.
 const (
 	orderAuthority = iota
+	orderHead      // the authority row's chain_head cell (chainhead.go)
 	orderSweep     // note sweeps come before the notes written after them
 	orderUpdate
 	orderDelete
@@ -25,7 +27,7 @@ const (
 // unit is the indivisible part of a dispatch: one op's requests plus its
 // receipt row, which must land in the same batchUpdate.
 type unit struct {
-	op      int // index in Batch.Ops; -1 for the authority mirror
+	op      int // index in Batch.Ops; -1 for the authority mirror and head
 	order   int
 	sheetID int64
 	row     int // 0-based grid row of a delete
@@ -45,6 +47,8 @@ type unit struct {
 	// sweep is 1 + the index in Batch.SweepNotes of the tab the unit
 	// sweeps (0 = none).
 	sweep int
+	// head is the chain head the unit publishes (nil = none).
+	head *sheetsio.ChainHead
 }
 
 type appendRow struct {

@@ -22,6 +22,9 @@ type trust struct {
 	tabs    map[string]tabTrust
 	fence   sheetsio.Fence
 	fenceAt time.Time // zero: no verified authority
+	// head is the chain head sequence the sheet last showed this client
+	// (a preflight read) or a batchUpdate of its wrote (chainhead.go).
+	head uint64
 }
 
 type tabTrust struct {
@@ -87,4 +90,25 @@ func (tr *trust) trusted(tabs []string, f *sheetsio.Fence, now time.Time, ttl ti
 		titles[t] = tt.Title
 	}
 	return titles, true
+}
+
+// shownHead records the chain head sequence a preflight read showed.
+func (tr *trust) shownHead(seq uint64) {
+	tr.mu.Lock()
+	tr.head = seq
+	tr.mu.Unlock()
+}
+
+// sawHead records a chain head sequence a batchUpdate wrote.
+func (tr *trust) sawHead(seq uint64) {
+	tr.mu.Lock()
+	tr.head = max(tr.head, seq)
+	tr.mu.Unlock()
+}
+
+// headSeq is the chain head sequence last known on the sheet.
+func (tr *trust) headSeq() uint64 {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.head
 }

@@ -99,12 +99,17 @@ const (
 	AuthorityEpoch     = "epoch"
 	AuthorityToken     = "token"
 	AuthorityUpdatedAt = "updated_at"
+	// AuthorityChainHead holds the writer's hash-chain head, "SEQ:HASH"
+	// (the form `hikoutei audit verify --pin` reads), refreshed by the
+	// dispatches; the fence reads only the columns before it.
+	AuthorityChainHead = "chain_head"
 )
 
 func authorityTab() TabSpec {
 	cols := []cell.Column{
 		{Name: AuthorityStoreID, Kind: cell.String}, {Name: AuthorityEpoch, Kind: cell.Int},
 		{Name: AuthorityToken, Kind: cell.String}, {Name: AuthorityUpdatedAt, Kind: cell.Time},
+		{Name: AuthorityChainHead, Kind: cell.String},
 	}
 	return TabSpec{Name: AuthorityTab, Role: RoleAuthority, Columns: cols, Anchor: -1, Hidden: true}
 }

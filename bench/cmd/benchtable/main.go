@@ -80,6 +80,13 @@ func measure(clock *steps, tmp, traces string) runs {
 		all.add(goBench([]string{config.EnvBenchData + "=cities"}, "-bench", "^(BenchmarkRebuild|BenchmarkRawSQLiteInsert)$",
 			"-benchtime", "1x", "-count", "1", "."))
 	})
+	clock.do("row 10a: durable appends with the hash chain beside without it", *count, func(int) {
+		all.add(goBench(nil, "-bench", "^(BenchmarkAppend64Chained|BenchmarkAppend64Unchained)$",
+			"-benchtime", *benchtime, "-count", "1", "./events/"))
+	})
+	clock.do("row 10b: audit verify of the 171,075 cities' log", 1, func(int) {
+		all.add(goBench([]string{config.EnvBenchData + "=cities"}, "-bench", "^BenchmarkVerify$", "-benchtime", "1x", "-count", "1", "."))
+	})
 	clock.do("row 7: drain after 100,000 commits on 5,000 keys beside 5,000 single-row commits", *drains, func(int) {
 		all.add(goBench(nil, "-bench", "^BenchmarkCoalescedDrain$", "-benchtime", "1x", "-count", "1", "./internal/engine/"))
 	})

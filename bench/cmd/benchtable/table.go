@@ -24,6 +24,9 @@ const (
 	logBytes   = "BenchmarkLogBytesPerSyncedRow"
 	pollCities = "BenchmarkPollUnchangedCities"
 	getCities  = "BenchmarkRawBatchGetCities"
+	chained    = "BenchmarkAppend64Chained"
+	unchained  = "BenchmarkAppend64Unchained"
+	verify     = "BenchmarkVerify"
 )
 
 // table is every row of `make bench`, goals in bench/README.md.
@@ -73,6 +76,10 @@ func specs(r runs) []spec {
 			oursAtMost(math.Round(pollGoal*100)/100, " MB"), "MB/pass", pollCities + " ÷ " + getCities + cityNote},
 		{fmt.Sprintf("9b unchanged poll of %d cities (Input tab): time per pass", *cityRows), metric{pollCities, "ms/pass", 0}, metric{getCities, "ms/pass", 0},
 			info, "ms/pass", "information; " + pollCities + " ÷ " + getCities + cityNote},
+		{"10a durable appends of 64 records with the hash chain ÷ without it", metric{chained, "events/s", 0}, metric{unchained, "events/s", 0},
+			ratioAtLeast(0.95), "events/s", chained + " ÷ " + unchained + " (events/; one commit of 64 one-event streams, fsync each)" + il},
+		{"10b audit verify of the 171,075 cities' log: events/s ÷ rebuild events/s", metric{verify, "events/s", 0}, metric{rebuild, "events/s", 0},
+			info, "events/s", "information; " + verify + " (root: VerifyDir, HIKOUTEI_BENCH_DATA=cities, one process) ÷ row 3's " + rebuild},
 	}
 }
 

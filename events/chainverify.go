@@ -1,0 +1,252 @@
+package events
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ChainRestart is where a salvage left a hole in the log: the records in
+// Lost are gone, so the chain cannot run through them, and verification
+// takes up the chain again from the link of the first chained record after
+// them (At). Links before and after the hole each verify; the hole itself
+// is vouched for only by the salvage that recorded it.
+type ChainRestart struct {
+	Lost SeqRanges // the sequences a salvage recorded as lost
+	At   uint64    // the chained record whose link the chain restarts from (0: none after the hole)
+}
+
+// ChainReport is the result of Log.VerifyChain.
+type ChainReport struct {
+	StoreID string
+	Genesis ChainHash
+	// Head is the last record verified; HeadHash is c(Head), the value a
+	// third party pins.
+	Head     uint64
+	HeadHash ChainHash
+	Records  uint64 // records walked
+	// FirstChained is the first record that carries a link (format 3); 0
+	// when the log has none yet (all written before the chain).
+	FirstChained uint64
+	Restarts     []ChainRestart
+	Pinned       bool // a pin was given and the log extends it
+}
+
+// ChainVerifyOptions configures VerifyChain.
+type ChainVerifyOptions struct {
+	Pin *ChainPin // when set, c(Pin.Seq) must be Pin.Hash
+	// Progress, when set, is called after each chunk of records with the
+	// records walked so far and the log's head.
+	Progress func(done, total uint64)
+	// AcceptSalvageHoles accepts a chain that restarts after holes a
+	// salvage recorded (the report still lists each one). Without it,
+	// such a walk ends in *ChainRestartedError (ErrChainRestarted), since
+	// nothing ties the records after a hole to the genesis value.
+	AcceptSalvageHoles bool
+}
+
+// verifyChunk is how many records one read transaction of VerifyChain
+// walks, so a long verification never pins one read transaction.
+const verifyChunk = 4096
+
+// VerifyChain walks the log's hash chain from the genesis value of its
+// store id to its last record (see ChainHash), checking each record's
+// checksum and that each format-3 record's link is the chain value of the
+// records before it, and returns the head hash. A record written before
+// the chain (format 1 or 2) has no link: it is covered by the links of the
+// chained records after it, and by a pin. It never writes.
+// Errors: *ChainBrokenError (ErrChainBroken) at the first record whose
+// stored bytes are not what the chain committed to (the report holds what
+// was verified before it); *ChainPinError (ErrChainPinMismatch);
+// *ChainRestartedError (ErrChainRestarted) when the chain restarts after
+// a salvage's hole and opts does not accept holes (the report is the
+// whole walk's); ctx's; ErrLogClosed.
+func (l *Log) VerifyChain(ctx context.Context, opts ChainVerifyOptions) (*ChainReport, error) {
+	w := newChainWalker(l.storeID, opts.Pin, false)
+	if err := w.checkPin(0); err != nil {
+		return w.rep, err
+	}
+	var head uint64
+	for {
+		if err := ctx.Err(); err != nil {
+			return w.rep, err
+		}
+		more := 0
+		err := l.view(func(tx *bolt.Tx) error {
+			var err error
+			head = getU64(tx.Bucket(bucketMeta), metaHead)
+			if w.lost == nil {
+				if w.lost, err = salvageLost(tx.Bucket(bucketMeta)); err != nil {
+					return err
+				}
+			}
+			more, err = w.chunk(tx.Bucket(bucketEvents), verifyChunk)
+			return err
+		})
+		if opts.Progress != nil {
+			opts.Progress(w.rep.Records, head)
+		}
+		if err != nil {
+			return w.rep, err
+		}
+		if more == 0 {
+			if err := w.end(head); err != nil {
+				return w.rep, err
+			}
+			return w.rep, w.holes(opts.AcceptSalvageHoles)
+		}
+	}
+}
+
+// chainWalker follows the chain over records in sequence order.
+type chainWalker struct {
+	rep     *ChainReport
+	c       ChainHash
+	lost    SeqRanges
+	pin     *ChainPin
+	lenient bool // adopt a mismatched link instead of failing (an append deriving the tail)
+	restart bool // a salvage hole was passed: adopt the next link
+	// prevChained: the last record walked carries a link.
+	prevChained bool
+}
+
+func newChainWalker(storeID string, pin *ChainPin, lenient bool) *chainWalker {
+	g := Genesis(storeID)
+	return &chainWalker{rep: &ChainReport{StoreID: storeID, Genesis: g, HeadHash: g}, c: g, pin: pin, lenient: lenient}
+}
+
+// chunk walks up to n records after the last one walked; it returns how
+// many it walked.
+func (w *chainWalker) chunk(b *bolt.Bucket, n int) (int, error) {
+	cur := b.Cursor()
+	done := 0
+	for k, v := cur.Seek(u64(w.rep.Head + 1)); k != nil && done < n; k, v = cur.Next() {
+		if len(k) != 8 {
+			return done, &ChainBrokenError{Seq: w.rep.Head + 1, Reason: fmt.Sprintf("a key of %d bytes among the records", len(k))}
+		}
+		if err := w.step(b, binary.BigEndian.Uint64(k), v); err != nil {
+			return done, err
+		}
+		done++
+	}
+	return done, nil
+}
+
+// step walks record seq (stored bytes v).
+func (w *chainWalker) step(b *bolt.Bucket, seq uint64, v []byte) error {
+	if err := w.gap(w.rep.Head, seq); err != nil {
+		return err
+	}
+	r, err := parseRaw(seq, v)
+	if err != nil && w.lenient {
+		w.rep.Head, w.restart = seq, true // taken up again from the next link
+		return nil
+	}
+	if err != nil {
+		return &ChainBrokenError{Seq: seq, Reason: strings.TrimPrefix(err.Error(), ErrCorruptRecord.Error()+": seq "+strconv.FormatUint(seq, 10)+": ")}
+	}
+	if err := w.link(b, seq, &r); err != nil {
+		return err
+	}
+	w.c = r.chainValue(w.c)
+	w.prevChained = !r.h.Link.IsZero()
+	w.rep.Head, w.rep.HeadHash = seq, w.c
+	w.rep.Records++
+	return w.checkPin(seq)
+}
+
+// gap handles the sequences between the last record walked and seq: a
+// salvage's recorded losses start a restart, anything else is a removed
+// record.
+func (w *chainWalker) gap(last, seq uint64) error {
+	if seq <= last+1 {
+		return nil
+	}
+	if !w.lost.ContainsAll(last+1, seq-1) && !w.lenient {
+		return &ChainBrokenError{Seq: last + 1, Reason: "the record is missing"}
+	}
+	var hole SeqRanges
+	hole.AddRange(last+1, seq-1)
+	w.rep.Restarts = append(w.rep.Restarts, ChainRestart{Lost: hole})
+	w.restart = true
+	if w.pin != nil && w.pin.Seq > last && w.pin.Seq < seq {
+		return &ChainPinError{Pin: *w.pin, Reason: "the pinned record was lost to a salvage"}
+	}
+	return nil
+}
+
+// link checks a chained record's link against the chain so far.
+func (w *chainWalker) link(b *bolt.Bucket, seq uint64, r *chainRecord) error {
+	if r.h.Link.IsZero() {
+		return nil
+	}
+	if w.rep.FirstChained == 0 {
+		w.rep.FirstChained = seq
+	}
+	switch {
+	case w.restart:
+		w.restart = false
+		w.rep.Restarts[len(w.rep.Restarts)-1].At = seq
+		w.c = r.h.Link
+	case r.h.Link == w.c:
+	case w.lenient:
+		w.c = r.h.Link
+	default:
+		return w.broken(b, seq, r)
+	}
+	return nil
+}
+
+// broken attributes a link mismatch at seq: when the next record's link
+// agrees with this one, the chain after seq is intact and the record
+// before it is the one that changed; otherwise this record is. Records
+// written before the chain carry no link: a change to one of them is
+// found at the first chained record after them, which is reported.
+func (w *chainWalker) broken(b *bolt.Bucket, seq uint64, r *chainRecord) error {
+	if !w.prevChained && seq > 1 {
+		return &ChainBrokenError{Seq: seq, Reason: "its link does not match the records before it, written before the chain: one of them was changed, or this link"}
+	}
+	if next, err := parseRaw(seq+1, b.Get(u64(seq+1))); err == nil && next.h.Link == r.chainValue(r.h.Link) && seq > 1 {
+		return &ChainBrokenError{Seq: seq - 1, Reason: "the record differs from the one the next record's link commits to"}
+	}
+	return &ChainBrokenError{Seq: seq, Reason: "its link is not the chain value of the records before it"}
+}
+
+// checkPin compares the chain value after seq with a pin at seq.
+func (w *chainWalker) checkPin(seq uint64) error {
+	if w.pin == nil || w.pin.Seq != seq {
+		return nil
+	}
+	if w.c != w.pin.Hash {
+		return &ChainPinError{Pin: *w.pin, Got: w.c, Reason: "the log's chain value there differs from the pinned one: this log does not extend the pinned head (a rewritten log, or a pin of another log)"}
+	}
+	w.rep.Pinned = true
+	return nil
+}
+
+// end checks the sequences after the last record up to the head and a
+// pin past the end.
+func (w *chainWalker) end(head uint64) error {
+	last := w.rep.Head
+	if head > last && !w.lost.ContainsAll(last+1, head) {
+		return &ChainBrokenError{Seq: last + 1, Reason: "the record is missing"}
+	}
+	if w.pin != nil && !w.rep.Pinned {
+		return &ChainPinError{Pin: *w.pin, Reason: fmt.Sprintf("the log ends at %d, before the pinned sequence", last)}
+	}
+	return nil
+}
+
+// holes refuses a walk that restarted after a salvage's hole unless holes
+// are accepted.
+func (w *chainWalker) holes(accept bool) error {
+	if accept || len(w.rep.Restarts) == 0 {
+		return nil
+	}
+	first := w.rep.Restarts[0]
+	return &ChainRestartedError{Lost: first.Lost, At: first.At, Holes: len(w.rep.Restarts)}
+}
