@@ -148,6 +148,10 @@ var (
 	// ErrSyncBlocked (sync_blocked) is Health.Sync's code when sync health
 	// is blocked; the reason code follows it.
 	ErrSyncBlocked = engine.ErrSyncBlocked
+	// ErrSyncNotProvisioned (sync_not_provisioned) is Health.Sync's code
+	// before the spreadsheet was provisioned; the last provisioning
+	// error, when there was one, follows it.
+	ErrSyncNotProvisioned = engine.ErrSyncNotProvisioned
 	// ErrSyncDiverged (sync_diverged) is Health.Sync's code when the last
 	// reconciliation found rows that differ from canonical state.
 	ErrSyncDiverged = engine.ErrSyncDiverged

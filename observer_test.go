@@ -19,6 +19,9 @@ func TestErrorCodeIsTheStableCodeNeverTheText(t *testing.T) {
 		"write_rate_limited":   &sheetsio.WriteError{Code: sheetsio.WriteRateLimited},
 		"invalid_field_value":  errors.Join(fmt.Errorf("field x of Airport LAX: %w", ErrInvalidValue), errors.New("other")),
 		"error":                errors.New("Airport LAX is broken"),
+		"sync_not_provisioned": fmt.Errorf("%w: spreadsheet not provisioned yet: %w", ErrSyncNotProvisioned, errors.New("dial tcp: connection refused")),
+		"spreadsheet_not_found": fmt.Errorf("%w: spreadsheet not provisioned yet: %w", ErrSyncNotProvisioned,
+			&sheetsio.Error{Code: sheetsio.CodeSpreadsheetNotFound, Msg: "gone"}),
 	} {
 		if got := ErrorCode(err); got != want {
 			t.Errorf("ErrorCode(%v) = %q, want %q", err, got, want)

@@ -20,7 +20,7 @@ func ParseSpreadsheetURL(s string) (string, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme != "https" || u.Host != "docs.google.com" {
-		return "", newErr(CodeInvalidSpreadsheetURL, nil, "expected https://docs.google.com/spreadsheets/d/<id>/...")
+		return "", newErr(CodeInvalidSpreadsheetURL, nil, "expected https://docs.google.com/spreadsheets/d/<id>/... or a bare id (10 or more letters, digits, - or _)")
 	}
 	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
 	for i := 0; i+2 < len(parts); i++ {

@@ -32,3 +32,13 @@ func TestParseSpreadsheetURL(t *testing.T) {
 		}
 	}
 }
+
+// A value that is neither a Sheets URL nor a bare id says both forms are
+// accepted, and never repeats the value.
+func TestParseSpreadsheetURLNamesBothAcceptedForms(t *testing.T) {
+	_, err := ParseSpreadsheetURL("notanid")
+	if err == nil || !strings.Contains(err.Error(), "docs.google.com/spreadsheets/d/<id>") || !strings.Contains(err.Error(), "bare id") ||
+		strings.Contains(err.Error(), "notanid") {
+		t.Fatalf("ParseSpreadsheetURL(notanid) = %v", err)
+	}
+}

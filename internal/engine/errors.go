@@ -52,6 +52,9 @@ var (
 	// ErrSyncNotConfigured: a request for the sync workers (e.g. poll
 	// now) reached a store that runs without sync.
 	ErrSyncNotConfigured = errors.New("sync_not_configured")
+	// ErrSyncNotProvisioned: sync is configured but the spreadsheet is not
+	// provisioned yet (Health.Sync; the last provisioning error follows).
+	ErrSyncNotProvisioned = errors.New("sync_not_provisioned")
 	// ErrNotAStore: a tool was pointed at a directory that holds no store;
 	// it creates nothing there.
 	ErrNotAStore = errors.New("not_a_store")

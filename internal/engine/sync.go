@@ -364,7 +364,7 @@ func (e *Engine) workersErr() error {
 		return nil
 	}
 	if _, err := e.notes.provisioning(); err != nil {
-		return fmt.Errorf("spreadsheet not provisioned yet: %w", err)
+		return fmt.Errorf("%w: spreadsheet not provisioned yet: %w", ErrSyncNotProvisioned, err)
 	}
-	return errors.New("spreadsheet not provisioned yet")
+	return fmt.Errorf("%w: spreadsheet not provisioned yet", ErrSyncNotProvisioned)
 }

@@ -214,7 +214,7 @@ func TestSyncHealthIsBlockedWhenTheSpreadsheetIsNotFound(t *testing.T) {
 	if h.SyncHealth == nil || h.SyncHealth.State != hikoutei.SyncBlocked || h.SyncHealth.Reason != hikoutei.ReasonNotFound {
 		t.Fatalf("sync health %+v", h.SyncHealth)
 	}
-	if h.Sync == nil || !strings.Contains(h.Sync.Error(), "not provisioned") || !strings.Contains(h.Sync.Error(), "spreadsheet_not_found") {
+	if !errors.Is(h.Sync, hikoutei.ErrSyncNotProvisioned) || !strings.Contains(h.Sync.Error(), "spreadsheet_not_found") {
 		t.Fatalf("Health.Sync = %v", h.Sync)
 	}
 	if strings.Contains(h.Sync.Error(), sheetID) {
