@@ -152,6 +152,10 @@ var (
 	// before the spreadsheet was provisioned; the last provisioning
 	// error, when there was one, follows it.
 	ErrSyncNotProvisioned = engine.ErrSyncNotProvisioned
+	// ErrLogDamaged (log_damaged): the check at Open found a damaged
+	// record, page or chain link in log.db; the store reads, but refuses
+	// every commit until the log is repaired (hikoutei doctor, salvage).
+	ErrLogDamaged = engine.ErrLogDamaged
 	// ErrSyncDiverged (sync_diverged) is Health.Sync's code when the last
 	// reconciliation found rows that differ from canonical state.
 	ErrSyncDiverged = engine.ErrSyncDiverged

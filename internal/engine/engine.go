@@ -175,6 +175,10 @@ func (e *Engine) start(entities Entities) error {
 	if err := e.recordLogGap(); err != nil {
 		return err
 	}
+	e.checkLogIntegrity()
+	if err := e.refusing(); err != nil {
+		return e.openReadModel()
+	}
 	if err := e.recordSchema(); err != nil {
 		return err
 	}

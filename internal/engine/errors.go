@@ -55,6 +55,10 @@ var (
 	// ErrSyncNotProvisioned: sync is configured but the spreadsheet is not
 	// provisioned yet (Health.Sync; the last provisioning error follows).
 	ErrSyncNotProvisioned = errors.New("sync_not_provisioned")
+	// ErrLogDamaged: the check at open found a damaged record, page or
+	// chain link in log.db; the store opened for reads but refuses every
+	// commit until the log is repaired (doctor, salvage).
+	ErrLogDamaged = errors.New("log_damaged")
 	// ErrNotAStore: a tool was pointed at a directory that holds no store;
 	// it creates nothing there.
 	ErrNotAStore = errors.New("not_a_store")

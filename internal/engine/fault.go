@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -22,13 +23,24 @@ func (e *Engine) clearFault(kind error) {
 	}
 }
 
+// checkLogIntegrity walks every record and chain link of the log once at
+// open (accepting the holes a salvage recorded). A damaged log still opens
+// for reads, but every commit is refused (ErrLogDamaged, Health's Local),
+// so nothing is appended to it.
+func (e *Engine) checkLogIntegrity() {
+	opts := events.ChainVerifyOptions{AcceptSalvageHoles: true}
+	if _, err := e.Log().VerifyChain(context.Background(), opts); err != nil {
+		e.setFault(fmt.Errorf("%w: commits are refused until it is repaired (hikoutei doctor, hikoutei salvage): %w", ErrLogDamaged, err))
+	}
+}
+
 // refusing returns the fault that stops every commit until reopen.
 func (e *Engine) refusing() error {
 	p := e.fault.Load()
 	if p == nil {
 		return nil
 	}
-	for _, kind := range []error{ErrLogCommitUncertain, events.ErrReplicaFenced, ErrTakeoverFailed} {
+	for _, kind := range []error{ErrLogCommitUncertain, events.ErrReplicaFenced, ErrTakeoverFailed, ErrLogDamaged} {
 		if errors.Is(*p, kind) {
 			return *p
 		}
