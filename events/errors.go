@@ -65,6 +65,9 @@ var (
 	// genesis value; verification refuses it unless holes are accepted
 	// explicitly. See *ChainRestartedError.
 	ErrChainRestarted = errors.New("chain_restarted")
+	// ErrValueNotConvertible: a recorded value cannot take a field's new
+	// kind without changing what it says (see ConvertValue).
+	ErrValueNotConvertible = errors.New("value_not_convertible")
 	// ErrLogClosed: the log was used after Close.
 	ErrLogClosed = errors.New("log_closed")
 
