@@ -29,6 +29,7 @@ type fieldDef struct {
 	kind     events.Kind
 	nullable bool
 	owner    events.Owner
+	was      []string // earlier names (tag option was=), not part of the shape
 }
 
 var timeType = reflect.TypeOf(time.Time{})
@@ -44,12 +45,17 @@ var timeType = reflect.TypeOf(time.Time{})
 //		Lat     float64    `hikoutei:"lat"`
 //		Opened  *time.Time `hikoutei:"opened"`   // pointer = nullable
 //		Notes   string     `hikoutei:"notes,user"` // people may edit it in the sheet
+//		City    string     `hikoutei:"city,was=town"` // renamed: it was "town"
 //		Scratch string     `hikoutei:"-"`        // not stored
 //	}
 //
 // Supported field types: string, int, int32, int64, float64, bool,
 // time.Time, and pointers to them. An untagged field's name is its Go name
-// in snake_case. Problems are reported by Open as ErrInvalidEntity.
+// in snake_case. The option was=<old name> (repeatable, also on the key)
+// declares a rename: when the store last recorded a field of that name,
+// Open carries its values over to the new name (docs/evolving.md). It is
+// not part of the recorded shape: it may stay in the tag for good.
+// Problems are reported by Open as ErrInvalidEntity.
 func Entity[T any](name string) EntityDef {
 	return newEntityDef(name, reflect.TypeFor[T]())
 }
@@ -110,6 +116,10 @@ func parseField(entity string, sf reflect.StructField) (f fieldDef, isPK, skip b
 		case "user":
 			f.owner = events.OwnerUser
 		default:
+			if old, ok := strings.CutPrefix(opt, "was="); ok && projector.ValidIdent(old) {
+				f.was = append(f.was, old)
+				continue
+			}
 			return f, false, false, fmt.Errorf("%w: %s.%s: unknown tag option %q", ErrInvalidEntity, entity, sf.Name, opt)
 		}
 	}
@@ -164,6 +174,17 @@ func (d EntityDef) shape() events.EntityShape {
 		t.Fields = append(t.Fields, events.FieldShape{Name: f.name, Kind: f.kind, Nullable: f.nullable, Owner: f.owner})
 	}
 	return t
+}
+
+// renames is the declaration's was= names by field (the key included).
+func (d EntityDef) renames() map[string][]string {
+	out := map[string][]string{}
+	for _, f := range append([]fieldDef{d.pk}, d.fields...) {
+		if len(f.was) > 0 {
+			out[f.name] = f.was
+		}
+	}
+	return out
 }
 
 // key reads and validates the primary key of the struct value v.

@@ -246,6 +246,23 @@ var (
 	// ErrFailpointSpecInvalid: HIKOUTEI_FAILPOINTS is malformed (builds
 	// with failpoints only).
 	ErrFailpointSpecInvalid = failpoint.ErrSpec
+	// ErrShapeIncompatible (shape_change_incompatible): the declared
+	// entity shapes differ from the recorded ones in a way some current
+	// record's value cannot take (a retype, a new primary key, a removed
+	// entity that has records) and no migration maps it: Open refused and
+	// wrote nothing (*ShapeChangeError names entity, field, change, how
+	// many records and the first keys).
+	ErrShapeIncompatible = engine.ErrShapeIncompatible
+	// ErrMigrationInvalid (migration_invalid): a Migration cannot apply:
+	// a bad version, an entity not declared, an Old type that is not the
+	// last recorded shape, a New type that is not the declared one, two
+	// waiting for one entity. Nothing was written.
+	ErrMigrationInvalid = engine.ErrMigrationInvalid
+	// ErrMigrationFailed (migration_failed): a migration's function
+	// returned an error or panicked, produced an invalid record, mapped
+	// two records to one key, or would move a record that has an open
+	// conflict (*MigrationError names the key). Nothing was written.
+	ErrMigrationFailed = engine.ErrMigrationFailed
 )
 
 // EnvError names the environment variable Open refused a value from

@@ -49,6 +49,8 @@ var rootSentinels = map[string]error{
 	"ErrInvalidInterval": hikoutei.ErrInvalidInterval, "ErrInvalidNATSURL": hikoutei.ErrInvalidNATSURL,
 	"ErrFailpointsNotCompiled": hikoutei.ErrFailpointsNotCompiled, "ErrFailpointUnknown": hikoutei.ErrFailpointUnknown,
 	"ErrFailpointSpecInvalid": hikoutei.ErrFailpointSpecInvalid,
+	"ErrShapeIncompatible":    hikoutei.ErrShapeIncompatible, "ErrMigrationInvalid": hikoutei.ErrMigrationInvalid,
+	"ErrMigrationFailed": hikoutei.ErrMigrationFailed,
 }
 
 // declaredSentinels returns the names of the Err variables errors.go declares.

@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/admin"
 	"github.com/hikoutei/hikoutei-go/internal/config"
@@ -35,8 +36,14 @@ type Options struct {
 	// ReadConns is the size of the read connection pool (default 4).
 	ReadConns int
 	// Progress, if set, receives progress while the read model catches up
-	// with or is rebuilt from the log at Open.
+	// with or is rebuilt from the log at Open (also when it migrates to
+	// changed entity shapes).
 	Progress func(Progress)
+	// Migrations map the records of entities whose shape changed in a way
+	// some current values cannot take (Migrate). Each runs once, at the
+	// Open that records the change; one the store already ran is skipped,
+	// so they may stay in the options.
+	Migrations []Migration
 	// Logger receives operational messages (default slog.Default()). It
 	// never receives credentials, spreadsheet ids or field values.
 	Logger *slog.Logger
@@ -274,9 +281,22 @@ const ReadModelFile = "read.sqlite"
 // the declared entities. It takes the writer lease, brings read.sqlite up
 // to the log head — rebuilding it from the log when it is missing, corrupt
 // or built for other entity shapes — and starts the single writer (and,
-// with Sync, the workers). Errors: ErrInvalidEntity; ErrSyncStartup;
-// ErrStoreLocked / ErrLeaseHeld when another writer has the store; I/O
-// errors; the context's.
+// with Sync, the workers).
+//
+// When the declared shapes differ from those the store last recorded,
+// Open classifies the change (docs/evolving.md): an added field or
+// entity, a dropped or renamed (was=) field, a field people may now edit,
+// a reorder, or a retype every current value converts to losslessly is
+// recorded and the read model migrated to the new shapes; a change some
+// current values cannot take (a retype, a new primary key, a removed
+// entity with records) is refused with *ShapeChangeError
+// (ErrShapeIncompatible) and nothing is written, unless Options.Migrations
+// maps it (Migrate). PlanShapeChange says what would happen without
+// writing.
+//
+// Errors: ErrInvalidEntity; ErrShapeIncompatible; ErrMigrationInvalid,
+// ErrMigrationFailed; ErrSyncStartup; ErrStoreLocked / ErrLeaseHeld when
+// another writer has the store; I/O errors; the context's.
 //
 // ctx bounds Open only, not the store's life: its deadline shortens the
 // waits for another process's file lock (OpenTimeout) and for a dead
@@ -287,7 +307,18 @@ func Open(ctx context.Context, dir string, opts Options, entities ...EntityDef) 
 	if err != nil {
 		return nil, err
 	}
-	return open(ctx, dir, opts, byType, engine.Shapes(shapes...))
+	return open(ctx, dir, opts, byType, engine.Declare(renamesOf(entities), shapes...))
+}
+
+// renamesOf collects the was= names of the declarations.
+func renamesOf(entities []EntityDef) aggregates.Renames {
+	out := aggregates.Renames{}
+	for _, d := range entities {
+		if r := d.renames(); len(r) > 0 {
+			out[d.name] = r
+		}
+	}
+	return out
 }
 
 // OpenDeclared opens a store with the entity shapes recorded in its own log
@@ -383,6 +414,10 @@ func engineConfig(o Options) (engine.Config, error) {
 	c := engine.Config{Clock: o.Clock, Operation: o.Operation, OpenTimeout: o.OpenTimeout, AcquireWait: o.AcquireWait,
 		HeartbeatInterval: o.HeartbeatInterval, LeaseTTL: o.LeaseTTL, ReadConns: o.ReadConns, Progress: progress(o.Progress), Logger: o.Logger,
 		SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep, AcceptLogGap: o.AcceptLogGap}
+	var err error
+	if c.Migrations, err = engineMigrations(o.Migrations); err != nil {
+		return c, err
+	}
 	if n := o.NATS; n != nil {
 		c.NATS = &engine.NATSConfig{Disabled: n.Disabled, Store: n.Store, URL: n.URL, CredsFile: n.CredsFile, NkeyFile: n.NkeyFile,
 			TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile, Listen: n.Listen, ListenNkeys: n.ListenNkeys,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
@@ -399,3 +400,52 @@ func (c *CensusCounter) Add(entity, key string, values map[string]any) {
 
 // Census is the count so far.
 func (c *CensusCounter) Census() Census { return c.census }
+
+// DecideRetiredConflicts ends the open conflicts of fields the new
+// declaration dropped or no longer lets people edit (retired: entity →
+// field names of the last declaration): each is resolved
+// (ResolutionShapeChanged, by the application, at the revision it was
+// opened at; the canonical value stands), its candidate cleared and its
+// audit row updated, as any resolution. The changes belong in the unit
+// that records the shape change.
+func DecideRetiredConflicts(open []ConflictState, retired map[string]map[string]bool, sheet Sheet, now time.Time) Changes {
+	var c Changes
+	for _, cs := range open {
+		if retired[cs.Entity][cs.Field] {
+			c.Merge(resolve(cs, events.ResolutionShapeChanged, cs.CanonicalRevision, events.ActorApplication, sheet, now))
+		}
+	}
+	return c
+}
+
+// RetiredFields lists, per entity of d, the fields of the last declaration
+// people can no longer edit under the new one: dropped, or moved to the
+// application.
+func RetiredFields(last events.SchemaDeclared, d ShapeDecision) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, s := range last.Entities {
+		for _, f := range s.Fields {
+			if f.Owner != events.OwnerUser {
+				continue
+			}
+			name, kept := d.Fields[s.Name][f.Name]
+			if !kept || !d.userOwned(s.Name, name) {
+				if out[s.Name] == nil {
+					out[s.Name] = map[string]bool{}
+				}
+				out[s.Name][f.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// userOwned reports whether the new declaration lets people edit field.
+func (d ShapeDecision) userOwned(entity, field string) bool {
+	for _, ch := range d.Changed.Changes {
+		if ch.Entity == entity && ch.Field == field && ch.Kind == events.ChangeOwnerChanged {
+			return ch.To == string(events.OwnerUser)
+		}
+	}
+	return true // unchanged owner: it was a user field
+}

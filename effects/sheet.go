@@ -94,13 +94,14 @@ func (Sheet) AuditValues(systemValue, sheetValue string) map[string]any {
 // e.g. "use sheet (chosen in the sheet)".
 func ResolutionText(how events.Resolution, actor events.Actor) string {
 	text := map[events.Resolution]string{events.ResolutionSystemWins: "system wins: the record changed again since",
-		events.ResolutionAcknowledged: layout.ChoiceKeepSystem, events.ResolutionUseSheet: layout.ChoiceUseSheet}[how]
+		events.ResolutionAcknowledged: layout.ChoiceKeepSystem, events.ResolutionUseSheet: layout.ChoiceUseSheet,
+		events.ResolutionShapeChanged: "ended: the field was dropped or is no longer edited in the sheet"}[how]
 	if text == "" {
 		text = string(how)
 	}
 	by := map[events.Actor]string{events.ActorSheet: " (chosen in the sheet)", events.ActorCLI: " (hikoutei command)",
 		events.ActorApplication: " (application)"}[actor]
-	if how == events.ResolutionSystemWins {
+	if how == events.ResolutionSystemWins || how == events.ResolutionShapeChanged {
 		by = ""
 	}
 	return text + by

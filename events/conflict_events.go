@@ -31,11 +31,27 @@ const (
 	// ResolutionUseSheet: accept_user committed the person's value ("use
 	// the sheet's value").
 	ResolutionUseSheet Resolution = "use_sheet"
+	// ResolutionShapeChanged: the application's new declaration dropped
+	// the conflicted field, or people no longer edit it: the conflict
+	// ended, with its candidate, in the unit that recorded the change
+	// (schema.changed); the canonical value stands.
+	ResolutionShapeChanged Resolution = "shape_changed"
 )
 
 // Actor says who made a change or resolved a conflict. Events recorded
-// before actors existed carry none ("").
+// before actors existed carry none (""). Besides the constants below, a
+// migration's output carries "migration:<entity>/<version>"
+// (MigrationActor): the application's migration of that name rewrote
+// the record when the entity's shape changed.
 type Actor string
+
+// MigrationActorPrefix starts the actor of a migration's events.
+const MigrationActorPrefix = "migration:"
+
+// MigrationActor is the actor of the events a migration wrote: the
+// migration's name ("<entity>/<version>", MigrationRun.Name) after
+// "migration:".
+func MigrationActor(name string) Actor { return Actor(MigrationActorPrefix + name) }
 
 // Actors.
 const (

@@ -14,6 +14,7 @@ import (
 const TimeLayout = "2006-01-02T15:04:05.000Z"
 
 func (p *Projector) applyPersisted(e *events.Event, x events.EntityPersisted) error {
+	x = p.up.persisted(e.Seq, x)
 	entity, id := x.Entity, x.ID
 	if entity == "" || id == "" {
 		return fmt.Errorf("%w: %s without entity or id", events.ErrMalformedPayload, x.EventType())
@@ -195,6 +196,9 @@ func storedDeclared(stored map[string]FieldRow, fields map[string]any, nStored i
 // hash returns the canonical hash of field's value v: the caller's when
 // it passed one (ApplyKnown), computed otherwise.
 func (p *Projector) hash(field string, v any) (string, error) {
+	if _, ok := v.(notConverted); ok {
+		return "", nil // unknown: the value did not convert to the field's kind
+	}
 	if p.known != nil {
 		if h, ok := p.known(field); ok {
 			return h, nil
@@ -254,7 +258,7 @@ func leaseRole(e *events.Event) string { return strings.TrimPrefix(e.Stream, eve
 // read model stores it (times as TimeLayout text, bools as 0/1).
 func BindValue(stmt *sqlite.Stmt, i int, v any) {
 	switch x := v.(type) {
-	case nil:
+	case nil, notConverted:
 		stmt.BindNull(i)
 	case string:
 		stmt.BindText(i, x)

@@ -8,6 +8,12 @@ var (
 	// another store, is ahead of the log, or was built for other entity
 	// schemas. The store answers by rebuilding it from the log.
 	ErrReadModelInvalid = errors.New("read_model_invalid")
+	// ErrReadModelShape: read.sqlite was built for other entity shapes
+	// (an entity's table changed, or an entity is no longer declared).
+	// It always comes with ErrReadModelInvalid; after a recorded shape
+	// change it is expected, and the store rebuilds the read model
+	// without keeping the old one.
+	ErrReadModelShape = errors.New("read_model_shape_changed")
 	// ErrInvalidSchema: an entity or column name is not a plain identifier,
 	// is reserved (hk_, sqlite_), or is declared twice.
 	ErrInvalidSchema = errors.New("invalid_read_model_schema")

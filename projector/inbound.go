@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"zombiezen.com/go/sqlite"
+
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 )
@@ -29,11 +31,13 @@ type evidenceRow struct {
 func (p *Projector) applyInbound(e *events.Event, pl events.Payload) (bool, error) {
 	switch x := pl.(type) {
 	case events.ObservationAccepted:
+		x.Fields = upcastKeys(p.up, x.Entity, e.Seq, x.Fields)
+		x.FieldHashes = upcastKeys(p.up, x.Entity, e.Seq, x.FieldHashes)
 		return true, p.observationAccepted(e, x)
 	case events.ObservationRejected:
-		return true, p.quarantined(e, events.Evidence(x))
+		return true, p.quarantined(e, p.upcastEvidence(e.Seq, events.Evidence(x)))
 	case events.RowQuarantined:
-		return true, p.quarantined(e, events.Evidence(x))
+		return true, p.quarantined(e, p.upcastEvidence(e.Seq, events.Evidence(x)))
 	case events.RowQuarantineCleared:
 		stmt := p.conn.Prep("UPDATE hk_quarantine SET active = 0, cleared_seq = ? WHERE quarantine_id = ?")
 		bindAll(stmt, int64(e.Seq), x.QuarantineID)
@@ -41,10 +45,7 @@ func (p *Projector) applyInbound(e *events.Event, pl events.Payload) (bool, erro
 	case events.CandidateDetected:
 		return true, p.candidateDetected(e, x)
 	case events.CandidateCleared:
-		stmt := p.conn.Prep(`UPDATE hk_sheet_field_state SET candidate_hash = '', candidate_row_hash = '', candidate_visible_revision = 0,
-  conflict_id = '', candidate_value = NULL, candidate_epoch = ? WHERE binding = ? AND field = ?`)
-		bindAll(stmt, x.Epoch, x.Binding, x.Field)
-		return true, p.also(run(stmt), e, evidenceRow{field: x.Field, reason: x.Reason})
+		return true, p.candidateCleared(e, x)
 	}
 	return false, nil
 }
@@ -200,9 +201,28 @@ ON CONFLICT (quarantine_id) DO UPDATE SET active = 1, sheet_row = excluded.sheet
 }
 
 func (p *Projector) candidateDetected(e *events.Event, x events.CandidateDetected) error {
-	value, err := events.EncodeCanonical(x.CandidateValue)
-	if err != nil {
-		return fmt.Errorf("%w: candidate value of %s: %w", ErrProjection, x.ConflictID, err)
+	if p.up.needed(x.Entity, e.Seq) {
+		fm := p.up.field(x.Entity, x.Field, e.Seq)
+		if !fm.kept { // the field was dropped since: its conflict ends in the change's unit
+			return p.candidateEvidence(e, x)
+		}
+		x.Field, x.CandidateValue = fm.name, fm.value(x.CandidateValue)
+	}
+	if err := p.putCandidate(x); err != nil {
+		return err
+	}
+	return p.candidateEvidence(e, x)
+}
+
+// putCandidate records a field's active candidate. A candidate value that
+// did not convert to the field's newest kind is unknown (NULL).
+func (p *Projector) putCandidate(x events.CandidateDetected) error {
+	var value []byte
+	if _, unknown := x.CandidateValue.(notConverted); !unknown {
+		var err error
+		if value, err = events.EncodeCanonical(x.CandidateValue); err != nil {
+			return fmt.Errorf("%w: candidate value of %s: %w", ErrProjection, x.ConflictID, err)
+		}
 	}
 	stmt := p.conn.Prep(`INSERT INTO hk_sheet_field_state (binding, field, tab, anchor, candidate_hash, candidate_epoch,
   candidate_row_hash, candidate_visible_revision, conflict_id, candidate_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -210,9 +230,15 @@ ON CONFLICT (binding, field) DO UPDATE SET candidate_hash = excluded.candidate_h
   candidate_row_hash = excluded.candidate_row_hash, candidate_visible_revision = excluded.candidate_visible_revision,
   conflict_id = excluded.conflict_id, candidate_value = excluded.candidate_value`)
 	bindAll(stmt, x.Binding, x.Field, x.Tab, x.Anchor, x.CandidateHash, x.Epoch, x.VisibleHash, x.VisibleRevision, x.ConflictID, value)
-	if err := run(stmt); err != nil {
-		return err
+	if value == nil {
+		stmt.BindNull(10)
 	}
+	return run(stmt)
+}
+
+// candidateEvidence updates an open conflict's candidate evidence and
+// records the candidate in the evidence history.
+func (p *Projector) candidateEvidence(e *events.Event, x events.CandidateDetected) error {
 	// A new value for an open conflict replaces its candidate evidence.
 	upd := p.conn.Prep(`UPDATE hk_conflicts SET candidate_hash = ?, visible_hash = ?, visible_revision = ?, sheet_value = ?
 WHERE conflict_id = ? AND state = 'open' AND visible_hash IS NOT NULL`)
@@ -222,6 +248,9 @@ WHERE conflict_id = ? AND state = 'open' AND visible_hash IS NOT NULL`)
 }
 
 func (p *Projector) conflictOpened(e *events.Event, x events.ConflictOpened) error {
+	if name, kept := p.up.name(x.Entity, x.Field, e.Seq); kept {
+		x.Field = name // a dropped field's conflict keeps its name: it ends in the change's unit
+	}
 	stmt := p.conn.Prep(`INSERT INTO hk_conflicts (conflict_id, entity, id, field, tab, anchor, binding, state, canonical_revision,
   candidate_hash, candidate_epoch, visible_revision, visible_hash, system_value, sheet_value, opened_seq, opened_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, nullif(?, ''), ?, ?, nullif(?, ''), ?, ?, ?, ?)
@@ -273,7 +302,7 @@ func (p *Projector) shownAfterWrite(e *events.Event, id, written string) error {
 		return run(del)
 	}
 	hashes := make(map[string]string, len(r.Values))
-	for f, v := range r.Values {
+	for f, v := range upcastKeys(p.up, r.Entity, r.QueuedSeq, r.Values) { // the payload as queued: its layout then
 		h, err := aggregates.ShownHash(v)
 		if err != nil {
 			return err
@@ -307,4 +336,50 @@ func (p *Projector) misdirected(e *events.Event, x events.SyncWriteMisdirected) 
 		}
 	}
 	return nil
+}
+
+// candidateCleared ends a field's candidate (the field named as the
+// event's time named it).
+func (p *Projector) candidateCleared(e *events.Event, x events.CandidateCleared) error {
+	if entity := p.bindingEntity(x.Binding, e.Seq); entity != "" {
+		name, kept := p.up.name(entity, x.Field, e.Seq)
+		if !kept {
+			return p.evidence(e, evidenceRow{field: x.Field, reason: x.Reason})
+		}
+		x.Field = name
+	}
+	stmt := p.conn.Prep(`UPDATE hk_sheet_field_state SET candidate_hash = '', candidate_row_hash = '', candidate_visible_revision = 0,
+  conflict_id = '', candidate_value = NULL, candidate_epoch = ? WHERE binding = ? AND field = ?`)
+	bindAll(stmt, x.Epoch, x.Binding, x.Field)
+	return p.also(run(stmt), e, evidenceRow{field: x.Field, reason: x.Reason})
+}
+
+// bindingEntity is the entity of an Input row binding, when an event of
+// seq may need its field names mapped ("" otherwise).
+func (p *Projector) bindingEntity(binding string, seq uint64) string {
+	if p.up == nil {
+		return ""
+	}
+	var tab string
+	err := p.query("SELECT tab FROM hk_sheet_field_state WHERE binding = ? LIMIT 1", func(st *sqlite.Stmt) error {
+		tab = st.ColumnText(0)
+		return nil
+	}, binding)
+	if entity := p.up.tabEntity(tab); err == nil && p.up.needed(entity, seq) {
+		return entity
+	}
+	return ""
+}
+
+// upcastEvidence maps the column a piece of evidence names to its field's
+// newest name (a dropped field's column keeps its name).
+func (p *Projector) upcastEvidence(seq uint64, x events.Evidence) events.Evidence {
+	entity := x.Entity
+	if entity == "" {
+		entity = p.up.tabEntity(x.Tab)
+	}
+	if name, kept := p.up.name(entity, x.Column, seq); kept {
+		x.Column = name
+	}
+	return x
 }

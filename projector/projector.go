@@ -22,6 +22,16 @@ type Options struct {
 	// InputTabs are the tabs people edit: an effect applied on one of their
 	// rows records what each written cell shows (the inbound baseline).
 	InputTabs []string
+	// History is the log's shape eras (events.ReadShapeHistory): events
+	// recorded under an older declaration are read into Entities through
+	// it (renamed fields under their new names, values converted to their
+	// new kinds, dropped fields left out). Nil: every event is read as
+	// recorded.
+	History events.ShapeHistory
+	// TabEntities names the entity each Input tab shows, for the events
+	// that name a tab and a field but no entity (every entity History or
+	// Entities declares).
+	TabEntities map[string]string
 }
 
 // Projector owns the read model's single writing connection. It is not safe
@@ -43,6 +53,7 @@ type Projector struct {
 	userOwned  map[string]map[string]bool // entity → user-owned columns
 	inputTabs  map[string]bool            // the Input tabs (whose applied writes record shown cells)
 	known      KnownHashes                // hashes of the event being applied (ApplyKnown)
+	up         *upcaster                  // nil: every event is in the newest shapes
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
 	// sortedNames holds each entity's declared fields sorted by name, with
@@ -104,6 +115,7 @@ func newProjector(conn *sqlite.Conn, path string, opts Options) *Projector {
 		p.inputTabs[t] = true
 	}
 	p.order = opts.Entities
+	p.up = newUpcaster(opts.History, opts.Entities, opts.TabEntities)
 	for _, t := range opts.Entities {
 		p.tables[t.Name] = t
 		p.userOwned[t.Name] = map[string]bool{}
@@ -223,7 +235,7 @@ func (p *Projector) ensureTables(shapes []events.EntityShape) error {
 			continue
 		}
 		if fp != "" || p.checkpoint > 0 {
-			return fmt.Errorf("%w: entity %s changed shape since the read model was built", ErrReadModelInvalid, t.Name)
+			return fmt.Errorf("%w: %w: entity %s changed shape since the read model was built", ErrReadModelInvalid, ErrReadModelShape, t.Name)
 		}
 		if err := sqlitex.ExecuteScript(p.conn, createSQL(t), nil); err != nil {
 			return fmt.Errorf("%w: create %s: %w", ErrProjection, t.Name, err)
@@ -253,7 +265,7 @@ func (p *Projector) dropUndeclared(shapes []events.EntityShape) error {
 		return invalid(err)
 	}
 	if p.checkpoint > 0 {
-		return fmt.Errorf("%w: entity %s is no longer declared", ErrReadModelInvalid, stale[0])
+		return fmt.Errorf("%w: %w: entity %s is no longer declared", ErrReadModelInvalid, ErrReadModelShape, stale[0])
 	}
 	for _, name := range stale {
 		if err := p.exec(fmt.Sprintf("DROP TABLE IF EXISTS %q", name)); err != nil {
@@ -420,8 +432,8 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, p.applyPersisted(e, x)
 	case events.EntityRemoved:
 		return true, p.applyRemoved(e, x)
-	case events.SchemaDeclared:
-		return true, nil // the shapes live in the log; tables follow Options.Entities
+	case events.SchemaDeclared, events.SchemaChanged:
+		return true, nil // the shapes live in the log; tables follow Options.Entities, old events are read through Options.History
 	case events.LeaseAcquired:
 		return true, p.applyLease(e, events.LeaseGrant(x))
 	case events.LeaseTakenOver:

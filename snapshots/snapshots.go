@@ -230,12 +230,19 @@ func (d *Dir) Verify(seq uint64, storeID string) (Manifest, error) {
 // manifest and that v vouches for; the others are logged as warnings and
 // skipped. Errors: ErrNoSnapshot.
 func (d *Dir) Newest(storeID string, maxSeq uint64, v Vouchers) (Manifest, error) {
+	return d.NewestIn(storeID, 0, maxSeq, v)
+}
+
+// NewestIn is Newest among the snapshots with minSeq <= Seq <= maxSeq:
+// those taken before minSeq (e.g. before the entity shapes last changed,
+// so in other shapes) are skipped without a warning.
+func (d *Dir) NewestIn(storeID string, minSeq, maxSeq uint64, v Vouchers) (Manifest, error) {
 	seqs, err := d.List()
 	if err != nil {
 		return Manifest{}, err
 	}
 	for _, seq := range seqs {
-		if seq > maxSeq {
+		if seq > maxSeq || seq < minSeq {
 			continue
 		}
 		m, err := d.Verify(seq, storeID)

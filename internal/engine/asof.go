@@ -37,6 +37,7 @@ type View struct {
 	proj      *projector.Projector // holds the file's WAL open for the pool
 	pool      *sqlitex.Pool
 	reg       *Registry
+	hist      events.ShapeHistory // every declaration: events are read into reg's (the newest) shapes
 	seq, snap uint64
 	at        time.Time
 	mu        sync.RWMutex
@@ -51,7 +52,7 @@ func (e *Engine) AsOf(ctx context.Context, p Point) (*View, error) {
 	if e.isClosed() {
 		return nil, ErrStoreClosed
 	}
-	return buildView(ctx, e.Log(), e.reg, e.snaps, p)
+	return buildView(ctx, e.Log(), e.reg, e.hist, e.snaps, p)
 }
 
 // AsOfDir builds a view of the log of the store in dir at p, holding
@@ -62,14 +63,18 @@ func AsOfDir(ctx context.Context, dir string, p Point, entities Entities) (*View
 	var v *View
 	_, err := withStoreLog(dir, entities, func(l *events.Log, reg *Registry) (uint64, error) {
 		var err error
-		v, err = buildView(ctx, l, reg, snapshots.Existing(dir, slog.New(slog.DiscardHandler)), p)
+		hist, err := events.ReadShapeHistory(l)
+		if err != nil {
+			return 0, err
+		}
+		v, err = buildView(ctx, l, reg, hist, snapshots.Existing(dir, slog.New(slog.DiscardHandler)), p)
 		return 0, err
 	})
 	return v, err
 }
 
 // buildView resolves p and builds the view's read model.
-func buildView(ctx context.Context, l *events.Log, reg *Registry, snaps *snapshots.Dir, p Point) (*View, error) {
+func buildView(ctx context.Context, l *events.Log, reg *Registry, hist events.ShapeHistory, snaps *snapshots.Dir, p Point) (*View, error) {
 	seq, at, err := resolvePoint(ctx, l, p)
 	if err != nil {
 		return nil, err
@@ -78,7 +83,7 @@ func buildView(ctx context.Context, l *events.Log, reg *Registry, snaps *snapsho
 	if err != nil {
 		return nil, fmt.Errorf("as of: %w", err)
 	}
-	v := &View{tmp: tmp, reg: reg, seq: seq, at: at}
+	v := &View{tmp: tmp, reg: reg, hist: hist, seq: seq, at: at}
 	if err := v.build(ctx, l, snaps); err != nil {
 		return nil, errors.Join(err, v.Close())
 	}
@@ -89,8 +94,8 @@ func buildView(ctx context.Context, l *events.Log, reg *Registry, snaps *snapsho
 // opens the read pool.
 func (v *View) build(ctx context.Context, l *events.Log, snaps *snapshots.Dir) error {
 	path := v.Path()
-	opts := projectorOptions(l.StoreID(), v.reg)
-	p, snap := restoreNearest(l, snaps, opts, v.seq, path)
+	opts := projectorOptions(l.StoreID(), v.reg, v.hist)
+	p, snap := restoreNearest(l, snaps, opts, shapesSince(v.hist), v.seq, path)
 	if p == nil {
 		var err error
 		if p, err = projector.Open(path, opts); err != nil {
@@ -106,10 +111,10 @@ func (v *View) build(ctx context.Context, l *events.Log, snaps *snapshots.Dir) e
 	return err
 }
 
-// restoreNearest restores into path the newest snapshot at or before seq
-// that the log vouches for and opens it; nil (and path left empty) when
+// restoreNearest restores into path the newest snapshot at or before seq,
+// taken at or after since (in the view's shapes), that the log vouches for and opens it; nil (and path left empty) when
 // there is none or it is unusable: the view is then replayed from zero.
-func restoreNearest(l *events.Log, snaps *snapshots.Dir, opts projector.Options, seq uint64, path string) (*projector.Projector, uint64) {
+func restoreNearest(l *events.Log, snaps *snapshots.Dir, opts projector.Options, since, seq uint64, path string) (*projector.Projector, uint64) {
 	if snaps == nil {
 		return nil, 0
 	}
@@ -121,7 +126,7 @@ func restoreNearest(l *events.Log, snaps *snapshots.Dir, opts projector.Options,
 	if err != nil {
 		return nil, 0
 	}
-	m, err := snaps.Newest(opts.StoreID, seq, vouchers)
+	m, err := snaps.NewestIn(opts.StoreID, since, seq, vouchers)
 	if err == nil {
 		err = snaps.Restore(m, path)
 	}

@@ -35,8 +35,11 @@ type Config struct {
 	AcceptLogGap  bool
 	SnapshotEvery uint64
 	SnapshotKeep  int
-	Sync          *SyncConfig // nil: local only
-	NATS          *NATSConfig // nil: none without sync, embedded (or in process, see NATSServer) with sync
+	// Migrations map the records of entities whose shape changed in a way
+	// some current values cannot take (see Migration); each runs once.
+	Migrations []Migration
+	Sync       *SyncConfig // nil: local only
+	NATS       *NATSConfig // nil: none without sync, embedded (or in process, see NATSServer) with sync
 	// NATSServer starts the embedded NATS server (package natsserver);
 	// nil: none is linked. Then NATS without a URL fails Open with
 	// nats_server_not_linked, and sync without NATS options wakes its

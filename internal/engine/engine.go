@@ -22,6 +22,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/snapshots"
@@ -36,7 +37,9 @@ type Engine struct {
 	log   *slog.Logger
 	w     atomic.Pointer[events.Writer] // nil while a standby
 	reg   *Registry
-	sheet *sheet // the spreadsheet layout of the registry
+	hist  events.ShapeHistory // the log's shape eras, read at Open (after a shape change is recorded)
+	roLog *events.Log         // the log of an engine without a writer that plans a shape change (PlanShapeChange)
+	sheet *sheet              // the spreadsheet layout of the registry
 	proj  *projector.Projector
 	pool  *sqlitex.Pool
 	snaps *snapshots.Dir
@@ -75,6 +78,18 @@ type Entities func(*events.Log) (*Registry, error)
 // Shapes is an Entities returning a registry built from fixed shapes.
 func Shapes(shapes ...events.EntityShape) Entities {
 	return func(*events.Log) (*Registry, error) { return NewRegistry(shapes...) }
+}
+
+// Declare is Shapes with the earlier names the declaration gives its
+// fields (the tag's was=), which a shape change at Open follows.
+func Declare(renames aggregates.Renames, shapes ...events.EntityShape) Entities {
+	return func(*events.Log) (*Registry, error) {
+		r, err := NewRegistry(shapes...)
+		if err != nil {
+			return nil, err
+		}
+		return r.WithRenames(renames), nil
+	}
 }
 
 // Open opens (creating if needed) the store directory dir for writing. It
@@ -167,7 +182,8 @@ func newEngine(dir string, cfg Config) *Engine {
 }
 
 // start declares the entities, records their shapes in the log when they
-// changed, sets up sync and brings the read model up to the log head.
+// changed (a change classified, refused or migrated: see evolve), sets up
+// sync and brings the read model up to the log head.
 func (e *Engine) start(entities Entities) error {
 	if err := e.declare(entities); err != nil {
 		return err
@@ -179,7 +195,7 @@ func (e *Engine) start(entities Entities) error {
 	if err := e.refusing(); err != nil {
 		return e.openReadModel()
 	}
-	if err := e.recordSchema(); err != nil {
+	if err := e.evolve(); err != nil {
 		return err
 	}
 	return e.openReadModel()
@@ -215,10 +231,22 @@ func (e *Engine) ReadModelPath() string { return filepath.Join(e.dir, projector.
 // Registry is the store's entity registry.
 func (e *Engine) Registry() *Registry { return e.reg }
 
+// ShapeHistory is the store's shape eras as Open left them (after any
+// shape change it recorded): every declaration of the entity shapes, with
+// the classified change that led to it (nil for the first one and for
+// those recorded before changes were classified). Readers of old events
+// map them into the newest shapes through it (FieldName, Shape,
+// events.ConvertValue); the sheet layout of each era is LayoutOf of its
+// declaration. Read-only; it does not change while the store is open.
+func (e *Engine) ShapeHistory() events.ShapeHistory { return e.hist }
+
 // Log is the store's event log (reads; appends are the writer's).
 func (e *Engine) Log() *events.Log {
 	if w := e.w.Load(); w != nil {
 		return w.Log()
+	}
+	if e.roLog != nil {
+		return e.roLog
 	}
 	return e.repl.sb.log // a standby
 }

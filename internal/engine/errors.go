@@ -3,6 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
 )
 
 // Sentinel errors of the engine (stable snake_case codes). The root
@@ -133,4 +136,79 @@ func (e *SubscriptionError) Unwrap() []error {
 		return []error{ErrSubscriptionPanic}
 	}
 	return []error{ErrSubscriptionHandler, e.Err}
+}
+
+// Sentinel errors of shape changes at Open (stable snake_case codes; the
+// root package re-exports them).
+var (
+	// ErrShapeIncompatible: the declared entity shapes differ from the
+	// last recorded ones in a way some current record's value cannot
+	// take (a retype, a new primary key, a removed entity with records)
+	// and no migration maps it: Open refused and wrote nothing (see
+	// *ShapeChangeError).
+	ErrShapeIncompatible = errors.New("shape_change_incompatible")
+	// ErrMigrationInvalid: a migration passed to Open cannot apply: its
+	// entity is not declared, its Old type is not the entity's last
+	// recorded shape, its New type is not the declared one, or two
+	// migrations of one entity wait to run. Nothing was written.
+	ErrMigrationInvalid = errors.New("migration_invalid")
+	// ErrMigrationFailed: a migration's function returned an error or
+	// panicked on a record, produced an invalid record, mapped two records
+	// to one key, or would remove a record with an open conflict (new
+	// key); nothing was written (see *MigrationError).
+	ErrMigrationFailed = errors.New("migration_failed")
+)
+
+// ShapeChangeError is Open's refusal of an incompatible shape change:
+// each change some current records' values cannot take, with how many
+// records and the first keys (record ids, never field values). errors.Is
+// matches ErrShapeIncompatible.
+type ShapeChangeError struct {
+	Refused []aggregates.ShapeIncompatibility
+}
+
+func (e *ShapeChangeError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: nothing was written; pass a migration for the entity (hikoutei.Migrate) or keep its recorded shape:", ErrShapeIncompatible)
+	for i, r := range e.Refused {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		b.WriteString(" " + r.String())
+	}
+	return b.String()
+}
+
+// Unwrap gives ErrShapeIncompatible.
+func (e *ShapeChangeError) Unwrap() error { return ErrShapeIncompatible }
+
+// MigrationError says which migration failed, on which record (its key,
+// never its values) and why. errors.Is matches ErrMigrationFailed and the
+// function's own error.
+type MigrationError struct {
+	Migration string // "<entity>/<version>"
+	Key       string // the record's key ("" when no single record is to blame)
+	Reason    string // what went wrong, without values
+	Panic     any    // the recovered value when the function panicked (not printed)
+	Err       error  // the function's error, or the cause
+}
+
+func (e *MigrationError) Error() string {
+	msg := fmt.Sprintf("%s: %s", ErrMigrationFailed, e.Migration)
+	if e.Key != "" {
+		msg += fmt.Sprintf(": record %q", e.Key)
+	}
+	msg += ": " + e.Reason
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg + "; nothing was written"
+}
+
+// Unwrap gives ErrMigrationFailed and the cause.
+func (e *MigrationError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrMigrationFailed}
+	}
+	return []error{ErrMigrationFailed, e.Err}
 }

@@ -14,13 +14,40 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 	"github.com/hikoutei/hikoutei-go/snapshots"
 )
 
-// projectorOptions are the read model's options for the registry: the
-// same for the live model, a rebuild and a replay (I23).
-func projectorOptions(storeID string, reg *Registry) projector.Options {
-	return projector.Options{StoreID: storeID, Entities: reg.Shapes(), InputTabs: inputTabs(reg)}
+// projectorOptions are the read model's options for the registry and the
+// log's shape history: the same for the live model, a rebuild and a
+// replay (I23).
+func projectorOptions(storeID string, reg *Registry, hist events.ShapeHistory) projector.Options {
+	return projector.Options{StoreID: storeID, Entities: reg.Shapes(), InputTabs: inputTabs(reg), History: hist,
+		TabEntities: tabEntities(reg, hist)}
+}
+
+// tabEntities names the entity of every Input tab the registry or the
+// history declares.
+func tabEntities(reg *Registry, hist events.ShapeHistory) map[string]string {
+	out := map[string]string{}
+	for _, s := range reg.Shapes() {
+		out[layout.InputTabName(s.Name)] = s.Name
+	}
+	for _, era := range hist {
+		for _, s := range era.Declared.Entities {
+			out[layout.InputTabName(s.Name)] = s.Name
+		}
+	}
+	return out
+}
+
+// shapesSince is the sequence of the newest declaration in hist (0:
+// none): snapshots taken before it are of other shapes.
+func shapesSince(hist events.ShapeHistory) uint64 {
+	if len(hist) == 0 {
+		return 0
+	}
+	return hist[len(hist)-1].Seq
 }
 
 // recordSchema appends schema.declared when the shapes changed.
@@ -44,8 +71,15 @@ func (e *Engine) recordSchema() error {
 // up from its checkpoint to the log head and opens the read pool.
 func (e *Engine) openReadModel() error {
 	var err error
-	if e.snaps, err = snapshots.Open(e.dir, e.cfg.SnapshotKeep, e.log); err != nil {
-		return err
+	if e.hist == nil {
+		if e.hist, err = events.ReadShapeHistory(e.Log()); err != nil {
+			return err
+		}
+	}
+	if e.snaps == nil {
+		if e.snaps, err = snapshots.Open(e.dir, e.cfg.SnapshotKeep, e.log); err != nil {
+			return err
+		}
 	}
 	if err := e.openProjection(); err != nil {
 		return err
@@ -62,44 +96,75 @@ func (e *Engine) openProjection() error {
 		return err
 	}
 	phase := "catch-up"
-	if e.proj, phase, err = e.openProjector(head); err != nil {
+	if e.proj, phase, err = e.openProjector(head, e.reg, e.hist); err != nil {
 		return err
 	}
 	e.lastSnap = e.proj.Checkpoint()
 	return e.catchUp(cmpCtx(e.cfg.Context), phase, e.cfg.Progress)
 }
 
-// openProjector opens read.sqlite; when it is unusable it sets it aside
-// (renamed, never deleted) and restores the newest valid snapshot, or
-// else starts from an empty read model. It returns the phase the catch-up
-// will be in.
-func (e *Engine) openProjector(head uint64) (*projector.Projector, string, error) {
-	opts := projectorOptions(e.Log().StoreID(), e.reg)
+// openProjector opens read.sqlite for reg; when it is unusable it sets it
+// aside (renamed, never deleted) and restores the newest valid snapshot
+// of these shapes, or else starts from an empty read model. A read model
+// built before the shapes last changed (hist) is expected to be in other
+// shapes: it is rebuilt without a warning and not kept. It returns the
+// phase the catch-up will be in.
+func (e *Engine) openProjector(head uint64, reg *Registry, hist events.ShapeHistory) (*projector.Projector, string, error) {
+	opts := projectorOptions(e.Log().StoreID(), reg, hist)
 	_, statErr := os.Stat(e.ReadModelPath())
 	err := fmt.Errorf("%w: %s is missing", projector.ErrReadModelInvalid, projector.FileName)
+	expected := false
 	if statErr == nil {
 		var p *projector.Projector
 		if p, err = openAtMost(e.ReadModelPath(), opts, head); !errors.Is(err, projector.ErrReadModelInvalid) {
 			return p, "catch-up", err
 		}
-		e.log.Warn("read model unusable; restoring from a snapshot or rebuilding from the log", "reason", err.Error())
+		if expected = e.shapesChangedSince(err, hist); expected {
+			e.log.Info("the read model was built for earlier entity shapes; rebuilding it in the declared ones")
+		} else {
+			e.log.Warn("read model unusable; restoring from a snapshot or rebuilding from the log", "reason", err.Error())
+		}
 	} else if head > 0 && !e.newLog {
 		e.log.Info("read model missing; restoring from a snapshot or rebuilding from the log")
 	}
+	return e.replaceProjector(opts, head, shapesSince(hist), expected)
+}
+
+// shapesChangedSince reports whether err (opening read.sqlite) is its
+// being built for other shapes, before the newest declaration of hist.
+func (e *Engine) shapesChangedSince(err error, hist events.ShapeHistory) bool {
+	if !errors.Is(err, projector.ErrReadModelShape) {
+		return false
+	}
+	cp, storeID, rerr := projector.ReadCheckpoint(e.ReadModelPath())
+	return rerr == nil && storeID == e.Log().StoreID() && cp < shapesSince(hist)
+}
+
+// replaceProjector sets read.sqlite aside and restores a snapshot taken
+// at or after since, or starts an empty read model; an expected
+// replacement (a shape change) carries the subscriptions over and does
+// not keep the old file.
+func (e *Engine) replaceProjector(opts projector.Options, head, since uint64, expected bool) (*projector.Projector, string, error) {
 	aside, err := setAside(e.ReadModelPath(), "unusable")
 	if err != nil {
 		return nil, "", err
 	}
-	if aside != "" {
+	if aside != "" && !expected {
 		e.log.Warn("the unusable read model was kept", "as", filepath.Base(aside))
 	}
-	if p, err := e.restoreSnapshot(opts, head); err == nil {
+	done := func() {
 		e.carrySubscriptions(aside)
+		if expected {
+			removeSQLite(aside)
+		}
+	}
+	if p, err := e.restoreSnapshot(opts, head, since); err == nil {
+		done()
 		return p, "snapshot", nil
 	}
 	p, err := projector.Open(e.ReadModelPath(), opts)
 	if err == nil {
-		e.carrySubscriptions(aside)
+		done()
 	}
 	return p, "rebuild", err
 }
@@ -114,15 +179,16 @@ func openAtMost(path string, opts projector.Options, head uint64) (*projector.Pr
 	return nil, fmt.Errorf("%w: checkpoint %d is past the log head %d", projector.ErrReadModelInvalid, p.Checkpoint(), head)
 }
 
-// restoreSnapshot restores the newest snapshot that matches its manifest
-// and that a snapshot.taken event of the log (at or below head) vouches
-// for; the others are refused with a warning (snapshots.Newest).
-func (e *Engine) restoreSnapshot(opts projector.Options, head uint64) (*projector.Projector, error) {
+// restoreSnapshot restores the newest snapshot taken at or after since
+// (the shapes' declaration) that matches its manifest and that a
+// snapshot.taken event of the log (at or below head) vouches for; the
+// others are refused with a warning (snapshots.NewestIn).
+func (e *Engine) restoreSnapshot(opts projector.Options, head, since uint64) (*projector.Projector, error) {
 	v, err := snapshots.ReadVouchers(e.Log(), head)
 	if err != nil {
 		return nil, err
 	}
-	m, err := e.snaps.Newest(opts.StoreID, head, v)
+	m, err := e.snaps.NewestIn(opts.StoreID, since, head, v)
 	if err == nil {
 		err = e.snaps.Restore(m, e.ReadModelPath())
 	}
@@ -263,7 +329,11 @@ func ReplayLog(l *events.Log, target string, upTo uint64) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	p, err := openReplayTarget(target, l.StoreID(), reg)
+	hist, err := events.ReadShapeHistory(l)
+	if err != nil {
+		return 0, err
+	}
+	p, err := openReplayTarget(target, l.StoreID(), reg, hist)
 	if err != nil {
 		return 0, err
 	}

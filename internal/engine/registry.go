@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
@@ -12,8 +13,9 @@ import (
 // are derived from. A store opened by Go types and one opened by its log's
 // declarations build the same Registry.
 type Registry struct {
-	shapes []events.EntityShape
-	byName map[string]int
+	shapes  []events.EntityShape
+	byName  map[string]int
+	renames aggregates.Renames // the declaration's was= names (not part of the shapes)
 }
 
 // NewRegistry validates shapes (plain identifiers, unique names, a string
@@ -33,6 +35,18 @@ func NewRegistry(shapes ...events.EntityShape) (*Registry, error) {
 	}
 	return r, nil
 }
+
+// WithRenames returns r with the earlier names the declaration gives its
+// fields (`hikoutei:"title,was=name"`): what the shape change at Open
+// follows. They are not part of the recorded shapes.
+func (r *Registry) WithRenames(renames aggregates.Renames) *Registry {
+	c := *r
+	c.renames = renames
+	return &c
+}
+
+// Renames is the declaration's earlier field names (nil: none).
+func (r *Registry) Renames() aggregates.Renames { return r.renames }
 
 // Declared returns the registry of the entity shapes last recorded in l.
 // Errors: ErrInvalidEntity when none are recorded or they are malformed.

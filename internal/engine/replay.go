@@ -105,7 +105,11 @@ func replayLog(l *events.Log, reg *Registry, target string, opts ReplayOptions) 
 	if upTo == 0 || upTo > head {
 		upTo = head
 	}
-	p, err := openReplayTarget(target, l.StoreID(), reg)
+	hist, err := events.ReadShapeHistory(l)
+	if err != nil {
+		return 0, err
+	}
+	p, err := openReplayTarget(target, l.StoreID(), reg, hist)
 	if err != nil {
 		return 0, err
 	}
@@ -114,8 +118,8 @@ func replayLog(l *events.Log, reg *Registry, target string, opts ReplayOptions) 
 	return cp, errors.Join(err, p.Close())
 }
 
-func openReplayTarget(target, storeID string, reg *Registry) (*projector.Projector, error) {
-	p, err := projector.Open(target, projectorOptions(storeID, reg))
+func openReplayTarget(target, storeID string, reg *Registry, hist events.ShapeHistory) (*projector.Projector, error) {
+	p, err := projector.Open(target, projectorOptions(storeID, reg, hist))
 	if err != nil {
 		return nil, err
 	}
@@ -133,9 +137,15 @@ type EventSource func(fn func(events.Event) error) error
 // ReplayEvents builds a fresh read model at target from events delivered
 // by src, for auditors replaying a store from its NATS mirror. storeID is
 // the log's store id. Events must be dense from 1; a gap fails with
-// ErrReplayGap. It returns the checkpoint reached.
+// ErrReplayGap. src is read twice: first for the shape declarations
+// (old events are read into the newest shapes), then to apply every
+// event. It returns the checkpoint reached.
 func ReplayEvents(target, storeID string, src EventSource, opts ReplayOptions, reg *Registry) (uint64, error) {
-	p, err := openReplayTarget(target, storeID, reg)
+	hist, err := shapeHistoryOf(src)
+	if err != nil {
+		return 0, err
+	}
+	p, err := openReplayTarget(target, storeID, reg, hist)
 	if err != nil {
 		return 0, err
 	}
@@ -277,4 +287,32 @@ func cmpCtx(ctx context.Context) context.Context {
 		return context.Background()
 	}
 	return ctx
+}
+
+// shapeHistoryOf reads the shape history from the schema stream's events
+// src delivers.
+func shapeHistoryOf(src EventSource) (events.ShapeHistory, error) {
+	var h events.ShapeHistory
+	var pending *events.SchemaChanged
+	err := src(func(e events.Event) error {
+		if e.Stream != events.SchemaStream {
+			return nil
+		}
+		pl := e.Payload
+		if r, ok := pl.(events.Recorded); ok {
+			var err error
+			if pl, err = events.DecodePayload(r.Type, r.Schema, r.Fields); err != nil {
+				return err
+			}
+		}
+		switch p := pl.(type) {
+		case events.SchemaChanged:
+			pending = &p
+		case events.SchemaDeclared:
+			h = append(h, events.ShapeEra{Seq: e.Seq, Declared: p, Changed: pending})
+			pending = nil
+		}
+		return nil
+	})
+	return h, err
 }

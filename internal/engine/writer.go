@@ -32,6 +32,8 @@ type request struct {
 type Command struct {
 	Entity, ID string
 	Values     map[string]any
+	// Actor, when set, is recorded on the persist (a migration's output).
+	Actor events.Actor
 }
 
 // CommitResult describes a committed unit of work.
@@ -206,7 +208,7 @@ func (e *Engine) entityVersions(batch []*request) map[string]uint64 {
 			keys = append(keys, events.EntityStream(c.Entity, c.ID))
 		}
 	}
-	vs, err := e.writer().Log().StreamVersions(keys)
+	vs, err := e.Log().StreamVersions(keys)
 	if err != nil {
 		return nil
 	}
@@ -256,7 +258,13 @@ func decideOne(cur aggregates.EntityState, c Command, now time.Time) (aggregates
 	if c.Values == nil {
 		return aggregates.DecideRemove(cur, aggregates.Remove{Entity: c.Entity, ID: c.ID}, now)
 	}
-	return aggregates.DecidePersist(cur, aggregates.Persist{Entity: c.Entity, ID: c.ID, Values: c.Values}, now)
+	d, err := aggregates.DecidePersist(cur, aggregates.Persist{Entity: c.Entity, ID: c.ID, Values: c.Values}, now)
+	if err == nil && c.Actor != "" && len(d.Events) > 0 {
+		p := d.Events[0].Payload.(events.EntityPersisted)
+		p.Actor = c.Actor
+		d.Events[0].Payload = p
+	}
+	return d, err
 }
 
 // currentState is an entity's state as of the batch's earlier decisions.
@@ -340,7 +348,7 @@ func (e *Engine) version(stream string, b *batchState) (uint64, error) {
 	if v, ok := b.version(stream); ok {
 		return v, nil
 	}
-	return e.writer().Log().StreamVersion(stream)
+	return e.Log().StreamVersion(stream)
 }
 
 // appendAndProject appends the batch's units in one log transaction and
