@@ -210,10 +210,10 @@ func TestI35_RetypeTextToFloatWithAMigration(t *testing.T) {
 	}
 	if len(changed.Migrations) != 1 || changed.Migrations[0] != (events.MigrationRun{Entity: "Rec", Version: "v2", Records: 2}) ||
 		len(changed.Changes) != 1 || changed.Changes[0].Migration != "Rec/v2" {
-		t.Fatalf("schema.changed %+v", changed)
+		t.Fatalf("the recorded change: %+v", changed)
 	}
 	if actors := es.actors("Rec"); !slices.Equal(actors, []events.Actor{"", "", "migration:Rec/v2", "migration:Rec/v2", ""}) {
-		t.Errorf("entity.persisted actors %q", actors)
+		t.Errorf("actors of the persists: %q", actors)
 	}
 	s = es.open(es.options(m), Entity[recFloat]("Rec")) // recorded: not run again
 	mustT(t, s.Close())
