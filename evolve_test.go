@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
@@ -63,9 +66,10 @@ type (
 
 // evolveStore is a store directory reopened with changing declarations.
 type evolveStore struct {
-	t    *testing.T
-	dir  string
-	logs bytes.Buffer
+	t        *testing.T
+	dir      string
+	logs     bytes.Buffer
+	seedHead uint64 // the last sequence of the seed's commit
 }
 
 func newEvolveStore(t *testing.T) *evolveStore { return &evolveStore{t: t, dir: t.TempDir()} }
@@ -89,7 +93,8 @@ func (es *evolveStore) open(opts Options, defs ...EntityDef) *Store {
 func (es *evolveStore) seed() {
 	es.t.Helper()
 	s := es.open(es.options(), Entity[recV1]("Rec"))
-	commit(es.t, s, &recV1{ID: "a", Name: "Alpha", Notes: "n-a"}, &recV1{ID: "b", Name: "Bravo", Notes: "n-b"})
+	res := commit(es.t, s, &recV1{ID: "a", Name: "Alpha", Notes: "n-a"}, &recV1{ID: "b", Name: "Bravo", Notes: "n-b"})
+	es.seedHead = res.LastSeq
 	mustT(es.t, s.Close())
 }
 
@@ -240,5 +245,165 @@ func (es *evolveStore) actors(entity string) []events.Actor {
 	return out
 }
 
+// fieldOwner reads a field's owner from the read model's canonical state.
+func fieldOwner(t *testing.T, s *Store, entity, id, field string) string {
+	t.Helper()
+	conn, err := s.e.ReadConn(ctx)
+	mustT(t, err)
+	defer s.e.PutConn(conn)
+	owner := ""
+	err = sqlitexExec(conn, "SELECT owner FROM hk_field_state WHERE entity = ? AND id = ? AND field = ?", func(v string) { owner = v }, entity, id, field)
+	mustT(t, err)
+	return owner
+}
+
+// Each row of the issue's table, through the API: the store reopened with
+// the changed declaration opens without a warning or a set-aside read
+// model, logs the change, and reads every record right; a rebuild equals
+// the live read model.
+func TestI35_EachChangeOfTheTableReadsRight(t *testing.T) {
+	cases := []struct {
+		name   string
+		defs   []EntityDef
+		change string // what the INFO line names
+		check  func(t *testing.T, s *Store)
+	}{
+		{"add a field", []EntityDef{Entity[recPop]("Rec")}, "Rec.pop field_added", func(t *testing.T, s *Store) {
+			a, err := Get[recPop](ctx, s, "a")
+			if err != nil || *a != (recPop{ID: "a", Name: "Alpha", Notes: "n-a"}) {
+				t.Errorf("Get a: %+v %v", a, err)
+			}
+			commit(t, s, &recPop{ID: "c", Name: "Charlie", Pop: 3.5})
+			got, err := Find[recPop](ctx, s, WhereCmp("pop", Gt, 1))
+			if err != nil || len(got) != 1 || got[0].ID != "c" {
+				t.Errorf("Find pop > 1: %v %v", got, err)
+			}
+		}},
+		{"add a user field", []EntityDef{Entity[recTag]("Rec")}, "Rec.tag field_added", func(t *testing.T, s *Store) {
+			commit(t, s, &recTag{ID: "a", Name: "Alpha", Notes: "n-a", Tag: "x"})
+			got, err := Find[recTag](ctx, s, OrderBy("id"))
+			if err != nil || len(got) != 2 || got[0].Tag != "x" || got[1].Tag != "" || got[1].Name != "Bravo" {
+				t.Errorf("Find: %+v %v", got, err)
+			}
+			if o := fieldOwner(t, s, "Rec", "a", "tag"); o != "user" {
+				t.Errorf("tag's owner %q", o)
+			}
+		}},
+		{"drop a field", []EntityDef{Entity[recNoName]("Rec")}, "Rec.name field_dropped", func(t *testing.T, s *Store) {
+			b, err := Get[recNoName](ctx, s, "b")
+			if err != nil || *b != (recNoName{ID: "b", Notes: "n-b"}) {
+				t.Errorf("Get b: %+v %v", b, err)
+			}
+			if _, err := Find[recNoName](ctx, s, Where("name", "Alpha")); !errors.Is(err, ErrUnknownField) {
+				t.Errorf("Find by the dropped field: %v", err)
+			}
+			if o := fieldOwner(t, s, "Rec", "a", "name"); o != "" {
+				t.Errorf("the dropped field still has canonical state (owner %q)", o)
+			}
+		}},
+		{"make a field user-editable", []EntityDef{Entity[recUserName]("Rec")}, "Rec.name owner_changed system→user", func(t *testing.T, s *Store) {
+			a, err := Get[recUserName](ctx, s, "a")
+			if err != nil || a.Name != "Alpha" {
+				t.Errorf("Get a: %+v %v", a, err)
+			}
+			if o := fieldOwner(t, s, "Rec", "a", "name"); o != "user" {
+				t.Errorf("name's owner %q", o)
+			}
+		}},
+		{"rename with was=", []EntityDef{Entity[recTitle]("Rec")}, "Rec.title field_renamed name→title", func(t *testing.T, s *Store) {
+			got, err := Find[recTitle](ctx, s, Where("title", "Bravo"))
+			if err != nil || len(got) != 1 || *got[0] != (recTitle{ID: "b", Title: "Bravo", Notes: "n-b"}) {
+				t.Errorf("Find title = Bravo: %+v %v", got, err)
+			}
+		}},
+		{"add an entity", []EntityDef{Entity[recV1]("Rec"), Entity[other]("Other")}, "Other entity_added", func(t *testing.T, s *Store) {
+			commit(t, s, &other{Code: "x", Size: 7})
+			o, err := Get[other](ctx, s, "x")
+			a, err2 := Get[recV1](ctx, s, "a")
+			if err != nil || err2 != nil || o.Size != 7 || a.Name != "Alpha" {
+				t.Errorf("Get: %+v %v %+v %v", o, err, a, err2)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			es := newEvolveStore(t)
+			es.seed()
+			s := es.open(es.options(), c.defs...)
+			c.check(t, s)
+			mustT(t, s.Close())
+			if logs := es.logs.String(); !strings.Contains(logs, "level=INFO msg=\"entity shapes changed") || !strings.Contains(logs, c.change) {
+				t.Errorf("no INFO line naming %q:\n%s", c.change, logs)
+			}
+			if strings.Contains(es.logs.String(), "Alpha") {
+				t.Errorf("a value was logged:\n%s", es.logs.String())
+			}
+			es.noSetAside()
+			es.checkRebuildEqualsLive()
+		})
+	}
+}
+
+// A sequence of changes with commits in between: every reopen reads the
+// records under their newest names and kinds, a rebuild equals the live
+// read model after each step (I23), and a replay of the log gives the
+// same read model.
+func TestI35_RebuildEqualsLiveAfterASequenceOfChanges(t *testing.T) {
+	type v2 struct { // title was name; pop added; notes kept
+		ID    string `hikoutei:"id,pk"`
+		Title string `hikoutei:"title,was=name"`
+		Notes string `hikoutei:"notes,user"`
+		Pop   int64  `hikoutei:"pop"`
+	}
+	type v3 struct { // pop widened to float, label was title (was name), notes dropped, order changed
+		ID    string  `hikoutei:"id,pk"`
+		Pop   float64 `hikoutei:"pop"`
+		Label string  `hikoutei:"label,was=title,was=name"`
+	}
+	type v4 struct { // pop nullable, label user-editable
+		ID    string   `hikoutei:"id,pk"`
+		Pop   *float64 `hikoutei:"pop"`
+		Label string   `hikoutei:"label,user"`
+	}
+	es := newEvolveStore(t)
+	es.seed()
+	s := es.open(es.options(), Entity[v2]("Rec"))
+	commit(t, s, &v2{ID: "a", Title: "Alpha", Notes: "n-a", Pop: 1 << 40}, &v2{ID: "c", Title: "Charlie", Pop: 3})
+	mustT(t, s.Close())
+	es.checkRebuildEqualsLive()
+	s = es.open(es.options(), Entity[v3]("Rec"))
+	got, err := Find[v3](ctx, s, OrderBy("id"))
+	want := []v3{{ID: "a", Pop: 1 << 40, Label: "Alpha"}, {ID: "b", Label: "Bravo"}, {ID: "c", Pop: 3, Label: "Charlie"}}
+	if err != nil || len(got) != 3 || *got[0] != want[0] || *got[1] != want[1] || *got[2] != want[2] {
+		t.Fatalf("v3 Find: %+v %v", got, err)
+	}
+	commit(t, s, &v3{ID: "b", Pop: 0.5, Label: "Bravo2"})
+	mustT(t, s.Close())
+	es.checkRebuildEqualsLive()
+	s = es.open(es.options(), Entity[v4]("Rec"))
+	b, err := Get[v4](ctx, s, "b")
+	if err != nil || b.Pop == nil || *b.Pop != 0.5 || b.Label != "Bravo2" {
+		t.Fatalf("v4 Get b: %+v %v", b, err)
+	}
+	view, err := s.AsOf(ctx, AtSeq(es.seedHead))
+	mustT(t, err)
+	old, err := Get[v4](ctx, view, "a")
+	if err != nil || old.Label != "Alpha" || old.Pop != nil {
+		t.Errorf("as of the first commit, a reads %+v %v; want its name under the newest name", old, err)
+	}
+	mustT(t, view.Close())
+	mustT(t, s.Close())
+	es.noSetAside()
+	es.checkRebuildEqualsLive()
+	if n := len(es.schemaStream()); n != 7 { // declared + 3 × (changed, declared)
+		t.Errorf("the schema stream holds %d events, want 7", n)
+	}
+}
+
 var _ = fmt.Sprint
 var _ = engine.Of
+
+// sqlitexExec runs a one-column query, calling fn with each row's text.
+func sqlitexExec(conn *sqlite.Conn, q string, fn func(string), args ...any) error {
+	return sqlitex.Execute(conn, q, &sqlitex.ExecOptions{Args: args, ResultFunc: func(st *sqlite.Stmt) error { fn(st.ColumnText(0)); return nil }})
+}
