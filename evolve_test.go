@@ -407,3 +407,115 @@ var _ = engine.Of
 func sqlitexExec(conn *sqlite.Conn, q string, fn func(string), args ...any) error {
 	return sqlitex.Execute(conn, q, &sqlitex.ExecOptions{Args: args, ResultFunc: func(st *sqlite.Stmt) error { fn(st.ColumnText(0)); return nil }})
 }
+
+// recKeyed is Rec keyed by its name instead of its id (another primary
+// key): the id becomes a field.
+type recKeyed struct {
+	Name  string `hikoutei:"name,pk"`
+	OldID string `hikoutei:"old_id"`
+	Notes string `hikoutei:"notes,user"`
+}
+
+func TestI35_KeyChangeIsRefusedWithoutAMigrationAndMovesRecordsWithOne(t *testing.T) {
+	es := newEvolveStore(t)
+	es.seed()
+	_, err := Open(t.Context(), es.dir, es.options(), Entity[recKeyed]("Rec"))
+	var sce *ShapeChangeError
+	if !errors.As(err, &sce) || sce.Refused[0].Change != events.ChangeKeyChanged || sce.Refused[0].Records != 2 {
+		t.Fatalf("Open with another key: %v", err)
+	}
+	m := Migrate[recV1, recKeyed]("Rec", "by-name", func(o recV1) (recKeyed, error) {
+		return recKeyed{Name: strings.ToLower(o.Name), OldID: o.ID, Notes: o.Notes}, nil
+	})
+	s := es.open(es.options(m), Entity[recKeyed]("Rec"))
+	got, err := Find[recKeyed](ctx, s, OrderBy("name"))
+	if err != nil || len(got) != 2 || *got[0] != (recKeyed{Name: "alpha", OldID: "a", Notes: "n-a"}) || got[1].Name != "bravo" {
+		t.Fatalf("records after the key change: %+v %v", got, err)
+	}
+	if _, err := Get[recKeyed](ctx, s, "a"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the old key still reads: %v", err)
+	}
+	mustT(t, s.Close())
+	es.noSetAside()
+	es.checkRebuildEqualsLive()
+}
+
+func TestI35_MigrationsThatCannotApplyWriteNothing(t *testing.T) {
+	es := newEvolveStore(t)
+	es.seed()
+	before := es.schemaStream()
+	type notV1 struct {
+		ID   string  `hikoutei:"id,pk"`
+		Name float64 `hikoutei:"name"`
+	}
+	boom := errors.New("no number for this name")
+	cases := []struct {
+		name string
+		m    Migration
+		want error
+		key  string
+	}{
+		{"old type is not the recorded shape", Migrate[notV1, recFloat]("Rec", "v2", func(notV1) (recFloat, error) { return recFloat{}, nil }), ErrMigrationInvalid, ""},
+		{"bad version", Migrate[recV1, recFloat]("Rec", "v 2", nameLength), ErrMigrationInvalid, ""},
+		{"new type is not the declared one", Migrate[recV1, recPop]("Rec", "v2", func(recV1) (recPop, error) { return recPop{}, nil }), ErrMigrationInvalid, ""},
+		{"the function fails", Migrate[recV1, recFloat]("Rec", "v2", func(o recV1) (recFloat, error) {
+			if o.ID == "b" {
+				return recFloat{}, boom
+			}
+			return nameLength(o)
+		}), boom, "b"},
+		{"the function panics", Migrate[recV1, recFloat]("Rec", "v2", func(o recV1) (recFloat, error) { panic("Alpha") }), ErrMigrationFailed, "a"},
+		{"two records map to one key", Migrate[recV1, recFloat]("Rec", "v2", func(o recV1) (recFloat, error) { return recFloat{ID: "z"}, nil }), ErrMigrationFailed, "b"},
+		{"an invalid new key", Migrate[recV1, recFloat]("Rec", "v2", func(o recV1) (recFloat, error) { return recFloat{ID: " a"}, nil }), ErrInvalidPrimaryKey, "a"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Open(t.Context(), es.dir, es.options(c.m), Entity[recFloat]("Rec"))
+			if !errors.Is(err, c.want) {
+				t.Fatalf("Open: %v, want %v", err, c.want)
+			}
+			var me *MigrationError
+			if c.key != "" && (!errors.As(err, &me) || me.Key != c.key || !errors.Is(err, ErrMigrationFailed)) {
+				t.Errorf("error %v does not name the record %q", err, c.key)
+			}
+			if strings.Contains(err.Error(), "Alpha") {
+				t.Errorf("the error shows a value: %v", err)
+			}
+			if after := es.schemaStream(); len(after) != len(before) {
+				t.Errorf("%d schema events written", len(after)-len(before))
+			}
+		})
+	}
+	s := es.open(es.options(), Entity[recV1]("Rec"))
+	a, err := Get[recV1](ctx, s, "a")
+	if err != nil || a.Name != "Alpha" {
+		t.Errorf("Get a after the refusals: %+v %v", a, err)
+	}
+	mustT(t, s.Close())
+}
+
+func TestI35_KeyRenamedAndEntitiesRemoved(t *testing.T) {
+	type recCode struct {
+		Code  string `hikoutei:"code,pk,was=id"`
+		Name  string `hikoutei:"name"`
+		Notes string `hikoutei:"notes,user"`
+	}
+	es := newEvolveStore(t)
+	es.seed()
+	s := es.open(es.options(), Entity[recCode]("Rec"), Entity[other]("Other"))
+	a, err := Get[recCode](ctx, s, "a")
+	if err != nil || *a != (recCode{Code: "a", Name: "Alpha", Notes: "n-a"}) {
+		t.Fatalf("Get a with the key renamed: %+v %v", a, err)
+	}
+	mustT(t, s.Close())
+	// Other has no record: removing it is compatible; Rec has two.
+	s = es.open(es.options(), Entity[recCode]("Rec"))
+	mustT(t, s.Close())
+	es.noSetAside()
+	es.checkRebuildEqualsLive()
+	_, err = Open(t.Context(), es.dir, es.options(), Entity[other]("Other"))
+	var sce *ShapeChangeError
+	if !errors.As(err, &sce) || len(sce.Refused) != 1 || sce.Refused[0].Change != events.ChangeEntityRemoved || sce.Refused[0].Records != 2 {
+		t.Fatalf("Open without Rec: %v", err)
+	}
+}
