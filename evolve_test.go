@@ -519,3 +519,38 @@ func TestI35_KeyRenamedAndEntitiesRemoved(t *testing.T) {
 		t.Fatalf("Open without Rec: %v", err)
 	}
 }
+
+func TestI35_PlanShapeChangeSaysWhatWouldChangeAndWritesNothing(t *testing.T) {
+	es := newEvolveStore(t)
+	es.seed()
+	files := es.storeFiles()
+	before := es.schemaStream()
+	plan, err := PlanShapeChange(t.Context(), es.dir, es.options(), Entity[recFloat]("Rec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Refused) != 1 || plan.Refused[0].Records != 2 || !slices.Equal(plan.Refused[0].FirstKeys, []string{"a", "b"}) || len(plan.Migrations) != 0 {
+		t.Errorf("plan without a migration: %+v", plan)
+	}
+	m := Migrate[recV1, recFloat]("Rec", "v2", nameLength)
+	plan, err = PlanShapeChange(t.Context(), es.dir, es.options(m), Entity[recFloat]("Rec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MigrationPlan{{Name: "Rec/v2", Records: 2, FirstKeys: []string{"a", "b"}}}
+	if len(plan.Refused) != 0 || len(plan.Incompatible) != 1 || !reflect.DeepEqual(plan.Migrations, want) || plan.Changes[0].Migration != "Rec/v2" {
+		t.Errorf("plan with the migration: %+v", plan)
+	}
+	plan, err = PlanShapeChange(t.Context(), es.dir, es.options(), Entity[recTitle]("Rec"))
+	if err != nil || len(plan.Changes) != 1 || plan.Changes[0].Kind != events.ChangeFieldRenamed || len(plan.Incompatible) != 0 {
+		t.Errorf("plan of a rename: %+v %v", plan, err)
+	}
+	if !slices.Equal(es.storeFiles(), files) || len(es.schemaStream()) != len(before) {
+		t.Errorf("the dry runs wrote: files %v → %v", files, es.storeFiles())
+	}
+	s := es.open(es.options(), Entity[recV1]("Rec"))
+	defer s.Close()
+	if _, err := PlanShapeChange(t.Context(), es.dir, es.options(), Entity[recTitle]("Rec")); !errors.Is(err, ErrStoreLocked) {
+		t.Errorf("a dry run of an open store: %v", err)
+	}
+}

@@ -198,7 +198,28 @@ func newJSONScenario(t *testing.T) *jsonScenario {
 	sc.effect = e.ID
 	sc.natsURL = startNATS(t)
 	recordSubscription(t, sc.dir)
+	writeShapesWithAField(t, sc.dir, filepath.Join(sc.tmp, "shapes.json"))
 	return sc
+}
+
+// writeShapesWithAField writes to path the shapes `schema --json` prints
+// for dir, with a field added to the first entity: a compatible change.
+func writeShapesWithAField(t *testing.T, dir, path string) {
+	t.Helper()
+	code, out, errOut := runSplit("schema", "--json", "--dir", dir)
+	var s schemaJSON
+	if err := json.Unmarshal([]byte(out), &s); code != exitOK || err != nil || len(s.Entities) == 0 {
+		t.Fatalf("schema --json: exit %d %v\n%s%s", code, err, out, errOut)
+	}
+	s.History = nil
+	s.Entities[0].Fields = append(s.Entities[0].Fields, fieldJSON{Name: "added", Kind: "float", Owner: "system"})
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
@@ -241,6 +262,8 @@ func (sc *jsonScenario) args() [][]string {
 		{"salvage", "--from", sc.dir, "--to", filepath.Join(sc.tmp, "salvaged")},
 		{"ping", "--dir", sc.dir},
 		{"subscriptions", "--dir", sc.dir},
+		{"schema", "--dir", sc.dir},
+		{"migrate", "--dir", sc.dir, "--dry-run", "--shapes", filepath.Join(sc.tmp, "shapes.json")},
 		append([]string{"conflicts", "ack", "--dir", sc.dir}, sc.fence...),
 		{"conflicts", "resolve", "--dir", sc.other, sc.otherConflict, "--keep-system"},
 		{"quarantine", "dismiss", "--dir", sc.dir, sc.quarantined},
@@ -312,7 +335,8 @@ func holdStore(t *testing.T, dir string) func() {
 func TestCLIConsistencyStoreErrorsAndFlagChecks(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope")
 	positional := map[string][]string{"conflicts show": {"x"}, "conflicts ack": {"x", "1", "h", "0"}, "conflicts resolve": {"x", "--keep-system"},
-		"outbox show": {"x"}, "quarantine show": {"x"}, "quarantine dismiss": {"x"}, "backup": {"--out", filepath.Join(t.TempDir(), "b")}}
+		"outbox show": {"x"}, "quarantine show": {"x"}, "quarantine dismiss": {"x"}, "backup": {"--out", filepath.Join(t.TempDir(), "b")},
+		"migrate": {"--dry-run", "--shapes", "x"}}
 	for _, path := range commandPaths(newRootCmd(), nil) {
 		c := findCommand(t, path)
 		name := strings.Join(path, " ")
