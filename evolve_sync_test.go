@@ -144,3 +144,48 @@ func TestI35_AKeyChangeOfARecordWithAnOpenConflictIsRefused(t *testing.T) {
 		t.Fatalf("Open: %v", err)
 	}
 }
+
+// With sync on, a migration's output is queued for the spreadsheet like
+// any commit.
+func TestI35_AMigrationsOutputIsQueuedForTheSheet(t *testing.T) {
+	type noteLen struct {
+		ID   string `hikoutei:"id,pk"`
+		Body int64  `hikoutei:"body"`
+		Note string `hikoutei:"note,user"`
+	}
+	ctx := context.Background()
+	dir, sheet := t.TempDir(), hikouteitest.NewSheet(t)
+	opts := hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1, NoAdmin: true}
+	s, err := hikoutei.Open(ctx, dir, opts, hikoutei.Entity[noteV1]("Note"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hikouteitest.New(t, s)
+	u := s.Begin()
+	u.Persist(&noteV1{ID: "1", Body: "four"})
+	u.Persist(&noteV1{ID: "2", Body: "seven"})
+	if _, err := u.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.Drain(ctx)
+	if n := h.Unsettled(); n != 0 {
+		t.Fatalf("%d effects unsettled after the drain", n)
+	}
+	s.Close()
+	opts.Migrations = []hikoutei.Migration{hikoutei.Migrate[noteV1, noteLen]("Note", "v2", func(o noteV1) (noteLen, error) {
+		return noteLen{ID: o.ID, Body: int64(len(o.Body)), Note: o.Note}, nil
+	})}
+	s, err = hikoutei.Open(ctx, dir, opts, hikoutei.Entity[noteLen]("Note"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h = hikouteitest.New(t, s)
+	if n := h.Unsettled(); n < 2 {
+		t.Errorf("%d effects queued by the migration, want one per row at least", n)
+	}
+	n, err := hikoutei.Get[noteLen](ctx, s, "2")
+	if err != nil || n.Body != 5 {
+		t.Errorf("Get 2: %+v %v", n, err)
+	}
+}

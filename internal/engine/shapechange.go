@@ -356,15 +356,15 @@ func (e *Engine) installShapes(old *projector.Projector, c *shapeChange, head ui
 		evs = append(evs, st.Events...)
 	}
 	err := old.Close()
-	if evs[0].Seq != head+1 {
-		return errors.Join(err, c.discard())
+	if err == nil && evs[0].Seq == head+1 {
+		err = c.proj.Apply(evs)
+	} else if err == nil {
+		err = fmt.Errorf("the change landed at seq %d, not %d", evs[0].Seq, head+1)
 	}
-	if err := c.proj.Apply(evs); err != nil {
-		return errors.Join(err, c.discard())
-	}
-	err = errors.Join(err, c.proj.Close())
-	if err != nil {
-		return errors.Join(err, removeSQLite(c.target))
+	if err = errors.Join(err, c.proj.Close()); err != nil {
+		// The change is recorded: the ordinary open rebuilds the read model.
+		e.log.Info("the migrated read model was not installed; rebuilding it", "reason", err.Error())
+		return removeSQLite(c.target)
 	}
 	e.carrySubscriptionsFrom(e.ReadModelPath(), c.target)
 	if err := removeReadModel(e.ReadModelPath()); err != nil {
