@@ -76,7 +76,7 @@ func (s ShapeIncompatibility) String() string {
 		what += "." + s.Field
 	}
 	change := string(s.Change)
-	if s.From != "" || s.To != "" {
+	if s.From != "" && s.To != "" {
 		change += " " + s.From + " → " + s.To
 	}
 	keys := strings.Join(s.FirstKeys, ", ")

@@ -212,8 +212,11 @@ func changeText(ch changeJSON) string {
 		s += "." + ch.Field
 	}
 	s += " " + ch.Kind
-	if ch.From != "" || ch.To != "" {
+	switch {
+	case ch.From != "" && ch.To != "":
 		s += " " + ch.From + " → " + ch.To
+	case ch.From != "" || ch.To != "":
+		s += " " + ch.From + ch.To
 	}
 	if ch.Migration != "" {
 		s += " (migration " + ch.Migration + ")"

@@ -392,10 +392,7 @@ func changesText(p ShapePlan) string {
 		if ch.Field != "" {
 			s += "." + ch.Field
 		}
-		s += " " + string(ch.Kind)
-		if ch.From != "" || ch.To != "" {
-			s += " " + ch.From + "→" + ch.To
-		}
+		s += " " + string(ch.Kind) + fromTo(ch.From, ch.To, "→")
 		if ch.Migration != "" {
 			s += " (migration " + ch.Migration + ")"
 		}
@@ -413,4 +410,15 @@ func eventCount(u events.Unit) int {
 		n += len(st.Events)
 	}
 	return n
+}
+
+// fromTo is " from<arrow>to", or the one of them that is set.
+func fromTo(from, to, arrow string) string {
+	switch {
+	case from != "" && to != "":
+		return " " + from + arrow + to
+	case from != "" || to != "":
+		return " " + from + to
+	}
+	return ""
 }
