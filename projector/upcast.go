@@ -170,16 +170,25 @@ func (u *upcaster) needed(entity string, seq uint64) bool {
 	return ok && seq < from
 }
 
-// field maps one field of entity named by an event at seq.
-func (u *upcaster) field(entity, field string, seq uint64) fieldMapping {
-	slots := u.eras[entity]
+// slotOf is the mapping of entity's fields for an event at seq.
+func (u *upcaster) slotOf(entity string, seq uint64) eraMapping {
 	k, _ := slices.BinarySearchFunc(u.hist, seq+1, func(e events.ShapeEra, s uint64) int {
 		if e.Seq < s {
 			return -1
 		}
 		return 1
 	})
-	if fm, ok := slots[k].fields[field]; ok {
+	return u.eras[entity][k]
+}
+
+// field maps one field of entity named by an event at seq.
+func (u *upcaster) field(entity, field string, seq uint64) fieldMapping {
+	return u.inSlot(u.slotOf(entity, seq), entity, field, seq)
+}
+
+// inSlot maps a field with its era's mapping m.
+func (u *upcaster) inSlot(m eraMapping, entity, field string, seq uint64) fieldMapping {
+	if fm, ok := m.fields[field]; ok {
 		return fm
 	}
 	return u.mapField(entity, field, seq) // a field the era did not declare: names only
@@ -212,8 +221,9 @@ func (u *upcaster) persisted(seq uint64, x events.EntityPersisted) events.Entity
 		return x
 	}
 	fields, revs := make(map[string]any, len(x.Fields)), make(map[string]uint64, len(x.Revisions))
+	m := u.slotOf(x.Entity, seq)
 	for name, v := range x.Fields {
-		fm := u.field(x.Entity, name, seq)
+		fm := u.inSlot(m, x.Entity, name, seq)
 		if !fm.kept {
 			continue
 		}
