@@ -23,8 +23,11 @@ func (o ReplayOptions) engine(ctx context.Context) engine.ReplayOptions {
 // Replay builds a fresh read model at target from the log of the store in
 // dir, without taking the writer lease (it holds log.db open read-only, so
 // the store cannot be opened for writing meanwhile, and fails if it is).
-// With no entities it uses the shapes the log declares. Auditors use it to
-// rebuild a store's read model; a rebuild equals the live read model. The
+// With no entities it uses the shapes the log declares. Events recorded
+// under an older declaration are read into those shapes as the store
+// reads them (renamed fields under their new names, values converted,
+// dropped fields left out: docs/evolving.md). Auditors use it to rebuild
+// a store's read model; a rebuild equals the live read model. The
 // file is built beside target and renamed onto it when complete. It
 // returns the checkpoint reached. Errors: ErrReplayTargetInStore (target
 // is inside a store directory), ErrReplayTarget (target exists and
@@ -77,7 +80,9 @@ type EventSource func(fn func(events.Event) error) error
 // ReplayEvents builds a fresh read model at target from events delivered by
 // src, for auditors replaying a store from its NATS mirror on another
 // machine. storeID is the log's store id. Events must be dense from 1; a
-// gap fails with ErrReplayGap. It returns the checkpoint reached; a
+// gap fails with ErrReplayGap. src is read twice: first for the entity
+// shape declarations (old events are read into the shapes of entities),
+// then to apply every event. It returns the checkpoint reached; a
 // cancelled ctx stops it between batches with the context's error.
 func ReplayEvents(ctx context.Context, target, storeID string, src EventSource, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
 	_, shapes, err := declare(entities)

@@ -99,3 +99,16 @@ func TestI35_MigrateDryRunClassifiesAndNamesTheRefusedRecords(t *testing.T) {
 	os.WriteFile(file, []byte(`{"entities": [{"name": "Rec", "bogus": 1}]}`), 0o600)
 	wantUsage(t, migrate, []string{"migrate", "--dir", dir, "--dry-run", "--shapes", file})
 }
+
+// audit --at reads a record's state before a rename under the new name.
+func TestI35_AuditAtBeforeARenameShowsTheNewName(t *testing.T) {
+	dir := schemaStore(t)
+	code, out, errOut := runSplit("audit", "--dir", dir, "--entity", "Rec", "--id", "a", "--at", "4", "--json")
+	first, _, _ := strings.Cut(out, "\n")
+	var st struct {
+		State map[string]any `json:"state"`
+	}
+	if err := json.Unmarshal([]byte(first), &st); code != exitOK || err != nil || st.State["title"] != "Alpha" || st.State["name"] != nil {
+		t.Fatalf("audit --at: exit %d %v\n%s%s", code, err, out, errOut)
+	}
+}
