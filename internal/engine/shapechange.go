@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -370,7 +371,17 @@ func (e *Engine) installShapes(old *projector.Projector, c *shapeChange, head ui
 	if err := removeReadModel(e.ReadModelPath()); err != nil {
 		return err
 	}
-	return os.Rename(c.target, e.ReadModelPath())
+	return renameSQLite(c.target, e.ReadModelPath())
+}
+
+// renameSQLite renames a closed database and any -wal/-shm beside it.
+func renameSQLite(from, to string) error {
+	for _, suffix := range sqliteSuffixes {
+		if err := os.Rename(from+suffix, to+suffix); err != nil && (suffix == "" || !errors.Is(err, fs.ErrNotExist)) {
+			return fmt.Errorf("install the migrated read model: %w", err)
+		}
+	}
+	return nil
 }
 
 // carrySubscriptionsFrom carries the subscription checkpoints of the read
