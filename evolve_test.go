@@ -3,7 +3,6 @@ package hikoutei
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/events"
-	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
 
@@ -400,8 +398,6 @@ func TestI35_RebuildEqualsLiveAfterASequenceOfChanges(t *testing.T) {
 	}
 }
 
-var _ = fmt.Sprint
-var _ = engine.Of
 
 // sqlitexExec runs a one-column query, calling fn with each row's text.
 func sqlitexExec(conn *sqlite.Conn, q string, fn func(string), args ...any) error {
