@@ -398,7 +398,6 @@ func TestI35_RebuildEqualsLiveAfterASequenceOfChanges(t *testing.T) {
 	}
 }
 
-
 // sqlitexExec runs a one-column query, calling fn with each row's text.
 func sqlitexExec(conn *sqlite.Conn, q string, fn func(string), args ...any) error {
 	return sqlitex.Execute(conn, q, &sqlitex.ExecOptions{Args: args, ResultFunc: func(st *sqlite.Stmt) error { fn(st.ColumnText(0)); return nil }})
