@@ -171,7 +171,7 @@ func TestUpdateCellsKeepsOrSetsValidation(t *testing.T) {
 	}
 	batch(t, svc, id, &sheets.Request{UpdateCells: &sheets.UpdateCellsRequest{
 		Range: &sheets.GridRange{SheetId: 0, StartRowIndex: 1, EndRowIndex: 2, StartColumnIndex: 3, EndColumnIndex: 5},
-		Rows: []*sheets.RowData{{Values: []*sheets.CellData{{}, {DataValidation: dropdown("a")}}}}, Fields: "dataValidation"}})
+		Rows:  []*sheets.RowData{{Values: []*sheets.CellData{{}, {DataValidation: dropdown("a")}}}}, Fields: "dataValidation"}})
 	vals, _, rules = gridRow2(t, svc, id)
 	if rules[3] || !rules[4] || vals[3] != x || vals[4] != "e1" {
 		t.Fatalf("dataValidation mask: rules %v values %v", rules, vals)
