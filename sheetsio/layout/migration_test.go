@@ -46,10 +46,10 @@ func TestMatchHeaderIsExactNamesInOrderThenBlanksOrRetired(t *testing.T) {
 		{header("id", "notes", AnchorHeader, "", " "), true, map[int]string{}},
 		{header("id", "notes", AnchorHeader, "", "name (retired)"), true, map[int]string{4: "name (retired)"}},
 		{header("id", "notes", AnchorHeader, "name (retired 2)"), true, map[int]string{3: "name (retired 2)"}},
-		{header("id", "notes", AnchorHeader, "Comments"), false, nil},        // a column a person added
-		{header("id", "Notes", AnchorHeader), false, nil},                    // a header a person changed
-		{header("notes", "id", AnchorHeader), false, nil},                    // moved
-		{header("id", "notes"), false, nil},                                  // anchor missing
+		{header("id", "notes", AnchorHeader, "Comments"), false, nil},       // a column a person added
+		{header("id", "Notes", AnchorHeader), false, nil},                   // a header a person changed
+		{header("notes", "id", AnchorHeader), false, nil},                   // moved
+		{header("id", "notes"), false, nil},                                 // anchor missing
 		{header("id", "name (retired)", "notes", AnchorHeader), false, nil}, // retired inside the layout
 	}
 	for _, c := range cases {
