@@ -14,6 +14,9 @@ import (
 type HeaderReport struct {
 	Width   int
 	Ignored []int
+	// Retired are the retired columns among Ignored (IsRetired), by
+	// position (nil when none).
+	Retired map[int]string
 }
 
 // ValidateHeader checks the header row got (as returned by a values read:
@@ -41,6 +44,12 @@ func ValidateHeader(spec TabSpec, got []any) (HeaderReport, error) {
 	rep := HeaderReport{Width: len(spec.Columns)}
 	for i := len(spec.Columns); i < len(names); i++ {
 		rep.Ignored = append(rep.Ignored, i)
+		if names[i] != "" {
+			if rep.Retired == nil {
+				rep.Retired = map[int]string{}
+			}
+			rep.Retired[i] = names[i]
+		}
 	}
 	return rep, nil
 }

@@ -35,36 +35,18 @@ func RetiredName(field string, taken func(string) bool) string {
 	return name
 }
 
-// HeaderMatch describes a header row that shows a layout exactly.
-type HeaderMatch struct {
-	// Retired are the retired columns after the layout, by zero-based
-	// position.
-	Retired map[int]string
-}
-
 // MatchHeader reports whether the header row got shows spec exactly: its
 // headers, in order, at their positions, then only blank cells and
-// retired columns. A row that shows spec is what the store wrote when
-// spec was the tab's layout; any other row (a person renamed, moved or
-// added a header) does not match.
-func MatchHeader(spec TabSpec, got []any) (HeaderMatch, bool) {
-	names := headerNames(got)
-	m := HeaderMatch{Retired: map[int]string{}}
-	for i, c := range spec.Columns {
-		if i >= len(names) || names[i] != c.Name {
-			return HeaderMatch{}, false
-		}
+// retired columns (ValidateHeader accepts it). A row that shows spec is
+// what the store wrote when spec was the tab's layout; any other row (a
+// person renamed, moved or added a header) does not match. retired are
+// the retired columns after the layout, by position.
+func MatchHeader(spec TabSpec, got []any) (retired map[int]string, ok bool) {
+	rep, err := ValidateHeader(spec, got)
+	if err != nil {
+		return nil, false
 	}
-	for i := len(spec.Columns); i < len(names); i++ {
-		switch {
-		case names[i] == "":
-		case IsRetired(names[i]):
-			m.Retired[i] = names[i]
-		default:
-			return HeaderMatch{}, false
-		}
-	}
-	return m, true
+	return rep.Retired, true
 }
 
 // ColumnPlan is how a tab laid out by an older declaration becomes its
