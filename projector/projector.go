@@ -420,7 +420,7 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, p.applyPersisted(e, x)
 	case events.EntityRemoved:
 		return true, p.applyRemoved(e, x)
-	case events.SchemaDeclared:
+	case events.SchemaDeclared, events.SchemaChanged:
 		return true, nil // the shapes live in the log; tables follow Options.Entities
 	case events.LeaseAcquired:
 		return true, p.applyLease(e, events.LeaseGrant(x))
@@ -436,6 +436,8 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, p.targetBound(e.Seq, x)
 	case events.SyncWriteMisdirected:
 		return true, p.misdirected(e, x)
+	case events.SheetLayoutMigrated:
+		return true, p.layoutMigrated(e, x)
 	case events.LogGapDetected:
 		return true, p.setMeta(fmt.Sprintf("log_gap:%d", e.Seq), fmt.Sprintf("records %d-%d lost (read model kept as %s)", x.LogHead+1, x.ReadModelCheckpoint, x.SetAside))
 	case events.SnapshotTaken:
