@@ -36,7 +36,8 @@ type Engine struct {
 	log   *slog.Logger
 	w     atomic.Pointer[events.Writer] // nil while a standby
 	reg   *Registry
-	sheet *sheet // the spreadsheet layout of the registry
+	sheet *sheet       // the spreadsheet layout of the registry
+	lay   *layoutState // the layouts of every declaration, the tabs to migrate (nil without sync)
 	proj  *projector.Projector
 	pool  *sqlitex.Pool
 	snaps *snapshots.Dir
@@ -182,7 +183,10 @@ func (e *Engine) start(entities Entities) error {
 	if err := e.recordSchema(); err != nil {
 		return err
 	}
-	return e.openReadModel()
+	if err := e.openReadModel(); err != nil {
+		return err
+	}
+	return e.loadLayouts()
 }
 
 // declare builds the registry from entities over the store's log and

@@ -94,7 +94,7 @@ func (p *Provider) MigrateTab(ctx context.Context, w *sheetsio.Workbook, m sheet
 			return nil, u.err
 		}
 	}
-	p.logger().Info("sheet tab migrated to the current layout", "tab", m.Tab, "rows", len(res.Rows), "batches", len(chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests)))
+	p.logger().Debug("sheet tab migrated", "tab", m.Tab, "rows", len(res.Rows))
 	return res, nil
 }
 
