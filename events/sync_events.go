@@ -155,12 +155,18 @@ type MigratedRow struct {
 	// Hash is the row's visible hash from now on: what the store showed
 	// on it, in the current layout.
 	Hash string `canon:"hash"`
-	// Before and After are the row's hashes as the migration read it
-	// and as it left it, when the row held cells the store did not write
-	// (an edit not imported yet, an open conflict's candidate); empty
-	// otherwise.
-	Before string `canon:"before,omitempty"`
-	After  string `canon:"after,omitempty"`
+	// Before is the row's hash as the migration read it, in the older
+	// layout: a write queued before, guarded by it, is guarded from now on
+	// by the hash the migration left on the row.
+	Before string `canon:"before"`
+	// After is the hash the migration left on the row when it differs
+	// from Hash (the row held cells the store did not write: an edit not
+	// imported yet, an open conflict's candidate); empty otherwise.
+	After string `canon:"after,omitempty"`
+	// Shown holds, on an Input row, the hash (events.Hash) of each value
+	// the migration wrote in a column people edit, by field: what the
+	// store knows those cells show.
+	Shown map[string]string `canon:"shown,omitempty"`
 }
 
 // EventType implements Payload.

@@ -213,10 +213,11 @@ func columnsOf(header []any) []events.SheetColumn {
 type layoutMigration struct {
 	tab       string
 	plan      layout.ColumnPlan
-	visible   map[string]string // anchor → the row's visible hash before (the rows the store shows)
-	same      map[string]bool   // rows that showed exactly what the store wrote or accepted
-	canonical map[string]string // anchor → the hash of canonical state in the current layout
-	retired   map[string]int64  // a leaving column → its cells holding a value never imported
+	visible   map[string]string            // anchor → the row's visible hash before (the rows the store shows)
+	same      map[string]bool              // rows that showed exactly what the store wrote or accepted
+	canonical map[string]string            // anchor → the hash of canonical state in the current layout
+	retired   map[string]int64             // a leaving column → its cells holding a value never imported
+	shown     map[string]map[string]string // Input: anchor → field → hash of the value written
 }
 
 // event is the sheet.layout_migrated of the migration that res reports.
@@ -254,7 +255,7 @@ func (d *layoutMigration) rows(read []sheetsio.MigratedRow) []events.MigratedRow
 			continue
 		}
 		seen[r.Anchor] = true
-		row := events.MigratedRow{Anchor: r.Anchor, Hash: r.After, Before: r.Before}
+		row := events.MigratedRow{Anchor: r.Anchor, Hash: r.After, Before: r.Before, Shown: d.shown[r.Anchor]}
 		if !d.same[r.Anchor] || copies[r.Anchor] > 1 {
 			if h := d.canonical[r.Anchor]; h != "" && h != r.After {
 				row.Hash, row.After = h, r.After
@@ -277,7 +278,8 @@ func (e *Engine) planMigration(tab string, era int, old layout.TabSpec, snap *sh
 	if err != nil {
 		return sheetsio.MigrationPlan{}, nil, err
 	}
-	d := &layoutMigration{tab: tab, visible: x.Rows, same: map[string]bool{}, canonical: map[string]string{}}
+	d := &layoutMigration{tab: tab, visible: x.Rows, same: map[string]bool{}, canonical: map[string]string{},
+		shown: map[string]map[string]string{}}
 	follow := e.lay.follow(cur.Entity, era)
 	if d.retired, err = e.unimported(old, cur, follow, snap, x); err != nil {
 		return sheetsio.MigrationPlan{}, nil, err
@@ -305,6 +307,9 @@ func (e *Engine) planMigration(tab string, era int, old layout.TabSpec, snap *sh
 		}
 		if len(fill) > 0 {
 			plan.Fill[r.Anchor] = fill
+		}
+		if d.shown[r.Anchor], err = shownHashes(cur, fill); err != nil {
+			return plan, nil, err
 		}
 	}
 	return plan, d, nil
@@ -386,6 +391,23 @@ func (e *Engine) cellKnown(old layout.TabSpec, col string, r sheetsio.Row) (bool
 	}
 	h, err := aggregates.ShownHash(v)
 	return err == nil && h == sf.ShownHash, nil
+}
+
+// shownHashes are the hashes of the values written in the columns people
+// edit of an Input tab (nil elsewhere).
+func shownHashes(spec layout.TabSpec, fill map[string]any) (map[string]string, error) {
+	if spec.Role != layout.RoleInput || len(fill) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(fill))
+	for f, v := range fill {
+		h, err := aggregates.ShownHash(v)
+		if err != nil {
+			return nil, err
+		}
+		out[f] = h
+	}
+	return out, nil
 }
 
 func blankCell(v any) bool {
