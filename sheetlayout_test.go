@@ -2,11 +2,16 @@ package hikoutei_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
+	"google.golang.org/api/option"
+	"google.golang.org/api/sheets/v4"
+
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
@@ -494,4 +499,116 @@ func TestI35_OpenConflictCarriesOverTheMigration(t *testing.T) {
 		t.Fatalf("poll: %+v %v", res, err)
 	}
 	r.converged()
+}
+
+// recordShapeChange appends to the closed store's log what Open records
+// for a declared change (schema.changed, then the new schema.declared)
+// and, as a migration would, the records' values under the new shape:
+// the shape change helper's work, written by hand here so the sheet's
+// side is tested on its own.
+func recordShapeChange(t *testing.T, dir string, change events.SchemaChanged, shape events.EntityShape, values map[string]map[string]any) {
+	t.Helper()
+	w, err := events.OpenWriter(dir, events.WriterOptions{AcquireWait: -1, HeartbeatInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	now := time.Now()
+	v, err := w.Log().StreamVersion(events.SchemaStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := events.Unit{Streams: []events.StreamAppend{{Stream: events.SchemaStream, ExpectedVersion: v, Events: []events.Event{
+		events.New(events.SchemaStream, change, now), events.New(events.SchemaStream, events.SchemaDeclared{Entities: []events.EntityShape{shape}}, now)}}}}
+	for _, id := range slices.Sorted(maps.Keys(values)) {
+		stream := events.EntityStream(shape.Name, id)
+		ev, err := w.Log().StreamVersion(stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs := map[string]uint64{}
+		for f := range values[id] {
+			revs[f] = 9
+		}
+		p := events.EntityPersisted{Entity: shape.Name, ID: id, Fields: values[id], Revisions: revs, Actor: "migration:Rec/v2"}
+		unit.Streams = append(unit.Streams, events.StreamAppend{Stream: stream, ExpectedVersion: ev, Events: []events.Event{events.New(stream, p, now)}})
+	}
+	res, err := w.Append(unit)
+	if err == nil {
+		err = res[0].Err
+	}
+	if err == nil {
+		err = w.Release()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+type recTitle struct {
+	ID    string `hikoutei:"id,pk"`
+	Title string `hikoutei:"title"`
+	Notes string `hikoutei:"notes,user"`
+}
+
+// Rename (declared with `hikoutei:"title,was=name"` once the shape change
+// classification records it): the column keeps its cells under its new
+// header. The rename is recorded by hand here (recordShapeChange).
+func TestSheetLayoutRename(t *testing.T) {
+	r := newShapeRig(t)
+	shape := events.EntityShape{Name: "Rec", PK: "id", Fields: []events.FieldShape{
+		{Name: "title", Kind: events.KindString, Owner: events.OwnerSystem}, {Name: "notes", Kind: events.KindString, Owner: events.OwnerUser}}}
+	recordShapeChange(t, r.dir, events.SchemaChanged{Changes: []events.ShapeChange{
+		{Entity: "Rec", Kind: events.ChangeFieldRenamed, Field: "title", From: "name", To: "title", Class: events.ClassCompatible}}},
+		shape, map[string]map[string]any{"a": {"title": "A"}, "b": {"title": "B"}})
+	r.open(hikoutei.Entity[recTitle]("Rec"))
+	r.persist(&recTitle{ID: "c", Title: "C"})
+	r.passes(10)
+	r.shows("Rec_System", []string{"id", "title", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A", "", "a"}, "b": {"b", "B", "", "b"}, "c": {"c", "C", "", "c"}})
+	r.converged()
+}
+
+type recNameFloat struct {
+	ID    string  `hikoutei:"id,pk"`
+	Name  float64 `hikoutei:"name"`
+	Notes string  `hikoutei:"notes,user"`
+}
+
+// Retype (text → float64, every recorded value converting): the column's
+// cells are rewritten from canonical state as numbers. The retype and the
+// converted values are recorded by hand here (recordShapeChange).
+func TestSheetLayoutRetype(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "a", Name: "1.5"}, &recV1{ID: "b", Name: "2"})
+	r.h.Drain(bg)
+	r.close()
+	shape := events.EntityShape{Name: "Rec", PK: "id", Fields: []events.FieldShape{
+		{Name: "name", Kind: events.KindFloat, Owner: events.OwnerSystem}, {Name: "notes", Kind: events.KindString, Owner: events.OwnerUser}}}
+	recordShapeChange(t, r.dir, events.SchemaChanged{Changes: []events.ShapeChange{
+		{Entity: "Rec", Kind: events.ChangeFieldRetyped, Field: "name", From: "string", To: "float", Class: events.ClassCompatible}}},
+		shape, map[string]map[string]any{"a": {"name": 1.5}, "b": {"name": 2.0}})
+	r.open(hikoutei.Entity[recNameFloat]("Rec"))
+	r.persist(&recNameFloat{ID: "c", Name: 3.25})
+	r.passes(10)
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "1.5", "", "a"}, "b": {"b", "2", "", "b"}, "c": {"c", "3.25", "", "c"}})
+	vr, err := r.sheetService().Spreadsheets.Values.Get(hikouteitest.SpreadsheetID, "Rec_System!B2:B3").ValueRenderOption("UNFORMATTED_VALUE").Do()
+	if err != nil || len(vr.Values) != 2 || vr.Values[0][0] != 1.5 || vr.Values[1][0] != float64(2) {
+		t.Fatalf("the retyped cells are not numbers: %#v %v", vr.Values, err)
+	}
+	if got, err := hikoutei.Get[recNameFloat](bg, r.s, "a"); err != nil || got.Name != 1.5 {
+		t.Fatalf("a = %+v %v", got, err)
+	}
+	r.converged()
+}
+
+func (r *shapeRig) sheetService() *sheets.Service {
+	r.t.Helper()
+	svc, err := sheets.NewService(bg, option.WithEndpoint(r.sheet.URL), option.WithoutAuthentication())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return svc
 }

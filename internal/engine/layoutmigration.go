@@ -61,7 +61,7 @@ func (e *Engine) MigrateLayouts(ctx context.Context) ([]string, error) {
 // an older layout. ok reports a migration recorded.
 func (e *Engine) migrateTab(ctx context.Context, wb *sheetsio.Workbook, tab string, heads map[string][]any) (bool, error) {
 	header, present := heads[tab]
-	era, old, ok := e.lay.match(e.sheet.Schema, tab, header)
+	era, old, ok := e.lay.match(e.sheet.Schema, tab, header, e.Migrating(tab))
 	switch {
 	case !present:
 		e.lay.setPending(tab, false) // deleted: reprovisioning creates it again in the current layout

@@ -66,15 +66,35 @@ func (l *layoutState) changedAt(tab string) uint64 {
 	return 0
 }
 
+// retyped is the newest older declaration laying tab out with the
+// current names and other kinds (-1: none).
+func (l *layoutState) retyped(cur layout.TabSpec) int {
+	for i := len(l.eras) - 1; i >= 0; i-- {
+		old, ok := l.eras[i].schema.Tab(cur.Name)
+		if ok && slices.Equal(old.Headers(), cur.Headers()) && !sameKinds(old, cur) {
+			return i
+		}
+	}
+	return -1
+}
+
 func sameKinds(a, b layout.TabSpec) bool {
 	return slices.EqualFunc(a.Columns, b.Columns, func(x, y cell.Column) bool { return x.Kind == y.Kind })
 }
 
 // match finds the layout the header row shows: the current one (era -1)
 // or the newest older declaration whose layout of tab it shows exactly.
-func (l *layoutState) match(cur *layout.Schema, tab string, header []any) (era int, spec layout.TabSpec, ok bool) {
+// A header is only names: when it shows the current names while the tab
+// waits for its migration (pending: it showed rows before its layout
+// changed), the newest older layout with the same names and other kinds
+// is the one it shows (a retype).
+func (l *layoutState) match(cur *layout.Schema, tab string, header []any, pending bool) (era int, spec layout.TabSpec, ok bool) {
 	if spec, ok := cur.Tab(tab); ok {
 		if _, ok := layout.MatchHeader(spec, header); ok {
+			if i := l.retyped(spec); pending && i >= 0 {
+				old, _ := l.eras[i].schema.Tab(tab)
+				return i, old, true
+			}
 			return -1, spec, true
 		}
 	}
