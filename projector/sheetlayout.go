@@ -44,6 +44,12 @@ func (p *Projector) layoutMigrated(e *events.Event, x events.SheetLayoutMigrated
 	if err := p.renameShown(x.Tab, x.Renamed); err != nil {
 		return err
 	}
+	// Writes of the tab that failed on its old header are due again.
+	due := p.conn.Prep(`UPDATE hk_outbox SET due_at = NULL WHERE tab = ? AND spreadsheet = ? AND state = ? AND terminal = 0`)
+	bindAll(due, x.Tab, x.Target, string(aggregates.EffectFailed))
+	if err := run(due); err != nil {
+		return err
+	}
 	return p.setLayout(e.Seq, x)
 }
 
