@@ -21,9 +21,9 @@ var (
 	fNameF = events.FieldShape{Name: "name", Kind: events.KindFloat, Owner: events.OwnerSystem}
 )
 
-// history declares Rec three times: {name, notes} at 1, the rename
-// name → title at 10, the retype of notes… no: title dropped back to a
-// float name at 20 (a log without schema.changed there: by name).
+// history declares Rec three times: {name, notes} at 1, name renamed
+// title at 10 (with its schema.changed), and the same shapes again at 20
+// without one (as a log of an earlier build records them: by name).
 func history() events.ShapeHistory {
 	return events.ShapeHistory{
 		{Seq: 1, Declared: events.SchemaDeclared{Entities: []events.EntityShape{recShape(fName, fNotes)}}},
