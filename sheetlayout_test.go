@@ -479,10 +479,17 @@ func TestI35_OpenConflictCarriesOverTheMigration(t *testing.T) {
 	if res, err := r.h.Poll(bg); err != nil || res.Stats.Candidates != 1 {
 		t.Fatalf("poll: %+v %v", res.Stats, err)
 	}
+	r.passes(2) // the conflicted cell gets its note
+	if notes := r.notes("Rec_Input!A2:D2"); notes[1] == "" {
+		t.Fatalf("no note on the conflicted cell before the change: %q", notes)
+	}
 	r.close()
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	r.passes(10)
 	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "mine", "", "a"}})
+	if notes := r.notes("Rec_Input!A2:D2"); notes[1] == "" || notes[2] != "" {
+		t.Fatalf("the conflict's note did not follow its cell: %q", notes)
+	}
 	open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen)
 	if err != nil || len(open) != 1 {
 		t.Fatalf("open conflicts after the migration: %+v %v", open, err)
@@ -611,4 +618,22 @@ func (r *shapeRig) sheetService() *sheets.Service {
 		r.t.Fatal(err)
 	}
 	return svc
+}
+
+// notes reads the notes of the cells of one row range (A1), by column.
+func (r *shapeRig) notes(rng string) []string {
+	r.t.Helper()
+	ss, err := r.sheetService().Spreadsheets.Get(hikouteitest.SpreadsheetID).Ranges(rng).IncludeGridData(true).Do()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	out := make([]string, 8)
+	for _, d := range ss.Sheets[0].Data {
+		for _, rd := range d.RowData {
+			for i, c := range rd.Values {
+				out[i] = c.Note
+			}
+		}
+	}
+	return out
 }
