@@ -637,3 +637,22 @@ func (r *shapeRig) notes(rng string) []string {
 	}
 	return out
 }
+
+// I35: a person's value in a user column whose field stops being
+// editable, never imported, is kept the same way (the System tab shows
+// the field's canonical value).
+func TestI35_UnimportedValueInAColumnNoLongerEditableIsRetired(t *testing.T) {
+	r := newShapeRig(t)
+	if err := r.sheet.Person().Type("Rec_Input", "B2", "keep me too"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recNotesSystem]("Rec"))
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "tag", anchorCol, "notes (retired)"}, map[string][]string{
+		"a": {"a", "", "a", "keep me too"}, "b": {"b", "", "b"}})
+	r.shows("Rec_System", []string{"id", "name", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "A", "", "", "a"}})
+	if th := r.tabHealth("Rec_Input"); !slices.Equal(th.Retired, []string{"notes (retired)"}) {
+		t.Fatalf("health does not name the retired column: %+v", th)
+	}
+	r.converged()
+}
