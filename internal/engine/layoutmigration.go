@@ -108,12 +108,8 @@ func (e *Engine) migrate(ctx context.Context, wb *sheetsio.Workbook, tab string,
 	fence := e.Fence()
 	var d *layoutMigration
 	m := sheetsio.TabMigration{Tab: tab, Old: old, Fence: &fence, BeforeWrite: e.writeGuard,
-		Plan: func(snap *sheetsio.TabSnapshot) (sheetsio.MigrationPlan, error) {
-			var plan sheetsio.MigrationPlan
-			err := e.onWriter(func() (err error) {
-				plan, d, err = e.planMigration(tab, era, old, snap)
-				return err
-			})
+		Plan: func(snap *sheetsio.TabSnapshot) (plan sheetsio.MigrationPlan, err error) {
+			plan, d, err = e.planMigration(tab, era, old, snap)
 			return plan, err
 		}}
 	res, err := e.sync.cfg.Provider.MigrateTab(ctx, wb, m)
@@ -267,52 +263,82 @@ func (d *layoutMigration) rows(read []sheetsio.MigratedRow) []events.MigratedRow
 }
 
 // planMigration decides one tab's migration from the tab as read under
-// its old layout (on the writer goroutine): the column plan (a column
-// people edited that leaves the tab is kept retired when a cell holds a
-// value never imported), the values written (canonical state of the
-// columns new to the tab or retyped; a retyped cell people changed keeps
-// their value), and what the event needs.
+// its old layout: the column plan (a column people edited that leaves the
+// tab is kept retired when a cell holds a value never imported), the
+// values written (canonical state of the columns new to the tab or
+// retyped; a retyped cell people changed keeps their value), and what the
+// event needs. It reads the read model on the writer goroutine, a chunk of
+// rows at a time, so commits are not held up by a large tab.
 func (e *Engine) planMigration(tab string, era int, old layout.TabSpec, snap *sheetsio.TabSnapshot) (sheetsio.MigrationPlan, *layoutMigration, error) {
+	var d *layoutMigration
+	err := e.onWriter(func() (err error) {
+		d, err = e.planColumns(tab, era, old, snap)
+		return err
+	})
+	if err != nil {
+		return sheetsio.MigrationPlan{}, nil, err
+	}
+	plan := sheetsio.MigrationPlan{Columns: d.plan, Fill: map[string]map[string]any{}}
+	for from := 0; from < len(snap.Rows); from += planChunk {
+		rows := snap.Rows[from:min(from+planChunk, len(snap.Rows))]
+		if err := e.onWriter(func() error { return e.planRows(d, plan.Fill, rows) }); err != nil {
+			return plan, nil, err
+		}
+	}
+	return plan, d, nil
+}
+
+// planChunk is how many rows one step of a migration's plan reads.
+const planChunk = 2000
+
+// planColumns reads the tab's visible state and decides its column plan.
+func (e *Engine) planColumns(tab string, era int, old layout.TabSpec, snap *sheetsio.TabSnapshot) (*layoutMigration, error) {
 	cur, _ := e.sheet.Schema.Tab(tab)
 	x, err := e.proj.TabExpectation(tab)
 	if err != nil {
-		return sheetsio.MigrationPlan{}, nil, err
+		return nil, err
 	}
 	d := &layoutMigration{tab: tab, visible: x.Rows, same: map[string]bool{}, canonical: map[string]string{},
 		shown: map[string]map[string]string{}}
 	follow := e.lay.follow(cur.Entity, era)
 	if d.retired, err = e.unimported(old, cur, follow, snap, x); err != nil {
-		return sheetsio.MigrationPlan{}, nil, err
+		return nil, err
 	}
 	taken := slices.Collect(maps.Values(snap.Header.Retired))
 	d.plan = layout.PlanColumns(old, cur, follow, func(c string) bool { return d.retired[c] > 0 },
 		func(n string) bool { return slices.Contains(taken, n) })
-	plan := sheetsio.MigrationPlan{Columns: d.plan, Fill: map[string]map[string]any{}}
-	for _, r := range snap.Rows {
+	return d, nil
+}
+
+// planRows decides the values written on rows and what the event says of
+// them.
+func (e *Engine) planRows(d *layoutMigration, fill map[string]map[string]any, rows []sheetsio.Row) error {
+	cur := d.plan.New
+	for _, r := range rows {
 		if r.Anchor == "" {
 			continue
 		}
-		d.same[r.Anchor] = x.Rows[r.Anchor] == r.Hash
+		d.same[r.Anchor] = d.visible[r.Anchor] == r.Hash
 		vals, exists, err := e.proj.EntityValues(cur.Entity, r.Anchor)
 		if err != nil || !exists {
 			if err != nil {
-				return plan, nil, err
+				return err
 			}
 			continue
 		}
-		d.canonical[r.Anchor] = canonicalHash(cur, e.sheet.Columns(tab), r.Anchor, vals)
-		fill, err := e.fillRow(d, r, vals)
+		d.canonical[r.Anchor] = canonicalHash(cur, e.sheet.Columns(cur.Name), r.Anchor, vals)
+		f, err := e.fillRow(d, r, vals)
 		if err != nil {
-			return plan, nil, err
+			return err
 		}
-		if len(fill) > 0 {
-			plan.Fill[r.Anchor] = fill
+		if len(f) > 0 {
+			fill[r.Anchor] = f
 		}
-		if d.shown[r.Anchor], err = shownHashes(cur, fill); err != nil {
-			return plan, nil, err
+		if d.shown[r.Anchor], err = shownHashes(cur, f); err != nil {
+			return err
 		}
 	}
-	return plan, d, nil
+	return nil
 }
 
 // fillRow is what the migration writes on row r: canonical state in each
