@@ -98,7 +98,9 @@ func (SyncWriteMisdirected) EventType() Type { return TypeSyncWriteMisdirected }
 // visible hash (what the guard of the store's next write to the row
 // expects), and a row hash recorded as evidence of a held row (an open
 // conflict's candidate) follows its row to the hash the migration left
-// on it. It never carries cell values.
+// on it. A tab of many rows is recorded as several such events of the
+// same unit, each listing a part of the rows (the first one the retired
+// and renamed columns). It never carries cell values.
 type SheetLayoutMigrated struct {
 	// Target is the sync target's name.
 	Target string `canon:"target"`

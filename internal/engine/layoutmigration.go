@@ -126,7 +126,9 @@ func (e *Engine) recordMigration(ev events.SheetLayoutMigrated, retired int) err
 		now := e.cfg.Clock.Now()
 		var ch aggregates.Changes
 		stream := events.SyncStream(ev.Target)
-		ch.Add(stream, events.AnyVersion, events.New(stream, ev, now))
+		for _, part := range migrationParts(ev) {
+			ch.Add(stream, events.AnyVersion, events.New(stream, part, now))
+		}
 		return e.commitWorker(ch, now)
 	})
 	if err != nil {
@@ -136,6 +138,28 @@ func (e *Engine) recordMigration(ev events.SheetLayoutMigrated, retired int) err
 	e.log.Info("a sheet tab follows the entities' new shape", "tab", ev.Tab, "rows", len(ev.Rows), "retired_columns", retired,
 		"recovered", ev.Recovered)
 	return nil
+}
+
+// migrationRowsPerEvent bounds the rows one sheet.layout_migrated lists
+// (about 1.5 MB): a larger tab's migration is recorded as several events
+// of one unit, in row order, the first carrying the retired and renamed
+// columns.
+const migrationRowsPerEvent = 20000
+
+// migrationParts splits ev into the events that record it.
+func migrationParts(ev events.SheetLayoutMigrated) []events.SheetLayoutMigrated {
+	rows := ev.Rows
+	var out []events.SheetLayoutMigrated
+	for len(out) == 0 || len(rows) > 0 {
+		part := ev
+		part.Rows = rows[:min(len(rows), migrationRowsPerEvent)]
+		rows = rows[len(part.Rows):]
+		if len(out) > 0 {
+			part.Retired, part.Renamed = nil, nil
+		}
+		out = append(out, part)
+	}
+	return out
 }
 
 // recoverTab records the migration of a tab found already in the current

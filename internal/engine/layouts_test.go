@@ -138,3 +138,19 @@ func TestTranslatedWritesFollowTheShape(t *testing.T) {
 		t.Fatalf("a write of the current shape: %v", got)
 	}
 }
+
+// A migration of many rows is recorded in parts of one unit: every row
+// once, in order, the retired and renamed columns in the first part.
+func TestMigrationPartsSplitTheRows(t *testing.T) {
+	ev := events.SheetLayoutMigrated{Tab: "T", Retired: []events.RetiredColumn{{Field: "x"}}, Renamed: []events.ColumnRename{{From: "a", To: "b"}}}
+	for i := range 2*migrationRowsPerEvent + 1 {
+		ev.Rows = append(ev.Rows, events.MigratedRow{Anchor: string(rune('a' + i%26))})
+	}
+	parts := migrationParts(ev)
+	if len(parts) != 3 || len(parts[2].Rows) != 1 || parts[1].Retired != nil || len(parts[0].Renamed) != 1 {
+		t.Fatalf("parts %d", len(parts))
+	}
+	if one := migrationParts(events.SheetLayoutMigrated{Tab: "T"}); len(one) != 1 {
+		t.Fatalf("an empty tab's migration is %d events", len(one))
+	}
+}
