@@ -3,12 +3,14 @@ package hikoutei_test
 import (
 	"context"
 	"maps"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"google.golang.org/api/option"
 	"google.golang.org/api/sheets/v4"
+	"zombiezen.com/go/sqlite"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
@@ -655,4 +657,38 @@ func TestI35_UnimportedValueInAColumnNoLongerEditableIsRetired(t *testing.T) {
 		t.Fatalf("health does not name the retired column: %+v", th)
 	}
 	r.converged()
+}
+
+// A tool reading a closed store (`hikoutei status`) sees a tab that still
+// shows an older layout as migrating too: from the read model and the
+// log's declarations, without the running store.
+func TestSheetLayoutMigratingWhileClosedToo(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recPop]("Rec"))
+	r.close()
+	l, err := events.OpenLog(filepath.Join(r.dir, events.LogFileName), events.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	hist, err := events.ReadShapeHistory(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := sqlite.OpenConn(filepath.Join(r.dir, "read.sqlite"), sqlite.OpenReadOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	all, err := engine.ReadSyncHealth(conn, time.Now(), hist)
+	if err != nil || len(all) != 1 {
+		t.Fatalf("health: %v %v", all, err)
+	}
+	states := map[string]hikoutei.SyncState{}
+	for _, th := range all[0].Tabs {
+		states[th.Tab] = th.State
+	}
+	if states["Rec_System"] != hikoutei.SyncMigrating || states["Rec_Input"] == hikoutei.SyncMigrating {
+		t.Fatalf("tab states from the read model and the log: %v", states)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
@@ -161,9 +162,13 @@ func (p *Projector) TabSending(spreadsheet, tab string) (bool, error) {
 
 // ShownBefore reports whether the tab showed a row the store wrote or
 // accepted before log sequence seq.
-func (p *Projector) ShownBefore(tab string, seq uint64) (bool, error) {
+func (p *Projector) ShownBefore(tab string, seq uint64) (bool, error) { return TabShownBefore(p.conn, tab, seq) }
+
+// TabShownBefore is ShownBefore through conn (any connection to a read
+// model).
+func TabShownBefore(conn *sqlite.Conn, tab string, seq uint64) (bool, error) {
 	n := 0
-	err := p.each(`SELECT 1 FROM hk_visible_state WHERE tab = ? AND seq < ? AND hash != '' LIMIT 1`,
-		[]any{tab, int64(seq)}, func(*sqlite.Stmt) { n++ })
+	err := sqlitex.Execute(conn, `SELECT 1 FROM hk_visible_state WHERE tab = ? AND seq < ? AND hash != '' LIMIT 1`,
+		&sqlitex.ExecOptions{Args: []any{tab, int64(seq)}, ResultFunc: func(*sqlite.Stmt) error { n++; return nil }})
 	return n > 0, err
 }

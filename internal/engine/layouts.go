@@ -5,9 +5,12 @@ import (
 	"slices"
 	"sync"
 
+	"zombiezen.com/go/sqlite"
+
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -201,9 +204,8 @@ func (l *layoutState) due() []string {
 }
 
 // loadLayouts reads the layouts of the log's declarations and marks the
-// tabs that, from local state, still show an older layout: the tab's
-// layout changed at a declaration, it showed rows written before it,
-// and no migration of it was recorded since.
+// tabs that, from local state, still show an older layout
+// (layoutState.pendingFrom).
 func (e *Engine) loadLayouts() error {
 	if e.sync == nil {
 		return nil
@@ -213,24 +215,71 @@ func (e *Engine) loadLayouts() error {
 		return err
 	}
 	e.lay = newLayoutState(hist)
-	for _, tab := range e.entityTabs() {
-		at := e.lay.changedAt(tab)
+	pending, err := e.lay.pendingFrom(e.entityTabs(),
+		func(tab string) (uint64, error) {
+			rec, err := e.proj.SheetLayoutOf(e.sync.cfg.Name, tab)
+			return rec.Seq, err
+		}, e.proj.ShownBefore)
+	for _, tab := range pending {
+		e.lay.setPending(tab, true)
+	}
+	return err
+}
+
+// pendingFrom lists the tabs that, from local state, still show an older
+// layout: the tab's layout changed at a declaration, it showed rows
+// written before it, and no migration of it was recorded since
+// (migrated: the log sequence of its last one, 0 for none).
+func (l *layoutState) pendingFrom(tabs []string, migrated func(string) (uint64, error), shownBefore func(string, uint64) (bool, error)) ([]string, error) {
+	var out []string
+	for _, tab := range tabs {
+		at := l.changedAt(tab)
 		if at == 0 {
 			continue
 		}
-		rec, err := e.proj.SheetLayoutOf(e.sync.cfg.Name, tab)
-		if err != nil {
-			return err
+		seq, err := migrated(tab)
+		if err != nil || seq >= at {
+			if err != nil {
+				return out, err
+			}
+			continue
 		}
-		shown, err := e.proj.ShownBefore(tab, at)
+		shown, err := shownBefore(tab, at)
 		if err != nil {
-			return err
+			return out, err
 		}
-		if rec.Seq < at && shown {
-			e.lay.setPending(tab, true)
+		if shown {
+			out = append(out, tab)
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// readPending is pendingFrom for a tool reading a store's log and read
+// model (no running store): the tabs of target waiting for their layout
+// migration.
+func readPending(conn *sqlite.Conn, hist events.ShapeHistory, target string) (map[string]bool, error) {
+	l := newLayoutState(hist)
+	if len(l.eras) == 0 {
+		return nil, nil
+	}
+	layouts, err := projector.SheetLayouts(conn, target)
+	if err != nil {
+		return nil, err
+	}
+	var tabs []string
+	for _, t := range l.eras[len(l.eras)-1].schema.Tabs() {
+		if t.Role == layout.RoleSystem || t.Role == layout.RoleInput {
+			tabs = append(tabs, t.Name)
+		}
+	}
+	pending, err := l.pendingFrom(tabs, func(tab string) (uint64, error) { return layouts[tab].Seq, nil },
+		func(tab string, seq uint64) (bool, error) { return projector.TabShownBefore(conn, tab, seq) })
+	out := map[string]bool{}
+	for _, t := range pending {
+		out[t] = true
+	}
+	return out, err
 }
 
 // layouts is the engine as the workers' Migrator (nil without layouts).

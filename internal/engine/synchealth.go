@@ -13,6 +13,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -241,7 +242,8 @@ func deriveSyncHealth(in healthInputs, now time.Time) *SyncHealth {
 	return h
 }
 
-// tabsOf lists in.tabs, then any other tab the facts or notes name, sorted.
+// tabsOf lists in.tabs, then any other tab the facts, notes or
+// migrations name, sorted.
 func tabsOf(in healthInputs) []string {
 	out := slices.Clone(in.tabs)
 	var more []string
@@ -249,6 +251,9 @@ func tabsOf(in healthInputs) []string {
 		more = append(more, t)
 	}
 	for t := range in.notes {
+		more = append(more, t)
+	}
+	for t := range in.migrating {
 		more = append(more, t)
 	}
 	slices.Sort(more)
@@ -420,19 +425,26 @@ func (e *Engine) NoteReconcile(spreadsheet, tab string, diverged int, at time.Ti
 // ReadSyncHealth derives the sync health of every sync target the read
 // model behind conn holds effects for, from the read model alone (no
 // worker notes: divergence and provider failures are unknown): what tools
-// show without the running store, e.g. `hikoutei status`.
-func ReadSyncHealth(conn *sqlite.Conn, now time.Time) ([]SyncHealth, error) {
+// show without the running store, e.g. `hikoutei status`. With the
+// log's shape history (hist, optional), a tab that still shows an older
+// layout of the entities is reported migrating, as the store would.
+func ReadSyncHealth(conn *sqlite.Conn, now time.Time, hist ...events.ShapeHistory) ([]SyncHealth, error) {
 	keys, err := projector.SyncTargets(conn)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]SyncHealth, 0, len(keys))
 	for _, k := range keys {
-		facts, err := projector.SyncFacts(conn, k)
-		if err != nil {
+		in := healthInputs{key: k}
+		if in.facts, err = projector.SyncFacts(conn, k); err != nil {
 			return nil, err
 		}
-		out = append(out, *deriveSyncHealth(healthInputs{key: k, facts: facts}, now))
+		for _, h := range hist {
+			if in.migrating, err = readPending(conn, h, k); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, *deriveSyncHealth(in, now))
 	}
 	return out, nil
 }
