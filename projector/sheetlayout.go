@@ -162,7 +162,9 @@ func (p *Projector) TabSending(spreadsheet, tab string) (bool, error) {
 
 // ShownBefore reports whether the tab showed a row the store wrote or
 // accepted before log sequence seq.
-func (p *Projector) ShownBefore(tab string, seq uint64) (bool, error) { return TabShownBefore(p.conn, tab, seq) }
+func (p *Projector) ShownBefore(tab string, seq uint64) (bool, error) {
+	return TabShownBefore(p.conn, tab, seq)
+}
 
 // TabShownBefore is ShownBefore through conn (any connection to a read
 // model).
