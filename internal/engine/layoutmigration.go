@@ -63,8 +63,8 @@ func (e *Engine) migrateTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 	header, present := heads[tab]
 	era, old, ok := e.lay.match(e.sheet.Schema, tab, header, e.Migrating(tab))
 	switch {
-	case !present:
-		e.lay.setPending(tab, false) // deleted: reprovisioning creates it again in the current layout
+	case !present || !slices.ContainsFunc(header, func(h any) bool { return !blankCell(h) }):
+		e.lay.setPending(tab, false) // deleted or emptied: reprovisioning creates it again in the current layout
 		return false, nil
 	case !ok:
 		e.lay.setPending(tab, false)
