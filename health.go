@@ -22,6 +22,7 @@ type Health struct {
 	// Nil when sync is ok, behind, or off.
 	Sync error
 	// SyncHealth is the spreadsheet's sync health, per tab: ok, behind,
+	// migrating (the tab follows a change of the entities' shape),
 	// blocked (with a reason code) or diverged. It is computed from local
 	// state only and never waits on the network. Nil without sync.
 	SyncHealth *SyncHealth
@@ -75,10 +76,11 @@ type SyncState = engine.SyncState
 
 // Sync health states.
 const (
-	SyncOK       = engine.SyncOK
-	SyncBehind   = engine.SyncBehind
-	SyncDiverged = engine.SyncDiverged
-	SyncBlocked  = engine.SyncBlocked
+	SyncOK        = engine.SyncOK
+	SyncBehind    = engine.SyncBehind
+	SyncMigrating = engine.SyncMigrating
+	SyncDiverged  = engine.SyncDiverged
+	SyncBlocked   = engine.SyncBlocked
 )
 
 // SyncStates lists the sync health states, healthy first.
@@ -101,6 +103,14 @@ const (
 	ReasonTabMissing        = engine.ReasonTabMissing
 	ReasonHeaderDrift       = engine.ReasonHeaderDrift
 )
+
+// ReasonColumnRetired is a tab's notice (TabHealth.Notice), not a reason
+// sync is blocked: a change of the entities' shape took a column people
+// edit off the tab while some of its cells held values never imported;
+// the column was kept after the anchor as "<field> (retired)"
+// (TabHealth.Retired names it). Copy the values where they belong, then
+// delete the column.
+const ReasonColumnRetired = engine.ReasonColumnRetired
 
 // Stats is a point-in-time view of a running store.
 type Stats struct {

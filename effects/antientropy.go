@@ -25,7 +25,10 @@ func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.Rep
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fenced(err)
 	}
-	tabs := d.ae.pick(rowTabs(d.cfg.Workbook.Schema()), d.cfg.ReconcileRows)
+	tabs := d.ae.pick(unmigrating(d.cfg.Layouts, rowTabs(d.cfg.Workbook.Schema())), d.cfg.ReconcileRows)
+	if len(tabs) == 0 {
+		return nil, nil
+	}
 	snaps, err := d.cfg.Provider.SnapshotKnown(ctx, d.cfg.Workbook, tabs...)
 	if err != nil {
 		return nil, err

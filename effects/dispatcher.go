@@ -67,6 +67,9 @@ type Config struct {
 	Notes NoteSource
 	// Tracer traces each dispatch (SpanDispatch); nil: no tracing.
 	Tracer trace.Tracer
+	// Layouts, when set, migrates the tabs that show an older layout of
+	// the entities before each pass claims (see Migrator).
+	Layouts Migrator
 	// ChainHead, when set, gives the store's hash-chain head, sampled
 	// before each dispatch and published in the spreadsheet's authority
 	// row (sheetsio.Batch.Head); an error publishes nothing that time.
@@ -343,6 +346,9 @@ func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) ([]aggreg
 		}
 	}
 	if err := d.checkAuthority(ctx); err != nil {
+		return nil, err
+	}
+	if err := d.migrate(ctx); err != nil {
 		return nil, err
 	}
 	if r := d.takePrefetch(); r.err != nil || len(r.claimed) > 0 {

@@ -64,6 +64,10 @@ type PollerConfig struct {
 	Wake <-chan struct{}
 	// Tracer traces each poll (SpanPoll); nil: no tracing.
 	Tracer trace.Tracer
+	// Layouts, when set, tells the tabs waiting for their layout
+	// migration: a pass leaves them out (the migration polls them under
+	// their old layout first).
+	Layouts Migrator
 }
 
 // PollCounters are the poller's running totals.
@@ -129,11 +133,12 @@ func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.C.Passes.Add(1)
-	res = PollResult{Tabs: len(p.cfg.Tabs)}
-	if len(p.cfg.Tabs) == 0 {
+	tabs := p.tabs()
+	res = PollResult{Tabs: len(tabs)}
+	if len(tabs) == 0 {
 		return res, nil
 	}
-	exp, base, err := p.cfg.Inbound.Expectations(p.cfg.Tabs)
+	exp, base, err := p.cfg.Inbound.Expectations(tabs)
 	if err != nil {
 		return res, fenced(err)
 	}
@@ -141,11 +146,11 @@ func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
 	if err != nil {
 		return res, fenced(err)
 	}
-	snaps, err := p.cfg.Provider.SnapshotChecked(ctx, p.cfg.Workbook, p.certifiers(exp), p.readTabs(watch)...)
+	snaps, err := p.cfg.Provider.SnapshotChecked(ctx, p.cfg.Workbook, certifiers(tabs, exp), readTabs(tabs, watch)...)
 	if err != nil {
 		return res, err
 	}
-	res, err = p.observe(ctx, res, base, snaps, exp)
+	res, err = p.observe(ctx, res, tabs, base, snaps, exp)
 	if err != nil || !watch {
 		return res, err
 	}
@@ -161,11 +166,15 @@ func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
 	return res, fenced(err)
 }
 
+// tabs are the Input tabs a pass reads: those not waiting for their
+// layout migration.
+func (p *Poller) tabs() []string { return unmigrating(p.cfg.Layouts, p.cfg.Tabs) }
+
 // certifiers certify each Input tab against its expectation as the values
 // read streams (a tab they certify is Digested: no row decoded).
-func (p *Poller) certifiers(exp map[string]aggregates.TabExpectation) map[string]sheetsio.RowCheck {
-	out := make(map[string]sheetsio.RowCheck, len(p.cfg.Tabs))
-	for _, t := range p.cfg.Tabs {
+func certifiers(tabs []string, exp map[string]aggregates.TabExpectation) map[string]sheetsio.RowCheck {
+	out := make(map[string]sheetsio.RowCheck, len(tabs))
+	for _, t := range tabs {
 		out[t] = NewCertifier(exp[t])
 	}
 	return out
@@ -173,18 +182,18 @@ func (p *Poller) certifiers(exp map[string]aggregates.TabExpectation) map[string
 
 // readTabs are the tabs a poll reads: the Input tabs, and Sync_Conflicts
 // when watch.
-func (p *Poller) readTabs(watch bool) []string {
+func readTabs(tabs []string, watch bool) []string {
 	if !watch {
-		return p.cfg.Tabs
+		return tabs
 	}
-	return append(slices.Clip(p.cfg.Tabs), layout.ConflictsTab)
+	return append(slices.Clip(tabs), layout.ConflictsTab)
 }
 
 // observe certifies the Input tabs read and escalates the others.
-func (p *Poller) observe(ctx context.Context, res PollResult, base uint64, snaps map[string]*sheetsio.TabSnapshot,
+func (p *Poller) observe(ctx context.Context, res PollResult, tabs []string, base uint64, snaps map[string]*sheetsio.TabSnapshot,
 	exp map[string]aggregates.TabExpectation) (PollResult, error) {
 	var escalate []string
-	for _, t := range p.cfg.Tabs {
+	for _, t := range tabs {
 		if s := snaps[t]; (s != nil && s.Digested) || Certify(s, exp[t]) {
 			res.Certified++
 			continue
@@ -229,15 +238,16 @@ func (p *Poller) FullScan(ctx context.Context) (PollResult, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.C.FullScans.Add(1)
-	res := PollResult{Tabs: len(p.cfg.Tabs), Full: true, Escalated: len(p.cfg.Tabs)}
-	if len(p.cfg.Tabs) == 0 {
+	tabs := p.tabs()
+	res := PollResult{Tabs: len(tabs), Full: true, Escalated: len(tabs)}
+	if len(tabs) == 0 {
 		return res, nil
 	}
 	_, base, err := p.cfg.Inbound.Expectations(nil)
 	if err != nil {
 		return res, fenced(err)
 	}
-	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, p.cfg.Tabs...)
+	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
 	if err != nil {
 		return res, err
 	}
@@ -257,14 +267,15 @@ func (p *Poller) Cleanup(ctx context.Context) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.C.Cleanups.Add(1)
-	if len(p.cfg.Tabs) == 0 {
+	tabs := p.tabs()
+	if len(tabs) == 0 {
 		return 0, nil
 	}
 	_, base, err := p.cfg.Inbound.Expectations(nil)
 	if err != nil {
 		return 0, fenced(err)
 	}
-	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, p.cfg.Tabs...)
+	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
 	if err != nil {
 		return 0, err
 	}

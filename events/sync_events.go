@@ -5,6 +5,7 @@ const (
 	TypeSyncDiverged         Type = "sync.diverged"
 	TypeSyncTargetBound      Type = "sync.target_bound"
 	TypeSyncWriteMisdirected Type = "sync.write_misdirected"
+	TypeSheetLayoutMigrated  Type = "sheet.layout_migrated"
 )
 
 // SyncStream is the stream of one sync target's events.
@@ -86,7 +87,95 @@ type MisdirectedCell struct {
 // EventType implements Payload.
 func (SyncWriteMisdirected) EventType() Type { return TypeSyncWriteMisdirected }
 
+// SheetLayoutMigrated records that a tab of a sync target, which showed
+// the layout of an older declaration of the entities (its header row
+// exactly), was brought to the current layout in one fenced batchUpdate:
+// columns inserted where the layout puts them and filled from canonical
+// state, removed, moved, renamed, rewritten after a retype; a column
+// people edit that held a value never imported was kept after the anchor
+// under a retired header instead of being removed. From this event on
+// the tab is read in the current layout: Rows carries each row's new
+// visible hash (what the guard of the store's next write to the row
+// expects), and a row hash recorded as evidence of a held row (an open
+// conflict's candidate) follows its row to the hash the migration left
+// on it. A tab of many rows is recorded as several such events of the
+// same unit, each listing a part of the rows (the first one the retired
+// and renamed columns). It never carries cell values.
+type SheetLayoutMigrated struct {
+	// Target is the sync target's name.
+	Target string `canon:"target"`
+	// Tab is the logical tab name.
+	Tab string `canon:"tab,required"`
+	// OldHeader is the header the tab showed: the older layout, then any
+	// retired columns it already had.
+	OldHeader []SheetColumn `canon:"old_header"`
+	// NewHeader is the header it shows now: the current layout, then the
+	// retired columns.
+	NewHeader []SheetColumn `canon:"new_header"`
+	// Retired lists the columns this migration kept retired.
+	Retired []RetiredColumn `canon:"retired,omitempty"`
+	// Renamed lists the kept columns whose header changed (a renamed
+	// field): what the store knows a row's cell shows follows the column.
+	Renamed []ColumnRename `canon:"renamed,omitempty"`
+	// Rows lists the rows of the tab the store shows, by anchor.
+	Rows []MigratedRow `canon:"rows"`
+	// Recovered is true when the store found the tab already in the
+	// current layout without a record of its migration (the response of
+	// its batchUpdate was lost): Rows then expect canonical state.
+	Recovered bool `canon:"recovered,omitempty"`
+}
+
+// SheetColumn is one header cell of a tab.
+type SheetColumn struct {
+	// Header is the header cell's text.
+	Header string `canon:"header"`
+}
+
+// RetiredColumn is a column people edited that left the layout (its field
+// was dropped or is no longer editable) and was kept, outside the
+// layout, because a cell held a person's value the store never imported.
+type RetiredColumn struct {
+	// Field is the column's header in the older layout.
+	Field string `canon:"field"`
+	// Header is its header now, "<field> (retired)".
+	Header string `canon:"header"`
+	// Cells counts the cells that held a value never imported.
+	Cells int64 `canon:"cells"`
+}
+
+// ColumnRename is one kept column whose header changed.
+type ColumnRename struct {
+	// From is the column's header in the older layout, To its header now.
+	From string `canon:"from"`
+	To   string `canon:"to"`
+}
+
+// MigratedRow is one row of a migrated tab.
+type MigratedRow struct {
+	// Anchor is the row's anchor.
+	Anchor string `canon:"anchor"`
+	// Hash is the row's visible hash from now on: what the store showed
+	// on it, in the current layout.
+	Hash string `canon:"hash"`
+	// Before is the row's hash as the migration read it, in the older
+	// layout: a write queued before, guarded by it, is guarded from now on
+	// by the hash the migration left on the row.
+	Before string `canon:"before"`
+	// After is the hash the migration left on the row when it differs
+	// from Hash (the row held cells the store did not write: an edit not
+	// imported yet, an open conflict's candidate); empty otherwise.
+	After string `canon:"after,omitempty"`
+	// Shown holds, on an Input row, the hash (events.Hash) of each value
+	// the migration wrote in a column people edit, by field: what the
+	// store knows those cells show.
+	Shown map[string]string `canon:"shown,omitempty"`
+}
+
+// EventType implements Payload.
+func (SheetLayoutMigrated) EventType() Type { return TypeSheetLayoutMigrated }
+
 func init() {
+	register[SheetLayoutMigrated](1, "sync/<target>")
 	register[SyncDiverged](1, "sync/<target>")
 	register[SyncTargetBound](1, "sync/<target>")
 	register[SyncWriteMisdirected](1, "sync/<target>")

@@ -97,8 +97,10 @@ func New(t testing.TB, s *hikoutei.Store) *Harness {
 	return &Harness{t: t, e: e, d: d, p: p}
 }
 
-// Dispatch runs one dispatch pass: due probes, then one claimed batch sent
-// and settled. It reports whether a full batch went out (more may wait).
+// Dispatch runs one dispatch pass: due probes, the migration of any tab
+// that still shows an older layout of the entities (after a change of
+// shape), then one claimed batch sent and settled. It reports whether a
+// full batch went out (more may wait).
 func (h *Harness) Dispatch(ctx context.Context) (bool, error) { return h.d.Pass(ctx) }
 
 // Reconcile runs one reconciliation: terminal failures superseded by

@@ -51,6 +51,11 @@ type TabHealthReport struct {
 	DivergedSince        *time.Time `json:"diverged_since,omitempty"`
 	LastReconcile        *time.Time `json:"last_reconcile,omitempty"`
 	DivergedOverBound    bool       `json:"diverged_over_bound,omitempty"`
+	// Retired names the columns a change of the entities' shape kept
+	// after the anchor ("<field> (retired)": people's values never
+	// imported); Notice is then column_retired.
+	Retired []string `json:"retired,omitempty"`
+	Notice  string   `json:"notice,omitempty"`
 }
 
 // ReplicationReport is a replicated store's role: primary, standby or
@@ -121,7 +126,7 @@ func SyncReport(h *hikoutei.SyncHealth) *SyncHealthReport {
 	for _, t := range h.Tabs {
 		out.Tabs = append(out.Tabs, TabHealthReport{Tab: t.Tab, State: string(t.State), Reason: string(t.Reason), Pending: t.Pending,
 			OldestPendingSeconds: t.OldestPending.Seconds(), DivergedRows: t.Diverged, DivergedSince: timeOrNil(t.DivergedSince),
-			LastReconcile: timeOrNil(t.LastReconcile), DivergedOverBound: t.OverBound})
+			LastReconcile: timeOrNil(t.LastReconcile), DivergedOverBound: t.OverBound, Retired: t.Retired, Notice: string(t.Notice)})
 	}
 	return out
 }

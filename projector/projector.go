@@ -448,6 +448,8 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, p.targetBound(e.Seq, x)
 	case events.SyncWriteMisdirected:
 		return true, p.misdirected(e, x)
+	case events.SheetLayoutMigrated:
+		return true, p.layoutMigrated(e, x)
 	case events.LogGapDetected:
 		return true, p.setMeta(fmt.Sprintf("log_gap:%d", e.Seq), fmt.Sprintf("records %d-%d lost (read model kept as %s)", x.LogHead+1, x.ReadModelCheckpoint, x.SetAside))
 	case events.SnapshotTaken:

@@ -1,6 +1,8 @@
 package projector
 
 import (
+	"encoding/json"
+	"strings"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -23,6 +25,10 @@ type TabSyncFacts struct {
 	Codes map[string]int64
 	// MassDeletion: the tab has active suspected_mass_deletion evidence.
 	MassDeletion bool
+	// Retired lists the retired columns the tab's last layout migration
+	// left on it ("<field> (retired)": people's values never imported,
+	// kept outside the layout).
+	Retired []string
 }
 
 // SyncFacts reads the sync facts of spreadsheet (the sync target's key)
@@ -63,6 +69,33 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 		Args: []any{aggregates.ReasonMassDeletion},
 		ResultFunc: func(st *sqlite.Stmt) error {
 			tab(st.ColumnText(0)).MassDeletion = true
+			return nil
+		}})
+	if err != nil {
+		return nil, err
+	}
+	layouts, err := SheetLayouts(conn, spreadsheet)
+	for name, l := range layouts {
+		if len(l.Retired) > 0 {
+			tab(name).Retired = l.Retired
+		}
+	}
+	return out, err
+}
+
+// SheetLayouts reads the layouts recorded for the tabs of spreadsheet
+// (the sync target's key) by their last migration, by tab, through conn.
+func SheetLayouts(conn *sqlite.Conn, spreadsheet string) (map[string]SheetLayout, error) {
+	prefix := layoutKey(spreadsheet, "")
+	out := map[string]SheetLayout{}
+	err := sqlitex.Execute(conn, `SELECT key, value FROM hk_meta WHERE key >= ? AND key < ? ORDER BY key`, &sqlitex.ExecOptions{
+		Args: []any{prefix, prefix + "\xff"},
+		ResultFunc: func(st *sqlite.Stmt) error {
+			var l SheetLayout
+			if err := json.Unmarshal([]byte(st.ColumnText(1)), &l); err != nil {
+				return err
+			}
+			out[strings.TrimPrefix(st.ColumnText(0), prefix)] = l
 			return nil
 		}})
 	return out, err

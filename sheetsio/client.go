@@ -73,6 +73,22 @@ type Client interface {
 	// otherwise a *WriteError.
 	WriteAuthority(ctx context.Context, w *Workbook, f Fence) error
 
+	// ReadHeaders reads row 1 of the named logical tabs as it is,
+	// whatever it holds (one read request once the sheetIds are known).
+	// A tab missing from the spreadsheet is absent from the map.
+	ReadHeaders(ctx context.Context, w *Workbook, tabs ...string) (map[string][]any, error)
+
+	// MigrateTab brings one tab from an older layout to its current one
+	// (TabMigration): one read of the tab and the authority, the fence
+	// checked as a dispatch checks it, then one batchUpdate (more only
+	// when the cells to write exceed the batch size; the column changes
+	// always ride in the first). Errors: read errors; CodeHeaderDrift
+	// (the header no longer shows m.Old) or CodeTabMissing, nothing
+	// written; the authority errors of Dispatch; Plan's error; a
+	// *WriteError (Uncertain: the header tells afterwards whether it
+	// landed).
+	MigrateTab(ctx context.Context, w *Workbook, m TabMigration) (*MigrationResult, error)
+
 	// LastFailure is the error of the client's newest call when it
 	// failed (after its retries), nil before any call and once a later
 	// call succeeded. It never waits: health reports read it while a

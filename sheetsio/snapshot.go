@@ -43,6 +43,9 @@ type TabSnapshot struct {
 	// (SnapshotChecked), so no row was decoded: Rows, Strays and the
 	// anchor index are empty; Header is set.
 	Digested bool
+	// HeaderCells is row 1 as read, whatever it holds (a drifted header
+	// too; nil for a tab not read).
+	HeaderCells []any
 }
 
 // Find returns the rows whose anchor is anchor (normally one; more than one
@@ -100,6 +103,7 @@ func (t *TabSnapshot) Fill(spec layout.TabSpec, values [][]any) {
 	if len(values) > 0 {
 		header = values[0]
 	}
+	t.HeaderCells = header
 	rep, err := CheckHeader(spec, header)
 	if err != nil {
 		t.Err = err
@@ -140,6 +144,7 @@ func (t *TabSnapshot) FillAnchors(spec layout.TabSpec, header, column [][]any) {
 	if len(header) > 0 {
 		h = header[0]
 	}
+	t.HeaderCells = h
 	t.Empty = len(header) == 0 && len(column) == 0
 	rep, err := CheckHeader(spec, h)
 	if err != nil {

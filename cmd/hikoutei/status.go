@@ -133,7 +133,7 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		st.Holder = "lease.toml invalid: run hikoutei doctor"
 	}
-	head, err := readLogHead(dir)
+	head, hist, err := readLogHead(dir)
 	switch {
 	case err == nil:
 		st.LogHead = &head
@@ -161,7 +161,7 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	if err != nil {
 		return st, err
 	}
-	if st.SyncHealth, err = readSyncHealth(conn, now); err != nil {
+	if st.SyncHealth, err = readSyncHealth(conn, now, hist); err != nil {
 		return st, err
 	}
 	if st.Unwritable, err = readUnwritable(conn); err != nil {
@@ -206,8 +206,17 @@ func reasonText(code string) string {
 	return code
 }
 
-func readSyncHealth(conn *sqlite.Conn, now time.Time) ([]syncHealthJSON, error) {
-	all, err := engine.ReadSyncHealth(conn, now)
+// readSyncHealth is the sync health the read model shows; with the log's
+// shape history (nil while a writer holds the log) a tab still showing an
+// older layout of the entities is reported migrating.
+func readSyncHealth(conn *sqlite.Conn, now time.Time, hist events.ShapeHistory) ([]syncHealthJSON, error) {
+	var all []engine.SyncHealth
+	var err error
+	if hist != nil {
+		all, err = engine.ReadSyncHealth(conn, now, hist)
+	} else {
+		all, err = engine.ReadSyncHealth(conn, now)
+	}
 	out := make([]syncHealthJSON, 0, len(all))
 	for i := range all {
 		out = append(out, *syncHealthOf(&all[i]))
@@ -264,16 +273,26 @@ func printUnwritable(tw io.Writer, list []unwritableValue) {
 
 // readLogHead reads the log head (events.ErrStoreLocked while a writer holds
 // log.db).
-func readLogHead(dir string) (uint64, error) {
+// readLogHead reads the log's head and its shape history (the entities'
+// declarations), when no writer holds it.
+func readLogHead(dir string) (uint64, events.ShapeHistory, error) {
 	if err := engine.IsStore(dir); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer l.Close()
-	return l.Head()
+	head, err := l.Head()
+	if err != nil {
+		return 0, nil, err
+	}
+	hist, err := events.ReadShapeHistory(l)
+	if err != nil {
+		hist = nil // the declarations cannot be read: no tab is reported migrating
+	}
+	return head, hist, nil
 }
 
 func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {

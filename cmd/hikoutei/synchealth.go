@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -29,10 +31,19 @@ func printSyncHealth(out io.Writer, h syncHealthJSON) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TAB\tSTATE\tREASON\tPENDING\tOLDEST PENDING\tDIVERGED\tLAST RECONCILE")
 	for _, t := range h.Tabs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", t.Tab, t.State, dash(t.Reason), t.Pending, age(t.OldestPendingSeconds),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", t.Tab, t.State, dash(cmp.Or(t.Reason, t.Notice)), t.Pending, age(t.OldestPendingSeconds),
 			t.DivergedRows, stamp(t.LastReconcile))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, t := range h.Tabs {
+		if len(t.Retired) > 0 {
+			fmt.Fprintf(out, "%s keeps retired columns after its anchor (people's values never imported; copy them where they belong, then delete the column): %s\n",
+				t.Tab, strings.Join(t.Retired, ", "))
+		}
+	}
+	return nil
 }
 
 func describeState(state, reason string, pending int64, oldest float64, diverged int) string {
@@ -43,6 +54,8 @@ func describeState(state, reason string, pending int64, oldest float64, diverged
 		return fmt.Sprintf("behind (%d pending, oldest %s)", pending, age(oldest))
 	case string(hikoutei.SyncDiverged):
 		return fmt.Sprintf("diverged (%d rows differ)", diverged)
+	case string(hikoutei.SyncMigrating):
+		return "migrating (a tab follows the entities' new shape)"
 	}
 	return state
 }

@@ -47,6 +47,8 @@ type TabHealth struct {
 	DivergedSince time.Time     `json:"diverged_since"`
 	LastReconcile time.Time     `json:"last_reconcile"`
 	OverBound     bool          `json:"diverged_over_bound"`
+	Retired       []string      `json:"retired,omitempty"`
+	Notice        string        `json:"notice,omitempty"`
 }
 
 // PollRequest is OpSyncPoll's body (empty).

@@ -40,6 +40,7 @@ type Engine struct {
 	hist  events.ShapeHistory // the log's shape eras, read at Open (after a shape change is recorded)
 	roLog *events.Log         // the log of an engine without a writer that plans a shape change (PlanShapeChange)
 	sheet *sheet              // the spreadsheet layout of the registry
+	lay   *layoutState        // the layouts of every declaration, the tabs to migrate (nil without sync)
 	proj  *projector.Projector
 	pool  *sqlitex.Pool
 	snaps *snapshots.Dir
@@ -198,7 +199,10 @@ func (e *Engine) start(entities Entities) error {
 	if err := e.evolve(); err != nil {
 		return err
 	}
-	return e.openReadModel()
+	if err := e.openReadModel(); err != nil {
+		return err
+	}
+	return e.loadLayouts()
 }
 
 // declare builds the registry from entities over the store's log and

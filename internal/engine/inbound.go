@@ -39,12 +39,33 @@ func (e *Engine) Expectations(tabs []string) (map[string]aggregates.TabExpectati
 // Observe implements effects.Inbound: every escalated tab is decided and
 // the outcome appended in ONE fenced commit.
 func (e *Engine) Observe(base uint64, tabs map[string]effects.TabObservation, full bool) (aggregates.ObserveStats, error) {
+	return e.observeIn(e.currentView, base, tabs, full)
+}
+
+// tabView is how an observation reads a tab's cells: the layout they are
+// in, the user fields they show (current names), and how a decoded row's
+// values become the current fields' (nil: they already are).
+type tabView struct {
+	spec      layout.TabSpec
+	user      []string
+	translate func(*aggregates.GridRow)
+}
+
+// currentView reads tab in the current layout.
+func (e *Engine) currentView(tab string) tabView {
+	spec, _ := e.sheet.Schema.Tab(tab)
+	shape, _ := e.reg.Shape(spec.Entity)
+	return tabView{spec: spec, user: userFields(shape)}
+}
+
+// observeIn is Observe with the tabs read through view.
+func (e *Engine) observeIn(view func(string) tabView, base uint64, tabs map[string]effects.TabObservation, full bool) (aggregates.ObserveStats, error) {
 	var st aggregates.ObserveStats
 	err := e.onWriter(func() error {
 		now := e.cfg.Clock.Now()
 		var ch aggregates.Changes
 		for _, t := range sortedKeys(tabs) {
-			r, ts, err := e.readTab(tabs[t], base, full)
+			r, ts, err := e.readTab(view(t), tabs[t], base, full)
 			if err != nil {
 				return err
 			}
@@ -73,11 +94,11 @@ func sortedKeys[V any](m map[string]V) []string {
 // readTab reads what DecideTab needs of one observed tab: the rows it
 // shows (decoded), the expectation, the active evidence and the state of
 // every row it must decide.
-func (e *Engine) readTab(o effects.TabObservation, base uint64, full bool) (aggregates.TabRead, aggregates.TabState, error) {
+func (e *Engine) readTab(v tabView, o effects.TabObservation, base uint64, full bool) (aggregates.TabRead, aggregates.TabState, error) {
 	g := o.Grid
-	spec, _ := e.sheet.Schema.Tab(g.Tab)
+	spec := v.spec
 	shape, _ := e.reg.Shape(spec.Entity)
-	r := aggregates.TabRead{Tab: g.Tab, Entity: shape.Name, Key: shape.PK, User: userFields(shape), Full: full, Base: base}
+	r := aggregates.TabRead{Tab: g.Tab, Entity: shape.Name, Key: shape.PK, User: v.user, Full: full, Base: base}
 	var ts aggregates.TabState
 	var err error
 	if ts.InboundVersion, err = e.writer().Log().StreamVersion(events.InboundStream(g.Tab)); err != nil {
@@ -97,6 +118,11 @@ func (e *Engine) readTab(o effects.TabObservation, base uint64, full bool) (aggr
 		return r, ts, err
 	}
 	r.Rows = shownRows(spec, o)
+	for i := range r.Rows {
+		if gr := r.Rows[i].Grid; gr != nil && gr.Values != nil && v.translate != nil {
+			v.translate(gr)
+		}
+	}
 	ts.Rows, err = e.rowStates(g.Tab, shape, r, ts.Expect)
 	return r, ts, err
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
@@ -44,6 +45,7 @@ func (e *Engine) Claim(spreadsheet string, max int) ([]aggregates.Effect, error)
 		if err != nil {
 			return err
 		}
+		heads = slices.DeleteFunc(heads, func(fx aggregates.Effect) bool { return e.Migrating(fx.Target.Tab) })
 		token := newClaimToken()
 		claims := make([]aggregates.Decided, 0, len(heads))
 		for _, fx := range heads {
@@ -74,6 +76,7 @@ func (e *Engine) claimOne(fx aggregates.Effect, token string, now time.Time) (ag
 	}
 	d, err := aggregates.DecideClaim(fx, token, e.writer().Lease().Epoch, now)
 	fx.ClaimToken, fx.Attempts, fx.State = token, fx.Attempts+1, aggregates.EffectProcessing
+	fx.Values = e.translated(fx) // queued under an older declaration: in the tab's current layout
 	return fx, d, err
 }
 

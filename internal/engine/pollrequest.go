@@ -73,7 +73,7 @@ func wireHealth(h *SyncHealth) admin.SyncHealth {
 	for _, t := range h.Tabs {
 		out.Tabs = append(out.Tabs, admin.TabHealth{Tab: t.Tab, State: string(t.State), Reason: string(t.Reason), Pending: t.Pending,
 			OldestPending: t.OldestPending, Diverged: t.Diverged, DivergedSince: t.DivergedSince, LastReconcile: t.LastReconcile,
-			OverBound: t.OverBound})
+			OverBound: t.OverBound, Retired: t.Retired, Notice: string(t.Notice)})
 	}
 	return out
 }
@@ -86,7 +86,7 @@ func HealthOfWire(w admin.SyncHealth) SyncHealth {
 	for _, t := range w.Tabs {
 		h.Tabs = append(h.Tabs, TabHealth{Tab: t.Tab, State: SyncState(t.State), Reason: SyncReason(t.Reason), Pending: t.Pending,
 			OldestPending: t.OldestPending, Diverged: t.Diverged, DivergedSince: t.DivergedSince, LastReconcile: t.LastReconcile,
-			OverBound: t.OverBound})
+			OverBound: t.OverBound, Retired: t.Retired, Notice: SyncReason(t.Notice)})
 	}
 	return h
 }

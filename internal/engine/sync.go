@@ -155,10 +155,14 @@ func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.P
 	if err != nil && wb == nil {
 		return nil, nil, nil, err
 	}
+	if err != nil && e.lay != nil { // header drift: an older layout (migrated before the first claim) or a person's change
+		e.lay.toCheck(e.entityTabs()...)
+	}
 	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: c.Name, Provider: c.Provider, Workbook: wb, Outbox: e,
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
-		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard, Tracer: c.Tracer, ChainHead: e.sheetChainHead})
+		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard, Tracer: c.Tracer, ChainHead: e.sheetChainHead,
+		Layouts: e.layouts()})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -169,7 +173,7 @@ func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.P
 	}
 	poller, err := effects.NewPoller(effects.PollerConfig{Provider: c.Provider, Workbook: wb, Inbound: e, Tabs: e.sheet.inputs,
 		Clock: e.cfg.Clock, Logger: e.log, Interval: c.PollingInterval, FullScanInterval: c.FullScanInterval,
-		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake, Tracer: c.Tracer})
+		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake, Tracer: c.Tracer, Layouts: e.layouts()})
 	if err != nil {
 		return nil, nil, nil, err
 	}

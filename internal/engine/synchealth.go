@@ -13,6 +13,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -27,6 +28,10 @@ const (
 	SyncOK SyncState = "ok"
 	// SyncBehind: effects wait to be written (Pending, OldestPending).
 	SyncBehind SyncState = "behind"
+	// SyncMigrating: the tab shows the layout of an older declaration of
+	// the entities and is being brought to the current one (its people's
+	// edits polled under the old layout first); its effects wait.
+	SyncMigrating SyncState = "migrating"
 	// SyncDiverged: the last reconciliation found rows that differ from
 	// canonical state (Diverged, LastReconcile).
 	SyncDiverged SyncState = "diverged"
@@ -36,7 +41,7 @@ const (
 )
 
 // SyncStates lists the states, healthy first.
-var SyncStates = []SyncState{SyncOK, SyncBehind, SyncDiverged, SyncBlocked}
+var SyncStates = []SyncState{SyncOK, SyncBehind, SyncMigrating, SyncDiverged, SyncBlocked}
 
 // worse reports whether s is less healthy than t.
 func (s SyncState) worse(t SyncState) bool {
@@ -61,6 +66,12 @@ const (
 	ReasonTabMissing        SyncReason = sheetsio.CodeTabMissing       // a bound tab is gone
 	ReasonHeaderDrift       SyncReason = sheetsio.CodeHeaderDrift      // a tab's header row changed
 )
+
+// ReasonColumnRetired is a tab's notice, not a blocking reason: a layout
+// migration kept a column people edited after the anchor, renamed
+// "<field> (retired)", because it held values never imported
+// (TabHealth.Retired names them). Sync goes on.
+const ReasonColumnRetired SyncReason = "column_retired"
 
 // reasonOrder ranks the reasons, most severe first.
 var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonCredentials, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
@@ -137,6 +148,11 @@ type TabHealth struct {
 	LastReconcile time.Time     // the last reconciliation reported (zero: none since Open)
 	// OverBound: diverged for longer than the bound (SyncHealth.DivergedBound).
 	OverBound bool
+	// Retired lists the retired columns a layout migration kept on the
+	// tab ("<field> (retired)": people's values never imported, outside
+	// the layout); Notice is then ReasonColumnRetired.
+	Retired []string
+	Notice  SyncReason
 }
 
 // SyncHealth is the sync health of one spreadsheet, computed from local
@@ -205,6 +221,8 @@ type healthInputs struct {
 	notes  map[string]reconcileNote // by tab
 	reason SyncReason               // the spreadsheet's own (stopped, provider failures)
 	bound  time.Duration
+	// migrating are the tabs waiting for (or in) their layout migration.
+	migrating map[string]bool
 }
 
 // deriveSyncHealth is the health rule: a tab is blocked when it has a
@@ -224,7 +242,8 @@ func deriveSyncHealth(in healthInputs, now time.Time) *SyncHealth {
 	return h
 }
 
-// tabsOf lists in.tabs, then any other tab the facts or notes name, sorted.
+// tabsOf lists in.tabs, then any other tab the facts, notes or
+// migrations name, sorted.
 func tabsOf(in healthInputs) []string {
 	out := slices.Clone(in.tabs)
 	var more []string
@@ -232,6 +251,9 @@ func tabsOf(in healthInputs) []string {
 		more = append(more, t)
 	}
 	for t := range in.notes {
+		more = append(more, t)
+	}
+	for t := range in.migrating {
 		more = append(more, t)
 	}
 	slices.Sort(more)
@@ -251,6 +273,9 @@ func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
 			t.OldestPending = max(now.Sub(f.OldestQueued), 0)
 		}
 		t.Reason = tabReason(t.Reason, f)
+		if len(f.Retired) > 0 {
+			t.Retired, t.Notice = f.Retired, ReasonColumnRetired
+		}
 	}
 	if n, ok := in.notes[tab]; ok {
 		t.Diverged, t.DivergedSince, t.LastReconcile = n.diverged, n.since, n.at
@@ -258,6 +283,11 @@ func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
 		if n.blocked.worse(t.Reason) {
 			t.Reason = n.blocked
 		}
+	}
+	if in.migrating[tab] && (t.Reason == "" || t.Reason == ReasonHeaderDrift) {
+		t.Reason = "" // the header shows an older layout: expected until the migration
+		t.State = SyncMigrating
+		return t
 	}
 	switch {
 	case t.Reason != "":
@@ -326,7 +356,7 @@ func (e *Engine) SyncHealth() (*SyncHealth, error) {
 		return nil, fmt.Errorf("sync health: read model: %w", err)
 	}
 	in := healthInputs{key: e.sync.cfg.Name, tabs: e.entityTabs(), facts: facts, notes: e.notes.reconciled(e.sync.cfg.Name),
-		reason: e.sheetReason(), bound: e.divergedBound()}
+		reason: e.sheetReason(), bound: e.divergedBound(), migrating: e.lay.migrating()}
 	return deriveSyncHealth(in, e.cfg.Clock.Now()), nil
 }
 
@@ -395,19 +425,26 @@ func (e *Engine) NoteReconcile(spreadsheet, tab string, diverged int, at time.Ti
 // ReadSyncHealth derives the sync health of every sync target the read
 // model behind conn holds effects for, from the read model alone (no
 // worker notes: divergence and provider failures are unknown): what tools
-// show without the running store, e.g. `hikoutei status`.
-func ReadSyncHealth(conn *sqlite.Conn, now time.Time) ([]SyncHealth, error) {
+// show without the running store, e.g. `hikoutei status`. With the
+// log's shape history (hist, optional), a tab that still shows an older
+// layout of the entities is reported migrating, as the store would.
+func ReadSyncHealth(conn *sqlite.Conn, now time.Time, hist ...events.ShapeHistory) ([]SyncHealth, error) {
 	keys, err := projector.SyncTargets(conn)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]SyncHealth, 0, len(keys))
 	for _, k := range keys {
-		facts, err := projector.SyncFacts(conn, k)
-		if err != nil {
+		in := healthInputs{key: k}
+		if in.facts, err = projector.SyncFacts(conn, k); err != nil {
 			return nil, err
 		}
-		out = append(out, *deriveSyncHealth(healthInputs{key: k, facts: facts}, now))
+		for _, h := range hist {
+			if in.migrating, err = readPending(conn, h, k); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, *deriveSyncHealth(in, now))
 	}
 	return out, nil
 }

@@ -61,8 +61,9 @@ type cellIn struct {
 		BoolValue    *bool        `json:"boolValue"`
 		FormulaValue *string      `json:"formulaValue"`
 	} `json:"userEnteredValue"`
-	UserEnteredFormat *cellFormatIn `json:"userEnteredFormat"`
-	Note              *string       `json:"note"`
+	UserEnteredFormat *cellFormatIn   `json:"userEnteredFormat"`
+	Note              *string         `json:"note"`
+	DataValidation    json.RawMessage `json:"dataValidation"`
 }
 
 type rowIn struct {
@@ -104,14 +105,16 @@ func applyCell(s *sheet, r, c int, in cellIn, mask map[string]bool) error {
 		if err != nil {
 			return err
 		}
-		v.Note = cur.Note
-		cur = v
+		cur = v.keepAttached(cur)
 	}
 	if formatMasked(mask) {
 		applyNumberFormat(&cur, in.UserEnteredFormat)
 	}
 	if all || mask["note"] {
 		cur.Note = deref(in.Note)
+	}
+	if all || mask["dataValidation"] {
+		cur.DV = compactRule(in.DataValidation)
 	}
 	s.setCell(r, c, cur)
 	return nil
@@ -235,7 +238,7 @@ func reqRepeatCell(b *book, raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	mask := parseMask(req.Fields)
-	if !mask["*"] && !mask["userEnteredValue"] && !mask["note"] && !formatMasked(mask) {
+	if !mask["*"] && !mask["userEnteredValue"] && !mask["note"] && !mask["dataValidation"] && !formatMasked(mask) {
 		return nil, nil // formatting the emulator does not model (wrapStrategy, colours, …)
 	}
 	for r := g.R0; r < g.R1; r++ {
@@ -413,7 +416,7 @@ func (b *book) sortRows(s *sheet, g gridRange, specs []sortSpec) {
 	for to, from := range idx {
 		newRowOf[g.R0+from] = g.R0 + to
 		for j, cd := range old[from] {
-			if !cd.isEmpty() || !s.cell(g.R0+to, g.C0+j).isEmpty() {
+			if !cd.isBlank() || !s.cell(g.R0+to, g.C0+j).isBlank() {
 				s.setCell(g.R0+to, g.C0+j, cd)
 			}
 		}

@@ -20,7 +20,7 @@ func extraHandlers() map[string]requestHandler {
 		"updateDimensionGroup":     reqFormattingOnly,
 		"setBasicFilter":           reqSetBasicFilter,
 		"clearBasicFilter":         reqClearBasicFilter,
-		"setDataValidation":        reqFormattingOnly,
+		"setDataValidation":        reqSetDataValidation,
 		"addConditionalFormatRule": reqFormattingOnly,
 		"trimWhitespace":           reqTrimWhitespace,
 	}

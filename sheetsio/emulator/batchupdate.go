@@ -38,6 +38,7 @@ func coreHandlers() map[string]requestHandler {
 		"repeatCell":                  reqRepeatCell,
 		"insertDimension":             reqInsertDimension,
 		"deleteDimension":             reqDeleteDimension,
+		"moveDimension":               reqMoveDimension,
 		"appendDimension":             reqAppendDimension,
 		"sortRange":                   reqSortRange,
 		"mergeCells":                  reqMergeCells,

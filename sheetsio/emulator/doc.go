@@ -13,7 +13,11 @@
 // batchClear and their ByDataFilter forms, spreadsheets.getByDataFilter,
 // developerMetadata get/search, and sheets copyTo. Not implemented (400):
 // R1C1 ranges, charts, banding, filter views, pivot tables, formats (format
-// requests are accepted and ignored).
+// requests are accepted and ignored). Rows and columns are inserted,
+// deleted and moved (moveDimension) as Google does: values, notes, data
+// validation rules (setDataValidation, stored, not enforced) and
+// developer metadata go with their row or column (see move.go,
+// validation.go).
 //
 // Values: RAW stores strings as text; USER_ENTERED parses like typing
 // (formulas, numbers incl. "0050" → 50, %, $, en_US dates and times as serial

@@ -25,9 +25,26 @@ type cellData struct {
 	Fmt    string  `json:"f,omitempty"`
 	FmtPat string  `json:"p,omitempty"`
 	Note   string  `json:"note,omitempty"`
+	// DV is the cell's data validation rule, as the request that set it
+	// carried it (compact JSON; "" = none). Like a note it stays when the
+	// value changes and moves with its row or column.
+	DV string `json:"dv,omitempty"`
 }
 
+// isEmpty reports whether the cell holds neither a value nor a note: what
+// appends count as data (a validation rule alone is not data).
 func (c cellData) isEmpty() bool { return c.Kind == kindEmpty && c.Note == "" }
+
+// isBlank reports whether the cell holds nothing at all, validation
+// included: such a cell need not be stored.
+func (c cellData) isBlank() bool { return c.isEmpty() && c.DV == "" }
+
+// keepAttached copies what stays on a cell when its value is replaced:
+// the note and the data validation.
+func (c cellData) keepAttached(from cellData) cellData {
+	c.Note, c.DV = from.Note, from.DV
+	return c
+}
 
 // hasValue reports whether the cell holds a value (notes do not count).
 func (c cellData) hasValue() bool { return c.Kind != kindEmpty }
@@ -253,7 +270,7 @@ func (s *sheet) cell(r, c int) cellData {
 // an empty cell beyond the stored rows is a no-op, so clearing a huge range
 // (updateCells/repeatCell over a whole 10M-cell tab) allocates nothing.
 func (s *sheet) setCell(r, c int, v cellData) {
-	if v.isEmpty() && (r >= len(s.Rows) || c >= len(s.Rows[r])) {
+	if v.isBlank() && (r >= len(s.Rows) || c >= len(s.Rows[r])) {
 		return
 	}
 	for len(s.Rows) <= r {
@@ -267,8 +284,7 @@ func (s *sheet) setCell(r, c int, v cellData) {
 	s.Rows[r] = row
 }
 
-// setValue replaces the value of (r, c), keeping its note.
+// setValue replaces the value of (r, c), keeping its note and validation.
 func (s *sheet) setValue(r, c int, v cellData) {
-	v.Note = s.cell(r, c).Note
-	s.setCell(r, c, v)
+	s.setCell(r, c, v.keepAttached(s.cell(r, c)))
 }

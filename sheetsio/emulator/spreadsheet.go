@@ -135,6 +135,9 @@ func (b *book) cellJSON(s *sheet, r, c int) map[string]any {
 	if cd.Note != "" {
 		out["note"] = cd.Note
 	}
+	if cd.DV != "" {
+		out["dataValidation"] = json.RawMessage(cd.DV)
+	}
 	if !cd.hasValue() {
 		return out
 	}

@@ -387,7 +387,7 @@ func clearValues(s *sheet, g gridRange) {
 	for r := g.R0; r < min(g.R1, len(s.Rows)); r++ {
 		row := s.Rows[r]
 		for c := g.C0; c < min(g.C1, len(row)); c++ {
-			row[c] = cellData{Note: row[c].Note}
+			row[c] = cellData{}.keepAttached(row[c])
 		}
 	}
 }

@@ -14,21 +14,25 @@ import (
 type HeaderReport struct {
 	Width   int
 	Ignored []int
+	// Retired are the retired columns among Ignored (IsRetired), by
+	// position (nil when none).
+	Retired map[int]string
 }
 
 // ValidateHeader checks the header row got (as returned by a values read:
 // strings, possibly shorter than the layout, possibly with blank cells)
 // against spec. Every expected header must appear exactly once, at its
 // declared position; a named header the layout does not declare is an
-// error; unnamed (blank) columns after the expected ones are ignored and
-// reported in HeaderReport.Ignored. Any violation returns a *HeaderError
-// (errors.Is ErrHeaderDrift) listing every issue found; positions are
-// counted per name, so duplicates are reported, never resolved last-wins.
+// error; unnamed (blank) columns and retired columns (IsRetired) after
+// the expected ones are ignored and reported in HeaderReport.Ignored. Any
+// violation returns a *HeaderError (errors.Is ErrHeaderDrift) listing
+// every issue found; positions are counted per name, so duplicates are
+// reported, never resolved last-wins.
 func ValidateHeader(spec TabSpec, got []any) (HeaderReport, error) {
 	names := headerNames(got)
 	positions := map[string][]int{}
 	for i, n := range names {
-		if n != "" {
+		if n != "" && !(i >= len(spec.Columns) && IsRetired(n)) {
 			positions[n] = append(positions[n], i)
 		}
 	}
@@ -40,6 +44,12 @@ func ValidateHeader(spec TabSpec, got []any) (HeaderReport, error) {
 	rep := HeaderReport{Width: len(spec.Columns)}
 	for i := len(spec.Columns); i < len(names); i++ {
 		rep.Ignored = append(rep.Ignored, i)
+		if names[i] != "" {
+			if rep.Retired == nil {
+				rep.Retired = map[int]string{}
+			}
+			rep.Retired[i] = names[i]
+		}
 	}
 	return rep, nil
 }

@@ -10,6 +10,7 @@
 package layout
 
 import (
+	"maps"
 	"regexp"
 	"sort"
 
@@ -155,6 +156,20 @@ func (s *Schema) Tab(name string) (TabSpec, bool) {
 		return TabSpec{}, false
 	}
 	return s.tabs[i], true
+}
+
+// WithTab returns a copy of s where the tab named spec.Name has the
+// layout spec (an older layout of it, to read a tab not migrated yet).
+// A name s does not declare is added.
+func (s *Schema) WithTab(spec TabSpec) *Schema {
+	out := &Schema{tabs: append([]TabSpec(nil), s.tabs...), index: maps.Clone(s.index)}
+	if i, ok := out.index[spec.Name]; ok {
+		out.tabs[i] = spec
+		return out
+	}
+	out.index[spec.Name] = len(out.tabs)
+	out.tabs = append(out.tabs, spec)
+	return out
 }
 
 // TabNames returns the logical tab names, sorted.

@@ -1,0 +1,466 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// The engine brings the sheet to the current layout (effects.Migrator).
+var _ effects.Migrator = (*Engine)(nil)
+
+// MigrateLayouts implements effects.Migrator: it reads the header of
+// every tab waiting for a migration or whose header drifted (one read),
+// then migrates, in turn, each tab whose header shows the layout of an
+// older declaration of the entities: an Input tab is polled under its
+// old layout first (people's edits made against it are decided as
+// edits, conflicts or quarantine), then the tab changes in one fenced
+// batchUpdate (sheetsio.Client.MigrateTab) and the store records it
+// (sheet.layout_migrated) with every row's new visible hash. A header
+// that shows no layout the store ever declared stays blocked
+// (sheet_header_drift). A tab whose writes are in flight waits for them.
+// It returns the tabs migrated; it stops at the first error (the other
+// tabs wait for the next pass).
+func (e *Engine) MigrateLayouts(ctx context.Context) ([]string, error) {
+	if e.lay == nil || e.sync == nil {
+		return nil, nil
+	}
+	tabs := e.lay.due()
+	_, _, wb := e.Workers()
+	if len(tabs) == 0 || wb == nil {
+		return nil, nil
+	}
+	e.lay.run.Lock()
+	defer e.lay.run.Unlock()
+	heads, err := e.sync.cfg.Provider.ReadHeaders(ctx, wb, tabs...)
+	if err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, tab := range tabs {
+		ok, err := e.migrateTab(ctx, wb, tab, heads)
+		if err != nil {
+			return done, fmt.Errorf("migrate the layout of tab %s: %w", tab, err)
+		}
+		if ok {
+			done = append(done, tab)
+		}
+	}
+	return done, nil
+}
+
+// migrateTab decides what tab's header shows and migrates it when it is
+// an older layout. ok reports a migration recorded.
+func (e *Engine) migrateTab(ctx context.Context, wb *sheetsio.Workbook, tab string, heads map[string][]any) (bool, error) {
+	header, present := heads[tab]
+	era, old, ok := e.lay.match(e.sheet.Schema, tab, header, e.Migrating(tab))
+	switch {
+	case !present || !slices.ContainsFunc(header, func(h any) bool { return !blankCell(h) }):
+		e.lay.setPending(tab, false) // deleted or emptied: reprovisioning creates it again in the current layout
+		return false, nil
+	case !ok:
+		e.lay.setPending(tab, false)
+		e.notes.noteBlocked(e.sync.cfg.Name, tab, ReasonHeaderDrift, e.cfg.Clock.Now())
+		e.log.Warn("a tab's header shows no layout the store declared; the tab stays blocked until its header is repaired", "tab", tab)
+		return false, nil
+	case era < 0 && !e.Migrating(tab):
+		e.lay.setPending(tab, false) // the current layout: nothing to do
+		return false, nil
+	}
+	e.lay.setPending(tab, true)
+	if sending, err := e.tabSending(tab); err != nil || sending {
+		return false, err // its writes in flight settle first (a probe reads the old layout's receipts)
+	}
+	if era < 0 {
+		return e.recoverTab(ctx, wb, tab, header)
+	}
+	if old.Role == layout.RoleInput && effects.Editable(old) {
+		if err := e.pollOld(ctx, wb, tab, era, old); err != nil {
+			return false, err
+		}
+	}
+	return e.migrateLayout(ctx, wb, tab, era, old, header)
+}
+
+// tabSending reports whether effects on tab are being sent or uncertain.
+func (e *Engine) tabSending(tab string) (bool, error) {
+	var sending bool
+	err := e.onWriter(func() (err error) {
+		sending, err = e.proj.TabSending(e.sync.cfg.Name, tab)
+		return err
+	})
+	return sending, err
+}
+
+// migrateLayout runs one tab's migration and records it.
+func (e *Engine) migrateLayout(ctx context.Context, wb *sheetsio.Workbook, tab string, era int, old layout.TabSpec, header []any) (bool, error) {
+	if err := e.Renew(); err != nil {
+		return false, fmt.Errorf("%w: %w", effects.ErrDisplaced, err)
+	}
+	fence := e.Fence()
+	var d *layoutMigration
+	m := sheetsio.TabMigration{Tab: tab, Old: old, Fence: &fence, BeforeWrite: e.writeGuard,
+		Plan: func(snap *sheetsio.TabSnapshot) (plan sheetsio.MigrationPlan, err error) {
+			plan, d, err = e.planMigration(tab, era, old, snap)
+			return plan, err
+		}}
+	res, err := e.sync.cfg.Provider.MigrateTab(ctx, wb, m)
+	if err != nil {
+		return false, err
+	}
+	return true, e.recordMigration(d.event(e.sync.cfg.Name, header, res), len(d.plan.Retire))
+}
+
+// recordMigration commits sheet.layout_migrated; the tab is then read
+// in the current layout.
+func (e *Engine) recordMigration(ev events.SheetLayoutMigrated, retired int) error {
+	err := e.onWriter(func() error {
+		now := e.cfg.Clock.Now()
+		var ch aggregates.Changes
+		stream := events.SyncStream(ev.Target)
+		for _, part := range migrationParts(ev) {
+			ch.Add(stream, events.AnyVersion, events.New(stream, part, now))
+		}
+		return e.commitWorker(ch, now)
+	})
+	if err != nil {
+		return err
+	}
+	e.lay.setPending(ev.Tab, false)
+	e.log.Info("a sheet tab follows the entities' new shape", "tab", ev.Tab, "rows", len(ev.Rows), "retired_columns", retired,
+		"recovered", ev.Recovered)
+	return nil
+}
+
+// migrationRowsPerEvent bounds the rows one sheet.layout_migrated lists
+// (about 1.5 MB): a larger tab's migration is recorded as several events
+// of one unit, in row order, the first carrying the retired and renamed
+// columns.
+const migrationRowsPerEvent = 20000
+
+// migrationParts splits ev into the events that record it.
+func migrationParts(ev events.SheetLayoutMigrated) []events.SheetLayoutMigrated {
+	rows := ev.Rows
+	var out []events.SheetLayoutMigrated
+	for len(out) == 0 || len(rows) > 0 {
+		part := ev
+		part.Rows = rows[:min(len(rows), migrationRowsPerEvent)]
+		rows = rows[len(part.Rows):]
+		if len(out) > 0 {
+			part.Retired, part.Renamed = nil, nil
+		}
+		out = append(out, part)
+	}
+	return out
+}
+
+// recoverTab records the migration of a tab found already in the current
+// layout while the store still waited for it (the batchUpdate landed,
+// its response was lost): each row it shows is expected to show
+// canonical state; a row that does not is corrected as any other.
+func (e *Engine) recoverTab(ctx context.Context, wb *sheetsio.Workbook, tab string, header []any) (bool, error) {
+	snaps, err := e.sync.cfg.Provider.SnapshotKnown(ctx, wb, tab)
+	if err != nil {
+		return false, err
+	}
+	snap := snaps[tab]
+	if snap.Err != nil {
+		return false, snap.Err
+	}
+	ev := events.SheetLayoutMigrated{Target: e.sync.cfg.Name, Tab: tab, OldHeader: columnsOf(header), NewHeader: columnsOf(header),
+		Recovered: true}
+	err = e.onWriter(func() error {
+		ev.Rows, err = e.recoveredRows(tab, snap)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return true, e.recordMigration(ev, 0)
+}
+
+// recoveredRows are the rows of a recovered tab: canonical state is what
+// each should show; the guards of writes queued before follow them.
+func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events.MigratedRow, error) {
+	spec, _ := e.sheet.Schema.Tab(tab)
+	x, err := e.proj.TabExpectation(tab)
+	if err != nil {
+		return nil, err
+	}
+	var out []events.MigratedRow
+	for _, r := range snap.Rows {
+		before, shown := x.Rows[r.Anchor]
+		if r.Anchor == "" || !shown {
+			continue
+		}
+		vals, exists, err := e.proj.EntityValues(spec.Entity, r.Anchor)
+		if err != nil {
+			return nil, err
+		}
+		row := events.MigratedRow{Anchor: r.Anchor, Hash: r.Hash, Before: before}
+		if h := canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals); exists && h != "" && h != r.Hash {
+			row.Hash, row.After = h, r.Hash
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// columnsOf is a header row as the event records it (trailing blank
+// cells left out).
+func columnsOf(header []any) []events.SheetColumn {
+	out := make([]events.SheetColumn, 0, len(header))
+	for _, h := range header {
+		s, _ := h.(string)
+		out = append(out, events.SheetColumn{Header: s})
+	}
+	for len(out) > 0 && out[len(out)-1].Header == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// layoutMigration is what the plan of one tab's migration decided, for
+// its event.
+type layoutMigration struct {
+	tab       string
+	plan      layout.ColumnPlan
+	visible   map[string]string            // anchor → the row's visible hash before (the rows the store shows)
+	same      map[string]bool              // rows that showed exactly what the store wrote or accepted
+	canonical map[string]string            // anchor → the hash of canonical state in the current layout
+	retired   map[string]int64             // a leaving column → its cells holding a value never imported
+	shown     map[string]map[string]string // Input: anchor → field → hash of the value written
+}
+
+// event is the sheet.layout_migrated of the migration that res reports.
+func (d *layoutMigration) event(target string, header []any, res *sheetsio.MigrationResult) events.SheetLayoutMigrated {
+	ev := events.SheetLayoutMigrated{Target: target, Tab: d.tab, OldHeader: columnsOf(header)}
+	for _, h := range res.Header {
+		ev.NewHeader = append(ev.NewHeader, events.SheetColumn{Header: h})
+	}
+	for i, name := range d.plan.Retire {
+		ev.Retired = append(ev.Retired, events.RetiredColumn{Field: name, Header: d.plan.RetiredAs[i], Cells: d.retired[name]})
+	}
+	for i, src := range d.plan.Source {
+		if to := d.plan.New.Columns[i].Name; src != "" && src != to {
+			ev.Renamed = append(ev.Renamed, events.ColumnRename{From: src, To: to})
+		}
+	}
+	ev.Rows = d.rows(res.Rows)
+	return ev
+}
+
+// rows decides each shown row's new visible hash: a row that showed
+// exactly the store's last write now shows it in the current layout (the
+// hash the migration left); any other (a person's cell not imported yet,
+// a held conflict, a second copy) is expected to show canonical state, so
+// what differs is still seen as differing.
+func (d *layoutMigration) rows(read []sheetsio.MigratedRow) []events.MigratedRow {
+	copies := map[string]int{}
+	for _, r := range read {
+		copies[r.Anchor]++
+	}
+	var out []events.MigratedRow
+	seen := map[string]bool{}
+	for _, r := range read {
+		if _, shown := d.visible[r.Anchor]; !shown || seen[r.Anchor] {
+			continue
+		}
+		seen[r.Anchor] = true
+		row := events.MigratedRow{Anchor: r.Anchor, Hash: r.After, Before: r.Before, Shown: d.shown[r.Anchor]}
+		if !d.same[r.Anchor] || copies[r.Anchor] > 1 {
+			if h := d.canonical[r.Anchor]; h != "" && h != r.After {
+				row.Hash, row.After = h, r.After
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// planMigration decides one tab's migration from the tab as read under
+// its old layout: the column plan (a column people edited that leaves the
+// tab is kept retired when a cell holds a value never imported), the
+// values written (canonical state of the columns new to the tab or
+// retyped; a retyped cell people changed keeps their value), and what the
+// event needs. It reads the read model on the writer goroutine, a chunk of
+// rows at a time, so commits are not held up by a large tab.
+func (e *Engine) planMigration(tab string, era int, old layout.TabSpec, snap *sheetsio.TabSnapshot) (sheetsio.MigrationPlan, *layoutMigration, error) {
+	var d *layoutMigration
+	err := e.onWriter(func() (err error) {
+		d, err = e.planColumns(tab, era, old, snap)
+		return err
+	})
+	if err != nil {
+		return sheetsio.MigrationPlan{}, nil, err
+	}
+	plan := sheetsio.MigrationPlan{Columns: d.plan, Fill: map[string]map[string]any{}}
+	for from := 0; from < len(snap.Rows); from += planChunk {
+		rows := snap.Rows[from:min(from+planChunk, len(snap.Rows))]
+		if err := e.onWriter(func() error { return e.planRows(d, plan.Fill, rows) }); err != nil {
+			return plan, nil, err
+		}
+	}
+	return plan, d, nil
+}
+
+// planChunk is how many rows one step of a migration's plan reads.
+const planChunk = 2000
+
+// planColumns reads the tab's visible state and decides its column plan.
+func (e *Engine) planColumns(tab string, era int, old layout.TabSpec, snap *sheetsio.TabSnapshot) (*layoutMigration, error) {
+	cur, _ := e.sheet.Schema.Tab(tab)
+	x, err := e.proj.TabExpectation(tab)
+	if err != nil {
+		return nil, err
+	}
+	d := &layoutMigration{tab: tab, visible: x.Rows, same: map[string]bool{}, canonical: map[string]string{},
+		shown: map[string]map[string]string{}}
+	follow := e.lay.follow(cur.Entity, era)
+	if d.retired, err = e.unimported(old, cur, follow, snap, x); err != nil {
+		return nil, err
+	}
+	taken := slices.Collect(maps.Values(snap.Header.Retired))
+	d.plan = layout.PlanColumns(old, cur, follow, func(c string) bool { return d.retired[c] > 0 },
+		func(n string) bool { return slices.Contains(taken, n) })
+	return d, nil
+}
+
+// planRows decides the values written on rows and what the event says of
+// them.
+func (e *Engine) planRows(d *layoutMigration, fill map[string]map[string]any, rows []sheetsio.Row) error {
+	cur := d.plan.New
+	for _, r := range rows {
+		if r.Anchor == "" {
+			continue
+		}
+		d.same[r.Anchor] = d.visible[r.Anchor] == r.Hash
+		vals, exists, err := e.proj.EntityValues(cur.Entity, r.Anchor)
+		if err != nil || !exists {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		d.canonical[r.Anchor] = canonicalHash(cur, e.sheet.Columns(cur.Name), r.Anchor, vals)
+		f, err := e.fillRow(d, r, vals)
+		if err != nil {
+			return err
+		}
+		if len(f) > 0 {
+			fill[r.Anchor] = f
+		}
+		if d.shown[r.Anchor], err = shownHashes(cur, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillRow is what the migration writes on row r: canonical state in each
+// column the plan fills, except, on an Input tab, a kept (retyped) cell
+// that shows a value people typed the store has not imported.
+func (e *Engine) fillRow(d *layoutMigration, r sheetsio.Row, vals map[string]any) (map[string]any, error) {
+	cp := d.plan
+	out := map[string]any{}
+	for i, c := range cp.New.Columns {
+		if i == cp.New.Anchor || c.Key || !cp.Fill(i) {
+			continue
+		}
+		if src := cp.Source[i]; src != "" && cp.New.Role == layout.RoleInput && !d.same[r.Anchor] {
+			known, err := e.cellKnown(cp.Old, src, r)
+			if err != nil {
+				return nil, err
+			}
+			if !known {
+				continue
+			}
+		}
+		out[c.Name] = vals[c.Name]
+	}
+	return out, nil
+}
+
+// unimported counts, for each column people edited that leaves an Input
+// tab (dropped, no longer editable), the cells that hold a value the
+// store never imported: not blank, on a row that does not show exactly
+// what the store wrote or accepted, and not the value the store last
+// knew the cell to show.
+func (e *Engine) unimported(old, cur layout.TabSpec, follow func(string) (string, bool), snap *sheetsio.TabSnapshot,
+	x aggregates.TabExpectation) (map[string]int64, error) {
+	out := map[string]int64{}
+	if old.Role != layout.RoleInput {
+		return out, nil
+	}
+	for i, c := range old.Columns {
+		if name, ok := follow(c.Name); i == old.Anchor || c.Key || (ok && cur.ColumnIndex(name) >= 0) {
+			continue
+		}
+		for _, r := range snap.Rows {
+			if blankCell(r.Cells[i]) || (r.Anchor != "" && x.Rows[r.Anchor] == r.Hash) {
+				continue
+			}
+			known, err := e.cellKnown(old, c.Name, r)
+			if err != nil {
+				return nil, err
+			}
+			if !known {
+				out[c.Name]++
+			}
+		}
+	}
+	return out, nil
+}
+
+// cellKnown reports whether the cell of column col (old layout) on row r
+// shows the value the store last knew it to show (written or accepted).
+func (e *Engine) cellKnown(old layout.TabSpec, col string, r sheetsio.Row) (bool, error) {
+	if r.Anchor == "" {
+		return false, nil
+	}
+	fields, err := e.proj.SheetFields(layout.RowBindingID(old.Name, r.Anchor))
+	if err != nil {
+		return false, err
+	}
+	sf, ok := fields[col]
+	if !ok || !sf.ShownKnown {
+		return false, nil
+	}
+	i := old.ColumnIndex(col)
+	v, err := cell.Decode(old.Columns[i], r.Cells[i])
+	if err != nil {
+		return false, nil // a value the column cannot hold: a person's
+	}
+	h, err := aggregates.ShownHash(v)
+	return err == nil && h == sf.ShownHash, nil
+}
+
+// shownHashes are the hashes of the values written in the columns people
+// edit of an Input tab (nil elsewhere).
+func shownHashes(spec layout.TabSpec, fill map[string]any) (map[string]string, error) {
+	if spec.Role != layout.RoleInput || len(fill) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(fill))
+	for f, v := range fill {
+		h, err := aggregates.ShownHash(v)
+		if err != nil {
+			return nil, err
+		}
+		out[f] = h
+	}
+	return out, nil
+}
+
+func blankCell(v any) bool {
+	s, ok := v.(string)
+	return v == nil || (ok && s == "")
+}

@@ -1,0 +1,336 @@
+package engine
+
+import (
+	"maps"
+	"slices"
+	"sync"
+
+	"zombiezen.com/go/sqlite"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// layoutState is what the engine knows of the layouts a tab may show:
+// the layout of every declaration of the entities in the log's history,
+// and the tabs that wait for their migration to the current one.
+type layoutState struct {
+	hist events.ShapeHistory
+	eras []layoutEra // every declaration that lays out, oldest first
+
+	mu      sync.Mutex      // guards pending and check (never held across I/O)
+	pending map[string]bool // tabs known to show an older layout
+	check   map[string]bool // tabs whose header drifted: an older layout, or a person's change?
+
+	run sync.Mutex // one migration pass at a time (held across I/O; health never takes it)
+}
+
+// layoutEra is one declaration: its log sequence, registry and layout.
+type layoutEra struct {
+	seq    uint64
+	reg    *Registry
+	schema *layout.Schema
+}
+
+// newLayoutState lays out every declaration of hist (a declaration that
+// cannot be laid out is skipped: no tab can show it).
+func newLayoutState(hist events.ShapeHistory) *layoutState {
+	l := &layoutState{hist: hist, pending: map[string]bool{}, check: map[string]bool{}}
+	for _, era := range hist {
+		reg, err := NewRegistry(era.Declared.Entities...)
+		if err != nil {
+			continue
+		}
+		if schema, err := layoutOf(reg); err == nil {
+			l.eras = append(l.eras, layoutEra{seq: era.Seq, reg: reg, schema: schema})
+		}
+	}
+	return l
+}
+
+// changedAt is the log sequence of the last declaration that changed
+// tab's layout from the one before it (0: never changed, or the tab is
+// new in it: nothing showed an older layout of it).
+func (l *layoutState) changedAt(tab string) uint64 {
+	for i := len(l.eras) - 1; i > 0; i-- {
+		cur, ok := l.eras[i].schema.Tab(tab)
+		prev, had := l.eras[i-1].schema.Tab(tab)
+		if !ok || !had {
+			return 0
+		}
+		if !slices.Equal(cur.Headers(), prev.Headers()) || !sameKinds(cur, prev) {
+			return l.eras[i].seq
+		}
+	}
+	return 0
+}
+
+// retyped is the newest older declaration laying tab out with the
+// current names and other kinds (-1: none).
+func (l *layoutState) retyped(cur layout.TabSpec) int {
+	for i := len(l.eras) - 1; i >= 0; i-- {
+		old, ok := l.eras[i].schema.Tab(cur.Name)
+		if ok && slices.Equal(old.Headers(), cur.Headers()) && !sameKinds(old, cur) {
+			return i
+		}
+	}
+	return -1
+}
+
+func sameKinds(a, b layout.TabSpec) bool {
+	return slices.EqualFunc(a.Columns, b.Columns, func(x, y cell.Column) bool { return x.Kind == y.Kind })
+}
+
+// match finds the layout the header row shows: the current one (era -1)
+// or the newest older declaration whose layout of tab it shows exactly.
+// A header is only names: when it shows the current names while the tab
+// waits for its migration (pending: it showed rows before its layout
+// changed), the newest older layout with the same names and other kinds
+// is the one it shows (a retype).
+func (l *layoutState) match(cur *layout.Schema, tab string, header []any, pending bool) (era int, spec layout.TabSpec, ok bool) {
+	if spec, ok := cur.Tab(tab); ok {
+		if _, ok := layout.MatchHeader(spec, header); ok {
+			if i := l.retyped(spec); pending && i >= 0 {
+				old, _ := l.eras[i].schema.Tab(tab)
+				return i, old, true
+			}
+			return -1, spec, true
+		}
+	}
+	for i := len(l.eras) - 1; i >= 0; i-- {
+		spec, ok := l.eras[i].schema.Tab(tab)
+		if !ok {
+			continue
+		}
+		if _, ok := layout.MatchHeader(spec, header); ok {
+			return i, spec, true
+		}
+	}
+	return 0, layout.TabSpec{}, false
+}
+
+// follow maps a column of tab as declaration era laid it out to the name
+// of the field it shows in the newest declaration: renames followed
+// (schema.changed), false when a later declaration dropped it. The anchor
+// is itself.
+func (l *layoutState) follow(entity string, era int) func(string) (string, bool) {
+	return func(col string) (string, bool) {
+		if col == layout.AnchorHeader {
+			return col, true
+		}
+		return l.hist.FieldName(entity, col, l.eras[era].seq)
+	}
+}
+
+// fieldShape is the shape of field of entity in declaration era (the key
+// is a required string).
+func (l *layoutState) fieldShape(era int, entity, field string) events.FieldShape {
+	return shapeOf(l.eras[era].reg, entity, field)
+}
+
+// shapeOf is the shape of field of entity in reg (the key is a required
+// string; an unknown field is a nullable string).
+func shapeOf(reg *Registry, entity, field string) events.FieldShape {
+	s, _ := reg.Shape(entity)
+	if field == s.PK {
+		return events.FieldShape{Name: field, Kind: events.KindString}
+	}
+	if f, ok := s.Field(field); ok {
+		return f
+	}
+	return events.FieldShape{Name: field, Kind: events.KindString, Nullable: true}
+}
+
+// migrating is the set of tabs waiting for their migration (a copy; nil
+// for a store without layouts). Health reads it: never waits on I/O.
+func (l *layoutState) migrating() map[string]bool {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.pending)
+}
+
+// Migrating reports whether tab waits for its layout migration (the
+// effects.Migrator the workers ask: they leave such a tab alone).
+func (e *Engine) Migrating(tab string) bool {
+	if e.lay == nil {
+		return false
+	}
+	e.lay.mu.Lock()
+	defer e.lay.mu.Unlock()
+	return e.lay.pending[tab]
+}
+
+// toCheck notes tabs whose header drifted: the next migration pass reads
+// their headers to tell an older layout from a person's change.
+func (l *layoutState) toCheck(tabs ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, t := range tabs {
+		l.check[t] = true
+	}
+}
+
+// setPending marks tab as waiting for its migration (or not).
+func (l *layoutState) setPending(tab string, on bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.check, tab)
+	if on {
+		l.pending[tab] = true
+	} else {
+		delete(l.pending, tab)
+	}
+}
+
+// due lists the tabs a migration pass examines, sorted.
+func (l *layoutState) due() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := slices.Collect(maps.Keys(l.pending))
+	for t := range l.check {
+		if !l.pending[t] {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// loadLayouts reads the layouts of the log's declarations and marks the
+// tabs that, from local state, still show an older layout
+// (layoutState.pendingFrom).
+func (e *Engine) loadLayouts() error {
+	if e.sync == nil {
+		return nil
+	}
+	hist, err := events.ReadShapeHistory(e.Log())
+	if err != nil {
+		return err
+	}
+	e.lay = newLayoutState(hist)
+	pending, err := e.lay.pendingFrom(e.entityTabs(),
+		func(tab string) (uint64, error) {
+			rec, err := e.proj.SheetLayoutOf(e.sync.cfg.Name, tab)
+			return rec.Seq, err
+		}, e.proj.ShownBefore)
+	for _, tab := range pending {
+		e.lay.setPending(tab, true)
+	}
+	return err
+}
+
+// pendingFrom lists the tabs that, from local state, still show an older
+// layout: the tab's layout changed at a declaration, it showed rows
+// written before it, and no migration of it was recorded since
+// (migrated: the log sequence of its last one, 0 for none).
+func (l *layoutState) pendingFrom(tabs []string, migrated func(string) (uint64, error), shownBefore func(string, uint64) (bool, error)) ([]string, error) {
+	var out []string
+	for _, tab := range tabs {
+		at := l.changedAt(tab)
+		if at == 0 {
+			continue
+		}
+		seq, err := migrated(tab)
+		if err != nil || seq >= at {
+			if err != nil {
+				return out, err
+			}
+			continue
+		}
+		shown, err := shownBefore(tab, at)
+		if err != nil {
+			return out, err
+		}
+		if shown {
+			out = append(out, tab)
+		}
+	}
+	return out, nil
+}
+
+// readPending is pendingFrom for a tool reading a store's log and read
+// model (no running store): the tabs of target waiting for their layout
+// migration.
+func readPending(conn *sqlite.Conn, hist events.ShapeHistory, target string) (map[string]bool, error) {
+	l := newLayoutState(hist)
+	if len(l.eras) == 0 {
+		return nil, nil
+	}
+	layouts, err := projector.SheetLayouts(conn, target)
+	if err != nil {
+		return nil, err
+	}
+	var tabs []string
+	for _, t := range l.eras[len(l.eras)-1].schema.Tabs() {
+		if t.Role == layout.RoleSystem || t.Role == layout.RoleInput {
+			tabs = append(tabs, t.Name)
+		}
+	}
+	pending, err := l.pendingFrom(tabs, func(tab string) (uint64, error) { return layouts[tab].Seq, nil },
+		func(tab string, seq uint64) (bool, error) { return projector.TabShownBefore(conn, tab, seq) })
+	out := map[string]bool{}
+	for _, t := range pending {
+		out[t] = true
+	}
+	return out, err
+}
+
+// layouts is the engine as the workers' Migrator (nil without layouts).
+func (e *Engine) layouts() effects.Migrator {
+	if e.lay == nil {
+		return nil
+	}
+	return e
+}
+
+// eraAt is the declaration in force at log sequence seq (the first one
+// for an earlier seq).
+func (l *layoutState) eraAt(seq uint64) int {
+	i := 0
+	for j, era := range l.eras {
+		if era.seq <= seq {
+			i = j
+		}
+	}
+	return i
+}
+
+// translated is the values of fx as its tab's current layout names them:
+// a value queued under an older declaration follows its field's renames
+// and converts to the field's current kind; a value of a field that left
+// the tab (or does not convert) is left out, the anti-entropy pass
+// writing canonical state there. An update left with nothing to write
+// writes its key cell: a guarded write that changes nothing.
+func (e *Engine) translated(fx aggregates.Effect) map[string]any {
+	spec, ok := e.sheet.Schema.Tab(fx.Target.Tab)
+	if e.lay == nil || len(e.lay.eras) < 2 || fx.Values == nil || !ok || (spec.Role != layout.RoleSystem && spec.Role != layout.RoleInput) {
+		return fx.Values
+	}
+	era := e.lay.eraAt(fx.QueuedSeq)
+	out := make(map[string]any, len(fx.Values))
+	for k, v := range fx.Values {
+		name, ok := k, true
+		if spec.ColumnIndex(k) < 0 {
+			name, ok = e.lay.hist.FieldName(spec.Entity, k, fx.QueuedSeq)
+		}
+		if i := spec.ColumnIndex(name); !ok || i < 0 || i == spec.Anchor {
+			continue
+		}
+		conv, err := convertShown(v, e.lay.fieldShape(era, spec.Entity, k), shapeOf(e.reg, spec.Entity, name))
+		if err == nil {
+			out[name] = conv
+		}
+	}
+	if fx.Op == events.OpUpdate && len(out) == 0 {
+		shape, _ := e.reg.Shape(spec.Entity)
+		out[shape.PK] = fx.EntityID
+	}
+	return out
+}
