@@ -35,7 +35,8 @@ type EntityPersisted struct {
 	// each time the field's canonical value changes and never goes back.
 	Revisions map[string]uint64 `canon:"revisions"`
 	// Actor is who made the change when it was not the application's own
-	// commit: "cli" or "sheet" for a person's accept_user ("" otherwise,
+	// commit: "cli" or "sheet" for a person's accept_user, "adopt" for a
+	// row of a tab people kept that hikoutei adopt imported ("" otherwise,
 	// and in events recorded before actors).
 	Actor Actor `canon:"actor,omitempty"`
 }

@@ -28,10 +28,14 @@ type request struct {
 }
 
 // Command is one validated persist (Values set: every field's canonical
-// value) or remove (Values nil) of a unit of work.
+// value) or remove (Values nil) of a unit of work. Actor and CreateOnly
+// are a persist's (aggregates.Persist): an adoption's rows are created
+// only, with actor adopt.
 type Command struct {
 	Entity, ID string
 	Values     map[string]any
+	Actor      events.Actor
+	CreateOnly bool
 }
 
 // CommitResult describes a committed unit of work.
@@ -256,7 +260,8 @@ func decideOne(cur aggregates.EntityState, c Command, now time.Time) (aggregates
 	if c.Values == nil {
 		return aggregates.DecideRemove(cur, aggregates.Remove{Entity: c.Entity, ID: c.ID}, now)
 	}
-	return aggregates.DecidePersist(cur, aggregates.Persist{Entity: c.Entity, ID: c.ID, Values: c.Values}, now)
+	return aggregates.DecidePersist(cur, aggregates.Persist{Entity: c.Entity, ID: c.ID, Values: c.Values, Actor: c.Actor,
+		CreateOnly: c.CreateOnly}, now)
 }
 
 // currentState is an entity's state as of the batch's earlier decisions.
