@@ -104,7 +104,7 @@ func (e *Engine) Adopt(ctx context.Context, req AdoptRequest) (AdoptReport, erro
 		}
 	}
 	e.log.Info("adopted a tab", "entity", req.Entity, "created", a.report.Created, "unchanged", a.report.Unchanged,
-		"quarantined", a.report.Skipped, "units", a.report.Units)
+		"skipped", a.report.Skipped, "quarantined", a.report.Quarantined, "units", a.report.Units)
 	return a.report, nil
 }
 
