@@ -235,6 +235,10 @@ func TestAdoptImportsQuarantinesAndKeepsTheTab(t *testing.T) {
 	}
 	a.h.Drain(ctx)
 	checkTabsCanonical(t, a)
+	if err := a.s.DismissQuarantine(ctx, firstQuarantineID(t, a.s)); !errors.Is(err, hikoutei.ErrQuarantineNotDismissable) ||
+		!strings.Contains(err.Error(), "adopt that tab again") {
+		t.Fatalf("dismissing an adopted row's record: %v", err)
+	}
 	_, err = a.s.Adopt(ctx, adoptOptions)
 	if !errors.Is(err, hikoutei.ErrAdoptTabAdopted) || !strings.Contains(err.Error(), "Places (before hikoutei)") {
 		t.Fatalf("a second adoption: %v", err)
@@ -376,6 +380,20 @@ func activeQuarantine(t *testing.T, s *hikoutei.Store, tab string) map[string]in
 		out[q.Reason]++
 	}
 	return out
+}
+
+// firstQuarantineID is the id of an active quarantine record.
+func firstQuarantineID(t *testing.T, s *hikoutei.Store) string {
+	t.Helper()
+	conn, err := sqlite.OpenConn(s.ReadModelPath(), sqlite.OpenReadOnly)
+	mustDo(t, err)
+	defer conn.Close()
+	list, _, err := projector.ListQuarantine(conn, projector.QuarantineFilter{Limit: 1})
+	mustDo(t, err)
+	if len(list) == 0 {
+		t.Fatal("no quarantine record")
+	}
+	return list[0].ID
 }
 
 // tabGrid is everything a person wrote in a tab (values, formulas,
