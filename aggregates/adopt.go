@@ -209,20 +209,18 @@ func (p *AdoptPlan) AdoptCommand(i int) Persist {
 // the adopted tab is kept under; version: that stream's version), one
 // row.quarantined per skipped row that is not already active there, and
 // clears the active records of tab that no skipped row shows any more (a
-// row fixed and imported by a later adoption of the kept tab). Records
-// are per row: the first reason of the row, its column, its key as
-// anchor, and the row's visible hash, so the same row always gives the
-// same record.
+// row fixed and imported by a later adoption of the kept tab). A record
+// is one row: its first reason, column, key (the anchor) and visible
+// hash; its id also covers the row's number, so two identical pasted
+// rows are two records, and the same row with the same content always
+// gives the same record (a rerun records nothing new).
 func (p *AdoptPlan) Quarantine(tab string, skipped []AdoptDecision, active map[string]Quarantine, version uint64, now time.Time) Changes {
 	var ch Changes
 	stream := events.InboundStream(tab)
 	add := func(p events.Payload) { ch.Add(stream, version, events.New(stream, p, now)) }
 	found := map[string]bool{}
 	for _, d := range skipped {
-		id := QuarantineID(tab, d.Key, d.Hash, d.Reason)
-		if found[id] {
-			continue
-		}
+		id := QuarantineID(tab, d.Key, fmt.Sprintf("%s@%d", d.Hash, d.SheetRow), d.Reason)
 		found[id] = true
 		if _, ok := active[id]; ok {
 			continue

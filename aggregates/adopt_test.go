@@ -93,8 +93,8 @@ func TestAdoptCommandCreatesOnlyWithTheAdoptActor(t *testing.T) {
 }
 
 // TestAdoptQuarantineIsIdempotentAndClearsFixedRows: a skipped row is
-// recorded once (a rerun records nothing new), identical copies share a
-// record, and a record no row shows any more is cleared.
+// recorded once (a rerun records nothing new), identical copies on two
+// rows are two records, and a record no row shows any more is cleared.
 func TestAdoptQuarantineIsIdempotentAndClearsFixedRows(t *testing.T) {
 	const tab = "Airports (before hikoutei)"
 	skipped := []AdoptDecision{
@@ -104,14 +104,14 @@ func TestAdoptQuarantineIsIdempotentAndClearsFixedRows(t *testing.T) {
 	}
 	p := NewAdoptPlan("Airport", "code", nil, nil)
 	ch := p.Quarantine(tab, skipped, nil, 0, now)
-	if len(ch.Appends) != 1 || ch.Appends[0].Stream != events.InboundStream(tab) || len(ch.Appends[0].Events) != 2 {
+	if len(ch.Appends) != 1 || ch.Appends[0].Stream != events.InboundStream(tab) || len(ch.Appends[0].Events) != 3 {
 		t.Fatalf("first run: %+v", ch.Appends)
 	}
 	first := ch.Appends[0].Events[0].Payload.(events.RowQuarantined)
 	if first.ID != "SFO" || first.Entity != "Airport" || first.Column != "" || first.SheetRow != 3 {
 		t.Fatalf("record %+v", first)
 	}
-	if empty := ch.Appends[0].Events[1].Payload.(events.RowQuarantined); empty.ID != "" || empty.Column != "code" {
+	if empty := ch.Appends[0].Events[2].Payload.(events.RowQuarantined); empty.ID != "" || empty.Column != "code" {
 		t.Fatalf("record of an empty key %+v", empty)
 	}
 	active := map[string]Quarantine{}
@@ -127,7 +127,7 @@ func TestAdoptQuarantineIsIdempotentAndClearsFixedRows(t *testing.T) {
 	for _, ev := range fixed.Appends[0].Events {
 		cleared = append(cleared, ev.Payload.(events.RowQuarantineCleared).Anchor)
 	}
-	if !reflect.DeepEqual(cleared, []string{"SFO"}) || fixed.Appends[0].ExpectedVersion != 2 {
+	if !reflect.DeepEqual(cleared, []string{"SFO", "SFO"}) || fixed.Appends[0].ExpectedVersion != 2 {
 		t.Fatalf("after the fix: %+v", fixed.Appends)
 	}
 }

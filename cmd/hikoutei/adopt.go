@@ -168,10 +168,11 @@ func adoptInStore(ctx context.Context, cmd *cobra.Command, f adoptFlags, syncOpt
 		return err
 	}
 	e := engine.Of(s)
+	start := time.Now()
 	rep, err := e.Adopt(ctx, req)
-	out.report = rep
+	out.report, out.took = rep, time.Since(start)
 	if err == nil && f.wait > 0 {
-		start := time.Now()
+		start = time.Now()
 		out.pending, err = waitBackfill(ctx, e, f.wait)
 		out.waited = time.Since(start)
 	}

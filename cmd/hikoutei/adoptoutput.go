@@ -18,7 +18,8 @@ import (
 type adoptOutput struct {
 	report  engine.AdoptReport
 	pending int64
-	waited  time.Duration
+	took    time.Duration // the adoption itself (read to rename)
+	waited  time.Duration // then the wait for the backfill
 	counter *requestCounter
 }
 
@@ -163,8 +164,8 @@ func (o adoptOutput) done(w io.Writer, f adoptFlags) error {
 			o.counter.reads.Load(), o.counter.writes.Load())
 		return err
 	}
-	fmt.Fprintf(w, "committed %d records in %d units (%d events); quarantined %d rows, cleared %d (hikoutei quarantine list --dir %s --tab %s)\n",
-		r.Created, r.Units, r.Events, r.Quarantined, r.Cleared, shellWord(f.dir), shellWord(r.KeptAs))
+	fmt.Fprintf(w, "committed %d records in %d units (%d events); quarantined %d rows, cleared %d (hikoutei quarantine list --dir %s --tab %s); took %s\n",
+		r.Created, r.Units, r.Events, r.Quarantined, r.Cleared, shellWord(f.dir), shellWord(r.KeptAs), o.took.Round(time.Millisecond))
 	if r.Renamed {
 		fmt.Fprintf(w, "kept the tab as %q\n", r.KeptAs)
 	}
