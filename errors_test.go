@@ -49,6 +49,11 @@ var rootSentinels = map[string]error{
 	"ErrInvalidInterval": hikoutei.ErrInvalidInterval, "ErrInvalidNATSURL": hikoutei.ErrInvalidNATSURL,
 	"ErrFailpointsNotCompiled": hikoutei.ErrFailpointsNotCompiled, "ErrFailpointUnknown": hikoutei.ErrFailpointUnknown,
 	"ErrFailpointSpecInvalid": hikoutei.ErrFailpointSpecInvalid,
+	"ErrAdoptNeedsSync":       hikoutei.ErrAdoptNeedsSync, "ErrAdoptEntityNotDeclared": hikoutei.ErrAdoptEntityNotDeclared,
+	"ErrAdoptTabNotFound": hikoutei.ErrAdoptTabNotFound, "ErrAdoptTabAdopted": hikoutei.ErrAdoptTabAdopted,
+	"ErrAdoptTabReserved": hikoutei.ErrAdoptTabReserved, "ErrAdoptTabChanged": hikoutei.ErrAdoptTabChanged,
+	"ErrAdoptHeaderDuplicate": hikoutei.ErrAdoptHeaderDuplicate, "ErrAdoptKeyColumnMissing": hikoutei.ErrAdoptKeyColumnMissing,
+	"ErrAdoptMapInvalid": hikoutei.ErrAdoptMapInvalid,
 }
 
 // declaredSentinels returns the names of the Err variables errors.go declares.
