@@ -160,9 +160,13 @@ func runAdopt(cmd *cobra.Command, f adoptFlags, rules map[string]string) error {
 }
 
 // adoptInStore opens the store with its declared entities and the sync
-// options, adopts, and waits for the backfill.
+// options, workers stopped (nothing touches the spreadsheet before the
+// adoption's own checks passed), adopts, then runs the dispatcher (the
+// store's own tabs provisioned and filled through the outbox) until the
+// backfill is done or --wait ends.
 func adoptInStore(ctx context.Context, cmd *cobra.Command, f adoptFlags, syncOpts *hikoutei.SyncOptions, req engine.AdoptRequest, out *adoptOutput) error {
 	logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	syncOpts.Manual = true
 	s, err := hikoutei.OpenDeclared(ctx, f.dir, hikoutei.Options{Operation: "adopt", Logger: logger, Sync: syncOpts})
 	if err != nil {
 		return err
@@ -173,15 +177,37 @@ func adoptInStore(ctx context.Context, cmd *cobra.Command, f adoptFlags, syncOpt
 	out.report, out.took = rep, time.Since(start)
 	if err == nil && f.wait > 0 {
 		start = time.Now()
-		out.pending, err = waitBackfill(ctx, e, f.wait)
+		out.pending, err = backfill(ctx, e, f.wait)
 		out.waited = time.Since(start)
 	}
 	return errors.Join(err, s.Close())
 }
 
+// backfill runs the dispatcher (and its reconciliation) until no effect
+// is unsettled, at most wait, and returns how many still are.
+func backfill(ctx context.Context, e *engine.Engine, wait time.Duration) (int64, error) {
+	d, err := e.Provision(ctx)
+	if err != nil {
+		return 0, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+	pending, stopped, rerr, err := waitBackfill(runCtx, e, wait, done)
+	cancel()
+	if !stopped {
+		rerr = <-done
+	}
+	if rerr != nil && !errors.Is(rerr, context.Canceled) {
+		err = errors.Join(err, rerr)
+	}
+	return pending, err
+}
+
 // waitBackfill waits until no effect of the outbox is unsettled, at most
-// wait; it returns how many still are (a blocked tab stops waiting).
-func waitBackfill(ctx context.Context, e *engine.Engine, wait time.Duration) (int64, error) {
+// wait, or the dispatcher stops (stopped, with its error); it returns how
+// many still are (a blocked tab stops the wait).
+func waitBackfill(ctx context.Context, e *engine.Engine, wait time.Duration, done <-chan error) (pending int64, stopped bool, runErr, err error) {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -189,21 +215,23 @@ func waitBackfill(ctx context.Context, e *engine.Engine, wait time.Duration) (in
 	for {
 		counts, err := e.OutboxCounts()
 		if err != nil {
-			return 0, err
+			return 0, false, nil, err
 		}
-		var n int64
 		for _, st := range aggregates.Unsettled() {
-			n += counts[st]
+			pending += counts[st]
 		}
-		if n == 0 || errors.Is(e.Health().Sync, engine.ErrSyncBlocked) {
-			return n, nil
+		if pending == 0 || errors.Is(e.Health().Sync, engine.ErrSyncBlocked) {
+			return pending, false, nil, nil
 		}
 		select {
 		case <-ctx.Done():
-			return n, nil
+			return pending, false, nil, nil
 		case <-deadline.C:
-			return n, nil
+			return pending, false, nil, nil
+		case err := <-done:
+			return pending, true, err, nil
 		case <-tick.C:
+			pending = 0
 		}
 	}
 }

@@ -138,9 +138,13 @@ func TestAdoptCLIAdoptsKeepsTheTabAndRefusesASecondRun(t *testing.T) {
 	for _, dry := range []string{"--dry-run", "--wait=0"} {
 		args := adoptArgs(dir, sheet, dry)
 		args[len(args)-4] = "Nope"
+		sheet.Emulator.ResetCounters()
 		code, _, errOut = runSplit(args...)
 		if code != exitFailure || !strings.Contains(errOut, "adopt_entity_not_declared") || !strings.Contains(errOut, "Stock") {
 			t.Fatalf("undeclared entity (%s): exit %d %s", dry, code, errOut)
+		}
+		if c := sheet.Emulator.Counters(hikouteitest.SpreadsheetID); c.Writes != 0 {
+			t.Fatalf("a refused adoption (%s) wrote %d times to the spreadsheet", dry, c.Writes)
 		}
 	}
 }
