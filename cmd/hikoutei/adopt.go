@@ -55,9 +55,10 @@ records in units of --unit rows (actor "adopt"; a record the store holds is
 never changed), quarantines every other row with its reason (hikoutei
 quarantine list --tab "TAB (before hikoutei)"), then renames the tab to
 "TAB (before hikoutei)", changing nothing else of it: nothing a person wrote
-is deleted. The store's own System and Input tabs are created and filled
-through the outbox; adopt waits up to --wait for that (hikoutei serve
-finishes what is left). An interrupted adopt can be run again: rows already
+is deleted. The store is opened with its sync workers stopped, so a refused
+adoption writes nothing to the spreadsheet; once the tab is kept, the store's
+own System and Input tabs are created and filled through the outbox, and adopt
+waits up to --wait for that (hikoutei serve finishes what is left). An interrupted adopt can be run again: rows already
 adopted record nothing. Once the tab is renamed, adopting TAB again fails
 with adopt_tab_already_adopted; adopting "TAB (before hikoutei)" imports the
 rows a person fixed there.
@@ -175,6 +176,7 @@ func adoptInStore(ctx context.Context, cmd *cobra.Command, f adoptFlags, syncOpt
 	start := time.Now()
 	rep, err := e.Adopt(ctx, req)
 	out.report, out.took = rep, time.Since(start)
+	out.adoptReads, out.adoptWrites = out.counter.reads.Load(), out.counter.writes.Load()
 	if err == nil && f.wait > 0 {
 		start = time.Now()
 		out.pending, err = backfill(ctx, e, f.wait)

@@ -21,6 +21,8 @@ type adoptOutput struct {
 	took    time.Duration // the adoption itself (read to rename)
 	waited  time.Duration // then the wait for the backfill
 	counter *requestCounter
+	// the requests of the adoption itself (the rest: the backfill)
+	adoptReads, adoptWrites int64
 }
 
 // adoptJSON is `adopt --json` (README "JSON output").
@@ -178,7 +180,9 @@ func (o adoptOutput) done(w io.Writer, f adoptFlags) error {
 		fmt.Fprintf(w, "System and Input tabs: %d effects still pending after %s: hikoutei serve --dir %s finishes them (hikoutei status shows why)\n",
 			o.pending, o.waited.Round(time.Millisecond), shellWord(f.dir))
 	}
-	_, err := fmt.Fprintf(w, "sheets requests: %d reads, %d writes\n", o.counter.reads.Load(), o.counter.writes.Load())
+	reads, writes := o.counter.reads.Load(), o.counter.writes.Load()
+	_, err := fmt.Fprintf(w, "sheets requests: %d reads, %d writes (the adoption %d and %d, the backfill %d and %d)\n", reads, writes,
+		o.adoptReads, o.adoptWrites, reads-o.adoptReads, writes-o.adoptWrites)
 	return err
 }
 
