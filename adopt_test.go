@@ -45,7 +45,7 @@ const placesTab = "Places"
 // "2024-03-02" a date.
 var placesRows = [][]string{
 	{"Code", "Name", "Altitude", "lat", "Opened", "Active", "Notes", "Comments"},
-	{"LAX", "Los Angeles", "125", "33.94", "'2024-03-01", "TRUE", "gate B", "ok"},    // 2 create (date as text)
+	{"LAX", "Los Angeles", "125", "33.94", "'2024-03-01", "TRUE", "gate B", "ok"},     // 2 create (date as text)
 	{"'00123", "Leading zeros", "5", "1.5", "2024-03-02", "FALSE"},                    // 3 create (C01, a typed date)
 	{"SFO", "San Francisco", "13", "37.6", "'2024-03-03 10:00", "TRUE"},               // 4 duplicate
 	{"SFO", "San Francisco (2)", "13", "37.6", "", "TRUE"},                            // 5 duplicate

@@ -9,7 +9,9 @@ import (
 // UTC at millisecond precision; every other spelling of a date is refused,
 // never guessed.
 func TestParseDateTextAcceptsTheISOFormsOnly(t *testing.T) {
-	utc := func(y, mo, d, h, mi, s, ms int) time.Time { return time.Date(y, time.Month(mo), d, h, mi, s, ms*1e6, time.UTC) }
+	utc := func(y, mo, d, h, mi, s, ms int) time.Time {
+		return time.Date(y, time.Month(mo), d, h, mi, s, ms*1e6, time.UTC)
+	}
 	ok := map[string]time.Time{
 		"2024-03-01":                    utc(2024, 3, 1, 0, 0, 0, 0),
 		"  2024-03-01 ":                 utc(2024, 3, 1, 0, 0, 0, 0),
