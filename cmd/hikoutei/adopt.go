@@ -58,10 +58,12 @@ quarantine list --tab "TAB (before hikoutei)"), then renames the tab to
 is deleted. The store is opened with its sync workers stopped, so a refused
 adoption writes nothing to the spreadsheet; once the tab is kept, the store's
 own System and Input tabs are created and filled through the outbox, and adopt
-waits up to --wait for that (hikoutei serve finishes what is left). An interrupted adopt can be run again: rows already
-adopted record nothing. Once the tab is renamed, adopting TAB again fails
-with adopt_tab_already_adopted; adopting "TAB (before hikoutei)" imports the
-rows a person fixed there.
+waits up to --wait for that (hikoutei serve finishes what is left).
+
+An interrupted adopt can be run again: rows already adopted record nothing.
+Once the tab is renamed, adopting TAB again fails with
+adopt_tab_already_adopted; adopting "TAB (before hikoutei)" imports the rows
+a person fixed there.
 
 The spreadsheet, credentials and emulator endpoint are taken as serve takes
 them (flags, else HIKOUTEI_SYNC_SPREADSHEET_URL, GOOGLE_APPLICATION_CREDENTIALS,
