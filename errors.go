@@ -9,6 +9,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // Sentinel errors of the public API. Each has a stable snake_case code as
@@ -210,6 +211,38 @@ var (
 	// ErrQuarantineNotDismissable (quarantine_not_dismissable): the record
 	// is cleared, names no row, or its entity was removed.
 	ErrQuarantineNotDismissable = aggregates.ErrQuarantineNotDismissable
+	// ErrAdoptNeedsSync (adopt_sync_not_configured): Adopt on a store
+	// opened without SyncOptions for the spreadsheet.
+	ErrAdoptNeedsSync = engine.ErrAdoptNeedsSync
+	// ErrAdoptEntityNotDeclared (adopt_entity_not_declared): the store
+	// does not declare the entity to adopt into (the message lists those
+	// it does): open it once with the application that declares it.
+	ErrAdoptEntityNotDeclared = engine.ErrAdoptEntityNotDeclared
+	// ErrAdoptTabNotFound (adopt_tab_not_found): the spreadsheet has no
+	// tab of that title.
+	ErrAdoptTabNotFound = engine.ErrAdoptTabNotFound
+	// ErrAdoptTabAdopted (adopt_tab_already_adopted): the tab was adopted
+	// already (it is kept as "<tab> (before hikoutei)"), or another tab
+	// has that title: nothing is imported twice.
+	ErrAdoptTabAdopted = engine.ErrAdoptTabAdopted
+	// ErrAdoptTabReserved (adopt_tab_reserved): the tab is one of the
+	// store's own (System, Input, Sync_Conflicts, …).
+	ErrAdoptTabReserved = engine.ErrAdoptTabReserved
+	// ErrAdoptTabChanged (adopt_tab_changed): the tab was renamed or
+	// removed (or its kept title taken) between the read and the rename;
+	// nothing was renamed: adopt again.
+	ErrAdoptTabChanged = engine.ErrAdoptTabChanged
+	// ErrAdoptHeaderDuplicate (adopt_header_duplicate): two columns would
+	// hold one field, or a Map rule's header names several columns: the
+	// adoption fails closed.
+	ErrAdoptHeaderDuplicate = layout.ErrAdoptHeaderDuplicate
+	// ErrAdoptKeyColumnMissing (adopt_key_column_missing): no column of
+	// the tab holds the entity's primary key (name it with Map).
+	ErrAdoptKeyColumnMissing = layout.ErrAdoptKeyColumnMissing
+	// ErrAdoptMapInvalid (adopt_map_invalid): a Map rule names no column
+	// or an unknown field, gives a field twice, or NumbersAsText names a
+	// field that is not text.
+	ErrAdoptMapInvalid = layout.ErrAdoptMapInvalid
 	// ErrReplayGap: an event source skipped a sequence.
 	ErrReplayGap = engine.ErrReplayGap
 	// ErrReplayTarget: a replay target already exists and replacing it was

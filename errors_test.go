@@ -51,6 +51,11 @@ var rootSentinels = map[string]error{
 	"ErrFailpointSpecInvalid": hikoutei.ErrFailpointSpecInvalid,
 	"ErrShapeIncompatible":    hikoutei.ErrShapeIncompatible, "ErrMigrationInvalid": hikoutei.ErrMigrationInvalid,
 	"ErrMigrationFailed": hikoutei.ErrMigrationFailed,
+	"ErrAdoptNeedsSync":  hikoutei.ErrAdoptNeedsSync, "ErrAdoptEntityNotDeclared": hikoutei.ErrAdoptEntityNotDeclared,
+	"ErrAdoptTabNotFound": hikoutei.ErrAdoptTabNotFound, "ErrAdoptTabAdopted": hikoutei.ErrAdoptTabAdopted,
+	"ErrAdoptTabReserved": hikoutei.ErrAdoptTabReserved, "ErrAdoptTabChanged": hikoutei.ErrAdoptTabChanged,
+	"ErrAdoptHeaderDuplicate": hikoutei.ErrAdoptHeaderDuplicate, "ErrAdoptKeyColumnMissing": hikoutei.ErrAdoptKeyColumnMissing,
+	"ErrAdoptMapInvalid": hikoutei.ErrAdoptMapInvalid,
 }
 
 // declaredSentinels returns the names of the Err variables errors.go declares.

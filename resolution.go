@@ -28,6 +28,7 @@ const (
 	ActorApplication = events.ActorApplication // the application (the default)
 	ActorCLI         = events.ActorCLI         // a person, through the hikoutei command
 	ActorSheet       = events.ActorSheet       // a person, through the spreadsheet
+	ActorAdopt       = events.ActorAdopt       // a row of a tab people kept, imported by Adopt
 )
 
 // ResolveOption tunes Store.ResolveConflict.

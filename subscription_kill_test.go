@@ -47,6 +47,13 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if cfg := os.Getenv(adoptChildEnv); cfg != "" {
+		if err := runAdoptChild(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "adopt child:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
 	if cfg := os.Getenv(consumerEnv); cfg != "" {
 		if err := runConsumer(cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "consumer:", err)

@@ -30,10 +30,15 @@ type EntityState struct {
 }
 
 // Persist asks to store an entity's full set of canonical field values.
+// Actor, when set, is recorded in the event (who made the change when it
+// was not the application's own commit). CreateOnly refuses an entity
+// that exists (ErrEntityExists) instead of changing it.
 type Persist struct {
-	Entity string
-	ID     string
-	Values map[string]any // every field, canonical values (see events.EncodeCanonical)
+	Entity     string
+	ID         string
+	Values     map[string]any // every field, canonical values (see events.EncodeCanonical)
+	Actor      events.Actor
+	CreateOnly bool
 }
 
 // Remove asks to delete an entity.
@@ -55,10 +60,13 @@ type Decision struct {
 // DecidePersist compares every field's canonical hash with cur and emits one
 // entity.persisted event carrying only the changed fields, each with its
 // raised revision; an unchanged entity yields no event (dirty tracking).
-// Errors: ErrInvalidCommand, ErrInvalidValue.
+// Errors: ErrInvalidCommand, ErrInvalidValue, ErrEntityExists.
 func DecidePersist(cur EntityState, cmd Persist, now time.Time) (Decision, error) {
 	if cmd.Entity == "" || cmd.ID == "" {
 		return Decision{}, fmt.Errorf("%w: entity and id are required", ErrInvalidCommand)
+	}
+	if cmd.CreateOnly && cur.Exists {
+		return Decision{}, fmt.Errorf("%w: %s %q", ErrEntityExists, cmd.Entity, cmd.ID)
 	}
 	d := Decision{Stream: events.EntityStream(cmd.Entity, cmd.ID), ExpectedVersion: cur.Version, Next: cur.cloneSized(len(cmd.Values))}
 	changed, revs := make(map[string]any, len(cmd.Values)), make(map[string]uint64, len(cmd.Values))
@@ -81,7 +89,7 @@ func DecidePersist(cur EntityState, cmd Persist, now time.Time) (Decision, error
 	}
 	d.Next.Exists, d.Next.Version = true, cur.Version+1
 	d.Events = []events.Event{events.New(d.Stream, events.EntityPersisted{Entity: cmd.Entity, ID: cmd.ID, Created: !cur.Exists,
-		Fields: changed, Revisions: revs}, now)}
+		Fields: changed, Revisions: revs, Actor: cmd.Actor}, now)}
 	return d, nil
 }
 

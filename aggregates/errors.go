@@ -11,6 +11,10 @@ var (
 	ErrInvalidValue = errors.New("invalid_field_value")
 	// ErrInvalidCommand: a command lacks its entity name or id.
 	ErrInvalidCommand = errors.New("invalid_command")
+	// ErrEntityExists: a persist that may only create (Persist.CreateOnly:
+	// an adoption's) found the entity already there; nothing of the unit
+	// commits.
+	ErrEntityExists = errors.New("entity_exists")
 )
 
 // Effect decision errors.

@@ -61,6 +61,9 @@ const (
 	ActorCLI Actor = "cli"
 	// ActorSheet: a person, through the spreadsheet.
 	ActorSheet Actor = "sheet"
+	// ActorAdopt: the rows of a tab people kept, imported by hikoutei
+	// adopt (Store.Adopt).
+	ActorAdopt Actor = "adopt"
 )
 
 // ConflictOpened records a conflict: a person and the system both changed

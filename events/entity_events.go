@@ -35,7 +35,8 @@ type EntityPersisted struct {
 	// each time the field's canonical value changes and never goes back.
 	Revisions map[string]uint64 `canon:"revisions"`
 	// Actor is who made the change when it was not the application's own
-	// commit: "cli" or "sheet" for a person's accept_user,
+	// commit: "cli" or "sheet" for a person's accept_user, "adopt" for a
+	// row of a tab people kept that hikoutei adopt imported,
 	// "migration:<entity>/<version>" for a migration's output when the
 	// entity's shape changed ("" otherwise, and in events recorded before
 	// actors).

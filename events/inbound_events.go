@@ -38,7 +38,9 @@ type ObservationAccepted struct {
 // something a poll saw that is not data. See ObservationRejected and
 // RowQuarantined.
 type Evidence struct {
-	// Tab is the Input tab the evidence was seen on.
+	// Tab is the Input tab the evidence was seen on, or, for a row of a
+	// tab people kept that hikoutei adopt did not import, the title that
+	// tab is kept under ("<tab> (before hikoutei)").
 	Tab    string `canon:"tab"`
 	Anchor string `canon:"anchor"` // "" for a row without an anchor
 	// SheetRow is the 1-based row the evidence was seen on (0 for a tab).
@@ -64,8 +66,10 @@ type Evidence struct {
 type ObservationRejected Evidence
 
 // RowQuarantined records a malformed or ambiguous row (a formula, a number
-// in a text column, a duplicated anchor, an edited key): nothing of it is
-// written into an entity table.
+// in a text column, a duplicated anchor, an edited key; for an adopted tab
+// also a duplicate, empty or existing key: key_empty, key_invalid,
+// duplicate_key, key_exists): nothing of it is written into an entity
+// table.
 type RowQuarantined Evidence
 
 // RowQuarantineCleared records that a piece of evidence no longer shows

@@ -34,16 +34,40 @@ type entityRow struct {
 // the zero state with an empty Fields map.
 func (p *Projector) EntityState(entity, id string) (aggregates.EntityState, error) {
 	row, err := p.entityRow(entity, id)
+	return row.state(), err
+}
+
+// state is the decisions' view of a stored row.
+func (row entityRow) state() aggregates.EntityState {
 	st := aggregates.EntityState{Exists: row.Exists, Version: row.Version, Fields: make(map[string]aggregates.FieldState, len(row.Fields))}
 	for name, f := range row.Fields {
 		st.Fields[name] = aggregates.FieldState{Hash: f.Hash, Revision: f.Revision}
 	}
-	return st, err
+	return st
 }
 
 func (p *Projector) entityRow(entity, id string) (entityRow, error) {
+	return entityRowOn(p.conn, entity, id)
+}
+
+// EntityStatesOn reads the canonical state of entity's ids on conn (any
+// connection to a read model, e.g. one opened read-only while the store
+// is closed); a never-seen id has the zero state.
+func EntityStatesOn(conn *sqlite.Conn, entity string, ids []string) (map[string]aggregates.EntityState, error) {
+	out := make(map[string]aggregates.EntityState, len(ids))
+	for _, id := range ids {
+		row, err := entityRowOn(conn, entity, id)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = row.state()
+	}
+	return out, nil
+}
+
+func entityRowOn(conn *sqlite.Conn, entity, id string) (entityRow, error) {
 	row := entityRow{Fields: map[string]FieldRow{}}
-	err := p.query("SELECT version, removed, fields FROM hk_entity_state WHERE entity = ? AND id = ?", func(st *sqlite.Stmt) error {
+	err := queryConn(conn, "SELECT version, removed, fields FROM hk_entity_state WHERE entity = ? AND id = ?", func(st *sqlite.Stmt) error {
 		row.Version, row.Exists = uint64(st.ColumnInt64(0)), st.ColumnInt64(1) == 0
 		if err := json.Unmarshal([]byte(st.ColumnText(2)), &row.Fields); err != nil {
 			return fmt.Errorf("%w: field state of %s %q: %w", ErrReadModelInvalid, entity, id, err)

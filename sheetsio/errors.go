@@ -23,6 +23,7 @@ const (
 	CodeReadRejected     = "sheets_read_rejected"
 	CodeHeaderDrift      = "sheet_header_drift"
 	CodeTabMissing       = "sheet_tab_missing"
+	CodeTabChanged       = "sheet_tab_changed"
 	CodeAuthorityStale   = "authority_stale"
 	CodeAuthorityForeign = "authority_store_mismatch"
 	CodeAuthorityInvalid = "authority_malformed"
@@ -97,6 +98,7 @@ var (
 	ErrReadRejected          = &Error{Code: CodeReadRejected}
 	ErrHeaderDrift           = &Error{Code: CodeHeaderDrift}
 	ErrTabMissing            = &Error{Code: CodeTabMissing}
+	ErrTabChanged            = &Error{Code: CodeTabChanged}
 	ErrAuthorityStale        = &Error{Code: CodeAuthorityStale}
 	ErrAuthorityForeign      = &Error{Code: CodeAuthorityForeign}
 	ErrAuthorityInvalid      = &Error{Code: CodeAuthorityInvalid}

@@ -177,12 +177,14 @@ type jsonScenario struct {
 	effect                string
 	fence                 []string
 	natsURL               string
+	sheet                 *hikouteitest.Sheet
 }
 
 func newJSONScenario(t *testing.T) *jsonScenario {
 	t.Helper()
-	sc := &jsonScenario{dir: t.TempDir(), other: t.TempDir(), tmp: t.TempDir()}
-	sc.conflict, sc.quarantined = conflictAndQuarantine(t, sc.dir, hikouteitest.NewSheet(t))
+	sc := &jsonScenario{dir: t.TempDir(), other: t.TempDir(), tmp: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	sc.conflict, sc.quarantined = conflictAndQuarantine(t, sc.dir, sc.sheet)
+	writeStocksTab(t, sc.sheet)
 	sc.otherConflict, _ = conflictAndQuarantine(t, sc.other, hikouteitest.NewSheet(t))
 	code, out, errOut := runSplit("conflicts", "list", "--json", "--dir", sc.dir)
 	var c conflictRow
@@ -264,6 +266,7 @@ func (sc *jsonScenario) args() [][]string {
 		{"subscriptions", "--dir", sc.dir},
 		{"schema", "--dir", sc.dir},
 		{"migrate", "--dir", sc.dir, "--dry-run", "--shapes", filepath.Join(sc.tmp, "shapes.json")},
+		adoptArgs(sc.dir, sc.sheet, "--dry-run"),
 		append([]string{"conflicts", "ack", "--dir", sc.dir}, sc.fence...),
 		{"conflicts", "resolve", "--dir", sc.other, sc.otherConflict, "--keep-system"},
 		{"quarantine", "dismiss", "--dir", sc.dir, sc.quarantined},
@@ -336,7 +339,8 @@ func TestCLIConsistencyStoreErrorsAndFlagChecks(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope")
 	positional := map[string][]string{"conflicts show": {"x"}, "conflicts ack": {"x", "1", "h", "0"}, "conflicts resolve": {"x", "--keep-system"},
 		"outbox show": {"x"}, "quarantine show": {"x"}, "quarantine dismiss": {"x"}, "backup": {"--out", filepath.Join(t.TempDir(), "b")},
-		"migrate": {"--dry-run", "--shapes", "x"}}
+		"migrate": {"--dry-run", "--shapes", "x"},
+		"adopt":   {"--spreadsheet", "1AdoptTestSheetId", "--sheets-endpoint", "http://127.0.0.1:1", "--tab", "T", "--entity", "E"}}
 	for _, path := range commandPaths(newRootCmd(), nil) {
 		c := findCommand(t, path)
 		name := strings.Join(path, " ")

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
 // DismissQuarantine drops a person's quarantined edit: the row is
@@ -18,6 +20,10 @@ func (e *Engine) DismissQuarantine(id string) error {
 			return err
 		}
 		spec, ok := e.sheet.Schema.Tab(q.Tab)
+		if !ok && strings.HasSuffix(q.Tab, sheetsio.KeptSuffix) {
+			return fmt.Errorf("%w: quarantine record %s is a row of a tab adopted and kept as it was (the store never writes it): fix the row there and adopt that tab again, or leave it",
+				aggregates.ErrQuarantineNotDismissable, id)
+		}
 		if !ok {
 			return fmt.Errorf("%w: quarantine record %s is on a tab the sheet no longer has", aggregates.ErrQuarantineNotDismissable, id)
 		}

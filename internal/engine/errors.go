@@ -96,6 +96,32 @@ var (
 	ErrNotARowTab = errors.New("not_a_row_tab")
 )
 
+// Sentinel errors of adopting a tab people kept (Engine.Adopt,
+// PreviewAdoption; the root package re-exports them). The header's own
+// errors are package layout's (ErrAdoptHeaderDuplicate, …).
+var (
+	// ErrAdoptNeedsSync: the store was opened without sync options for
+	// the spreadsheet (or with a client that cannot read a tab).
+	ErrAdoptNeedsSync = errors.New("adopt_sync_not_configured")
+	// ErrAdoptEntityNotDeclared: the store does not declare the entity
+	// (the message lists the ones it does): open it once with the
+	// application that declares it.
+	ErrAdoptEntityNotDeclared = errors.New("adopt_entity_not_declared")
+	// ErrAdoptTabNotFound: the spreadsheet has no tab of that title.
+	ErrAdoptTabNotFound = errors.New("adopt_tab_not_found")
+	// ErrAdoptTabAdopted: the tab was adopted already (it is kept as
+	// "<tab> (before hikoutei)"), or another tab has the title it would
+	// be kept under.
+	ErrAdoptTabAdopted = errors.New("adopt_tab_already_adopted")
+	// ErrAdoptTabReserved: the tab is one of the store's own (System,
+	// Input, Sync_Conflicts, …).
+	ErrAdoptTabReserved = errors.New("adopt_tab_reserved")
+	// ErrAdoptTabChanged: between the read and the rename, the tab was
+	// renamed or removed, or another tab took its kept title: nothing was
+	// renamed; adopt again (the rows already committed are unchanged).
+	ErrAdoptTabChanged = errors.New("adopt_tab_changed")
+)
+
 // Sentinel errors of subscriptions (stable snake_case codes; the root
 // package re-exports them).
 var (

@@ -28,12 +28,17 @@ type request struct {
 }
 
 // Command is one validated persist (Values set: every field's canonical
-// value) or remove (Values nil) of a unit of work.
+// value) or remove (Values nil) of a unit of work. Actor and CreateOnly
+// are a persist's (aggregates.Persist): an adoption's rows are created
+// only, with actor adopt.
 type Command struct {
 	Entity, ID string
 	Values     map[string]any
-	// Actor, when set, is recorded on the persist (a migration's output).
+	// Actor, when set, is recorded on the persist (a migration's output,
+	// an adopted row).
 	Actor events.Actor
+	// CreateOnly refuses a persist of an existing entity (adopt).
+	CreateOnly bool
 }
 
 // CommitResult describes a committed unit of work.
@@ -258,13 +263,8 @@ func decideOne(cur aggregates.EntityState, c Command, now time.Time) (aggregates
 	if c.Values == nil {
 		return aggregates.DecideRemove(cur, aggregates.Remove{Entity: c.Entity, ID: c.ID}, now)
 	}
-	d, err := aggregates.DecidePersist(cur, aggregates.Persist{Entity: c.Entity, ID: c.ID, Values: c.Values}, now)
-	if err == nil && c.Actor != "" && len(d.Events) > 0 {
-		p := d.Events[0].Payload.(events.EntityPersisted)
-		p.Actor = c.Actor
-		d.Events[0].Payload = p
-	}
-	return d, err
+	return aggregates.DecidePersist(cur, aggregates.Persist{Entity: c.Entity, ID: c.ID, Values: c.Values, Actor: c.Actor,
+		CreateOnly: c.CreateOnly}, now)
 }
 
 // currentState is an entity's state as of the batch's earlier decisions.

@@ -54,11 +54,12 @@ const (
 	SnapshotBeforeManifest   = "snapshot.before_manifest"    // snapshots.Dir.Take: .sqlite renamed into place, manifest not written
 	LeaseFileBeforeRename    = "leasefile.before_rename"     // events.writeFileAtomic: temp lease.toml written and fsynced, not renamed
 	ReadModelBeforeCommit    = "readmodel.before_commit"     // engine group commit: log committed, events applied in the SQLite transaction, not committed
+	AdoptAfterUnit           = "adopt.after_unit"            // engine.Adopt: a unit of adopted rows committed, the next not begun
 )
 
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
-	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit}
+	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit}
 
 // InjectedError is what Err returns when an "eio" or "enospc" action
 // fires: it wraps the errno, as a failed write would.

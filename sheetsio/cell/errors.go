@@ -34,6 +34,10 @@ const (
 	ReasonErrorValue = "cell_error_value"
 	// ReasonMerged: the cell is part of a merged range.
 	ReasonMerged = "cell_merged"
+	// ReasonDateText: text in a time column that is not one of the date
+	// forms adoption accepts (ParseDateText); polling never reads text
+	// there (it is ReasonTypeMismatch).
+	ReasonDateText = "cell_date_text"
 	// ReasonUnsupportedValue: a Go value or JSON value the codec has no mapping
 	// for (for example a struct, or an int64 handed to a string column).
 	ReasonUnsupportedValue = "cell_unsupported_value"

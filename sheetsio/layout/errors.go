@@ -67,3 +67,18 @@ func (e *HeaderError) Is(target error) bool { return target == ErrHeaderDrift }
 func schemaErr(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidSchema}, args...)...)
 }
+
+// Errors of mapping the header row of a tab people kept onto an entity
+// (MapHeader, for hikoutei adopt). Stable snake_case codes; the messages
+// name columns by letter and fields by name, never a header's text.
+var (
+	// ErrAdoptHeaderDuplicate: two columns would hold one field (their
+	// headers normalise alike, C05), or an explicit rule's header names
+	// several columns: the adoption fails closed, never last-wins.
+	ErrAdoptHeaderDuplicate = errors.New("adopt_header_duplicate")
+	// ErrAdoptKeyColumnMissing: no column holds the entity's primary key.
+	ErrAdoptKeyColumnMissing = errors.New("adopt_key_column_missing")
+	// ErrAdoptMapInvalid: an explicit rule names no column of the tab or
+	// a field the entity does not declare, or gives one field twice.
+	ErrAdoptMapInvalid = errors.New("adopt_map_invalid")
+)

@@ -1,0 +1,91 @@
+package hikoutei
+
+import (
+	"context"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// AdoptOptions asks Store.Adopt to take over a tab people kept in the
+// store's spreadsheet (README "Starting from an existing sheet").
+type AdoptOptions struct {
+	// Tab is the title of the tab to adopt. Row 1 is its header.
+	Tab string
+	// Entity is the declared entity its rows become.
+	Entity string
+	// Map maps a column's header to a field where the header does not
+	// name it (headers match field names with case, spaces, "_" and "-"
+	// forgiven); a field of "-" sets the column aside. A rule wins over
+	// matching by header.
+	Map map[string]string
+	// NumbersAsText lists text fields (the key among them) whose cells
+	// people typed as numbers: an integer there is adopted as its decimal
+	// text (123 → "123"). Without it such a cell is not adopted (a number
+	// in a text field may have lost leading zeros).
+	NumbersAsText []string
+	// DryRun reads the tab and decides every row but writes nothing: no
+	// record, no quarantine, no cell.
+	DryRun bool
+	// UnitSize is how many rows one unit of work commits (default 500, at
+	// most 5,000).
+	UnitSize int
+}
+
+// KeptSuffix ends the title an adopted tab is kept under:
+// "Airports" becomes "Airports (before hikoutei)".
+const KeptSuffix = sheetsio.KeptSuffix
+
+// AdoptReport is what Adopt found and did: every column and how it
+// mapped, the fields no column holds, every data row's outcome (in sheet
+// order), the totals, the title the tab is kept under and, for a real
+// run, the units and events committed and the quarantine records made.
+type AdoptReport = engine.AdoptReport
+
+// AdoptColumn is one column of an adopted tab: its letter, header, the
+// field it maps to and how ("header", "map", "ignored", "unknown",
+// "unnamed").
+type AdoptColumn = layout.ColumnMap
+
+// AdoptRow is the outcome of one row of an adopted tab: create,
+// unchanged (the store holds the key with the same values already) or
+// skip (with the reason, the field and column, and every cell that did
+// not decode).
+type AdoptRow = aggregates.AdoptDecision
+
+// AdoptIssue is one cell of an adopted row that is not a value of its
+// field, with the cell codec's reason.
+type AdoptIssue = aggregates.AdoptIssue
+
+// AdoptOutcome is what becomes of an adopted row.
+type AdoptOutcome = aggregates.AdoptOutcome
+
+// Outcomes of an adopted row.
+const (
+	AdoptCreate    = aggregates.AdoptCreate
+	AdoptUnchanged = aggregates.AdoptUnchanged
+	AdoptSkip      = aggregates.AdoptSkip
+)
+
+// Adopt takes over a tab people kept in the store's spreadsheet: the
+// store must be open with SyncOptions for that spreadsheet, and declare
+// the entity. It reads the tab once, maps its columns by header, and
+// decodes every row with the cell rules the pollers use (plus dates kept
+// as ISO 8601 text, and NumbersAsText). A dry run returns the report and
+// writes nothing. A real run commits the rows that decode into new
+// records, in units of UnitSize (actor "adopt"; an existing record is
+// never changed: same values = unchanged, other values = not adopted),
+// quarantines every other row with its reason (hikoutei quarantine
+// list), then renames the tab to "<Tab> (before hikoutei)", untouched
+// otherwise, and the store's System and Input tabs fill through the
+// outbox. An interrupted run may be run again; a tab adopted already is
+// ErrAdoptTabAdopted. Errors: ErrAdoptNeedsSync, ErrAdoptEntityNotDeclared,
+// ErrAdoptTabNotFound, ErrAdoptTabAdopted, ErrAdoptTabReserved,
+// ErrAdoptTabChanged, ErrAdoptHeaderDuplicate, ErrAdoptKeyColumnMissing,
+// ErrAdoptMapInvalid, and Commit's and the spreadsheet's errors.
+func (s *Store) Adopt(ctx context.Context, o AdoptOptions) (AdoptReport, error) {
+	return s.e.Adopt(ctx, engine.AdoptRequest{Tab: o.Tab, Entity: o.Entity, Map: o.Map, NumbersAsText: o.NumbersAsText,
+		DryRun: o.DryRun, UnitSize: min(o.UnitSize, engine.MaxAdoptUnit)})
+}
