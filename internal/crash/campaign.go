@@ -170,7 +170,7 @@ func (c *campaign) oneRun(ctx context.Context, run int) error {
 		fp = c.cfg.Armed[(run-1)%len(c.cfg.Armed)]
 		cmd.Env = append(cmd.Env, failpoint.EnvVar+"="+fp)
 	} else if c.rng.IntN(3) == 0 { // the failpoints take turns, so a short campaign reaches each
-		name, at := failpoint.Names[c.fpTurn%len(failpoint.Names)], 1+c.rng.IntN(6)
+		name, at := failpoint.Workload[c.fpTurn%len(failpoint.Workload)], 1+c.rng.IntN(6)
 		if name == failpoint.LeaseFileBeforeRename {
 			at = 1 // lease.toml is written once per open
 		}
@@ -200,10 +200,13 @@ func (c *campaign) oneRun(ctx context.Context, run int) error {
 	if fp != "" {
 		maxRun *= 2 // give the failpoint a chance to be reached first
 	}
-	if len(c.cfg.Armed) > 0 {
-		maxRun = 10 * c.cfg.MaxRun // the failpoint, not the timer, should end the run
-	}
 	delay := time.Duration(c.rng.Int64N(int64(maxRun)))
+	if len(c.cfg.Armed) > 0 {
+		// The failpoint, not the timer, ends the run: the timer is only a
+		// bound for a failpoint never reached (a slow, shared machine
+		// reaches a snapshot's second take later, never sooner).
+		delay = 10 * c.cfg.MaxRun
+	}
 	exited := make(chan struct{})
 	go func() {
 		<-readDone // all of stdout read before Wait (os/exec)
