@@ -25,7 +25,7 @@ demo:
 test:
 	$(GO) vet $(PKGS)
 	$(GO) vet $(FAILPOINTS) $(PKGS)
-	$(GO) test -race -count=1 $(FAILPOINTS) $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(FAILPOINTS) $(PKGS)
 	$(GO) test -race -count=1 -run '^TestRepro12_' $(PKGS)
 	$(GO) test -count=1 -run '^TestScale|^TestC09' $(PKGS)
 
