@@ -143,11 +143,13 @@ func (e *ChainBrokenError) Error() string {
 // Unwrap returns ErrChainBroken.
 func (e *ChainBrokenError) Unwrap() error { return ErrChainBroken }
 
-// ChainPinError reports a pinned head the log does not extend. It wraps
-// ErrChainPinMismatch.
+// ChainPinError reports a pinned head the log does not extend, or one it
+// cannot vouch for: a pin taken before a salvage hole (Hole) never vouches
+// for the records after it. It wraps ErrChainPinMismatch.
 type ChainPinError struct {
 	Pin    ChainPin
 	Got    ChainHash // the log's chain value at Pin.Seq (zero when it has none)
+	Hole   SeqRanges // the salvage hole the pin cannot vouch across (empty for another mismatch)
 	Reason string
 }
 

@@ -4,7 +4,9 @@
 // found problems, 2 usage error (unknown command or flag, missing argument,
 // a malformed environment variable), 3 damage found (doctor: the log is
 // corrupt; salvage: sequences were lost; restore: the backup is damaged), 4 fenced (serve in replicated
-// mode: another primary took the store over).
+// mode: another primary took the store over), 5 doctor: the log has holes
+// (sequences lost to a salvage or an accepted log gap; the store works,
+// but it is not healthy).
 package main
 
 import (
@@ -27,6 +29,7 @@ const (
 	exitUsage   = 2
 	exitDamage  = 3
 	exitFenced  = 4
+	exitHoles   = 5
 )
 
 // errProblemsFound makes a command exit 1 after it printed its findings.
@@ -35,6 +38,10 @@ var errProblemsFound = errors.New("problems_found")
 // errDamageFound makes a command exit 3 after it printed its findings:
 // stored data is damaged (doctor) or was lost (salvage).
 var errDamageFound = errors.New("damage_found")
+
+// errHolesFound makes doctor exit 5 after it printed its findings: the
+// log has holes (chain_restarted) and nothing else failed.
+var errHolesFound = errors.New("holes_found")
 
 // usageError marks flag and argument errors (exit 2).
 type usageError struct{ err error }
@@ -66,6 +73,8 @@ func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 		return exitFailure
 	case errors.Is(err, errDamageFound):
 		return exitDamage
+	case errors.Is(err, errHolesFound):
+		return exitHoles
 	case errors.Is(err, hikoutei.ErrReplicationFenced):
 		fmt.Fprintf(stderr, "hikoutei: %v\n", err)
 		return exitFenced

@@ -21,7 +21,8 @@ import (
 // Severity of a finding.
 type Severity string
 
-// Severities: OK and Warn keep the exit code 0; Fail makes it non-zero.
+// Severities: OK and Warn keep the exit code 0 (except the chain_restarted
+// warning of a log with holes: Report.Holes); Fail makes it non-zero.
 const (
 	OK   Severity = "ok"
 	Warn Severity = "warn"
@@ -60,6 +61,21 @@ func (r Report) Healthy() bool {
 		}
 	}
 	return true
+}
+
+// Holes reports whether the log has holes: sequences it lost (a salvage,
+// an accepted log gap) after which its hash chain restarts (a
+// chain_restarted warning). The store works, but it is not healthy:
+// `hikoutei doctor` exits 5 (when nothing failed), `audit verify` refuses
+// the log unless holes are accepted, and a pin taken before a hole never
+// vouches for the log after it.
+func (r Report) Holes() bool {
+	for _, f := range r.Findings {
+		if f.Code == events.ErrChainRestarted.Error() {
+			return true
+		}
+	}
+	return false
 }
 
 // Damaged reports whether a failed finding says stored data is damaged

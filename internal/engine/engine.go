@@ -182,6 +182,9 @@ func (e *Engine) start(entities Entities) error {
 	if err := e.recordSchema(); err != nil {
 		return err
 	}
+	if err := e.recordHoles(); err != nil {
+		return err
+	}
 	return e.openReadModel()
 }
 

@@ -93,6 +93,12 @@ func (e *Engine) openProjector(head uint64) (*projector.Projector, string, error
 	if aside != "" {
 		e.log.Warn("the unusable read model was kept", "as", filepath.Base(aside))
 	}
+	if aside == "" && e.gap != nil && e.gap.SetAside != "" {
+		// An accepted log gap set the read model aside: its subscriptions'
+		// checkpoints stay meaningful, since the lost sequences are never
+		// reused.
+		aside = filepath.Join(e.dir, e.gap.SetAside)
+	}
 	if p, err := e.restoreSnapshot(opts, head); err == nil {
 		e.carrySubscriptions(aside)
 		return p, "snapshot", nil

@@ -58,11 +58,20 @@ func chainSection() []string {
 			"`*events.ChainRestartedError` naming the first hole and the seq the chain restarts at, exit 3 from `audit verify`, "+
 			"with the report of everything walked still printed. `audit verify --accept-salvage-holes` "+
 			"(`VerifyOptions.AcceptSalvageHoles`, `ChainVerifyOptions.AcceptSalvageHoles`) accepts holes and exits 0, still "+
-			"printing each one. What vouches for the records after the last hole is a head pinned after it that the log "+
-			"still extends (`--pin SEQ:HASH` with `--accept-salvage-holes`): pin a head as soon as a salvaged store runs. "+
-			"`hikoutei doctor` walks the chain too: a broken link is a `%s` failure (exit 3), a restart a `%s` warning, "+
-			"as the salvage itself is (the store works; audits need the opt-in or a pin).",
-			events.ErrChainRestarted, events.ErrChainBroken, events.ErrChainRestarted),
+			"printing each one. An accepted log gap (`AcceptLogGap`) leaves the same kind of hole: the sequences the log "+
+			"lost are recorded in `salvage_lost` and never reused, numbering goes on after the highest one ever handed out. "+
+			"A pin taken before a hole never vouches for the log after it: the hole's records are gone, yet the record "+
+			"after it still links to them, so the chain values after the hole equal the old ones, and an old pin would "+
+			"match. When a store opens and finds holes no record of its log names, it appends `%s` naming them; "+
+			"verification lets a head pinned at or after that record vouch across them and fails any other pin with `%s` "+
+			"naming the hole (`the pin predates salvage hole 403`): a pin from before the hole, a pin inside it, and a pin "+
+			"after a hole nothing recorded (a record deleted and named in `salvage_lost` while no store ran). So what vouches "+
+			"for the records after the last hole is a head pinned after the store recorded it that the log still extends "+
+			"(`--pin SEQ:HASH` with `--accept-salvage-holes`): pin a head as soon as a salvaged store runs. "+
+			"`hikoutei doctor` walks the chain too: a broken link is a `%s` failure (exit 3), a restart a `%s` warning "+
+			"that says where each hole was recorded; a log with holes is not healthy: doctor ends with `doctor: holes found` "+
+			"and exits 5 (the store works; audits need the opt-in and a pin taken after the hole was recorded).",
+			events.ErrChainRestarted, events.TypeHolesRecorded, events.ErrChainPinMismatch, events.ErrChainBroken, events.ErrChainRestarted),
 		"A restored backup, a standby of a replicated store (seeded " +
 			"from the log and following the replicated stream) and a store restored from that stream hold the same " +
 			"record bytes but the token, so the same chain and head.",
