@@ -70,6 +70,15 @@ type SyncHealth = engine.SyncHealth
 // TabHealth is the sync health of one tab.
 type TabHealth = engine.TabHealth
 
+// SyncWarning is a finding sync health reports without failing, e.g.
+// ReasonChainHeadAhead.
+type SyncWarning = engine.SyncWarning
+
+// ReasonChainHeadAhead is the warning a dispatch raises when the
+// spreadsheet's chain_head cell showed a head past the log's (someone
+// typed it; the dispatch rewrote it with the log's head).
+const ReasonChainHeadAhead = engine.ReasonChainHeadAhead
+
 // SyncState is a sync health state.
 type SyncState = engine.SyncState
 

@@ -71,6 +71,12 @@ type Config struct {
 	// before each dispatch and published in the spreadsheet's authority
 	// row (sheetsio.Batch.Head); an error publishes nothing that time.
 	ChainHead func() (sheetsio.ChainHead, error)
+	// HeadShown, when set, is told after each dispatch that read the
+	// authority row's chain_head cell what the cell showed and the head
+	// the dispatch published (sheetsio.DispatchResult.HeadShown): a shown
+	// head past the published one is no head of the log (a person typed
+	// it; the dispatch rewrote it). It must not block.
+	HeadShown func(shown, published sheetsio.ChainHead)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -477,6 +483,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, 
 	if err != nil {
 		return d.failedSettlements(claimed, err), err
 	}
+	d.headShown(batch, res)
 	d.noted(notes, res)
 	failpoint.Inject(failpoint.DispatchAfterRemoteApply)
 	out = make([]Settlement, len(claimed))

@@ -38,6 +38,17 @@ type SyncHealthReport struct {
 	LastReconcile        *time.Time        `json:"last_reconcile,omitempty"`
 	DivergedBoundSeconds float64           `json:"diverged_bound_seconds,omitempty"`
 	Tabs                 []TabHealthReport `json:"tabs"`
+	// Warnings do not fail health, e.g. chain_head_ahead.
+	Warnings []SyncWarningReport `json:"warnings,omitempty"`
+}
+
+// SyncWarningReport is one sync health warning: its reason code, what was
+// found, when first and last.
+type SyncWarningReport struct {
+	Reason string    `json:"reason"`
+	Detail string    `json:"detail"`
+	Since  time.Time `json:"since"`
+	At     time.Time `json:"at"`
 }
 
 // TabHealthReport is one tab's sync health.
@@ -118,6 +129,9 @@ func SyncReport(h *hikoutei.SyncHealth) *SyncHealthReport {
 	out := &SyncHealthReport{Spreadsheet: h.Spreadsheet, State: string(h.State), Reason: string(h.Reason), Pending: h.Pending,
 		OldestPendingSeconds: h.OldestPending.Seconds(), DivergedRows: h.Diverged, LastReconcile: timeOrNil(h.LastReconcile),
 		DivergedBoundSeconds: h.DivergedBound.Seconds(), Tabs: []TabHealthReport{}}
+	for _, w := range h.Warnings {
+		out.Warnings = append(out.Warnings, SyncWarningReport{Reason: string(w.Reason), Detail: w.Detail, Since: w.Since.UTC(), At: w.At.UTC()})
+	}
 	for _, t := range h.Tabs {
 		out.Tabs = append(out.Tabs, TabHealthReport{Tab: t.Tab, State: string(t.State), Reason: string(t.Reason), Pending: t.Pending,
 			OldestPendingSeconds: t.OldestPending.Seconds(), DivergedRows: t.Diverged, DivergedSince: timeOrNil(t.DivergedSince),

@@ -158,7 +158,8 @@ func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.P
 	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: c.Name, Provider: c.Provider, Workbook: wb, Outbox: e,
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
-		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard, Tracer: c.Tracer, ChainHead: e.sheetChainHead})
+		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard, Tracer: c.Tracer, ChainHead: e.sheetChainHead,
+		HeadShown: e.headShown})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -62,6 +62,21 @@ const (
 	ReasonHeaderDrift       SyncReason = sheetsio.CodeHeaderDrift      // a tab's header row changed
 )
 
+// ReasonChainHeadAhead is a warning (SyncHealth.Warnings), not a reason
+// sync is blocked: the spreadsheet's chain_head cell showed a head past
+// the log's head, which is no head of this log (someone typed it); the
+// dispatch that found it rewrote it with the log's head.
+const ReasonChainHeadAhead SyncReason = "chain_head_ahead"
+
+// SyncWarning is something sync health reports without failing: sync goes
+// on (e.g. ReasonChainHeadAhead).
+type SyncWarning struct {
+	Reason SyncReason
+	Detail string    // what was found (never a cell value of a record)
+	Since  time.Time // when it was first found
+	At     time.Time // when it was last found
+}
+
 // reasonOrder ranks the reasons, most severe first.
 var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonCredentials, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
 	ReasonQuota, ReasonUnreachable, ReasonMassDeletion, ReasonTabMissing, ReasonHeaderDrift}
@@ -156,6 +171,10 @@ type SyncHealth struct {
 	// (0: unknown, never failing for divergence).
 	DivergedBound time.Duration
 	Tabs          []TabHealth // the entity tabs, in layout order
+	// Warnings are findings that do not fail sync health, e.g.
+	// chain_head_ahead (the spreadsheet's chain_head cell was past the
+	// log's head; rewritten).
+	Warnings []SyncWarning
 }
 
 // Failing reports whether sync health fails: blocked, or a tab diverged
@@ -327,7 +346,9 @@ func (e *Engine) SyncHealth() (*SyncHealth, error) {
 	}
 	in := healthInputs{key: e.sync.cfg.Name, tabs: e.entityTabs(), facts: facts, notes: e.notes.reconciled(e.sync.cfg.Name),
 		reason: e.sheetReason(), bound: e.divergedBound()}
-	return deriveSyncHealth(in, e.cfg.Clock.Now()), nil
+	h := deriveSyncHealth(in, e.cfg.Clock.Now())
+	h.Warnings = e.notes.warnings()
+	return h, nil
 }
 
 // entityTabs lists the System and Input tabs of the layout.

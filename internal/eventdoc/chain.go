@@ -81,11 +81,16 @@ func chainSection() []string {
 			"`SEQ:HASH`, the text `audit verify --pin` reads, so anyone who can open the spreadsheet can copy a head to " +
 			"pin. The head is sampled from the log just before the dispatch and rides in the dispatch's own batchUpdate " +
 			"as one more cell update (no request of its own; a dispatch with nothing else to write leaves it for the " +
-			"next). It never moves back: the cell is written only when the head's sequence is above the one the " +
-			"dispatch's preflight read showed (a blind append, which reads nothing, compares with the highest head its " +
-			"client read or wrote), and one dispatcher sends one dispatch at a time, sampling a log that only grows. The " +
+			"next). The cell is written whenever it does not show exactly the head: the dispatch's preflight read shows " +
+			"what it holds (a blind append, which reads nothing, compares with what its client last read or wrote), and " +
+			"whatever a person typed there, blank, an older head, or a `SEQ:HASH` past the log's head, is no head of the " +
+			"log and is rewritten by the next dispatch, never frozen. A cell past the log's head that a dispatch reads is " +
+			"reported: sync health " +
+			"carries the warning `chain_head_ahead` (in `/healthz` under `sync_health.warnings`; " +
+			"sync does not fail for it) until a later dispatch finds the cell fixed. It never moves back below a head its " +
+			"writer wrote: one dispatcher sends one dispatch at a time, sampling a log that only grows. The " +
 			"head is written only under the writer's fence, by the writer the authority names; the fence reads the four " +
-			"cells before it and never this one, so a blank or edited cell is no head and the next dispatch rewrites it. " +
+			"cells before it and never this one. " +
 			"Settling a dispatch commits events, so the head on the sheet trails the log by the last settlement: it " +
 			"still verifies as a pin, as every earlier head does.",
 		"### Publishing and verifying the head on NATS",
