@@ -62,6 +62,8 @@ type TabHealthReport struct {
 	DivergedSince        *time.Time `json:"diverged_since,omitempty"`
 	LastReconcile        *time.Time `json:"last_reconcile,omitempty"`
 	DivergedOverBound    bool       `json:"diverged_over_bound,omitempty"`
+	// Codes counts the last failure codes of the tab's waiting effects.
+	Codes map[string]int64 `json:"codes,omitempty"`
 }
 
 // ReplicationReport is a replicated store's role: primary, standby or
@@ -135,7 +137,7 @@ func SyncReport(h *hikoutei.SyncHealth) *SyncHealthReport {
 	for _, t := range h.Tabs {
 		out.Tabs = append(out.Tabs, TabHealthReport{Tab: t.Tab, State: string(t.State), Reason: string(t.Reason), Pending: t.Pending,
 			OldestPendingSeconds: t.OldestPending.Seconds(), DivergedRows: t.Diverged, DivergedSince: timeOrNil(t.DivergedSince),
-			LastReconcile: timeOrNil(t.LastReconcile), DivergedOverBound: t.OverBound})
+			LastReconcile: timeOrNil(t.LastReconcile), DivergedOverBound: t.OverBound, Codes: t.Codes})
 	}
 	return out
 }

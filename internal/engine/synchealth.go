@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -152,6 +153,10 @@ type TabHealth struct {
 	LastReconcile time.Time     // the last reconciliation reported (zero: none since Open)
 	// OverBound: diverged for longer than the bound (SyncHealth.DivergedBound).
 	OverBound bool
+	// Codes counts the last failure codes of the tab's waiting effects
+	// (failed, delivery_uncertain), e.g. row_hash_mismatch: what a tab
+	// that is behind waits on (nil: none).
+	Codes map[string]int64
 }
 
 // SyncHealth is the sync health of one spreadsheet, computed from local
@@ -270,6 +275,9 @@ func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
 			t.OldestPending = max(now.Sub(f.OldestQueued), 0)
 		}
 		t.Reason = tabReason(t.Reason, f)
+		if len(f.Codes) > 0 {
+			t.Codes = maps.Clone(f.Codes)
+		}
 	}
 	if n, ok := in.notes[tab]; ok {
 		t.Diverged, t.DivergedSince, t.LastReconcile = n.diverged, n.since, n.at
