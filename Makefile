@@ -61,7 +61,10 @@ fuzz:
 ## The workload includes conflict resolutions of both kinds (keep system,
 ## use sheet). The last line is "crash: runs=N lost=0 duplicates=0
 ## mismatches=0" followed by the resolution counts
-## (resolved_keep_system=K resolved_use_sheet=U resolutions_unapplied=S).
+## (resolved_keep_system=K resolved_use_sheet=U resolutions_unapplied=S)
+## and the NATS event mirror every run writes to (I36): after quiescence
+## its stream must hold every record up to the log's head and verify
+## (mirror_head=H log_head=H; anything else is a mismatch).
 ## The binary is built with failpoints (a release build refuses to run it).
 CRASH_KILLS ?= 200
 CRASH_SEED  ?= 1
@@ -84,8 +87,10 @@ storage:
 ## person deletes and clears tabs, deletes and edits rows, renames header
 ## cells, replaces the spreadsheet, and the store restarts or switches
 ## spreadsheet; after damage stops the sheet must equal canonical state
-## within two reconciliation periods (plus a stated margin).
-## The last line is "converge: runs=N diverged_after_quiescence=0 duplicates=0 lost=0".
+## within two reconciliation periods (plus a stated margin), and the NATS
+## event mirror each store writes to must hold every record up to the
+## log's head and verify (I36).
+## The last line is "converge: runs=N diverged_after_quiescence=0 duplicates=0 lost=0 mirror_at_log_head=N/N".
 CONVERGE_RUNS ?= 60
 CONVERGE_SEED ?= 1
 converge:

@@ -156,6 +156,10 @@ var (
 	// record, page or chain link in log.db; the store reads, but refuses
 	// every commit until the log is repaired (hikoutei doctor, salvage).
 	ErrLogDamaged = engine.ErrLogDamaged
+	// ErrMirrorBehind (nats_mirror_behind) is Health.Mirror's code when the
+	// NATS event mirror has not received a committed record for longer
+	// than its bound (NATSOptions.MirrorLagBound; *MirrorLagError).
+	ErrMirrorBehind = engine.ErrMirrorBehind
 	// ErrSyncDiverged (sync_diverged) is Health.Sync's code when the last
 	// reconciliation found rows that differ from canonical state.
 	ErrSyncDiverged = engine.ErrSyncDiverged

@@ -31,8 +31,16 @@ type Health struct {
 	Integrity error
 	// Mirror is the NATS event mirror's last failure, with its stable code
 	// (e.g. nats_mirror_foreign_record: a record in the stream that this
-	// store did not write; nats_unavailable). Commits never depend on it.
+	// store did not write; nats_unavailable), or, when it has not failed,
+	// nats_mirror_behind (ErrMirrorBehind, *MirrorLagError) once the
+	// oldest committed record it does not hold has waited longer than its
+	// bound (NATSOptions.MirrorLagBound): never ok past the bound (I36).
+	// Nil when the mirror is off or within its bound. Commits never depend
+	// on it.
 	Mirror error
+	// MirrorLag is how far the mirror trails the log, in records and
+	// seconds (nil when the mirror is off).
+	MirrorLag *MirrorLag
 	// Replication is a replicated store's role (nil when not replicated):
 	// primary, standby (Local is ErrStandby: it serves reads, its
 	// primary takes the commits) or fenced (another primary took over;
@@ -40,6 +48,16 @@ type Health struct {
 	// stream commit the store holds.
 	Replication *ReplicationHealth
 }
+
+// MirrorLag is how far the NATS event mirror trails the log: the last
+// record the stream is known to hold, the log's head, the records it does
+// not hold yet and how long the oldest of them has waited, and the bound
+// past which Health.Mirror is nats_mirror_behind.
+type MirrorLag = engine.MirrorLag
+
+// MirrorLagError is Health.Mirror when the mirror trails past its bound
+// (it wraps ErrMirrorBehind).
+type MirrorLagError = engine.MirrorLagError
 
 // ReplicationHealth is a replicated store's role, lease epoch and the
 // last stream commit it holds.

@@ -20,10 +20,22 @@ type HealthReport struct {
 	SyncCode    string             `json:"sync_code,omitempty"`
 	Mirror      string             `json:"mirror"`
 	MirrorCode  string             `json:"mirror_code,omitempty"`
+	MirrorLag   *MirrorLagReport   `json:"mirror_lag,omitempty"` // with the mirror on
 	Integrity   string             `json:"integrity,omitempty"`
 	NATSListen  string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
 	SyncHealth  *SyncHealthReport  `json:"sync_health,omitempty"`
 	Replication *ReplicationReport `json:"replication,omitempty"`
+}
+
+// MirrorLagReport is how far the NATS event mirror trails the log:
+// mirror is "ok" until the oldest record it does not hold has waited
+// bound_seconds (then nats_mirror_behind).
+type MirrorLagReport struct {
+	Mirrored     uint64  `json:"mirrored"`
+	LogHead      uint64  `json:"log_head"`
+	Records      uint64  `json:"records"`
+	Seconds      float64 `json:"seconds"`
+	BoundSeconds float64 `json:"bound_seconds"`
 }
 
 // SyncHealthReport is one spreadsheet's sync health (never its id:
@@ -116,6 +128,10 @@ func Report(h hikoutei.Health) HealthReport {
 		SyncHealth: SyncReport(h.SyncHealth), Replication: replicationReport(h.Replication)}
 	if h.Integrity != nil {
 		r.Integrity = h.Integrity.Error()
+	}
+	if l := h.MirrorLag; l != nil {
+		r.MirrorLag = &MirrorLagReport{Mirrored: l.Mirrored, LogHead: l.LogHead, Records: l.Records, Seconds: l.Age.Seconds(),
+			BoundSeconds: l.Bound.Seconds()}
 	}
 	if Failing(h) {
 		r.Status = "failing"

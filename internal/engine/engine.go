@@ -60,6 +60,7 @@ type Engine struct {
 	running atomic.Bool // the writer goroutine was started (see startWriter)
 
 	gap   *events.LogGapDetected // found at open; read-only once Open returns
+	holes events.SeqRanges       // the log's holes (lost sequences), read at open; read-only once Open returns
 	fault atomic.Pointer[error]  // why commits fail now (nil: they don't); see setFault
 
 	// Owned by the writer goroutine:
@@ -185,6 +186,11 @@ func (e *Engine) start(entities Entities) error {
 	if err := e.recordHoles(); err != nil {
 		return err
 	}
+	holes, err := e.Log().Holes()
+	if err != nil {
+		return err
+	}
+	e.holes = holes
 	return e.openReadModel()
 }
 

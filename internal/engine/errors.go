@@ -8,6 +8,11 @@ import (
 // Sentinel errors of the engine (stable snake_case codes). The root
 // package re-exports the ones an application matches.
 var (
+	// ErrMirrorBehind (nats_mirror_behind): the NATS event mirror has not
+	// received a committed record for longer than its bound
+	// (NATSConfig.MirrorLagBound): Health.Mirror, a *MirrorLagError with
+	// the lag in records and seconds. Commits never depend on it.
+	ErrMirrorBehind = errors.New("nats_mirror_behind")
 	// ErrInvalidEntity: an entity declaration is unusable (no or several
 	// primary keys, a non-string key, an unsupported field type, a bad name).
 	ErrInvalidEntity = errors.New("invalid_entity_definition")

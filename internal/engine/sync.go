@@ -307,7 +307,13 @@ type Health struct {
 	// Integrity is damage the store found in itself at open (records lost
 	// from the log); it does not stop commits.
 	Integrity error
-	Mirror    error // the NATS event mirror is failing (see natsHealth)
+	// Mirror: the NATS event mirror is failing (its last attempt's
+	// error), or trails the log past its bound (*MirrorLagError,
+	// ErrMirrorBehind). Nil when the mirror is off or within its bound.
+	Mirror error
+	// MirrorLag is how far the mirror trails the log, in records and
+	// seconds (nil when the mirror is off).
+	MirrorLag *MirrorLag
 	// Replication is the role of a replicated store (nil when not
 	// replicated); a standby's Local is ErrStandby, a displaced primary's
 	// events.ErrReplicaFenced.
@@ -326,7 +332,10 @@ func (e *Engine) Health() Health {
 		}
 		return h
 	}
-	h.Mirror = e.mirrorHealth()
+	h.Mirror, h.MirrorLag = e.mirrorHealth(), e.mirrorLag()
+	if h.Mirror == nil && h.MirrorLag.Behind() {
+		h.Mirror = &MirrorLagError{Lag: *h.MirrorLag}
+	}
 	switch {
 	case e.isClosed():
 		h.Local = ErrStoreClosed

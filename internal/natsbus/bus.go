@@ -71,6 +71,9 @@ type Bus struct {
 	js       jetstream.JetStream
 	streamOK bool
 	tail     mirrorTail
+	// mirrored is the log seq of the last record the mirror stream is
+	// known to hold (MirroredHead), read without mirrorMu.
+	mirrored atomic.Uint64
 
 	st counters
 }

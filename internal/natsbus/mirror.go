@@ -162,6 +162,12 @@ func (b *Bus) MirrorHead() (seq uint64, err error) {
 	return b.tail.seq, nil
 }
 
+// MirroredHead returns the log seq of the last record the mirror stream is
+// known to hold: acknowledged by a Mirror call, or read as the stream's
+// tail (0 before either). It never waits on the network nor on a Mirror
+// call under way (health reads it). A failure keeps the last value known.
+func (b *Bus) MirroredHead() uint64 { return b.mirrored.Load() }
+
 // MirrorHealth returns the last Mirror call's error, or nil when it
 // succeeded (or Mirror was never called). Its stable code is
 // Stats.MirrorFailure.
@@ -260,6 +266,7 @@ func (b *Bus) loadTail(ctx context.Context) error {
 		t.seq, t.data, t.signer = seq, m.Data, m.Header.Get(HeaderSigner)
 	}
 	b.tail = t
+	b.mirrored.Store(t.seq)
 	return nil
 }
 
@@ -324,6 +331,7 @@ func (b *Bus) settle(ctx context.Context, r outRecord, ack *jetstream.PubAck) er
 		b.st.mirrorDuplicates.Add(1)
 		b.tail.seq, b.tail.data, b.tail.signer = r.seq, r.msg.Data, b.signerKey
 		b.tail.sseq = max(b.tail.sseq, ack.Sequence)
+		b.mirrored.Store(r.seq)
 		return nil
 	}
 	if want := b.tail.sseq + 1; ack.Sequence != want {
@@ -331,6 +339,7 @@ func (b *Bus) settle(ctx context.Context, r outRecord, ack *jetstream.PubAck) er
 	}
 	b.tail.seq, b.tail.sseq, b.tail.data, b.tail.signer = r.seq, ack.Sequence, r.msg.Data, b.signerKey
 	b.st.mirrored.Add(1)
+	b.mirrored.Store(r.seq)
 	return nil
 }
 
