@@ -387,7 +387,7 @@ func (b *Bus) ensureStream(ctx context.Context) error {
 		_, err = b.js.CreateStream(ctx, jetstream.StreamConfig{
 			Name:        mc.Stream,
 			Description: "hikoutei committed events of store " + b.cfg.Store + " (signed records without fencing token; Nats-Msg-Id = log seq)",
-			Subjects:    []string{mc.Subject},
+			Subjects:    streamSubjects(b.cfg),
 			Retention:   jetstream.LimitsPolicy,
 			Storage:     storage,
 			Replicas:    mc.Replicas,
@@ -406,8 +406,65 @@ func (b *Bus) ensureStream(ctx context.Context) error {
 		if !slices.ContainsFunc(subs, func(p string) bool { return subjectMatches(p, mc.Subject) }) {
 			return fmt.Errorf("%w: existing stream %q captures %v, not %q", ErrMirrorPublishFailed, mc.Stream, subs, mc.Subject)
 		}
+		if err := b.guardStream(ctx, s); err != nil {
+			return err
+		}
 	}
 	b.streamOK = true
+	return nil
+}
+
+// notStored is the Nats-Expected-Stream header of the store's own
+// notifications on an embedded server: it names no stream, so the mirror
+// stream, whose subjects guard the store's subjects (streamSubjects), does
+// not store them; subscribers get them as ever.
+const notStored = "hikoutei-notification-not-stored"
+
+// guardsSubjects reports whether the mirror stream guards the store's
+// subjects: the embedded server, where the listener's clients may create
+// consumers on the stream (clientPermissions) but the store alone
+// publishes its subjects.
+func guardsSubjects(cfg Config) bool { return cfg.URL == "" && cfg.Mirror.Enabled }
+
+// streamSubjects are the mirror stream's subjects. On an external server:
+// the mirror subject. On the embedded one, also every subject of the store
+// a client may not publish — each single token after "hikoutei.<store>."
+// (events included), chain.* and conflict.*, and anything of three tokens
+// or more — so that nats-server refuses a push consumer delivering into
+// them ("consumer deliver subject forms a cycle"): a reader cannot make
+// the server publish the mirror's records on chain.head or
+// conflict.opened. Only the store's records are stored there: the store
+// publishes its notifications with a Nats-Expected-Stream header no stream
+// has (notStored), and clients may publish only wake.* (two tokens, not
+// guarded: delivering there adds nothing a client cannot publish itself).
+func streamSubjects(cfg Config) []string {
+	if !guardsSubjects(cfg) {
+		return []string{cfg.Mirror.Subject}
+	}
+	p := SubjectPrefix + "." + cfg.Store + "."
+	out := []string{p + "*", p + "chain.*", p + "conflict.*", p + "*.*.>"}
+	if !slices.ContainsFunc(out, func(g string) bool { return subjectMatches(g, cfg.Mirror.Subject) }) {
+		out = append(out, cfg.Mirror.Subject)
+	}
+	return out
+}
+
+// guardStream gives an existing mirror stream the subjects that guard the
+// store's (streamSubjects), e.g. a stream an earlier version created with
+// the mirror subject alone (mirrorMu held).
+func (b *Bus) guardStream(ctx context.Context, s jetstream.Stream) error {
+	if !guardsSubjects(b.cfg) {
+		return nil
+	}
+	c := s.CachedInfo().Config
+	want := streamSubjects(b.cfg)
+	if slices.Equal(c.Subjects, want) {
+		return nil
+	}
+	c.Subjects = want
+	if _, err := b.js.UpdateStream(ctx, c); err != nil {
+		return fmt.Errorf("%w: guard the subjects of stream %q: %v", ErrMirrorPublishFailed, b.cfg.Mirror.Stream, err)
+	}
 	return nil
 }
 
