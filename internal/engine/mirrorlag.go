@@ -116,10 +116,10 @@ func (e *Engine) mirrorLag() *MirrorLag {
 	}
 	l := &MirrorLag{Mirrored: e.nats.bus.MirroredHead(), Bound: cmp.Or(e.nats.lagBound, DefaultMirrorLagBound)}
 	head, err := e.Log().Head()
+	l.LogHead = head
 	if err != nil || head <= l.Mirrored {
 		return l
 	}
-	l.LogHead = head
 	var gap events.SeqRanges
 	gap.AddRange(l.Mirrored+1, head)
 	l.Records = gap.Minus(e.holes).Count()

@@ -66,7 +66,8 @@ const (
 // ReasonChainHeadAhead is a warning (SyncHealth.Warnings), not a reason
 // sync is blocked: the spreadsheet's chain_head cell showed a head past
 // the log's head, which is no head of this log (someone typed it); the
-// dispatch that found it rewrote it with the log's head.
+// dispatch that found it rewrote it with the log's head. It stays an hour
+// after the last dispatch that found such a cell.
 const ReasonChainHeadAhead SyncReason = "chain_head_ahead"
 
 // SyncWarning is something sync health reports without failing: sync goes
@@ -355,7 +356,7 @@ func (e *Engine) SyncHealth() (*SyncHealth, error) {
 	in := healthInputs{key: e.sync.cfg.Name, tabs: e.entityTabs(), facts: facts, notes: e.notes.reconciled(e.sync.cfg.Name),
 		reason: e.sheetReason(), bound: e.divergedBound()}
 	h := deriveSyncHealth(in, e.cfg.Clock.Now())
-	h.Warnings = e.notes.warnings()
+	h.Warnings = e.notes.warnings(e.cfg.Clock.Now())
 	return h, nil
 }
 

@@ -63,14 +63,19 @@ func (n *syncNotes) noteReconcile(sheet, tab string, diverged int, at time.Time)
 	n.reconcile[sheet][tab] = note
 }
 
+// headWarningTTL is how long the chain_head_ahead warning stays after the
+// last dispatch that found the cell past the log's head: the dispatch
+// rewrites the cell at once, so a warning cleared by the next dispatch
+// would hardly be seen.
+const headWarningTTL = time.Hour
+
 // noteHead records what the chain_head cell showed a dispatch that
-// published head: a head past it is a warning until a later dispatch
-// finds the cell at or below the log's head again.
+// published head: a head past it is a warning for headWarningTTL after
+// the last dispatch that found one.
 func (n *syncNotes) noteHead(shown, head sheetsio.ChainHead, at time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if shown.Seq <= head.Seq {
-		n.headAhead = nil
 		return
 	}
 	since := at
@@ -82,11 +87,11 @@ func (n *syncNotes) noteHead(shown, head sheetsio.ChainHead, at time.Time) {
 			"the dispatch rewrote it with %d", shown.Seq, head.Seq, head.Seq)}
 }
 
-// warnings copies the standing warnings.
-func (n *syncNotes) warnings() []SyncWarning {
+// warnings copies the standing warnings at now.
+func (n *syncNotes) warnings(now time.Time) []SyncWarning {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.headAhead == nil {
+	if n.headAhead == nil || now.Sub(n.headAhead.At) > headWarningTTL {
 		return nil
 	}
 	return []SyncWarning{*n.headAhead}

@@ -87,7 +87,7 @@ func chainSection() []string {
 			"log and is rewritten by the next dispatch, never frozen. A cell past the log's head that a dispatch reads is " +
 			"reported: sync health " +
 			"carries the warning `chain_head_ahead` (in `/healthz` under `sync_health.warnings`; " +
-			"sync does not fail for it) until a later dispatch finds the cell fixed. It never moves back below a head its " +
+			"sync does not fail for it) for an hour after the last dispatch that found one. It never moves back below a head its " +
 			"writer wrote: one dispatcher sends one dispatch at a time, sampling a log that only grows. The " +
 			"head is written only under the writer's fence, by the writer the authority names; the fence reads the four " +
 			"cells before it and never this one. " +
