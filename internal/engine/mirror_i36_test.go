@@ -1,10 +1,15 @@
 package engine_test
 
 import (
+	"encoding/binary"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -207,5 +212,50 @@ func TestI36_AMirrorBehindWithoutAFailureIsNotOKPastItsBound(t *testing.T) {
 	}
 	if (&engine.MirrorLag{Records: 3, Age: 59 * time.Second, Bound: time.Minute}).Behind() {
 		t.Fatal("within the bound is behind")
+	}
+}
+
+// I36 with holes: a log with a hole (a record lost to a salvage, here
+// forged as the red team did; an accepted log gap leaves the same) is
+// mirrored whole across it, in order, to a new stream: every record the
+// log holds reaches the mirror, the stream names the hole, and it verifies
+// up to the log's head.
+func TestI36_ALogWithAHoleIsMirroredAcrossIt(t *testing.T) {
+	dir := t.TempDir()
+	nopts := func(o *hikoutei.Options) {
+		o.NATSServer = hnats.Embedded()
+		o.NATS = &hikoutei.NATSOptions{Mirror: true, Listen: "127.0.0.1:0"}
+	}
+	s := openStore(t, dir, nopts)
+	loadAirports(t, s, 10)
+	mustT(t, s.Close())
+	db, err := bolt.Open(filepath.Join(dir, events.LogFileName), 0o600, nil)
+	mustT(t, err)
+	mustT(t, db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket([]byte("events")).Delete(binary.BigEndian.AppendUint64(nil, 5)); err != nil {
+			return err
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("salvage_lost"), []byte("5"))
+	}))
+	mustT(t, db.Close())
+	for _, f := range []string{"nats", hikoutei.ReadModelFile, hikoutei.ReadModelFile + "-wal", hikoutei.ReadModelFile + "-shm"} {
+		mustT(t, os.RemoveAll(filepath.Join(dir, f))) // a new stream: the mirror starts from seq 1
+	}
+	s = openStore(t, dir, nopts)
+	defer s.Close()
+	e := engine.Of(s)
+	head, err := e.ChainHead()
+	mustT(t, err)
+	eventually(t, "the mirror at the log head", func() bool { return e.Bus().MirroredHead() == head.Seq })
+	var seqs []uint64
+	rep, err := natsbus.ReadMirrorReport(ctx, mirrorReader(dir, e), e.Bus().MirrorStream(), func(ev events.Event) error {
+		seqs = append(seqs, ev.Seq)
+		return nil
+	})
+	if err != nil || rep.Holes.String() != "5" || rep.Last != head.Seq || rep.Chain != head.Hash || uint64(len(seqs)) != head.Seq-1 {
+		t.Fatalf("mirror read %v (%+v): %v; log head %d", seqs, rep, err, head.Seq)
+	}
+	if h := s.Health(); h.Mirror != nil || h.MirrorLag.Records != 0 {
+		t.Fatalf("health %v, lag %+v", h.Mirror, h.MirrorLag)
 	}
 }

@@ -143,6 +143,7 @@ func (e *Engine) startNATS() error {
 		s.cfg.OnConflict = e.publishConflicts(bus, s.cfg.OnConflict)
 	}
 	e.nats = n
+	bus.SetLogHoles(e.holes) // the mirror steps over what the log lost
 	if cfg.Mirror.Enabled {
 		e.log.Info("nats mirror", "stream", bus.MirrorStream(), "key", bus.MirrorKey())
 	}
@@ -292,13 +293,6 @@ func (e *Engine) mirrorFrom(next uint64) uint64 {
 		return nil
 	}
 	err := e.writer().Log().ReadFrom(next, func(ev events.Event) error {
-		if n := len(batch); n > 0 && ev.Seq != batch[n-1].Seq+1 {
-			// A hole (sequences the log lost): what precedes it is
-			// mirrored first; the stream then refuses to leave a gap.
-			if err := flush(); err != nil {
-				return err
-			}
-		}
 		batch = append(batch, ev)
 		if len(batch) == 256 {
 			return flush()

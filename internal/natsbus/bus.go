@@ -74,6 +74,7 @@ type Bus struct {
 	// mirrored is the log seq of the last record the mirror stream is
 	// known to hold (MirroredHead), read without mirrorMu.
 	mirrored atomic.Uint64
+	holes    atomic.Pointer[events.SeqRanges] // SetLogHoles
 
 	st counters
 }

@@ -2,6 +2,7 @@ package natsbus
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +151,54 @@ func TestF12_AnOlderMirrorStreamIsGivenTheGuards(t *testing.T) {
 		`{"deliver_subject":"`+b.Subject(SuffixChainHead)+`","ack_policy":"none"}`)
 	if resp["error"] == nil {
 		t.Fatalf("a push consumer into chain.head on the upgraded stream: %v", resp)
+	}
+}
+
+// I36 with a log that has holes (sequences a salvage or an accepted log
+// gap lost, F8): the mirror steps over them, within a call and after the
+// stream's tail, marking the record after each (Hikoutei-Lost), and a
+// reader accepts exactly those jumps and reports the holes. Without the
+// holes registered, a jump is refused; a jump whose header names other
+// sequences is refused by the reader.
+func TestI36_TheMirrorStepsOverTheLogsHoles(t *testing.T) {
+	b := startBus(t, Config{Store: "holes", Listen: "127.0.0.1:0", StoreDir: t.TempDir(), Mirror: MirrorConfig{Enabled: true}})
+	all := sampleEvents(1, 12)
+	kept := append(append(append([]events.Event(nil), all[:3]...), all[5:8]...), all[10:]...) // 4-5 and 9-10 lost
+	if err := b.Mirror(kept[:4]); !errors.Is(err, ErrMirrorPublishFailed) {
+		t.Fatalf("a jump without the holes registered: %v", err)
+	}
+	var lost events.SeqRanges
+	lost.AddRange(4, 5)
+	lost.AddRange(9, 10)
+	b.SetLogHoles(lost)
+	if err := b.Mirror(kept[:5]); err != nil { // 1-3, 6-7: a jump inside the call
+		t.Fatal(err)
+	}
+	if err := b.Mirror(kept[5:]); err != nil { // 8, 11-12: the tail is 7
+		t.Fatal(err)
+	}
+	if err := b.Mirror(kept[7:]); err != nil { // 11-12 after the tail 8: a jump after the tail
+		t.Fatal(err)
+	}
+	if b.MirroredHead() != 12 {
+		t.Fatalf("mirrored head %d", b.MirroredHead())
+	}
+	var seqs []uint64
+	rep, err := ReadMirrorReport(t.Context(), clientCfg(b), b.MirrorStream(), func(ev events.Event) error {
+		seqs = append(seqs, ev.Seq)
+		return nil
+	})
+	if err != nil || rep.Holes.String() != lost.String() || len(seqs) != 8 || rep.Last != 12 {
+		t.Fatalf("read %v, holes %q: %v", seqs, rep.Holes, err)
+	}
+	v := &chainVerifier{stream: "x"}
+	if err := v.checkSequence(1, 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.checkSequence(2, 5, "2-3"); !errors.Is(err, ErrMirrorSequence) {
+		t.Fatalf("a jump naming other sequences: %v", err)
+	}
+	if err := v.checkSequence(2, 5, ""); !errors.Is(err, ErrMirrorSequence) {
+		t.Fatalf("a jump naming nothing: %v", err)
 	}
 }

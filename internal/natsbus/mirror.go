@@ -35,7 +35,34 @@ const (
 	// that carries a link: the next record's link must equal it, and a
 	// subscriber can compare it with a head published on chain.head.
 	HeaderChain = "Hikoutei-Chain"
+	// HeaderLost is carried by the first record after sequences the log
+	// lost and never reuses (a salvage's holes, an accepted log gap; see
+	// Bus.SetLogHoles): it names them ("A-B"), so a reader accepts the
+	// jump in log seq at the next stream position and reports the hole.
+	HeaderLost = "Hikoutei-Lost"
 )
+
+// SetLogHoles tells the mirror which sequences the log lost and never
+// reuses: Mirror then accepts a jump over them, in a call and after the
+// stream's tail, and marks the record after each with HeaderLost.
+func (b *Bus) SetLogHoles(lost events.SeqRanges) {
+	b.holes.Store(&lost)
+}
+
+// logHoles is what SetLogHoles set (empty: none).
+func (b *Bus) logHoles() events.SeqRanges {
+	if h := b.holes.Load(); h != nil {
+		return *h
+	}
+	return nil
+}
+
+// lostRange is HeaderLost's value for the sequences a..b.
+func lostRange(a, b uint64) string {
+	var r events.SeqRanges
+	r.AddRange(a, b)
+	return r.String()
+}
 
 // MirrorRecord returns the mirrored form of a stamped event: its record
 // (events.MarshalRecord) with the fencing token left out. The checksum is
@@ -208,12 +235,14 @@ func (b *Bus) mirrorContext(n int, from uint64) (context.Context, context.Cancel
 // mirrorMsgs builds the signed messages of dense, stamped events.
 func (b *Bus) mirrorMsgs(evs []events.Event) ([]outRecord, error) {
 	out := make([]outRecord, len(evs))
+	holes := b.logHoles()
 	for i, ev := range evs {
 		if ev.Seq == 0 {
 			return nil, fmt.Errorf("%w: event %d of %d has no seq (not stamped by the log)", ErrMirrorPublishFailed, i+1, len(evs))
 		}
-		if i > 0 && ev.Seq != evs[i-1].Seq+1 {
-			return nil, fmt.Errorf("%w: seq %d follows seq %d (events must be dense)", ErrMirrorPublishFailed, ev.Seq, evs[i-1].Seq)
+		jump := i > 0 && ev.Seq != evs[i-1].Seq+1
+		if jump && (ev.Seq < evs[i-1].Seq || !holes.ContainsAll(evs[i-1].Seq+1, ev.Seq-1)) {
+			return nil, fmt.Errorf("%w: seq %d follows seq %d (events must be dense, but for the log's holes)", ErrMirrorPublishFailed, ev.Seq, evs[i-1].Seq)
 		}
 		rec, err := MirrorRecord(ev)
 		if err != nil {
@@ -229,6 +258,9 @@ func (b *Bus) mirrorMsgs(evs []events.Event) ([]outRecord, error) {
 		m.Header.Set(HeaderSignature, base64.RawURLEncoding.EncodeToString(sig))
 		if c, ok, err := events.RecordChainValue(rec); err == nil && ok {
 			m.Header.Set(HeaderChain, c.String())
+		}
+		if jump {
+			m.Header.Set(HeaderLost, lostRange(evs[i-1].Seq+1, ev.Seq-1))
 		}
 		m.Data = rec
 		out[i] = outRecord{seq: ev.Seq, msg: m}
@@ -283,8 +315,10 @@ func (b *Bus) skipMirrored(recs []outRecord) ([]outRecord, error) {
 				return nil, b.foreign(t.sseq, t.seq, "the stream's record for this seq is not this log's (bytes or signer differ)")
 			}
 			continue
-		case t.seq != 0 && r.seq != t.seq+1:
+		case t.seq != 0 && r.seq != t.seq+1 && !b.logHoles().ContainsAll(t.seq+1, r.seq-1):
 			return nil, fmt.Errorf("%w: stream %q ends at seq %d; publishing seq %d would leave a gap", ErrMirrorPublishFailed, b.cfg.Mirror.Stream, t.seq, r.seq)
+		case t.seq != 0 && r.seq != t.seq+1:
+			r.msg.Header.Set(HeaderLost, lostRange(t.seq+1, r.seq-1)) // the log lost them: the reader accepts the jump
 		}
 		return recs[i:], nil
 	}
