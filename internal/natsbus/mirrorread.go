@@ -221,7 +221,7 @@ type chainVerifier struct {
 	// holes the stream skipped (HeaderLost).
 	lastSSeq uint64
 	holes    events.SeqRanges
-	gap    *MirrorGapError
+	gap      *MirrorGapError
 	// chain is the hash chain value after the last record (known when
 	// chainSeq is that record's seq).
 	chain    events.ChainHash
