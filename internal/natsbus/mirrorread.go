@@ -217,8 +217,8 @@ type chainVerifier struct {
 	last   uint64 // last log seq delivered
 	n      int
 	offset int64 // stream position minus log seq, set by the first record (and moved by a log hole)
-	// lastSSeq is the stream position of the last record; holes the log
-	// holes the stream skipped (HeaderLost).
+	// lastSSeq is the stream position of the last record; holes are the
+	// sequences the log lost that the stream skipped (HeaderLost).
 	lastSSeq uint64
 	holes    events.SeqRanges
 	gap      *MirrorGapError
