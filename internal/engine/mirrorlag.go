@@ -56,6 +56,7 @@ type mirrorWait struct {
 	mu      sync.Mutex
 	since   time.Time // zero: nothing known to wait
 	started time.Time // when the mirror loop started: older records wait from then
+	noted   uint64    // the mirrored head the last noteMirrored read the log after (mirror loop only)
 }
 
 // committed notes a commit at now: if nothing waited, its records wait
@@ -91,8 +92,13 @@ var errMirrorScanDone = errors.New("done")
 // noteMirrored updates the wait after a mirror attempt: the first record
 // past what the stream holds waits since it was committed.
 func (e *Engine) noteMirrored() {
+	m := e.nats.bus.MirroredHead()
+	if m == e.nats.wait.noted && !e.nats.wait.get().IsZero() {
+		return // nothing was mirrored since: the oldest waiting record is the same
+	}
+	e.nats.wait.noted = m
 	var oldest time.Time
-	err := e.Log().ReadFrom(e.nats.bus.MirroredHead()+1, func(ev events.Event) error {
+	err := e.Log().ReadFrom(m+1, func(ev events.Event) error {
 		oldest = ev.At
 		return errMirrorScanDone
 	})
