@@ -121,9 +121,9 @@ var (
 	// outside the log: sequence 0, a sequence past the head, or a time
 	// before the first record's.
 	ErrAsOfOutOfRange = engine.ErrAsOfOutOfRange
-	// ErrStandby: the store is a warm standby of a replicated store: it
-	// serves reads; its primary takes the commits (README "Replicated
-	// mode").
+	// ErrStandby (replication_standby): the store is a warm standby of a
+	// replicated store: it serves reads; its primary takes the commits
+	// (README "Replicated mode").
 	ErrStandby = engine.ErrStandby
 	// ErrReplicationFenced: in replicated mode, another primary took the
 	// store over: this store's commits are refused by the stream (and by

@@ -2,6 +2,7 @@ package hikoutei_test
 
 import (
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -156,5 +157,17 @@ func TestStoreLockedMatchesTheRootSentinel(t *testing.T) {
 	}
 	if !errors.Is(err, hikoutei.ErrStoreLocked) {
 		t.Fatalf("second Open: %v; want it to match hikoutei.ErrStoreLocked", err)
+	}
+}
+
+// R2, the class: every sentinel of the root package is its own stable
+// code for ErrorCode (what /healthz, metrics and traces carry), however it
+// is wrapped: a code ErrorCode cannot recognise (e.g. one without an
+// underscore) would be reported as "error".
+func TestR2_EverySentinelIsItsOwnErrorCode(t *testing.T) {
+	for name, err := range rootSentinels {
+		if got := hikoutei.ErrorCode(fmt.Errorf("%w: detail", err)); got != err.Error() {
+			t.Errorf("%s: ErrorCode = %q, want %q", name, got, err.Error())
+		}
 	}
 }

@@ -60,10 +60,10 @@ func TestHealthReportsCredentialsRejectedWithItsCode(t *testing.T) {
 }
 
 // A standby serves reads while its primary commits: healthy (200), its
-// local code says standby.
-func TestHealthOfAStandbyIsOK(t *testing.T) {
+// local code says standby (R2: the code, never the fallback "error").
+func TestR2_HealthOfAStandbyIsOKWithItsOwnLocalCode(t *testing.T) {
 	r := Report(hikoutei.Health{Local: fmt.Errorf("%w: following the primary", hikoutei.ErrStandby)})
-	if r.Status != "ok" || r.LocalCode != hikoutei.ErrorCode(hikoutei.ErrStandby) {
+	if r.Status != "ok" || r.LocalCode != "replication_standby" {
 		t.Fatalf("%+v", r)
 	}
 }

@@ -79,7 +79,7 @@ var (
 	// ErrStandby: the store is a warm standby of a replicated store: it
 	// serves reads and takes over when the primary's lease lapses; its
 	// primary takes the commits.
-	ErrStandby = errors.New("standby")
+	ErrStandby = errors.New("replication_standby")
 	// ErrTakeoverFailed: a standby took the lease across hosts but could
 	// not open the store as the primary; it gave the lease up and refuses
 	// commits.
