@@ -311,6 +311,9 @@ type Health struct {
 	// replicated); a standby's Local is ErrStandby, a displaced primary's
 	// events.ErrReplicaFenced.
 	Replication *ReplicationHealth
+	// Admin is why the administrative channel cannot accept connections
+	// now (admin_accept_failed); the root package fills it.
+	Admin error
 }
 
 // Health reports the store's current health, from local state only: it
