@@ -156,6 +156,13 @@ var (
 	// record, page or chain link in log.db; the store reads, but refuses
 	// every commit until the log is repaired (hikoutei doctor, salvage).
 	ErrLogDamaged = engine.ErrLogDamaged
+	// ErrLogFileReplaced (log_file_replaced): the store directory's
+	// log.db is no longer the file the running store has open (replaced,
+	// renamed away or removed under it), found within one heartbeat or at
+	// the next commit: every commit is refused from then on (Health's
+	// Local), since nothing appended to the open file would be found at
+	// the path again.
+	ErrLogFileReplaced = events.ErrLogFileReplaced
 	// ErrSyncDiverged (sync_diverged) is Health.Sync's code when the last
 	// reconciliation found rows that differ from canonical state.
 	ErrSyncDiverged = engine.ErrSyncDiverged
@@ -219,9 +226,16 @@ var (
 	// (refused even when forced: only the store writes its own files).
 	ErrReplayTargetInStore = engine.ErrReplayTargetInStore
 	// ErrBackupTarget (backup_target_invalid): a backup target is inside
-	// the store directory, is a directory, or exists and replacing it was
-	// not forced.
+	// a store directory (any store's; ErrTargetInsideStore too), is not a
+	// regular file (a directory, device, FIFO, socket or symbolic link),
+	// or exists and replacing it was not forced.
 	ErrBackupTarget = events.ErrBackupTarget
+	// ErrTargetInsideStore (target_inside_store): a command's output (a
+	// backup, a restored or salvaged store, a replayed read model, a
+	// scratch copy) would be written inside a store directory: one that
+	// holds a log.db, lease.toml or read.sqlite, or below it. A store's
+	// directory is written only by that store.
+	ErrTargetInsideStore = events.ErrTargetInsideStore
 	// ErrBackupCorrupt (backup_corrupt): a backup fails verification; the
 	// error names the sequence (*events.CorruptRecordError,
 	// *events.LogCorruptError).

@@ -35,6 +35,12 @@ func RestoreLog(src, dir string) (BackupInfo, error) {
 // prepareRestoreDir creates dir (0700) when missing and refuses one that
 // holds anything; created reports whether it made dir.
 func prepareRestoreDir(dir string) (created bool, err error) {
+	if _, err := CheckOutside(dir); err != nil {
+		return false, fmt.Errorf("restore target: %w", err)
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return false, fmt.Errorf("%w: %s exists and is not a directory", ErrRestoreTarget, dir)
+	}
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

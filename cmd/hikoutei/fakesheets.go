@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
@@ -117,6 +118,11 @@ func (c fakeSheetsConfig) validate() error {
 	}
 	if c.maxRequestBytes < 0 {
 		return errors.New(`flag "--max-request-bytes" must not be negative`)
+	}
+	if c.statePath != "" {
+		if _, err := events.CheckOutside(c.statePath); err != nil {
+			return fmt.Errorf(`flag "--state": %w`, err)
+		}
 	}
 	for _, h := range c.allowHosts {
 		if h == "" || strings.ContainsAny(h, ":/[]@ \t\r\n") {

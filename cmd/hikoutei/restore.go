@@ -112,6 +112,9 @@ func (r restoreJSON) print(w io.Writer) error {
 // restoreFromStream catches the stream up into a scratch log beside to,
 // then restores that log (verified) into to.
 func restoreFromStream(ctx context.Context, src replicatedSource, to string) (hikoutei.BackupInfo, error) {
+	if _, err := events.CheckOutside(to); err != nil {
+		return hikoutei.BackupInfo{}, fmt.Errorf("restore target: %w", err)
+	}
 	if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
 		return hikoutei.BackupInfo{}, fmt.Errorf("%w: %s holds %d entries; restore into a new or empty directory", hikoutei.ErrRestoreTarget, to, len(entries))
 	}

@@ -69,6 +69,11 @@ type storeStatus struct {
 	// SyncHealthUnreachable is why a running store's health is missing
 	// (a stable code, e.g. admin_channel_absent); absent otherwise.
 	SyncHealthUnreachable string `json:"sync_health_unreachable,omitempty"`
+	// CommitsRefused is why the running store refuses commits now (its
+	// Health().Local: code and message, e.g. log_file_replaced: …);
+	// absent while it commits, or when no process holds the store.
+	CommitsRefused     string `json:"commits_refused,omitempty"`
+	CommitsRefusedCode string `json:"commits_refused_code,omitempty"`
 }
 
 // statusReasons are the reason counts status prints, in order.
@@ -310,6 +315,9 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	}
 	if st.LogGaps != "" {
 		fmt.Fprintf(tw, "LOG LOST RECORDS\t%s\n", st.LogGaps)
+	}
+	if st.CommitsRefused != "" {
+		fmt.Fprintf(tw, "COMMITS REFUSED\t%s\n", shown(st.CommitsRefused))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -108,7 +108,9 @@ func TestF6_ConnectionsPastTheCapAreAnsweredBusyAndCallRetries(t *testing.T) {
 		t.Fatalf("active %d, want 2", n)
 	}
 	third := make(chan error, 1)
-	go func() { third <- admin.Call(context.Background(), dir, admin.OpConflictResolve, admin.ResolveRequest{ConflictID: "c1", Resolution: "use_sheet"}, nil) }()
+	go func() {
+		third <- admin.Call(context.Background(), dir, admin.OpConflictResolve, admin.ResolveRequest{ConflictID: "c1", Resolution: "use_sheet"}, nil)
+	}()
 	time.Sleep(100 * time.Millisecond)
 	close(b.block)
 	for range 2 {

@@ -73,6 +73,11 @@ type StatusResponse struct {
 	Operation     string `json:"operation"`
 	LogHead       uint64 `json:"log_head"`
 	OpenConflicts int    `json:"open_conflicts"`
+	// Local is why the store refuses commits now (its Health().Local,
+	// e.g. "log_file_replaced: …"), with LocalCode its stable code;
+	// absent while it commits.
+	Local     string `json:"local,omitempty"`
+	LocalCode string `json:"local_code,omitempty"`
 }
 
 // AckRequest is OpConflictAck: acknowledge_system with its fence.

@@ -329,6 +329,7 @@ func (e *Engine) Health() Health {
 		return h
 	}
 	h.Mirror = e.mirrorHealth()
+	e.checkLogFile()
 	switch {
 	case e.isClosed():
 		h.Local = ErrStoreClosed
