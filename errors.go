@@ -243,6 +243,10 @@ var (
 	// ErrRestoreTarget (restore_target_not_empty): a restore target
 	// directory exists and holds something.
 	ErrRestoreTarget = events.ErrRestoreTarget
+	// ErrRestoreSource (restore_source_invalid): `restore --from` names a
+	// file that is not a regular one (a FIFO, a device, a directory) or
+	// cannot be opened; it is refused before anything is copied.
+	ErrRestoreSource = events.ErrRestoreSource
 	// ErrInvalidInterval: an interval variable (polling, full scan, rate
 	// limit) is not a plain positive decimal integer of milliseconds; it
 	// comes wrapped in ErrSyncStartup.

@@ -46,7 +46,7 @@ var rootSentinels = map[string]error{
 	"ErrQuarantineNotFound": hikoutei.ErrQuarantineNotFound, "ErrQuarantineNotDismissable": hikoutei.ErrQuarantineNotDismissable,
 	"ErrReplayGap": hikoutei.ErrReplayGap, "ErrReplayTarget": hikoutei.ErrReplayTarget,
 	"ErrReplayTargetInStore": hikoutei.ErrReplayTargetInStore, "ErrBackupTarget": hikoutei.ErrBackupTarget,
-	"ErrBackupCorrupt": hikoutei.ErrBackupCorrupt, "ErrRestoreTarget": hikoutei.ErrRestoreTarget,
+	"ErrBackupCorrupt": hikoutei.ErrBackupCorrupt, "ErrRestoreTarget": hikoutei.ErrRestoreTarget, "ErrRestoreSource": hikoutei.ErrRestoreSource,
 	"ErrInvalidInterval": hikoutei.ErrInvalidInterval, "ErrInvalidNATSURL": hikoutei.ErrInvalidNATSURL,
 	"ErrFailpointsNotCompiled": hikoutei.ErrFailpointsNotCompiled, "ErrFailpointUnknown": hikoutei.ErrFailpointUnknown,
 	"ErrFailpointSpecInvalid": hikoutei.ErrFailpointSpecInvalid,

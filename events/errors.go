@@ -52,8 +52,12 @@ var (
 	// the sequence, the file's structure); the error names the sequence.
 	ErrBackupCorrupt = errors.New("backup_corrupt")
 	// ErrRestoreTarget: a restore was given a target directory that exists
-	// and is not empty.
+	// and is not empty (or is not a directory).
 	ErrRestoreTarget = errors.New("restore_target_not_empty")
+	// ErrRestoreSource: a restore was given a source that is not a
+	// regular file (a FIFO, a device such as /dev/zero, a directory) or
+	// cannot be opened; nothing was copied.
+	ErrRestoreSource = errors.New("restore_source_invalid")
 	// ErrVersionConflict: optimistic concurrency failed. See *VersionConflictError.
 	ErrVersionConflict = errors.New("stream_version_conflict")
 	// ErrInvalidEvent: an event to append lacks a stream or type, or its

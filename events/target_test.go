@@ -174,3 +174,62 @@ func TestF1_AppendChecksTheLogFileWithoutWaitingForTheHeartbeat(t *testing.T) {
 		t.Fatalf("append: %v", err)
 	}
 }
+
+// F10: restore checks its source before copying a byte: a FIFO, a device
+// (/dev/zero) and a directory are refused (restore_source_invalid) at
+// once, without reading; a file that is not a log (300 MB of zeros) is
+// refused from its header (backup_corrupt) without being copied; and the
+// copy of a good backup is bounded by its meta's high-water mark (bytes
+// appended after it are not copied).
+func TestF10_RestoreChecksItsSourceBeforeCopyingAndBoundsTheCopy(t *testing.T) {
+	plain := t.TempDir()
+	fifo := filepath.Join(plain, "fifo")
+	must(t, syscall.Mkfifo(fifo, 0o600))
+	for _, src := range []string{fifo, "/dev/zero", plain} {
+		to := filepath.Join(t.TempDir(), "new")
+		done := make(chan error, 1)
+		go func() { _, err := RestoreLog(src, to); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrRestoreSource) {
+				t.Errorf("%s: %v, want restore_source_invalid", src, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: restore still running after 5 s (it reads the source)", src)
+		}
+		if _, err := os.Stat(to); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: the target was left behind: %v", src, err)
+		}
+	}
+	zeros := filepath.Join(plain, "zeros.db")
+	f, err := os.Create(zeros)
+	must(t, err)
+	must(t, f.Truncate(300<<20)) // sparse: nothing to write, 300 MB to read
+	must(t, f.Close())
+	to := filepath.Join(t.TempDir(), "new")
+	start := time.Now()
+	if _, err := RestoreLog(zeros, to); !errors.Is(err, ErrBackupCorrupt) {
+		t.Fatalf("zeros: %v, want backup_corrupt", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("refusing 300 MB of zeros took %v: it was copied first", d)
+	}
+
+	src := buildLog(t, t.TempDir(), 40)
+	good := filepath.Join(plain, "good.db")
+	l, err := OpenLog(src, Options{ReadOnly: true})
+	must(t, err)
+	info, err := l.Backup(context.Background(), good, false)
+	must(t, err)
+	must(t, l.Close())
+	af, err := os.OpenFile(good, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = af.Write(make([]byte, 5<<20))
+	must(t, err)
+	must(t, af.Close())
+	got, err := RestoreLog(good, filepath.Join(t.TempDir(), "restored"))
+	must(t, err)
+	if got.Bytes != info.Bytes || got.SHA256 != info.SHA256 || got.Head != info.Head {
+		t.Fatalf("restored %+v from a backup of %+v with 5 MB appended", got, info)
+	}
+}
