@@ -112,12 +112,17 @@ func pollViaChannel(cmd *cobra.Command, dir, store string, asJSON bool) (handled
 
 // notServed is why no process answered for store dir.
 func notServed(dir string) error {
-	if lf, err := events.ReadLeaseFile(dir); err == nil {
+	lf, err := events.ReadLeaseFile(dir)
+	if held, known := events.WriterHolds(dir); err == nil && (held || !known) {
 		return fmt.Errorf("%w: %s holds the store (operation %q) without an administrative channel (an older version, or shutting down): give --nats with its NATS URL, or restart it",
 			admin.ErrHeldWithoutChannel, lf.Holder, lf.Operation)
 	}
-	return fmt.Errorf("%w: no process serves %s, so nothing polls its sheet: start `hikoutei serve --dir %s` (its pollers also run on their own timers)",
-		errStoreNotRunning, dir, shellWord(dir))
+	leftover := ""
+	if err == nil {
+		leftover = fmt.Sprintf(" (lease.toml names %s, which no longer holds it: a run that ended without closing, killed or crashed; the next open reconciles it)", lf.Holder)
+	}
+	return fmt.Errorf("%w: no process holds %s%s, so nothing polls its sheet: start `hikoutei serve --dir %s` (its pollers also run on their own timers)",
+		errStoreNotRunning, dir, leftover, shellWord(dir))
 }
 
 // errStoreNotRunning: a command that needs the store's running service

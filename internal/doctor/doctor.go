@@ -14,6 +14,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/snapshots"
 )
@@ -82,7 +83,7 @@ func (r *Report) fail(check string, err error, format string, args ...any) {
 // it wraps, or "".
 func codeOf(err error) string {
 	for _, s := range []error{events.ErrLogCorrupt, events.ErrCorruptRecord, events.ErrChainBroken, events.ErrChainRestarted, events.ErrUnknownEventType,
-		events.ErrMalformedPayload, events.ErrStoreLocked} {
+		events.ErrMalformedPayload, events.ErrStoreLocked, engine.ErrLogBehindReadModel} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}
@@ -223,7 +224,8 @@ func checkReadModel(r *Report, dir string, head uint64, storeID string) (uint64,
 	case meta["store_id"] != storeID:
 		r.add("read.sqlite", Fail, "built for another store (the next open rebuilds it)")
 	case cp > head:
-		r.add("read.sqlite", Fail, "checkpoint %d is past the log head %d (the next open rebuilds it)", cp, head)
+		gap := &engine.LogGapError{Gap: events.LogGapDetected{ReadModelCheckpoint: cp, LogHead: head}, Dir: dir}
+		r.fail("read.sqlite", gap, "checkpoint %d is past the log head %d, so the next open refuses: %v", cp, head, gap)
 	case cp < head:
 		r.add("read.sqlite", Warn, "checkpoint %d behind the log head %d: the next open catches up", cp, head)
 		return cp, true
