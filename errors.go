@@ -211,6 +211,12 @@ var (
 	// ErrInvalidSubscription (invalid_subscription): an empty or
 	// over-long subscription name, a nil handler, a negative batch size.
 	ErrInvalidSubscription = engine.ErrInvalidSubscription
+	// ErrSubscriptionCheckpoint (subscription_checkpoint_invalid): a
+	// subscription's durable checkpoint is past the log head or negative
+	// (a changed or damaged read model): Subscribe refuses to run it
+	// rather than skip events, SubscriptionStatus.Err and `hikoutei
+	// subscriptions` report it, and doctor fails on it.
+	ErrSubscriptionCheckpoint = engine.ErrSubscriptionCheckpoint
 	// ErrQuarantineNotFound (quarantine_entry_not_found): no quarantine
 	// record has that id.
 	ErrQuarantineNotFound = projector.ErrQuarantineEntryNotFound

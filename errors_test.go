@@ -42,7 +42,7 @@ var rootSentinels = map[string]error{
 	"ErrConflictStale": hikoutei.ErrConflictStale, "ErrConflictBlocked": hikoutei.ErrConflictBlocked,
 	"ErrCommandIDReused": hikoutei.ErrCommandIDReused, "ErrInvalidResolution": hikoutei.ErrInvalidResolution,
 	"ErrSubscriptionHandler": hikoutei.ErrSubscriptionHandler, "ErrSubscriptionPanic": hikoutei.ErrSubscriptionPanic,
-	"ErrSubscriptionActive": hikoutei.ErrSubscriptionActive, "ErrInvalidSubscription": hikoutei.ErrInvalidSubscription,
+	"ErrSubscriptionActive": hikoutei.ErrSubscriptionActive, "ErrInvalidSubscription": hikoutei.ErrInvalidSubscription, "ErrSubscriptionCheckpoint": hikoutei.ErrSubscriptionCheckpoint,
 	"ErrQuarantineNotFound": hikoutei.ErrQuarantineNotFound, "ErrQuarantineNotDismissable": hikoutei.ErrQuarantineNotDismissable,
 	"ErrReplayGap": hikoutei.ErrReplayGap, "ErrReplayTarget": hikoutei.ErrReplayTarget,
 	"ErrReplayTargetInStore": hikoutei.ErrReplayTargetInStore, "ErrBackupTarget": hikoutei.ErrBackupTarget,
