@@ -54,7 +54,10 @@ func (s replicatedSource) connect() (*nats.Conn, error) {
 
 // catchUpInto applies every commit of the stream, through its head as of
 // the call, to a new log at path, and returns that log's head. The
-// running store is never touched: only the stream is read.
+// running store is never touched: only the stream is read. The new log
+// has the store id every host's log of the store has: the one the stream
+// was claimed for (the first primary's; its records' hash chain starts
+// from it), or the store's name for a stream no primary claimed.
 func (s replicatedSource) catchUpInto(ctx context.Context, path string) (uint64, error) {
 	nc, err := s.connect()
 	if err != nil {
@@ -65,7 +68,14 @@ func (s replicatedSource) catchUpInto(ctx context.Context, path string) (uint64,
 	if err != nil {
 		return 0, err
 	}
-	l, err := events.OpenLog(path, events.Options{StoreID: s.store}) // the replicated store's name is its id
+	id, err := stream.StoreID(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if id == "" {
+		id = s.store
+	}
+	l, err := events.OpenLog(path, events.Options{StoreID: id})
 	if err != nil {
 		return 0, err
 	}
