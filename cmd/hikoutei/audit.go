@@ -258,7 +258,7 @@ func printEvent(w io.Writer, e events.Event, asJSON bool) error {
 	}
 	payload, _ := json.Marshal(p)
 	_, err = fmt.Fprintf(w, "%8d  %s  %-26s %s v%d epoch %d  %s\n", e.Seq, e.At.UTC().Format("2006-01-02T15:04:05.000Z"),
-		e.Type(), e.Stream, e.Version, e.Epoch, strings.TrimSpace(string(payload)))
+		e.Type(), shown(e.Stream), e.Version, e.Epoch, escapeControls(strings.TrimSpace(string(payload))))
 	return err
 }
 

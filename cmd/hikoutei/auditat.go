@@ -151,8 +151,8 @@ func (r auditAtRequest) printState(w io.Writer, v *hikoutei.View, state map[stri
 		if err != nil {
 			return err
 		}
-		shown = string(b)
+		shown = escapeControls(string(b))
 	}
-	_, err := fmt.Fprintf(w, "%s %s as of seq %d (%s): %s\n", r.f.entity, r.f.id, v.Seq(), v.At().UTC().Format("2006-01-02T15:04:05.000Z"), shown)
+	_, err := fmt.Fprintf(w, "%s %s as of seq %d (%s): %s\n", escapeControls(r.f.entity), escapeControls(r.f.id), v.Seq(), v.At().UTC().Format("2006-01-02T15:04:05.000Z"), shown)
 	return err
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -23,6 +25,31 @@ func shown(s string) string {
 // quoteControls is shown for text that is not a value but may quote one
 // (an error message): the same rule.
 func quoteControls(s string) string { return shown(s) }
+
+// escapeControls is a message that may quote a value, for a terminal:
+// its lines and tabs are kept, every other control character (and
+// bidirectional formatting character) is written as its escape (\x1b,
+// \a, \u202e), so a value quoted in an error cannot drive the terminal.
+func escapeControls(s string) string {
+	if !needsQuoting(s) {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case unicode.IsControl(r) || isBidiControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
 
 func needsQuoting(s string) bool {
 	if !utf8.ValidString(s) {

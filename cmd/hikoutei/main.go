@@ -70,10 +70,10 @@ func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hikoutei: %v\n", err)
 		return exitFenced
 	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "hikoutei: %v\n\n%s", err, cmd.UsageString())
+		fmt.Fprintf(stderr, "hikoutei: %s\n\n%s", escapeControls(err.Error()), cmd.UsageString())
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "hikoutei: %v\n", err)
+	fmt.Fprintf(stderr, "hikoutei: %s\n", escapeControls(err.Error()))
 	return exitFailure
 }
 

@@ -273,7 +273,7 @@ func printUnwritable(tw io.Writer, list []unwritableValue) {
 		if u.Chars > 0 {
 			size = fmt.Sprintf(" (%d characters)", u.Chars)
 		}
-		fmt.Fprintf(tw, "  %s %s.%s\t%s on %s%s\n", u.Entity, u.ID, u.Field, u.Reason, u.Tab, size)
+		fmt.Fprintf(tw, "  %s %s.%s\t%s on %s%s\n", shown(u.Entity), shown(u.ID), shown(u.Field), u.Reason, shown(u.Tab), size)
 	}
 }
 
@@ -300,7 +300,7 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	holder := "none (store closed)"
 	switch {
 	case st.Running:
-		holder = fmt.Sprintf("%s, operation %q", st.Holder, st.Operation)
+		holder = fmt.Sprintf("%s, operation %q", shown(st.Holder), st.Operation)
 	case st.LeaseLeftover != "":
 		holder = "none: no process holds the store (" + st.LeaseLeftover + ")"
 	}
@@ -321,7 +321,7 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	printReasons(tw, st)
 	printUnwritable(tw, st.Unwritable)
 	if st.Divergence != "" {
-		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", st.Divergence)
+		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", shown(st.Divergence))
 	}
 	if st.MisdirectedWrites > 0 {
 		fmt.Fprintf(tw, "misdirected writes\t%d (cells overwritten: %d; hikoutei audit names them)\n", st.MisdirectedWrites, st.MisdirectedCells)
