@@ -8,10 +8,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +29,10 @@ const (
 	exitUsage   = 2
 	exitDamage  = 3
 	exitFenced  = 4
+	// exitBrokenPipe: stdout's reader went away (`hikoutei audit | head`):
+	// nothing is printed about it, and main ends the process by SIGPIPE
+	// once its scratch copies are removed (a shell sees 128+13).
+	exitBrokenPipe = 128 + 13
 )
 
 // errProblemsFound makes a command exit 1 after it printed its findings.
@@ -43,16 +49,23 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	p := setupProcess()
+	p.finish(runContext(p.ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run executes the CLI with args and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run with ctx as the commands' context (main's is
+// cancelled by SIGINT, SIGTERM and SIGHUP).
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	cmd, err := root.ExecuteC()
+	cmd, err := root.ExecuteContextC(ctx)
 	return exitCode(cmd, err, stderr)
 }
 
@@ -62,6 +75,8 @@ func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, syscall.EPIPE):
+		return exitBrokenPipe // the reader of stdout went away: nobody to tell
 	case errors.Is(err, errProblemsFound):
 		return exitFailure
 	case errors.Is(err, errDamageFound):

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -113,7 +114,7 @@ func pollViaChannel(cmd *cobra.Command, dir, store string, asJSON bool) (handled
 // notServed is why no process answered for store dir.
 func notServed(dir string) error {
 	lf, err := events.ReadLeaseFile(dir)
-	if held, known := events.WriterHolds(dir); err == nil && (held || !known) {
+	if err == nil && !holderGone(dir) {
 		return fmt.Errorf("%w: %s holds the store (operation %q) without an administrative channel (an older version, or shutting down): give --nats with its NATS URL, or restart it",
 			admin.ErrHeldWithoutChannel, lf.Holder, lf.Operation)
 	}
@@ -123,6 +124,20 @@ func notServed(dir string) error {
 	}
 	return fmt.Errorf("%w: no process holds %s%s, so nothing polls its sheet: start `hikoutei serve --dir %s` (its pollers also run on their own timers)",
 		errStoreNotRunning, dir, leftover, shellWord(dir))
+}
+
+// holderGone reports whether the process lease.toml names is gone: it
+// neither holds log.db's file lock (that lock dies with its process, on
+// kill -9 too) nor answers on the administrative channel (a process whose
+// log.db was replaced under it holds the lock of the old file only).
+func holderGone(dir string) bool {
+	held, known := events.WriterHolds(dir)
+	if !known || held {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return errors.Is(admin.Call(ctx, dir, admin.OpStatus, nil, nil), admin.ErrUnavailable)
 }
 
 // errStoreNotRunning: a command that needs the store's running service

@@ -139,7 +139,7 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	st := storeStatus{Dir: dir, Outbox: map[string]int64{}, SyncHealthSource: healthFromReadModel}
 	if lf, err := events.ReadLeaseFile(dir); err == nil {
 		st.Running, st.Holder, st.Operation = true, lf.Holder.String(), lf.Operation
-		if held, known := events.WriterHolds(dir); known && !held {
+		if holderGone(dir) {
 			// Killed or crashed: the file lock died with the process.
 			st.Running, st.Holder, st.Operation = false, "", ""
 			st.LeaseLeftover = fmt.Sprintf("lease.toml names %s (operation %q), which no longer holds the store: a run that ended without closing (killed or crashed); the next open reconciles it",

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -82,19 +80,4 @@ func (s replicatedSource) catchUpInto(ctx context.Context, path string) (uint64,
 	err = replication.CatchUp(ctx, stream, l)
 	head, herr := l.Head()
 	return head, errors.Join(err, herr, l.Close())
-}
-
-// scratchDir makes a private (0700) temporary directory beside near (on
-// the same file system), or in the system's temporary directory when
-// near is "".
-func scratchDir(near, pattern string) (string, error) {
-	parent := ""
-	if near != "" {
-		abs, err := filepath.Abs(near)
-		if err != nil {
-			return "", err
-		}
-		parent = filepath.Dir(abs)
-	}
-	return os.MkdirTemp(parent, pattern)
 }
