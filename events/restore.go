@@ -36,7 +36,7 @@ func RestoreLog(src, dir string) (BackupInfo, error) {
 // holds anything; created reports whether it made dir.
 func prepareRestoreDir(dir string) (created bool, err error) {
 	if _, err := CheckOutside(dir); err != nil {
-		return false, fmt.Errorf("restore target: %w", err)
+		return false, err // target_inside_store, naming dir and the store
 	}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return false, fmt.Errorf("%w: %s exists and is not a directory", ErrRestoreTarget, dir)

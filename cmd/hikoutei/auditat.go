@@ -86,6 +86,9 @@ func (r auditAtRequest) run(ctx context.Context, stdout, stderr io.Writer) error
 	if err := requireStore(r.dir); err != nil {
 		return err
 	}
+	if tempInStore != nil {
+		return tempInStore // the view's read model is built in the temporary directory
+	}
 	err := r.print(ctx, stdout, r.dir, nil)
 	if !errors.Is(err, events.ErrStoreLocked) {
 		return err

@@ -32,6 +32,9 @@ log_record_corrupt, chain_broken: run hikoutei salvage or restore a backup).`,
 			if err := requireStoreDir(dir); err != nil {
 				return err
 			}
+			if tempInStore != nil {
+				return tempInStore // doctor rebuilds a read model in the temporary directory
+			}
 			rep := doctor.Check(dir)
 			if err := printReport(cmd, rep, asJSON); err != nil {
 				return err

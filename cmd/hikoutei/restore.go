@@ -114,7 +114,7 @@ func (r restoreJSON) print(w io.Writer) error {
 // then restores that log (verified) into to.
 func restoreFromStream(ctx context.Context, src replicatedSource, to string) (hikoutei.BackupInfo, error) {
 	if _, err := events.CheckOutside(to); err != nil {
-		return hikoutei.BackupInfo{}, fmt.Errorf("restore target: %w", err)
+		return hikoutei.BackupInfo{}, err // target_inside_store, naming to and the store
 	}
 	if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
 		return hikoutei.BackupInfo{}, fmt.Errorf("%w: %s holds %d entries; restore into a new or empty directory", hikoutei.ErrRestoreTarget, to, len(entries))

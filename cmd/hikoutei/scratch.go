@@ -75,8 +75,12 @@ type process struct {
 func setupProcess() *process {
 	tmp := os.TempDir()
 	sweepScratch(tmp)
-	if _, err := events.CheckOutside(filepath.Join(tmp, "x")); err != nil {
-		tempInStore = fmt.Errorf("the temporary directory %s (TMPDIR) cannot hold a copy: %w", tmp, err)
+	var inside *events.InsideStoreError
+	if _, err := events.CheckOutside(filepath.Join(tmp, "x")); errors.As(err, &inside) {
+		tempInStore = fmt.Errorf("%w: the temporary directory %s (TMPDIR) is inside the store directory %s: the CLI makes no copy there; set TMPDIR outside every store directory",
+			events.ErrTargetInsideStore, tmp, inside.Store)
+	} else if err != nil {
+		tempInStore = fmt.Errorf("the temporary directory %s (TMPDIR): %w", tmp, err)
 	} else if dir, err := os.MkdirTemp(tmp, scratchPrefix+strconv.Itoa(os.Getpid())+"-"); err == nil {
 		processScratch = dir
 		os.Setenv("TMPDIR", dir)
@@ -215,7 +219,7 @@ func scratchDir(near, pattern string) (string, error) {
 	}
 	if _, err := events.CheckOutside(filepath.Join(dir, "x")); err != nil {
 		os.Remove(dir)
-		return "", fmt.Errorf("a scratch copy: %w", err)
+		return "", err
 	}
 	return dir, nil
 }
