@@ -66,6 +66,7 @@ type process struct {
 	sigs   chan os.Signal
 	done   chan struct{}
 	once   sync.Once
+	got    atomic.Int32 // the signal that cancelled ctx (0: none)
 }
 
 // setupProcess prepares the process for one command (main only; tests
@@ -102,6 +103,7 @@ func (p *process) handle() {
 			if sig == syscall.SIGPIPE || ownSignals.Load() {
 				continue // EPIPE ends the command; a command with its own handling stops itself
 			}
+			p.got.Store(int32(sig.(syscall.Signal)))
 			p.cancel()
 			select {
 			case <-p.done:
@@ -121,15 +123,11 @@ func (p *process) finish(code int) {
 	p.once.Do(func() { close(p.done) })
 	signal.Stop(p.sigs)
 	removeScratch()
-	switch {
+	switch sig := syscall.Signal(p.got.Load()); {
 	case code == exitBrokenPipe:
 		die(syscall.SIGPIPE)
-	case p.ctx.Err() != nil:
-		select {
-		case sig := <-p.sigs:
-			die(sig.(syscall.Signal))
-		default:
-		}
+	case sig != 0:
+		die(sig) // the command stopped because of it: die of it, as the shell expects
 	}
 	os.Exit(code)
 }
