@@ -44,6 +44,8 @@ func TestF1_EveryOutputRefusesAPathInsideAnyStoreDirectory(t *testing.T) {
 			{[]string{"replay", "--dir", closed, "--out", target, "--force"}, "replay_target_inside_store"},
 			{[]string{"restore", "--from", backup, "--to", filepath.Join(target, "new")}, "target_inside_store"},
 			{[]string{"salvage", "--from", closed, "--to", filepath.Join(target, "new")}, "salvage_target_invalid"},
+			{[]string{"demo", "--rows", "11", "--no-latency", "--dir", filepath.Join(target, "new")}, "target_inside_store"},
+			{[]string{"fake-sheets", "--state", target}, "target_inside_store"},
 		} {
 			code, out := runCLI(t, c.args...)
 			if code != exitFailure || !strings.Contains(out, c.code) || !strings.Contains(out, "target_inside_store") {
