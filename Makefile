@@ -11,7 +11,7 @@ BENCHTIME ?= 1s
 # Extra flags of the bench runner, e.g. BENCHFLAGS='-count 5 -backfills 2'.
 BENCHFLAGS ?=
 
-.PHONY: test lint bench fuzz tidy crash storage converge demo
+.PHONY: test lint bench fuzz tidy crash storage operator converge demo
 
 ## demo: the whole product on the OpenFlights airports (see README).
 demo:
@@ -81,6 +81,24 @@ STORAGE_RUNS ?= 300
 storage:
 	$(GO) build $(FAILPOINTS) -o $${TMPDIR:-/tmp}/hikoutei-storage ./cmd/hikoutei
 	$${TMPDIR:-/tmp}/hikoutei-storage crash storage --runs $(STORAGE_RUNS) --seed $(CRASH_SEED)
+
+## operator: the operator campaign (issue 29): OPERATOR_RUNS seeded runs,
+## each one act of an operator's — backup, restore, salvage, replay or
+## audit (also audit --at, audit verify) pointed at a path of one class:
+## its own store, another store, a running store (a child process that
+## commits all along), a file inside a store, a FIFO, /dev/zero, a
+## symbolic link, or a fresh path; run to its end, or interrupted by
+## SIGPIPE (its output closed after one line), SIGINT or kill -9; now and
+## then the running store itself is killed with kill -9 (status and poll
+## must say no process holds it). Checks: no acknowledged commit lost in
+## any store (every 25 runs and at the end), no copy of a log or read
+## model left in the command's TMPDIR or written into a store directory,
+## every refusal a typed code, no panic. The last line is
+## "operator: runs=N acked_lost=0 leaks=0 untyped=0 panics=0".
+OPERATOR_RUNS ?= 300
+operator:
+	$(GO) build -o $${TMPDIR:-/tmp}/hikoutei-operator ./cmd/hikoutei
+	$${TMPDIR:-/tmp}/hikoutei-operator crash operator --runs $(OPERATOR_RUNS) --seed $(CRASH_SEED)
 
 ## converge: the damage campaign (issue 16): CONVERGE_RUNS seeded runs, each a
 ## store syncing to the emulator over HTTP with its workers running, while a

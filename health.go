@@ -47,6 +47,11 @@ type Health struct {
 	// Local is ErrReplicationFenced), with the lease epoch and the last
 	// stream commit the store holds.
 	Replication *ReplicationHealth
+	// Admin: the administrative channel cannot accept connections now
+	// (admin_accept_failed, wrapping the cause: e.g. too many open files
+	// in the process). It retries with a backoff and recovers by itself
+	// once the resource is back; commits never depend on it.
+	Admin error
 }
 
 // MirrorLag is how far the NATS event mirror trails the log: the last
@@ -75,7 +80,13 @@ const (
 
 // Health reports the store's current health from local state only: it
 // answers while the spreadsheet hangs (it never waits on the network).
-func (s *Store) Health() Health { return Health(s.e.Health()) }
+func (s *Store) Health() Health {
+	h := Health(s.e.Health())
+	if s.adm != nil {
+		h.Admin = s.adm.AcceptErr()
+	}
+	return h
+}
 
 // SyncHealth is the sync health of one spreadsheet (see README "Sync
 // health"): State, the reason when blocked, pending effects and the age

@@ -195,19 +195,47 @@ func NewDispatcher(cfg Config) (*Dispatcher, error) {
 // schedule, until ctx ends (nil) or the writer is displaced / the
 // spreadsheet diverged (ErrDisplaced, ErrDivergence).
 func (d *Dispatcher) Run(ctx context.Context) error {
-	if _, err := d.cfg.Outbox.RecoverProcessing(d.cfg.Spreadsheet, d.cfg.Clock.Now()); err != nil {
-		return fenced(fmt.Errorf("recover processing effects: %w", err))
+	err := d.untilDone(ctx, "recover processing effects", func() error {
+		_, err := d.cfg.Outbox.RecoverProcessing(d.cfg.Spreadsheet, d.cfg.Clock.Now())
+		return fenced(err)
+	})
+	if err == nil {
+		err = d.untilDone(ctx, "backfill", d.backfill)
 	}
-	if err := d.backfill(); err != nil {
+	if err != nil || ctx.Err() != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	recDone := make(chan error, 1)
 	go func() { recDone <- d.reconcileLoop(ctx) }()
-	err := d.passLoop(ctx)
+	err = d.passLoop(ctx)
 	cancel()
 	return errors.Join(err, <-recDone)
+}
+
+// untilDone runs step until it succeeds, ctx ends (nil) or it fails
+// with displacement (returned): a failure that may pass — a full disk or
+// a failing write refusing the commit (log_write_failed), too many open
+// files — is logged and tried again after a backoff (Interval, doubling
+// up to a minute), so the dispatcher starts once the resource is back
+// instead of stopping sync for good; the store's Health names the
+// failure meanwhile.
+func (d *Dispatcher) untilDone(ctx context.Context, what string, step func() error) error {
+	wait := d.cfg.Interval
+	for {
+		err := step()
+		if err == nil || errors.Is(err, ErrDisplaced) {
+			return err
+		}
+		d.cfg.Logger.Warn("dispatcher start failed; retrying", "step", what, "err", err.Error(), "in", wait.String())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.cfg.Clock.After(wait):
+		}
+		wait = min(2*wait, time.Minute)
+	}
 }
 
 // backfill queues every entity the spreadsheet never received before the

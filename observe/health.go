@@ -13,15 +13,19 @@ import (
 // mirror are "ok" or the error's text, each with its stable code when
 // not ok; sync_health is the spreadsheet's sync health by tab.
 type HealthReport struct {
-	Status      string             `json:"status"` // "ok" (HTTP 200) or "failing" (HTTP 503)
-	Local       string             `json:"local"`
-	LocalCode   string             `json:"local_code,omitempty"`
-	Sync        string             `json:"sync"`
-	SyncCode    string             `json:"sync_code,omitempty"`
-	Mirror      string             `json:"mirror"`
-	MirrorCode  string             `json:"mirror_code,omitempty"`
-	MirrorLag   *MirrorLagReport   `json:"mirror_lag,omitempty"` // with the mirror on
-	Integrity   string             `json:"integrity,omitempty"`
+	Status     string `json:"status"` // "ok" (HTTP 200) or "failing" (HTTP 503)
+	Local      string `json:"local"`
+	LocalCode  string `json:"local_code,omitempty"`
+	Sync       string `json:"sync"`
+	SyncCode   string `json:"sync_code,omitempty"`
+	Mirror     string `json:"mirror"`
+	MirrorCode string `json:"mirror_code,omitempty"`
+	Integrity  string `json:"integrity,omitempty"`
+	// Admin is why the administrative channel cannot accept now (absent
+	// while it can), with its code (admin_accept_failed).
+	Admin       string             `json:"admin,omitempty"`
+	AdminCode   string             `json:"admin_code,omitempty"`
+	MirrorLag   *MirrorLagReport   `json:"mirror_lag,omitempty"`  // with the mirror on
 	NATSListen  string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
 	SyncHealth  *SyncHealthReport  `json:"sync_health,omitempty"`
 	Replication *ReplicationReport `json:"replication,omitempty"`
@@ -128,6 +132,9 @@ func Report(h hikoutei.Health) HealthReport {
 		SyncHealth: SyncReport(h.SyncHealth), Replication: replicationReport(h.Replication)}
 	if h.Integrity != nil {
 		r.Integrity = h.Integrity.Error()
+	}
+	if h.Admin != nil {
+		r.Admin, r.AdminCode = h.Admin.Error(), hikoutei.ErrorCode(h.Admin)
 	}
 	if l := h.MirrorLag; l != nil {
 		r.MirrorLag = &MirrorLagReport{Mirrored: l.Mirrored, LogHead: l.LogHead, Records: l.Records, Seconds: l.Age.Seconds(),

@@ -35,6 +35,9 @@ has holes ("doctor: holes found").`,
 			if err := requireStoreDir(dir); err != nil {
 				return err
 			}
+			if tempInStore != nil {
+				return tempInStore // doctor rebuilds a read model in the temporary directory
+			}
 			rep := doctor.Check(dir)
 			if err := printReport(cmd, rep, asJSON); err != nil {
 				return err

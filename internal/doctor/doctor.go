@@ -14,6 +14,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/snapshots"
 )
@@ -98,7 +99,8 @@ func (r *Report) fail(check string, err error, format string, args ...any) {
 // it wraps, or "".
 func codeOf(err error) string {
 	for _, s := range []error{events.ErrLogCorrupt, events.ErrCorruptRecord, events.ErrChainBroken, events.ErrChainRestarted, events.ErrUnknownEventType,
-		events.ErrMalformedPayload, events.ErrStoreLocked} {
+		events.ErrMalformedPayload, events.ErrStoreLocked, engine.ErrLogBehindReadModel,
+		engine.ErrSubscriptionCheckpoint} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}
@@ -178,6 +180,7 @@ func checkLog(r *Report, dir string, leaseFile bool) {
 	if cp, ok := checkReadModel(r, dir, head, l.StoreID()); ok {
 		checkReadModelData(r, dir, l, cp)
 	}
+	checkSubscriptions(r, dir, head)
 	checkSnapshots(r, dir, l, head)
 }
 
@@ -239,7 +242,8 @@ func checkReadModel(r *Report, dir string, head uint64, storeID string) (uint64,
 	case meta["store_id"] != storeID:
 		r.add("read.sqlite", Fail, "built for another store (the next open rebuilds it)")
 	case cp > head:
-		r.add("read.sqlite", Fail, "checkpoint %d is past the log head %d (the next open rebuilds it)", cp, head)
+		gap := &engine.LogGapError{Gap: events.LogGapDetected{ReadModelCheckpoint: cp, LogHead: head}, Dir: dir}
+		r.fail("read.sqlite", gap, "checkpoint %d is past the log head %d, so the next open refuses: %v", cp, head, gap)
 	case cp < head:
 		r.add("read.sqlite", Warn, "checkpoint %d behind the log head %d: the next open catches up", cp, head)
 		return cp, true
@@ -293,5 +297,34 @@ func checkWriterLease(r *Report, l *events.Log, leaseFile bool) {
 	}
 	if leaseFile && err == nil && (!ok || lease.State != events.LeaseStateHeld) {
 		r.add("lease.toml", Warn, "present but the writer lease is not held: leftover from a run that did not close cleanly")
+	}
+}
+
+// checkSubscriptions fails every subscription checkpoint the log cannot
+// have written (negative, or past the head): Subscribe refuses to run
+// it (subscription_checkpoint_invalid) rather than skip events.
+func checkSubscriptions(r *Report, dir string, head uint64) {
+	path := filepath.Join(dir, projector.FileName)
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	if err != nil {
+		return // checkReadModel reported it
+	}
+	defer conn.Close()
+	rows, err := projector.ListSubscriptions(conn)
+	if err != nil || len(rows) == 0 {
+		return
+	}
+	bad := 0
+	for _, row := range rows {
+		if err := engine.CheckSubscriptionCheckpoint(row.Name, row.Stored, head); err != nil {
+			r.fail("subscriptions", err, "%v", err)
+			bad++
+		}
+	}
+	if bad == 0 {
+		r.add("subscriptions", OK, "%d checkpoints, none past the log head %d", len(rows), head)
 	}
 }

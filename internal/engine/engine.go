@@ -114,7 +114,7 @@ func (e *Engine) openPrimary(entities Entities, opts ...func(*events.WriterOptio
 	wo := events.WriterOptions{
 		Log:       events.Options{Clock: e.cfg.Clock, OpenTimeout: e.cfg.OpenTimeout, NoSync: e.cfg.NoSync},
 		Operation: e.cfg.Operation, AcquireWait: e.cfg.AcquireWait, HeartbeatInterval: e.cfg.HeartbeatInterval, LeaseTTL: e.cfg.LeaseTTL,
-		BeforeLease: e.findLogGap,
+		BeforeLease: e.findLogGap, OnLogFileReplaced: func(err error) { e.logFileReplaced(err) },
 	}
 	for _, o := range opts {
 		o(&wo)

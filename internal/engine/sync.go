@@ -318,6 +318,9 @@ type Health struct {
 	// replicated); a standby's Local is ErrStandby, a displaced primary's
 	// events.ErrReplicaFenced.
 	Replication *ReplicationHealth
+	// Admin is why the administrative channel cannot accept connections
+	// now (admin_accept_failed); the root package fills it.
+	Admin error
 }
 
 // Health reports the store's current health, from local state only: it
@@ -332,6 +335,7 @@ func (e *Engine) Health() Health {
 		}
 		return h
 	}
+	e.checkLogFile()
 	h.Mirror, h.MirrorLag = e.mirrorHealth(), e.mirrorLag()
 	if h.Mirror == nil && h.MirrorLag.Behind() {
 		h.Mirror = &MirrorLagError{Lag: *h.MirrorLag}
