@@ -9,6 +9,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/internal/mirrorcheck"
 	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
@@ -36,12 +37,12 @@ type runner struct {
 // storeOptions: workers running (not Manual) on short cadences.
 func (r *runner) storeOptions() hikoutei.Options {
 	ri := r.c.cfg.ReconcileInterval
-	return hikoutei.Options{Operation: "converge", Logger: r.c.cfg.Logger, LeaseTTL: 2 * time.Second,
+	return mirrorcheck.Options(hikoutei.Options{Operation: "converge", Logger: r.c.cfg.Logger, LeaseTTL: 2 * time.Second,
 		HeartbeatInterval: 250 * time.Millisecond, AcquireWait: 15 * time.Second,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: r.sheetID, Provider: r.prov, MaxBatch: 200,
 			Interval: 50 * time.Millisecond, ProbeDelay: 200 * time.Millisecond, MaxProbes: 6,
 			RetryBase: 50 * time.Millisecond, RetryMax: 400 * time.Millisecond, ReconcileInterval: ri,
-			PollingInterval: ri / 2, FullScanInterval: ri}}
+			PollingInterval: ri / 2, FullScanInterval: ri}})
 }
 
 func (r *runner) open(ctx context.Context) error {

@@ -21,6 +21,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+	"github.com/hikoutei/hikoutei-go/internal/mirrorcheck"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
@@ -82,13 +83,18 @@ type Result struct {
 	// id): applied keep_system, applied use_sheet, and stale or rejected
 	// (a correct outcome: the conflict had moved on or was resolved first).
 	ResolvedKeepSystem, ResolvedUseSheet, ResolutionsUnapplied int
+	// Mirror is what the check of the NATS event mirror saw after
+	// quiescence (I36): the last log seq the stream holds and the log's
+	// head; a stream that does not reach the head or does not verify is a
+	// mismatch.
+	Mirror mirrorcheck.Result
 }
 
 // Line is the campaign's last line: the four counts first (scripts parse
 // that prefix), then the resolutions.
 func (r Result) Line() string {
-	return fmt.Sprintf("crash: runs=%d lost=%d duplicates=%d mismatches=%d resolved_keep_system=%d resolved_use_sheet=%d resolutions_unapplied=%d",
-		r.Runs, r.Lost, r.Duplicates, r.Mismatches, r.ResolvedKeepSystem, r.ResolvedUseSheet, r.ResolutionsUnapplied)
+	return fmt.Sprintf("crash: runs=%d lost=%d duplicates=%d mismatches=%d resolved_keep_system=%d resolved_use_sheet=%d resolutions_unapplied=%d %s",
+		r.Runs, r.Lost, r.Duplicates, r.Mismatches, r.ResolvedKeepSystem, r.ResolvedUseSheet, r.ResolutionsUnapplied, r.Mirror)
 }
 
 // OK reports a clean campaign.
