@@ -750,3 +750,83 @@ func TestSheetLayoutRetypeIntToFloat(t *testing.T) {
 	}
 	r.converged()
 }
+
+type recNameWasTitle struct {
+	ID    string `hikoutei:"id,pk"`
+	Name  string `hikoutei:"name,was=title"`
+	Notes string `hikoutei:"notes,user"`
+}
+
+// noFailedWrites fails the test when a write failed (row_hash_mismatch
+// and the like): every queued write must land, before any anti-entropy
+// pass corrects what it left.
+func (r *shapeRig) noFailedWrites() {
+	r.t.Helper()
+	if out := r.h.Outbox(); out["failed"] != 0 || out["pending"] != 0 {
+		r.t.Fatalf("outbox after the passes: %v", out)
+	}
+}
+
+// A field renamed and renamed back before the sheet followed: the tab's
+// header shows the current layout, which means what the older one did;
+// the write queued meanwhile lands (it is not taken for a row a person
+// changed).
+func TestSheetLayoutRenamedBackBeforeTheSheetFollowed(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTitleWas]("Rec"))
+	r.persist(&recTitleWas{ID: "a", Title: "A2"})
+	r.close()
+	r.open(hikoutei.Entity[recNameWasTitle]("Rec"))
+	r.passes(10)
+	r.noFailedWrites()
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A2", "", "a"}, "b": {"b", "B", "", "b"}})
+	r.converged()
+}
+
+type recTitlePopWas struct {
+	ID    string  `hikoutei:"id,pk"`
+	Title string  `hikoutei:"title,was=name"`
+	Pop   float64 `hikoutei:"pop"`
+	Notes string  `hikoutei:"notes,user"`
+}
+
+// The migration's batchUpdate lands but its response is lost while a
+// write of the old layout waits: the store finds the tab in the current
+// layout (a recovered migration) and the queued write still lands,
+// guarded by what the row shows.
+func TestSheetLayoutMigrationResponseLostWithAWriteQueued(t *testing.T) {
+	for name, def := range map[string]hikoutei.EntityDef{"rename": hikoutei.Entity[recTitleWas]("Rec"),
+		"rename and add": hikoutei.Entity[recTitlePopWas]("Rec")} {
+		t.Run(name, func(t *testing.T) {
+			r := newShapeRig(t)
+			r.open(hikoutei.Entity[recV1]("Rec"))
+			r.persist(&recV1{ID: "a", Name: "A2"})
+			r.close()
+			r.open(def)
+			r.sheet.Emulator.ScriptFaults(emulator.Fault{Kind: emulator.FaultApplyThenDrop, Match: emulator.MatchWrites})
+			r.h.Dispatch(bg) // the batchUpdate lands, its response is lost
+			r.close()
+			r.open(def)
+			r.passes(10)
+			r.noFailedWrites()
+			recovered := false
+			for ev, err := range r.s.Events(bg, 1) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p, ok := ev.Payload.(events.SheetLayoutMigrated); ok && p.Recovered {
+					recovered = true
+				}
+			}
+			if !recovered {
+				t.Fatal("no recovered migration: the test does not test it")
+			}
+			got, err := r.sheet.Person().Displayed("Rec_System")
+			if err != nil || len(got) < 2 || got[1][1] != "A2" {
+				t.Fatalf("Rec_System: %q %v", got, err)
+			}
+			r.converged()
+		})
+	}
+}

@@ -187,8 +187,9 @@ func (e *Engine) recoverTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 	return true, e.recordMigration(ev, 0)
 }
 
-// recoveredRows are the rows of a recovered tab: canonical state is what
-// each should show; the guards of writes queued before follow them.
+// recoveredRows are the rows of a recovered tab: a row that shows exactly
+// what the store last showed on it keeps that hash; any other is expected
+// to show canonical state; the guards of writes queued before follow them.
 func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events.MigratedRow, error) {
 	spec, _ := e.sheet.Schema.Tab(tab)
 	x, err := e.proj.TabExpectation(tab)
@@ -206,6 +207,14 @@ func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events
 			return nil, err
 		}
 		row := events.MigratedRow{Anchor: r.Anchor, Hash: r.Hash, Before: before}
+		if r.Hash == before || (spec.Role == layout.RoleSystem && x.InFlight[r.Anchor]) {
+			// The row shows exactly what the store last showed on it (the
+			// layout means the same, or the migration left its cells as
+			// they were), or it is a System row the store's queued writes
+			// bring to canonical state: they are guarded by what it shows.
+			out = append(out, row)
+			continue
+		}
 		if h := canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals); exists && h != "" && h != r.Hash {
 			row.Hash, row.After = h, r.Hash
 		}
