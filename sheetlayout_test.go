@@ -830,3 +830,29 @@ func TestSheetLayoutMigrationResponseLostWithAWriteQueued(t *testing.T) {
 		})
 	}
 }
+
+// A field dropped and added again before the sheet followed: the column
+// the tab shows under that name holds the dropped field's values, not the
+// new field's; the tab is migrated (the old column out, the new one in,
+// filled from canonical state), never taken as showing the current
+// layout.
+func TestSheetLayoutDroppedAndAddedAgainBeforeTheSheetFollowed(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recNoName]("Rec"))
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	if got, err := hikoutei.Get[recV1](bg, r.s, "a"); err != nil || got.Name != "" {
+		t.Fatalf("a = %+v %v (the field added again starts empty)", got, err)
+	}
+	if th := r.tabHealth("Rec_System"); th.State != hikoutei.SyncMigrating {
+		t.Fatalf("Rec_System before its migration: %+v", th)
+	}
+	r.passes(10)
+	r.noFailedWrites()
+	if th := r.tabHealth("Rec_System"); th.State != hikoutei.SyncOK {
+		t.Fatalf("Rec_System after the passes: %+v", th)
+	}
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "", "", "a"}, "b": {"b", "", "", "b"}})
+	r.converged()
+}

@@ -61,7 +61,11 @@ func (e *Engine) MigrateLayouts(ctx context.Context) ([]string, error) {
 // an older layout. ok reports a migration recorded.
 func (e *Engine) migrateTab(ctx context.Context, wb *sheetsio.Workbook, tab string, heads map[string][]any) (bool, error) {
 	header, present := heads[tab]
-	era, old, ok := e.lay.match(e.sheet.Schema, tab, header, e.Migrating(tab))
+	since, err := e.migratedEra(tab)
+	if err != nil {
+		return false, err
+	}
+	era, old, ok := e.lay.match(e.sheet.Schema, tab, header, e.Migrating(tab), since)
 	switch {
 	case !present || !slices.ContainsFunc(header, func(h any) bool { return !blankCell(h) }):
 		e.lay.setPending(tab, false) // deleted or emptied: reprovisioning creates it again in the current layout
@@ -88,6 +92,21 @@ func (e *Engine) migrateTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 		}
 	}
 	return e.migrateLayout(ctx, wb, tab, era, old, header)
+}
+
+// migratedEra is the declaration tab was brought to by its last recorded
+// layout migration (0: none recorded): the tab shows no older layout.
+func (e *Engine) migratedEra(tab string) (int, error) {
+	var seq uint64
+	err := e.onWriter(func() error {
+		rec, err := e.proj.SheetLayoutOf(e.sync.cfg.Name, tab)
+		seq = rec.Seq
+		return err
+	})
+	if err != nil || seq == 0 {
+		return 0, err
+	}
+	return e.lay.eraAt(seq), nil
 }
 
 // tabSending reports whether effects on tab are being sent or uncertain.
