@@ -856,3 +856,53 @@ func TestSheetLayoutDroppedAndAddedAgainBeforeTheSheetFollowed(t *testing.T) {
 		"a": {"a", "", "", "a"}, "b": {"b", "", "", "b"}})
 	r.converged()
 }
+
+type recRankUserInt struct {
+	ID   string `hikoutei:"id,pk"`
+	Name string `hikoutei:"name"`
+	Rank int64  `hikoutei:"rank,user"`
+}
+
+type recRankUserFloat struct {
+	ID   string  `hikoutei:"id,pk"`
+	Name string  `hikoutei:"name"`
+	Rank float64 `hikoutei:"rank,user"`
+}
+
+// I35: a person's edit of a user field that is then retyped (int →
+// float), made against the old layout, is an edit, never a conflict with
+// a change the system did not make: 7, an int, is accepted by the poll
+// under the old layout; 2.5, not an int there, is quarantined, and the
+// next full scan, reading the column as a float, accepts it.
+func TestI35_EditOfAUserFieldRetypedAfterwardsIsAnEdit(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recRankUserInt]("Rec"))
+	r.persist(&recRankUserInt{ID: "a", Name: "A", Rank: 1}, &recRankUserInt{ID: "b", Name: "B", Rank: 2})
+	r.h.Drain(bg)
+	r.close()
+	if err := r.sheet.Person().Type("Rec_Input", "B2", "7"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.sheet.Person().Type("Rec_Input", "B3", "2.5"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recRankUserFloat]("Rec"))
+	r.passes(10)
+	rank := func(id string, want float64) {
+		t.Helper()
+		if open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen); err != nil || len(open) != 0 {
+			t.Fatalf("open conflicts: %+v %v", open, err)
+		}
+		if got, err := hikoutei.Get[recRankUserFloat](bg, r.s, id); err != nil || got.Rank != want {
+			t.Fatalf("%s = %+v %v, want rank %v", id, got, err, want)
+		}
+	}
+	rank("a", 7)
+	if _, err := r.h.FullScan(bg); err != nil {
+		t.Fatal(err)
+	}
+	rank("b", 2.5)
+	r.passes(3)
+	r.shows("Rec_System", []string{"id", "name", "rank", anchorCol}, map[string][]string{"a": {"a", "A", "7", "a"}, "b": {"b", "B", "2.5", "b"}})
+	r.converged()
+}

@@ -142,6 +142,24 @@ func (l *layoutState) follow(entity string, era int) func(string) (string, bool)
 	}
 }
 
+// olderShapes are the shapes the field of entity now named field had in
+// the declarations before the newest one, renames followed.
+func (l *layoutState) olderShapes(entity, field string) []events.FieldShape {
+	var out []events.FieldShape
+	for _, era := range l.eras[:max(len(l.eras)-1, 0)] {
+		s, ok := era.reg.Shape(entity)
+		if !ok {
+			continue
+		}
+		for _, g := range s.Fields {
+			if name, ok := l.hist.FieldName(entity, g.Name, era.seq); ok && name == field {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
 // fieldShape is the shape of field of entity in declaration era (the key
 // is a required string).
 func (l *layoutState) fieldShape(era int, entity, field string) events.FieldShape {
