@@ -80,17 +80,17 @@ func declaredSentinels(t *testing.T) []string {
 	return names
 }
 
-// readmeRootCodes returns the codes of the README's "Error codes" table
+// readmeRootCodes returns the codes of docs/errors.md's table
 // that the table says the root package returns (package column
 // "hikoutei", or re-exported as hikoutei.ErrX), except those only ever
 // wrapped in another root code.
 func readmeRootCodes(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile("README.md")
+	raw, err := os.ReadFile("docs/errors.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, _ := strings.Cut(string(raw), "## Error codes\n")
+	_, table, _ := strings.Cut(string(raw), "\n## Every code\n")
 	table, _, _ = strings.Cut(table, "\n## ")
 	code := regexp.MustCompile("`([a-z][a-z0-9_]+)`")
 	var codes []string
@@ -127,7 +127,7 @@ func TestEverySentinelIsListedWithASnakeCaseCode(t *testing.T) {
 	}
 }
 
-// Every code the README's table says the root API returns can be matched
+// Every code docs/errors.md's table says the root API returns can be matched
 // with errors.Is against a sentinel of the root package: a user never has
 // to import events (or another package) to match an error of Open,
 // Commit, a read or a resolution.
@@ -138,11 +138,11 @@ func TestEveryRootErrorCodeOfTheREADMEHasARootSentinel(t *testing.T) {
 	}
 	codes := readmeRootCodes(t)
 	if len(codes) < 20 {
-		t.Fatalf("found only %d root codes in the README's table: %v", len(codes), codes)
+		t.Fatalf("found only %d root codes in docs/errors.md's table: %v", len(codes), codes)
 	}
 	for _, c := range codes {
 		if _, ok := byCode[c]; !ok {
-			t.Errorf("README's error table names %s for package hikoutei, but no hikoutei.Err… has that code", c)
+			t.Errorf("docs/errors.md's table names %s for package hikoutei, but no hikoutei.Err… has that code", c)
 		}
 	}
 }

@@ -11,10 +11,11 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 )
 
-// The README's quick start is this file's text from "type Airport" to the
-// end of Example, verbatim (TestREADMEQuickStartIsTheExample checks it).
+// The tour of the API in docs/concepts.md is this file's text from "type
+// Airport" to the end of Example, verbatim (TestDocsTourIsTheExample
+// checks it).
 
-// README quick start begins.
+// docs tour begins.
 
 // Airport is a record of the application: one Go struct per entity.
 type Airport struct {
@@ -86,7 +87,7 @@ func Example() {
 	// 1 MAG
 }
 
-// README quick start ends.
+// docs tour ends.
 
 // A person chose "use the sheet's value" for a conflict: resolve it,
 // idempotently by a command id, and tell a moved-on conflict apart.

@@ -44,7 +44,7 @@ type SyncTargetBound struct {
 func (SyncTargetBound) EventType() Type { return TypeSyncTargetBound }
 
 // SyncWriteMisdirected is evidence that an update's cells landed on
-// another row (C06): a person sorted, inserted or deleted rows between the
+// another row: a person sorted, inserted or deleted rows between the
 // dispatch's read and its write, and the write's own response showed
 // another anchor at the written row. The intended update was superseded by
 // a re-queued one (Requeued) and the displaced row's cells are rewritten

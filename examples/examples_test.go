@@ -115,11 +115,30 @@ func TestVerifyLogExamplePrintsTheStoresHead(t *testing.T) {
 	}
 }
 
-// The program the README's "Binary size" section measures builds and runs:
+// The program docs/operations.md's "Binary size" section measures builds and runs:
 // it commits one airport to a temporary store and prints it back.
 func TestLocalOnlySizeExampleRuns(t *testing.T) {
 	bin := build(t, "localonly-size")
 	if got := runProgram(t, bin, []string{"TMPDIR=" + t.TempDir()}); got != "Goroka\n" {
 		t.Fatalf("localonly-size printed %q, want %q", got, "Goroka\n")
+	}
+}
+
+// The README's first program builds and runs as a newcomer runs it, in a
+// directory of its own: it creates ./airports.store, commits one airport
+// and prints it; run again, it reopens the store and prints the same.
+func TestQuickStartExampleRunsAndReopens(t *testing.T) {
+	bin := build(t, "quickstart")
+	work := t.TempDir()
+	for run := 1; run <= 2; run++ {
+		cmd := exec.CommandContext(t.Context(), bin)
+		cmd.Dir = work
+		out, err := cmd.CombinedOutput()
+		if err != nil || string(out) != "Goroka 5282\n" {
+			t.Fatalf("run %d: %v, printed %q, want %q", run, err, out, "Goroka 5282\n")
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "airports.store", events.LogFileName)); err != nil {
+		t.Fatalf("the quick start left no store in ./airports.store: %v", err)
 	}
 }

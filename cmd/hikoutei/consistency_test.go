@@ -87,26 +87,26 @@ func TestCLIConsistencyEveryCommandHasHelpUsageErrorsAndEnumChecks(t *testing.T)
 	}
 }
 
-// jsonSpec is one row of README's "JSON output" table.
+// jsonSpec is one row of docs/cli.md's "JSON output" table.
 type jsonSpec struct {
 	shape    jsonShape
 	required []string
 	optional []string
 }
 
-// readJSONSpecs parses README's "JSON output" table: command → shape and
+// readJSONSpecs parses docs/cli.md's "JSON output" table: command → shape and
 // fields ("the fields of `X`" refers to another row).
 func readJSONSpecs(t *testing.T) map[string]jsonSpec {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n### JSON output\n")
+	_, section, ok := strings.Cut(string(page), "\n## JSON output\n")
 	if !ok {
-		t.Fatal(`README has no "### JSON output" section`)
+		t.Fatal(`docs/cli.md has no "## JSON output" section`)
 	}
-	section, _, _ = strings.Cut(section, "\n### ")
+	section, _, _ = strings.Cut(section, "\n## ")
 	row := regexp.MustCompile("(?m)^\\| `([a-z ]+)` \\| (object|lines) \\| (.+) \\|$")
 	field := regexp.MustCompile("`([a-z0-9_]+)`(\\?)?")
 	ref := regexp.MustCompile("^the fields of `([a-z ]+)`$")
@@ -116,7 +116,7 @@ func readJSONSpecs(t *testing.T) map[string]jsonSpec {
 		if r := ref.FindStringSubmatch(m[3]); r != nil {
 			base, ok := specs[r[1]]
 			if !ok {
-				t.Fatalf("README: %s refers to %s, not above it", m[1], r[1])
+				t.Fatalf("docs/cli.md: %s refers to %s, not above it", m[1], r[1])
 			}
 			spec.required, spec.optional = base.required, base.optional
 		}
@@ -157,13 +157,13 @@ func checkShape(t *testing.T, name string, spec jsonSpec, out string) {
 		}
 		for k := range obj {
 			if !slices.Contains(spec.required, k) && !slices.Contains(spec.optional, k) {
-				t.Errorf("%s --json: %q is not in README's JSON output table", name, k)
+				t.Errorf("%s --json: %q is not in docs/cli.md's JSON output table", name, k)
 			}
 		}
 	}
 }
 
-// withoutJSON are the commands that print no data (README says why).
+// withoutJSON are the commands that print no data (docs/cli.md says why).
 var withoutJSON = []string{"serve", "fake-sheets", "demo", "crash", "crash worker", "crash storage", "crash storage-run", "crash converge", "crash operator", "crash operator-hold",
 	"conflicts", "outbox", "quarantine", ""}
 
@@ -273,11 +273,11 @@ func (sc *jsonScenario) args() [][]string {
 	}
 }
 
-// TestCLIConsistencyJSONOutputMatchesTheREADME runs every command that
+// TestCLIConsistencyJSONOutputMatchesTheDocs runs every command that
 // has --json on a real store (and a NATS server for poll) and checks its
-// output against README's table; every command without --json is one
-// the README says prints no data; `ping` runs while the store is open.
-func TestCLIConsistencyJSONOutputMatchesTheREADME(t *testing.T) {
+// output against docs/cli.md's table; every command without --json is one
+// docs/cli.md says prints no data; `ping` runs while the store is open.
+func TestCLIConsistencyJSONOutputMatchesTheDocs(t *testing.T) {
 	specs := readJSONSpecs(t)
 	sc := newJSONScenario(t)
 	tested := map[string]bool{}
@@ -286,7 +286,7 @@ func TestCLIConsistencyJSONOutputMatchesTheREADME(t *testing.T) {
 		name := strings.TrimPrefix(c.CommandPath(), "hikoutei ")
 		spec, ok := specs[name]
 		if !ok || string(spec.shape) != c.Annotations[annotationJSON] {
-			t.Errorf("%s: README says %q, the command prints %q", name, spec.shape, c.Annotations[annotationJSON])
+			t.Errorf("%s: docs/cli.md says %q, the command prints %q", name, spec.shape, c.Annotations[annotationJSON])
 			continue
 		}
 		var closeStore func()

@@ -121,7 +121,7 @@ func TestDocsNameOnlyEnvironmentVariablesTheCodeReads(t *testing.T) {
 }
 
 // Every environment variable internal/config declares is documented in
-// the README or a page under docs/.
+// docs/configuration.md or another page under docs/.
 func TestEveryEnvironmentVariableIsDocumented(t *testing.T) {
 	var all strings.Builder
 	for _, path := range docPaths(t) {
@@ -141,7 +141,7 @@ func TestEveryEnvironmentVariableIsDocumented(t *testing.T) {
 	}
 	sort.Strings(missing)
 	if len(missing) > 0 {
-		t.Errorf("undocumented environment variables (add them to the README's configuration table): %v", missing)
+		t.Errorf("undocumented environment variables (add them to docs/configuration.md's table): %v", missing)
 	}
 }
 

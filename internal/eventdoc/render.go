@@ -173,11 +173,11 @@ func (r *renderer) intro() []string {
 			"everyone who reads the log from outside the application: auditors (`hikoutei audit`) and " +
 			"NATS subscribers of the event mirror (subject `hikoutei.<store>.events`, which carries each committed " +
 			"event's record without its fencing token, signed by the store; `events.DecodeRecord` decodes and " +
-			"checks a record, and the README's \"NATS trust model\" says what else a reader verifies). It is generated from " +
+			"checks a record, and [the NATS trust model](nats.md#nats-trust-model) says what else a reader verifies). It is generated from " +
 			"the catalogue itself (`events.Catalogue()`) and the payload types' doc comments, so it " +
 			"describes exactly the build it comes with.",
 		"The conflict notifications NATS carries (subjects `hikoutei.<store>.conflict.*`) are a separate " +
-			"JSON contract, described in the README; they are not these records.",
+			"JSON contract, described in [NATS](nats.md#conflict-notifications); they are not these records.",
 		subHeading, subText,
 		"## Records",
 		"A record is an envelope around one typed payload:",

@@ -1,8 +1,8 @@
 package main
 
 // subscribing is the section on reading the log inside the application:
-// the root package's iterator and named subscriptions (README
-// "Subscriptions" has the API in full).
+// the root package's iterator and named subscriptions (docs/subscriptions.md
+// has the API in full).
 func subscribing() (heading, text string) {
 	return "## Reading the log in process",
 		"An application that embeds the store reads the same events, typed, without touching the log " +
