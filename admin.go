@@ -8,7 +8,7 @@ import (
 )
 
 // AdminSocketName is the administrative channel's socket inside a store
-// directory (README "Administrative channel").
+// directory (docs/cli.md "Administrative channel").
 const AdminSocketName = admin.SocketName
 
 // adminCodes are the errors whose codes travel back to the CLI over the

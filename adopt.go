@@ -10,7 +10,7 @@ import (
 )
 
 // AdoptOptions asks Store.Adopt to take over a tab people kept in the
-// store's spreadsheet (README "Starting from an existing sheet").
+// store's spreadsheet (docs/adopt.md).
 type AdoptOptions struct {
 	// Tab is the title of the tab to adopt. Row 1 is its header.
 	Tab string

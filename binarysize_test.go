@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// localOnlyProgram is the local-only program whose binary the README's
-// "Binary size" section measures.
+// localOnlyProgram is the local-only program whose binary docs/operations.md
+// "Binary size" measures.
 const localOnlyProgram = "./examples/localonly-size"
 
 // notLinkedLocally are the packages a local-only program must not link:

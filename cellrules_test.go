@@ -74,7 +74,7 @@ func inputCell(t *testing.T, sheet *hikouteitest.Sheet, name string) string {
 	return ""
 }
 
-// The time-zone rule (README "Cell encoding"): a time cell is written as
+// The time-zone rule (docs/sync.md "Cell encoding"): a time cell is written as
 // the serial number of its UTC instant, and a serial a person types is
 // read as UTC, whatever time zone the spreadsheet is set to.
 func TestTimeCellsAreUTCSerialsWhateverTheSpreadsheetTimeZone(t *testing.T) {
@@ -109,7 +109,7 @@ func TestTimeCellsAreUTCSerialsWhateverTheSpreadsheetTimeZone(t *testing.T) {
 	}
 }
 
-// The boolean rule (README "Cell encoding"): a boolean column takes only
+// The boolean rule (docs/sync.md "Cell encoding"): a boolean column takes only
 // a real boolean cell. Text that spells a boolean ("TRUE" typed as text,
 // "yes") is quarantined as a type mismatch, never parsed; TRUE typed as
 // people type it (the sheet stores a boolean) is accepted.

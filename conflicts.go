@@ -31,7 +31,7 @@ const (
 // "cli", "sheet"; "" for resolutions recorded before actors). The
 // JSON tags are for applications that forward it; the NATS notifications
 // on conflict.opened / conflict.resolved have their own documented schema
-// (README, "NATS").
+// (docs/nats.md).
 type ConflictEvent struct {
 	Type        string `json:"type"`
 	ConflictID  string `json:"conflict_id"`

@@ -4,7 +4,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/config"
 )
 
-// Environment variables of sync (see the README's configuration table).
+// Environment variables of sync (see docs/configuration.md).
 const (
 	// EnvSpreadsheetURL is the spreadsheet to sync to (a Google Sheets URL
 	// or a bare id).
@@ -18,7 +18,7 @@ const (
 	EnvNATSURL = config.EnvNATSURL
 )
 
-// Environment variables of replicated mode (README "Replicated mode").
+// Environment variables of replicated mode (docs/replication.md).
 const (
 	// EnvReplication = "jetstream" turns replicated mode on, with
 	// HIKOUTEI_NATS_URL naming the cluster.

@@ -124,7 +124,7 @@ var (
 	ErrAsOfOutOfRange = engine.ErrAsOfOutOfRange
 	// ErrStandby (replication_standby): the store is a warm standby of a
 	// replicated store: it serves reads; its primary takes the commits
-	// (README "Replicated mode").
+	// (docs/replication.md).
 	ErrStandby = engine.ErrStandby
 	// ErrReplicationFenced: in replicated mode, another primary took the
 	// store over: this store's commits are refused by the stream (and by

@@ -12,7 +12,7 @@ import (
 )
 
 // Reading the log in process: the iterator and a named subscription
-// (README "Subscriptions").
+// (docs/subscriptions.md).
 func ExampleStore_Subscribe() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

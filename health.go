@@ -89,7 +89,7 @@ func (s *Store) Health() Health {
 	return h
 }
 
-// SyncHealth is the sync health of one spreadsheet (see README "Sync
+// SyncHealth is the sync health of one spreadsheet (see docs/sync.md "Sync
 // health"): State, the reason when blocked, pending effects and the age
 // of the oldest, rows that differed at the last reconciliation, by tab.
 // Spreadsheet is the sync target's key (SyncOptions.Name), never the id.
@@ -227,7 +227,7 @@ func (s *Store) Snapshot(ctx context.Context) (snapshots.Manifest, error) {
 
 // Reconcile runs one reconciliation now, besides its own cadence
 // (SyncOptions.ReconcileInterval): terminal failures superseded, unsent
-// rows queued, and the anti-entropy pass (README "Convergence"); the
+// rows queued, and the anti-entropy pass (docs/sync.md "Convergence"); the
 // dispatcher writes the corrections. Errors: ErrSyncStartup (no sync, or
 // not provisioned yet); Sheets read errors; ErrStoreClosed.
 func (s *Store) Reconcile(ctx context.Context) error {

@@ -26,7 +26,7 @@ type Observer interface {
 	ObserveCommit(d time.Duration, events int, code string)
 }
 
-// Span names (README "Tracing"). Attributes are counts and stable codes,
+// Span names (docs/metrics.md "Tracing"). Attributes are counts and stable codes,
 // never ids, spreadsheet ids or values.
 const (
 	SpanCommit   = "hikoutei.commit"    // Unit.Commit: validation, the group commit, projection

@@ -71,7 +71,7 @@ type Options struct {
 	Sync *SyncOptions
 	// NoAdmin: do not serve the administrative channel (the Unix socket
 	// DIR/admin.sock through which `hikoutei conflicts ack` and `ping`
-	// reach the running store; README "Administrative channel").
+	// reach the running store; docs/cli.md "Administrative channel").
 	NoAdmin bool
 	// NATS configures wake-ups, conflict notifications and the event
 	// mirror. Nil with Sync set = an embedded server with no port when
@@ -84,10 +84,10 @@ type Options struct {
 	// only when NATS names no server URL (Listen, Mirror on the embedded
 	// JetStream); without it such an Open fails with
 	// nats_server_not_linked. A program that leaves it nil does not link
-	// nats-server (README "Binary size").
+	// nats-server (docs/operations.md "Binary size").
 	NATSServer EmbeddedNATS
 	// Replication, when set, replicates the log on a NATS JetStream
-	// cluster (README "Replicated mode"): as the primary, or as a warm
+	// cluster (docs/replication.md): as the primary, or as a warm
 	// standby (Standby) that follows it and takes over when its lease
 	// lapses. Nil: one host, no network, exactly as without it.
 	Replication *ReplicationOptions
@@ -102,8 +102,8 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 }
 
-// ReplicationOptions configures replicated mode (README "Replicated
-// mode"). Each commit is stored in the store's R3 JetStream stream
+// ReplicationOptions configures replicated mode (docs/replication.md). Each
+// commit is stored in the store's R3 JetStream stream
 // before it is acknowledged; the writer lease lives in a JetStream KV
 // bucket; a deposed primary's appends are refused by the server.
 type ReplicationOptions struct {
@@ -222,7 +222,7 @@ type EmbeddedNATS interface {
 // Options.NATSServer; without it the wake-ups stay in process). Without a
 // URL the options need Options.NATSServer.
 // Wake-ups are hints: NATS being down never blocks a commit and the workers'
-// timers still converge. README "NATS trust model" says who may read and
+// timers still converge. docs/nats.md "NATS trust model" says who may read and
 // publish what.
 type NATSOptions struct {
 	// Disabled turns NATS off (timers only).

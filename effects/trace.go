@@ -13,7 +13,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
-// Span names of the workers (README "Tracing"). Their attributes are
+// Span names of the workers (docs/metrics.md "Tracing"). Their attributes are
 // counts and codes: never ids, spreadsheet ids or cell values.
 const (
 	SpanDispatch = "hikoutei.dispatch" // one batch sent to the spreadsheet

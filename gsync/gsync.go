@@ -2,7 +2,7 @@
 // builds a store's SyncOptions, with a Google Sheets client (package
 // sheetsio/gsheets), from the environment. Programs that never sync (local
 // stores) do not import it and so do not link the Google API client, gRPC
-// or Google's auth libraries (README "Binary size").
+// or Google's auth libraries (docs/operations.md "Binary size").
 package gsync
 
 import (

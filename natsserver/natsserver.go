@@ -2,8 +2,8 @@
 // program. A store starts one when its NATS options name no server URL:
 // set Options.NATSServer to Embedded(). Programs that never embed a server
 // (local-only stores, stores on an external NATS server, sync without NATS
-// options) do not import this package and so do not link nats-server (README
-// "Binary size").
+// options) do not import this package and so do not link nats-server
+// (docs/operations.md "Binary size").
 package natsserver
 
 import (

@@ -16,5 +16,5 @@
 //	http.Handle("/healthz", observe.HealthHandler(s))
 //
 // Series and labels never carry ids, spreadsheet ids or cell values
-// (README "Metrics" lists them).
+// (docs/metrics.md lists them).
 package observe

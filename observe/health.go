@@ -9,7 +9,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 )
 
-// HealthReport is the health JSON (README "Health"): local, sync and
+// HealthReport is the health JSON (docs/sync.md "Sync health"): local, sync and
 // mirror are "ok" or the error's text, each with its stable code when
 // not ok; sync_health is the spreadsheet's sync health by tab.
 type HealthReport struct {

@@ -25,7 +25,7 @@ type adoptOutput struct {
 	adoptReads, adoptWrites int64
 }
 
-// adoptJSON is `adopt --json` (README "JSON output").
+// adoptJSON is `adopt --json` (docs/cli.md "JSON output").
 type adoptJSON struct {
 	Tab             string         `json:"tab"`
 	Entity          string         `json:"entity"`

@@ -15,7 +15,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
-// newCrashCmd is the hidden crash campaign (`make crash`; README "Two commands"):
+// newCrashCmd is the hidden crash campaign (`make crash`; docs/testing.md "Make targets"):
 // `hikoutei crash` supervises, `hikoutei crash worker` is the child it
 // re-executes and kills.
 func newCrashCmd() *cobra.Command {

@@ -24,7 +24,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
-// Exit codes (documented in README "CLI reference").
+// Exit codes (documented in docs/cli.md).
 const (
 	exitOK      = 0
 	exitFailure = 1

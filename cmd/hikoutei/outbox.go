@@ -16,7 +16,7 @@ import (
 )
 
 // outboxEntryJSON is one outbox entry as `outbox list|show --json` prints
-// it (field names documented in README "Inspecting the outbox and the
+// it (field names documented in docs/cli.md "Inspecting the outbox and the
 // quarantine"). It never holds the spreadsheet id; Values only with
 // `show --values`.
 type outboxEntryJSON struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The CLI's one output convention (README "CLI reference", "JSON output"):
+// The CLI's one output convention (docs/cli.md, "JSON output"):
 // a human table by default; with --json, JSON lines: a command about one
 // thing prints exactly one JSON object on one line, a list or a stream
 // prints one object per entry, each on its own line (nothing for an empty
@@ -26,7 +26,7 @@ const (
 )
 
 // annotationJSON is the cobra annotation that records a command's shape;
-// the CLI consistency test checks it against the README's table.
+// the CLI consistency test checks it against docs/cli.md's table.
 const annotationJSON = "json-shape"
 
 // addJSONFlag adds --json to cmd and records the shape it prints.

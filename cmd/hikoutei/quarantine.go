@@ -12,7 +12,7 @@ import (
 )
 
 // quarantineEntryJSON is one quarantine record as `quarantine list|show
-// --json` prints it (field names documented in README "Inspecting the
+// --json` prints it (field names documented in docs/cli.md "Inspecting the
 // outbox and the quarantine"). The read model keeps no cell value of it.
 type quarantineEntryJSON struct {
 	ID         string `json:"quarantine_id"`

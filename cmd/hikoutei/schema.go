@@ -20,7 +20,7 @@ import (
 )
 
 // schemaJSON is the store's recorded shapes and their history as `schema
-// --json` prints it (README "JSON output"); `migrate --shapes` reads its
+// --json` prints it (docs/cli.md "JSON output"); `migrate --shapes` reads its
 // entities back (with was= names added by hand for renames).
 type schemaJSON struct {
 	Entities []shapeJSON `json:"entities"`

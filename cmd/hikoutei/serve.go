@@ -53,7 +53,7 @@ refused on anything but a loopback address. --nats-mirror publishes every
 committed event, signed and without the fencing token, for audit --nats.
 SIGINT/SIGTERM stop the workers, release the lease and remove lease.toml.
 
-Replicated mode (README "Replicated mode"): with HIKOUTEI_REPLICATION=jetstream
+Replicated mode (docs/replication.md): with HIKOUTEI_REPLICATION=jetstream
 and HIKOUTEI_NATS_URL naming a NATS cluster, every commit is stored in the
 store's R3 JetStream stream before it is acknowledged and the writer lease
 lives in the cluster. --standby runs a warm standby: it follows the stream

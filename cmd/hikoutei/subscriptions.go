@@ -14,7 +14,7 @@ import (
 )
 
 // subscriptionJSON is one named subscription as `subscriptions --json`
-// prints it (README "JSON output").
+// prints it (docs/cli.md "JSON output").
 type subscriptionJSON struct {
 	Name       string `json:"name"`
 	Mode       string `json:"mode"`

@@ -1,7 +1,7 @@
 // Command localonly-size is the smallest useful local-only program: it
 // declares an entity, opens a store, commits a unit of work, reads it back
 // and closes the store. It never touches the network, and its binary is the
-// one measured in the README's "Binary size" section (the test
+// one measured in docs/operations.md "Binary size" (the test
 // TestLocalOnlyProgramLinksNoSyncOrNATS keeps it free of the Sheets, gRPC and
 // NATS server packages).
 package main

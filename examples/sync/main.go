@@ -3,7 +3,7 @@
 // environment gives, commits, waits until the spreadsheet holds what it
 // committed, and closes the store.
 //
-// The environment names the spreadsheet (README "Configuration"):
+// The environment names the spreadsheet (docs/configuration.md):
 //
 //	HIKOUTEI_SYNC_SPREADSHEET_URL   the spreadsheet (a URL or a bare id)
 //	GOOGLE_APPLICATION_CREDENTIALS  a service-account key (docs/google-sheets.md)

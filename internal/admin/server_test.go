@@ -314,7 +314,7 @@ func TestHandlerErrorMatchingSeveralCodesMatchesAllOfThemOnTheClient(t *testing.
 	}
 }
 
-// F13: the protocol is as strict as the README says: keys are spelt
+// F13: the protocol is as strict as docs/cli.md says: keys are spelt
 // exactly (no case-variant "OP"), an object never holds a key twice (the
 // last one does not silently win), in the envelope and in the body.
 func TestF13_CaseVariantAndDuplicateKeysAreRefused(t *testing.T) {

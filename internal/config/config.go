@@ -1,7 +1,7 @@
 // Package config is the one place the environment is read: every variable
 // Hikoutei knows, parsed strictly. Values are plain (strings and
-// durations); the packages that use them build their own options. The
-// README's configuration table documents the same list.
+// durations); the packages that use them build their own options.
+// docs/configuration.md documents the same list.
 package config
 
 import (
@@ -86,7 +86,7 @@ const (
 )
 
 // Defaults of the cadences (HIKOUTEI_SYNC_POLLING_INTERVAL_MS and
-// HIKOUTEI_SYNC_FULL_SCAN_INTERVAL_MS default to 60,000; README "Configuration").
+// HIKOUTEI_SYNC_FULL_SCAN_INTERVAL_MS default to 60,000; docs/configuration.md).
 const (
 	DefaultPollingInterval  = 60 * time.Second
 	DefaultFullScanInterval = 60 * time.Second

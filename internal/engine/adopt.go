@@ -75,7 +75,7 @@ type adoptSource struct {
 }
 
 // Adopt adopts a tab people kept into the declared entity req.Entity
-// (README "Starting from an existing sheet"): it reads the tab once, maps
+// (docs/adopt.md): it reads the tab once, maps
 // its columns by header, decodes every row with the cell rules of polling
 // and decides each (create, unchanged, skip). A dry run stops there and
 // writes nothing. A real run commits the created rows in units of

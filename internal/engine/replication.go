@@ -18,7 +18,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/replication"
 )
 
-// ReplicationConfig turns on replicated mode (README "Replicated mode",
+// ReplicationConfig turns on replicated mode (docs/replication.md,
 // I31): the log is replicated on a JetStream stream of a NATS cluster and
 // the writer lease lives in a JetStream KV bucket.
 type ReplicationConfig struct {

@@ -12,7 +12,7 @@ import (
 // (Config.Listen). A listener always requires authentication unless None
 // is set, which is allowed on a loopback address only. Clients
 // authenticate with an nkey (challenge-response: no secret crosses the
-// network) and get the client permissions (README "NATS trust model"):
+// network) and get the client permissions (docs/nats.md "NATS trust model"):
 // they may subscribe to the store's subjects, publish wake-up hints and
 // read the mirror stream, but never publish events or conflict
 // notifications, which only the store's own in-process connection may.

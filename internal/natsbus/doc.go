@@ -1,4 +1,4 @@
-// Package natsbus is the store's NATS layer (README "NATS").
+// Package natsbus is the store's NATS layer (docs/nats.md).
 //
 // Start runs an embedded nats-server in-process (no port unless
 // Config.Listen asks for one; started through Config.Server, which package
