@@ -54,19 +54,22 @@ func findCommand(t *testing.T, path []string) *cobra.Command {
 // mean nothing to a user.
 var invariantID = regexp.MustCompile(`\b[IC][0-9]{2}\b`)
 
-// wantUsage fails unless a run exited 2 and printed the usage of c.
+// wantUsage fails unless a run exited 2 and named the help of c in one
+// line, without dumping its usage.
 func wantUsage(t *testing.T, c *cobra.Command, args []string) {
 	t.Helper()
 	code, _, stderr := runSplit(args...)
-	if code != exitUsage || !strings.Contains(stderr, "Usage:\n  "+c.UseLine()) {
-		t.Errorf("%v: exit %d, want %d with the usage of %q; stderr:\n%s", args, code, exitUsage, c.CommandPath(), stderr)
+	hint := "\nRun '" + c.CommandPath() + " --help' for usage.\n"
+	if code != exitUsage || !strings.HasSuffix(stderr, hint) || strings.Contains(stderr, "Usage:") || strings.Count(stderr, "\n") != 2 {
+		t.Errorf("%v: exit %d, want %d, the error and %q; stderr:\n%s", args, code, exitUsage, hint, stderr)
 	}
 }
 
 // TestCLIConsistencyEveryCommandHasHelpUsageErrorsAndEnumChecks walks the
-// whole command tree: --help exits 0 with the command's usage and no
-// invariant id; an unknown flag exits 2 with that command's usage on
-// stderr; every enum flag refuses a value outside its set the same way.
+// whole command tree: --help exits 0 with the command's usage, examples
+// (but for the hidden test campaigns) and no invariant id; an unknown
+// flag exits 2 with one line naming that command's help on stderr; every
+// enum flag refuses a value outside its set the same way.
 func TestCLIConsistencyEveryCommandHasHelpUsageErrorsAndEnumChecks(t *testing.T) {
 	for _, path := range commandPaths(newRootCmd(), nil) {
 		c := findCommand(t, path)
@@ -74,6 +77,9 @@ func TestCLIConsistencyEveryCommandHasHelpUsageErrorsAndEnumChecks(t *testing.T)
 		code, stdout, _ := runSplit(append(slices.Clone(path), "--help")...)
 		if code != exitOK || !strings.Contains(stdout, c.UseLine()) {
 			t.Errorf("%s --help: exit %d, want 0 with its usage:\n%s", name, code, stdout)
+		}
+		if !hiddenCommand(c) && (c.Example == "" || !strings.Contains(stdout, "\nExamples:\n  hikoutei ")) {
+			t.Errorf("%s --help shows no examples:\n%s", name, stdout)
 		}
 		if id := invariantID.FindString(stdout); id != "" {
 			t.Errorf("%s --help shows the invariant id %s", name, id)
@@ -85,6 +91,17 @@ func TestCLIConsistencyEveryCommandHasHelpUsageErrorsAndEnumChecks(t *testing.T)
 			}
 		})
 	}
+}
+
+// hiddenCommand reports whether c or a parent is hidden (the test
+// campaigns).
+func hiddenCommand(c *cobra.Command) bool {
+	for ; c != nil; c = c.Parent() {
+		if c.Hidden {
+			return true
+		}
+	}
+	return false
 }
 
 // jsonSpec is one row of docs/cli.md's "JSON output" table.

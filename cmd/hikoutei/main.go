@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -72,12 +73,93 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	if cmd, err := unknownCommand(root, args); err != nil {
+		return exitCode(cmd, err, stderr)
+	}
 	cmd, err := root.ExecuteContextC(ctx)
 	return exitCode(cmd, err, stderr)
 }
 
+// unknownCommand finds the command args name before cobra parses a flag:
+// a mistyped command followed by flags (`hikoutei stauts --dir D`) is the
+// unknown command, with the commands whose names are close, not the first
+// flag the root does not know. It returns the deepest command reached and
+// a usage error when a word names no subcommand of a command that has
+// some; nil when args reach a command (or a flag it does not know: cobra
+// reports that).
+func unknownCommand(root *cobra.Command, args []string) (*cobra.Command, error) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	cmd := root
+	for i := 0; i < len(args) && cmd.HasAvailableSubCommands(); i++ {
+		a := args[i]
+		if a == "--" {
+			return cmd, nil
+		}
+		if strings.HasPrefix(a, "-") {
+			known, takesValue := lookupFlag(cmd, a)
+			if !known {
+				return cmd, nil // cobra says which flag it does not know
+			}
+			if takesValue && !strings.Contains(a, "=") {
+				i++ // the flag's value
+			}
+			continue
+		}
+		if strings.HasPrefix(a, "__complete") {
+			return cmd, nil // shell completion
+		}
+		next := childNamed(cmd, a)
+		if next == nil {
+			msg := fmt.Sprintf("unknown command %q for %q", a, cmd.CommandPath())
+			cmd.SuggestionsMinimumDistance = max(cmd.SuggestionsMinimumDistance, 2)
+			if s := cmd.SuggestionsFor(a); len(s) > 0 {
+				msg += fmt.Sprintf("; did you mean %q?", s[0])
+				for _, more := range s[1:] {
+					msg = strings.TrimSuffix(msg, "?") + fmt.Sprintf(" or %q?", more)
+				}
+			}
+			return cmd, usageError{errors.New(msg)}
+		}
+		cmd = next
+	}
+	return cmd, nil
+}
+
+// childNamed is cmd's subcommand named (or aliased) name, nil when none.
+func childNamed(cmd *cobra.Command, name string) *cobra.Command {
+	for _, c := range cmd.Commands() {
+		if c.Name() == name || c.HasAlias(name) {
+			return c
+		}
+	}
+	return nil
+}
+
+// lookupFlag says whether arg (--name, --name=v, -x) is a flag of cmd,
+// and whether that flag takes a value.
+func lookupFlag(cmd *cobra.Command, arg string) (known, takesValue bool) {
+	cmd.InitDefaultHelpFlag()
+	cmd.InitDefaultVersionFlag()
+	flags := cmd.Flags()
+	name, long := strings.CutPrefix(arg, "--")
+	name, _, _ = strings.Cut(name, "=")
+	f := flags.Lookup(name)
+	if !long {
+		f = nil
+		if short := strings.TrimPrefix(arg, "-"); short != "" {
+			f = flags.ShorthandLookup(short[:1])
+		}
+	}
+	if f == nil {
+		return false, false
+	}
+	return true, f.NoOptDefVal == ""
+}
+
 // exitCode maps err to the exit code and says what failed on stderr; a
-// usage error also prints the usage of the command that failed.
+// usage error adds one line naming the help of the command that failed
+// (not its whole usage).
 func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
@@ -94,7 +176,7 @@ func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hikoutei: %v\n", err)
 		return exitFenced
 	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "hikoutei: %s\n\n%s", escapeControls(err.Error()), cmd.UsageString())
+		fmt.Fprintf(stderr, "hikoutei: %s\nRun '%s --help' for usage.\n", escapeControls(err.Error()), cmd.CommandPath())
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "hikoutei: %s\n", escapeControls(err.Error()))
@@ -117,6 +199,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd(), newSalvageCmd(),
 		newOutboxCmd(), newQuarantineCmd(), newPingCmd(), newBackupCmd(), newRestoreCmd(), newSubscriptionsCmd(), newSchemaCmd(), newMigrateCmd(), newAdoptCmd())
+	addExamples(root)
 	return root
 }
 
