@@ -2,18 +2,26 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hikoutei/hikoutei-go/internal/doctor"
+	"github.com/hikoutei/hikoutei-go/internal/progress"
+	"github.com/hikoutei/hikoutei-go/internal/ratelimit"
 )
+
+// doctorProgressEvery is how often a check that counts records says how
+// far it is (a new check is always said at once).
+const doctorProgressEvery = 2 * time.Second
 
 func newDoctorCmd() *cobra.Command {
 	var dir string
-	var asJSON bool
+	var asJSON, showProgress bool
 	cmd := &cobra.Command{
-		Use:   "doctor --dir DIR [--json]",
+		Use:   "doctor --dir DIR [--json] [--progress]",
 		Short: "Check a store without changing it: lease.toml shape, log pages, checksums and hash chain, writer lease",
 		Long: `doctor inspects a store directory read-only and prints one line per finding.
 It validates lease.toml's closed four-key shape (schema, holder, operation,
@@ -29,7 +37,11 @@ before the hole never vouches for the log after it. Exit 0 when healthy
 (warnings allowed), 1 when a check failed, 2 on a usage error, 3 when the
 log is damaged (log_corrupt, log_record_corrupt, chain_broken: run
 hikoutei salvage or restore a backup), 5 when nothing failed but the log
-has holes ("doctor: holes found").`,
+has holes ("doctor: holes found").
+
+On a large store the checks take a while (the read model is rebuilt from
+the log to compare): doctor says on stderr which check runs and how far it
+is when stderr is a terminal, or with --progress; never on stdout.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStoreDir(dir); err != nil {
@@ -38,7 +50,11 @@ has holes ("doctor: holes found").`,
 			if tempInStore != nil {
 				return tempInStore // doctor rebuilds a read model in the temporary directory
 			}
-			rep := doctor.Check(dir)
+			var opts doctor.Options
+			if showProgress || progress.IsTerminal(cmd.ErrOrStderr()) {
+				opts.Progress = newDoctorProgress(cmd.ErrOrStderr(), time.Now).report
+			}
+			rep := doctor.CheckWith(dir, opts)
 			if err := printReport(cmd, rep, asJSON); err != nil {
 				return err
 			}
@@ -55,7 +71,37 @@ has holes ("doctor: holes found").`,
 	}
 	addDirFlag(cmd, &dir)
 	addJSONFlag(cmd, &asJSON, shapeObject)
+	cmd.Flags().BoolVar(&showProgress, "progress", false, "say on stderr which check runs and how far it is (the default when stderr is a terminal)")
 	return cmd
+}
+
+// doctorProgress writes doctor's progress lines: one as each check
+// starts, and at most one per doctorProgressEvery while a check that
+// counts records advances.
+type doctorProgress struct {
+	w     io.Writer
+	now   func() time.Time
+	start time.Time
+	limit *ratelimit.Limiter
+	step  string
+}
+
+func newDoctorProgress(w io.Writer, now func() time.Time) *doctorProgress {
+	return &doctorProgress{w: w, now: now, start: now(), limit: ratelimit.New(doctorProgressEvery, now)}
+}
+
+func (d *doctorProgress) report(p doctor.Progress) {
+	elapsed := d.now().Sub(d.start).Round(time.Second)
+	if p.Step != d.step {
+		d.step = p.Step
+		d.limit.Allow(p.Step) // the start counts as the step's first line
+		fmt.Fprintf(d.w, "doctor: %s (%s elapsed)\n", p.Step, elapsed)
+		return
+	}
+	if p.Total == 0 || !d.limit.Allow(p.Step) {
+		return
+	}
+	fmt.Fprintf(d.w, "doctor: %s: %d of %d records, %d%% (%s elapsed)\n", p.Step, p.Done, p.Total, p.Done*100/p.Total, elapsed)
 }
 
 func printReport(cmd *cobra.Command, rep doctor.Report, asJSON bool) error {

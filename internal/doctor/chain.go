@@ -24,7 +24,10 @@ func checkChain(r *Report, l *events.Log, v *events.Verification) {
 		r.add(chainCheck, Warn, "not walked: the log's damage above comes first")
 		return
 	}
-	rep, err := l.VerifyChain(context.Background(), events.ChainVerifyOptions{})
+	r.step(Progress{Step: "walking the hash chain"})
+	rep, err := l.VerifyChain(context.Background(), events.ChainVerifyOptions{Progress: func(done, total uint64) {
+		r.step(Progress{Step: "walking the hash chain", Done: done, Total: total})
+	}})
 	var restarted *events.ChainRestartedError
 	switch {
 	case errors.As(err, &restarted):

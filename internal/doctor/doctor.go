@@ -52,6 +52,29 @@ var damageCodes = map[string]bool{
 type Report struct {
 	Dir      string    `json:"dir"`
 	Findings []Finding `json:"findings"`
+
+	progress func(Progress) // Options.Progress (nil: none)
+}
+
+// Options tune CheckWith.
+type Options struct {
+	// Progress, when set, is called as each check starts and, for a check
+	// that walks the log, as it advances (from the goroutine of Check).
+	Progress func(Progress)
+}
+
+// Progress says which check runs and, when it counts, how far it is.
+type Progress struct {
+	Step  string // what runs: "verifying log records", "walking the hash chain", …
+	Done  uint64 // records done so far (0 with Total 0: the step does not count)
+	Total uint64 // records to do (0: unknown)
+}
+
+// step reports progress, when someone listens.
+func (r *Report) step(p Progress) {
+	if r.progress != nil {
+		r.progress(p)
+	}
 }
 
 // Healthy reports whether no finding failed.
@@ -100,7 +123,7 @@ func (r *Report) fail(check string, err error, format string, args ...any) {
 func codeOf(err error) string {
 	for _, s := range []error{events.ErrLogCorrupt, events.ErrCorruptRecord, events.ErrChainBroken, events.ErrChainRestarted, events.ErrUnknownEventType,
 		events.ErrMalformedPayload, events.ErrStoreLocked, engine.ErrLogBehindReadModel,
-		engine.ErrSubscriptionCheckpoint} {
+		engine.ErrSubscriptionCheckpoint, engine.ErrNotAStore, events.ErrStoreLogMissing} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}
@@ -117,8 +140,11 @@ func (r *Report) add(check string, sev Severity, format string, args ...any) {
 // read model (checkpoint, row digests, and every table against a rebuild
 // from the log in a temporary directory) and the snapshots (manifest and
 // the log's snapshot.taken events). It never writes to the store.
-func Check(dir string) Report {
-	r := Report{Dir: dir}
+func Check(dir string) Report { return CheckWith(dir, Options{}) }
+
+// CheckWith is Check, reporting its progress to opts.Progress.
+func CheckWith(dir string, opts Options) Report {
+	r := Report{Dir: dir, progress: opts.Progress}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		r.add("store", Fail, "%s is not a directory", dir)
 		return r
@@ -151,13 +177,14 @@ func checkLeaseFile(r *Report, dir string) bool {
 
 func checkLog(r *Report, dir string, leaseFile bool) {
 	path := filepath.Join(dir, events.LogFileName)
-	if err := events.RequireLog(dir); errors.Is(err, fs.ErrNotExist) {
-		r.add("log.db", Fail, "missing: not a store directory")
+	if err := engine.IsStore(dir); errors.Is(err, engine.ErrNotAStore) {
+		r.fail("log.db", err, "%v", err)
 		return
 	} else if err != nil {
 		r.fail("log.db", err, "%v", err)
 		return
 	}
+	r.step(Progress{Step: "verifying log records"})
 	v, err := events.VerifyLogFile(path)
 	if errors.Is(err, events.ErrStoreLocked) {
 		r.add("log.db", OK, "in use by a running writer: checksums not verified (run doctor after it stops)")
@@ -177,10 +204,12 @@ func checkLog(r *Report, dir string, leaseFile bool) {
 	checkChain(r, l, v)
 	checkWriterLease(r, l, leaseFile)
 	head, _ := l.Head()
+	r.step(Progress{Step: "checking the read model"})
 	if cp, ok := checkReadModel(r, dir, head, l.StoreID()); ok {
 		checkReadModelData(r, dir, l, cp)
 	}
 	checkSubscriptions(r, dir, head)
+	r.step(Progress{Step: "checking snapshots"})
 	checkSnapshots(r, dir, l, head)
 }
 

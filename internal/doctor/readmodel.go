@@ -36,7 +36,9 @@ func checkReadModelData(r *Report, dir string, l *events.Log, cp uint64) {
 		return
 	}
 	checkHeader(r, path)
+	r.step(Progress{Step: "checking the read model's integrity"})
 	checkIntegrity(r, path)
+	r.step(Progress{Step: "checking the read model's rows against their digests"})
 	checkRowDigests(r, path, shapes)
 	checkAgainstRebuild(r, path, l, cp)
 }
@@ -113,6 +115,7 @@ func checkAgainstRebuild(r *Report, path string, l *events.Log, cp uint64) {
 	}
 	defer os.RemoveAll(tmp)
 	target := filepath.Join(tmp, projector.FileName)
+	r.step(Progress{Step: "rebuilding the read model from the log to compare"})
 	live, err := projector.TableDigests(path)
 	var rebuilt map[string]string
 	if err == nil {
