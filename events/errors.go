@@ -211,10 +211,14 @@ func (e *ChainRestartedError) Unwrap() error { return ErrChainRestarted }
 
 // StoreLogMissingError reports a store directory whose log.db is missing
 // or empty while other files remain. It wraps ErrStoreLogMissing.
+// StoreFiles is false when none of those files is a store's (lease.toml,
+// read.sqlite, snapshots/, …): a directory that never was a store, which
+// the tools report as not_a_store (see engine.IsStore).
 type StoreLogMissingError struct {
-	Dir   string
-	Found []string // what the directory holds instead (names, sorted)
-	Empty bool     // log.db exists but has zero length
+	Dir        string
+	Found      []string // what the directory holds instead (names, sorted)
+	Empty      bool     // log.db exists but has zero length
+	StoreFiles bool     // Found includes a store's file (or log.db is empty)
 }
 
 func (e *StoreLogMissingError) Error() string {

@@ -42,31 +42,40 @@ func RequireLog(dir string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("stat log: %w", err)
 	}
-	found, ferr := storeDirEntries(dir)
+	found, storeFiles, ferr := storeDirEntries(dir)
 	switch {
 	case ferr != nil:
 		return ferr
 	case len(found) > 0:
-		return &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil}
+		return &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil, StoreFiles: storeFiles || st != nil}
 	}
 	return fmt.Errorf("%s has no %s: %w", dir, LogFileName, fs.ErrNotExist)
 }
 
+// storeFilePrefixes name what a store creates in its directory besides
+// log.db (a name, or the start of one): a directory holding none of them
+// never was a store.
+var storeFilePrefixes = []string{LogFileName, LeaseFileName, "read.sqlite", ".read.sqlite", "snapshots",
+	"admin.sock", "nats-client.nk", "nats-mirror.nk"}
+
 // storeDirEntries lists what dir holds besides what an interrupted store
-// creation leaves (nil when dir does not exist).
-func storeDirEntries(dir string) ([]string, error) {
+// creation leaves (nil when dir does not exist), and whether any of it is
+// a store's file.
+func storeDirEntries(dir string) (found []string, storeFiles bool, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read store dir: %w", err)
+		return nil, false, fmt.Errorf("read store dir: %w", err)
 	}
-	var found []string
 	for _, e := range entries {
 		name := e.Name()
 		if name == LogFileName || strings.HasPrefix(name, "."+LeaseFileName+".tmp-") {
 			continue
+		}
+		for _, p := range storeFilePrefixes {
+			storeFiles = storeFiles || strings.HasPrefix(name, p)
 		}
 		if e.IsDir() {
 			name += "/"
@@ -77,5 +86,5 @@ func storeDirEntries(dir string) ([]string, error) {
 	if len(found) > maxFoundNames {
 		found = append(found[:maxFoundNames], fmt.Sprintf("… %d more", len(found)-maxFoundNames))
 	}
-	return found, nil
+	return found, storeFiles, nil
 }

@@ -13,7 +13,6 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
-	"github.com/hikoutei/hikoutei-go/gsync"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
@@ -140,12 +139,9 @@ func runAdopt(cmd *cobra.Command, f adoptFlags, rules map[string]string) error {
 	if err := requireStore(f.dir); err != nil {
 		return err
 	}
-	syncOpts, err := gsync.SyncFromEnv(ctx, serveFlags{spreadsheet: f.spreadsheet, credentials: f.credentials, endpoint: f.endpoint}.env)
+	syncOpts, err := syncFromFlags(ctx, serveFlags{spreadsheet: f.spreadsheet, credentials: f.credentials, endpoint: f.endpoint})
 	if err != nil {
 		return err
-	}
-	if syncOpts == nil {
-		return usageError{errors.New("no spreadsheet: give --spreadsheet or set " + hikoutei.EnvSpreadsheetURL)}
 	}
 	counter := &requestCounter{}
 	syncOpts.Provider.Adopt(sheetsio.Hooks{Observer: counter})

@@ -23,6 +23,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 	"github.com/hikoutei/hikoutei-go/natsserver"
 	"github.com/hikoutei/hikoutei-go/observe"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
 type serveFlags struct {
@@ -111,12 +112,14 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 			return err
 		}
 	}
-	syncOpts, err := gsync.SyncFromEnv(ctx, f.env)
+	if !f.standby { // a standby creates its directory
+		if err := engine.IsStore(f.dir); err != nil {
+			return serveNextStep(err, f.dir)
+		}
+	}
+	syncOpts, err := syncFromFlags(ctx, f)
 	if err != nil {
 		return err
-	}
-	if syncOpts == nil {
-		return usageError{errors.New("no spreadsheet: give --spreadsheet or set " + hikoutei.EnvSpreadsheetURL)}
 	}
 	repl, err := f.replication()
 	if err != nil {
@@ -148,7 +151,7 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 		if ln != nil {
 			ln.Close()
 		}
-		return err
+		return serveNextStep(err, f.dir)
 	}
 	var cur atomic.Pointer[hikoutei.Store]
 	cur.Store(s)
@@ -181,6 +184,42 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 		cur.Store(s)
 		logServing(logger, f.dir, s)
 	}
+}
+
+// serveNextStep adds to not_a_store what to run: serve opens a store, it
+// never creates one.
+func serveNextStep(err error, dir string) error {
+	if !errors.Is(err, hikoutei.ErrNotAStore) {
+		return err
+	}
+	return fmt.Errorf("%w; serve opens an existing store and never creates one: create it by opening it "+
+		"once from your program (hikoutei.Open), or restore a backup into it (hikoutei restore --from FILE --to %s); "+
+		"to try the product, run hikoutei demo --keep-open", err, dir)
+}
+
+// syncFromFlags is the sync configuration of the flags over the
+// environment. Every error is a configuration error (exit 2) naming the
+// flag and the variable: restarting serve does not help.
+func syncFromFlags(ctx context.Context, f serveFlags) (*hikoutei.SyncOptions, error) {
+	opts, err := gsync.SyncFromEnv(ctx, f.env)
+	switch {
+	case errors.Is(err, sheetsio.ErrCredentialsMissing):
+		return nil, usageError{fmt.Errorf("%w: give --credentials FILE or set %s (a service-account JSON key), "+
+			"or --sheets-endpoint / %s for an emulator", err, hikoutei.EnvCredentials, hikoutei.EnvSheetsEndpoint)}
+	case errors.Is(err, sheetsio.ErrCredentialsNotJSON), errors.Is(err, sheetsio.ErrCredentialsIncomplete),
+		errors.Is(err, sheetsio.ErrCredentialsRejected):
+		source := "environment: " + hikoutei.EnvCredentials
+		if f.credentials != "" {
+			source = `flag "--credentials"`
+		}
+		return nil, usageError{fmt.Errorf("%s: %w", source, err)}
+	case err != nil:
+		return nil, usageError{fmt.Errorf("%w (flags --spreadsheet, --credentials, --sheets-endpoint; variables %s, %s, %s and the HIKOUTEI_SYNC_* intervals)",
+			err, hikoutei.EnvSpreadsheetURL, hikoutei.EnvCredentials, hikoutei.EnvSheetsEndpoint)}
+	case opts == nil:
+		return nil, usageError{errors.New("no spreadsheet: give --spreadsheet or set " + hikoutei.EnvSpreadsheetURL)}
+	}
+	return opts, nil
 }
 
 // replication is replicated mode from the environment (nil: one host);

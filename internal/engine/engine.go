@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -164,15 +165,21 @@ func OpenDeclared(dir string, cfg Config) (*Engine, error) {
 }
 
 // IsStore checks that dir holds a store log: ErrNotAStore when dir is
-// missing, is not a directory or holds nothing,
-// *events.StoreLogMissingError when it holds store files but no usable log.
+// missing, is not a directory, holds nothing, or holds files of which
+// none is a store's (it never was a store); *events.StoreLogMissingError
+// when it holds store files but no usable log.
 func IsStore(dir string) error {
 	if fi, err := os.Stat(dir); (err == nil && !fi.IsDir()) || errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("%w: %s is not a directory", ErrNotAStore, dir)
 	}
 	err := events.RequireLog(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	var missing *events.StoreLogMissingError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: %s has no %s", ErrNotAStore, dir, events.LogFileName)
+	case errors.As(err, &missing) && !missing.StoreFiles:
+		return fmt.Errorf("%w: %s holds %s but none of a store's files (%s, %s, %s): it is not a store directory",
+			ErrNotAStore, dir, strings.Join(missing.Found, ", "), events.LogFileName, events.LeaseFileName, projector.FileName)
 	}
 	return err
 }
