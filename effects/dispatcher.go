@@ -226,8 +226,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // failure meanwhile.
 func (d *Dispatcher) untilDone(ctx context.Context, what string, step func() error) error {
 	wait := d.cfg.Interval
-	for {
+	for failed := 0; ; failed++ {
 		err := step()
+		if err == nil && failed > 0 {
+			d.cfg.Logger.Info("dispatcher recovered: started", "step", what, "failed_attempts", failed)
+		}
 		if err == nil || errors.Is(err, ErrDisplaced) {
 			return err
 		}
@@ -255,6 +258,7 @@ func (d *Dispatcher) backfill() error {
 
 func (d *Dispatcher) passLoop(ctx context.Context) (err error) {
 	defer func() { err = errors.Join(err, d.awaitSettle(), d.releasePrefetch()) }()
+	failed := 0 // dispatch passes failed in a row
 	for {
 		busy, err := d.pass(ctx, true)
 		if err != nil && ctx.Err() == nil {
@@ -262,6 +266,10 @@ func (d *Dispatcher) passLoop(ctx context.Context) (err error) {
 				return err
 			}
 			d.cfg.Logger.Warn("dispatch pass failed", "err", err.Error())
+			failed++
+		} else if err == nil && failed > 0 {
+			d.cfg.Logger.Info("dispatcher recovered: a dispatch pass succeeded", "failed_passes", failed)
+			failed = 0
 		}
 		if busy {
 			continue // more work is claimable now
@@ -276,6 +284,7 @@ func (d *Dispatcher) passLoop(ctx context.Context) (err error) {
 }
 
 func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
+	failed := 0 // reconciliations failed in a row
 	for {
 		select {
 		case <-ctx.Done():
@@ -284,6 +293,10 @@ func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
 		}
 		if _, err := d.Reconcile(ctx); err != nil {
 			d.cfg.Logger.Warn("reconciliation failed", "err", err.Error())
+			failed++
+		} else if failed > 0 {
+			d.cfg.Logger.Info("reconciliation recovered", "failed_passes", failed)
+			failed = 0
 		}
 	}
 }

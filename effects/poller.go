@@ -370,6 +370,8 @@ func (p *Poller) Run(ctx context.Context) error {
 		func(ctx context.Context) error { _, err := p.FullScan(ctx); return err },
 		func(ctx context.Context) error { _, err := p.Cleanup(ctx); return err },
 	}
+	var failed [3]int // passes of each kind failed in a row
+	names := [3]string{"poll", "full scan", "cleanup"}
 	for {
 		due := earliest(next[:])
 		woken := false
@@ -389,6 +391,10 @@ func (p *Poller) Run(ctx context.Context) error {
 						return err
 					}
 					p.cfg.Logger.Warn("inbound pass failed", "err", err.Error())
+					failed[i]++
+				} else if err == nil && failed[i] > 0 {
+					p.cfg.Logger.Info("inbound poller recovered: a pass succeeded", "pass", names[i], "failed_passes", failed[i])
+					failed[i] = 0
 				}
 			}
 		}

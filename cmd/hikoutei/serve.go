@@ -157,6 +157,7 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	cur.Store(s)
 	metrics.Watch(current(cur.Load))
 	logServing(logger, f.dir, s)
+	go newTabWatch(logger).run(ctx, current(cur.Load))
 	addr := ""
 	if ln != nil {
 		addr = serveHTTP(ctx, current(cur.Load), ln, access, metrics, logger)

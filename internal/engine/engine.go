@@ -36,6 +36,7 @@ type Engine struct {
 	dir   string
 	cfg   Config
 	log   *slog.Logger
+	act   *activity                     // INFO lines of what the sync workers do, rate-limited
 	w     atomic.Pointer[events.Writer] // nil while a standby
 	reg   *Registry
 	hist  events.ShapeHistory // the log's shape eras, read at Open (after a shape change is recorded)
@@ -186,7 +187,7 @@ func IsStore(dir string) error {
 
 func newEngine(dir string, cfg Config) *Engine {
 	_, err := os.Stat(filepath.Join(dir, events.LogFileName))
-	return &Engine{dir: dir, cfg: cfg, log: cfg.Logger, reqs: make(chan *request), stop: make(chan struct{}), done: make(chan struct{}),
+	return &Engine{dir: dir, cfg: cfg, log: cfg.Logger, act: newActivity(cfg.Logger, cfg.Clock.Now), reqs: make(chan *request), stop: make(chan struct{}), done: make(chan struct{}),
 		newLog: errors.Is(err, fs.ErrNotExist)}
 }
 

@@ -39,7 +39,11 @@ func (e *Engine) Expectations(tabs []string) (map[string]aggregates.TabExpectati
 // Observe implements effects.Inbound: every escalated tab is decided and
 // the outcome appended in ONE fenced commit.
 func (e *Engine) Observe(base uint64, tabs map[string]effects.TabObservation, full bool) (aggregates.ObserveStats, error) {
-	return e.observeIn(e.currentView, base, tabs, full)
+	st, err := e.observeIn(e.currentView, base, tabs, full)
+	if err == nil {
+		e.act.observed(st)
+	}
+	return st, err
 }
 
 // tabView is how an observation reads a tab's cells: the layout they are

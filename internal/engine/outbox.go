@@ -150,8 +150,29 @@ func (e *Engine) Settle(settlements []effects.Settlement) error {
 			return err
 		}
 		stale = append(stale, bad...)
-		return errors.Join(append(stale, e.commitBatched(settled, &ch, now))...)
+		err = e.commitBatched(settled, &ch, now)
+		if err == nil {
+			e.act.written(appliedByTab(settled, settlements))
+		}
+		return errors.Join(append(stale, err)...)
 	})
+}
+
+// appliedByTab counts the settled effects whose write landed, by tab.
+func appliedByTab(settled []aggregates.Decided, settlements []effects.Settlement) map[string]int64 {
+	applied := map[string]bool{}
+	for _, st := range settlements {
+		if st.Outcome.Kind == aggregates.OutcomeApplied {
+			applied[st.ID] = true
+		}
+	}
+	out := map[string]int64{}
+	for _, d := range settled {
+		if applied[d.Effect.ID] {
+			out[d.Effect.Target.Tab]++
+		}
+	}
+	return out
 }
 
 // settleOne decides one settlement: a guard failure of an
@@ -350,7 +371,15 @@ func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
 			}
 		}
 		n = len(refs)
-		return e.commitWorker(ch, now)
+		if err := e.commitWorker(ch, now); err != nil {
+			return err
+		}
+		byTab := map[string]int64{}
+		for _, q := range ch.Queue {
+			byTab[q.Target.Tab]++
+		}
+		e.act.queued(byTab)
+		return nil
 	})
 	return n, err
 }

@@ -210,9 +210,12 @@ func (e *Engine) startSync() {
 
 func (e *Engine) superviseSync(ctx context.Context) error {
 	wait := time.Second
-	for {
+	for failed := 0; ; failed++ {
 		disp, err := e.Provision(ctx)
 		if err == nil {
+			if failed > 0 {
+				e.log.Info("sync recovered: the spreadsheet is provisioned", "failed_attempts", failed)
+			}
 			return e.runWorkers(ctx, disp)
 		}
 		if errors.Is(err, sheetsio.ErrCredentialsRejected) {
