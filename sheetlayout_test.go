@@ -464,6 +464,47 @@ func TestI35_EditDuringTheMigrationGetsANormalOutcome(t *testing.T) {
 	r.converged()
 }
 
+// I35: a person who renames a header cell while the migration's
+// batchUpdate is on its way keeps the header they typed: the migration
+// writes only the header cells it changes, and the tab is blocked
+// (sheet_header_drift) as any tab whose header a person changed.
+func TestI35_HeaderEditDuringTheMigrationIsKeptAndBlocks(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	person := r.sheet.Person()
+	r.sheet.Emulator.ScriptFaults(emulator.Fault{Kind: emulator.FaultInterleave, Match: emulator.MatchWrites, Interleave: func() {
+		if err := person.Type("Rec_Input", "B1", "Notes!"); err != nil {
+			t.Error(err)
+		}
+	}})
+	r.passes(1)
+	if n := r.sheet.Emulator.PendingFaults(); n != 0 {
+		t.Fatalf("the migration wrote nothing: %d faults left", n)
+	}
+	blocked := func(when string) {
+		t.Helper()
+		got, err := person.Displayed("Rec_Input")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"id", "Notes!", "tag", anchorCol}; len(got) == 0 || !slices.Equal(trimRow(got[0]), want) {
+			t.Fatalf("%s: Rec_Input header %q, want %q", when, got[0], want)
+		}
+		if th := r.tabHealth("Rec_Input"); th.State != hikoutei.SyncBlocked || th.Reason != hikoutei.ReasonHeaderDrift {
+			t.Fatalf("%s: Rec_Input health %+v, want blocked by header drift", when, th)
+		}
+	}
+	blocked("after the migration")
+	r.passes(3)
+	if _, err := r.h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.h.Reconcile(bg); err != nil {
+		t.Fatal(err)
+	}
+	blocked("after more passes and an anti-entropy pass")
+}
+
 // I35: an open conflict and its row carry over the migration: the
 // person's value stays in its cell (moved with its column), the conflict
 // stays open, and keeping the system's value afterwards rewrites the cell
