@@ -80,11 +80,16 @@ func adoptColumns(shape events.EntityShape, hm layout.HeaderMap, numbersAsText [
 	return cols, nil
 }
 
-// headerTexts is the text of each header cell ("" when blank).
+// headerTexts is the text of each header cell ("" when blank). A formula
+// or an error value names no column: its result is never a header (the
+// column is unnamed, never matched to a field, as a formula's result is
+// never a value).
 func headerTexts(row []cell.Observed) []string {
 	out := make([]string, len(row))
 	for i, o := range row {
-		out[i] = cellText(o.Value)
+		if o.Formula == "" && o.ErrorType == "" {
+			out[i] = cellText(o.Value)
+		}
 	}
 	return out
 }
