@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 )
 
 type schemaRecV1 struct {
@@ -127,5 +128,29 @@ func TestMigrateDryRunRefusesAShapesFileWithoutEntities(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s", body, code, out)
 		}
 		wantUsage(t, migrate, []string{"migrate", "--dir", dir, "--dry-run", "--shapes", file})
+	}
+}
+
+// TestMigrateDryRunEchoesHostileNamesBounded: an entity name or a kind in
+// a shapes file that is refused is echoed at most echo.MaxRunes
+// characters long with its control characters escaped.
+func TestMigrateDryRunEchoesHostileNamesBounded(t *testing.T) {
+	dir := schemaStore(t)
+	hostile := "\x1b[2J\u202e" + strings.Repeat("N", 3000)
+	file := filepath.Join(t.TempDir(), "shapes.json")
+	for _, s := range []schemaJSON{
+		{Entities: []shapeJSON{{Name: hostile, PK: "id"}}},
+		{Entities: []shapeJSON{{Name: "Rec", PK: "id", Fields: []fieldJSON{{Name: "name", Kind: hostile, Owner: "system"}}}}},
+		{Entities: []shapeJSON{{Name: "Rec", PK: "id", Fields: []fieldJSON{{Name: "name", Kind: "string", Owner: hostile}}}}},
+	} {
+		b, _ := json.Marshal(s)
+		if err := os.WriteFile(file, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runSplit("migrate", "--dir", dir, "--dry-run", "--shapes", file)
+		if code == exitOK || !strings.Contains(errOut, echo.Ellipsis) || strings.ContainsAny(errOut, "\x1b\u202e") ||
+			strings.Contains(errOut, strings.Repeat("N", echo.MaxRunes)) {
+			t.Fatalf("exit %d\n%s%q", code, out, errOut)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -74,7 +75,7 @@ func adoptColumns(shape events.EntityShape, hm layout.HeaderMap, numbersAsText [
 	}
 	for _, f := range numbersAsText {
 		if !slices.ContainsFunc(cols, func(c adoptColumn) bool { return c.field == f && c.col.Kind == cell.String }) {
-			return nil, fmt.Errorf("%w: numbers can be adopted as text only in a text field; %q is not one of %s", layout.ErrAdoptMapInvalid, f, shape.Name)
+			return nil, fmt.Errorf("%w: numbers can be adopted as text only in a text field; %s is not one of %s", layout.ErrAdoptMapInvalid, echo.Quote(f), shape.Name)
 		}
 	}
 	return cols, nil
