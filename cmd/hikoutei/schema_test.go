@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -152,5 +153,30 @@ func TestMigrateDryRunEchoesHostileNamesBounded(t *testing.T) {
 			strings.Contains(errOut, strings.Repeat("N", echo.MaxRunes)) {
 			t.Fatalf("exit %d\n%s%q", code, out, errOut)
 		}
+	}
+}
+
+// TestMigrateDryRunOwnerDefaultsToSystem: a field of a shapes file that
+// says no owner is the application's (system), as a tag without ",user":
+// the same shapes without owners classify as with them.
+func TestMigrateDryRunOwnerDefaultsToSystem(t *testing.T) {
+	dir := schemaStore(t)
+	file := filepath.Join(t.TempDir(), "shapes.json")
+	plan := func(body string) planJSON {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runSplit("migrate", "--dir", dir, "--dry-run", "--shapes", file, "--json")
+		var p planJSON
+		if err := json.Unmarshal([]byte(out), &p); code != exitOK || err != nil {
+			t.Fatalf("%s: exit %d %v\n%s%s", body, code, err, out, errOut)
+		}
+		return p
+	}
+	without := plan(`{"entities":[{"name":"Rec","pk":"id","fields":[{"name":"title","kind":"string"},{"name":"notes","kind":"string","owner":"user"},{"name":"extra","kind":"int"}]}]}`)
+	with := plan(`{"entities":[{"name":"Rec","pk":"id","fields":[{"name":"title","kind":"string","owner":"system"},{"name":"notes","kind":"string","owner":"user"},{"name":"extra","kind":"int","owner":"system"}]}]}`)
+	if len(without.Changes) != 1 || without.Changes[0].Kind != "field_added" || !reflect.DeepEqual(without, with) {
+		t.Fatalf("without owners: %+v\nwith owners: %+v", without, with)
 	}
 }
