@@ -9,6 +9,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -135,6 +136,9 @@ func (e *Engine) migrateLayout(ctx context.Context, wb *sheetsio.Workbook, tab s
 	if err != nil {
 		return false, err
 	}
+	// The tab shows the current layout; the store does not know it yet: a
+	// restart finds the tab migrated while it still waits (recoverTab).
+	failpoint.Inject(failpoint.LayoutAfterSheetMigrate)
 	if err := e.recordMigration(d.event(e.sync.cfg.Name, header, res), len(d.plan.Retire)); err != nil {
 		return false, err
 	}
