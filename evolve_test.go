@@ -549,3 +549,28 @@ func TestI35_PlanShapeChangeSaysWhatWouldChangeAndWritesNothing(t *testing.T) {
 		t.Errorf("a dry run of an open store: %v", err)
 	}
 }
+
+// A migration for an entity the application does not declare (a typo, an
+// entity no longer declared) would never run: Open fails with
+// migration_invalid naming the entity, whether or not the declared shapes
+// changed, and writes nothing; PlanShapeChange refuses it the same way.
+func TestI35_MigrationForAnUndeclaredEntityFailsOpen(t *testing.T) {
+	es := newEvolveStore(t)
+	es.seed()
+	before := es.schemaStream()
+	ghost := Migrate[recV1, recFloat]("Ghost", "v2", nameLength)
+	for _, decl := range []EntityDef{Entity[recFloat]("Rec"), Entity[recV1]("Rec")} {
+		_, err := Open(t.Context(), es.dir, es.options(ghost), decl)
+		if !errors.Is(err, ErrMigrationInvalid) || !strings.Contains(err.Error(), "Ghost is not declared") {
+			t.Fatalf("Open: %v, want migration_invalid naming Ghost", err)
+		}
+		if _, err := PlanShapeChange(t.Context(), es.dir, es.options(ghost), decl); !errors.Is(err, ErrMigrationInvalid) {
+			t.Fatalf("PlanShapeChange: %v, want migration_invalid", err)
+		}
+	}
+	if after := es.schemaStream(); len(after) != len(before) {
+		t.Errorf("%d schema events written", len(after)-len(before))
+	}
+	s := es.open(es.options(Migrate[recV1, recFloat]("Rec", "v2", nameLength)), Entity[recFloat]("Rec"))
+	mustT(t, s.Close())
+}

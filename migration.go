@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
@@ -111,6 +113,18 @@ func engineMigrations(ms []Migration) ([]engine.Migration, error) {
 	return out, nil
 }
 
+// declaredMigrations checks that every migration is for a declared
+// entity: one for another (a typo, an entity no longer declared) would
+// never run, silently. Errors: ErrMigrationInvalid naming the entity.
+func declaredMigrations(ms []Migration, shapes []events.EntityShape) error {
+	for _, m := range ms {
+		if !slices.ContainsFunc(shapes, func(s events.EntityShape) bool { return s.Name == m.m.Entity }) {
+			return fmt.Errorf("%w: %s: the entity %s is not declared", ErrMigrationInvalid, m.Name(), m.m.Entity)
+		}
+	}
+	return nil
+}
+
 // ShapeChangeError is Open's refusal of an incompatible shape change
 // (errors.Is: ErrShapeIncompatible): every change some current records'
 // values cannot take, each with the entity, the field, the kind of
@@ -146,6 +160,9 @@ type MigrationPlan = engine.MigrationPlan
 // ErrMigrationFailed; the context's.
 func PlanShapeChange(ctx context.Context, dir string, opts Options, entities ...EntityDef) (*ShapePlan, error) {
 	_, shapes, err := declare(entities)
+	if err == nil {
+		err = declaredMigrations(opts.Migrations, shapes)
+	}
 	if err != nil {
 		return nil, err
 	}

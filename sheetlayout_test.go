@@ -16,6 +16,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
@@ -464,6 +465,47 @@ func TestI35_EditDuringTheMigrationGetsANormalOutcome(t *testing.T) {
 	r.converged()
 }
 
+// I35: a person who renames a header cell while the migration's
+// batchUpdate is on its way keeps the header they typed: the migration
+// writes only the header cells it changes, and the tab is blocked
+// (sheet_header_drift) as any tab whose header a person changed.
+func TestI35_HeaderEditDuringTheMigrationIsKeptAndBlocks(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	person := r.sheet.Person()
+	r.sheet.Emulator.ScriptFaults(emulator.Fault{Kind: emulator.FaultInterleave, Match: emulator.MatchWrites, Interleave: func() {
+		if err := person.Type("Rec_Input", "B1", "Notes!"); err != nil {
+			t.Error(err)
+		}
+	}})
+	r.passes(1)
+	if n := r.sheet.Emulator.PendingFaults(); n != 0 {
+		t.Fatalf("the migration wrote nothing: %d faults left", n)
+	}
+	blocked := func(when string) {
+		t.Helper()
+		got, err := person.Displayed("Rec_Input")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"id", "Notes!", "tag", anchorCol}; len(got) == 0 || !slices.Equal(trimRow(got[0]), want) {
+			t.Fatalf("%s: Rec_Input header %q, want %q", when, got[0], want)
+		}
+		if th := r.tabHealth("Rec_Input"); th.State != hikoutei.SyncBlocked || th.Reason != hikoutei.ReasonHeaderDrift {
+			t.Fatalf("%s: Rec_Input health %+v, want blocked by header drift", when, th)
+		}
+	}
+	blocked("after the migration")
+	r.passes(3)
+	if _, err := r.h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.h.Reconcile(bg); err != nil {
+		t.Fatal(err)
+	}
+	blocked("after more passes and an anti-entropy pass")
+}
+
 // I35: an open conflict and its row carry over the migration: the
 // person's value stays in its cell (moved with its column), the conflict
 // stays open, and keeping the system's value afterwards rewrites the cell
@@ -905,4 +947,88 @@ func TestI35_EditOfAUserFieldRetypedAfterwardsIsAnEdit(t *testing.T) {
 	r.passes(3)
 	r.shows("Rec_System", []string{"id", "name", "rank", anchorCol}, map[string][]string{"a": {"a", "A", "7", "a"}, "b": {"b", "B", "2.5", "b"}})
 	r.converged()
+}
+
+// quarantined is the active quarantine of tab: anchor → reason.
+func (r *shapeRig) quarantined(tab string) map[string]string {
+	r.t.Helper()
+	conn, err := sqlite.OpenConn(filepath.Join(r.dir, "read.sqlite"), sqlite.OpenReadOnly)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer conn.Close()
+	list, _, err := projector.ListQuarantine(conn, projector.QuarantineFilter{Tab: tab})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, q := range list {
+		out[q.Anchor] = q.Reason
+	}
+	return out
+}
+
+// I35: cells quarantined before a retype handled by a migration (int →
+// float) are examined again under the new type by the next full scan,
+// with a normal outcome: 2.5
+// (not an int) now decodes and is accepted; "lots" decodes under neither
+// and stays quarantined with its reason; 7.5 on a record the migration
+// itself changed (4 → 4.5) is a conflict, as any edit against a change the
+// system made. The migration's own output never overwrites a person's cell.
+func TestI35_QuarantinedCellsAreReexaminedAfterAMigratedRetype(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recRankUserInt]("Rec"))
+	r.persist(&recRankUserInt{ID: "a", Name: "A", Rank: 1}, &recRankUserInt{ID: "b", Name: "B", Rank: 2},
+		&recRankUserInt{ID: "c", Name: "C", Rank: 3}, &recRankUserInt{ID: "d", Name: "D", Rank: 4})
+	r.h.Drain(bg)
+	person := r.sheet.Person()
+	for cell, text := range map[string]string{"B2": "2.5", "B3": "lots", "B5": "7.5"} {
+		if err := person.Type("Rec_Input", cell, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := r.h.Poll(bg); err != nil || res.Stats.Quarantined != 3 {
+		t.Fatalf("poll under the int type: %+v %v", res.Stats, err)
+	}
+	if q := r.quarantined("Rec_Input"); len(q) != 3 || q["a"] == "" || q["b"] != "cell_type_mismatch" || q["d"] == "" {
+		t.Fatalf("quarantine under the int type: %v", q)
+	}
+	r.close()
+	m := hikoutei.Migrate[recRankUserInt, recRankUserFloat]("Rec", "v2", func(o recRankUserInt) (recRankUserFloat, error) {
+		n := recRankUserFloat{ID: o.ID, Name: o.Name, Rank: float64(o.Rank)}
+		if o.ID == "d" {
+			n.Rank += 0.5
+		}
+		return n, nil
+	})
+	s, err := hikoutei.Open(bg, r.dir, hikoutei.Options{Sync: r.sheet.SyncOptions(), NoAdmin: true, Migrations: []hikoutei.Migration{m}},
+		hikoutei.Entity[recRankUserFloat]("Rec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.s = s
+	t.Cleanup(func() { s.Close() })
+	r.h = hikouteitest.New(t, s)
+	r.passes(10)
+	// The quick poll certifies a row whose hash is recorded evidence (a
+	// retype changes no visible hash); the safety full scan decodes every
+	// row again, under the new type.
+	if _, err := r.h.FullScan(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3)
+	for id, want := range map[string]float64{"a": 2.5, "b": 2, "c": 3, "d": 4.5} {
+		if got, err := hikoutei.Get[recRankUserFloat](bg, r.s, id); err != nil || got.Rank != want {
+			t.Fatalf("%s = %+v %v, want rank %v", id, got, err, want)
+		}
+	}
+	if q := r.quarantined("Rec_Input"); len(q) != 1 || q["b"] != "cell_type_mismatch" {
+		t.Fatalf("quarantine under the float type: %v", q)
+	}
+	open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 || open[0].EntityID != "d" || open[0].Field != "rank" || open[0].SheetValue != "7.5" || open[0].SystemValue != "4.5" {
+		t.Fatalf("open conflicts: %+v %v", open, err)
+	}
+	r.shows("Rec_Input", []string{"id", "rank", anchorCol}, map[string][]string{
+		"a": {"a", "2.5", "a"}, "b": {"b", "lots", "b"}, "c": {"c", "3", "c"}, "d": {"d", "7.5", "d"}})
 }

@@ -315,6 +315,9 @@ const ReadModelFile = "read.sqlite"
 // model stops between batches once ctx is done.
 func Open(ctx context.Context, dir string, opts Options, entities ...EntityDef) (*Store, error) {
 	byType, shapes, err := declare(entities)
+	if err == nil {
+		err = declaredMigrations(opts.Migrations, shapes)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if cfg := os.Getenv(layoutChildEnv); cfg != "" {
+		if err := runLayoutChild(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "layout child:", err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
 	if cfg := os.Getenv(consumerEnv); cfg != "" {
 		if err := runConsumer(cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "consumer:", err)

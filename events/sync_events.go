@@ -121,7 +121,8 @@ type SheetLayoutMigrated struct {
 	Rows []MigratedRow `canon:"rows"`
 	// Recovered is true when the store found the tab already in the
 	// current layout without a record of its migration (the response of
-	// its batchUpdate was lost): Rows then expect canonical state.
+	// its batchUpdate was lost, or the process stopped before recording
+	// it): Rows then expect canonical state.
 	Recovered bool `canon:"recovered,omitempty"`
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 )
 
 var identRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`)
@@ -30,7 +31,7 @@ func ValidateShapes(shapes []events.EntityShape) error {
 	seen := map[string]bool{}
 	for _, t := range shapes {
 		if !ValidIdent(t.Name) || seen[strings.ToLower(t.Name)] {
-			return fmt.Errorf("%w: entity name %q", ErrInvalidSchema, t.Name)
+			return fmt.Errorf("%w: entity name %s", ErrInvalidSchema, echo.Quote(t.Name))
 		}
 		seen[strings.ToLower(t.Name)] = true
 		if err := validateShape(t); err != nil {
@@ -43,17 +44,17 @@ func ValidateShapes(shapes []events.EntityShape) error {
 func validateShape(t events.EntityShape) error {
 	cols := map[string]bool{strings.ToLower(t.PK): true}
 	if !ValidIdent(t.PK) {
-		return fmt.Errorf("%w: %s primary key %q", ErrInvalidSchema, t.Name, t.PK)
+		return fmt.Errorf("%w: %s primary key %s", ErrInvalidSchema, t.Name, echo.Quote(t.PK))
 	}
 	if len(t.Fields) > maxFields {
 		return fmt.Errorf("%w: %s has %d fields (at most %d)", ErrInvalidSchema, t.Name, len(t.Fields), maxFields)
 	}
 	for _, c := range t.Fields {
 		if !ValidIdent(c.Name) || cols[strings.ToLower(c.Name)] {
-			return fmt.Errorf("%w: %s column %q", ErrInvalidSchema, t.Name, c.Name)
+			return fmt.Errorf("%w: %s column %s", ErrInvalidSchema, t.Name, echo.Quote(c.Name))
 		}
 		if !c.Kind.Valid() {
-			return fmt.Errorf("%w: %s.%s has kind %q", ErrInvalidSchema, t.Name, c.Name, c.Kind)
+			return fmt.Errorf("%w: %s.%s has kind %s", ErrInvalidSchema, t.Name, c.Name, echo.Quote(string(c.Kind)))
 		}
 		cols[strings.ToLower(c.Name)] = true
 	}

@@ -49,6 +49,11 @@ type MigrationResult struct {
 	// Header is the tab's header row now: the current layout, then the
 	// retired columns.
 	Header []string
+	// HeaderAfter is the tab's whole header row as the batchUpdate's own
+	// response showed it, right after the write (nil when the response
+	// did not show it). A header cell a person changed between the read
+	// and the write, which the migration does not write, shows here.
+	HeaderAfter []any
 	// Rows are the rows read with an anchor, in sheet order: each one's
 	// guard hash under the old layout (as read) and under the current
 	// layout (as the batchUpdate left it).

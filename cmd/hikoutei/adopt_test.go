@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/config"
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
 )
 
@@ -165,4 +167,44 @@ func TestAdoptCLIRefusesBadFlagsBeforeTouchingTheStore(t *testing.T) {
 	} {
 		wantUsage(t, c, append(append([]string{}, base...), extra...))
 	}
+}
+
+// TestAdoptCLIEchoesHostileNamesBounded: a header a person typed, a --map
+// value and an entity name are echoed at most echo.MaxRunes characters
+// long (then "…") with their control characters escaped: a hostile sheet
+// or a pasted flag can neither flood the output nor drive the terminal.
+func TestAdoptCLIEchoesHostileNamesBounded(t *testing.T) {
+	dir, sheet := stockStore(t)
+	hostile := "\x1b]0;pwned\x07\u202e" + strings.Repeat("W", 5000)
+	if err := sheet.Person().Type("Stocks", "D1", hostile); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what, text string) {
+		t.Helper()
+		if strings.ContainsAny(text, "\x1b\x07\u202e") || strings.Contains(text, strings.Repeat("W", echo.MaxRunes+1)) {
+			t.Fatalf("%s echoes the hostile name unbounded or raw:\n%q", what, text)
+		}
+	}
+	code, out, errOut := runSplit(adoptArgs(dir, sheet, "--numbers-as-text", "id", "--dry-run")...)
+	if code != exitOK || !strings.Contains(out, strings.Repeat("W", echo.MaxRunes-12)+echo.Ellipsis) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	check("the human report", out)
+	code, out, errOut = runSplit(adoptArgs(dir, sheet, "--numbers-as-text", "id", "--dry-run", "--json")...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	check("the JSON report", out)
+	code, out, errOut = runSplit(adoptArgs(dir, sheet, "--dry-run", "--map", "Remarks="+hostile)...)
+	if code == exitOK || !strings.Contains(errOut, "adopt_map_invalid") {
+		t.Fatalf("a --map to no field: exit %d\n%s%s", code, out, errOut)
+	}
+	check("the --map error", errOut)
+	args := adoptArgs(dir, sheet, "--dry-run")
+	args[slices.Index(args, "Stock")] = hostile
+	code, out, errOut = runSplit(args...)
+	if code == exitOK || !strings.Contains(errOut, "adopt_entity_not_declared") {
+		t.Fatalf("an undeclared entity: exit %d\n%s%s", code, out, errOut)
+	}
+	check("the entity error", errOut)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
@@ -89,7 +90,7 @@ func (o adoptOutput) json(f adoptFlags) adoptJSON {
 		j.BackfillPending = &o.pending
 	}
 	for _, c := range r.Columns {
-		j.Columns = append(j.Columns, adoptColJSON{Column: c.Letter, Header: c.Header, Field: c.Field, How: c.How})
+		j.Columns = append(j.Columns, adoptColJSON{Column: c.Letter, Header: echo.Name(c.Header), Field: c.Field, How: c.How})
 	}
 	for _, d := range r.Rows {
 		j.Rows = append(j.Rows, adoptRowJSON{Row: d.SheetRow, Key: d.Key, Outcome: string(d.Outcome), Reason: d.Reason, Field: d.Field,
@@ -109,7 +110,7 @@ func issuesJSON(in []aggregates.AdoptIssue) []adoptIssueJSON {
 // human prints the columns, every row, the totals and what was done.
 func (o adoptOutput) human(w io.Writer, f adoptFlags) error {
 	r := o.report
-	title := fmt.Sprintf("adopt tab %q into %s", r.Tab, r.Entity)
+	title := fmt.Sprintf("adopt tab %s into %s", echo.Quote(r.Tab), echo.Name(r.Entity))
 	if r.DryRun {
 		title += " (dry run: nothing written)"
 	}
@@ -117,7 +118,7 @@ func (o adoptOutput) human(w io.Writer, f adoptFlags) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "column\theader\tfield\thow")
 	for _, c := range r.Columns {
-		fmt.Fprintf(tw, "%s\t%q\t%s\t%s\n", c.Letter, c.Header, orDash(c.Field), c.How)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Letter, echo.Quote(c.Header), orDash(c.Field), c.How)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -138,7 +139,7 @@ func (o adoptOutput) rows(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "row\tkey\toutcome\treason\tfield\tcolumn\tdetail")
 	for _, d := range o.report.Rows {
-		fmt.Fprintf(tw, "%d\t%q\t%s\t%s\t%s\t%s\t%s\n", d.SheetRow, d.Key, d.Outcome, orDash(d.Reason), orDash(d.Field), orDash(d.Column),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", d.SheetRow, echo.Quote(d.Key), d.Outcome, orDash(d.Reason), orDash(d.Field), orDash(d.Column),
 			issues(d))
 	}
 	return tw.Flush()
@@ -162,14 +163,14 @@ func issues(d aggregates.AdoptDecision) string {
 func (o adoptOutput) done(w io.Writer, f adoptFlags) error {
 	r := o.report
 	if r.DryRun {
-		_, err := fmt.Fprintf(w, "the tab would be kept as %q; sheets requests: %d reads, %d writes\n", r.KeptAs,
+		_, err := fmt.Fprintf(w, "the tab would be kept as %s; sheets requests: %d reads, %d writes\n", echo.Quote(r.KeptAs),
 			o.counter.reads.Load(), o.counter.writes.Load())
 		return err
 	}
 	fmt.Fprintf(w, "committed %d records in %d units (%d events); quarantined %d rows, cleared %d (hikoutei quarantine list --dir %s --tab %s); took %s\n",
-		r.Created, r.Units, r.Events, r.Quarantined, r.Cleared, shellWord(f.dir), shellWord(r.KeptAs), o.took.Round(time.Millisecond))
+		r.Created, r.Units, r.Events, r.Quarantined, r.Cleared, shellWord(f.dir), escapeControls(shellWord(r.KeptAs)), o.took.Round(time.Millisecond))
 	if r.Renamed {
-		fmt.Fprintf(w, "kept the tab as %q\n", r.KeptAs)
+		fmt.Fprintf(w, "kept the tab as %s\n", echo.Quote(r.KeptAs))
 	}
 	switch {
 	case f.wait == 0:

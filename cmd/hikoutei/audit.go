@@ -17,6 +17,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 )
 
@@ -247,7 +248,7 @@ func checkEntity(l *events.Log, entity string) error {
 		return err
 	}
 	known := slices.Sorted(maps.Keys(names))
-	return usageError{fmt.Errorf(`flag "--entity": the log declares no entity %q (it declares: %s)`, entity, strings.Join(known, ", "))}
+	return usageError{fmt.Errorf(`flag "--entity": the log declares no entity %s (it declares: %s)`, echo.Quote(entity), strings.Join(known, ", "))}
 }
 
 // failsAfter reports whether err is the failure of a record after seq.

@@ -302,7 +302,11 @@ func shapesFromJSON(in []shapeJSON) ([]events.EntityShape, aggregates.Renames) {
 			was[e.PK] = e.PKWas
 		}
 		for _, f := range e.Fields {
-			s.Fields = append(s.Fields, events.FieldShape{Name: f.Name, Kind: events.Kind(f.Kind), Nullable: f.Nullable, Owner: events.Owner(f.Owner)})
+			owner := events.Owner(f.Owner)
+			if owner == "" {
+				owner = events.OwnerSystem // as a tag without ",user"
+			}
+			s.Fields = append(s.Fields, events.FieldShape{Name: f.Name, Kind: events.Kind(f.Kind), Nullable: f.Nullable, Owner: owner})
 			if len(f.Was) > 0 {
 				was[f.Name] = f.Was
 			}

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 )
 
 type schemaRecV1 struct {
@@ -127,5 +129,54 @@ func TestMigrateDryRunRefusesAShapesFileWithoutEntities(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s", body, code, out)
 		}
 		wantUsage(t, migrate, []string{"migrate", "--dir", dir, "--dry-run", "--shapes", file})
+	}
+}
+
+// TestMigrateDryRunEchoesHostileNamesBounded: an entity name or a kind in
+// a shapes file that is refused is echoed at most echo.MaxRunes
+// characters long with its control characters escaped.
+func TestMigrateDryRunEchoesHostileNamesBounded(t *testing.T) {
+	dir := schemaStore(t)
+	hostile := "\x1b[2J\u202e" + strings.Repeat("N", 3000)
+	file := filepath.Join(t.TempDir(), "shapes.json")
+	for _, s := range []schemaJSON{
+		{Entities: []shapeJSON{{Name: hostile, PK: "id"}}},
+		{Entities: []shapeJSON{{Name: "Rec", PK: "id", Fields: []fieldJSON{{Name: "name", Kind: hostile, Owner: "system"}}}}},
+		{Entities: []shapeJSON{{Name: "Rec", PK: "id", Fields: []fieldJSON{{Name: "name", Kind: "string", Owner: hostile}}}}},
+	} {
+		b, _ := json.Marshal(s)
+		if err := os.WriteFile(file, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runSplit("migrate", "--dir", dir, "--dry-run", "--shapes", file)
+		if code == exitOK || !strings.Contains(errOut, echo.Ellipsis) || strings.ContainsAny(errOut, "\x1b\u202e") ||
+			strings.Contains(errOut, strings.Repeat("N", echo.MaxRunes)) {
+			t.Fatalf("exit %d\n%s%q", code, out, errOut)
+		}
+	}
+}
+
+// TestMigrateDryRunOwnerDefaultsToSystem: a field of a shapes file that
+// says no owner is the application's (system), as a tag without ",user":
+// the same shapes without owners classify as with them.
+func TestMigrateDryRunOwnerDefaultsToSystem(t *testing.T) {
+	dir := schemaStore(t)
+	file := filepath.Join(t.TempDir(), "shapes.json")
+	plan := func(body string) planJSON {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runSplit("migrate", "--dir", dir, "--dry-run", "--shapes", file, "--json")
+		var p planJSON
+		if err := json.Unmarshal([]byte(out), &p); code != exitOK || err != nil {
+			t.Fatalf("%s: exit %d %v\n%s%s", body, code, err, out, errOut)
+		}
+		return p
+	}
+	without := plan(`{"entities":[{"name":"Rec","pk":"id","fields":[{"name":"title","kind":"string"},{"name":"notes","kind":"string","owner":"user"},{"name":"extra","kind":"int"}]}]}`)
+	with := plan(`{"entities":[{"name":"Rec","pk":"id","fields":[{"name":"title","kind":"string","owner":"system"},{"name":"notes","kind":"string","owner":"user"},{"name":"extra","kind":"int","owner":"system"}]}]}`)
+	if len(without.Changes) != 1 || without.Changes[0].Kind != "field_added" || !reflect.DeepEqual(without, with) {
+		t.Fatalf("without owners: %+v\nwith owners: %+v", without, with)
 	}
 }

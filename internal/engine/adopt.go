@@ -9,6 +9,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -142,8 +143,8 @@ func declaredShape(reg *Registry, entity string) (events.EntityShape, error) {
 	for _, s := range reg.Shapes() {
 		names = append(names, s.Name)
 	}
-	return events.EntityShape{}, fmt.Errorf("%w: the store declares no entity %q (it declares: %s); open it once with the application that declares it (hikoutei.Open with hikoutei.Entity[T](%q)), then adopt",
-		ErrAdoptEntityNotDeclared, entity, strings.Join(names, ", "), entity)
+	return events.EntityShape{}, fmt.Errorf("%w: the store declares no entity %s (it declares: %s); open it once with the application that declares it (hikoutei.Open with hikoutei.Entity[T](%[2]s)), then adopt",
+		ErrAdoptEntityNotDeclared, echo.Quote(entity), strings.Join(names, ", "))
 }
 
 // adoptStates reads the state of keys of entity on the writer.
@@ -166,7 +167,7 @@ func (e *Engine) adoptStates(entity string, keys []string) (map[string]aggregate
 func planAdoption(ctx context.Context, src adoptSource, req AdoptRequest) (*adoption, error) {
 	a := &adoption{req: req, src: src, report: AdoptReport{Tab: req.Tab, Entity: req.Entity, KeptAs: sheetsio.KeptTitle(req.Tab), DryRun: req.DryRun}}
 	if slices.Contains(src.reserved, req.Tab) {
-		return nil, fmt.Errorf("%w: %s is one of the store's own tabs", ErrAdoptTabReserved, req.Tab)
+		return nil, fmt.Errorf("%w: %s is one of the store's own tabs", ErrAdoptTabReserved, echo.Name(req.Tab))
 	}
 	tab, err := src.adopter.ReadPlainTab(ctx, src.spreadsheet, req.Tab)
 	if err != nil {
@@ -189,13 +190,13 @@ func (a *adoption) checkTab(t *sheetsio.PlainTab) error {
 	kept := a.report.KeptAs
 	switch {
 	case !t.Found && slices.Contains(t.Titles, kept):
-		return fmt.Errorf("%w: %s was adopted already; its rows are kept in the tab %q (to import rows fixed there, adopt that tab)",
-			ErrAdoptTabAdopted, a.req.Tab, kept)
+		return fmt.Errorf("%w: %s was adopted already; its rows are kept in the tab %s (to import rows fixed there, adopt that tab)",
+			ErrAdoptTabAdopted, echo.Name(a.req.Tab), echo.Quote(kept))
 	case !t.Found:
-		return fmt.Errorf("%w: the spreadsheet has no tab titled %q", ErrAdoptTabNotFound, a.req.Tab)
+		return fmt.Errorf("%w: the spreadsheet has no tab titled %s", ErrAdoptTabNotFound, echo.Quote(a.req.Tab))
 	case kept != a.req.Tab && slices.Contains(t.Titles, kept):
-		return fmt.Errorf("%w: a tab titled %q exists already, so %s cannot be kept under that title (adopt that tab, or rename one of them)",
-			ErrAdoptTabAdopted, kept, a.req.Tab)
+		return fmt.Errorf("%w: a tab titled %s exists already, so %s cannot be kept under that title (adopt that tab, or rename one of them)",
+			ErrAdoptTabAdopted, echo.Quote(kept), echo.Name(a.req.Tab))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -74,17 +75,22 @@ func adoptColumns(shape events.EntityShape, hm layout.HeaderMap, numbersAsText [
 	}
 	for _, f := range numbersAsText {
 		if !slices.ContainsFunc(cols, func(c adoptColumn) bool { return c.field == f && c.col.Kind == cell.String }) {
-			return nil, fmt.Errorf("%w: numbers can be adopted as text only in a text field; %q is not one of %s", layout.ErrAdoptMapInvalid, f, shape.Name)
+			return nil, fmt.Errorf("%w: numbers can be adopted as text only in a text field; %s is not one of %s", layout.ErrAdoptMapInvalid, echo.Quote(f), shape.Name)
 		}
 	}
 	return cols, nil
 }
 
-// headerTexts is the text of each header cell ("" when blank).
+// headerTexts is the text of each header cell ("" when blank). A formula
+// or an error value names no column: its result is never a header (the
+// column is unnamed, never matched to a field, as a formula's result is
+// never a value).
 func headerTexts(row []cell.Observed) []string {
 	out := make([]string, len(row))
 	for i, o := range row {
-		out[i] = cellText(o.Value)
+		if o.Formula == "" && o.ErrorType == "" {
+			out[i] = cellText(o.Value)
+		}
 	}
 	return out
 }

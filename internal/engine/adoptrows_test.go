@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -90,5 +93,35 @@ func TestAdoptRowDecoding(t *testing.T) {
 	}
 	if a, b := decodeAdoptRow(cols, obs("A", "x"), 2), decodeAdoptRow(cols, obs("A", "x", nil, "", nil), 2); a.Hash != b.Hash {
 		t.Fatal("a row's hash depends on how many trailing blank cells the read returned")
+	}
+}
+
+// TestAdoptFormulaHeaderNamesNoColumn: a header cell holding a formula
+// (or an error value) is an unnamed column, whatever its result shows: it
+// is listed, never matched to a field, and a --map rule naming its result
+// names no column.
+func TestAdoptFormulaHeaderNamesNoColumn(t *testing.T) {
+	header := obs("Code", cell.Observed{Formula: `=CONCAT("Na","me")`, Value: "Name"}, cell.Observed{ErrorType: "REF"}, "Alt")
+	a := &adoption{src: adoptSource{shape: rowShape}, tab: &sheetsio.PlainTab{Rows: [][]cell.Observed{header, obs("LAX", "Los Angeles", "x", 125.0)}}}
+	rows, err := a.decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hows []string
+	for _, c := range a.report.Columns {
+		hows = append(hows, c.How)
+		if c.Header != "" && c.Index == 1 {
+			t.Fatalf("the formula's result is shown as a header: %+v", c)
+		}
+	}
+	if want := []string{layout.MappedByHeader, layout.MappedUnnamed, layout.MappedUnnamed, layout.MappedByHeader}; !reflect.DeepEqual(hows, want) {
+		t.Fatalf("columns %v, want %v", hows, want)
+	}
+	if len(rows) != 1 || rows[0].Values["name"] != "" || !slices.Contains(a.report.Missing, "name") {
+		t.Fatalf("the formula column was imported: %+v, missing %v", rows, a.report.Missing)
+	}
+	a.req.Map = map[string]string{"Name": "name"}
+	if _, err := a.decode(); !errors.Is(err, layout.ErrAdoptMapInvalid) {
+		t.Fatalf("a rule naming a formula's result: %v, want adopt_map_invalid", err)
 	}
 }

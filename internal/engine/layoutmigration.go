@@ -9,6 +9,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -135,7 +136,30 @@ func (e *Engine) migrateLayout(ctx context.Context, wb *sheetsio.Workbook, tab s
 	if err != nil {
 		return false, err
 	}
-	return true, e.recordMigration(d.event(e.sync.cfg.Name, header, res), len(d.plan.Retire))
+	// The tab shows the current layout; the store does not know it yet: a
+	// restart finds the tab migrated while it still waits (recoverTab).
+	failpoint.Inject(failpoint.LayoutAfterSheetMigrate)
+	if err := e.recordMigration(d.event(e.sync.cfg.Name, header, res), len(d.plan.Retire)); err != nil {
+		return false, err
+	}
+	e.headerAfter(tab, res.HeaderAfter)
+	return true, nil
+}
+
+// headerAfter checks the header row the migration's own response showed:
+// a header cell a person changed between the read and the write (the
+// migration writes only the cells it changes) blocks the tab at once, as
+// any header a person changed (sheet_header_drift).
+func (e *Engine) headerAfter(tab string, header []any) {
+	cur, ok := e.sheet.Schema.Tab(tab)
+	if header == nil || !ok {
+		return
+	}
+	if _, err := sheetsio.CheckHeader(cur, header); err != nil {
+		e.lay.toCheck(tab)
+		e.notes.noteBlocked(e.sync.cfg.Name, tab, ReasonHeaderDrift, e.cfg.Clock.Now())
+		e.log.Warn("a person changed a tab's header while its layout migrated; the tab stays blocked until its header is repaired", "tab", tab)
+	}
 }
 
 // recordMigration commits sheet.layout_migrated; the tab is then read

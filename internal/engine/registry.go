@@ -5,6 +5,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
 
@@ -28,7 +29,7 @@ func NewRegistry(shapes ...events.EntityShape) (*Registry, error) {
 	for i, s := range shapes {
 		for _, f := range s.Fields {
 			if f.Owner != events.OwnerSystem && f.Owner != events.OwnerUser {
-				return nil, fmt.Errorf("%w: %s.%s has owner %q", ErrInvalidEntity, s.Name, f.Name, f.Owner)
+				return nil, fmt.Errorf("%w: %s.%s has owner %s", ErrInvalidEntity, s.Name, f.Name, echo.Quote(string(f.Owner)))
 			}
 		}
 		r.byName[s.Name] = i

@@ -55,16 +55,21 @@ const (
 	LeaseFileBeforeRename    = "leasefile.before_rename"     // events.writeFileAtomic: temp lease.toml written and fsynced, not renamed
 	ReadModelBeforeCommit    = "readmodel.before_commit"     // engine group commit: log committed, events applied in the SQLite transaction, not committed
 	AdoptAfterUnit           = "adopt.after_unit"            // engine.Adopt: a unit of adopted rows committed, the next not begun
+	LayoutAfterSheetMigrate  = "layout.after_sheet_migrate"  // engine layout migration: the tab's batchUpdate answered, sheet.layout_migrated not committed
 )
 
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
-	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit}
+	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit,
+	LayoutAfterSheetMigrate}
 
 // Workload lists the failpoints the crash campaign's workload reaches
 // (commits, dispatches, snapshots, restarts): Names without the ones only
-// a command the workload does not run reaches (adopt has its own crash test).
-var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool { return n == AdoptAfterUnit })
+// what the workload does not do reaches (adopt and a change of the
+// entities' shape have their own crash tests).
+var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool {
+	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate
+})
 
 // InjectedError is what Err returns when an "eio" or "enospc" action
 // fires: it wraps the errno, as a failed write would.

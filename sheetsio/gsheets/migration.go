@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strings"
+	"time"
 
 	"google.golang.org/api/sheets/v4"
 
@@ -51,9 +53,10 @@ func errorsIsTabMissing(err error) bool { return errorCode(err) == sheetsio.Code
 
 // MigrateTab implements sheetsio.Client (see TabMigration): one read of
 // the tab (under its old layout) and of the authority, the fence check,
-// then the column changes, the header and the cells to write in one
-// batchUpdate (the cells spill into further ones only past the batch
-// size). The result's hashes say what each row shows now.
+// then the column changes, the header cells they change and the cells to
+// write in one batchUpdate (the cells spill into further ones only past
+// the batch size). The result's hashes say what each row shows now, and
+// HeaderAfter the header row as the response showed it.
 func (p *Provider) MigrateTab(ctx context.Context, w *sheetsio.Workbook, m sheetsio.TabMigration) (*sheetsio.MigrationResult, error) {
 	cur, ok := w.Schema().Tab(m.Tab)
 	if !ok || cur.Anchor < 0 || m.Fence == nil || m.Plan == nil || m.Old.Name != m.Tab {
@@ -87,6 +90,21 @@ func (p *Provider) MigrateTab(ctx context.Context, w *sheetsio.Workbook, m sheet
 	if mirror != nil {
 		units = append([]*unit{mirror}, units...)
 	}
+	if res.HeaderAfter, err = p.sendMigration(ctx, w, m, units, snap, now); err != nil {
+		return nil, err
+	}
+	p.logger().Debug("sheet tab migrated", "tab", m.Tab, "rows", len(res.Rows))
+	return res, nil
+}
+
+// sendMigration sends the migration's units and returns the tab's header
+// row as the batchUpdate's response showed it after the write (nil when
+// not shown): the header cells it did not write are as people left them.
+func (p *Provider) sendMigration(ctx context.Context, w *sheetsio.Workbook, m sheetsio.TabMigration, units []*unit, snap *sheetsio.TabSnapshot, now time.Time) ([]any, error) {
+	watch := &headerWatch{title: snap.Title}
+	if i := slices.IndexFunc(units, func(u *unit) bool { return u.sheetID == snap.SheetID }); i >= 0 {
+		units[i].header = watch
+	}
 	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), receiptMeta{fence: m.Fence, now: now, beforeWrite: m.BeforeWrite})
 	trustOf(w).distrust(m.Tab)
 	for _, u := range units {
@@ -94,8 +112,7 @@ func (p *Provider) MigrateTab(ctx context.Context, w *sheetsio.Workbook, m sheet
 			return nil, u.err
 		}
 	}
-	p.logger().Debug("sheet tab migrated", "tab", m.Tab, "rows", len(res.Rows))
-	return res, nil
+	return watch.seen, nil
 }
 
 // readMigrated reads the tab (w has its old layout) and the authority in
@@ -114,13 +131,15 @@ func (p *Provider) readMigrated(ctx context.Context, w *sheetsio.Workbook, tab s
 }
 
 // migrationUnits plans the migration's requests: the column changes and
-// the header (one unit: they land together), then the cells written, and
-// records in res the header and each row's hashes.
+// the header cells they change (one unit, always first: they land
+// together), then the cells written, and records in res the header and
+// each row's hashes.
 func migrationUnits(snap *sheetsio.TabSnapshot, plan sheetsio.MigrationPlan, res *sheetsio.MigrationResult) ([]*unit, error) {
 	cp := plan.Columns
 	res.Header = cp.Headers(snap.Header.Retired)
 	structure := &unit{op: -1, order: orderUpdate, sheetID: snap.SheetID}
-	structure.reqs = append(columnRequests(snap.SheetID, cp, snap.Header.Retired), headerRequest(snap.SheetID, res.Header))
+	structure.reqs = append(columnRequests(snap.SheetID, cp, snap.Header.Retired),
+		headerRequests(snap.SheetID, columnTargets(cp, snap.Header.Retired), res.Header)...)
 	for i, c := range cp.New.Columns {
 		if c.Kind == cell.Time && cp.Fill(i) {
 			structure.reqs = append(structure.reqs, timeColumnFormat(snap.SheetID, i))
@@ -131,7 +150,11 @@ func migrationUnits(snap *sheetsio.TabSnapshot, plan sheetsio.MigrationPlan, res
 	if err != nil {
 		return nil, err
 	}
-	return append([]*unit{structure}, fillUnits(snap.SheetID, cp.New, rows)...), nil
+	fills := fillUnits(snap.SheetID, cp.New, rows)
+	if len(structure.reqs) == 0 {
+		return fills, nil // nothing moves and no header changes: only cells
+	}
+	return append([]*unit{structure}, fills...), nil
 }
 
 // migratedRow is one row in the current layout: its encoded cells and
@@ -203,13 +226,30 @@ func fillUnits(sheetID int64, spec layout.TabSpec, rows []migratedRow) []*unit {
 	return out
 }
 
-// headerRequest writes the header row from column A.
-func headerRequest(sheetID int64, names []string) *sheets.Request {
-	rd := &sheets.RowData{}
-	for _, h := range names {
-		rd.Values = append(rd.Values, cellData(cell.Column{Kind: cell.String}, h))
+// headerRequests writes only the header cells the migration changes: a
+// new column's, a renamed one's, a column retired now. targets are the
+// columns after the migration by identity (columnTargets), names their
+// headers. Another header cell keeps what it shows (it moved with its
+// column): a person's edit of it between the read and the write is kept.
+func headerRequests(sheetID int64, targets, names []string) []*sheets.Request {
+	var reqs []*sheets.Request
+	for k, id := range targets {
+		if k < len(names) && headerShown(id) != names[k] {
+			rd := &sheets.RowData{Values: []*sheets.CellData{cellData(cell.Column{Kind: cell.String}, names[k])}}
+			reqs = append(reqs, updateCellsRequest(sheetID, 0, k, rd))
+		}
 	}
-	return updateCellsRequest(sheetID, 0, 0, rd)
+	return reqs
+}
+
+// headerShown is the header a column shows before its header is written,
+// by its identity (columnTargets): its old name, its retired header, or
+// blank for a new column.
+func headerShown(id string) string {
+	if strings.HasPrefix(id, "n:") {
+		return ""
+	}
+	return id[2:]
 }
 
 // columnRequests turns the column plan into deleteDimension,

@@ -105,6 +105,43 @@ func TestMigrateTabFollowsTheNewLayout(t *testing.T) {
 	}
 }
 
+// The migration writes only the header cells it changes (new, renamed,
+// retired columns): a person's edit of another header cell that lands
+// between the migration's read and its write is kept, moved with its
+// column, and the result shows the header row as the write left it.
+func TestMigrateTabWritesOnlyTheHeaderCellsItChanges(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, emulator.Options{AutoCreate: true})
+	v1 := testSchema(t)
+	w := h.provision(v1)
+	h.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultInterleave, Match: emulator.MatchWrites, Interleave: func() {
+		if err := h.emu.Person(testSheetID).Type("Part_System", "F1", "Updated!"); err != nil {
+			t.Error(err)
+		}
+	}})
+	old, _ := v1.Tab("Part_System")
+	v2 := partV2(t)
+	mres, err := h.p.MigrateTab(ctx, sheetsio.OpenWorkbook(testSheetID, v2, w.SheetIDs()), partMigration(t, old, v2))
+	if err != nil || h.emu.PendingFaults() != 0 {
+		t.Fatalf("migrate: %v (faults left %d)", err, h.emu.PendingFaults())
+	}
+	want := []any{"id", "qty", "title", "color", "active", "Updated!", layout.AnchorHeader}
+	if got := h.values("Part_System")[0]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("header on the sheet: %v, want %v", got, want)
+	}
+	if !reflect.DeepEqual(mres.HeaderAfter, want) {
+		t.Fatalf("header after the write, as the response showed it: %v, want %v", mres.HeaderAfter, want)
+	}
+	if spec, _ := v2.Tab("Part_System"); !errors.Is(checkHeaderErr(spec, mres.HeaderAfter), sheetsio.ErrHeaderDrift) {
+		t.Fatalf("the header after the write is not drift: %v", mres.HeaderAfter)
+	}
+}
+
+func checkHeaderErr(spec layout.TabSpec, header []any) error {
+	_, err := sheetsio.CheckHeader(spec, header)
+	return err
+}
+
 // Only a header that shows the old layout exactly is migrated; another
 // (a person renamed a column) writes nothing: header drift, as before.
 func TestMigrateTabRefusesAHeaderAPersonChanged(t *testing.T) {

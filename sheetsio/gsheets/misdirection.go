@@ -38,7 +38,8 @@ func finalRow(u *unit, c []*unit) int {
 
 // responseRanges names the rows the chunk's updates wrote, as they are
 // after the chunk: one A1 range per run of consecutive rows of a tab, the
-// tab's columns only. ok is false when a tab's title is unknown (the
+// tab's columns only; and the whole header row of each tab a unit
+// watches (headerWatch). ok is false when a tab's title is unknown (the
 // response is then not requested and the writes are not verified).
 func responseRanges(c []*unit) ([]string, bool) {
 	type key struct {
@@ -46,7 +47,11 @@ func responseRanges(c []*unit) ([]string, bool) {
 		width int
 	}
 	rows := map[key][]int{}
+	var out []string
 	for _, u := range c {
+		if u.header != nil && u.header.title != "" {
+			out = append(out, u.header.rangeA1())
+		}
 		if u.check == nil {
 			continue
 		}
@@ -56,7 +61,6 @@ func responseRanges(c []*unit) ([]string, bool) {
 		k := key{u.check.title, len(u.check.spec.Columns)}
 		rows[k] = append(rows[k], finalRow(u, c))
 	}
-	var out []string
 	for k, rs := range rows {
 		out = append(out, rowRuns(k.title, k.width, rs)...)
 	}
@@ -105,6 +109,26 @@ func verifyWritten(c []*unit, ss *sheets.Spreadsheet) {
 		}
 		u.misdirected = u.check.verify(rows, finalRow(u, c))
 	}
+	for _, u := range c {
+		if rows, ok := grids[u.sheetID]; ok && u.header != nil && u.header.title != "" {
+			u.header.seen = []any{}
+			if len(rows) > 0 {
+				u.header.seen = headerValues(rows[0])
+			}
+		}
+	}
+}
+
+// headerWatch is a tab's header row as a batchUpdate's own response
+// showed it, after the write.
+type headerWatch struct {
+	title string // the tab's title ("" when unknown: not asked)
+	seen  []any  // nil until a response showed it
+}
+
+// rangeA1 is the whole header row of the tab.
+func (h *headerWatch) rangeA1() string {
+	return a1.Range{Sheet: h.title, HasSheet: true, StartRow: 0, EndRow: 1, StartCol: 0, EndCol: a1.Open}.String()
 }
 
 // verify compares the anchor shown at row (0-based) with the intended one.

@@ -49,6 +49,9 @@ type unit struct {
 	sweep int
 	// head is the chain head the unit publishes (nil = none).
 	head *sheetsio.ChainHead
+	// header asks the batchUpdate's response for the header row of the
+	// unit's tab after the write (nil = not asked).
+	header *headerWatch
 }
 
 type appendRow struct {

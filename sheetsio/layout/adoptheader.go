@@ -9,6 +9,7 @@ import (
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/hikoutei/hikoutei-go/internal/echo"
 	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
 )
 
@@ -123,7 +124,7 @@ func (m *HeaderMap) applyExplicit(declared []string, explicit map[string]string)
 		at := m.columnsNamed(NormalizeHeader(h))
 		switch {
 		case len(at) == 0:
-			return fmt.Errorf("%w: a --map rule names no column of the tab (rule for field %q)", ErrAdoptMapInvalid, explicit[h])
+			return fmt.Errorf("%w: a --map rule names no column of the tab (rule for field %s)", ErrAdoptMapInvalid, echo.Quote(explicit[h]))
 		case len(at) > 1:
 			return fmt.Errorf("%w: a --map rule's header is the header of columns %s", ErrAdoptHeaderDuplicate, m.letters(at))
 		}
@@ -142,7 +143,7 @@ func (m *HeaderMap) assign(i int, field string, declared []string) error {
 	}
 	f, ok := fieldNamed(declared, field)
 	if !ok {
-		return fmt.Errorf("%w: --map names field %q, which the entity does not declare (it declares %s)", ErrAdoptMapInvalid, field, strings.Join(declared, ", "))
+		return fmt.Errorf("%w: --map names field %s, which the entity does not declare (it declares %s)", ErrAdoptMapInvalid, echo.Quote(field), strings.Join(declared, ", "))
 	}
 	if j, taken := m.Field[f]; taken {
 		return fmt.Errorf("%w: --map gives field %q to columns %s and %s", ErrAdoptMapInvalid, f, m.Columns[j].Letter, m.Columns[i].Letter)
