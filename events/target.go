@@ -96,13 +96,19 @@ func resolveExisting(dir string) (string, string, error) {
 
 // NotRegularError is why an existing output target was refused: it is
 // not a regular file (a directory, device, FIFO, socket or symbolic
-// link), which a command never replaces, --force or not.
+// link), which a command never replaces, --force or not; or a source a
+// command must read as a file (Source: restore --from), which only an
+// existing regular file can be.
 type NotRegularError struct {
-	Path string
-	Mode fs.FileMode
+	Path   string
+	Mode   fs.FileMode
+	Source bool // the path was given to be read (restore --from), not written
 }
 
 func (e *NotRegularError) Error() string {
+	if e.Source {
+		return fmt.Sprintf("%s is %s, not a regular file: give the path of a backup file written by `hikoutei backup`", e.Path, describeMode(e.Mode))
+	}
 	return fmt.Sprintf("%s is %s, not a regular file: give the path of a new or regular file", e.Path, describeMode(e.Mode))
 }
 
