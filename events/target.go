@@ -157,7 +157,9 @@ func (l *Log) CheckFile() error {
 		return nil
 	}
 	ferr := fmt.Errorf("%w: %s %s while this store had it open: commits are refused (nothing appended to the open file would be found at that path again); "+
-		"stop the store, then find out what replaced it (hikoutei doctor, hikoutei audit verify)", ErrLogFileReplaced, path, why)
+		"the open file is the only copy of what it holds: back it up before stopping the store (`hikoutei backup --dir %s --out FILE`, "+
+		"written by this process through its administrative channel; Store.Backup), then stop it and find out what replaced it "+
+		"(hikoutei doctor, hikoutei audit verify)", ErrLogFileReplaced, path, why, filepath.Dir(path))
 	l.replaced.CompareAndSwap(nil, &ferr)
 	return *l.replaced.Load()
 }
