@@ -49,7 +49,11 @@ func (d *Dispatcher) checkAuthority(ctx context.Context) error {
 		return d.claimAuthority(ctx, mine, now, "vacant or older epoch of this store")
 	case a.StoreID == mine.StoreID && a.Epoch == mine.Epoch && a.Token == mine.Token:
 		return d.claimAuthority(ctx, mine, now, "")
-	case d.auth.owned || a.StoreID == mine.StoreID:
+	case a.StoreID == mine.StoreID:
+		// This store at an epoch not below ours under another token: a
+		// writer this one does not know of (I05: never overwritten).
+		return d.divergedAhead(&AuthorityAheadError{StoreID: a.StoreID, Epoch: a.Epoch, Mine: mine.Epoch, Owned: d.auth.owned})
+	case d.auth.owned:
 		return d.diverged(fmt.Sprintf("the spreadsheet authority now names store %s epoch %d", a.StoreID, a.Epoch))
 	case now.Sub(a.UpdatedAt) >= d.cfg.AuthorityTTL:
 		return d.claimAuthority(ctx, mine, now, fmt.Sprintf("took over the expired authority of store %s", a.StoreID))
@@ -77,6 +81,47 @@ func (d *Dispatcher) diverged(reason string) error {
 	}
 	return err
 }
+
+// divergedAhead is diverged for an authority of this store at an epoch
+// not below the writer's: the error is the *AuthorityAheadError.
+func (d *Dispatcher) divergedAhead(ahead *AuthorityAheadError) error {
+	if rerr := d.cfg.Outbox.RecordDivergence(d.cfg.Spreadsheet, ahead.reason()); rerr != nil {
+		return errors.Join(ahead, fenced(rerr))
+	}
+	return ahead
+}
+
+// AuthorityAheadError: the spreadsheet authority names this store at an
+// epoch not below the writer's, under another fencing token (I05). A
+// writer this one does not know of wrote it: a newer writer of the store
+// (replicated mode: a takeover), another copy of the store directory, or
+// a run whose records this log lost (an older log.db restored without
+// the read model that would have kept its epoch). The worker stops; a
+// store that takes its lease again takes an epoch above Epoch (the
+// engine records it: events.Log.RaiseEpochFloor). It wraps ErrDivergence.
+type AuthorityAheadError struct {
+	StoreID string
+	Epoch   int64 // the epoch the authority names
+	Mine    int64 // this writer's epoch
+	Owned   bool  // this writer had claimed the authority in this run
+}
+
+func (e *AuthorityAheadError) reason() string {
+	what := "names"
+	if e.Owned {
+		what = "now names"
+	}
+	return fmt.Sprintf("the spreadsheet authority %s store %s epoch %d: this store, at an epoch not below this writer's (%d), "+
+		"written by a writer this one does not know of (a run whose records log.db lost, e.g. an older log.db restored, "+
+		"another copy of this store directory, or a newer writer that took the store over); sync stopped without writing. "+
+		"If no other writer of this store runs, restart the store: it takes an epoch above %d",
+		what, e.StoreID, e.Epoch, e.Mine, e.Epoch)
+}
+
+func (e *AuthorityAheadError) Error() string { return ErrDivergence.Error() + ": " + e.reason() }
+
+// Unwrap returns ErrDivergence.
+func (e *AuthorityAheadError) Unwrap() error { return ErrDivergence }
 
 // headShown tells Config.HeadShown what the chain_head cell showed a
 // dispatch that published batch's head.

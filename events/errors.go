@@ -215,6 +215,10 @@ func (e *ChainRestartedError) Unwrap() error { return ErrChainRestarted }
 // read.sqlite, snapshots/, …): a directory that never was a store, which
 // the tools report as not_a_store (see engine.IsStore).
 type StoreLogMissingError struct {
+	// Held: a process still holds the store (its administrative channel
+	// answers): the log it has open is the only copy of the records, and
+	// its channel can still write a backup of it.
+	Held       bool
 	Dir        string
 	Found      []string // what the directory holds instead (names, sorted)
 	Empty      bool     // log.db exists but has zero length
@@ -225,6 +229,12 @@ func (e *StoreLogMissingError) Error() string {
 	what := "no " + LogFileName
 	if e.Empty {
 		what = "an empty " + LogFileName
+	}
+	if e.Held {
+		return fmt.Sprintf("%s: %s holds %s but %s, and a process still holds the log: it has the removed or replaced %s open, "+
+			"the only copy of the store's records, lost when it stops. Run `hikoutei backup --dir %s --out FILE` before stopping it "+
+			"(the process writes a full copy of its open log, verified), then `hikoutei restore --from FILE --to NEWDIR`",
+			ErrStoreLogMissing, e.Dir, strings.Join(e.Found, ", "), what, LogFileName, e.Dir)
 	}
 	return fmt.Sprintf("%s: %s holds %s but %s: the log is the store's only source of truth and nothing was created; "+
 		"restore %s from a backup (the read model and snapshots are projections of it, not substitutes), "+

@@ -68,3 +68,47 @@ func (l *Log) MarkLost(through uint64) error {
 		return meta.Put(metaHead, u64(through))
 	})
 }
+
+// metaEpochFloor is the meta key recording the highest writer epoch an
+// earlier history of this log handed out that its lease record may no
+// longer name (RaiseEpochFloor).
+var metaEpochFloor = []byte("epoch_floor")
+
+// RaiseEpochFloor records that writer epochs up to epoch were handed out,
+// so every later lease is taken above it: the epochs of a run whose
+// records the log lost (an older log.db restored, an accepted log gap) are
+// never reused, as its lost sequences are not (MarkLost); the spreadsheet
+// authority and the records the read model, subscribers and the mirror
+// saw carry them. It reports whether the floor rose. Nothing happens when
+// epoch is not above the floor and the role's lease epoch. Errors:
+// ErrLogClosed; the log's damage.
+func (l *Log) RaiseEpochFloor(role string, epoch uint64) (bool, error) {
+	if role == "" {
+		role = DefaultRole
+	}
+	raised := false
+	err := l.update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		cur, _, err := getLease(tx, role)
+		if err != nil {
+			return err
+		}
+		if epoch <= getU64(meta, metaEpochFloor) || epoch <= cur.Epoch {
+			return nil
+		}
+		raised = true
+		return meta.Put(metaEpochFloor, u64(epoch))
+	})
+	return raised, err
+}
+
+// EpochFloor returns the highest writer epoch RaiseEpochFloor recorded
+// (0: none). Errors: ErrLogClosed.
+func (l *Log) EpochFloor() (uint64, error) {
+	var floor uint64
+	err := l.view(func(tx *bolt.Tx) error {
+		floor = getU64(tx.Bucket(bucketMeta), metaEpochFloor)
+		return nil
+	})
+	return floor, err
+}

@@ -100,7 +100,10 @@ func (l *Log) acquireTx(tx *bolt.Tx, cur Lease, req AcquireRequest, now time.Tim
 		return Lease{}, &LeaseHeldError{Role: req.Role, WriterID: cur.WriterID, Epoch: cur.Epoch,
 			TakeoverAt: cur.TakeoverAt().UTC().Format(time.RFC3339Nano)}
 	}
-	next := Lease{Role: req.Role, WriterID: req.WriterID, Epoch: max(cur.Epoch+1, req.MinEpoch), Token: newToken(),
+	// Above the floor too: epochs a lost history of the log handed out
+	// (RaiseEpochFloor) are never reused.
+	floor := getU64(tx.Bucket(bucketMeta), metaEpochFloor)
+	next := Lease{Role: req.Role, WriterID: req.WriterID, Epoch: max(cur.Epoch+1, req.MinEpoch, floor+1), Token: newToken(),
 		LeaseUntil: now.Add(req.TTL), HeartbeatAt: now, State: LeaseStateHeld,
 		Host: req.Host, PID: req.PID, Operation: req.Operation}
 	if err := putLease(tx, next); err != nil {

@@ -85,7 +85,7 @@ func openBackup(src string) (*os.File, int64, error) {
 		return nil, 0, fmt.Errorf("%w: %w", ErrRestoreSource, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%w: %w", ErrRestoreSource, &NotRegularError{Path: src, Mode: st.Mode()})
+		return nil, 0, fmt.Errorf("%w: %w", ErrRestoreSource, &NotRegularError{Path: src, Mode: st.Mode(), Source: true})
 	}
 	in, err := os.Open(src)
 	if err != nil {

@@ -96,13 +96,19 @@ func resolveExisting(dir string) (string, string, error) {
 
 // NotRegularError is why an existing output target was refused: it is
 // not a regular file (a directory, device, FIFO, socket or symbolic
-// link), which a command never replaces, --force or not.
+// link), which a command never replaces, --force or not; or a source a
+// command must read as a file (Source: restore --from), which only an
+// existing regular file can be.
 type NotRegularError struct {
-	Path string
-	Mode fs.FileMode
+	Path   string
+	Mode   fs.FileMode
+	Source bool // the path was given to be read (restore --from), not written
 }
 
 func (e *NotRegularError) Error() string {
+	if e.Source {
+		return fmt.Sprintf("%s is %s, not a regular file: give the path of a backup file written by `hikoutei backup`", e.Path, describeMode(e.Mode))
+	}
 	return fmt.Sprintf("%s is %s, not a regular file: give the path of a new or regular file", e.Path, describeMode(e.Mode))
 }
 
@@ -151,7 +157,9 @@ func (l *Log) CheckFile() error {
 		return nil
 	}
 	ferr := fmt.Errorf("%w: %s %s while this store had it open: commits are refused (nothing appended to the open file would be found at that path again); "+
-		"stop the store, then find out what replaced it (hikoutei doctor, hikoutei audit verify)", ErrLogFileReplaced, path, why)
+		"the open file is the only copy of what it holds: back it up before stopping the store (`hikoutei backup --dir %s --out FILE`, "+
+		"written by this process through its administrative channel; Store.Backup), then stop it and find out what replaced it "+
+		"(hikoutei doctor, hikoutei audit verify)", ErrLogFileReplaced, path, why, filepath.Dir(path))
 	l.replaced.CompareAndSwap(nil, &ferr)
 	return *l.replaced.Load()
 }

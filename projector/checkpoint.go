@@ -31,3 +31,23 @@ func ReadCheckpoint(path string) (checkpoint uint64, storeID string, err error) 
 	}
 	return cp, meta["store_id"], nil
 }
+
+// ReadEpochHighWater reads the highest writer epoch the read model at
+// path has seen (0: none), read-only like ReadCheckpoint: the lease
+// history keeps every epoch a writer of the store took, so it outlives a
+// log.db replaced by an older copy (an accepted log gap), which must
+// never hand those epochs out again. Errors: SQLite's.
+func ReadEpochHighWater(path string) (uint64, error) {
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	var hw int64
+	err = sqlitex.Execute(conn, "SELECT max(coalesce((SELECT max(epoch) FROM hk_lease_history), 0), coalesce((SELECT max(epoch) FROM hk_lease), 0))",
+		&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error { hw = s.ColumnInt64(0); return nil }})
+	if err != nil || hw < 0 {
+		return 0, err
+	}
+	return uint64(hw), nil
+}

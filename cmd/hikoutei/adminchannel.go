@@ -48,7 +48,8 @@ func newPingCmd() *cobra.Command {
 		Short: "Ask the process holding the store, over its administrative channel, how it is (read-only)",
 		Args:  argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireStore(dir); err != nil {
+			logGone, err := requireStoreOrHolder(dir)
+			if err != nil {
 				return err
 			}
 			var st admin.StatusResponse
@@ -58,10 +59,14 @@ func newPingCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), st)
 			}
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "pid %d operation %s protocol %d log head %d open conflicts %d\n",
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "pid %d operation %s protocol %d log head %d open conflicts %d\n",
 				st.PID, st.Operation, st.Protocol, st.LogHead, st.OpenConflicts)
 			if err == nil && st.LocalCode != "" {
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "commits refused: %s\n", quoteControls(st.Local))
+			}
+			if err == nil && logGone {
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "log.db is missing: this process holds the only copy of the log open; run `hikoutei backup --dir %s --out FILE` before stopping it\n",
+					quoteControls(dir))
 			}
 			return err
 		},

@@ -20,6 +20,9 @@ type backupSource string
 const (
 	byRunningProcess backupSource = "the running store"
 	fromClosedStore  backupSource = "the closed store"
+	// byRunningProcessRescue: the running store wrote it while log.db was
+	// missing from the directory, and the copy verified.
+	byRunningProcessRescue backupSource = "the running store (log.db missing from the directory: the copy of its open log verified)"
 )
 
 func newBackupCmd() *cobra.Command {
@@ -38,13 +41,23 @@ payload. FILE must not be inside DIR and must not exist unless --force.
 'hikoutei restore --from FILE --to NEWDIR' rebuilds a store from it.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireStore(dir); err != nil {
+			logGone, err := requireStoreOrHolder(dir)
+			if err != nil {
 				return err
 			}
 			if out == "" {
 				return usageError{errors.New(`required flag "--out" not set`)}
 			}
-			info, src, err := backup(cmd.Context(), dir, out, force)
+			var info hikoutei.BackupInfo
+			var src backupSource
+			if logGone {
+				info, src, err = rescue(cmd.Context(), dir, out, force)
+				if errors.Is(err, errDamageFound) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "backup: %s\n", escapeControls(err.Error()))
+				}
+			} else {
+				info, src, err = backup(cmd.Context(), dir, out, force)
+			}
 			if err != nil {
 				return err
 			}
@@ -80,6 +93,43 @@ func backup(ctx context.Context, dir, out string, force bool) (hikoutei.BackupIn
 			admin.ErrHeldWithoutChannel, err)
 	}
 	return info, fromClosedStore, err
+}
+
+// rescue writes the backup of a store whose log.db is missing or empty
+// while the process holding it still answers: that process writes a
+// full copy of the log it has open through its administrative channel
+// (the only copy of the records left), and the copy is verified as a
+// restore verifies it (every record's checksum and shape, the sequence
+// without a hole, the file's structure) and must hold the head the
+// process reported. Errors: the channel's; errDamageFound when the copy
+// does not verify.
+func rescue(ctx context.Context, dir, out string, force bool) (hikoutei.BackupInfo, backupSource, error) {
+	abs, err := events.CheckBackupTarget(dir, out, force)
+	if err != nil {
+		return hikoutei.BackupInfo{}, "", err
+	}
+	info, handled, err := backupViaChannel(ctx, dir, abs, force)
+	if !handled {
+		err = events.RequireLog(dir) // it stopped meanwhile: the log is gone
+		if err == nil {
+			info, err = backupLocal(ctx, dir, abs, force)
+			return info, fromClosedStore, err
+		}
+		return info, "", err
+	}
+	if err != nil {
+		return info, "", err
+	}
+	v, err := events.VerifyLogFile(abs)
+	switch {
+	case err != nil:
+		return info, "", fmt.Errorf("verify the rescued copy %s: %w", abs, err)
+	case !v.Healthy():
+		return info, "", fmt.Errorf("%w: the rescued copy %s does not verify: %w", errDamageFound, abs, v.Err())
+	case v.Head != info.Head:
+		return info, "", fmt.Errorf("%w: the rescued copy %s holds head %d, the process reported %d", errDamageFound, abs, v.Head, info.Head)
+	}
+	return info, byRunningProcessRescue, nil
 }
 
 // backupViaChannel asks the process holding dir to write the copy to the

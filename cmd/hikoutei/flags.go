@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/admin"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
@@ -25,7 +29,40 @@ func requireStore(dir string) error {
 	if err := requireStoreDir(dir); err != nil {
 		return err
 	}
-	return engine.IsStore(dir)
+	err := engine.IsStore(dir)
+	heldWithoutLog(dir, err)
+	return err
+}
+
+// requireStoreOrHolder is requireStore for the commands the process
+// holding the store answers over its administrative channel (ping,
+// status, backup): when dir's log.db is missing or empty but that
+// process still answers — it holds the removed or replaced log open,
+// the only copy of the records — it reports logGone and no error, and
+// the command goes through the channel.
+func requireStoreOrHolder(dir string) (logGone bool, err error) {
+	if err := requireStore(dir); err != nil {
+		var missing *events.StoreLogMissingError
+		if errors.As(err, &missing) && missing.Held {
+			return true, nil
+		}
+		return false, err
+	}
+	return false, nil
+}
+
+// heldWithoutLog marks err, when it is a *events.StoreLogMissingError,
+// as held when a process still answers on dir's administrative channel:
+// its message then says to back the open log up before stopping it.
+func heldWithoutLog(dir string, err error) {
+	var missing *events.StoreLogMissingError
+	if !errors.As(err, &missing) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	var st admin.StatusResponse
+	missing.Held = admin.Call(ctx, dir, admin.OpStatus, nil, &st) == nil
 }
 
 // requireStoreDir is requireStore for doctor, which reports a directory

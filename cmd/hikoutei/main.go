@@ -37,6 +37,9 @@ const (
 	// once its scratch copies are removed (a shell sees 128+13).
 	exitBrokenPipe = 128 + 13
 	exitHoles      = 5
+	// exitLogReplaced: serve stopped while its log.db was replaced or
+	// removed under it (log_file_replaced).
+	exitLogReplaced = 6
 )
 
 // errProblemsFound makes a command exit 1 after it printed its findings.
@@ -172,6 +175,9 @@ func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 		return exitDamage
 	case errors.Is(err, errHolesFound):
 		return exitHoles
+	case errors.Is(err, errServeLogReplaced):
+		fmt.Fprintf(stderr, "hikoutei: %s\n", escapeControls(err.Error()))
+		return exitLogReplaced
 	case errors.Is(err, hikoutei.ErrReplicationFenced):
 		fmt.Fprintf(stderr, "hikoutei: %v\n", err)
 		return exitFenced

@@ -170,7 +170,15 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 		select {
 		case <-ctx.Done():
 			logger.Info("stopping: releasing the lease")
-			return s.Close()
+			replaced := logFileReplaced(s)
+			err := s.Close()
+			if replaced != nil {
+				logger.Error("stopped with log.db replaced or removed under the store: what only the open log held is gone from the directory "+
+					"unless it was backed up while serve ran (`hikoutei backup --dir DIR --out FILE`); see docs/production.md, "+
+					"\"log.db removed or replaced under a running store\"", "dir", f.dir, "code", hikoutei.ErrLogFileReplaced.Error(), "err", replaced)
+				return errors.Join(fmt.Errorf("%w: %w", errServeLogReplaced, replaced), err)
+			}
+			return err
 		case <-eng.Ended():
 		}
 		ended := eng.EndErr()
@@ -310,4 +318,17 @@ func logNATSListener(logger *slog.Logger, dir string, bus *natsbus.Bus) {
 		attrs = append(attrs, "credentials", filepath.Join(dir, engine.ClientSeedFile))
 	}
 	logger.Info("nats", attrs...)
+}
+
+// errServeLogReplaced makes serve exit 6: it stopped while the store's
+// log.db was replaced or removed under it (log_file_replaced).
+var errServeLogReplaced = errors.New("serve stopped with its log file replaced or removed")
+
+// logFileReplaced is why s refuses commits when it is that its log.db
+// was replaced or removed (Health checks the file now), else nil.
+func logFileReplaced(s *hikoutei.Store) error {
+	if local := s.Health().Local; errors.Is(local, hikoutei.ErrLogFileReplaced) {
+		return local
+	}
+	return nil
 }

@@ -78,6 +78,11 @@ type storeStatus struct {
 	// absent while it commits, or when no process holds the store.
 	CommitsRefused     string `json:"commits_refused,omitempty"`
 	CommitsRefusedCode string `json:"commits_refused_code,omitempty"`
+	// LogMissing: log.db is missing or empty while the running process
+	// still holds the store (it has the removed or replaced log open, the
+	// only copy of the records); RescueCommand is what saves it.
+	LogMissing    bool   `json:"log_missing,omitempty"`
+	RescueCommand string `json:"rescue_command,omitempty"`
 }
 
 // statusReasons are the reason counts status prints, in order.
@@ -119,7 +124,7 @@ it (asked over its administrative channel); otherwise, or when it does not
 answer (the reason code is shown), derived from the read model.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := requireStore(dir); err != nil {
+			if _, err := requireStoreOrHolder(dir); err != nil {
 				return err
 			}
 			st, err := readStatus(dir, time.Now())
@@ -152,6 +157,10 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	switch {
 	case err == nil:
 		st.LogHead = &head
+	case errors.Is(err, events.ErrStoreLogMissing) && st.Running:
+		// Removed under the running process, which still holds it open:
+		// the rest is the read model's and the process's to answer.
+		st.LogMissing, st.RescueCommand = true, fmt.Sprintf("hikoutei backup --dir %s --out FILE", dir)
 	case !errors.Is(err, events.ErrStoreLocked):
 		return st, err // no usable log: nothing to report as running or healthy
 	}
@@ -316,6 +325,10 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 		return printJSON(out, st)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	if st.LogMissing {
+		fmt.Fprintf(tw, "LOG.DB MISSING	the running process still holds the log open, the only copy of the records (lost when it stops): run `%s` before stopping it\n",
+			shown(st.RescueCommand))
+	}
 	holder := "none (store closed)"
 	switch {
 	case st.Running:

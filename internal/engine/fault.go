@@ -111,7 +111,8 @@ func (e *Engine) logFileReplaced(err error) error {
 	if p := e.fault.Load(); p != nil && errors.Is(*p, events.ErrLogFileReplaced) {
 		return *p
 	}
-	e.log.Error("log.db was replaced under the running store: commits are refused", "dir", e.dir, "code", events.ErrLogFileReplaced.Error(), "err", err)
+	e.log.Error("log.db was replaced or removed under the running store: commits are refused; this process holds the only copy of its log open: "+
+		"back it up before stopping the store (`hikoutei backup --dir DIR --out FILE`, Store.Backup)", "dir", e.dir, "code", events.ErrLogFileReplaced.Error(), "err", err)
 	return e.setFault(err)
 }
 

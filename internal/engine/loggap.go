@@ -25,11 +25,19 @@ func (e *Engine) findLogGap(l *events.Log) error {
 		return err
 	}
 	cp, storeID, err := projector.ReadCheckpoint(e.ReadModelPath())
-	if err != nil || storeID != l.StoreID() || cp <= head {
+	if err != nil || storeID != l.StoreID() {
 		return nil
+	}
+	if cp <= head {
+		return e.keepEpochs(l)
 	}
 	if !e.cfg.AcceptLogGap {
 		return &LogGapError{Gap: events.LogGapDetected{ReadModelCheckpoint: cp, LogHead: head}, Dir: e.dir}
+	}
+	// The epochs of the lost run are never reused either: the spreadsheet
+	// authority names it, and the records everybody saw carry it.
+	if err := e.keepEpochs(l); err != nil {
+		return err
 	}
 	aside, err := setAside(e.ReadModelPath(), "ahead-of-log")
 	if err != nil {
@@ -45,6 +53,29 @@ func (e *Engine) findLogGap(l *events.Log) error {
 	e.log.Error("the log is behind its read model: acknowledged records were lost from log.db; the read model was set aside and is rebuilt from the log; "+
 		"the lost sequences are never reused",
 		"log_head", head, "read_model_checkpoint", cp, "set_aside", e.gap.SetAside)
+	return nil
+}
+
+// keepEpochs raises the log's epoch floor (events.Log.RaiseEpochFloor)
+// to the highest writer epoch the read model of this store saw, when the
+// log's lease names a lower one: the log lost the run that took it (an
+// older log.db restored), and the lease this open takes must be above it,
+// never the lost run's epoch again (the spreadsheet authority, the mirror,
+// subscribers saw it). A read model it cannot read is left to
+// openProjector.
+func (e *Engine) keepEpochs(l *events.Log) error {
+	hw, err := projector.ReadEpochHighWater(e.ReadModelPath())
+	if err != nil || hw == 0 {
+		return nil
+	}
+	raised, err := l.RaiseEpochFloor(events.DefaultRole, hw)
+	if err != nil {
+		return fmt.Errorf("record the epochs handed out: %w", err)
+	}
+	if raised {
+		e.log.Warn("the read model saw a writer epoch the log does not hold (an older log.db?): the writer lease is taken above it, never reusing an epoch",
+			"epoch_high_water", hw)
+	}
 	return nil
 }
 

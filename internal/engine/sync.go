@@ -138,6 +138,7 @@ func (e *Engine) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 	disp, poller, wb, err := e.provision(ctx)
 	e.notes.provisioned(err)
 	if err != nil {
+		e.keepAuthorityEpoch(err)
 		return nil, err
 	}
 	s.mu.Lock()
@@ -222,6 +223,12 @@ func (e *Engine) superviseSync(ctx context.Context) error {
 			e.stopOnCredentials(err)
 			return nil
 		}
+		if errors.Is(err, effects.ErrDivergence) {
+			// The authority names a newer writer (I05): retrying cannot
+			// help, and it is no unreachable spreadsheet.
+			e.stopOnDivergence(err)
+			return nil
+		}
 		e.log.Warn("sync provisioning failed; retrying", "err", err.Error(), "in", wait.String())
 		select {
 		case <-ctx.Done():
@@ -248,12 +255,41 @@ func (e *Engine) runWorkers(ctx context.Context, disp *effects.Dispatcher) error
 	cancel()
 	<-done
 	if err != nil {
+		e.keepAuthorityEpoch(err)
 		e.log.Error("sync stopped", "err", err.Error())
 		e.sync.mu.Lock()
 		e.sync.stopped = cmp.Or(e.sync.stopped, err) // haltSync's reason stands
 		e.sync.mu.Unlock()
 	}
 	return err
+}
+
+// stopOnDivergence stops sync for good when provisioning found the
+// spreadsheet authority naming a newer writer (effects.ErrDivergence):
+// health reports authority_diverged (never sheets_unreachable), the
+// divergence is recorded once, the store keeps committing.
+func (e *Engine) stopOnDivergence(err error) {
+	e.log.Error("sync stopped: the spreadsheet authority names a newer writer", "err", err.Error())
+	e.sync.mu.Lock()
+	e.sync.stopped = cmp.Or(e.sync.stopped, err)
+	e.sync.mu.Unlock()
+}
+
+// keepAuthorityEpoch records, when err says the spreadsheet authority
+// names this store at an epoch not below the writer's
+// (*effects.AuthorityAheadError), that epoch as handed out
+// (events.Log.RaiseEpochFloor): the next lease of this store is taken
+// above it, so a restart claims the authority instead of diverging again.
+// Not in replicated mode, where the lease across hosts numbers epochs.
+func (e *Engine) keepAuthorityEpoch(err error) {
+	var ahead *effects.AuthorityAheadError
+	w := e.writer()
+	if !errors.As(err, &ahead) || ahead.Epoch <= 0 || e.repl != nil || w == nil {
+		return
+	}
+	if _, ferr := w.Log().RaiseEpochFloor(w.Lease().Role, uint64(ahead.Epoch)); ferr != nil {
+		e.log.Warn("could not record the epoch the spreadsheet authority names", "epoch", ahead.Epoch, "err", ferr.Error())
+	}
 }
 
 // stopOnCredentials stops sync for good when Google refused the

@@ -430,6 +430,9 @@ func (e *Engine) unprovisionedReason(since time.Time, err error) SyncReason {
 	if r := failureReason(err); r != "" {
 		return r
 	}
+	if r := stoppedReason(err); r == ReasonAuthorityDiverged || r == ReasonDisplaced {
+		return r // the provisioning's authority check stopped it: no unreachable sheet
+	}
 	if err != nil || (!since.IsZero() && e.cfg.Clock.Now().Sub(since) > provisionGrace) {
 		return ReasonUnreachable
 	}
