@@ -59,7 +59,6 @@ type adoption struct {
 	src    adoptSource
 	tab    *sheetsio.PlainTab
 	plan   *aggregates.AdoptPlan
-	index  []int // report row → plan row
 	report AdoptReport
 }
 

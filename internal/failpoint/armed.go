@@ -22,6 +22,12 @@ var (
 	points  map[string]*point
 )
 
+// pointState is how often an armed point was reached and whether it fired.
+type pointState struct {
+	hits  int64
+	fired bool
+}
+
 // init arms the environment's spec. A spec CheckEnv refuses arms nothing;
 // the CLI and the store's Open report it before they take a lease.
 func init() {

@@ -85,10 +85,9 @@ func (c *Crash) Error() string { return "failpoint " + c.Name }
 
 // point is one armed failpoint.
 type point struct {
-	kind  string // "crash" | "panic" | "eio" | "enospc"
-	at    int64  // fire on this hit (1-based)
-	hits  int64
-	fired bool
+	kind string // "crash" | "panic" | "eio" | "enospc"
+	at   int64  // fire on this hit (1-based)
+	pointState
 }
 
 // CheckEnv checks HIKOUTEI_FAILPOINTS as lookup holds it (nil: the process
