@@ -22,8 +22,10 @@ var (
 	points  map[string]*point
 )
 
-// pointState is how often an armed point was reached and whether it fired.
-type pointState struct {
+// point is one armed failpoint: its action, how often it was reached
+// and whether it fired.
+type point struct {
+	action
 	hits  int64
 	fired bool
 }
@@ -90,9 +92,9 @@ func Enable(spec string) error {
 		return err
 	}
 	next := map[string]*point{}
-	for name, action := range parsed {
-		if p, _ := parseAction(action); p != nil {
-			next[name] = p
+	for name, act := range parsed {
+		if a, _ := parseAction(act); a != nil {
+			next[name] = &point{action: *a}
 		}
 	}
 	mu.Lock()

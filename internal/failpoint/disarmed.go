@@ -8,9 +8,6 @@ import "fmt"
 // build tag).
 const Compiled = false
 
-// pointState is empty: nothing here reaches a point.
-type pointState struct{}
-
 // Inject does nothing: this build has no failpoints.
 func Inject(string) {}
 

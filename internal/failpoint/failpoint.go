@@ -83,11 +83,10 @@ type Crash struct{ Name string }
 
 func (c *Crash) Error() string { return "failpoint " + c.Name }
 
-// point is one armed failpoint.
-type point struct {
+// action is what a failpoint does, as a spec gives it.
+type action struct {
 	kind string // "crash" | "panic" | "eio" | "enospc"
 	at   int64  // fire on this hit (1-based)
-	pointState
 }
 
 // CheckEnv checks HIKOUTEI_FAILPOINTS as lookup holds it (nil: the process
@@ -142,7 +141,7 @@ func Parse(spec string) (map[string]string, error) {
 	return out, nil
 }
 
-func parseAction(a string) (*point, error) {
+func parseAction(a string) (*action, error) {
 	kind, n, hasN := strings.Cut(a, "@")
 	switch kind {
 	case "crash", "panic", "eio", "enospc", "off":
@@ -160,5 +159,5 @@ func parseAction(a string) (*point, error) {
 	if kind == "off" {
 		return nil, nil
 	}
-	return &point{kind: kind, at: at}, nil
+	return &action{kind: kind, at: at}, nil
 }
