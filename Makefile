@@ -29,13 +29,20 @@ test:
 	$(GO) test -race -count=1 -run '^TestRepro12_' $(PKGS)
 	$(GO) test -count=1 -run '^TestScale|^TestC09' $(PKGS)
 
-## lint: gofmt must have nothing to change, and go vet must be clean.
+# staticcheck, pinned; `go run` fetches it through the module proxy on first use.
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+## lint: gofmt must have nothing to change, and go vet and staticcheck must
+## be clean (with and without failpoints, and in bench/).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet $(FAILPOINTS) $(PKGS)
 	cd bench && $(GO) vet ./...
+	$(GO) run $(STATICCHECK) $(PKGS)
+	$(GO) run $(STATICCHECK) $(FAILPOINTS) $(PKGS)
+	cd bench && $(GO) run $(STATICCHECK) ./...
 
 ## bench: the issue-19 table (Go benchmarks beside raw baselines, measured as
 ## interleaved repeats in the same run, + sync convergence); prints it with

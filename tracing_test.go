@@ -63,7 +63,7 @@ func TestCommitDispatchAndPollProduceDocumentedSpans(t *testing.T) {
 	for _, sp := range rec.Ended() {
 		var attrs []string
 		for _, a := range sp.Attributes() {
-			kv := string(a.Key) + "=" + a.Value.Emit()
+			kv := string(a.Key) + "=" + a.Value.String()
 			attrs = append(attrs, kv)
 			if strings.Contains(kv, "SECRET") || strings.Contains(kv, "Secret") || strings.Contains(kv, hikouteitest.SpreadsheetID) {
 				t.Errorf("span %s carries an id or a value: %s", sp.Name(), kv)

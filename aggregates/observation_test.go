@@ -27,10 +27,10 @@ func TestClassifyFieldC04BlankOnlyOverNonEmpty(t *testing.T) {
 }
 
 func TestConflictAndQuarantineIDsAreDeterministic(t *testing.T) {
-	if ConflictID("b", "f", 0) != ConflictID("b", "f", 0) || ConflictID("b", "f", 0) == ConflictID("b", "f", 1) {
+	if c1, c2 := ConflictID("b", "f", 0), ConflictID("b", "f", 0); c1 != c2 || c1 == ConflictID("b", "f", 1) {
 		t.Fatal("conflict ids must be stable per epoch and differ across epochs (no ABA)")
 	}
-	if QuarantineID("t", "a", "h", "r") != QuarantineID("t", "a", "h", "r") || QuarantineID("t", "a", "h", "r") == QuarantineID("t", "a", "h2", "r") {
+	if q1, q2 := QuarantineID("t", "a", "h", "r"), QuarantineID("t", "a", "h", "r"); q1 != q2 || q1 == QuarantineID("t", "a", "h2", "r") {
 		t.Fatal("quarantine ids")
 	}
 }

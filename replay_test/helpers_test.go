@@ -283,11 +283,12 @@ func rawRecords(t testing.TB, dir string) []rawRecord {
 // projector projects to nothing, with the record's own seq, stream,
 // version, at, epoch, token and commit. Every other record stays byte for
 // byte as recorded. See doc.go and testdata/README.md.
+const auditNoteType events.Type = "audit.note"
+
 const (
-	auditNoteType events.Type = "audit.note"
-	auditStream               = "audit/1"
-	unknownLog                = "schema_v1"
-	unknownSeq                = 7
+	auditStream = "audit/1"
+	unknownLog  = "schema_v1"
+	unknownSeq  = 7
 )
 
 // neutralPayload replaces the audit.note payload in replayable copies: a

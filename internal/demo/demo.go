@@ -86,6 +86,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, e.failed(err)
 	}
+	// The view's address comes first, so the sheet can be watched as it fills.
+	fmt.Fprintf(cfg.Out, "spreadsheet web view: %s/ (open it to watch the sheet fill)\n", e.url)
 	sum, err := e.run(ctx)
 	e.close() // the store is closed before anyone is told to inspect it
 	if err != nil {

@@ -60,7 +60,6 @@ type adoption struct {
 	src    adoptSource
 	tab    *sheetsio.PlainTab
 	plan   *aggregates.AdoptPlan
-	index  []int // report row → plan row
 	report AdoptReport
 }
 

@@ -112,11 +112,10 @@ func (e *Engine) openProjection() error {
 func (e *Engine) openProjector(head uint64, reg *Registry, hist events.ShapeHistory) (*projector.Projector, string, error) {
 	opts := projectorOptions(e.Log().StoreID(), reg, hist)
 	_, statErr := os.Stat(e.ReadModelPath())
-	err := fmt.Errorf("%w: %s is missing", projector.ErrReadModelInvalid, projector.FileName)
 	expected := false
 	if statErr == nil {
-		var p *projector.Projector
-		if p, err = openAtMost(e.ReadModelPath(), opts, head); !errors.Is(err, projector.ErrReadModelInvalid) {
+		p, err := openAtMost(e.ReadModelPath(), opts, head)
+		if !errors.Is(err, projector.ErrReadModelInvalid) {
 			return p, "catch-up", err
 		}
 		if expected = e.shapesChangedSince(err, hist); expected {

@@ -324,7 +324,7 @@ func TestI31_AStoreThatRanOnOneHostStoresItsHistoryInTheStreamAndAStandbyGetsAll
 	// The same store reopened: the history is not stored twice.
 	head := x.head()
 	mustT(t, primary.Close())
-	primary = x.mustOpen(dir, false)
+	x.mustOpen(dir, false)  // closed by the test's cleanup
 	if x.head() != head+2 { // its release, then its next acquisition
 		t.Fatalf("stream head %d after a reopen, want %d", x.head(), head+2)
 	}

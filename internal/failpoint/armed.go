@@ -22,6 +22,14 @@ var (
 	points  map[string]*point
 )
 
+// point is one armed failpoint: its action, how often it was reached
+// and whether it fired.
+type point struct {
+	action
+	hits  int64
+	fired bool
+}
+
 // init arms the environment's spec. A spec CheckEnv refuses arms nothing;
 // the CLI and the store's Open report it before they take a lease.
 func init() {
@@ -84,9 +92,9 @@ func Enable(spec string) error {
 		return err
 	}
 	next := map[string]*point{}
-	for name, action := range parsed {
-		if p, _ := parseAction(action); p != nil {
-			next[name] = p
+	for name, act := range parsed {
+		if a, _ := parseAction(act); a != nil {
+			next[name] = &point{action: *a}
 		}
 	}
 	mu.Lock()

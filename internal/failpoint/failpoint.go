@@ -88,12 +88,10 @@ type Crash struct{ Name string }
 
 func (c *Crash) Error() string { return "failpoint " + c.Name }
 
-// point is one armed failpoint.
-type point struct {
-	kind  string // "crash" | "panic" | "eio" | "enospc"
-	at    int64  // fire on this hit (1-based)
-	hits  int64
-	fired bool
+// action is what a failpoint does, as a spec gives it.
+type action struct {
+	kind string // "crash" | "panic" | "eio" | "enospc"
+	at   int64  // fire on this hit (1-based)
 }
 
 // CheckEnv checks HIKOUTEI_FAILPOINTS as lookup holds it (nil: the process
@@ -148,7 +146,7 @@ func Parse(spec string) (map[string]string, error) {
 	return out, nil
 }
 
-func parseAction(a string) (*point, error) {
+func parseAction(a string) (*action, error) {
 	kind, n, hasN := strings.Cut(a, "@")
 	switch kind {
 	case "crash", "panic", "eio", "enospc", "off":
@@ -166,5 +164,5 @@ func parseAction(a string) (*point, error) {
 	if kind == "off" {
 		return nil, nil
 	}
-	return &point{kind: kind, at: at}, nil
+	return &action{kind: kind, at: at}, nil
 }

@@ -32,7 +32,7 @@ func TestCommitEncodingRoundTripsAndRejectsDamage(t *testing.T) {
 
 func TestMsgIDNamesPositionAndContent(t *testing.T) {
 	a, b := EncodeCommit([][]byte{[]byte("a")}), EncodeCommit([][]byte{[]byte("b")})
-	if MsgID(5, a) != MsgID(5, a) {
+	if first, again := MsgID(5, a), MsgID(5, a); first != again {
 		t.Fatal("the same commit at the same position must have one idempotency key")
 	}
 	if MsgID(5, a) == MsgID(6, a) || MsgID(5, a) == MsgID(5, b) {

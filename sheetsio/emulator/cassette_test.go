@@ -92,7 +92,9 @@ func (rp *replayer) step(i int, in interaction) {
 	}
 	want, act := decodeJSON(t, in.Response), decodeJSON(t, string(got))
 	if rp.adoptOutOfBand(in, want, act) {
-		status, got = rp.send(in)
+		if status, got = rp.send(in); status/100 != 2 {
+			t.Fatalf("#%d %s %s: status %d on a retry after adopting, recorded %d", i, in.Method, in.URI, status, in.Status)
+		}
 		act = decodeJSON(t, string(got))
 	}
 	rp.learnIDs(want, act)

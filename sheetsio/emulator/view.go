@@ -14,7 +14,12 @@ import (
 // a tab strip at the bottom as in the Sheets UI. Cells show the text a
 // FORMATTED_VALUE read returns. The page re-fetches itself every
 // defaultRefresh seconds; ?refresh=N sets N seconds, ?refresh=0 turns it off.
-// It is served by Handler, behind the same Host and Origin guard as the API.
+// A tab shows at most maxViewRows rows, from row 1 or from ?row=N; the notes
+// of cells outside them are listed under the grid, each with a link to its
+// rows. The refresh fetches only the page's data (?part=page: the #page
+// element, no style or script), so the policy's nonces never change under
+// an open page. It is served by Handler, behind the same Host and Origin
+// guard as the API.
 
 // Refresh bounds, in seconds.
 const (
@@ -43,18 +48,26 @@ type viewPage struct {
 	Strip   []viewTabLink
 	Tab     *viewTab
 	Refresh int
+	Row     int // the first row asked for (?row=N), 0 when none
 	Nonce   string
+	Path    string // the page's path, for its own links
 }
 
 // serveView serves GET /, /view/{id} and /view/{id}/{sheetId} (read-only).
 func (e *Emulator) serveView(w http.ResponseWriter, r *http.Request) {
-	refresh, ok := refreshParam(r.URL.Query())
+	q := r.URL.Query()
+	refresh, ok := refreshParam(q)
 	if !ok {
 		http.Error(w, "refresh must be a whole number of seconds from 0 (off) to 3600", http.StatusBadRequest)
 		return
 	}
+	row, ok := rowParam(q)
+	if !ok {
+		http.Error(w, "row must be a row number from 1", http.StatusBadRequest)
+		return
+	}
 	parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/view"), "/"), "/")
-	page := viewPage{Refresh: refresh, Home: withRefresh("/", refresh)}
+	page := viewPage{Refresh: refresh, Row: row, Path: r.URL.Path, Home: withRefresh("/", refresh)}
 	e.mu.Lock()
 	found := e.fillViewLocked(&page, parts)
 	e.mu.Unlock()
@@ -64,6 +77,10 @@ func (e *Emulator) serveView(w http.ResponseWriter, r *http.Request) {
 	}
 	page.Nonce = newNonce()
 	writeViewHeaders(w.Header(), page.Nonce)
+	if q.Get("part") == "page" { // the refresh: the data only
+		_ = viewTemplate.ExecuteTemplate(w, "page", newViewDoc(page))
+		return
+	}
 	_ = viewTemplate.Execute(w, newViewDoc(page))
 }
 
@@ -92,7 +109,8 @@ func (e *Emulator) fillViewLocked(page *viewPage, parts []string) bool {
 	}
 	page.Title = b.Title
 	page.Strip = tabStrip(b, s, page.Refresh)
-	page.Tab = b.viewTabOf(s)
+	tabPath := bookPath(b.ID) + "/" + strconv.FormatInt(s.ID, 10)
+	page.Tab = b.viewTabOf(s, page.Row, func(row int) string { return viewHref(tabPath, page.Refresh, row) })
 	return true
 }
 
@@ -137,11 +155,42 @@ func bookPath(id string) string { return "/view/" + url.PathEscape(id) }
 func bookHref(id string, refresh int) string { return withRefresh(bookPath(id), refresh) }
 
 // withRefresh carries a non-default refresh setting on a link.
-func withRefresh(href string, refresh int) string {
-	if refresh == defaultRefresh {
-		return href
+func withRefresh(href string, refresh int) string { return viewHref(href, refresh, 0) }
+
+// viewHref is a link to path carrying a non-default refresh setting and,
+// when row > 0, the first row to show.
+func viewHref(path string, refresh, row int) string {
+	q := url.Values{}
+	if refresh != defaultRefresh {
+		q.Set("refresh", strconv.Itoa(refresh))
 	}
-	return href + "?refresh=" + strconv.Itoa(refresh)
+	if row > 0 {
+		q.Set("row", strconv.Itoa(row))
+	}
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
+
+// RefreshHref is a link to this page with the refresh set to secs.
+func (p viewPage) RefreshHref(secs int) string { return viewHref(p.Path, secs, p.Row) }
+
+// RowHref is a link to this page showing rows from row (0: from row 1).
+func (p viewPage) RowHref(row int) string { return viewHref(p.Path, p.Refresh, row) }
+
+// rowParam reads ?row=N (the first row to show, from 1); 0 when absent,
+// false when invalid.
+func rowParam(q url.Values) (int, bool) {
+	v := q.Get("row")
+	if v == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, false
+	}
+	return n, true
 }
 
 // refreshParam reads ?refresh=N (seconds, 0 = off); false when invalid.

@@ -2,9 +2,11 @@ package emulator_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +43,47 @@ func newBrowser(t *testing.T) context.Context {
 	return ctx
 }
 
+// consoleProblems collects, from the moment it is called, every console
+// error or warning, uncaught exception and browser log entry of level
+// error or warning (a Content-Security-Policy violation is one) of the tab.
+type consoleProblems struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func watchConsole(ctx context.Context) *consoleProblems {
+	p := &consoleProblems{}
+	messages := chromedp.Console(ctx) // subscribed from here on
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			switch m.Type {
+			case chromedp.ConsoleError, chromedp.ConsoleWarning, chromedp.ConsoleException:
+			default:
+				if m.Source != "security" && !strings.Contains(m.Text, "Content Security Policy") {
+					continue
+				}
+			}
+			p.mu.Lock()
+			p.seen = append(p.seen, fmt.Sprintf("%s (source %q, %s:%d)", m, m.Source, m.URL, m.Line))
+			p.mu.Unlock()
+		}
+	}()
+	return p
+}
+
+// check fails the test when the console had anything to say.
+func (p *consoleProblems) check(t *testing.T) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.seen) > 0 {
+		t.Fatalf("the browser console is not empty:\n%s", strings.Join(p.seen, "\n"))
+	}
+}
+
 // writeBook builds, through the real sheets/v4 client over loopback HTTP,
 // a spreadsheet like the product's: an entity tab with a date-time cell,
 // hostile values and noted cells, a conflicts tab and the hidden receipts tab.
@@ -58,7 +101,8 @@ func writeBook(t *testing.T, svc *sheets.Service, id string) {
 	rename := &sheets.Request{UpdateSheetProperties: &sheets.UpdateSheetPropertiesRequest{
 		Properties: &sheets.SheetProperties{SheetId: 0, Title: "Airport"}, Fields: "title"}}
 	must(svc.Spreadsheets.BatchUpdate(id, &sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{
-		rename, title(11, "Sync_Conflicts", false), title(12, "_hikoutei_receipts", true)}}).Do())
+		rename, title(11, "Sync_Conflicts", false), title(12, "_hikoutei_receipts", true), title(13, "Input", false),
+		{AppendDimension: &sheets.AppendDimensionRequest{SheetId: 13, Dimension: "ROWS", Length: 500}}}}).Do())
 	airports := [][]any{{"code", "name", "updated_at", "open"}, {"NRT", "Narita"}, {"HND", scriptValue, nil, false},
 		{"KIX", "Kansai International", nil, true}, {"ITM", imgValue, nil, "yes"}}
 	must(svc.Spreadsheets.Values.Update(id, "Airport!A1", &sheets.ValueRange{Values: airports}).ValueInputOption("RAW").Do())
@@ -70,7 +114,22 @@ func writeBook(t *testing.T, svc *sheets.Service, id string) {
 		noteAt(3, 1, conflictNote), noteAt(4, 3, quarantineNote)}}).Do())
 	receipt := [][]any{{"entries", "effects"}, {strings.Repeat("eff-0001\tupsert\tAirport\tKIX\t9f2c\t77ab\n", 300), 300}}
 	must(svc.Spreadsheets.Values.Update(id, "_hikoutei_receipts!A1", &sheets.ValueRange{Values: receipt}).ValueInputOption("RAW").Do())
+	input := [][]any{{"code", "altitude"}}
+	for i := 2; i <= inputRows; i++ {
+		input = append(input, []any{fmt.Sprintf("A%04d", i), i})
+	}
+	must(svc.Spreadsheets.Values.Update(id, "Input!A1", &sheets.ValueRange{Values: input}).ValueInputOption("RAW").Do())
+	quarantined := noteAt(deepRow-1, 1, quarantineNote)
+	quarantined.RepeatCell.Range.SheetId = 13
+	must(svc.Spreadsheets.BatchUpdate(id, &sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{quarantined}}).Do())
 }
+
+// The Input tab: inputRows rows, a quarantined cell at B{deepRow}, past the
+// 1,000 rows the view shows.
+const (
+	inputRows = 1200
+	deepRow   = 1100
+)
 
 func noteAt(row, col int64, note string) *sheets.Request {
 	return &sheets.Request{RepeatCell: &sheets.RepeatCellRequest{Fields: "note", Cell: &sheets.CellData{Note: note},
@@ -127,6 +186,7 @@ func TestWebViewInHeadlessChromiumShowsFormattedCellsTabsNotesAndRefreshes(t *te
 	}
 	writeBook(t, svc, id)
 
+	console := watchConsole(ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/view/"+id+"?refresh=1"), chromedp.WaitVisible(chromedp.CSS("table.grid"))); err != nil {
 		t.Fatal(err)
 	}
@@ -137,17 +197,75 @@ func TestWebViewInHeadlessChromiumShowsFormattedCellsTabsNotesAndRefreshes(t *te
 	checkTabStrip(t, got)
 	checkCells(t, got)
 	checkRefresh(t, ctx, emu, id)
+	waitRefreshes(t, ctx, 2)
 	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
 	saveScreenshot(t, shot)
 	checkReceiptsTabIsCompact(t, ctx, srv.URL+"/view/"+id+"/12?refresh=0")
+	checkInputTab(t, ctx, srv.URL+"/view/"+id+"/13?refresh=1")
+	console.check(t)
+}
+
+// waitRefreshes waits (bounded) until the open page has swapped in fresh
+// data at least n times.
+func waitRefreshes(t *testing.T, ctx context.Context, n int) {
+	t.Helper()
+	wait := chromedp.Poll[bool](fmt.Sprintf(`+(document.body.dataset.refreshes||0)>=%d`, n),
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))
+	if _, err := chromedp.Run(ctx, wait); err != nil {
+		t.Fatalf("the page did not refresh %d times within 20 s (refresh=1): %v", n, err)
+	}
+}
+
+// checkInputTab: on a tab longer than the view, the tab strip stays above
+// the row numbers, the note of a cell past the rows shown is listed with a
+// link, and the link opens its rows with the cell highlighted.
+func checkInputTab(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("table.grid"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRefreshes(t, ctx, 1)
+	const overlapJS = `(()=>{const nav=document.querySelector('nav.tabs').getBoundingClientRect();
+const th=document.querySelector('table.grid tbody th').getBoundingClientRect();
+const top=document.elementFromPoint(th.left+th.width/2,nav.top+nav.height/2);
+return top?(top.closest('nav.tabs')?'nav':top.tagName+' '+top.innerText):'nothing';})()`
+	top, err := chromedp.Run(ctx, chromedp.Evaluate[string](overlapJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top != "nav" { // 1,000 rows reach under the strip
+		t.Fatalf("over the tab strip, above the row numbers' column, the page shows %q, not the strip", top)
+	}
+	const beyondJS = `(()=>{const li=document.querySelector('ul.beyond li');return li?[li.innerText,li.querySelector('a').href]:['',''];})()`
+	l, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](beyondJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("B%d %s", deepRow, quarantineNote); !strings.Contains(l[0], want) {
+		t.Fatalf("notes outside the rows shown list %q, want %q", l[0], want)
+	}
+	// Follow the link (a click could meet a node the refresh just replaced).
+	if err := chromedp.Do(ctx, chromedp.Navigate(l[1]), chromedp.WaitVisible(chromedp.CSS("table.grid"))); err != nil {
+		t.Fatal(err)
+	}
+	waitRefreshes(t, ctx, 1)
+	rowJS := fmt.Sprintf(`(()=>{const th=[...document.querySelectorAll('table.grid tbody th')].find(h=>h.innerText==='%d');
+if(!th)return ['',location.search];const td=th.parentElement.cells[2];return [td.classList.contains('note-quarantine')?td.title:'class '+td.className,location.search];})()`, deepRow)
+	r, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](rowJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r[0] != quarantineNote {
+		t.Fatalf("the link (%s) shows row %d's cell as %q, want it highlighted with its note", r[1], deepRow, r[0])
+	}
 }
 
 func checkTabStrip(t *testing.T, got seen) {
 	t.Helper()
-	want := []string{"Airport", "Sync_Conflicts", "_hikoutei_receipts"}
+	want := []string{"Airport", "Sync_Conflicts", "_hikoutei_receipts", "Input"}
 	if len(got.Tabs) != len(want) {
 		t.Fatalf("tab strip shows %d tabs, want %d: %+v", len(got.Tabs), len(want), got.Tabs)
 	}

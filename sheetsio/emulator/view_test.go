@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -34,7 +35,7 @@ func viewTabFor(emu *Emulator, id string, sheetID int64) *viewTab {
 	emu.mu.Lock()
 	defer emu.mu.Unlock()
 	b := emu.books[id]
-	return b.viewTabOf(b.sheetByID(sheetID))
+	return b.viewTabOf(b.sheetByID(sheetID), 1, func(row int) string { return "?row=" + strconv.Itoa(row) })
 }
 
 func cellAt(sheetID, row, col int64) *sheets.GridRange {
@@ -205,5 +206,53 @@ func TestClipRunesCutsOnCharacterBoundaries(t *testing.T) {
 		if got := clipRunes(tc.in, tc.n); got != tc.want {
 			t.Errorf("clipRunes(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
+	}
+}
+
+func TestViewListsNotesBeyondItsRowsWithALinkThatOpensThem(t *testing.T) {
+	emu, svc, id := newBookClient(t, Options{})
+	_, quarantine := realNotes()
+	batch(t, svc, id,
+		&sheets.Request{AppendDimension: &sheets.AppendDimensionRequest{SheetId: 0, Dimension: "ROWS", Length: 1000}},
+		&sheets.Request{RepeatCell: &sheets.RepeatCellRequest{Range: cellAt(0, 1499, 2), Cell: &sheets.CellData{Note: quarantine}, Fields: "note"}})
+	if err := emu.Person(id).Type("Sheet1", "A1", "code"); err != nil {
+		t.Fatal(err)
+	}
+	if err := emu.Person(id).Type("Sheet1", "A1500", "ITM"); err != nil {
+		t.Fatal(err)
+	}
+	tab := viewTabFor(emu, id, 0)
+	if len(tab.Notes) != 0 || len(tab.Beyond) != 1 || tab.Beyond[0].Ref != "C1500" || tab.Beyond[0].Text != quarantine ||
+		tab.Beyond[0].Kind != noteQuarantine || tab.Beyond[0].Href != "?row=1495" {
+		t.Fatalf("notes %+v, beyond the rows shown %+v", tab.Notes, tab.Beyond)
+	}
+	_, _, page := viewGet(t, emu, "/view/"+id+"/0?refresh=0")
+	if !strings.Contains(page, "showing rows 1–1000") || !strings.Contains(page, "Notes outside the rows shown") ||
+		!strings.Contains(page, `<a href="/view/book-1/0?refresh=0&amp;row=1495">show row</a>`) {
+		t.Fatalf("page without the note beyond its rows:\n%s", page)
+	}
+	code, _, opened := viewGet(t, emu, "/view/"+id+"/0?refresh=0&row=1495")
+	if code != http.StatusOK || !strings.Contains(opened, "showing rows 1495–2000") ||
+		!strings.Contains(opened, `<tr><th>1495</th>`) || strings.Contains(opened, `<tr><th>1</th>`) ||
+		!strings.Contains(opened, `<td class="note-quarantine" title="hikoutei: not a value`) ||
+		!strings.Contains(opened, `(<a href="/view/book-1/0?refresh=0">from row 1</a>)`) {
+		t.Fatalf("?row=1495:\n%s", opened)
+	}
+	for _, bad := range []string{"0", "-3", "x"} {
+		if code, _, _ := viewGet(t, emu, "/view/"+id+"/0?row="+bad); code != http.StatusBadRequest {
+			t.Errorf("row=%s: %d, want 400", bad, code)
+		}
+	}
+}
+
+func TestViewRefreshFetchesTheDataAloneWithoutStyleOrScript(t *testing.T) {
+	emu, _, id := newBookClient(t, Options{})
+	if err := emu.Person(id).Type("Sheet1", "A1", "Narita"); err != nil {
+		t.Fatal(err)
+	}
+	code, _, part := viewGet(t, emu, "/view/"+id+"/0?part=page")
+	if code != http.StatusOK || !strings.HasPrefix(part, `<div id="page">`) || !strings.Contains(part, "Narita") ||
+		strings.Contains(part, "<style") || strings.Contains(part, "<script") || strings.Contains(part, "nonce") {
+		t.Fatalf("part=page: %d\n%s", code, part)
 	}
 }

@@ -62,10 +62,11 @@ type viewRow struct {
 	Cells []viewCell
 }
 
-// viewNote is one note as listed under the grid.
+// viewNote is one note as listed under the grid; Href opens the rows
+// around it when its cell lies outside the rows or columns shown.
 type viewNote struct {
-	Ref, Text string
-	Kind      noteKind
+	Ref, Text, Href string
+	Kind            noteKind
 }
 
 // viewTab is one tab's grid as the view shows it.
@@ -76,25 +77,32 @@ type viewTab struct {
 	Header             []string
 	Grid               []viewRow
 	Notes              []viewNote
+	Beyond             []viewNote // notes of cells outside the rows and columns shown
+	First, Last        int        // the 1-based rows of the window shown (Last < First when none)
 	MoreRows, MoreCols bool
 	MoreNotes          bool
 }
 
-// viewTabOf renders s: its first maxViewRows × maxViewCols cells, trailing
-// empty cells and rows (without notes) dropped, every row padded to the
-// widest one.
-func (b *book) viewTabOf(s *sheet) *viewTab {
-	t := &viewTab{Title: s.Title, Hidden: s.Hidden, Rows: s.RowCount, Cols: s.ColCount,
-		MoreRows: s.RowCount > maxViewRows, MoreCols: s.ColCount > maxViewCols}
-	width, last := 0, -1
-	for r := 0; r < min(len(s.Rows), maxViewRows); r++ {
+// viewTabOf renders s from the 1-based row first on: at most maxViewRows
+// × maxViewCols cells, trailing empty cells and rows (without notes)
+// dropped, every row padded to the widest one. The notes of cells outside
+// those rows and columns are listed apart, each with a link (href makes it
+// from a row number) that opens the rows around it.
+func (b *book) viewTabOf(s *sheet, first int, href func(row int) string) *viewTab {
+	start := max(first, 1) - 1
+	end := min(len(s.Rows), start+maxViewRows)
+	t := &viewTab{Title: s.Title, Hidden: s.Hidden, Rows: s.RowCount, Cols: s.ColCount, First: start + 1,
+		MoreRows: start > 0 || s.RowCount > start+maxViewRows, MoreCols: s.ColCount > maxViewCols}
+	width, last := 0, start-1
+	for r := start; r < end; r++ {
 		cells := b.viewRowCells(s, r, t)
 		t.Grid = append(t.Grid, viewRow{Num: r + 1, Cells: cells})
 		if len(cells) > 0 {
 			width, last = max(width, len(cells)), r
 		}
 	}
-	t.Grid = t.Grid[:last+1]
+	t.Grid = t.Grid[:last-start+1]
+	t.Last = min(s.RowCount, start+maxViewRows)
 	for i := range t.Grid {
 		for len(t.Grid[i].Cells) < width {
 			t.Grid[i].Cells = append(t.Grid[i].Cells, viewCell{})
@@ -103,8 +111,38 @@ func (b *book) viewTabOf(s *sheet) *viewTab {
 	for c := 0; c < width; c++ {
 		t.Header = append(t.Header, a1Col(c))
 	}
+	t.Beyond = notesOutside(s, start, end, href)
+	if len(t.Beyond) > maxViewedNotes {
+		t.Beyond, t.MoreNotes = t.Beyond[:maxViewedNotes], true
+	}
 	return t
 }
+
+// notesOutside lists the notes of s outside rows [start, end) and the
+// first maxViewCols columns, in row order, at most maxViewedNotes+1.
+func notesOutside(s *sheet, start, end int, href func(row int) string) []viewNote {
+	var out []viewNote
+	for r := range s.Rows {
+		for c := range s.Rows[r] {
+			if r >= start && r < end && c < maxViewCols {
+				continue
+			}
+			note := s.Rows[r][c].Note
+			if note == "" {
+				continue
+			}
+			out = append(out, viewNote{Ref: a1Col(c) + strconv.Itoa(r+1), Text: clipRunes(note, maxTitleRunes),
+				Kind: noteKindOf(note), Href: href(max(r+1-viewRowsBefore, 1))})
+			if len(out) > maxViewedNotes {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// viewRowsBefore is how many rows above a note's row its link shows.
+const viewRowsBefore = 5
 
 // viewRowCells renders row r up to its last cell with a value or a note,
 // collecting the row's notes into t.
