@@ -750,3 +750,49 @@ func TestSheetLayoutRetypeIntToFloat(t *testing.T) {
 	}
 	r.converged()
 }
+
+type recByCode struct {
+	Code  string `hikoutei:"code,pk"`
+	Ref   string `hikoutei:"ref"`
+	Name  string `hikoutei:"name"`
+	Notes string `hikoutei:"notes,user"`
+}
+
+// I35: a person's value typed into the Input row of a record that a
+// migration then moves to another key (the old record removed) is never
+// deleted with the row: the row's delete meets the person's cell and the
+// row stays for review.
+func TestI35_AnUnimportedEditOnARowAMigrationMovesIsKeptForReview(t *testing.T) {
+	r := newShapeRig(t)
+	if err := r.sheet.Person().Type("Rec_Input", "B2", "typed before"); err != nil {
+		t.Fatal(err)
+	}
+	m := hikoutei.Migrate[recV1, recByCode]("Rec", "by-code", func(o recV1) (recByCode, error) {
+		return recByCode{Code: "k" + o.ID, Ref: o.ID, Name: o.Name, Notes: o.Notes}, nil
+	})
+	s, err := hikoutei.Open(bg, r.dir, hikoutei.Options{Sync: r.sheet.SyncOptions(), NoAdmin: true, Migrations: []hikoutei.Migration{m}},
+		hikoutei.Entity[recByCode]("Rec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.s = s
+	t.Cleanup(func() { s.Close() })
+	r.h = hikouteitest.New(t, s)
+	r.passes(10)
+	r.h.Reconcile(bg)
+	r.passes(10)
+	got, err := r.sheet.Person().Displayed("Rec_Input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := false
+	for _, row := range got {
+		kept = kept || slices.Contains(row, "typed before")
+	}
+	if !kept {
+		t.Fatalf("the person's value is gone from Rec_Input: %q", got)
+	}
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		t.Fatalf("the row's delete did not settle as left for review: %v", out)
+	}
+}

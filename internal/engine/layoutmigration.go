@@ -262,7 +262,11 @@ func (d *layoutMigration) event(target string, header []any, res *sheetsio.Migra
 // exactly the store's last write now shows it in the current layout (the
 // hash the migration left); any other (a person's cell not imported yet,
 // a held conflict, a second copy) is expected to show canonical state, so
-// what differs is still seen as differing.
+// what differs is still seen as differing. A row of a record that no
+// longer exists (a migration moved it to another key, or it was removed)
+// has no canonical state: it keeps the hash of the store's last write in
+// the old layout, which no row in the new one shows, so its delete (and
+// the surplus-row cleanup) never takes a person's cell with it (I21).
 func (d *layoutMigration) rows(read []sheetsio.MigratedRow) []events.MigratedRow {
 	copies := map[string]int{}
 	for _, r := range read {
@@ -277,7 +281,11 @@ func (d *layoutMigration) rows(read []sheetsio.MigratedRow) []events.MigratedRow
 		seen[r.Anchor] = true
 		row := events.MigratedRow{Anchor: r.Anchor, Hash: r.After, Before: r.Before, Shown: d.shown[r.Anchor]}
 		if !d.same[r.Anchor] || copies[r.Anchor] > 1 {
-			if h := d.canonical[r.Anchor]; h != "" && h != r.After {
+			h := d.canonical[r.Anchor]
+			if h == "" {
+				h = d.visible[r.Anchor]
+			}
+			if h != "" && h != r.After {
 				row.Hash, row.After = h, r.After
 			}
 		}
