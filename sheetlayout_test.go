@@ -796,3 +796,20 @@ func TestI35_AnUnimportedEditOnARowAMigrationMovesIsKeptForReview(t *testing.T) 
 		t.Fatalf("the row's delete did not settle as left for review: %v", out)
 	}
 }
+
+// I35: a record created under the old shape whose append was not sent
+// before the change is appended in the new layout with canonical state
+// in every column, those new to the tab included (here name, which
+// people may now edit, on the Input tab).
+func TestI35_AnAppendQueuedUnderTheOldLayoutFillsTheNewColumns(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "c", Name: "C", Notes: "n1"})
+	r.close()
+	r.open(hikoutei.Entity[recNameUser]("Rec"))
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "name", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A", "", "a"}, "b": {"b", "B", "", "b"}, "c": {"c", "C", "n1", "c"}})
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"c": {"c", "C", "n1", "c"}})
+	r.converged()
+}

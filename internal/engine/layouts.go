@@ -307,11 +307,15 @@ func (l *layoutState) eraAt(seq uint64) int {
 // and converts to the field's current kind; a value of a field that left
 // the tab (or does not convert) is left out, the anti-entropy pass
 // writing canonical state there. An update left with nothing to write
-// writes its key cell: a guarded write that changes nothing.
-func (e *Engine) translated(fx aggregates.Effect) map[string]any {
+// writes its key cell: a guarded write that changes nothing. An append
+// (the row's first write) is completed from canonical state in the
+// columns its older layout did not have or whose value did not convert,
+// so a row is never appended with a blank where the record holds a
+// value (no divergence for anti-entropy to find later).
+func (e *Engine) translated(fx aggregates.Effect) (map[string]any, error) {
 	spec, ok := e.sheet.Schema.Tab(fx.Target.Tab)
 	if e.lay == nil || len(e.lay.eras) < 2 || fx.Values == nil || !ok || (spec.Role != layout.RoleSystem && spec.Role != layout.RoleInput) {
-		return fx.Values
+		return fx.Values, nil
 	}
 	era := e.lay.eraAt(fx.QueuedSeq)
 	out := make(map[string]any, len(fx.Values))
@@ -328,9 +332,39 @@ func (e *Engine) translated(fx aggregates.Effect) map[string]any {
 			out[name] = conv
 		}
 	}
-	if fx.Op == events.OpUpdate && len(out) == 0 {
-		shape, _ := e.reg.Shape(spec.Entity)
-		out[shape.PK] = fx.EntityID
+	switch fx.Op {
+	case events.OpUpdate:
+		if len(out) == 0 {
+			shape, _ := e.reg.Shape(spec.Entity)
+			out[shape.PK] = fx.EntityID
+		}
+	case events.OpAppend:
+		return out, e.completeAppend(spec, fx.EntityID, out)
 	}
-	return out
+	return out, nil
+}
+
+// completeAppend fills the columns of spec that values lacks with the
+// record's canonical values (a record removed since keeps what it has: its
+// delete follows).
+func (e *Engine) completeAppend(spec layout.TabSpec, id string, values map[string]any) error {
+	var missing []string
+	for i, c := range spec.Columns {
+		if _, ok := values[c.Name]; !ok && i != spec.Anchor {
+			missing = append(missing, c.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	canonical, exists, err := e.proj.EntityValues(spec.Entity, id)
+	if err != nil || !exists {
+		return err
+	}
+	for _, name := range missing {
+		if v, ok := canonical[name]; ok {
+			values[name] = v
+		}
+	}
+	return nil
 }
