@@ -188,7 +188,8 @@ type recPop struct {
 }
 
 // Add a field: the System tab gets the column where the declaration puts
-// it, filled from canonical state; the Input tab is untouched.
+// it, filled from canonical state (the records written before read its
+// zero value); the Input tab is untouched.
 func TestSheetLayoutAddAField(t *testing.T) {
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recPop]("Rec"))
@@ -198,7 +199,7 @@ func TestSheetLayoutAddAField(t *testing.T) {
 	r.persist(&recPop{ID: "c", Name: "C", Pop: 1.5})
 	r.passes(10)
 	r.shows("Rec_System", []string{"id", "name", "pop", "notes", anchorCol}, map[string][]string{
-		"a": {"a", "A", "", "", "a"}, "b": {"b", "B", "", "", "b"}, "c": {"c", "C", "1.5", "", "c"}})
+		"a": {"a", "A", "0", "", "a"}, "b": {"b", "B", "0", "", "b"}, "c": {"c", "C", "1.5", "", "c"}})
 	r.shows("Rec_Input", []string{"id", "notes", anchorCol}, map[string][]string{"a": {"a", "", "a"}, "c": {"c", "", "c"}})
 	r.converged()
 }
@@ -811,5 +812,21 @@ func TestI35_AnAppendQueuedUnderTheOldLayoutFillsTheNewColumns(t *testing.T) {
 	r.shows("Rec_Input", []string{"id", "name", "notes", anchorCol}, map[string][]string{
 		"a": {"a", "A", "", "a"}, "b": {"b", "B", "", "b"}, "c": {"c", "C", "n1", "c"}})
 	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"c": {"c", "C", "n1", "c"}})
+	r.converged()
+}
+
+// I35: the records written before a field was added read its zero value,
+// and hold it: a query by that value finds them, and the sheet shows it
+// (not a blank the records do not read).
+func TestI35_ANewFieldsZeroValueIsWhatQueriesAndTheSheetSee(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recPop]("Rec"))
+	got, err := hikoutei.Find[recPop](bg, r.s, hikoutei.Where("pop", 0.0), hikoutei.OrderBy("id"))
+	if err != nil || len(got) != 2 || got[0].ID != "a" || got[1].ID != "b" {
+		t.Fatalf("Find where pop = 0: %v %v", got, err)
+	}
+	r.passes(10)
+	r.shows("Rec_System", []string{"id", "name", "pop", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A", "0", "", "a"}, "b": {"b", "B", "0", "", "b"}})
 	r.converged()
 }
