@@ -830,3 +830,30 @@ func TestI35_ANewFieldsZeroValueIsWhatQueriesAndTheSheetSee(t *testing.T) {
 		"a": {"a", "A", "0", "", "a"}, "b": {"b", "B", "0", "", "b"}})
 	r.converged()
 }
+
+// I35: a tab found already in the current layout while the store waited
+// for its migration (here: the shape changed and changed back before the
+// tab followed) is recovered; a row of a record removed meanwhile that
+// holds a person's unimported cell keeps a guard its delete does not
+// meet, so the row stays for review, the person's value with it.
+func TestI35_ARecoveredTabNeverTakesAPersonsCellAsTheStoresWrite(t *testing.T) {
+	r := newShapeRig(t)
+	if err := r.sheet.Person().Type("Rec_Input", "B3", "keep me"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	u := r.s.Begin()
+	if err := u.Remove(&recV1{ID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "notes", anchorCol}, map[string][]string{"a": {"a", "", "a"}, "b": {"b", "keep me", "b"}})
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		t.Fatalf("the row's delete did not settle as left for review: %v", out)
+	}
+}

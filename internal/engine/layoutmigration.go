@@ -188,7 +188,11 @@ func (e *Engine) recoverTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 }
 
 // recoveredRows are the rows of a recovered tab: canonical state is what
-// each should show; the guards of writes queued before follow them.
+// each should show; the guards of writes queued before follow them. A
+// row of a record that no longer exists has no canonical state: unless it
+// shows exactly the store's last write, it keeps that write's hash, which
+// it does not show, so its delete (and the surplus-row cleanup) never
+// takes a person's cell with it (I21).
 func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events.MigratedRow, error) {
 	spec, _ := e.sheet.Schema.Tab(tab)
 	x, err := e.proj.TabExpectation(tab)
@@ -206,7 +210,11 @@ func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events
 			return nil, err
 		}
 		row := events.MigratedRow{Anchor: r.Anchor, Hash: r.Hash, Before: before}
-		if h := canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals); exists && h != "" && h != r.Hash {
+		h := canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals)
+		if !exists {
+			h = before
+		}
+		if h != "" && h != r.Hash {
 			row.Hash, row.After = h, r.Hash
 		}
 		out = append(out, row)
