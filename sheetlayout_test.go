@@ -857,3 +857,29 @@ func TestI35_ARecoveredTabNeverTakesAPersonsCellAsTheStoresWrite(t *testing.T) {
 		t.Fatalf("the row's delete did not settle as left for review: %v", out)
 	}
 }
+
+// I35: a write of a newer shape (here a migration's output) never merges
+// into a System write still queued under an older one: each is sent in
+// the current layout converted from its own shape, so a retype and its
+// way back (text → float → text) show the record's value, never a marker
+// of a value the column cannot hold.
+func TestI35_AWriteOfANewerShapeNeverMergesIntoOneQueuedUnderAnOlder(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "a", Name: "A", Notes: "n1"}) // queued, not sent
+	r.close()
+	m := hikoutei.Migrate[recV1, recNameFloat]("Rec", "len", func(o recV1) (recNameFloat, error) {
+		return recNameFloat{ID: o.ID, Name: float64(len(o.Name)) + 6, Notes: o.Notes}, nil
+	})
+	s, err := hikoutei.Open(bg, r.dir, hikoutei.Options{Sync: r.sheet.SyncOptions(), NoAdmin: true, Migrations: []hikoutei.Migration{m}},
+		hikoutei.Entity[recNameFloat]("Rec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.s = s
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.passes(10)
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"a": {"a", "7", "n1", "a"}, "b": {"b", "7", "", "b"}})
+	r.converged()
+}
