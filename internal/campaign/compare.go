@@ -22,7 +22,8 @@ type State struct {
 	Review     int                          // Input orphans left for review
 	Quarantine map[string]int               // active quarantine records by reason
 	Excused    int                          // rows that differ, excused by a conflict, quarantine or the caller
-	Blocked    string                       // a tab could not be compared (blocked, missing, empty)
+	Blocked    string                       // why tabs could not be compared (blocked, missing, empty)
+	BlockedTab map[string]bool              // those tabs
 	Drifted    []string                     // tabs blocked by header drift
 	Differ     int                          // rows that differ, not excused
 	Snapshot   error                        // the spreadsheet could not be read
@@ -76,7 +77,8 @@ func EntityTabs(entities ...string) []string {
 }
 
 // Compare reads the tabs of entities (one read of the spreadsheet), then
-// canonical state (want), and compares each tab with it (sheetcheck):
+// canonical state (want), and compares each tab it could read with it
+// (sheetcheck; the others are named in Blocked):
 // rows under an open conflict or active quarantine, and rows extra
 // excuses, are counted as excused; Input rows of removed records whose
 // delete settled as a conflict are left for review (I21) and counted.
@@ -94,16 +96,15 @@ func (t Target) Compare(ctx context.Context, entities []string, want func(contex
 		st.Snapshot = err
 		return st, nil
 	}
+	st.BlockedTab = map[string]bool{}
 	for _, tab := range tabs {
 		if s := snaps[tab]; s.Err != nil || s.Empty {
 			st.Blocked += fmt.Sprintf("%s blocked or empty (%v); ", tab, s.Err)
+			st.BlockedTab[tab] = true
 			if errors.Is(s.Err, sheetsio.ErrHeaderDrift) {
 				st.Drifted = append(st.Drifted, tab)
 			}
 		}
-	}
-	if st.Blocked != "" {
-		return st, nil
 	}
 	w, err := want(ctx)
 	if err != nil {
@@ -116,6 +117,9 @@ func (t Target) Compare(ctx context.Context, entities []string, want func(contex
 	st.Open, st.Quarantine = ex.Open, ex.Quarantine
 	st.Reports = map[string]sheetcheck.Report{}
 	for i, tab := range tabs {
+		if st.BlockedTab[tab] {
+			continue
+		}
 		if err := t.compareTab(&st, snaps[tab], wb, w[entities[i/2]], ex.For(tab, extra)); err != nil {
 			return st, err
 		}
