@@ -883,3 +883,49 @@ func TestI35_AWriteOfANewerShapeNeverMergesIntoOneQueuedUnderAnOlder(t *testing.
 	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"a": {"a", "7", "n1", "a"}, "b": {"b", "7", "", "b"}})
 	r.converged()
 }
+
+type recOnlyName struct {
+	ID   string `hikoutei:"id,pk"`
+	Name string `hikoutei:"name"`
+}
+
+// I35: a field dropped and added again before the tab followed the drop
+// is another field under the same name: the tab, whose header shows the
+// current names, is migrated from the layout it does show — the old
+// column's cells are not the new field's. On the System tab the records
+// show the new field's zero value, not the dropped field's values.
+func TestI35_AFieldDroppedAndAddedAgainIsANewColumnOnTheSystemTab(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recPop]("Rec"))
+	r.persist(&recPop{ID: "a", Name: "A", Pop: 1.5}, &recPop{ID: "b", Name: "B", Pop: 2.5})
+	r.h.Drain(bg)
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec")) // pop dropped; the tab does not follow
+	r.close()
+	r.open(hikoutei.Entity[recPop]("Rec")) // pop added again
+	r.passes(10)
+	r.shows("Rec_System", []string{"id", "name", "pop", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A", "0", "", "a"}, "b": {"b", "B", "0", "", "b"}})
+	r.converged()
+}
+
+// I35: on the Input tab, a person's value typed into the column of a
+// field that is dropped and added again before the tab followed, never
+// imported, is kept in a retired column; the new field's column shows its
+// canonical value.
+func TestI35_AFieldDroppedAndAddedAgainKeepsAPersonsValueRetired(t *testing.T) {
+	r := newShapeRig(t)
+	if err := r.sheet.Person().Type("Rec_Input", "B3", "keep me"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recOnlyName]("Rec")) // notes dropped; the tab does not follow
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec")) // notes added again
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "notes", anchorCol, "notes (retired)"}, map[string][]string{
+		"a": {"a", "", "a"}, "b": {"b", "", "b", "keep me"}})
+	if b, err := hikoutei.Get[recV1](bg, r.s, "b"); err != nil || b.Notes != "" {
+		t.Fatalf("b = %+v %v: the dropped field's value came back", b, err)
+	}
+	r.converged()
+}

@@ -69,16 +69,31 @@ func (l *layoutState) changedAt(tab string) uint64 {
 	return 0
 }
 
-// retyped is the newest older declaration laying tab out with the
-// current names and other kinds (-1: none).
-func (l *layoutState) retyped(cur layout.TabSpec) int {
+// relaid is the newest older declaration laying tab out under the
+// current names with other contents: a column of another kind (a
+// retype), or whose field a later declaration dropped or renamed while
+// another field took its name (a field dropped and added again) (-1:
+// none).
+func (l *layoutState) relaid(cur layout.TabSpec) int {
 	for i := len(l.eras) - 1; i >= 0; i-- {
 		old, ok := l.eras[i].schema.Tab(cur.Name)
-		if ok && slices.Equal(old.Headers(), cur.Headers()) && !sameKinds(old, cur) {
+		if ok && slices.Equal(old.Headers(), cur.Headers()) && (!sameKinds(old, cur) || !l.sameFields(i, old)) {
 			return i
 		}
 	}
 	return -1
+}
+
+// sameFields reports whether every column of spec, as declaration era
+// laid it out, still shows the field of its name.
+func (l *layoutState) sameFields(era int, spec layout.TabSpec) bool {
+	follow := l.follow(spec.Entity, era)
+	for _, c := range spec.Columns {
+		if name, ok := follow(c.Name); !ok || name != c.Name {
+			return false
+		}
+	}
+	return true
 }
 
 func sameKinds(a, b layout.TabSpec) bool {
@@ -90,11 +105,12 @@ func sameKinds(a, b layout.TabSpec) bool {
 // A header is only names: when it shows the current names while the tab
 // waits for its migration (pending: it showed rows before its layout
 // changed), the newest older layout with the same names and other kinds
-// is the one it shows (a retype).
+// or fields is the one it shows (a retype; a field dropped and added
+// again before the tab followed the drop).
 func (l *layoutState) match(cur *layout.Schema, tab string, header []any, pending bool) (era int, spec layout.TabSpec, ok bool) {
 	if spec, ok := cur.Tab(tab); ok {
 		if _, ok := layout.MatchHeader(spec, header); ok {
-			if i := l.retyped(spec); pending && i >= 0 {
+			if i := l.relaid(spec); pending && i >= 0 {
 				old, _ := l.eras[i].schema.Tab(tab)
 				return i, old, true
 			}
