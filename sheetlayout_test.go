@@ -929,3 +929,29 @@ func TestI35_AFieldDroppedAndAddedAgainKeepsAPersonsValueRetired(t *testing.T) {
 	}
 	r.converged()
 }
+
+// I35: a row whose retired column keeps a person's value is never deleted
+// with it: when its record is removed, the row's delete meets the kept
+// value and the row stays for review.
+func TestI35_ARowKeepingARetiredValueIsNotDeletedWithItsRecord(t *testing.T) {
+	r := newShapeRig(t)
+	if err := r.sheet.Person().Type("Rec_Input", "B3", "keep me"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recNoNotes]("Rec"))
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "tag", anchorCol, "notes (retired)"}, map[string][]string{"b": {"b", "", "b", "keep me"}})
+	u := r.s.Begin()
+	if err := u.Remove(&recNoNotes{ID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "tag", anchorCol, "notes (retired)"}, map[string][]string{"a": {"a", "", "a"}, "b": {"b", "", "b", "keep me"}})
+	r.shows("Rec_System", []string{"id", "name", "tag", anchorCol}, map[string][]string{"a": {"a", "A", "", "a"}})
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		t.Fatalf("the row's delete did not settle as left for review: %v", out)
+	}
+}
