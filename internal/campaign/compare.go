@@ -120,21 +120,21 @@ func (t Target) Compare(ctx context.Context, entities []string, want func(contex
 		if st.BlockedTab[tab] {
 			continue
 		}
-		if err := t.compareTab(&st, snaps[tab], wb, w[entities[i/2]], ex.For(tab, extra)); err != nil {
+		if err := t.compareTab(&st, snaps[tab], wb, w[entities[i/2]], ex, extra); err != nil {
 			return st, err
 		}
 	}
 	return st, nil
 }
 
-func (t Target) compareTab(st *State, snap *sheetsio.TabSnapshot, wb *sheetsio.Workbook, want map[string]map[string]any, excused func(string, bool) bool) error {
+func (t Target) compareTab(st *State, snap *sheetsio.TabSnapshot, wb *sheetsio.Workbook, want map[string]map[string]any, ex Excuses, extra func(tab, anchor string) Excuse) error {
 	spec, _ := wb.Schema().Tab(snap.Tab)
-	rep, err := sheetcheck.Tab(snap, spec, want, excused)
+	rep, err := sheetcheck.Tab(snap, spec, want, ex.For(snap.Tab, extra))
 	if err != nil {
 		return err
 	}
 	if spec.Role == layout.RoleInput {
-		if rep.Orphans, err = t.forReview(snap.Tab, rep.Orphans, st); err != nil {
+		if rep.Orphans, err = t.forReview(snap.Tab, rep.Orphans, st, ex); err != nil {
 			return err
 		}
 	}
@@ -144,16 +144,18 @@ func (t Target) compareTab(st *State, snap *sheetsio.TabSnapshot, wb *sheetsio.W
 	return nil
 }
 
-// forReview drops the Input orphans whose delete settled as a conflict:
-// the row carried a person's data, cleanup leaves it for review (I21).
-func (t Target) forReview(tab string, orphans []string, st *State) ([]string, error) {
+// forReview drops the Input orphans left for review (I21): the row
+// carried a person's data, so its delete settled as a conflict, or the
+// poll recorded it as active evidence (an orphan row whose delete was
+// never sent: its entity was removed from the declaration meanwhile).
+func (t Target) forReview(tab string, orphans []string, st *State, ex Excuses) ([]string, error) {
 	var out []string
 	for _, id := range orphans {
 		op, state, err := sheetcheck.LastEffect(t.Store.ReadModelPath(), engine.Of(t.Store).Target(), tab, id)
 		if err != nil {
 			return nil, err
 		}
-		if op == "delete" && state == "conflict" {
+		if (op == "delete" && state == "conflict") || ex.Rows[tab+"/"+id] != ExcusedNot {
 			st.Review++
 			continue
 		}

@@ -125,8 +125,6 @@ func (r *runner) follow(t *transition, migrated bool) {
 	case Rename:
 		from := map[string]string{"title": "name", "name": "title"}[t.field]
 		r.m.renameTyped(itemEntity, from, t.field)
-	case DropUserField, MakeNotEditable:
-		r.ed.forget(itemEntity, t.field)
 	case RemoveEntity:
 		r.m.recs[otherEntity] = map[string]rec{}
 	}

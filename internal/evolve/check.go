@@ -132,7 +132,12 @@ func (r *runner) account() {
 		})
 		for _, e := range r.ed.all {
 			switch {
-			case e.outcome != "" || e.entity != entity:
+			case e.entity != entity:
+			case e.outcome == outRetired && retired[e.value] == "":
+				e.outcome = outLost
+				rows, _ := r.who.p.Displayed(e.tab)
+				r.c.problem(nil, r.run, "a person's value kept in a retired column is gone: %s (the tab shows %q)", e, rows)
+			case e.outcome != "":
 			case retired[e.value] != "":
 				e.outcome = outRetired
 			case review[e.value] != "":
@@ -141,7 +146,7 @@ func (r *runner) account() {
 		}
 	}
 	for _, e := range r.ed.all {
-		if e.outcome == "" {
+		if e.outcome == "" { // (outLost set above was reported there)
 			e.outcome = outLost
 			r.c.problem(nil, r.run, "a person's edit is lost: %s", e)
 		}

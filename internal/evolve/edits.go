@@ -44,9 +44,11 @@ type edits struct {
 	all     []*edit
 	byValue map[string]*edit
 	// pending is the edit of a cell (entity/anchor/field) with no outcome
-	// yet: the person does not type there again before it has one (an
-	// edit typed over before any poll saw it is the person's own, not
-	// the store's to keep).
+	// yet: the person does not type into a column of that name on that
+	// row again before it has one (an edit typed over before any poll saw
+	// it is the person's own, not the store's to keep) — even after its
+	// field left the tab and came back, as the tab may still show the old
+	// column.
 	pending map[string]*edit
 }
 
@@ -81,11 +83,24 @@ func (es *edits) quarantined(tab, anchor string, seq uint64) {
 	}
 }
 
-// forget lets the person type into field's cells again (the field left
-// the Input tab: its pending edits stay to be accounted for).
-func (es *edits) forget(entity, field string) {
+// settleKept gives the pending edits of tab whose value a retired column
+// of the tab shows (rows as a person sees them) that outcome: their
+// cells may be typed into again.
+func (es *edits) settleKept(tab string, rows [][]string) {
+	if len(rows) == 0 {
+		return
+	}
+	retired := map[string]bool{}
+	for _, row := range rows[1:] {
+		for c, v := range row {
+			if c < len(rows[0]) && layout.IsRetired(rows[0][c]) && v != "" {
+				retired[v] = true
+			}
+		}
+	}
 	for k, e := range es.pending {
-		if e.entity == entity && e.field == field {
+		if e.tab == tab && retired[e.value] {
+			e.outcome = outRetired
 			delete(es.pending, k)
 		}
 	}
@@ -112,7 +127,7 @@ func (p *person) text(f field) string {
 // typeInto types a new value into field f of a row of tab whose anchor
 // ok accepts, as the tab shows now. It returns the anchor and the value
 // ("" when it typed nothing: no such column or row).
-func (p *person) typeInto(tab string, f field, ok func(anchor string) bool) (string, string) {
+func (p *person) typeInto(tab string, f field, ok func(anchor string, rows [][]string) bool) (string, string) {
 	rows, err := p.p.Displayed(tab)
 	if err != nil || len(rows) < 2 {
 		return "", ""
@@ -123,7 +138,7 @@ func (p *person) typeInto(tab string, f field, ok func(anchor string) bool) (str
 	}
 	var cands []int
 	for i, row := range rows[1:] {
-		if a < len(row) && row[a] != "" && ok(row[a]) {
+		if a < len(row) && row[a] != "" && ok(row[a], rows) {
 			cands = append(cands, i+1)
 		}
 	}

@@ -242,7 +242,8 @@ func (r *runner) userField() (*shape, field, bool) {
 // anchor ("" when nothing was typed).
 func (r *runner) typeEdit(sh *shape, f field, closed bool) string {
 	tab := layout.InputTabName(sh.entity)
-	anchor, v := r.who.typeInto(tab, f, func(anchor string) bool {
+	anchor, v := r.who.typeInto(tab, f, func(anchor string, rows [][]string) bool {
+		r.ed.settleKept(tab, rows)
 		_, live := r.m.recs[sh.entity][anchor]
 		return live && r.ed.pending[cellKey(sh.entity, anchor, f.name)] == nil
 	})
