@@ -11,7 +11,7 @@ BENCHTIME ?= 1s
 # Extra flags of the bench runner, e.g. BENCHFLAGS='-count 5 -backfills 2'.
 BENCHFLAGS ?=
 
-.PHONY: test lint bench fuzz tidy crash storage converge demo
+.PHONY: test lint bench fuzz tidy crash storage operator converge demo
 
 ## demo: the whole product on the OpenFlights airports (see README).
 demo:
@@ -25,7 +25,7 @@ demo:
 test:
 	$(GO) vet $(PKGS)
 	$(GO) vet $(FAILPOINTS) $(PKGS)
-	$(GO) test -race -count=1 $(FAILPOINTS) $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(FAILPOINTS) $(PKGS)
 	$(GO) test -race -count=1 -run '^TestRepro12_' $(PKGS)
 	$(GO) test -count=1 -run '^TestScale|^TestC09' $(PKGS)
 
@@ -61,7 +61,10 @@ fuzz:
 ## The workload includes conflict resolutions of both kinds (keep system,
 ## use sheet). The last line is "crash: runs=N lost=0 duplicates=0
 ## mismatches=0" followed by the resolution counts
-## (resolved_keep_system=K resolved_use_sheet=U resolutions_unapplied=S).
+## (resolved_keep_system=K resolved_use_sheet=U resolutions_unapplied=S)
+## and the NATS event mirror every run writes to (I36): after quiescence
+## its stream must hold every record up to the log's head and verify
+## (mirror_head=H log_head=H; anything else is a mismatch).
 ## The binary is built with failpoints (a release build refuses to run it).
 CRASH_KILLS ?= 200
 CRASH_SEED  ?= 1
@@ -79,13 +82,33 @@ storage:
 	$(GO) build $(FAILPOINTS) -o $${TMPDIR:-/tmp}/hikoutei-storage ./cmd/hikoutei
 	$${TMPDIR:-/tmp}/hikoutei-storage crash storage --runs $(STORAGE_RUNS) --seed $(CRASH_SEED)
 
+## operator: the operator campaign (issue 29): OPERATOR_RUNS seeded runs,
+## each one act of an operator's — backup, restore, salvage, replay or
+## audit (also audit --at, audit verify) pointed at a path of one class:
+## its own store, another store, a running store (a child process that
+## commits all along), a file inside a store, a FIFO, /dev/zero, a
+## symbolic link, or a fresh path; run to its end, or interrupted by
+## SIGPIPE (its output closed after one line), SIGINT or kill -9; now and
+## then the running store itself is killed with kill -9 (status and poll
+## must say no process holds it). Checks: no acknowledged commit lost in
+## any store (every 25 runs and at the end), no copy of a log or read
+## model left in the command's TMPDIR or written into a store directory,
+## every refusal a typed code, no panic. The last line is
+## "operator: runs=N acked_lost=0 leaks=0 untyped=0 panics=0".
+OPERATOR_RUNS ?= 300
+operator:
+	$(GO) build -o $${TMPDIR:-/tmp}/hikoutei-operator ./cmd/hikoutei
+	$${TMPDIR:-/tmp}/hikoutei-operator crash operator --runs $(OPERATOR_RUNS) --seed $(CRASH_SEED)
+
 ## converge: the damage campaign (issue 16): CONVERGE_RUNS seeded runs, each a
 ## store syncing to the emulator over HTTP with its workers running, while a
 ## person deletes and clears tabs, deletes and edits rows, renames header
 ## cells, replaces the spreadsheet, and the store restarts or switches
 ## spreadsheet; after damage stops the sheet must equal canonical state
-## within two reconciliation periods (plus a stated margin).
-## The last line is "converge: runs=N diverged_after_quiescence=0 duplicates=0 lost=0".
+## within two reconciliation periods (plus a stated margin), and the NATS
+## event mirror each store writes to must hold every record up to the
+## log's head and verify (I36).
+## The last line is "converge: runs=N diverged_after_quiescence=0 duplicates=0 lost=0 mirror_at_log_head=N/N".
 CONVERGE_RUNS ?= 60
 CONVERGE_SEED ?= 1
 converge:

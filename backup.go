@@ -17,7 +17,8 @@ type BackupInfo = events.BackupInfo
 // (one that must grow the file waits for the copy). out gets mode 0600
 // and is written beside its name, synced and then linked (renamed over an
 // existing file only with force). Errors: ErrBackupTarget (out is inside
-// the store directory, a directory, or exists without force),
+// any store directory — ErrTargetInsideStore too —, is not a regular file,
+// or exists without force),
 // ErrStoreClosed, ctx's, I/O errors. `hikoutei restore` rebuilds a store
 // directory from the file.
 func (s *Store) Backup(ctx context.Context, out string, force bool) (BackupInfo, error) {

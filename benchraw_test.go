@@ -41,7 +41,7 @@ func rawEntityOf(d *EntityDef, v reflect.Value) (rawEntity, error) {
 	if err != nil {
 		return rawEntity{}, err
 	}
-	vals, err := d.values(v)
+	vals, err := d.values(v, id)
 	if err != nil {
 		return rawEntity{}, err
 	}

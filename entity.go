@@ -210,14 +210,16 @@ func validKey(id string) error {
 	return nil
 }
 
-// values returns every non-key field of v as canonical values.
-// Errors: ErrInvalidValue naming the field.
-func (d EntityDef) values(v reflect.Value) (map[string]any, error) {
+// values returns every non-key field of v, the record with key id, as
+// canonical values. Errors: ErrInvalidValue naming the record's key and
+// the field (`invalid_field_value: Airport "LAX".lat: canonical_non_finite`;
+// never the value).
+func (d EntityDef) values(v reflect.Value, id string) (map[string]any, error) {
 	out := make(map[string]any, len(d.fields))
 	for _, f := range d.fields {
 		cv, err := canonicalField(v.FieldByIndex(f.index), f.kind)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s.%s: %w", ErrInvalidValue, d.name, f.name, err)
+			return nil, fmt.Errorf("%w: %s %q.%s: %w", ErrInvalidValue, d.name, id, f.name, err)
 		}
 		out[f.name] = cv
 	}

@@ -122,9 +122,9 @@ var (
 	// outside the log: sequence 0, a sequence past the head, or a time
 	// before the first record's.
 	ErrAsOfOutOfRange = engine.ErrAsOfOutOfRange
-	// ErrStandby: the store is a warm standby of a replicated store: it
-	// serves reads; its primary takes the commits (README "Replicated
-	// mode").
+	// ErrStandby (replication_standby): the store is a warm standby of a
+	// replicated store: it serves reads; its primary takes the commits
+	// (README "Replicated mode").
 	ErrStandby = engine.ErrStandby
 	// ErrReplicationFenced: in replicated mode, another primary took the
 	// store over: this store's commits are refused by the stream (and by
@@ -157,6 +157,17 @@ var (
 	// record, page or chain link in log.db; the store reads, but refuses
 	// every commit until the log is repaired (hikoutei doctor, salvage).
 	ErrLogDamaged = engine.ErrLogDamaged
+	// ErrLogFileReplaced (log_file_replaced): the store directory's
+	// log.db is no longer the file the running store has open (replaced,
+	// renamed away or removed under it), found within one heartbeat or at
+	// the next commit: every commit is refused from then on (Health's
+	// Local), since nothing appended to the open file would be found at
+	// the path again.
+	ErrLogFileReplaced = events.ErrLogFileReplaced
+	// ErrMirrorBehind (nats_mirror_behind) is Health.Mirror's code when the
+	// NATS event mirror has not received a committed record for longer
+	// than its bound (NATSOptions.MirrorLagBound; *MirrorLagError).
+	ErrMirrorBehind = engine.ErrMirrorBehind
 	// ErrSyncDiverged (sync_diverged) is Health.Sync's code when the last
 	// reconciliation found rows that differ from canonical state.
 	ErrSyncDiverged = engine.ErrSyncDiverged
@@ -205,6 +216,12 @@ var (
 	// ErrInvalidSubscription (invalid_subscription): an empty or
 	// over-long subscription name, a nil handler, a negative batch size.
 	ErrInvalidSubscription = engine.ErrInvalidSubscription
+	// ErrSubscriptionCheckpoint (subscription_checkpoint_invalid): a
+	// subscription's durable checkpoint is past the log head or negative
+	// (a changed or damaged read model): Subscribe refuses to run it
+	// rather than skip events, SubscriptionStatus.Err and `hikoutei
+	// subscriptions` report it, and doctor fails on it.
+	ErrSubscriptionCheckpoint = engine.ErrSubscriptionCheckpoint
 	// ErrQuarantineNotFound (quarantine_entry_not_found): no quarantine
 	// record has that id.
 	ErrQuarantineNotFound = projector.ErrQuarantineEntryNotFound
@@ -252,9 +269,16 @@ var (
 	// (refused even when forced: only the store writes its own files).
 	ErrReplayTargetInStore = engine.ErrReplayTargetInStore
 	// ErrBackupTarget (backup_target_invalid): a backup target is inside
-	// the store directory, is a directory, or exists and replacing it was
-	// not forced.
+	// a store directory (any store's; ErrTargetInsideStore too), is not a
+	// regular file (a directory, device, FIFO, socket or symbolic link),
+	// or exists and replacing it was not forced.
 	ErrBackupTarget = events.ErrBackupTarget
+	// ErrTargetInsideStore (target_inside_store): a command's output (a
+	// backup, a restored or salvaged store, a replayed read model, a
+	// scratch copy) would be written inside a store directory: one that
+	// holds a log.db, lease.toml or read.sqlite, or below it. A store's
+	// directory is written only by that store.
+	ErrTargetInsideStore = events.ErrTargetInsideStore
 	// ErrBackupCorrupt (backup_corrupt): a backup fails verification; the
 	// error names the sequence (*events.CorruptRecordError,
 	// *events.LogCorruptError).
@@ -262,6 +286,10 @@ var (
 	// ErrRestoreTarget (restore_target_not_empty): a restore target
 	// directory exists and holds something.
 	ErrRestoreTarget = events.ErrRestoreTarget
+	// ErrRestoreSource (restore_source_invalid): `restore --from` names a
+	// file that is not a regular one (a FIFO, a device, a directory) or
+	// cannot be opened; it is refused before anything is copied.
+	ErrRestoreSource = events.ErrRestoreSource
 	// ErrInvalidInterval: an interval variable (polling, full scan, rate
 	// limit) is not a plain positive decimal integer of milliseconds; it
 	// comes wrapped in ErrSyncStartup.

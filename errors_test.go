@@ -2,6 +2,7 @@ package hikoutei_test
 
 import (
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -35,17 +36,17 @@ var rootSentinels = map[string]error{
 	"ErrReplicationFenced": hikoutei.ErrReplicationFenced, "ErrReplicationTakeoverFailed": hikoutei.ErrReplicationTakeoverFailed,
 	"ErrReplicationNoPrimaryYet": hikoutei.ErrReplicationNoPrimaryYet, "ErrLeaseHeld": hikoutei.ErrLeaseHeld,
 	"ErrStaleWriterFence": hikoutei.ErrStaleWriterFence, "ErrNotAStore": hikoutei.ErrNotAStore,
-	"ErrSyncStartup": hikoutei.ErrSyncStartup, "ErrSyncBlocked": hikoutei.ErrSyncBlocked, "ErrSyncNotProvisioned": hikoutei.ErrSyncNotProvisioned, "ErrLogDamaged": hikoutei.ErrLogDamaged, "ErrSyncDiverged": hikoutei.ErrSyncDiverged,
+	"ErrSyncStartup": hikoutei.ErrSyncStartup, "ErrSyncBlocked": hikoutei.ErrSyncBlocked, "ErrSyncNotProvisioned": hikoutei.ErrSyncNotProvisioned, "ErrLogDamaged": hikoutei.ErrLogDamaged, "ErrMirrorBehind": hikoutei.ErrMirrorBehind, "ErrLogFileReplaced": hikoutei.ErrLogFileReplaced, "ErrTargetInsideStore": hikoutei.ErrTargetInsideStore, "ErrSyncDiverged": hikoutei.ErrSyncDiverged,
 	"ErrConflictOpen": hikoutei.ErrConflictOpen, "ErrConflictNotFound": hikoutei.ErrConflictNotFound,
 	"ErrAckStale": hikoutei.ErrAckStale, "ErrAckRejected": hikoutei.ErrAckRejected, "ErrConflictNotOpen": hikoutei.ErrConflictNotOpen,
 	"ErrConflictStale": hikoutei.ErrConflictStale, "ErrConflictBlocked": hikoutei.ErrConflictBlocked,
 	"ErrCommandIDReused": hikoutei.ErrCommandIDReused, "ErrInvalidResolution": hikoutei.ErrInvalidResolution,
 	"ErrSubscriptionHandler": hikoutei.ErrSubscriptionHandler, "ErrSubscriptionPanic": hikoutei.ErrSubscriptionPanic,
-	"ErrSubscriptionActive": hikoutei.ErrSubscriptionActive, "ErrInvalidSubscription": hikoutei.ErrInvalidSubscription,
+	"ErrSubscriptionActive": hikoutei.ErrSubscriptionActive, "ErrInvalidSubscription": hikoutei.ErrInvalidSubscription, "ErrSubscriptionCheckpoint": hikoutei.ErrSubscriptionCheckpoint,
 	"ErrQuarantineNotFound": hikoutei.ErrQuarantineNotFound, "ErrQuarantineNotDismissable": hikoutei.ErrQuarantineNotDismissable,
 	"ErrReplayGap": hikoutei.ErrReplayGap, "ErrReplayTarget": hikoutei.ErrReplayTarget,
 	"ErrReplayTargetInStore": hikoutei.ErrReplayTargetInStore, "ErrBackupTarget": hikoutei.ErrBackupTarget,
-	"ErrBackupCorrupt": hikoutei.ErrBackupCorrupt, "ErrRestoreTarget": hikoutei.ErrRestoreTarget,
+	"ErrBackupCorrupt": hikoutei.ErrBackupCorrupt, "ErrRestoreTarget": hikoutei.ErrRestoreTarget, "ErrRestoreSource": hikoutei.ErrRestoreSource,
 	"ErrInvalidInterval": hikoutei.ErrInvalidInterval, "ErrInvalidNATSURL": hikoutei.ErrInvalidNATSURL,
 	"ErrFailpointsNotCompiled": hikoutei.ErrFailpointsNotCompiled, "ErrFailpointUnknown": hikoutei.ErrFailpointUnknown,
 	"ErrFailpointSpecInvalid": hikoutei.ErrFailpointSpecInvalid,
@@ -163,5 +164,17 @@ func TestStoreLockedMatchesTheRootSentinel(t *testing.T) {
 	}
 	if !errors.Is(err, hikoutei.ErrStoreLocked) {
 		t.Fatalf("second Open: %v; want it to match hikoutei.ErrStoreLocked", err)
+	}
+}
+
+// R2, the class: every sentinel of the root package is its own stable
+// code for ErrorCode (what /healthz, metrics and traces carry), however it
+// is wrapped: a code ErrorCode cannot recognise (e.g. one without an
+// underscore) would be reported as "error".
+func TestR2_EverySentinelIsItsOwnErrorCode(t *testing.T) {
+	for name, err := range rootSentinels {
+		if got := hikoutei.ErrorCode(fmt.Errorf("%w: detail", err)); got != err.Error() {
+			t.Errorf("%s: ErrorCode = %q, want %q", name, got, err.Error())
+		}
 	}
 }

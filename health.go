@@ -32,15 +32,38 @@ type Health struct {
 	Integrity error
 	// Mirror is the NATS event mirror's last failure, with its stable code
 	// (e.g. nats_mirror_foreign_record: a record in the stream that this
-	// store did not write; nats_unavailable). Commits never depend on it.
+	// store did not write; nats_unavailable), or, when it has not failed,
+	// nats_mirror_behind (ErrMirrorBehind, *MirrorLagError) once the
+	// oldest committed record it does not hold has waited longer than its
+	// bound (NATSOptions.MirrorLagBound): never ok past the bound (I36).
+	// Nil when the mirror is off or within its bound. Commits never depend
+	// on it.
 	Mirror error
+	// MirrorLag is how far the mirror trails the log, in records and
+	// seconds (nil when the mirror is off).
+	MirrorLag *MirrorLag
 	// Replication is a replicated store's role (nil when not replicated):
 	// primary, standby (Local is ErrStandby: it serves reads, its
 	// primary takes the commits) or fenced (another primary took over;
 	// Local is ErrReplicationFenced), with the lease epoch and the last
 	// stream commit the store holds.
 	Replication *ReplicationHealth
+	// Admin: the administrative channel cannot accept connections now
+	// (admin_accept_failed, wrapping the cause: e.g. too many open files
+	// in the process). It retries with a backoff and recovers by itself
+	// once the resource is back; commits never depend on it.
+	Admin error
 }
+
+// MirrorLag is how far the NATS event mirror trails the log: the last
+// record the stream is known to hold, the log's head, the records it does
+// not hold yet and how long the oldest of them has waited, and the bound
+// past which Health.Mirror is nats_mirror_behind.
+type MirrorLag = engine.MirrorLag
+
+// MirrorLagError is Health.Mirror when the mirror trails past its bound
+// (it wraps ErrMirrorBehind).
+type MirrorLagError = engine.MirrorLagError
 
 // ReplicationHealth is a replicated store's role, lease epoch and the
 // last stream commit it holds.
@@ -58,7 +81,13 @@ const (
 
 // Health reports the store's current health from local state only: it
 // answers while the spreadsheet hangs (it never waits on the network).
-func (s *Store) Health() Health { return Health(s.e.Health()) }
+func (s *Store) Health() Health {
+	h := Health(s.e.Health())
+	if s.adm != nil {
+		h.Admin = s.adm.AcceptErr()
+	}
+	return h
+}
 
 // SyncHealth is the sync health of one spreadsheet (see README "Sync
 // health"): State, the reason when blocked, pending effects and the age
@@ -70,6 +99,15 @@ type SyncHealth = engine.SyncHealth
 
 // TabHealth is the sync health of one tab.
 type TabHealth = engine.TabHealth
+
+// SyncWarning is a finding sync health reports without failing, e.g.
+// ReasonChainHeadAhead.
+type SyncWarning = engine.SyncWarning
+
+// ReasonChainHeadAhead is the warning a dispatch raises when the
+// spreadsheet's chain_head cell showed a head past the log's (someone
+// typed it; the dispatch rewrote it with the log's head).
+const ReasonChainHeadAhead = engine.ReasonChainHeadAhead
 
 // SyncState is a sync health state.
 type SyncState = engine.SyncState

@@ -89,7 +89,7 @@ func (d *EntityDef) record(v reflect.Value) (string, map[string]any, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("the new record is invalid: %w", err)
 	}
-	values, err := d.values(v)
+	values, err := d.values(v, key)
 	if err != nil {
 		return "", nil, fmt.Errorf("the new record is invalid: %w", err)
 	}

@@ -955,3 +955,159 @@ func TestI35_ARowKeepingARetiredValueIsNotDeletedWithItsRecord(t *testing.T) {
 		t.Fatalf("the row's delete did not settle as left for review: %v", out)
 	}
 }
+
+type recNameWasTitle struct {
+	ID    string `hikoutei:"id,pk"`
+	Name  string `hikoutei:"name,was=title"`
+	Notes string `hikoutei:"notes,user"`
+}
+
+// noFailedWrites fails the test when a write failed (row_hash_mismatch
+// and the like): every queued write must land, before any anti-entropy
+// pass corrects what it left.
+func (r *shapeRig) noFailedWrites() {
+	r.t.Helper()
+	if out := r.h.Outbox(); out["failed"] != 0 || out["pending"] != 0 {
+		r.t.Fatalf("outbox after the passes: %v", out)
+	}
+}
+
+// A field renamed and renamed back before the sheet followed: the tab's
+// header shows the current layout, which means what the older one did;
+// the write queued meanwhile lands (it is not taken for a row a person
+// changed).
+func TestSheetLayoutRenamedBackBeforeTheSheetFollowed(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTitleWas]("Rec"))
+	r.persist(&recTitleWas{ID: "a", Title: "A2"})
+	r.close()
+	r.open(hikoutei.Entity[recNameWasTitle]("Rec"))
+	r.passes(10)
+	r.noFailedWrites()
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A2", "", "a"}, "b": {"b", "B", "", "b"}})
+	r.converged()
+}
+
+type recTitlePopWas struct {
+	ID    string  `hikoutei:"id,pk"`
+	Title string  `hikoutei:"title,was=name"`
+	Pop   float64 `hikoutei:"pop"`
+	Notes string  `hikoutei:"notes,user"`
+}
+
+// The migration's batchUpdate lands but its response is lost while a
+// write of the old layout waits: the store finds the tab in the current
+// layout (a recovered migration) and the queued write still lands,
+// guarded by what the row shows.
+func TestSheetLayoutMigrationResponseLostWithAWriteQueued(t *testing.T) {
+	for name, def := range map[string]hikoutei.EntityDef{"rename": hikoutei.Entity[recTitleWas]("Rec"),
+		"rename and add": hikoutei.Entity[recTitlePopWas]("Rec")} {
+		t.Run(name, func(t *testing.T) {
+			r := newShapeRig(t)
+			r.open(hikoutei.Entity[recV1]("Rec"))
+			r.persist(&recV1{ID: "a", Name: "A2"})
+			r.close()
+			r.open(def)
+			r.sheet.Emulator.ScriptFaults(emulator.Fault{Kind: emulator.FaultApplyThenDrop, Match: emulator.MatchWrites})
+			r.h.Dispatch(bg) // the batchUpdate lands, its response is lost
+			r.close()
+			r.open(def)
+			r.passes(10)
+			r.noFailedWrites()
+			recovered := false
+			for ev, err := range r.s.Events(bg, 1) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p, ok := ev.Payload.(events.SheetLayoutMigrated); ok && p.Recovered {
+					recovered = true
+				}
+			}
+			if !recovered {
+				t.Fatal("no recovered migration: the test does not test it")
+			}
+			got, err := r.sheet.Person().Displayed("Rec_System")
+			if err != nil || len(got) < 2 || got[1][1] != "A2" {
+				t.Fatalf("Rec_System: %q %v", got, err)
+			}
+			r.converged()
+		})
+	}
+}
+
+// A field dropped and added again before the sheet followed: the column
+// the tab shows under that name holds the dropped field's values, not the
+// new field's; the tab is migrated (the old column out, the new one in,
+// filled from canonical state), never taken as showing the current
+// layout.
+func TestSheetLayoutDroppedAndAddedAgainBeforeTheSheetFollowed(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recNoName]("Rec"))
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	if got, err := hikoutei.Get[recV1](bg, r.s, "a"); err != nil || got.Name != "" {
+		t.Fatalf("a = %+v %v (the field added again starts empty)", got, err)
+	}
+	if th := r.tabHealth("Rec_System"); th.State != hikoutei.SyncMigrating {
+		t.Fatalf("Rec_System before its migration: %+v", th)
+	}
+	r.passes(10)
+	r.noFailedWrites()
+	if th := r.tabHealth("Rec_System"); th.State != hikoutei.SyncOK {
+		t.Fatalf("Rec_System after the passes: %+v", th)
+	}
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "", "", "a"}, "b": {"b", "", "", "b"}})
+	r.converged()
+}
+
+type recRankUserInt struct {
+	ID   string `hikoutei:"id,pk"`
+	Name string `hikoutei:"name"`
+	Rank int64  `hikoutei:"rank,user"`
+}
+
+type recRankUserFloat struct {
+	ID   string  `hikoutei:"id,pk"`
+	Name string  `hikoutei:"name"`
+	Rank float64 `hikoutei:"rank,user"`
+}
+
+// I35: a person's edit of a user field that is then retyped (int →
+// float), made against the old layout, is an edit, never a conflict with
+// a change the system did not make: 7, an int, is accepted by the poll
+// under the old layout; 2.5, not an int there, is quarantined, and the
+// next full scan, reading the column as a float, accepts it.
+func TestI35_EditOfAUserFieldRetypedAfterwardsIsAnEdit(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recRankUserInt]("Rec"))
+	r.persist(&recRankUserInt{ID: "a", Name: "A", Rank: 1}, &recRankUserInt{ID: "b", Name: "B", Rank: 2})
+	r.h.Drain(bg)
+	r.close()
+	if err := r.sheet.Person().Type("Rec_Input", "B2", "7"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.sheet.Person().Type("Rec_Input", "B3", "2.5"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recRankUserFloat]("Rec"))
+	r.passes(10)
+	rank := func(id string, want float64) {
+		t.Helper()
+		if open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen); err != nil || len(open) != 0 {
+			t.Fatalf("open conflicts: %+v %v", open, err)
+		}
+		if got, err := hikoutei.Get[recRankUserFloat](bg, r.s, id); err != nil || got.Rank != want {
+			t.Fatalf("%s = %+v %v, want rank %v", id, got, err, want)
+		}
+	}
+	rank("a", 7)
+	if _, err := r.h.FullScan(bg); err != nil {
+		t.Fatal(err)
+	}
+	rank("b", 2.5)
+	r.passes(3)
+	r.shows("Rec_System", []string{"id", "name", "rank", anchorCol}, map[string][]string{"a": {"a", "A", "7", "a"}, "b": {"b", "B", "2.5", "b"}})
+	r.converged()
+}

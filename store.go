@@ -262,7 +262,18 @@ type NATSOptions struct {
 	// MirrorStream and MirrorSubject override the stream name
 	// ("HIKOUTEI_<STORE>") and subject ("hikoutei.<store>.events").
 	MirrorStream, MirrorSubject string
+	// MirrorLagBound is how long the oldest committed record may wait
+	// for the mirror before Health.Mirror is not ok (nats_mirror_behind;
+	// default DefaultMirrorLagBound). Every commit, whoever made it
+	// (the application, the poller, the dispatcher, a resolution),
+	// nudges the mirror (I36).
+	MirrorLagBound time.Duration
 }
+
+// DefaultMirrorLagBound is the default NATSOptions.MirrorLagBound: twice
+// the mirror's longest wait between two attempts after a failure (30 s),
+// so one failed attempt and its retry fit in it.
+const DefaultMirrorLagBound = engine.DefaultMirrorLagBound
 
 // Store is an open store directory: the fenced log, the single writer and
 // the SQLite read model. Safe for concurrent use.
@@ -421,7 +432,8 @@ func engineConfig(o Options) (engine.Config, error) {
 	if n := o.NATS; n != nil {
 		c.NATS = &engine.NATSConfig{Disabled: n.Disabled, Store: n.Store, URL: n.URL, CredsFile: n.CredsFile, NkeyFile: n.NkeyFile,
 			TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile, Listen: n.Listen, ListenNkeys: n.ListenNkeys,
-			ListenNoAuth: n.ListenNoAuth, IncludeValues: n.IncludeValues, Mirror: n.Mirror, MirrorStream: n.MirrorStream, MirrorSubject: n.MirrorSubject}
+			ListenNoAuth: n.ListenNoAuth, IncludeValues: n.IncludeValues, Mirror: n.Mirror, MirrorStream: n.MirrorStream, MirrorSubject: n.MirrorSubject,
+			MirrorLagBound: n.MirrorLagBound}
 	}
 	c.NATSServer = o.NATSServer
 	if r := o.Replication; r != nil {

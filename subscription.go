@@ -146,6 +146,11 @@ func subscribeConfig(c engine.Subscribe, opts []SubscribeOption) engine.Subscrib
 // (see Subscribe).
 type SubscriptionError = engine.SubscriptionError
 
+// SubscriptionCheckpointError is a subscription checkpoint the log
+// cannot have written: negative, or past the log head (see
+// ErrSubscriptionCheckpoint).
+type SubscriptionCheckpointError = engine.SubscriptionCheckpointError
+
 // SubscriptionStatus is a named subscription's durable checkpoint and
 // lag.
 type SubscriptionStatus struct {
@@ -155,6 +160,10 @@ type SubscriptionStatus struct {
 	Checkpoint uint64 // the last event recorded as handled
 	Lag        uint64 // events committed after the checkpoint
 	Running    bool   // a Subscribe of this name runs in this process
+	// Err is set when the checkpoint is one the log cannot have written
+	// (past the log head, or negative: ErrSubscriptionCheckpoint);
+	// Subscribe then refuses to run it instead of skipping events.
+	Err error
 }
 
 // Subscriptions lists the subscriptions the store records, by name.
@@ -163,7 +172,7 @@ func (s *Store) Subscriptions(ctx context.Context) ([]SubscriptionStatus, error)
 	rows, err := s.e.Subscriptions(ctx)
 	out := make([]SubscriptionStatus, len(rows))
 	for i, r := range rows {
-		out[i] = SubscriptionStatus{Name: r.Name, Mode: string(r.Mode), Checkpoint: r.Checkpoint, Lag: r.Lag, Running: r.Running}
+		out[i] = SubscriptionStatus{Name: r.Name, Mode: string(r.Mode), Checkpoint: r.Checkpoint, Lag: r.Lag, Running: r.Running, Err: r.Err}
 	}
 	return out, err
 }

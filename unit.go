@@ -136,7 +136,7 @@ func (u *Unit) commands() ([]engine.Command, error) {
 			return nil, fmt.Errorf("%w: %s %q changed to %q after Persist", ErrPrimaryKeyChanged, op.def.name, op.id, id)
 		}
 		if !op.remove {
-			vals, err := op.def.values(op.ptr.Elem())
+			vals, err := op.def.values(op.ptr.Elem(), op.id)
 			if err != nil {
 				return nil, err
 			}

@@ -24,8 +24,47 @@ func Correction(e Effect, values map[string]any, exists bool, columns []string) 
 	default:
 		q.Op, q.Values = events.OpUpdate, pick(columns, values)
 	}
-	return q, true
+	// A write of no cell is refused by the provider (invalid_op), and its
+	// correction would be the same write: reconciliation would supersede
+	// one by the next forever. Nothing to write is no write.
+	return q, q.Op == events.OpDelete || len(q.Values) > 0
 }
+
+// ConflictRowCorrection decides the effect that makes the Sync_Conflicts
+// row of a terminal failed effect e show what the store last meant it to
+// show (I10): the cells every effect of the row wrote or meant to write,
+// in order (rowFx, e included: its OPEN append, value refreshes, a
+// rejection's reason, the RESOLVED update), all but the person's choice
+// cell (choiceColumn, left as it is). A row that differs from what the
+// store wrote (a person edited a cell: row_hash_mismatch) is rewritten
+// whole, by CAS on the row the failure observed, so an edit made since is
+// never overwritten (the correction then fails and is corrected again from
+// what it observed); a row that is gone (anchor_not_found) is appended
+// again. A failure that observed no row for another reason queues the
+// update guarded by no row: it fails with the row it finds, whose
+// correction then writes. ok is false when the row's effects wrote
+// nothing to fold (then nothing can be written, and nothing is queued:
+// never a write that fails the same way again).
+func ConflictRowCorrection(e Effect, rowFx []Effect, choiceColumn string) (Queue, bool) {
+	values := map[string]any{}
+	for _, fx := range rowFx {
+		if fx.Op == events.OpDelete {
+			continue // a copy's removal: the row itself stays
+		}
+		for k, v := range fx.Values {
+			values[k] = v
+		}
+	}
+	delete(values, choiceColumn)
+	q := Queue{Target: e.Target, Entity: e.Entity, ID: e.EntityID, ExpectedHash: e.ObservedHash, Op: events.OpUpdate, Values: values}
+	if e.ObservedHash == "" && e.LastCode == CodeAnchorNotFound {
+		q.Op = events.OpAppend
+	}
+	return q, len(values) > 0
+}
+
+// CodeAnchorNotFound is the failure code of a write whose row is gone.
+const CodeAnchorNotFound = "anchor_not_found"
 
 func pick(columns []string, vals map[string]any) map[string]any {
 	out := map[string]any{}

@@ -132,3 +132,39 @@ func TestI28_DecideFoldSupersedesOnlyPendingEffectsBehindAReplacedTerminalFailur
 		}
 	}
 }
+
+// F5: a correction never queues a write of no cell (the provider refuses
+// it, invalid_op, and its correction would be the same write, forever);
+// a Sync_Conflicts row's correction writes what the row's effects wrote,
+// in order (the OPEN append, then the RESOLVED update), but the person's
+// choice cell: a full-row CAS update over the row the failure observed,
+// an append when the row is gone, nothing when nothing was written.
+func TestF5_CorrectionsNeverWriteNoCellAndAConflictRowIsRewrittenWhole(t *testing.T) {
+	if _, ok := Correction(terminalHead("seen"), map[string]any{"x": "1"}, true, []string{"name"}); ok {
+		t.Fatal("a correction of no cell was queued")
+	}
+	row := Target{Spreadsheet: "s", Tab: "Sync_Conflicts", Anchor: "cf1", Binding: "b"}
+	opened := Effect{ID: "fx1", Target: row, StreamSeq: 1, Op: events.OpAppend, State: EffectApplied,
+		Values: map[string]any{"conflict_id": "cf1", "system_value": "sys", "status": "OPEN"}}
+	resolved := Effect{ID: "fx2", Target: row, StreamSeq: 2, Op: events.OpUpdate, State: EffectFailed, Terminal: true,
+		LastCode: "row_hash_mismatch", ObservedHash: "edited", Values: map[string]any{"status": "RESOLVED", "resolution_result": "keep system", "resolution": ""}}
+	copyRemoved := Effect{ID: "fx3", Target: row, StreamSeq: 3, Op: events.OpDelete, State: EffectApplied}
+	q, ok := ConflictRowCorrection(resolved, []Effect{opened, resolved, copyRemoved}, "resolution")
+	want := map[string]any{"conflict_id": "cf1", "system_value": "sys", "status": "RESOLVED", "resolution_result": "keep system"}
+	if !ok || q.Op != events.OpUpdate || q.ExpectedHash != "edited" || !reflect.DeepEqual(q.Values, want) {
+		t.Fatalf("correction %+v %v", q, ok)
+	}
+	gone := resolved
+	gone.ObservedHash, gone.LastCode = "", "anchor_not_found"
+	if q, ok := ConflictRowCorrection(gone, []Effect{opened, gone}, "resolution"); !ok || q.Op != events.OpAppend || q.ExpectedHash != "" {
+		t.Fatalf("a row that is gone: %+v %v", q, ok)
+	}
+	refused := resolved
+	refused.ObservedHash, refused.LastCode = "", "invalid_op"
+	if q, ok := ConflictRowCorrection(refused, []Effect{opened, refused}, "resolution"); !ok || q.Op != events.OpUpdate || q.ExpectedHash != "" {
+		t.Fatalf("a failure that observed no row: %+v %v (want an update guarded by no row: it fails with the row it finds)", q, ok)
+	}
+	if _, ok := ConflictRowCorrection(copyRemoved, []Effect{copyRemoved}, "resolution"); ok {
+		t.Fatal("a correction of a row nothing was written to")
+	}
+}

@@ -74,7 +74,7 @@ func DecidePersist(cur EntityState, cmd Persist, now time.Time) (Decision, error
 	for _, name := range sortedKeys(cmd.Values) {
 		h, err := events.HashReuse(&buf, cmd.Values[name])
 		if err != nil {
-			return Decision{}, fmt.Errorf("%w: %s.%s: %w", ErrInvalidValue, cmd.Entity, name, err)
+			return Decision{}, fmt.Errorf("%w: %s %q.%s: %w", ErrInvalidValue, cmd.Entity, cmd.ID, name, err)
 		}
 		fs := cur.Fields[name]
 		if cur.Exists && fs.Hash == h {

@@ -78,6 +78,15 @@ func (d *Dispatcher) diverged(reason string) error {
 	return err
 }
 
+// headShown tells Config.HeadShown what the chain_head cell showed a
+// dispatch that published batch's head.
+func (d *Dispatcher) headShown(batch sheetsio.Batch, res *sheetsio.DispatchResult) {
+	if d.cfg.HeadShown == nil || res == nil || res.HeadShown == nil || batch.Head == nil {
+		return
+	}
+	d.cfg.HeadShown(*res.HeadShown, *batch.Head)
+}
+
 // chainHead samples the head a dispatch publishes (Config.ChainHead); nil
 // when there is none to publish.
 func (d *Dispatcher) chainHead() *sheetsio.ChainHead {

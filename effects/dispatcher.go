@@ -74,6 +74,12 @@ type Config struct {
 	// before each dispatch and published in the spreadsheet's authority
 	// row (sheetsio.Batch.Head); an error publishes nothing that time.
 	ChainHead func() (sheetsio.ChainHead, error)
+	// HeadShown, when set, is told after each dispatch that read the
+	// authority row's chain_head cell what the cell showed and the head
+	// the dispatch published (sheetsio.DispatchResult.HeadShown): a shown
+	// head past the published one is no head of the log (a person typed
+	// it; the dispatch rewrote it). It must not block.
+	HeadShown func(shown, published sheetsio.ChainHead)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -192,19 +198,47 @@ func NewDispatcher(cfg Config) (*Dispatcher, error) {
 // schedule, until ctx ends (nil) or the writer is displaced / the
 // spreadsheet diverged (ErrDisplaced, ErrDivergence).
 func (d *Dispatcher) Run(ctx context.Context) error {
-	if _, err := d.cfg.Outbox.RecoverProcessing(d.cfg.Spreadsheet, d.cfg.Clock.Now()); err != nil {
-		return fenced(fmt.Errorf("recover processing effects: %w", err))
+	err := d.untilDone(ctx, "recover processing effects", func() error {
+		_, err := d.cfg.Outbox.RecoverProcessing(d.cfg.Spreadsheet, d.cfg.Clock.Now())
+		return fenced(err)
+	})
+	if err == nil {
+		err = d.untilDone(ctx, "backfill", d.backfill)
 	}
-	if err := d.backfill(); err != nil {
+	if err != nil || ctx.Err() != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	recDone := make(chan error, 1)
 	go func() { recDone <- d.reconcileLoop(ctx) }()
-	err := d.passLoop(ctx)
+	err = d.passLoop(ctx)
 	cancel()
 	return errors.Join(err, <-recDone)
+}
+
+// untilDone runs step until it succeeds, ctx ends (nil) or it fails
+// with displacement (returned): a failure that may pass — a full disk or
+// a failing write refusing the commit (log_write_failed), too many open
+// files — is logged and tried again after a backoff (Interval, doubling
+// up to a minute), so the dispatcher starts once the resource is back
+// instead of stopping sync for good; the store's Health names the
+// failure meanwhile.
+func (d *Dispatcher) untilDone(ctx context.Context, what string, step func() error) error {
+	wait := d.cfg.Interval
+	for {
+		err := step()
+		if err == nil || errors.Is(err, ErrDisplaced) {
+			return err
+		}
+		d.cfg.Logger.Warn("dispatcher start failed; retrying", "step", what, "err", err.Error(), "in", wait.String())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.cfg.Clock.After(wait):
+		}
+		wait = min(2*wait, time.Minute)
+	}
 }
 
 // backfill queues every entity the spreadsheet never received before the
@@ -483,6 +517,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, 
 	if err != nil {
 		return d.failedSettlements(claimed, err), err
 	}
+	d.headShown(batch, res)
 	d.noted(notes, res)
 	failpoint.Inject(failpoint.DispatchAfterRemoteApply)
 	out = make([]Settlement, len(claimed))

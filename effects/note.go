@@ -81,6 +81,7 @@ func (d *Dispatcher) sendNotes(ctx context.Context, w noteWork) error {
 	if err != nil {
 		return err
 	}
+	d.headShown(batch, res)
 	d.noted(w, res)
 	return nil
 }

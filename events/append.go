@@ -64,6 +64,9 @@ func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, e
 	if d := l.damage.Load(); d != nil {
 		return nil, nil, d
 	}
+	if err := l.CheckFile(); err != nil {
+		return nil, nil, err
+	}
 	bp := encodeBufs.Get().(*[]byte)
 	enc, buf := encodeUnits(units, (*bp)[:0])
 	defer releaseEncodeBuf(bp, buf) // stage copies the payloads into the records

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -75,24 +74,22 @@ func (l *Log) Backup(ctx context.Context, path string, force bool) (BackupInfo, 
 	return info, err
 }
 
-// CheckBackupTarget refuses a backup target inside storeDir (the copy
-// would become part of the store it copies), a directory, and an existing
-// file unless force. It returns the target's path with its directory's
-// symbolic links resolved.
+// CheckBackupTarget refuses a backup target inside any store directory
+// (storeDir's or another's: see CheckOutside — the copy would become part
+// of a store, or replace one of its files), one that is not a regular
+// file (a directory, device, FIFO, socket or symbolic link, even with
+// force), and an existing file unless force. It returns the target's path
+// with its directory's symbolic links resolved. storeDir is the store
+// being copied (it is refused as any store directory is). Errors:
+// ErrBackupTarget (with ErrTargetInsideStore when inside a store).
 func CheckBackupTarget(storeDir, target string, force bool) (string, error) {
+	_ = storeDir
 	if target == "" {
 		return "", fmt.Errorf("%w: no target path", ErrBackupTarget)
 	}
-	real, err := resolveParent(target)
+	real, err := CheckOutside(target)
 	if err != nil {
-		return "", err
-	}
-	store, err := resolveDir(storeDir)
-	if err != nil {
-		return "", err
-	}
-	if within(real, store) {
-		return "", fmt.Errorf("%w: %s is inside the store directory %s; write the backup elsewhere", ErrBackupTarget, target, storeDir)
+		return "", fmt.Errorf("%w: %w", ErrBackupTarget, err)
 	}
 	st, err := os.Lstat(real)
 	switch {
@@ -100,40 +97,12 @@ func CheckBackupTarget(storeDir, target string, force bool) (string, error) {
 		return real, nil
 	case err != nil:
 		return "", fmt.Errorf("backup target: %w", err)
-	case st.IsDir():
-		return "", fmt.Errorf("%w: %s is a directory", ErrBackupTarget, target)
+	case !st.Mode().IsRegular():
+		return "", fmt.Errorf("%w: %w", ErrBackupTarget, &NotRegularError{Path: target, Mode: st.Mode()})
 	case !force:
 		return "", fmt.Errorf("%w: %s exists (the command replaces it with --force; Go callers pass force)", ErrBackupTarget, target)
 	}
 	return real, nil
-}
-
-// resolveParent is path with its directory made absolute and its
-// symbolic links resolved.
-func resolveParent(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
-	if err != nil {
-		return "", fmt.Errorf("directory of %s: %w", path, err)
-	}
-	return filepath.Join(dir, filepath.Base(abs)), nil
-}
-
-// resolveDir is dir made absolute with its symbolic links resolved.
-func resolveDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(abs)
-}
-
-// within reports whether path is dir or below it.
-func within(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
 // writeAtomically writes a file at path through fill: into a temporary

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
@@ -421,5 +422,100 @@ func TestI33_ASalvagedLogKeepsItsChain(t *testing.T) {
 	got, err = acceptHoles(t, dst2)
 	if err != nil || len(got.Restarts) != 2 || got.Restarts[1].At != 303 || got.Head != 304 {
 		t.Fatalf("appended after a lost last record: %+v (%v)", got, err)
+	}
+}
+
+// F4: a pin taken before a salvage hole never vouches for the log after
+// it. The red team's forgery needs no re-linking: delete one record and
+// name it in salvage_lost; the next record's link still commits to the
+// deleted one and the walk restarts from it, so the chain values after
+// the hole are the old ones and an old pin used to match. A pin from
+// before the hole fails chain_pin_mismatch naming the hole, holes accepted
+// or not: one pinned before the hole, and one pinned after it but before
+// an integrity.holes_recorded record names it (the store appends one when
+// it next opens). A head pinned from that record on vouches.
+func TestF4_APinTakenBeforeASalvageHoleNeverVouchesAfterIt(t *testing.T) {
+	dir := t.TempDir()
+	path := buildLog(t, dir, 150) // head 152
+	before, err := verifyPath(t, path, nil)
+	must(t, err)
+	mid, err := verifyPathOpts(t, path, ChainVerifyOptions{Pin: &ChainPin{Seq: before.Head, Hash: before.HeadHash}})
+	must(t, err)
+	pins := []ChainPin{{Seq: mid.Head, Hash: mid.HeadHash}, {Seq: 0, Hash: before.Genesis}}
+	editLog(t, path, func(ev, meta *bolt.Bucket) {
+		must(t, ev.Delete(u64(100)))
+		must(t, meta.Put(metaSalvageLost, []byte("100")))
+	})
+	refused := func(pin ChainPin) {
+		t.Helper()
+		for _, accept := range []bool{true, false} {
+			_, err := verifyPathOpts(t, path, ChainVerifyOptions{Pin: &pin, AcceptSalvageHoles: accept})
+			var pe *ChainPinError
+			if !errors.As(err, &pe) || pe.Hole.String() != "100" || !strings.Contains(err.Error(), "predates salvage hole 100") {
+				t.Fatalf("pin %d, holes accepted %v: %v", pin.Seq, accept, err)
+			}
+		}
+	}
+	for _, pin := range pins {
+		refused(pin)
+	}
+	// The store records the hole when it next opens; a head pinned from
+	// that record on vouches for the log after the hole, an older one
+	// still does not.
+	w, err := OpenWriter(dir, WriterOptions{Log: Options{Clock: NewManualClock(t0)}, AcquireWait: -1, HeartbeatInterval: -1})
+	must(t, err)
+	holes, err := w.Log().UnrecordedHoles()
+	must(t, err)
+	if holes.String() != "100" {
+		t.Fatalf("unrecorded holes %q", holes)
+	}
+	_, err = w.Append(Unit{Streams: []StreamAppend{{Stream: IntegrityStream, ExpectedVersion: AnyVersion,
+		Events: []Event{{Payload: HolesRecorded{Lost: holes.String()}}}}}})
+	must(t, err)
+	holes, err = w.Log().UnrecordedHoles()
+	must(t, err)
+	must(t, w.Close())
+	if len(holes) != 0 {
+		t.Fatalf("still unrecorded: %q", holes)
+	}
+	for _, pin := range pins {
+		refused(pin)
+	}
+	after, err := acceptHoles(t, path)
+	must(t, err)
+	if len(after.Restarts) != 1 || after.Restarts[0].Recorded == 0 {
+		t.Fatalf("restarts %+v", after.Restarts)
+	}
+	pin := ChainPin{Seq: after.Head, Hash: after.HeadHash}
+	if rep, err := verifyPathOpts(t, path, ChainVerifyOptions{Pin: &pin, AcceptSalvageHoles: true}); err != nil || !rep.Pinned {
+		t.Fatalf("a pin after the hole was recorded: %+v %v", rep, err)
+	}
+	if _, err := verifyPathOpts(t, path, ChainVerifyOptions{Pin: &pin}); !errors.Is(err, ErrChainRestarted) {
+		t.Fatalf("holes not accepted: %v", err)
+	}
+}
+
+// F8 (events side): MarkLost raises the head past sequences an earlier
+// history handed out; they are recorded lost and the next append follows
+// them, so no seq ever names two records.
+func TestF8_MarkLostContinuesNumberingPastTheLostSequences(t *testing.T) {
+	dir := t.TempDir()
+	path := buildLog(t, dir, 10) // head 12
+	w, err := OpenWriter(dir, WriterOptions{Log: Options{Clock: NewManualClock(t0)}, AcquireWait: -1, HeartbeatInterval: -1,
+		BeforeLease: func(l *Log) error { return l.MarkLost(20) }})
+	must(t, err)
+	res, err := w.Append(unit("entity/Part/x", AnyVersion, 1))
+	must(t, err)
+	lost, err := w.Log().Holes()
+	must(t, err)
+	must(t, w.Close())
+	// lease.acquired took 21 (after the lost 13-20), the unit 22.
+	if res[0].First != 22 || lost.String() != "13-20" {
+		t.Fatalf("first %d, lost %q", res[0].First, lost)
+	}
+	rep, err := acceptHoles(t, path)
+	must(t, err)
+	if len(rep.Restarts) != 1 || rep.Restarts[0].Lost.String() != "13-20" || rep.Restarts[0].At != 21 {
+		t.Fatalf("restarts %+v", rep.Restarts)
 	}
 }

@@ -18,6 +18,10 @@ import (
 type ChainRestart struct {
 	Lost SeqRanges // the sequences a salvage recorded as lost
 	At   uint64    // the chained record whose link the chain restarts from (0: none after the hole)
+	// Recorded is the integrity.holes_recorded record that names the hole
+	// (0: none does): a head pinned at or after it may vouch across the
+	// hole; one pinned before it never does.
+	Recorded uint64
 }
 
 // ChainReport is the result of Log.VerifyChain.
@@ -110,6 +114,9 @@ type chainWalker struct {
 	pin     *ChainPin
 	lenient bool // adopt a mismatched link instead of failing (an append deriving the tail)
 	restart bool // a salvage hole was passed: adopt the next link
+	// unrecorded are the holes walked that no integrity.holes_recorded
+	// record walked since names: a pin here predates their recording.
+	unrecorded SeqRanges
 	// prevChained: the last record walked carries a link.
 	prevChained bool
 }
@@ -152,6 +159,7 @@ func (w *chainWalker) step(b *bolt.Bucket, seq uint64, v []byte) error {
 	if err := w.link(b, seq, &r); err != nil {
 		return err
 	}
+	w.recorded(seq, &r)
 	w.c = r.chainValue(w.c)
 	w.prevChained = !r.h.Link.IsZero()
 	w.rep.Head, w.rep.HeadHash = seq, w.c
@@ -173,10 +181,41 @@ func (w *chainWalker) gap(last, seq uint64) error {
 	hole.AddRange(last+1, seq-1)
 	w.rep.Restarts = append(w.rep.Restarts, ChainRestart{Lost: hole})
 	w.restart = true
-	if w.pin != nil && w.pin.Seq > last && w.pin.Seq < seq {
-		return &ChainPinError{Pin: *w.pin, Reason: "the pinned record was lost to a salvage"}
+	w.unrecorded = w.unrecorded.Union(hole)
+	switch {
+	case w.pin == nil || w.pin.Seq >= seq:
+	case w.pin.Seq > last:
+		return &ChainPinError{Pin: *w.pin, Hole: hole, Reason: "the pinned record was lost to a salvage"}
+	default:
+		// The pin vouched for the records up to it; nothing ties the
+		// records after the hole to them, whatever their links claim (a
+		// record removed and named in salvage_lost leaves the next link
+		// committing to it): only a head pinned after the hole was
+		// recorded vouches for them.
+		return &ChainPinError{Pin: *w.pin, Hole: hole, Reason: fmt.Sprintf("the pin predates salvage hole %s: no link ties the records "+
+			"after the hole to the pinned head, so it vouches for nothing after seq %d (pin a head taken after the hole)", hole, last)}
 	}
 	return nil
+}
+
+// recorded notes the holes an integrity.holes_recorded record names: a
+// head pinned from it on may vouch across them.
+func (w *chainWalker) recorded(seq uint64, r *chainRecord) {
+	if r.h.typ != TypeHolesRecorded || len(w.unrecorded) == 0 {
+		return
+	}
+	m, err := decodePayload(r.payload, nil)
+	lost, _ := m["lost"].(string)
+	named, perr := ParseSeqRanges(lost)
+	if err != nil || perr != nil {
+		return // names nothing: the holes stay unrecorded
+	}
+	w.unrecorded = w.unrecorded.Minus(named)
+	for i := range w.rep.Restarts {
+		if rs := &w.rep.Restarts[i]; rs.Recorded == 0 && len(rs.Lost.Minus(named)) == 0 {
+			rs.Recorded = seq
+		}
+	}
 }
 
 // link checks a chained record's link against the chain so far.
@@ -223,6 +262,16 @@ func (w *chainWalker) checkPin(seq uint64) error {
 	}
 	if w.c != w.pin.Hash {
 		return &ChainPinError{Pin: *w.pin, Got: w.c, Reason: "the log's chain value there differs from the pinned one: this log does not extend the pinned head (a rewritten log, or a pin of another log)"}
+	}
+	if len(w.unrecorded) > 0 {
+		// The chain value matches, but the hole's records are gone and no
+		// record before the pin says the store knew: the pin was taken
+		// before the hole appeared (it commits to records the log no
+		// longer has), or the hole was made while no store ran (a record
+		// removed and named in salvage_lost).
+		return &ChainPinError{Pin: *w.pin, Got: w.c, Hole: w.unrecorded, Reason: fmt.Sprintf("the pin predates salvage hole %s: "+
+			"it commits to records the log no longer has, and no %s record before it names the hole "+
+			"(pin a head taken after the store recorded the hole)", w.unrecorded, TypeHolesRecorded)}
 	}
 	w.rep.Pinned = true
 	return nil

@@ -39,14 +39,25 @@ var (
 	// source that is not a log.
 	ErrSalvageTarget = errors.New("salvage_target_invalid")
 	// ErrBackupTarget: a backup was given a target that exists (without
-	// force), is a directory, or lies inside the store directory.
+	// force), is not a regular file (a directory, device, FIFO, socket or
+	// symbolic link, even with force), or lies inside a store directory
+	// (any store's: ErrTargetInsideStore too).
 	ErrBackupTarget = errors.New("backup_target_invalid")
+	// ErrTargetInsideStore: a command's output (a backup, a restored or
+	// salvaged store, a replayed read model, a scratch copy) would be
+	// written inside a store directory — a directory holding a log.db,
+	// lease.toml or read.sqlite, or below one. See *InsideStoreError.
+	ErrTargetInsideStore = errors.New("target_inside_store")
 	// ErrBackupCorrupt: a backup fails verification (a record's checksum,
 	// the sequence, the file's structure); the error names the sequence.
 	ErrBackupCorrupt = errors.New("backup_corrupt")
 	// ErrRestoreTarget: a restore was given a target directory that exists
-	// and is not empty.
+	// and is not empty (or is not a directory).
 	ErrRestoreTarget = errors.New("restore_target_not_empty")
+	// ErrRestoreSource: a restore was given a source that is not a
+	// regular file (a FIFO, a device such as /dev/zero, a directory) or
+	// cannot be opened; nothing was copied.
+	ErrRestoreSource = errors.New("restore_source_invalid")
 	// ErrVersionConflict: optimistic concurrency failed. See *VersionConflictError.
 	ErrVersionConflict = errors.New("stream_version_conflict")
 	// ErrInvalidEvent: an event to append lacks a stream or type, or its
@@ -70,6 +81,11 @@ var (
 	ErrValueNotConvertible = errors.New("value_not_convertible")
 	// ErrLogClosed: the log was used after Close.
 	ErrLogClosed = errors.New("log_closed")
+	// ErrLogFileReplaced: the store directory's log.db is no longer the
+	// file this Log has open (it was replaced, renamed or removed under
+	// the running store): appends are refused from then on, since nothing
+	// appended to the open file would be found at the path again.
+	ErrLogFileReplaced = errors.New("log_file_replaced")
 
 	// ErrReplicaFenced: the replicated log refused a commit because
 	// another writer appended first (a Replicator's answer; Append
@@ -146,11 +162,13 @@ func (e *ChainBrokenError) Error() string {
 // Unwrap returns ErrChainBroken.
 func (e *ChainBrokenError) Unwrap() error { return ErrChainBroken }
 
-// ChainPinError reports a pinned head the log does not extend. It wraps
-// ErrChainPinMismatch.
+// ChainPinError reports a pinned head the log does not extend, or one it
+// cannot vouch for: a pin taken before a salvage hole (Hole) never vouches
+// for the records after it. It wraps ErrChainPinMismatch.
 type ChainPinError struct {
 	Pin    ChainPin
 	Got    ChainHash // the log's chain value at Pin.Seq (zero when it has none)
+	Hole   SeqRanges // the salvage hole the pin cannot vouch across (empty for another mismatch)
 	Reason string
 }
 

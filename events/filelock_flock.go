@@ -11,6 +11,9 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
+// flockSupported: lockFile takes real file locks here.
+const flockSupported = true
+
 // lockFile takes the flock bbolt takes (exclusive for a writer, shared for
 // a reader) on f, retrying until timeout; then bolt's ErrTimeout. bbolt
 // locks the same descriptor again when it opens f, which is a no-op.

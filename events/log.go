@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -87,6 +88,12 @@ type Log struct {
 	// 2), as the build before the chain did: set only by this package's
 	// benchmarks, to measure what the chain costs.
 	unchained bool
+	// opened is the file opened (its identity: CheckFile compares the
+	// path with it); replaced is set once the path named another file or
+	// none (ErrLogFileReplaced): appends fail with it from then on.
+	opened   os.FileInfo
+	replaced atomic.Pointer[error]
+	readOnly bool
 }
 
 // OpenLog opens or creates the log file at path (mode 0600). Before bbolt
@@ -106,7 +113,8 @@ func OpenLog(path string, opts Options) (*Log, error) {
 	if opts.OpenTimeout <= 0 {
 		opts.OpenTimeout = DefaultOpenTimeout
 	}
-	db, err := openBolt(path, opts)
+	var opened os.FileInfo
+	db, err := openBolt(path, opts, &opened)
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, &StoreLockedError{Dir: filepath.Dir(path), Holder: "another process", Operation: "unknown"}
 	}
@@ -116,7 +124,7 @@ func OpenLog(path string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", filepath.Base(path), err)
 	}
-	l := &Log{db: db, clock: opts.Clock, repl: opts.Replicator, wantID: opts.StoreID}
+	l := &Log{db: db, clock: opts.Clock, repl: opts.Replicator, wantID: opts.StoreID, opened: opened, readOnly: opts.ReadOnly}
 	if err := l.init(opts.ReadOnly); err != nil {
 		db.Close()
 		return nil, err

@@ -71,7 +71,7 @@ func (l *Log) guarded(what string, fn func() error) error {
 // space). Each growth costs a truncate and an fsync: one per MiB of log.
 const growStep = 1 << 20
 
-func openBolt(path string, opts Options) (*bolt.DB, error) {
+func openBolt(path string, opts Options, opened ...*os.FileInfo) (*bolt.DB, error) {
 	var file *os.File
 	bo := &bolt.Options{Timeout: opts.OpenTimeout, NoSync: opts.NoSync, ReadOnly: opts.ReadOnly,
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
@@ -84,6 +84,9 @@ func openBolt(path string, opts Options) (*bolt.DB, error) {
 				return nil, err
 			}
 			file = f
+			if len(opened) > 0 {
+				*opened[0], _ = f.Stat() // the identity CheckFile compares the path with
+			}
 			return f, nil
 		}}
 	var db *bolt.DB

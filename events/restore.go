@@ -35,6 +35,12 @@ func RestoreLog(src, dir string) (BackupInfo, error) {
 // prepareRestoreDir creates dir (0700) when missing and refuses one that
 // holds anything; created reports whether it made dir.
 func prepareRestoreDir(dir string) (created bool, err error) {
+	if _, err := CheckOutside(dir); err != nil {
+		return false, err // target_inside_store, naming dir and the store
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return false, fmt.Errorf("%w: %s exists and is not a directory", ErrRestoreTarget, dir)
+	}
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -51,19 +57,54 @@ func prepareRestoreDir(dir string) (created bool, err error) {
 }
 
 func restoreInto(src, dir string) (BackupInfo, error) {
-	in, err := os.Open(src)
+	in, length, err := openBackup(src)
 	if err != nil {
-		return BackupInfo{}, fmt.Errorf("open the backup: %w", err)
+		return BackupInfo{}, err
 	}
 	defer in.Close()
 	path := filepath.Join(dir, LogFileName)
 	info := BackupInfo{Path: path}
 	err = writeAtomically(path, false, func(w io.Writer) error {
-		n, err := io.Copy(w, in)
+		n, err := io.Copy(w, io.NewSectionReader(in, 0, length))
 		info.Bytes = n
 		return err
 	}, &info.SHA256, verifyRestored(&info))
 	return info, err
+}
+
+// openBackup opens the backup src for a restore and checks it before a
+// byte is copied: it must be a regular file (a FIFO, a device such as
+// /dev/zero or a directory is refused: ErrRestoreSource), and its bbolt
+// header and meta pages must be a log's (ErrBackupCorrupt wrapping the
+// *LogCorruptError). It returns the file and how many bytes the copy
+// takes: the meta's high-water mark, which bounds the copy (pages past it
+// are unused; a file that grows meanwhile is not followed).
+func openBackup(src string) (*os.File, int64, error) {
+	st, err := os.Stat(src)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrRestoreSource, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%w: %w", ErrRestoreSource, &NotRegularError{Path: src, Mode: st.Mode()})
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: open the backup: %w", ErrRestoreSource, err)
+	}
+	if st, err = in.Stat(); err != nil || !st.Mode().IsRegular() { // replaced between the two
+		in.Close()
+		return nil, 0, fmt.Errorf("%w: %s is not a regular file (%v)", ErrRestoreSource, src, err)
+	}
+	f, err := openBoltFile(in, st.Size())
+	if err != nil {
+		in.Close()
+		var lc *LogCorruptError
+		if errors.As(err, &lc) {
+			return nil, 0, fmt.Errorf("%w: %s is not a usable log: %w", ErrBackupCorrupt, src, err)
+		}
+		return nil, 0, fmt.Errorf("read the backup: %w", err)
+	}
+	return in, int64(f.meta.hwm) * int64(f.ps), nil
 }
 
 // verifyRestored checks the copy before it is named log.db and fills

@@ -37,6 +37,11 @@ type WriterOptions struct {
 	// OnLeaseLost, if set, is called once when the heartbeat finds the lease
 	// taken over or expired (the writer is displaced; appends are fenced).
 	OnLeaseLost func(error)
+	// OnLogFileReplaced, if set, is called once when the heartbeat finds
+	// that the directory's log.db is no longer the file open (replaced,
+	// renamed away or removed: Log.CheckFile); appends fail from then on
+	// with ErrLogFileReplaced.
+	OnLogFileReplaced func(error)
 	// ElectedEpoch, when non-zero, says the lease across hosts (replicated
 	// mode) elected this writer at that epoch: the local lease is taken
 	// as AcquireRequest.Elected with it as MinEpoch.
@@ -57,6 +62,8 @@ type Writer struct {
 	once  sync.Once
 	// released is set once the lease was given up (Release or Close).
 	released atomic.Bool
+	// replaced is set once the heartbeat reported the log file replaced.
+	replaced atomic.Bool
 }
 
 // OpenWriter opens the store directory dir for writing, creating a new
@@ -296,9 +303,17 @@ func (w *Writer) heartbeat() {
 			return
 		case <-w.log.clock.After(w.opts.HeartbeatInterval):
 		}
+		w.checkFile()
 		if err := w.Renew(); err != nil && w.Lost() {
 			return
 		}
+	}
+}
+
+// checkFile reports, once, a log.db replaced under the writer.
+func (w *Writer) checkFile() {
+	if err := w.log.CheckFile(); err != nil && !w.replaced.Swap(true) && w.opts.OnLogFileReplaced != nil {
+		w.opts.OnLogFileReplaced(err)
 	}
 }
 

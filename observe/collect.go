@@ -44,6 +44,7 @@ var (
 	descSyncPending = newDesc("hikoutei_sync_pending_effects", "Effects of the tab not settled yet.", "tab")
 	descSyncOldest  = newDesc("hikoutei_sync_oldest_pending_seconds", "Age of the tab's oldest pending effect (0: none or unknown).", "tab")
 	descSyncDiverge = newDesc("hikoutei_sync_diverged_rows", "Rows of the tab that differed from canonical state at the last reconciliation.", "tab")
+	descHealthFault = newDesc("hikoutei_health_fault", "1 for each part of the store's health that is not ok now (local, sync, mirror, integrity, admin), with the failure's code (e.g. log_damaged, log_file_replaced, admin_accept_failed).", "part", "code")
 )
 
 // dispatcherSeries maps each kind of the dispatcher's counters
@@ -62,7 +63,7 @@ var dispatcherSeries = map[string]struct {
 func describeScraped(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descCommits, descEvents, descLogTxns, descEpoch, descLag, descOutbox, descOldest,
 		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
-		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge} {
+		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault} {
 		ch <- d
 	}
 }
@@ -76,6 +77,7 @@ func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueTyp
 // (closed store, read pool busy) is left out of this scrape.
 func collectSource(ch chan<- prometheus.Metric, src Source) {
 	h := src.Health()
+	collectFaults(ch, h)
 	collectSync(ch, h.SyncHealth)
 	if st, err := src.Stats(context.Background()); err == nil {
 		collectStats(ch, st, h.SyncHealth)
@@ -146,4 +148,17 @@ func bool01(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// collectFaults emits hikoutei_health_fault for each part of h that is
+// not ok (none while the store is healthy).
+func collectFaults(ch chan<- prometheus.Metric, h hikoutei.Health) {
+	for _, p := range []struct {
+		part string
+		err  error
+	}{{"local", h.Local}, {"sync", h.Sync}, {"mirror", h.Mirror}, {"integrity", h.Integrity}, {"admin", h.Admin}} {
+		if p.err != nil {
+			emit(ch, descHealthFault, prometheus.GaugeValue, 1, p.part, hikoutei.ErrorCode(p.err))
+		}
+	}
 }

@@ -13,17 +13,33 @@ import (
 // mirror are "ok" or the error's text, each with its stable code when
 // not ok; sync_health is the spreadsheet's sync health by tab.
 type HealthReport struct {
-	Status      string             `json:"status"` // "ok" (HTTP 200) or "failing" (HTTP 503)
-	Local       string             `json:"local"`
-	LocalCode   string             `json:"local_code,omitempty"`
-	Sync        string             `json:"sync"`
-	SyncCode    string             `json:"sync_code,omitempty"`
-	Mirror      string             `json:"mirror"`
-	MirrorCode  string             `json:"mirror_code,omitempty"`
-	Integrity   string             `json:"integrity,omitempty"`
+	Status     string `json:"status"` // "ok" (HTTP 200) or "failing" (HTTP 503)
+	Local      string `json:"local"`
+	LocalCode  string `json:"local_code,omitempty"`
+	Sync       string `json:"sync"`
+	SyncCode   string `json:"sync_code,omitempty"`
+	Mirror     string `json:"mirror"`
+	MirrorCode string `json:"mirror_code,omitempty"`
+	Integrity  string `json:"integrity,omitempty"`
+	// Admin is why the administrative channel cannot accept now (absent
+	// while it can), with its code (admin_accept_failed).
+	Admin       string             `json:"admin,omitempty"`
+	AdminCode   string             `json:"admin_code,omitempty"`
+	MirrorLag   *MirrorLagReport   `json:"mirror_lag,omitempty"`  // with the mirror on
 	NATSListen  string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
 	SyncHealth  *SyncHealthReport  `json:"sync_health,omitempty"`
 	Replication *ReplicationReport `json:"replication,omitempty"`
+}
+
+// MirrorLagReport is how far the NATS event mirror trails the log:
+// mirror is "ok" until the oldest record it does not hold has waited
+// bound_seconds (then nats_mirror_behind).
+type MirrorLagReport struct {
+	Mirrored     uint64  `json:"mirrored"`
+	LogHead      uint64  `json:"log_head"`
+	Records      uint64  `json:"records"`
+	Seconds      float64 `json:"seconds"`
+	BoundSeconds float64 `json:"bound_seconds"`
 }
 
 // SyncHealthReport is one spreadsheet's sync health (never its id:
@@ -38,6 +54,17 @@ type SyncHealthReport struct {
 	LastReconcile        *time.Time        `json:"last_reconcile,omitempty"`
 	DivergedBoundSeconds float64           `json:"diverged_bound_seconds,omitempty"`
 	Tabs                 []TabHealthReport `json:"tabs"`
+	// Warnings do not fail health, e.g. chain_head_ahead.
+	Warnings []SyncWarningReport `json:"warnings,omitempty"`
+}
+
+// SyncWarningReport is one sync health warning: its reason code, what was
+// found, when first and last.
+type SyncWarningReport struct {
+	Reason string    `json:"reason"`
+	Detail string    `json:"detail"`
+	Since  time.Time `json:"since"`
+	At     time.Time `json:"at"`
 }
 
 // TabHealthReport is one tab's sync health.
@@ -51,6 +78,8 @@ type TabHealthReport struct {
 	DivergedSince        *time.Time `json:"diverged_since,omitempty"`
 	LastReconcile        *time.Time `json:"last_reconcile,omitempty"`
 	DivergedOverBound    bool       `json:"diverged_over_bound,omitempty"`
+	// Codes counts the last failure codes of the tab's waiting effects.
+	Codes map[string]int64 `json:"codes,omitempty"`
 	// Retired names the columns a change of the entities' shape kept
 	// after the anchor ("<field> (retired)": people's values never
 	// imported); Notice is then column_retired.
@@ -109,6 +138,13 @@ func Report(h hikoutei.Health) HealthReport {
 	if h.Integrity != nil {
 		r.Integrity = h.Integrity.Error()
 	}
+	if h.Admin != nil {
+		r.Admin, r.AdminCode = h.Admin.Error(), hikoutei.ErrorCode(h.Admin)
+	}
+	if l := h.MirrorLag; l != nil {
+		r.MirrorLag = &MirrorLagReport{Mirrored: l.Mirrored, LogHead: l.LogHead, Records: l.Records, Seconds: l.Age.Seconds(),
+			BoundSeconds: l.Bound.Seconds()}
+	}
 	if Failing(h) {
 		r.Status = "failing"
 	}
@@ -123,10 +159,13 @@ func SyncReport(h *hikoutei.SyncHealth) *SyncHealthReport {
 	out := &SyncHealthReport{Spreadsheet: h.Spreadsheet, State: string(h.State), Reason: string(h.Reason), Pending: h.Pending,
 		OldestPendingSeconds: h.OldestPending.Seconds(), DivergedRows: h.Diverged, LastReconcile: timeOrNil(h.LastReconcile),
 		DivergedBoundSeconds: h.DivergedBound.Seconds(), Tabs: []TabHealthReport{}}
+	for _, w := range h.Warnings {
+		out.Warnings = append(out.Warnings, SyncWarningReport{Reason: string(w.Reason), Detail: w.Detail, Since: w.Since.UTC(), At: w.At.UTC()})
+	}
 	for _, t := range h.Tabs {
 		out.Tabs = append(out.Tabs, TabHealthReport{Tab: t.Tab, State: string(t.State), Reason: string(t.Reason), Pending: t.Pending,
 			OldestPendingSeconds: t.OldestPending.Seconds(), DivergedRows: t.Diverged, DivergedSince: timeOrNil(t.DivergedSince),
-			LastReconcile: timeOrNil(t.LastReconcile), DivergedOverBound: t.OverBound, Retired: t.Retired, Notice: string(t.Notice)})
+			LastReconcile: timeOrNil(t.LastReconcile), DivergedOverBound: t.OverBound, Retired: t.Retired, Notice: string(t.Notice), Codes: t.Codes})
 	}
 	return out
 }

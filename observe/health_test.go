@@ -2,9 +2,14 @@ package observe
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/effects"
@@ -60,10 +65,10 @@ func TestHealthReportsCredentialsRejectedWithItsCode(t *testing.T) {
 }
 
 // A standby serves reads while its primary commits: healthy (200), its
-// local code says standby.
-func TestHealthOfAStandbyIsOK(t *testing.T) {
+// local code says standby (R2: the code, never the fallback "error").
+func TestR2_HealthOfAStandbyIsOKWithItsOwnLocalCode(t *testing.T) {
 	r := Report(hikoutei.Health{Local: fmt.Errorf("%w: following the primary", hikoutei.ErrStandby)})
-	if r.Status != "ok" || r.LocalCode != hikoutei.ErrorCode(hikoutei.ErrStandby) {
+	if r.Status != "ok" || r.LocalCode != "replication_standby" {
 		t.Fatalf("%+v", r)
 	}
 }
@@ -78,3 +83,32 @@ func TestEveryDispatcherKindHasItsOwnSeries(t *testing.T) {
 		}
 	}
 }
+
+// F6: while the administrative channel cannot accept (too many open
+// files), /healthz names it with its code and /metrics carries
+// hikoutei_health_fault{part="admin"}; it alone does not fail health.
+func TestF6_HealthAndMetricsNameAnAdminAcceptFailure(t *testing.T) {
+	h := hikoutei.Health{Admin: fmt.Errorf("%w: since now: accept4: too many open files", errAcceptFailed)}
+	r := Report(h)
+	if r.Status != "ok" || r.AdminCode != "admin_accept_failed" || !strings.Contains(r.Admin, "too many open files") {
+		t.Fatalf("%+v", r)
+	}
+	ch := make(chan prometheus.Metric, 8)
+	collectFaults(ch, h)
+	close(ch)
+	var got []string
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range d.GetLabel() {
+			got = append(got, l.GetName()+"="+l.GetValue())
+		}
+	}
+	if strings.Join(got, ",") != "code=admin_accept_failed,part=admin" {
+		t.Fatalf("series labels %v", got)
+	}
+}
+
+var errAcceptFailed = errors.New("admin_accept_failed")

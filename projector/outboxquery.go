@@ -111,6 +111,14 @@ func (p *Projector) PendingBehind(spreadsheet, binding string, seq uint64) ([]ag
 AND stream_sequence > ? ORDER BY stream_sequence`, spreadsheet, binding, int64(seq))
 }
 
+// RowEffects returns every effect of spreadsheet on binding, in
+// stream_sequence order, whatever their state: what the store wrote or
+// meant to write to that row (ConflictRowCorrection folds them).
+func (p *Projector) RowEffects(spreadsheet, binding string) ([]aggregates.Effect, error) {
+	return p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox WHERE spreadsheet = ? AND binding = ?
+ORDER BY stream_sequence`, spreadsheet, binding)
+}
+
 // Effect returns one effect by id, and false if unknown.
 func (p *Projector) Effect(id string) (aggregates.Effect, bool, error) {
 	rows, err := p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox WHERE effect_id = ?`, id)

@@ -454,6 +454,8 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, p.setMeta(fmt.Sprintf("log_gap:%d", e.Seq), fmt.Sprintf("records %d-%d lost (read model kept as %s)", x.LogHead+1, x.ReadModelCheckpoint, x.SetAside))
 	case events.SnapshotTaken:
 		return true, nil // vouches for a snapshot file (snapshots, engine); no read-model data
+	case events.HolesRecorded:
+		return true, nil // where pins may vouch across the log's holes (verification); no read-model data
 	}
 	return false, nil
 }

@@ -32,6 +32,9 @@ type SubscriptionRow struct {
 	Name       string
 	Mode       SubscriptionMode
 	Checkpoint uint64
+	// Stored is the checkpoint as the table holds it: a negative one
+	// (Checkpoint 0 then) is invalid, as one past the log head is.
+	Stored int64
 }
 
 // ListSubscriptions reads every subscription's checkpoint, by name. A read
@@ -43,7 +46,8 @@ func ListSubscriptions(conn *sqlite.Conn) ([]SubscriptionRow, error) {
 	var out []SubscriptionRow
 	err := sqlitex.Execute(conn, "SELECT name, mode, checkpoint FROM hk_subscriptions ORDER BY name", &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error {
-			out = append(out, SubscriptionRow{Name: s.ColumnText(0), Mode: SubscriptionMode(s.ColumnText(1)), Checkpoint: uint64(s.ColumnInt64(2))})
+			stored := s.ColumnInt64(2)
+			out = append(out, SubscriptionRow{Name: s.ColumnText(0), Mode: SubscriptionMode(s.ColumnText(1)), Checkpoint: uint64(max(stored, 0)), Stored: stored})
 			return nil
 		}})
 	return out, err

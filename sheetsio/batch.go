@@ -112,10 +112,12 @@ type Batch struct {
 	BeforeWrite func() error
 	// Head, when set with Fence, is the writer's hash-chain head, sampled
 	// before the dispatch: the dispatch publishes it in the authority row
-	// (its chain_head cell) inside its first batchUpdate, and only when
-	// its sequence is above the head the sheet last showed this client,
-	// so a head on the sheet never moves back. No request is added for
-	// it: a dispatch with nothing else to write leaves it for the next.
+	// (its chain_head cell) inside its first batchUpdate whenever the cell
+	// does not show exactly it — blank, typed by a person (whatever it
+	// says, a head past the log's included) or an older head — unless
+	// this client already wrote a higher one, so a head this writer
+	// published never moves back. No request is added for it: a dispatch
+	// with nothing else to write leaves it for the next.
 	Head *ChainHead
 }
 
@@ -231,6 +233,12 @@ type DispatchResult struct {
 	Notes     []NoteStatus // one per Batch.Notes, in order
 	Swept     []NoteStatus // one per Batch.SweepNotes, in order
 	Authority Authority
+	// HeadShown is what the authority row's chain_head cell showed the
+	// preflight read (Authority.Head; zero: blank or not SEQ:HASH), nil
+	// when the dispatch did not read it (no Head, or a blind append). A
+	// shown head past Batch.Head is no head of the log: a person typed it
+	// (the dispatch rewrites it).
+	HeadShown *ChainHead
 	Reads     int
 	Writes    int
 	Chunks    int

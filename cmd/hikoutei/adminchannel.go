@@ -60,6 +60,9 @@ func newPingCmd() *cobra.Command {
 			}
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "pid %d operation %s protocol %d log head %d open conflicts %d\n",
 				st.PID, st.Operation, st.Protocol, st.LogHead, st.OpenConflicts)
+			if err == nil && st.LocalCode != "" {
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "commits refused: %s\n", quoteControls(st.Local))
+			}
 			return err
 		},
 	}

@@ -192,6 +192,13 @@ func (f *auditFilter) filter(fn func(events.Event) error) func(events.Event) err
 }
 
 func auditEvents(dir string, f *auditFilter, fn func(events.Event) error) error {
+	return auditEventsThen(dir, f, nil, fn)
+}
+
+// auditEventsThen is auditEvents running opened once dir's log is open
+// and before the first event: a scratch copy is removed there, so it is
+// gone before anything is printed (the open file stays readable).
+func auditEventsThen(dir string, f *auditFilter, opened func(), fn func(events.Event) error) error {
 	keep := f.filter(fn)
 	if _, err := os.Stat(filepath.Join(dir, events.LogFileName)); err != nil {
 		return fmt.Errorf("%w: %s has no %s", hikoutei.ErrNotAStore, dir, events.LogFileName)
@@ -201,6 +208,9 @@ func auditEvents(dir string, f *auditFilter, fn func(events.Event) error) error 
 		return events.DescribeLocked(dir, err)
 	}
 	defer l.Close()
+	if opened != nil {
+		opened()
+	}
 	if err := checkEntity(l, f.entity); err != nil {
 		return err
 	}
@@ -258,7 +268,7 @@ func printEvent(w io.Writer, e events.Event, asJSON bool) error {
 	}
 	payload, _ := json.Marshal(p)
 	_, err = fmt.Fprintf(w, "%8d  %s  %-26s %s v%d epoch %d  %s\n", e.Seq, e.At.UTC().Format("2006-01-02T15:04:05.000Z"),
-		e.Type(), e.Stream, e.Version, e.Epoch, strings.TrimSpace(string(payload)))
+		e.Type(), shown(e.Stream), e.Version, e.Epoch, escapeControls(strings.TrimSpace(string(payload))))
 	return err
 }
 

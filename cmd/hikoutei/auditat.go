@@ -86,7 +86,10 @@ func (r auditAtRequest) run(ctx context.Context, stdout, stderr io.Writer) error
 	if err := requireStore(r.dir); err != nil {
 		return err
 	}
-	err := r.print(ctx, stdout, r.dir)
+	if tempInStore != nil {
+		return tempInStore // the view's read model is built in the temporary directory
+	}
+	err := r.print(ctx, stdout, r.dir, nil)
 	if !errors.Is(err, events.ErrStoreLocked) {
 		return err
 	}
@@ -104,17 +107,20 @@ func (r auditAtRequest) run(ctx context.Context, stdout, stderr io.Writer) error
 		return fmt.Errorf("the store is running and its copy failed: %w", err2)
 	}
 	fmt.Fprintf(stderr, "audit: the store is running: audited a copy of its log at head %d\n", resp.Head)
-	return r.print(ctx, stdout, scratch)
+	return r.print(ctx, stdout, scratch, func() { os.RemoveAll(scratch) })
 }
 
 // print builds the view of dir at the point, reads the history up to its
-// sequence, then prints both.
-func (r auditAtRequest) print(ctx context.Context, w io.Writer, dir string) error {
+// sequence, closes the view (its temporary read model is removed) and
+// runs done (which removes a scratch copy of the log), then prints both:
+// no copy is left to a command killed while it prints.
+func (r auditAtRequest) print(ctx context.Context, w io.Writer, dir string, done func()) error {
 	v, err := hikoutei.AsOfDir(ctx, dir, r.point)
 	if err != nil {
 		return err
 	}
 	defer v.Close()
+	seq, at := v.Seq(), v.At()
 	f := *r.f
 	f.to = v.Seq()
 	var history []events.Event
@@ -128,7 +134,13 @@ func (r auditAtRequest) print(ctx context.Context, w io.Writer, dir string) erro
 	if err != nil {
 		return err
 	}
-	if err := r.printState(w, v, state); err != nil {
+	if err := v.Close(); err != nil {
+		return err
+	}
+	if done != nil {
+		done()
+	}
+	if err := r.printState(w, seq, at, state); err != nil {
 		return err
 	}
 	for _, e := range history {
@@ -141,9 +153,9 @@ func (r auditAtRequest) print(ctx context.Context, w io.Writer, dir string) erro
 
 // printState prints the record's state at the view's sequence: a JSON
 // line, or a line for people.
-func (r auditAtRequest) printState(w io.Writer, v *hikoutei.View, state map[string]any) error {
+func (r auditAtRequest) printState(w io.Writer, seq uint64, at time.Time, state map[string]any) error {
 	if r.asJSON {
-		return json.NewEncoder(w).Encode(map[string]any{"seq": v.Seq(), "at": v.At(), "entity": r.f.entity, "id": r.f.id, "state": state})
+		return json.NewEncoder(w).Encode(map[string]any{"seq": seq, "at": at, "entity": r.f.entity, "id": r.f.id, "state": state})
 	}
 	shown := "absent"
 	if state != nil {
@@ -151,8 +163,8 @@ func (r auditAtRequest) printState(w io.Writer, v *hikoutei.View, state map[stri
 		if err != nil {
 			return err
 		}
-		shown = string(b)
+		shown = escapeControls(string(b))
 	}
-	_, err := fmt.Fprintf(w, "%s %s as of seq %d (%s): %s\n", r.f.entity, r.f.id, v.Seq(), v.At().UTC().Format("2006-01-02T15:04:05.000Z"), shown)
+	_, err := fmt.Fprintf(w, "%s %s as of seq %d (%s): %s\n", escapeControls(r.f.entity), escapeControls(r.f.id), seq, at.UTC().Format("2006-01-02T15:04:05.000Z"), shown)
 	return err
 }

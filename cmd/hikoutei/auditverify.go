@@ -33,6 +33,17 @@ type verifyJSON struct {
 	Error string `json:"error,omitempty"`
 }
 
+// verifyFailureJSON is what audit verify --json prints on stdout when
+// verification could not run or failed before a report (chain_broken,
+// chain_pin_mismatch, log_corrupt, store_locked, …): one object, so a
+// script reading stdout always gets a line.
+type verifyFailureJSON struct {
+	Error   string `json:"error"`         // the stable code
+	Message string `json:"message"`       // the error's text
+	Seq     uint64 `json:"seq,omitempty"` // the record concerned, when known
+	Pin     uint64 `json:"pin,omitempty"` // the pinned sequence (chain_pin_mismatch)
+}
+
 // verifyRestartJS is one salvage hole the chain restarts after.
 type verifyRestartJS struct {
 	Lost string `json:"lost"`
@@ -70,7 +81,11 @@ that process writes through its administrative channel, as audit does.`,
 				return err
 			}
 			opts.AcceptSalvageHoles = acceptHoles
-			return runVerify(cmd, dir, opts, asJSON)
+			err = runVerify(cmd, dir, opts, asJSON)
+			if asJSON && err != nil && !errors.Is(err, errDamageFound) && !errors.As(err, new(usageError)) {
+				err = errors.Join(printVerifyFailure(cmd.OutOrStdout(), err), err)
+			}
+			return err
 		},
 	}
 	addDirFlag(cmd, &dir)
@@ -108,6 +123,11 @@ func runVerify(cmd *cobra.Command, dir string, opts hikoutei.VerifyOptions, asJS
 	if err != nil {
 		bar.Abandon()
 		if isVerifyDamage(err) {
+			if asJSON {
+				if jerr := printVerifyFailure(cmd.OutOrStdout(), err); jerr != nil {
+					return jerr
+				}
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "hikoutei: %v\n", err)
 			return errDamageFound
 		}
@@ -171,6 +191,26 @@ func verifyStore(ctx context.Context, stderr io.Writer, dir string, opts hikoute
 	}
 	fmt.Fprintf(stderr, "verify: the store is running: verified a copy of its log at head %d\n", resp.Head)
 	return hikoutei.VerifyDir(ctx, scratch, opts)
+}
+
+// printVerifyFailure prints err as a verifyFailureJSON line.
+func printVerifyFailure(w io.Writer, err error) error {
+	out := verifyFailureJSON{Error: hikoutei.ErrorCode(err), Message: err.Error()}
+	var cb *events.ChainBrokenError
+	var cr *events.CorruptRecordError
+	var lc *events.LogCorruptError
+	var pe *events.ChainPinError
+	switch {
+	case errors.As(err, &cb):
+		out.Seq = cb.Seq
+	case errors.As(err, &cr):
+		out.Seq = cr.Seq
+	case errors.As(err, &pe):
+		out.Pin = pe.Pin.Seq
+	case errors.As(err, &lc):
+		out.Seq = lc.Seq
+	}
+	return printJSON(w, out)
 }
 
 func toVerifyJSON(r *hikoutei.VerifyReport) verifyJSON {

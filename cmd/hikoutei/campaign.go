@@ -18,6 +18,7 @@ type campaignResult interface {
 // interruptible is ctx cancelled by SIGINT/SIGTERM: a long-running
 // command (serve, demo, a campaign) stops cleanly and still reports.
 func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	ownSignals.Store(true)
 	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }
 

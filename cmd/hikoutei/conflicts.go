@@ -283,18 +283,20 @@ func printConflicts(cmd *cobra.Command, rows []conflictRow, asJSON bool) error {
 		if r.VisibleHash == "" {
 			fence = "legacy: no visible evidence, cannot be acknowledged"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Entity, r.EntityID, r.Field, r.State, r.OpenedAt, fence)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", shown(r.ID), shown(r.Entity), shown(r.EntityID), shown(r.Field), r.State, r.OpenedAt, fence)
 	}
 	return tw.Flush()
 }
 
 // printConflict prints one conflict as "key value" lines: what conflicts,
 // both values, the fence `ack` needs and, once resolved, how, by whom and
-// when.
+// when. A value holding a control character (a terminal escape a person
+// typed into a cell) is printed quoted (see shown), never raw.
 func printConflict(w io.Writer, r conflictRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "conflict\t%s\nentity\t%s %s\nfield\t%s\nstate\t%s\nopened at\t%s\n", r.ID, r.Entity, r.EntityID, r.Field, r.State, r.OpenedAt)
-	fmt.Fprintf(tw, "system value\t%s\nsheet value\t%s\n", r.SystemValue, r.SheetValue)
+	fmt.Fprintf(tw, "conflict\t%s\nentity\t%s %s\nfield\t%s\nstate\t%s\nopened at\t%s\n", shown(r.ID), shown(r.Entity), shown(r.EntityID),
+		shown(r.Field), r.State, r.OpenedAt)
+	fmt.Fprintf(tw, "system value\t%s\nsheet value\t%s\n", shown(r.SystemValue), shown(r.SheetValue))
 	fmt.Fprintf(tw, "ack fence\t%d %s %d\nvisible hash\t%s\n", r.CanonicalRevision, dash(r.CandidateHash), r.CandidateEpoch, dash(r.VisibleHash))
 	if r.Resolution != "" {
 		fmt.Fprintf(tw, "resolution\t%s\nresolved by\t%s\nresolved at\t%s\n", r.Resolution, dash(r.ResolvedBy), dash(r.ResolvedAt))

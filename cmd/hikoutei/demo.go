@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/demo"
 )
 
@@ -36,6 +37,12 @@ tenth elsewhere.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkDemoFlags(cfg); err != nil {
 				return err
+			}
+			if cfg.Dir != "" {
+				// The demo's store is output too: never inside another store's directory.
+				if _, err := events.CheckOutside(cfg.Dir); err != nil {
+					return err
+				}
 			}
 			cfg.Out, cfg.Progress, cfg.Google = cmd.OutOrStdout(), cmd.ErrOrStderr(), !noLatency
 			ctx, stop := interruptible(context.Background())

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
@@ -87,6 +88,11 @@ Exit 0 after a clean shutdown, 1 when the server or the state file failed,
 			if err := cfg.validate(); err != nil {
 				return usageError{err}
 			}
+			if cfg.statePath != "" {
+				if _, err := events.CheckOutside(cfg.statePath); err != nil {
+					return err // the state file is output: never inside a store directory
+				}
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			return serveFakeSheets(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -118,6 +124,7 @@ func (c fakeSheetsConfig) validate() error {
 	if c.maxRequestBytes < 0 {
 		return errors.New(`flag "--max-request-bytes" must not be negative`)
 	}
+
 	for _, h := range c.allowHosts {
 		if h == "" || strings.ContainsAny(h, ":/[]@ \t\r\n") {
 			return fmt.Errorf(`flag "--allow-host" must be a host name without port: %q`, h)

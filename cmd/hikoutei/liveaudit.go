@@ -60,7 +60,7 @@ func auditRunningCopy(ctx context.Context, stderr io.Writer, dir string, locked 
 		return fmt.Errorf("the store is running and its copy failed: %w", err)
 	}
 	fmt.Fprintf(stderr, "audit: the store is running: audited a copy of its log at head %d\n", resp.Head)
-	return auditEvents(scratch, f, fn)
+	return auditEventsThen(scratch, f, func() { os.RemoveAll(scratch) }, fn)
 }
 
 // auditReplicated reads the store's replicated log stream into a
@@ -76,5 +76,5 @@ func auditReplicated(ctx context.Context, stderr io.Writer, src replicatedSource
 		return fmt.Errorf("read the stream of store %q: %w", src.store, err)
 	}
 	fmt.Fprintf(stderr, "audit: read the replicated stream of store %s up to log head %d\n", src.store, head)
-	return auditEvents(scratch, f, fn)
+	return auditEventsThen(scratch, f, func() { os.RemoveAll(scratch) }, fn)
 }

@@ -109,6 +109,18 @@ func (st *storeStatus) addLiveHealth(ctx context.Context) {
 		return
 	}
 	st.SyncHealth, st.SyncHealthSource = mergeHealth(st.SyncHealth, live), healthFromRunningStore
+	st.addLocalFault(ctx)
+}
+
+// addLocalFault asks the running store whether it refuses commits (op
+// status: its Health().Local).
+func (st *storeStatus) addLocalFault(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, liveHealthWait)
+	defer cancel()
+	var resp admin.StatusResponse
+	if err := admin.Call(ctx, st.Dir, admin.OpStatus, nil, &resp); err == nil && resp.LocalCode != "" {
+		st.CommitsRefused, st.CommitsRefusedCode = resp.Local, resp.LocalCode
+	}
 }
 
 // printHealthSource says where the sync health below comes from when

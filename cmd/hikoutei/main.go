@@ -4,14 +4,18 @@
 // found problems, 2 usage error (unknown command or flag, missing argument,
 // a malformed environment variable), 3 damage found (doctor: the log is
 // corrupt; salvage: sequences were lost; restore: the backup is damaged), 4 fenced (serve in replicated
-// mode: another primary took the store over).
+// mode: another primary took the store over), 5 doctor: the log has holes
+// (sequences lost to a salvage or an accepted log gap; the store works,
+// but it is not healthy).
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +31,11 @@ const (
 	exitUsage   = 2
 	exitDamage  = 3
 	exitFenced  = 4
+	// exitBrokenPipe: stdout's reader went away (`hikoutei audit | head`):
+	// nothing is printed about it, and main ends the process by SIGPIPE
+	// once its scratch copies are removed (a shell sees 128+13).
+	exitBrokenPipe = 128 + 13
+	exitHoles      = 5
 )
 
 // errProblemsFound makes a command exit 1 after it printed its findings.
@@ -36,6 +45,10 @@ var errProblemsFound = errors.New("problems_found")
 // stored data is damaged (doctor) or was lost (salvage).
 var errDamageFound = errors.New("damage_found")
 
+// errHolesFound makes doctor exit 5 after it printed its findings: the
+// log has holes (chain_restarted) and nothing else failed.
+var errHolesFound = errors.New("holes_found")
+
 // usageError marks flag and argument errors (exit 2).
 type usageError struct{ err error }
 
@@ -43,16 +56,23 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	p := setupProcess()
+	p.finish(runContext(p.ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run executes the CLI with args and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run with ctx as the commands' context (main's is
+// cancelled by SIGINT, SIGTERM and SIGHUP).
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	cmd, err := root.ExecuteC()
+	cmd, err := root.ExecuteContextC(ctx)
 	return exitCode(cmd, err, stderr)
 }
 
@@ -62,18 +82,22 @@ func exitCode(cmd *cobra.Command, err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, syscall.EPIPE):
+		return exitBrokenPipe // the reader of stdout went away: nobody to tell
 	case errors.Is(err, errProblemsFound):
 		return exitFailure
 	case errors.Is(err, errDamageFound):
 		return exitDamage
+	case errors.Is(err, errHolesFound):
+		return exitHoles
 	case errors.Is(err, hikoutei.ErrReplicationFenced):
 		fmt.Fprintf(stderr, "hikoutei: %v\n", err)
 		return exitFenced
 	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "hikoutei: %v\n\n%s", err, cmd.UsageString())
+		fmt.Fprintf(stderr, "hikoutei: %s\n\n%s", escapeControls(err.Error()), cmd.UsageString())
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "hikoutei: %v\n", err)
+	fmt.Fprintf(stderr, "hikoutei: %s\n", escapeControls(err.Error()))
 	return exitFailure
 }
 

@@ -200,7 +200,7 @@ func printOutboxList(cmd *cobra.Command, rows []projector.OutboxEntry, total int
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "EFFECT\tSTATE\tREASON\tTAB\tANCHOR\tENTITY\tOP\tATTEMPTS\tQUEUED SEQ\tDUE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.ID, stateText(r), dash(r.Reason), r.Tab, r.Anchor, r.Entity, r.Op,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", shown(r.ID), stateText(r), shown(dash(r.Reason)), shown(r.Tab), shown(r.Anchor), shown(r.Entity), r.Op,
 			r.Attempts, r.QueuedSeq, dash(timeOrEmpty(r.DueAt)))
 	}
 	if err := tw.Flush(); err != nil {
@@ -248,18 +248,19 @@ func printOutboxShow(w io.Writer, e outboxEntryJSON, asJSON bool) error {
 		return printJSON(w, e)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "effect\t%s\nstate\t%s\nreason\t%s\nterminal\t%t\n", e.ID, e.State, dash(e.Reason), e.Terminal)
-	fmt.Fprintf(tw, "tab\t%s\nanchor\t%s\nbinding\t%s\nentity\t%s %s\nop\t%s\n", e.Tab, e.Anchor, e.Binding, e.Entity, e.EntityID, e.Op)
+	fmt.Fprintf(tw, "effect\t%s\nstate\t%s\nreason\t%s\nterminal\t%t\n", shown(e.ID), e.State, shown(dash(e.Reason)), e.Terminal)
+	fmt.Fprintf(tw, "tab\t%s\nanchor\t%s\nbinding\t%s\nentity\t%s %s\nop\t%s\n", shown(e.Tab), shown(e.Anchor), shown(e.Binding), shown(e.Entity),
+		shown(e.EntityID), e.Op)
 	fmt.Fprintf(tw, "attempts\t%d\nprobes\t%d\ndue\t%s\n", e.Attempts, e.Probes, dash(e.DueAt))
 	fmt.Fprintf(tw, "stream sequence\t%d\nqueued at seq\t%d\nlast change at seq\t%d\n", e.StreamSeq, e.QueuedSeq, e.UpdatedSeq)
 	if e.SupersededBy != "" {
-		fmt.Fprintf(tw, "superseded by\t%s\n", e.SupersededBy)
+		fmt.Fprintf(tw, "superseded by\t%s\n", shown(e.SupersededBy))
 	}
-	fmt.Fprintf(tw, "fields\t%s\n", dash(strings.Join(e.Fields, ", ")))
+	fmt.Fprintf(tw, "fields\t%s\n", shown(dash(strings.Join(e.Fields, ", "))))
 	for _, k := range e.Fields {
 		if v, ok := e.Values[k]; ok {
-			b, _ := json.Marshal(v)
-			fmt.Fprintf(tw, "value %s\t%s\n", k, b)
+			b, _ := json.Marshal(v) // JSON escapes control characters; shown the bidirectional ones
+			fmt.Fprintf(tw, "value %s\t%s\n", shown(k), shown(string(b)))
 		}
 	}
 	return tw.Flush()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -112,12 +113,31 @@ func pollViaChannel(cmd *cobra.Command, dir, store string, asJSON bool) (handled
 
 // notServed is why no process answered for store dir.
 func notServed(dir string) error {
-	if lf, err := events.ReadLeaseFile(dir); err == nil {
+	lf, err := events.ReadLeaseFile(dir)
+	if err == nil && !holderGone(dir) {
 		return fmt.Errorf("%w: %s holds the store (operation %q) without an administrative channel (an older version, or shutting down): give --nats with its NATS URL, or restart it",
 			admin.ErrHeldWithoutChannel, lf.Holder, lf.Operation)
 	}
-	return fmt.Errorf("%w: no process serves %s, so nothing polls its sheet: start `hikoutei serve --dir %s` (its pollers also run on their own timers)",
-		errStoreNotRunning, dir, shellWord(dir))
+	leftover := ""
+	if err == nil {
+		leftover = fmt.Sprintf(" (lease.toml names %s, which no longer holds it: a run that ended without closing, killed or crashed; the next open reconciles it)", lf.Holder)
+	}
+	return fmt.Errorf("%w: no process holds %s%s, so nothing polls its sheet: start `hikoutei serve --dir %s` (its pollers also run on their own timers)",
+		errStoreNotRunning, dir, leftover, shellWord(dir))
+}
+
+// holderGone reports whether the process lease.toml names is gone: it
+// neither holds log.db's file lock (that lock dies with its process, on
+// kill -9 too) nor answers on the administrative channel (a process whose
+// log.db was replaced under it holds the lock of the old file only).
+func holderGone(dir string) bool {
+	held, known := events.WriterHolds(dir)
+	if !known || held {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return errors.Is(admin.Call(ctx, dir, admin.OpStatus, nil, nil), admin.ErrUnavailable)
 }
 
 // errStoreNotRunning: a command that needs the store's running service

@@ -123,7 +123,8 @@ func printQuarantineList(cmd *cobra.Command, rows []projector.QuarantineEntry, t
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "QUARANTINE\tREASON\tTAB\tANCHOR\tCOLUMN\tSHEET ROW\tACTIVE\tSEQ")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%t\t%d\n", r.ID, r.Reason, r.Tab, dash(r.Anchor), dash(r.Column), r.SheetRow, r.Active, r.Seq)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%t\t%d\n", shown(r.ID), shown(r.Reason), shown(r.Tab), shown(dash(r.Anchor)), shown(dash(r.Column)),
+			r.SheetRow, r.Active, r.Seq)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -136,8 +137,8 @@ func printQuarantineShow(w io.Writer, q quarantineEntryJSON, asJSON bool) error 
 		return printJSON(w, q)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "quarantine\t%s\nreason\t%s\nactive\t%t\ntab\t%s\nanchor\t%s\ncolumn\t%s\n", q.ID, q.Reason, q.Active, q.Tab,
-		dash(q.Anchor), dash(q.Column))
+	fmt.Fprintf(tw, "quarantine\t%s\nreason\t%s\nactive\t%t\ntab\t%s\nanchor\t%s\ncolumn\t%s\n", shown(q.ID), shown(q.Reason), q.Active, shown(q.Tab),
+		shown(dash(q.Anchor)), shown(dash(q.Column)))
 	fmt.Fprintf(tw, "sheet row\t%d\nrow hash\t%s\nrecorded at seq\t%d\n", q.SheetRow, dash(q.RowHash), q.Seq)
 	if q.ClearedSeq != 0 {
 		fmt.Fprintf(tw, "cleared at seq\t%d\n", q.ClearedSeq)

@@ -29,9 +29,10 @@ final name, verified in full (every record's checksum and shape, the
 sequence from 1 to the head without a hole, the file's structure) and only
 then named NEWDIR/log.db; then the read model is rebuilt from it, as replay
 does. A damaged backup is refused naming the first bad sequence (exit 3),
-and nothing is left in NEWDIR. A store restored from the stream has a new
-store id; its records are the stream's (fencing tokens never leave a
-store). Opening a restored store takes the writer lease over from the
+and nothing is left in NEWDIR. A store restored from the stream has the
+store id every host of that store has (the one the stream was claimed for
+by its first primary), so its hash chain verifies and a standby accepts
+it; its records are the stream's (fencing tokens never leave a store). Opening a restored store takes the writer lease over from the
 holder the copy names once the takeover rule allows it (at most 15 s after
 that holder's last heartbeat).`,
 		Args: argsUsage(cobra.NoArgs),
@@ -112,6 +113,9 @@ func (r restoreJSON) print(w io.Writer) error {
 // restoreFromStream catches the stream up into a scratch log beside to,
 // then restores that log (verified) into to.
 func restoreFromStream(ctx context.Context, src replicatedSource, to string) (hikoutei.BackupInfo, error) {
+	if _, err := events.CheckOutside(to); err != nil {
+		return hikoutei.BackupInfo{}, err // target_inside_store, naming to and the store
+	}
 	if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
 		return hikoutei.BackupInfo{}, fmt.Errorf("%w: %s holds %d entries; restore into a new or empty directory", hikoutei.ErrRestoreTarget, to, len(entries))
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -61,7 +60,7 @@ func runSalvage(out io.Writer, from, to string, opts events.SalvageOptions, asJS
 	if _, err := os.Stat(src); err != nil {
 		return fmt.Errorf("%w: %s: no %s to salvage: %w", engine.ErrNotAStore, from, events.LogFileName, err)
 	}
-	created, err := salvageTarget(from, to)
+	created, err := salvageTarget(to)
 	if err != nil {
 		return err
 	}
@@ -86,17 +85,16 @@ func runSalvage(out io.Writer, from, to string, opts events.SalvageOptions, asJS
 	return nil
 }
 
-// salvageTarget refuses a --to that is --from or inside it, or that exists
+// salvageTarget refuses a --to inside a store directory (--from's, which
+// holds its log.db, or any other: events.CheckOutside), or that exists
 // and is not an empty directory; it creates --to (mode 0700) otherwise and
 // reports whether it did.
-func salvageTarget(from, to string) (created bool, err error) {
-	absFrom, err1 := filepath.Abs(from)
-	absTo, err2 := filepath.Abs(to)
-	if err := errors.Join(err1, err2); err != nil {
-		return false, err
+func salvageTarget(to string) (created bool, err error) {
+	if _, err := events.CheckOutside(to); err != nil {
+		return false, fmt.Errorf("%w: --to: %w", events.ErrSalvageTarget, err)
 	}
-	if rel, err := filepath.Rel(absFrom, absTo); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return false, fmt.Errorf("%w: --to %s is inside --from %s", events.ErrSalvageTarget, to, from)
+	if st, err := os.Stat(to); err == nil && !st.IsDir() {
+		return false, fmt.Errorf("%w: --to %s exists and is not a directory", events.ErrSalvageTarget, to)
 	}
 	entries, err := os.ReadDir(to)
 	switch {

@@ -263,7 +263,8 @@ Exit 1 when a change would be refused. The store must be closed.`,
 }
 
 // readShapesFile reads FILE's entities into a registry with their was=
-// names. A missing or malformed file is a usage error.
+// names. A missing or malformed file, or one that declares no entity, is
+// a usage error.
 func readShapesFile(path string) (*engine.Registry, error) {
 	if path == "" {
 		return nil, usageError{errors.New(`required flag "--shapes" not set`)}
@@ -277,6 +278,11 @@ func readShapesFile(path string) (*engine.Registry, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return nil, usageError{fmt.Errorf("--shapes %s: %w", path, err)}
+	}
+	if len(s.Entities) == 0 {
+		// Not "no entity any more": a file that lost its entities would
+		// otherwise read as the recorded shapes.
+		return nil, usageError{fmt.Errorf("--shapes %s declares no entity", path)}
 	}
 	shapes, renames := shapesFromJSON(s.Entities)
 	reg, err := engine.NewRegistry(shapes...)

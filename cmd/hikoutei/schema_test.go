@@ -112,3 +112,20 @@ func TestI35_AuditAtBeforeARenameShowsTheNewName(t *testing.T) {
 		t.Fatalf("audit --at: exit %d %v\n%s%s", code, err, out, errOut)
 	}
 }
+
+// A shapes file that declares no entity (empty, null, {}, no entities) is
+// malformed: it is a usage error, never "no change".
+func TestMigrateDryRunRefusesAShapesFileWithoutEntities(t *testing.T) {
+	dir := schemaStore(t)
+	migrate := findCommand(t, []string{"migrate"})
+	file := filepath.Join(t.TempDir(), "shapes.json")
+	for _, body := range []string{`null`, `{}`, `{"entities": []}`, `{"entities": null}`} {
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code, out, _ := runSplit("migrate", "--dir", dir, "--dry-run", "--shapes", file); code == exitOK || strings.Contains(out, "no change") {
+			t.Fatalf("%s: exit %d\n%s", body, code, out)
+		}
+		wantUsage(t, migrate, []string{"migrate", "--dir", dir, "--dry-run", "--shapes", file})
+	}
+}

@@ -230,8 +230,16 @@ func serveHTTP(ctx context.Context, cur current, ln net.Listener, access httpAcc
 		}
 		observe.WriteHealth(w, r)
 	})
-	srv := &http.Server{Handler: access.guard(mux), ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
+	// A failing Accept (too many open files) is retried with a backoff by
+	// net/http itself and logged; Serve ends only when the server is shut
+	// down.
+	srv := &http.Server{Handler: access.guard(mux), ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("http: stopped serving", "err", err)
+		}
+	}()
 	go func() {
 		<-ctx.Done()
 		srv.Shutdown(context.Background())

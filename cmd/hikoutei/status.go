@@ -69,6 +69,15 @@ type storeStatus struct {
 	// SyncHealthUnreachable is why a running store's health is missing
 	// (a stable code, e.g. admin_channel_absent); absent otherwise.
 	SyncHealthUnreachable string `json:"sync_health_unreachable,omitempty"`
+	// LeaseLeftover says that lease.toml names a process that no longer
+	// holds the store (killed or crashed: no process holds it; running is
+	// false); absent otherwise.
+	LeaseLeftover string `json:"lease_leftover,omitempty"`
+	// CommitsRefused is why the running store refuses commits now (its
+	// Health().Local: code and message, e.g. log_file_replaced: …);
+	// absent while it commits, or when no process holds the store.
+	CommitsRefused     string `json:"commits_refused,omitempty"`
+	CommitsRefusedCode string `json:"commits_refused_code,omitempty"`
 }
 
 // statusReasons are the reason counts status prints, in order.
@@ -130,6 +139,12 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	st := storeStatus{Dir: dir, Outbox: map[string]int64{}, SyncHealthSource: healthFromReadModel}
 	if lf, err := events.ReadLeaseFile(dir); err == nil {
 		st.Running, st.Holder, st.Operation = true, lf.Holder.String(), lf.Operation
+		if holderGone(dir) {
+			// Killed or crashed: the file lock died with the process.
+			st.Running, st.Holder, st.Operation = false, "", ""
+			st.LeaseLeftover = fmt.Sprintf("lease.toml names %s (operation %q), which no longer holds the store: a run that ended without closing (killed or crashed); the next open reconciles it",
+				lf.Holder, lf.Operation)
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		st.Holder = "lease.toml invalid: run hikoutei doctor"
 	}
@@ -267,7 +282,7 @@ func printUnwritable(tw io.Writer, list []unwritableValue) {
 		if u.Chars > 0 {
 			size = fmt.Sprintf(" (%d characters)", u.Chars)
 		}
-		fmt.Fprintf(tw, "  %s %s.%s\t%s on %s%s\n", u.Entity, u.ID, u.Field, u.Reason, u.Tab, size)
+		fmt.Fprintf(tw, "  %s %s.%s\t%s on %s%s\n", shown(u.Entity), shown(u.ID), shown(u.Field), u.Reason, shown(u.Tab), size)
 	}
 }
 
@@ -302,8 +317,11 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	holder := "none (store closed)"
-	if st.Running {
-		holder = fmt.Sprintf("%s, operation %q", st.Holder, st.Operation)
+	switch {
+	case st.Running:
+		holder = fmt.Sprintf("%s, operation %q", shown(st.Holder), st.Operation)
+	case st.LeaseLeftover != "":
+		holder = "none: no process holds the store (" + st.LeaseLeftover + ")"
 	}
 	head := "(held by the writer)"
 	if st.LogHead != nil {
@@ -322,13 +340,16 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	printReasons(tw, st)
 	printUnwritable(tw, st.Unwritable)
 	if st.Divergence != "" {
-		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", st.Divergence)
+		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", shown(st.Divergence))
 	}
 	if st.MisdirectedWrites > 0 {
 		fmt.Fprintf(tw, "misdirected writes\t%d (cells overwritten: %d; hikoutei audit names them)\n", st.MisdirectedWrites, st.MisdirectedCells)
 	}
 	if st.LogGaps != "" {
 		fmt.Fprintf(tw, "LOG LOST RECORDS\t%s\n", st.LogGaps)
+	}
+	if st.CommitsRefused != "" {
+		fmt.Fprintf(tw, "COMMITS REFUSED\t%s\n", shown(st.CommitsRefused))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -54,7 +52,10 @@ func (s replicatedSource) connect() (*nats.Conn, error) {
 
 // catchUpInto applies every commit of the stream, through its head as of
 // the call, to a new log at path, and returns that log's head. The
-// running store is never touched: only the stream is read.
+// running store is never touched: only the stream is read. The new log
+// has the store id every host's log of the store has: the one the stream
+// was claimed for (the first primary's; its records' hash chain starts
+// from it), or the store's name for a stream no primary claimed.
 func (s replicatedSource) catchUpInto(ctx context.Context, path string) (uint64, error) {
 	nc, err := s.connect()
 	if err != nil {
@@ -65,26 +66,18 @@ func (s replicatedSource) catchUpInto(ctx context.Context, path string) (uint64,
 	if err != nil {
 		return 0, err
 	}
-	l, err := events.OpenLog(path, events.Options{StoreID: s.store}) // the replicated store's name is its id
+	id, err := stream.StoreID(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if id == "" {
+		id = s.store
+	}
+	l, err := events.OpenLog(path, events.Options{StoreID: id})
 	if err != nil {
 		return 0, err
 	}
 	err = replication.CatchUp(ctx, stream, l)
 	head, herr := l.Head()
 	return head, errors.Join(err, herr, l.Close())
-}
-
-// scratchDir makes a private (0700) temporary directory beside near (on
-// the same file system), or in the system's temporary directory when
-// near is "".
-func scratchDir(near, pattern string) (string, error) {
-	parent := ""
-	if near != "" {
-		abs, err := filepath.Abs(near)
-		if err != nil {
-			return "", err
-		}
-		parent = filepath.Dir(abs)
-	}
-	return os.MkdirTemp(parent, pattern)
 }

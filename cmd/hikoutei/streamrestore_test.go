@@ -136,3 +136,46 @@ func dumpReadModel(t *testing.T, path, storeID string) string {
 	}
 	return strings.ReplaceAll(buf.String(), storeID, "<store id>")
 }
+
+// R1: restore --store NAME writes the store id the stream's records carry
+// (the one the first primary claimed the stream for), not NAME: the
+// restored log passes its own chain check, a standby of the store accepts
+// it (the log of another id would be store_id_mismatch), and audit
+// --store, which shares the path, reads it as that store's.
+func TestR1_RestoreFromTheStreamKeepsTheStoreIDTheRecordsCarry(t *testing.T) {
+	c := replicationtest.StartCluster(t, 3)
+	src := replicatedLog(t, c, "shop-8", 5)
+	ctx, cancel := context.WithTimeout(context.Background(), replicationtest.Deadline)
+	defer cancel()
+	stream, err := replication.OpenExisting(ctx, c.Connect(), "shop-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.ClaimStoreID(ctx, src.StoreID()); err != nil { // what the first primary does
+		t.Fatal(err)
+	}
+	if src.StoreID() == "shop-8" {
+		t.Fatal("the source's id must differ from the store's name for this test")
+	}
+	restored := filepath.Join(t.TempDir(), "restored")
+	if code, text := runCLI(t, "restore", "--nats", c.URLs(), "--store", "shop-8", "--to", restored); code != exitOK ||
+		!strings.Contains(text, "restored store "+src.StoreID()) {
+		t.Fatalf("restore: exit %d:\n%s", code, text)
+	}
+	if code, text := runCLI(t, "audit", "verify", "--dir", restored); code != exitOK || !strings.Contains(text, "of store "+src.StoreID()) {
+		t.Fatalf("audit verify of the restored log: exit %d:\n%s", code, text)
+	}
+	if code, text := runCLI(t, "audit", "--nats", c.URLs(), "--store", "shop-8"); code != exitOK {
+		t.Fatalf("audit --store: exit %d:\n%s", code, text)
+	}
+	sb, err := hikoutei.OpenDeclared(t.Context(), restored, hikoutei.Options{HeartbeatInterval: -1, NoAdmin: true,
+		NATS:        &hikoutei.NATSOptions{Disabled: true},
+		Replication: &hikoutei.ReplicationOptions{URL: c.URLs(), Store: "shop-8", Standby: true}})
+	if err != nil {
+		t.Fatalf("a standby on the restored directory: %v", err)
+	}
+	defer sb.Close()
+	if h := sb.Health(); h.Replication == nil || h.Replication.Role != hikoutei.RoleStandby {
+		t.Fatalf("standby health %+v", h)
+	}
+}

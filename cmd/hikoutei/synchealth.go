@@ -23,7 +23,7 @@ func syncHealthOf(h *hikoutei.SyncHealth) *syncHealthJSON { return observe.SyncR
 // printSyncHealth writes one spreadsheet's health as a table, one line
 // per tab.
 func printSyncHealth(out io.Writer, h syncHealthJSON) error {
-	fmt.Fprintf(out, "\nsync %s: %s\n", h.Spreadsheet, describeState(h.State, h.Reason, h.Pending, h.OldestPendingSeconds, h.DivergedRows))
+	fmt.Fprintf(out, "\nsync %s: %s\n", shown(h.Spreadsheet), describeState(h.State, h.Reason, h.Pending, h.OldestPendingSeconds, h.DivergedRows))
 	if len(h.Tabs) == 0 {
 		_, err := fmt.Fprintln(out, "no tab to show (no effect waits or failed)")
 		return err
@@ -31,7 +31,7 @@ func printSyncHealth(out io.Writer, h syncHealthJSON) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TAB\tSTATE\tREASON\tPENDING\tOLDEST PENDING\tDIVERGED\tLAST RECONCILE")
 	for _, t := range h.Tabs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", t.Tab, t.State, dash(cmp.Or(t.Reason, t.Notice)), t.Pending, age(t.OldestPendingSeconds),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", shown(t.Tab), t.State, dash(cmp.Or(t.Reason, t.Notice)), t.Pending, age(t.OldestPendingSeconds),
 			t.DivergedRows, stamp(t.LastReconcile))
 	}
 	if err := tw.Flush(); err != nil {

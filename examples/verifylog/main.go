@@ -14,8 +14,12 @@
 // log does not extend. A salvaged log has holes (the meta's salvage_lost
 // sequences) after which the chain restarts: nothing ties the records
 // after a hole to the ones before, so it refuses them too unless
-// -accept-salvage-holes is given; it then prints each hole, and a head
-// pinned after the last hole that the log extends vouches for the rest.
+// -accept-salvage-holes is given; it then prints each hole. A pin taken
+// before a hole never vouches for the log after it: the hole's records
+// are gone, yet the record after it still links to them, so the chain
+// values after the hole match an old pin. Only a head pinned at or after
+// the integrity.holes_recorded record that names the hole (the store
+// appends one when it next opens) vouches across it; any other pin fails.
 package main
 
 import (
@@ -36,9 +40,17 @@ import (
 
 // record is what the chain needs of one record.
 type record struct {
-	link   []byte // nil: a record written before the chain
-	fields []byte // the chain form: the envelope and payload without token
+	link    []byte // nil: a record written before the chain
+	fields  []byte // the chain form: the envelope and payload without token
+	typ     string // the event type
+	payload []byte // the canonical payload
 }
+
+// holesRecorded is the type of the record a store appends when it finds
+// holes its log does not name yet; its payload is {"lost": "A-B, C"}.
+// (Spelled in two parts: this program imports no Hikoutei package, and
+// the module spells catalogue types only through events.Type constants.)
+const holesRecorded = "integrity" + ".holes_recorded"
 
 func main() {
 	path := flag.String("log", "log.db", "the log file (a store's log.db or a backup)")
@@ -70,6 +82,14 @@ type walk struct {
 	chain       []byte   // the chain value after seq
 	restart     bool     // a hole was passed: take the chain up from the next link
 	holes       []string // one line per hole passed
+	// unrecorded are the holes passed that no holes_recorded record
+	// walked since names, with the index of their line in holes.
+	unrecorded []hole
+}
+
+type hole struct {
+	span [2]uint64
+	line int
 }
 
 // verify walks the chain of the log at path.
@@ -94,7 +114,9 @@ func (w *walk) verify(path string) error {
 		}
 		g := sha256.Sum256(append([]byte("hikoutei-chain-v1\n"), meta.Get([]byte("store_id"))...))
 		w.chain = g[:]
-		w.pinned = w.pinned || w.pinSeq == 0 && bytes.Equal(w.chain, w.pinHash)
+		if err := w.checkPin(0); err != nil {
+			return err
+		}
 		if err := events.ForEach(w.record); err != nil {
 			return err
 		}
@@ -104,6 +126,87 @@ func (w *walk) verify(path string) error {
 		err = fmt.Errorf("the log does not extend the pinned head %s", w.pin)
 	}
 	return err
+}
+
+// checkPin compares the chain value after seq with the pin: it must match,
+// and every hole before it must be named by a holes_recorded record at or
+// before it (else the pin predates the hole).
+func (w *walk) checkPin(seq uint64) error {
+	if w.pin == "" || seq != w.pinSeq || !bytes.Equal(w.chain, w.pinHash) {
+		return nil
+	}
+	if len(w.unrecorded) > 0 {
+		h := w.unrecorded[0].span
+		return fmt.Errorf("the pin predates salvage hole %s: it commits to records the log no longer has, and no %s record "+
+			"before it names the hole (pin a head taken after the store recorded the hole)", span(h[0], h[1]), holesRecorded)
+	}
+	w.pinned = true
+	return nil
+}
+
+// recorded takes the holes a holes_recorded record at seq names off the
+// unrecorded ones.
+func (w *walk) recorded(seq uint64, r record) {
+	if r.typ != holesRecorded {
+		return
+	}
+	lost, ok := payloadString(r.payload, "lost")
+	named, err := parseLost(lost)
+	if !ok || err != nil {
+		return
+	}
+	keep := w.unrecorded[:0]
+	for _, h := range w.unrecorded {
+		w2 := &walk{lost: named}
+		if !w2.lostAll(h.span[0], h.span[1]) {
+			keep = append(keep, h)
+			continue
+		}
+		w.holes[h.line] += fmt.Sprintf("; recorded at seq %d", seq)
+	}
+	w.unrecorded = keep
+}
+
+// payloadString reads the string value of key from a canonical payload
+// map: m<count>: then, for each entry, the key and the value, a string
+// being s<byte length>:<bytes> (docs/events.md "Canonical encoding"). It
+// reads maps of strings only: ok is false for anything else.
+func payloadString(b []byte, key string) (string, bool) {
+	str := func() (string, bool) {
+		if len(b) == 0 || b[0] != 's' {
+			return "", false
+		}
+		n, rest, found := strings.Cut(string(b[1:]), ":")
+		l, err := strconv.Atoi(n)
+		if !found || err != nil || l < 0 || l > len(rest) {
+			return "", false
+		}
+		b = []byte(rest[l:])
+		return rest[:l], true
+	}
+	if len(b) == 0 || b[0] != 'm' {
+		return "", false
+	}
+	n, rest, found := strings.Cut(string(b[1:]), ":")
+	count, err := strconv.Atoi(n)
+	if !found || err != nil {
+		return "", false
+	}
+	b = []byte(rest)
+	for range count {
+		k, ok := str()
+		if !ok {
+			return "", false
+		}
+		v, ok := str()
+		if !ok {
+			return "", false
+		}
+		if k == key {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // record walks one record: key k, stored bytes v.
@@ -126,11 +229,11 @@ func (w *walk) record(k, v []byte) error {
 	case r.link != nil && !bytes.Equal(r.link, w.chain):
 		return fmt.Errorf("seq %d: its link is not the chain value of the records before it (or record %d was changed)", seq, seq-1)
 	}
+	w.recorded(seq, r)
 	next := sha256.Sum256(append(append([]byte(nil), w.chain...), r.fields...))
 	w.chain, w.seq = next[:], seq
 	w.records++
-	w.pinned = w.pinned || seq == w.pinSeq && bytes.Equal(w.chain, w.pinHash)
-	return nil
+	return w.checkPin(seq)
 }
 
 // gap checks the sequences between the last record walked and seq: none,
@@ -146,7 +249,12 @@ func (w *walk) gap(seq uint64) error {
 	if !w.acceptHoles {
 		return fmt.Errorf("seq %s: lost to a salvage, so the chain restarts after it and no link vouches for the records after the hole (-accept-salvage-holes accepts it)", span(w.seq+1, seq-1))
 	}
+	if w.pin != "" && w.pinSeq < seq {
+		return fmt.Errorf("the pin predates salvage hole %s: no link ties the records after the hole to the pinned head, "+
+			"so it vouches for nothing after seq %d (pin a head taken after the hole)", span(w.seq+1, seq-1), w.seq)
+	}
 	w.holes = append(w.holes, fmt.Sprintf("salvage hole: seq %s lost", span(w.seq+1, seq-1)))
+	w.unrecorded = append(w.unrecorded, hole{span: [2]uint64{w.seq + 1, seq - 1}, line: len(w.holes) - 1})
 	w.restart = true
 	return nil
 }
@@ -229,6 +337,12 @@ func parse(b []byte) (record, error) {
 		}
 		if i != 7 { // the fencing token is outside the chain
 			out = append(out, rest[:n]...)
+		}
+		switch _, size := fieldLen(i, rest); i {
+		case 6:
+			r.typ = string(rest[size:n])
+		case 9:
+			r.payload = rest[size:n]
 		}
 		rest = rest[n:]
 	}

@@ -20,11 +20,35 @@ const defaultCallTimeout = 2 * time.Minute
 // a body; ErrBadResponse; I/O errors. A server that answers before
 // reading the whole request (a refused peer) may close the connection
 // while the request is being written: its answer is still read.
+//
+// A server serving its maximum of connections answers admin_busy without
+// reading the request: Call tries again with a backoff until the
+// deadline.
 func Call(ctx context.Context, dir string, op Op, req, resp any) error {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(defaultCallTimeout)
 	}
+	for wait := busyBackoffMin; ; wait = min(2*wait, busyBackoffMax) {
+		err := call(ctx, dir, op, req, resp, deadline)
+		if !errors.Is(err, ErrBusy) || time.Until(deadline) < wait || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// Backoff between calls answered admin_busy.
+const (
+	busyBackoffMin = 20 * time.Millisecond
+	busyBackoffMax = 500 * time.Millisecond
+)
+
+func call(ctx context.Context, dir string, op Op, req, resp any, deadline time.Time) error {
 	c, err := dialPath(SocketPath(dir), time.Until(deadline))
 	if err != nil {
 		return err

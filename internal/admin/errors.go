@@ -41,11 +41,18 @@ var (
 	// ErrHandlerFailed: a handler failed with an error that has no code
 	// registered with the server (the message says what).
 	ErrHandlerFailed = errors.New("admin_handler_failed")
+	// ErrBusy: the server serves Config.MaxConns requests already; the
+	// request was not read. Try again.
+	ErrBusy = errors.New("admin_busy")
+	// ErrAcceptFailed: the channel cannot accept connections now (e.g.
+	// too many open files); it keeps trying and recovers by itself
+	// (Server.AcceptErr, the store's Health().Admin).
+	ErrAcceptFailed = errors.New("admin_accept_failed")
 )
 
 // codes are the channel's own sentinels, always known to the server.
 var codes = []error{ErrStoreClosing, ErrMalformedRequest, ErrRequestTooLarge, ErrRequestTimeout, ErrVersionUnsupported,
-	ErrOpUnsupported, ErrPeerRejected, ErrHandlerFailed}
+	ErrOpUnsupported, ErrPeerRejected, ErrHandlerFailed, ErrBusy}
 
 // RemoteError is an error the server answered with. It matches (errors.Is)
 // any error whose text is its Code or one of its Codes, so a client tests

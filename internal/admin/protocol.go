@@ -12,6 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
+	"strings"
 )
 
 // Version is the protocol version this build speaks.
@@ -70,6 +73,11 @@ type StatusResponse struct {
 	Operation     string `json:"operation"`
 	LogHead       uint64 `json:"log_head"`
 	OpenConflicts int    `json:"open_conflicts"`
+	// Local is why the store refuses commits now (its Health().Local,
+	// e.g. "log_file_replaced: …"), with LocalCode its stable code;
+	// absent while it commits.
+	Local     string `json:"local,omitempty"`
+	LocalCode string `json:"local_code,omitempty"`
 }
 
 // AckRequest is OpConflictAck: acknowledge_system with its fence.
@@ -125,8 +133,14 @@ func DecodeRequest(b []byte) (Request, error) {
 	return r, nil
 }
 
-// decodeStrict decodes exactly one JSON value with no unknown keys.
+// decodeStrict decodes exactly one JSON value with no unknown keys. Keys
+// match their field's name exactly (encoding/json alone also accepts
+// "OP" for "op"), and no object holds a key twice (encoding/json alone
+// keeps the last one).
 func decodeStrict(b []byte, v any) error {
+	if err := checkKeys(b, reflect.TypeOf(v)); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -136,6 +150,129 @@ func decodeStrict(b []byte, v any) error {
 		return errors.New("trailing data after the request")
 	}
 	return nil
+}
+
+// checkKeys walks the first JSON value of b against the type t it is
+// decoded into: every object key must be one of the struct's JSON names,
+// spelt exactly, and appear once; json.RawMessage and interface values
+// are checked for duplicate keys only (their own decoding checks the
+// rest). Malformed JSON is left to the decoder.
+func checkKeys(b []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	err := walkKeys(dec, t, "")
+	var se *json.SyntaxError
+	if errors.As(err, &se) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil // the decoder says what is wrong
+	}
+	return err
+}
+
+var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+
+// walkKeys reads one value from dec, checking its keys against t (nil:
+// duplicates only).
+func walkKeys(dec *json.Decoder, t reflect.Type, path string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawMessageType || t != nil && t.Kind() == reflect.Interface {
+		t = nil
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		return walkObject(dec, t, path)
+	case json.Delim('['):
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for dec.More() {
+			if err := walkKeys(dec, elem, path+"[]"); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token() // ']'
+		return err
+	}
+	return nil
+}
+
+func walkObject(dec *json.Decoder, t reflect.Type, path string) error {
+	var fields map[string]reflect.Type
+	var isMap bool
+	if t != nil {
+		switch t.Kind() {
+		case reflect.Struct:
+			fields = jsonFields(t)
+		case reflect.Map:
+			isMap = true
+		}
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return fmt.Errorf("duplicate key %q%s", key, at(path))
+		}
+		seen[key] = true
+		var ft reflect.Type
+		switch {
+		case fields != nil:
+			var ok bool
+			if ft, ok = fields[key]; !ok {
+				return fmt.Errorf("unknown key %q%s (keys are case-sensitive)", key, at(path))
+			}
+		case isMap:
+			ft = t.Elem()
+		}
+		if err := walkKeys(dec, ft, path+"."+key); err != nil {
+			return err
+		}
+	}
+	_, err := dec.Token() // '}'
+	return err
+}
+
+func at(path string) string {
+	if path = strings.TrimPrefix(path, "."); path == "" {
+		return ""
+	}
+	return " in " + path
+}
+
+// jsonFields maps a struct's JSON key names to their field types (fields
+// without a tag go by their Go name; "-" and unexported fields are
+// skipped).
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			maps.Copy(out, jsonFields(f.Type))
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 // BackupRequest is OpStoreBackup: the serving process writes a consistent

@@ -30,7 +30,22 @@ type Config struct {
 	IOTimeout time.Duration
 	// HandlerTimeout bounds one handler (default 1 min).
 	HandlerTimeout time.Duration
+	// MaxConns caps the connections served at once (default
+	// DefaultMaxConns): one past it is answered admin_busy at once and
+	// closed, so a burst of clients never holds more descriptors than
+	// that.
+	MaxConns int
 }
+
+// DefaultMaxConns is Config.MaxConns's default.
+const DefaultMaxConns = 32
+
+// Accept retry backoff (as net/http's Server): from acceptBackoffMin,
+// doubling, at most acceptBackoffMax between tries.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
 
 // Server serves the channel of one store until Close.
 type Server struct {
@@ -43,6 +58,11 @@ type Server struct {
 	closing bool
 	active  int // connections being served
 	wg      sync.WaitGroup
+	// acceptErr is why accepting fails now (nil: it does not), since
+	// acceptSince; see AcceptErr.
+	acceptErr   error
+	acceptSince time.Time
+	stopped     chan struct{} // closed by Close: ends an accept backoff
 }
 
 // SocketPath is the channel's socket in store directory dir.
@@ -57,9 +77,10 @@ const SocketName = "admin.sock"
 // (ErrSocketInUse). The socket is bound under a temporary name, set to
 // mode 0600 and renamed into place, so it never exists with a wider mode.
 func Listen(dir string, cfg Config) (*Server, error) {
-	s := &Server{cfg: cfg, path: SocketPath(dir), uid: os.Getuid()}
+	s := &Server{cfg: cfg, path: SocketPath(dir), uid: os.Getuid(), stopped: make(chan struct{})}
 	s.cfg.IOTimeout = cmp.Or(cfg.IOTimeout, 10*time.Second)
 	s.cfg.HandlerTimeout = cmp.Or(cfg.HandlerTimeout, time.Minute)
+	s.cfg.MaxConns = cmp.Or(cfg.MaxConns, DefaultMaxConns)
 	s.cfg.Codes = append(append([]error(nil), codes...), cfg.Codes...)
 	if err := checkStale(s.path); err != nil {
 		return nil, err
@@ -127,32 +148,98 @@ func removeTempSockets(dir string) {
 // Path is the socket's path.
 func (s *Server) Path() string { return s.path }
 
+// acceptLoop accepts until Close. A failing Accept (too many open files
+// in the process or the system, a connection aborted, no buffer space)
+// never ends it: it tries again after a backoff, as net/http's Server
+// does, and AcceptErr reports the failure until an Accept succeeds.
 func (s *Server) acceptLoop() {
 	defer s.wg.Done()
+	var backoff time.Duration
 	for {
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
-			return // closed: Close waits for the connections
-		}
-		if !s.track(1) {
-			c.Close()
+			if s.isClosing() || errors.Is(err, net.ErrClosed) {
+				return // Close waits for the connections
+			}
+			backoff = min(max(2*backoff, acceptBackoffMin), acceptBackoffMax)
+			s.setAcceptErr(err)
+			select {
+			case <-s.stopped:
+				return
+			case <-time.After(backoff):
+			}
 			continue
 		}
-		s.wg.Add(1)
-		go s.serveConn(c)
+		backoff = 0
+		s.setAcceptErr(nil)
+		switch s.track(1) {
+		case admitClosing:
+			c.Close()
+		case admitBusy:
+			s.wg.Add(1)
+			go s.refuseBusy(c)
+		default:
+			s.wg.Add(1)
+			go s.serveConn(c)
+		}
 	}
 }
 
-// track adjusts the active connection count; it refuses new ones once
-// the server is closing.
-func (s *Server) track(d int) bool {
+func (s *Server) setAcceptErr(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d > 0 && s.closing {
-		return false
+	switch {
+	case err == nil:
+		s.acceptErr = nil
+	case s.acceptErr == nil:
+		s.acceptErr, s.acceptSince = err, time.Now()
+	default:
+		s.acceptErr = err
+	}
+}
+
+// AcceptErr is why the channel cannot accept connections now
+// (ErrAcceptFailed wrapping the cause, e.g. too many open files, and
+// since when), or nil when the last Accept succeeded. The channel keeps
+// trying and recovers by itself once the resource is back.
+func (s *Server) AcceptErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.acceptErr == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: since %s: %w", ErrAcceptFailed, s.acceptSince.UTC().Format(time.RFC3339), s.acceptErr)
+}
+
+// Outcomes of track(1).
+const (
+	admitServe   = iota // serve the connection
+	admitBusy           // past MaxConns: answer admin_busy
+	admitClosing        // Close began: drop it
+)
+
+// track(1) admits a new connection (counting it when served); track(-1)
+// ends one.
+func (s *Server) track(d int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case d > 0 && s.closing:
+		return admitClosing
+	case d > 0 && s.active >= s.cfg.MaxConns:
+		return admitBusy
 	}
 	s.active += d
-	return true
+	return admitServe
+}
+
+// refuseBusy answers admin_busy on c without reading the request, and
+// closes it.
+func (s *Server) refuseBusy(c *net.UnixConn) {
+	defer s.wg.Done()
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(s.cfg.IOTimeout))
+	_ = json.NewEncoder(c).Encode(s.response(nil, fmt.Errorf("%w: %d requests are being served; try again", ErrBusy, s.cfg.MaxConns)))
 }
 
 func (s *Server) peerUID() int {
@@ -288,6 +375,7 @@ func (s *Server) Close() error {
 	if already {
 		return nil
 	}
+	close(s.stopped)
 	err := s.ln.Close()
 	s.wg.Wait()
 	if cur, serr := os.Lstat(s.path); serr == nil && os.SameFile(cur, s.info) {

@@ -313,3 +313,34 @@ func TestHandlerErrorMatchingSeveralCodesMatchesAllOfThemOnTheClient(t *testing.
 		t.Fatalf("message %q, in process %q", remote.Error(), inProcess.Error())
 	}
 }
+
+// F13: the protocol is as strict as the README says: keys are spelt
+// exactly (no case-variant "OP"), an object never holds a key twice (the
+// last one does not silently win), in the envelope and in the body.
+func TestF13_CaseVariantAndDuplicateKeysAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	listen(t, dir, &backend{})
+	for _, payload := range []string{
+		`{"V":1,"OP":"status"}`,
+		`{"v":1,"Op":"status"}`,
+		`{"v":1,"op":"status","Body":{}}`,
+		`{"v":1,"op":"status","op":"store.backup","body":{"out":"x.db"}}`,
+		`{"v":1,"v":1,"op":"status"}`,
+		`{"v":1,"op":"conflicts.ack","body":{"conflict_id":"c1","conflict_id":"c2"}}`,
+		`{"v":1,"op":"conflicts.ack","body":{"Conflict_ID":"c1"}}`,
+		`{"v":1,"op":"conflicts.resolve","body":{"conflict_id":"c1","resolution":"use_sheet","fence":{"conflict_id":"c1","CONFLICT_ID":"c1"}}}`,
+		`{"v":1,"op":"status","body":{"a":{"b":1,"b":2}}}`,
+	} {
+		resp := raw(t, dir, []byte(payload+"\n"))
+		if resp.OK || resp.Code != admin.ErrMalformedRequest.Error() {
+			t.Errorf("%s: answered %+v, want %s", payload, resp, admin.ErrMalformedRequest)
+		}
+	}
+	// The exact spelling still works.
+	if resp := raw(t, dir, []byte(`{"v":1,"op":"status","body":{}}`+"\n")); !resp.OK {
+		t.Fatalf("exact keys refused: %+v", resp)
+	}
+	if resp := raw(t, dir, []byte(`{"v":1,"op":"conflicts.resolve","body":{"conflict_id":"c1","resolution":"use_sheet","fence":{"conflict_id":"c1"}}}`+"\n")); !resp.OK {
+		t.Fatalf("exact nested keys refused: %+v", resp)
+	}
+}

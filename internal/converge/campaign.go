@@ -77,12 +77,17 @@ type Result struct {
 	// SilentRuns counts the runs with a silent sample (a problem).
 	HealthLoud, HealthUnknown, HealthSilent, SilentRuns int
 	Slowest                                             time.Duration // longest wait for convergence after damage stopped
-	Problems                                            []string
+	// MirrorChecked counts the runs whose NATS event mirror was checked
+	// after quiescence (I36); MirrorMismatches those whose stream did not
+	// reach the log's head or did not verify (a problem).
+	MirrorChecked, MirrorMismatches int
+	Problems                        []string
 }
 
 // Line is the campaign's last line.
 func (r Result) Line() string {
-	return fmt.Sprintf("converge: runs=%d diverged_after_quiescence=%d duplicates=%d lost=%d", r.Runs, r.Diverged, r.Duplicates, r.Lost)
+	return fmt.Sprintf("converge: runs=%d diverged_after_quiescence=%d duplicates=%d lost=%d mirror_at_log_head=%d/%d", r.Runs, r.Diverged,
+		r.Duplicates, r.Lost, r.MirrorChecked-r.MirrorMismatches, r.MirrorChecked)
 }
 
 // Counts is the line before the last: every kind of act, the operator's
@@ -108,7 +113,7 @@ func (r Result) quarantined() int {
 
 // OK reports a clean campaign.
 func (r Result) OK() bool {
-	return r.Diverged == 0 && r.Duplicates == 0 && r.Lost == 0 && r.SilentRuns == 0
+	return r.Diverged == 0 && r.Duplicates == 0 && r.Lost == 0 && r.SilentRuns == 0 && r.MirrorMismatches == 0
 }
 
 // Bound is how long the campaign waits after damage stops.

@@ -10,6 +10,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/campaign"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/internal/mirrorcheck"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -127,6 +128,7 @@ func (r *runner) finish(ctx context.Context) error {
 	for _, l := range r.work.lost(parts) {
 		r.c.problem(&r.c.res.Lost, r.run, "%s", l)
 	}
+	r.checkMirror(ctx)
 	if err := r.close(); err != nil {
 		return fmt.Errorf("close: %w", err)
 	}
@@ -153,4 +155,16 @@ func (r *runner) readLog() error {
 		}
 	}
 	return nil
+}
+
+// checkMirror checks, after quiescence, that the NATS event mirror holds
+// every committed record up to the log's head and verifies (I36).
+func (r *runner) checkMirror(ctx context.Context) {
+	r.c.res.MirrorChecked++
+	res, err := mirrorcheck.Check(ctx, r.s, 30*time.Second)
+	if err != nil {
+		r.c.problem(&r.c.res.MirrorMismatches, r.run, "mirror after quiescence: %v", err)
+		return
+	}
+	fmt.Fprintf(r.c.out, "converge: run %d: %s, %d mirrored records verified\n", r.run, res, res.Records)
 }

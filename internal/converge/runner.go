@@ -9,6 +9,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/campaign"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/internal/mirrorcheck"
 	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
@@ -39,7 +40,7 @@ func (r *runner) open(ctx context.Context) error {
 		}
 		r.prov = prov
 	}
-	opts := campaign.StoreOptions("converge", r.c.cfg.Logger, r.sheetID, r.prov, r.c.cfg.ReconcileInterval)
+	opts := mirrorcheck.Options(campaign.StoreOptions("converge", r.c.cfg.Logger, r.sheetID, r.prov, r.c.cfg.ReconcileInterval))
 	s, err := hikoutei.Open(ctx, r.dir, opts, Entity())
 	if err != nil {
 		return fmt.Errorf("open: %w", err)

@@ -21,6 +21,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+	"github.com/hikoutei/hikoutei-go/internal/mirrorcheck"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
@@ -82,13 +83,18 @@ type Result struct {
 	// id): applied keep_system, applied use_sheet, and stale or rejected
 	// (a correct outcome: the conflict had moved on or was resolved first).
 	ResolvedKeepSystem, ResolvedUseSheet, ResolutionsUnapplied int
+	// Mirror is what the check of the NATS event mirror saw after
+	// quiescence (I36): the last log seq the stream holds and the log's
+	// head; a stream that does not reach the head or does not verify is a
+	// mismatch.
+	Mirror mirrorcheck.Result
 }
 
 // Line is the campaign's last line: the four counts first (scripts parse
 // that prefix), then the resolutions.
 func (r Result) Line() string {
-	return fmt.Sprintf("crash: runs=%d lost=%d duplicates=%d mismatches=%d resolved_keep_system=%d resolved_use_sheet=%d resolutions_unapplied=%d",
-		r.Runs, r.Lost, r.Duplicates, r.Mismatches, r.ResolvedKeepSystem, r.ResolvedUseSheet, r.ResolutionsUnapplied)
+	return fmt.Sprintf("crash: runs=%d lost=%d duplicates=%d mismatches=%d resolved_keep_system=%d resolved_use_sheet=%d resolutions_unapplied=%d %s",
+		r.Runs, r.Lost, r.Duplicates, r.Mismatches, r.ResolvedKeepSystem, r.ResolvedUseSheet, r.ResolutionsUnapplied, r.Mirror)
 }
 
 // OK reports a clean campaign.
@@ -170,7 +176,7 @@ func (c *campaign) oneRun(ctx context.Context, run int) error {
 		fp = c.cfg.Armed[(run-1)%len(c.cfg.Armed)]
 		cmd.Env = append(cmd.Env, failpoint.EnvVar+"="+fp)
 	} else if c.rng.IntN(3) == 0 { // the failpoints take turns, so a short campaign reaches each
-		name, at := failpoint.Names[c.fpTurn%len(failpoint.Names)], 1+c.rng.IntN(6)
+		name, at := failpoint.Workload[c.fpTurn%len(failpoint.Workload)], 1+c.rng.IntN(6)
 		if name == failpoint.LeaseFileBeforeRename {
 			at = 1 // lease.toml is written once per open
 		}
@@ -200,10 +206,13 @@ func (c *campaign) oneRun(ctx context.Context, run int) error {
 	if fp != "" {
 		maxRun *= 2 // give the failpoint a chance to be reached first
 	}
-	if len(c.cfg.Armed) > 0 {
-		maxRun = 10 * c.cfg.MaxRun // the failpoint, not the timer, should end the run
-	}
 	delay := time.Duration(c.rng.Int64N(int64(maxRun)))
+	if len(c.cfg.Armed) > 0 {
+		// The failpoint, not the timer, ends the run: the timer is only a
+		// bound for a failpoint never reached (a slow, shared machine
+		// reaches a snapshot's second take later, never sooner).
+		delay = 10 * c.cfg.MaxRun
+	}
 	exited := make(chan struct{})
 	go func() {
 		<-readDone // all of stdout read before Wait (os/exec)

@@ -14,6 +14,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/internal/mirrorcheck"
 	"github.com/hikoutei/hikoutei-go/internal/sheetcheck"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -287,7 +288,23 @@ func (c *campaign) quiesce(ctx context.Context) error {
 		c.problem(&c.res.Mismatches, "after quiescence %d effects are unsettled: %v", n, counts)
 	}
 	c.checks.countDuplicates(-1)
-	return c.compareSheet(ctx, s, prov)
+	if err := c.compareSheet(ctx, s, prov); err != nil {
+		return err
+	}
+	c.checkMirror(ctx, s)
+	return nil
+}
+
+// checkMirror checks, after quiescence, that the NATS event mirror holds
+// every committed record up to the log's head and verifies (I36).
+func (c *campaign) checkMirror(ctx context.Context, s *hikoutei.Store) {
+	res, err := mirrorcheck.Check(ctx, s, 30*time.Second)
+	c.res.Mirror = res
+	if err != nil {
+		c.problem(&c.res.Mismatches, "mirror after quiescence: %v", err)
+		return
+	}
+	fmt.Fprintf(c.out, "crash: mirror: %d records verified up to the log head %d (%s)\n", res.Records, res.LogHead, res.Took.Round(time.Millisecond))
 }
 
 func unsettled(c map[aggregates.EffectState]int64) int64 {

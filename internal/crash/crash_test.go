@@ -64,7 +64,7 @@ func TestEachFailpointCrashIsRecovered(t *testing.T) {
 		t.Skip("crash campaign: -short")
 	}
 	var armed []string
-	for _, name := range failpoint.Names {
+	for _, name := range failpoint.Workload {
 		at := "2"
 		if name == failpoint.LeaseFileBeforeRename {
 			at = "1"
@@ -78,7 +78,7 @@ func TestEachFailpointCrashIsRecovered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range failpoint.Names {
+	for _, name := range failpoint.Workload {
 		if res.Failpoints[name] != 1 {
 			t.Errorf("failpoint %s fired %d times, want 1", name, res.Failpoints[name])
 		}

@@ -6,6 +6,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/mirrorcheck"
 )
 
 // ledgerLog builds a log for the checker: each call appends one commit.
@@ -149,8 +150,8 @@ func TestResolutionCheckCountsARepeatWithAnotherOutcomeAsMismatch(t *testing.T) 
 }
 
 func TestCrashLineKeepsTheFourCountsFirst(t *testing.T) {
-	got := Result{Runs: 3, ResolvedKeepSystem: 1, ResolvedUseSheet: 2, ResolutionsUnapplied: 4}.Line()
-	want := "crash: runs=3 lost=0 duplicates=0 mismatches=0 resolved_keep_system=1 resolved_use_sheet=2 resolutions_unapplied=4"
+	got := Result{Runs: 3, ResolvedKeepSystem: 1, ResolvedUseSheet: 2, ResolutionsUnapplied: 4, Mirror: mirrorcheck.Result{LogHead: 9, Mirrored: 9}}.Line()
+	want := "crash: runs=3 lost=0 duplicates=0 mismatches=0 resolved_keep_system=1 resolved_use_sheet=2 resolutions_unapplied=4 mirror_head=9 log_head=9"
 	if got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}

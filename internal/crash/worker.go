@@ -63,6 +63,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/internal/mirrorcheck"
 	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
@@ -106,13 +107,17 @@ type WorkerConfig struct {
 
 // StoreOptions are the options of every process that opens the campaign's
 // store with sync on (the child, and the parent's quiescence phase).
+//
+// Every run mirrors its log to NATS (the embedded server, its JetStream in
+// the store directory, killed with the child): quiescence checks that the
+// mirror holds every committed record (I36).
 func StoreOptions(prov *gsheets.Provider, logger *slog.Logger, op string) hikoutei.Options {
-	return hikoutei.Options{Operation: op, LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval, AcquireWait: AcquireWait,
+	return mirrorcheck.Options(hikoutei.Options{Operation: op, LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval, AcquireWait: AcquireWait,
 		SnapshotEvery: 60, Logger: logger,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: prov, MaxBatch: 200,
 			Interval: 50 * time.Millisecond, ProbeDelay: 200 * time.Millisecond, MaxProbes: 6,
 			RetryBase: 50 * time.Millisecond, RetryMax: 400 * time.Millisecond, ReconcileInterval: 400 * time.Millisecond,
-			PollingInterval: 200 * time.Millisecond, FullScanInterval: 600 * time.Millisecond}}
+			PollingInterval: 200 * time.Millisecond, FullScanInterval: 600 * time.Millisecond}})
 }
 
 // NewProvider is the Sheets client of a campaign process: no pacing, quick

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
@@ -28,7 +29,8 @@ func checkChain(r *Report, l *events.Log, v *events.Verification) {
 	switch {
 	case errors.As(err, &restarted):
 		r.Findings = append(r.Findings, Finding{Check: chainCheck, Severity: Warn, Code: events.ErrChainRestarted.Error(),
-			Detail: fmt.Sprintf("%v (`hikoutei audit verify` fails unless --accept-salvage-holes); links hold up to the head %d", err, rep.Head)})
+			Detail: fmt.Sprintf("%v (`hikoutei audit verify` fails unless --accept-salvage-holes); links hold up to the head %d; %s",
+				err, rep.Head, holesRecorded(rep.Restarts))})
 	case err != nil:
 		r.fail(chainCheck, err, "%v", err)
 	case rep.Records == 0:
@@ -36,4 +38,20 @@ func checkChain(r *Report, l *events.Log, v *events.Verification) {
 	default:
 		r.add(chainCheck, OK, "%d records linked from the store's genesis value to the head %d:%s", rep.Records, rep.Head, rep.HeadHash)
 	}
+}
+
+// holesRecorded says where the store recorded each hole in its log
+// (integrity.holes_recorded): a head pinned from there on may vouch
+// across it; a pin taken before never does.
+func holesRecorded(rs []events.ChainRestart) string {
+	var parts []string
+	for _, h := range rs {
+		if h.Recorded == 0 {
+			parts = append(parts, fmt.Sprintf("hole %s is recorded by no record of the log (a pin vouches across it only once the store, "+
+				"opened, records it)", h.Lost))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("hole %s recorded at seq %d (pins from there on vouch across it; older pins never do)", h.Lost, h.Recorded))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -14,6 +14,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/snapshots"
 )
@@ -21,7 +22,8 @@ import (
 // Severity of a finding.
 type Severity string
 
-// Severities: OK and Warn keep the exit code 0; Fail makes it non-zero.
+// Severities: OK and Warn keep the exit code 0 (except the chain_restarted
+// warning of a log with holes: Report.Holes); Fail makes it non-zero.
 const (
 	OK   Severity = "ok"
 	Warn Severity = "warn"
@@ -62,6 +64,21 @@ func (r Report) Healthy() bool {
 	return true
 }
 
+// Holes reports whether the log has holes: sequences it lost (a salvage,
+// an accepted log gap) after which its hash chain restarts (a
+// chain_restarted warning). The store works, but it is not healthy:
+// `hikoutei doctor` exits 5 (when nothing failed), `audit verify` refuses
+// the log unless holes are accepted, and a pin taken before a hole never
+// vouches for the log after it.
+func (r Report) Holes() bool {
+	for _, f := range r.Findings {
+		if f.Code == events.ErrChainRestarted.Error() {
+			return true
+		}
+	}
+	return false
+}
+
 // Damaged reports whether a failed finding says stored data is damaged
 // (`hikoutei doctor` exits 3): the log must be salvaged or restored.
 func (r Report) Damaged() bool {
@@ -82,7 +99,8 @@ func (r *Report) fail(check string, err error, format string, args ...any) {
 // it wraps, or "".
 func codeOf(err error) string {
 	for _, s := range []error{events.ErrLogCorrupt, events.ErrCorruptRecord, events.ErrChainBroken, events.ErrChainRestarted, events.ErrUnknownEventType,
-		events.ErrMalformedPayload, events.ErrStoreLocked} {
+		events.ErrMalformedPayload, events.ErrStoreLocked, engine.ErrLogBehindReadModel,
+		engine.ErrSubscriptionCheckpoint} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}
@@ -162,6 +180,7 @@ func checkLog(r *Report, dir string, leaseFile bool) {
 	if cp, ok := checkReadModel(r, dir, head, l.StoreID()); ok {
 		checkReadModelData(r, dir, l, cp)
 	}
+	checkSubscriptions(r, dir, head)
 	checkSnapshots(r, dir, l, head)
 }
 
@@ -223,7 +242,8 @@ func checkReadModel(r *Report, dir string, head uint64, storeID string) (uint64,
 	case meta["store_id"] != storeID:
 		r.add("read.sqlite", Fail, "built for another store (the next open rebuilds it)")
 	case cp > head:
-		r.add("read.sqlite", Fail, "checkpoint %d is past the log head %d (the next open rebuilds it)", cp, head)
+		gap := &engine.LogGapError{Gap: events.LogGapDetected{ReadModelCheckpoint: cp, LogHead: head}, Dir: dir}
+		r.fail("read.sqlite", gap, "checkpoint %d is past the log head %d, so the next open refuses: %v", cp, head, gap)
 	case cp < head:
 		r.add("read.sqlite", Warn, "checkpoint %d behind the log head %d: the next open catches up", cp, head)
 		return cp, true
@@ -277,5 +297,34 @@ func checkWriterLease(r *Report, l *events.Log, leaseFile bool) {
 	}
 	if leaseFile && err == nil && (!ok || lease.State != events.LeaseStateHeld) {
 		r.add("lease.toml", Warn, "present but the writer lease is not held: leftover from a run that did not close cleanly")
+	}
+}
+
+// checkSubscriptions fails every subscription checkpoint the log cannot
+// have written (negative, or past the head): Subscribe refuses to run
+// it (subscription_checkpoint_invalid) rather than skip events.
+func checkSubscriptions(r *Report, dir string, head uint64) {
+	path := filepath.Join(dir, projector.FileName)
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	if err != nil {
+		return // checkReadModel reported it
+	}
+	defer conn.Close()
+	rows, err := projector.ListSubscriptions(conn)
+	if err != nil || len(rows) == 0 {
+		return
+	}
+	bad := 0
+	for _, row := range rows {
+		if err := engine.CheckSubscriptionCheckpoint(row.Name, row.Stored, head); err != nil {
+			r.fail("subscriptions", err, "%v", err)
+			bad++
+		}
+	}
+	if bad == 0 {
+		r.add("subscriptions", OK, "%d checkpoints, none past the log head %d", len(rows), head)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
@@ -27,8 +28,33 @@ func (b AdminBackend) Status(ctx context.Context) (admin.StatusResponse, error) 
 	if err != nil {
 		return admin.StatusResponse{}, err
 	}
-	return admin.StatusResponse{Protocol: admin.Version, PID: os.Getpid(), Operation: b.E.Lease().Operation,
-		LogHead: head, OpenConflicts: len(open)}, nil
+	st := admin.StatusResponse{Protocol: admin.Version, PID: os.Getpid(), Operation: b.E.Lease().Operation,
+		LogHead: head, OpenConflicts: len(open)}
+	if local := b.E.Health().Local; local != nil {
+		st.Local, st.LocalCode = local.Error(), errorCode(local)
+	}
+	return st, nil
+}
+
+// errorCode is the stable code of err: the innermost error of its chain
+// (the first of joined ones) whose text is a snake_case code, else
+// "error" (as the root package's ErrorCode, without its Sheets codes).
+func errorCode(err error) string {
+	code := "error"
+	for e := err; e != nil; {
+		if t := e.Error(); t != "" && strings.Trim(t, "abcdefghijklmnopqrstuvwxyz0123456789_") == "" && strings.Contains(t, "_") {
+			code = t
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			if errs := j.Unwrap(); len(errs) > 0 {
+				e = errs[0]
+				continue
+			}
+			break
+		}
+		e = errors.Unwrap(e)
+	}
+	return code
 }
 
 // AcknowledgeSystem answers admin.OpConflictAck.

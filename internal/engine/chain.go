@@ -65,6 +65,18 @@ func headAsChainBreak(err error) error {
 	return &events.ChainBrokenError{Seq: lc.Seq, Reason: lc.Detail}
 }
 
+// headShown records what the spreadsheet's chain_head cell showed a
+// dispatch that published head (effects.Config.HeadShown): a cell past
+// the log's head is reported (sync health warning chain_head_ahead, a log
+// line) until a later dispatch finds it fixed.
+func (e *Engine) headShown(shown, head sheetsio.ChainHead) {
+	if shown.Seq > head.Seq {
+		e.log.Warn("the spreadsheet's chain_head cell showed a head past the log's (someone typed it); rewritten with the log's head",
+			"code", string(ReasonChainHeadAhead), "shown_seq", shown.Seq, "log_head", head.Seq)
+	}
+	e.notes.noteHead(shown, head, e.cfg.Clock.Now())
+}
+
 // sheetChainHead is ChainHead in the form the dispatcher publishes in the
 // authority tab (effects.Config.ChainHead).
 func (e *Engine) sheetChainHead() (sheetsio.ChainHead, error) {

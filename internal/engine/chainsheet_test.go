@@ -2,9 +2,12 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -85,4 +88,44 @@ func rewriteRecord(t *testing.T, path string, seq uint64) {
 		v[len(v)/2] ^= 0x20
 		return b.Put(key, v)
 	}))
+}
+
+// F3: a person who types a SEQ:HASH past the log's head into the
+// authority tab's chain_head cell freezes nothing: the next dispatch
+// rewrites it with the log's head (a pin that verifies), and sync health
+// reports the cell ahead (warning chain_head_ahead, sync not failing) for
+// an hour after the last dispatch that found it.
+func TestF3_AChainHeadCellTypedPastTheLogIsRewrittenAndReported(t *testing.T) {
+	x := openSynced(t, t.TempDir())
+	all := readAirports(t)
+	commit(t, x.Store, toAny(all[:5])...)
+	x.drain()
+	typed := "999999999:" + strings.Repeat("0", 64)
+	mustT(t, x.sheet.Person().Type(layout.AuthorityTab, "E2", typed))
+	for i := range 2 {
+		changed := slices.Clone(all[:5]) // updates: the dispatch reads the sheet first
+		for j := range changed {
+			changed[j].Name += fmt.Sprintf(" (%d)", i)
+		}
+		commit(t, x.Store, toAny(changed)...)
+		x.drain()
+		text, pin := x.sheetPin()
+		if text == typed || pin.Seq > x.head() {
+			t.Fatalf("dispatch %d: the chain_head cell still shows %s (log head %d)", i+1, text, x.head())
+		}
+		if rep, err := x.Verify(ctx, hikoutei.VerifyOptions{Pin: &pin}); err != nil || !rep.Pinned {
+			t.Fatalf("dispatch %d: the sheet's head %s as a pin: %+v, %v", i+1, text, rep, err)
+		}
+		h := x.Health()
+		ahead := h.SyncHealth != nil && slices.ContainsFunc(h.SyncHealth.Warnings, func(w hikoutei.SyncWarning) bool {
+			return w.Reason == hikoutei.ReasonChainHeadAhead && strings.Contains(w.Detail, "999999999")
+		})
+		if !ahead || h.SyncHealth.Failing() || h.Sync != nil {
+			t.Fatalf("dispatch %d after the rewrite: health %+v (want the chain_head_ahead warning, sync not failing)", i+1, h.SyncHealth)
+		}
+	}
+	x.clock.Advance(61 * time.Minute)
+	if h := x.Health(); len(h.SyncHealth.Warnings) != 0 {
+		t.Fatalf("an hour after the last sighting the warning stands: %+v", h.SyncHealth.Warnings)
+	}
 }

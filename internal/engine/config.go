@@ -111,6 +111,7 @@ type NATSConfig struct {
 	IncludeValues                      bool
 	Mirror                             bool
 	MirrorStream, MirrorSubject        string
+	MirrorLagBound                     time.Duration // 0: DefaultMirrorLagBound
 }
 
 // ConflictNotice tells OnConflict of a conflict opened or resolved.

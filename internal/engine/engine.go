@@ -68,6 +68,7 @@ type Engine struct {
 	running atomic.Bool // the writer goroutine was started (see startWriter)
 
 	gap   *events.LogGapDetected // found at open; read-only once Open returns
+	holes events.SeqRanges       // the log's holes (lost sequences), read at open; read-only once Open returns
 	fault atomic.Pointer[error]  // why commits fail now (nil: they don't); see setFault
 
 	// Owned by the writer goroutine:
@@ -133,7 +134,7 @@ func (e *Engine) openPrimary(entities Entities, opts ...func(*events.WriterOptio
 	wo := events.WriterOptions{
 		Log:       events.Options{Clock: e.cfg.Clock, OpenTimeout: e.cfg.OpenTimeout, NoSync: e.cfg.NoSync},
 		Operation: e.cfg.Operation, AcquireWait: e.cfg.AcquireWait, HeartbeatInterval: e.cfg.HeartbeatInterval, LeaseTTL: e.cfg.LeaseTTL,
-		BeforeLease: e.findLogGap,
+		BeforeLease: e.findLogGap, OnLogFileReplaced: func(err error) { e.logFileReplaced(err) },
 	}
 	for _, o := range opts {
 		o(&wo)
@@ -203,6 +204,14 @@ func (e *Engine) start(entities Entities) error {
 	if err := e.evolve(); err != nil {
 		return err
 	}
+	if err := e.recordHoles(); err != nil {
+		return err
+	}
+	holes, err := e.Log().Holes()
+	if err != nil {
+		return err
+	}
+	e.holes = holes
 	if err := e.openReadModel(); err != nil {
 		return err
 	}

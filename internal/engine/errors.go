@@ -11,6 +11,11 @@ import (
 // Sentinel errors of the engine (stable snake_case codes). The root
 // package re-exports the ones an application matches.
 var (
+	// ErrMirrorBehind (nats_mirror_behind): the NATS event mirror has not
+	// received a committed record for longer than its bound
+	// (NATSConfig.MirrorLagBound): Health.Mirror, a *MirrorLagError with
+	// the lag in records and seconds. Commits never depend on it.
+	ErrMirrorBehind = errors.New("nats_mirror_behind")
 	// ErrInvalidEntity: an entity declaration is unusable (no or several
 	// primary keys, a non-string key, an unsupported field type, a bad name).
 	ErrInvalidEntity = errors.New("invalid_entity_definition")
@@ -82,7 +87,7 @@ var (
 	// ErrStandby: the store is a warm standby of a replicated store: it
 	// serves reads and takes over when the primary's lease lapses; its
 	// primary takes the commits.
-	ErrStandby = errors.New("standby")
+	ErrStandby = errors.New("replication_standby")
 	// ErrTakeoverFailed: a standby took the lease across hosts but could
 	// not open the store as the primary; it gave the lease up and refuses
 	// commits.
@@ -137,7 +142,46 @@ var (
 	// ErrInvalidSubscription: an empty or over-long subscription name, a
 	// missing handler or a negative batch size.
 	ErrInvalidSubscription = errors.New("invalid_subscription")
+	// ErrSubscriptionCheckpoint: a subscription's durable checkpoint is
+	// past the log head or negative: it names events the log never had
+	// (a changed read model, a bit flip, a read model of another copy).
+	// Subscribe refuses to run it rather than skip every event up to it
+	// (see *SubscriptionCheckpointError).
+	ErrSubscriptionCheckpoint = errors.New("subscription_checkpoint_invalid")
 )
+
+// SubscriptionCheckpointError is a subscription checkpoint the log
+// cannot have written: negative, or past the log head. It matches
+// ErrSubscriptionCheckpoint.
+type SubscriptionCheckpointError struct {
+	Name       string
+	Checkpoint int64  // as stored
+	Head       uint64 // the log head
+}
+
+func (e *SubscriptionCheckpointError) Error() string {
+	what := fmt.Sprintf("is past the log head %d", e.Head)
+	if e.Checkpoint < 0 {
+		what = "is negative"
+	}
+	return fmt.Sprintf("%s: subscription %q's checkpoint %d %s, which the log cannot have written (the read model was changed or "+
+		"damaged, or comes from another copy of the store); nothing is delivered. Set it to the last sequence the consumer handled "+
+		"(hk_subscriptions in read.sqlite, store closed), or delete its row to deliver every event again",
+		ErrSubscriptionCheckpoint, e.Name, e.Checkpoint, what)
+}
+
+// Unwrap gives ErrSubscriptionCheckpoint.
+func (e *SubscriptionCheckpointError) Unwrap() error { return ErrSubscriptionCheckpoint }
+
+// CheckSubscriptionCheckpoint returns a *SubscriptionCheckpointError
+// when the stored checkpoint of subscription name is negative or past
+// head, else nil.
+func CheckSubscriptionCheckpoint(name string, stored int64, head uint64) error {
+	if stored < 0 || uint64(stored) > head {
+		return &SubscriptionCheckpointError{Name: name, Checkpoint: stored, Head: head}
+	}
+	return nil
+}
 
 // SubscriptionError says which event a subscription's handler failed on.
 // errors.Is matches ErrSubscriptionHandler or ErrSubscriptionPanic, and the

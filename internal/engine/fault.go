@@ -40,7 +40,7 @@ func (e *Engine) refusing() error {
 	if p == nil {
 		return nil
 	}
-	for _, kind := range []error{ErrLogCommitUncertain, events.ErrReplicaFenced, ErrTakeoverFailed, ErrLogDamaged} {
+	for _, kind := range []error{ErrLogCommitUncertain, events.ErrReplicaFenced, ErrTakeoverFailed, ErrLogDamaged, events.ErrLogFileReplaced} {
 		if errors.Is(*p, kind) {
 			return *p
 		}
@@ -80,6 +80,9 @@ func (e *Engine) appendRefused(err error) error {
 	if rerr, ok := e.replicaRefused(err); ok {
 		return rerr
 	}
+	if errors.Is(err, events.ErrLogFileReplaced) {
+		return e.logFileReplaced(err)
+	}
 	for _, fence := range []error{events.ErrStaleWriterFence, events.ErrLeaseExpired, events.ErrLogClosed} {
 		if errors.Is(err, fence) {
 			return err
@@ -98,4 +101,26 @@ func prevHead(res []events.UnitResult) (uint64, bool) {
 		}
 	}
 	return first - 1, first != 0
+}
+
+// logFileReplaced records that the store directory's log.db is no longer
+// the file this store has open (the writer's heartbeat or an append
+// found it): every commit is refused from then on (Health's Local, code
+// log_file_replaced), and it is logged once, loudly.
+func (e *Engine) logFileReplaced(err error) error {
+	if p := e.fault.Load(); p != nil && errors.Is(*p, events.ErrLogFileReplaced) {
+		return *p
+	}
+	e.log.Error("log.db was replaced under the running store: commits are refused", "dir", e.dir, "code", events.ErrLogFileReplaced.Error(), "err", err)
+	return e.setFault(err)
+}
+
+// checkLogFile checks, as the heartbeat does, that log.db is still the
+// file open (a stat: Health answers from local state, I29).
+func (e *Engine) checkLogFile() {
+	if w := e.w.Load(); w != nil && !e.isClosed() {
+		if err := w.Log().CheckFile(); err != nil {
+			e.logFileReplaced(err)
+		}
+	}
 }

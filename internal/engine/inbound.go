@@ -190,8 +190,46 @@ func (e *Engine) rowState(tab, entity, anchor string) (rs aggregates.RowState, e
 	if rs.Sheet, err = e.proj.SheetFields(rs.Binding); err != nil {
 		return rs, err
 	}
+	e.alignShown(entity, &rs)
 	rs.OpenConflicts, err = e.proj.OpenConflictsOn(rs.Binding)
 	return rs, err
+}
+
+// alignShown: a cell the store knows to show a field's value in the kind
+// an older declaration gave the field (an int shown before an int → float
+// retype) shows canonical state when that value is the canonical one
+// converted back (events.ConvertValue is exact): its shown hash is read as
+// the canonical value's, so a person's edit of it is an edit, not a
+// conflict with a change the system never made.
+func (e *Engine) alignShown(entity string, rs *aggregates.RowState) {
+	if e.lay == nil || len(e.lay.eras) < 2 {
+		return
+	}
+	for f, sf := range rs.Sheet {
+		v, ok := rs.Canonical[f]
+		if !sf.ShownKnown || !ok {
+			continue
+		}
+		cur, err := aggregates.ShownHash(v)
+		if err != nil || cur == sf.ShownHash {
+			continue
+		}
+		to := shapeOf(e.reg, entity, f)
+		for _, from := range e.lay.olderShapes(entity, f) {
+			if from.Kind == to.Kind {
+				continue
+			}
+			old, err := convertShown(v, to, from)
+			if err != nil {
+				continue
+			}
+			if h, err := aggregates.ShownHash(old); err == nil && h == sf.ShownHash {
+				sf.ShownHash = cur
+				rs.Sheet[f] = sf
+				break
+			}
+		}
+	}
 }
 
 // Cleanup implements effects.Inbound: the surplus-row cleanup of the Input

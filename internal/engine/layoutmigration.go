@@ -61,7 +61,11 @@ func (e *Engine) MigrateLayouts(ctx context.Context) ([]string, error) {
 // an older layout. ok reports a migration recorded.
 func (e *Engine) migrateTab(ctx context.Context, wb *sheetsio.Workbook, tab string, heads map[string][]any) (bool, error) {
 	header, present := heads[tab]
-	era, old, ok := e.lay.match(e.sheet.Schema, tab, header, e.Migrating(tab))
+	since, err := e.migratedEra(tab)
+	if err != nil {
+		return false, err
+	}
+	era, old, ok := e.lay.match(e.sheet.Schema, tab, header, e.Migrating(tab), since)
 	switch {
 	case !present || !slices.ContainsFunc(header, func(h any) bool { return !blankCell(h) }):
 		e.lay.setPending(tab, false) // deleted or emptied: reprovisioning creates it again in the current layout
@@ -88,6 +92,21 @@ func (e *Engine) migrateTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 		}
 	}
 	return e.migrateLayout(ctx, wb, tab, era, old, header)
+}
+
+// migratedEra is the declaration tab was brought to by its last recorded
+// layout migration (0: none recorded): the tab shows no older layout.
+func (e *Engine) migratedEra(tab string) (int, error) {
+	var seq uint64
+	err := e.onWriter(func() error {
+		rec, err := e.proj.SheetLayoutOf(e.sync.cfg.Name, tab)
+		seq = rec.Seq
+		return err
+	})
+	if err != nil || seq == 0 {
+		return 0, err
+	}
+	return e.lay.eraAt(seq), nil
 }
 
 // tabSending reports whether effects on tab are being sent or uncertain.
@@ -187,12 +206,13 @@ func (e *Engine) recoverTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 	return true, e.recordMigration(ev, 0)
 }
 
-// recoveredRows are the rows of a recovered tab: canonical state is what
-// each should show; the guards of writes queued before follow them. A
-// row of a record that no longer exists has no canonical state: unless it
-// shows exactly the store's last write, it keeps that write's hash, which
-// it does not show, so its delete (and the surplus-row cleanup) never
-// takes a person's cell with it (I21).
+// recoveredRows are the rows of a recovered tab: a row that shows exactly
+// what the store last showed on it keeps that hash; any other is expected
+// to show canonical state; the guards of writes queued before follow them.
+// A row of a record that no longer exists has no canonical state: it
+// keeps the store's last write's hash, which it does not show, so its
+// delete (and the surplus-row cleanup) never takes a person's cell with
+// it (I21).
 func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events.MigratedRow, error) {
 	spec, _ := e.sheet.Schema.Tab(tab)
 	x, err := e.proj.TabExpectation(tab)
@@ -210,6 +230,14 @@ func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events
 			return nil, err
 		}
 		row := events.MigratedRow{Anchor: r.Anchor, Hash: r.Hash, Before: before}
+		if r.Hash == before || (spec.Role == layout.RoleSystem && x.InFlight[r.Anchor]) {
+			// The row shows exactly what the store last showed on it (the
+			// layout means the same, or the migration left its cells as
+			// they were), or it is a System row the store's queued writes
+			// bring to canonical state: they are guarded by what it shows.
+			out = append(out, row)
+			continue
+		}
 		h := canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals)
 		if !exists {
 			h = before

@@ -69,26 +69,26 @@ func (l *layoutState) changedAt(tab string) uint64 {
 	return 0
 }
 
-// relaid is the newest older declaration laying tab out under the
-// current names with other contents: a column of another kind (a
-// retype), or whose field a later declaration dropped or renamed while
-// another field took its name (a field dropped and added again) (-1:
-// none).
-func (l *layoutState) relaid(cur layout.TabSpec) int {
-	for i := len(l.eras) - 1; i >= 0; i-- {
+// olderAlike is the newest older declaration, from era since on, laying
+// tab out with the current names but another meaning: other kinds (a
+// retype), or a column that shows another field now (a field renamed away
+// and back, dropped and added again) (-1: none). A declaration whose
+// layout means the same as the current one is not an older layout.
+func (l *layoutState) olderAlike(cur layout.TabSpec, since int) int {
+	for i := len(l.eras) - 1; i >= max(since, 0); i-- {
 		old, ok := l.eras[i].schema.Tab(cur.Name)
-		if ok && slices.Equal(old.Headers(), cur.Headers()) && (!sameKinds(old, cur) || !l.sameFields(i, old)) {
+		if ok && slices.Equal(old.Headers(), cur.Headers()) && (!sameKinds(old, cur) || !l.sameFields(old, i)) {
 			return i
 		}
 	}
 	return -1
 }
 
-// sameFields reports whether every column of spec, as declaration era
-// laid it out, still shows the field of its name.
-func (l *layoutState) sameFields(era int, spec layout.TabSpec) bool {
-	follow := l.follow(spec.Entity, era)
-	for _, c := range spec.Columns {
+// sameFields reports whether every column of tab as declaration era laid
+// it out shows, in the newest declaration, the field of its own name.
+func (l *layoutState) sameFields(old layout.TabSpec, era int) bool {
+	follow := l.follow(old.Entity, era)
+	for _, c := range old.Columns {
 		if name, ok := follow(c.Name); !ok || name != c.Name {
 			return false
 		}
@@ -104,13 +104,13 @@ func sameKinds(a, b layout.TabSpec) bool {
 // or the newest older declaration whose layout of tab it shows exactly.
 // A header is only names: when it shows the current names while the tab
 // waits for its migration (pending: it showed rows before its layout
-// changed), the newest older layout with the same names and other kinds
-// or fields is the one it shows (a retype; a field dropped and added
-// again before the tab followed the drop).
-func (l *layoutState) match(cur *layout.Schema, tab string, header []any, pending bool) (era int, spec layout.TabSpec, ok bool) {
+// changed), the newest older layout with the same names and another
+// meaning (olderAlike), from the declaration of the tab's last recorded
+// migration on (since: its era, 0 for none), is the one it shows.
+func (l *layoutState) match(cur *layout.Schema, tab string, header []any, pending bool, since int) (era int, spec layout.TabSpec, ok bool) {
 	if spec, ok := cur.Tab(tab); ok {
 		if _, ok := layout.MatchHeader(spec, header); ok {
-			if i := l.relaid(spec); pending && i >= 0 {
+			if i := l.olderAlike(spec, since); pending && i >= 0 {
 				old, _ := l.eras[i].schema.Tab(tab)
 				return i, old, true
 			}
@@ -140,6 +140,24 @@ func (l *layoutState) follow(entity string, era int) func(string) (string, bool)
 		}
 		return l.hist.FieldName(entity, col, l.eras[era].seq)
 	}
+}
+
+// olderShapes are the shapes the field of entity now named field had in
+// the declarations before the newest one, renames followed.
+func (l *layoutState) olderShapes(entity, field string) []events.FieldShape {
+	var out []events.FieldShape
+	for _, era := range l.eras[:max(len(l.eras)-1, 0)] {
+		s, ok := era.reg.Shape(entity)
+		if !ok {
+			continue
+		}
+		for _, g := range s.Fields {
+			if name, ok := l.hist.FieldName(entity, g.Name, era.seq); ok && name == field {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
 }
 
 // fieldShape is the shape of field of entity in declaration era (the key

@@ -55,14 +55,14 @@ func TestLayoutStateKnowsEveryDeclaredLayout(t *testing.T) {
 	}
 	cur := l.eras[2].schema
 	old, _ := l.eras[0].schema.Tab("Rec_System")
-	if era, spec, ok := l.match(cur, "Rec_System", append(headerOf(old), "", "notes (retired)"), false); !ok || era != 0 || spec.Name != "Rec_System" {
+	if era, spec, ok := l.match(cur, "Rec_System", append(headerOf(old), "", "notes (retired)"), false, 0); !ok || era != 0 || spec.Name != "Rec_System" {
 		t.Fatalf("the first layout: %d %v", era, ok)
 	}
 	now, _ := cur.Tab("Rec_System")
-	if era, _, ok := l.match(cur, "Rec_System", headerOf(now), true); !ok || era != -1 {
+	if era, _, ok := l.match(cur, "Rec_System", headerOf(now), true, 0); !ok || era != -1 {
 		t.Fatalf("the current layout: %d %v", era, ok)
 	}
-	if _, _, ok := l.match(cur, "Rec_System", []any{"id", "Name", "notes", layout.AnchorHeader}, true); ok {
+	if _, _, ok := l.match(cur, "Rec_System", []any{"id", "Name", "notes", layout.AnchorHeader}, true, 0); ok {
 		t.Fatal("a header a person changed matched a layout")
 	}
 	if name, ok := l.follow("Rec", 0)("name"); !ok || name != "title" {
@@ -81,10 +81,10 @@ func TestLayoutStateTellsARetypeByThePendingTab(t *testing.T) {
 	l := newLayoutState(h)
 	cur := l.eras[1].schema
 	spec, _ := cur.Tab("Rec_System")
-	if era, _, _ := l.match(cur, "Rec_System", headerOf(spec), true); era != 0 {
+	if era, _, _ := l.match(cur, "Rec_System", headerOf(spec), true, 0); era != 0 {
 		t.Fatalf("pending: era %d, want the text layout", era)
 	}
-	if era, _, _ := l.match(cur, "Rec_System", headerOf(spec), false); era != -1 {
+	if era, _, _ := l.match(cur, "Rec_System", headerOf(spec), false, 0); era != -1 {
 		t.Fatalf("not pending: era %d, want the current layout", era)
 	}
 }
@@ -152,5 +152,48 @@ func TestMigrationPartsSplitTheRows(t *testing.T) {
 	}
 	if one := migrationParts(events.SheetLayoutMigrated{Tab: "T"}); len(one) != 1 {
 		t.Fatalf("an empty tab's migration is %d events", len(one))
+	}
+}
+
+// A header that shows the current names may still be an older layout: a
+// field renamed away and back, or dropped and added again, before the tab
+// followed. A tab waiting for its migration is read in that older layout
+// (the column shows the old field), unless its last recorded migration
+// brought it past it.
+func TestLayoutStateTellsAFieldThatCameBack(t *testing.T) {
+	for name, mid := range map[string]events.EntityShape{"renamed back": recShape(fTitle, fNotes), "added again": recShape(fNotes)} {
+		t.Run(name, func(t *testing.T) {
+			ch := events.ChangeFieldRenamed
+			if len(mid.Fields) == 1 {
+				ch = events.ChangeFieldDropped
+			}
+			back := events.ChangeFieldRenamed
+			if ch == events.ChangeFieldDropped {
+				back = events.ChangeFieldAdded
+			}
+			h := events.ShapeHistory{
+				{Seq: 1, Declared: events.SchemaDeclared{Entities: []events.EntityShape{recShape(fName, fNotes)}}},
+				{Seq: 5, Declared: events.SchemaDeclared{Entities: []events.EntityShape{mid}},
+					Changed: &events.SchemaChanged{Changes: []events.ShapeChange{{Entity: "Rec", Kind: ch, Field: "name", From: "name", To: "title"}}}},
+				{Seq: 9, Declared: events.SchemaDeclared{Entities: []events.EntityShape{recShape(fName, fNotes)}},
+					Changed: &events.SchemaChanged{Changes: []events.ShapeChange{{Entity: "Rec", Kind: back, Field: "name", From: "title", To: "name"}}}},
+			}
+			l := newLayoutState(h)
+			cur := l.eras[2].schema
+			spec, _ := cur.Tab("Rec_System")
+			want := 0
+			if ch == events.ChangeFieldRenamed {
+				want = -1 // name → title → name: the column shows the same field
+			}
+			if era, _, _ := l.match(cur, "Rec_System", headerOf(spec), true, 0); era != want {
+				t.Fatalf("pending: era %d, want %d", era, want)
+			}
+			if era, _, _ := l.match(cur, "Rec_System", headerOf(spec), true, 1); era != -1 {
+				t.Fatalf("migrated to the middle declaration: era %d, want the current layout", era)
+			}
+			if era, _, _ := l.match(cur, "Rec_System", headerOf(spec), false, 0); era != -1 {
+				t.Fatalf("not pending: era %d, want the current layout", era)
+			}
+		})
 	}
 }

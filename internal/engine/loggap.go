@@ -5,6 +5,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/snapshots"
 )
 
 // findLogGap runs after log.db is open and before the writer lease is
@@ -34,9 +35,57 @@ func (e *Engine) findLogGap(l *events.Log) error {
 	if err != nil {
 		return err
 	}
+	// The lost sequences were handed out (the read model, subscriptions,
+	// the mirror, pins saw them): they are never reused. Numbering goes on
+	// after the highest one ever recorded.
+	if err := l.MarkLost(max(cp, e.snapshotHighWater(l.StoreID()))); err != nil {
+		return fmt.Errorf("record the lost sequences: %w", err)
+	}
 	e.gap = &events.LogGapDetected{ReadModelCheckpoint: cp, LogHead: head, SetAside: aside[len(e.dir)+1:]}
-	e.log.Error("the log is behind its read model: acknowledged records were lost from log.db; the read model was set aside and is rebuilt from the log",
+	e.log.Error("the log is behind its read model: acknowledged records were lost from log.db; the read model was set aside and is rebuilt from the log; "+
+		"the lost sequences are never reused",
 		"log_head", head, "read_model_checkpoint", cp, "set_aside", e.gap.SetAside)
+	return nil
+}
+
+// snapshotHighWater is the highest sequence a snapshot of this store
+// covers (0: none): a sequence handed out, like the read model's
+// checkpoint.
+func (e *Engine) snapshotHighWater(storeID string) uint64 {
+	d := snapshots.Existing(e.dir, e.log)
+	seqs, err := d.List()
+	if err != nil {
+		return 0
+	}
+	var hw uint64
+	for _, seq := range seqs {
+		if _, err := d.Verify(seq, storeID); err == nil {
+			hw = max(hw, seq)
+		}
+	}
+	return hw
+}
+
+// recordHoles appends integrity.holes_recorded naming the log's holes
+// (a salvage's, an accepted gap's lost sequences) that no earlier such
+// record names (writer lease held, before the read model is opened): a
+// head pinned from that record on may vouch across them, and verification
+// refuses one pinned before it.
+func (e *Engine) recordHoles() error {
+	holes, err := e.writer().Log().UnrecordedHoles()
+	if err != nil || len(holes) == 0 {
+		return err
+	}
+	res, err := e.writer().Append(events.Unit{Streams: []events.StreamAppend{{Stream: events.IntegrityStream, ExpectedVersion: events.AnyVersion,
+		Events: []events.Event{{Payload: events.HolesRecorded{Lost: holes.String()}}}}}})
+	if err == nil {
+		err = res[0].Err
+	}
+	if err != nil {
+		return fmt.Errorf("record the log's holes: %w", err)
+	}
+	e.log.Warn("the log has holes (sequences it lost and never reuses); recorded them: a head pinned from now on vouches across them",
+		"lost", holes.String(), "seq", res[0].First)
 	return nil
 }
 

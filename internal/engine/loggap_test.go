@@ -1,13 +1,16 @@
 package engine_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,5 +202,106 @@ func TestI26_AnUnusableReadModelIsKeptAsideNotDeleted(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(kept[0]); string(data) != string(garbage) {
 		t.Fatal("the unusable read model was not kept as it was")
+	}
+}
+
+// runSubscription runs the callback subscription name until it handled
+// every event committed so far, and returns the seqs it was handed.
+func runSubscription(t *testing.T, s *hikoutei.Store, name string) []uint64 {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var mu sync.Mutex
+	var seqs []uint64
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Subscribe(ctx, name, func(_ context.Context, ev hikoutei.Event) error {
+			mu.Lock()
+			seqs = append(seqs, ev.Seq)
+			mu.Unlock()
+			return nil
+		}, hikoutei.CheckpointEvery(1))
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		subs, err := s.Subscriptions(t.Context())
+		mustT(t, err)
+		if len(subs) == 1 && subs[0].Lag == 0 && subs[0].Running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("subscription %s did not catch up: %+v", name, subs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	return seqs
+}
+
+// F8: after an accepted log gap, numbering continues past the highest
+// sequence ever handed out (the read model's checkpoint), so no seq names
+// two events: the lost ones are recorded as holes (and in the log), the
+// subscriptions' checkpoints are carried over and stay meaningful (no
+// redelivery from the first event, nothing new skipped), and a pin taken
+// before the gap no longer vouches for the log.
+func TestF8_AfterAnAcceptedLogGapNumberingContinuesPastTheLostSequences(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	loadAirports(t, s, 100)
+	older := copyStoreFiles(t, dir)
+	pinBefore, err := engine.Of(s).ChainHead()
+	mustT(t, err)
+	loadAirports(t, s, 150)
+	handled := runSubscription(t, s, "consumer")
+	mustT(t, s.Close())
+	cp, _, err := projector.ReadCheckpoint(filepath.Join(dir, hikoutei.ReadModelFile))
+	mustT(t, err)
+	subCheckpoint := handled[len(handled)-1]
+	data, err := os.ReadFile(filepath.Join(older, events.LogFileName))
+	mustT(t, err)
+	mustT(t, os.WriteFile(filepath.Join(dir, events.LogFileName), data, 0o600)) // an operator restores an older log
+
+	s = openStore(t, dir, acceptingGaps)
+	defer s.Close()
+	var gap *engine.LogGapError
+	if h := s.Health(); !errors.As(h.Integrity, &gap) || gap.Gap.ReadModelCheckpoint != cp {
+		t.Fatalf("health: %+v", h)
+	}
+	res := commit(t, s, &Airport{ID: "NEW", Name: "after the gap"})
+	if res.FirstSeq <= cp {
+		t.Fatalf("the first commit after the gap got seq %d, at or below the highest ever handed out (%d)", res.FirstSeq, cp)
+	}
+	mustT(t, engine.Of(s).Log().ReadFrom(gap.Gap.LogHead+1, func(ev events.Event) error {
+		if ev.Seq <= cp {
+			t.Errorf("seq %d (%s) reuses a lost sequence (lost %d-%d)", ev.Seq, ev.Type(), gap.Gap.LogHead+1, cp)
+		}
+		return nil
+	}))
+	holes, err := engine.Of(s).Log().Holes()
+	mustT(t, err)
+	if want := fmt.Sprintf("%d-%d", gap.Gap.LogHead+1, cp); holes.String() != want {
+		t.Fatalf("holes %q, want %q", holes, want)
+	}
+	subs, err := s.Subscriptions(t.Context())
+	mustT(t, err)
+	if len(subs) != 1 || subs[0].Checkpoint != subCheckpoint {
+		t.Fatalf("subscriptions after the gap %+v, want the checkpoint %d carried over", subs, subCheckpoint)
+	}
+	again := runSubscription(t, s, "consumer")
+	if len(again) == 0 || again[0] <= cp {
+		t.Fatalf("after the gap the subscription was handed %v: want only events after %d", again, cp)
+	}
+	// The chain: the gap is a recorded hole; a pin from before it fails
+	// naming it, the head now vouches with holes accepted.
+	_, err = s.Verify(t.Context(), hikoutei.VerifyOptions{AcceptSalvageHoles: true, Pin: &pinBefore})
+	if !errors.Is(err, hikoutei.ErrChainPinMismatch) || !strings.Contains(err.Error(), "predates salvage hole") {
+		t.Fatalf("a pin from before the gap: %v", err)
+	}
+	head, err := engine.Of(s).ChainHead()
+	mustT(t, err)
+	if rep, err := s.Verify(t.Context(), hikoutei.VerifyOptions{AcceptSalvageHoles: true, Pin: &head}); err != nil || !rep.Pinned {
+		t.Fatalf("the head after the gap: %+v %v", rep, err)
 	}
 }

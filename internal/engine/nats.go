@@ -29,6 +29,9 @@ type natsState struct {
 	poll     *natsbus.WakeSubscription
 	mirror   chan struct{} // hint: new events to mirror
 	done     chan struct{}
+	mirrorOn bool          // the event mirror is enabled
+	lagBound time.Duration // NATSConfig.MirrorLagBound
+	wait     mirrorWait    // since when the oldest record not mirrored waits
 }
 
 // check refuses a listener without authentication on a non-loopback
@@ -115,7 +118,12 @@ func (e *Engine) startNATS() error {
 	if err != nil {
 		return fmt.Errorf("%w: nats: %w", ErrSyncStartup, err)
 	}
-	n := &natsState{bus: bus, mirror: make(chan struct{}, 1), done: make(chan struct{})}
+	n := &natsState{bus: bus, mirror: make(chan struct{}, 1), done: make(chan struct{}), mirrorOn: cfg.Mirror.Enabled}
+	if e.cfg.NATS != nil {
+		n.lagBound = e.cfg.NATS.MirrorLagBound
+	}
+	n.wait.started = e.cfg.Clock.Now()
+	n.wait.since = n.wait.started // the backlog, if any, waits from now: noteMirrored settles it
 	if n.dispatch, err = bus.SubscribeWake(natsbus.WakeKindDispatch); err != nil {
 		bus.Close()
 		return fmt.Errorf("%w: nats: %w", ErrSyncStartup, err)
@@ -135,11 +143,13 @@ func (e *Engine) startNATS() error {
 		s.cfg.OnConflict = e.publishConflicts(bus, s.cfg.OnConflict)
 	}
 	e.nats = n
+	bus.SetLogHoles(e.holes) // the mirror steps over what the log lost
 	if cfg.Mirror.Enabled {
 		e.log.Info("nats mirror", "stream", bus.MirrorStream(), "key", bus.MirrorKey())
 	}
 	go e.mirrorLoop(cfg.Mirror.Enabled)
 	n.mirror <- struct{}{} // mirror the backlog without waiting for a commit
+	e.publishChainHead()   // what the opening appended (lease, gap, holes) is a head too
 	return nil
 }
 
@@ -162,6 +172,11 @@ func (e *Engine) Bus() *natsbus.Bus {
 
 // afterCommit publishes the wake-up hints of a committed batch (coalesced
 // by the bus) and the chain head, and nudges the mirror; it never blocks.
+// Every commit path calls it, whoever committed (the application's group
+// commits, and every worker's decision through commitWorker: the poller's
+// accepted edits and conflicts, the dispatcher's settlements,
+// reconciliation, resolutions): the mirror carries every committed record
+// in order and chain.head follows the log (I36).
 func (e *Engine) afterCommit(queuedEffects bool) {
 	if e.nats == nil {
 		if e.wake != nil && queuedEffects {
@@ -176,6 +191,9 @@ func (e *Engine) afterCommit(queuedEffects bool) {
 		e.nats.bus.WakeDispatch()
 	}
 	e.publishChainHead()
+	if e.nats.mirrorOn {
+		e.nats.wait.committed(e.cfg.Clock.Now())
+	}
 	select {
 	case e.nats.mirror <- struct{}{}:
 	default:
@@ -214,6 +232,7 @@ func (e *Engine) mirrorLoop(enabled bool) {
 			continue
 		}
 		next = e.mirrorOnce(next)
+		e.noteMirrored()
 		retry.after(next == 0)
 	}
 }

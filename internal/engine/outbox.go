@@ -13,6 +13,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // The engine is the real effects.Outbox: every method runs on the single
@@ -237,12 +238,11 @@ func (e *Engine) SupersedeTerminal(spreadsheet string, max int) (int, error) {
 // row's next stream_sequence, so the supersede names it), folding into
 // the correction the pending effects behind fx (folded: their ids).
 func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *batchState, folded map[string]bool, now time.Time) error {
-	vals, exists, err := e.proj.EntityValues(fx.Entity, fx.EntityID)
+	q, write, err := e.correction(fx)
 	if err != nil {
 		return err
 	}
 	replacement := ""
-	q, write := aggregates.Correction(fx, vals, exists, e.sheet.Columns(fx.Target.Tab))
 	var qd aggregates.Decision
 	if write {
 		stream := events.OutboxStream(fx.Target.Binding)
@@ -265,6 +265,28 @@ func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *b
 	}
 	ch.AddDecision(qd)
 	return nil
+}
+
+// correction decides the write that makes fx's row canonical again: an
+// entity row shows the entity's values; a Sync_Conflicts row shows what
+// the row's effects wrote, the conflict's latest state
+// (aggregates.ConflictRowCorrection). write is false when there is
+// nothing to write.
+func (e *Engine) correction(fx aggregates.Effect) (aggregates.Queue, bool, error) {
+	if fx.Target.Tab == e.sheet.ConflictsTab() {
+		rowFx, err := e.proj.RowEffects(fx.Target.Spreadsheet, fx.Target.Binding)
+		if err != nil {
+			return aggregates.Queue{}, false, err
+		}
+		q, write := aggregates.ConflictRowCorrection(fx, rowFx, layout.ConflictResolution)
+		return q, write, nil
+	}
+	vals, exists, err := e.proj.EntityValues(fx.Entity, fx.EntityID)
+	if err != nil {
+		return aggregates.Queue{}, false, err
+	}
+	q, write := aggregates.Correction(fx, vals, exists, e.sheet.Columns(fx.Target.Tab))
+	return q, write, nil
 }
 
 // fold supersedes the pending effects behind fx on its row by fx's

@@ -152,6 +152,12 @@ func (e *Engine) replaceProjector(opts projector.Options, head, since uint64, ex
 	if aside != "" && !expected {
 		e.log.Warn("the unusable read model was kept", "as", filepath.Base(aside))
 	}
+	if aside == "" && e.gap != nil && e.gap.SetAside != "" {
+		// An accepted log gap set the read model aside: its subscriptions'
+		// checkpoints stay meaningful, since the lost sequences are never
+		// reused.
+		aside = filepath.Join(e.dir, e.gap.SetAside)
+	}
 	done := func() {
 		e.carrySubscriptions(aside)
 		if expected {

@@ -146,14 +146,27 @@ func (r *subRun) run(ctx context.Context) error {
 	}
 }
 
+// load reads the durable checkpoint and checks it against the log head,
+// as the read model's own checkpoint is: one the log cannot have written
+// (negative, past the head) is a *SubscriptionCheckpointError, never a
+// silent skip of every event up to it.
 func (r *subRun) load(ctx context.Context) error {
-	err := r.db.QueryRowContext(ctx, "SELECT checkpoint FROM hk_subscriptions WHERE name = ?", r.c.Name).Scan(&r.cp)
+	var stored int64
+	err := r.db.QueryRowContext(ctx, "SELECT checkpoint FROM hk_subscriptions WHERE name = ?", r.c.Name).Scan(&stored)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read the checkpoint of subscription %q: %w", r.c.Name, err)
 	}
+	head, err := r.e.Log().Head()
+	if err != nil {
+		return err
+	}
+	if err := CheckSubscriptionCheckpoint(r.c.Name, stored, head); err != nil {
+		return err
+	}
+	r.cp = uint64(stored)
 	return nil
 }
 
@@ -321,6 +334,9 @@ type SubscriptionStatus struct {
 	Checkpoint uint64 // the last event recorded as handled
 	Lag        uint64 // events committed after it (head − checkpoint)
 	Running    bool   // a run is active in this process
+	// Err is a checkpoint the log cannot have written (negative, or past
+	// the head: *SubscriptionCheckpointError); Subscribe refuses to run it.
+	Err error
 }
 
 // Subscriptions lists every subscription the read model records, by
@@ -342,7 +358,10 @@ func (e *Engine) Subscriptions(ctx context.Context) ([]SubscriptionStatus, error
 	out := make([]SubscriptionStatus, len(rows))
 	for i, r := range rows {
 		out[i] = SubscriptionStatus{Name: r.Name, Mode: r.Mode, Checkpoint: r.Checkpoint, Lag: head - min(head, r.Checkpoint),
-			Running: e.subs.running(r.Name)}
+			Running: e.subs.running(r.Name), Err: CheckSubscriptionCheckpoint(r.Name, r.Stored, head)}
+		if out[i].Err != nil {
+			out[i].Lag = 0
+		}
 	}
 	return out, nil
 }

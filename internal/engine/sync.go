@@ -162,7 +162,7 @@ func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.P
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
 		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard, Tracer: c.Tracer, ChainHead: e.sheetChainHead,
-		Layouts: e.layouts()})
+		HeadShown: e.headShown, Layouts: e.layouts()})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -310,11 +310,20 @@ type Health struct {
 	// Integrity is damage the store found in itself at open (records lost
 	// from the log); it does not stop commits.
 	Integrity error
-	Mirror    error // the NATS event mirror is failing (see natsHealth)
+	// Mirror: the NATS event mirror is failing (its last attempt's
+	// error), or trails the log past its bound (*MirrorLagError,
+	// ErrMirrorBehind). Nil when the mirror is off or within its bound.
+	Mirror error
+	// MirrorLag is how far the mirror trails the log, in records and
+	// seconds (nil when the mirror is off).
+	MirrorLag *MirrorLag
 	// Replication is the role of a replicated store (nil when not
 	// replicated); a standby's Local is ErrStandby, a displaced primary's
 	// events.ErrReplicaFenced.
 	Replication *ReplicationHealth
+	// Admin is why the administrative channel cannot accept connections
+	// now (admin_accept_failed); the root package fills it.
+	Admin error
 }
 
 // Health reports the store's current health, from local state only: it
@@ -329,7 +338,11 @@ func (e *Engine) Health() Health {
 		}
 		return h
 	}
-	h.Mirror = e.mirrorHealth()
+	e.checkLogFile()
+	h.Mirror, h.MirrorLag = e.mirrorHealth(), e.mirrorLag()
+	if h.Mirror == nil && h.MirrorLag.Behind() {
+		h.Mirror = &MirrorLagError{Lag: *h.MirrorLag}
+	}
 	switch {
 	case e.isClosed():
 		h.Local = ErrStoreClosed

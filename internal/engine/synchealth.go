@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -72,6 +73,22 @@ const (
 // "<field> (retired)", because it held values never imported
 // (TabHealth.Retired names them). Sync goes on.
 const ReasonColumnRetired SyncReason = "column_retired"
+
+// ReasonChainHeadAhead is a warning (SyncHealth.Warnings), not a reason
+// sync is blocked: the spreadsheet's chain_head cell showed a head past
+// the log's head, which is no head of this log (someone typed it); the
+// dispatch that found it rewrote it with the log's head. It stays an hour
+// after the last dispatch that found such a cell.
+const ReasonChainHeadAhead SyncReason = "chain_head_ahead"
+
+// SyncWarning is something sync health reports without failing: sync goes
+// on (e.g. ReasonChainHeadAhead).
+type SyncWarning struct {
+	Reason SyncReason
+	Detail string    // what was found (never a cell value of a record)
+	Since  time.Time // when it was first found
+	At     time.Time // when it was last found
+}
 
 // reasonOrder ranks the reasons, most severe first.
 var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonCredentials, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
@@ -148,6 +165,10 @@ type TabHealth struct {
 	LastReconcile time.Time     // the last reconciliation reported (zero: none since Open)
 	// OverBound: diverged for longer than the bound (SyncHealth.DivergedBound).
 	OverBound bool
+	// Codes counts the last failure codes of the tab's waiting effects
+	// (failed, delivery_uncertain), e.g. row_hash_mismatch: what a tab
+	// that is behind waits on (nil: none).
+	Codes map[string]int64
 	// Retired lists the retired columns a layout migration kept on the
 	// tab ("<field> (retired)": people's values never imported, outside
 	// the layout); Notice is then ReasonColumnRetired.
@@ -172,6 +193,10 @@ type SyncHealth struct {
 	// (0: unknown, never failing for divergence).
 	DivergedBound time.Duration
 	Tabs          []TabHealth // the entity tabs, in layout order
+	// Warnings are findings that do not fail sync health, e.g.
+	// chain_head_ahead (the spreadsheet's chain_head cell was past the
+	// log's head; rewritten).
+	Warnings []SyncWarning
 }
 
 // Failing reports whether sync health fails: blocked, or a tab diverged
@@ -273,6 +298,9 @@ func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
 			t.OldestPending = max(now.Sub(f.OldestQueued), 0)
 		}
 		t.Reason = tabReason(t.Reason, f)
+		if len(f.Codes) > 0 {
+			t.Codes = maps.Clone(f.Codes)
+		}
 		if len(f.Retired) > 0 {
 			t.Retired, t.Notice = f.Retired, ReasonColumnRetired
 		}
@@ -357,7 +385,9 @@ func (e *Engine) SyncHealth() (*SyncHealth, error) {
 	}
 	in := healthInputs{key: e.sync.cfg.Name, tabs: e.entityTabs(), facts: facts, notes: e.notes.reconciled(e.sync.cfg.Name),
 		reason: e.sheetReason(), bound: e.divergedBound(), migrating: e.lay.migrating()}
-	return deriveSyncHealth(in, e.cfg.Clock.Now()), nil
+	h := deriveSyncHealth(in, e.cfg.Clock.Now())
+	h.Warnings = e.notes.warnings(e.cfg.Clock.Now())
+	return h, nil
 }
 
 // entityTabs lists the System and Input tabs of the layout.

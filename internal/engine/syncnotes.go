@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"fmt"
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
 // syncNotes are what the sync workers tell health in memory: the last
@@ -14,6 +17,9 @@ type syncNotes struct {
 	provErr   error                               // the last provisioning attempt's error (nil once it succeeded)
 	provSince time.Time                           // when the first provisioning attempt started
 	reconcile map[string]map[string]reconcileNote // sync target → tab → last pass
+	// headAhead: the last dispatch that read the authority's chain_head
+	// cell found a head past the log's (nil: it did not).
+	headAhead *SyncWarning
 }
 
 // provisioned records the outcome of a provisioning attempt.
@@ -55,6 +61,40 @@ func (n *syncNotes) noteReconcile(sheet, tab string, diverged int, at time.Time)
 		note.since = at
 	}
 	n.reconcile[sheet][tab] = note
+}
+
+// headWarningTTL is how long the chain_head_ahead warning stays after the
+// last dispatch that found the cell past the log's head: the dispatch
+// rewrites the cell at once, so a warning cleared by the next dispatch
+// would hardly be seen.
+const headWarningTTL = time.Hour
+
+// noteHead records what the chain_head cell showed a dispatch that
+// published head: a head past it is a warning for headWarningTTL after
+// the last dispatch that found one.
+func (n *syncNotes) noteHead(shown, head sheetsio.ChainHead, at time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if shown.Seq <= head.Seq {
+		return
+	}
+	since := at
+	if n.headAhead != nil {
+		since = n.headAhead.Since
+	}
+	n.headAhead = &SyncWarning{Reason: ReasonChainHeadAhead, Since: since, At: at,
+		Detail: fmt.Sprintf("the spreadsheet's chain_head cell showed seq %d, past the log head %d: no head of this log (someone typed it); "+
+			"the dispatch rewrote it with %d", shown.Seq, head.Seq, head.Seq)}
+}
+
+// warnings copies the standing warnings at now.
+func (n *syncNotes) warnings(now time.Time) []SyncWarning {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.headAhead == nil || now.Sub(n.headAhead.At) > headWarningTTL {
+		return nil
+	}
+	return []SyncWarning{*n.headAhead}
 }
 
 // reconciled copies the notes of one sync target, by tab.

@@ -15,41 +15,24 @@ import (
 var sqliteSuffixes = []string{"", "-wal", "-shm"}
 
 // checkTarget refuses a read-model target a replay must not write: a path
-// inside a store directory (the replayed store's or any other: a store's
-// files are only ever written by the store), a directory, and — unless
-// force — an existing file or leftover -wal/-shm beside it. It runs before
-// anything is written or removed.
+// inside a store directory (the replayed store's or any other, as
+// events.CheckOutside defines it: a store's files are only ever written
+// by the store), a directory or any other file that is not a regular
+// one, and — unless force — an existing file or leftover -wal/-shm beside
+// it. It runs before anything is written or removed.
 func checkTarget(target string, force bool) error {
 	if target == "" {
 		return fmt.Errorf("%w: no target path", ErrReplayTargetInStore)
 	}
-	abs, err := filepath.Abs(target)
-	if err != nil {
+	real, err := events.CheckOutside(target)
+	var inside *events.InsideStoreError
+	switch {
+	case errors.As(err, &inside):
+		return fmt.Errorf("%w: %w", ErrReplayTargetInStore, err)
+	case err != nil:
 		return fmt.Errorf("replay target: %w", err)
 	}
-	parent, err := filepath.EvalSymlinks(filepath.Dir(abs))
-	if err != nil {
-		return fmt.Errorf("replay target directory: %w", err)
-	}
-	if store, ok := enclosingStore(parent); ok {
-		return fmt.Errorf("%w: %s is inside the store directory %s; write the read model elsewhere", ErrReplayTargetInStore, target, store)
-	}
-	return checkTargetFiles(filepath.Join(parent, filepath.Base(abs)), target, force)
-}
-
-// enclosingStore returns the nearest directory at or above dir that holds
-// a store log.
-func enclosingStore(dir string) (string, bool) {
-	for {
-		if _, err := os.Lstat(filepath.Join(dir, events.LogFileName)); err == nil {
-			return dir, true
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", false
-		}
-		dir = up
-	}
+	return checkTargetFiles(real, target, force)
 }
 
 func checkTargetFiles(real, shown string, force bool) error {
@@ -60,8 +43,8 @@ func checkTargetFiles(real, shown string, force bool) error {
 			continue
 		case err != nil:
 			return fmt.Errorf("replay target: %w", err)
-		case st.IsDir():
-			return fmt.Errorf("%w: %s is a directory", ErrReplayTarget, shown+suffix)
+		case !st.Mode().IsRegular():
+			return fmt.Errorf("%w: %w", ErrReplayTarget, &events.NotRegularError{Path: shown + suffix, Mode: st.Mode()})
 		case !force:
 			return fmt.Errorf("%w: %s exists (the command replaces it with --force; Go callers pass force)", ErrReplayTarget, shown+suffix)
 		}

@@ -513,7 +513,9 @@ func (e *Engine) commitWorker(ch aggregates.Changes, now time.Time) error {
 	for _, st := range unit.Streams {
 		evs = append(evs, st.Events...)
 	}
-	return e.projected(e.proj.Apply(evs))
+	err = e.projected(e.proj.Apply(evs))
+	e.afterCommit(false) // the mirror and chain.head follow every commit (I36); the workers wake themselves
+	return err
 }
 
 // appendWorker appends a worker's unit, classifying a failed log commit

@@ -58,11 +58,20 @@ func chainSection() []string {
 			"`*events.ChainRestartedError` naming the first hole and the seq the chain restarts at, exit 3 from `audit verify`, "+
 			"with the report of everything walked still printed. `audit verify --accept-salvage-holes` "+
 			"(`VerifyOptions.AcceptSalvageHoles`, `ChainVerifyOptions.AcceptSalvageHoles`) accepts holes and exits 0, still "+
-			"printing each one. What vouches for the records after the last hole is a head pinned after it that the log "+
-			"still extends (`--pin SEQ:HASH` with `--accept-salvage-holes`): pin a head as soon as a salvaged store runs. "+
-			"`hikoutei doctor` walks the chain too: a broken link is a `%s` failure (exit 3), a restart a `%s` warning, "+
-			"as the salvage itself is (the store works; audits need the opt-in or a pin).",
-			events.ErrChainRestarted, events.ErrChainBroken, events.ErrChainRestarted),
+			"printing each one. An accepted log gap (`AcceptLogGap`) leaves the same kind of hole: the sequences the log "+
+			"lost are recorded in `salvage_lost` and never reused, numbering goes on after the highest one ever handed out. "+
+			"A pin taken before a hole never vouches for the log after it: the hole's records are gone, yet the record "+
+			"after it still links to them, so the chain values after the hole equal the old ones, and an old pin would "+
+			"match. When a store opens and finds holes no record of its log names, it appends `%s` naming them; "+
+			"verification lets a head pinned at or after that record vouch across them and fails any other pin with `%s` "+
+			"naming the hole (`the pin predates salvage hole 403`): a pin from before the hole, a pin inside it, and a pin "+
+			"after a hole nothing recorded (a record deleted and named in `salvage_lost` while no store ran). So what vouches "+
+			"for the records after the last hole is a head pinned after the store recorded it that the log still extends "+
+			"(`--pin SEQ:HASH` with `--accept-salvage-holes`): pin a head as soon as a salvaged store runs. "+
+			"`hikoutei doctor` walks the chain too: a broken link is a `%s` failure (exit 3), a restart a `%s` warning "+
+			"that says where each hole was recorded; a log with holes is not healthy: doctor ends with `doctor: holes found` "+
+			"and exits 5 (the store works; audits need the opt-in and a pin taken after the hole was recorded).",
+			events.ErrChainRestarted, events.TypeHolesRecorded, events.ErrChainPinMismatch, events.ErrChainBroken, events.ErrChainRestarted),
 		"A restored backup, a standby of a replicated store (seeded " +
 			"from the log and following the replicated stream) and a store restored from that stream hold the same " +
 			"record bytes but the token, so the same chain and head.",
@@ -72,11 +81,16 @@ func chainSection() []string {
 			"`SEQ:HASH`, the text `audit verify --pin` reads, so anyone who can open the spreadsheet can copy a head to " +
 			"pin. The head is sampled from the log just before the dispatch and rides in the dispatch's own batchUpdate " +
 			"as one more cell update (no request of its own; a dispatch with nothing else to write leaves it for the " +
-			"next). It never moves back: the cell is written only when the head's sequence is above the one the " +
-			"dispatch's preflight read showed (a blind append, which reads nothing, compares with the highest head its " +
-			"client read or wrote), and one dispatcher sends one dispatch at a time, sampling a log that only grows. The " +
+			"next). The cell is written whenever it does not show exactly the head: the dispatch's preflight read shows " +
+			"what it holds (a blind append, which reads nothing, compares with what its client last read or wrote), and " +
+			"whatever a person typed there, blank, an older head, or a `SEQ:HASH` past the log's head, is no head of the " +
+			"log and is rewritten by the next dispatch, never frozen. A cell past the log's head that a dispatch reads is " +
+			"reported: sync health " +
+			"carries the warning `chain_head_ahead` (in `/healthz` under `sync_health.warnings`; " +
+			"sync does not fail for it) for an hour after the last dispatch that found one. It never moves back below a head its " +
+			"writer wrote: one dispatcher sends one dispatch at a time, sampling a log that only grows. The " +
 			"head is written only under the writer's fence, by the writer the authority names; the fence reads the four " +
-			"cells before it and never this one, so a blank or edited cell is no head and the next dispatch rewrites it. " +
+			"cells before it and never this one. " +
 			"Settling a dispatch commits events, so the head on the sheet trails the log by the last settlement: it " +
 			"still verifies as a pin, as every earlier head does.",
 		"### Publishing and verifying the head on NATS",

@@ -61,6 +61,11 @@ const (
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
 	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit}
 
+// Workload lists the failpoints the crash campaign's workload reaches
+// (commits, dispatches, snapshots, restarts): Names without the ones only
+// a command the workload does not run reaches (adopt has its own crash test).
+var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool { return n == AdoptAfterUnit })
+
 // InjectedError is what Err returns when an "eio" or "enospc" action
 // fires: it wraps the errno, as a failed write would.
 type InjectedError struct {

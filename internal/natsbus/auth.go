@@ -102,6 +102,10 @@ func listenUsers(cfg Config, selfKey string, clientKeys []string) []ServerUser {
 // JetStream API read-only on the mirror stream (stream info, message get,
 // ephemeral consumers). Everything else is denied, in particular
 // publishing events or conflict notifications and changing the stream.
+// A consumer's deliver subject is in its request's body, which subject
+// permissions cannot see: the mirror stream's own subjects guard the
+// store's (streamSubjects), so the server refuses a push consumer
+// delivering into them.
 func clientPermissions(cfg Config) *ServerPermissions {
 	st := cfg.Mirror.Stream
 	return &ServerPermissions{

@@ -71,6 +71,10 @@ type Bus struct {
 	js       jetstream.JetStream
 	streamOK bool
 	tail     mirrorTail
+	// mirrored is the log seq of the last record the mirror stream is
+	// known to hold (MirroredHead), read without mirrorMu.
+	mirrored atomic.Uint64
+	holes    atomic.Pointer[events.SeqRanges] // SetLogHoles
 
 	st counters
 }

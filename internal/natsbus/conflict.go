@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ConflictSchemaVersion is the value of ConflictNotification.Schema written
@@ -173,7 +174,11 @@ func (b *Bus) sendNotification(m outMsg) {
 		b.st.notifDropped.Add(1)
 		return
 	}
-	if err := b.nc.Publish(m.subject, m.data); err != nil {
+	msg := &nats.Msg{Subject: m.subject, Data: m.data}
+	if guardsSubjects(b.cfg) {
+		msg.Header = nats.Header{jetstream.ExpectedStreamHeader: []string{notStored}}
+	}
+	if err := b.nc.PublishMsg(msg); err != nil {
 		b.st.notifDropped.Add(1)
 		return
 	}

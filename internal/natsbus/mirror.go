@@ -35,7 +35,34 @@ const (
 	// that carries a link: the next record's link must equal it, and a
 	// subscriber can compare it with a head published on chain.head.
 	HeaderChain = "Hikoutei-Chain"
+	// HeaderLost is carried by the first record after sequences the log
+	// lost and never reuses (a salvage's holes, an accepted log gap; see
+	// Bus.SetLogHoles): it names them ("A-B"), so a reader accepts the
+	// jump in log seq at the next stream position and reports the hole.
+	HeaderLost = "Hikoutei-Lost"
 )
+
+// SetLogHoles tells the mirror which sequences the log lost and never
+// reuses: Mirror then accepts a jump over them, in a call and after the
+// stream's tail, and marks the record after each with HeaderLost.
+func (b *Bus) SetLogHoles(lost events.SeqRanges) {
+	b.holes.Store(&lost)
+}
+
+// logHoles is what SetLogHoles set (empty: none).
+func (b *Bus) logHoles() events.SeqRanges {
+	if h := b.holes.Load(); h != nil {
+		return *h
+	}
+	return nil
+}
+
+// lostRange is HeaderLost's value for the sequences a..b.
+func lostRange(a, b uint64) string {
+	var r events.SeqRanges
+	r.AddRange(a, b)
+	return r.String()
+}
 
 // MirrorRecord returns the mirrored form of a stamped event: its record
 // (events.MarshalRecord) with the fencing token left out. The checksum is
@@ -162,6 +189,12 @@ func (b *Bus) MirrorHead() (seq uint64, err error) {
 	return b.tail.seq, nil
 }
 
+// MirroredHead returns the log seq of the last record the mirror stream is
+// known to hold: acknowledged by a Mirror call, or read as the stream's
+// tail (0 before either). It never waits on the network nor on a Mirror
+// call under way (health reads it). A failure keeps the last value known.
+func (b *Bus) MirroredHead() uint64 { return b.mirrored.Load() }
+
 // MirrorHealth returns the last Mirror call's error, or nil when it
 // succeeded (or Mirror was never called). Its stable code is
 // Stats.MirrorFailure.
@@ -202,12 +235,14 @@ func (b *Bus) mirrorContext(n int, from uint64) (context.Context, context.Cancel
 // mirrorMsgs builds the signed messages of dense, stamped events.
 func (b *Bus) mirrorMsgs(evs []events.Event) ([]outRecord, error) {
 	out := make([]outRecord, len(evs))
+	holes := b.logHoles()
 	for i, ev := range evs {
 		if ev.Seq == 0 {
 			return nil, fmt.Errorf("%w: event %d of %d has no seq (not stamped by the log)", ErrMirrorPublishFailed, i+1, len(evs))
 		}
-		if i > 0 && ev.Seq != evs[i-1].Seq+1 {
-			return nil, fmt.Errorf("%w: seq %d follows seq %d (events must be dense)", ErrMirrorPublishFailed, ev.Seq, evs[i-1].Seq)
+		jump := i > 0 && ev.Seq != evs[i-1].Seq+1
+		if jump && (ev.Seq < evs[i-1].Seq || !holes.ContainsAll(evs[i-1].Seq+1, ev.Seq-1)) {
+			return nil, fmt.Errorf("%w: seq %d follows seq %d (events must be dense, but for the log's holes)", ErrMirrorPublishFailed, ev.Seq, evs[i-1].Seq)
 		}
 		rec, err := MirrorRecord(ev)
 		if err != nil {
@@ -223,6 +258,9 @@ func (b *Bus) mirrorMsgs(evs []events.Event) ([]outRecord, error) {
 		m.Header.Set(HeaderSignature, base64.RawURLEncoding.EncodeToString(sig))
 		if c, ok, err := events.RecordChainValue(rec); err == nil && ok {
 			m.Header.Set(HeaderChain, c.String())
+		}
+		if jump {
+			m.Header.Set(HeaderLost, lostRange(evs[i-1].Seq+1, ev.Seq-1))
 		}
 		m.Data = rec
 		out[i] = outRecord{seq: ev.Seq, msg: m}
@@ -260,6 +298,7 @@ func (b *Bus) loadTail(ctx context.Context) error {
 		t.seq, t.data, t.signer = seq, m.Data, m.Header.Get(HeaderSigner)
 	}
 	b.tail = t
+	b.mirrored.Store(t.seq)
 	return nil
 }
 
@@ -276,8 +315,10 @@ func (b *Bus) skipMirrored(recs []outRecord) ([]outRecord, error) {
 				return nil, b.foreign(t.sseq, t.seq, "the stream's record for this seq is not this log's (bytes or signer differ)")
 			}
 			continue
-		case t.seq != 0 && r.seq != t.seq+1:
+		case t.seq != 0 && r.seq != t.seq+1 && !b.logHoles().ContainsAll(t.seq+1, r.seq-1):
 			return nil, fmt.Errorf("%w: stream %q ends at seq %d; publishing seq %d would leave a gap", ErrMirrorPublishFailed, b.cfg.Mirror.Stream, t.seq, r.seq)
+		case t.seq != 0 && r.seq != t.seq+1:
+			r.msg.Header.Set(HeaderLost, lostRange(t.seq+1, r.seq-1)) // the log lost them: the reader accepts the jump
 		}
 		return recs[i:], nil
 	}
@@ -324,6 +365,7 @@ func (b *Bus) settle(ctx context.Context, r outRecord, ack *jetstream.PubAck) er
 		b.st.mirrorDuplicates.Add(1)
 		b.tail.seq, b.tail.data, b.tail.signer = r.seq, r.msg.Data, b.signerKey
 		b.tail.sseq = max(b.tail.sseq, ack.Sequence)
+		b.mirrored.Store(r.seq)
 		return nil
 	}
 	if want := b.tail.sseq + 1; ack.Sequence != want {
@@ -331,6 +373,7 @@ func (b *Bus) settle(ctx context.Context, r outRecord, ack *jetstream.PubAck) er
 	}
 	b.tail.seq, b.tail.sseq, b.tail.data, b.tail.signer = r.seq, ack.Sequence, r.msg.Data, b.signerKey
 	b.st.mirrored.Add(1)
+	b.mirrored.Store(r.seq)
 	return nil
 }
 
@@ -378,7 +421,7 @@ func (b *Bus) ensureStream(ctx context.Context) error {
 		_, err = b.js.CreateStream(ctx, jetstream.StreamConfig{
 			Name:        mc.Stream,
 			Description: "hikoutei committed events of store " + b.cfg.Store + " (signed records without fencing token; Nats-Msg-Id = log seq)",
-			Subjects:    []string{mc.Subject},
+			Subjects:    streamSubjects(b.cfg),
 			Retention:   jetstream.LimitsPolicy,
 			Storage:     storage,
 			Replicas:    mc.Replicas,
@@ -397,8 +440,65 @@ func (b *Bus) ensureStream(ctx context.Context) error {
 		if !slices.ContainsFunc(subs, func(p string) bool { return subjectMatches(p, mc.Subject) }) {
 			return fmt.Errorf("%w: existing stream %q captures %v, not %q", ErrMirrorPublishFailed, mc.Stream, subs, mc.Subject)
 		}
+		if err := b.guardStream(ctx, s); err != nil {
+			return err
+		}
 	}
 	b.streamOK = true
+	return nil
+}
+
+// notStored is the Nats-Expected-Stream header of the store's own
+// notifications on an embedded server: it names no stream, so the mirror
+// stream, whose subjects guard the store's subjects (streamSubjects), does
+// not store them; subscribers get them as ever.
+const notStored = "hikoutei-notification-not-stored"
+
+// guardsSubjects reports whether the mirror stream guards the store's
+// subjects: the embedded server, where the listener's clients may create
+// consumers on the stream (clientPermissions) but the store alone
+// publishes its subjects.
+func guardsSubjects(cfg Config) bool { return cfg.URL == "" && cfg.Mirror.Enabled }
+
+// streamSubjects are the mirror stream's subjects. On an external server:
+// the mirror subject. On the embedded one, also every subject of the store
+// a client may not publish — each single token after "hikoutei.<store>."
+// (events included), chain.* and conflict.*, and anything of three tokens
+// or more — so that nats-server refuses a push consumer delivering into
+// them ("consumer deliver subject forms a cycle"): a reader cannot make
+// the server publish the mirror's records on chain.head or
+// conflict.opened. Only the store's records are stored there: the store
+// publishes its notifications with a Nats-Expected-Stream header no stream
+// has (notStored), and clients may publish only wake.* (two tokens, not
+// guarded: delivering there adds nothing a client cannot publish itself).
+func streamSubjects(cfg Config) []string {
+	if !guardsSubjects(cfg) {
+		return []string{cfg.Mirror.Subject}
+	}
+	p := SubjectPrefix + "." + cfg.Store + "."
+	out := []string{p + "*", p + "chain.*", p + "conflict.*", p + "*.*.>"}
+	if !slices.ContainsFunc(out, func(g string) bool { return subjectMatches(g, cfg.Mirror.Subject) }) {
+		out = append(out, cfg.Mirror.Subject)
+	}
+	return out
+}
+
+// guardStream gives an existing mirror stream the subjects that guard the
+// store's (streamSubjects), e.g. a stream an earlier version created with
+// the mirror subject alone (mirrorMu held).
+func (b *Bus) guardStream(ctx context.Context, s jetstream.Stream) error {
+	if !guardsSubjects(b.cfg) {
+		return nil
+	}
+	c := s.CachedInfo().Config
+	want := streamSubjects(b.cfg)
+	if slices.Equal(c.Subjects, want) {
+		return nil
+	}
+	c.Subjects = want
+	if _, err := b.js.UpdateStream(ctx, c); err != nil {
+		return fmt.Errorf("%w: guard the subjects of stream %q: %v", ErrMirrorPublishFailed, b.cfg.Mirror.Stream, err)
+	}
 	return nil
 }
 

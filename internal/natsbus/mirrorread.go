@@ -30,6 +30,10 @@ type MirrorReport struct {
 	// carries a link): the head a subscriber compares with a pin.
 	ChainSeq uint64
 	Chain    events.ChainHash
+	// Holes are the sequences the log lost and the stream skipped at
+	// consecutive positions, as the record after each named them
+	// (HeaderLost): not records of the log, so no gap.
+	Holes events.SeqRanges
 }
 
 // ReadMirror reads the JetStream mirror stream named stream on the server
@@ -48,7 +52,10 @@ type MirrorReport struct {
 //     difference between stream position and log seq stays what the first
 //     record set. A record whose seq is not above the previous one
 //     (duplicated, out of order) or that sits at another position than the
-//     mapping gives is refused;
+//     mapping gives is refused, except a record at the next position whose
+//     Hikoutei-Lost header names exactly the sequences it skips: the log
+//     lost them (a salvage, an accepted log gap), and the report lists them
+//     (MirrorReport.Holes);
 //   - a record that carries a hash chain link (record format 3) continues
 //     the chain of the record before it (its link is that record's chain
 //     value) and its Hikoutei-Chain header is its own chain value; the
@@ -209,8 +216,12 @@ type chainVerifier struct {
 	first  uint64 // first log seq delivered
 	last   uint64 // last log seq delivered
 	n      int
-	offset int64 // stream position minus log seq, set by the first record
-	gap    *MirrorGapError
+	offset int64 // stream position minus log seq, set by the first record (and moved by a log hole)
+	// lastSSeq is the stream position of the last record; holes are the
+	// sequences the log lost that the stream skipped (HeaderLost).
+	lastSSeq uint64
+	holes    events.SeqRanges
+	gap      *MirrorGapError
 	// chain is the hash chain value after the last record (known when
 	// chainSeq is that record's seq).
 	chain    events.ChainHash
@@ -247,7 +258,7 @@ func (v *chainVerifier) check(sseq uint64, h nats.Header, data []byte) (events.E
 	if err := v.checkChain(sseq, seq, ev, h, data); err != nil {
 		return events.Event{}, err
 	}
-	if err := v.checkSequence(sseq, seq); err != nil {
+	if err := v.checkSequence(sseq, seq, h.Get(HeaderLost)); err != nil {
 		return events.Event{}, err
 	}
 	return ev, nil
@@ -291,7 +302,7 @@ func (v *chainVerifier) checkSignature(sseq, seq uint64, h nats.Header, data []b
 	return nil
 }
 
-func (v *chainVerifier) checkSequence(sseq, seq uint64) error {
+func (v *chainVerifier) checkSequence(sseq, seq uint64, lost string) error {
 	diff := int64(sseq) - int64(seq)
 	if v.n == 0 {
 		v.offset, v.first = diff, seq
@@ -299,6 +310,11 @@ func (v *chainVerifier) checkSequence(sseq, seq uint64) error {
 		switch {
 		case seq <= v.last:
 			return v.fail(ErrMirrorSequence, sseq, seq, fmt.Sprintf("follows log seq %d: duplicated or out of order", v.last), nil)
+		case lost != "" && lost == lostRange(v.last+1, seq-1) && sseq == v.lastSSeq+1:
+			// The log lost these sequences (a salvage, an accepted gap):
+			// the store skipped them at the next position, and said so.
+			v.holes.AddRange(v.last+1, seq-1)
+			v.offset = diff
 		case diff != v.offset:
 			return v.fail(ErrMirrorSequence, sseq, seq, fmt.Sprintf("the stream's mapping puts log seq %d at this position", int64(sseq)-v.offset), nil)
 		case seq != v.last+1:
@@ -308,7 +324,7 @@ func (v *chainVerifier) checkSequence(sseq, seq uint64) error {
 			v.gap.Gaps++
 		}
 	}
-	v.last = seq
+	v.last, v.lastSSeq = seq, sseq
 	v.n++
 	return nil
 }
@@ -318,5 +334,6 @@ func (v *chainVerifier) fail(sentinel error, sseq, seq uint64, reason string, ca
 }
 
 func (v *chainVerifier) report() MirrorReport {
-	return MirrorReport{Signer: v.key, Pinned: v.pinned, First: v.first, Last: v.last, Records: v.n, ChainSeq: v.chainSeq, Chain: v.chain}
+	return MirrorReport{Signer: v.key, Pinned: v.pinned, First: v.first, Last: v.last, Records: v.n, ChainSeq: v.chainSeq, Chain: v.chain,
+		Holes: v.holes}
 }

@@ -234,11 +234,14 @@ func growBox(g gridRange, r, c int) gridRange {
 	return g
 }
 
-// updateResponse builds an UpdateValuesResponse.
+// updateResponse builds an UpdateValuesResponse. As Google does,
+// updatedRows and updatedColumns count the rows and columns that hold an
+// updated cell (a sparse write of A1 and D6 into A1:D6 updated 2 rows and
+// 2 columns), as the batch totals do; updatedRange is the bounding box.
 func (b *book) updateResponse(st writeStats, o writeOpts) map[string]any {
 	out := map[string]any{"spreadsheetId": b.ID, "updatedRange": a1Of(st.s, st.box)}
 	if st.cells > 0 {
-		out["updatedRows"], out["updatedColumns"], out["updatedCells"] = st.box.rows(), st.box.cols(), st.cells
+		out["updatedRows"], out["updatedColumns"], out["updatedCells"] = len(st.rows), len(st.cols), st.cells
 	}
 	if o.withValues {
 		ro := o.responseOpts

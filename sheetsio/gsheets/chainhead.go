@@ -10,15 +10,17 @@ import (
 // The authority row publishes the writer's hash-chain head in its
 // chain_head cell (Batch.Head), for a third party to pin. The cell rides
 // in a dispatch's first batchUpdate as one more updateCells request (no
-// request of its own) and never moves back: it is written only when the
-// head's sequence is above the one this client last knew on the sheet —
-// the one the dispatch's preflight read showed, or, for a blind append
-// (no read), the highest the Workbook's trust recorded from a read or a
-// write. One dispatcher sends one dispatch at a time and samples its
-// head, from a log that only grows, before each, so the heads it sends
-// rise in sending order; a deposed writer is stopped by the fence and
-// BeforeWrite like its other writes. The fence never reads the cell: a
-// blank or edited one is no head, and the next dispatch overwrites it.
+// request of its own). It is written whenever the cell does not show
+// exactly the head — the one the dispatch's preflight read showed, or,
+// for a blind append (no read), the one the Workbook's trust last read or
+// wrote — whatever the cell says: blank, an older head, or anything a
+// person typed, a SEQ:HASH past the log's head included (it is no head
+// of the log, and the dispatch reports it: DispatchResult.HeadShown). It
+// never moves back below a head this client wrote: one dispatcher sends
+// one dispatch at a time and samples its head, from a log that only
+// grows, before each, so the heads it sends rise in sending order; a
+// deposed writer is stopped by the fence and BeforeWrite like its other
+// writes. The fence never reads the cell.
 
 // headColumn is the authority row's chain_head column (the fence cells
 // are the ones before it).
@@ -37,11 +39,12 @@ func splitAuthorityRow(spec layout.TabSpec, cells []any) ([]any, sheetsio.ChainH
 }
 
 // headUnit returns the unit writing b.Head into the authority row of
-// sheetID when it is above shown, the sequence the sheet last showed this
-// client (nil otherwise, or when the batch has no fence: a head is only
-// published under the writer's authority).
-func headUnit(b sheetsio.Batch, fenced bool, sheetID int64, shown uint64) *unit {
-	if b.Head == nil || !fenced || b.Head.Seq <= shown {
+// sheetID unless shown, what the cell last showed this client, is exactly
+// that head, or this client already wrote a higher one (wrote); nil too
+// when the batch has no fence: a head is only published under the
+// writer's authority.
+func headUnit(b sheetsio.Batch, fenced bool, sheetID int64, shown sheetsio.ChainHead, wrote uint64) *unit {
+	if b.Head == nil || !fenced || *b.Head == shown || b.Head.Seq < wrote {
 		return nil
 	}
 	spec := authoritySpec()
@@ -69,7 +72,7 @@ func withHead(units []*unit, h *unit) []*unit {
 func noteHead(w *sheetsio.Workbook, units []*unit) {
 	for _, u := range units {
 		if u.head != nil && u.sent && u.err == nil {
-			trustOf(w).sawHead(u.head.Seq)
+			trustOf(w).wroteHead(*u.head)
 		}
 	}
 }

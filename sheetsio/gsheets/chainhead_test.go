@@ -2,6 +2,7 @@ package gsheets
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -137,5 +138,38 @@ func TestI33_AnOlderAuthorityTabIsExtendedWithTheChainHeadColumn(t *testing.T) {
 	h.dispatch(w, sheetsio.Batch{Fence: fence, Head: chainHead(4, "a"), Ops: []sheetsio.Op{appendOp("Part_System", "r2", partValues("2", 1))}})
 	if got := readHead(t, h, w, fence); got != *chainHead(4, "a") {
 		t.Fatalf("head on the extended tab %v", got)
+	}
+}
+
+// F3: a chain_head cell a person typed is rewritten by the next dispatch
+// whatever it says — a SEQ:HASH far past the log's head, the right seq
+// with another hash, an older head — and the dispatch reports what the
+// cell showed (HeadShown), so a cell ahead of the log is seen; never
+// frozen. A cell that shows exactly the head is left alone.
+func TestF3_APersonsChainHeadCellIsRewrittenByTheNextDispatchWhateverItSays(t *testing.T) {
+	h := newHarness(t, emulator.Options{AutoCreate: true})
+	w := h.provision(testSchema(t))
+	fence := &sheetsio.Fence{StoreID: "store", Epoch: 1, Token: "t1"}
+	h.dispatch(w, sheetsio.Batch{Fence: fence, Head: chainHead(5, "a"), Ops: []sheetsio.Op{appendOp("Part_System", "r1", partValues("1", 1))}})
+	row := 2
+	for _, typed := range []string{"999999999:" + strings.Repeat("0", 64), "6:" + strings.Repeat("e", 64), "1:" + strings.Repeat("1", 64)} {
+		if err := h.emu.Person(testSheetID).Type(layout.AuthorityTab, "E2", typed); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := sheetsio.ParseChainHead(typed)
+		res := h.dispatch(w, sheetsio.Batch{Fence: fence, Head: chainHead(6, "b"),
+			Ops: []sheetsio.Op{appendOp("Part_System", fmt.Sprintf("r%d", row), partValues(fmt.Sprint(row), 1))}})
+		row++
+		h.wantStatus(res, 0, sheetsio.StatusApplied)
+		if res.HeadShown == nil || *res.HeadShown != want {
+			t.Fatalf("typed %q: the dispatch reports %v", typed, res.HeadShown)
+		}
+		if got := readHead(t, h, w, fence); got != *chainHead(6, "b") {
+			t.Fatalf("typed %q: head on the sheet %v after the dispatch, want 6:b…", typed, got)
+		}
+	}
+	res := h.dispatch(w, sheetsio.Batch{Fence: fence, Head: chainHead(6, "b"), Ops: []sheetsio.Op{appendOp("Part_System", "rz", partValues("z", 1))}})
+	if res.HeadShown == nil || *res.HeadShown != *chainHead(6, "b") || res.Writes != 1 {
+		t.Fatalf("the cell showing the head: shown %v, %d writes", res.HeadShown, res.Writes)
 	}
 }

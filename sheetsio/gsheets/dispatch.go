@@ -162,7 +162,8 @@ func planVerified(w *sheetsio.Workbook, b sheetsio.Batch, snaps map[string]*shee
 		fenced, id := check.fence != nil, check.ids[layout.AuthorityTab]
 		b.Fence = nil
 		units, err := planWithFence(w, b, snaps, res, now)
-		return withHead(units, headUnit(b, fenced, id, trustOf(w).headSeq())), err
+		shown, wrote := trustOf(w).heads()
+		return withHead(units, headUnit(b, fenced, id, shown, wrote)), err
 	}
 	trustOf(w).trustSnaps(snaps, read)
 	units, err := planWithFence(w, b, snaps, res, now)
@@ -176,8 +177,13 @@ func planVerified(w *sheetsio.Workbook, b sheetsio.Batch, snaps map[string]*shee
 	if err != nil || b.Fence == nil {
 		return units, err
 	}
-	trustOf(w).shownHead(res.Authority.Head.Seq)
-	return withHead(units, headUnit(b, true, snaps[layout.AuthorityTab].SheetID, res.Authority.Head.Seq)), nil
+	shown := res.Authority.Head
+	trustOf(w).shownHead(shown)
+	if b.Head != nil {
+		res.HeadShown = &shown
+	}
+	_, wrote := trustOf(w).heads()
+	return withHead(units, headUnit(b, true, snaps[layout.AuthorityTab].SheetID, shown, wrote)), nil
 }
 
 // planWithFence checks the fence against the authority and plans the ops;

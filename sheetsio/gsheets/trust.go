@@ -22,9 +22,11 @@ type trust struct {
 	tabs    map[string]tabTrust
 	fence   sheetsio.Fence
 	fenceAt time.Time // zero: no verified authority
-	// head is the chain head sequence the sheet last showed this client
-	// (a preflight read) or a batchUpdate of its wrote (chainhead.go).
-	head uint64
+	// cell is what the authority row's chain_head cell last showed this
+	// client (a preflight read) or a batchUpdate of its wrote; wrote is
+	// the highest head sequence this client wrote (chainhead.go).
+	cell  sheetsio.ChainHead
+	wrote uint64
 }
 
 type tabTrust struct {
@@ -92,23 +94,24 @@ func (tr *trust) trusted(tabs []string, f *sheetsio.Fence, now time.Time, ttl ti
 	return titles, true
 }
 
-// shownHead records the chain head sequence a preflight read showed.
-func (tr *trust) shownHead(seq uint64) {
+// shownHead records the chain_head cell a preflight read showed.
+func (tr *trust) shownHead(h sheetsio.ChainHead) {
 	tr.mu.Lock()
-	tr.head = seq
+	tr.cell = h
 	tr.mu.Unlock()
 }
 
-// sawHead records a chain head sequence a batchUpdate wrote.
-func (tr *trust) sawHead(seq uint64) {
+// wroteHead records a chain head a batchUpdate wrote.
+func (tr *trust) wroteHead(h sheetsio.ChainHead) {
 	tr.mu.Lock()
-	tr.head = max(tr.head, seq)
+	tr.cell, tr.wrote = h, max(tr.wrote, h.Seq)
 	tr.mu.Unlock()
 }
 
-// headSeq is the chain head sequence last known on the sheet.
-func (tr *trust) headSeq() uint64 {
+// heads is the chain_head cell last known on the sheet and the highest
+// head this client wrote.
+func (tr *trust) heads() (sheetsio.ChainHead, uint64) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	return tr.head
+	return tr.cell, tr.wrote
 }

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+)
+
+// Environment of the re-executed test binary (see TestMain).
+const (
+	// envTestCLI makes the test binary the hikoutei CLI: os.Args[1:] are
+	// its arguments (cliCommand).
+	envTestCLI = "HIKOUTEI_TEST_AS_CLI"
+	// envTestHold makes the test binary open the store in that directory,
+	// print "held" and wait until it is killed (holdStoreProcess).
+	envTestHold = "HIKOUTEI_TEST_HOLD_STORE"
+)
+
+// TestMain makes the test binary the CLI, or a process holding a store,
+// when a test re-executes it so (a process to pipe, interrupt or kill).
+func TestMain(m *testing.M) {
+	switch {
+	case os.Getenv(envTestCLI) != "":
+		main()
+	case os.Getenv(envTestHold) != "":
+		s, err := hikoutei.Open(context.Background(), os.Getenv(envTestHold), hikoutei.Options{Operation: "test-hold"}, itemDef)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("held")
+		<-make(chan struct{})
+		s.Close()
+	}
+	os.Exit(m.Run())
+}
+
+// cliCommand is the CLI (this test binary re-executed) with args.
+func cliCommand(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), envTestCLI+"=1")
+	return cmd
+}
+
+// holdStoreProcess starts a process that opens the store in dir and holds it
+// until the test ends (or it is killed).
+func holdStoreProcess(t *testing.T, dir string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envTestHold+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ready := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		ready <- strings.TrimSpace(line)
+	}()
+	select {
+	case line := <-ready:
+		if line != "held" {
+			t.Fatalf("holder said %q", line)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the holder never opened the store")
+	}
+	return cmd
+}

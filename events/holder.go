@@ -1,0 +1,34 @@
+package events
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// WriterHolds reports whether a process holds dir's log.db for writing
+// now: the exclusive file lock a writer keeps while it runs is taken. A
+// lease.toml left without it is a run that ended without closing (killed,
+// crashed): no process holds the store, and the next open reconciles the
+// leftover. known is false where the file lock cannot be tested (then held
+// is false too) or the log cannot be opened.
+func WriterHolds(dir string) (held, known bool) {
+	if !flockSupported {
+		return false, false
+	}
+	f, err := os.Open(filepath.Join(dir, LogFileName))
+	if err != nil {
+		return false, false
+	}
+	defer f.Close() // releases the shared lock taken below, if any
+	err = lockFile(f, false, 0)
+	switch {
+	case err == nil:
+		return false, true
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return true, true
+	}
+	return false, false
+}
