@@ -102,10 +102,14 @@ type Result struct {
 // HealthLies are the samples in which health said ok while a tab differed.
 func (r Result) HealthLies() int { return r.HeaderLies + r.ContentLies + r.Silent }
 
-// Line is the campaign's last line.
+// Line is the campaign's last line: the changes, then what the checks
+// count — acknowledged commits lost, the person's edits by outcome (lost
+// first), runs not canonical within the bound, health samples that said
+// ok while a tab differed, replays unlike the live read model.
 func (r Result) Line() string {
-	return fmt.Sprintf("evolve: runs=%d changes=%d refused=%d migrated=%d lost=%d edits_lost=%d diverged_after_quiescence=%d health_lies=%d replay_mismatches=%d misclassified=%d duplicates=%d",
-		r.Runs, r.Changes, r.Refused, r.Migrated, r.Lost, r.Edits[outLost], r.Diverged, r.HealthLies(), r.ReplayMismatches, r.Misclassified, r.Duplicates)
+	return fmt.Sprintf("evolve: runs=%d changes=%d refused=%d migrated=%d lost_commits=%d lost_edits=%d accepted=%d conflicts=%d quarantined=%d retired=%d review=%d diverged_after_quiescence=%d health_ok_while_differs=%d replay_mismatches=%d misclassified=%d duplicates=%d",
+		r.Runs, r.Changes, r.Refused, r.Migrated, r.Lost, r.Edits[outLost], r.Edits[outAccepted], r.Edits[outConflict], r.Edits[outQuarantined],
+		r.Edits[outRetired], r.Edits[outReview], r.Diverged, r.HealthLies(), r.ReplayMismatches, r.Misclassified, r.Duplicates)
 }
 
 // Counts is the lines before the last: every class (made/refused/migrated),
