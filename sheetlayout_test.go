@@ -1111,3 +1111,55 @@ func TestI35_EditOfAUserFieldRetypedAfterwardsIsAnEdit(t *testing.T) {
 	r.shows("Rec_System", []string{"id", "name", "rank", anchorCol}, map[string][]string{"a": {"a", "A", "7", "a"}, "b": {"b", "B", "2.5", "b"}})
 	r.converged()
 }
+
+// I35: a field retyped text → float, then back float → text: the column's
+// cells are rewritten each time in the field's kind (numbers, then text),
+// not left as the older kind wrote them.
+func TestI35_ARetypeBackRewritesTheColumnInItsKind(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "a", Name: "1.5"}, &recV1{ID: "b", Name: "2"})
+	r.passes(10)
+	r.close()
+	r.open(hikoutei.Entity[recNameFloat]("Rec"))
+	r.passes(10)
+	r.cellsAre("Rec_System!B2:B3", 1.5, float64(2))
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.passes(10)
+	r.cellsAre("Rec_System!B2:B3", "1.5", "2")
+	r.converged()
+}
+
+// I35: a retype float → text and a reorder before the sheet followed the
+// retype: the column moves and its cells become text.
+func TestI35_ARetypeAndAReorderRewriteTheColumnInItsKind(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "a", Name: "1.5"}, &recV1{ID: "b", Name: "2"})
+	r.passes(10)
+	r.close()
+	r.open(hikoutei.Entity[recNameFloat]("Rec"))
+	r.passes(10)
+	r.cellsAre("Rec_System!B2:B3", 1.5, float64(2))
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.close()
+	r.open(hikoutei.Entity[recReordered]("Rec"))
+	r.passes(10)
+	r.cellsAre("Rec_System!C2:C3", "1.5", "2")
+	r.converged()
+}
+
+func (r *shapeRig) cellsAre(rng string, want ...any) {
+	r.t.Helper()
+	vr, err := r.sheetService().Spreadsheets.Values.Get(hikouteitest.SpreadsheetID, rng).ValueRenderOption("UNFORMATTED_VALUE").Do()
+	if err != nil || len(vr.Values) != len(want) {
+		r.t.Fatalf("%s: %#v %v", rng, vr, err)
+	}
+	for i, w := range want {
+		if vr.Values[i][0] != w {
+			r.t.Fatalf("%s: %#v, want %#v", rng, vr.Values, want)
+		}
+	}
+}

@@ -106,7 +106,11 @@ func sameKinds(a, b layout.TabSpec) bool {
 // waits for its migration (pending: it showed rows before its layout
 // changed), the newest older layout with the same names and another
 // meaning (olderAlike), from the declaration of the tab's last recorded
-// migration on (since: its era, 0 for none), is the one it shows.
+// migration on (since: its era, 0 for none), is the one it shows. A
+// header of an older layout is, when it shows since's layout, that one:
+// the layout the tab's last migration brought it to (a later declaration
+// may lay it out under the same names with other kinds, a retype undone
+// before the tab followed it); else the newest older layout it shows.
 func (l *layoutState) match(cur *layout.Schema, tab string, header []any, pending bool, since int) (era int, spec layout.TabSpec, ok bool) {
 	if spec, ok := cur.Tab(tab); ok {
 		if _, ok := layout.MatchHeader(spec, header); ok {
@@ -117,16 +121,29 @@ func (l *layoutState) match(cur *layout.Schema, tab string, header []any, pendin
 			return -1, spec, true
 		}
 	}
+	if spec, ok := l.shows(tab, header, since); ok && since > 0 {
+		return since, spec, true
+	}
 	for i := len(l.eras) - 1; i >= 0; i-- {
-		spec, ok := l.eras[i].schema.Tab(tab)
-		if !ok {
-			continue
-		}
-		if _, ok := layout.MatchHeader(spec, header); ok {
+		if spec, ok := l.shows(tab, header, i); ok {
 			return i, spec, true
 		}
 	}
 	return 0, layout.TabSpec{}, false
+}
+
+// shows reports whether header shows declaration era's layout of tab
+// (and that layout).
+func (l *layoutState) shows(tab string, header []any, era int) (layout.TabSpec, bool) {
+	if era < 0 || era >= len(l.eras) {
+		return layout.TabSpec{}, false
+	}
+	spec, ok := l.eras[era].schema.Tab(tab)
+	if !ok {
+		return spec, false
+	}
+	_, ok = layout.MatchHeader(spec, header)
+	return spec, ok
 }
 
 // follow maps a column of tab as declaration era laid it out to the name

@@ -101,7 +101,7 @@ func (r *runner) finish(ctx context.Context) error {
 	if err := r.scan(ctx); err != nil {
 		return err
 	}
-	r.account()
+	r.account(ctx)
 	if err := r.shutdown(); err != nil {
 		return fmt.Errorf("close: %w", err)
 	}
@@ -124,7 +124,7 @@ func (r *runner) finish(ctx context.Context) error {
 // sheet shows — its value in a retired column, or on a row of a record no
 // longer live, left for review — or counts it lost; then adds the run's
 // outcomes up.
-func (r *runner) account() {
+func (r *runner) account(ctx context.Context) {
 	for _, entity := range []string{itemEntity, otherEntity} {
 		retired, review := r.who.kept(layout.InputTabName(entity), func(anchor string) bool {
 			_, live := r.m.recs[entity][anchor]
@@ -148,7 +148,7 @@ func (r *runner) account() {
 	for _, e := range r.ed.all {
 		if e.outcome == "" { // (outLost set above was reported there)
 			e.outcome = outLost
-			r.c.problem(nil, r.run, "a person's edit is lost: %s", e)
+			r.c.problem(nil, r.run, "a person's edit is lost: %s%s%s", e, r.describe(ctx, e.tab, []string{e.anchor}), r.trail(ctx, e))
 		}
 		r.c.res.Edits[e.outcome]++
 	}
@@ -228,5 +228,28 @@ func (r *runner) describeAll(ctx context.Context, st campaign.State) string {
 			b.WriteString(r.describe(ctx, tab, append(append(rep.Missing, rep.Drifted...), rep.Orphans...)))
 		}
 	}
+	return b.String()
+}
+
+// trail lists, for the report of a lost edit, the events since e was
+// typed that name its row (seq, stream, type, payload cut short), and
+// the acts done since.
+func (r *runner) trail(ctx context.Context, e *edit) string {
+	var b strings.Builder
+	for ev, err := range r.s.Events(ctx, e.seq+1) {
+		if err != nil {
+			fmt.Fprintf(&b, "\n    (log unreadable: %v)", err)
+			break
+		}
+		p := fmt.Sprintf("%+v", ev.Payload)
+		if !strings.Contains(p, e.anchor) && !strings.Contains(ev.Stream, e.anchor) {
+			continue
+		}
+		if len(p) > 400 {
+			p = p[:400] + "…"
+		}
+		fmt.Fprintf(&b, "\n    seq %d %s %s %s", ev.Seq, ev.Stream, ev.Payload.EventType(), p)
+	}
+	fmt.Fprintf(&b, "\n    acts %q", r.history[min(e.act, len(r.history)):])
 	return b.String()
 }

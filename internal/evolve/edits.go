@@ -28,6 +28,7 @@ type edit struct {
 	entity, tab, anchor, field, value string
 	seq                               uint64 // the log head when it was typed
 	closed                            bool   // typed while the store was closed
+	act                               int    // the number of acts done before it (for a report)
 	outcome                           string // "" until one is seen
 }
 

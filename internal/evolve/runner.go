@@ -251,7 +251,7 @@ func (r *runner) typeEdit(sh *shape, f field, closed bool) string {
 		return ""
 	}
 	r.act(fmt.Sprintf("edit%s %s %s.%s=%s", map[bool]string{true: "(closed)"}[closed], tab, anchor, f.name, v))
-	r.ed.add(&edit{entity: sh.entity, tab: tab, anchor: anchor, field: f.name, value: v, seq: r.head, closed: closed})
+	r.ed.add(&edit{entity: sh.entity, tab: tab, anchor: anchor, field: f.name, value: v, seq: r.head, closed: closed, act: len(r.history) - 1})
 	r.m.typedBy(sh.entity, anchor, f.name, v)
 	return anchor
 }
