@@ -1163,3 +1163,40 @@ func (r *shapeRig) cellsAre(rng string, want ...any) {
 		}
 	}
 }
+
+// I35: a person's value typed into a user column while the store is
+// closed, on a row whose record the application then removes, the field
+// dropped and added again before the tab followed: the value is never
+// deleted (kept in a retired column, or on a row left for review).
+func TestI35_AnUnimportedEditOnARemovedRecordSurvivesADropAndAddAgain(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(10)
+	r.close()
+	if err := r.sheet.Person().Type("Rec_Input", "C3", "keep me"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	u := r.s.Begin()
+	if err := u.Remove(&recV1{ID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.close()
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(10)
+	r.h.Reconcile(bg)
+	r.passes(10)
+	got, err := r.sheet.Person().Displayed("Rec_Input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range got {
+		if slices.Contains(row, "keep me") {
+			return
+		}
+	}
+	t.Fatalf("the person's value is gone from Rec_Input: %q (outbox %v)", got, r.h.Outbox())
+}

@@ -236,14 +236,18 @@ func (r *runner) describeAll(ctx context.Context, st campaign.State) string {
 // the acts done since.
 func (r *runner) trail(ctx context.Context, e *edit) string {
 	var b strings.Builder
+	streams := map[string]bool{} // the outbox streams of its row's effects
 	for ev, err := range r.s.Events(ctx, e.seq+1) {
 		if err != nil {
 			fmt.Fprintf(&b, "\n    (log unreadable: %v)", err)
 			break
 		}
 		p := fmt.Sprintf("%+v", ev.Payload)
-		if !strings.Contains(p, e.anchor) && !strings.Contains(ev.Stream, e.anchor) {
+		if !strings.Contains(p, e.anchor) && !strings.Contains(ev.Stream, e.anchor) && !streams[ev.Stream] {
 			continue
+		}
+		if strings.HasPrefix(ev.Stream, "outbox/") {
+			streams[ev.Stream] = true
 		}
 		if len(p) > 400 {
 			p = p[:400] + "…"
