@@ -145,6 +145,7 @@ func (r *runner) account(ctx context.Context) {
 			}
 		}
 	}
+	r.heldForReview(ctx)
 	for _, e := range r.ed.all {
 		if e.outcome == "" { // (outLost set above was reported there)
 			e.outcome = outLost
@@ -256,4 +257,27 @@ func (r *runner) trail(ctx context.Context, e *edit) string {
 	}
 	fmt.Fprintf(&b, "\n    acts %q", r.history[min(e.act, len(r.history)):])
 	return b.String()
+}
+
+// heldForReview gives every edit still without an outcome whose value its
+// own cell still shows, on a row the store holds for review — under
+// active quarantine, or in an open conflict — that outcome: the value is
+// on the sheet, named by the store, not lost.
+func (r *runner) heldForReview(ctx context.Context) {
+	ex, err := campaign.ReadExcuses(ctx, r.s)
+	if err != nil {
+		r.c.problem(nil, r.run, "read the open conflicts and quarantine: %v", err)
+		return
+	}
+	for _, e := range r.ed.all {
+		if e.outcome != "" || r.who.cell(e.tab, e.anchor, e.field) != e.value {
+			continue
+		}
+		switch ex.Rows[e.tab+"/"+e.anchor] {
+		case campaign.ExcusedValue:
+			e.outcome = outQuarantined
+		case campaign.ExcusedAlways:
+			e.outcome = outConflict
+		}
+	}
 }

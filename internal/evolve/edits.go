@@ -188,3 +188,19 @@ func (p *person) kept(tab string, live func(anchor string) bool) (retired, revie
 	}
 	return retired, review
 }
+
+// cell is what the cell of column col on the row of anchor shows on tab
+// ("" when there is none).
+func (p *person) cell(tab, anchor, col string) string {
+	rows, err := p.p.Displayed(tab)
+	if err != nil || len(rows) == 0 {
+		return ""
+	}
+	a, c := indexOf(rows[0], layout.AnchorHeader), indexOf(rows[0], col)
+	for _, row := range rows[1:] {
+		if a >= 0 && c >= 0 && a < len(row) && c < len(row) && row[a] == anchor {
+			return row[c]
+		}
+	}
+	return ""
+}
