@@ -449,10 +449,10 @@ func (e *Engine) unimported(old, cur layout.TabSpec, follow func(string) (string
 			continue
 		}
 		for _, r := range snap.Rows {
-			if blankCell(r.Cells[i]) || (r.Anchor != "" && x.Rows[r.Anchor] == r.Hash) {
+			if blankCell(r.Cells[i]) {
 				continue
 			}
-			known, err := e.cellKnown(old, c.Name, r)
+			known, err := e.leavingCellKnown(old, c.Name, r, x.Rows[r.Anchor] == r.Hash)
 			if err != nil {
 				return nil, err
 			}
@@ -462,6 +462,28 @@ func (e *Engine) unimported(old, cur layout.TabSpec, follow func(string) (string
 		}
 	}
 	return out, nil
+}
+
+// leavingCellKnown reports whether the cell of a column leaving the tab
+// on row r shows a value the store knew. A row that shows what the store
+// last wrote or accepted (same) may still hold a person's value in that
+// column: the poll under the old layout accepts a row's edits of the
+// fields kept, and its hash with them, without reading the leaving
+// column. So the cell is known unless the store knows what it last showed
+// there and the cell shows something else; a row that differs is known
+// only when the cell shows what the store knew.
+func (e *Engine) leavingCellKnown(old layout.TabSpec, col string, r sheetsio.Row, same bool) (bool, error) {
+	if !same || r.Anchor == "" {
+		return e.cellKnown(old, col, r)
+	}
+	fields, err := e.proj.SheetFields(layout.RowBindingID(old.Name, r.Anchor))
+	if err != nil {
+		return false, err
+	}
+	if sf, ok := fields[col]; !ok || !sf.ShownKnown {
+		return true, nil // nothing known of the cell but the row the store wrote
+	}
+	return e.cellKnown(old, col, r)
 }
 
 // cellKnown reports whether the cell of column col (old layout) on row r
