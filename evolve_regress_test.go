@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/hikouteitest"
 )
 
 // Regressions found by the evolution campaign (make evolve).
@@ -32,4 +33,29 @@ func TestI35_ARetiredValueSurvivesTheAcceptanceOfAnotherEditOnItsRow(t *testing.
 	}
 	r.shows("Rec_Input", []string{"id", "notes", anchorCol, "tag (retired)"}, map[string][]string{
 		"a": {"a", "", "a"}, "b": {"b", "typed", "b", "keep me"}})
+}
+
+// I35: a tab provisioned in an older layout that never showed a row is
+// still a tab in an older layout: after the store reopens with a field
+// added, health never calls it ok before it follows (here: the store
+// reopens once more, with another entity added, before any pass).
+func TestI35_HealthIsNeverOKOnAnEmptyTabInAnOlderLayout(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.h.Drain(bg)
+	r.close()
+	r.open(hikoutei.Entity[recPop]("Rec")) // pop added; the tab does not follow
+	r.close()
+	r.open(hikoutei.Entity[recPop]("Rec"), hikoutei.Entity[otherRec]("Other"))
+	if th := r.tabHealth("Rec_System"); th.State == hikoutei.SyncOK {
+		t.Fatalf("health calls Rec_System ok while it shows an older layout: %+v", th)
+	}
+	r.passes(10)
+	r.shows("Rec_System", []string{"id", "name", "pop", "notes", anchorCol}, nil)
+	r.converged()
+}
+
+type otherRec struct {
+	ID    string `hikoutei:"id,pk"`
+	Label string `hikoutei:"label,user"`
 }
