@@ -1,6 +1,7 @@
 package hikoutei_test
 
 import (
+	"slices"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
@@ -58,4 +59,56 @@ func TestI35_HealthIsNeverOKOnAnEmptyTabInAnOlderLayout(t *testing.T) {
 type otherRec struct {
 	ID    string `hikoutei:"id,pk"`
 	Label string `hikoutei:"label,user"`
+}
+
+// I35 (and I22: a tab is never ok while a row differs): a field with a
+// conflict that is dropped and added again is another field under the same
+// name. A person's edit of the new field that conflicts with the
+// application opens a conflict of its own — not the id of the ended one,
+// which would leave its candidate holding the row forever, the tab never
+// corrected and its health ok.
+func TestI35_AConflictOnAFieldDroppedAndAddedAgainIsANewConflict(t *testing.T) {
+	type noteV2 struct {
+		ID   string `hikoutei:"id,pk"`
+		Body string `hikoutei:"body"`
+	}
+	dir, sheet := t.TempDir(), hikouteitest.NewSheet(t)
+	openConflictOnNote(t, dir, sheet)
+	opts := hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1, NoAdmin: true}
+	s, err := hikoutei.Open(bg, dir, opts, hikoutei.Entity[noteV2]("Note")) // note dropped: its conflict ends
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hikouteitest.New(t, s)
+	h.Drain(bg)
+	s.Close()
+	s, err = hikoutei.Open(bg, dir, opts, hikoutei.Entity[noteV1]("Note")) // note added again
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h = hikouteitest.New(t, s)
+	h.Drain(bg)
+	if got, err := sheet.Person().Displayed("Note_Input"); err != nil || !slices.Equal(got[0][:3], []string{"id", "note", anchorCol}) || got[1][0] != "1" {
+		t.Fatalf("Note_Input %q %v", got, err)
+	}
+	u := s.Begin()
+	if err := u.Persist(&noteV1{ID: "1", Body: "b1", Note: "system again"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := sheet.Person().Type("Note_Input", "B2", "person again"); err != nil { // note of 1, before the anchor and "note (retired)"
+		t.Fatal(err)
+	}
+	h.Drain(bg)
+	if _, err := h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	open, err := s.Conflicts(bg, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 || open[0].Field != "note" {
+		t.Fatalf("open conflicts %+v %v", open, err)
+	}
+	h.Drain(bg)
 }
