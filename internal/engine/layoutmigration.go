@@ -369,7 +369,7 @@ func (e *Engine) planColumns(tab string, era int, old layout.TabSpec, snap *shee
 	d := &layoutMigration{tab: tab, visible: x.Rows, same: map[string]bool{}, canonical: map[string]string{},
 		shown: map[string]map[string]string{}}
 	follow := e.lay.follow(cur.Entity, era)
-	if d.retired, err = e.unimported(old, cur, follow, snap, x); err != nil {
+	if d.retired, err = e.unimported(old, cur, follow, snap); err != nil {
 		return nil, err
 	}
 	taken := slices.Collect(maps.Values(snap.Header.Retired))
@@ -435,11 +435,12 @@ func (e *Engine) fillRow(d *layoutMigration, r sheetsio.Row, vals map[string]any
 
 // unimported counts, for each column people edited that leaves an Input
 // tab (dropped, no longer editable), the cells that hold a value the
-// store never imported: not blank, on a row that does not show exactly
-// what the store wrote or accepted, and not the value the store last
-// knew the cell to show.
-func (e *Engine) unimported(old, cur layout.TabSpec, follow func(string) (string, bool), snap *sheetsio.TabSnapshot,
-	x aggregates.TabExpectation) (map[string]int64, error) {
+// store never imported: not blank and not the value the store last knew
+// the cell to show. A row that shows what the store last wrote or
+// accepted is no proof: the poll under the old layout accepts a row's
+// edits of the fields kept, and the row's hash with them, without
+// reading the leaving column.
+func (e *Engine) unimported(old, cur layout.TabSpec, follow func(string) (string, bool), snap *sheetsio.TabSnapshot) (map[string]int64, error) {
 	out := map[string]int64{}
 	if old.Role != layout.RoleInput {
 		return out, nil
@@ -452,7 +453,7 @@ func (e *Engine) unimported(old, cur layout.TabSpec, follow func(string) (string
 			if blankCell(r.Cells[i]) {
 				continue
 			}
-			known, err := e.leavingCellKnown(old, c.Name, r, x.Rows[r.Anchor] == r.Hash)
+			known, err := e.cellKnown(old, c.Name, r)
 			if err != nil {
 				return nil, err
 			}
@@ -462,28 +463,6 @@ func (e *Engine) unimported(old, cur layout.TabSpec, follow func(string) (string
 		}
 	}
 	return out, nil
-}
-
-// leavingCellKnown reports whether the cell of a column leaving the tab
-// on row r shows a value the store knew. A row that shows what the store
-// last wrote or accepted (same) may still hold a person's value in that
-// column: the poll under the old layout accepts a row's edits of the
-// fields kept, and its hash with them, without reading the leaving
-// column. So the cell is known unless the store knows what it last showed
-// there and the cell shows something else; a row that differs is known
-// only when the cell shows what the store knew.
-func (e *Engine) leavingCellKnown(old layout.TabSpec, col string, r sheetsio.Row, same bool) (bool, error) {
-	if !same || r.Anchor == "" {
-		return e.cellKnown(old, col, r)
-	}
-	fields, err := e.proj.SheetFields(layout.RowBindingID(old.Name, r.Anchor))
-	if err != nil {
-		return false, err
-	}
-	if sf, ok := fields[col]; !ok || !sf.ShownKnown {
-		return true, nil // nothing known of the cell but the row the store wrote
-	}
-	return e.cellKnown(old, col, r)
 }
 
 // cellKnown reports whether the cell of column col (old layout) on row r
