@@ -122,5 +122,30 @@ converge:
 	$(GO) build -o $${TMPDIR:-/tmp}/hikoutei-converge ./cmd/hikoutei
 	$${TMPDIR:-/tmp}/hikoutei-converge crash converge --runs $(CONVERGE_RUNS) --seed $(CONVERGE_SEED)
 
+## evolve: the evolution campaign (issue 28): EVOLVE_RUNS seeded runs, each a
+## store syncing to the emulator over HTTP with its workers running, while
+## the application commits, a person edits Input cells (conflicts open when
+## the application changes the same field) and the store restarts with its
+## entity changed along a graph of Go types: additive (a field, a user
+## field, a second entity), compatible (a field dropped, made editable or
+## no longer, reordered, renamed with was=, widened, an entity with no
+## records removed) and incompatible ones (a narrowing retype, another
+## primary key, an entity with records removed), which must be refused
+## with the typed error and then pass with a migration. After the last act:
+## no acknowledged commit lost, every edit accepted, in conflict,
+## quarantined, kept in a retired column or on a row left for review (each
+## counted), every tab equal to canonical state in the new layout within
+## two reconciliation periods (plus a stated margin), health never ok while
+## a tab differs, and a replay of the log equal to the live read model.
+## The last line is "evolve: runs=N changes=C refused=R migrated=M
+## lost_commits=0 lost_edits=0 accepted=A conflicts=K quarantined=Q
+## retired=T review=V diverged_after_quiescence=0 health_ok_while_differs=0
+## replay_mismatches=0 misclassified=0 duplicates=0".
+EVOLVE_RUNS ?= 60
+EVOLVE_SEED ?= 1
+evolve:
+	$(GO) build -o $${TMPDIR:-/tmp}/hikoutei-evolve ./cmd/hikoutei
+	$${TMPDIR:-/tmp}/hikoutei-evolve crash evolve --runs $(EVOLVE_RUNS) --seed $(EVOLVE_SEED)
+
 tidy:
 	$(GO) mod tidy

@@ -189,7 +189,8 @@ type recPop struct {
 }
 
 // Add a field: the System tab gets the column where the declaration puts
-// it, filled from canonical state; the Input tab is untouched.
+// it, filled from canonical state (the records written before read its
+// zero value); the Input tab is untouched.
 func TestSheetLayoutAddAField(t *testing.T) {
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recPop]("Rec"))
@@ -199,7 +200,7 @@ func TestSheetLayoutAddAField(t *testing.T) {
 	r.persist(&recPop{ID: "c", Name: "C", Pop: 1.5})
 	r.passes(10)
 	r.shows("Rec_System", []string{"id", "name", "pop", "notes", anchorCol}, map[string][]string{
-		"a": {"a", "A", "", "", "a"}, "b": {"b", "B", "", "", "b"}, "c": {"c", "C", "1.5", "", "c"}})
+		"a": {"a", "A", "0", "", "a"}, "b": {"b", "B", "0", "", "b"}, "c": {"c", "C", "1.5", "", "c"}})
 	r.shows("Rec_Input", []string{"id", "notes", anchorCol}, map[string][]string{"a": {"a", "", "a"}, "c": {"c", "", "c"}})
 	r.converged()
 }
@@ -793,6 +794,210 @@ func TestSheetLayoutRetypeIntToFloat(t *testing.T) {
 	r.converged()
 }
 
+type recByCode struct {
+	Code  string `hikoutei:"code,pk"`
+	Ref   string `hikoutei:"ref"`
+	Name  string `hikoutei:"name"`
+	Notes string `hikoutei:"notes,user"`
+}
+
+// I35: a person's value typed into the Input row of a record that a
+// migration then moves to another key (the old record removed) is never
+// deleted with the row: the row's delete meets the person's cell and the
+// row stays for review.
+func TestI35_AnUnimportedEditOnARowAMigrationMovesIsKeptForReview(t *testing.T) {
+	r := newShapeRig(t)
+	if err := r.sheet.Person().Type("Rec_Input", "B2", "typed before"); err != nil {
+		t.Fatal(err)
+	}
+	m := hikoutei.Migrate[recV1, recByCode]("Rec", "by-code", func(o recV1) (recByCode, error) {
+		return recByCode{Code: "k" + o.ID, Ref: o.ID, Name: o.Name, Notes: o.Notes}, nil
+	})
+	s, err := hikoutei.Open(bg, r.dir, hikoutei.Options{Sync: r.sheet.SyncOptions(), NoAdmin: true, Migrations: []hikoutei.Migration{m}},
+		hikoutei.Entity[recByCode]("Rec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.s = s
+	t.Cleanup(func() { s.Close() })
+	r.h = hikouteitest.New(t, s)
+	r.passes(10)
+	r.h.Reconcile(bg)
+	r.passes(10)
+	got, err := r.sheet.Person().Displayed("Rec_Input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := false
+	for _, row := range got {
+		kept = kept || slices.Contains(row, "typed before")
+	}
+	if !kept {
+		t.Fatalf("the person's value is gone from Rec_Input: %q", got)
+	}
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		t.Fatalf("the row's delete did not settle as left for review: %v", out)
+	}
+}
+
+// I35: a record created under the old shape whose append was not sent
+// before the change is appended in the new layout with canonical state
+// in every column, those new to the tab included (here name, which
+// people may now edit, on the Input tab).
+func TestI35_AnAppendQueuedUnderTheOldLayoutFillsTheNewColumns(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "c", Name: "C", Notes: "n1"})
+	r.close()
+	r.open(hikoutei.Entity[recNameUser]("Rec"))
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "name", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A", "", "a"}, "b": {"b", "B", "", "b"}, "c": {"c", "C", "n1", "c"}})
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"c": {"c", "C", "n1", "c"}})
+	r.converged()
+}
+
+// I35: the records written before a field was added read its zero value,
+// and hold it: a query by that value finds them, and the sheet shows it
+// (not a blank the records do not read).
+func TestI35_ANewFieldsZeroValueIsWhatQueriesAndTheSheetSee(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recPop]("Rec"))
+	got, err := hikoutei.Find[recPop](bg, r.s, hikoutei.Where("pop", 0.0), hikoutei.OrderBy("id"))
+	if err != nil || len(got) != 2 || got[0].ID != "a" || got[1].ID != "b" {
+		t.Fatalf("Find where pop = 0: %v %v", got, err)
+	}
+	r.passes(10)
+	r.shows("Rec_System", []string{"id", "name", "pop", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A", "0", "", "a"}, "b": {"b", "B", "0", "", "b"}})
+	r.converged()
+}
+
+// I35: a tab found already in the current layout while the store waited
+// for its migration (here: the shape changed and changed back before the
+// tab followed) is recovered; a row of a record removed meanwhile that
+// holds a person's unimported cell keeps a guard its delete does not
+// meet, so the row stays for review, the person's value with it.
+func TestI35_ARecoveredTabNeverTakesAPersonsCellAsTheStoresWrite(t *testing.T) {
+	r := newShapeRig(t)
+	if err := r.sheet.Person().Type("Rec_Input", "B3", "keep me"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	u := r.s.Begin()
+	if err := u.Remove(&recV1{ID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "notes", anchorCol}, map[string][]string{"a": {"a", "", "a"}, "b": {"b", "keep me", "b"}})
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		t.Fatalf("the row's delete did not settle as left for review: %v", out)
+	}
+}
+
+// I35: a write of a newer shape (here a migration's output) never merges
+// into a System write still queued under an older one: each is sent in
+// the current layout converted from its own shape, so a retype and its
+// way back (text → float → text) show the record's value, never a marker
+// of a value the column cannot hold.
+func TestI35_AWriteOfANewerShapeNeverMergesIntoOneQueuedUnderAnOlder(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "a", Name: "A", Notes: "n1"}) // queued, not sent
+	r.close()
+	m := hikoutei.Migrate[recV1, recNameFloat]("Rec", "len", func(o recV1) (recNameFloat, error) {
+		return recNameFloat{ID: o.ID, Name: float64(len(o.Name)) + 6, Notes: o.Notes}, nil
+	})
+	s, err := hikoutei.Open(bg, r.dir, hikoutei.Options{Sync: r.sheet.SyncOptions(), NoAdmin: true, Migrations: []hikoutei.Migration{m}},
+		hikoutei.Entity[recNameFloat]("Rec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.s = s
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.passes(10)
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"a": {"a", "7", "n1", "a"}, "b": {"b", "7", "", "b"}})
+	r.converged()
+}
+
+type recOnlyName struct {
+	ID   string `hikoutei:"id,pk"`
+	Name string `hikoutei:"name"`
+}
+
+// I35: a field dropped and added again before the tab followed the drop
+// is another field under the same name: the tab, whose header shows the
+// current names, is migrated from the layout it does show — the old
+// column's cells are not the new field's. On the System tab the records
+// show the new field's zero value, not the dropped field's values.
+func TestI35_AFieldDroppedAndAddedAgainIsANewColumnOnTheSystemTab(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recPop]("Rec"))
+	r.persist(&recPop{ID: "a", Name: "A", Pop: 1.5}, &recPop{ID: "b", Name: "B", Pop: 2.5})
+	r.h.Drain(bg)
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec")) // pop dropped; the tab does not follow
+	r.close()
+	r.open(hikoutei.Entity[recPop]("Rec")) // pop added again
+	r.passes(10)
+	r.shows("Rec_System", []string{"id", "name", "pop", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A", "0", "", "a"}, "b": {"b", "B", "0", "", "b"}})
+	r.converged()
+}
+
+// I35: on the Input tab, a person's value typed into the column of a
+// field that is dropped and added again before the tab followed, never
+// imported, is kept in a retired column; the new field's column shows its
+// canonical value.
+func TestI35_AFieldDroppedAndAddedAgainKeepsAPersonsValueRetired(t *testing.T) {
+	r := newShapeRig(t)
+	if err := r.sheet.Person().Type("Rec_Input", "B3", "keep me"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recOnlyName]("Rec")) // notes dropped; the tab does not follow
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec")) // notes added again
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "notes", anchorCol, "notes (retired)"}, map[string][]string{
+		"a": {"a", "", "a"}, "b": {"b", "", "b", "keep me"}})
+	if b, err := hikoutei.Get[recV1](bg, r.s, "b"); err != nil || b.Notes != "" {
+		t.Fatalf("b = %+v %v: the dropped field's value came back", b, err)
+	}
+	r.converged()
+}
+
+// I35: a row whose retired column keeps a person's value is never deleted
+// with it: when its record is removed, the row's delete meets the kept
+// value and the row stays for review.
+func TestI35_ARowKeepingARetiredValueIsNotDeletedWithItsRecord(t *testing.T) {
+	r := newShapeRig(t)
+	if err := r.sheet.Person().Type("Rec_Input", "B3", "keep me"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recNoNotes]("Rec"))
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "tag", anchorCol, "notes (retired)"}, map[string][]string{"b": {"b", "", "b", "keep me"}})
+	u := r.s.Begin()
+	if err := u.Remove(&recNoNotes{ID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(10)
+	r.shows("Rec_Input", []string{"id", "tag", anchorCol, "notes (retired)"}, map[string][]string{"a": {"a", "", "a"}, "b": {"b", "", "b", "keep me"}})
+	r.shows("Rec_System", []string{"id", "name", "tag", anchorCol}, map[string][]string{"a": {"a", "A", "", "a"}})
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		t.Fatalf("the row's delete did not settle as left for review: %v", out)
+	}
+}
+
 type recNameWasTitle struct {
 	ID    string `hikoutei:"id,pk"`
 	Name  string `hikoutei:"name,was=title"`
@@ -1031,4 +1236,93 @@ func TestI35_QuarantinedCellsAreReexaminedAfterAMigratedRetype(t *testing.T) {
 	}
 	r.shows("Rec_Input", []string{"id", "rank", anchorCol}, map[string][]string{
 		"a": {"a", "2.5", "a"}, "b": {"b", "lots", "b"}, "c": {"c", "3", "c"}, "d": {"d", "7.5", "d"}})
+}
+
+// I35: a field retyped text → float, then back float → text: the column's
+// cells are rewritten each time in the field's kind (numbers, then text),
+// not left as the older kind wrote them.
+func TestI35_ARetypeBackRewritesTheColumnInItsKind(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "a", Name: "1.5"}, &recV1{ID: "b", Name: "2"})
+	r.passes(10)
+	r.close()
+	r.open(hikoutei.Entity[recNameFloat]("Rec"))
+	r.passes(10)
+	r.cellsAre("Rec_System!B2:B3", 1.5, float64(2))
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.passes(10)
+	r.cellsAre("Rec_System!B2:B3", "1.5", "2")
+	r.converged()
+}
+
+// I35: a retype float → text and a reorder before the sheet followed the
+// retype: the column moves and its cells become text.
+func TestI35_ARetypeAndAReorderRewriteTheColumnInItsKind(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "a", Name: "1.5"}, &recV1{ID: "b", Name: "2"})
+	r.passes(10)
+	r.close()
+	r.open(hikoutei.Entity[recNameFloat]("Rec"))
+	r.passes(10)
+	r.cellsAre("Rec_System!B2:B3", 1.5, float64(2))
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.close()
+	r.open(hikoutei.Entity[recReordered]("Rec"))
+	r.passes(10)
+	r.cellsAre("Rec_System!C2:C3", "1.5", "2")
+	r.converged()
+}
+
+func (r *shapeRig) cellsAre(rng string, want ...any) {
+	r.t.Helper()
+	vr, err := r.sheetService().Spreadsheets.Values.Get(hikouteitest.SpreadsheetID, rng).ValueRenderOption("UNFORMATTED_VALUE").Do()
+	if err != nil || len(vr.Values) != len(want) {
+		r.t.Fatalf("%s: %#v %v", rng, vr, err)
+	}
+	for i, w := range want {
+		if vr.Values[i][0] != w {
+			r.t.Fatalf("%s: %#v, want %#v", rng, vr.Values, want)
+		}
+	}
+}
+
+// I35: a person's value typed into a user column while the store is
+// closed, on a row whose record the application then removes, the field
+// dropped and added again before the tab followed: the value is never
+// deleted (kept in a retired column, or on a row left for review).
+func TestI35_AnUnimportedEditOnARemovedRecordSurvivesADropAndAddAgain(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(10)
+	r.close()
+	if err := r.sheet.Person().Type("Rec_Input", "C3", "keep me"); err != nil {
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	u := r.s.Begin()
+	if err := u.Remove(&recV1{ID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.close()
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(10)
+	r.h.Reconcile(bg)
+	r.passes(10)
+	got, err := r.sheet.Person().Displayed("Rec_Input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range got {
+		if slices.Contains(row, "keep me") {
+			return
+		}
+	}
+	t.Fatalf("the person's value is gone from Rec_Input: %q (outbox %v)", got, r.h.Outbox())
 }

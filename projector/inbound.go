@@ -344,6 +344,9 @@ func (p *Projector) candidateCleared(e *events.Event, x events.CandidateCleared)
 	if entity := p.bindingEntity(x.Binding, e.Seq); entity != "" {
 		name, kept := p.up.name(entity, x.Field, e.Seq)
 		if !kept {
+			if err := p.epochPassed(x); err != nil {
+				return err
+			}
 			return p.evidence(e, evidenceRow{field: x.Field, reason: x.Reason})
 		}
 		x.Field = name
@@ -351,7 +354,24 @@ func (p *Projector) candidateCleared(e *events.Event, x events.CandidateCleared)
 	stmt := p.conn.Prep(`UPDATE hk_sheet_field_state SET candidate_hash = '', candidate_row_hash = '', candidate_visible_revision = 0,
   conflict_id = '', candidate_value = NULL, candidate_epoch = ? WHERE binding = ? AND field = ?`)
 	bindAll(stmt, x.Epoch, x.Binding, x.Field)
-	return p.also(run(stmt), e, evidenceRow{field: x.Field, reason: x.Reason})
+	if err := run(stmt); err != nil {
+		return err
+	}
+	return p.also(p.epochPassed(x), e, evidenceRow{field: x.Field, reason: x.Reason})
+}
+
+// epochPassed moves the candidate epoch of x's field on its row past x's
+// epoch, recording the field's state when the read model holds none
+// (a field dropped since, whose candidates and shown values are not
+// projected, declared again under the same name): its conflict ids were
+// taken (aggregates.ConflictID of binding, name and epoch), so a conflict
+// of the field declared again never takes the id of one that ended.
+func (p *Projector) epochPassed(x events.CandidateCleared) error {
+	stmt := p.conn.Prep(`INSERT INTO hk_sheet_field_state (binding, field, tab, anchor, candidate_epoch)
+SELECT binding, ?, tab, anchor, ? FROM hk_sheet_field_state WHERE binding = ? LIMIT 1
+ON CONFLICT (binding, field) DO UPDATE SET candidate_epoch = max(candidate_epoch, excluded.candidate_epoch)`)
+	bindAll(stmt, x.Field, x.Epoch, x.Binding)
+	return run(stmt)
 }
 
 // bindingEntity is the entity of an Input row binding, when an event of

@@ -3,6 +3,7 @@ package projector
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
@@ -33,6 +34,9 @@ type fieldMapping struct {
 type eraMapping struct {
 	identity bool
 	fields   map[string]fieldMapping // the era's declared fields by name
+	// zeros are the newest fields a record created in the era lacks,
+	// with their zero values (see upcaster.zeros).
+	zeros map[string]any
 }
 
 // upcaster maps the events of older eras into the newest shapes.
@@ -133,7 +137,63 @@ func (u *upcaster) slot(entity string, k int) eraMapping {
 		m.identity = m.identity && fm.kept && fm.name == f.Name && !fm.convert
 		m.fields[f.Name] = fm
 	}
+	m.zeros = u.zeros(entity, k, m)
+	m.identity = m.identity && len(m.zeros) == 0
 	return m
+}
+
+// zeros are the newest fields of entity a record created in slot k does
+// not have: fields a later recorded change added (field_added), not
+// nullable. Such a record reads the field's zero value until it is
+// written; its row holds that value too — so a query by it finds the
+// record and the sheet shows it — filled in when the record's creation is
+// read. (A log that added fields before changes were recorded keeps its
+// NULLs: its read models were built that way.)
+func (u *upcaster) zeros(entity string, k int, m eraMapping) map[string]any {
+	if k == 0 {
+		return nil
+	}
+	covered := map[string]bool{}
+	for _, fm := range m.fields {
+		covered[fm.name] = covered[fm.name] || fm.kept
+	}
+	target := u.targets[entity]
+	var out map[string]any
+	for _, era := range u.hist[k:] {
+		if era.Changed == nil {
+			continue
+		}
+		for _, ch := range era.Changed.Changes {
+			if ch.Entity != entity || ch.Kind != events.ChangeFieldAdded {
+				continue
+			}
+			name, ok := u.hist.FieldName(entity, ch.Field, era.Seq)
+			f, declared := target.Field(name)
+			if !ok || !declared || f.Nullable || covered[name] || name == target.PK {
+				continue
+			}
+			if out == nil {
+				out = map[string]any{}
+			}
+			out[name] = zeroValue(f.Kind)
+		}
+	}
+	return out
+}
+
+// zeroValue is the canonical zero value of a required field of kind k.
+func zeroValue(k events.Kind) any {
+	switch k {
+	case events.KindInt:
+		return int64(0)
+	case events.KindFloat:
+		return float64(0)
+	case events.KindBool:
+		return false
+	case events.KindTime:
+		return time.Time{}.UTC()
+	}
+	return ""
 }
 
 // renamedAfter reports whether a change recorded after slot k renames,
@@ -230,6 +290,13 @@ func (u *upcaster) persisted(seq uint64, x events.EntityPersisted) events.Entity
 		fields[fm.name] = fm.value(v)
 		if r, ok := x.Revisions[name]; ok {
 			revs[fm.name] = r
+		}
+	}
+	if x.Created {
+		for name, z := range m.zeros {
+			if _, ok := fields[name]; !ok {
+				fields[name] = z
+			}
 		}
 	}
 	x.Fields, x.Revisions = fields, revs

@@ -186,6 +186,10 @@ const (
 	ReasonUnknownTab       = "unknown_tab"
 	ReasonUnknownColumn    = "unknown_column"
 	ReasonDuplicateTarget  = "duplicate_target"
+	// ReasonRowKeepsRetired: a delete of a row one of whose retired
+	// columns holds a value (a person's, never imported) is refused
+	// (StatusGuardFailed): the row stays for review.
+	ReasonRowKeepsRetired = "row_keeps_retired_value"
 	// ReasonWriteMisdirected: StatusMisdirected's reason.
 	ReasonWriteMisdirected = "write_misdirected"
 )

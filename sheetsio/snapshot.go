@@ -17,6 +17,10 @@ type Row struct {
 	Cells    []any
 	Hash     string
 	SheetRow int
+	// KeepsRetired: a retired column of the tab (layout.IsRetired, after
+	// the anchor, outside Cells and Hash) holds a value on this row — a
+	// person's, never imported: deleting the row would lose it.
+	KeepsRetired bool
 }
 
 // TabSnapshot is one tab read in full. When Err is non-nil (a *Error with
@@ -166,8 +170,9 @@ func (t *TabSnapshot) addRow(spec layout.TabSpec, raw []any, sheetRow int) {
 	w := len(spec.Columns)
 	// The decoded row is this snapshot's own: pad it in place when short,
 	// cut it when long (cells beyond the header are strays), never copy it.
+	r := Row{SheetRow: sheetRow, KeepsRetired: t.keepsRetired(raw)}
 	cells := cell.PadRow(raw, w)[:w:w]
-	r := Row{Cells: cells, Hash: spec.RowHash(cells), SheetRow: sheetRow}
+	r.Cells, r.Hash = cells, spec.RowHash(cells)
 	if spec.Anchor >= 0 {
 		if s, ok := cells[spec.Anchor].(string); ok {
 			r.Anchor = norm.NFC.String(s)
@@ -177,6 +182,17 @@ func (t *TabSnapshot) addRow(spec layout.TabSpec, raw []any, sheetRow int) {
 		t.anchors.add(r.Anchor, len(t.Rows))
 	}
 	t.Rows = append(t.Rows, r)
+}
+
+// keepsRetired reports whether raw holds a non-blank cell in a retired
+// column of the tab (read before the row is cut to the layout's width).
+func (t *TabSnapshot) keepsRetired(raw []any) bool {
+	for pos := range t.Header.Retired {
+		if pos < len(raw) && raw[pos] != nil && raw[pos] != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // anchorIndex maps an anchor to its positions. Almost every anchor shows

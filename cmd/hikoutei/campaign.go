@@ -9,7 +9,7 @@ import (
 	"syscall"
 )
 
-// campaignResult is what every campaign (crash, storage, converge) ends with.
+// campaignResult is what every campaign (crash, storage, converge, evolve) ends with.
 type campaignResult interface {
 	Line() string // the campaign's last line
 	OK() bool     // no problem found

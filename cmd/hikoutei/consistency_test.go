@@ -181,7 +181,7 @@ func checkShape(t *testing.T, name string, spec jsonSpec, out string) {
 }
 
 // withoutJSON are the commands that print no data (docs/cli.md says why).
-var withoutJSON = []string{"serve", "fake-sheets", "demo", "crash", "crash worker", "crash storage", "crash storage-run", "crash converge", "crash operator", "crash operator-hold",
+var withoutJSON = []string{"serve", "fake-sheets", "demo", "crash", "crash worker", "crash storage", "crash storage-run", "crash converge", "crash evolve", "crash operator", "crash operator-hold",
 	"conflicts", "outbox", "quarantine", ""}
 
 // jsonScenario is a store to run the --json commands on: a closed store

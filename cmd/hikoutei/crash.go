@@ -68,7 +68,7 @@ func newCrashCmd() *cobra.Command {
 		string(crash.FaultsOff), string(crash.FaultsOn), string(crash.FaultsMixed))
 	f.StringVar(&dir, "dir", "", "store directory (default: a temporary one, removed unless --keep)")
 	f.BoolVar(&keep, "keep", false, "keep the temporary store directory")
-	cmd.AddCommand(newStorageCampaignCmd(), newStorageRunCmd(), newConvergeCampaignCmd(), newOperatorCampaignCmd(), newOperatorHoldCmd(), &cobra.Command{
+	cmd.AddCommand(newStorageCampaignCmd(), newStorageRunCmd(), newConvergeCampaignCmd(), newEvolveCampaignCmd(), newOperatorCampaignCmd(), newOperatorHoldCmd(), &cobra.Command{
 		Use:    "worker",
 		Short:  "The campaign's child: runs the workload described by " + crash.WorkerEnv + " until killed",
 		Hidden: true,

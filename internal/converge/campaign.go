@@ -24,13 +24,12 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/internal/campaign"
 )
 
 // Config configures a campaign.
@@ -120,22 +119,20 @@ func (r Result) OK() bool {
 // Bound is how long the campaign waits after damage stops.
 func (c Config) Bound() time.Duration { return 2*c.ReconcileInterval + c.Margin }
 
-type campaign struct {
-	cfg Config
-	emu *emulator.Emulator
-	url string
-	res Result
-	out io.Writer
+type damageCampaign struct {
+	cfg    Config
+	sheets *campaign.Sheets
+	res    Result
+	out    io.Writer
 }
 
 // Run executes a campaign. Errors: setup failures, and a store that
 // cannot be opened or committed to (a finding, with its run and seed).
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	cfg = defaults(cfg)
-	emu := emulator.New(emulator.Options{AutoCreate: true, Seed: int64(cfg.Seed)})
-	srv := httptest.NewServer(emu.Handler())
-	defer srv.Close()
-	c := &campaign{cfg: cfg, emu: emu, url: srv.URL, out: cfg.Out, res: Result{Quarantined: map[string]int{}}}
+	sheets := campaign.ServeSheets(int64(cfg.Seed))
+	defer sheets.Close()
+	c := &damageCampaign{cfg: cfg, sheets: sheets, out: cfg.Out, res: Result{Quarantined: map[string]int{}}}
 	for run := 1; run <= cfg.Runs; run++ {
 		if err := ctx.Err(); err != nil {
 			return c.res, err
@@ -181,7 +178,7 @@ func (r *runner) lastActs(took time.Duration) string {
 	return fmt.Sprintf(" (beyond two periods; last acts %v)", h)
 }
 
-func (c *campaign) problem(kind *int, run int, format string, args ...any) {
+func (c *damageCampaign) problem(kind *int, run int, format string, args ...any) {
 	*kind++
 	msg := fmt.Sprintf("run %d (seed %d): ", run, c.cfg.Seed) + fmt.Sprintf(format, args...)
 	c.res.Problems = append(c.res.Problems, msg)
@@ -189,7 +186,7 @@ func (c *campaign) problem(kind *int, run int, format string, args ...any) {
 }
 
 // oneRun: the acts, then the operator, then the wait and the checks.
-func (c *campaign) oneRun(ctx context.Context, run int, dir string) error {
+func (c *damageCampaign) oneRun(ctx context.Context, run int, dir string) error {
 	rng := rand.New(rand.NewPCG(c.cfg.Seed, uint64(run)))
 	r := &runner{c: c, run: run, dir: dir, rng: rng, sheetID: fmt.Sprintf("converge-%d", run), work: newWorkload(run)}
 	if err := r.open(ctx); err != nil {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/campaign"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/mirrorcheck"
 	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
@@ -16,7 +16,7 @@ import (
 // runner is one run: its store, the spreadsheet it syncs to, the person
 // at that spreadsheet and the application's workload.
 type runner struct {
-	c       *campaign
+	c       *damageCampaign
 	run     int
 	dir     string
 	rng     *rand.Rand
@@ -29,34 +29,19 @@ type runner struct {
 	history []Kind          // acts done, in order
 	dups    map[string]bool // tab/anchor seen duplicated (counted once)
 	silent  bool            // health said ok after a full reconciliation in this run (counted once)
-	// firstPass is when the first anti-entropy pass after damage stopped
-	// reported every row tab (zero: not yet).
-	firstPass time.Time
-}
-
-// storeOptions: workers running (not Manual) on short cadences.
-func (r *runner) storeOptions() hikoutei.Options {
-	ri := r.c.cfg.ReconcileInterval
-	return mirrorcheck.Options(hikoutei.Options{Operation: "converge", Logger: r.c.cfg.Logger, LeaseTTL: 2 * time.Second,
-		HeartbeatInterval: 250 * time.Millisecond, AcquireWait: 15 * time.Second,
-		Sync: &hikoutei.SyncOptions{SpreadsheetID: r.sheetID, Provider: r.prov, MaxBatch: 200,
-			Interval: 50 * time.Millisecond, ProbeDelay: 200 * time.Millisecond, MaxProbes: 6,
-			RetryBase: 50 * time.Millisecond, RetryMax: 400 * time.Millisecond, ReconcileInterval: ri,
-			PollingInterval: ri / 2, FullScanInterval: ri}})
+	quiet   campaign.Quiet  // sync health after damage stopped
 }
 
 func (r *runner) open(ctx context.Context) error {
 	if r.prov == nil {
-		prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: r.c.url, Logger: r.c.cfg.Logger,
-			Pacing:         gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
-			Backoff:        gsheets.Backoff{Initial: 5 * time.Millisecond, Max: 50 * time.Millisecond, Attempts: 3},
-			RequestTimeout: 5 * time.Second})
+		prov, err := campaign.Provider(ctx, r.c.sheets.URL, r.c.cfg.Logger)
 		if err != nil {
 			return err
 		}
 		r.prov = prov
 	}
-	s, err := hikoutei.Open(ctx, r.dir, r.storeOptions(), Entity())
+	opts := mirrorcheck.Options(campaign.StoreOptions("converge", r.c.cfg.Logger, r.sheetID, r.prov, r.c.cfg.ReconcileInterval))
+	s, err := hikoutei.Open(ctx, r.dir, opts, Entity())
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
@@ -79,7 +64,7 @@ func (r *runner) close() error {
 
 func (r *runner) person() *person {
 	if r.who == nil {
-		r.who = &person{p: r.c.emu.Person(r.sheetID), rng: r.rng}
+		r.who = &person{p: r.c.sheets.Emu.Person(r.sheetID), rng: r.rng}
 	}
 	return r.who
 }
@@ -100,7 +85,7 @@ func (r *runner) step(ctx context.Context) error {
 	case x < 90:
 		k := damageKinds[r.rng.IntN(len(damageKinds))]
 		if k == ReplaceSpreadsheet {
-			r.count(k, r.c.emu.ReplaceSpreadsheet(r.sheetID) == nil)
+			r.count(k, r.c.sheets.Emu.ReplaceSpreadsheet(r.sheetID) == nil)
 			return nil
 		}
 		r.count(k, r.person().act(k))

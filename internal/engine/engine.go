@@ -33,25 +33,29 @@ import (
 // the SQLite read model and, with sync on, the workers. Safe for
 // concurrent use.
 type Engine struct {
-	dir   string
-	cfg   Config
-	log   *slog.Logger
+	dir  string
+	cfg  Config
+	log  *slog.Logger
+	w    atomic.Pointer[events.Writer] // nil while a standby
+	reg  *Registry
+	hist events.ShapeHistory // the log's shape eras, read at Open (after a shape change is recorded)
+	// changingShapes is set while the unit recording a change of shapes
+	// is decided: every effect pending then was queued under the older
+	// declaration (see queuedUnderOlderShapes).
+	changingShapes bool
+	roLog          *events.Log  // the log of an engine without a writer that plans a shape change (PlanShapeChange)
+	sheet          *sheet       // the spreadsheet layout of the registry
+	lay            *layoutState // the layouts of every declaration, the tabs to migrate (nil without sync)
+	proj           *projector.Projector
+	pool           *sqlitex.Pool
+	snaps          *snapshots.Dir
+	sync           *syncState    // nil without sync
+	notes          syncNotes     // what the sync workers tell health (in memory)
+	nats           *natsState    // nil without NATS
+	wake           chan struct{} // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)
+	repl           *replState    // nil unless replicated (Config.Replication)
+	subs           subscriptions // the running subscriptions and their commit bell
 	act   *activity                     // INFO lines of what the sync workers do, rate-limited
-	w     atomic.Pointer[events.Writer] // nil while a standby
-	reg   *Registry
-	hist  events.ShapeHistory // the log's shape eras, read at Open (after a shape change is recorded)
-	roLog *events.Log         // the log of an engine without a writer that plans a shape change (PlanShapeChange)
-	sheet *sheet              // the spreadsheet layout of the registry
-	lay   *layoutState        // the layouts of every declaration, the tabs to migrate (nil without sync)
-	proj  *projector.Projector
-	pool  *sqlitex.Pool
-	snaps *snapshots.Dir
-	sync  *syncState    // nil without sync
-	notes syncNotes     // what the sync workers tell health (in memory)
-	nats  *natsState    // nil without NATS
-	wake  chan struct{} // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)
-	repl  *replState    // nil unless replicated (Config.Replication)
-	subs  subscriptions // the running subscriptions and their commit bell
 
 	// newLog: log.db did not exist when Open began (a brand-new store,
 	// whose read model is created, not missing).

@@ -233,6 +233,10 @@ func (e *Engine) recoverTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 // recoveredRows are the rows of a recovered tab: a row that shows exactly
 // what the store last showed on it keeps that hash; any other is expected
 // to show canonical state; the guards of writes queued before follow them.
+// A row of a record that no longer exists has no canonical state: it
+// keeps the store's last write's hash, which it does not show, so its
+// delete (and the surplus-row cleanup) never takes a person's cell with
+// it (I21).
 func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events.MigratedRow, error) {
 	spec, _ := e.sheet.Schema.Tab(tab)
 	x, err := e.proj.TabExpectation(tab)
@@ -258,7 +262,11 @@ func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events
 			out = append(out, row)
 			continue
 		}
-		if h := canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals); exists && h != "" && h != r.Hash {
+		h := canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals)
+		if !exists {
+			h = before
+		}
+		if h != "" && h != r.Hash {
 			row.Hash, row.After = h, r.Hash
 		}
 		out = append(out, row)
@@ -314,7 +322,11 @@ func (d *layoutMigration) event(target string, header []any, res *sheetsio.Migra
 // exactly the store's last write now shows it in the current layout (the
 // hash the migration left); any other (a person's cell not imported yet,
 // a held conflict, a second copy) is expected to show canonical state, so
-// what differs is still seen as differing.
+// what differs is still seen as differing. A row of a record that no
+// longer exists (a migration moved it to another key, or it was removed)
+// has no canonical state: it keeps the hash of the store's last write in
+// the old layout, which no row in the new one shows, so its delete (and
+// the surplus-row cleanup) never takes a person's cell with it (I21).
 func (d *layoutMigration) rows(read []sheetsio.MigratedRow) []events.MigratedRow {
 	copies := map[string]int{}
 	for _, r := range read {
@@ -329,7 +341,11 @@ func (d *layoutMigration) rows(read []sheetsio.MigratedRow) []events.MigratedRow
 		seen[r.Anchor] = true
 		row := events.MigratedRow{Anchor: r.Anchor, Hash: r.After, Before: r.Before, Shown: d.shown[r.Anchor]}
 		if !d.same[r.Anchor] || copies[r.Anchor] > 1 {
-			if h := d.canonical[r.Anchor]; h != "" && h != r.After {
+			h := d.canonical[r.Anchor]
+			if h == "" {
+				h = d.visible[r.Anchor]
+			}
+			if h != "" && h != r.After {
 				row.Hash, row.After = h, r.After
 			}
 		}
@@ -377,7 +393,7 @@ func (e *Engine) planColumns(tab string, era int, old layout.TabSpec, snap *shee
 	d := &layoutMigration{tab: tab, visible: x.Rows, same: map[string]bool{}, canonical: map[string]string{},
 		shown: map[string]map[string]string{}}
 	follow := e.lay.follow(cur.Entity, era)
-	if d.retired, err = e.unimported(old, cur, follow, snap, x); err != nil {
+	if d.retired, err = e.unimported(old, cur, follow, snap); err != nil {
 		return nil, err
 	}
 	taken := slices.Collect(maps.Values(snap.Header.Retired))
@@ -443,11 +459,12 @@ func (e *Engine) fillRow(d *layoutMigration, r sheetsio.Row, vals map[string]any
 
 // unimported counts, for each column people edited that leaves an Input
 // tab (dropped, no longer editable), the cells that hold a value the
-// store never imported: not blank, on a row that does not show exactly
-// what the store wrote or accepted, and not the value the store last
-// knew the cell to show.
-func (e *Engine) unimported(old, cur layout.TabSpec, follow func(string) (string, bool), snap *sheetsio.TabSnapshot,
-	x aggregates.TabExpectation) (map[string]int64, error) {
+// store never imported: not blank and not the value the store last knew
+// the cell to show. A row that shows what the store last wrote or
+// accepted is no proof: the poll under the old layout accepts a row's
+// edits of the fields kept, and the row's hash with them, without
+// reading the leaving column.
+func (e *Engine) unimported(old, cur layout.TabSpec, follow func(string) (string, bool), snap *sheetsio.TabSnapshot) (map[string]int64, error) {
 	out := map[string]int64{}
 	if old.Role != layout.RoleInput {
 		return out, nil
@@ -457,7 +474,7 @@ func (e *Engine) unimported(old, cur layout.TabSpec, follow func(string) (string
 			continue
 		}
 		for _, r := range snap.Rows {
-			if blankCell(r.Cells[i]) || (r.Anchor != "" && x.Rows[r.Anchor] == r.Hash) {
+			if blankCell(r.Cells[i]) {
 				continue
 			}
 			known, err := e.cellKnown(old, c.Name, r)

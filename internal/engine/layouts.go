@@ -106,7 +106,11 @@ func sameKinds(a, b layout.TabSpec) bool {
 // waits for its migration (pending: it showed rows before its layout
 // changed), the newest older layout with the same names and another
 // meaning (olderAlike), from the declaration of the tab's last recorded
-// migration on (since: its era, 0 for none), is the one it shows.
+// migration on (since: its era, 0 for none), is the one it shows. A
+// header of an older layout is, when it shows since's layout, that one:
+// the layout the tab's last migration brought it to (a later declaration
+// may lay it out under the same names with other kinds, a retype undone
+// before the tab followed it); else the newest older layout it shows.
 func (l *layoutState) match(cur *layout.Schema, tab string, header []any, pending bool, since int) (era int, spec layout.TabSpec, ok bool) {
 	if spec, ok := cur.Tab(tab); ok {
 		if _, ok := layout.MatchHeader(spec, header); ok {
@@ -117,16 +121,29 @@ func (l *layoutState) match(cur *layout.Schema, tab string, header []any, pendin
 			return -1, spec, true
 		}
 	}
+	if spec, ok := l.shows(tab, header, since); ok && since > 0 {
+		return since, spec, true
+	}
 	for i := len(l.eras) - 1; i >= 0; i-- {
-		spec, ok := l.eras[i].schema.Tab(tab)
-		if !ok {
-			continue
-		}
-		if _, ok := layout.MatchHeader(spec, header); ok {
+		if spec, ok := l.shows(tab, header, i); ok {
 			return i, spec, true
 		}
 	}
 	return 0, layout.TabSpec{}, false
+}
+
+// shows reports whether header shows declaration era's layout of tab
+// (and that layout).
+func (l *layoutState) shows(tab string, header []any, era int) (layout.TabSpec, bool) {
+	if era < 0 || era >= len(l.eras) {
+		return layout.TabSpec{}, false
+	}
+	spec, ok := l.eras[era].schema.Tab(tab)
+	if !ok {
+		return spec, false
+	}
+	_, ok = layout.MatchHeader(spec, header)
+	return spec, ok
 }
 
 // follow maps a column of tab as declaration era laid it out to the name
@@ -180,14 +197,22 @@ func shapeOf(reg *Registry, entity, field string) events.FieldShape {
 }
 
 // migrating is the set of tabs waiting for their migration (a copy; nil
-// for a store without layouts). Health reads it: never waits on I/O.
+// for a store without layouts), with the tabs whose drifted header the
+// next pass examines: until it tells an older layout from a person's
+// change, such a tab is not ok (an empty tab provisioned in an older
+// layout has no row to mark it pending at Open). Health reads it: never
+// waits on I/O.
 func (l *layoutState) migrating() map[string]bool {
 	if l == nil {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return maps.Clone(l.pending)
+	out := maps.Clone(l.pending)
+	for t := range l.check {
+		out[t] = true
+	}
+	return out
 }
 
 // Migrating reports whether tab waits for its layout migration (the
@@ -341,11 +366,15 @@ func (l *layoutState) eraAt(seq uint64) int {
 // and converts to the field's current kind; a value of a field that left
 // the tab (or does not convert) is left out, the anti-entropy pass
 // writing canonical state there. An update left with nothing to write
-// writes its key cell: a guarded write that changes nothing.
-func (e *Engine) translated(fx aggregates.Effect) map[string]any {
+// writes its key cell: a guarded write that changes nothing. An append
+// (the row's first write) is completed from canonical state in the
+// columns its older layout did not have or whose value did not convert,
+// so a row is never appended with a blank where the record holds a
+// value (no divergence for anti-entropy to find later).
+func (e *Engine) translated(fx aggregates.Effect) (map[string]any, error) {
 	spec, ok := e.sheet.Schema.Tab(fx.Target.Tab)
 	if e.lay == nil || len(e.lay.eras) < 2 || fx.Values == nil || !ok || (spec.Role != layout.RoleSystem && spec.Role != layout.RoleInput) {
-		return fx.Values
+		return fx.Values, nil
 	}
 	era := e.lay.eraAt(fx.QueuedSeq)
 	out := make(map[string]any, len(fx.Values))
@@ -362,9 +391,39 @@ func (e *Engine) translated(fx aggregates.Effect) map[string]any {
 			out[name] = conv
 		}
 	}
-	if fx.Op == events.OpUpdate && len(out) == 0 {
-		shape, _ := e.reg.Shape(spec.Entity)
-		out[shape.PK] = fx.EntityID
+	switch fx.Op {
+	case events.OpUpdate:
+		if len(out) == 0 {
+			shape, _ := e.reg.Shape(spec.Entity)
+			out[shape.PK] = fx.EntityID
+		}
+	case events.OpAppend:
+		return out, e.completeAppend(spec, fx.EntityID, out)
 	}
-	return out
+	return out, nil
+}
+
+// completeAppend fills the columns of spec that values lacks with the
+// record's canonical values (a record removed since keeps what it has: its
+// delete follows).
+func (e *Engine) completeAppend(spec layout.TabSpec, id string, values map[string]any) error {
+	var missing []string
+	for i, c := range spec.Columns {
+		if _, ok := values[c.Name]; !ok && i != spec.Anchor {
+			missing = append(missing, c.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	canonical, exists, err := e.proj.EntityValues(spec.Entity, id)
+	if err != nil || !exists {
+		return err
+	}
+	for _, name := range missing {
+		if v, ok := canonical[name]; ok {
+			values[name] = v
+		}
+	}
+	return nil
 }

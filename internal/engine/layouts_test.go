@@ -126,15 +126,15 @@ func TestTranslatedWritesFollowTheShape(t *testing.T) {
 	e.sheet = sh
 	fx := aggregates.Effect{Target: aggregates.Target{Tab: "Rec_System"}, Op: events.OpUpdate, EntityID: "a", QueuedSeq: 5,
 		Values: map[string]any{"name": "2.5", "notes": "n"}}
-	if got := e.translated(fx); !reflect.DeepEqual(got, map[string]any{"title": 2.5}) {
+	if got, _ := e.translated(fx); !reflect.DeepEqual(got, map[string]any{"title": 2.5}) {
 		t.Fatalf("translated %v", got)
 	}
 	fx.Values = map[string]any{"notes": "n"}
-	if got := e.translated(fx); !reflect.DeepEqual(got, map[string]any{"id": "a"}) {
+	if got, _ := e.translated(fx); !reflect.DeepEqual(got, map[string]any{"id": "a"}) {
 		t.Fatalf("an emptied update: %v", got)
 	}
 	fx.QueuedSeq, fx.Values = 12, map[string]any{"title": 3.0}
-	if got := e.translated(fx); !reflect.DeepEqual(got, map[string]any{"title": 3.0}) {
+	if got, _ := e.translated(fx); !reflect.DeepEqual(got, map[string]any{"title": 3.0}) {
 		t.Fatalf("a write of the current shape: %v", got)
 	}
 }

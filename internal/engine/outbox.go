@@ -77,8 +77,9 @@ func (e *Engine) claimOne(fx aggregates.Effect, token string, now time.Time) (ag
 	}
 	d, err := aggregates.DecideClaim(fx, token, e.writer().Lease().Epoch, now)
 	fx.ClaimToken, fx.Attempts, fx.State = token, fx.Attempts+1, aggregates.EffectProcessing
-	fx.Values = e.translated(fx) // queued under an older declaration: in the tab's current layout
-	return fx, d, err
+	values, terr := e.translated(fx) // queued under an older declaration: in the tab's current layout
+	fx.Values = values
+	return fx, d, errors.Join(err, terr)
 }
 
 func newClaimToken() string {

@@ -249,7 +249,8 @@ func (e *Engine) buildShapes(ctx context.Context, hist events.ShapeHistory, d ag
 // on retired fields (against the old shapes), then each migration's
 // output (against the new shapes).
 func (e *Engine) decideChange(c *shapeChange, old *projector.Projector, last events.SchemaDeclared, d aggregates.ShapeDecision, pending map[string]Migration) error {
-	defer func() { e.proj = nil }()
+	e.changingShapes = true
+	defer func() { e.proj, e.changingShapes = nil, false }()
 	now, b := e.cfg.Clock.Now(), newBatchState(nil)
 	e.proj = old
 	ended, n, err := e.retiredConflicts(last, d, b, now)

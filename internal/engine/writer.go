@@ -327,13 +327,15 @@ func (e *Engine) queueOne(q aggregates.Queue, b *batchState, now time.Time) (agg
 // read model, is the row's last effect (stream_sequence v) and neither the
 // row's outbox stream nor the tail's stream was touched earlier in this
 // batch: coalescing only ever builds on committed state, so a rejected
-// earlier unit can never leave a merge pointing at nothing.
+// earlier unit can never leave a merge pointing at nothing. A tail queued
+// under an older declaration of the entities never takes a write of the
+// current one (their values are in different shapes).
 func (e *Engine) coalesce(q aggregates.Queue, stream string, v uint64, b *batchState, now time.Time) (aggregates.Decision, bool, error) {
-	if v == 0 || e.sheet == nil || b.touched(stream) {
+	if v == 0 || e.sheet == nil || b.touched(stream) || e.changingShapes {
 		return aggregates.Decision{}, false, nil
 	}
 	tail, ok, err := e.proj.OutboxTail(q.Target.Binding)
-	if err != nil || !ok || tail.StreamSeq != v || b.touched(events.EffectStream(tail.ID)) {
+	if err != nil || !ok || tail.StreamSeq != v || b.touched(events.EffectStream(tail.ID)) || e.queuedUnderOlderShapes(tail) {
 		return aggregates.Decision{}, false, err
 	}
 	d, ok, err := aggregates.DecideCoalesce(tail, q, e.sheet, now)
@@ -341,6 +343,14 @@ func (e *Engine) coalesce(q aggregates.Queue, stream string, v uint64, b *batchS
 		b.setVersion(d.Stream, d.ExpectedVersion+1)
 	}
 	return d, ok, err
+}
+
+// queuedUnderOlderShapes reports whether fx was queued before the newest
+// declaration of the entities: its values are in an older shape, which
+// translated reads them from when it is sent (after the tab's layout
+// migration), so a write in the current shape must not merge into it.
+func (e *Engine) queuedUnderOlderShapes(fx aggregates.Effect) bool {
+	return len(e.hist) > 0 && fx.QueuedSeq < e.hist[len(e.hist)-1].Seq
 }
 
 // version is a stream's version as of b, else the log's.

@@ -107,9 +107,16 @@ func (pl *planner) planDelete(i int, op sheetsio.Op, snap *sheetsio.TabSnapshot)
 }
 
 // deleteRow plans the delete of one row; left is the full-row hash the
-// anchor still shows afterwards ("" = none).
+// anchor still shows afterwards ("" = none). A row that keeps a value in
+// a retired column is never deleted (I35: the value is a person's, never
+// imported): the guard fails and the row stays for review.
 func (pl *planner) deleteRow(i int, op sheetsio.Op, snap *sheetsio.TabSnapshot, row sheetsio.Row, left string) {
 	r := &pl.results[i]
+	if row.KeepsRetired {
+		r.ObservedHash = row.Hash
+		pl.reject(r, sheetsio.StatusGuardFailed, sheetsio.ReasonRowKeepsRetired, nil)
+		return
+	}
 	r.ObservedHash, r.WrittenHash = row.Hash, left
 	pl.addUnit(&unit{op: i, order: orderDelete, sheetID: snap.SheetID, row: row.SheetRow - 1,
 		reqs: []*sheets.Request{deleteRowRequest(snap.SheetID, row.SheetRow-1)}}, op, r)

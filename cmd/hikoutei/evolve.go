@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hikoutei/hikoutei-go/internal/evolve"
+)
+
+// newEvolveCampaignCmd is `hikoutei crash evolve` (`make evolve`): the
+// evolution campaign. It runs in this process (no failpoints needed).
+func newEvolveCampaignCmd() *cobra.Command {
+	var cfg evolve.Config
+	cmd := &cobra.Command{
+		Use:   "evolve [--runs N] [--seed S]",
+		Short: "Evolution campaign: a store restarts with its records' shape changed while the application commits and people edit; nothing is lost and the sheet follows",
+		Args:  argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.Runs < 1 || cfg.Steps < 1 || cfg.FirstRun < 1 {
+				return usageError{fmt.Errorf(`flags "--runs", "--steps" and "--first-run" must be positive`)}
+			}
+			return runEvolveCampaign(cmd, cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Runs, "runs", 60, "runs, each a new store and spreadsheet")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the workload, the edits and the shape changes")
+	f.IntVar(&cfg.Steps, "steps", 40, "acts per run (commits, edits, restarts with a shape change)")
+	f.IntVar(&cfg.FirstRun, "first-run", 1, "number of the first run (with --seed and --runs 1: replays that run)")
+	f.DurationVar(&cfg.ReconcileInterval, "reconcile-interval", 400*time.Millisecond, "the stores' reconciliation period")
+	f.DurationVar(&cfg.Margin, "margin", time.Second, "added to two reconciliation periods to bound the wait after the last act")
+	f.BoolVar(&cfg.Verbose, "verbose", false, "print every act")
+	return cmd
+}
+
+func runEvolveCampaign(cmd *cobra.Command, cfg evolve.Config) error {
+	dir, err := os.MkdirTemp("", "hikoutei-evolve-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx, stop := interruptible(cmd.Context())
+	defer stop()
+	out := cmd.OutOrStdout()
+	cfg.Dir, cfg.Out = dir, out
+	fmt.Fprintf(out, "evolve: %d runs, seed %d, %d acts each, reconcile every %s, bound %s after the last act\n",
+		cfg.Runs, cfg.Seed, cfg.Steps, cfg.ReconcileInterval, cfg.Bound())
+	start := time.Now()
+	res, err := evolve.Run(ctx, cfg)
+	fmt.Fprintf(out, "evolve: elapsed=%s problems=%d\n", time.Since(start).Round(time.Second), len(res.Problems))
+	fmt.Fprintln(out, res.Counts())
+	return endCampaign(out, res, err)
+}

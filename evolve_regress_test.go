@@ -1,0 +1,114 @@
+package hikoutei_test
+
+import (
+	"slices"
+	"testing"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/hikouteitest"
+)
+
+// Regressions found by the evolution campaign (make evolve).
+
+// I35: a person edits two user columns of one row while the store is
+// closed, and the store then reopens with one of those fields dropped.
+// The poll under the old layout accepts the edit of the field kept; the
+// value in the dropped field's column, never imported, is still kept
+// retired: accepting the row's other edit does not make its cells the
+// store's.
+func TestI35_ARetiredValueSurvivesTheAcceptanceOfAnotherEditOnItsRow(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(10)
+	r.close()
+	if err := r.sheet.Person().Type("Rec_Input", "C3", "keep me"); err != nil { // tag of b
+		t.Fatal(err)
+	}
+	if err := r.sheet.Person().Type("Rec_Input", "B3", "typed"); err != nil { // notes of b
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recV1]("Rec")) // tag dropped
+	r.passes(10)
+	if b, err := hikoutei.Get[recV1](bg, r.s, "b"); err != nil || b.Notes != "typed" {
+		t.Fatalf("b = %+v %v", b, err)
+	}
+	r.shows("Rec_Input", []string{"id", "notes", anchorCol, "tag (retired)"}, map[string][]string{
+		"a": {"a", "", "a"}, "b": {"b", "typed", "b", "keep me"}})
+}
+
+// I35: a tab provisioned in an older layout that never showed a row is
+// still a tab in an older layout: after the store reopens with a field
+// added, health never calls it ok before it follows (here: the store
+// reopens once more, with another entity added, before any pass).
+func TestI35_HealthIsNeverOKOnAnEmptyTabInAnOlderLayout(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.h.Drain(bg)
+	r.close()
+	r.open(hikoutei.Entity[recPop]("Rec")) // pop added; the tab does not follow
+	r.close()
+	r.open(hikoutei.Entity[recPop]("Rec"), hikoutei.Entity[otherRec]("Other"))
+	if th := r.tabHealth("Rec_System"); th.State == hikoutei.SyncOK {
+		t.Fatalf("health calls Rec_System ok while it shows an older layout: %+v", th)
+	}
+	r.passes(10)
+	r.shows("Rec_System", []string{"id", "name", "pop", "notes", anchorCol}, nil)
+	r.converged()
+}
+
+type otherRec struct {
+	ID    string `hikoutei:"id,pk"`
+	Label string `hikoutei:"label,user"`
+}
+
+// I35 (and I22: a tab is never ok while a row differs): a field with a
+// conflict that is dropped and added again is another field under the same
+// name. A person's edit of the new field that conflicts with the
+// application opens a conflict of its own — not the id of the ended one,
+// which would leave its candidate holding the row forever, the tab never
+// corrected and its health ok.
+func TestI35_AConflictOnAFieldDroppedAndAddedAgainIsANewConflict(t *testing.T) {
+	type noteV2 struct {
+		ID   string `hikoutei:"id,pk"`
+		Body string `hikoutei:"body"`
+	}
+	dir, sheet := t.TempDir(), hikouteitest.NewSheet(t)
+	openConflictOnNote(t, dir, sheet)
+	opts := hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1, NoAdmin: true}
+	s, err := hikoutei.Open(bg, dir, opts, hikoutei.Entity[noteV2]("Note")) // note dropped: its conflict ends
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hikouteitest.New(t, s)
+	h.Drain(bg)
+	s.Close()
+	s, err = hikoutei.Open(bg, dir, opts, hikoutei.Entity[noteV1]("Note")) // note added again
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h = hikouteitest.New(t, s)
+	h.Drain(bg)
+	if got, err := sheet.Person().Displayed("Note_Input"); err != nil || !slices.Equal(got[0][:3], []string{"id", "note", anchorCol}) || got[1][0] != "1" {
+		t.Fatalf("Note_Input %q %v", got, err)
+	}
+	u := s.Begin()
+	if err := u.Persist(&noteV1{ID: "1", Body: "b1", Note: "system again"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	if err := sheet.Person().Type("Note_Input", "B2", "person again"); err != nil { // note of 1, before the anchor and "note (retired)"
+		t.Fatal(err)
+	}
+	h.Drain(bg)
+	if _, err := h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	open, err := s.Conflicts(bg, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 || open[0].Field != "note" {
+		t.Fatalf("open conflicts %+v %v", open, err)
+	}
+	h.Drain(bg)
+}
