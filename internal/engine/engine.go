@@ -55,7 +55,7 @@ type Engine struct {
 	wake           chan struct{} // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)
 	repl           *replState    // nil unless replicated (Config.Replication)
 	subs           subscriptions // the running subscriptions and their commit bell
-	act   *activity                     // INFO lines of what the sync workers do, rate-limited
+	act            *activity     // INFO lines of what the sync workers do, rate-limited
 
 	// newLog: log.db did not exist when Open began (a brand-new store,
 	// whose read model is created, not missing).
