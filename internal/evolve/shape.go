@@ -18,16 +18,6 @@ const (
 	kindFloat
 )
 
-func (k kind) zero() any {
-	switch k {
-	case kindInt:
-		return int64(0)
-	case kindFloat:
-		return float64(0)
-	}
-	return ""
-}
-
 // field is one declared field of a shape (the key apart).
 type field struct {
 	name  string
