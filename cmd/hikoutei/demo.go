@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -38,11 +39,8 @@ tenth elsewhere.`,
 			if err := checkDemoFlags(cfg); err != nil {
 				return err
 			}
-			if cfg.Dir != "" {
-				// The demo's store is output too: never inside another store's directory.
-				if _, err := events.CheckOutside(cfg.Dir); err != nil {
-					return err
-				}
+			if err := demoDir(&cfg); err != nil {
+				return err
 			}
 			cfg.Out, cfg.Progress, cfg.Google = cmd.OutOrStdout(), cmd.ErrOrStderr(), !noLatency
 			ctx, stop := interruptible(context.Background())
@@ -76,4 +74,19 @@ func checkDemoFlags(cfg demo.Config) error {
 		return usageError{errors.New("--stall is a positive duration")}
 	}
 	return nil
+}
+
+// demoDir checks or makes the demo's store directory. A given one is
+// output too: never inside another store's directory. By default it is
+// a fresh directory in the temporary directory the process was started
+// with, so the store the demo points at outlives the command (the
+// process's scratch directory is removed when it exits).
+func demoDir(cfg *demo.Config) error {
+	if cfg.Dir != "" {
+		_, err := events.CheckOutside(cfg.Dir)
+		return err
+	}
+	dir, err := os.MkdirTemp(userTempDir(), "hikoutei-demo-")
+	cfg.Dir = dir
+	return err
 }

@@ -49,6 +49,21 @@ const scratchGrace = 3 * time.Second
 // setupProcess, or when the temporary directory lies inside a store).
 var processScratch string
 
+// userTemp is the temporary directory the process was started with
+// (its TMPDIR before setupProcess pointed TMPDIR at the scratch
+// directory): what a command leaves for the user on purpose (the demo's
+// store) goes there, never into the scratch directory removed at exit.
+var userTemp string
+
+// userTempDir is where a command leaves a temporary directory for the
+// user: the temporary directory the process was started with.
+func userTempDir() string {
+	if userTemp != "" {
+		return userTemp
+	}
+	return os.TempDir()
+}
+
 // tempInStore is why the CLI makes no scratch copy: the temporary
 // directory lies inside a store directory (nil: it does not).
 var tempInStore error
@@ -75,6 +90,7 @@ type process struct {
 // process's own and its TMPDIR, and handles the signals.
 func setupProcess() *process {
 	tmp := os.TempDir()
+	userTemp = tmp
 	sweepScratch(tmp)
 	var inside *events.InsideStoreError
 	if _, err := events.CheckOutside(filepath.Join(tmp, "x")); errors.As(err, &inside) {
