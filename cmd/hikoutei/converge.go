@@ -35,7 +35,7 @@ func newConvergeCampaignCmd() *cobra.Command {
 }
 
 func runConvergeCampaign(cmd *cobra.Command, cfg converge.Config) error {
-	dir, err := os.MkdirTemp("", "hikoutei-converge-")
+	dir, err := os.MkdirTemp(userTempDir(), "hikoutei-converge-")
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ func newCrashCmd() *cobra.Command {
 				return usageError{fmt.Errorf(`flag "--kills" must be positive`)}
 			}
 			if dir == "" {
-				d, err := os.MkdirTemp("", "hikoutei-crash-")
+				d, err := os.MkdirTemp(userTempDir(), "hikoutei-crash-")
 				if err != nil {
 					return err
 				}

@@ -37,7 +37,7 @@ func newEvolveCampaignCmd() *cobra.Command {
 }
 
 func runEvolveCampaign(cmd *cobra.Command, cfg evolve.Config) error {
-	dir, err := os.MkdirTemp("", "hikoutei-evolve-")
+	dir, err := os.MkdirTemp(userTempDir(), "hikoutei-evolve-")
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func newStorageCampaignCmd() *cobra.Command {
 }
 
 func runStorageCampaign(cmd *cobra.Command, runs int, seed uint64) error {
-	dir, err := os.MkdirTemp("", "hikoutei-storage-")
+	dir, err := os.MkdirTemp(userTempDir(), "hikoutei-storage-")
 	if err != nil {
 		return err
 	}
