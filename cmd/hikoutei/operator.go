@@ -29,7 +29,7 @@ func newOperatorCampaignCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir, err := os.MkdirTemp(userTempDir(), "hikoutei-operator-")
+			dir, err := os.MkdirTemp("", "hikoutei-operator-")
 			if err != nil {
 				return err
 			}
