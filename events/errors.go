@@ -236,6 +236,10 @@ func (e *StoreLogMissingError) Error() string {
 			"(the process writes a full copy of its open log, verified), then `hikoutei restore --from FILE --to NEWDIR`",
 			ErrStoreLogMissing, e.Dir, strings.Join(e.Found, ", "), what, LogFileName, e.Dir)
 	}
+	if !e.StoreFiles {
+		return fmt.Sprintf("%s: %s holds %s but none of a store's files (%s, lease.toml, read.sqlite): it is not a store directory "+
+			"and nothing was created there; open an empty or new directory to start a store", ErrStoreLogMissing, e.Dir, strings.Join(e.Found, ", "), LogFileName)
+	}
 	return fmt.Sprintf("%s: %s holds %s but %s: the log is the store's only source of truth and nothing was created; "+
 		"restore %s from a backup (the read model and snapshots are projections of it, not substitutes), "+
 		"or move the directory's contents away to start a new store there", ErrStoreLogMissing, e.Dir, strings.Join(e.Found, ", "), what, LogFileName)
