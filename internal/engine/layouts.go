@@ -197,22 +197,28 @@ func shapeOf(reg *Registry, entity, field string) events.FieldShape {
 }
 
 // migrating is the set of tabs waiting for their migration (a copy; nil
-// for a store without layouts), with the tabs whose drifted header the
-// next pass examines: until it tells an older layout from a person's
-// change, such a tab is not ok (an empty tab provisioned in an older
-// layout has no row to mark it pending at Open). Health reads it: never
-// waits on I/O.
+// for a store without layouts). Health reads it: never waits on I/O.
 func (l *layoutState) migrating() map[string]bool {
 	if l == nil {
 		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := maps.Clone(l.pending)
-	for t := range l.check {
-		out[t] = true
+	return maps.Clone(l.pending)
+}
+
+// unexamined is the set of tabs whose drifted header the next pass
+// examines (a copy): until it tells an older layout from a person's
+// change, such a tab is not ok (an empty tab provisioned in an older
+// layout has no row to mark it pending at Open), unless a header a
+// person changed already blocks it. Health reads it: never waits on I/O.
+func (l *layoutState) unexamined() map[string]bool {
+	if l == nil {
+		return nil
 	}
-	return out
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.check)
 }
 
 // Migrating reports whether tab waits for its layout migration (the

@@ -248,6 +248,9 @@ type healthInputs struct {
 	bound  time.Duration
 	// migrating are the tabs waiting for (or in) their layout migration.
 	migrating map[string]bool
+	// unexamined are the tabs whose drifted header the next layout pass
+	// examines: not ok meanwhile, unless already blocked.
+	unexamined map[string]bool
 }
 
 // deriveSyncHealth is the health rule: a tab is blocked when it has a
@@ -281,6 +284,9 @@ func tabsOf(in healthInputs) []string {
 	for t := range in.migrating {
 		more = append(more, t)
 	}
+	for t := range in.unexamined {
+		more = append(more, t)
+	}
 	slices.Sort(more)
 	for _, t := range slices.Compact(more) {
 		if !slices.Contains(out, t) {
@@ -312,7 +318,7 @@ func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
 			t.Reason = n.blocked
 		}
 	}
-	if in.migrating[tab] && (t.Reason == "" || t.Reason == ReasonHeaderDrift) {
+	if (in.migrating[tab] && (t.Reason == "" || t.Reason == ReasonHeaderDrift)) || (in.unexamined[tab] && t.Reason == "") {
 		t.Reason = "" // the header shows an older layout: expected until the migration
 		t.State = SyncMigrating
 		return t
@@ -384,7 +390,7 @@ func (e *Engine) SyncHealth() (*SyncHealth, error) {
 		return nil, fmt.Errorf("sync health: read model: %w", err)
 	}
 	in := healthInputs{key: e.sync.cfg.Name, tabs: e.entityTabs(), facts: facts, notes: e.notes.reconciled(e.sync.cfg.Name),
-		reason: e.sheetReason(), bound: e.divergedBound(), migrating: e.lay.migrating()}
+		reason: e.sheetReason(), bound: e.divergedBound(), migrating: e.lay.migrating(), unexamined: e.lay.unexamined()}
 	h := deriveSyncHealth(in, e.cfg.Clock.Now())
 	h.Warnings = e.notes.warnings(e.cfg.Clock.Now())
 	return h, nil

@@ -148,7 +148,7 @@ func (r *runner) recorded(t *transition, m *hikoutei.Migration, n int) {
 		want = events.ClassAdditive
 	}
 	if len(r.changed) != 1 {
-		r.c.problem(&r.c.res.Misclassified, r.run, "%s: the Open recorded %d schema.changed events, want 1", t.class, len(r.changed))
+		r.c.problem(&r.c.res.Misclassified, r.run, "%s: the Open recorded %d %s events, want 1", t.class, len(r.changed), events.TypeSchemaChanged)
 		return
 	}
 	sc := r.changed[0]
