@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -71,7 +72,11 @@ func requireStoreDir(dir string) error {
 	if err := requireDir(dir); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s does not exist: give the directory of a store (the one your program opened)", engine.ErrNotAStore, dir)
+	case err != nil || !fi.IsDir():
 		return fmt.Errorf("%w: %s is not a directory", engine.ErrNotAStore, dir)
 	}
 	return nil

@@ -275,3 +275,19 @@ func TestDoctorProgressLinesAreRateLimited(t *testing.T) {
 		t.Fatalf("lines:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
+
+// A --dir that does not exist is not_a_store saying so (not "is not a
+// directory"), with what to give instead.
+func TestNotAStoreForADirectoryThatDoesNotExist(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	for _, args := range [][]string{{"status"}, {"doctor"}} {
+		code, text := runCLI(t, append(args, "--dir", missing)...)
+		if code != exitFailure || !strings.Contains(text, "not_a_store") || !strings.Contains(text, "does not exist") ||
+			strings.Contains(text, "is not a directory") {
+			t.Fatalf("%s: exit %d:\n%s", args[0], code, text)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Fatalf("the command created %s: %v", missing, err)
+	}
+}
