@@ -113,17 +113,8 @@ func (e *NotRegularError) Error() string {
 }
 
 func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
+	if k := fileKind(m); k != "" && k != "special file" {
+		return "a " + k
 	}
 	return "not a regular file (mode " + m.String() + ")"
 }

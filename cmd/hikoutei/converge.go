@@ -1,8 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"os"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,20 +36,11 @@ func newConvergeCampaignCmd() *cobra.Command {
 }
 
 func runConvergeCampaign(cmd *cobra.Command, cfg converge.Config) error {
-	dir, err := os.MkdirTemp(userTempDir(), "hikoutei-converge-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	ctx, stop := interruptible(cmd.Context())
-	defer stop()
-	out := cmd.OutOrStdout()
-	cfg.Dir, cfg.Out = dir, out
-	fmt.Fprintf(out, "converge: %d runs, seed %d, %d acts each, reconcile every %s, bound %s after damage stops\n",
+	header := fmt.Sprintf("%d runs, seed %d, %d acts each, reconcile every %s, bound %s after damage stops",
 		cfg.Runs, cfg.Seed, cfg.Steps, cfg.ReconcileInterval, cfg.Bound())
-	start := time.Now()
-	res, err := converge.Run(ctx, cfg)
-	fmt.Fprintf(out, "converge: elapsed=%s problems=%d\n", time.Since(start).Round(time.Second), len(res.Problems))
-	fmt.Fprintln(out, res.Counts())
-	return endCampaign(out, res, err)
+	return runSyncCampaign(cmd, "converge", header, func(ctx context.Context, dir string, out io.Writer) (converge.Result, int, error) {
+		cfg.Dir, cfg.Out = dir, out
+		res, err := converge.Run(ctx, cfg)
+		return res, len(res.Problems), err
+	})
 }

@@ -1,8 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"os"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,20 +38,11 @@ func newEvolveCampaignCmd() *cobra.Command {
 }
 
 func runEvolveCampaign(cmd *cobra.Command, cfg evolve.Config) error {
-	dir, err := os.MkdirTemp(userTempDir(), "hikoutei-evolve-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	ctx, stop := interruptible(cmd.Context())
-	defer stop()
-	out := cmd.OutOrStdout()
-	cfg.Dir, cfg.Out = dir, out
-	fmt.Fprintf(out, "evolve: %d runs, seed %d, %d acts each, reconcile every %s, bound %s after the last act\n",
+	header := fmt.Sprintf("%d runs, seed %d, %d acts each, reconcile every %s, bound %s after the last act",
 		cfg.Runs, cfg.Seed, cfg.Steps, cfg.ReconcileInterval, cfg.Bound())
-	start := time.Now()
-	res, err := evolve.Run(ctx, cfg)
-	fmt.Fprintf(out, "evolve: elapsed=%s problems=%d\n", time.Since(start).Round(time.Second), len(res.Problems))
-	fmt.Fprintln(out, res.Counts())
-	return endCampaign(out, res, err)
+	return runSyncCampaign(cmd, "evolve", header, func(ctx context.Context, dir string, out io.Writer) (evolve.Result, int, error) {
+		cfg.Dir, cfg.Out = dir, out
+		res, err := evolve.Run(ctx, cfg)
+		return res, len(res.Problems), err
+	})
 }
