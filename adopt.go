@@ -42,7 +42,15 @@ const KeptSuffix = sheetsio.KeptSuffix
 // mapped, the fields no column holds, every data row's outcome (in sheet
 // order), the totals, the title the tab is kept under and, for a real
 // run, the units and events committed and the quarantine records made.
-type AdoptReport = engine.AdoptReport
+type AdoptReport struct {
+	Tab, Entity, KeptAs                 string
+	DryRun, Renamed                     bool
+	Columns                             []AdoptColumn
+	Missing                             []string
+	Rows                                []AdoptRow
+	Created, Unchanged, Skipped, Blank  int
+	Units, Events, Quarantined, Cleared int
+}
 
 // AdoptColumn is one column of an adopted tab: its letter, header, the
 // field it maps to and how ("header", "map", "ignored", "unknown",
@@ -86,6 +94,7 @@ const (
 // ErrAdoptTabChanged, ErrAdoptHeaderDuplicate, ErrAdoptKeyColumnMissing,
 // ErrAdoptMapInvalid, and Commit's and the spreadsheet's errors.
 func (s *Store) Adopt(ctx context.Context, o AdoptOptions) (AdoptReport, error) {
-	return s.e.Adopt(ctx, engine.AdoptRequest{Tab: o.Tab, Entity: o.Entity, Map: o.Map, NumbersAsText: o.NumbersAsText,
+	r, err := s.e.Adopt(ctx, engine.AdoptRequest{Tab: o.Tab, Entity: o.Entity, Map: o.Map, NumbersAsText: o.NumbersAsText,
 		DryRun: o.DryRun, UnitSize: min(o.UnitSize, engine.MaxAdoptUnit)})
+	return AdoptReport(r), err
 }

@@ -329,4 +329,12 @@ var (
 // EnvError names the environment variable Open refused a value from
 // (errors.As); it wraps ErrInvalidNATSURL, ErrFailpointsNotCompiled,
 // ErrFailpointUnknown or ErrFailpointSpecInvalid.
-type EnvError = config.EnvError
+type EnvError struct {
+	Var string // e.g. HIKOUTEI_NATS_URL
+	Err error  // wraps one of the errors above
+}
+
+func (e *EnvError) Error() string { return (*config.EnvError)(e).Error() }
+
+// Unwrap returns the wrapped problem.
+func (e *EnvError) Unwrap() error { return e.Err }

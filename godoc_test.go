@@ -2,6 +2,7 @@ package hikoutei_test
 
 import (
 	"go/ast"
+	"go/doc"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -122,5 +123,140 @@ func TestEveryPackageHasADocComment(t *testing.T) {
 	sort.Strings(missing)
 	if len(missing) > 0 {
 		t.Fatalf("packages without a doc comment: %v", missing)
+	}
+}
+
+// parseDir parses the non-test Go files of dir into fset.
+func parseDir(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+// exportedMethods lists the exported methods package dir declares on type
+// name.
+func exportedMethods(t *testing.T, dir, name string) []string {
+	t.Helper()
+	var out []string
+	for _, f := range parseDir(t, token.NewFileSet(), dir) {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && fd.Name.IsExported() && receiverName(fd) == name {
+				out = append(out, fd.Name.Name)
+			}
+		}
+	}
+	return out
+}
+
+func receiverName(fd *ast.FuncDecl) string {
+	x := fd.Recv.List[0].Type
+	if s, ok := x.(*ast.StarExpr); ok {
+		x = s.X
+	}
+	if id, ok := x.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+// go doc of the root package shows the methods (and fields) of every type
+// it declares: none is an alias of an internal package's type, which a
+// reader cannot look up, and an alias of a public package's type is left
+// only for a type without exported methods (an alias hides them).
+func TestGodocRootTypesShowTheirMethods(t *testing.T) {
+	const module = "github.com/hikoutei/hikoutei-go/"
+	aliases := 0
+	fset := token.NewFileSet()
+	files := parseDir(t, fset, ".")
+	for _, f := range files {
+		imports := map[string]string{}
+		for _, im := range f.Imports {
+			path := strings.Trim(im.Path.Value, `"`)
+			imports[filepath.Base(path)] = path
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok || !ts.Name.IsExported() || !ts.Assign.IsValid() {
+				return true
+			}
+			aliases++
+			sel, ok := ts.Type.(*ast.SelectorExpr)
+			if !ok {
+				t.Errorf("%s is an alias of %T", ts.Name.Name, ts.Type)
+				return true
+			}
+			path := imports[sel.X.(*ast.Ident).Name]
+			switch {
+			case strings.Contains(path, "/internal/"):
+				t.Errorf("%s is an alias of %s.%s, an internal type go doc cannot show", ts.Name.Name, path, sel.Sel.Name)
+			case strings.HasPrefix(path, module):
+				if ms := exportedMethods(t, strings.TrimPrefix(path, module), sel.Sel.Name); len(ms) > 0 {
+					t.Errorf("%s is an alias of %s.%s, whose methods %v go doc of the root does not show", ts.Name.Name, path,
+						sel.Sel.Name, ms)
+				}
+			}
+			return true
+		})
+	}
+	if aliases == 0 {
+		t.Fatal("found no alias at all: the scan is broken")
+	}
+	// And go doc lists the methods of the types the root now declares.
+	p, err := doc.NewFromFiles(fset, files, "github.com/hikoutei/hikoutei-go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := map[string]bool{}
+	for _, ty := range p.Types {
+		for _, m := range ty.Methods {
+			shown[ty.Name+"."+m.Name] = true
+		}
+	}
+	for _, m := range []string{"SyncHealth.Failing", "SyncHealth.Err", "SyncHealth.Settled", "MirrorLag.Behind",
+		"SubscriptionError.Unwrap", "MigrationError.Unwrap", "ChainPin.String", "ChainHash.String", "ShapeIncompatibility.String",
+		"EnvError.Unwrap", "Store.WaitSynced"} {
+		if !shown[m] {
+			t.Errorf("go doc of the root does not show %s", m)
+		}
+	}
+}
+
+// Each engine package's doc comment says it carries no stability promise,
+// pointing at docs/stability.md, which names the packages that do.
+func TestEnginePackagesStateTheirStability(t *testing.T) {
+	stability, err := os.ReadFile("docs/stability.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"gsync", "observe", "natsserver", "hikouteitest", "events", "aggregates", "projector"} {
+		if !strings.Contains(string(stability), "`"+pkg+"`") {
+			t.Errorf("docs/stability.md does not name the package %s", pkg)
+		}
+	}
+	for _, dir := range []string{"events", "aggregates", "projector", "effects", "effects/outboxtest", "snapshots", "sheetsio",
+		"sheetsio/cell", "sheetsio/layout", "sheetsio/a1", "sheetsio/emulator", "sheetsio/gsheets"} {
+		said := false
+		for _, f := range parseDir(t, token.NewFileSet(), dir) {
+			if f.Doc != nil && strings.Contains(f.Doc.Text(), "Stability: ") && strings.Contains(f.Doc.Text(), "docs/stability.md") {
+				said = true
+			}
+		}
+		if !said {
+			t.Errorf("the doc comment of package %s does not state its stability (docs/stability.md)", dir)
+		}
 	}
 }

@@ -55,100 +55,22 @@ type Health struct {
 	Admin error
 }
 
-// MirrorLag is how far the NATS event mirror trails the log: the last
-// record the stream is known to hold, the log's head, the records it does
-// not hold yet and how long the oldest of them has waited, and the bound
-// past which Health.Mirror is nats_mirror_behind.
-type MirrorLag = engine.MirrorLag
-
-// MirrorLagError is Health.Mirror when the mirror trails past its bound
-// (it wraps ErrMirrorBehind).
-type MirrorLagError = engine.MirrorLagError
-
-// ReplicationHealth is a replicated store's role, lease epoch and the
-// last stream commit it holds.
-type ReplicationHealth = engine.ReplicationHealth
-
-// ReplicationRole is a replicated store's role.
-type ReplicationRole = engine.Role
-
 // Roles of a replicated store.
 const (
-	RolePrimary = engine.RolePrimary
-	RoleStandby = engine.RoleStandby
-	RoleFenced  = engine.RoleFenced
+	RolePrimary = ReplicationRole(engine.RolePrimary) // holds the lease across hosts and writes
+	RoleStandby = ReplicationRole(engine.RoleStandby) // follows the stream, serves reads
+	RoleFenced  = ReplicationRole(engine.RoleFenced)  // was primary; another took over: it writes nothing
 )
 
 // Health reports the store's current health from local state only: it
 // answers while the spreadsheet hangs (it never waits on the network).
 func (s *Store) Health() Health {
-	h := Health(s.e.Health())
+	h := healthOf(s.e.Health())
 	if s.adm != nil {
 		h.Admin = s.adm.AcceptErr()
 	}
 	return h
 }
-
-// SyncHealth is the sync health of one spreadsheet (see docs/sync.md "Sync
-// health"): State, the reason when blocked, pending effects and the age
-// of the oldest, rows that differed at the last reconciliation, by tab.
-// Spreadsheet is the sync target's key (SyncOptions.Name), never the id.
-// Failing reports what /healthz answers 503 for: blocked, or a tab
-// diverged for longer than DivergedBound.
-type SyncHealth = engine.SyncHealth
-
-// TabHealth is the sync health of one tab.
-type TabHealth = engine.TabHealth
-
-// SyncWarning is a finding sync health reports without failing, e.g.
-// ReasonChainHeadAhead.
-type SyncWarning = engine.SyncWarning
-
-// ReasonChainHeadAhead is the warning a dispatch raises when the
-// spreadsheet's chain_head cell showed a head past the log's (someone
-// typed it; the dispatch rewrote it with the log's head).
-const ReasonChainHeadAhead = engine.ReasonChainHeadAhead
-
-// SyncState is a sync health state.
-type SyncState = engine.SyncState
-
-// Sync health states.
-const (
-	SyncOK        = engine.SyncOK
-	SyncBehind    = engine.SyncBehind
-	SyncMigrating = engine.SyncMigrating
-	SyncDiverged  = engine.SyncDiverged
-	SyncBlocked   = engine.SyncBlocked
-)
-
-// SyncStates lists the sync health states, healthy first.
-var SyncStates = engine.SyncStates
-
-// SyncReason is why sync is blocked (a stable code).
-type SyncReason = engine.SyncReason
-
-// Reasons sync is blocked, most severe first.
-const (
-	ReasonDisplaced         = engine.ReasonDisplaced
-	ReasonAuthorityDiverged = engine.ReasonAuthorityDiverged
-	ReasonStopped           = engine.ReasonStopped
-	ReasonCredentials       = engine.ReasonCredentials
-	ReasonAccessDenied      = engine.ReasonAccessDenied
-	ReasonNotFound          = engine.ReasonNotFound
-	ReasonQuota             = engine.ReasonQuota
-	ReasonUnreachable       = engine.ReasonUnreachable
-	ReasonMassDeletion      = engine.ReasonMassDeletion
-	ReasonTabMissing        = engine.ReasonTabMissing
-	ReasonHeaderDrift       = engine.ReasonHeaderDrift
-)
-
-// ReasonColumnRetired is a tab's notice (TabHealth.Notice), not a reason
-// sync is blocked: a change of the entities' shape took a column people
-// edit off the tab while some of its cells held values never imported;
-// the column was kept after the anchor as "<field> (retired)"
-// (TabHealth.Retired names it). Copy the values where they belong, then
-// delete the column.
-const ReasonColumnRetired = engine.ReasonColumnRetired
 
 // Stats is a point-in-time view of a running store.
 type Stats struct {
@@ -199,10 +121,6 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// Attention is what waits for a person: open conflicts, and the active
-// quarantine records by reason code.
-type Attention = engine.Attention
-
 // Attention counts open conflicts and active quarantine records in the
 // read model; it waits at most 50 ms for a read connection and never on
 // the network. Errors: ErrStoreClosed; read-model errors; the context's.
@@ -210,7 +128,8 @@ func (s *Store) Attention(ctx context.Context) (Attention, error) {
 	if err := ctx.Err(); err != nil {
 		return Attention{}, err
 	}
-	return s.e.Attention(ctx)
+	a, err := s.e.Attention(ctx)
+	return Attention(a), err
 }
 
 // Snapshot takes a snapshot of the read model now (between group commits),

@@ -130,24 +130,101 @@ func declaredMigrations(ms []Migration, shapes []events.EntityShape) error {
 // values cannot take, each with the entity, the field, the kind of
 // change, how many records and their first keys (record ids, never
 // values).
-type ShapeChangeError = engine.ShapeChangeError
+type ShapeChangeError struct {
+	Refused []ShapeIncompatibility
+}
+
+func (e *ShapeChangeError) Error() string {
+	in := &engine.ShapeChangeError{}
+	for _, r := range e.Refused {
+		in.Refused = append(in.Refused, aggregates.ShapeIncompatibility(r))
+	}
+	return in.Error()
+}
+
+// Unwrap gives ErrShapeIncompatible.
+func (e *ShapeChangeError) Unwrap() error { return ErrShapeIncompatible }
 
 // ShapeIncompatibility is one incompatible change (ShapeChangeError,
 // ShapePlan).
-type ShapeIncompatibility = aggregates.ShapeIncompatibility
+type ShapeIncompatibility struct {
+	Entity    string
+	Field     string // "" for a removed entity
+	Change    events.ChangeKind
+	From, To  string // the kinds before and after a retype
+	Records   int64  // records that hold what does not convert
+	FirstKeys []string
+	// Migration names the migration ("<entity>/<version>") that maps it;
+	// empty when none does (the change is refused).
+	Migration string
+}
+
+// String describes the incompatibility for people: entity, field,
+// change, records and keys, never a value.
+func (s ShapeIncompatibility) String() string { return aggregates.ShapeIncompatibility(s).String() }
+
+// incompatibilities is l in the root's terms.
+func incompatibilities(l []aggregates.ShapeIncompatibility) []ShapeIncompatibility {
+	var out []ShapeIncompatibility
+	for _, s := range l {
+		out = append(out, ShapeIncompatibility(s))
+	}
+	return out
+}
 
 // MigrationError says which migration failed on which record (its key)
 // and why (errors.Is: ErrMigrationFailed, and fn's own error).
-type MigrationError = engine.MigrationError
+type MigrationError struct {
+	Migration string // "<entity>/<version>"
+	Key       string // the record's key ("" when no single record is to blame)
+	Reason    string // what went wrong, without values
+	Panic     any    // the recovered value when the function panicked (not printed)
+	Err       error  // the function's error, or the cause
+}
+
+func (e *MigrationError) Error() string { return (*engine.MigrationError)(e).Error() }
+
+// Unwrap gives ErrMigrationFailed and the cause.
+func (e *MigrationError) Unwrap() []error { return (*engine.MigrationError)(e).Unwrap() }
 
 // ShapePlan is what a shape change does or would do: every change,
 // classified; the incompatible ones and those refused; the migrations
 // and what they rewrite (counts and first keys); the open conflicts it
 // ends (on fields dropped or no longer edited by people).
-type ShapePlan = engine.ShapePlan
+type ShapePlan struct {
+	// Changes lists every change in the order it is recorded.
+	Changes []events.ShapeChange
+	// Incompatible lists the incompatible changes, mapped by a migration
+	// or not; Refused those no migration maps (Open refuses them).
+	Incompatible, Refused []ShapeIncompatibility
+	// Migrations lists the migrations that run (none when refused).
+	Migrations []MigrationPlan
+	// ConflictsEnded is how many open conflicts on fields the change
+	// drops, or takes out of people's hands, it ends.
+	ConflictsEnded int
+}
 
 // MigrationPlan is what one migration rewrites (ShapePlan.Migrations).
-type MigrationPlan = engine.MigrationPlan
+type MigrationPlan struct {
+	Name      string   // "<entity>/<version>"
+	Records   int64    // records it rewrites (persisted)
+	FirstKeys []string // the first of them (new keys)
+	Moved     int64    // records it moves to another key (old key removed)
+	FirstOld  []string // the first old keys it moves away from
+}
+
+// shapePlanOf is the engine's plan in the root's terms (nil for nil).
+func shapePlanOf(e *engine.ShapePlan) *ShapePlan {
+	if e == nil {
+		return nil
+	}
+	p := &ShapePlan{Changes: e.Changes, Incompatible: incompatibilities(e.Incompatible),
+		Refused: incompatibilities(e.Refused), ConflictsEnded: e.ConflictsEnded}
+	for _, m := range e.Migrations {
+		p.Migrations = append(p.Migrations, MigrationPlan(m))
+	}
+	return p
+}
 
 // PlanShapeChange is a dry run of opening the store in dir with entities
 // and opts.Migrations: it says what would change — every change
@@ -173,5 +250,6 @@ func PlanShapeChange(ctx context.Context, dir string, opts Options, entities ...
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return engine.PlanShapeChange(ctx, dir, cfg, engine.Declare(renamesOf(entities), shapes...))
+	plan, err := engine.PlanShapeChange(ctx, dir, cfg, engine.Declare(renamesOf(entities), shapes...))
+	return shapePlanOf(plan), err
 }

@@ -727,11 +727,11 @@ func TestSheetLayoutMigratingWhileClosedToo(t *testing.T) {
 	if err != nil || len(all) != 1 {
 		t.Fatalf("health: %v %v", all, err)
 	}
-	states := map[string]hikoutei.SyncState{}
+	states := map[string]engine.SyncState{}
 	for _, th := range all[0].Tabs {
 		states[th.Tab] = th.State
 	}
-	if states["Rec_System"] != hikoutei.SyncMigrating || states["Rec_Input"] == hikoutei.SyncMigrating {
+	if states["Rec_System"] != engine.SyncMigrating || states["Rec_Input"] == engine.SyncMigrating {
 		t.Fatalf("tab states from the read model and the log: %v", states)
 	}
 }

@@ -143,13 +143,35 @@ func subscribeConfig(c engine.Subscribe, opts []SubscribeOption) engine.Subscrib
 }
 
 // SubscriptionError says which event a subscription's handler failed on
-// (see Subscribe).
-type SubscriptionError = engine.SubscriptionError
+// (see Subscribe). errors.Is matches ErrSubscriptionHandler or
+// ErrSubscriptionPanic, and the handler's own error.
+type SubscriptionError struct {
+	Name  string // the subscription
+	Seq   uint64 // the event the handler failed on; the checkpoint is before it
+	Panic any    // the recovered value when the handler panicked (nil otherwise)
+	Err   error  // the handler's error (nil after a panic)
+}
+
+func (e *SubscriptionError) Error() string { return (*engine.SubscriptionError)(e).Error() }
+
+// Unwrap gives the sentinel and the handler's error.
+func (e *SubscriptionError) Unwrap() []error { return (*engine.SubscriptionError)(e).Unwrap() }
 
 // SubscriptionCheckpointError is a subscription checkpoint the log
-// cannot have written: negative, or past the log head (see
-// ErrSubscriptionCheckpoint).
-type SubscriptionCheckpointError = engine.SubscriptionCheckpointError
+// cannot have written: negative, or past the log head. It matches
+// ErrSubscriptionCheckpoint.
+type SubscriptionCheckpointError struct {
+	Name       string
+	Checkpoint int64  // as stored
+	Head       uint64 // the log head
+}
+
+func (e *SubscriptionCheckpointError) Error() string {
+	return (*engine.SubscriptionCheckpointError)(e).Error()
+}
+
+// Unwrap gives ErrSubscriptionCheckpoint.
+func (e *SubscriptionCheckpointError) Unwrap() error { return ErrSubscriptionCheckpoint }
 
 // SubscriptionStatus is a named subscription's durable checkpoint and
 // lag.

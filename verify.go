@@ -9,17 +9,54 @@ import (
 
 // ChainHash is a value of the log's SHA-256 hash chain (see
 // docs/events.md, "The hash chain").
-type ChainHash = events.ChainHash
+type ChainHash [32]byte
+
+// String is the hash in lowercase hex.
+func (h ChainHash) String() string { return events.ChainHash(h).String() }
+
+// IsZero reports whether h is the zero value (no hash).
+func (h ChainHash) IsZero() bool { return h == ChainHash{} }
 
 // ChainPin is a chain head a third party recorded: the chain value after
-// record Seq. String gives the SEQ:HASH form `hikoutei audit verify --pin`
-// reads.
-type ChainPin = events.ChainPin
+// record Seq.
+type ChainPin struct {
+	Seq  uint64
+	Hash ChainHash
+}
+
+// String gives the SEQ:HASH form `hikoutei audit verify --pin` reads.
+func (p ChainPin) String() string {
+	return events.ChainPin{Seq: p.Seq, Hash: events.ChainHash(p.Hash)}.String()
+}
 
 // VerifyReport is the result of a verification: the head sequence and
 // hash, the records walked, the first chained record and the holes a
 // salvage left (where the chain restarts).
-type VerifyReport = events.ChainReport
+type VerifyReport struct {
+	StoreID string
+	Genesis ChainHash // the chain's value before the first record
+	// Head is the last record verified; HeadHash is the chain value after
+	// it, the value a third party pins.
+	Head     uint64
+	HeadHash ChainHash
+	Records  uint64 // records walked
+	// FirstChained is the first record that carries a link; 0 when the
+	// log has none yet (all written before the chain).
+	FirstChained uint64
+	// Restarts lists the holes a salvage left, where the chain restarts
+	// (with AcceptSalvageHoles).
+	Restarts []events.ChainRestart
+	Pinned   bool // a pin was given and the log extends it
+}
+
+// verifyReportOf is r in the root's terms (nil for nil).
+func verifyReportOf(r *events.ChainReport, err error) (*VerifyReport, error) {
+	if r == nil {
+		return nil, err
+	}
+	return &VerifyReport{StoreID: r.StoreID, Genesis: ChainHash(r.Genesis), Head: r.Head, HeadHash: ChainHash(r.HeadHash),
+		Records: r.Records, FirstChained: r.FirstChained, Restarts: r.Restarts, Pinned: r.Pinned}, err
+}
 
 // VerifyOptions configures Verify and VerifyDir.
 type VerifyOptions struct {
@@ -39,7 +76,11 @@ type VerifyOptions struct {
 }
 
 func (o VerifyOptions) chain() events.ChainVerifyOptions {
-	return events.ChainVerifyOptions{Pin: o.Pin, Progress: o.Progress, AcceptSalvageHoles: o.AcceptSalvageHoles}
+	var pin *events.ChainPin
+	if o.Pin != nil {
+		pin = &events.ChainPin{Seq: o.Pin.Seq, Hash: events.ChainHash(o.Pin.Hash)}
+	}
+	return events.ChainVerifyOptions{Pin: pin, Progress: o.Progress, AcceptSalvageHoles: o.AcceptSalvageHoles}
 }
 
 // Verify walks the whole hash chain of the store's log, from the genesis
@@ -53,7 +94,7 @@ func (o VerifyOptions) chain() events.ChainVerifyOptions {
 // transactions up to the head it finds). Errors: those, ErrStoreClosed,
 // ctx's.
 func (s *Store) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, error) {
-	return s.e.VerifyChain(ctx, opts.chain())
+	return verifyReportOf(s.e.VerifyChain(ctx, opts.chain()))
 }
 
 // ChainHead returns the store's current chain head (the last record's
@@ -61,7 +102,8 @@ func (s *Store) Verify(ctx context.Context, opts VerifyOptions) (*VerifyReport, 
 // and `hikoutei audit verify --pin` checks. Errors: ErrStoreClosed, a
 // torn last record's.
 func (s *Store) ChainHead() (ChainPin, error) {
-	return s.e.ChainHead()
+	p, err := s.e.ChainHead()
+	return ChainPin{Seq: p.Seq, Hash: ChainHash(p.Hash)}, err
 }
 
 // VerifyDir is Verify of the store in dir, opened read-only (nothing is
@@ -69,5 +111,5 @@ func (s *Store) ChainHead() (ChainPin, error) {
 // while another process holds the store (`hikoutei audit verify` then
 // verifies a copy the running process writes); Verify's.
 func VerifyDir(ctx context.Context, dir string, opts VerifyOptions) (*VerifyReport, error) {
-	return engine.VerifyChainDir(ctx, dir, opts.chain())
+	return verifyReportOf(engine.VerifyChainDir(ctx, dir, opts.chain()))
 }

@@ -4,6 +4,11 @@
 // inputs always give the same events, so replay and tests are
 // deterministic. The engine (internal/engine) reads the state, calls a
 // decision and appends what it returns, unchanged.
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package aggregates
 
 import (

@@ -4,6 +4,11 @@
 // through the Outbox and Inbound contracts, so they run against the real
 // engine (internal/engine) or the in-memory MemOutbox alike: both pass the
 // conformance suite in effects/outboxtest.
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package effects
 
 import (

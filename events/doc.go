@@ -23,4 +23,9 @@
 // panic or memory fault into *LogCorruptError, VerifyLogFile checks the
 // whole file and names every bad sequence, and SalvageLog copies every
 // readable record into a new log.
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package events

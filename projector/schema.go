@@ -3,6 +3,11 @@
 // field state, the lease history, and the internal hk_ tables, with the
 // checkpoint moved in the same SQLite transaction as each applied batch.
 // Rebuilding from the log yields exactly the live read model (I23).
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package projector
 
 import (

@@ -7,4 +7,9 @@
 // code: package gsheets implements Client over the Google Sheets API.
 // Sub-packages hold the pure parts: cell (value codec), layout (tabs,
 // headers, row bindings), a1 (A1 notation) and emulator.
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package sheetsio

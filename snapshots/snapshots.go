@@ -15,6 +15,11 @@
 //
 //	00000000000000012345.sqlite   the read model at checkpoint 12345 (VACUUM INTO)
 //	00000000000000012345.json     manifest: {seq, store_id, size, hash}
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package snapshots
 
 import (

@@ -109,7 +109,7 @@ func parsePin(s string) (hikoutei.VerifyOptions, error) {
 	if err != nil {
 		return hikoutei.VerifyOptions{}, usageError{fmt.Errorf("--pin: %w", err)}
 	}
-	return hikoutei.VerifyOptions{Pin: &hikoutei.ChainPin{Seq: n, Hash: h}}, nil
+	return hikoutei.VerifyOptions{Pin: &hikoutei.ChainPin{Seq: n, Hash: hikoutei.ChainHash(h)}}, nil
 }
 
 func runVerify(cmd *cobra.Command, dir string, opts hikoutei.VerifyOptions, asJSON bool) error {

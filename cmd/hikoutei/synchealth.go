@@ -9,6 +9,7 @@ import (
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/observe"
 )
 
@@ -17,8 +18,27 @@ import (
 // observe's.
 type syncHealthJSON = observe.SyncHealthReport
 
-// syncHealthOf is h as /healthz and `status --json` show it.
-func syncHealthOf(h *hikoutei.SyncHealth) *syncHealthJSON { return observe.SyncReport(h) }
+// syncHealthOf is h, read by the engine from a closed store or over the
+// administrative channel, as /healthz and `status --json` show it.
+func syncHealthOf(h *engine.SyncHealth) *syncHealthJSON {
+	return observe.SyncReport(publicSyncHealth(h))
+}
+
+// publicSyncHealth is h in the root package's terms.
+func publicSyncHealth(h *engine.SyncHealth) *hikoutei.SyncHealth {
+	p := &hikoutei.SyncHealth{Spreadsheet: h.Spreadsheet, State: hikoutei.SyncState(h.State), Reason: hikoutei.SyncReason(h.Reason),
+		Pending: h.Pending, OldestPending: h.OldestPending, Diverged: h.Diverged, LastReconcile: h.LastReconcile,
+		DivergedBound: h.DivergedBound}
+	for _, t := range h.Tabs {
+		p.Tabs = append(p.Tabs, hikoutei.TabHealth{Tab: t.Tab, State: hikoutei.SyncState(t.State), Reason: hikoutei.SyncReason(t.Reason),
+			Pending: t.Pending, OldestPending: t.OldestPending, Diverged: t.Diverged, DivergedSince: t.DivergedSince,
+			LastReconcile: t.LastReconcile, OverBound: t.OverBound, Codes: t.Codes, Retired: t.Retired, Notice: hikoutei.SyncReason(t.Notice)})
+	}
+	for _, w := range h.Warnings {
+		p.Warnings = append(p.Warnings, hikoutei.SyncWarning{Reason: hikoutei.SyncReason(w.Reason), Detail: w.Detail, Since: w.Since, At: w.At})
+	}
+	return p
+}
 
 // printSyncHealth writes one spreadsheet's health as a table, one line
 // per tab.

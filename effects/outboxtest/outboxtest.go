@@ -3,6 +3,11 @@
 // in-memory effects.MemOutbox) runs Run and must pass every case. The
 // cases are named after the invariants they check (I04, I05, I07, I08,
 // I09, I10).
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package outboxtest
 
 import (

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
-	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/gsync"
 )
 
@@ -79,33 +78,13 @@ func run(ctx context.Context, dir string, timeout time.Duration) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	applied, err := waitSynced(ctx, store)
+	if err := store.WaitSynced(ctx); err != nil { // the spreadsheet holds every commit
+		return err
+	}
+	st, err := store.Stats(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("synced: %d effects applied, none pending\n", applied)
+	fmt.Printf("synced: %d effects applied, none pending\n", st.Outbox["applied"])
 	return store.Close()
-}
-
-// waitSynced checks the outbox every 200 ms until nothing is waiting to
-// be written and something was applied.
-func waitSynced(ctx context.Context, store *hikoutei.Store) (int64, error) {
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		st, err := store.Stats(ctx)
-		if err != nil {
-			return 0, err
-		}
-		o := st.Outbox
-		waiting := o[aggregates.EffectPending] + o[aggregates.EffectProcessing] + o[aggregates.EffectUncertain]
-		if waiting == 0 && o[aggregates.EffectApplied] > 0 {
-			return o[aggregates.EffectApplied], nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("spreadsheet not in sync (%d effects waiting; sync: %v): %w", waiting, store.Health().Sync, ctx.Err())
-		case <-tick.C:
-		}
-	}
 }

@@ -37,3 +37,10 @@ func (e *EnvError) Error() string { return fmt.Sprintf("%s: %v", e.Var, e.Err) }
 
 // Unwrap returns the wrapped problem.
 func (e *EnvError) Unwrap() error { return e.Err }
+
+// PublicAs, set once by the root package, lets errors.As find an
+// *EnvError as the root package's EnvError (same fields).
+var PublicAs func(err error, target any) bool
+
+// As matches the root package's EnvError.
+func (e *EnvError) As(target any) bool { return PublicAs != nil && PublicAs(e, target) }

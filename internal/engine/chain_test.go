@@ -36,7 +36,7 @@ func TestI33_TheChainHeadIsPublishedAfterCommitsAndTheMirrorCarriesTheChain(t *t
 	})
 	pin, err := last.Pin()
 	mustT(t, err)
-	if _, err := s.Verify(ctx, hikoutei.VerifyOptions{Pin: &pin}); err != nil {
+	if _, err := s.Verify(ctx, hikoutei.VerifyOptions{Pin: &hikoutei.ChainPin{Seq: pin.Seq, Hash: hikoutei.ChainHash(pin.Hash)}}); err != nil {
 		t.Fatalf("the published head as a pin: %v", err)
 	}
 	for _, m := range mirrorHolds(t, dir, e, head.Seq) {
@@ -50,7 +50,7 @@ func TestI33_TheChainHeadIsPublishedAfterCommitsAndTheMirrorCarriesTheChain(t *t
 	if err != nil || rep.ChainSeq < head.Seq {
 		t.Fatalf("mirror read: %+v, %v", rep, err)
 	}
-	if rep.ChainSeq == head.Seq && rep.Chain != head.Hash {
+	if rep.ChainSeq == head.Seq && hikoutei.ChainHash(rep.Chain) != head.Hash {
 		t.Fatalf("the mirror's chain value at %d is %v, the log's %v", head.Seq, rep.Chain, head.Hash)
 	}
 }

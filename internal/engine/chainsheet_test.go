@@ -34,7 +34,7 @@ func (x *synced) sheetPin() (string, hikoutei.ChainPin) {
 	if !ok || err != nil || h.Seq == 0 {
 		x.t.Fatalf("chain_head cell %q: %v", rows[1][col], err)
 	}
-	return rows[1][col], hikoutei.ChainPin{Seq: h.Seq, Hash: hash}
+	return rows[1][col], hikoutei.ChainPin{Seq: h.Seq, Hash: hikoutei.ChainHash(hash)}
 }
 
 func toAny(rows []Airport) []any {

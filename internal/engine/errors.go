@@ -282,3 +282,26 @@ func (e *MigrationError) Unwrap() []error {
 	}
 	return []error{ErrMigrationFailed, e.Err}
 }
+
+// PublicAs, set once by the root package before any store opens, lets
+// errors.As find an error of this package as the root package's type of
+// the same shape (the root declares its own types so that its
+// documentation shows their fields and methods).
+var PublicAs func(err error, target any) bool
+
+func publicAs(err error, target any) bool { return PublicAs != nil && PublicAs(err, target) }
+
+// As matches the root package's SubscriptionCheckpointError.
+func (e *SubscriptionCheckpointError) As(target any) bool { return publicAs(e, target) }
+
+// As matches the root package's SubscriptionError.
+func (e *SubscriptionError) As(target any) bool { return publicAs(e, target) }
+
+// As matches the root package's ShapeChangeError.
+func (e *ShapeChangeError) As(target any) bool { return publicAs(e, target) }
+
+// As matches the root package's MigrationError.
+func (e *MigrationError) As(target any) bool { return publicAs(e, target) }
+
+// As matches the root package's MirrorLagError.
+func (e *MirrorLagError) As(target any) bool { return publicAs(e, target) }

@@ -251,7 +251,7 @@ func TestF8_AfterAnAcceptedLogGapNumberingContinuesPastTheLostSequences(t *testi
 	s := openStore(t, dir)
 	loadAirports(t, s, 100)
 	older := copyStoreFiles(t, dir)
-	pinBefore, err := engine.Of(s).ChainHead()
+	pinBefore, err := s.ChainHead()
 	mustT(t, err)
 	loadAirports(t, s, 150)
 	handled := runSubscription(t, s, "consumer")
@@ -299,7 +299,7 @@ func TestF8_AfterAnAcceptedLogGapNumberingContinuesPastTheLostSequences(t *testi
 	if !errors.Is(err, hikoutei.ErrChainPinMismatch) || !strings.Contains(err.Error(), "predates salvage hole") {
 		t.Fatalf("a pin from before the gap: %v", err)
 	}
-	head, err := engine.Of(s).ChainHead()
+	head, err := s.ChainHead()
 	mustT(t, err)
 	if rep, err := s.Verify(t.Context(), hikoutei.VerifyOptions{AcceptSalvageHoles: true, Pin: &head}); err != nil || !rep.Pinned {
 		t.Fatalf("the head after the gap: %+v %v", rep, err)

@@ -7,6 +7,11 @@
 //
 // Indexes are zero-based and half-open, like the Sheets API GridRange; a
 // missing end is Open (to the edge of the grid).
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package a1
 
 import (

@@ -9,6 +9,11 @@
 // SERIAL_NUMBER and are decoded strictly into the column's declared Kind: a
 // value that is not exactly what the system would have written for that kind
 // is a *MalformedError with a stable reason code, never a best-effort guess.
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package cell
 
 import "github.com/hikoutei/hikoutei-go/events"

@@ -52,4 +52,9 @@
 // serve a read-only HTML view (view.go): a tab's cells as a FORMATTED_VALUE
 // read returns them (at most 1,000 rows and 100 columns), a tab strip,
 // noted cells highlighted, and a self-refresh every 5 s (?refresh=N, 0 off).
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package emulator

@@ -4,6 +4,11 @@
 // per-spreadsheet dispatch of guarded row operations, pacing, read retries
 // and write outcome classification). It is the only package that links the
 // Google API client: a program that never syncs never imports it.
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package gsheets
 
 import (

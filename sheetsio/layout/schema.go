@@ -7,6 +7,11 @@
 // (conflict audit), hidden "_hikoutei_receipts" (effect receipts) and hidden
 // "_hikoutei_authority" (writer epoch/token/store id). Header rows are fixed;
 // validation fails closed on drift and never builds a last-wins map.
+//
+// Stability: this is one of the engine's packages. Its Go API carries no
+// stability promise (docs/stability.md): a release may change it.
+// Applications use the root package (and gsync, observe, natsserver,
+// hikouteitest), which do.
 package layout
 
 import (

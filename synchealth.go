@@ -1,0 +1,317 @@
+package hikoutei
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
+)
+
+// SyncHealth is the sync health of one spreadsheet (see docs/sync.md "Sync
+// health"), computed from local state only: reading it never waits on the
+// network. Failing reports what /healthz answers 503 for: blocked, or a
+// tab diverged for longer than DivergedBound.
+type SyncHealth struct {
+	// Spreadsheet is the sync target's key (SyncOptions.Name, "sheets"
+	// by default), never the spreadsheet id.
+	Spreadsheet string
+	// State is the worst of the spreadsheet's own state and its tabs'.
+	State  SyncState
+	Reason SyncReason // set when State is SyncBlocked
+	// Pending counts the effects not settled yet; OldestPending is the
+	// age of the oldest of them (0: none, or unknown).
+	Pending       int64
+	OldestPending time.Duration
+	// Diverged counts the rows that differed at the last reconciliation.
+	Diverged      int
+	LastReconcile time.Time // the last reconciliation reported (zero: none since Open)
+	// DivergedBound is how long a tab may stay diverged before Failing
+	// (0: unknown, never failing for divergence).
+	DivergedBound time.Duration
+	Tabs          []TabHealth // the entity tabs, in layout order
+	// Warnings are findings that do not fail sync health, e.g.
+	// chain_head_ahead.
+	Warnings []SyncWarning
+}
+
+// TabHealth is the sync health of one tab.
+type TabHealth struct {
+	Tab           string
+	State         SyncState
+	Reason        SyncReason    // set when State is SyncBlocked
+	Pending       int64         // effects not settled yet
+	OldestPending time.Duration // age of the oldest of them (0: none, or unknown)
+	Diverged      int           // rows that differed at the last reconciliation (0: none)
+	DivergedSince time.Time     // the reconciliation that first found the current divergence
+	LastReconcile time.Time     // the last reconciliation reported (zero: none since Open)
+	// OverBound: diverged for longer than the bound (SyncHealth.DivergedBound).
+	OverBound bool
+	// Codes counts the last failure codes of the tab's waiting effects
+	// (failed, delivery_uncertain), e.g. row_hash_mismatch: what a tab
+	// that is behind waits on (nil: none).
+	Codes map[string]int64
+	// Retired lists the retired columns a layout migration kept on the
+	// tab ("<field> (retired)": people's values never imported, outside
+	// the layout); Notice is then ReasonColumnRetired.
+	Retired []string
+	Notice  SyncReason
+}
+
+// SyncWarning is a finding sync health reports without failing: sync
+// goes on (e.g. ReasonChainHeadAhead).
+type SyncWarning struct {
+	Reason SyncReason
+	Detail string    // what was found (never a cell value of a record)
+	Since  time.Time // when it was first found
+	At     time.Time // when it was last found
+}
+
+// SyncState is a sync health state.
+type SyncState string
+
+// Sync health states, from healthy to unhealthy.
+const (
+	// SyncOK: nothing waits to be written and nothing is known to differ.
+	SyncOK = SyncState(engine.SyncOK)
+	// SyncBehind: effects wait to be written (Pending, OldestPending).
+	SyncBehind = SyncState(engine.SyncBehind)
+	// SyncMigrating: the tab is being brought to the current declaration
+	// of the entities; its effects wait.
+	SyncMigrating = SyncState(engine.SyncMigrating)
+	// SyncDiverged: the last reconciliation found rows that differ from
+	// canonical state (Diverged, LastReconcile).
+	SyncDiverged = SyncState(engine.SyncDiverged)
+	// SyncBlocked: the spreadsheet or the tab refuses the projection
+	// (Reason).
+	SyncBlocked = SyncState(engine.SyncBlocked)
+)
+
+// SyncStates lists the sync health states, healthy first.
+var SyncStates = []SyncState{SyncOK, SyncBehind, SyncMigrating, SyncDiverged, SyncBlocked}
+
+// SyncReason is why sync is blocked (a stable snake_case code).
+type SyncReason string
+
+// Reasons sync is blocked, most severe first.
+const (
+	ReasonDisplaced         = SyncReason(engine.ReasonDisplaced)
+	ReasonAuthorityDiverged = SyncReason(engine.ReasonAuthorityDiverged)
+	ReasonStopped           = SyncReason(engine.ReasonStopped)
+	ReasonCredentials       = SyncReason(engine.ReasonCredentials)
+	ReasonAccessDenied      = SyncReason(engine.ReasonAccessDenied)
+	ReasonNotFound          = SyncReason(engine.ReasonNotFound)
+	ReasonQuota             = SyncReason(engine.ReasonQuota)
+	ReasonUnreachable       = SyncReason(engine.ReasonUnreachable)
+	ReasonMassDeletion      = SyncReason(engine.ReasonMassDeletion)
+	ReasonTabMissing        = SyncReason(engine.ReasonTabMissing)
+	ReasonHeaderDrift       = SyncReason(engine.ReasonHeaderDrift)
+)
+
+// ReasonChainHeadAhead is the warning a dispatch raises when the
+// spreadsheet's chain_head cell showed a head past the log's (someone
+// typed it; the dispatch rewrote it with the log's head).
+const ReasonChainHeadAhead = SyncReason(engine.ReasonChainHeadAhead)
+
+// ReasonColumnRetired is a tab's notice (TabHealth.Notice), not a reason
+// sync is blocked: a change of the entities' shape took a column people
+// edit off the tab while some of its cells held values never imported;
+// the column was kept after the anchor as "<field> (retired)"
+// (TabHealth.Retired names it). Copy the values where they belong, then
+// delete the column.
+const ReasonColumnRetired = SyncReason(engine.ReasonColumnRetired)
+
+// Failing reports whether sync health fails: blocked, or a tab diverged
+// for longer than DivergedBound. /healthz then answers 503.
+func (h *SyncHealth) Failing() bool {
+	return h.engine().Failing()
+}
+
+// Err is the health as an error: nil when ok, behind or migrating;
+// ErrSyncBlocked or ErrSyncDiverged naming the reason and the first tab
+// concerned.
+func (h *SyncHealth) Err() error {
+	return h.engine().Err()
+}
+
+// Settled reports whether sync has nothing left to do: every effect
+// written (ok), nothing migrating, blocked or diverged. A nil SyncHealth
+// (no sync) is not settled.
+func (h *SyncHealth) Settled() bool {
+	return h != nil && h.State == SyncOK && h.Pending == 0
+}
+
+// engine is h in the engine's terms (nil for nil).
+func (h *SyncHealth) engine() *engine.SyncHealth {
+	if h == nil {
+		return nil
+	}
+	e := &engine.SyncHealth{Spreadsheet: h.Spreadsheet, State: engine.SyncState(h.State), Reason: engine.SyncReason(h.Reason),
+		Pending: h.Pending, OldestPending: h.OldestPending, Diverged: h.Diverged, LastReconcile: h.LastReconcile,
+		DivergedBound: h.DivergedBound}
+	for _, t := range h.Tabs {
+		e.Tabs = append(e.Tabs, engine.TabHealth{Tab: t.Tab, State: engine.SyncState(t.State), Reason: engine.SyncReason(t.Reason),
+			Diverged: t.Diverged, OverBound: t.OverBound})
+	}
+	return e
+}
+
+// syncHealthOf is the engine's sync health in the root's terms (nil for nil).
+func syncHealthOf(e *engine.SyncHealth) *SyncHealth {
+	if e == nil {
+		return nil
+	}
+	h := &SyncHealth{Spreadsheet: e.Spreadsheet, State: SyncState(e.State), Reason: SyncReason(e.Reason), Pending: e.Pending,
+		OldestPending: e.OldestPending, Diverged: e.Diverged, LastReconcile: e.LastReconcile, DivergedBound: e.DivergedBound}
+	for _, t := range e.Tabs {
+		h.Tabs = append(h.Tabs, tabHealthOf(t))
+	}
+	for _, w := range e.Warnings {
+		h.Warnings = append(h.Warnings, SyncWarning{Reason: SyncReason(w.Reason), Detail: w.Detail, Since: w.Since, At: w.At})
+	}
+	return h
+}
+
+func tabHealthOf(t engine.TabHealth) TabHealth {
+	return TabHealth{Tab: t.Tab, State: SyncState(t.State), Reason: SyncReason(t.Reason), Pending: t.Pending,
+		OldestPending: t.OldestPending, Diverged: t.Diverged, DivergedSince: t.DivergedSince, LastReconcile: t.LastReconcile,
+		OverBound: t.OverBound, Codes: t.Codes, Retired: slices.Clone(t.Retired), Notice: SyncReason(t.Notice)}
+}
+
+// MirrorLag is how far the NATS event mirror trails the log, from local
+// state only: the last record the stream is known to hold, the log's
+// head, the records it does not hold yet and how long the oldest of them
+// has waited, and the bound past which Health.Mirror is
+// nats_mirror_behind.
+type MirrorLag struct {
+	Mirrored uint64 // the log seq of the last record the stream is known to hold
+	LogHead  uint64
+	// Records counts the committed records the mirror does not hold yet
+	// (sequences the log lost, holes, are not records).
+	Records uint64
+	// Age is how long the oldest of them has waited (0: none).
+	Age time.Duration
+	// Bound is the age past which the mirror is behind (ErrMirrorBehind).
+	Bound time.Duration
+}
+
+// Behind reports whether the mirror trails past its bound.
+func (l *MirrorLag) Behind() bool { return (*engine.MirrorLag)(l).Behind() }
+
+// MirrorLagError is Health.Mirror when the mirror trails past its bound.
+// It wraps ErrMirrorBehind.
+type MirrorLagError struct{ Lag MirrorLag }
+
+func (e *MirrorLagError) Error() string {
+	return (&engine.MirrorLagError{Lag: engine.MirrorLag(e.Lag)}).Error()
+}
+
+// Unwrap returns ErrMirrorBehind.
+func (e *MirrorLagError) Unwrap() error { return ErrMirrorBehind }
+
+// ReplicationHealth is a replicated store's role, lease epoch and the
+// last stream commit it holds.
+type ReplicationHealth struct {
+	Role  ReplicationRole
+	Store string // the replicated store's name
+	// Epoch is the lease epoch this process holds (primary, fenced) or
+	// the newest it saw (standby).
+	Epoch uint64
+	// Head is the last stream commit this store holds.
+	Head uint64
+}
+
+// ReplicationRole is a replicated store's role.
+type ReplicationRole string
+
+// Attention is what waits for a person: open conflicts, and the active
+// quarantine records by reason code (a reason may count several rows).
+type Attention struct {
+	OpenConflicts int64
+	Quarantine    map[string]int64
+}
+
+// healthOf is the engine's health in the root's terms.
+func healthOf(e engine.Health) Health {
+	h := Health{Local: e.Local, Sync: e.Sync, SyncHealth: syncHealthOf(e.SyncHealth), Integrity: e.Integrity,
+		Mirror: e.Mirror, Admin: e.Admin}
+	if e.MirrorLag != nil {
+		l := MirrorLag(*e.MirrorLag)
+		h.MirrorLag = &l
+	}
+	if r := e.Replication; r != nil {
+		h.Replication = &ReplicationHealth{Role: ReplicationRole(r.Role), Store: r.Store, Epoch: r.Epoch, Head: r.Head}
+	}
+	return h
+}
+
+// syncPoll is how often WaitSynced looks at sync health besides each
+// commit (a recovery or a provisioning need not commit).
+const syncPoll = 250 * time.Millisecond
+
+// WaitSynced waits until sync has settled: the spreadsheet is
+// provisioned, every effect committed so far is written (no effect
+// pending, processing, of uncertain delivery or failed) and sync health
+// is ok.
+// It looks again after each commit of the log (the workers record every
+// write they make) and every quarter of a second. Commits go on
+// meanwhile; WaitSynced waits for what they add too.
+// Errors: ErrSyncStartup when the store has no sync; ErrStoreClosed;
+// the context's, wrapped with the last sync state seen (and Health.Sync
+// when set, e.g. ErrSyncBlocked).
+func (s *Store) WaitSynced(ctx context.Context) error {
+	tick := time.NewTicker(syncPoll)
+	defer tick.Stop()
+	for {
+		bell := s.e.CommitBell() // before looking: a commit after the look rings it
+		h := s.Health()
+		done, err := s.synced(ctx, h)
+		if done || err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return notSynced(ctx.Err(), h)
+		case <-bell:
+		case <-tick.C:
+		}
+	}
+}
+
+// synced reports whether sync has settled given h; an error ends the wait.
+func (s *Store) synced(ctx context.Context, h Health) (bool, error) {
+	if errors.Is(h.Local, ErrStoreClosed) {
+		return false, h.Local
+	}
+	if h.Sync == nil && h.SyncHealth == nil {
+		return false, fmt.Errorf("%w: the store has no sync", ErrSyncStartup)
+	}
+	if h.Sync != nil || !h.SyncHealth.Settled() {
+		return false, nil
+	}
+	st, err := s.Stats(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, state := range aggregates.Unsettled() {
+		if st.Outbox[state] > 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// notSynced is cause (the context's) with the last sync state seen.
+func notSynced(cause error, h Health) error {
+	state := "no sync health yet"
+	if sh := h.SyncHealth; sh != nil {
+		state = fmt.Sprintf("%s, %d effects pending", sh.State, sh.Pending)
+	}
+	if h.Sync != nil {
+		return fmt.Errorf("sync not settled (%s): %w: %w", state, h.Sync, cause)
+	}
+	return fmt.Errorf("sync not settled (%s): %w", state, cause)
+}
