@@ -11,7 +11,7 @@ BENCHTIME ?= 1s
 # Extra flags of the bench runner, e.g. BENCHFLAGS='-count 5 -backfills 2'.
 BENCHFLAGS ?=
 
-.PHONY: test lint bench fuzz tidy crash storage operator converge demo
+.PHONY: test lint bench fuzz tidy crash storage operator converge evolve demo
 
 ## demo: the whole product on the OpenFlights airports (see README).
 demo:
@@ -62,6 +62,14 @@ fuzz:
 	  done; \
 	done
 
+## The campaigns are the hikoutei-lab command's (cmd/hikoutei-lab), not the
+## product's: each target builds it into LAB_DIR (with failpoints for crash
+## and storage; the operator campaign also builds hikoutei beside it, whose
+## commands its acts run).
+LAB_DIR ?= $${TMPDIR:-/tmp}/hikoutei-lab.d
+LAB     = $(LAB_DIR)/hikoutei-lab
+LAB_FP  = $(LAB_DIR)/hikoutei-lab-failpoints
+
 ## crash: the crash campaign (issue 10): CRASH_KILLS runs of a seeded mixed
 ## workload, each ended by SIGKILL at a random instant or a failpoint, the
 ## emulator's fault mix on every other run; then quiescence and checks.
@@ -76,8 +84,8 @@ fuzz:
 CRASH_KILLS ?= 200
 CRASH_SEED  ?= 1
 crash:
-	$(GO) build $(FAILPOINTS) -o $${TMPDIR:-/tmp}/hikoutei-crash ./cmd/hikoutei
-	$${TMPDIR:-/tmp}/hikoutei-crash crash --kills $(CRASH_KILLS) --seed $(CRASH_SEED) --faults mixed
+	$(GO) build $(FAILPOINTS) -o $(LAB_FP) ./cmd/hikoutei-lab
+	$(LAB_FP) crash --kills $(CRASH_KILLS) --seed $(CRASH_SEED) --faults mixed
 
 ## storage: the storage fault campaign (issue 15): STORAGE_RUNS runs, the
 ## kinds taking turns — a small real filesystem filled up, one failing
@@ -86,8 +94,8 @@ crash:
 ## The last line is "storage: runs=N acked_lost=0 panics=0 undetected_corruptions=0".
 STORAGE_RUNS ?= 300
 storage:
-	$(GO) build $(FAILPOINTS) -o $${TMPDIR:-/tmp}/hikoutei-storage ./cmd/hikoutei
-	$${TMPDIR:-/tmp}/hikoutei-storage crash storage --runs $(STORAGE_RUNS) --seed $(CRASH_SEED)
+	$(GO) build $(FAILPOINTS) -o $(LAB_FP) ./cmd/hikoutei-lab
+	$(LAB_FP) storage --runs $(STORAGE_RUNS) --seed $(CRASH_SEED)
 
 ## operator: the operator campaign (issue 29): OPERATOR_RUNS seeded runs,
 ## each one act of an operator's — backup, restore, salvage, replay or
@@ -104,8 +112,9 @@ storage:
 ## "operator: runs=N acked_lost=0 leaks=0 untyped=0 panics=0".
 OPERATOR_RUNS ?= 300
 operator:
-	$(GO) build -o $${TMPDIR:-/tmp}/hikoutei-operator ./cmd/hikoutei
-	$${TMPDIR:-/tmp}/hikoutei-operator crash operator --runs $(OPERATOR_RUNS) --seed $(CRASH_SEED)
+	$(GO) build -o $(LAB_DIR)/hikoutei ./cmd/hikoutei
+	$(GO) build -o $(LAB) ./cmd/hikoutei-lab
+	$(LAB) operator --runs $(OPERATOR_RUNS) --seed $(CRASH_SEED)
 
 ## converge: the damage campaign (issue 16): CONVERGE_RUNS seeded runs, each a
 ## store syncing to the emulator over HTTP with its workers running, while a
@@ -119,8 +128,8 @@ operator:
 CONVERGE_RUNS ?= 60
 CONVERGE_SEED ?= 1
 converge:
-	$(GO) build -o $${TMPDIR:-/tmp}/hikoutei-converge ./cmd/hikoutei
-	$${TMPDIR:-/tmp}/hikoutei-converge crash converge --runs $(CONVERGE_RUNS) --seed $(CONVERGE_SEED)
+	$(GO) build -o $(LAB) ./cmd/hikoutei-lab
+	$(LAB) converge --runs $(CONVERGE_RUNS) --seed $(CONVERGE_SEED)
 
 ## evolve: the evolution campaign (issue 28): EVOLVE_RUNS seeded runs, each a
 ## store syncing to the emulator over HTTP with its workers running, while
@@ -144,8 +153,8 @@ converge:
 EVOLVE_RUNS ?= 60
 EVOLVE_SEED ?= 1
 evolve:
-	$(GO) build -o $${TMPDIR:-/tmp}/hikoutei-evolve ./cmd/hikoutei
-	$${TMPDIR:-/tmp}/hikoutei-evolve crash evolve --runs $(EVOLVE_RUNS) --seed $(EVOLVE_SEED)
+	$(GO) build -o $(LAB) ./cmd/hikoutei-lab
+	$(LAB) evolve --runs $(EVOLVE_RUNS) --seed $(EVOLVE_SEED)
 
 tidy:
 	$(GO) mod tidy

@@ -38,7 +38,7 @@ import (
 // The emulator runs with Google's latency (150 ms per request + 20 µs per
 // written cell) and per-minute quotas; our provider keeps its default
 // pacing (1 request/s per class, burst 5 = Google's per-user quota); the
-// store uses the demo's sync options (internal/demo). Environment:
+// store uses the demo's sync options (internal/above/demo). Environment:
 //
 //	HIKOUTEI_BENCH_EMULATOR  URL of an emulator served by another process
 //	                         (the runner), so this process's peak RSS is the

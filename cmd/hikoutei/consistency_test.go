@@ -181,7 +181,7 @@ func checkShape(t *testing.T, name string, spec jsonSpec, out string) {
 }
 
 // withoutJSON are the commands that print no data (docs/cli.md says why).
-var withoutJSON = []string{"serve", "fake-sheets", "demo", "crash", "crash worker", "crash storage", "crash storage-run", "crash converge", "crash evolve", "crash operator", "crash operator-hold",
+var withoutJSON = []string{"serve", "fake-sheets", "demo",
 	"conflicts", "outbox", "quarantine", ""}
 
 // jsonScenario is a store to run the --json commands on: a closed store
@@ -361,7 +361,7 @@ func TestCLIConsistencyStoreErrorsAndFlagChecks(t *testing.T) {
 	for _, path := range commandPaths(newRootCmd(), nil) {
 		c := findCommand(t, path)
 		name := strings.Join(path, " ")
-		if c.Flags().Lookup("dir") == nil || slices.Contains([]string{"demo", "serve"}, name) || strings.HasPrefix(name, "crash") {
+		if c.Flags().Lookup("dir") == nil || slices.Contains([]string{"demo", "serve"}, name) {
 			continue
 		}
 		args := append(append(slices.Clone(path), "--dir", missing), positional[name]...)

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hikoutei/hikoutei-go/events"
-	"github.com/hikoutei/hikoutei-go/internal/demo"
+	"github.com/hikoutei/hikoutei-go/internal/above/demo"
 )
 
 func newDemoCmd() *cobra.Command {

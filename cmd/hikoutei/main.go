@@ -203,7 +203,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("hikoutei {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newCrashCmd(), newSalvageCmd(),
+	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newSalvageCmd(),
 		newOutboxCmd(), newQuarantineCmd(), newPingCmd(), newBackupCmd(), newRestoreCmd(), newSubscriptionsCmd(), newSchemaCmd(), newMigrateCmd(), newAdoptCmd())
 	addExamples(root)
 	return root

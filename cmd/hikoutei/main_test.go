@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/above/lab/operator"
 )
 
 // Environment of the re-executed test binary (see TestMain).
@@ -21,6 +24,9 @@ const (
 	// envTestHold makes the test binary open the store in that directory,
 	// print "held" and wait until it is killed (holdStoreProcess).
 	envTestHold = "HIKOUTEI_TEST_HOLD_STORE"
+	// envTestOperatorHold makes the test binary the operator campaign's
+	// running store in that directory (operatorHoldCommand).
+	envTestOperatorHold = "HIKOUTEI_TEST_OPERATOR_HOLD"
 )
 
 // TestMain makes the test binary the CLI, or a process holding a store,
@@ -29,6 +35,14 @@ func TestMain(m *testing.M) {
 	switch {
 	case os.Getenv(envTestCLI) != "":
 		main()
+	case os.Getenv(envTestOperatorHold) != "":
+		ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := operator.Hold(ctx, os.Getenv(envTestOperatorHold), os.Stdout, 50*time.Millisecond)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case os.Getenv(envTestHold) != "":
 		s, err := hikoutei.Open(context.Background(), os.Getenv(envTestHold), hikoutei.Options{Operation: "test-hold"}, itemDef)
 		if err != nil {
@@ -40,6 +54,14 @@ func TestMain(m *testing.M) {
 		s.Close()
 	}
 	os.Exit(m.Run())
+}
+
+// operatorHoldCommand is the operator campaign's running store (this test
+// binary re-executed), as `hikoutei-lab operator-hold --dir dir` is.
+func operatorHoldCommand(dir string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envTestOperatorHold+"="+dir)
+	return cmd
 }
 
 // cliCommand is the CLI (this test binary re-executed) with args.

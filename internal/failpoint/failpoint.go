@@ -1,5 +1,5 @@
 // Package failpoint injects crashes at named durability boundaries, for the
-// crash campaign (internal/crash) and tests.
+// crash campaign (internal/above/lab/crash) and tests.
 //
 // Failpoints exist only in builds with the build tag "failpoints"
 // (`go test -tags failpoints`, `make test`, `make crash`). In every other

@@ -5,7 +5,7 @@
 // each time another tenth of the work is done and one when it ends, and
 // never a carriage return or an escape sequence.
 //
-// It is used by cmd/hikoutei and internal/demo only; the library never
+// It is used by cmd/hikoutei and internal/above/demo only; the library never
 // draws progress.
 package progress
 

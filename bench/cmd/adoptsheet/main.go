@@ -27,7 +27,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 )
 
-// Airport is internal/demo's Airport, plus the date people keep when they
+// Airport is internal/above/demo's Airport, plus the date people keep when they
 // last checked the row.
 type Airport struct {
 	ID          string     `hikoutei:"id,pk"`

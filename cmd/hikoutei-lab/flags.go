@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// argsUsage wraps a cobra positional-args validator so its errors exit 2.
+func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+// enumFlag is a string flag restricted to a list of values.
+type enumFlag struct {
+	value   *string
+	allowed []string
+}
+
+// addEnumFlag defines --name on cmd, restricted to allowed (def is the
+// default).
+func addEnumFlag(cmd *cobra.Command, p *string, name, def, usage string, allowed ...string) {
+	*p = def
+	cmd.Flags().Var(&enumFlag{value: p, allowed: allowed}, name, fmt.Sprintf("%s: %s", usage, strings.Join(allowed, ", ")))
+}
+
+func (f *enumFlag) String() string { return *f.value }
+
+func (f *enumFlag) Type() string { return "string" }
+
+func (f *enumFlag) Set(v string) error {
+	if !slices.Contains(f.allowed, v) {
+		return fmt.Errorf("%q is not one of %s", v, strings.Join(f.allowed, ", "))
+	}
+	*f.value = v
+	return nil
+}
+
+// userTempDir is where a campaign makes its working directories.
+func userTempDir() string { return os.TempDir() }
+
+// interruptible is ctx cancelled by SIGINT/SIGTERM: a campaign stops
+// cleanly and still reports.
+func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
+
+// productBinary is the hikoutei binary the operator campaign's acts run:
+// named, else the one beside this binary (the make targets build both
+// there).
+func productBinary(named, self string) (string, error) {
+	if named == "" {
+		named = filepath.Join(filepath.Dir(self), "hikoutei")
+	}
+	if fi, err := os.Stat(named); err != nil || fi.IsDir() {
+		return "", usageError{fmt.Errorf("no hikoutei binary at %s: build it there (go build -o %s ./cmd/hikoutei) or pass --hikoutei",
+			named, named)}
+	}
+	return named, nil
+}
