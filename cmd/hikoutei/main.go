@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/config"
@@ -202,7 +203,7 @@ func newRootCmd() *cobra.Command {
 		PersistentPreRunE: func(*cobra.Command, []string) error { return checkEnv() },
 	}
 	root.SetVersionTemplate("hikoutei {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newSalvageCmd(),
 		newOutboxCmd(), newQuarantineCmd(), newPingCmd(), newBackupCmd(), newRestoreCmd(), newSubscriptionsCmd(), newSchemaCmd(), newMigrateCmd(), newAdoptCmd())
 	addExamples(root)
@@ -221,11 +222,60 @@ func checkEnv() error {
 }
 
 // argsUsage wraps a cobra positional-args validator so its errors exit 2.
+// A store's path given as an argument to a command that takes it as
+// --dir (`hikoutei status ./mystore`) is told so.
 func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := v(cmd, args); err != nil {
-			return usageError{err}
+		err := v(cmd, args)
+		if err == nil {
+			return nil
 		}
-		return nil
+		if f := cmd.Flags().Lookup("dir"); f != nil && !f.Changed && len(args) == 1 {
+			if fi, serr := os.Stat(args[0]); serr == nil && fi.IsDir() {
+				return usageError{fmt.Errorf("%s takes no argument; to name the store, give --dir: %s --dir %s", cmd.CommandPath(),
+					cmd.CommandPath(), args[0])}
+			}
+		}
+		return usageError{err}
 	}
+}
+
+// flagError is a usage error for a flag cobra refused; an unknown flag
+// gets the closest flags of cmd (`--dri`: did you mean --dir?).
+func flagError(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return usageError{err}
+	}
+	var close []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && editDistance(name, f.Name) <= 2 {
+			close = append(close, "--"+f.Name)
+		}
+	})
+	if len(close) > 0 {
+		err = fmt.Errorf("%w; did you mean %s?", err, strings.Join(close, " or "))
+	}
+	return usageError{err}
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

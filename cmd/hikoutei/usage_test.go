@@ -29,7 +29,7 @@ func TestMistypedCommandIsReportedWithSuggestionsNotItsFlags(t *testing.T) {
 			`did you mean "list"?` + "\nRun 'hikoutei conflicts --help' for usage.\n"},
 		{[]string{"frobnicate", "--dir", "D"}, `hikoutei: unknown command "frobnicate" for "hikoutei"` + "\n" +
 			"Run 'hikoutei --help' for usage.\n"},
-		{[]string{"status", "--dri", "D"}, "hikoutei: unknown flag: --dri\nRun 'hikoutei status --help' for usage.\n"},
+		{[]string{"status", "--dri", "D"}, "hikoutei: unknown flag: --dri; did you mean --dir?\nRun 'hikoutei status --help' for usage.\n"},
 	} {
 		code, stdout, stderr := runSplit(tc.args...)
 		if code != exitUsage || stdout != "" || stderr != tc.want {

@@ -149,6 +149,10 @@ func CheckWith(dir string, opts Options) Report {
 		r.add("store", Fail, "%s is not a directory", dir)
 		return r
 	}
+	if err := engine.IsStore(dir); errors.Is(err, engine.ErrNotAStore) {
+		r.fail("log.db", err, "%v", err) // never a store: no lease.toml to speak of
+		return r
+	}
 	leaseFile := checkLeaseFile(&r, dir)
 	checkLog(&r, dir, leaseFile)
 	return r
@@ -177,10 +181,7 @@ func checkLeaseFile(r *Report, dir string) bool {
 
 func checkLog(r *Report, dir string, leaseFile bool) {
 	path := filepath.Join(dir, events.LogFileName)
-	if err := engine.IsStore(dir); errors.Is(err, engine.ErrNotAStore) {
-		r.fail("log.db", err, "%v", err)
-		return
-	} else if err != nil {
+	if err := engine.IsStore(dir); err != nil {
 		r.fail("log.db", err, "%v", err)
 		return
 	}

@@ -181,12 +181,32 @@ func IsStore(dir string) error {
 	var missing *events.StoreLogMissingError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %s has no %s", ErrNotAStore, dir, events.LogFileName)
+		return fmt.Errorf("%w: %s has no %s%s", ErrNotAStore, dir, events.LogFileName, storesInside(dir))
 	case errors.As(err, &missing) && !missing.StoreFiles:
-		return fmt.Errorf("%w: %s holds %s but none of a store's files (%s, %s, %s): it is not a store directory",
-			ErrNotAStore, dir, strings.Join(missing.Found, ", "), events.LogFileName, events.LeaseFileName, projector.FileName)
+		return fmt.Errorf("%w: %s holds %s but none of a store's files (%s, %s, %s): it is not a store directory%s",
+			ErrNotAStore, dir, strings.Join(missing.Found, ", "), events.LogFileName, events.LeaseFileName, projector.FileName,
+			storesInside(dir))
 	}
 	return err
+}
+
+// storesInside names the stores dir holds one level down ("" when none):
+// the hint for a tool pointed at the folder beside the store it meant.
+func storesInside(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var inside []string
+	for _, e := range entries {
+		if sub := filepath.Join(dir, e.Name()); e.IsDir() && events.RequireLog(sub) == nil {
+			inside = append(inside, sub)
+		}
+	}
+	if len(inside) == 0 {
+		return ""
+	}
+	return "; it holds a store one level down: " + strings.Join(inside, ", ")
 }
 
 func newEngine(dir string, cfg Config) *Engine {

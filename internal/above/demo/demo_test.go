@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
 	hikoutei "github.com/hikoutei/hikoutei-go"
 )
 
@@ -48,6 +51,25 @@ func TestDemoSmallRun(t *testing.T) {
 		t.Fatalf("last line %q", last)
 	}
 	verifyDemoLog(t, dir)
+	checkQuarantineAsStatusCountsIt(t, sum)
+}
+
+// checkQuarantineAsStatusCountsIt: the summary's quarantined is what
+// `hikoutei status` shows for the store (active quarantine records: a
+// duplicated row is two), not a count of its own.
+func checkQuarantineAsStatusCountsIt(t *testing.T, sum Summary) {
+	t.Helper()
+	conn, err := sqlite.OpenConn(sum.ReadModel, sqlite.OpenReadOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	status := 0
+	err = sqlitex.Execute(conn, "SELECT count(*) FROM hk_quarantine WHERE active = 1", &sqlitex.ExecOptions{
+		ResultFunc: func(s *sqlite.Stmt) error { status = s.ColumnInt(0); return nil }})
+	if err != nil || status != sum.Quarantined {
+		t.Fatalf("the summary says quarantined=%d, status shows %d (%v)", sum.Quarantined, status, err)
+	}
 }
 
 // verifyDemoLog: the untouched log a demo run leaves verifies from the

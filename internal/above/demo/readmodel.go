@@ -102,7 +102,7 @@ func (rm *readModel) inbound() (inbound, error) {
 		"SELECT count(*) FROM hk_conflicts":                                                    &in.opened,
 		"SELECT count(*) FROM hk_conflicts WHERE state = 'resolved'":                           &in.resolved,
 		"SELECT count(*) FROM hk_conflicts WHERE state = 'resolved' AND resolved_by = 'sheet'": &in.inSheet,
-		"SELECT count(DISTINCT anchor || '/' || reason) FROM hk_quarantine WHERE active = 1":   &in.quarantined,
+		"SELECT count(*) FROM hk_quarantine WHERE active = 1":                                  &in.quarantined,
 	} {
 		n, err := rm.count(q)
 		if err != nil {
