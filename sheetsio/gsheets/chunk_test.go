@@ -18,7 +18,7 @@ func TestChunkByBytesAndRequests(t *testing.T) {
 	for i := range 10 {
 		units = append(units, &unit{op: i, bytes: 300, reqs: []*sheets.Request{{}}})
 	}
-	chunks := chunk(units, 1000, 100)
+	chunks := chunk(units, 1000, 100, nil)
 	if len(chunks) != 4 {
 		t.Fatalf("got %d chunks, want 4 (3+3+3+1 units of 300 B under 1000 B)", len(chunks))
 	}
@@ -36,10 +36,10 @@ func TestChunkByBytesAndRequests(t *testing.T) {
 			t.Fatalf("chunk of %d bytes", size)
 		}
 	}
-	if got := chunk(units, 1<<20, 2); len(got) != 5 {
+	if got := chunk(units, 1<<20, 2, nil); len(got) != 5 {
 		t.Fatalf("request cap: got %d chunks, want 5", len(got))
 	}
-	if got := chunk([]*unit{{bytes: 5000}}, 1000, 10); len(got) != 1 {
+	if got := chunk([]*unit{{bytes: 5000}}, 1000, 10, nil); len(got) != 1 {
 		t.Fatalf("oversized unit must be sent alone, got %d chunks", len(got))
 	}
 }
