@@ -101,3 +101,17 @@ func PastedText(text, locale string) (s string, ok bool) {
 	cd := parseTypedIn(text, locale)
 	return cd.Str, cd.Kind == kindString
 }
+
+// pastedCells counts the cells a pasteData request carries (0 when it
+// does not decode: the request itself is refused).
+func pastedCells(raw json.RawMessage) int {
+	var req pasteDataIn
+	if json.Unmarshal(raw, &req) != nil || req.Delimiter == "" {
+		return 0
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSuffix(req.Data, "\n"), "\n") {
+		n += strings.Count(line, req.Delimiter) + 1
+	}
+	return n
+}
