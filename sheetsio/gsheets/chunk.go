@@ -105,7 +105,7 @@ func assemble(units []*unit, rm receiptMeta) ([]*sheets.Request, error) {
 		add(rm.sheetID, receipts...)
 	}
 	for _, id := range sheetsOrder {
-		if at, ok := rm.cursor[id]; ok && id != rm.sheetID {
+		if at, ok := rm.cursor[id]; ok {
 			reqs = append(reqs, pasteBlock{sheetID: id, at: at, rows: rows[id]}.requests()...)
 			continue
 		}

@@ -1,6 +1,7 @@
 package gsheets
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -111,5 +112,40 @@ func TestI05_CheckFence(t *testing.T) {
 		if mirror != c.mirror || (c.err == nil) != (err == nil) || (c.err != nil && !errors.Is(err, c.err)) {
 			t.Fatalf("checkFence(%+v) = %v, %v", c.a, mirror, err)
 		}
+	}
+}
+
+// A compact sheet's rows are sized as the paste block they join: its
+// chunks hold several times the rows of appendCells chunks, and every
+// body's JSON stays within the limit.
+func TestChunkSizesCompactBlocks(t *testing.T) {
+	var units []*unit
+	for i := range 3000 {
+		spec, _ := cityRow(i)
+		rd := rowData(spec, []any{"Vila", "El Tarter", "AD", nil, "les Escaldes", "x", "AD", "anchor"})
+		u := &unit{op: i, order: orderAppend, sheetID: 7, appends: []appendRow{{sheetID: 7, row: rd}}}
+		u.measure()
+		units = append(units, u)
+	}
+	const limit = 64 << 10
+	plain := chunk(units, limit, DefaultMaxBatchRequests, nil)
+	compact := chunk(units, limit, DefaultMaxBatchRequests, map[int64]bool{7: true})
+	if len(compact)*4 > len(plain) {
+		t.Fatalf("%d compact chunks against %d appendCells chunks", len(compact), len(plain))
+	}
+	at := 1
+	for _, c := range compact {
+		reqs, err := assemble(c, receiptMeta{cursor: appendCursor{7: at}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > limit {
+			t.Fatalf("a compact chunk of %d rows is %d bytes", len(c), len(b))
+		}
+		at += len(c)
 	}
 }
