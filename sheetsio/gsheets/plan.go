@@ -62,8 +62,6 @@ type appendRow struct {
 	row     *sheets.RowData
 }
 
-func (u *unit) requestCount() int { return len(u.reqs) + len(u.appends) }
-
 // measure estimates the unit's share of a batchUpdate body in bytes, an
 // upper bound of its JSON size computed without encoding it (see
 // requestSize), plus its receipt entry.
