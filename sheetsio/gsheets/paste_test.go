@@ -276,3 +276,53 @@ func TestPasteAppendNeverOverwritesARowBelow(t *testing.T) {
 		t.Fatalf("first column %v, want %v", col0, want)
 	}
 }
+
+// A write whose outcome is unknown forgets where the tab ends (the next
+// append reads first); a write that lands keeps it for the next blind one.
+func TestUncertainWriteForgetsWhereATabEnds(t *testing.T) {
+	h, _, w, _ := pasteHarness(t, "en_US")
+	dispatchRows(h, w, "Note_System", []map[string]any{{"id": "1", "a": "first"}}, 0, false)
+	if at, ok := trustOf(w).end("Note_System"); !ok || at != 2 {
+		t.Fatalf("end %d (known %v), want 2", at, ok)
+	}
+	h.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultApplyThenDrop, Match: emulator.MatchWrites})
+	res := h.dispatch(w, sheetsio.Batch{Ops: []sheetsio.Op{appendOp("Note_System", "r1", map[string]any{"id": "2"})}})
+	h.wantStatus(res, 0, sheetsio.StatusUncertain)
+	if _, ok := trustOf(w).end("Note_System"); ok {
+		t.Fatal("an uncertain write kept the tab's end")
+	}
+	op := appendOp("Note_System", "r2", map[string]any{"id": "3", "a": "third"})
+	op.FirstSend = true
+	if res := h.dispatch(w, sheetsio.Batch{Ops: []sheetsio.Op{op}}); res.Reads == 0 {
+		t.Fatal("an append whose tab end is unknown went blind")
+	}
+}
+
+// A blind append whose insertion row no longer exists (people deleted the
+// rows below it) is refused whole by Sheets: nothing applied, the op is
+// not sent, and the next dispatch reads and lands it.
+func TestBlindAppendPastTheGridIsRefusedAndResentAfterARead(t *testing.T) {
+	h, _, w, s := pasteHarness(t, "en_US")
+	spec, _ := s.Tab("Note_System")
+	dispatchRows(h, w, "Note_System", []map[string]any{{"id": "1", "a": "first"}}, 0, false)
+	id, _ := w.SheetID("Note_System")
+	_, err := h.raw.Spreadsheets.BatchUpdate(testSheetID, &sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{{
+		DeleteDimension: &sheets.DeleteDimensionRequest{Range: &sheets.DimensionRange{SheetId: id, Dimension: "ROWS", StartIndex: 1}}}}}).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := appendOp("Note_System", "r1", map[string]any{"id": "2", "a": "second"})
+	op.FirstSend = true
+	res := h.dispatch(w, sheetsio.Batch{Ops: []sheetsio.Op{op}})
+	if h.wantStatus(res, 0, sheetsio.StatusNotSent); res.Reads != 0 {
+		t.Fatalf("the blind append read %d times", res.Reads)
+	}
+	res = h.dispatch(w, sheetsio.Batch{Ops: []sheetsio.Op{op}})
+	if h.wantStatus(res, 0, sheetsio.StatusApplied); res.Reads == 0 {
+		t.Fatal("the resend went blind")
+	}
+	got := h.values(spec.Name)
+	if len(got) != 2 || got[1][0] != "2" {
+		t.Fatalf("tab shows %v", got)
+	}
+}
