@@ -24,6 +24,9 @@ func newCursor(w *sheetsio.Workbook, snaps map[string]*sheetsio.TabSnapshot, uni
 	cur := appendCursor{}
 	for _, t := range opTabs(w, snaps, units) {
 		s := snaps[t]
+		if spec, _ := w.Schema().Tab(t); offersChoices(spec) {
+			continue // appendCells fills rows the dropdown already covers
+		}
 		if blind {
 			if at, ok := tr.end(t); ok {
 				cur[s.SheetID] = at
@@ -33,6 +36,18 @@ func newCursor(w *sheetsio.Workbook, snaps map[string]*sheetsio.TabSnapshot, uni
 		cur[s.SheetID] = lastDataRow(s) - deletesOn(units, s.SheetID)
 	}
 	return cur
+}
+
+// offersChoices reports whether a column of spec is a dropdown
+// (provisioned over the rows the grid has, see choiceRequests): inserted
+// rows might not carry it, so such a tab keeps appendCells.
+func offersChoices(spec layout.TabSpec) bool {
+	for _, c := range spec.Columns {
+		if len(c.Choices) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // opTabs lists the row tabs the units write (never receipts or authority).
@@ -113,4 +128,22 @@ func settleEnds(w *sheetsio.Workbook, snaps map[string]*sheetsio.TabSnapshot, un
 			tr.forgetEnd(t)
 		}
 	}
+}
+
+// blindEndsKnown reports whether a blind append of b knows where every
+// tab it appends to compactly ends; a tab whose end is unknown is read
+// first, once. A spreadsheet in a locale pastable does not know and a
+// tab with a dropdown append with appendCells: they need no end.
+func blindEndsKnown(w *sheetsio.Workbook, b sheetsio.Batch) bool {
+	tr := trustOf(w)
+	if !pasteLocales[tr.spreadsheetLocale()] {
+		return true
+	}
+	for _, op := range b.Ops {
+		spec, _ := w.Schema().Tab(op.Tab)
+		if _, ok := tr.end(op.Tab); !ok && !offersChoices(spec) {
+			return false
+		}
+	}
+	return true
 }

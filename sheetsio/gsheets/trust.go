@@ -160,20 +160,3 @@ func (tr *trust) heads() (sheetsio.ChainHead, uint64) {
 	defer tr.mu.Unlock()
 	return tr.cell, tr.wrote
 }
-
-// endsKnown reports whether a blind append of b knows where every tab it
-// appends to ends, or needs not know it (a locale pastable does not know:
-// appendCells). A tab whose end is unknown is read first, once.
-func (tr *trust) endsKnown(b sheetsio.Batch) bool {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if !pasteLocales[tr.locale] {
-		return true
-	}
-	for _, op := range b.Ops {
-		if _, ok := tr.ends[op.Tab]; !ok {
-			return false
-		}
-	}
-	return true
-}
