@@ -23,6 +23,7 @@ func extraHandlers() map[string]requestHandler {
 		"setDataValidation":        reqSetDataValidation,
 		"addConditionalFormatRule": reqFormattingOnly,
 		"trimWhitespace":           reqTrimWhitespace,
+		"pasteData":                reqPasteData,
 	}
 }
 

@@ -141,8 +141,11 @@ func prefixRequestError(err error, i int, kind string) error {
 func countRequestCells(reqs []map[string]json.RawMessage) int {
 	n := 0
 	for _, req := range reqs {
-		for _, raw := range req {
+		for kind, raw := range req {
 			n += strings.Count(string(raw), "userEnteredValue")
+			if kind == "pasteData" {
+				n += pastedCells(raw)
+			}
 		}
 	}
 	return n

@@ -57,7 +57,9 @@ func (p *Provider) Dispatch(ctx context.Context, w *sheetsio.Workbook, b sheetsi
 	if rs := snaps[layout.ReceiptsTab]; rs != nil {
 		rm.sheetID = rs.SheetID
 	}
-	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), rm)
+	rm.cursor = newCursor(w, snaps, units, blind)
+	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests, rm.cursor.compact()), rm)
+	settleEnds(w, snaps, units, rm.cursor)
 	noteHead(w, units)
 	settle(res, units)
 	settleNotes(res, units)
