@@ -112,3 +112,26 @@ func TestI35_AConflictOnAFieldDroppedAndAddedAgainIsANewConflict(t *testing.T) {
 	}
 	h.Drain(bg)
 }
+
+// I35: a write queued before a field is dropped and added again carries
+// the dropped field's value under the name the new field has: sent after
+// the tab followed the shape, it writes only what the current field
+// holds — the appended row shows the new field's zero value, an update
+// leaves the column as the migration filled it — so no row shows a value
+// canonical state no longer has while nothing is queued for it.
+func TestI35_AWriteQueuedBeforeAFieldWasDroppedAndAddedAgainDoesNotWriteItsOldValue(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recPop]("Rec"))
+	r.persist(&recPop{ID: "a", Name: "A", Pop: 1.5})
+	r.h.Drain(bg)
+	r.persist(&recPop{ID: "a", Name: "A", Pop: 7.5}, &recPop{ID: "c", Name: "C", Pop: 3.5}) // queued, not sent
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec")) // pop dropped; nothing sent
+	r.close()
+	r.open(hikoutei.Entity[recPop]("Rec")) // pop added again: 0 for every record
+	r.passes(10)
+	r.noFailedWrites()
+	r.shows("Rec_System", []string{"id", "name", "pop", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A", "0", "", "a"}, "c": {"c", "C", "0", "", "c"}})
+	r.converged()
+}
