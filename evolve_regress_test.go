@@ -135,3 +135,42 @@ func TestI35_AWriteQueuedBeforeAFieldWasDroppedAndAddedAgainDoesNotWriteItsOldVa
 		"a": {"a", "A", "0", "", "a"}, "c": {"c", "C", "0", "", "c"}})
 	r.converged()
 }
+
+// I35 (and I28): a write of an entity that failed for good (a person
+// changed its System row) and is then removed from the declaration has
+// no correction: its tab is no longer the store's. The reconciliation
+// supersedes it alone and goes on — it does not fail on the undeclared
+// entity at every pass, which left every other tab's failed writes and
+// drifted rows uncorrected for ever.
+func TestI35_AFailedWriteOfARemovedEntityNeverHoldsReconciliationBack(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"), hikoutei.Entity[otherRec]("Other"))
+	r.persist(&otherRec{ID: "o1", Label: "L"})
+	r.h.Drain(bg)
+	if err := r.sheet.Person().Type("Other_System", "B2", "changed"); err != nil { // label of o1
+		t.Fatal(err)
+	}
+	u := r.s.Begin()
+	if err := u.Remove(&otherRec{ID: "o1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3) // the delete meets the changed row: failed for good
+	if out := r.h.Outbox(); out["failed"] != 1 {
+		t.Fatalf("outbox %v, want the delete failed", out)
+	}
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec")) // Other removed (it has no records)
+
+	if err := r.sheet.Person().Type("Rec_System", "B2", "drifted"); err != nil { // name of a
+		t.Fatal(err)
+	}
+	if _, err := r.h.Reconcile(bg); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	r.passes(3)
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"a": {"a", "A", "", "a"}, "b": {"b", "B", "", "b"}})
+	r.converged()
+}
