@@ -174,3 +174,40 @@ func TestI35_AFailedWriteOfARemovedEntityNeverHoldsReconciliationBack(t *testing
 	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"a": {"a", "A", "", "a"}, "b": {"b", "B", "", "b"}})
 	r.converged()
 }
+
+// I22 (health is never ok while a row differs): an application write to
+// an Input row that meets a person's unpolled edit of another cell is
+// lost there (the row is the poller's to examine); when that edit is then
+// a conflict the application resolves, the resolution's write of the row
+// carries the lost value too. Before, the row then showed exactly what
+// the store last wrote, so no poll looked at it again: the stale cell
+// stayed, with nothing queued and health ok, until an anti-entropy pass.
+func TestI22_AWriteLostOnAConflictedRowIsWrittenWithTheResolution(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(5)
+	if err := r.sheet.Person().Type("Rec_Input", "B2", "typed"); err != nil { // notes of a
+		t.Fatal(err)
+	}
+	r.persist(&recTag{ID: "a", Name: "A", Notes: "sys"})
+	r.passes(3)
+	if _, err := r.h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 {
+		t.Fatalf("open conflicts %v %v", open, err)
+	}
+	r.persist(&recTag{ID: "a", Name: "A", Notes: "sys", Tag: "t2"}) // its Input write meets the edited row
+	r.passes(3)
+	if _, err := r.s.ResolveConflict(bg, open[0].ID, hikoutei.UseSheet); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3)
+	if _, err := r.h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3)
+	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "typed", "t2", "a"}})
+	r.converged()
+}
