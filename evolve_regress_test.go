@@ -112,3 +112,102 @@ func TestI35_AConflictOnAFieldDroppedAndAddedAgainIsANewConflict(t *testing.T) {
 	}
 	h.Drain(bg)
 }
+
+// I35: a write queued before a field is dropped and added again carries
+// the dropped field's value under the name the new field has: sent after
+// the tab followed the shape, it writes only what the current field
+// holds — the appended row shows the new field's zero value, an update
+// leaves the column as the migration filled it — so no row shows a value
+// canonical state no longer has while nothing is queued for it.
+func TestI35_AWriteQueuedBeforeAFieldWasDroppedAndAddedAgainDoesNotWriteItsOldValue(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recPop]("Rec"))
+	r.persist(&recPop{ID: "a", Name: "A", Pop: 1.5})
+	r.h.Drain(bg)
+	r.persist(&recPop{ID: "a", Name: "A", Pop: 7.5}, &recPop{ID: "c", Name: "C", Pop: 3.5}) // queued, not sent
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec")) // pop dropped; nothing sent
+	r.close()
+	r.open(hikoutei.Entity[recPop]("Rec")) // pop added again: 0 for every record
+	r.passes(10)
+	r.noFailedWrites()
+	r.shows("Rec_System", []string{"id", "name", "pop", "notes", anchorCol}, map[string][]string{
+		"a": {"a", "A", "0", "", "a"}, "c": {"c", "C", "0", "", "c"}})
+	r.converged()
+}
+
+// I35 (and I28): a write of an entity that failed for good (a person
+// changed its System row) and is then removed from the declaration has
+// no correction: its tab is no longer the store's. The reconciliation
+// supersedes it alone and goes on — it does not fail on the undeclared
+// entity at every pass, which left every other tab's failed writes and
+// drifted rows uncorrected for ever.
+func TestI35_AFailedWriteOfARemovedEntityNeverHoldsReconciliationBack(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"), hikoutei.Entity[otherRec]("Other"))
+	r.persist(&otherRec{ID: "o1", Label: "L"})
+	r.h.Drain(bg)
+	if err := r.sheet.Person().Type("Other_System", "B2", "changed"); err != nil { // label of o1
+		t.Fatal(err)
+	}
+	u := r.s.Begin()
+	if err := u.Remove(&otherRec{ID: "o1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3) // the delete meets the changed row: failed for good
+	if out := r.h.Outbox(); out["failed"] != 1 {
+		t.Fatalf("outbox %v, want the delete failed", out)
+	}
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec")) // Other removed (it has no records)
+
+	if err := r.sheet.Person().Type("Rec_System", "B2", "drifted"); err != nil { // name of a
+		t.Fatal(err)
+	}
+	if _, err := r.h.Reconcile(bg); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	r.passes(3)
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"a": {"a", "A", "", "a"}, "b": {"b", "B", "", "b"}})
+	r.converged()
+}
+
+// I22 (health is never ok while a row differs): an application write to
+// an Input row that meets a person's unpolled edit of another cell is
+// lost there (the row is the poller's to examine); when that edit is then
+// a conflict the application resolves, the resolution's write of the row
+// carries the lost value too. Before, the row then showed exactly what
+// the store last wrote, so no poll looked at it again: the stale cell
+// stayed, with nothing queued and health ok, until an anti-entropy pass.
+func TestI22_AWriteLostOnAConflictedRowIsWrittenWithTheResolution(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(5)
+	if err := r.sheet.Person().Type("Rec_Input", "B2", "typed"); err != nil { // notes of a
+		t.Fatal(err)
+	}
+	r.persist(&recTag{ID: "a", Name: "A", Notes: "sys"})
+	r.passes(3)
+	if _, err := r.h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 {
+		t.Fatalf("open conflicts %v %v", open, err)
+	}
+	r.persist(&recTag{ID: "a", Name: "A", Notes: "sys", Tag: "t2"}) // its Input write meets the edited row
+	r.passes(3)
+	if _, err := r.s.ResolveConflict(bg, open[0].ID, hikoutei.UseSheet); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3)
+	if _, err := r.h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3)
+	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "typed", "t2", "a"}})
+	r.converged()
+}

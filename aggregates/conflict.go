@@ -100,6 +100,23 @@ type AckState struct {
 	KeyField          string
 	CandidateValue    any
 	CandidateKnown    bool
+	// Stale are canonical values of the row's other user cells that it
+	// does not show: the store's last write of them is not canonical
+	// (an application write that met the person's edit was lost there),
+	// and no candidate or conflict holds them. The resolution's write of
+	// the row carries them.
+	Stale map[string]any
+}
+
+// rowValues are the values the resolution writes on the Input row: the
+// stale cells, then the resolved field's value.
+func (st AckState) rowValues(field string, v any) map[string]any {
+	out := make(map[string]any, len(st.Stale)+1)
+	for f, x := range st.Stale {
+		out[f] = x
+	}
+	out[field] = v
+	return out
 }
 
 // DecideAcknowledge fences an acknowledge_system command (I13). It always
@@ -133,7 +150,7 @@ func DecideAcknowledge(st AckState, cmd Acknowledge, sheet Sheet, now time.Time)
 		return c, outcome, "", err
 	}
 	q := Queue{Target: sheet.Target(cs.Tab, cs.Anchor), Op: events.OpUpdate, Entity: cs.Entity, ID: cs.EntityID,
-		Values: map[string]any{cs.Field: st.CanonicalValue}, ExpectedHash: cs.Sheet.CandidateRow}
+		Values: st.rowValues(cs.Field, st.CanonicalValue), ExpectedHash: cs.Sheet.CandidateRow}
 	qd, id, err := DecideQueue(st.RowOutboxVersion, q, now)
 	if err != nil {
 		return Changes{}, "", "", err

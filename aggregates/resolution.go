@@ -156,6 +156,11 @@ func useSheet(st AckState, cmd Acknowledge, sheet Sheet, now time.Time) (Changes
 				continue
 			}
 			q.ExpectedHash = cs.Sheet.CandidateRow
+			for f, v := range st.Stale {
+				if _, ok := q.Values[f]; !ok {
+					q.Values[f] = v
+				}
+			}
 			qd, qid, err := DecideQueue(st.RowOutboxVersion, q, now)
 			if err != nil {
 				return Changes{}, "", err

@@ -92,10 +92,43 @@ func (e *Engine) ackState(cmd aggregates.Acknowledge, useSheet bool) (aggregates
 		return st, err
 	}
 	st.CanonicalValue = vals[cf.Field]
+	if st.Stale, err = e.staleCells(cf.Tab, cf.Binding, cf.Field, vals); err != nil {
+		return st, err
+	}
 	if st.RowOutboxVersion, err = e.version(events.OutboxStream(cf.Binding), b); err != nil || !useSheet {
 		return st, err
 	}
 	return st, e.acceptState(&st, es, b)
+}
+
+// staleCells are the canonical values of the user cells of an Input row,
+// other than field, that the row does not show: the store's last write
+// (or accepted edit) of the cell is known and is not the canonical value,
+// and no candidate or conflict holds the cell (aggregates.AckState.Stale).
+func (e *Engine) staleCells(tab, binding, field string, vals map[string]any) (map[string]any, error) {
+	spec, ok := e.sheet.Schema.Tab(tab)
+	if !ok {
+		return nil, nil
+	}
+	fields, err := e.proj.SheetFields(binding)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	for f, sf := range fields {
+		v, known := vals[f]
+		if f == field || !known || spec.ColumnIndex(f) < 0 || !sf.ShownKnown || sf.CandidateHash != "" || sf.ConflictID != "" {
+			continue
+		}
+		if h, err := aggregates.ShownHash(v); err != nil || h == sf.ShownHash {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[f] = v
+	}
+	return out, nil
 }
 
 // prior reads the first outcome of a command id (nil: none, or no id).

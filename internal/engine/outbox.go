@@ -292,8 +292,14 @@ func (e *Engine) supersedeOne(ch *aggregates.Changes, fx aggregates.Effect, b *b
 // entity row shows the entity's values; a Sync_Conflicts row shows what
 // the row's effects wrote, the conflict's latest state
 // (aggregates.ConflictRowCorrection). write is false when there is
-// nothing to write.
+// nothing to write, or nothing the store may write: a tab of an entity the
+// declaration no longer has is not the store's any more (its failed
+// write is superseded alone, never holding the other tabs' corrections
+// back).
 func (e *Engine) correction(fx aggregates.Effect) (aggregates.Queue, bool, error) {
+	if _, declared := e.sheet.Schema.Tab(fx.Target.Tab); !declared {
+		return aggregates.Queue{}, false, nil
+	}
 	if fx.Target.Tab == e.sheet.ConflictsTab() {
 		rowFx, err := e.proj.RowEffects(fx.Target.Spreadsheet, fx.Target.Binding)
 		if err != nil {
