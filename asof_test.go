@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -180,28 +181,32 @@ var errStop = errors.New("stop")
 // rebuild of a copy of the log truncated at that sequence holds: every
 // entity of every type (and the whole read model's digest).
 func TestAsOfEqualsARebuildOfTheLogTruncatedThere(t *testing.T) {
-	fromSnapshot := 0
-	for _, seed := range []int64{1, 2, 3, 5, 8, 13} {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			clock := events.NewManualClock(t0)
-			h := &history{rng: rand.New(rand.NewSource(seed)), clock: clock, airports: map[string]bool{}, rivers: map[string]bool{},
-				ids: map[string][]string{}}
-			h.s = openAsOfStore(t, t.TempDir(), clock)
-			defer h.s.Close()
-			h.run(t, 40)
-			head := checkpoint(t, h.s)
-			seqs := []uint64{1, head}
-			for range 5 {
-				seqs = append(seqs, 1+uint64(h.rng.Int63n(int64(head))))
-			}
-			for _, seq := range seqs {
-				if checkAsOf(t, h, seq) {
-					fromSnapshot++
+	t.Parallel()
+	var fromSnapshot atomic.Int64
+	t.Run("seeds", func(t *testing.T) {
+		for _, seed := range []int64{1, 2, 3, 5, 8, 13} {
+			t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+				t.Parallel()
+				clock := events.NewManualClock(t0)
+				h := &history{rng: rand.New(rand.NewSource(seed)), clock: clock, airports: map[string]bool{}, rivers: map[string]bool{},
+					ids: map[string][]string{}}
+				h.s = openAsOfStore(t, t.TempDir(), clock)
+				defer h.s.Close()
+				h.run(t, 40)
+				head := checkpoint(t, h.s)
+				seqs := []uint64{1, head}
+				for range 5 {
+					seqs = append(seqs, 1+uint64(h.rng.Int63n(int64(head))))
 				}
-			}
-		})
-	}
-	if fromSnapshot == 0 {
+				for _, seq := range seqs {
+					if checkAsOf(t, h, seq) {
+						fromSnapshot.Add(1)
+					}
+				}
+			})
+		}
+	})
+	if fromSnapshot.Load() == 0 {
 		t.Error("no view started from a snapshot: the property was not tested on that path")
 	}
 }
@@ -286,6 +291,7 @@ func rebuiltRows(t *testing.T, v *View, path, entity string) map[string]map[stri
 // own time includes it, a time after the last record is the head, and
 // typed reads see the state of then.
 func TestAsOfByTimeResolvesToTheLastSequenceAtOrBeforeIt(t *testing.T) {
+	t.Parallel()
 	clock := events.NewManualClock(t0)
 	s := openAsOfStore(t, t.TempDir(), clock)
 	defer s.Close()

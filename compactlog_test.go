@@ -18,6 +18,7 @@ import (
 // read model the live store projected from the events in memory: creates,
 // updates and removals, synced to both tabs.
 func TestCompactLogReplaysToTheLiveReadModel(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)

@@ -87,6 +87,7 @@ func TestReplayWithACancelledContextWritesNothing(t *testing.T) {
 // A replay whose context is cancelled while it runs stops at the next
 // batch (2,048 events) and leaves no target.
 func TestReplayStopsBetweenBatchesWhenItsContextIsCancelled(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{NoAdmin: true}, hikoutei.Entity[Airport]("Airport"))
 	if err != nil {

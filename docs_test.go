@@ -119,6 +119,7 @@ func TestDocsLinesAreShort(t *testing.T) {
 // docs/invariants.md, no guarantee or field-case id: it says what holds,
 // not where the project tracks it.
 func TestDocsNameNoTestIssueOrGuaranteeID(t *testing.T) {
+	t.Parallel()
 	for _, path := range userDocs(t) {
 		for _, l := range docLines(t, path) {
 			if m := testName.FindString(l.text); m != "" {

@@ -17,6 +17,7 @@ import (
 // retired: accepting the row's other edit does not make its cells the
 // store's.
 func TestI35_ARetiredValueSurvivesTheAcceptanceOfAnotherEditOnItsRow(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	r.passes(10)
@@ -41,6 +42,7 @@ func TestI35_ARetiredValueSurvivesTheAcceptanceOfAnotherEditOnItsRow(t *testing.
 // added, health never calls it ok before it follows (here: the store
 // reopens once more, with another entity added, before any pass).
 func TestI35_HealthIsNeverOKOnAnEmptyTabInAnOlderLayout(t *testing.T) {
+	t.Parallel()
 	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
 	r.open(hikoutei.Entity[recV1]("Rec"))
 	r.h.Drain(bg)
@@ -68,6 +70,7 @@ type otherRec struct {
 // which would leave its candidate holding the row forever, the tab never
 // corrected and its health ok.
 func TestI35_AConflictOnAFieldDroppedAndAddedAgainIsANewConflict(t *testing.T) {
+	t.Parallel()
 	type noteV2 struct {
 		ID   string `hikoutei:"id,pk"`
 		Body string `hikoutei:"body"`

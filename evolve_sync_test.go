@@ -78,6 +78,7 @@ func openConflictOnNote(t *testing.T, dir string, sheet *hikouteitest.Sheet) {
 // unit (resolution shape_changed, the canonical value standing); one on a
 // renamed field follows it to its new name.
 func TestI35_AConflictOnADroppedFieldEndsWithTheChange(t *testing.T) {
+	t.Parallel()
 	type noteV2 struct {
 		ID   string `hikoutei:"id,pk"`
 		Body string `hikoutei:"body"`
@@ -126,6 +127,7 @@ func TestI35_AConflictOnADroppedFieldEndsWithTheChange(t *testing.T) {
 // A migration that moves a record with an open conflict to another key
 // is refused (removing it would lose the conflict), and writes nothing.
 func TestI35_AKeyChangeOfARecordWithAnOpenConflictIsRefused(t *testing.T) {
+	t.Parallel()
 	type byBody struct {
 		Body string `hikoutei:"body,pk"`
 		ID   string `hikoutei:"id"`

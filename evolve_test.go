@@ -260,6 +260,7 @@ func fieldOwner(t *testing.T, s *Store, entity, id, field string) string {
 // model, logs the change, and reads every record right; a rebuild equals
 // the live read model.
 func TestI35_EachChangeOfTheTableReadsRight(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		defs   []EntityDef

@@ -40,6 +40,7 @@ func cellOf(t *testing.T, sheet *hikouteitest.Sheet, tab, name string, row int) 
 // superseded count stops growing. Each cell a person can edit (but the
 // choice) is tried.
 func TestF5_AnEditedSyncConflictsRowIsRewrittenAfterItsResolutionAndNeverLoops(t *testing.T) {
+	t.Parallel()
 	for _, column := range []string{layout.ConflictSystemValue, layout.ConflictRecordKey, layout.ConflictField, layout.ConflictID,
 		layout.ConflictStatus, layout.ConflictResult} {
 		t.Run(column, func(t *testing.T) {

@@ -55,6 +55,7 @@ func commentText(f *ast.File) string {
 // Every invariant (I01…) and field-case (C01…) id that a Go comment
 // cites is defined in docs/invariants.md.
 func TestEveryIDTheCodeCitesIsDefined(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("docs/invariants.md")
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +87,7 @@ func TestEveryIDTheCodeCitesIsDefined(t *testing.T) {
 // no design seeds ("seed 001"), issue numbers or ARCHITECTURE.md, which a
 // reader of the module does not have.
 func TestGodocCitesOnlyDocumentsInTheRepository(t *testing.T) {
+	t.Parallel()
 	outside := regexp.MustCompile(`(?i)\bseed \d{3}\b|\bissue[- ]\d+\b|ARCHITECTURE\.md|SHEETS-API-NOTES`)
 	goFiles(t, func(path string, f *ast.File) {
 		if strings.HasSuffix(path, "_test.go") {
@@ -100,6 +102,7 @@ func TestGodocCitesOnlyDocumentsInTheRepository(t *testing.T) {
 // Every package (commands and examples included) has a package doc
 // comment in one of its non-test files.
 func TestEveryPackageHasADocComment(t *testing.T) {
+	t.Parallel()
 	documented, all := map[string]bool{}, map[string]bool{}
 	goFiles(t, func(path string, f *ast.File) {
 		if strings.HasSuffix(path, "_test.go") {

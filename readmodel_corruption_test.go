@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unicode/utf8"
 
@@ -115,6 +116,7 @@ func wantDoctorFail(t *testing.T, dir, check string, want ...string) {
 }
 
 func TestRepro8_FlippedByteInRow(t *testing.T) {
+	t.Parallel()
 	dir, all := storeWith800(t)
 	victim := all[400]
 	path := filepath.Join(dir, ReadModelFile)
@@ -147,6 +149,7 @@ func TestRepro8_FlippedByteInRow(t *testing.T) {
 }
 
 func TestRepro8_SQLUpdate(t *testing.T) {
+	t.Parallel()
 	dir, all := storeWith800(t)
 	path := filepath.Join(dir, ReadModelFile)
 	sqlExec(t, path, `UPDATE "Airport" SET altitude = altitude + 1 WHERE id = ?`, all[10].ID)
@@ -175,6 +178,7 @@ func TestRepro8_SQLUpdate(t *testing.T) {
 }
 
 func TestRepro8_SQLDelete(t *testing.T) {
+	t.Parallel()
 	dir, all := storeWith800(t)
 	path := filepath.Join(dir, ReadModelFile)
 	sqlExec(t, path, `DELETE FROM "Airport" WHERE id = ?`, all[30].ID)
@@ -196,6 +200,7 @@ func TestRepro8_SQLDelete(t *testing.T) {
 }
 
 func TestRepro8_RehashedSnapshotManifest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
@@ -293,6 +298,7 @@ func reopenPhase(t *testing.T, dir string, logger *slog.Logger, all []Airport) (
 // changed what the read model holds (its logical digest, or a read that
 // fails or misses an entity), doctor reports a failure.
 func TestI27_ReadModelAndSnapshotCorruptionIsATypedErrorNeverAPanic(t *testing.T) {
+	t.Parallel()
 	pristine, want := damageFixture(t)
 	rm := filepath.Join(pristine, ReadModelFile)
 	clean, err := projector.Digest(rm)
@@ -311,13 +317,18 @@ func TestI27_ReadModelAndSnapshotCorruptionIsATypedErrorNeverAPanic(t *testing.T
 			cases = append(cases, damage{file: filepath.Join(snapshots.DirName, e.Name()), off: st.Size() * i / 12, snapshot: true})
 		}
 	}
-	var detected int
-	for _, c := range cases {
-		if c.run(t, pristine, want) {
-			detected++
+	var detected atomic.Int64
+	t.Run("damages", func(t *testing.T) {
+		for _, c := range cases {
+			t.Run(c.String(), func(t *testing.T) {
+				t.Parallel()
+				if c.run(t, pristine, want) {
+					detected.Add(1)
+				}
+			})
 		}
-	}
-	t.Logf("%d damages, %d changed the data and were reported by doctor", len(cases), detected)
+	})
+	t.Logf("%d damages, %d changed the data and were reported by doctor", len(cases), detected.Load())
 }
 
 // damageFixture is a closed store with 40 airports, a snapshot taken after

@@ -192,6 +192,7 @@ type recPop struct {
 // it, filled from canonical state (the records written before read its
 // zero value); the Input tab is untouched.
 func TestSheetLayoutAddAField(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recPop]("Rec"))
 	if th := r.tabHealth("Rec_System"); th.State != hikoutei.SyncMigrating {
@@ -214,6 +215,7 @@ type recTag struct {
 
 // Add a user field: both tabs get the column (before the anchor on Input).
 func TestSheetLayoutAddAUserField(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	r.persist(&recTag{ID: "c", Name: "C", Tag: "t"})
@@ -232,6 +234,7 @@ type recNoName struct {
 
 // Drop a field: its column leaves the System tab.
 func TestSheetLayoutDropAField(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recNoName]("Rec"))
 	r.persist(&recNoName{ID: "c", Notes: "n"})
@@ -251,6 +254,7 @@ type recNameUser struct {
 // A field that becomes user-editable appears on the Input tab with its
 // canonical values, and people's edits of it are accepted.
 func TestSheetLayoutFieldBecomesUserEditable(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recNameUser]("Rec"))
 	r.persist(&recNameUser{ID: "c", Name: "C"})
@@ -280,6 +284,7 @@ type recNotesSystem struct {
 // held nothing people typed that the store did not import: the column
 // is removed).
 func TestSheetLayoutFieldStopsBeingUserEditable(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recNotesSystem]("Rec"))
 	r.persist(&recNotesSystem{ID: "c", Name: "C", Notes: "n", Tag: "t"})
@@ -301,6 +306,7 @@ type recReordered struct {
 
 // Reorder: the columns move (cells with them) to the declared order.
 func TestSheetLayoutReorder(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recReordered]("Rec"))
 	r.persist(&recReordered{ID: "c", Name: "C", Notes: "n"})
@@ -367,6 +373,7 @@ func TestSheetLayoutHeaderAPersonChangedStaysBlocked(t *testing.T) {
 // store closed) are sent after the migration in the new one: renamed,
 // dropped, converted; none fails, and each row's writes keep their order.
 func TestSheetLayoutEffectsQueuedUnderTheOldLayout(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recV1]("Rec"))
 	r.persist(&recV1{ID: "a", Name: "A2", Notes: "n1"})
@@ -383,6 +390,7 @@ func TestSheetLayoutEffectsQueuedUnderTheOldLayout(t *testing.T) {
 // the change, is polled under that layout first: accepted into the field
 // it showed, and shown in its column afterwards.
 func TestI35_EditBeforeTheChangeIsPolledUnderTheOldLayout(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	if err := r.sheet.Person().Type("Rec_Input", "B2", "typed before"); err != nil {
 		t.Fatal(err)
@@ -407,6 +415,7 @@ type recNoNotes struct {
 // imported, is not deleted: the column stays after the anchor as "notes
 // (retired)", and health (and status) name it.
 func TestI35_UnimportedValueInADroppedUserColumnIsRetired(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	if err := r.sheet.Person().Type("Rec_Input", "B3", "keep me"); err != nil {
 		t.Fatal(err)
@@ -442,6 +451,7 @@ func TestI35_UnimportedValueInADroppedUserColumnIsRetired(t *testing.T) {
 // its way (after its read, before it lands) gets a normal outcome: the
 // cell moves with its column and the next poll accepts the edit.
 func TestI35_EditDuringTheMigrationGetsANormalOutcome(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	person := r.sheet.Person()
@@ -471,6 +481,7 @@ func TestI35_EditDuringTheMigrationGetsANormalOutcome(t *testing.T) {
 // writes only the header cells it changes, and the tab is blocked
 // (sheet_header_drift) as any tab whose header a person changed.
 func TestI35_HeaderEditDuringTheMigrationIsKeptAndBlocks(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	person := r.sheet.Person()
@@ -512,6 +523,7 @@ func TestI35_HeaderEditDuringTheMigrationIsKeptAndBlocks(t *testing.T) {
 // stays open, and keeping the system's value afterwards rewrites the cell
 // (the row's guard followed the migration).
 func TestI35_OpenConflictCarriesOverTheMigration(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recV1]("Rec"))
 	r.persist(&recV1{ID: "a", Name: "A", Notes: "x"})
@@ -607,6 +619,7 @@ type recTitle struct {
 // classification records it): the column keeps its cells under its new
 // header. The rename is recorded by hand here (recordShapeChange).
 func TestSheetLayoutRename(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	shape := events.EntityShape{Name: "Rec", PK: "id", Fields: []events.FieldShape{
 		{Name: "title", Kind: events.KindString, Owner: events.OwnerSystem}, {Name: "notes", Kind: events.KindString, Owner: events.OwnerUser}}}
@@ -631,6 +644,7 @@ type recNameFloat struct {
 // cells are rewritten from canonical state as numbers. The retype and the
 // converted values are recorded by hand here (recordShapeChange).
 func TestSheetLayoutRetype(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recV1]("Rec"))
 	r.persist(&recV1{ID: "a", Name: "1.5"}, &recV1{ID: "b", Name: "2"})
@@ -687,6 +701,7 @@ func (r *shapeRig) notes(rng string) []string {
 // editable, never imported, is kept the same way (the System tab shows
 // the field's canonical value).
 func TestI35_UnimportedValueInAColumnNoLongerEditableIsRetired(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	if err := r.sheet.Person().Type("Rec_Input", "B2", "keep me too"); err != nil {
 		t.Fatal(err)
@@ -706,6 +721,7 @@ func TestI35_UnimportedValueInAColumnNoLongerEditableIsRetired(t *testing.T) {
 // shows an older layout as migrating too: from the read model and the
 // log's declarations, without the running store.
 func TestSheetLayoutMigratingWhileClosedToo(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recPop]("Rec"))
 	r.close()
@@ -745,6 +761,7 @@ type recTitleWas struct {
 // Rename declared in the tag, as applications write it: recorded by the
 // shape change classification at Open, then followed by the sheet.
 func TestSheetLayoutRenameDeclaredInTheTag(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	s, err := hikoutei.Open(bg, r.dir, hikoutei.Options{Sync: r.sheet.SyncOptions(), NoAdmin: true}, hikoutei.Entity[recTitleWas]("Rec"))
 	if err != nil {
@@ -776,6 +793,7 @@ type recRankFloat struct {
 // the log (its layout's kinds changed after it showed rows); its cells
 // are rewritten from canonical state.
 func TestSheetLayoutRetypeIntToFloat(t *testing.T) {
+	t.Parallel()
 	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
 	r.open(hikoutei.Entity[recRankInt]("Rec"))
 	r.persist(&recRankInt{ID: "a", Rank: 3}, &recRankInt{ID: "b", Rank: 1 << 40})
@@ -806,6 +824,7 @@ type recByCode struct {
 // deleted with the row: the row's delete meets the person's cell and the
 // row stays for review.
 func TestI35_AnUnimportedEditOnARowAMigrationMovesIsKeptForReview(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	if err := r.sheet.Person().Type("Rec_Input", "B2", "typed before"); err != nil {
 		t.Fatal(err)
@@ -845,6 +864,7 @@ func TestI35_AnUnimportedEditOnARowAMigrationMovesIsKeptForReview(t *testing.T) 
 // in every column, those new to the tab included (here name, which
 // people may now edit, on the Input tab).
 func TestI35_AnAppendQueuedUnderTheOldLayoutFillsTheNewColumns(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recV1]("Rec"))
 	r.persist(&recV1{ID: "c", Name: "C", Notes: "n1"})
@@ -861,6 +881,7 @@ func TestI35_AnAppendQueuedUnderTheOldLayoutFillsTheNewColumns(t *testing.T) {
 // and hold it: a query by that value finds them, and the sheet shows it
 // (not a blank the records do not read).
 func TestI35_ANewFieldsZeroValueIsWhatQueriesAndTheSheetSee(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recPop]("Rec"))
 	got, err := hikoutei.Find[recPop](bg, r.s, hikoutei.Where("pop", 0.0), hikoutei.OrderBy("id"))
@@ -879,6 +900,7 @@ func TestI35_ANewFieldsZeroValueIsWhatQueriesAndTheSheetSee(t *testing.T) {
 // holds a person's unimported cell keeps a guard its delete does not
 // meet, so the row stays for review, the person's value with it.
 func TestI35_ARecoveredTabNeverTakesAPersonsCellAsTheStoresWrite(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	if err := r.sheet.Person().Type("Rec_Input", "B3", "keep me"); err != nil {
 		t.Fatal(err)
@@ -906,6 +928,7 @@ func TestI35_ARecoveredTabNeverTakesAPersonsCellAsTheStoresWrite(t *testing.T) {
 // way back (text → float → text) show the record's value, never a marker
 // of a value the column cannot hold.
 func TestI35_AWriteOfANewerShapeNeverMergesIntoOneQueuedUnderAnOlder(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recV1]("Rec"))
 	r.persist(&recV1{ID: "a", Name: "A", Notes: "n1"}) // queued, not sent
@@ -937,6 +960,7 @@ type recOnlyName struct {
 // column's cells are not the new field's. On the System tab the records
 // show the new field's zero value, not the dropped field's values.
 func TestI35_AFieldDroppedAndAddedAgainIsANewColumnOnTheSystemTab(t *testing.T) {
+	t.Parallel()
 	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
 	r.open(hikoutei.Entity[recPop]("Rec"))
 	r.persist(&recPop{ID: "a", Name: "A", Pop: 1.5}, &recPop{ID: "b", Name: "B", Pop: 2.5})
@@ -956,6 +980,7 @@ func TestI35_AFieldDroppedAndAddedAgainIsANewColumnOnTheSystemTab(t *testing.T) 
 // imported, is kept in a retired column; the new field's column shows its
 // canonical value.
 func TestI35_AFieldDroppedAndAddedAgainKeepsAPersonsValueRetired(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	if err := r.sheet.Person().Type("Rec_Input", "B3", "keep me"); err != nil {
 		t.Fatal(err)
@@ -976,6 +1001,7 @@ func TestI35_AFieldDroppedAndAddedAgainKeepsAPersonsValueRetired(t *testing.T) {
 // with it: when its record is removed, the row's delete meets the kept
 // value and the row stays for review.
 func TestI35_ARowKeepingARetiredValueIsNotDeletedWithItsRecord(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	if err := r.sheet.Person().Type("Rec_Input", "B3", "keep me"); err != nil {
 		t.Fatal(err)
@@ -1019,6 +1045,7 @@ func (r *shapeRig) noFailedWrites() {
 // the write queued meanwhile lands (it is not taken for a row a person
 // changed).
 func TestSheetLayoutRenamedBackBeforeTheSheetFollowed(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTitleWas]("Rec"))
 	r.persist(&recTitleWas{ID: "a", Title: "A2"})
@@ -1043,6 +1070,7 @@ type recTitlePopWas struct {
 // layout (a recovered migration) and the queued write still lands,
 // guarded by what the row shows.
 func TestSheetLayoutMigrationResponseLostWithAWriteQueued(t *testing.T) {
+	t.Parallel()
 	for name, def := range map[string]hikoutei.EntityDef{"rename": hikoutei.Entity[recTitleWas]("Rec"),
 		"rename and add": hikoutei.Entity[recTitlePopWas]("Rec")} {
 		t.Run(name, func(t *testing.T) {
@@ -1084,6 +1112,7 @@ func TestSheetLayoutMigrationResponseLostWithAWriteQueued(t *testing.T) {
 // filled from canonical state), never taken as showing the current
 // layout.
 func TestSheetLayoutDroppedAndAddedAgainBeforeTheSheetFollowed(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recNoName]("Rec"))
 	r.close()
@@ -1242,6 +1271,7 @@ func TestI35_QuarantinedCellsAreReexaminedAfterAMigratedRetype(t *testing.T) {
 // cells are rewritten each time in the field's kind (numbers, then text),
 // not left as the older kind wrote them.
 func TestI35_ARetypeBackRewritesTheColumnInItsKind(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recV1]("Rec"))
 	r.persist(&recV1{ID: "a", Name: "1.5"}, &recV1{ID: "b", Name: "2"})
@@ -1260,6 +1290,7 @@ func TestI35_ARetypeBackRewritesTheColumnInItsKind(t *testing.T) {
 // I35: a retype float → text and a reorder before the sheet followed the
 // retype: the column moves and its cells become text.
 func TestI35_ARetypeAndAReorderRewriteTheColumnInItsKind(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recV1]("Rec"))
 	r.persist(&recV1{ID: "a", Name: "1.5"}, &recV1{ID: "b", Name: "2"})
@@ -1295,6 +1326,7 @@ func (r *shapeRig) cellsAre(rng string, want ...any) {
 // dropped and added again before the tab followed: the value is never
 // deleted (kept in a retired column, or on a row left for review).
 func TestI35_AnUnimportedEditOnARemovedRecordSurvivesADropAndAddAgain(t *testing.T) {
+	t.Parallel()
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	r.passes(10)

@@ -16,6 +16,7 @@ import (
 // equals the live read model (I23) is tested in internal/engine.
 
 func TestCorruptSnapshotIsSkippedAndLogged(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
@@ -58,6 +59,7 @@ func TestCorruptSnapshotIsSkippedAndLogged(t *testing.T) {
 }
 
 func TestSnapshotEveryNEventsKeepsNewestK(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t, dir, func(o *Options) { o.SnapshotEvery, o.SnapshotKeep = 100, 2 })
 	defer s.Close()

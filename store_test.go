@@ -182,6 +182,7 @@ func TestConcurrentCommitsShareLogTransactions(t *testing.T) {
 }
 
 func TestDeletedOrCorruptReadModelIsRebuiltFromTheLog(t *testing.T) {
+	t.Parallel()
 	for name, damage := range map[string]func(string) error{
 		"deleted": removeReadModel,
 		"garbage": func(p string) error {

@@ -177,6 +177,7 @@ type roundResult struct {
 // window (checkpoint, checkpoint+CheckpointEvery] at the kill, and the
 // transactional "ledger" holds every event exactly once.
 func TestI34_KilledConsumerResumesWithoutLosingAnEvent(t *testing.T) {
+	t.Parallel()
 	const kills = 12
 	dir := t.TempDir()
 	prepareLedger(t, dir)

@@ -38,6 +38,7 @@ func ackMissing(t *testing.T, dir string) (int, string) {
 }
 
 func TestConflictsAckAndPingReachARunningServeThroughItsSocketThenWorkLocallyOnceItStopped(t *testing.T) {
+	t.Parallel()
 	dir := closedItemStore(t)
 	emu := emulator.New(emulator.Options{AutoCreate: true})
 	srv := httptest.NewServer(emu.Handler())

@@ -61,6 +61,7 @@ func newItemHistory(t *testing.T) itemHistory {
 // record's events up to that point only (a time resolves to the last
 // sequence recorded at or before it).
 func TestAuditAtPrintsTheStateThenAndItsHistory(t *testing.T) {
+	t.Parallel()
 	h := newItemHistory(t)
 	cases := []struct {
 		at, state string
@@ -145,6 +146,7 @@ func TestAuditAtRefusesBadFlags(t *testing.T) {
 // `audit --at` reads the copy of the log it writes through its
 // administrative channel and says so.
 func TestAuditAtOnARunningStoreReadsACopy(t *testing.T) {
+	t.Parallel()
 	h := newItemHistory(t)
 	s, err := hikoutei.Open(t.Context(), h.dir, hikoutei.Options{HeartbeatInterval: -1}, hikoutei.Entity[item]("Item"))
 	if err != nil {

@@ -95,6 +95,7 @@ func TestI33_AuditVerifyRefusesASalvageHoleUnlessAccepted(t *testing.T) {
 // hole, a head pinned after that vouches, the old pin still fails, and
 // doctor still reports the hole (with where it was recorded).
 func TestF4_APinFromBeforeAForgedHoleFailsAndDoctorIsNotHealthy(t *testing.T) {
+	t.Parallel()
 	s := openItemStore(t, 12)
 	dir := s.Dir()
 	if err := s.Close(); err != nil {

@@ -19,6 +19,7 @@ var chainHeadLine = regexp.MustCompile(`head (\d+):([0-9a-f]{64})`)
 // later verify of the closed store extends that head as a pin; after a
 // record is rewritten it exits 3 naming the sequence and the pin fails.
 func TestI33_AuditVerifyPrintsTheHeadAPinHoldsAndARewriteExits3(t *testing.T) {
+	t.Parallel()
 	s := openItemStore(t, 12)
 	dir := s.Dir()
 	code, text := runCLIWithin(t, "audit", "verify", "--dir", dir)

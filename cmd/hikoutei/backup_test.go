@@ -60,6 +60,7 @@ func printedHead(t *testing.T, out string) uint64 {
 }
 
 func TestBackupOfARunningStoreRestoresToAnIdenticalLogAndReadModel(t *testing.T) {
+	t.Parallel()
 	s := openItemStore(t, 40)
 	out := filepath.Join(t.TempDir(), "shop.backup")
 	code, text := runCLIWithin(t, "backup", "--dir", s.Dir(), "--out", out)
@@ -125,6 +126,7 @@ func TestBackupOfAClosedStoreIsLocalAndRefusesBadTargets(t *testing.T) {
 // The running store is held by a process serving no channel: backup says
 // so and names it, instead of copying a file a writer holds.
 func TestBackupOfAStoreHeldWithoutAChannelNamesTheHolder(t *testing.T) {
+	t.Parallel()
 	dir := storeWithItems(t, 2)
 	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, Operation: "no-channel", NoAdmin: true}, itemDef)
 	if err != nil {
@@ -172,6 +174,7 @@ func TestRestoreRefusesACorruptedBackupAtTheExactSequence(t *testing.T) {
 }
 
 func TestAuditDirOfARunningStoreAuditsACopyThroughTheChannel(t *testing.T) {
+	t.Parallel()
 	s := openItemStore(t, 12)
 	var st admin.StatusResponse
 	if err := admin.Call(context.Background(), s.Dir(), admin.OpStatus, nil, &st); err != nil {

@@ -42,6 +42,7 @@ func sameSentinels(t *testing.T, what string, remote, local error) {
 // conflict is conflict_not_open and also acknowledge_rejected, a stale
 // acknowledgement conflict_stale and also acknowledge_stale.
 func TestChannelErrorsMatchTheSameSentinelsAsInProcess(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)

@@ -25,6 +25,7 @@ import (
 // answers, and the workers still run: a person's edit made after the
 // burst is polled (through the channel) and committed.
 func TestF6_ServeSurvivesADescriptorBurstAndRecovers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
 	conflictAndQuarantine(t, dir, sheet) // a synced store of stocks

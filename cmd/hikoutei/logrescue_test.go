@@ -26,6 +26,7 @@ import (
 // acknowledged commit, and the other commands' store_log_missing says to
 // take it before stopping the process.
 func TestI26_ALogRemovedUnderARunningStoreIsRescuedThroughItsChannel(t *testing.T) {
+	t.Parallel()
 	dir := storeWithItems(t, 10)
 	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, Operation: "rescue-test"}, itemDef)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // acknowledged is lost, no copy is left in TMPDIR or written into a
 // store, every refusal is typed, nothing panics.
 func TestOperatorCampaignShort(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	res, err := operator.Run(context.Background(), operator.Config{Dir: t.TempDir(), Runs: 12, Seed: 1, Out: &out, CheckEvery: 6,
 		CLI:    func(args ...string) *exec.Cmd { return cliCommand(args...) },

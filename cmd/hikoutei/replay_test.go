@@ -65,6 +65,7 @@ func countItems(t *testing.T, dir string) int {
 }
 
 func TestRepro2_ReplayOutNeverWritesInsideAStore(t *testing.T) {
+	t.Parallel()
 	dir := storeWithItems(t, 800)
 	logPath := filepath.Join(dir, events.LogFileName)
 	before := fileHash(t, logPath)

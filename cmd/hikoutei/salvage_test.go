@@ -116,6 +116,7 @@ func dirHash(t *testing.T, dir string) string {
 }
 
 func TestRepro9_SalvageCommandRecoversADamagedStore(t *testing.T) {
+	t.Parallel()
 	src := salvageItemStore(t)
 	lost := destroy(t, src, 300, 301, 302, 650)
 	if code, out := runCLI(t, "doctor", "--dir", src); code != exitDamage || !strings.Contains(out, "seq 300-302, 650") {
@@ -174,6 +175,7 @@ func TestRepro9_SalvageRefusesTargetsThatAreNotNew(t *testing.T) {
 }
 
 func TestRepro5_DoctorReportsDamagedPagesWithExitThree(t *testing.T) {
+	t.Parallel()
 	cases := map[string]func(t *testing.T, path string){
 		"truncate 8192": func(t *testing.T, path string) {
 			if err := os.Truncate(path, 8192); err != nil {

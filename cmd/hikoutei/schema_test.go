@@ -64,6 +64,7 @@ func TestI35_SchemaShowsTheRecordedShapesAndTheirHistory(t *testing.T) {
 }
 
 func TestI35_MigrateDryRunClassifiesAndNamesTheRefusedRecords(t *testing.T) {
+	t.Parallel()
 	dir := schemaStore(t)
 	_, out, _ := runSplit("schema", "--dir", dir, "--json")
 	var s schemaJSON
@@ -160,6 +161,7 @@ func TestMigrateDryRunEchoesHostileNamesBounded(t *testing.T) {
 // says no owner is the application's (system), as a tag without ",user":
 // the same shapes without owners classify as with them.
 func TestMigrateDryRunOwnerDefaultsToSystem(t *testing.T) {
+	t.Parallel()
 	dir := schemaStore(t)
 	file := filepath.Join(t.TempDir(), "shapes.json")
 	plan := func(body string) planJSON {

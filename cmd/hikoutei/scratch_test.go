@@ -81,6 +81,7 @@ func diedOf(err error, sig syscall.Signal) bool {
 // TMPDIR: the broken pipe ends the command, its copies are removed, then
 // the process dies of SIGPIPE as `yes | head` does.
 func TestF14_AuditIntoABrokenPipeLeavesNoCopyInTMPDIR(t *testing.T) {
+	t.Parallel()
 	closed := storeWithItems(t, 150)
 	running := storeWithItems(t, 150)
 	holdStoreProcess(t, running)
@@ -112,6 +113,7 @@ func TestF14_AuditIntoABrokenPipeLeavesNoCopyInTMPDIR(t *testing.T) {
 // next hikoutei command removes what the dead one left), leave no copy
 // in TMPDIR.
 func TestF14_InterruptedOrKilledAuditLeavesNoCopyInTMPDIR(t *testing.T) {
+	t.Parallel()
 	running := storeWithItems(t, 150)
 	holdStoreProcess(t, running)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
@@ -142,6 +144,7 @@ func TestF14_InterruptedOrKilledAuditLeavesNoCopyInTMPDIR(t *testing.T) {
 // F1 / F14: a TMPDIR inside a store directory never receives a copy: the
 // command refuses (target_inside_store) and writes nothing there.
 func TestF14_TMPDIRInsideAStoreDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
 	running := storeWithItems(t, 5)
 	holdStoreProcess(t, running)
 	before, _ := os.ReadDir(running)

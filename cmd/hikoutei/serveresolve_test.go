@@ -208,6 +208,7 @@ func runBinary(t *testing.T, bin string, args ...string) (int, string) {
 // spreadsheet flags; the service applies both (the dismissed cell shows
 // the system's value again) and stops cleanly on SIGINT.
 func TestConflictsResolveAndQuarantineDismissFromTheCLIReachTheServeProcess(t *testing.T) {
+	t.Parallel()
 	bin := buildHikoutei(t)
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)

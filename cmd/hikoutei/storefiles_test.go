@@ -27,6 +27,7 @@ func copyFile(t *testing.T, from, to string) {
 // truncated to zero, Open, status and doctor fail with a typed error and
 // touch nothing; restoring log.db from a backup brings every item back.
 func TestRepro3_MissingOrEmptyLogNeverBecomesANewStore(t *testing.T) {
+	t.Parallel()
 	for _, damage := range []string{"missing", "empty"} {
 		t.Run(damage, func(t *testing.T) {
 			dir := storeWithItems(t, 800)

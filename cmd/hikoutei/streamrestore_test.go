@@ -74,6 +74,7 @@ func withoutTokens(t *testing.T, l *events.Log) []events.Event {
 }
 
 func TestI31_RestoreAndAuditFromTheReplicatedStreamEqualTheSourceLog(t *testing.T) {
+	t.Parallel()
 	c := replicationtest.StartCluster(t, 3)
 	src := replicatedLog(t, c, "shop-7", 25)
 	head, err := src.Head()
@@ -143,6 +144,7 @@ func dumpReadModel(t *testing.T, path, storeID string) string {
 // it (the log of another id would be store_id_mismatch), and audit
 // --store, which shares the path, reads it as that store's.
 func TestR1_RestoreFromTheStreamKeepsTheStoreIDTheRecordsCarry(t *testing.T) {
+	t.Parallel()
 	c := replicationtest.StartCluster(t, 3)
 	src := replicatedLog(t, c, "shop-8", 5)
 	ctx, cancel := context.WithTimeout(context.Background(), replicationtest.Deadline)

@@ -60,6 +60,7 @@ func TestSubscriptionsListsCheckpointAndLag(t *testing.T) {
 // wrapped negative such as 18446744073709551609, never lag 0 as if it were
 // current) and by doctor (subscription_checkpoint_invalid).
 func TestF9_SubscriptionsAndDoctorReportACheckpointPastTheHead(t *testing.T) {
+	t.Parallel()
 	dir := closedItemStore(t)
 	recordSubscription(t, dir)
 	for _, bad := range []int64{5000, -7} {

@@ -145,6 +145,7 @@ func withHungRows(t testing.TB, dir, name string, n int) {
 }
 
 func TestI29_HealthzAnswersWhileSheetsHangs(t *testing.T) {
+	t.Parallel()
 	dir := storeWithItems(t, 5)
 	sheets := serveHangingSheets(t)
 

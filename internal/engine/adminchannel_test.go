@@ -14,6 +14,7 @@ import (
 // current fence resolves the conflict in the running store, a replay is
 // rejected.
 func TestAcknowledgeSystemThroughTheAdministrativeChannelWhileTheStoreRuns(t *testing.T) {
+	t.Parallel()
 	x := openInbound(t, t.TempDir(), nil)
 	c := bothChanged(t, x)
 	var st admin.StatusResponse
@@ -47,6 +48,7 @@ func TestAcknowledgeSystemThroughTheAdministrativeChannelWhileTheStoreRuns(t *te
 // --use-sheet` does, commits the sheet's value in the running store with
 // the CLI as actor; a retry with the same command id changes nothing.
 func TestI30_UseSheetThroughTheAdministrativeChannelWhileTheStoreRuns(t *testing.T) {
+	t.Parallel()
 	x := openInbound(t, t.TempDir(), nil)
 	c := bothChanged(t, x)
 	req := admin.ResolveRequest{ConflictID: c.ID, Resolution: string(hikoutei.UseSheet), CommandID: "cli-1"}

@@ -131,6 +131,7 @@ func TestI28_ASpreadsheetReplacedByAnEmptyOneIsRefilled(t *testing.T) {
 }
 
 func TestI28_ASwitchedSpreadsheetIsBackfilledCompletely(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
 	x := openSyncedOn(t, dir, sheet, nil, airports)
@@ -264,6 +265,7 @@ func TestI28_ADeletedInputTabIsCreatedAgainAndRepopulated(t *testing.T) {
 // start (provisioning) and then refilled completely: the rows already
 // applied before are written again.
 func TestI28_ATabDeletedAcrossARestartIsRefilled(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
 	x := openSyncedOn(t, dir, sheet, nil, parts)
@@ -349,6 +351,7 @@ func TestI28_UpdatesQueuedBehindADeletedSystemRowAreFoldedIntoOneCorrection(t *t
 // backfill still queues the entity's Input row, each row tab being
 // checked on its own, so the new spreadsheet shows every row.
 func TestI28_ASwitchedSpreadsheetGetsEveryRowTabEvenAfterAnUpdateQueuedOne(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
 	x := openSyncedOn(t, dir, sheet, nil, parts)
@@ -375,6 +378,7 @@ func TestI28_ASwitchedSpreadsheetGetsEveryRowTabEvenAfterAnUpdateQueuedOne(t *te
 // the edit accepted on the other spreadsheet stands, and the earlier one
 // is projected from canonical state again.
 func TestI28_SwitchingBackNeverImportsTheOldSpreadsheetsStaleCells(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
 	x := openSyncedOn(t, dir, sheet, nil, parts)

@@ -24,6 +24,7 @@ import (
 // processing, uncertain or failed, and every superseded (terminal) effect
 // has a recorded code.
 func TestFaultCampaignConvergesWithoutDuplicates(t *testing.T) {
+	t.Parallel()
 	sheet := hikouteitest.NewSheet(t, func(pc *gsheets.Config) {
 		pc.Backoff = gsheets.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 6}
 		pc.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() } // Retry-After waits are not slept

@@ -49,6 +49,7 @@ func toAny(rows []Airport) []any {
 // it verifies as a pin, moves forward with later commits and dispatches,
 // and no longer verifies once the log is rewritten under it.
 func TestI33_TheAuthorityTabPublishesTheChainHeadAtEachDispatch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	x := openSynced(t, dir)
 	all := readAirports(t)
@@ -96,6 +97,7 @@ func rewriteRecord(t *testing.T, path string, seq uint64) {
 // reports the cell ahead (warning chain_head_ahead, sync not failing) for
 // an hour after the last dispatch that found it.
 func TestF3_AChainHeadCellTypedPastTheLogIsRewrittenAndReported(t *testing.T) {
+	t.Parallel()
 	x := openSynced(t, t.TempDir())
 	all := readAirports(t)
 	commit(t, x.Store, toAny(all[:5])...)

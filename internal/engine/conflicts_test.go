@@ -178,6 +178,7 @@ func TestOnlyAStrictlyHigherRevisionOfTheSameFieldResolvesSystemWins(t *testing.
 }
 
 func TestAcknowledgeSystemIsFencedAndABlockedReconcileNeverOverwrites(t *testing.T) {
+	t.Parallel()
 	x := openInbound(t, t.TempDir(), nil)
 	c := bothChanged(t, x)
 	fence := hikoutei.Acknowledge{ConflictID: c.ID, CanonicalRevision: c.CanonicalRevision, CandidateHash: c.CandidateHash, CandidateEpoch: c.CandidateEpoch}
@@ -277,6 +278,7 @@ func TestLegacyConflictWithoutVisibleEvidenceStaysUnresolved(t *testing.T) {
 }
 
 func TestDeletingAnEntityWithAnOpenConflictFailsClosedBeforeAnythingCommits(t *testing.T) {
+	t.Parallel()
 	x := openInbound(t, t.TempDir(), nil)
 	bothChanged(t, x)
 	before, counts := x.head(), x.outbox()
@@ -304,6 +306,7 @@ func TestDeletingAnEntityWithAnOpenConflictFailsClosedBeforeAnythingCommits(t *t
 }
 
 func TestC10_HumanEditDuringASystemWrite(t *testing.T) {
+	t.Parallel()
 	t.Run("different fields: both survive", func(t *testing.T) {
 		x := openInbound(t, t.TempDir(), nil)
 		commit(t, x.Store, &Part{ID: "7", Name: "Bolt", Qty: 5})

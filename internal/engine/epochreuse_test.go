@@ -55,6 +55,7 @@ func authorityOf(t *testing.T, sheet *hikouteitest.Sheet, s *hikoutei.Store) she
 // the authority and sync goes on without a restart — never the lost run's
 // epoch again, which the authority would refuse as a newer writer.
 func TestI05_AfterAnAcceptedLogGapTheEpochIsNeverReusedAndSyncGoesOn(t *testing.T) {
+	t.Parallel()
 	r := epochRun{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t), clock: events.NewManualClock(t0)}
 	s := r.open(false)
 	h := hikouteitest.New(t, s)

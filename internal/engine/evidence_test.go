@@ -70,6 +70,7 @@ func (x *synced) rowDeleted(after uint64) int {
 // decision. Not one row_deleted is recorded; a person then deleting k
 // rows records exactly k.
 func TestNoFalseEvidenceABackfillRacingPollsRecordsNoRowDeletedAndKDeletionsRecordK(t *testing.T) {
+	t.Parallel()
 	x := openInbound(t, t.TempDir(), nil, func(so *hikoutei.SyncOptions) { so.MaxBatch = 8 })
 	start := x.head()
 	u := x.Begin()

@@ -76,6 +76,7 @@ func flipNewestMeta(t *testing.T, path string) {
 }
 
 func TestRepro4_CorruptNewestMetaPageIsFoundBeforeAnythingIsAppended(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	loadAirports(t, s, 800)
@@ -149,6 +150,7 @@ func TestRepro4_CorruptNewestMetaPageIsFoundBeforeAnythingIsAppended(t *testing.
 // the gap is accepted, set aside untouched and rebuilt from the log; the
 // rebuilt one equals a replay of the log, gap record included.
 func TestI27_ReadModelAheadOfTheLogIsRebuiltBeforeAnythingIsAppended(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	loadAirports(t, s, 300)
@@ -181,6 +183,7 @@ func TestI27_ReadModelAheadOfTheLogIsRebuiltBeforeAnythingIsAppended(t *testing.
 // store cannot use is renamed aside, byte for byte, and a new one is
 // rebuilt from the log; nothing is deleted.
 func TestI26_AnUnusableReadModelIsKeptAsideNotDeleted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	loadAirports(t, s, 50)
@@ -247,6 +250,7 @@ func runSubscription(t *testing.T, s *hikoutei.Store, name string) []uint64 {
 // redelivery from the first event, nothing new skipped), and a pin taken
 // before the gap no longer vouches for the log.
 func TestF8_AfterAnAcceptedLogGapNumberingContinuesPastTheLostSequences(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	loadAirports(t, s, 100)

@@ -221,6 +221,7 @@ func TestI36_AMirrorBehindWithoutAFailureIsNotOKPastItsBound(t *testing.T) {
 // log holds reaches the mirror, the stream names the hole, and it verifies
 // up to the log's head.
 func TestI36_ALogWithAHoleIsMirroredAcrossIt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	nopts := func(o *hikoutei.Options) {
 		o.NATSServer = hnats.Embedded()

@@ -49,6 +49,7 @@ func renamePart(t *testing.T, x *synced, id, name string) {
 }
 
 func TestQuarantinedCellGetsANoteInTheSamePassBudgetAndLosesItWhenFixed(t *testing.T) {
+	t.Parallel()
 	x := openInbound(t, t.TempDir(), nil)
 	seedParts(t, x, 3)
 	renamePart(t, x, "1", "plain pass")
@@ -96,6 +97,7 @@ func TestQuarantinedCellGetsANoteInTheSamePassBudgetAndLosesItWhenFixed(t *testi
 }
 
 func TestSyncConflictsShowsTimestampsAsDateTimesNotSerialNumbers(t *testing.T) {
+	t.Parallel()
 	x := openInbound(t, t.TempDir(), nil)
 	c := bothChanged(t, x)
 	x.drain()
@@ -113,6 +115,7 @@ func TestSyncConflictsShowsTimestampsAsDateTimesNotSerialNumbers(t *testing.T) {
 }
 
 func TestConflictedCellGetsANoteNamingSyncConflictsRemovedWhenResolved(t *testing.T) {
+	t.Parallel()
 	x := openInbound(t, t.TempDir(), nil)
 	c := bothChanged(t, x)
 	visible := x.visible(partInput, "1")
@@ -182,6 +185,7 @@ func (x *synced) noteOn(tab, ref string) string {
 // stop on a cell fixed since is removed. Notes outside the Input tabs'
 // data cells (the header, another tab) are a person's and stay.
 func TestANoteWrittenBeforeAStopIsRemovedWhenTheCellIsFixedAfterTheRestartWithinThePassBudget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
 	x := openSyncedOn(t, dir, sheet, nil, parts)

@@ -48,6 +48,7 @@ func quarantinedWithNote(t *testing.T, x *synced, anchor, bad string) {
 // after a person fixes it, the next poll accepts it as any Input edit; the
 // quarantine record clears (no longer listed as active) and the note goes.
 func TestAQuarantinedCellAPersonFixesIsAcceptedOnTheNextPollItsRecordClearsAndItsNoteGoes(t *testing.T) {
+	t.Parallel()
 	for name, bad := range map[string]string{"text in a number column": "lots", "a formula": "=3*3"} {
 		t.Run(name, func(t *testing.T) {
 			x := openInbound(t, t.TempDir(), nil)

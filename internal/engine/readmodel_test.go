@@ -29,6 +29,7 @@ func mixedHistory(t *testing.T, s *hikoutei.Store, n int) {
 }
 
 func TestI23_LiveEqualsRebuiltFromZeroEqualsRebuiltFromSnapshot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	loadAirports(t, s, 400)

@@ -104,6 +104,7 @@ func replicaHead(t testing.TB, s *hikoutei.Store) uint64 {
 func airport(id string) Airport { return Airport{ID: id, Name: "Airport " + id} }
 
 func TestI31_ACommitIsAcknowledgedOnlyAfterTheStreamStoredIt(t *testing.T) {
+	t.Parallel()
 	x := newReplicated(t)
 	p := x.mustOpen(t.TempDir(), false)
 	for i, id := range []string{"LAX", "SFO", "JFK"} {
@@ -141,6 +142,7 @@ func TestI31_ACommitIsAcknowledgedOnlyAfterTheStreamStoredIt(t *testing.T) {
 }
 
 func TestI31_AnUncertainCommitIsSettledFromTheStreamWhenTheStoreReopens(t *testing.T) {
+	t.Parallel()
 	x := newReplicated(t)
 	dir := t.TempDir()
 	p := x.mustOpen(dir, false)
@@ -174,6 +176,7 @@ func TestI31_AnUncertainCommitIsSettledFromTheStreamWhenTheStoreReopens(t *testi
 }
 
 func TestI31_ASecondPrimaryIsRefusedWhileTheLeaseIsLiveAndFencesTheFirstWhenItTakesOver(t *testing.T) {
+	t.Parallel()
 	x := newReplicated(t)
 	first := x.mustOpen(t.TempDir(), false)
 	lax := airport("LAX")
@@ -216,6 +219,7 @@ func TestI31_ASecondPrimaryIsRefusedWhileTheLeaseIsLiveAndFencesTheFirstWhenItTa
 }
 
 func TestI31_AStandbyFollowsThePrimaryAndTakesOverWithEveryAcknowledgedCommit(t *testing.T) {
+	t.Parallel()
 	x := newReplicated(t)
 	primary := x.mustOpen(t.TempDir(), false)
 	first := airport("LAX")
@@ -298,6 +302,7 @@ func logHead(t testing.TB, dir string) uint64 {
 }
 
 func TestI31_AStoreThatRanOnOneHostStoresItsHistoryInTheStreamAndAStandbyGetsAllOfIt(t *testing.T) {
+	t.Parallel()
 	x := newReplicated(t)
 	dir := t.TempDir()
 	local := openStore(t, dir, func(o *hikoutei.Options) { o.NoAdmin = true })
@@ -335,6 +340,7 @@ func TestI31_AStoreThatRanOnOneHostStoresItsHistoryInTheStreamAndAStandbyGetsAll
 // the stale heartbeat (the cluster unreachable) cannot store commits and
 // may be taken over: its health says replication_unavailable, not ok.
 func TestI31_APrimaryWhoseLeaseRenewalsFailPastTheStaleRuleIsUnhealthy(t *testing.T) {
+	t.Parallel()
 	x := newReplicated(t)
 	p := x.mustOpen(t.TempDir(), false) // HeartbeatInterval -1: no renewal succeeds
 	if h := p.Health(); h.Local != nil || h.Replication.Role != hikoutei.RolePrimary {

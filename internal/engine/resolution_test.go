@@ -59,6 +59,7 @@ func conflictByID(t *testing.T, x *synced, id string) hikoutei.Conflict {
 }
 
 func TestI30_UseSheetCommitsThePersonsValueResolvesBumpsTheEpochAndTheRowsConverge(t *testing.T) {
+	t.Parallel()
 	notes := newNotes()
 	x := openInbound(t, t.TempDir(), nil, notes.hook)
 	c := bothChanged(t, x) // canonical qty 5 (revision 2), the person typed 9
@@ -231,6 +232,7 @@ func TestI30_UseSheetOfALegacyConflictIsBlocked(t *testing.T) {
 }
 
 func TestI30_AUseSheetCommittedBeforeARestartIsReconciledOnceAfterIt(t *testing.T) {
+	t.Parallel()
 	sheet := hikouteitest.NewSheet(t)
 	dir := t.TempDir()
 	x := openSyncedOn(t, dir, sheet, nil, parts)

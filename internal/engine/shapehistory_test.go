@@ -23,6 +23,7 @@ type histV2 struct {
 // spreadsheet layout of each era (what the sheet's layout migration
 // compares an older header with).
 func TestI35_ShapeHistoryAndTheLayoutOfEachEra(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	opts := hikoutei.Options{HeartbeatInterval: -1, NoAdmin: true}
 	s, err := hikoutei.Open(t.Context(), dir, opts, hikoutei.Entity[histV1]("Rec"))

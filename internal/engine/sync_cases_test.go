@@ -89,6 +89,7 @@ func TestC10_HumanEditDuringSystemWriteIsNotOverwritten(t *testing.T) {
 }
 
 func TestCrashBetweenRemoteApplyAndSettleLeavesNoDuplicateRows(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
 	x := openSyncedOn(t, dir, sheet, nil, airports)
@@ -120,6 +121,7 @@ func TestCrashBetweenRemoteApplyAndSettleLeavesNoDuplicateRows(t *testing.T) {
 }
 
 func TestEntitiesCommittedBeforeSyncAreBackfilledOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	loadAirports(t, s, 20)

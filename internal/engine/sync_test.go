@@ -26,6 +26,7 @@ import (
 // aggregates and effects; these check that the engine wires them up.
 
 func TestSyncBackfillMaterialisesSystemAndInputRows(t *testing.T) {
+	t.Parallel()
 	x := openSynced(t, t.TempDir())
 	loadAirports(t, x.Store, 60)
 	x.drain()
@@ -102,6 +103,7 @@ func TestGuardedUpdateWritesAReceiptCheckedAgainstTheTarget(t *testing.T) {
 }
 
 func TestTerminalHeadIsSupersededWithItsCorrectionInOneCommit(t *testing.T) {
+	t.Parallel()
 	x := openSynced(t, t.TempDir())
 	a := &Airport{ID: "7", Name: "Bolt", Altitude: 5}
 	commit(t, x.Store, a)
@@ -143,6 +145,7 @@ func TestTerminalHeadIsSupersededWithItsCorrectionInOneCommit(t *testing.T) {
 }
 
 func TestRecoverableFailureStaysOnTheRetryPathAndIsNeverSuperseded(t *testing.T) {
+	t.Parallel()
 	x := openSynced(t, t.TempDir())
 	commit(t, x.Store, &Airport{ID: "7", Name: "Bolt"})
 	x.emu.ScriptFaults(emulator.Fault{Kind: emulator.Fault500, Match: emulator.MatchReads},
@@ -166,6 +169,7 @@ func TestRecoverableFailureStaysOnTheRetryPathAndIsNeverSuperseded(t *testing.T)
 }
 
 func TestC07_WriteAppliedThen503IsUncertainAndProbeSettlesIt(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []emulator.FaultKind{emulator.FaultApplyThen503, emulator.FaultApplyThenDrop} {
 		t.Run(string(kind), func(t *testing.T) {
 			x := openSynced(t, t.TempDir())
@@ -305,6 +309,7 @@ func TestI18_CommitsNeverWaitOnAHungSpreadsheet(t *testing.T) {
 // append and the later update of the same row still land in order, and the
 // adaptive batch size grows back to MaxBatch between them.
 func TestPipelinedRunLoopKeepsPerRowOrder(t *testing.T) {
+	t.Parallel()
 	x := openSynced(t, t.TempDir(), func(o *hikoutei.SyncOptions) { o.MaxBatch = 16 })
 	u := x.Begin()
 	for i := range 100 {

@@ -308,6 +308,7 @@ func openRunning(t testing.TB, dir string, sheet *hikouteitest.Sheet) *hikoutei.
 }
 
 func TestI29_StoreHealthAnswersWhileProvisioningAndDispatchHang(t *testing.T) {
+	t.Parallel()
 	hang, sheet := serveHanging(t)
 
 	// Provisioning is stuck inside a hung request.

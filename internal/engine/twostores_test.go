@@ -26,6 +26,7 @@ func openOnClock(t *testing.T, emu *emulator.Emulator, url string, clock *events
 }
 
 func TestTwoStoresOnOneSpreadsheetRefuseTakeOverOnExpiryAndFenceTheOldWriter(t *testing.T) {
+	t.Parallel()
 	shared := serveSheet(t, emulator.New(emulator.Options{AutoCreate: true}), nil)
 	emu := shared.Emulator
 	clock := events.NewManualClock(t0)

@@ -29,6 +29,7 @@ func (x *synced) unwritables() []projector.Unwritable {
 // rounds append nothing, a rebuilt read model equals the live one (I23),
 // and a writable value replaces the marker and clears the record.
 func TestI23_AValueSheetsCannotHoldIsAMarkerRecordedOnceAndNeverRetried(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	x := openInbound(t, dir, nil)
 	commit(t, x.Store, &Part{ID: "1", Name: "bolt", SKU: "00042", Qty: 7, Notes: tooLong})
