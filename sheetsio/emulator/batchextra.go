@@ -23,7 +23,6 @@ func extraHandlers() map[string]requestHandler {
 		"setDataValidation":        reqSetDataValidation,
 		"addConditionalFormatRule": reqFormattingOnly,
 		"trimWhitespace":           reqTrimWhitespace,
-		"pasteData":                reqPasteData,
 	}
 }
 

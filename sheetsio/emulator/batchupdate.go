@@ -141,11 +141,8 @@ func prefixRequestError(err error, i int, kind string) error {
 func countRequestCells(reqs []map[string]json.RawMessage) int {
 	n := 0
 	for _, req := range reqs {
-		for kind, raw := range req {
+		for _, raw := range req {
 			n += strings.Count(string(raw), "userEnteredValue")
-			if kind == "pasteData" {
-				n += pastedCells(raw)
-			}
 		}
 	}
 	return n

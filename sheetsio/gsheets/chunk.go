@@ -9,68 +9,22 @@ import (
 
 // chunk splits sorted units into batchUpdate bodies of at most maxBytes
 // (estimated JSON size) and maxRequests requests, keeping order. A unit is
-// never split; one larger than the limits is sent alone. The appends to a
-// sheet in compact (a paste block, see pasteBlock) are sized as the block
-// they join; the others as appendCells rows.
-func chunk(units []*unit, maxBytes, maxRequests int, compact map[int64]bool) [][]*unit {
+// never split; one larger than the limits is sent alone.
+func chunk(units []*unit, maxBytes, maxRequests int) [][]*unit {
 	var out [][]*unit
 	var cur []*unit
-	size := chunkSize{compact: compact}
+	bytes, reqs := 0, 0
 	for _, u := range units {
-		next := size.with(u)
-		if len(cur) > 0 && (next.bytes > maxBytes || next.reqs > maxRequests) {
-			out, cur = append(out, cur), nil
-			next = chunkSize{compact: compact}.with(u)
+		if len(cur) > 0 && (bytes+u.bytes > maxBytes || reqs+u.requestCount() > maxRequests) {
+			out, cur, bytes, reqs = append(out, cur), nil, 0, 0
 		}
-		cur, size = append(cur, u), next
+		cur = append(cur, u)
+		bytes, reqs = bytes+u.bytes, reqs+u.requestCount()
 	}
 	if len(cur) > 0 {
 		out = append(out, cur)
 	}
 	return out
-}
-
-// chunkSize is the estimated size of a chunk's body: its units' own
-// requests and appendCells rows (bytes, reqs) and its paste blocks.
-type chunkSize struct {
-	compact    map[int64]bool
-	bytes      int
-	reqs       int
-	own, ownRq int // bytes and requests outside the blocks
-	blocks     map[int64]*blockSize
-}
-
-// with is the size once u joins the chunk (s is left as it was).
-func (s chunkSize) with(u *unit) chunkSize {
-	next := chunkSize{compact: s.compact, own: s.own + u.bytes, ownRq: s.ownRq + len(u.reqs), blocks: s.blocks}
-	cloned := false
-	for _, a := range u.appends {
-		if !s.compact[a.sheetID] {
-			next.own, next.ownRq = next.own+rowSize(a.row), next.ownRq+1
-			continue
-		}
-		if !cloned {
-			next.blocks, cloned = make(map[int64]*blockSize, len(s.blocks)+1), true
-			for id, b := range s.blocks {
-				next.blocks[id] = b
-			}
-		}
-		b := next.blocks[a.sheetID]
-		if b == nil {
-			b = &blockSize{}
-		}
-		if b == s.blocks[a.sheetID] {
-			b = b.clone()
-		}
-		b.add(a.row)
-		next.blocks[a.sheetID] = b
-	}
-	next.bytes, next.reqs = next.own, next.ownRq
-	for _, b := range next.blocks {
-		n, r := b.size()
-		next.bytes, next.reqs = next.bytes+n, next.reqs+r
-	}
-	return next
 }
 
 // assemble builds one batchUpdate's requests: every unit's own requests in
@@ -105,10 +59,6 @@ func assemble(units []*unit, rm receiptMeta) ([]*sheets.Request, error) {
 		add(rm.sheetID, receipts...)
 	}
 	for _, id := range sheetsOrder {
-		if at, ok := rm.cursor[id]; ok {
-			reqs = append(reqs, pasteBlock{sheetID: id, at: at, rows: rows[id]}.requests()...)
-			continue
-		}
 		reqs = append(reqs, appendCellsRequest(id, rows[id]))
 	}
 	return reqs, nil
@@ -146,9 +96,6 @@ func (p *Provider) sendSplitting(ctx context.Context, w *sheetsio.Workbook, c []
 	for _, u := range c {
 		u.sent = werr == nil || werr.Outcome != sheetsio.NotSent
 		u.err = werr
-	}
-	if werr == nil {
-		rm.cursor.advance(c)
 	}
 	return werr == nil
 }

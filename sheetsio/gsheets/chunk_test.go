@@ -1,7 +1,6 @@
 package gsheets
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,7 +18,7 @@ func TestChunkByBytesAndRequests(t *testing.T) {
 	for i := range 10 {
 		units = append(units, &unit{op: i, bytes: 300, reqs: []*sheets.Request{{}}})
 	}
-	chunks := chunk(units, 1000, 100, nil)
+	chunks := chunk(units, 1000, 100)
 	if len(chunks) != 4 {
 		t.Fatalf("got %d chunks, want 4 (3+3+3+1 units of 300 B under 1000 B)", len(chunks))
 	}
@@ -37,10 +36,10 @@ func TestChunkByBytesAndRequests(t *testing.T) {
 			t.Fatalf("chunk of %d bytes", size)
 		}
 	}
-	if got := chunk(units, 1<<20, 2, nil); len(got) != 5 {
+	if got := chunk(units, 1<<20, 2); len(got) != 5 {
 		t.Fatalf("request cap: got %d chunks, want 5", len(got))
 	}
-	if got := chunk([]*unit{{bytes: 5000}}, 1000, 10, nil); len(got) != 1 {
+	if got := chunk([]*unit{{bytes: 5000}}, 1000, 10); len(got) != 1 {
 		t.Fatalf("oversized unit must be sent alone, got %d chunks", len(got))
 	}
 }
@@ -112,40 +111,5 @@ func TestI05_CheckFence(t *testing.T) {
 		if mirror != c.mirror || (c.err == nil) != (err == nil) || (c.err != nil && !errors.Is(err, c.err)) {
 			t.Fatalf("checkFence(%+v) = %v, %v", c.a, mirror, err)
 		}
-	}
-}
-
-// A compact sheet's rows are sized as the paste block they join: its
-// chunks hold several times the rows of appendCells chunks, and every
-// body's JSON stays within the limit.
-func TestChunkSizesCompactBlocks(t *testing.T) {
-	var units []*unit
-	for i := range 3000 {
-		spec, _ := cityRow(i)
-		rd := rowData(spec, []any{"Vila", "El Tarter", "AD", nil, "les Escaldes", "x", "AD", "anchor"})
-		u := &unit{op: i, order: orderAppend, sheetID: 7, appends: []appendRow{{sheetID: 7, row: rd}}}
-		u.measure()
-		units = append(units, u)
-	}
-	const limit = 64 << 10
-	plain := chunk(units, limit, DefaultMaxBatchRequests, nil)
-	compact := chunk(units, limit, DefaultMaxBatchRequests, map[int64]bool{7: true})
-	if len(compact)*4 > len(plain) {
-		t.Fatalf("%d compact chunks against %d appendCells chunks", len(compact), len(plain))
-	}
-	at := 1
-	for _, c := range compact {
-		reqs, err := assemble(c, receiptMeta{cursor: appendCursor{7: at}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(reqs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b) > limit {
-			t.Fatalf("a compact chunk of %d rows is %d bytes", len(c), len(b))
-		}
-		at += len(c)
 	}
 }

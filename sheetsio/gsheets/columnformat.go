@@ -29,7 +29,7 @@ const (
 	// provisionFields is the enumeration Provision makes: the tabs with
 	// their formats marker, and the spreadsheet's title (for the title a
 	// fresh spreadsheet gets, see defaulttab.go).
-	provisionFields = "properties(title,locale),sheets(properties(sheetId,title,hidden,gridProperties(rowCount,columnCount))," +
+	provisionFields = "properties(title),sheets(properties(sheetId,title,hidden,gridProperties(rowCount,columnCount))," +
 		"developerMetadata(metadataKey,metadataValue))"
 )
 

@@ -57,9 +57,7 @@ func (p *Provider) Dispatch(ctx context.Context, w *sheetsio.Workbook, b sheetsi
 	if rs := snaps[layout.ReceiptsTab]; rs != nil {
 		rm.sheetID = rs.SheetID
 	}
-	rm.cursor = newCursor(w, snaps, units, blind)
-	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests, rm.cursor.compact()), rm)
-	settleEnds(w, snaps, units, rm.cursor)
+	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), rm)
 	noteHead(w, units)
 	settle(res, units)
 	settleNotes(res, units)

@@ -34,12 +34,9 @@ type unit struct {
 	reqs    []*sheets.Request
 	appends []appendRow
 	receipt string // entry line for the receipt row ("" = none)
-	bytes   int    // estimated JSON of reqs and the receipt entry
-	// appendBytes is the estimated JSON of the appends as appendCells
-	// rows (a compact sheet's are sized by its block: chunk).
-	appendBytes int
-	sent        bool
-	err         *sheetsio.WriteError
+	bytes   int
+	sent    bool
+	err     *sheetsio.WriteError
 	// check is an update's written row, verified in the batchUpdate's own
 	// response (C06); nil for other units.
 	check *rowCheck
@@ -62,6 +59,8 @@ type appendRow struct {
 	row     *sheets.RowData
 }
 
+func (u *unit) requestCount() int { return len(u.reqs) + len(u.appends) }
+
 // measure estimates the unit's share of a batchUpdate body in bytes, an
 // upper bound of its JSON size computed without encoding it (see
 // requestSize), plus its receipt entry.
@@ -71,7 +70,7 @@ func (u *unit) measure() {
 		u.bytes += requestSize(r)
 	}
 	for _, a := range u.appends {
-		u.appendBytes += rowSize(a.row)
+		u.bytes += rowSize(a.row)
 	}
 }
 

@@ -32,9 +32,6 @@ type receiptMeta struct {
 	now         time.Time
 	beforeWrite func() error // Batch.BeforeWrite
 	check       *blindCheck  // set when the dispatch did not read first
-	// cursor is where each compact sheet's next rows go (nil: every
-	// sheet appends with appendCells).
-	cursor appendCursor
 }
 
 // rows packs entry lines, in order, into receipt rows of at most

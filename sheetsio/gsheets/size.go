@@ -36,24 +36,18 @@ func requestSize(r *sheets.Request) int {
 func rowSize(rd *sheets.RowData) int {
 	n := 16
 	for _, cd := range rd.Values {
-		n += cellSize(cd)
-	}
-	return n
-}
-
-// cellSize bounds the JSON size of one CellData in a row.
-func cellSize(cd *sheets.CellData) int {
-	n := cellOverhead
-	if cd == nil {
-		return n
-	}
-	if cd.UserEnteredFormat != nil {
-		n += formatOverhead
-	}
-	if v := cd.UserEnteredValue; v != nil && v.StringValue != nil {
-		n += escapedLen(*v.StringValue)
-	} else {
-		n += 32 // a number or bool
+		n += cellOverhead
+		if cd == nil {
+			continue
+		}
+		if cd.UserEnteredFormat != nil {
+			n += formatOverhead
+		}
+		if v := cd.UserEnteredValue; v != nil && v.StringValue != nil {
+			n += escapedLen(*v.StringValue)
+		} else {
+			n += 32 // a number or bool
+		}
 	}
 	return n
 }

@@ -27,11 +27,6 @@ type trust struct {
 	// the highest head sequence this client wrote (chainhead.go).
 	cell  sheetsio.ChainHead
 	wrote uint64
-	// ends is, per tab, the 0-based grid row after its last row with
-	// data, as this client last knew it (cursor.go); locale is the
-	// spreadsheet's locale as the last spreadsheets.get showed it.
-	ends   map[string]int
-	locale string
 }
 
 type tabTrust struct {
@@ -76,47 +71,7 @@ func (tr *trust) distrust(tabs ...string) {
 	tr.fenceAt = time.Time{}
 	for _, t := range tabs {
 		delete(tr.tabs, t)
-		delete(tr.ends, t)
 	}
-}
-
-// setEnd records where tab's rows end (0-based row after the last).
-func (tr *trust) setEnd(tab string, at int) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if tr.ends == nil {
-		tr.ends = map[string]int{}
-	}
-	tr.ends[tab] = at
-}
-
-// forgetEnd forgets where tab's rows end.
-func (tr *trust) forgetEnd(tab string) {
-	tr.mu.Lock()
-	delete(tr.ends, tab)
-	tr.mu.Unlock()
-}
-
-// end is where tab's rows end, if known.
-func (tr *trust) end(tab string) (int, bool) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	at, ok := tr.ends[tab]
-	return at, ok
-}
-
-// setLocale records the spreadsheet's locale.
-func (tr *trust) setLocale(l string) {
-	tr.mu.Lock()
-	tr.locale = l
-	tr.mu.Unlock()
-}
-
-// spreadsheetLocale is the locale last seen ("" = not yet known).
-func (tr *trust) spreadsheetLocale() string {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return tr.locale
 }
 
 // trusted returns the titles of tabs when every one of them, and the

@@ -20,7 +20,7 @@ type sheetInfo struct {
 	Formats string
 }
 
-const enumerateFields = "properties(locale),sheets(properties(sheetId,title,hidden,gridProperties(rowCount,columnCount)))"
+const enumerateFields = "sheets(properties(sheetId,title,hidden,gridProperties(rowCount,columnCount)))"
 
 // enumerate lists the spreadsheet's tabs with one paced, retried read.
 func (p *Provider) enumerate(ctx context.Context, w *sheetsio.Workbook) ([]sheetInfo, error) {
@@ -39,9 +39,6 @@ func (p *Provider) getSpreadsheet(ctx context.Context, w *sheetsio.Workbook, fie
 		ss, err = p.svc.Spreadsheets.Get(w.SpreadsheetID()).Fields(googleapi.Field(fields)).Context(ctx).Do()
 		return err
 	})
-	if err == nil && ss.Properties != nil && ss.Properties.Locale != "" {
-		trustOf(w).setLocale(ss.Properties.Locale)
-	}
 	return ss, err
 }
 
