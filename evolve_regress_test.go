@@ -112,3 +112,29 @@ func TestI35_AConflictOnAFieldDroppedAndAddedAgainIsANewConflict(t *testing.T) {
 	}
 	h.Drain(bg)
 }
+
+// I35: a write of a field queued (not sent) before the field was dropped
+// and added again is a write of the dropped field: it never lands in the
+// new field's column. Were it sent there, the sheet would show the old
+// value in the re-added column, and the next scan would take the store's
+// own write for a person's edit and override what the application holds.
+func TestI35_AWriteQueuedBeforeAFieldWasDroppedNeverFillsItsReAddedColumn(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "a", Name: "A", Notes: "old"}) // queued, not sent
+	r.close()
+	r.open(hikoutei.Entity[recOnlyName]("Rec")) // notes dropped; nothing sent
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec")) // notes added again: a's notes is ""
+	r.passes(10)
+	if _, err := r.h.FullScan(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3)
+	if a, err := hikoutei.Get[recV1](bg, r.s, "a"); err != nil || a.Notes != "" {
+		t.Fatalf("a = %+v %v: the dropped field's queued value came back", a, err)
+	}
+	r.shows("Rec_Input", []string{"id", "notes", anchorCol}, map[string][]string{"a": {"a", "", "a"}, "b": {"b", "", "b"}})
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"a": {"a", "A", "", "a"}})
+	r.converged()
+}
