@@ -138,3 +138,38 @@ func TestI35_AWriteQueuedBeforeAFieldWasDroppedNeverFillsItsReAddedColumn(t *tes
 	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"a": {"a", "A", "", "a"}})
 	r.converged()
 }
+
+// I35: the quick poll re-examines, like the full scan, the quarantine a
+// read under the old layout recorded once the tab follows a retype (int →
+// float): 2.5, not an int, is accepted; "lots" stays quarantined under
+// the new type. No full scan runs here.
+func TestI35_TheQuickPollReexaminesQuarantineAfterAMigratedRetype(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recRankUserInt]("Rec"))
+	r.persist(&recRankUserInt{ID: "a", Name: "A", Rank: 1}, &recRankUserInt{ID: "b", Name: "B", Rank: 2})
+	r.h.Drain(bg)
+	for cell, text := range map[string]string{"B2": "2.5", "B3": "lots"} {
+		if err := r.sheet.Person().Type("Rec_Input", cell, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := r.h.Poll(bg); err != nil || res.Stats.Quarantined != 2 {
+		t.Fatalf("poll under the int type: %+v %v", res.Stats, err)
+	}
+	r.close()
+	r.open(hikoutei.Entity[recRankUserFloat]("Rec"))
+	r.passes(10)
+	for range 2 {
+		if _, err := r.h.Poll(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.passes(3)
+	if a, err := hikoutei.Get[recRankUserFloat](bg, r.s, "a"); err != nil || a.Rank != 2.5 {
+		t.Fatalf("a = %+v %v: the quick poll left the cell quarantined under the old type", a, err)
+	}
+	if q := r.quarantined("Rec_Input"); len(q) != 1 || q["b"] != "cell_type_mismatch" {
+		t.Fatalf("quarantine under the float type: %v", q)
+	}
+	r.shows("Rec_Input", []string{"id", "rank", anchorCol}, map[string][]string{"a": {"a", "2.5", "a"}, "b": {"b", "lots", "b"}})
+}
