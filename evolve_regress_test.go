@@ -173,3 +173,38 @@ func TestI35_TheQuickPollReexaminesQuarantineAfterAMigratedRetype(t *testing.T) 
 	}
 	r.shows("Rec_Input", []string{"id", "rank", anchorCol}, map[string][]string{"a": {"a", "2.5", "a"}, "b": {"b", "lots", "b"}})
 }
+
+// I06 (found by the evolution campaign): an update whose cells the row
+// already shows — here the person typed the application's value into
+// notes — on a row that also holds a person's unpolled edit of another
+// cell (tag) is a guard failure, not a write that changed nothing: called
+// unchanged, the row as it shows, the edit included, became the store's
+// own write, so no poll read the edit and the application's next write
+// (guarded by that hash) overwrote it. The edit now meets the next write
+// as a conflict.
+func TestI06_AnUpdateTheRowAlreadyShowsNeverTakesAPersonsOtherCell(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(10)
+	person := r.sheet.Person()
+	if err := person.Type("Rec_Input", "B3", "X"); err != nil { // notes of b
+		t.Fatal(err)
+	}
+	if err := person.Type("Rec_Input", "C3", "Y"); err != nil { // tag of b
+		t.Fatal(err)
+	}
+	r.persist(&recTag{ID: "b", Name: "B", Notes: "X"})
+	r.passes(3)
+	r.persist(&recTag{ID: "b", Name: "B", Notes: "X", Tag: "Z"})
+	for range 3 {
+		r.passes(3)
+		if _, err := r.h.Poll(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 || open[0].Field != "tag" || open[0].SheetValue != "Y" || open[0].SystemValue != "Z" {
+		t.Fatalf("open conflicts %+v %v: the person's tag is not held as a conflict", open, err)
+	}
+	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"b": {"b", "X", "Y", "b"}})
+}
