@@ -68,12 +68,13 @@ func (pl *planner) planUpdate(i int, op sheetsio.Op, spec layout.TabSpec, snap *
 		return
 	}
 	r.WrittenHash = spec.RowHash(next)
-	// The guard first: a row that already shows the op's cells but not
-	// the row the caller expected may hold a person's edit in another
-	// cell; called unchanged, its hash would become the store's own
-	// write and the edit taken for it (never polled, then overwritten).
+	// On an Input tab the guard comes first: a row that already shows the
+	// op's cells but not the row the caller expected may hold a person's
+	// edit in another cell; called unchanged, its hash would become the
+	// store's own write and the edit taken for it (never polled, then
+	// overwritten).
 	switch {
-	case row.Hash != op.ExpectedHash:
+	case row.Hash != op.ExpectedHash && (spec.Role == layout.RoleInput || row.Hash != r.WrittenHash):
 		pl.reject(r, sheetsio.StatusGuardFailed, sheetsio.ReasonRowHashMismatch, nil)
 		return
 	case row.Hash == r.WrittenHash:
