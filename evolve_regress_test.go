@@ -214,3 +214,99 @@ func TestI22_AWriteLostOnAConflictedRowIsWrittenWithTheResolution(t *testing.T) 
 	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "typed", "t2", "a"}})
 	r.converged()
 }
+
+// I35: a write of a field queued (not sent) before the field was dropped
+// and added again is a write of the dropped field: it never lands in the
+// new field's column. Were it sent there, the sheet would show the old
+// value in the re-added column, and the next scan would take the store's
+// own write for a person's edit and override what the application holds.
+func TestI35_AWriteQueuedBeforeAFieldWasDroppedNeverFillsItsReAddedColumn(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recV1]("Rec"))
+	r.persist(&recV1{ID: "a", Name: "A", Notes: "old"}) // queued, not sent
+	r.close()
+	r.open(hikoutei.Entity[recOnlyName]("Rec")) // notes dropped; nothing sent
+	r.close()
+	r.open(hikoutei.Entity[recV1]("Rec")) // notes added again: a's notes is ""
+	r.passes(10)
+	if _, err := r.h.FullScan(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3)
+	if a, err := hikoutei.Get[recV1](bg, r.s, "a"); err != nil || a.Notes != "" {
+		t.Fatalf("a = %+v %v: the dropped field's queued value came back", a, err)
+	}
+	r.shows("Rec_Input", []string{"id", "notes", anchorCol}, map[string][]string{"a": {"a", "", "a"}, "b": {"b", "", "b"}})
+	r.shows("Rec_System", []string{"id", "name", "notes", anchorCol}, map[string][]string{"a": {"a", "A", "", "a"}})
+	r.converged()
+}
+
+// I35: the quick poll re-examines, like the full scan, the quarantine a
+// read under the old layout recorded once the tab follows a retype (int →
+// float): 2.5, not an int, is accepted; "lots" stays quarantined under
+// the new type. No full scan runs here.
+func TestI35_TheQuickPollReexaminesQuarantineAfterAMigratedRetype(t *testing.T) {
+	r := &shapeRig{t: t, dir: t.TempDir(), sheet: hikouteitest.NewSheet(t)}
+	r.open(hikoutei.Entity[recRankUserInt]("Rec"))
+	r.persist(&recRankUserInt{ID: "a", Name: "A", Rank: 1}, &recRankUserInt{ID: "b", Name: "B", Rank: 2})
+	r.h.Drain(bg)
+	for cell, text := range map[string]string{"B2": "2.5", "B3": "lots"} {
+		if err := r.sheet.Person().Type("Rec_Input", cell, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := r.h.Poll(bg); err != nil || res.Stats.Quarantined != 2 {
+		t.Fatalf("poll under the int type: %+v %v", res.Stats, err)
+	}
+	r.close()
+	r.open(hikoutei.Entity[recRankUserFloat]("Rec"))
+	r.passes(10)
+	for range 2 {
+		if _, err := r.h.Poll(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.passes(3)
+	if a, err := hikoutei.Get[recRankUserFloat](bg, r.s, "a"); err != nil || a.Rank != 2.5 {
+		t.Fatalf("a = %+v %v: the quick poll left the cell quarantined under the old type", a, err)
+	}
+	if q := r.quarantined("Rec_Input"); len(q) != 1 || q["b"] != "cell_type_mismatch" {
+		t.Fatalf("quarantine under the float type: %v", q)
+	}
+	r.shows("Rec_Input", []string{"id", "rank", anchorCol}, map[string][]string{"a": {"a", "2.5", "a"}, "b": {"b", "lots", "b"}})
+}
+
+// I06 (found by the evolution campaign): an update whose cells the row
+// already shows — here the person typed the application's value into
+// notes — on a row that also holds a person's unpolled edit of another
+// cell (tag) is a guard failure, not a write that changed nothing: called
+// unchanged, the row as it shows, the edit included, became the store's
+// own write, so no poll read the edit and the application's next write
+// (guarded by that hash) overwrote it. The edit now meets the next write
+// as a conflict.
+func TestI06_AnUpdateTheRowAlreadyShowsNeverTakesAPersonsOtherCell(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(10)
+	person := r.sheet.Person()
+	if err := person.Type("Rec_Input", "B3", "X"); err != nil { // notes of b
+		t.Fatal(err)
+	}
+	if err := person.Type("Rec_Input", "C3", "Y"); err != nil { // tag of b
+		t.Fatal(err)
+	}
+	r.persist(&recTag{ID: "b", Name: "B", Notes: "X"})
+	r.passes(3)
+	r.persist(&recTag{ID: "b", Name: "B", Notes: "X", Tag: "Z"})
+	for range 3 {
+		r.passes(3)
+		if _, err := r.h.Poll(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 || open[0].Field != "tag" || open[0].SheetValue != "Y" || open[0].SystemValue != "Z" {
+		t.Fatalf("open conflicts %+v %v: the person's tag is not held as a conflict", open, err)
+	}
+	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"b": {"b", "X", "Y", "b"}})
+}

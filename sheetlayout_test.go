@@ -1244,9 +1244,9 @@ func TestI35_QuarantinedCellsAreReexaminedAfterAMigratedRetype(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	r.h = hikouteitest.New(t, s)
 	r.passes(10)
-	// The quick poll certifies a row whose hash is recorded evidence (a
-	// retype changes no visible hash); the safety full scan decodes every
-	// row again, under the new type.
+	// The migration cleared the evidence read under the int type; a full
+	// scan, like the quick polls, decodes every row again under the new
+	// type.
 	if _, err := r.h.FullScan(bg); err != nil {
 		t.Fatal(err)
 	}

@@ -319,3 +319,22 @@ func (ob *observation) candidate(g *GridRow, rs RowState, field, a string) {
 	ob.c.Queue = append(ob.c.Queue, Queue{Target: ob.sheet.Target(ob.sheet.ConflictsTab(), cid), Op: events.OpAppend,
 		Entity: ob.r.Entity, ID: g.Anchor, Values: ob.sheet.AuditOpened(opened, ob.now)})
 }
+
+// Reexamined is what a tab's layout migration does to the active evidence
+// a read under the old layout recorded on its rows: it clears it (in id
+// order). A cell the old column's kind could not hold may hold the new
+// one's, and a column may show another field now, while the row's hash,
+// which the evidence is matched by, is unchanged: evidence kept would
+// let every quick poll certify the row unread. Cleared, the row is
+// decided again under the new layout by the next poll, quick or full,
+// which records the evidence afresh where it still holds. Deletion
+// evidence (no row to read) stays.
+func Reexamined(active map[string]Quarantine) []events.RowQuarantineCleared {
+	var out []events.RowQuarantineCleared
+	for _, id := range sortedKeys(active) {
+		if q := active[id]; q.RowHash != "" {
+			out = append(out, events.RowQuarantineCleared{Tab: q.Tab, QuarantineID: id, Anchor: q.Anchor})
+		}
+	}
+	return out
+}

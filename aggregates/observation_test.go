@@ -34,3 +34,18 @@ func TestConflictAndQuarantineIDsAreDeterministic(t *testing.T) {
 		t.Fatal("quarantine ids")
 	}
 }
+
+// I35: a tab's layout migration clears the evidence of every row a read
+// under the old layout recorded (in id order), and keeps deletion
+// evidence, which names no row to read again.
+func TestI35_ReexaminedClearsRowEvidenceKeepsDeletions(t *testing.T) {
+	active := map[string]Quarantine{
+		"q2": {ID: "q2", Tab: "T_Input", Anchor: "b", RowHash: "hb", Reason: "cell_type_mismatch", Column: "rank"},
+		"q1": {ID: "q1", Tab: "T_Input", Anchor: "a", RowHash: "ha", Reason: ReasonDuplicateAnchor},
+		"q3": {ID: "q3", Tab: "T_Input", Anchor: "c", Reason: ReasonRowDeleted},
+	}
+	got := Reexamined(active)
+	if len(got) != 2 || got[0].QuarantineID != "q1" || got[1].QuarantineID != "q2" || got[1].Anchor != "b" || got[1].Tab != "T_Input" {
+		t.Fatalf("Reexamined = %+v", got)
+	}
+}

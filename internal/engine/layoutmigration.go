@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
@@ -163,7 +164,8 @@ func (e *Engine) headerAfter(tab string, header []any) {
 }
 
 // recordMigration commits sheet.layout_migrated; the tab is then read
-// in the current layout.
+// in the current layout, its rows' evidence examined again
+// (aggregates.Reexamined).
 func (e *Engine) recordMigration(ev events.SheetLayoutMigrated, retired int) error {
 	err := e.onWriter(func() error {
 		now := e.cfg.Clock.Now()
@@ -171,6 +173,9 @@ func (e *Engine) recordMigration(ev events.SheetLayoutMigrated, retired int) err
 		stream := events.SyncStream(ev.Target)
 		for _, part := range migrationParts(ev) {
 			ch.Add(stream, events.AnyVersion, events.New(stream, part, now))
+		}
+		if err := e.reexamine(&ch, ev.Tab, now); err != nil {
+			return err
 		}
 		return e.commitWorker(ch, now)
 	})
@@ -180,6 +185,24 @@ func (e *Engine) recordMigration(ev events.SheetLayoutMigrated, retired int) err
 	e.lay.setPending(ev.Tab, false)
 	e.log.Info("a sheet tab follows the entities' new shape", "tab", ev.Tab, "rows", len(ev.Rows), "retired_columns", retired,
 		"recovered", ev.Recovered)
+	return nil
+}
+
+// reexamine adds to ch the clearing of tab's active row evidence
+// (aggregates.Reexamined), guarded by the tab's inbound stream version.
+func (e *Engine) reexamine(ch *aggregates.Changes, tab string, now time.Time) error {
+	active, err := e.proj.ActiveQuarantine(tab)
+	if err != nil || len(active) == 0 {
+		return err
+	}
+	stream := events.InboundStream(tab)
+	version, err := e.writer().Log().StreamVersion(stream)
+	if err != nil {
+		return err
+	}
+	for _, c := range aggregates.Reexamined(active) {
+		ch.Add(stream, version, events.New(stream, c, now))
+	}
 	return nil
 }
 

@@ -370,8 +370,8 @@ func (l *layoutState) eraAt(seq uint64) int {
 // translated is the values of fx as its tab's current layout names them:
 // a value queued under an older declaration follows its field's renames
 // and converts to the field's current kind; a value of a field that left
-// the tab, or was dropped since (added again, it is another field under
-// the same name), or does not convert, is left out, the anti-entropy pass
+// the tab, was dropped since (even if a field of its name came back), or
+// does not convert is left out, the anti-entropy pass
 // writing canonical state there. An update left with nothing to write
 // writes its key cell: a guarded write that changes nothing. An append
 // (the row's first write) is completed from canonical state in the
@@ -387,10 +387,10 @@ func (e *Engine) translated(fx aggregates.Effect) (map[string]any, error) {
 	shape, _ := e.reg.Shape(spec.Entity)
 	out := make(map[string]any, len(fx.Values))
 	for k, v := range fx.Values {
-		name, ok := k, true
-		if k != shape.PK { // a field dropped since, even if added again: not the current one
-			name, ok = e.lay.hist.FieldName(spec.Entity, k, fx.QueuedSeq)
-		}
+		// Followed even when the layout shows a column of the same name:
+		// a field dropped and added again is another field, and the
+		// dropped one's value never lands in the new one's column.
+		name, ok := e.lay.hist.FieldName(spec.Entity, k, fx.QueuedSeq)
 		if i := spec.ColumnIndex(name); !ok || i < 0 || i == spec.Anchor {
 			continue
 		}

@@ -68,12 +68,17 @@ func (pl *planner) planUpdate(i int, op sheetsio.Op, spec layout.TabSpec, snap *
 		return
 	}
 	r.WrittenHash = spec.RowHash(next)
+	// On an Input tab the guard comes first: a row that already shows the
+	// op's cells but not the row the caller expected may hold a person's
+	// edit in another cell; called unchanged, its hash would become the
+	// store's own write and the edit taken for it (never polled, then
+	// overwritten).
 	switch {
+	case row.Hash != op.ExpectedHash && (spec.Role == layout.RoleInput || row.Hash != r.WrittenHash):
+		pl.reject(r, sheetsio.StatusGuardFailed, sheetsio.ReasonRowHashMismatch, nil)
+		return
 	case row.Hash == r.WrittenHash:
 		pl.reject(r, sheetsio.StatusUnchanged, "", nil)
-		return
-	case row.Hash != op.ExpectedHash:
-		pl.reject(r, sheetsio.StatusGuardFailed, sheetsio.ReasonRowHashMismatch, nil)
 		return
 	}
 	u := &unit{op: i, order: orderUpdate, sheetID: snap.SheetID, row: row.SheetRow - 1,
