@@ -74,10 +74,10 @@ func TestServeRefusesAnUnauthenticatedNonLoopbackPortBeforeTheLease(t *testing.T
 	}
 }
 
-// On a non-loopback address with HIKOUTEI_HTTP_TOKEN set, /metrics and
-// /healthz answer 401 without the token or with another, and serve them
-// with it; the log says the port is bearer-token protected, never the
-// token.
+// On a non-loopback address with HIKOUTEI_HTTP_TOKEN set, /metrics,
+// /healthz and the status page (/) answer 401 without the token or with
+// another, and serve them with it; the log says the port is bearer-token
+// protected, never the token.
 func TestServeHTTPOffLoopbackRequiresTheBearerToken(t *testing.T) {
 	t.Setenv(config.EnvHTTPToken, testHTTPToken)
 	dir := t.TempDir()
@@ -104,7 +104,7 @@ func TestServeHTTPOffLoopbackRequiresTheBearerToken(t *testing.T) {
 	}
 	_, port, _ := net.SplitHostPort(addr)
 	base := "http://127.0.0.1:" + port
-	for _, path := range []string{"/metrics", "/healthz"} {
+	for _, path := range []string{"/metrics", "/healthz", "/"} {
 		for auth, want := range map[string]int{"": 401, "Bearer wrong-token-0123456789abc": 401, "Bearer " + testHTTPToken: 200} {
 			if got := status(t, base+path, auth); got != want {
 				t.Errorf("%s with %q: %d, want %d", path, auth, got, want)

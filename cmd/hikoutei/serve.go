@@ -46,7 +46,9 @@ fallback. The spreadsheet comes from --spreadsheet or HIKOUTEI_SYNC_SPREADSHEET_
 credentials from --credentials or GOOGLE_APPLICATION_CREDENTIALS, or use
 --sheets-endpoint / HIKOUTEI_SHEETS_ENDPOINT for an emulator. Logs are JSON on
 stderr and never carry credentials, spreadsheet ids or cell values.
---http ADDR serves /metrics (Prometheus) and /healthz (local vs sync health).
+--http ADDR serves /metrics (Prometheus), /healthz (local vs sync health)
+and, at /, a read-only status page (HTML: health, chain head, sync health
+by tab, open conflicts, quarantine, outbox).
 --nats-listen ADDR lets NATS clients connect to the embedded server; they
 authenticate with the nkey seed generated in DIR/nats-client.nk (mode 0600),
 or with one of the --nats-listen-nkey public keys; --nats-listen-no-auth is
@@ -77,7 +79,7 @@ exits 4; with --standby it follows the stream as a standby again instead.`,
 	cmd.Flags().StringVar(&f.spreadsheet, "spreadsheet", "", "spreadsheet URL or id (default $HIKOUTEI_SYNC_SPREADSHEET_URL)")
 	cmd.Flags().StringVar(&f.credentials, "credentials", "", "service-account JSON key (default $GOOGLE_APPLICATION_CREDENTIALS)")
 	cmd.Flags().StringVar(&f.endpoint, "sheets-endpoint", "", "Sheets API endpoint of an emulator (default $HIKOUTEI_SHEETS_ENDPOINT)")
-	cmd.Flags().StringVar(&f.httpAddr, "http", "", "serve /metrics and /healthz on ADDR (e.g. 127.0.0.1:9090)")
+	cmd.Flags().StringVar(&f.httpAddr, "http", "", "serve /metrics, /healthz and the status page (/) on ADDR (e.g. 127.0.0.1:9090)")
 	cmd.Flags().StringVar(&f.natsListen, "nats-listen", "", "let the embedded NATS server accept authenticated clients on ADDR (e.g. 127.0.0.1:4222)")
 	cmd.Flags().StringArrayVar(&f.natsListenNkeys, "nats-listen-nkey", nil, "public user nkey (U…) allowed to connect to --nats-listen instead of the generated DIR/nats-client.nk (repeatable)")
 	cmd.Flags().BoolVar(&f.natsListenNoAuth, "nats-listen-no-auth", false, "accept --nats-listen clients without authentication (loopback addresses only)")
@@ -263,13 +265,15 @@ func logServing(logger *slog.Logger, dir string, s *hikoutei.Store) {
 }
 
 // serveHTTP serves /metrics (the store's series, package observe, plus
-// the Go runtime's and the process's) and /healthz of the store cur
+// the Go runtime's and the process's), /healthz and the status page (/)
+// of the store cur
 // returns (it changes when a fenced primary becomes a standby again) on
 // ln, behind the bearer token when access has one.
 func serveHTTP(ctx context.Context, cur current, ln net.Listener, access httpAccess, m *observe.Metrics, logger *slog.Logger) string {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", statusPageHandler(cur))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		r := observe.Report(cur.Health())
@@ -306,6 +310,12 @@ func (c current) Stats(ctx context.Context) (hikoutei.Stats, error) { return c()
 func (c current) Attention(ctx context.Context) (hikoutei.Attention, error) {
 	return c().Attention(ctx)
 }
+
+func (c current) Conflicts(ctx context.Context, status hikoutei.ConflictStatus) ([]hikoutei.Conflict, error) {
+	return c().Conflicts(ctx, status)
+}
+
+func (c current) ChainHead() (hikoutei.ChainPin, error) { return c().ChainHead() }
 
 // logNATSListener says where the embedded server listens and how it is
 // protected (the credentials file's path, never its content).
