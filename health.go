@@ -140,6 +140,10 @@ const (
 	ReasonMassDeletion      = engine.ReasonMassDeletion
 	ReasonTabMissing        = engine.ReasonTabMissing
 	ReasonHeaderDrift       = engine.ReasonHeaderDrift
+	// ReasonReconcileFailing: the reconciliation passes failed twice in a
+	// row or more (no failed write is corrected and no tab is compared
+	// with canonical state meanwhile); it clears when a pass succeeds.
+	ReasonReconcileFailing = engine.ReasonReconcileFailing
 )
 
 // ReasonColumnRetired is a tab's notice (TabHealth.Notice), not a reason
