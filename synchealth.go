@@ -109,6 +109,10 @@ const (
 	ReasonMassDeletion      = SyncReason(engine.ReasonMassDeletion)
 	ReasonTabMissing        = SyncReason(engine.ReasonTabMissing)
 	ReasonHeaderDrift       = SyncReason(engine.ReasonHeaderDrift)
+	// ReasonReconcileFailing: the reconciliation passes failed twice in a
+	// row or more (no failed write is corrected and no tab is compared
+	// with canonical state meanwhile); it clears when a pass succeeds.
+	ReasonReconcileFailing = SyncReason(engine.ReasonReconcileFailing)
 )
 
 // ReasonChainHeadAhead is the warning a dispatch raises when the

@@ -80,6 +80,10 @@ type Config struct {
 	// head past the published one is no head of the log (a person typed
 	// it; the dispatch rewrote it). It must not block.
 	HeadShown func(shown, published sheetsio.ChainHead)
+	// Reconciled, when set, is told how each reconciliation pass
+	// (Reconcile) ended: nil, or the error that stopped it (a pass cut
+	// short by its context ending is not told). It must not block.
+	Reconciled func(err error)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -307,6 +311,15 @@ func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
 // anti-entropy pass compares every row tab with canonical state and
 // queues corrections (I28). It returns how many heads it superseded.
 func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) {
+	n, err := d.reconcile(ctx)
+	if d.cfg.Reconciled != nil && ctx.Err() == nil {
+		d.cfg.Reconciled(err)
+	}
+	return n, err
+}
+
+// reconcile is Reconcile's pass.
+func (d *Dispatcher) reconcile(ctx context.Context) (int, error) {
 	n, err := d.cfg.Outbox.SupersedeTerminal(d.cfg.Spreadsheet, d.cfg.MaxBatch)
 	d.C.Superseded.Add(int64(n))
 	if err != nil {

@@ -163,7 +163,7 @@ func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.P
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
 		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard, Tracer: c.Tracer, ChainHead: e.sheetChainHead,
-		HeadShown: e.headShown, Layouts: e.layouts()})
+		HeadShown: e.headShown, Layouts: e.layouts(), Reconciled: e.reconciled})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -66,7 +66,15 @@ const (
 	ReasonMassDeletion      SyncReason = aggregates.ReasonMassDeletion // a tab suddenly read empty (C04)
 	ReasonTabMissing        SyncReason = sheetsio.CodeTabMissing       // a bound tab is gone
 	ReasonHeaderDrift       SyncReason = sheetsio.CodeHeaderDrift      // a tab's header row changed
+	// ReasonReconcileFailing: the last reconcileFailLimit reconciliation
+	// passes failed (none corrected failed writes nor compared the tabs).
+	ReasonReconcileFailing SyncReason = "reconciliation_failing"
 )
+
+// reconcileFailLimit is how many reconciliation passes must fail in a
+// row before sync health reports ReasonReconcileFailing: one failure
+// that the next pass recovers from (a timeout) is not reported.
+const reconcileFailLimit = 2
 
 // ReasonColumnRetired is a tab's notice, not a blocking reason: a layout
 // migration kept a column people edited after the anchor, renamed
@@ -92,7 +100,7 @@ type SyncWarning struct {
 
 // reasonOrder ranks the reasons, most severe first.
 var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonCredentials, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
-	ReasonQuota, ReasonUnreachable, ReasonMassDeletion, ReasonTabMissing, ReasonHeaderDrift}
+	ReasonQuota, ReasonUnreachable, ReasonMassDeletion, ReasonTabMissing, ReasonHeaderDrift, ReasonReconcileFailing}
 
 // worse reports whether r is more severe than q ("" is no reason).
 func (r SyncReason) worse(q SyncReason) bool {
@@ -419,9 +427,25 @@ func (e *Engine) sheetReason() SyncReason {
 		return r
 	}
 	if r := failureReason(s.cfg.Provider.LastFailure()); r != "" || provisioned {
-		return r
+		return cmp.Or(r, e.reconcileReason())
 	}
 	return e.unprovisionedReason(e.notes.provisioning())
+}
+
+// reconcileReason is ReasonReconcileFailing once the last
+// reconcileFailLimit reconciliation passes failed, else "".
+func (e *Engine) reconcileReason() SyncReason {
+	if e.notes.passesFailed(e.sync.cfg.Name) >= reconcileFailLimit {
+		return ReasonReconcileFailing
+	}
+	return ""
+}
+
+// reconciled is told how each reconciliation pass ended
+// (effects.Config.Reconciled): health counts the failures in a row (the
+// reconciliation loop logs them).
+func (e *Engine) reconciled(err error) {
+	e.notes.notePass(e.sync.cfg.Name, err)
 }
 
 // provisionGrace is how long a first provisioning attempt may take before

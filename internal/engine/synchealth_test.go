@@ -382,3 +382,43 @@ func TestSyncHealthIsBlockedWhenSheetsIsUnreachable(t *testing.T) {
 		t.Fatalf("local %v, sync %v", h.Local, h.Sync)
 	}
 }
+
+// A reconciliation that fails on every pass corrects no failed write and
+// compares no tab: sync health says so once two passes failed in a row,
+// and clears with the next pass that succeeds.
+func TestI28_SyncHealthIsBlockedWhileReconciliationFailsEveryPass(t *testing.T) {
+	sheet := hikouteitest.NewSheet(t, func(c *gsheets.Config) {
+		c.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	})
+	x := openSyncedOn(t, t.TempDir(), sheet, nil, airports)
+	commit(t, x.Store, &Airport{ID: "1", Name: "Narita-7734"})
+	x.drain()
+	failingReads := func() {
+		x.emu.ClearFaults()
+		for range 20 { // more than the read's retries: the pass's read fails
+			x.emu.ScriptFaults(emulator.Fault{Kind: emulator.Fault500, Match: emulator.MatchReads})
+		}
+	}
+	failingReads()
+	if _, err := x.h.Reconcile(ctx); err == nil {
+		t.Fatal("a reconciliation whose read answers 500 succeeded")
+	}
+	if h := x.syncHealth(); h.State != hikoutei.SyncOK {
+		t.Fatalf("one failed pass (the next may recover): %s %q, want ok", h.State, h.Reason)
+	}
+	failingReads()
+	if _, err := x.h.Reconcile(ctx); err == nil {
+		t.Fatal("a reconciliation whose read answers 500 succeeded")
+	}
+	wantBlocked(t, x, "Airport_System", hikoutei.ReasonReconcileFailing)
+	if err := x.Health().Sync; strings.Contains(err.Error(), "Narita") {
+		t.Fatalf("health names a cell value: %v", err)
+	}
+	x.emu.ClearFaults()
+	if _, err := x.h.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h := x.syncHealth(); h.State != hikoutei.SyncOK || x.Health().Sync != nil {
+		t.Fatalf("a pass succeeded: %s %q, sync %v", h.State, h.Reason, x.Health().Sync)
+	}
+}

@@ -20,6 +20,9 @@ type syncNotes struct {
 	// headAhead: the last dispatch that read the authority's chain_head
 	// cell found a head past the log's (nil: it did not).
 	headAhead *SyncWarning
+	// failedPasses counts, by sync target, the reconciliation passes
+	// failed in a row (0 once a pass succeeds).
+	failedPasses map[string]int
 }
 
 // provisioned records the outcome of a provisioning attempt.
@@ -61,6 +64,28 @@ func (n *syncNotes) noteReconcile(sheet, tab string, diverged int, at time.Time)
 		note.since = at
 	}
 	n.reconcile[sheet][tab] = note
+}
+
+// notePass records how a reconciliation pass of sheet ended.
+func (n *syncNotes) notePass(sheet string, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.failedPasses == nil {
+		n.failedPasses = map[string]int{}
+	}
+	if err == nil {
+		delete(n.failedPasses, sheet)
+		return
+	}
+	n.failedPasses[sheet]++
+}
+
+// passesFailed is how many reconciliation passes of sheet failed in a
+// row, up to now.
+func (n *syncNotes) passesFailed(sheet string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.failedPasses[sheet]
 }
 
 // headWarningTTL is how long the chain_head_ahead warning stays after the
