@@ -222,6 +222,11 @@ var (
 	// rather than skip events, SubscriptionStatus.Err and `hikoutei
 	// subscriptions` report it, and doctor fails on it.
 	ErrSubscriptionCheckpoint = engine.ErrSubscriptionCheckpoint
+	// ErrSubscriptionCheckpointWrite (subscription_checkpoint_write_failed):
+	// recording a subscription's checkpoint failed (a full disk, the read
+	// model's write lock held too long); Subscribe stopped, and the events
+	// after the durable checkpoint are handed again at the next run.
+	ErrSubscriptionCheckpointWrite = engine.ErrSubscriptionCheckpointWrite
 	// ErrQuarantineNotFound (quarantine_entry_not_found): no quarantine
 	// record has that id.
 	ErrQuarantineNotFound = projector.ErrQuarantineEntryNotFound

@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -56,4 +57,89 @@ func TestF9_SubscriptionCheckpointPastTheHeadIsRefusedNotSkipped(t *testing.T) {
 		}
 		mustT(t, s.Close())
 	}
+}
+
+// A run stopped while it records its checkpoint (here by its own handler,
+// so the write begins with the context already done) keeps the checkpoint
+// and returns ctx's error alone: the write is not bound to ctx, so it
+// neither fails with a bare SQL error nor loses the record. The
+// transactional mode commits its open batch the same way.
+func TestSubscriptionStoppedWhileRecordingItsCheckpointKeepsIt(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	defer s.Close()
+	commitAirports(t, s, 0, 3)
+	last := head(t, s)
+	runs := map[string]func(context.Context, context.CancelFunc) error{
+		"callback": func(ctx context.Context, stop context.CancelFunc) error {
+			return s.Subscribe(ctx, "callback", func(_ context.Context, ev Event) error {
+				if ev.Seq == last {
+					stop()
+				}
+				return nil
+			}, CheckpointEvery(1))
+		},
+		"transactional": func(ctx context.Context, stop context.CancelFunc) error {
+			return s.SubscribeTx(ctx, "transactional", func(_ context.Context, _ *sql.Tx, ev Event) error {
+				if ev.Seq == last {
+					stop()
+				}
+				return nil
+			})
+		},
+	}
+	for name, run := range runs {
+		runCtx, stop := context.WithCancel(t.Context())
+		err := run(runCtx, stop)
+		stop()
+		if err != context.Canceled { // ctx's error alone, nothing joined to it
+			t.Fatalf("%s: Subscribe = %v, want context.Canceled alone", name, err)
+		}
+		if st := status(t, s, name); st.Checkpoint != last || st.Lag != 0 || st.Err != nil {
+			t.Fatalf("%s: status %+v, want the checkpoint at %d", name, st, last)
+		}
+	}
+}
+
+// A checkpoint write the read model refuses is
+// subscription_checkpoint_write_failed, not a bare SQL error, and loses
+// nothing: the next run hands the same events again.
+func TestSubscriptionCheckpointWriteFailureIsTypedAndLosesNothing(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	defer s.Close()
+	commitAirports(t, s, 0, 3)
+	refuse := `CREATE TRIGGER refuse_insert BEFORE INSERT ON hk_subscriptions BEGIN SELECT RAISE(ABORT, 'refused'); END;
+CREATE TRIGGER refuse_update BEFORE UPDATE ON hk_subscriptions BEGIN SELECT RAISE(ABORT, 'refused'); END;`
+	execReadModel(t, dir, refuse)
+	var handed []uint64
+	h := func(_ context.Context, ev Event) error { handed = append(handed, ev.Seq); return nil }
+	err := s.Subscribe(t.Context(), "consumer", h, CheckpointEvery(1))
+	if !errors.Is(err, ErrSubscriptionCheckpointWrite) || len(handed) != 1 {
+		t.Fatalf("Subscribe = %v after %v, want subscription_checkpoint_write_failed after seq 1", err, handed)
+	}
+	execReadModel(t, dir, "DROP TRIGGER refuse_insert; DROP TRIGGER refuse_update;")
+	last := head(t, s)
+	handed = nil
+	runCtx, stop := context.WithCancel(t.Context())
+	defer stop()
+	err = s.Subscribe(runCtx, "consumer", func(ctx context.Context, ev Event) error {
+		if ev.Seq == last {
+			stop()
+		}
+		return h(ctx, ev)
+	})
+	if !errors.Is(err, context.Canceled) || len(handed) != int(last) || handed[0] != 1 {
+		t.Fatalf("next run = %v handing %v, want seq 1 to %d again", err, handed, last)
+	}
+}
+
+// execReadModel runs script on the read model, as a consumer's own
+// connection would.
+func execReadModel(t *testing.T, dir, script string) {
+	t.Helper()
+	conn, err := sqlite.OpenConn(filepath.Join(dir, ReadModelFile), sqlite.OpenReadWrite)
+	mustT(t, err)
+	defer conn.Close()
+	conn.SetBusyTimeout(10 * time.Second)
+	mustT(t, sqlitex.ExecuteScript(conn, script, nil))
 }

@@ -148,6 +148,11 @@ var (
 	// Subscribe refuses to run it rather than skip every event up to it
 	// (see *SubscriptionCheckpointError).
 	ErrSubscriptionCheckpoint = errors.New("subscription_checkpoint_invalid")
+	// ErrSubscriptionCheckpointWrite: recording a subscription's
+	// checkpoint in the read model failed (a full disk, the write lock
+	// held past the busy timeout); the run stopped and the events after
+	// the durable checkpoint are handed again at the next run.
+	ErrSubscriptionCheckpointWrite = errors.New("subscription_checkpoint_write_failed")
 )
 
 // SubscriptionCheckpointError is a subscription checkpoint the log

@@ -197,7 +197,7 @@ func (r *subRun) deliverCallback(ctx context.Context) error {
 		return r.save(ctx, last)
 	})
 	if last > r.cp {
-		err = errors.Join(err, r.save(context.WithoutCancel(ctx), last))
+		err = errors.Join(err, r.save(ctx, last))
 	}
 	return err
 }
@@ -218,29 +218,40 @@ func (r *subRun) recoverInto(ev events.Event, err *error) {
 }
 
 // save records cp as the subscription's checkpoint in its own transaction.
+// Not bound to ctx: the events up to cp were handled, and database/sql
+// rolls back a transaction whose context ends (its Exec and Commit then
+// fail with ErrTxDone), so a run stopped mid-write would lose the record
+// and report a bare SQL error instead of ctx's. The busy timeout bounds it.
 func (r *subRun) save(ctx context.Context, cp uint64) error {
+	ctx = context.WithoutCancel(ctx)
 	tx, err := r.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("record the checkpoint of subscription %q: %w", r.c.Name, err)
+		return r.writeFailed(err)
 	}
 	if err := r.saveIn(ctx, tx, cp); err != nil {
-		return errors.Join(err, tx.Rollback())
+		return errors.Join(err, ignoreDone(tx.Rollback()))
 	}
 	return r.commit(tx, cp)
+}
+
+// writeFailed wraps a failure to record the checkpoint:
+// ErrSubscriptionCheckpointWrite, never a bare SQL error.
+func (r *subRun) writeFailed(err error) error {
+	return fmt.Errorf("%w: subscription %q: %w", ErrSubscriptionCheckpointWrite, r.c.Name, err)
 }
 
 func (r *subRun) saveIn(ctx context.Context, tx *sql.Tx, cp uint64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO hk_subscriptions(name, mode, checkpoint) VALUES (?, ?, ?)
 ON CONFLICT(name) DO UPDATE SET mode = excluded.mode, checkpoint = excluded.checkpoint`, r.c.Name, string(r.c.mode()), int64(cp))
 	if err != nil {
-		return fmt.Errorf("record the checkpoint of subscription %q: %w", r.c.Name, err)
+		return r.writeFailed(err)
 	}
 	return nil
 }
 
 func (r *subRun) commit(tx *sql.Tx, cp uint64) error {
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("record the checkpoint of subscription %q: %w", r.c.Name, err)
+		return r.writeFailed(err)
 	}
 	r.cp = cp
 	r.e.subs.recorded.ring()

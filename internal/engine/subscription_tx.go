@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
@@ -46,7 +45,7 @@ func (r *subRun) handleTx(ctx context.Context, b *txBatch, ev events.Event) (err
 	if b.tx == nil {
 		// Not ctx: the run, not the context package, rolls back a batch.
 		if b.tx, err = r.db.BeginTx(context.WithoutCancel(ctx), nil); err != nil {
-			return fmt.Errorf("begin the transaction of subscription %q: %w", r.c.Name, err)
+			return r.writeFailed(err)
 		}
 	}
 	defer r.recoverInto(ev, &err)
