@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hikoutei/hikoutei-go/internal/above/lab/crash"
+	"github.com/hikoutei/hikoutei-go/internal/cliflag"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
@@ -63,7 +64,7 @@ func newCrashCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&kills, "kills", 200, "runs, each ending in a SIGKILL")
 	f.Uint64Var(&seed, "seed", 1, "seed of the kill instants, failpoints, workload and fault mix")
-	addEnumFlag(cmd, &faults, "faults", string(crash.FaultsMixed), "emulator fault mix during the runs (mixed: every other run)",
+	cliflag.AddEnum(cmd, &faults, "faults", string(crash.FaultsMixed), "emulator fault mix during the runs (mixed: every other run)",
 		string(crash.FaultsOff), string(crash.FaultsOn), string(crash.FaultsMixed))
 	f.StringVar(&dir, "dir", "", "store directory (default: a temporary one, removed unless --keep)")
 	f.BoolVar(&keep, "keep", false, "keep the temporary store directory")

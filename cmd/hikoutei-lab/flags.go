@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -21,31 +19,6 @@ func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
 		}
 		return nil
 	}
-}
-
-// enumFlag is a string flag restricted to a list of values.
-type enumFlag struct {
-	value   *string
-	allowed []string
-}
-
-// addEnumFlag defines --name on cmd, restricted to allowed (def is the
-// default).
-func addEnumFlag(cmd *cobra.Command, p *string, name, def, usage string, allowed ...string) {
-	*p = def
-	cmd.Flags().Var(&enumFlag{value: p, allowed: allowed}, name, fmt.Sprintf("%s: %s", usage, strings.Join(allowed, ", ")))
-}
-
-func (f *enumFlag) String() string { return *f.value }
-
-func (f *enumFlag) Type() string { return "string" }
-
-func (f *enumFlag) Set(v string) error {
-	if !slices.Contains(f.allowed, v) {
-		return fmt.Errorf("%q is not one of %s", v, strings.Join(f.allowed, ", "))
-	}
-	*f.value = v
-	return nil
 }
 
 // userTempDir is where a campaign makes its working directories.

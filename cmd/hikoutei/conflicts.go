@@ -14,6 +14,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/admin"
+	"github.com/hikoutei/hikoutei-go/internal/cliflag"
 )
 
 // conflictRow is one conflict as the CLI shows it (values are renderings;
@@ -67,7 +68,7 @@ func newConflictsListCmd() *cobra.Command {
 		},
 	}
 	addDirFlag(cmd, &dir)
-	addEnumFlag(cmd, &state, "state", "open", "conflicts in this state", "open", "resolved", "all")
+	cliflag.AddEnum(cmd, &state, "state", "open", "conflicts in this state", "open", "resolved", "all")
 	addJSONFlag(cmd, &asJSON, shapeLines)
 	cmd.Flags().Lookup("json").Usage += " (includes the cell values)"
 	return cmd

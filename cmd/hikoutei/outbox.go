@@ -69,7 +69,7 @@ func (l *stateList) String() string {
 
 func (l *stateList) Type() string { return "state" }
 
-// Allowed lists the accepted states (see enumFlag).
+// Allowed lists the accepted states (see cliflag.Enum).
 func (*stateList) Allowed() []string {
 	names := make([]string, len(aggregates.EffectStates))
 	for i, s := range aggregates.EffectStates {

@@ -2,10 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -57,33 +54,3 @@ func printJSONLines[T any](w io.Writer, items []T) error {
 	}
 	return nil
 }
-
-// enumFlag is a string flag that accepts only the listed values: anything
-// else is a usage error (exit 2) when the flag is parsed.
-type enumFlag struct {
-	value   *string
-	allowed []string
-}
-
-// addEnumFlag defines --name on cmd, restricted to allowed (the first is
-// not implied: def is the default).
-func addEnumFlag(cmd *cobra.Command, p *string, name, def, usage string, allowed ...string) {
-	*p = def
-	cmd.Flags().Var(&enumFlag{value: p, allowed: allowed}, name, fmt.Sprintf("%s: %s", usage, strings.Join(allowed, ", ")))
-}
-
-func (f *enumFlag) String() string { return *f.value }
-
-func (f *enumFlag) Type() string { return "string" }
-
-func (f *enumFlag) Set(v string) error {
-	if !slices.Contains(f.allowed, v) {
-		return fmt.Errorf("%q is not one of %s", v, strings.Join(f.allowed, ", "))
-	}
-	*f.value = v
-	return nil
-}
-
-// Allowed lists the accepted values (the CLI consistency test tries a
-// value outside them on every enum flag).
-func (f *enumFlag) Allowed() []string { return f.allowed }

@@ -177,7 +177,4 @@ func seconds(s float64) string {
 	return age(s)
 }
 
-// when renders a time for the page ("-" for none).
-func when(t *time.Time) string { return stamp(t) }
-
-var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap{"seconds": seconds, "when": when}).Parse(statusHTML))
+var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap{"seconds": seconds, "when": stamp}).Parse(statusHTML))
