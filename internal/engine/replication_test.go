@@ -23,6 +23,9 @@ type replicated struct {
 	cluster *replicationtest.Cluster
 	clock   *events.ManualClock
 	stream  *replication.Log
+	// appendTimeout bounds a replicated append (2 s unless a test needs
+	// the cluster to settle after restarts; see the uncertain commit test).
+	appendTimeout time.Duration
 }
 
 const replStore = "shop"
@@ -30,7 +33,7 @@ const replStore = "shop"
 func newReplicated(t *testing.T) *replicated {
 	t.Helper()
 	c := replicationtest.StartCluster(t, 3)
-	x := &replicated{t: t, cluster: c, clock: events.NewManualClock(t0)}
+	x := &replicated{t: t, cluster: c, clock: events.NewManualClock(t0), appendTimeout: 2 * time.Second}
 	var err error
 	x.stream, err = replication.Open(ctxWithin(t, replicationtest.Deadline), c.Connect(), replication.Config{Store: replStore})
 	mustT(t, err)
@@ -48,7 +51,7 @@ func ctxWithin(t testing.TB, d time.Duration) context.Context {
 // (the test drives the clock), no waiting for a held lease.
 func (x *replicated) options(standby bool) hikoutei.Options {
 	return hikoutei.Options{Clock: x.clock, HeartbeatInterval: -1, AcquireWait: -1, Logger: quiet, NoAdmin: true,
-		Replication: &hikoutei.ReplicationOptions{URL: x.cluster.URLs(), Store: replStore, Standby: standby, AppendTimeout: 2 * time.Second}}
+		Replication: &hikoutei.ReplicationOptions{URL: x.cluster.URLs(), Store: replStore, Standby: standby, AppendTimeout: x.appendTimeout}}
 }
 
 func (x *replicated) open(dir string, standby bool) (*hikoutei.Store, error) {
@@ -162,6 +165,10 @@ func TestI31_AnUncertainCommitIsSettledFromTheStreamWhenTheStoreReopens(t *testi
 	x.cluster.WaitStreamCurrent(x.stream.Stream())
 	x.cluster.WaitStreamCurrent("KV_" + replication.LeaseBucket)
 	mustT(t, p.Close())
+	// The stream may still be settling the commit proposed without a
+	// quorum (its last sequence taken, the message not yet readable): the
+	// reopened store waits as long as a production store would.
+	x.appendTimeout = replicationtest.Deadline
 	p = x.mustOpen(dir, false)
 	head := x.head()
 	if got := replicaHead(t, p); got != head {
