@@ -28,9 +28,13 @@ sheet" in Sync_Conflicts, and verifies that every non-conflicted row in the
 sheet equals canonical state. Waits end on progress: one fails only after it
 observed no progress (read-model checkpoint, outbox counts, outcomes) for
 --stall. It ends with one line
-"summary: rows=… sheet_rows=… mismatches=… conflicts=… resolved=… resolved_in_sheet=… quarantined=… requests=…"
-and exits 1 when mismatches > 0. On any failure it prints where the store is
-kept and the commands to inspect it. The airports are built into the binary
+"summary: rows=… sheet_rows=… mismatches=… conflicts=… resolved=… resolved_in_sheet=… quarantined_acts=… quarantined_rows=… requests=…"
+(quarantined_acts: the acts of the outcomes list that were quarantined;
+quarantined_rows: the rows held for review, as status counts them, so a
+pasted duplicate is two) and exits 1 when mismatches > 0. The store is kept
+for inspection: the report (and on any failure, the failure) says where it
+is, the commands to inspect it and, for the temporary directory made
+without --dir, its size and the command that removes it. The airports are built into the binary
 (--data reads another copy), so it runs from any directory. Progress goes to
 stderr: bars with elapsed time and the time left on a terminal, a line per
 tenth elsewhere.`,
@@ -87,6 +91,6 @@ func demoDir(cfg *demo.Config) error {
 		return err
 	}
 	dir, err := os.MkdirTemp(userTempDir(), "hikoutei-demo-")
-	cfg.Dir = dir
+	cfg.Dir, cfg.MadeDir = dir, err == nil
 	return err
 }

@@ -39,11 +39,19 @@ type Config struct {
 	// Stall is how long a wait may observe no progress before the demo
 	// fails (0 = DefaultStall); see waitFor.
 	Stall time.Duration
+	// MadeDir says the caller made Dir for this run (a fresh temporary
+	// directory): the report then gives its size and how to remove it.
+	MadeDir bool
 }
 
 // Summary is the demo's outcome; Line renders the closing summary line.
 type Summary struct {
-	Rows, SheetRows, Mismatches, Conflicts, Resolved, Quarantined int
+	Rows, SheetRows, Mismatches, Conflicts, Resolved int
+	// QuarantinedActs counts the person acts whose outcome is
+	// quarantined (the outcomes list); Quarantined counts the rows held
+	// for review (active quarantine records, as `hikoutei status` counts
+	// them): a pasted duplicate is two rows, the original and its copy.
+	QuarantinedActs, Quarantined int
 	// ResolvedInSheet counts the conflicts people resolved in Sync_Conflicts.
 	ResolvedInSheet         int
 	Requests                int64
@@ -55,8 +63,9 @@ type Summary struct {
 
 // Line is the single closing line the demo prints.
 func (s Summary) Line() string {
-	return fmt.Sprintf("summary: rows=%d sheet_rows=%d mismatches=%d conflicts=%d resolved=%d resolved_in_sheet=%d quarantined=%d requests=%d",
-		s.Rows, s.SheetRows, s.Mismatches, s.Conflicts, s.Resolved, s.ResolvedInSheet, s.Quarantined, s.Requests)
+	return fmt.Sprintf("summary: rows=%d sheet_rows=%d mismatches=%d conflicts=%d resolved=%d resolved_in_sheet=%d "+
+		"quarantined_acts=%d quarantined_rows=%d requests=%d",
+		s.Rows, s.SheetRows, s.Mismatches, s.Conflicts, s.Resolved, s.ResolvedInSheet, s.QuarantinedActs, s.Quarantined, s.Requests)
 }
 
 // env is everything a running demo holds.
@@ -129,6 +138,7 @@ func (e *env) failed(err error) error {
 	fmt.Fprintf(e.cfg.Out, "\ndemo failed: %v\nthe store is kept at %s; inspect it (from the repository, `go run ./cmd/hikoutei` for `hikoutei`):\n", err, d)
 	fmt.Fprintf(e.cfg.Out, "  hikoutei status --dir %s\n  hikoutei audit --dir %s\n  hikoutei conflicts list --dir %s --state all\n", d, d, d)
 	fmt.Fprintf(e.cfg.Out, "  sqlite3 %s 'SELECT tab, anchor, reason FROM hk_quarantine WHERE active = 1'\n", filepath.Join(d, projector.FileName))
+	e.removal()
 	return err
 }
 
@@ -150,6 +160,7 @@ func setup(ctx context.Context, cfg Config) (*env, error) {
 		if cfg.Dir, err = os.MkdirTemp("", "hikoutei-demo-"); err != nil {
 			return nil, err
 		}
+		cfg.MadeDir = true
 	}
 	e := &env{cfg: cfg, data: data}
 	if err := e.startEmulator(); err != nil {

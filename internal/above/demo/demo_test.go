@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,24 @@ func TestDemoSmallRun(t *testing.T) {
 	}
 	verifyDemoLog(t, dir)
 	checkQuarantineAsStatusCountsIt(t, sum)
+	checkQuarantineCountsAgreeWithTheList(t, sum, out.String())
+}
+
+// checkQuarantineCountsAgreeWithTheList: the summary's quarantined_acts
+// is the number of acts the outcomes list shows as quarantined, and the
+// summary names both counts, so a reader of "3 quarantined acts" and
+// "4 quarantined rows" is not left guessing.
+func checkQuarantineCountsAgreeWithTheList(t *testing.T, sum Summary, out string) {
+	t.Helper()
+	listed := strings.Count(out, ": "+string(ResultQuarantined)+"\n")
+	want := fmt.Sprintf(" quarantined_acts=%d quarantined_rows=%d ", listed, sum.Quarantined)
+	if listed == 0 || sum.QuarantinedActs != listed || !strings.Contains(sum.Line(), want) {
+		t.Fatalf("the list shows %d quarantined acts; summary %q, want %q", listed, sum.Line(), want)
+	}
+	table := fmt.Sprintf("%d acts above, %d rows held for review", listed, sum.Quarantined)
+	if !strings.Contains(out, table) {
+		t.Fatalf("the report does not say %q:\n%s", table, out)
+	}
 }
 
 // checkQuarantineAsStatusCountsIt: the summary's quarantined is what

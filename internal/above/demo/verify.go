@@ -16,7 +16,7 @@ import (
 func (e *env) actAndVerify(ctx context.Context) (Summary, error) {
 	sum := Summary{Rows: len(e.data), Dir: e.cfg.Dir, ReadModel: e.store.ReadModelPath(), ViewURL: e.url + "/"}
 	outs, err := e.people(ctx)
-	sum.Outcomes = outs
+	sum.Outcomes, sum.QuarantinedActs = outs, quarantinedActs(outs)
 	if err != nil {
 		return sum, err
 	}
@@ -117,6 +117,17 @@ func (e *env) verify(ctx context.Context, sum *Summary) error {
 	return nil
 }
 
+// quarantinedActs counts the acts whose outcome is quarantined.
+func quarantinedActs(outs []Outcome) int {
+	n := 0
+	for _, o := range outs {
+		if o.Result == ResultQuarantined {
+			n++
+		}
+	}
+	return n
+}
+
 func abs(n int) int {
 	if n < 0 {
 		return -n
@@ -130,13 +141,30 @@ func values(a *Airport) map[string]any {
 		"tz": a.TZ, "type": a.Type, "source": a.Source, "notes": a.Notes}
 }
 
+// quarantine says what the two quarantine counts count: the acts of the
+// outcomes list, and the rows held for review, as `hikoutei status`
+// counts them (a pasted duplicate holds both copies).
+func (s Summary) quarantine() string {
+	return fmt.Sprintf("%d %s above, %d %s held for review (a duplicated row and its copy are 2)",
+		s.QuarantinedActs, plural(s.QuarantinedActs, "act"), s.Quarantined, plural(s.Quarantined, "row"))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
 func (e *env) report(s Summary) {
 	tw := tabwriter.NewWriter(e.cfg.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "\nrows committed\t%d\nrows in sheet\t%d\nrequests used\t%d\nconflicts opened/resolved\t%d/%d (%d in the sheet)\nquarantined\t%d\nelapsed\t%s\n",
-		s.Rows, s.SheetRows, s.Requests, s.Conflicts, s.Resolved, s.ResolvedInSheet, s.Quarantined, s.Elapsed.Round(100_000_000))
+	fmt.Fprintf(tw, "\nrows committed\t%d\nrows in sheet\t%d\nrequests used\t%d\nconflicts opened/resolved\t%d/%d (%d in the sheet)\n"+
+		"quarantined\t%s\nelapsed\t%s\n",
+		s.Rows, s.SheetRows, s.Requests, s.Conflicts, s.Resolved, s.ResolvedInSheet, s.quarantine(), s.Elapsed.Round(100_000_000))
 	tw.Flush()
 	fmt.Fprintf(e.cfg.Out, "\nwhere to look:\n  read model: %s\n  try: sqlite3 %s 'SELECT id, name, altitude, notes FROM \"Airport\" LIMIT 5'\n  store: %s (hikoutei status --dir %s)\n",
 		s.ReadModel, s.ReadModel, s.Dir, s.Dir)
+	e.removal()
 	if e.cfg.KeepOpen {
 		fmt.Fprintf(e.cfg.Out, "  spreadsheet web view: %s\n", s.ViewURL)
 	}
