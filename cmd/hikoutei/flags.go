@@ -77,7 +77,7 @@ func requireStoreDir(dir string) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: %s does not exist: give the directory of a store (the one your program opened)", engine.ErrNotAStore, dir)
 	case err != nil || !fi.IsDir():
-		return fmt.Errorf("%w: %s is not a directory", engine.ErrNotAStore, dir)
+		return engine.NotADirectory(dir)
 	}
 	return nil
 }

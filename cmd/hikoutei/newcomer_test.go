@@ -56,3 +56,18 @@ func TestDoctorOnANonStoreSaysNothingOfTheLeaseFile(t *testing.T) {
 		t.Fatalf("doctor on a non-store: exit %d:\n%s", code, out)
 	}
 }
+
+// --dir given the store's log.db (the file, not its folder) is still
+// not_a_store, and the message says to pass the folder that holds log.db
+// and names it; serve then gives no restore line for the file's path.
+func TestDirGivenTheLogFileNamesItsFolder(t *testing.T) {
+	dir := newStore(t)
+	logFile := filepath.Join(dir, "log.db")
+	want := "not_a_store: " + logFile + " is a store's log.db, not its directory: pass the folder that holds log.db: --dir " + dir
+	for _, args := range [][]string{{"status"}, {"doctor"}, {"audit"}, {"serve", "--spreadsheet", testSpreadsheetID}} {
+		code, out := runCLI(t, append(args, "--dir", logFile)...)
+		if code != exitFailure || !strings.Contains(out, want) || strings.Contains(out, "restore --from") {
+			t.Errorf("%s --dir %s: exit %d:\n%s", args[0], logFile, code, out)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -200,12 +201,18 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 // serveNextStep adds to not_a_store what to run: serve opens a store, it
 // never creates one.
 func serveNextStep(err error, dir string) error {
-	if !errors.Is(err, hikoutei.ErrNotAStore) {
+	if !errors.Is(err, hikoutei.ErrNotAStore) || isFile(dir) { // a file: the error names the folder to pass
 		return err
 	}
 	return fmt.Errorf("%w; serve opens an existing store and never creates one: create it by opening it "+
 		"once from your program (hikoutei.Open), or restore a backup into it (hikoutei restore --from FILE --to %s); "+
 		"to try the product, run hikoutei demo --keep-open", err, dir)
+}
+
+// isFile reports whether path exists and is not a directory.
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
 }
 
 // syncFromFlags is the sync configuration of the flags over the

@@ -175,7 +175,7 @@ func OpenDeclared(dir string, cfg Config) (*Engine, error) {
 // when it holds store files but no usable log.
 func IsStore(dir string) error {
 	if fi, err := os.Stat(dir); (err == nil && !fi.IsDir()) || errors.Is(err, syscall.ENOTDIR) {
-		return fmt.Errorf("%w: %s is not a directory", ErrNotAStore, dir)
+		return NotADirectory(dir)
 	}
 	err := events.RequireLog(dir)
 	var missing *events.StoreLogMissingError
@@ -188,6 +188,20 @@ func IsStore(dir string) error {
 			storesInside(dir))
 	}
 	return err
+}
+
+// NotADirectory is the not_a_store error of a store directory given as
+// a path that is not a directory. When it names one of a store's own
+// files (log.db, lease.toml, read.sqlite), as when a user passes the
+// log instead of its folder, the message says to pass the folder that
+// holds it and names that folder.
+func NotADirectory(dir string) error {
+	switch base := filepath.Base(dir); base {
+	case events.LogFileName, events.LeaseFileName, projector.FileName:
+		return fmt.Errorf("%w: %s is a store's %s, not its directory: pass the folder that holds %s: --dir %s",
+			ErrNotAStore, dir, base, base, filepath.Dir(dir))
+	}
+	return fmt.Errorf("%w: %s is not a directory", ErrNotAStore, dir)
 }
 
 // storesInside names the stores dir holds one level down ("" when none):
