@@ -373,7 +373,7 @@ func TestCLIConsistencyStoreErrorsAndFlagChecks(t *testing.T) {
 	audit := findCommand(t, []string{"audit"})
 	wantUsage(t, audit, []string{"audit", "--dir", dir, "--entity", "Nope"})
 	serve := findCommand(t, []string{"serve"})
-	for flag, value := range map[string]string{"--spreadsheet": "notanid", "--http": "127.0.0.1:notaport", "--sheets-endpoint": "ftp://x",
+	for flag, value := range map[string]string{"--spreadsheet": "not an id", "--http": "127.0.0.1:notaport", "--sheets-endpoint": "ftp://x",
 		"--nats-listen": "nohostport"} {
 		args := []string{"serve", "--dir", dir, "--sheets-endpoint", "http://127.0.0.1:1", "--spreadsheet", "1ServeTestSheetId", flag, value}
 		_, _, errOut := runSplit(args...)
@@ -382,7 +382,7 @@ func TestCLIConsistencyStoreErrorsAndFlagChecks(t *testing.T) {
 			t.Errorf("%v: stderr does not blame the flag:\n%s", args, first)
 		}
 	}
-	t.Setenv(hikoutei.EnvSpreadsheetURL, "notanid")
+	t.Setenv(hikoutei.EnvSpreadsheetURL, "not an id")
 	args := []string{"serve", "--dir", dir, "--sheets-endpoint", "http://127.0.0.1:1"}
 	wantUsage(t, serve, args)
 	if _, _, errOut := runSplit(args...); !strings.HasPrefix(errOut, "hikoutei: environment: "+hikoutei.EnvSpreadsheetURL+": ") {
