@@ -55,16 +55,31 @@ type AdoptReport struct {
 // AdoptColumn is one column of an adopted tab: its letter, header, the
 // field it maps to and how ("header", "map", "ignored", "unknown",
 // "unnamed").
+//
+// It is a struct (an alias of layout.ColumnMap) with the fields Index int
+// (zero-based position), Letter string (A1 letter), Header string (the
+// header text, NFC, trimmed), Field string (the field it maps to, "" when
+// none) and How string.
 type AdoptColumn = layout.ColumnMap
 
 // AdoptRow is the outcome of one row of an adopted tab: create,
 // unchanged (the store holds the key with the same values already) or
 // skip (with the reason, the field and column, and every cell that did
 // not decode).
+//
+// It is a struct (an alias of aggregates.AdoptDecision) with the fields
+// SheetRow int (1-based), Key string (the key cell's text), Hash string
+// (the full-row visible hash), Outcome AdoptOutcome, and for a skipped row
+// Reason string (its code), Field and Column string (the offending field
+// and column letter; empty for a duplicate), Detail string (a short note
+// naming rows, never a value) and Issues []AdoptIssue.
 type AdoptRow = aggregates.AdoptDecision
 
 // AdoptIssue is one cell of an adopted row that is not a value of its
 // field, with the cell codec's reason.
+//
+// It is a struct (an alias of aggregates.AdoptIssue) with the fields
+// Field, Column (the column's letter) and Reason, all strings.
 type AdoptIssue = aggregates.AdoptIssue
 
 // AdoptOutcome is what becomes of an adopted row.

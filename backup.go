@@ -9,6 +9,12 @@ import (
 // BackupInfo describes a backup of a store's log: the file, the store id,
 // the log head and replica head it holds, its size and SHA-256. It never
 // holds a payload.
+//
+// It is a struct (an alias of events.BackupInfo) with the fields Path
+// string (the file written), StoreID string, Head uint64 (the log head in
+// the copy), ReplicaHead uint64 (the replica commit it holds up to; 0:
+// never replicated), Bytes int64 (the file's size) and SHA256 string
+// (hex).
 type BackupInfo = events.BackupInfo
 
 // Backup writes a consistent copy of the store's log.db to out while the

@@ -13,6 +13,31 @@ import (
 // fence (CanonicalRevision, CandidateHash, CandidateEpoch) that
 // AcknowledgeSystem needs, and the candidate-time visible evidence. An
 // empty VisibleHash marks a legacy conflict, which no command resolves.
+//
+// It is a struct (an alias of aggregates.Conflict, whose declaration
+// `go doc github.com/hikoutei/hikoutei-go/aggregates Conflict` prints)
+// with these fields:
+//
+//   - ID string: the conflict id (what ResolveConflict and
+//     AcknowledgeSystem take).
+//   - Entity, EntityID, Field string: the record (entity name and primary
+//     key) and the field both sides changed.
+//   - Tab, Anchor, Binding string: the Input tab, the row's anchor (its
+//     key in the sheet) and the row's binding id.
+//   - Status ConflictStatus: ConflictOpen or ConflictResolved.
+//   - CanonicalRevision uint64, CandidateHash string, CandidateEpoch
+//     int64: the candidate fence, copied into Acknowledge.
+//   - VisibleRevision int64, VisibleHash string: the row's visible
+//     revision and hash when the person's edit was seen.
+//   - SystemValue, SheetValue string: the two values, as rendered for the
+//     audit.
+//   - ReconcileEffect, ReconcileState string: the row reconcile an
+//     acknowledgement queued, and its outbox state ("" before one).
+//   - OpenedSeq, ResolvedSeq uint64: the log sequences of the events
+//     that opened and resolved it (0 while open).
+//   - OpenedAt time.Time: when it opened.
+//   - Resolution events.Resolution: how it ended ("system_wins",
+//     "system_acknowledged", "use_sheet"; "" while open).
 type Conflict = aggregates.Conflict
 
 // ConflictStatus is where a conflict stands: ConflictOpen or ConflictResolved.
@@ -74,6 +99,11 @@ func (s *Store) Conflicts(ctx context.Context, status ConflictStatus) ([]Conflic
 // Conflict's CanonicalRevision, CandidateHash, CandidateEpoch). CommandID,
 // when set, makes the command idempotent (see WithCommandID); Actor is who
 // asked ("" records none).
+//
+// It is a struct (an alias of aggregates.Acknowledge) with the fields
+// ConflictID string, CanonicalRevision uint64, CandidateHash string,
+// CandidateEpoch int64 (the fence, copied from the Conflict), CommandID
+// string and Actor Actor.
 type Acknowledge = aggregates.Acknowledge
 
 // AckOutcome is how acknowledge_system ended: AckApplied, AckStale or AckRejected.
