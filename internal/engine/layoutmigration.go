@@ -458,11 +458,15 @@ func (e *Engine) planRows(d *layoutMigration, fill map[string]map[string]any, ro
 
 // fillRow is what the migration writes on row r: canonical state in each
 // column the plan fills, except, on an Input tab, a kept (retyped) cell
-// that shows a value people typed the store has not imported.
+// that shows a value people typed the store has not imported; and the
+// record's key wherever its key cell would be left blank.
 func (e *Engine) fillRow(d *layoutMigration, r sheetsio.Row, vals map[string]any) (map[string]any, error) {
 	cp := d.plan
 	out := map[string]any{}
 	for i, c := range cp.New.Columns {
+		if c.Key && i != cp.New.Anchor && keyBlank(cp, i, r) {
+			out[c.Name] = vals[c.Name]
+		}
 		if i == cp.New.Anchor || c.Key || !cp.Fill(i) {
 			continue
 		}
@@ -478,6 +482,23 @@ func (e *Engine) fillRow(d *layoutMigration, r sheetsio.Row, vals map[string]any
 		out[c.Name] = vals[c.Name]
 	}
 	return out, nil
+}
+
+// keyBlank reports whether key column i of the plan's new layout would
+// be blank on row r after the migration: the column is new to the tab, or
+// the cell it continues is blank. A row kept for review when its record
+// left (a migration moved it to another key) lost its key cell with the
+// old key column; when a later change brings a record of that key back,
+// the row is that record's again and must show its key — a blank key cell
+// is no value of a person's, and a row without its key is taken for a
+// person's edit of the key (quarantined) and never decided.
+func keyBlank(cp layout.ColumnPlan, i int, r sheetsio.Row) bool {
+	src := cp.Source[i]
+	if src == "" {
+		return true
+	}
+	j := cp.Old.ColumnIndex(src)
+	return j < 0 || j >= len(r.Cells) || blankCell(r.Cells[j])
 }
 
 // unimported counts, for each column people edited that leaves an Input
@@ -543,6 +564,9 @@ func shownHashes(spec layout.TabSpec, fill map[string]any) (map[string]string, e
 	}
 	out := make(map[string]string, len(fill))
 	for f, v := range fill {
+		if i := spec.ColumnIndex(f); i >= 0 && spec.Columns[i].Key {
+			continue // the key cell: no column people edit
+		}
 		h, err := aggregates.ShownHash(v)
 		if err != nil {
 			return nil, err
