@@ -183,9 +183,58 @@ func (e *Engine) recordMigration(ev events.SheetLayoutMigrated, retired int) err
 		return err
 	}
 	e.lay.setPending(ev.Tab, false)
+	if err := e.noteMigratedRows(ev); err != nil {
+		return err
+	}
 	e.log.Info("a sheet tab follows the entities' new shape", "tab", ev.Tab, "rows", len(ev.Rows), "retired_columns", retired,
 		"recovered", ev.Recovered)
 	return nil
+}
+
+// noteMigratedRows tells health the rows of live records the migration
+// left differing from canonical state (a person's cell not decided yet,
+// a cell the migration could not fill) that no conflict or quarantine
+// holds (the migration cleared their quarantine): they wait for the next
+// poll. Until a reconciliation pass counts the tab again, the tab is
+// diverged, never ok while it shows them.
+func (e *Engine) noteMigratedRows(ev events.SheetLayoutMigrated) error {
+	n := 0
+	err := e.onWriter(func() error {
+		var err error
+		n, err = e.migratedDiffering(ev)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	e.notes.noteMigrated(ev.Target, ev.Tab, n, e.cfg.Clock.Now())
+	return nil
+}
+
+// migratedDiffering counts the rows noteMigratedRows reports.
+func (e *Engine) migratedDiffering(ev events.SheetLayoutMigrated) (int, error) {
+	spec, ok := e.sheet.Schema.Tab(ev.Tab)
+	if !ok {
+		return 0, nil
+	}
+	rows, err := e.proj.TabRowsOf(ev.Target, ev.Tab)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range ev.Rows {
+		if r.After == "" || r.After == r.Hash || rows.Held[r.Anchor] {
+			continue
+		}
+		_, exists, err := e.proj.EntityValues(spec.Entity, r.Anchor)
+		if err != nil {
+			return 0, err
+		}
+		if exists {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // reexamine adds to ch the clearing of tab's active row evidence

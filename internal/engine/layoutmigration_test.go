@@ -9,7 +9,8 @@ import (
 )
 
 // The sheet's layout follows a change of shape (layout migrations): the
-// key cell of a live record's Input row.
+// key cell of a live record's Input row, and what health says of the rows
+// a migration leaves differing from canonical state.
 
 type (
 	keyByID struct {
@@ -27,6 +28,14 @@ type (
 		Ident string `hikoutei:"ident,pk,was=id"`
 		Name  string `hikoutei:"name"`
 		Notes string `hikoutei:"notes,user"`
+	}
+	rankInt struct {
+		ID   string `hikoutei:"id,pk"`
+		Rank int64  `hikoutei:"rank,user"`
+	}
+	rankFloat struct { // rank widened
+		ID   string  `hikoutei:"id,pk"`
+		Rank float64 `hikoutei:"rank,user"`
 	}
 )
 
@@ -198,5 +207,36 @@ func TestI35_AKeyRenameWritesABlankKeyCellOfALiveRecord(t *testing.T) {
 	}
 	r.poll()
 	r.passes(3)
+	r.converged()
+}
+
+// I35 (and I22: health is never ok while a row differs): a layout
+// migration clears the quarantine read under the old layout and leaves
+// the rows that showed it differing from canonical state until the next
+// poll decides them. Health says so (diverged, the rows counted) from the
+// migration on, not ok, until a reconciliation pass counts the tab again.
+func TestI35_HealthIsNotOKWhileRowsAMigrationLeftDifferingWaitForThePoll(t *testing.T) {
+	t.Parallel()
+	r := newLayoutRig(t)
+	r.open(nil, hikoutei.Entity[rankInt]("Rec"))
+	commit(t, r.s, &rankInt{ID: "a", Rank: 1}, &rankInt{ID: "b", Rank: 2})
+	r.passes(3)
+	r.typeInto("Rec_Input", "B2", "2.5")  // rank of a: no int
+	r.typeInto("Rec_Input", "B3", "lots") // rank of b: no number
+	r.poll()
+	r.close()
+	r.open(nil, hikoutei.Entity[rankFloat]("Rec"))
+	r.passes(10)
+	if row := r.row("Rec_Input", []string{"id", "rank", anchorHeader}, "a"); row[1] != "2.5" {
+		t.Fatalf("a's row after the retype: %q", row)
+	}
+	if th := r.state("Rec_Input"); th.State != hikoutei.SyncDiverged || th.Diverged != 2 {
+		t.Fatalf("Rec_Input after its migration, before a poll: %+v", th)
+	}
+	r.poll()
+	r.passes(3)
+	if a, err := hikoutei.Get[rankFloat](r.t.Context(), r.s, "a"); err != nil || a.Rank != 2.5 {
+		t.Fatalf("a = %+v %v", a, err)
+	}
 	r.converged()
 }
