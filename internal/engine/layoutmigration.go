@@ -183,9 +183,58 @@ func (e *Engine) recordMigration(ev events.SheetLayoutMigrated, retired int) err
 		return err
 	}
 	e.lay.setPending(ev.Tab, false)
+	if err := e.noteMigratedRows(ev); err != nil {
+		return err
+	}
 	e.log.Info("a sheet tab follows the entities' new shape", "tab", ev.Tab, "rows", len(ev.Rows), "retired_columns", retired,
 		"recovered", ev.Recovered)
 	return nil
+}
+
+// noteMigratedRows tells health the rows of live records the migration
+// left differing from canonical state (a person's cell not decided yet,
+// a cell the migration could not fill) that no conflict or quarantine
+// holds (the migration cleared their quarantine): they wait for the next
+// poll. Until a reconciliation pass counts the tab again, the tab is
+// diverged, never ok while it shows them.
+func (e *Engine) noteMigratedRows(ev events.SheetLayoutMigrated) error {
+	n := 0
+	err := e.onWriter(func() error {
+		var err error
+		n, err = e.migratedDiffering(ev)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	e.notes.noteMigrated(ev.Target, ev.Tab, n, e.cfg.Clock.Now())
+	return nil
+}
+
+// migratedDiffering counts the rows noteMigratedRows reports.
+func (e *Engine) migratedDiffering(ev events.SheetLayoutMigrated) (int, error) {
+	spec, ok := e.sheet.Schema.Tab(ev.Tab)
+	if !ok {
+		return 0, nil
+	}
+	rows, err := e.proj.TabRowsOf(ev.Target, ev.Tab)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range ev.Rows {
+		if r.After == "" || r.After == r.Hash || rows.Held[r.Anchor] {
+			continue
+		}
+		_, exists, err := e.proj.EntityValues(spec.Entity, r.Anchor)
+		if err != nil {
+			return 0, err
+		}
+		if exists {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // reexamine adds to ch the clearing of tab's active row evidence
@@ -458,11 +507,15 @@ func (e *Engine) planRows(d *layoutMigration, fill map[string]map[string]any, ro
 
 // fillRow is what the migration writes on row r: canonical state in each
 // column the plan fills, except, on an Input tab, a kept (retyped) cell
-// that shows a value people typed the store has not imported.
+// that shows a value people typed the store has not imported; and the
+// record's key wherever its key cell would be left blank.
 func (e *Engine) fillRow(d *layoutMigration, r sheetsio.Row, vals map[string]any) (map[string]any, error) {
 	cp := d.plan
 	out := map[string]any{}
 	for i, c := range cp.New.Columns {
+		if c.Key && i != cp.New.Anchor && keyBlank(cp, i, r) {
+			out[c.Name] = vals[c.Name]
+		}
 		if i == cp.New.Anchor || c.Key || !cp.Fill(i) {
 			continue
 		}
@@ -478,6 +531,23 @@ func (e *Engine) fillRow(d *layoutMigration, r sheetsio.Row, vals map[string]any
 		out[c.Name] = vals[c.Name]
 	}
 	return out, nil
+}
+
+// keyBlank reports whether key column i of the plan's new layout would
+// be blank on row r after the migration: the column is new to the tab, or
+// the cell it continues is blank. A row kept for review when its record
+// left (a migration moved it to another key) lost its key cell with the
+// old key column; when a later change brings a record of that key back,
+// the row is that record's again and must show its key — a blank key cell
+// is no value of a person's, and a row without its key is taken for a
+// person's edit of the key (quarantined) and never decided.
+func keyBlank(cp layout.ColumnPlan, i int, r sheetsio.Row) bool {
+	src := cp.Source[i]
+	if src == "" {
+		return true
+	}
+	j := cp.Old.ColumnIndex(src)
+	return j < 0 || j >= len(r.Cells) || blankCell(r.Cells[j])
 }
 
 // unimported counts, for each column people edited that leaves an Input
@@ -543,6 +613,9 @@ func shownHashes(spec layout.TabSpec, fill map[string]any) (map[string]string, e
 	}
 	out := make(map[string]string, len(fill))
 	for f, v := range fill {
+		if i := spec.ColumnIndex(f); i >= 0 && spec.Columns[i].Key {
+			continue // the key cell: no column people edit
+		}
 		h, err := aggregates.ShownHash(v)
 		if err != nil {
 			return nil, err

@@ -129,6 +129,25 @@ func (n *syncNotes) reconciled(sheet string) map[string]reconcileNote {
 	return maps.Clone(n.reconcile[sheet])
 }
 
+// noteMigrated records the rows of tab a layout migration read that
+// differ from canonical state, not held by people (conflict, candidate,
+// quarantine) nor in transition: health reports them diverged until a
+// reconciliation pass counts the tab again (it keeps the time of the
+// last pass). A migration that found none changes nothing.
+func (n *syncNotes) noteMigrated(sheet, tab string, diverged int, at time.Time) {
+	if diverged <= 0 {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	note := n.tabNotes(sheet)[tab]
+	if note.diverged == 0 {
+		note.since = at
+	}
+	note.diverged = max(note.diverged, diverged)
+	n.reconcile[sheet][tab] = note
+}
+
 // noteBlocked records that a pass could not read tab (its header drifted):
 // health reports the tab blocked for reason until a pass reads it again.
 func (n *syncNotes) noteBlocked(sheet, tab string, reason SyncReason, at time.Time) {
