@@ -310,3 +310,31 @@ func TestI06_AnUpdateTheRowAlreadyShowsNeverTakesAPersonsOtherCell(t *testing.T)
 	}
 	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"b": {"b", "X", "Y", "b"}})
 }
+
+// An application write of one cell of an Input row meets a person's
+// unpolled edit of another cell and is not made; the person then undoes
+// the edit, so the row shows exactly what the store last wrote. Polls
+// must still examine it and write the lost value, not skip it as
+// unchanged (nothing queued, health ok until anti-entropy).
+func TestI22_AWriteLostOnAnEditedRowIsWrittenAfterThePersonUndoesTheEdit(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(5)
+	if err := r.sheet.Person().Type("Rec_Input", "B2", "typed"); err != nil { // notes of a
+		t.Fatal(err)
+	}
+	r.persist(&recTag{ID: "a", Name: "A", Tag: "t2"}) // its write meets the edited row
+	r.passes(3)
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		t.Fatalf("the write of tag was not stopped by the edited row: %v", out)
+	}
+	if err := r.sheet.Person().Type("Rec_Input", "B2", ""); err != nil { // the person undoes the edit
+		t.Fatal(err)
+	}
+	if _, err := r.h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3)
+	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "", "t2", "a"}})
+	r.converged()
+}
