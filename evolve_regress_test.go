@@ -397,3 +397,59 @@ func TestI35_ARecoveredMigrationNeverLetsAQueuedWriteOverwriteAnUnpolledEdit(t *
 	}
 	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "n1", "second", "a"}})
 }
+
+// I22 and I35: a write lost on an edited row, the edit undone: the row
+// shows what the store last wrote, and the poll still reads it and queues
+// the rewrite of the stale cell, guarded by the row it read — the row
+// the store expects. The store closes before the rewrite is sent,
+// reopens with a shape that changes the Input tab's layout and closes
+// again before the tab follows; a person then types a newer value into
+// the stale cell; the store reopens with the first shape, so the tab's
+// migration is recorded without a change of the sheet. The rewrite must
+// not be moved onto the row as it shows now: it would overwrite the newer
+// value, which no poll read. It fails instead, and the newer value is
+// decided as a conflict.
+func TestI22_TheRewriteOfALostWriteNeverOverwritesANewerEditAcrossARecoveredMigration(t *testing.T) {
+	type recTagNameUser struct {
+		ID    string `hikoutei:"id,pk"`
+		Name  string `hikoutei:"name,user"`
+		Notes string `hikoutei:"notes,user"`
+		Tag   string `hikoutei:"tag,user"`
+	}
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(5)
+	person := r.sheet.Person()
+	if err := person.Type("Rec_Input", "B2", "n1"); err != nil { // notes of a
+		t.Fatal(err)
+	}
+	r.persist(&recTag{ID: "a", Name: "A", Tag: "t2"}) // its write meets the edited row
+	r.passes(3)
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		t.Fatalf("the write of tag was not stopped by the edited row: %v", out)
+	}
+	if err := person.Type("Rec_Input", "B2", ""); err != nil { // the person undoes the edit
+		t.Fatal(err)
+	}
+	if res, err := r.h.Poll(bg); err != nil || res.Stats.Events == 0 { // queues the rewrite of tag
+		t.Fatalf("poll: %+v %v", res.Stats, err)
+	}
+	r.close()
+	r.open(hikoutei.Entity[recTagNameUser]("Rec")) // name editable: Input waits for its migration
+	r.close()
+	if err := person.Type("Rec_Input", "C2", "newer"); err != nil { // tag of a, never polled
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	for range 3 {
+		r.passes(3)
+		if _, err := r.h.Poll(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 || open[0].Field != "tag" || open[0].SheetValue != "newer" || open[0].SystemValue != "t2" {
+		t.Fatalf("open conflicts %+v %v: the person's newer tag is not held as a conflict", open, err)
+	}
+	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "", "newer", "a"}})
+}
