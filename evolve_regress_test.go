@@ -310,3 +310,146 @@ func TestI06_AnUpdateTheRowAlreadyShowsNeverTakesAPersonsOtherCell(t *testing.T)
 	}
 	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"b": {"b", "X", "Y", "b"}})
 }
+
+// An application write of one cell of an Input row meets a person's
+// unpolled edit of another cell and is not made; the person then undoes
+// the edit, so the row shows exactly what the store last wrote. Polls
+// must still examine it and write the lost value, not skip it as
+// unchanged (nothing queued, health ok until anti-entropy).
+func TestI22_AWriteLostOnAnEditedRowIsWrittenAfterThePersonUndoesTheEdit(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(5)
+	if err := r.sheet.Person().Type("Rec_Input", "B2", "typed"); err != nil { // notes of a
+		t.Fatal(err)
+	}
+	r.persist(&recTag{ID: "a", Name: "A", Tag: "t2"}) // its write meets the edited row
+	r.passes(3)
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		t.Fatalf("the write of tag was not stopped by the edited row: %v", out)
+	}
+	if err := r.sheet.Person().Type("Rec_Input", "B2", ""); err != nil { // the person undoes the edit
+		t.Fatal(err)
+	}
+	if _, err := r.h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	r.passes(3)
+	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "", "t2", "a"}})
+	r.converged()
+}
+
+// I35 (found by the evolution campaign, seed 1 run 43): a person's value
+// typed again, while the store was closed, in a cell with an open
+// conflict; the application's next write of the field resolves the
+// conflict and rewrites the cell guarded by the row as it showed the
+// conflict's candidate, which here is also the row the store last
+// accepted (the same poll took the person's edit of another cell). The
+// store had reopened with a shape that changes the Input tab's layout and
+// closed before the tab followed; it reopens with the first shape again,
+// so the tab shows the current layout while it still waits for its
+// migration. That migration, recorded without a change of the sheet,
+// must not move the rewrite's guard to the row as it shows now, the
+// person's new value included: the rewrite would overwrite a value no
+// poll read. The rewrite fails instead, and the value is decided as a
+// conflict.
+func TestI35_ARecoveredMigrationNeverLetsAQueuedWriteOverwriteAnUnpolledEdit(t *testing.T) {
+	type recTagNameUser struct {
+		ID    string `hikoutei:"id,pk"`
+		Name  string `hikoutei:"name,user"`
+		Notes string `hikoutei:"notes,user"`
+		Tag   string `hikoutei:"tag,user"`
+	}
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(5)
+	person := r.sheet.Person()
+	for cell, text := range map[string]string{"B2": "n1", "C2": "first"} { // notes and tag of a
+		if err := person.Type("Rec_Input", cell, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.persist(&recTag{ID: "a", Name: "A", Tag: "app1"})
+	r.passes(3)
+	if _, err := r.h.Poll(bg); err != nil { // accepts notes, holds tag as a conflict
+		t.Fatal(err)
+	}
+	if open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen); err != nil || len(open) != 1 || open[0].SheetValue != "first" {
+		t.Fatalf("open conflicts %+v %v", open, err)
+	}
+	r.close()
+	r.open(hikoutei.Entity[recTagNameUser]("Rec")) // name editable: Input waits for its migration
+	r.close()
+	if err := person.Type("Rec_Input", "C2", "second"); err != nil { // typed again, never polled
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recTag]("Rec"))                           // the tab shows this layout again, and waits
+	r.persist(&recTag{ID: "a", Name: "A", Notes: "n1", Tag: "app2"}) // resolves the conflict: rewrites the cell
+	for range 3 {
+		r.passes(3)
+		if _, err := r.h.Poll(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 || open[0].Field != "tag" || open[0].SheetValue != "second" || open[0].SystemValue != "app2" {
+		t.Fatalf("open conflicts %+v %v: the person's tag is not held as a conflict", open, err)
+	}
+	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "n1", "second", "a"}})
+}
+
+// I22 and I35: a write lost on an edited row, the edit undone: the row
+// shows what the store last wrote, and the poll still reads it and queues
+// the rewrite of the stale cell, guarded by the row it read — the row
+// the store expects. The store closes before the rewrite is sent,
+// reopens with a shape that changes the Input tab's layout and closes
+// again before the tab follows; a person then types a newer value into
+// the stale cell; the store reopens with the first shape, so the tab's
+// migration is recorded without a change of the sheet. The rewrite must
+// not be moved onto the row as it shows now: it would overwrite the newer
+// value, which no poll read. It fails instead, and the newer value is
+// decided as a conflict.
+func TestI22_TheRewriteOfALostWriteNeverOverwritesANewerEditAcrossARecoveredMigration(t *testing.T) {
+	type recTagNameUser struct {
+		ID    string `hikoutei:"id,pk"`
+		Name  string `hikoutei:"name,user"`
+		Notes string `hikoutei:"notes,user"`
+		Tag   string `hikoutei:"tag,user"`
+	}
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(5)
+	person := r.sheet.Person()
+	if err := person.Type("Rec_Input", "B2", "n1"); err != nil { // notes of a
+		t.Fatal(err)
+	}
+	r.persist(&recTag{ID: "a", Name: "A", Tag: "t2"}) // its write meets the edited row
+	r.passes(3)
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		t.Fatalf("the write of tag was not stopped by the edited row: %v", out)
+	}
+	if err := person.Type("Rec_Input", "B2", ""); err != nil { // the person undoes the edit
+		t.Fatal(err)
+	}
+	if res, err := r.h.Poll(bg); err != nil || res.Stats.Events == 0 { // queues the rewrite of tag
+		t.Fatalf("poll: %+v %v", res.Stats, err)
+	}
+	r.close()
+	r.open(hikoutei.Entity[recTagNameUser]("Rec")) // name editable: Input waits for its migration
+	r.close()
+	if err := person.Type("Rec_Input", "C2", "newer"); err != nil { // tag of a, never polled
+		t.Fatal(err)
+	}
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	for range 3 {
+		r.passes(3)
+		if _, err := r.h.Poll(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 || open[0].Field != "tag" || open[0].SheetValue != "newer" || open[0].SystemValue != "t2" {
+		t.Fatalf("open conflicts %+v %v: the person's newer tag is not held as a conflict", open, err)
+	}
+	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "", "newer", "a"}})
+}

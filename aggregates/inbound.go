@@ -95,6 +95,9 @@ func ClassifyField(observed, shown, canonical string, shownKnown bool) Verdict {
 //   - Since: the log sequence that set each expected row's visible state;
 //   - InFlight: anchors with an effect not yet settled (pending,
 //     processing, delivery uncertain).
+//   - Lost: anchors whose newest write ended in conflict (it met a
+//     person's edit and was not made) with no write applied since: never
+//     certified nor skipped as unchanged.
 //
 // A row is expected only once an effect wrote it (or an observation
 // accepted it): a row whose append has not been applied is never
@@ -112,6 +115,7 @@ type TabExpectation struct {
 	Flagged     bool
 	Since       map[string]uint64
 	InFlight    map[string]bool
+	Lost        map[string]bool
 }
 
 // Settled reports whether the expected row of anchor was last set at or

@@ -74,6 +74,9 @@ func (c *Certifier) Row(_ int, d cell.RowDigest) bool {
 	if c.x.Missing[string(d.Anchor)] {
 		return false // restored with recorded deletion evidence
 	}
+	if c.x.Lost[string(d.Anchor)] {
+		return false // its newest write was lost: examined
+	}
 	if !dup {
 		c.shown++
 	}

@@ -56,7 +56,7 @@ func EscalatedRows(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) (row
 	}
 	for i := range snap.Rows {
 		r := &snap.Rows[i]
-		if blankRow(r.Cells) || x.Evidence[r.Hash] || (r.Anchor != "" && copies[r.Anchor] == 1 && x.Rows[r.Anchor] == r.Hash) {
+		if blankRow(r.Cells) || x.Evidence[r.Hash] || (r.Anchor != "" && copies[r.Anchor] == 1 && x.Rows[r.Anchor] == r.Hash && !x.Lost[r.Anchor]) {
 			continue
 		}
 		rows = append(rows, r.SheetRow)

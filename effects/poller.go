@@ -308,7 +308,7 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 		if x.Evidence[r.Hash] {
 			continue
 		}
-		if r.Anchor == "" || x.Rows[r.Anchor] != r.Hash {
+		if r.Anchor == "" || x.Rows[r.Anchor] != r.Hash || x.Lost[r.Anchor] {
 			return false
 		}
 		if first, _ := snap.Shown(r.Anchor); first != i {

@@ -160,7 +160,9 @@ type MigratedRow struct {
 	Hash string `canon:"hash"`
 	// Before is the row's hash as the migration read it, in the older
 	// layout: a write queued before, guarded by it, is guarded from now on
-	// by the hash the migration left on the row.
+	// by the hash the migration left on the row. In a recovered migration
+	// it is the row the store last showed, or the row as read when it
+	// holds a value the store did not write (then nothing follows).
 	Before string `canon:"before"`
 	// After is the hash the migration left on the row when it differs
 	// from Hash (the row held cells the store did not write: an edit not

@@ -41,6 +41,9 @@ func (p *Projector) TabExpectation(tab string) (aggregates.TabExpectation, error
 	if err != nil {
 		return x, err
 	}
+	if x.Lost, err = p.lostWrites(tab); err != nil {
+		return x, err
+	}
 	err = p.each("SELECT anchor, row_hash, reason FROM hk_quarantine WHERE tab = ? AND active = 1", []any{tab}, func(st *sqlite.Stmt) {
 		switch st.ColumnText(2) {
 		case aggregates.ReasonRowDeleted:
@@ -215,4 +218,20 @@ func (p *Projector) Command(id string) (rec aggregates.CommandRecord, ok bool, e
 			ReconcileEffect: st.ColumnText(8)}
 	})
 	return rec, ok, err
+}
+
+// lostWrites are the rows of tab whose write ended in conflict (it met a
+// person's edit and was not made) with no later write of the row applied
+// (aggregates.TabExpectation.Lost); nil when there is none.
+func (p *Projector) lostWrites(tab string) (map[string]bool, error) {
+	var out map[string]bool
+	err := p.each(`SELECT DISTINCT o.anchor FROM hk_outbox o WHERE o.state = ? AND +o.tab = ?
+  AND NOT EXISTS (SELECT 1 FROM hk_outbox l WHERE l.binding = o.binding AND l.stream_sequence > o.stream_sequence AND l.state = ?)`,
+		[]any{string(aggregates.EffectConflict), tab, string(aggregates.EffectApplied)}, func(st *sqlite.Stmt) {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[st.ColumnText(0)] = true
+		})
+	return out, err
 }

@@ -155,7 +155,8 @@ func userFields(s events.EntityShape) []string {
 
 // rowStates reads the state of every grid row DecideTab will decide:
 // rows with an anchor, except (outside a full scan) single plain rows that
-// show exactly the system's last write.
+// show exactly the system's last write, unless a later write of the row
+// was lost (TabExpectation.Lost).
 func (e *Engine) rowStates(tab string, shape events.EntityShape, r aggregates.TabRead, x aggregates.TabExpectation) (map[string]aggregates.RowState, error) {
 	copies := map[string]int{}
 	for _, sr := range r.Rows {
@@ -164,7 +165,7 @@ func (e *Engine) rowStates(tab string, shape events.EntityShape, r aggregates.Ta
 	out := map[string]aggregates.RowState{}
 	for _, sr := range r.Rows {
 		g := sr.Grid
-		if g == nil || g.Anchor == "" || !r.Full && copies[g.Anchor] == 1 && g.Plain && x.Rows[g.Anchor] == g.Hash {
+		if g == nil || g.Anchor == "" || !r.Full && copies[g.Anchor] == 1 && g.Plain && x.Rows[g.Anchor] == g.Hash && !x.Lost[g.Anchor] {
 			continue
 		}
 		rs, err := e.rowState(tab, shape.Name, g.Anchor)

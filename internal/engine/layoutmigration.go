@@ -304,9 +304,14 @@ func (e *Engine) recoverTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 
 // recoveredRows are the rows of a recovered tab: a row that shows exactly
 // what the store last showed on it keeps that hash; any other is expected
-// to show canonical state; the guards of writes queued before follow them.
-// A row of a record that no longer exists has no canonical state: it
-// keeps the store's last write's hash, which it does not show, so its
+// to show canonical state; the guards of writes queued before follow them,
+// unless the row shows a value the store did not write (an Input row
+// holding a person's edit no poll read: unknownCell). Such a row is
+// recorded as read before (Before is its hash now), so a write guarded by
+// the store's last row still fails on it and a poll decides the edit: a
+// guard moved to the row as it shows would let the write overwrite the
+// edit. A row of a record that no longer exists has no canonical state:
+// it keeps the store's last write's hash, which it does not show, so its
 // delete (and the surplus-row cleanup) never takes a person's cell with
 // it (I21).
 func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events.MigratedRow, error) {
@@ -334,6 +339,15 @@ func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events
 			out = append(out, row)
 			continue
 		}
+		if spec.Role == layout.RoleInput {
+			unknown, err := e.unknownCell(spec, r, vals)
+			if err != nil {
+				return nil, err
+			}
+			if unknown {
+				row.Before = r.Hash // nothing follows: the guards stay on the store's last row
+			}
+		}
 		h := canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals)
 		if !exists {
 			h = before
@@ -344,6 +358,37 @@ func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events
 		out = append(out, row)
 	}
 	return out, nil
+}
+
+// unknownCell reports whether row r of an Input tab (in its current
+// layout spec) shows, in a column other than the anchor, a value the store
+// did not write: neither canonical state (vals) nor the value the store
+// last knew the cell to show (written or accepted).
+func (e *Engine) unknownCell(spec layout.TabSpec, r sheetsio.Row, vals map[string]any) (bool, error) {
+	for i, c := range spec.Columns {
+		if i == spec.Anchor || showsValue(c, r.Cells[i], vals[c.Name]) {
+			continue
+		}
+		known, err := e.cellKnown(spec, c.Name, r)
+		if err != nil || !known {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// showsValue reports whether a cell of column c shows the value v.
+func showsValue(c cell.Column, raw, v any) bool {
+	got, err := cell.Decode(c, raw)
+	if err != nil {
+		return false
+	}
+	a, err := aggregates.ShownHash(got)
+	if err != nil {
+		return false
+	}
+	b, err := aggregates.ShownHash(v)
+	return err == nil && a == b
 }
 
 // columnsOf is a header row as the event records it (trailing blank
