@@ -115,8 +115,8 @@ func vouch(tx *bolt.Tx, p ChainCheckpoint) string {
 // VerifyChain's), that verified no chained record, or whose point is not
 // after the checkpoint the log already vouches for; nor when the log no
 // longer vouches for the new point (the record changed meanwhile). It
-// reports whether it recorded. Errors: ErrLogClosed; the log's damage
-// (ErrReadOnly-like bbolt errors of a read-only log).
+// reports whether it recorded. Errors: ErrLogClosed; the log's damage;
+// bbolt's error for a log opened read-only.
 func (l *Log) RecordChainCheckpoint(rep *ChainReport) (bool, error) {
 	if rep == nil || !rep.complete || rep.checkpoint.Seq == 0 {
 		return false, nil
