@@ -56,9 +56,10 @@ func chainSection() []string {
 			"a new checkpoint in the `meta` bucket of `log.db` (key `chain_verified`: the sequence, the chain value, where "+
 			"the walk began and how many records it read), so an open costs what was appended since, not the whole "+
 			"history. The checkpoint is trusted only while the log vouches for it: the record at its sequence is there, "+
-			"passes its checksum, carries a link, and the chain value after it is the checkpoint's; otherwise (a changed "+
-			"checkpoint, an older `log.db` restored under it, a log of an earlier build that has none) the open walks the "+
-			"whole chain, logs why at WARN, and records a checkpoint once the walk passes. Damage found by these walks "+
+			"passes its checksum, carries a link, and the chain value after it is the checkpoint's. Otherwise the open walks "+
+			"the whole chain and records a checkpoint once the walk passes: a log of an earlier build, which has none, and "+
+			"a checkpoint the log does not vouch for (changed, or an older `log.db` restored under it), which is logged "+
+			"at WARN with the reason. Damage found by these walks "+
 			"refuses commits (`log_damaged`). A record changed at or before the checkpoint is not read at open: "+
 			"`audit verify` and `doctor` walk the whole chain from the genesis value whatever the checkpoint says, and "+
 			"find it (`%s` naming its sequence); run them, or keep pinned heads, to audit the history itself.",
