@@ -143,3 +143,44 @@ func TestI38_OpenNeverReadsTheEntityEventsBelowTheChainCheckpoint(t *testing.T) 
 	}
 	commit(t, s, &Airport{ID: "SFO", Name: "SFO"})
 }
+
+// A chain checkpoint the log does not vouch for (its hash changed, or
+// moved to another record) is not trusted: Open walks the whole chain
+// instead, so an intact log opens healthy (no false break from the bad
+// checkpoint) and gets a new checkpoint, and damage below it is found.
+func TestOpenWalksTheWholeChainWhenTheLogDoesNotVouchForItsCheckpoint(t *testing.T) {
+	edits := map[string]func(v []byte){
+		"hash changed": func(v []byte) { v[len(v)-1] ^= 1 },
+		"moved":        func(v []byte) { binary.BigEndian.PutUint64(v[1:9], binary.BigEndian.Uint64(v[1:9])-1) },
+	}
+	for name, edit := range edits {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			seqs := airportStore(t, dir, "LAX", "NRT")
+			mustT(t, reopenHealthy(t, dir).Close())
+			tamper := func() {
+				editClosedLog(t, dir, func(_, meta *bolt.Bucket) error {
+					v := append([]byte(nil), meta.Get(checkpointKey)...)
+					edit(v)
+					return meta.Put(checkpointKey, v)
+				})
+			}
+			tamper()
+			s := reopenHealthy(t, dir)
+			head, err := s.e.Log().Head()
+			mustT(t, err)
+			mustT(t, s.Close())
+			if cp := storedCheckpointSeq(t, dir); cp < head {
+				t.Fatalf("checkpoint at %d after the whole walk, want at least %d", cp, head)
+			}
+			tamper()
+			flipRecordByte(t, dir, seqs[0])
+			s, err = Open(t.Context(), dir, Options{HeartbeatInterval: -1}, Entity[Airport]("Airport"))
+			mustT(t, err)
+			defer s.Close()
+			if h := s.Health(); !errors.Is(h.Local, ErrLogDamaged) {
+				t.Fatalf("Health().Local = %v, want log_damaged (the whole chain walked)", h.Local)
+			}
+		})
+	}
+}
