@@ -38,6 +38,16 @@ type ChainReport struct {
 	FirstChained uint64
 	Restarts     []ChainRestart
 	Pinned       bool // a pin was given and the log extends it
+	// From is the chain checkpoint the walk started after
+	// (ChainVerifyOptions.FromCheckpoint): the records up to it were not
+	// read. 0: the walk started from the genesis value.
+	From uint64
+	// Distrusted says why a recorded checkpoint was not used (the log
+	// does not vouch for it), so the walk started from the genesis value.
+	Distrusted string
+
+	complete   bool            // the walk reached the head and passed
+	checkpoint ChainCheckpoint // the last chained record walked (RecordChainCheckpoint)
 }
 
 // ChainVerifyOptions configures VerifyChain.
@@ -51,6 +61,12 @@ type ChainVerifyOptions struct {
 	// such a walk ends in *ChainRestartedError (ErrChainRestarted), since
 	// nothing ties the records after a hole to the genesis value.
 	AcceptSalvageHoles bool
+	// FromCheckpoint starts the walk after the log's chain checkpoint
+	// (ChainCheckpoint) when the log vouches for it, so only the records
+	// appended since are read; a change to an older record goes
+	// unnoticed. Without a checkpoint the log vouches for, the walk starts
+	// from the genesis value. Ignored with a Pin.
+	FromCheckpoint bool
 }
 
 // verifyChunk is how many records one read transaction of VerifyChain
@@ -73,6 +89,11 @@ func (l *Log) VerifyChain(ctx context.Context, opts ChainVerifyOptions) (*ChainR
 	w := newChainWalker(l.storeID, opts.Pin, false)
 	if err := w.checkPin(0); err != nil {
 		return w.rep, err
+	}
+	if opts.FromCheckpoint && opts.Pin == nil {
+		if err := l.startAtCheckpoint(w); err != nil {
+			return w.rep, err
+		}
 	}
 	var head uint64
 	for {
@@ -101,9 +122,25 @@ func (l *Log) VerifyChain(ctx context.Context, opts ChainVerifyOptions) (*ChainR
 			if err := w.end(head); err != nil {
 				return w.rep, err
 			}
-			return w.rep, w.holes(opts.AcceptSalvageHoles)
+			err := w.holes(opts.AcceptSalvageHoles)
+			w.rep.complete = err == nil
+			return w.rep, err
 		}
 	}
+}
+
+// startAtCheckpoint moves w past the log's chain checkpoint when the log
+// vouches for it.
+func (l *Log) startAtCheckpoint(w *chainWalker) error {
+	p, ok, distrust, err := l.CheckedChainCheckpoint()
+	if err != nil || !ok {
+		w.rep.Distrusted = distrust
+		return err
+	}
+	w.c, w.prevChained = p.Hash, true
+	w.rep.Head, w.rep.HeadHash, w.rep.From = p.Seq, p.Hash, p.Seq
+	w.rep.checkpoint = ChainCheckpoint{Seq: p.Seq, Hash: p.Hash, From: p.From, Records: p.Records}
+	return nil
 }
 
 // chainWalker follows the chain over records in sequence order.
@@ -164,6 +201,9 @@ func (w *chainWalker) step(b *bolt.Bucket, seq uint64, v []byte) error {
 	w.prevChained = !r.h.Link.IsZero()
 	w.rep.Head, w.rep.HeadHash = seq, w.c
 	w.rep.Records++
+	if w.prevChained {
+		w.rep.checkpoint = ChainCheckpoint{Seq: seq, Hash: w.c, From: w.rep.From, Records: w.rep.Records}
+	}
 	return w.checkPin(seq)
 }
 

@@ -83,6 +83,10 @@ const (
 	EnvBenchEmulator = "HIKOUTEI_BENCH_EMULATOR"
 	EnvBenchSheet    = "HIKOUTEI_BENCH_SHEET"
 	EnvBenchOut      = "HIKOUTEI_BENCH_OUT"
+	// EnvBenchLogs is a directory where the long-history benchmarks keep
+	// the logs they generate (BenchmarkOpenHistory: 10^5 to 10^7 events),
+	// so a second run reuses them ("" = a temporary directory each run).
+	EnvBenchLogs = "HIKOUTEI_BENCH_LOGS"
 )
 
 // Defaults of the cadences (HIKOUTEI_SYNC_POLLING_INTERVAL_MS and

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"encoding/binary"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,5 +87,39 @@ func TestI33_DoctorReportsAnIntactChainWithItsHead(t *testing.T) {
 	f := finding(t, r, chainCheck, "")
 	if f.Severity != OK || !strings.Contains(f.Detail, "records linked from the store's genesis value to the head") {
 		t.Fatalf("finding %+v", f)
+	}
+}
+
+// Doctor walks the whole chain whatever the log's chain checkpoint says:
+// a record edited below the checkpoint (which a store's open no longer
+// reads) fails as chain_broken naming its sequence.
+func TestI33_DoctorFindsAnEditBelowTheChainCheckpoint(t *testing.T) {
+	dir := store(t)
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.VerifyChain(t.Context(), events.ChainVerifyOptions{FromCheckpoint: true})
+	if err == nil {
+		_, err = l.RecordChainCheckpoint(rep)
+	}
+	if err := errors.Join(err, l.Close()); err != nil {
+		t.Fatal(err)
+	}
+	editLog(t, dir, func(ev, _ *bolt.Bucket) error {
+		e, err := events.DecodeRecord(5, ev.Get(key(5)))
+		if err != nil {
+			return err
+		}
+		e.At = e.At.Add(1)
+		rec, err := events.MarshalRecord(e)
+		if err != nil {
+			return err
+		}
+		return ev.Put(key(5), rec)
+	})
+	f := finding(t, Check(dir), chainCheck, events.ErrChainBroken.Error())
+	if !strings.Contains(f.Detail, "seq 5") {
+		t.Fatalf("doctor's finding: %s", f.Detail)
 	}
 }

@@ -29,9 +29,13 @@ func closedAsStore(err error) error {
 	return err
 }
 
-// VerifyChain walks the store's hash chain (events.Log.VerifyChain).
+// VerifyChain walks the store's hash chain (events.Log.VerifyChain); a
+// walk that passes records the log's chain checkpoint at its end.
 func (e *Engine) VerifyChain(ctx context.Context, opts events.ChainVerifyOptions) (*events.ChainReport, error) {
 	rep, err := e.Log().VerifyChain(ctx, opts)
+	if err == nil {
+		e.recordChainCheckpoint(rep)
+	}
 	return rep, closedAsStore(err)
 }
 

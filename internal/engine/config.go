@@ -35,6 +35,10 @@ type Config struct {
 	AcceptLogGap  bool
 	SnapshotEvery uint64
 	SnapshotKeep  int
+	// ChainCheckEvery is how many records the store appends between two
+	// checks of the records appended since the chain checkpoint, which
+	// then moves to the head (default DefaultChainCheckEvery).
+	ChainCheckEvery uint64
 	// Migrations map the records of entities whose shape changed in a way
 	// some current values cannot take (see Migration); each runs once.
 	Migrations []Migration
@@ -159,6 +163,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReadConns <= 0 {
 		c.ReadConns = 4
+	}
+	if c.ChainCheckEvery == 0 {
+		c.ChainCheckEvery = DefaultChainCheckEvery
 	}
 	return c
 }

@@ -67,7 +67,8 @@ type Engine struct {
 	stop   chan struct{}
 	done   chan struct{}
 
-	running atomic.Bool // the writer goroutine was started (see startWriter)
+	running atomic.Bool  // the writer goroutine was started (see startWriter)
+	chains  *chainChecks // the checks of the chain beside the writer (set by startWriter)
 
 	gap   *events.LogGapDetected // found at open; read-only once Open returns
 	holes events.SeqRanges       // the log's holes (lost sequences), read at open; read-only once Open returns
@@ -278,6 +279,7 @@ func (e *Engine) declare(entities Entities) error {
 // startWriter starts the single writer goroutine.
 func (e *Engine) startWriter() {
 	e.running.Store(true)
+	e.startChainChecks()
 	go e.run()
 }
 
@@ -367,6 +369,7 @@ func (e *Engine) Close() error {
 	if e.running.Load() {
 		close(e.stop)
 		<-e.done
+		e.stopChainChecks()
 	}
 	natsErr := e.stopNATS()
 	relErr := e.releaseAndProject()

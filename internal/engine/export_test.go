@@ -26,3 +26,9 @@ func (e *Engine) AppendDecisions(ds ...aggregates.Decision) error {
 		return e.commitWorker(ch, e.cfg.Clock.Now())
 	})
 }
+
+// CheckChainEvery sets Config.ChainCheckEvery of the running store (on
+// the writer goroutine, which reads it).
+func (e *Engine) CheckChainEvery(n uint64) error {
+	return e.onWriter(func() error { e.cfg.ChainCheckEvery = n; return nil })
+}

@@ -23,14 +23,35 @@ func (e *Engine) clearFault(kind error) {
 	}
 }
 
-// checkLogIntegrity walks every record and chain link of the log once at
-// open (accepting the holes a salvage recorded). A damaged log still opens
-// for reads, but every commit is refused (ErrLogDamaged, Health's Local),
-// so nothing is appended to it.
+// checkLogIntegrity walks the log's records and chain links at open
+// (accepting the holes a salvage recorded): those appended after the
+// log's chain checkpoint when the log vouches for it, every one otherwise
+// (a store made before checkpoints, a checkpoint the log does not vouch
+// for); a walk that passes records a new checkpoint at its end. A damaged
+// log still opens for reads, but every commit is refused (ErrLogDamaged,
+// Health's Local), so nothing is appended to it. Damage to a record at or
+// before the checkpoint is found by a whole walk (Verify, doctor), not here.
 func (e *Engine) checkLogIntegrity() {
-	opts := events.ChainVerifyOptions{AcceptSalvageHoles: true}
-	if _, err := e.Log().VerifyChain(context.Background(), opts); err != nil {
+	opts := events.ChainVerifyOptions{AcceptSalvageHoles: true, FromCheckpoint: true}
+	rep, err := e.Log().VerifyChain(context.Background(), opts)
+	if rep != nil && rep.Distrusted != "" {
+		e.log.Warn("the log does not vouch for its chain checkpoint: verified the whole chain", "reason", rep.Distrusted)
+	}
+	if err != nil {
 		e.setFault(fmt.Errorf("%w: commits are refused until it is repaired (hikoutei doctor, hikoutei salvage): %w", ErrLogDamaged, err))
+		return
+	}
+	e.recordChainCheckpoint(rep)
+}
+
+// recordChainCheckpoint records where the complete walk rep ended as the
+// log's chain checkpoint (a failure only costs the next open a longer walk).
+func (e *Engine) recordChainCheckpoint(rep *events.ChainReport) {
+	if e.writer() == nil {
+		return // a standby's log is the stream's: it records nothing
+	}
+	if _, err := e.Log().RecordChainCheckpoint(rep); err != nil {
+		e.log.Warn("could not record the log's chain checkpoint: the next open verifies from the last one", "err", err)
 	}
 }
 

@@ -161,6 +161,7 @@ func (e *Engine) serve(batch []*request) int {
 	if len(commits) > 0 {
 		e.commitBatch(commits)
 		e.autoSnapshot()
+		e.ringChainCheck()
 	}
 	return len(commits)
 }

@@ -48,6 +48,22 @@ func chainSection() []string {
 		"An auditor who trusts none of this code can verify a copy of `log.db` with any bbolt reader and SHA-256: " +
 			"`examples/verifylog` does it in about a hundred lines, from the layout above alone, and prints the same head " +
 			"(see \"Verifying a log and a stream independently\" below).",
+		"### What opening a store checks",
+		fmt.Sprintf("Opening a store for writing checks the file's structure (meta pages, file size, freelist, bucket roots, "+
+			"the head against the last record) and walks the chain, but only over the records appended after the log's "+
+			"**chain checkpoint**: the last record a complete walk verified, with the chain value after it. A walk that "+
+			"passes (at open, `Store.Verify`, and every 100,000 records a running store appends, beside the writer) records "+
+			"a new checkpoint in the `meta` bucket of `log.db` (key `chain_verified`: the sequence, the chain value, where "+
+			"the walk began and how many records it read), so an open costs what was appended since, not the whole "+
+			"history. The checkpoint is trusted only while the log vouches for it: the record at its sequence is there, "+
+			"passes its checksum, carries a link, and the chain value after it is the checkpoint's. Otherwise the open walks "+
+			"the whole chain and records a checkpoint once the walk passes: a log of an earlier build, which has none, and "+
+			"a checkpoint the log does not vouch for (changed, or an older `log.db` restored under it), which is logged "+
+			"at WARN with the reason. Damage found by these walks "+
+			"refuses commits (`log_damaged`). A record changed at or before the checkpoint is not read at open: "+
+			"`audit verify` and `doctor` walk the whole chain from the genesis value whatever the checkpoint says, and "+
+			"find it (`%s` naming its sequence); run them, or keep pinned heads, to audit the history itself.",
+			events.ErrChainBroken),
 		"### Salvage holes",
 		fmt.Sprintf("A salvage (`hikoutei salvage`) copies every record it recovers byte for byte and records the sequences it lost "+
 			"(meta `salvage_lost`). The chain cannot run through such a hole: the walk takes it up again from the link of the "+
