@@ -6,7 +6,6 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
-	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // AdoptOptions asks Store.Adopt to take over a tab people kept in the
@@ -53,34 +52,37 @@ type AdoptReport struct {
 }
 
 // AdoptColumn is one column of an adopted tab: its letter, header, the
-// field it maps to and how ("header", "map", "ignored", "unknown",
-// "unnamed").
-//
-// It is a struct (an alias of layout.ColumnMap) with the fields Index int
-// (zero-based position), Letter string (A1 letter), Header string (the
-// header text, NFC, trimmed), Field string (the field it maps to, "" when
-// none) and How string.
-type AdoptColumn = layout.ColumnMap
+// field it maps to and how.
+type AdoptColumn struct {
+	Index  int    // zero-based position
+	Letter string // A1 letter
+	Header string // the header text, NFC, trimmed
+	Field  string // the field it maps to ("" when none)
+	How    string // "header", "map", "ignored", "unknown" or "unnamed"
+}
 
 // AdoptRow is the outcome of one row of an adopted tab: create,
 // unchanged (the store holds the key with the same values already) or
 // skip (with the reason, the field and column, and every cell that did
 // not decode).
-//
-// It is a struct (an alias of aggregates.AdoptDecision) with the fields
-// SheetRow int (1-based), Key string (the key cell's text), Hash string
-// (the full-row visible hash), Outcome AdoptOutcome, and for a skipped row
-// Reason string (its code), Field and Column string (the offending field
-// and column letter; empty for a duplicate), Detail string (a short note
-// naming rows, never a value) and Issues []AdoptIssue.
-type AdoptRow = aggregates.AdoptDecision
+type AdoptRow struct {
+	SheetRow int    // 1-based
+	Key      string // the key cell's text
+	Hash     string // the full-row visible hash
+	Outcome  AdoptOutcome
+	// Reason (a code), Field and Column (the offending field and column
+	// letter; empty for a duplicate) and Detail (a short note naming rows,
+	// never a value) say why a row is skipped; Issues lists every cell of
+	// the row that did not decode.
+	Reason, Field, Column, Detail string
+	Issues                        []AdoptIssue
+}
 
 // AdoptIssue is one cell of an adopted row that is not a value of its
 // field, with the cell codec's reason.
-//
-// It is a struct (an alias of aggregates.AdoptIssue) with the fields
-// Field, Column (the column's letter) and Reason, all strings.
-type AdoptIssue = aggregates.AdoptIssue
+type AdoptIssue struct {
+	Field, Column, Reason string // Column: the column's letter
+}
 
 // AdoptOutcome is what becomes of an adopted row.
 type AdoptOutcome = aggregates.AdoptOutcome
@@ -111,5 +113,37 @@ const (
 func (s *Store) Adopt(ctx context.Context, o AdoptOptions) (AdoptReport, error) {
 	r, err := s.e.Adopt(ctx, engine.AdoptRequest{Tab: o.Tab, Entity: o.Entity, Map: o.Map, NumbersAsText: o.NumbersAsText,
 		DryRun: o.DryRun, UnitSize: min(o.UnitSize, engine.MaxAdoptUnit)})
-	return AdoptReport(r), err
+	return adoptReportOf(r), err
+}
+
+// adoptReportOf is the engine's report in the root's types.
+func adoptReportOf(r engine.AdoptReport) AdoptReport {
+	out := AdoptReport{Tab: r.Tab, Entity: r.Entity, KeptAs: r.KeptAs, DryRun: r.DryRun, Renamed: r.Renamed, Missing: r.Missing,
+		Created: r.Created, Unchanged: r.Unchanged, Skipped: r.Skipped, Blank: r.Blank,
+		Units: r.Units, Events: r.Events, Quarantined: r.Quarantined, Cleared: r.Cleared}
+	if r.Columns != nil {
+		out.Columns = make([]AdoptColumn, len(r.Columns))
+	}
+	for i, c := range r.Columns {
+		out.Columns[i] = AdoptColumn(c)
+	}
+	if r.Rows != nil {
+		out.Rows = make([]AdoptRow, len(r.Rows))
+	}
+	for i, d := range r.Rows {
+		out.Rows[i] = adoptRowOf(d)
+	}
+	return out
+}
+
+func adoptRowOf(d aggregates.AdoptDecision) AdoptRow {
+	row := AdoptRow{SheetRow: d.SheetRow, Key: d.Key, Hash: d.Hash, Outcome: d.Outcome, Reason: d.Reason, Field: d.Field,
+		Column: d.Column, Detail: d.Detail}
+	if d.Issues != nil {
+		row.Issues = make([]AdoptIssue, len(d.Issues))
+	}
+	for i, is := range d.Issues {
+		row.Issues[i] = AdoptIssue(is)
+	}
+	return row
 }

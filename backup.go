@@ -2,20 +2,19 @@ package hikoutei
 
 import (
 	"context"
-
-	"github.com/hikoutei/hikoutei-go/events"
 )
 
 // BackupInfo describes a backup of a store's log: the file, the store id,
 // the log head and replica head it holds, its size and SHA-256. It never
 // holds a payload.
-//
-// It is a struct (an alias of events.BackupInfo) with the fields Path
-// string (the file written), StoreID string, Head uint64 (the log head in
-// the copy), ReplicaHead uint64 (the replica commit it holds up to; 0:
-// never replicated), Bytes int64 (the file's size) and SHA256 string
-// (hex).
-type BackupInfo = events.BackupInfo
+type BackupInfo struct {
+	Path        string // the file written
+	StoreID     string // the log's store id
+	Head        uint64 // the log head in the copy
+	ReplicaHead uint64 // the replica commit the copy holds up to (0: never replicated)
+	Bytes       int64  // the file's size
+	SHA256      string // hex SHA-256 of the file
+}
 
 // Backup writes a consistent copy of the store's log.db to out while the
 // store runs: bbolt's copy inside one read transaction of the live log,
@@ -28,5 +27,6 @@ type BackupInfo = events.BackupInfo
 // ErrStoreClosed, ctx's, I/O errors. `hikoutei restore` rebuilds a store
 // directory from the file.
 func (s *Store) Backup(ctx context.Context, out string, force bool) (BackupInfo, error) {
-	return s.e.Backup(ctx, out, force)
+	info, err := s.e.Backup(ctx, out, force)
+	return BackupInfo(info), err
 }

@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"context"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
@@ -13,32 +14,40 @@ import (
 // fence (CanonicalRevision, CandidateHash, CandidateEpoch) that
 // AcknowledgeSystem needs, and the candidate-time visible evidence. An
 // empty VisibleHash marks a legacy conflict, which no command resolves.
-//
-// It is a struct (an alias of aggregates.Conflict, whose declaration
-// `go doc github.com/hikoutei/hikoutei-go/aggregates Conflict` prints)
-// with these fields:
-//
-//   - ID string: the conflict id (what ResolveConflict and
-//     AcknowledgeSystem take).
-//   - Entity, EntityID, Field string: the record (entity name and primary
-//     key) and the field both sides changed.
-//   - Tab, Anchor, Binding string: the Input tab, the row's anchor (its
-//     key in the sheet) and the row's binding id.
-//   - Status ConflictStatus: ConflictOpen or ConflictResolved.
-//   - CanonicalRevision uint64, CandidateHash string, CandidateEpoch
-//     int64: the candidate fence, copied into Acknowledge.
-//   - VisibleRevision int64, VisibleHash string: the row's visible
-//     revision and hash when the person's edit was seen.
-//   - SystemValue, SheetValue string: the two values, as rendered for the
-//     audit.
-//   - ReconcileEffect, ReconcileState string: the row reconcile an
-//     acknowledgement queued, and its outbox state ("" before one).
-//   - OpenedSeq, ResolvedSeq uint64: the log sequences of the events
-//     that opened and resolved it (0 while open).
-//   - OpenedAt time.Time: when it opened.
-//   - Resolution events.Resolution: how it ended ("system_wins",
-//     "system_acknowledged", "use_sheet"; "" while open).
-type Conflict = aggregates.Conflict
+type Conflict struct {
+	// ID is the conflict id (what ResolveConflict and AcknowledgeSystem take).
+	ID string
+	// Entity, EntityID and Field name the record (entity name and primary
+	// key) and the field both sides changed.
+	Entity, EntityID, Field string
+	// Tab, Anchor and Binding are the Input tab, the row's anchor (its key
+	// in the sheet) and the row's binding id.
+	Tab, Anchor, Binding string
+	// Status is ConflictOpen or ConflictResolved.
+	Status ConflictStatus
+	// CanonicalRevision, CandidateHash and CandidateEpoch are the candidate
+	// fence, copied into Acknowledge.
+	CanonicalRevision uint64
+	CandidateHash     string
+	CandidateEpoch    int64
+	// VisibleRevision and VisibleHash are the row's visible revision and
+	// hash when the person's edit was seen.
+	VisibleRevision int64
+	VisibleHash     string
+	// SystemValue and SheetValue are the two values, as rendered for the audit.
+	SystemValue, SheetValue string
+	// ReconcileEffect and ReconcileState are the row reconcile an
+	// acknowledgement queued, and its outbox state ("" before one).
+	ReconcileEffect, ReconcileState string
+	// OpenedSeq and ResolvedSeq are the log sequences of the events that
+	// opened and resolved it (0 while open).
+	OpenedSeq, ResolvedSeq uint64
+	// OpenedAt is when it opened.
+	OpenedAt time.Time
+	// Resolution is how it ended ("system_wins", "system_acknowledged",
+	// "use_sheet"; "" while open).
+	Resolution events.Resolution
+}
 
 // ConflictStatus is where a conflict stands: ConflictOpen or ConflictResolved.
 type ConflictStatus = aggregates.ConflictStatus
@@ -90,7 +99,12 @@ func (s *Store) Conflicts(ctx context.Context, status ConflictStatus) ([]Conflic
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.e.Conflicts(status)
+	cs, err := s.e.Conflicts(status)
+	out := make([]Conflict, len(cs))
+	for i, c := range cs {
+		out[i] = Conflict(c)
+	}
+	return out, err
 }
 
 // Acknowledge is the acknowledge_system command: keep the system's value
@@ -99,12 +113,16 @@ func (s *Store) Conflicts(ctx context.Context, status ConflictStatus) ([]Conflic
 // Conflict's CanonicalRevision, CandidateHash, CandidateEpoch). CommandID,
 // when set, makes the command idempotent (see WithCommandID); Actor is who
 // asked ("" records none).
-//
-// It is a struct (an alias of aggregates.Acknowledge) with the fields
-// ConflictID string, CanonicalRevision uint64, CandidateHash string,
-// CandidateEpoch int64 (the fence, copied from the Conflict), CommandID
-// string and Actor Actor.
-type Acknowledge = aggregates.Acknowledge
+type Acknowledge struct {
+	ConflictID string
+	// CanonicalRevision, CandidateHash and CandidateEpoch are the fence,
+	// copied from the Conflict.
+	CanonicalRevision uint64
+	CandidateHash     string
+	CandidateEpoch    int64
+	CommandID         string
+	Actor             Actor
+}
 
 // AckOutcome is how acknowledge_system ended: AckApplied, AckStale or AckRejected.
 type AckOutcome = aggregates.AckOutcome
@@ -133,6 +151,6 @@ type AckResult struct {
 // ErrConflictNotFound, ErrAckStale, ErrAckRejected (legacy conflicts stay
 // unresolved), fencing and store errors.
 func (s *Store) AcknowledgeSystem(ctx context.Context, cmd Acknowledge) (AckResult, error) {
-	res, err := s.e.Acknowledge(ctx, cmd)
+	res, err := s.e.Acknowledge(ctx, aggregates.Acknowledge(cmd))
 	return AckResult(res), err
 }

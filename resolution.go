@@ -3,6 +3,7 @@ package hikoutei
 import (
 	"context"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
@@ -84,7 +85,7 @@ func (s *Store) ResolveConflict(ctx context.Context, id string, r Resolution, op
 	if err != nil {
 		return AckResult{}, err
 	}
-	cmd, err := s.e.ConflictFence(ctx, id, o.fence)
+	cmd, err := s.e.ConflictFence(ctx, id, (*aggregates.Acknowledge)(o.fence))
 	if err != nil {
 		return AckResult{}, err
 	}

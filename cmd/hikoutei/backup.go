@@ -148,7 +148,8 @@ func backupLocal(ctx context.Context, dir, out string, force bool) (hikoutei.Bac
 		return hikoutei.BackupInfo{}, events.DescribeLocked(dir, err)
 	}
 	defer l.Close()
-	return l.Backup(ctx, out, force)
+	info, err := l.Backup(ctx, out, force)
+	return hikoutei.BackupInfo(info), err
 }
 
 func printBackup(w io.Writer, info hikoutei.BackupInfo, src backupSource, asJSON bool) error {

@@ -64,7 +64,7 @@ func runRestore(cmd *cobra.Command, from string, src replicatedSource, to string
 	var info hikoutei.BackupInfo
 	var err error
 	if from != "" {
-		info, err = events.RestoreLog(from, to)
+		info, err = restoreFromFile(from, to)
 	} else {
 		info, err = restoreFromStream(cmd.Context(), src, to)
 	}
@@ -128,7 +128,13 @@ func restoreFromStream(ctx context.Context, src replicatedSource, to string) (hi
 	if _, err := src.catchUpInto(ctx, path); err != nil {
 		return hikoutei.BackupInfo{}, fmt.Errorf("read the stream of store %q: %w", src.store, err)
 	}
-	return events.RestoreLog(path, to)
+	return restoreFromFile(path, to)
+}
+
+// restoreFromFile restores the log file at path into the store directory to.
+func restoreFromFile(path, to string) (hikoutei.BackupInfo, error) {
+	info, err := events.RestoreLog(path, to)
+	return hikoutei.BackupInfo(info), err
 }
 
 // rebuildRestored builds the restored store's read model and reports. A
