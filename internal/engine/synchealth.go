@@ -372,8 +372,11 @@ func (h *SyncHealth) add(t TabHealth) {
 }
 
 // healthReadWait bounds the wait for a read connection when computing
-// sync health (the read pool may be busy with queries).
-const healthReadWait = 50 * time.Millisecond
+// sync health (the read pool may be busy with queries, or a connection
+// being opened on a busy host): long enough that a loaded host does not
+// turn health into an error (50 ms did, under the race detector at a
+// load of 14), short beside a scrape's timeout.
+const healthReadWait = time.Second
 
 // SyncHealth computes the sync health of the store's spreadsheet from
 // local state only: three indexed queries of the read model through the
