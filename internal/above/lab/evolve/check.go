@@ -18,7 +18,20 @@ import (
 // compare reads the declared entities' tabs and compares them with the
 // store's records (campaign.Target.Compare); extra may be nil.
 func (r *runner) compare(ctx context.Context, extra func(tab, anchor string) campaign.Excuse) (campaign.State, error) {
-	return campaign.Target{Store: r.s, Provider: r.prov}.Compare(ctx, r.entities(), r.want, extra)
+	st, _, err := r.compareWant(ctx, extra)
+	return st, err
+}
+
+// compareWant is compare, with the canonical state it compared with.
+func (r *runner) compareWant(ctx context.Context, extra func(tab, anchor string) campaign.Excuse) (campaign.State, campaign.Want, error) {
+	var seen campaign.Want
+	want := func(ctx context.Context) (campaign.Want, error) {
+		w, err := r.want(ctx)
+		seen = w
+		return w, err
+	}
+	st, err := campaign.Target{Store: r.s, Provider: r.prov}.Compare(ctx, r.entities(), want, extra)
+	return st, seen, err
 }
 
 // want is canonical state as the application reads it, by entity.
@@ -49,12 +62,13 @@ func (r *runner) waitConverged(ctx context.Context) (took time.Duration, ok bool
 	bound := r.c.cfg.Bound()
 	counted := false
 	for {
-		st, err := r.compare(ctx, nil)
+		st, want, err := r.compareWant(ctx, nil)
 		if err != nil {
 			return 0, false, err
 		}
 		took := time.Since(start)
 		if st.Canonical() {
+			r.converged = want
 			r.c.res.Slowest = max(r.c.res.Slowest, took)
 			if counted {
 				fmt.Fprintf(r.c.out, "evolve: run %d converged late, after %s\n", r.run, took.Round(time.Millisecond))
@@ -91,12 +105,8 @@ func (r *runner) waitConverged(ctx context.Context) (took time.Duration, ok bool
 // the live read model.
 func (r *runner) finish(ctx context.Context) error {
 	r.countDuplicates()
-	st, err := r.compare(ctx, nil)
-	if err != nil {
+	if err := r.stillConverged(ctx); err != nil {
 		return err
-	}
-	if !st.Canonical() {
-		r.c.problem(&r.c.res.Diverged, r.run, "diverged again after it had converged: %s", st)
 	}
 	if err := r.scan(ctx); err != nil {
 		return err

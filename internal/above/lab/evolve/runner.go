@@ -38,6 +38,9 @@ type runner struct {
 	dups    map[string]bool        // tab/anchor seen twice (counted once)
 	silent  bool                   // health said ok after the last act while a tab differed (reported once)
 	quiet   campaign.Quiet
+	// converged is canonical state as the comparison that found the
+	// sheet equal to it read it.
+	converged campaign.Want
 }
 
 // oneRun: the acts from a random first version, then quiescence and the
