@@ -38,7 +38,7 @@ type TabSyncFacts struct {
 
 // SyncFacts reads the sync facts of spreadsheet (the sync target's key)
 // by tab, through conn (any connection to a read model: the store's read
-// pool, or a tool's read-only connection). Three indexed queries; cell
+// pool, or a tool's read-only connection). Indexed queries; cell
 // payloads are never read.
 func SyncFacts(conn *sqlite.Conn, spreadsheet string) (map[string]*TabSyncFacts, error) {
 	out := map[string]*TabSyncFacts{}

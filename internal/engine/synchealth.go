@@ -383,7 +383,7 @@ func (h *SyncHealth) add(t TabHealth) {
 const healthReadWait = 50 * time.Millisecond
 
 // SyncHealth computes the sync health of the store's spreadsheet from
-// local state only: three indexed queries of the read model through the
+// local state only: indexed queries of the read model through the
 // read pool, the workers' notes and the provider's last failure, all read
 // without waiting on the network (I29). Nil without sync. Errors:
 // ErrStoreClosed; a read-model error (e.g. no read connection free within
