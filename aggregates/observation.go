@@ -218,6 +218,7 @@ func (ob *observation) fields(g *GridRow, rs RowState) error {
 		return nil
 	}
 	edits, stale, shown := map[string]any{}, map[string]any{}, map[string]string{}
+	agreed, held := map[string]any{}, rs.OpenConflicts > 0 // the cells showing canonical state
 	for _, f := range ob.r.User {
 		if ob.sheet.ShowsMarkerOf(ob.r.Tab, f, g.Values[f], rs.Canonical[f]) {
 			continue // the marker of a value the sheet cannot hold: shows canonical, never an edit
@@ -231,6 +232,10 @@ func (ob *observation) fields(g *GridRow, rs RowState) error {
 			return err
 		}
 		sf := rs.Sheet[f]
+		held = held || sf.ConflictID != ""
+		if a == b {
+			agreed[f] = rs.Canonical[f]
+		}
 		switch ClassifyField(a, sf.ShownHash, b, sf.ShownKnown) {
 		case VerdictEdit:
 			edits[f], shown[f] = g.Values[f], a
@@ -239,6 +244,7 @@ func (ob *observation) fields(g *GridRow, rs RowState) error {
 				stale[f] = rs.Canonical[f]
 			}
 		case VerdictConflict:
+			held = true
 			if sf.CandidateHash != a { // already recorded: polls never re-open or resolve (I11)
 				ob.candidate(g, rs, f, a)
 			}
@@ -248,6 +254,14 @@ func (ob *observation) fields(g *GridRow, rs RowState) error {
 		if err := ob.accept(g, rs, edits, shown); err != nil {
 			return err
 		}
+	}
+	if len(stale) == 0 && len(edits) == 0 && !held && len(agreed) > 0 && ob.st.Expect.Lost[g.Anchor] {
+		// The row lost a system write, yet shows canonical state now (the
+		// person typed the value the write carried): the same write,
+		// guarded by what the row shows, is found unchanged and applied,
+		// which records the row as the store expects it (the lost mark
+		// clears; nothing is sent).
+		stale = agreed
 	}
 	if len(stale) > 0 {
 		// The row lost a system write (its guard met a person's edit of

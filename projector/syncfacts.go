@@ -25,6 +25,11 @@ type TabSyncFacts struct {
 	Codes map[string]int64
 	// MassDeletion: the tab has active suspected_mass_deletion evidence.
 	MassDeletion bool
+	// Lost counts the rows whose write was lost (it met a person's edit
+	// and was not made; nothing set the row since) that no open conflict
+	// nor active quarantine holds: the store knows they differ until the
+	// next poll decides them.
+	Lost int64
 	// Retired lists the retired columns the tab's last layout migration
 	// left on it ("<field> (retired)": people's values never imported,
 	// kept outside the layout).
@@ -33,7 +38,7 @@ type TabSyncFacts struct {
 
 // SyncFacts reads the sync facts of spreadsheet (the sync target's key)
 // by tab, through conn (any connection to a read model: the store's read
-// pool, or a tool's read-only connection). Three indexed queries; cell
+// pool, or a tool's read-only connection). Indexed queries; cell
 // payloads are never read.
 func SyncFacts(conn *sqlite.Conn, spreadsheet string) (map[string]*TabSyncFacts, error) {
 	out := map[string]*TabSyncFacts{}
@@ -74,6 +79,9 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 	if err != nil {
 		return nil, err
 	}
+	if err := lostRows(conn, spreadsheet, tab); err != nil {
+		return nil, err
+	}
 	layouts, err := SheetLayouts(conn, spreadsheet)
 	for name, l := range layouts {
 		if len(l.Retired) > 0 {
@@ -81,6 +89,20 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 		}
 	}
 	return out, err
+}
+
+// lostRows counts each tab's lost rows (TabSyncFacts.Lost) into tab.
+func lostRows(conn *sqlite.Conn, spreadsheet string, tab func(string) *TabSyncFacts) error {
+	return sqlitex.Execute(conn, `SELECT o.tab, count(DISTINCT o.anchor) FROM hk_outbox o WHERE `+lostWrite+`
+  AND o.spreadsheet = ?
+  AND NOT EXISTS (SELECT 1 FROM hk_conflicts c WHERE c.binding = o.binding AND c.state = 'open')
+  AND NOT EXISTS (SELECT 1 FROM hk_quarantine q WHERE q.tab = o.tab AND q.anchor = o.anchor AND q.active = 1)
+  GROUP BY o.tab`, &sqlitex.ExecOptions{
+		Args: []any{spreadsheet},
+		ResultFunc: func(st *sqlite.Stmt) error {
+			tab(st.ColumnText(0)).Lost = st.ColumnInt64(1)
+			return nil
+		}})
 }
 
 // SheetLayouts reads the layouts recorded for the tabs of spreadsheet

@@ -34,7 +34,8 @@ const (
 	// edits polled under the old layout first); its effects wait.
 	SyncMigrating SyncState = "migrating"
 	// SyncDiverged: the last reconciliation found rows that differ from
-	// canonical state (Diverged, LastReconcile).
+	// canonical state (Diverged, LastReconcile), or a write met a
+	// person's edit and was not made and no poll has decided the row yet.
 	SyncDiverged SyncState = "diverged"
 	// SyncBlocked: the spreadsheet or the tab refuses the projection
 	// (Reason).
@@ -168,7 +169,7 @@ type TabHealth struct {
 	Reason        SyncReason    // set when State is SyncBlocked
 	Pending       int64         // effects not settled yet
 	OldestPending time.Duration // age of the oldest of them (0: none, or unknown)
-	Diverged      int           // rows that differed at the last reconciliation (0: none, or none reported)
+	Diverged      int           // rows that differed at the last reconciliation, or whose write was lost (0: none, or none reported)
 	DivergedSince time.Time     // the reconciliation that first found the current divergence
 	LastReconcile time.Time     // the last reconciliation reported (zero: none since Open)
 	// OverBound: diverged for longer than the bound (SyncHealth.DivergedBound).
@@ -326,6 +327,12 @@ func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
 			t.Reason = n.blocked
 		}
 	}
+	if f := in.facts[tab]; f != nil {
+		// Rows whose write was lost differ, as the store knows, until the
+		// next poll decides them: at least that many (a pass may have
+		// counted them too).
+		t.Diverged = max(t.Diverged, int(f.Lost))
+	}
 	if (in.migrating[tab] && (t.Reason == "" || t.Reason == ReasonHeaderDrift)) || (in.unexamined[tab] && t.Reason == "") {
 		t.Reason = "" // the header shows an older layout: expected until the migration
 		t.State = SyncMigrating
@@ -379,7 +386,7 @@ func (h *SyncHealth) add(t TabHealth) {
 const healthReadWait = time.Second
 
 // SyncHealth computes the sync health of the store's spreadsheet from
-// local state only: three indexed queries of the read model through the
+// local state only: indexed queries of the read model through the
 // read pool, the workers' notes and the provider's last failure, all read
 // without waiting on the network (I29). Nil without sync. Errors:
 // ErrStoreClosed; a read-model error (e.g. no read connection free within

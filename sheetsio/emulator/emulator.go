@@ -57,6 +57,9 @@ type Options struct {
 	// Sleep waits for latency; nil waits on a timer or the request context.
 	// Tests inject it to observe delays without waiting.
 	Sleep func(ctx context.Context, d time.Duration)
+	// Observe, when set, sees every access to cells in order (see
+	// Observer): a lab's journal of what the API and people did.
+	Observe Observer
 }
 
 // Counters are the API requests received for one spreadsheet. Reads are
@@ -163,6 +166,11 @@ func (e *Emulator) count(id string, write bool) {
 // withBook runs fn on the spreadsheet under the state lock, creating it
 // first when AutoCreate is on. Unknown ids give ErrNotFound.
 func (e *Emulator) withBook(id string, fn func(b *book) error) error {
+	return e.inBook(id, false, fn)
+}
+
+// inBook is withBook for an API request (person false) or a person's act.
+func (e *Emulator) inBook(id string, person bool, fn func(b *book) error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	b, ok := e.books[id]
@@ -173,7 +181,11 @@ func (e *Emulator) withBook(id string, fn func(b *book) error) error {
 		b = newBook(id, "")
 		e.books[id] = b
 	}
-	return fn(b)
+	before := e.shownTabs(b)
+	e.startTap(b)
+	err := fn(b)
+	e.report(id, person, before, b)
+	return err
 }
 
 // mutateBook applies fn to a copy of the spreadsheet and keeps the copy only
@@ -189,10 +201,14 @@ func (e *Emulator) mutateBook(id string, fn func(b *book) error) error {
 		b = newBook(id, "")
 		e.books[id] = b
 	}
+	before := e.shownTabs(b)
 	c := b.clone()
+	e.startTap(c)
 	if err := fn(c); err != nil {
+		c.tap = nil
 		return err
 	}
 	e.books[id] = c
+	e.report(id, false, before, c)
 	return nil
 }

@@ -130,6 +130,8 @@ type book struct {
 	Meta       []*devMeta   `json:"developerMetadata,omitempty"`
 	Named      []namedRange `json:"namedRanges,omitempty"`
 	IDSeq      uint64       `json:"idSeq"`
+
+	tap *tap // the reads of the access under way (observed books only)
 }
 
 // Defaults of a fresh Google spreadsheet, as the recordings show.

@@ -25,7 +25,7 @@ func (e *Emulator) Person(spreadsheetID string) *Person {
 // edit runs fn on the named tab under the state lock. Every edit validates
 // before it mutates, so a failed edit changes nothing (no copy needed).
 func (p *Person) edit(tab string, fn func(b *book, s *sheet) error) error {
-	return p.e.withBook(p.id, func(b *book) error {
+	return p.e.inBook(p.id, true, func(b *book) error {
 		s := b.sheetByTitle(tab)
 		if s == nil {
 			return errorf(ErrNotFound, "no tab with that title")
@@ -169,7 +169,7 @@ func (p *Person) PasteRow(tab string, row int) (int, error) {
 // empty cells and rows trimmed.
 func (p *Person) Displayed(tab string) ([][]string, error) {
 	var out [][]string
-	err := p.e.withBook(p.id, func(b *book) error {
+	err := p.e.inBook(p.id, true, func(b *book) error {
 		s := b.sheetByTitle(tab)
 		if s == nil {
 			return errorf(ErrNotFound, "no tab with that title")
@@ -183,7 +183,7 @@ func (p *Person) Displayed(tab string) ([][]string, error) {
 // AddTab adds a tab with the given title and grid size and returns its sheetId.
 func (p *Person) AddTab(title string, rows, cols int) (int64, error) {
 	var id int64
-	err := p.e.withBook(p.id, func(b *book) error {
+	err := p.e.inBook(p.id, true, func(b *book) error {
 		if err := b.checkTitle(title, nil); err != nil {
 			return err
 		}

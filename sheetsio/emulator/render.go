@@ -75,6 +75,7 @@ func renderValue(cd cellData, v effective, o renderOpts) any {
 // readGrid renders g as the values API does: trailing empty cells and rows
 // omitted, interior empty rows as []. It returns nil when the range is empty.
 func (b *book) readGrid(s *sheet, g gridRange, o renderOpts) [][]any {
+	b.noteRead(s, g)
 	outer, inner := g.rows(), g.cols()
 	if o.Major == "COLUMNS" {
 		outer, inner = inner, outer

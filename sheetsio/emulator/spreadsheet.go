@@ -89,6 +89,7 @@ func (b *book) sheetJSON(s *sheet, gridData bool, grids []gridRange) map[string]
 // effectiveValue (errorValue for errors), formattedValue and note, plus
 // row/column metadata carrying developer metadata.
 func (b *book) gridDataJSON(s *sheet, g gridRange) map[string]any {
+	b.noteRead(s, g)
 	out := map[string]any{}
 	if g.R0 > 0 {
 		out["startRow"] = g.R0

@@ -29,8 +29,12 @@ type Sheets struct {
 
 // ServeSheets starts an emulator (spreadsheets created on first use)
 // seeded with seed.
-func ServeSheets(seed int64) *Sheets {
-	emu := emulator.New(emulator.Options{AutoCreate: true, Seed: seed})
+func ServeSheets(seed int64) *Sheets { return ServeObservedSheets(seed, nil) }
+
+// ServeObservedSheets is ServeSheets with an observer of every access to
+// cells (emulator.Options.Observe; nil for none).
+func ServeObservedSheets(seed int64, observe emulator.Observer) *Sheets {
+	emu := emulator.New(emulator.Options{AutoCreate: true, Seed: seed, Observe: observe})
 	srv := httptest.NewServer(emu.Handler())
 	return &Sheets{Emu: emu, URL: srv.URL, srv: srv}
 }

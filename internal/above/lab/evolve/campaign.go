@@ -24,7 +24,9 @@
 // canonical state in the newest layout within two reconciliation periods
 // plus a stated margin (health never ok while one differs, once a pass
 // has read it), every edit the person made ended accepted, in conflict,
-// quarantined, kept in a retired column or on a row left for review, no
+// quarantined, kept in a retired column or on a row left for review — or,
+// counted apart, overwritten by a store write after the store's last read
+// of its cell, as the emulator's journal proves (window.go) — no
 // anchor ever showed twice, and a replay of the log builds the same read
 // model as the live one (I23).
 package evolve
@@ -37,9 +39,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/internal/above/lab/campaign"
+	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
 // Config configures a campaign.
@@ -107,8 +111,8 @@ func (r Result) HealthLies() int { return r.HeaderLies + r.ContentLies + r.Silen
 // first), runs not canonical within the bound, health samples that said
 // ok while a tab differed, replays unlike the live read model.
 func (r Result) Line() string {
-	return fmt.Sprintf("evolve: runs=%d changes=%d refused=%d migrated=%d lost_commits=%d lost_edits=%d accepted=%d conflicts=%d quarantined=%d retired=%d review=%d diverged_after_quiescence=%d health_ok_while_differs=%d replay_mismatches=%d misclassified=%d duplicates=%d",
-		r.Runs, r.Changes, r.Refused, r.Migrated, r.Lost, r.Edits[outLost], r.Edits[outAccepted], r.Edits[outConflict], r.Edits[outQuarantined],
+	return fmt.Sprintf("evolve: runs=%d changes=%d refused=%d migrated=%d lost_commits=%d lost_edits=%d overwritten_in_write_window=%d accepted=%d conflicts=%d quarantined=%d retired=%d review=%d diverged_after_quiescence=%d health_ok_while_differs=%d replay_mismatches=%d misclassified=%d duplicates=%d",
+		r.Runs, r.Changes, r.Refused, r.Migrated, r.Lost, r.Edits[outLost], r.Edits[outWindow], r.Edits[outAccepted], r.Edits[outConflict], r.Edits[outQuarantined],
 		r.Edits[outRetired], r.Edits[outReview], r.Diverged, r.HealthLies(), r.ReplayMismatches, r.Misclassified, r.Duplicates)
 }
 
@@ -138,20 +142,30 @@ func (r Result) Counts() string {
 func (r Result) OK() bool { return len(r.Problems) == 0 }
 
 type evolveCampaign struct {
-	cfg    Config
-	sheets *campaign.Sheets
-	res    Result
-	out    io.Writer
+	cfg     Config
+	sheets  *campaign.Sheets
+	res     Result
+	out     io.Writer
+	windows sync.Map // spreadsheet id → *window
 }
+
+// window is the journal of a run's spreadsheet (made on first use).
+func (c *evolveCampaign) window(sheetID string) *window {
+	w, _ := c.windows.LoadOrStore(sheetID, newWindow())
+	return w.(*window)
+}
+
+// observe passes an access to its spreadsheet's journal.
+func (c *evolveCampaign) observe(a emulator.Access) { c.window(a.Spreadsheet).observe(a) }
 
 // Run executes a campaign. Errors: setup failures, and a store that
 // cannot be opened or committed to unexpectedly (a finding, with its run
 // and seed).
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	cfg = defaults(cfg)
-	sheets := campaign.ServeSheets(int64(cfg.Seed))
-	defer sheets.Close()
-	c := &evolveCampaign{cfg: cfg, sheets: sheets, out: cfg.Out, res: Result{Edits: map[string]int{}}}
+	c := &evolveCampaign{cfg: cfg, out: cfg.Out, res: Result{Edits: map[string]int{}}}
+	c.sheets = campaign.ServeObservedSheets(int64(cfg.Seed), c.observe)
+	defer c.sheets.Close()
 	for run := cfg.FirstRun; run < cfg.FirstRun+cfg.Runs; run++ {
 		if err := ctx.Err(); err != nil {
 			return c.res, err

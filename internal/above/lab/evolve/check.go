@@ -156,6 +156,7 @@ func (r *runner) account(ctx context.Context) {
 		}
 	}
 	r.heldForReview(ctx)
+	r.inWriteWindow()
 	for _, e := range r.ed.all {
 		if e.outcome == "" { // (outLost set above was reported there)
 			e.outcome = outLost
@@ -267,6 +268,29 @@ func (r *runner) trail(ctx context.Context, e *edit) string {
 	}
 	fmt.Fprintf(&b, "\n    acts %q", r.history[min(e.act, len(r.history)):])
 	return b.String()
+}
+
+// inWriteWindow gives every edit still without an outcome that the run's
+// journal proves a store write overwrote in its window that outcome.
+func (r *runner) inWriteWindow() {
+	for _, e := range classifyWindow(r.ed.all, r.c.window(r.sheetID)) {
+		if r.c.cfg.Verbose {
+			fmt.Fprintf(r.c.out, "evolve: run %d: %s overwritten in a write's window\n", r.run, e)
+		}
+	}
+}
+
+// classifyWindow gives the edits without an outcome that w proves were
+// overwritten in a write's window that outcome, and returns them.
+func classifyWindow(all []*edit, w *window) []*edit {
+	var out []*edit
+	for _, e := range all {
+		if _, ok := w.overwritten(e.value); ok && e.outcome == "" {
+			e.outcome = outWindow
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // heldForReview gives every edit still without an outcome whose value its

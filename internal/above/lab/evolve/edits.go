@@ -10,7 +10,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
-// Outcomes of a person's edit. Every edit ends in one of the first five;
+// Outcomes of a person's edit. Every edit ends in one of the first six;
 // an edit with none is lost.
 const (
 	outAccepted    = "accepted"    // observation.accepted carries its value
@@ -18,10 +18,15 @@ const (
 	outQuarantined = "quarantined" // its row was quarantined after it was typed
 	outRetired     = "retired"     // its value stays in a retired column
 	outReview      = "review"      // its row stays for review (its record was removed)
-	outLost        = "lost"
+	// outWindow: a store write overwrote it, and the emulator's journal
+	// proves the store's last read of its cell came before it was typed —
+	// the documented preflight-to-write window (no compare-and-set in
+	// Sheets), counted apart, not a failure.
+	outWindow = "overwritten_in_write_window"
+	outLost   = "lost"
 )
 
-var outcomes = []string{outAccepted, outConflict, outQuarantined, outRetired, outReview, outLost}
+var outcomes = []string{outAccepted, outConflict, outQuarantined, outRetired, outReview, outWindow, outLost}
 
 // edit is one value a person typed into a user cell of an Input tab.
 type edit struct {
