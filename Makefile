@@ -25,15 +25,17 @@ demo:
 ## tests (browsertest/, a module of its own so that the library's go.mod
 ## carries no browser driver; they need Chromium at /usr/bin/chromium).
 ## Its last line is the time it took: wall seconds and the CPU seconds of
-## every process it ran (the shell's `times`, so no tool is needed).
+## every process it ran (the shell's `times`, so no tool is needed; run
+## without a pipe or a subshell, which would see no children).
 test:
 	@t0=$$(date +%s); rc=0; $(MAKE) --no-print-directory test-steps || rc=$$?; \
-	  wall=$$(( $$(date +%s) - t0 )); \
-	  times | awk -v wall=$$wall -v rc=$$rc 'function s(x, a, n) { sub(/s$$/, "", x); \
+	  wall=$$(( $$(date +%s) - t0 )); tf=$${TMPDIR:-/tmp}/hikoutei-make-test-times.$$$$; \
+	  times > $$tf; \
+	  awk -v wall=$$wall -v rc=$$rc 'function s(x, a, n) { sub(/s$$/, "", x); \
 	    n = split(x, a, "m"); return n == 2 ? a[1] * 60 + a[2] : a[1] } \
 	    NR == 2 { u = s($$1); y = s($$2); printf "make test: %s after %d s wall, %.0f s CPU (%.0f user + %.0f system)\n", \
-	      rc == 0 ? "passed" : "FAILED", wall, u + y, u, y }'; \
-	  exit $$rc
+	      rc == 0 ? "passed" : "FAILED", wall, u + y, u, y }' $$tf; \
+	  rm -f $$tf; exit $$rc
 
 # The steps of `make test` (run them through `make test`, which times them).
 test-steps:
