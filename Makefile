@@ -11,7 +11,7 @@ BENCHTIME ?= 1s
 # Extra flags of the bench runner, e.g. BENCHFLAGS='-count 5 -backfills 2'.
 BENCHFLAGS ?=
 
-.PHONY: test lint bench fuzz tidy crash storage operator converge evolve demo
+.PHONY: test test-steps lint bench fuzz tidy crash storage operator converge evolve demo
 
 ## demo: the whole product on the OpenFlights airports (see README).
 demo:
@@ -21,28 +21,49 @@ demo:
 ## detector in a build with failpoints (the tests of examples/ build and
 ## run the example programs), the repro-12 tests again in a
 ## release build (no failpoints), then the scale tests (built only without
-## -race: the pure-Go SQLite is ~15x slower under it).
+## -race: the pure-Go SQLite is ~15x slower under it), then the browser
+## tests (browsertest/, a module of its own so that the library's go.mod
+## carries no browser driver; they need Chromium at /usr/bin/chromium).
+## Its last line is the time it took: wall seconds and the CPU seconds of
+## every process it ran (the shell's `times`, so no tool is needed; run
+## without a pipe or a subshell, which would see no children).
 test:
+	@t0=$$(date +%s); rc=0; $(MAKE) --no-print-directory test-steps || rc=$$?; \
+	  wall=$$(( $$(date +%s) - t0 )); tf=$${TMPDIR:-/tmp}/hikoutei-make-test-times.$$$$; \
+	  times > $$tf; \
+	  awk -v wall=$$wall -v rc=$$rc 'function s(x, a, n) { sub(/s$$/, "", x); \
+	    n = split(x, a, "m"); return n == 2 ? a[1] * 60 + a[2] : a[1] } \
+	    NR == 2 { u = s($$1); y = s($$2); printf "make test: %s after %d s wall, %.0f s CPU (%.0f user + %.0f system)\n", \
+	      rc == 0 ? "passed" : "FAILED", wall, u + y, u, y }' $$tf; \
+	  rm -f $$tf; exit $$rc
+
+# The steps of `make test` (run them through `make test`, which times them).
+test-steps:
 	$(GO) vet $(PKGS)
 	$(GO) vet $(FAILPOINTS) $(PKGS)
+	cd browsertest && $(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 30m $(FAILPOINTS) $(PKGS)
 	$(GO) test -race -count=1 -run '^TestRepro12_' $(PKGS)
 	$(GO) test -count=1 -run '^TestScale|^TestC09' $(PKGS)
+	cd browsertest && $(GO) test -race -count=1 ./...
 
 # staticcheck, pinned; `go run` fetches it through the module proxy on first use.
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 ## lint: gofmt must have nothing to change, and go vet and staticcheck must
-## be clean (with and without failpoints, and in bench/).
+## be clean (with and without failpoints, and in the nested modules bench/
+## and browsertest/).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet $(FAILPOINTS) $(PKGS)
 	cd bench && $(GO) vet ./...
+	cd browsertest && $(GO) vet ./...
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(STATICCHECK) $(FAILPOINTS) $(PKGS)
 	cd bench && $(GO) run $(STATICCHECK) ./...
+	cd browsertest && $(GO) run $(STATICCHECK) ./...
 
 ## bench: the issue-19 table (Go benchmarks beside raw baselines, measured as
 ## interleaved repeats in the same run, + sync convergence); prints it with
@@ -156,5 +177,8 @@ evolve:
 	$(GO) build -o $(LAB) ./cmd/hikoutei-lab
 	$(LAB) evolve --runs $(EVOLVE_RUNS) --seed $(EVOLVE_SEED)
 
+## tidy: go mod tidy in the library's module and in the nested ones.
 tidy:
 	$(GO) mod tidy
+	cd bench && $(GO) mod tidy
+	cd browsertest && $(GO) mod tidy

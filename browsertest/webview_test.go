@@ -1,4 +1,4 @@
-package emulator_test
+package browsertest_test
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,9 +16,6 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
-// The browser test drives Debian's Chromium; .ci/run installs it.
-const chromiumPath = "/usr/bin/chromium"
-
 // The note texts the product writes (aggregates/note.go).
 const (
 	conflictNote   = "hikoutei: conflict: kept Kansai — see Sync_Conflicts"
@@ -27,62 +23,6 @@ const (
 	scriptValue    = `<script>window.__pwned=1</script>`
 	imgValue       = `<img src=x onerror="window.__pwned=2">`
 )
-
-// newBrowser starts headless Chromium; it fails (never skips) without it.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("the web view test needs Chromium at %s: install it with `apt-get install -y chromium` (.ci/run installs it in CI)", chromiumPath)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1200, 640))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelBrowser := chromedp.NewContext(allocCtx)
-	ctx, cancelDeadline := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelDeadline(); cancelBrowser(); cancelAlloc() })
-	return ctx
-}
-
-// consoleProblems collects, from the moment it is called, every console
-// error or warning, uncaught exception and browser log entry of level
-// error or warning (a Content-Security-Policy violation is one) of the tab.
-type consoleProblems struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func watchConsole(ctx context.Context) *consoleProblems {
-	p := &consoleProblems{}
-	messages := chromedp.Console(ctx) // subscribed from here on
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			switch m.Type {
-			case chromedp.ConsoleError, chromedp.ConsoleWarning, chromedp.ConsoleException:
-			default:
-				if m.Source != "security" && !strings.Contains(m.Text, "Content Security Policy") {
-					continue
-				}
-			}
-			p.mu.Lock()
-			p.seen = append(p.seen, fmt.Sprintf("%s (source %q, %s:%d)", m, m.Source, m.URL, m.Line))
-			p.mu.Unlock()
-		}
-	}()
-	return p
-}
-
-// check fails the test when the console had anything to say.
-func (p *consoleProblems) check(t *testing.T) {
-	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.seen) > 0 {
-		t.Fatalf("the browser console is not empty:\n%s", strings.Join(p.seen, "\n"))
-	}
-}
 
 // writeBook builds, through the real sheets/v4 client over loopback HTTP,
 // a spreadsheet like the product's: an entity tab with a date-time cell,
@@ -172,7 +112,7 @@ return {
 })()`
 
 func TestWebViewInHeadlessChromiumShowsFormattedCellsTabsNotesAndRefreshes(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := newBrowser(t, "web view", 1200, 640)
 	emu := emulator.New(emulator.Options{})
 	const id = "airports-book"
 	if err := emu.CreateSpreadsheet(id, "Airports"); err != nil {
