@@ -59,6 +59,27 @@ func (p *Person) Type(tab, cell, text string) error {
 	})
 }
 
+// LookAndType is one look at a tab and one keystroke in the same moment:
+// decide sees the tab as Displayed shows it and returns the cell to type
+// into and the text (Type's semantics); an empty cell types nothing. No
+// change of the spreadsheet comes between the look and the typing, so a
+// cell chosen by the header it showed is typed under that header. decide
+// must not call the emulator.
+func (p *Person) LookAndType(tab string, decide func(shown [][]string) (cell, text string)) error {
+	return p.edit(tab, func(b *book, s *sheet) error {
+		ref, text := decide(b.displayedTab(s))
+		if ref == "" {
+			return nil
+		}
+		r, c, err := p.cellAt(s, ref)
+		if err != nil {
+			return err
+		}
+		s.setValue(r, c, parseTyped(text))
+		return nil
+	})
+}
+
 // TypeFormula enters a formula into a cell; a missing leading '=' is added.
 func (p *Person) TypeFormula(tab, cell, formula string) error {
 	if !strings.HasPrefix(formula, "=") {

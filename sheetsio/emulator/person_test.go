@@ -163,3 +163,33 @@ func TestWebViewEscapesContent(t *testing.T) {
 		t.Fatalf("missing book: %d", code)
 	}
 }
+
+// TestPersonLooksAndTypesInOneMoment: the cell decide picks on the tab
+// as shown gets the text (typed like Type); no pick types nothing.
+func TestPersonLooksAndTypesInOneMoment(t *testing.T) {
+	emu := New(Options{AutoCreate: true})
+	p := emu.Person("book")
+	for cell, text := range map[string]string{"A1": "id", "B1": "notes", "C1": "tag", "A2": "r1"} {
+		if err := p.Type("Sheet1", cell, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen [][]string
+	err := p.LookAndType("Sheet1", func(shown [][]string) (string, string) {
+		seen = shown
+		return "C2", "0050"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]string{{"id", "notes", "tag"}, {"r1"}}; !reflect.DeepEqual(seen, want) {
+		t.Fatalf("decide saw %q, want %q", seen, want)
+	}
+	if err := p.LookAndType("Sheet1", func([][]string) (string, string) { return "", "x" }); err != nil {
+		t.Fatal(err)
+	}
+	shown, _ := p.Displayed("Sheet1")
+	if want := [][]string{{"id", "notes", "tag"}, {"r1", "", "50"}}; !reflect.DeepEqual(shown, want) {
+		t.Fatalf("tab shows %q, want %q", shown, want)
+	}
+}

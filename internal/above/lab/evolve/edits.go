@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/hikoutei/hikoutei-go/events"
-	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -114,10 +113,16 @@ func (es *edits) settleKept(tab string, rows [][]string) {
 
 // person is the person at a run's spreadsheet.
 type person struct {
-	p   *emulator.Person
+	p   screen
 	rng *rand.Rand
 	run int
 	n   int
+}
+
+// screen is the spreadsheet as the person sees it (an emulator.Person).
+type screen interface {
+	Displayed(tab string) ([][]string, error)
+	LookAndType(tab string, decide func(shown [][]string) (cell, text string)) error
 }
 
 // text is a value nobody typed before: a text, or for a number column a
@@ -131,16 +136,33 @@ func (p *person) text(f field) string {
 }
 
 // typeInto types a new value into field f of a row of tab whose anchor
-// ok accepts, as the tab shows now. It returns the anchor and the value
-// ("" when it typed nothing: no such column or row).
-func (p *person) typeInto(tab string, f field, ok func(anchor string, rows [][]string) bool) (string, string) {
-	rows, err := p.p.Displayed(tab)
-	if err != nil || len(rows) < 2 {
+// ok accepts, as the tab shows at the moment of typing: the column is
+// the one whose header names f then, so a layout migration that moves
+// the columns around the edit never puts the value under another field
+// than the one the edit is counted for. It returns the anchor and the
+// value ("" when it typed nothing: no such column or row).
+func (p *person) typeInto(tab string, f field, ok func(anchor string, rows [][]string) bool) (anchor, value string) {
+	err := p.p.LookAndType(tab, func(rows [][]string) (string, string) {
+		ref, a, v := p.choose(rows, f, ok)
+		anchor, value = a, v
+		return ref, v
+	})
+	if err != nil {
 		return "", ""
+	}
+	return anchor, value
+}
+
+// choose picks, on the tab as shown, the cell of field f in a row ok
+// accepts and a new value for it: the cell reference, the row's anchor
+// and the value (all "" when there is no such column or row).
+func (p *person) choose(rows [][]string, f field, ok func(anchor string, rows [][]string) bool) (ref, anchor, value string) {
+	if len(rows) < 2 {
+		return "", "", ""
 	}
 	c, a := indexOf(rows[0], f.name), indexOf(rows[0], layout.AnchorHeader)
 	if c < 0 || c >= 26 || a < 0 {
-		return "", ""
+		return "", "", ""
 	}
 	var cands []int
 	for i, row := range rows[1:] {
@@ -149,14 +171,10 @@ func (p *person) typeInto(tab string, f field, ok func(anchor string, rows [][]s
 		}
 	}
 	if len(cands) == 0 {
-		return "", ""
+		return "", "", ""
 	}
 	r := cands[p.rng.IntN(len(cands))]
-	v := p.text(f)
-	if p.p.Type(tab, fmt.Sprintf("%c%d", 'A'+c, r+1), v) != nil {
-		return "", ""
-	}
-	return rows[r][a], v
+	return fmt.Sprintf("%c%d", 'A'+c, r+1), rows[r][a], p.text(f)
 }
 
 func indexOf(header []string, col string) int {

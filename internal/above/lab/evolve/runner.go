@@ -312,7 +312,7 @@ func (r *runner) restart(ctx context.Context) error {
 // countDuplicates counts each anchor a tab shows twice (once per run).
 func (r *runner) countDuplicates() {
 	tabs := append(campaign.EntityTabs(itemEntity, otherEntity), layout.ConflictsTab, layout.ReceiptsTab)
-	for _, d := range campaign.Duplicates(r.who.p, tabs...) {
+	for _, d := range campaign.Duplicates(r.c.sheets.Emu.Person(r.sheetID), tabs...) {
 		if r.dups == nil {
 			r.dups = map[string]bool{}
 		}
