@@ -52,7 +52,7 @@ func TestI31_AStoreLogReplicatedOnAThreeNodeClusterIsFollowedExactlyAndADeposedW
 		}
 	}
 	standby := openStoreLog(t, nil)
-	if err := CatchUp(ctxFor(t, opTimeout), openLog(t, c.Connect(), "store1", 3), standby); err != nil {
+	if err := CatchUp(ctxFor(t, replicationtest.Deadline), openLog(t, c.Connect(), "store1", 3), standby); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := readLog(t, standby), readLog(t, primary); !reflect.DeepEqual(got, want) {
