@@ -142,7 +142,7 @@ operator:
 ## person deletes and clears tabs, deletes and edits rows, renames header
 ## cells, replaces the spreadsheet, and the store restarts or switches
 ## spreadsheet; after damage stops the sheet must equal canonical state
-## within two reconciliation periods (plus a stated margin), and the NATS
+## within two reconciliation periods (plus a stated margin, and three passes), and the NATS
 ## event mirror each store writes to must hold every record up to the
 ## log's head and verify (I36).
 ## The last line is "converge: runs=N diverged_after_quiescence=0 duplicates=0 lost=0 mirror_at_log_head=N/N".

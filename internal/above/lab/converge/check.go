@@ -38,9 +38,9 @@ func (r *runner) waitConverged(ctx context.Context) (took time.Duration, ok bool
 		}
 		r.noteHealth()
 		r.operate(st.Drifted)
-		if took > bound && !counted {
+		if r.quiet.Late(took, bound) && !counted {
 			counted = true
-			r.c.problem(&r.c.res.Diverged, r.run, "not canonical %s after damage stopped (bound %s): %s", took.Round(time.Millisecond), bound, st)
+			r.c.problem(&r.c.res.Diverged, r.run, "not canonical %s after damage stopped (bound %s and %d reconciliation passes): %s", took.Round(time.Millisecond), bound, campaign.PassesToConverge, st)
 		}
 		if took > 10*bound {
 			fmt.Fprintf(r.c.out, "converge: run %d never converged: %s%s\n", r.run, st, campaign.Diagnose(r.s.ReadModelPath(), st))
