@@ -320,14 +320,7 @@ func TestI22_AWriteLostOnAnEditedRowIsWrittenAfterThePersonUndoesTheEdit(t *test
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	r.passes(5)
-	if err := r.sheet.Person().Type("Rec_Input", "B2", "typed"); err != nil { // notes of a
-		t.Fatal(err)
-	}
-	r.persist(&recTag{ID: "a", Name: "A", Tag: "t2"}) // its write meets the edited row
-	r.passes(3)
-	if out := r.h.Outbox(); out["conflict"] != 1 {
-		t.Fatalf("the write of tag was not stopped by the edited row: %v", out)
-	}
+	r.loseWrite("B2", "typed", &recTag{ID: "a", Name: "A", Tag: "t2"})   // notes of a; the write of tag
 	if err := r.sheet.Person().Type("Rec_Input", "B2", ""); err != nil { // the person undoes the edit
 		t.Fatal(err)
 	}
@@ -419,15 +412,8 @@ func TestI22_TheRewriteOfALostWriteNeverOverwritesANewerEditAcrossARecoveredMigr
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	r.passes(5)
+	r.loseWrite("B2", "n1", &recTag{ID: "a", Name: "A", Tag: "t2"}) // notes of a; the write of tag
 	person := r.sheet.Person()
-	if err := person.Type("Rec_Input", "B2", "n1"); err != nil { // notes of a
-		t.Fatal(err)
-	}
-	r.persist(&recTag{ID: "a", Name: "A", Tag: "t2"}) // its write meets the edited row
-	r.passes(3)
-	if out := r.h.Outbox(); out["conflict"] != 1 {
-		t.Fatalf("the write of tag was not stopped by the edited row: %v", out)
-	}
 	if err := person.Type("Rec_Input", "B2", ""); err != nil { // the person undoes the edit
 		t.Fatal(err)
 	}

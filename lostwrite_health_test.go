@@ -6,6 +6,22 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 )
 
+// loseWrite makes the application's write of rec meet a person's edit:
+// the person types value into cell of Rec_Input, unpolled, then rec is
+// committed and dispatched; its Input write is stopped by the edited row
+// (the outbox holds it as a conflict), and no poll has read the row yet.
+func (r *shapeRig) loseWrite(cell, value string, rec any) {
+	r.t.Helper()
+	if err := r.sheet.Person().Type("Rec_Input", cell, value); err != nil {
+		r.t.Fatal(err)
+	}
+	r.persist(rec)
+	r.passes(3)
+	if out := r.h.Outbox(); out["conflict"] != 1 {
+		r.t.Fatalf("the write was not stopped by the edited row: %v", out)
+	}
+}
+
 // I28 (found by the evolution campaign, seed 2 run 10): an application
 // write of an Input row meets a person's unpolled edit of another cell and
 // is not made. Until a poll decides the row, the store knows the row
@@ -16,14 +32,7 @@ func TestI28_HealthIsDivergedWhileAWriteIsLostUntilAPollDecidesTheRow(t *testing
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	r.passes(5)
-	if err := r.sheet.Person().Type("Rec_Input", "B2", "typed"); err != nil { // notes of a
-		t.Fatal(err)
-	}
-	r.persist(&recTag{ID: "a", Name: "A", Tag: "t2"}) // its write meets the edited row
-	r.passes(3)
-	if out := r.h.Outbox(); out["conflict"] != 1 {
-		t.Fatalf("the write of tag was not stopped by the edited row: %v", out)
-	}
+	r.loseWrite("B2", "typed", &recTag{ID: "a", Name: "A", Tag: "t2"}) // notes of a; the write of tag
 	if th := r.tabHealth("Rec_Input"); th.State != hikoutei.SyncDiverged || th.Diverged != 1 {
 		t.Fatalf("Rec_Input health with its write lost: %+v, want diverged with 1 row", th)
 	}
@@ -45,11 +54,7 @@ func TestI28_TheLostMarkClearsAfterAConflictResolvedForTheSheet(t *testing.T) {
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	r.passes(5)
-	if err := r.sheet.Person().Type("Rec_Input", "C2", "mine"); err != nil { // tag of a
-		t.Fatal(err)
-	}
-	r.persist(&recTag{ID: "a", Name: "A", Tag: "app"}) // its write meets the edited cell
-	r.passes(3)
+	r.loseWrite("C2", "mine", &recTag{ID: "a", Name: "A", Tag: "app"}) // tag of a; the write of the same cell
 	if _, err := r.h.Poll(bg); err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +89,7 @@ func TestI28_TheLostMarkClearsWhenThePersonTypedTheValueTheWriteCarried(t *testi
 	r := newShapeRig(t)
 	r.open(hikoutei.Entity[recTag]("Rec"))
 	r.passes(5)
-	if err := r.sheet.Person().Type("Rec_Input", "C2", "same"); err != nil { // tag of a
-		t.Fatal(err)
-	}
-	r.persist(&recTag{ID: "a", Name: "A", Tag: "same"}) // its write meets the edited row
-	r.passes(3)
-	if out := r.h.Outbox(); out["conflict"] != 1 {
-		t.Fatalf("the write of tag was not stopped by the edited row: %v", out)
-	}
+	r.loseWrite("C2", "same", &recTag{ID: "a", Name: "A", Tag: "same"}) // tag of a; the write of the same value
 	for range 2 {
 		if _, err := r.h.Poll(bg); err != nil {
 			t.Fatal(err)

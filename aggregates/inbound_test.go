@@ -418,6 +418,30 @@ func TestStaleCellIsRewrittenGuardedByTheRowItShows(t *testing.T) {
 	}
 }
 
+// I28: a row whose write was lost (it met a person's edit) that shows
+// canonical state in every cell (the person typed the values the write
+// carried) is recorded as read, in the poll's own decision: no write is
+// queued, nothing is imported, and the lost mark clears.
+func TestI28_ARowShowingCanonicalStateAfterALostWriteIsConfirmedWithoutAWrite(t *testing.T) {
+	rs := liveRow(t, "GKA", "Goroka", "same")
+	rs.Sheet["notes"] = SheetField{ShownHash: shown(t, "old notes"), ShownKnown: true} // the write of "same" was lost
+	st := tabState(rs)
+	st.Expect.Lost = map[string]bool{"GKA": true}
+	c, _ := decideTab(t, tabRead(inputRow(2, "GKA", "row-typed", "Goroka", "same")), st)
+	noDataChange(t, c)
+	want := events.ObservationConfirmed{Tab: inTab, Anchor: "GKA", Binding: rs.Binding, Entity: "Airport", ID: "GKA",
+		FieldHashes: map[string]string{"name": shown(t, "Goroka"), "notes": shown(t, "same")}, RowHash: "row-typed"}
+	got := allEvents(c)
+	if len(c.Queue) != 0 || len(got) != 1 || !reflect.DeepEqual(got[0].Payload, want) || !got[0].At.Equal(now) {
+		t.Fatalf("recorded %v queue %+v, want only %+v", types(got), c.Queue, want)
+	}
+	// Without the lost mark the same row is nothing to decide.
+	st.Expect.Lost = nil
+	if c, _ := decideTab(t, tabRead(inputRow(2, "GKA", "row-typed", "Goroka", "same")), st); !c.Empty() {
+		t.Fatalf("recorded %v queue %+v for a row with no lost write", types(allEvents(c)), c.Queue)
+	}
+}
+
 func TestEditsAndConflictsOfOneRowAreDecidedTogether(t *testing.T) {
 	rs := liveRow(t, "GKA", "Goroka", "n")
 	rs.Sheet["notes"] = SheetField{ShownHash: shown(t, "old"), ShownKnown: true}

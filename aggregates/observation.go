@@ -218,7 +218,7 @@ func (ob *observation) fields(g *GridRow, rs RowState) error {
 		return nil
 	}
 	edits, stale, shown := map[string]any{}, map[string]any{}, map[string]string{}
-	agreed, held := map[string]any{}, rs.OpenConflicts > 0 // the cells showing canonical state
+	agreed, held := map[string]string{}, rs.OpenConflicts > 0 // the cells showing canonical state, by shown hash
 	for _, f := range ob.r.User {
 		if ob.sheet.ShowsMarkerOf(ob.r.Tab, f, g.Values[f], rs.Canonical[f]) {
 			continue // the marker of a value the sheet cannot hold: shows canonical, never an edit
@@ -234,7 +234,7 @@ func (ob *observation) fields(g *GridRow, rs RowState) error {
 		sf := rs.Sheet[f]
 		held = held || sf.ConflictID != ""
 		if a == b {
-			agreed[f] = rs.Canonical[f]
+			agreed[f] = a
 		}
 		switch ClassifyField(a, sf.ShownHash, b, sf.ShownKnown) {
 		case VerdictEdit:
@@ -257,11 +257,12 @@ func (ob *observation) fields(g *GridRow, rs RowState) error {
 	}
 	if len(stale) == 0 && len(edits) == 0 && !held && len(agreed) > 0 && ob.st.Expect.Lost[g.Anchor] {
 		// The row lost a system write, yet shows canonical state now (the
-		// person typed the value the write carried): the same write,
-		// guarded by what the row shows, is found unchanged and applied,
-		// which records the row as the store expects it (the lost mark
-		// clears; nothing is sent).
-		stale = agreed
+		// person typed the value the write carried): the row as read is
+		// what the store expects from now on (the lost mark clears;
+		// nothing is written).
+		ob.add(events.ObservationConfirmed{Tab: ob.r.Tab, Anchor: g.Anchor, Binding: rs.Binding, Entity: ob.r.Entity, ID: g.Anchor,
+			FieldHashes: agreed, RowHash: g.Hash})
+		return nil
 	}
 	if len(stale) > 0 {
 		// The row lost a system write (its guard met a person's edit of

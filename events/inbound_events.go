@@ -9,6 +9,7 @@ const (
 	TypeRowQuarantineCleared Type = "row.quarantine_cleared"
 	TypeCandidateDetected    Type = "candidate.detected"
 	TypeCandidateCleared     Type = "candidate.cleared"
+	TypeObservationConfirmed Type = "observation.confirmed"
 )
 
 // InboundStream is the stream of one Input tab's observations.
@@ -31,6 +32,28 @@ type ObservationAccepted struct {
 	// FieldHashes holds the hash of what each accepted cell now shows.
 	FieldHashes map[string]string `canon:"field_hashes"`
 	// RowHash is the full-row visible hash the edit was read with.
+	RowHash string `canon:"row_hash"`
+}
+
+// ObservationConfirmed records that a poll read an Input row whose last
+// write was lost (it met a person's edit and was not made) showing
+// canonical state in every user-owned cell: the person typed the values
+// the write carried. Nothing is imported and nothing is written; the
+// store expects the row as read from now on.
+type ObservationConfirmed struct {
+	// Tab is the Input tab the row is on.
+	Tab string `canon:"tab"`
+	// Anchor is the row's anchor (the entity's primary key).
+	Anchor string `canon:"anchor"`
+	// Binding identifies the row: a stable hash of tab and anchor.
+	Binding string `canon:"binding"`
+	// Entity and ID name the entity the row shows.
+	Entity string `canon:"entity"`
+	ID     string `canon:"id"`
+	// FieldHashes holds the hash of what each cell showing canonical
+	// state shows.
+	FieldHashes map[string]string `canon:"field_hashes"`
+	// RowHash is the full-row visible hash the row was read with.
 	RowHash string `canon:"row_hash"`
 }
 
@@ -148,6 +171,9 @@ func (CandidateDetected) EventType() Type { return TypeCandidateDetected }
 // EventType implements Payload.
 func (CandidateCleared) EventType() Type { return TypeCandidateCleared }
 
+// EventType implements Payload.
+func (ObservationConfirmed) EventType() Type { return TypeObservationConfirmed }
+
 const inboundStreamPattern = "inbound/<tab>"
 
 func init() {
@@ -157,4 +183,5 @@ func init() {
 	register[RowQuarantineCleared](1, inboundStreamPattern)
 	register[CandidateDetected](1, inboundStreamPattern)
 	register[CandidateCleared](1, inboundStreamPattern)
+	register[ObservationConfirmed](1, inboundStreamPattern)
 }

@@ -34,6 +34,9 @@ func (p *Projector) applyInbound(e *events.Event, pl events.Payload) (bool, erro
 		x.Fields = upcastKeys(p.up, x.Entity, e.Seq, x.Fields)
 		x.FieldHashes = upcastKeys(p.up, x.Entity, e.Seq, x.FieldHashes)
 		return true, p.observationAccepted(e, x)
+	case events.ObservationConfirmed:
+		x.FieldHashes = upcastKeys(p.up, x.Entity, e.Seq, x.FieldHashes)
+		return true, p.observationConfirmed(e, x)
 	case events.ObservationRejected:
 		return true, p.quarantined(e, p.upcastEvidence(e.Seq, events.Evidence(x)))
 	case events.RowQuarantined:
@@ -145,13 +148,7 @@ func (p *Projector) note(n ConflictNote) {
 }
 
 func (p *Projector) observationAccepted(e *events.Event, x events.ObservationAccepted) error {
-	stmt := p.conn.Prep(`INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq) VALUES (?, ?, ?, 1, ?, '', ?)
-ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.hash, effect_id = '', seq = excluded.seq`)
-	bindAll(stmt, x.Binding, x.Tab, x.Anchor, x.RowHash, int64(e.Seq))
-	if err := run(stmt); err != nil {
-		return err
-	}
-	if err := p.setShown(x.Binding, x.Tab, x.Anchor, x.FieldHashes, e.Seq); err != nil {
+	if err := p.rowRead(e, x.Binding, x.Tab, x.Anchor, x.RowHash, x.FieldHashes); err != nil {
 		return err
 	}
 	if err := p.unwritableTypedOver(x.Binding, x.Fields); err != nil {
@@ -163,6 +160,27 @@ ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.has
 	}
 	sort.Strings(names)
 	return p.evidence(e, evidenceRow{tab: x.Tab, anchor: x.Anchor, entity: x.Entity, id: x.ID, reason: "accepted:" + strings.Join(names, ",")})
+}
+
+// observationConfirmed records a row whose lost write it showed anyway:
+// the row as read is what the store expects (the lost mark clears).
+func (p *Projector) observationConfirmed(e *events.Event, x events.ObservationConfirmed) error {
+	if err := p.rowRead(e, x.Binding, x.Tab, x.Anchor, x.RowHash, x.FieldHashes); err != nil {
+		return err
+	}
+	return p.evidence(e, evidenceRow{tab: x.Tab, anchor: x.Anchor, entity: x.Entity, id: x.ID, reason: "confirmed"})
+}
+
+// rowRead sets an Input row's visible state to the hash a poll read it
+// with, and what each of hashes' fields shows.
+func (p *Projector) rowRead(e *events.Event, binding, tab, anchor, hash string, hashes map[string]string) error {
+	stmt := p.conn.Prep(`INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq) VALUES (?, ?, ?, 1, ?, '', ?)
+ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.hash, effect_id = '', seq = excluded.seq`)
+	bindAll(stmt, binding, tab, anchor, hash, int64(e.Seq))
+	if err := run(stmt); err != nil {
+		return err
+	}
+	return p.setShown(binding, tab, anchor, hashes, e.Seq)
 }
 
 // setShown records what the sheet shows for each field (hash by field).

@@ -67,6 +67,7 @@ func Run(t *testing.T, newSubject func(t *testing.T) Subject) {
 	}{
 		{"I07_ASecondEffectOfARowWaitsUntilTheFirstSettled", secondEffectWaits},
 		{"I07_SettledStatesReleaseTheRow", settledStatesRelease},
+		{"I06_AnUpdateAfterALostWriteIsGuardedByTheLastAppliedWrite", lostWriteKeepsTheGuard},
 		{"I07_AnUncertainHeadHoldsItsRow", uncertainHeadHolds},
 		{"I07_ARecoverableFailedHeadBlocksItsRowUntilRetried", recoverableHeadBlocks},
 		{"I07_ATerminalFailedHeadBlocksItsRowUntilSuperseded", terminalHeadBlocks},
@@ -232,6 +233,25 @@ func settledStatesRelease(t *testing.T, s Subject) {
 			t.Fatalf("%s is not settled", fx.State)
 		}
 		claimExactly(t, s, 10, b)
+	}
+}
+
+// lostWriteKeepsTheGuard: a write that met a person's edit (settled as a
+// conflict, the edited row's hash observed) leaves the row's guard where
+// the store's last applied write left it. The next update, queued (with
+// no guard of its own) while the lost write was in flight, is claimed
+// guarded by that hash: never by the row the failed guard observed (the
+// edit would be overwritten) and never by none.
+func lostWriteKeepsTheGuard(t *testing.T, s Subject) {
+	settle(t, s, claimExactly(t, s, 10, commit(t, s, "g1", "one", 1))[0], applied("h1"))
+	lost := claimExactly(t, s, 10, commit(t, s, "g1", "two", 1))[0]
+	next := commit(t, s, "g1", "three", 1)
+	if fx := effect(t, s, next); fx.ExpectedHash != "" || fx.Op != events.OpUpdate {
+		t.Fatalf("queued %s guarded by %q, want an update guarded at its claim", fx.Op, fx.ExpectedHash)
+	}
+	settle(t, s, lost, aggregates.Outcome{Kind: aggregates.OutcomeConflict, Code: "row_hash_mismatch", WrittenHash: "edited", Via: "dispatch"})
+	if c := claimExactly(t, s, 10, next)[0]; c.ExpectedHash != "h1" {
+		t.Fatalf("the update after a lost write is guarded by %q, want the row hash of the last applied write (I06)", c.ExpectedHash)
 	}
 }
 
