@@ -17,13 +17,14 @@ BENCHFLAGS ?=
 demo:
 	$(GO) run ./cmd/hikoutei demo
 
-## test: vet (with and without failpoints), every test with the race
+## test: vet (with and without failpoints), then every test with the race
 ## detector in a build with failpoints (the tests of examples/ build and
-## run the example programs), the repro-12 tests again in a
-## release build (no failpoints), then the scale tests (built only without
-## -race: the pure-Go SQLite is ~15x slower under it), then the browser
-## tests (browsertest/, a module of its own so that the library's go.mod
-## carries no browser driver; they need Chromium at /usr/bin/chromium).
+## run the example programs), and beside it one race-free pass in a
+## release build (no failpoints): the repro-12 tests again and the scale
+## tests (built only without -race: the pure-Go SQLite is ~15x slower
+## under it), followed by the browser tests (browsertest/, a module of its
+## own so that the library's go.mod carries no browser driver; they need
+## Chromium at /usr/bin/chromium).
 ## Its last line is the time it took: wall seconds and the CPU seconds of
 ## every process it ran (the shell's `times`, so no tool is needed; run
 ## without a pipe or a subshell, which would see no children).
@@ -37,14 +38,30 @@ test:
 	      rc == 0 ? "passed" : "FAILED", wall, u + y, u, y }' $$tf; \
 	  rm -f $$tf; exit $$rc
 
+# The release-build pass runs only the packages that hold its tests: over
+# ./... it built and linked every package's test binary a third time
+# (twice, when the repro-12 tests ran in a pass of their own) to run a
+# dozen tests.
+RELEASE_TESTS = ^TestRepro12_|^TestScale|^TestC09
+RELEASE_PKGS ?= $(sort $(dir $(shell grep -rlE --include='*_test.go' \
+  'func (TestRepro12_|TestScale|TestC09)' . | grep -vE '^\./(bench|browsertest)/')))
+
 # The steps of `make test` (run them through `make test`, which times them).
+# After vet, the race pass runs beside the release pass and the browser
+# tests, so that neither waits for the other's last package to end. Each
+# side's output is printed whole when it ends (--output-sync).
 test-steps:
 	$(GO) vet $(PKGS)
 	$(GO) vet $(FAILPOINTS) $(PKGS)
 	cd browsertest && $(GO) vet ./...
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-release
+
+.PHONY: test-race test-release
+test-race:
 	$(GO) test -race -count=1 -timeout 30m $(FAILPOINTS) $(PKGS)
-	$(GO) test -race -count=1 -run '^TestRepro12_' $(PKGS)
-	$(GO) test -count=1 -run '^TestScale|^TestC09' $(PKGS)
+
+test-release:
+	$(GO) test -count=1 -run '$(RELEASE_TESTS)' $(RELEASE_PKGS)
 	cd browsertest && $(GO) test -race -count=1 ./...
 
 # staticcheck, pinned; `go run` fetches it through the module proxy on first use.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
@@ -14,19 +15,45 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
-// build compiles the example program in dir into the test's temporary
-// directory, with the go command that runs the test.
+// binDir holds the example programs this test binary built, each built
+// once (several tests run the same program); TestMain removes it.
+var (
+	binDir   string
+	binMu    sync.Mutex
+	binBuilt = map[string]bool{}
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hikoutei-examples-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// build compiles the example program in dir with the go command that runs
+// the test, once per test binary, and returns the program's path.
 func build(t *testing.T, dir string) string {
 	t.Helper()
+	binMu.Lock()
+	defer binMu.Unlock()
+	bin := filepath.Join(binDir, dir)
+	if binBuilt[dir] {
+		return bin
+	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is not on PATH (go test puts GOROOT/bin there): %v", err)
 	}
-	bin := filepath.Join(t.TempDir(), dir)
 	cmd := exec.CommandContext(t.Context(), gobin, "build", "-o", bin, "./"+dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./%s: %v\n%s", dir, err, out)
 	}
+	binBuilt[dir] = true
 	return bin
 }
 
