@@ -19,7 +19,7 @@ demo:
 
 ## test: vet (with and without failpoints), then every test with the race
 ## detector in a build with failpoints (the tests of examples/ build and
-## run the example programs), and beside it one race-free pass in a
+## run the example programs), then one race-free pass in a
 ## release build (no failpoints): the repro-12 tests again and the scale
 ## tests (built only without -race: the pure-Go SQLite is ~15x slower
 ## under it), followed by the browser tests (browsertest/, a module of its
@@ -47,14 +47,14 @@ RELEASE_PKGS ?= $(sort $(dir $(shell grep -rlE --include='*_test.go' \
   'func (TestRepro12_|TestScale|TestC09)' . | grep -vE '^\./(bench|browsertest)/')))
 
 # The steps of `make test` (run them through `make test`, which times them).
-# After vet, the race pass runs beside the release pass and the browser
-# tests, so that neither waits for the other's last package to end. Each
-# side's output is printed whole when it ends (--output-sync).
+# After vet, the race pass, then the release pass and the browser tests,
+# one after the other: run side by side they would load the machine under
+# the race pass's tests that wait on real time.
 test-steps:
 	$(GO) vet $(PKGS)
 	$(GO) vet $(FAILPOINTS) $(PKGS)
 	cd browsertest && $(GO) vet ./...
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-race test-release
+	$(MAKE) --no-print-directory test-race test-release
 
 .PHONY: test-race test-release
 test-race:
