@@ -24,7 +24,9 @@ demo:
 ## tests (built only without -race: the pure-Go SQLite is ~15x slower
 ## under it), followed by the browser tests (browsertest/, a module of its
 ## own so that the library's go.mod carries no browser driver; they need
-## Chromium at /usr/bin/chromium).
+## Chromium at /usr/bin/chromium) and the tracing test (tracingtest/, a
+## module of its own so that the library's go.mod carries no OpenTelemetry
+## SDK).
 ## Its last line is the time it took: wall seconds and the CPU seconds of
 ## every process it ran (the shell's `times`, so no tool is needed; run
 ## without a pipe or a subshell, which would see no children).
@@ -54,6 +56,7 @@ test-steps:
 	$(GO) vet $(PKGS)
 	$(GO) vet $(FAILPOINTS) $(PKGS)
 	cd browsertest && $(GO) vet ./...
+	cd tracingtest && $(GO) vet ./...
 	$(MAKE) --no-print-directory test-race test-release
 
 .PHONY: test-race test-release
@@ -63,13 +66,14 @@ test-race:
 test-release:
 	$(GO) test -count=1 -run '$(RELEASE_TESTS)' $(RELEASE_PKGS)
 	cd browsertest && $(GO) test -race -count=1 ./...
+	cd tracingtest && $(GO) test -race -count=1 ./...
 
 # staticcheck, pinned; `go run` fetches it through the module proxy on first use.
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 ## lint: gofmt must have nothing to change, and go vet and staticcheck must
-## be clean (with and without failpoints, and in the nested modules bench/
-## and browsertest/).
+## be clean (with and without failpoints, and in the nested modules bench/,
+## browsertest/ and tracingtest/).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -77,10 +81,12 @@ lint:
 	$(GO) vet $(FAILPOINTS) $(PKGS)
 	cd bench && $(GO) vet ./...
 	cd browsertest && $(GO) vet ./...
+	cd tracingtest && $(GO) vet ./...
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(STATICCHECK) $(FAILPOINTS) $(PKGS)
 	cd bench && $(GO) run $(STATICCHECK) ./...
 	cd browsertest && $(GO) run $(STATICCHECK) ./...
+	cd tracingtest && $(GO) run $(STATICCHECK) ./...
 
 ## bench: the issue-19 table (Go benchmarks beside raw baselines, measured as
 ## interleaved repeats in the same run, + sync convergence); prints it with
@@ -199,3 +205,4 @@ tidy:
 	$(GO) mod tidy
 	cd bench && $(GO) mod tidy
 	cd browsertest && $(GO) mod tidy
+	cd tracingtest && $(GO) mod tidy

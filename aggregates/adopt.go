@@ -220,7 +220,7 @@ func (p *AdoptPlan) Quarantine(tab string, skipped []AdoptDecision, active map[s
 	add := func(p events.Payload) { ch.Add(stream, version, events.New(stream, p, now)) }
 	found := map[string]bool{}
 	for _, d := range skipped {
-		id := QuarantineID(tab, d.Key, fmt.Sprintf("%s@%d", d.Hash, d.SheetRow), d.Reason)
+		id := quarantineID(tab, d.Key, fmt.Sprintf("%s@%d", d.Hash, d.SheetRow), d.Reason)
 		found[id] = true
 		if _, ok := active[id]; ok {
 			continue

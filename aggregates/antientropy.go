@@ -170,9 +170,9 @@ type TabPolicy struct {
 	Columns []string
 }
 
-// Classify says how r differs from canonical state (DivergenceNone when it
+// classify says how r differs from canonical state (DivergenceNone when it
 // shows what the store wrote, or cannot be compared now).
-func Classify(r RepairRow) RowDivergence {
+func classify(r RepairRow) RowDivergence {
 	switch {
 	case r.InFlight || r.Held:
 		return DivergenceNone
@@ -197,7 +197,7 @@ func Classify(r RepairRow) RowDivergence {
 // transition, held, duplicated — I16 —, or people's to decide). A write
 // over an existing row is guarded by the full-row hash read (CAS).
 func DecideRepair(r RepairRow, p TabPolicy) (Queue, RowDivergence, bool) {
-	d := Classify(r)
+	d := classify(r)
 	switch {
 	case d == DivergenceNone:
 		return Queue{}, d, false

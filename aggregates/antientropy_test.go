@@ -113,7 +113,7 @@ func TestI28_ARowShowingTheLastWriteButNotCanonicalStateIsStaleAndCorrectedOnBot
 		}
 	}
 	r.Canonical = "h-old"
-	if d := Classify(r); d != DivergenceNone {
+	if d := classify(r); d != DivergenceNone {
 		t.Fatalf("a row showing canonical state classified %s", d)
 	}
 	r.Canonical, r.Observed = "h-new", "h-person"

@@ -19,9 +19,9 @@ func TestBatchedKeepsTheFactsAndTheVersionChecksOfPerEffectSettles(t *testing.T)
 		return Effect{ID: id, Target: Target{Spreadsheet: "ss", Binding: "b-" + id}, State: EffectProcessing, ClaimToken: "tok", Version: v}
 	}
 	a, b, c := fx("fx1", 1), fx("fx2", 3), fx("fx3", 1)
-	da, _ := DecideSettle(a, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h1", Via: "dispatch"}, now)
-	db, _ := DecideSettle(b, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h2", Via: "dispatch"}, now)
-	dc, _ := DecideSettle(c, "tok", Outcome{Kind: OutcomeUncertain, Code: "timeout", RetryAt: now}, now)
+	da, _ := decideSettle(a, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h1", Via: "dispatch"}, now)
+	db, _ := decideSettle(b, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h2", Via: "dispatch"}, now)
+	dc, _ := decideSettle(c, "tok", Outcome{Kind: OutcomeUncertain, Code: "timeout", RetryAt: now}, now)
 	ch, err := Batched([]Decided{{a, da}, {b, db}, {c, dc}}, func(s string) (uint64, error) { return 7, nil }, now)
 	if err != nil {
 		t.Fatal(err)

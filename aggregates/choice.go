@@ -33,10 +33,10 @@ type SheetChoice struct {
 // read checks for formulas).
 func (c SheetChoice) Pending() bool { return c.Choice != "" && c.Status == "OPEN" }
 
-// ParseChoice reads a choice cell: "keep system" or "use sheet" (case,
+// parseChoice reads a choice cell: "keep system" or "use sheet" (case,
 // edge space and "_" for " " do not matter). ok is false for anything
 // else.
-func ParseChoice(s string) (how events.Resolution, ok bool) {
+func parseChoice(s string) (how events.Resolution, ok bool) {
 	s = strings.Join(strings.Fields(strings.ToLower(strings.ReplaceAll(s, "_", " "))), " ")
 	switch s {
 	case "keep system":
@@ -79,7 +79,7 @@ const (
 // the person did not see. The command id is derived from the row and
 // the fence: a repeated poll of the same row repeats the same command.
 func PlanSheetChoice(ch SheetChoice, st AckState) ChoicePlan {
-	how, ok := ParseChoice(ch.Choice)
+	how, ok := parseChoice(ch.Choice)
 	cs := st.Conflict
 	switch {
 	case ch.Formula:
@@ -89,7 +89,7 @@ func PlanSheetChoice(ch SheetChoice, st AckState) ChoicePlan {
 	case cs.Status != ConflictOpen && cs.Resolution == how:
 		return ChoicePlan{Skip: true}
 	case cs.Status != ConflictOpen:
-		return ChoicePlan{Reject: fmt.Sprintf(choiceResolved, ResolutionName(cs.Resolution)), Clear: true}
+		return ChoicePlan{Reject: fmt.Sprintf(choiceResolved, resolutionName(cs.Resolution)), Clear: true}
 	}
 	cmd := Acknowledge{ConflictID: cs.ID, CanonicalRevision: st.CanonicalRevision, CandidateHash: cs.Sheet.CandidateHash,
 		CandidateEpoch: cs.Sheet.CandidateEpoch, Actor: events.ActorSheet}
@@ -102,8 +102,8 @@ func PlanSheetChoice(ch SheetChoice, st AckState) ChoicePlan {
 	return ChoicePlan{How: how, Cmd: cmd, ShownMismatch: mismatch}
 }
 
-// ResolutionName is how the sheet names a resolution.
-func ResolutionName(how events.Resolution) string {
+// resolutionName is how the sheet names a resolution.
+func resolutionName(how events.Resolution) string {
 	switch how {
 	case events.ResolutionAcknowledged:
 		return "keep system"
@@ -189,7 +189,7 @@ func DecideSheetChoice(plan ChoicePlan, ch SheetChoice, st AckState, sheet Sheet
 	case plan.ShownMismatch || errors.Is(err, ErrConflictStale):
 		reason = choiceMovedOn
 	case errors.Is(err, ErrConflictNotOpen):
-		reason = fmt.Sprintf(choiceResolved, ResolutionName(st.Conflict.Resolution))
+		reason = fmt.Sprintf(choiceResolved, resolutionName(st.Conflict.Resolution))
 	}
 	c.Merge(rejectChoice(reason, true, ch, st, sheet))
 	return c, ChoiceRejected, nil

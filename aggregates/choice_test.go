@@ -14,13 +14,13 @@ func choiceShown(choice string) SheetChoice {
 func TestParseChoiceReadsTheTwoDropdownChoicesLeniently(t *testing.T) {
 	for in, want := range map[string]events.Resolution{"use sheet": events.ResolutionUseSheet, " Use  Sheet ": events.ResolutionUseSheet,
 		"KEEP_SYSTEM": events.ResolutionAcknowledged, "keep system": events.ResolutionAcknowledged} {
-		if got, ok := ParseChoice(in); !ok || got != want {
-			t.Errorf("ParseChoice(%q) = %q %v, want %q", in, got, ok, want)
+		if got, ok := parseChoice(in); !ok || got != want {
+			t.Errorf("parseChoice(%q) = %q %v, want %q", in, got, ok, want)
 		}
 	}
 	for _, in := range []string{"", "yes", "use", "system_wins", "use sheets"} {
-		if _, ok := ParseChoice(in); ok {
-			t.Errorf("ParseChoice(%q) accepted", in)
+		if _, ok := parseChoice(in); ok {
+			t.Errorf("parseChoice(%q) accepted", in)
 		}
 	}
 }
@@ -103,9 +103,9 @@ func FuzzParseChoice(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		how, ok := ParseChoice(s)
+		how, ok := parseChoice(s)
 		if ok != (how == events.ResolutionUseSheet || how == events.ResolutionAcknowledged) {
-			t.Fatalf("ParseChoice(%q) = %q %v", s, how, ok)
+			t.Fatalf("parseChoice(%q) = %q %v", s, how, ok)
 		}
 	})
 }

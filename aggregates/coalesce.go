@@ -18,14 +18,14 @@ import (
 // cleanups), an Input row (conflict rules stay exact) and a Sync_Conflicts
 // row are never merged, on either side.
 
-// CoalescedWrite is the op and values a tail effect writes once q merged
+// coalescedWrite is the op and values a tail effect writes once q merged
 // into it.
-type CoalescedWrite struct {
+type coalescedWrite struct {
 	Op     events.Op
 	Values map[string]any
 }
 
-// Coalesce reports whether q may merge into tail, the last effect queued
+// coalesce reports whether q may merge into tail, the last effect queued
 // for q's row, and what the merged effect writes:
 //   - append + update → one append of the merged row;
 //   - update + update → one update of the changed cells, later ones win;
@@ -33,9 +33,9 @@ type CoalescedWrite struct {
 //
 // Any other pair (an append after a delete, a delete after an append, …)
 // is queued as its own effect.
-func Coalesce(tail Effect, q Queue, sheet Sheet) (CoalescedWrite, bool) {
+func coalesce(tail Effect, q Queue, sheet Sheet) (coalescedWrite, bool) {
 	if !coalescible(tail, q, sheet) {
-		return CoalescedWrite{}, false
+		return coalescedWrite{}, false
 	}
 	switch {
 	case q.Op == events.OpUpdate && (tail.Op == events.OpAppend || tail.Op == events.OpUpdate):
@@ -44,11 +44,11 @@ func Coalesce(tail Effect, q Queue, sheet Sheet) (CoalescedWrite, bool) {
 			v = map[string]any{}
 		}
 		maps.Copy(v, q.Values)
-		return CoalescedWrite{Op: tail.Op, Values: v}, true
+		return coalescedWrite{Op: tail.Op, Values: v}, true
 	case q.Op == events.OpDelete && tail.Op == events.OpUpdate:
-		return CoalescedWrite{Op: events.OpDelete}, true
+		return coalescedWrite{Op: events.OpDelete}, true
 	}
-	return CoalescedWrite{}, false
+	return coalescedWrite{}, false
 }
 
 // coalescible is the evidence rule: tail never left pending (never
@@ -78,12 +78,12 @@ func systemRow(sheet Sheet, entity, tab string) bool {
 	return false
 }
 
-// DecideCoalesce merges q into tail (see Coalesce): it returns the
+// DecideCoalesce merges q into tail (see coalesce): it returns the
 // effect.coalesced event on tail's stream, at tail's version, or ok false
 // when q must be queued as its own effect.
 // Errors: ErrInvalidValue (a value without canonical form).
 func DecideCoalesce(tail Effect, q Queue, sheet Sheet, now time.Time) (Decision, bool, error) {
-	w, ok := Coalesce(tail, q, sheet)
+	w, ok := coalesce(tail, q, sheet)
 	if !ok {
 		return Decision{}, false, nil
 	}

@@ -44,14 +44,14 @@ func TestI32_AnAppendFollowedByUpdatesBecomesOneAppendOfTheMergedRow(t *testing.
 
 func TestI32_UpdatesMergeTheirChangedColumnsInOrder(t *testing.T) {
 	tail := pendingTail(events.OpUpdate, map[string]any{"name": "A", "alt": int64(1)})
-	w, ok := Coalesce(tail, sysQueue(events.OpUpdate, map[string]any{"name": "B", "notes": "n"}), systemOnly)
+	w, ok := coalesce(tail, sysQueue(events.OpUpdate, map[string]any{"name": "B", "notes": "n"}), systemOnly)
 	if want := map[string]any{"name": "B", "alt": int64(1), "notes": "n"}; !ok || w.Op != events.OpUpdate || !reflect.DeepEqual(w.Values, want) {
 		t.Fatalf("merged %v %s %#v, want update %#v", ok, w.Op, w.Values, want)
 	}
 }
 
 func TestI32_ADeleteAfterQueuedUpdatesSupersedesThem(t *testing.T) {
-	w, ok := Coalesce(pendingTail(events.OpUpdate, map[string]any{"name": "A"}), sysQueue(events.OpDelete, nil), systemOnly)
+	w, ok := coalesce(pendingTail(events.OpUpdate, map[string]any{"name": "A"}), sysQueue(events.OpDelete, nil), systemOnly)
 	if !ok || w.Op != events.OpDelete || w.Values != nil {
 		t.Fatalf("merged %v %s %#v, want a delete", ok, w.Op, w.Values)
 	}
@@ -62,7 +62,7 @@ func TestI32_PairsThatChangeTheRowsExistenceAreNeverMerged(t *testing.T) {
 		{events.OpAppend, events.OpDelete}, {events.OpDelete, events.OpAppend}, {events.OpDelete, events.OpUpdate},
 		{events.OpAppend, events.OpAppend}, {events.OpUpdate, events.OpAppend}, {events.OpDelete, events.OpDelete},
 	} {
-		if _, ok := Coalesce(pendingTail(c.tail, map[string]any{"name": "A"}), sysQueue(c.next, map[string]any{"name": "B"}), systemOnly); ok {
+		if _, ok := coalesce(pendingTail(c.tail, map[string]any{"name": "A"}), sysQueue(c.next, map[string]any{"name": "B"}), systemOnly); ok {
 			t.Errorf("%s then %s merged", c.tail, c.next)
 		}
 	}
@@ -160,7 +160,7 @@ func randomChange(r *rand.Rand, exists *bool) Queue {
 func queueCoalesced(t *testing.T, fx []Effect, q Queue) []Effect {
 	t.Helper()
 	if n := len(fx); n > 0 {
-		if w, ok := Coalesce(fx[n-1], q, systemOnly); ok {
+		if w, ok := coalesce(fx[n-1], q, systemOnly); ok {
 			fx[n-1].Op, fx[n-1].Values = w.Op, w.Values
 			return fx
 		}

@@ -190,10 +190,10 @@ func ackFence(cs ConflictState, canonicalRev uint64, cmd Acknowledge, how events
 	return AckApplied, "", nil
 }
 
-// ResolvesOnCommit reports whether a local commit that set the conflicted
+// resolvesOnCommit reports whether a local commit that set the conflicted
 // field to revision newRev resolves c system-wins (I12): only a strictly
 // higher revision of the same field, and never a legacy conflict (I14).
-func ResolvesOnCommit(c ConflictState, field string, newRev uint64) bool {
+func resolvesOnCommit(c ConflictState, field string, newRev uint64) bool {
 	return c.Status == ConflictOpen && c.VisibleHash != "" && c.Field == field && newRev > c.CanonicalRevision
 }
 
@@ -218,7 +218,7 @@ func DecideCommitConflicts(d Decision, open []ConflictState, rowFx []Queue, shee
 	}
 	for _, cs := range open {
 		rev, ok := p.Revisions[cs.Field]
-		if !ok || !ResolvesOnCommit(cs, cs.Field, rev) {
+		if !ok || !resolvesOnCommit(cs, cs.Field, rev) {
 			continue // unrelated fields and same-value writes are not approval
 		}
 		c.Merge(resolve(cs, events.ResolutionSystemWins, rev, events.ActorApplication, sheet, now))

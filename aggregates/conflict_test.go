@@ -55,7 +55,7 @@ func TestI12_ResolvesOnCommitOnlyOnAStrictlyHigherRevisionOfTheSameField(t *test
 		{"already resolved", resolved, "name", 4, false},
 		{"legacy conflict (I14)", legacy(t), "name", 4, false},
 	} {
-		if got := ResolvesOnCommit(tc.c, tc.field, tc.rev); got != tc.want {
+		if got := resolvesOnCommit(tc.c, tc.field, tc.rev); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -86,7 +86,7 @@ func DecideSupersede(e Effect, replacement string, now time.Time) (Decision, err
 	return transition(e, events.EffectSuperseded{EffectID: e.ID, By: replacement}, now), nil
 }
 
-// DecideFold supersedes e, a pending effect queued behind terminal failed
+// decideFold supersedes e, a pending effect queued behind terminal failed
 // on the same row, by replacement: the correction reconciliation queues
 // for failed (Correction). The correction writes the entity's canonical
 // state, which already holds what e would have written, while e would
@@ -95,7 +95,7 @@ func DecideSupersede(e Effect, replacement string, now time.Time) (Decision, err
 // the row back one more reconciliation period (I28). Errors:
 // ErrNotSupersedable unless e is pending on failed's row and queued after
 // it, and failed is a terminal failure replaced by a correction.
-func DecideFold(e, failed Effect, replacement string, now time.Time) (Decision, error) {
+func decideFold(e, failed Effect, replacement string, now time.Time) (Decision, error) {
 	switch {
 	case replacement == "" || failed.State != EffectFailed || !failed.Terminal:
 		return Decision{}, fmt.Errorf("%w: %s is not a replaced terminal failure", ErrNotSupersedable, failed.ID)
@@ -106,21 +106,21 @@ func DecideFold(e, failed Effect, replacement string, now time.Time) (Decision, 
 }
 
 // Behind reports whether e is pending on failed's row, queued after it:
-// what DecideFold folds into failed's correction.
+// what decideFold folds into failed's correction.
 func Behind(e, failed Effect) bool {
 	return e.State == EffectPending && e.Target == failed.Target && e.StreamSeq > failed.StreamSeq
 }
 
 // FoldBehind folds each effect of behind (pending effects queued after
 // failed on its row) not yet in folded into failed's correction
-// (DecideFold), marking it folded, so a unit supersedes each once.
+// (decideFold), marking it folded, so a unit supersedes each once.
 func FoldBehind(ch *Changes, behind []Effect, failed Effect, replacement string, folded map[string]bool, now time.Time) error {
 	for _, p := range behind {
 		if folded[p.ID] {
 			continue
 		}
 		folded[p.ID] = true
-		d, err := DecideFold(p, failed, replacement, now)
+		d, err := decideFold(p, failed, replacement, now)
 		if err != nil {
 			return err
 		}

@@ -107,7 +107,7 @@ func TestI10_DecideSupersedeRefusesRecoverableFailures(t *testing.T) {
 func TestI28_DecideFoldSupersedesOnlyPendingEffectsBehindAReplacedTerminalFailure(t *testing.T) {
 	failed := terminalHead("")
 	behind := effect("GKA", 4, EffectPending)
-	d, err := DecideFold(behind, failed, "fx-repl", now)
+	d, err := decideFold(behind, failed, "fx-repl", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestI28_DecideFoldSupersedesOnlyPendingEffectsBehindAReplacedTerminalFailur
 		"in flight": {uncertain, failed, "fx-repl"}, "no correction": {behind, failed, ""},
 		"a recoverable failure": {behind, recoverable, "fx-repl"},
 	} {
-		if _, err := DecideFold(tc.e, tc.failed, tc.replacement, now); !errors.Is(err, ErrNotSupersedable) {
+		if _, err := decideFold(tc.e, tc.failed, tc.replacement, now); !errors.Is(err, ErrNotSupersedable) {
 			t.Errorf("%s: %v, want ErrNotSupersedable", name, err)
 		}
 	}

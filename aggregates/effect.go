@@ -193,7 +193,7 @@ const (
 	OutcomeRetry     OutcomeKind = "retry"     // nothing written: back on the retry path
 	OutcomeConflict  OutcomeKind = "conflict"  // an Input row's guard met a person's edit
 	// OutcomeMisdirected: the write landed on another row (C06,
-	// Outcome.Misdirected); settled with DecideMisdirected only.
+	// Outcome.Misdirected); settled with decideMisdirected only.
 	OutcomeMisdirected OutcomeKind = "misdirected"
 )
 
@@ -223,11 +223,11 @@ func (o Outcome) Troubled() bool {
 	return o.Kind == OutcomeUncertain || o.Kind == OutcomeFailed || o.Kind == OutcomeRetry || o.Kind == OutcomeMisdirected
 }
 
-// DecideSettle records the outcome of the claim identified by token.
+// decideSettle records the outcome of the claim identified by token.
 // Errors: ErrStaleClaim (the claim is not current: I04 post-ack bookkeeping
 // of a displaced claim is rejected). A receipt for this effect id with
 // another payload (I09) fails closed: terminal effect_payload_mismatch.
-func DecideSettle(e Effect, token string, o Outcome, now time.Time) (Decision, error) {
+func decideSettle(e Effect, token string, o Outcome, now time.Time) (Decision, error) {
 	if err := currentClaim(e, token); err != nil {
 		return Decision{}, err
 	}
@@ -274,7 +274,7 @@ func DecideProbeRescheduled(e Effect, token string, maxProbes int64, next time.T
 		return Decision{}, fmt.Errorf("%w: %s (state %s)", ErrStaleClaim, e.ID, e.State)
 	}
 	if e.Probes+1 >= maxProbes {
-		return DecideSettle(e, token, Outcome{Kind: OutcomeFailed, Code: TerminalUncertainTimeout, Terminal: true, Via: "probe"}, now)
+		return decideSettle(e, token, Outcome{Kind: OutcomeFailed, Code: TerminalUncertainTimeout, Terminal: true, Via: "probe"}, now)
 	}
 	return transition(e, events.EffectProbeScheduled{EffectID: e.ID, ClaimToken: token, Probes: e.Probes + 1, ProbeAt: next.UTC()}, now), nil
 }
@@ -282,14 +282,14 @@ func DecideProbeRescheduled(e Effect, token string, maxProbes int64, next time.T
 // DecideRecovered turns an effect a previous run left processing (claimed,
 // maybe sent) into delivery_uncertain, its probe due at probeAt.
 func DecideRecovered(e Effect, probeAt, now time.Time) (Decision, error) {
-	return DecideSettle(e, e.ClaimToken, Outcome{Kind: OutcomeUncertain, Code: "claimed_by_previous_run", RetryAt: probeAt}, now)
+	return decideSettle(e, e.ClaimToken, Outcome{Kind: OutcomeUncertain, Code: "claimed_by_previous_run", RetryAt: probeAt}, now)
 }
 
-// DecideBlocked settles a claimed acknowledge_system row reconcile whose
+// decideBlocked settles a claimed acknowledge_system row reconcile whose
 // guard (the candidate-time full-row visible hash) no longer matched: a
 // person edited the row again, so the write was not made and the effect is
 // blocked_candidate, never an overwrite (I13). Errors: ErrStaleClaim.
-func DecideBlocked(e Effect, token, code string, now time.Time) (Decision, error) {
+func decideBlocked(e Effect, token, code string, now time.Time) (Decision, error) {
 	if err := currentClaim(e, token); err != nil {
 		return Decision{}, err
 	}
@@ -301,10 +301,10 @@ func DecideBlocked(e Effect, token, code string, now time.Time) (Decision, error
 
 // DecideOutcome settles a claim: a guard failure of a row reconcile of
 // acknowledge_system is blocked_candidate (reconcile true, I13); every
-// other outcome is DecideSettle's.
+// other outcome is decideSettle's.
 func DecideOutcome(e Effect, token string, o Outcome, reconcile bool, now time.Time) (Decision, error) {
 	if o.Kind == OutcomeConflict && reconcile {
-		return DecideBlocked(e, token, o.Code, now)
+		return decideBlocked(e, token, o.Code, now)
 	}
-	return DecideSettle(e, token, o, now)
+	return decideSettle(e, token, o, now)
 }

@@ -287,7 +287,7 @@ func TestDecideSettleMapsEveryOutcome(t *testing.T) {
 		{Outcome{Kind: OutcomeFailed, Code: "invalid_range", Terminal: true, WrittenHash: "seen"},
 			events.EffectFailed{EffectID: e.ID, ClaimToken: "tok", Code: "invalid_range", Terminal: true, ObservedHash: "seen"}},
 	} {
-		d, err := DecideSettle(e, "tok", tc.o, now)
+		d, err := decideSettle(e, "tok", tc.o, now)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.o.Kind, err)
 		}
@@ -301,7 +301,7 @@ func TestDecideSettleMapsEveryOutcome(t *testing.T) {
 	// A probe settles a delivery_uncertain effect with the same claim.
 	u := e
 	u.State = EffectUncertain
-	d, err := DecideSettle(u, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "w", Via: "probe", PayloadHash: "ph"}, now)
+	d, err := decideSettle(u, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "w", Via: "probe", PayloadHash: "ph"}, now)
 	if err != nil || d.Events[0].Type() != events.TypeEffectApplied {
 		t.Fatalf("probe settle: %+v %v", d, err)
 	}
@@ -310,7 +310,7 @@ func TestDecideSettleMapsEveryOutcome(t *testing.T) {
 func TestI09_AReceiptWithAnotherPayloadHashFailsClosed(t *testing.T) {
 	e := claimed("A", "tok")
 	e.PayloadHash = "ph-mine"
-	d, err := DecideSettle(e, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "w", Via: "probe", PayloadHash: "ph-other"}, now)
+	d, err := decideSettle(e, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "w", Via: "probe", PayloadHash: "ph-other"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestI09_AReceiptWithAnotherPayloadHashFailsClosed(t *testing.T) {
 		t.Fatal("a payload mismatch must leave a terminal, unclaimable head for reconciliation")
 	}
 	// Same id, same payload hash: the retry is safe and applies.
-	ok, err := DecideSettle(e, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "w", Via: "probe", PayloadHash: "ph-mine"}, now)
+	ok, err := decideSettle(e, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "w", Via: "probe", PayloadHash: "ph-mine"}, now)
 	if err != nil || ok.Events[0].Type() != events.TypeEffectApplied {
 		t.Fatalf("matching receipt: %+v %v", ok, err)
 	}
@@ -341,29 +341,29 @@ func TestI04_SettlingWithAStaleClaimTokenIsRejected(t *testing.T) {
 	e := effect("A", 1, EffectPending)
 	e = foldEffect(t, e, must(DecideClaim(e, "t1", 1, now)))
 	e = foldEffect(t, e, must(DecideRecovered(e, later, now)))
-	e = foldEffect(t, e, must(DecideSettle(e, "t1", Outcome{Kind: OutcomeRetry, Code: "not_found", RetryAt: now, Via: "probe"}, now)))
+	e = foldEffect(t, e, must(decideSettle(e, "t1", Outcome{Kind: OutcomeRetry, Code: "not_found", RetryAt: now, Via: "probe"}, now)))
 	e = foldEffect(t, e, must(DecideClaim(e, "t2", 2, now)))
 	if e.State != EffectProcessing || e.ClaimToken != "t2" || e.Attempts != 2 {
 		t.Fatalf("setup: %+v", e)
 	}
 	applied := Outcome{Kind: OutcomeApplied, WrittenHash: "w", Via: "dispatch"}
-	if _, err := DecideSettle(e, "t1", applied, now); !errors.Is(err, ErrStaleClaim) {
+	if _, err := decideSettle(e, "t1", applied, now); !errors.Is(err, ErrStaleClaim) {
 		t.Fatalf("post-ack bookkeeping of the displaced claim: %v, want ErrStaleClaim", err)
 	}
 	if _, err := DecideOutcome(e, "t1", Outcome{Kind: OutcomeConflict}, true, now); !errors.Is(err, ErrStaleClaim) {
 		t.Fatalf("DecideOutcome with a stale token: %v", err)
 	}
-	if _, err := DecideBlocked(e, "t1", "", now); !errors.Is(err, ErrStaleClaim) {
-		t.Fatalf("DecideBlocked with a stale token: %v", err)
+	if _, err := decideBlocked(e, "t1", "", now); !errors.Is(err, ErrStaleClaim) {
+		t.Fatalf("decideBlocked with a stale token: %v", err)
 	}
-	if _, err := DecideSettle(e, "t2", applied, now); err != nil {
+	if _, err := decideSettle(e, "t2", applied, now); err != nil {
 		t.Fatalf("the current claim settles: %v", err)
 	}
 	// A claim that already settled is not current, even with its own token.
 	for _, s := range []EffectState{EffectPending, EffectApplied, EffectFailed, EffectSuperseded, EffectConflict, EffectBlocked} {
 		done := e
 		done.State = s
-		if _, err := DecideSettle(done, "t2", applied, now); !errors.Is(err, ErrStaleClaim) {
+		if _, err := decideSettle(done, "t2", applied, now); !errors.Is(err, ErrStaleClaim) {
 			t.Errorf("settle of a %s effect: %v, want ErrStaleClaim", s, err)
 		}
 	}
@@ -377,7 +377,7 @@ func TestI04_SettlingWithAStaleClaimTokenIsRejected(t *testing.T) {
 func TestI08_ProbingIsBoundedThenTerminalTimeout(t *testing.T) {
 	const maxProbes = 3
 	e := claimed("A", "tok")
-	e = foldEffect(t, e, must(DecideSettle(e, "tok", Outcome{Kind: OutcomeUncertain, Code: "timeout", RetryAt: later}, now)))
+	e = foldEffect(t, e, must(decideSettle(e, "tok", Outcome{Kind: OutcomeUncertain, Code: "timeout", RetryAt: later}, now)))
 	if e.State != EffectUncertain || e.Claimable(later) {
 		t.Fatalf("a timeout must leave delivery_uncertain, never claimable: %+v", e)
 	}
@@ -447,7 +447,7 @@ func TestI13_GuardFailureOfAReconcileIsBlockedCandidateNeverConflict(t *testing.
 	if d.Events[0].Type() != events.TypeEffectApplied {
 		t.Fatalf("an applied reconcile: %s", d.Events[0].Type())
 	}
-	d, _ = DecideBlocked(e, "tok", "", now)
+	d, _ = decideBlocked(e, "tok", "", now)
 	if d.Events[0].Payload.(events.EffectBlocked).Code != "candidate_row_changed" {
 		t.Fatalf("default blocked code: %+v", d.Events[0].Payload)
 	}

@@ -41,47 +41,47 @@ const (
 	ReasonTabBlocked       = "tab_blocked"
 )
 
-// QuarantineID identifies one piece of evidence: the same tab, anchor, row
+// quarantineID identifies one piece of evidence: the same tab, anchor, row
 // hash and reason always give the same id (idempotent polls).
-func QuarantineID(tab, anchor, rowHash, reason string) string {
+func quarantineID(tab, anchor, rowHash, reason string) string {
 	return fmt.Sprintf("q%016x", xxhash.Sum64String(tab+"\x00"+anchor+"\x00"+rowHash+"\x00"+reason))
 }
 
-// Verdict classifies one user-owned cell of a row (see ClassifyField).
-type Verdict uint8
+// verdict classifies one user-owned cell of a row (see classifyField).
+type verdict uint8
 
 // Verdicts.
 const (
-	// VerdictUnchanged: the cell shows canonical state.
-	VerdictUnchanged Verdict = iota
-	// VerdictEdit: the sheet showed canonical state and a person changed it: accept.
-	VerdictEdit
-	// VerdictStale: the cell still shows what the system last wrote and canonical
+	// verdictUnchanged: the cell shows canonical state.
+	verdictUnchanged verdict = iota
+	// verdictEdit: the sheet showed canonical state and a person changed it: accept.
+	verdictEdit
+	// verdictStale: the cell still shows what the system last wrote and canonical
 	// moved on: the pending (or to be re-queued) write will fix it.
-	VerdictStale
-	// VerdictConflict: both sides changed the field since the sheet last showed it (I11).
-	VerdictConflict
+	verdictStale
+	// verdictConflict: both sides changed the field since the sheet last showed it (I11).
+	verdictConflict
 )
 
-// ClassifyField compares hashes of one field: observed (the cell now, A),
+// classifyField compares hashes of one field: observed (the cell now, A),
 // shown (what the sheet last showed: the system's last applied write or
 // the last accepted observation, S) and canonical (B). shownKnown is false
 // when no write of this field was ever confirmed; then any difference is a
 // conflict (no guessed baseline, I14). Blank and empty text hash equal
 // (ShownHash). A blank cell is an Edit only if S was non-empty: implied,
 // since S == B ≠ A.
-func ClassifyField(observed, shown, canonical string, shownKnown bool) Verdict {
+func classifyField(observed, shown, canonical string, shownKnown bool) verdict {
 	switch {
 	case observed == canonical:
-		return VerdictUnchanged
+		return verdictUnchanged
 	case !shownKnown:
-		return VerdictConflict
+		return verdictConflict
 	case shown == canonical:
-		return VerdictEdit
+		return verdictEdit
 	case observed == shown:
-		return VerdictStale
+		return verdictStale
 	}
-	return VerdictConflict
+	return verdictConflict
 }
 
 // TabExpectation is what the store expects an Input tab to show, which a

@@ -233,7 +233,7 @@ func TestI16_DuplicateAnchorsQuarantineEveryCopyAndApplyNothing(t *testing.T) {
 		hash string
 	}{{2, rs.VisibleHash}, {9, "row-edited"}} {
 		wantQ := events.RowQuarantined{Tab: inTab, Anchor: "GKA", SheetRow: want.row, RowHash: want.hash, Reason: ReasonDuplicateAnchor,
-			Column: anchorCol, QuarantineID: QuarantineID(inTab, "GKA", want.hash, ReasonDuplicateAnchor), Entity: "Airport", ID: "GKA"}
+			Column: anchorCol, QuarantineID: quarantineID(inTab, "GKA", want.hash, ReasonDuplicateAnchor), Entity: "Airport", ID: "GKA"}
 		if q[i] != wantQ {
 			t.Errorf("copy %d: %+v, want %+v", i, q[i], wantQ)
 		}
@@ -261,7 +261,7 @@ func TestC04_AnEmptyTabIsOneSuspectedMassDeletionNothingRowByRow(t *testing.T) {
 	noDataChange(t, c)
 	evs := allEvents(c)
 	want := events.ObservationRejected{Tab: inTab, Reason: ReasonMassDeletion, Detail: "3 expected rows",
-		QuarantineID: QuarantineID(inTab, "", "", ReasonMassDeletion)}
+		QuarantineID: quarantineID(inTab, "", "", ReasonMassDeletion)}
 	if len(evs) != 1 || evs[0].Payload != want || len(c.Queue) != 0 {
 		t.Fatalf("empty tab recorded %v queue %+v, want one %+v", types(evs), c.Queue, want)
 	}
@@ -308,7 +308,7 @@ func TestC06_ADeletedRowIsRowDeletedEvidenceOnly(t *testing.T) {
 	c, stats := decideTab(t, tabRead(unchanged(2, gka), unchanged(3, pom)), st) // row 3 (LAE) deleted
 	noDataChange(t, c)
 	want := events.ObservationRejected{Tab: inTab, Anchor: "LAE", Reason: ReasonRowDeleted,
-		QuarantineID: QuarantineID(inTab, "LAE", "", ReasonRowDeleted), Entity: "Airport", ID: "LAE"}
+		QuarantineID: quarantineID(inTab, "LAE", "", ReasonRowDeleted), Entity: "Airport", ID: "LAE"}
 	if evs := allEvents(c); len(evs) != 1 || evs[0].Payload != want || len(c.Queue) != 0 {
 		t.Fatalf("recorded %v queue %+v, want only %+v", types(evs), c.Queue, want)
 	}
@@ -342,8 +342,8 @@ func TestPartialReadACertifiedRowKeepsItsEvidence(t *testing.T) {
 	gka, lae := liveRow(t, "GKA", "Goroka", "n"), liveRow(t, "LAE", "Lae", "")
 	st := tabState(gka, lae)
 	st.Expect.Rows["LAE"] = "hq-LAE" // its quarantined row, certified unchanged by the values read
-	kept := Quarantine{ID: QuarantineID(inTab, "LAE", "hq-LAE", "cell_formula"), Tab: inTab, Anchor: "LAE", RowHash: "hq-LAE", Reason: "cell_formula", Column: "notes"}
-	gone := Quarantine{ID: QuarantineID(inTab, "POM", "hq-POM", "cell_error"), Tab: inTab, Anchor: "POM", RowHash: "hq-POM", Reason: "cell_error"}
+	kept := Quarantine{ID: quarantineID(inTab, "LAE", "hq-LAE", "cell_formula"), Tab: inTab, Anchor: "LAE", RowHash: "hq-LAE", Reason: "cell_formula", Column: "notes"}
+	gone := Quarantine{ID: quarantineID(inTab, "POM", "hq-POM", "cell_error"), Tab: inTab, Anchor: "POM", RowHash: "hq-POM", Reason: "cell_error"}
 	st.Active = map[string]Quarantine{kept.ID: kept, gone.ID: gone}
 	r := tabRead(unchanged(2, gka), ShownRow{Anchor: "LAE", Hash: "hq-LAE"}) // LAE left out of the grid read
 	c, stats := decideTab(t, r, st)
@@ -359,8 +359,8 @@ func TestPartialReadACertifiedRowKeepsItsEvidence(t *testing.T) {
 func TestPartialReadAShiftedRowDefersAndClearsNothing(t *testing.T) {
 	gka, lae := liveRow(t, "GKA", "Goroka", "n"), liveRow(t, "LAE", "Lae", "")
 	st := tabState(gka, lae)
-	q := Quarantine{ID: QuarantineID(inTab, "LAE", "hq-LAE", "cell_formula"), Tab: inTab, Anchor: "LAE", RowHash: "hq-LAE", Reason: "cell_formula"}
-	other := Quarantine{ID: QuarantineID(inTab, "POM", "hq-POM", "cell_error"), Tab: inTab, Anchor: "POM", RowHash: "hq-POM", Reason: "cell_error"}
+	q := Quarantine{ID: quarantineID(inTab, "LAE", "hq-LAE", "cell_formula"), Tab: inTab, Anchor: "LAE", RowHash: "hq-LAE", Reason: "cell_formula"}
+	other := Quarantine{ID: quarantineID(inTab, "POM", "hq-POM", "cell_error"), Tab: inTab, Anchor: "POM", RowHash: "hq-POM", Reason: "cell_error"}
 	st.Active = map[string]Quarantine{q.ID: q, other.ID: other}
 	r := tabRead(unchanged(2, gka), ShownRow{Anchor: "LAE", Hash: "hq-LAE", Shifted: true})
 	c, stats := decideTab(t, r, st)
@@ -502,7 +502,7 @@ func TestRowsThatAreNotDataAreEvidenceOnly(t *testing.T) {
 			ev = events.Evidence(p)
 		}
 		want := events.Evidence{Tab: inTab, Anchor: tc.anchor, SheetRow: 5, RowHash: "row-x", Reason: tc.reason, Column: tc.column,
-			QuarantineID: QuarantineID(inTab, tc.anchor, "row-x", tc.reason)}
+			QuarantineID: quarantineID(inTab, tc.anchor, "row-x", tc.reason)}
 		if tc.anchor != "" {
 			want.Entity, want.ID = "Airport", tc.anchor
 		}
@@ -526,7 +526,7 @@ func TestABlockedTabRecordsWhyAndKeepsItsEvidence(t *testing.T) {
 	r := tabRead(inputRow(2, "GKA", "row-x", "edited", "n"))
 	r.Blocked = "header_drift"
 	c, stats := decideTab(t, r, st)
-	want := events.ObservationRejected{Tab: inTab, Reason: ReasonTabBlocked, Detail: "header_drift", QuarantineID: QuarantineID(inTab, "", "", ReasonTabBlocked)}
+	want := events.ObservationRejected{Tab: inTab, Reason: ReasonTabBlocked, Detail: "header_drift", QuarantineID: quarantineID(inTab, "", "", ReasonTabBlocked)}
 	if evs := allEvents(c); len(evs) != 1 || evs[0].Payload != want || len(c.Queue) != 0 {
 		t.Fatalf("recorded %v, want only %+v", types(evs), want)
 	}
@@ -593,7 +593,7 @@ func messyTab(t testing.TB) (TabRead, TabState) {
 		st.Rows[a] = rs
 	}
 	for i := 0; i < 12; i++ {
-		id := QuarantineID(inTab, "GONE", string(rune('a'+i)), "cell_error")
+		id := quarantineID(inTab, "GONE", string(rune('a'+i)), "cell_error")
 		st.Active[id] = Quarantine{ID: id, Tab: inTab, Anchor: "GONE", RowHash: string(rune('a' + i)), Reason: "cell_error"}
 	}
 	for _, a := range []string{"X1", "X2", "X3", "X4"} { // deleted rows
@@ -710,7 +710,7 @@ func TestAppliedWithMarkersRecordsTheUnwritableValuesOnce(t *testing.T) {
 	fx := Effect{ID: "fx1", Target: Target{Tab: sysTab, Anchor: "GKA", Binding: binding(sysTab, "GKA")}, Entity: "Airport", EntityID: "GKA",
 		State: EffectProcessing, ClaimToken: "tok", Version: 2}
 	fields := []events.UnwritableField{{Field: "notes", Reason: "value_too_large", Chars: 50_001}}
-	d, err := DecideSettle(fx, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h", Via: "dispatch", Unwritable: fields}, now)
+	d, err := decideSettle(fx, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h", Via: "dispatch", Unwritable: fields}, now)
 	if err != nil || len(d.Events) != 2 || d.ExpectedVersion != 2 || d.Events[0].Type() != events.TypeEffectApplied {
 		t.Fatalf("decision %+v, %v", d, err)
 	}
@@ -718,7 +718,7 @@ func TestAppliedWithMarkersRecordsTheUnwritableValuesOnce(t *testing.T) {
 	if !reflect.DeepEqual(d.Events[1].Payload, want) || d.Events[1].Stream != events.EffectStream("fx1") {
 		t.Fatalf("unwritable event %+v", d.Events[1])
 	}
-	d, _ = DecideSettle(fx, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h", Via: "dispatch"}, now)
+	d, _ = decideSettle(fx, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: "h", Via: "dispatch"}, now)
 	if len(d.Events) != 1 {
 		t.Fatalf("a write without markers records %d events", len(d.Events))
 	}

@@ -42,7 +42,7 @@ func Displaced(e Effect, m Misdirected, sheet Sheet) (entity, id string, ok bool
 	return e.Entity, m.DisplacedAnchor, true
 }
 
-// MisdirectedQueues decides what a misdirected update e needs queued
+// misdirectedQueues decides what a misdirected update e needs queued
 // (C06): requeue writes the intended row's cells again from canonical
 // state (intended), guarded by that row's last applied write, queued at
 // its row's next stream_sequence so later effects keep their order;
@@ -51,7 +51,7 @@ func Displaced(e Effect, m Misdirected, sheet Sheet) (entity, id string, ok bool
 // Either is nil when there is no record to take the values from. A
 // conflicts-tab row (an audit row, not a record) is re-queued with e's own
 // values and its displaced row is left to the evidence.
-func MisdirectedQueues(e Effect, m Misdirected, sheet Sheet, intended, displaced Canonical) (requeue, repair *Queue) {
+func misdirectedQueues(e Effect, m Misdirected, sheet Sheet, intended, displaced Canonical) (requeue, repair *Queue) {
 	switch {
 	case e.Target.Tab == sheet.ConflictsTab():
 		requeue = &Queue{Target: e.Target, Op: events.OpUpdate, Values: e.Values, Entity: e.Entity, ID: e.EntityID}
@@ -77,14 +77,14 @@ func cellsOf(columns []string, vals map[string]any) map[string]any {
 	return out
 }
 
-// DecideMisdirected settles the claim of e, whose write landed on another
+// decideMisdirected settles the claim of e, whose write landed on another
 // row (C06): e fails terminally with CodeWriteMisdirected (its receipt was
 // written with the batch and proves nothing) and is superseded by the
 // re-queued effect requeued ("" when none), in one decision on e's stream;
 // a sync.write_misdirected event on the target's sync stream is the
 // evidence naming the overwritten cells (never their values) and the
 // repair effect ("" when none). Errors: ErrStaleClaim.
-func DecideMisdirected(e Effect, token string, m Misdirected, sheet Sheet, requeued, repair string, now time.Time) ([]Decision, error) {
+func decideMisdirected(e Effect, token string, m Misdirected, sheet Sheet, requeued, repair string, now time.Time) ([]Decision, error) {
 	if err := currentClaim(e, token); err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ type QueueFunc func(q Queue) (Decision, string, error)
 // landed elsewhere); its repair, guarded by the row as the writes left
 // it, must come first, so its re-queue then finds the repair's write as
 // the row's last applied one. Stale claims are skipped and reported
-// (ErrStaleClaim); the others get MisdirectedQueues and DecideMisdirected.
+// (ErrStaleClaim); the others get misdirectedQueues and decideMisdirected.
 func DecideMisdirectedAll(claims []MisdirectedClaim, sheet Sheet, queue QueueFunc, now time.Time) ([]Decision, []error) {
 	var live []MisdirectedClaim
 	var stale []error
@@ -145,7 +145,7 @@ func DecideMisdirectedAll(claims []MisdirectedClaim, sheet Sheet, queue QueueFun
 	requeues := make([]*Queue, len(live))
 	for i, c := range live {
 		var repair *Queue
-		requeues[i], repair = MisdirectedQueues(c.Effect, c.Where, sheet, c.Intended, c.Displaced)
+		requeues[i], repair = misdirectedQueues(c.Effect, c.Where, sheet, c.Intended, c.Displaced)
 		d, err := queueIf(repair, queue, &repaired[i])
 		if err != nil {
 			return nil, append(stale, err)
@@ -160,7 +160,7 @@ func DecideMisdirectedAll(claims []MisdirectedClaim, sheet Sheet, queue QueueFun
 		out = append(out, d...)
 	}
 	for i, c := range live {
-		ds, err := DecideMisdirected(c.Effect, c.Token, c.Where, sheet, requeued[i], repaired[i], now)
+		ds, err := decideMisdirected(c.Effect, c.Token, c.Where, sheet, requeued[i], repaired[i], now)
 		if err != nil {
 			return nil, append(stale, err)
 		}

@@ -21,7 +21,7 @@ func TestC06_MisdirectedUpdateRequeuesTheIntendedCellsAndRepairsTheDisplacedOnes
 	e := claimed("GKA", "tok")
 	intended := Canonical{Exists: true, Values: map[string]any{keyField: "GKA", "name": "Goroka Airport", "alt": int64(5282)}}
 	displaced := Canonical{Exists: true, Values: map[string]any{keyField: "HGU", "alt": int64(5388)}}
-	rq, rp := MisdirectedQueues(e, misdirectedName, systemOnly, intended, displaced)
+	rq, rp := misdirectedQueues(e, misdirectedName, systemOnly, intended, displaced)
 	if rq == nil || rq.Target != e.Target || rq.Op != events.OpUpdate || rq.ExpectedHash != "" ||
 		!reflect.DeepEqual(rq.Values, map[string]any{"name": "Goroka Airport"}) || rq.Entity != "Airport" || rq.ID != "GKA" {
 		t.Fatalf("requeue = %+v", rq)
@@ -38,19 +38,19 @@ func TestC06_MisdirectedUpdateRequeuesTheIntendedCellsAndRepairsTheDisplacedOnes
 func TestC06_MisdirectionQueuesNothingWithoutARecord(t *testing.T) {
 	e := claimed("GKA", "tok")
 	gone := Canonical{}
-	if rq, rp := MisdirectedQueues(e, misdirectedName, systemOnly, gone, gone); rq != nil || rp != nil {
+	if rq, rp := misdirectedQueues(e, misdirectedName, systemOnly, gone, gone); rq != nil || rp != nil {
 		t.Fatalf("records gone: %+v %+v", rq, rp)
 	}
 	live := Canonical{Exists: true, Values: map[string]any{"name": "x"}}
 	anchorless := misdirectedName
 	anchorless.DisplacedAnchor = ""
-	if _, rp := MisdirectedQueues(e, anchorless, systemOnly, live, live); rp != nil {
+	if _, rp := misdirectedQueues(e, anchorless, systemOnly, live, live); rp != nil {
 		t.Fatalf("anchorless row repaired: %+v", rp)
 	}
 	audit := e
 	audit.Target = systemOnly.Target(conflictsTab, "cf-1")
 	audit.Values = map[string]any{"status": "RESOLVED"}
-	rq, rp := MisdirectedQueues(audit, misdirectedName, systemOnly, live, live)
+	rq, rp := misdirectedQueues(audit, misdirectedName, systemOnly, live, live)
 	if rp != nil || rq == nil || !reflect.DeepEqual(rq.Values, audit.Values) {
 		t.Fatalf("conflicts row: requeue %+v repair %+v", rq, rp)
 	}
@@ -63,7 +63,7 @@ func TestC06_MisdirectionQueuesNothingWithoutARecord(t *testing.T) {
 // refused.
 func TestC06_DecideMisdirectedSupersedesTheEffectAndRecordsEvidenceWithoutValues(t *testing.T) {
 	e := claimed("GKA", "tok")
-	ds, err := DecideMisdirected(e, "tok", misdirectedName, systemOnly, "fx-requeued", "fx-repair", now)
+	ds, err := decideMisdirected(e, "tok", misdirectedName, systemOnly, "fx-requeued", "fx-repair", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestC06_DecideMisdirectedSupersedesTheEffectAndRecordsEvidenceWithoutValues
 	if ds[1].Stream != events.SyncStream("ops") || !reflect.DeepEqual(ev, want) {
 		t.Fatalf("evidence = %s %+v", ds[1].Stream, ev)
 	}
-	if _, err := DecideMisdirected(e, "other", misdirectedName, systemOnly, "", "", now); !errors.Is(err, ErrStaleClaim) {
+	if _, err := decideMisdirected(e, "other", misdirectedName, systemOnly, "", "", now); !errors.Is(err, ErrStaleClaim) {
 		t.Fatalf("stale claim: %v", err)
 	}
 	if _, err := MisdirectionOf(Outcome{Kind: OutcomeMisdirected}); !errors.Is(err, ErrInvalidCommand) {

@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// MaxNoteChars bounds the text of a cell note (one line).
-const MaxNoteChars = 200
+// maxNoteChars bounds the text of a cell note (one line).
+const maxNoteChars = 200
 
 // CellNote is the note one Input cell should carry: why the store did not
 // take the person's value. Text "" means the cell should carry no note.
@@ -73,10 +73,10 @@ func conflictNote(system string) string {
 	return oneLine("hikoutei: conflict: kept " + clip(system, 80) + " — see Sync_Conflicts")
 }
 
-// oneLine keeps a note on one line and within MaxNoteChars.
+// oneLine keeps a note on one line and within maxNoteChars.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	return clip(s, MaxNoteChars)
+	return clip(s, maxNoteChars)
 }
 
 // clip shortens s to at most n characters, marking the cut with "…".

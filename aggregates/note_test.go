@@ -30,7 +30,7 @@ func TestNotesAreOneLineAndAtMost200Characters(t *testing.T) {
 	long := strings.Repeat("x\n", 500)
 	for _, n := range DesiredNotes([]Quarantine{{Tab: "T", Anchor: "a", Column: "c", Reason: long}},
 		[]Conflict{{Tab: "T", Anchor: "b", Field: "c", SystemValue: long}}) {
-		if utf8.RuneCountInString(n.Text) > MaxNoteChars || strings.ContainsAny(n.Text, "\n\r") {
+		if utf8.RuneCountInString(n.Text) > maxNoteChars || strings.ContainsAny(n.Text, "\n\r") {
 			t.Fatalf("note %q", n.Text)
 		}
 	}

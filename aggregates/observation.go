@@ -85,7 +85,7 @@ func (ob *observation) missing(anchor string) {
 		return
 	}
 	ob.stats.Deferred++
-	ob.found[QuarantineID(ob.r.Tab, anchor, "", ReasonRowDeleted)] = true
+	ob.found[quarantineID(ob.r.Tab, anchor, "", ReasonRowDeleted)] = true
 }
 
 // shown decides one non-blank row: a shifted row is deferred (and the
@@ -159,7 +159,7 @@ func (ob *observation) add(p events.Payload) {
 // evidence records a quarantine or rejection unless the same evidence is
 // already active (idempotent polls).
 func (ob *observation) evidence(typ events.Type, anchor string, sheetRow int, rowHash, reason, column, detail string) {
-	id := QuarantineID(ob.r.Tab, anchor, rowHash, reason)
+	id := quarantineID(ob.r.Tab, anchor, rowHash, reason)
 	ob.found[id] = true
 	if ob.active[id] {
 		return
@@ -236,14 +236,14 @@ func (ob *observation) fields(g *GridRow, rs RowState) error {
 		if a == b {
 			agreed[f] = a
 		}
-		switch ClassifyField(a, sf.ShownHash, b, sf.ShownKnown) {
-		case VerdictEdit:
+		switch classifyField(a, sf.ShownHash, b, sf.ShownKnown) {
+		case verdictEdit:
 			edits[f], shown[f] = g.Values[f], a
-		case VerdictStale:
+		case verdictStale:
 			if sf.ConflictID == "" {
 				stale[f] = rs.Canonical[f]
 			}
-		case VerdictConflict:
+		case verdictConflict:
 			held = true
 			if sf.CandidateHash != a { // already recorded: polls never re-open or resolve (I11)
 				ob.candidate(g, rs, f, a)

@@ -10,17 +10,17 @@ func TestClassifyFieldC04BlankOnlyOverNonEmpty(t *testing.T) {
 		name                       string
 		observed, shown, canonical string
 		known                      bool
-		want                       Verdict
+		want                       verdict
 	}{
-		{"converged", b, s, b, true, VerdictUnchanged},
-		{"edit over shown canonical", a, b, b, true, VerdictEdit},
-		{"blank over non-empty shown", blank, b, b, true, VerdictEdit},
-		{"blank over blank", blank, blank, blank, true, VerdictUnchanged},
-		{"stale: sheet still shows the old write", s, s, b, true, VerdictStale},
-		{"both changed (I11)", a, s, b, true, VerdictConflict},
-		{"no confirmed baseline (I14)", a, "", b, false, VerdictConflict},
+		{"converged", b, s, b, true, verdictUnchanged},
+		{"edit over shown canonical", a, b, b, true, verdictEdit},
+		{"blank over non-empty shown", blank, b, b, true, verdictEdit},
+		{"blank over blank", blank, blank, blank, true, verdictUnchanged},
+		{"stale: sheet still shows the old write", s, s, b, true, verdictStale},
+		{"both changed (I11)", a, s, b, true, verdictConflict},
+		{"no confirmed baseline (I14)", a, "", b, false, verdictConflict},
 	} {
-		if got := ClassifyField(tc.observed, tc.shown, tc.canonical, tc.known); got != tc.want {
+		if got := classifyField(tc.observed, tc.shown, tc.canonical, tc.known); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -30,7 +30,7 @@ func TestConflictAndQuarantineIDsAreDeterministic(t *testing.T) {
 	if c1, c2 := ConflictID("b", "f", 0), ConflictID("b", "f", 0); c1 != c2 || c1 == ConflictID("b", "f", 1) {
 		t.Fatal("conflict ids must be stable per epoch and differ across epochs (no ABA)")
 	}
-	if q1, q2 := QuarantineID("t", "a", "h", "r"), QuarantineID("t", "a", "h", "r"); q1 != q2 || q1 == QuarantineID("t", "a", "h2", "r") {
+	if q1, q2 := quarantineID("t", "a", "h", "r"), quarantineID("t", "a", "h", "r"); q1 != q2 || q1 == quarantineID("t", "a", "h2", "r") {
 		t.Fatal("quarantine ids")
 	}
 }

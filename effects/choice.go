@@ -9,12 +9,12 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
-// ConflictRows lists the Sync_Conflicts rows of snap by anchor: every copy
+// conflictRows lists the Sync_Conflicts rows of snap by anchor: every copy
 // of each anchor in sheet order, with its choice cell, the values it
 // showed beside it and its guard hash. ok is false when the tab could not
 // be read (its header drifted or it is missing, which the dispatcher
 // reports): then nothing is decided from it.
-func ConflictRows(snap *sheetsio.TabSnapshot, schema *layout.Schema) (rows map[string][]aggregates.SheetChoice, ok bool) {
+func conflictRows(snap *sheetsio.TabSnapshot, schema *layout.Schema) (rows map[string][]aggregates.SheetChoice, ok bool) {
 	spec, known := schema.Tab(layout.ConflictsTab)
 	if snap == nil || snap.Err != nil || !known {
 		return nil, false

@@ -19,34 +19,34 @@ type TabObservation struct {
 	Expect *aggregates.TabExpectation
 }
 
-// MaxGridRuns bounds how many runs of consecutive rows an escalation reads
+// maxGridRuns bounds how many runs of consecutive rows an escalation reads
 // with grid data; a tab needing more is read whole.
-const MaxGridRuns = 500
+const maxGridRuns = 500
 
-// GridPlan picks what the escalation of one uncertified tab reads with
+// gridPlan picks what the escalation of one uncertified tab reads with
 // grid data: the rows of snap (1-based sheet rows) that the values read
-// could not certify against x (EscalatedRows), or the whole tab when the
+// could not certify against x (escalatedRows), or the whole tab when the
 // values read is blocked or missing, shows no data row at all (a formula
 // showing "" is only visible in grid data), or the rows form more than
-// MaxGridRuns runs.
-func GridPlan(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) sheetsio.GridRequest {
+// maxGridRuns runs.
+func gridPlan(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) sheetsio.GridRequest {
 	if snap == nil || snap.Err != nil {
 		return sheetsio.GridRequest{Whole: true}
 	}
-	rows, data := EscalatedRows(snap, x)
-	if data == 0 || runs(rows) > MaxGridRuns {
+	rows, data := escalatedRows(snap, x)
+	if data == 0 || runs(rows) > maxGridRuns {
 		return sheetsio.GridRequest{Whole: true}
 	}
 	return sheetsio.GridRequest{Rows: rows}
 }
 
-// EscalatedRows returns the sheet rows (1-based, ascending) of snap's
+// escalatedRows returns the sheet rows (1-based, ascending) of snap's
 // non-blank rows that the values read cannot certify, and how many
 // non-blank rows snap has. A row is certified when its hash is recorded
 // evidence, or when it shows exactly the expected hash of its anchor and
 // no other row shows that anchor: every copy of a duplicated anchor is
 // escalated (I16), unless its hash is evidence.
-func EscalatedRows(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) (rows []int, data int) {
+func escalatedRows(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) (rows []int, data int) {
 	copies := make(map[string]int, len(snap.Rows))
 	for i := range snap.Rows {
 		if !blankRow(snap.Rows[i].Cells) {

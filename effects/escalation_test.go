@@ -34,7 +34,7 @@ func TestGridPlanEscalatesOnlyUncertifiedRowsAndEveryCopyOfADuplicatedAnchor(t *
 		"blocked (C05)":           {&sheetsio.TabSnapshot{Err: sheetsio.ErrHeaderDrift}, sheetsio.GridRequest{Whole: true}},
 		"missing from the values": {nil, sheetsio.GridRequest{Whole: true}},
 	} {
-		got := GridPlan(tc.s, x)
+		got := gridPlan(tc.s, x)
 		if got.Whole != tc.want.Whole || !slices.Equal(got.Rows, tc.want.Rows) {
 			t.Errorf("%s: %+v, want %+v", name, got, tc.want)
 		}
@@ -44,7 +44,7 @@ func TestGridPlanEscalatesOnlyUncertifiedRowsAndEveryCopyOfADuplicatedAnchor(t *
 func TestGridPlanReadsTheWholeTabBeyondMaxGridRuns(t *testing.T) {
 	x := aggregates.TabExpectation{Rows: map[string]string{}}
 	var rows []sheetsio.Row
-	for i := range 2*MaxGridRuns + 2 { // every other row edited: MaxGridRuns+1 runs
+	for i := range 2*maxGridRuns + 2 { // every other row edited: maxGridRuns+1 runs
 		h := "h"
 		if i%2 == 0 {
 			h = "edited"
@@ -53,10 +53,10 @@ func TestGridPlanReadsTheWholeTabBeyondMaxGridRuns(t *testing.T) {
 		x.Rows[a] = "h"
 		rows = append(rows, row(a, h))
 	}
-	if got := GridPlan(at(rows...), x); !got.Whole {
+	if got := gridPlan(at(rows...), x); !got.Whole {
 		t.Fatalf("%d runs read row by row", runs(got.Rows))
 	}
-	if got := GridPlan(at(rows[:2*MaxGridRuns]...), x); got.Whole || len(got.Rows) != MaxGridRuns {
-		t.Fatalf("%d runs: %+v", MaxGridRuns, got)
+	if got := gridPlan(at(rows[:2*maxGridRuns]...), x); got.Whole || len(got.Rows) != maxGridRuns {
+		t.Fatalf("%d runs: %+v", maxGridRuns, got)
 	}
 }

@@ -323,7 +323,7 @@ func (m *MemOutbox) SupersedeTerminal(spreadsheet string, n int) (int, error) {
 }
 
 // foldBehind supersedes the pending effects behind fx on its row by its
-// correction (aggregates.DecideFold), each once per unit. Callers hold m.mu.
+// correction (decideFold, in aggregates), each once per unit. Callers hold m.mu.
 func (m *MemOutbox) foldBehind(ch *aggregates.Changes, fx aggregates.Effect, replacement string, folded map[string]bool, now time.Time) error {
 	if replacement == "" {
 		return nil

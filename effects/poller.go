@@ -119,7 +119,7 @@ type PollResult struct {
 // known), a hash comparison of each row with the store's expectation as
 // the read streams (Certifier: an unchanged tab is never decoded), and one grid
 // read of only the tabs it cannot certify unchanged, limited to their
-// header and the rows the values read could not certify (GridPlan,
+// header and the rows the values read could not certify (gridPlan,
 // sheetsio.ReadGridRows: one request by sheetId). An unchanged spreadsheet
 // costs one read request and no write; an escalated pass two, whatever the
 // tab size (three when every escalated tab is read whole, one more when a
@@ -154,7 +154,7 @@ func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
 	if err != nil || !watch {
 		return res, err
 	}
-	rows, ok := ConflictRows(snaps[layout.ConflictsTab], p.cfg.Workbook.Schema())
+	rows, ok := conflictRows(snaps[layout.ConflictsTab], p.cfg.Workbook.Schema())
 	if !ok {
 		return res, nil
 	}
@@ -209,14 +209,14 @@ func (p *Poller) observe(ctx context.Context, res PollResult, tabs []string, bas
 	return p.escalate(ctx, res, base, escalate, snaps, exp)
 }
 
-// escalate reads the uncertified tabs with grid data as GridPlan says and
+// escalate reads the uncertified tabs with grid data as gridPlan says and
 // hands them, with the values read and the expectation they were checked
 // against, to the store.
 func (p *Poller) escalate(ctx context.Context, res PollResult, base uint64, tabs []string,
 	snaps map[string]*sheetsio.TabSnapshot, exp map[string]aggregates.TabExpectation) (PollResult, error) {
 	reqs := make(map[string]sheetsio.GridRequest, len(tabs))
 	for _, t := range tabs {
-		reqs[t] = GridPlan(snaps[t], exp[t])
+		reqs[t] = gridPlan(snaps[t], exp[t])
 	}
 	grids, err := p.cfg.Provider.ReadGridRows(ctx, p.cfg.Workbook, reqs)
 	if err != nil {

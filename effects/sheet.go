@@ -64,10 +64,10 @@ func (Sheet) AuditOpened(c events.ConflictOpened, at time.Time) map[string]any {
 }
 
 // AuditResolved implements aggregates.Sheet: the RESOLVED update, whose
-// result says how and by whom (ResolutionText).
+// result says how and by whom (resolutionText).
 func (Sheet) AuditResolved(how events.Resolution, actor events.Actor, at time.Time) map[string]any {
 	return map[string]any{layout.ConflictStatus: "RESOLVED", layout.ConflictResolvedAt: at.UTC(),
-		layout.ConflictResult: ResolutionText(how, actor)}
+		layout.ConflictResult: resolutionText(how, actor)}
 }
 
 // ChoiceRejected implements aggregates.Sheet.
@@ -90,9 +90,9 @@ func (Sheet) AuditValues(systemValue, sheetValue string) map[string]any {
 	return map[string]any{layout.ConflictSystemValue: systemValue, layout.ConflictSheetValue: sheetValue}
 }
 
-// ResolutionText is the resolution_result cell of a resolved conflict,
+// resolutionText is the resolution_result cell of a resolved conflict,
 // e.g. "use sheet (chosen in the sheet)".
-func ResolutionText(how events.Resolution, actor events.Actor) string {
+func resolutionText(how events.Resolution, actor events.Actor) string {
 	text := map[events.Resolution]string{events.ResolutionSystemWins: "system wins: the record changed again since",
 		events.ResolutionAcknowledged: layout.ChoiceKeepSystem, events.ResolutionUseSheet: layout.ChoiceUseSheet,
 		events.ResolutionShapeChanged: "ended: the field was dropped or is no longer edited in the sheet"}[how]

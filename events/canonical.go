@@ -30,8 +30,8 @@ import (
 // Times are truncated (not rounded) to milliseconds, the precision of a
 // spreadsheet serial date. The format is text-like so golden vectors stay readable.
 
-// TimePrecision is the fixed precision of canonical times.
-const TimePrecision = time.Millisecond
+// timePrecision is the fixed precision of canonical times.
+const timePrecision = time.Millisecond
 
 const canonicalTimeLayout = "2006-01-02T15:04:05.000Z"
 
@@ -160,10 +160,10 @@ func appendNormalized(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// CanonicalTime returns t in UTC truncated to TimePrecision.
+// CanonicalTime returns t in UTC truncated to timePrecision.
 // Errors: ErrTimeRange outside years 0001–9999.
 func CanonicalTime(t time.Time) (time.Time, error) {
-	u := t.UTC().Truncate(TimePrecision)
+	u := t.UTC().Truncate(timePrecision)
 	if y := u.Year(); y < 1 || y > 9999 {
 		return time.Time{}, fmt.Errorf("%w: year %d", ErrTimeRange, y)
 	}

@@ -45,7 +45,7 @@ type Field struct {
 type entry struct {
 	Entry
 	plan *structPlan
-	up   map[uint32]Upcaster // from schema → step to schema+1
+	up   map[uint32]upcaster // from schema → step to schema+1
 	// expand, when set, fills in the derived keys a current-schema
 	// record left out (see derived.go), in the map it is given.
 	expand func(map[string]any) map[string]any
@@ -56,9 +56,9 @@ func expandWith(t Type, fn func(map[string]any) map[string]any) {
 	catalogue[t].expand = fn
 }
 
-// Upcaster rewrites a payload stored at one schema into the shape of the
+// upcaster rewrites a payload stored at one schema into the shape of the
 // next. It is pure and deterministic: replay calls it.
-type Upcaster func(payload map[string]any) (map[string]any, error)
+type upcaster func(payload map[string]any) (map[string]any, error)
 
 var catalogue = map[Type]*entry{}
 
@@ -72,7 +72,7 @@ func register[P Payload](schema uint32, stream string, upcasts ...upcast) {
 		panic(fmt.Sprintf("events: %s registered twice", typ))
 	}
 	plan := planFor(t)
-	e := &entry{Entry: Entry{Type: typ, Schema: schema, Stream: stream, Go: t, Fields: plan.fields()}, plan: plan, up: map[uint32]Upcaster{}}
+	e := &entry{Entry: Entry{Type: typ, Schema: schema, Stream: stream, Go: t, Fields: plan.fields()}, plan: plan, up: map[uint32]upcaster{}}
 	for _, u := range upcasts {
 		e.up[u.from] = u.fn
 		e.Upcasts = append(e.Upcasts, u.from)
@@ -83,7 +83,7 @@ func register[P Payload](schema uint32, stream string, upcasts ...upcast) {
 // upcast is one registered upcast step.
 type upcast struct {
 	from uint32
-	fn   Upcaster
+	fn   upcaster
 }
 
 // Catalogue returns every entry, sorted by type.

@@ -324,7 +324,7 @@ func TestI33_AForgedSalvageHoleIsNotVerifiedSilently(t *testing.T) {
 }
 
 func TestI33_AStandbyHoldsThePrimarysChain(t *testing.T) {
-	r := &MemReplica{}
+	r := &memReplica{}
 	open := func(repl Replicator) *Log {
 		l, err := OpenLog(filepath.Join(t.TempDir(), LogFileName), Options{Clock: NewManualClock(t0), Replicator: repl, StoreID: "replicated"})
 		must(t, err)

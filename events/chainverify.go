@@ -246,7 +246,7 @@ func (w *chainWalker) recorded(seq uint64, r *chainRecord) {
 	}
 	m, err := decodePayload(r.payload, nil)
 	lost, _ := m["lost"].(string)
-	named, perr := ParseSeqRanges(lost)
+	named, perr := parseSeqRanges(lost)
 	if err != nil || perr != nil {
 		return // names nothing: the holes stay unrecorded
 	}

@@ -45,13 +45,13 @@ const (
 // the record when the entity's shape changed.
 type Actor string
 
-// MigrationActorPrefix starts the actor of a migration's events.
-const MigrationActorPrefix = "migration:"
+// migrationActorPrefix starts the actor of a migration's events.
+const migrationActorPrefix = "migration:"
 
 // MigrationActor is the actor of the events a migration wrote: the
 // migration's name ("<entity>/<version>", MigrationRun.Name) after
 // "migration:".
-func MigrationActor(name string) Actor { return Actor(MigrationActorPrefix + name) }
+func MigrationActor(name string) Actor { return Actor(migrationActorPrefix + name) }
 
 // Actors.
 const (

@@ -32,7 +32,7 @@ func (l *Log) UnrecordedHoles() (SeqRanges, error) {
 	}
 	err = l.ReadStream(IntegrityStream, 1, func(ev Event) error {
 		if p, ok := ev.Payload.(HolesRecorded); ok {
-			if named, perr := ParseSeqRanges(p.Lost); perr == nil {
+			if named, perr := parseSeqRanges(p.Lost); perr == nil {
 				lost = lost.Minus(named)
 			}
 		}

@@ -70,10 +70,10 @@ func (e *LeaseFileError) Error() string {
 // Unwrap returns ErrLeaseFileInvalid.
 func (e *LeaseFileError) Unwrap() error { return ErrLeaseFileInvalid }
 
-// ParseLeaseFile validates data against the closed shape and decodes it.
+// parseLeaseFile validates data against the closed shape and decodes it.
 // Errors: *LeaseFileError (ErrLeaseFileInvalid) listing unknown keys, missing
 // keys, wrong types, a wrong schema or empty required strings.
-func ParseLeaseFile(data []byte) (LeaseFile, error) {
+func parseLeaseFile(data []byte) (LeaseFile, error) {
 	var raw map[string]any
 	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&raw); err != nil {
 		return LeaseFile{}, &LeaseFileError{Problems: []string{"not TOML: " + firstLine(err.Error())}}
@@ -171,7 +171,7 @@ func ReadLeaseFile(dir string) (LeaseFile, error) {
 	if err != nil {
 		return LeaseFile{}, err
 	}
-	return ParseLeaseFile(data)
+	return parseLeaseFile(data)
 }
 
 // readRegularFile reads path when it is a regular file of at most limit
@@ -261,11 +261,11 @@ func refusedOpen(path string, err error) error {
 	return err
 }
 
-// WriteLeaseFile writes dir/lease.toml atomically: a 0600 temp file in dir
+// writeLeaseFile writes dir/lease.toml atomically: a 0600 temp file in dir
 // (created exclusively under a random name), fsync, rename over the target,
 // fsync of the directory. The rename replaces whatever lease.toml is (a
 // planted symbolic link included) and never writes through it.
-func WriteLeaseFile(dir string, lf LeaseFile) error {
+func writeLeaseFile(dir string, lf LeaseFile) error {
 	var buf bytes.Buffer
 	lf.AcquiredAt = lf.AcquiredAt.UTC()
 	if err := toml.NewEncoder(&buf).Encode(lf); err != nil {
@@ -274,8 +274,8 @@ func WriteLeaseFile(dir string, lf LeaseFile) error {
 	return writeFileAtomic(dir, LeaseFileName, buf.Bytes())
 }
 
-// RemoveLeaseFile deletes dir/lease.toml; an absent file is not an error.
-func RemoveLeaseFile(dir string) error {
+// removeLeaseFile deletes dir/lease.toml; an absent file is not an error.
+func removeLeaseFile(dir string) error {
 	err := os.Remove(filepath.Join(dir, LeaseFileName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

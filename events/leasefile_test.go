@@ -28,7 +28,7 @@ func TestI22_LeaseFileHasExactlyFourKeys(t *testing.T) {
 	dir := t.TempDir()
 	want := LeaseFile{Schema: 1, Operation: "demo", AcquiredAt: t0,
 		Holder: LeaseHolder{Host: "h", PID: 7, WriterID: "abc"}}
-	must(t, WriteLeaseFile(dir, want))
+	must(t, writeLeaseFile(dir, want))
 	data, err := os.ReadFile(filepath.Join(dir, LeaseFileName))
 	must(t, err)
 	var raw map[string]any
@@ -36,7 +36,7 @@ func TestI22_LeaseFileHasExactlyFourKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	holder, _ := raw["holder"].(map[string]any)
-	got, err := ParseLeaseFile(data)
+	got, err := parseLeaseFile(data)
 	must(t, err)
 	if got != want {
 		t.Fatalf("round trip: %+v != %+v", got, want)
@@ -62,30 +62,30 @@ func TestI22_ParseReportsEveryShapeProblem(t *testing.T) {
 		"not toml":      {"schema = = 1", "not TOML"},
 	}
 	for name, c := range cases {
-		_, err := ParseLeaseFile([]byte(c.doc))
+		_, err := parseLeaseFile([]byte(c.doc))
 		var lfe *LeaseFileError
 		if !errors.As(err, &lfe) || !errors.Is(err, ErrLeaseFileInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want mention of %s", name, err, c.want)
 		}
 	}
-	if _, err := ParseLeaseFile([]byte(goodLeaseTOML)); err != nil {
+	if _, err := parseLeaseFile([]byte(goodLeaseTOML)); err != nil {
 		t.Fatalf("good file: %v", err)
 	}
 }
 
 // FuzzParseLeaseFile: arbitrary bytes never panic; whatever parses
-// round-trips through WriteLeaseFile unchanged.
+// round-trips through writeLeaseFile unchanged.
 func FuzzParseLeaseFile(f *testing.F) {
 	f.Add([]byte(goodLeaseTOML))
 	f.Add([]byte("schema = 1\n"))
 	f.Add([]byte("[holder]\npid = -1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		lf, err := ParseLeaseFile(data)
+		lf, err := parseLeaseFile(data)
 		if err != nil {
 			return
 		}
 		dir := t.TempDir()
-		if err := WriteLeaseFile(dir, lf); err != nil {
+		if err := writeLeaseFile(dir, lf); err != nil {
 			t.Fatal(err)
 		}
 		back, err := ReadLeaseFile(dir)
@@ -258,7 +258,7 @@ func TestRepro7_WriteReplacesAPlantedSymlinkWithoutWritingThroughIt(t *testing.T
 	must(t, os.WriteFile(victim, []byte("precious"), 0o644))
 	must(t, os.Symlink(victim, filepath.Join(dir, LeaseFileName)))
 	want := LeaseFile{Schema: 1, Operation: "demo", AcquiredAt: t0, Holder: LeaseHolder{Host: "h", PID: 7, WriterID: "abc"}}
-	must(t, WriteLeaseFile(dir, want))
+	must(t, writeLeaseFile(dir, want))
 	if data, err := os.ReadFile(victim); err != nil || string(data) != "precious" {
 		t.Fatalf("the link's target was written: %q %v", data, err)
 	}
@@ -273,8 +273,8 @@ func TestRepro7_WriteReplacesAPlantedSymlinkWithoutWritingThroughIt(t *testing.T
 	// Removing a planted link removes the link, never its target.
 	must(t, os.Remove(filepath.Join(dir, LeaseFileName)))
 	must(t, os.Symlink(victim, filepath.Join(dir, LeaseFileName)))
-	must(t, RemoveLeaseFile(dir))
+	must(t, removeLeaseFile(dir))
 	if _, err := os.Stat(victim); err != nil {
-		t.Fatalf("RemoveLeaseFile removed the link's target: %v", err)
+		t.Fatalf("removeLeaseFile removed the link's target: %v", err)
 	}
 }

@@ -370,7 +370,7 @@ func salvageLost(meta *bolt.Bucket) (SeqRanges, error) {
 	if v == nil {
 		return nil, nil
 	}
-	r, err := ParseSeqRanges(string(v))
+	r, err := parseSeqRanges(string(v))
 	if err != nil {
 		return nil, corrupt(CheckBucket, 0, "meta %s: %v", metaSalvageLost, err)
 	}

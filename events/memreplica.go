@@ -5,10 +5,10 @@ import (
 	"sync"
 )
 
-// MemReplica is an in-memory Replicator: a list of commits in order, with
+// memReplica is an in-memory Replicator: a list of commits in order, with
 // the expected-last check of the real one (internal/replication), for
 // tests and for several logs in one process.
-type MemReplica struct {
+type memReplica struct {
 	mu      sync.Mutex
 	commits [][][]byte
 	// failNext, when set, is returned by the next Append; stored says
@@ -18,10 +18,10 @@ type MemReplica struct {
 	stored   bool
 }
 
-var _ Replicator = (*MemReplica)(nil)
+var _ Replicator = (*memReplica)(nil)
 
 // Append implements Replicator.
-func (m *MemReplica) Append(last uint64, records [][]byte) (uint64, error) {
+func (m *memReplica) Append(last uint64, records [][]byte) (uint64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.failNext; err != nil {
@@ -40,21 +40,21 @@ func (m *MemReplica) Append(last uint64, records [][]byte) (uint64, error) {
 
 // FailNext makes the next Append fail with err, after storing its commit
 // when stored (an acknowledgement lost on the way back).
-func (m *MemReplica) FailNext(err error, stored bool) {
+func (m *memReplica) FailNext(err error, stored bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.failNext, m.stored = err, stored
 }
 
 // Head returns the number of commits stored.
-func (m *MemReplica) Head() uint64 {
+func (m *memReplica) Head() uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return uint64(len(m.commits))
 }
 
 // Commit returns commit n (1-based) as stored.
-func (m *MemReplica) Commit(n uint64) [][]byte {
+func (m *memReplica) Commit(n uint64) [][]byte {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.commits[n-1]
@@ -62,7 +62,7 @@ func (m *MemReplica) Commit(n uint64) [][]byte {
 
 // Follow applies every commit after the log's replica head to l, in
 // order: what a standby does with the replicated log.
-func (m *MemReplica) Follow(l *Log) error {
+func (m *memReplica) Follow(l *Log) error {
 	have, err := l.ReplicaHead()
 	if err != nil {
 		return err

@@ -27,7 +27,7 @@ func withoutTokens(evs []Event) []Event {
 }
 
 func TestI31_EveryCommitIsReplicatedBeforeItCommitsAndAFollowerHoldsTheSameLog(t *testing.T) {
-	r := &MemReplica{}
+	r := &memReplica{}
 	primary := openReplicated(t, r)
 	f := acquire(t, primary, "w1").Fence()
 	_, err := primary.Append(f, unit("entity/Part/1", 0, 2), unit("entity/Part/2", 0, 1))
@@ -55,7 +55,7 @@ func TestI31_EveryCommitIsReplicatedBeforeItCommitsAndAFollowerHoldsTheSameLog(t
 }
 
 func TestI31_AFencedReplicaAppendCommitsNothingLocally(t *testing.T) {
-	r := &MemReplica{}
+	r := &memReplica{}
 	l := openReplicated(t, r)
 	f := acquire(t, l, "w1").Fence()
 	head, _ := l.Head()
@@ -70,7 +70,7 @@ func TestI31_AFencedReplicaAppendCommitsNothingLocally(t *testing.T) {
 }
 
 func TestI31_AnUnansweredReplicaAppendIsUncertainAndTheFollowerStillGetsIt(t *testing.T) {
-	r := &MemReplica{}
+	r := &memReplica{}
 	l := openReplicated(t, r)
 	f := acquire(t, l, "w1").Fence()
 	head, _ := l.Head()
@@ -90,7 +90,7 @@ func TestI31_AnUnansweredReplicaAppendIsUncertainAndTheFollowerStillGetsIt(t *te
 }
 
 func TestApplyReplicaRefusesAGapAndARecordOutOfItsStreamOrder(t *testing.T) {
-	r := &MemReplica{}
+	r := &memReplica{}
 	primary := openReplicated(t, r)
 	f := acquire(t, primary, "w1").Fence()
 	_, err := primary.Append(f, unit("entity/Part/1", 0, 1))
@@ -108,7 +108,7 @@ func TestApplyReplicaRefusesAGapAndARecordOutOfItsStreamOrder(t *testing.T) {
 }
 
 func TestI31_AnElectedStandbyTakesOverAboveTheReplicatedEpochAndTheOldPrimaryIsFenced(t *testing.T) {
-	r := &MemReplica{}
+	r := &memReplica{}
 	primary := openReplicated(t, r)
 	old := acquire(t, primary, "primary")
 	_, err := primary.Append(old.Fence(), unit("entity/Part/1", 0, 1))

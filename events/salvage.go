@@ -452,7 +452,7 @@ func (p *rawPage) looseElement(i int) (pageElem, bool) {
 func (s *salvage) finish() error {
 	var all SeqRanges
 	all.AddRange(1, s.rep.Head)
-	s.oldLost, _ = ParseSeqRanges(string(s.meta[string(metaSalvageLost)]))
+	s.oldLost, _ = parseSeqRanges(string(s.meta[string(metaSalvageLost)]))
 	s.rep.Lost = all.Minus(s.have).Union(s.oldLost.Minus(s.have))
 	s.rep.Recovered = s.have.Count()
 	s.rep.StoreID = string(s.meta[string(metaStoreID)])

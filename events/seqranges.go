@@ -11,7 +11,7 @@ import (
 type SeqRange struct{ First, Last uint64 }
 
 // SeqRanges is a set of sequences as sorted, disjoint, non-adjacent ranges.
-// Its String form is "811-813, 900"; ParseSeqRanges reads it back.
+// Its String form is "811-813, 900"; parseSeqRanges reads it back.
 type SeqRanges []SeqRange
 
 // Add adds seq. Adding in ascending order is O(1).
@@ -129,8 +129,8 @@ func (r SeqRanges) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// ParseSeqRanges reads the String form ("" is the empty set).
-func ParseSeqRanges(s string) (SeqRanges, error) {
+// parseSeqRanges reads the String form ("" is the empty set).
+func parseSeqRanges(s string) (SeqRanges, error) {
 	var out SeqRanges
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)

@@ -24,12 +24,12 @@ func TestSeqRangesAddMinusContains(t *testing.T) {
 	if got := r.Union(all.Minus(r)); got.String() != "1-1000" {
 		t.Fatalf("union: %s", got)
 	}
-	back, err := ParseSeqRanges(r.String())
+	back, err := parseSeqRanges(r.String())
 	if err != nil || !slices.Equal(back, r) {
 		t.Fatalf("parse %q: %v %v", r, back, err)
 	}
 	for _, bad := range []string{"0", "5-3", "x", "1-", "-2", "1--2"} {
-		if _, err := ParseSeqRanges(bad); err == nil {
+		if _, err := parseSeqRanges(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
 	}
@@ -42,11 +42,11 @@ func FuzzParseSeqRanges(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		r, err := ParseSeqRanges(s)
+		r, err := parseSeqRanges(s)
 		if err != nil {
 			return
 		}
-		back, err := ParseSeqRanges(r.String())
+		back, err := parseSeqRanges(r.String())
 		if err != nil || !slices.Equal(back, r) {
 			t.Fatalf("%q → %q → %v, %v", s, r, back, err)
 		}

@@ -12,14 +12,14 @@ import (
 // projector's FileName; events does not import the projector).
 const readModelFileName = "read.sqlite"
 
-// StoreMarkers are the files whose presence makes a directory a store
+// storeMarkers are the files whose presence makes a directory a store
 // directory: its log, its lease file, its read model.
-var StoreMarkers = []string{LogFileName, LeaseFileName, readModelFileName}
+var storeMarkers = []string{LogFileName, LeaseFileName, readModelFileName}
 
-// IsStoreDir reports whether dir holds any of StoreMarkers (of any file
+// isStoreDir reports whether dir holds any of storeMarkers (of any file
 // type: a dangling link named log.db still marks a store).
-func IsStoreDir(dir string) bool {
-	for _, name := range StoreMarkers {
+func isStoreDir(dir string) bool {
+	for _, name := range storeMarkers {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
 			return true
 		}
@@ -65,7 +65,7 @@ func CheckOutside(path string) (string, error) {
 		return "", fmt.Errorf("directory of %s: %w", path, err)
 	}
 	for dir := parent; ; dir = filepath.Dir(dir) {
-		if IsStoreDir(dir) {
+		if isStoreDir(dir) {
 			return "", &InsideStoreError{Path: path, Store: dir}
 		}
 		if filepath.Dir(dir) == dir {

@@ -192,7 +192,7 @@ func (v *Verification) readMeta(meta map[string][]byte) {
 		}
 	}
 	if s, ok := meta[string(metaSalvageLost)]; ok {
-		lost, err := ParseSeqRanges(string(s))
+		lost, err := parseSeqRanges(string(s))
 		if err != nil {
 			v.problem(corrupt(CheckBucket, 0, "meta %s: %v", metaSalvageLost, err))
 		}

@@ -112,7 +112,7 @@ func (w *Writer) beforeLease() error {
 	return w.opts.BeforeLease(w.log)
 }
 
-// removeTempLeaseFiles deletes temp files a crash inside WriteLeaseFile
+// removeTempLeaseFiles deletes temp files a crash inside writeLeaseFile
 // left (".lease.toml.tmp-*"); this writer holds the store, so none is live.
 func removeTempLeaseFiles(dir string) {
 	matches, _ := filepath.Glob(filepath.Join(dir, "."+LeaseFileName+".tmp-*"))
@@ -179,7 +179,7 @@ func (w *Writer) takeLease() error {
 	w.lease.Store(&lease)
 	lf := LeaseFile{Schema: LeaseFileSchema, Operation: req.Operation, AcquiredAt: w.log.clock.Now(),
 		Holder: LeaseHolder{Host: host, PID: req.PID, WriterID: req.WriterID}}
-	if err := WriteLeaseFile(w.dir, lf); err != nil {
+	if err := writeLeaseFile(w.dir, lf); err != nil {
 		_ = w.log.ReleaseLease(lease.Fence())
 		return fmt.Errorf("write lease.toml: %w", err)
 	}
@@ -351,5 +351,5 @@ func (w *Writer) release() error {
 		}
 		return err
 	}
-	return RemoveLeaseFile(w.dir)
+	return removeLeaseFile(w.dir)
 }

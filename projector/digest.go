@@ -87,7 +87,7 @@ func walkTables(path string, emit func(string)) error {
 	return nil
 }
 
-// tableNames lists the tables of the store's projection (StoreTable):
+// tableNames lists the tables of the store's projection (storeTable):
 // not the subscriptions' checkpoints nor a consumer's own tables. A
 // database without hk_meta (not a read model) lists every table but the
 // checkpoints.
@@ -100,7 +100,7 @@ func tableNames(conn *sqlite.Conn) ([]string, error) {
 	}
 	entities, eerr := entityTables(conn)
 	names = slices.DeleteFunc(names, func(t string) bool {
-		return t == SubscriptionsTable || eerr == nil && !StoreTable(t, entities)
+		return t == subscriptionsTable || eerr == nil && !storeTable(t, entities)
 	})
 	sort.Strings(names)
 	return names, nil

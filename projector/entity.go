@@ -78,7 +78,7 @@ func (p *Projector) upsertSQL(t events.EntityShape, names []string) string {
 		cols = append(cols, fmt.Sprintf("%q", n))
 		marks = append(marks, fmt.Sprintf("?%d", i+2))
 	}
-	cols = append(cols, fmt.Sprintf("%q", DigestColumn))
+	cols = append(cols, fmt.Sprintf("%q", digestColumn))
 	marks = append(marks, digestCall(t, func(c string) string { return bound(param, c, "NULL") }))
 	q := fmt.Sprintf("INSERT INTO %q (%s) VALUES (%s) ON CONFLICT (%q) %s", t.Name, strings.Join(cols, ", "),
 		strings.Join(marks, ", "), t.PK, onConflict(t, names, param))
@@ -99,7 +99,7 @@ func onConflict(t events.EntityShape, names []string, param map[string]int) stri
 	for _, n := range names {
 		set = append(set, fmt.Sprintf("%q = excluded.%q", n, n))
 	}
-	set = append(set, fmt.Sprintf("%q = %s", DigestColumn, digestCall(t, func(c string) string {
+	set = append(set, fmt.Sprintf("%q = %s", digestColumn, digestCall(t, func(c string) string {
 		return bound(param, c, fmt.Sprintf("%q.%q", t.Name, c))
 	})))
 	return "DO UPDATE SET " + strings.Join(set, ", ")

@@ -33,9 +33,9 @@ func (p *Projector) fullRowOf(t events.EntityShape) fullRow {
 		marks = append(marks, fmt.Sprintf("?%d", i+2))
 		set = append(set, fmt.Sprintf("%q = excluded.%q", f.Name, f.Name))
 	}
-	cols = append(cols, fmt.Sprintf("%q", DigestColumn))
+	cols = append(cols, fmt.Sprintf("%q", digestColumn))
 	marks = append(marks, fmt.Sprintf("?%d", len(t.Fields)+2))
-	set = append(set, fmt.Sprintf("%q = excluded.%q", DigestColumn, DigestColumn))
+	set = append(set, fmt.Sprintf("%q = excluded.%q", digestColumn, digestColumn))
 	fr := fullRow{tag: digestTag(t), sql: fmt.Sprintf("INSERT INTO %q (%s) VALUES (%s) ON CONFLICT (%q) DO UPDATE SET %s",
 		t.Name, strings.Join(cols, ", "), strings.Join(marks, ", "), t.PK, strings.Join(set, ", "))}
 	if p.fullRows == nil {

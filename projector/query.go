@@ -105,7 +105,7 @@ func selectSQL(t events.EntityShape, q Query) (string, []any, error) {
 	for _, f := range t.Fields {
 		fmt.Fprintf(&b, ", %q", f.Name)
 	}
-	fmt.Fprintf(&b, ", %q FROM %q", DigestColumn, t.Name)
+	fmt.Fprintf(&b, ", %q FROM %q", digestColumn, t.Name)
 	args, err := whereSQL(&b, t, q.Where)
 	if err != nil {
 		return "", nil, err

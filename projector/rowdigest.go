@@ -25,8 +25,8 @@ import (
 // UPDATE that did not recompute it; a deleted row, or one whose digest was
 // recomputed, is found by comparing with a rebuild from the log (doctor).
 
-// DigestColumn is the name of the row digest column of entity tables.
-const DigestColumn = "hk_digest"
+// digestColumn is the name of the row digest column of entity tables.
+const digestColumn = "hk_digest"
 
 // digestFunc is the SQL function the upserts call (writing connection only).
 const digestFunc = "hk_row_digest"

@@ -83,7 +83,7 @@ func createSQL(t events.EntityShape) string {
 	for _, c := range t.Fields {
 		fmt.Fprintf(&b, ",\n  %q %s", c.Name, sqlType(c.Kind))
 	}
-	fmt.Fprintf(&b, ",\n  %q INTEGER\n)", DigestColumn)
+	fmt.Fprintf(&b, ",\n  %q INTEGER\n)", digestColumn)
 	return b.String()
 }
 

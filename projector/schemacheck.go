@@ -78,7 +78,7 @@ func schemaOf(conn *sqlite.Conn) ([]string, error) {
 
 // storeObjects drops from a schema listing the objects of a consumer's own
 // tables (a subscription's state kept in this database): only the store's
-// tables (StoreTable, or hk_subscriptions) are checked.
+// tables (storeTable, or hk_subscriptions) are checked.
 func storeObjects(schema []string, shapes []events.EntityShape) []string {
 	entities := map[string]bool{}
 	for _, t := range shapes {
@@ -87,6 +87,6 @@ func storeObjects(schema []string, shapes []events.EntityShape) []string {
 	return slices.DeleteFunc(schema, func(line string) bool {
 		_, rest, _ := strings.Cut(line, " on ")
 		table, _, _ := strings.Cut(rest, ": ")
-		return table != SubscriptionsTable && !StoreTable(table, entities)
+		return table != subscriptionsTable && !storeTable(table, entities)
 	})
 }

@@ -9,11 +9,11 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 )
 
-// SubscriptionsTable holds the durable checkpoints of named subscriptions.
+// subscriptionsTable holds the durable checkpoints of named subscriptions.
 // Its rows are not derived from the log: Digest leaves the table out, and
 // a consumer's own tables in the same database are ignored by the schema
-// check and by Digest (see StoreTable).
-const SubscriptionsTable = "hk_subscriptions"
+// check and by Digest (see storeTable).
+const subscriptionsTable = "hk_subscriptions"
 
 // SubscriptionMode says who commits a subscription's checkpoint.
 type SubscriptionMode string
@@ -40,7 +40,7 @@ type SubscriptionRow struct {
 // ListSubscriptions reads every subscription's checkpoint, by name. A read
 // model older than the table has none.
 func ListSubscriptions(conn *sqlite.Conn) ([]SubscriptionRow, error) {
-	if !hasTable(conn, SubscriptionsTable) {
+	if !hasTable(conn, subscriptionsTable) {
 		return nil, nil
 	}
 	var out []SubscriptionRow
@@ -60,11 +60,11 @@ func hasTable(conn *sqlite.Conn, name string) bool {
 	return n > 0
 }
 
-// StoreTable reports whether table belongs to the store's projection of
+// storeTable reports whether table belongs to the store's projection of
 // the log: an internal hk_ table other than the subscriptions', or the
 // table of one of entities. Other tables are a consumer's own.
-func StoreTable(table string, entities map[string]bool) bool {
-	if table == SubscriptionsTable {
+func storeTable(table string, entities map[string]bool) bool {
+	if table == subscriptionsTable {
 		return false
 	}
 	return strings.HasPrefix(table, "hk_") || entities[table]

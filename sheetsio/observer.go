@@ -20,9 +20,6 @@ const (
 	StatusNetwork StatusClass = "network" // no answer: refused or lost connection
 )
 
-// StatusClasses lists every status class.
-var StatusClasses = []StatusClass{Status2xx, Status4xx, Status5xx, Status429, StatusTimeout, StatusNetwork}
-
 // Methods lists the provider's request methods, the method an Observer
 // hears: reads check, enumerate, batch_get, batch_get_by_sheet_id,
 // grid_get, grid_get_by_sheet_id; writes provision, batch_update.

@@ -57,7 +57,7 @@ func canonicalHash(spec layout.TabSpec, columns []string, anchor string, vals ma
 
 // repairValues reads the canonical state of r's entity, unless r is in
 // flight or held: anti-entropy leaves those rows alone whatever the store
-// holds (aggregates.Classify), so a pass during a backfill reads only the
+// holds (classify, in aggregates), so a pass during a backfill reads only the
 // rows it can compare.
 func (e *Engine) repairValues(spec layout.TabSpec, columns []string, r *aggregates.RepairRow) error {
 	if r.InFlight || r.Held {

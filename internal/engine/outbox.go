@@ -317,7 +317,7 @@ func (e *Engine) correction(fx aggregates.Effect) (aggregates.Queue, bool, error
 }
 
 // fold supersedes the pending effects behind fx on its row by fx's
-// correction (aggregates.DecideFold), each once per unit.
+// correction (decideFold, in aggregates), each once per unit.
 func (e *Engine) fold(ch *aggregates.Changes, fx aggregates.Effect, replacement string, folded map[string]bool, now time.Time) error {
 	if replacement == "" {
 		return nil

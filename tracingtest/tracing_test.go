@@ -1,4 +1,4 @@
-package hikoutei_test
+package tracingtest
 
 import (
 	"context"
