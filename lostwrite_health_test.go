@@ -1,6 +1,7 @@
 package hikoutei_test
 
 import (
+	"slices"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
@@ -101,4 +102,64 @@ func TestI28_TheLostMarkClearsWhenThePersonTypedTheValueTheWriteCarried(t *testi
 		t.Fatalf("Rec_Input health once the poll read the row: %+v, want ok", th)
 	}
 	r.converged()
+}
+
+// I28 (found by the evolution campaign, seed 1 run 57): a person's edit
+// of notes is held by an open conflict; the application's write of tag
+// meets the edited row and is not made (lost, not counted while the
+// conflict holds the row). The application then sets notes again: the
+// conflict resolves for the record and its write of notes (guarded by
+// the row as the candidate showed it) lands. That write carries notes
+// only: the tag cell still shows the old value, so health must not say
+// ok until a write of tag lands — and once it did, health is ok.
+func TestI28_AWriteOfOtherFieldsDoesNotClearALostWrite(t *testing.T) {
+	r := newShapeRig(t)
+	r.open(hikoutei.Entity[recTag]("Rec"))
+	r.passes(5)
+	r.loseWrite("B2", "mine", &recTag{ID: "a", Name: "A", Notes: "app"}) // notes of a; the write of notes
+	if _, err := r.h.Poll(bg); err != nil {
+		t.Fatal(err)
+	}
+	if open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen); err != nil || len(open) != 1 {
+		t.Fatalf("open conflicts %+v %v", open, err)
+	}
+	r.persist(&recTag{ID: "a", Name: "A", Notes: "app", Tag: "t2"}) // the write of tag meets "mine"
+	r.passes(3)
+	r.persist(&recTag{ID: "a", Name: "A", Notes: "app2", Tag: "t2"}) // resolves the conflict for the record
+	r.passes(3)
+	if open, err := r.s.Conflicts(bg, hikoutei.ConflictOpen); err != nil || len(open) != 0 {
+		t.Fatalf("open conflicts after the record changed again %+v %v", open, err)
+	}
+	if shown, th := r.cell("Rec_Input", "a", "tag"), r.tabHealth("Rec_Input"); shown != "t2" &&
+		(th.State != hikoutei.SyncDiverged || th.Diverged != 1) {
+		t.Fatalf("Rec_Input health while the tag cell of a shows %q, canonical %q: %+v, want diverged with 1 row", shown, "t2", th)
+	}
+	for range 2 {
+		if _, err := r.h.Poll(bg); err != nil {
+			t.Fatal(err)
+		}
+		r.passes(3)
+	}
+	r.shows("Rec_Input", []string{"id", "notes", "tag", anchorCol}, map[string][]string{"a": {"a", "app2", "t2", "a"}})
+	if th := r.tabHealth("Rec_Input"); th.State != hikoutei.SyncOK || th.Diverged != 0 {
+		t.Fatalf("Rec_Input health once tag was written: %+v, want ok", th)
+	}
+	r.converged()
+}
+
+// cell is what the cell of column col on the row of anchor shows on tab
+// ("" when there is none).
+func (r *shapeRig) cell(tab, anchor, col string) string {
+	r.t.Helper()
+	rows, err := r.sheet.Person().Displayed(tab)
+	if err != nil || len(rows) == 0 {
+		r.t.Fatalf("%s unreadable: %v", tab, err)
+	}
+	a, c := slices.Index(rows[0], anchorCol), slices.Index(rows[0], col)
+	for _, row := range rows[1:] {
+		if a >= 0 && c >= 0 && a < len(row) && c < len(row) && row[a] == anchor {
+			return row[c]
+		}
+	}
+	return ""
 }

@@ -220,27 +220,9 @@ func (p *Projector) Command(id string) (rec aggregates.CommandRecord, ok bool, e
 	return rec, ok, err
 }
 
-// lostWrite is the condition on an outbox row o that its write ended in
-// conflict (it met a person's edit and was not made) and nothing set the
-// row's visible state since: no later write of the row applied, no
-// observation accepted and no layout migration recorded it after that
-// settlement (aggregates.TabExpectation.Lost). Once one did, the store's
-// knowledge of the row is newer than the lost write: the mark clears.
-const lostWrite = `o.state = '` + string(aggregates.EffectConflict) + `'
-  AND NOT EXISTS (SELECT 1 FROM hk_outbox l WHERE l.binding = o.binding AND l.stream_sequence > o.stream_sequence
-    AND l.state = '` + string(aggregates.EffectApplied) + `')
-  AND NOT EXISTS (SELECT 1 FROM hk_visible_state v WHERE v.binding = o.binding AND v.seq > o.updated_seq)`
-
-// lostWrites are the rows of tab whose write was lost (lostWrite); nil
-// when there is none.
+// lostWrites are the rows of tab whose write was lost (see lostRows);
+// nil when there is none.
 func (p *Projector) lostWrites(tab string) (map[string]bool, error) {
-	var out map[string]bool
-	err := p.each(`SELECT DISTINCT o.anchor FROM hk_outbox o WHERE `+lostWrite+` AND +o.tab = ?`,
-		[]any{tab}, func(st *sqlite.Stmt) {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[st.ColumnText(0)] = true
-		})
-	return out, err
+	rows, err := lostRows(p.conn, `AND +o.tab = ?`, tab)
+	return rows[tab], err
 }

@@ -79,7 +79,7 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 	if err != nil {
 		return nil, err
 	}
-	if err := lostRows(conn, spreadsheet, tab); err != nil {
+	if err := countLost(conn, spreadsheet, tab); err != nil {
 		return nil, err
 	}
 	layouts, err := SheetLayouts(conn, spreadsheet)
@@ -91,18 +91,16 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 	return out, err
 }
 
-// lostRows counts each tab's lost rows (TabSyncFacts.Lost) into tab.
-func lostRows(conn *sqlite.Conn, spreadsheet string, tab func(string) *TabSyncFacts) error {
-	return sqlitex.Execute(conn, `SELECT o.tab, count(DISTINCT o.anchor) FROM hk_outbox o WHERE `+lostWrite+`
-  AND o.spreadsheet = ?
+// countLost counts each tab's lost rows (TabSyncFacts.Lost) into tab:
+// those no open conflict nor active quarantine holds.
+func countLost(conn *sqlite.Conn, spreadsheet string, tab func(string) *TabSyncFacts) error {
+	rows, err := lostRows(conn, `AND o.spreadsheet = ?
   AND NOT EXISTS (SELECT 1 FROM hk_conflicts c WHERE c.binding = o.binding AND c.state = 'open')
-  AND NOT EXISTS (SELECT 1 FROM hk_quarantine q WHERE q.tab = o.tab AND q.anchor = o.anchor AND q.active = 1)
-  GROUP BY o.tab`, &sqlitex.ExecOptions{
-		Args: []any{spreadsheet},
-		ResultFunc: func(st *sqlite.Stmt) error {
-			tab(st.ColumnText(0)).Lost = st.ColumnInt64(1)
-			return nil
-		}})
+  AND NOT EXISTS (SELECT 1 FROM hk_quarantine q WHERE q.tab = o.tab AND q.anchor = o.anchor AND q.active = 1)`, spreadsheet)
+	for name, anchors := range rows {
+		tab(name).Lost = int64(len(anchors))
+	}
+	return err
 }
 
 // SheetLayouts reads the layouts recorded for the tabs of spreadsheet

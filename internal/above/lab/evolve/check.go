@@ -315,3 +315,46 @@ func (r *runner) heldForReview(ctx context.Context) {
 		}
 	}
 }
+
+// describeRows is describe with, for each row, the person's edits of it
+// and the last events of the log that name it (what health was computed
+// from: its writes, observations, conflicts and quarantines).
+func (r *runner) describeRows(ctx context.Context, tab string, anchors []string) string {
+	var b strings.Builder
+	b.WriteString(r.describe(ctx, tab, anchors))
+	for _, id := range anchors {
+		for _, e := range r.ed.all {
+			if e.tab == tab && e.anchor == id {
+				fmt.Fprintf(&b, "\n    edit %s outcome %q", e, e.outcome)
+			}
+		}
+		b.WriteString(r.rowEvents(ctx, tab, id, 30))
+	}
+	return b.String()
+}
+
+// rowEvents lists the last n events of the log naming anchor, and those
+// of the outbox streams of its effects on tab (seq, stream, type,
+// payload cut short).
+func (r *runner) rowEvents(ctx context.Context, tab, anchor string, n int) string {
+	var lines []string
+	streams := map[string]bool{} // the outbox streams of its row's effects
+	for ev, err := range r.s.Events(ctx, 1) {
+		if err != nil {
+			lines = append(lines, fmt.Sprintf("\n    (log unreadable: %v)", err))
+			break
+		}
+		p := fmt.Sprintf("%+v", ev.Payload)
+		if !strings.Contains(p, anchor) && !strings.Contains(ev.Stream, anchor) && !streams[ev.Stream] {
+			continue
+		}
+		if strings.HasPrefix(ev.Stream, "outbox/") && strings.Contains(p, "Tab:"+tab+" ") {
+			streams[ev.Stream] = true
+		}
+		if len(p) > 300 {
+			p = p[:300] + "…"
+		}
+		lines = append(lines, fmt.Sprintf("\n    seq %d %s %s %s", ev.Seq, ev.Stream, ev.Payload.EventType(), p))
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], "")
+}

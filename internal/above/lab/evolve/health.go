@@ -59,7 +59,7 @@ func (r *runner) sampleHealth(ctx context.Context) error {
 			r.c.problem(&r.c.res.ContentLies, r.run, "health said %s ok while it could not be compared: %s (acts %v)", tab, st, r.lastActs())
 		case compared && !rep.Clean():
 			r.c.problem(&r.c.res.ContentLies, r.run, "health said %s ok while it differed from canonical state: missing %v duplicated %v drifted %v orphans %v (acts %v)%s",
-				tab, rep.Missing, rep.Duplicated, rep.Drifted, rep.Orphans, r.lastActs(), r.describe(ctx, tab, append(append(rep.Missing, rep.Drifted...), rep.Orphans...)))
+				tab, rep.Missing, rep.Duplicated, rep.Drifted, rep.Orphans, r.lastActs(), r.describeRows(ctx, tab, append(append(rep.Missing, rep.Drifted...), rep.Orphans...)))
 		}
 	}
 	return nil
