@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
 )
 
 func newSealCmd() *cobra.Command {
@@ -19,7 +20,7 @@ func newSealCmd() *cobra.Command {
 but the newest N) out of DIR/log.db into one compressed, read-only segment
 file in DIR/segments, named by its first and last sequences and chain values.
 The file is written, synced and read back before the log vouches for it with a
-segment.sealed event, committed in the transaction that removes the records;
+` + string(events.TypeSegmentSealed) + ` event, committed in the transaction that removes the records;
 a crash at any step loses nothing. Reads of old events (replay, audit, the
 audit verify walk from the first record) read through the segments; opening
 the store never does. Records the read model has not applied, and the ones of
@@ -71,7 +72,7 @@ func printSeal(cmd *cobra.Command, r hikoutei.SealReport, asJSON bool) error {
 		return printJSON(cmd.OutOrStdout(), sealJSON{Segment: r.Segment, First: r.First, Last: r.Last, Records: r.Records,
 			Kept: r.Kept, Bytes: r.Size, Seq: r.Seq, Replaced: r.Replaced})
 	}
-	_, err := fmt.Fprintf(cmd.OutOrStdout(), "sealed seqs %d..%d into segments/%s: %d records, %d bytes (%d kept in log.db); segment.sealed at seq %d\n",
-		r.First, r.Last, r.Segment, r.Records, r.Size, r.Kept, r.Seq)
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "sealed seqs %d..%d into segments/%s: %d records, %d bytes (%d kept in log.db); %s at seq %d\n",
+		r.First, r.Last, r.Segment, r.Records, r.Size, r.Kept, events.TypeSegmentSealed, r.Seq)
 	return err
 }
