@@ -126,3 +126,25 @@ func TestI38_OpenReadsNoSegmentAndAMissingOneIsNamed(t *testing.T) {
 		t.Fatalf("verify with the segment back: %v", err)
 	}
 }
+
+// A named subscription whose checkpoint is behind the seal catches up
+// through the segment, in log order, then goes on live.
+func TestI38_ASubscriptionBehindTheSealReadsThroughTheSegment(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	defer s.Close()
+	commitAirports(t, s, 0, 30)
+	ch, stop := runSub(s, "audit")
+	receive(t, ch, 1, 3)
+	mustT(t, ignoreCanceled(stop()))
+	cp := status(t, s, "audit").Checkpoint
+	rep, err := s.Seal(ctx, SealOptions{Keep: 5})
+	mustT(t, err)
+	if cp >= rep.Last {
+		t.Fatalf("the subscription's checkpoint %d is not behind the seal %+v", cp, rep)
+	}
+	ch, stop = runSub(s, "audit")
+	receive(t, ch, cp+1, head(t, s))
+	commitAirports(t, s, 30, 3)
+	receive(t, ch, rep.Seq+1, head(t, s))
+	mustT(t, ignoreCanceled(stop()))
+}
