@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
 )
 
 // seal of a closed store moves its older records into a segment; audit
@@ -44,5 +47,46 @@ func TestI38_SealCommandSealsAClosedStoreAndAuditVerifyWalksAcrossTheSegment(t *
 	code, text := runCLIWithin(t, "audit", "verify", "--dir", dir)
 	if code != exitOK || !strings.Contains(text, "verified a copy of its log") {
 		t.Fatalf("audit verify of the running sealed store: exit %d:\n%s", code, text)
+	}
+}
+
+// backup of a sealed store writes its segments beside the file; restore
+// puts them back and verifies them, and refuses a backup lacking one,
+// naming it, leaving nothing behind.
+func TestI38_BackupAndRestoreOfASealedStoreCarryItsSegments(t *testing.T) {
+	t.Parallel()
+	s := openItemStore(t, 40)
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code != exitOK {
+		t.Fatalf("seal: exit %d:\n%s", code, out)
+	}
+	out := filepath.Join(t.TempDir(), "backup.db")
+	if code, text := runCLI(t, "backup", "--dir", dir, "--out", out); code != exitOK || !strings.Contains(text, "1 sealed segments copied") {
+		t.Fatalf("backup: exit %d:\n%s", code, text)
+	}
+	restored := filepath.Join(t.TempDir(), "restored")
+	if code, text := runCLI(t, "restore", "--from", out, "--to", restored); code != exitOK || !strings.Contains(text, "1 sealed segments restored") {
+		t.Fatalf("restore: exit %d:\n%s", code, text)
+	}
+	if code, text := runCLI(t, "audit", "verify", "--dir", restored); code != exitOK {
+		t.Fatalf("audit verify of the restored store: exit %d:\n%s", code, text)
+	}
+	segs, err := os.ReadDir(events.BackupSegmentsDir(out))
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("the backup's segments: %v %v", segs, err)
+	}
+	if err := os.Remove(filepath.Join(events.BackupSegmentsDir(out), segs[0].Name())); err != nil {
+		t.Fatal(err)
+	}
+	lacking := filepath.Join(t.TempDir(), "lacking")
+	code, text := runCLI(t, "restore", "--from", out, "--to", lacking)
+	if code == exitOK || !strings.Contains(text, "segment_missing") || !strings.Contains(text, segs[0].Name()) {
+		t.Fatalf("restore of a backup lacking its segment: exit %d:\n%s", code, text)
+	}
+	if _, err := os.Stat(lacking); !os.IsNotExist(err) {
+		t.Fatalf("a refused restore left %s: %v", lacking, err)
 	}
 }
