@@ -90,3 +90,36 @@ func TestI38_BackupAndRestoreOfASealedStoreCarryItsSegments(t *testing.T) {
 		t.Fatalf("a refused restore left %s: %v", lacking, err)
 	}
 }
+
+// salvage of a sealed store keeps the segments that verify; one it could
+// not verify is named and its records reported lost.
+func TestI38_SalvageOfASealedStoreKeepsItsSegmentsOrNamesTheOnesItCouldNot(t *testing.T) {
+	t.Parallel()
+	s := openItemStore(t, 40)
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code != exitOK {
+		t.Fatalf("seal: exit %d:\n%s", code, out)
+	}
+	to := filepath.Join(t.TempDir(), "salvaged")
+	if code, out := runCLI(t, "salvage", "--from", dir, "--to", to); code != exitOK || !strings.Contains(out, "sealed segments kept") {
+		t.Fatalf("salvage: exit %d:\n%s", code, out)
+	}
+	if code, out := runCLI(t, "audit", "verify", "--dir", to); code != exitOK {
+		t.Fatalf("audit verify of the salvaged store: exit %d:\n%s", code, out)
+	}
+	segs, err := os.ReadDir(filepath.Join(dir, events.SegmentsDir))
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("segments: %v %v", segs, err)
+	}
+	if err := os.Remove(filepath.Join(dir, events.SegmentsDir, segs[0].Name())); err != nil {
+		t.Fatal(err)
+	}
+	to = filepath.Join(t.TempDir(), "without")
+	code, out := runCLI(t, "salvage", "--from", dir, "--to", to)
+	if code != exitDamage || !strings.Contains(out, "not kept") || !strings.Contains(out, segs[0].Name()) || !strings.Contains(out, "segment_missing") {
+		t.Fatalf("salvage without the segment: exit %d:\n%s", code, out)
+	}
+}
