@@ -95,6 +95,15 @@ var (
 	// ErrChainBroken (chain_broken): verification found a record that does not continue
 	// the log's hash chain; *events.ChainBrokenError names its sequence.
 	ErrChainBroken = events.ErrChainBroken
+	// ErrSegmentMissing (segment_missing): a sealed segment the log vouches
+	// for is not in the store's segments folder (*events.SegmentError names it).
+	ErrSegmentMissing = events.ErrSegmentMissing
+	// ErrSegmentDamaged (segment_damaged): a sealed segment's file is not
+	// the one the log vouches for (*events.SegmentError names it).
+	ErrSegmentDamaged = events.ErrSegmentDamaged
+	// ErrSealRefused (seal_refused): a seal would move nothing, or what
+	// must stay in log.db.
+	ErrSealRefused = events.ErrSealRefused
 	// ErrChainPinMismatch (chain_pin_mismatch): the log does not extend a
 	// pinned chain head (*events.ChainPinError).
 	ErrChainPinMismatch = events.ErrChainPinMismatch

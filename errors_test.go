@@ -29,6 +29,8 @@ var rootSentinels = map[string]error{
 	"ErrStoreLocked": hikoutei.ErrStoreLocked, "ErrLeaseExpired": hikoutei.ErrLeaseExpired,
 	"ErrLeaseFileInvalid": hikoutei.ErrLeaseFileInvalid, "ErrLogCorrupt": hikoutei.ErrLogCorrupt,
 	"ErrLogRecordCorrupt": hikoutei.ErrLogRecordCorrupt, "ErrEventTypeUnknown": hikoutei.ErrEventTypeUnknown,
+	"ErrSegmentMissing": hikoutei.ErrSegmentMissing, "ErrSegmentDamaged": hikoutei.ErrSegmentDamaged,
+	"ErrSealRefused": hikoutei.ErrSealRefused,
 	"ErrChainBroken": hikoutei.ErrChainBroken, "ErrChainPinMismatch": hikoutei.ErrChainPinMismatch, "ErrChainRestarted": hikoutei.ErrChainRestarted,
 	"ErrEventPayloadMalformed": hikoutei.ErrEventPayloadMalformed, "ErrStoreIDMismatch": hikoutei.ErrStoreIDMismatch,
 	"ErrStoreLogMissing": hikoutei.ErrStoreLogMissing, "ErrStandby": hikoutei.ErrStandby,

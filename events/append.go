@@ -58,6 +58,13 @@ func (l *Log) Append(f Fence, units ...Unit) ([]UnitResult, error) {
 // the commit ends. Errors (nothing committed) as Append; wait: bbolt I/O
 // errors.
 func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, error) {
+	return l.appendAsync(f, units, nil)
+}
+
+// appendAsync is AppendAsync; extra, when set, runs in the transaction
+// after the units are staged (a seal's removals), and fails it with its
+// error.
+func (l *Log) appendAsync(f Fence, units []Unit, extra func(*bolt.Tx) error) ([]UnitResult, func() error, error) {
 	if l.closed.Load() {
 		return nil, nil, ErrLogClosed
 	}
@@ -84,7 +91,12 @@ func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, e
 	}()
 	var results []UnitResult
 	var a *appender
-	err = l.guarded("append", func() (err error) { a, results, err = l.stage(tx, f, units, enc); return err })
+	err = l.guarded("append", func() (err error) {
+		if a, results, err = l.stage(tx, f, units, enc); err == nil && extra != nil {
+			err = extra(tx)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, nil, err
 	}

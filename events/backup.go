@@ -24,6 +24,9 @@ type BackupInfo struct {
 	ReplicaHead uint64 // the replica commit the copy holds up to (0: never replicated)
 	Bytes       int64  // the file's size
 	SHA256      string // hex SHA-256 of the file
+	// Segments counts the sealed segments the copy's log vouches for,
+	// copied into the folder beside the file (BackupSegmentsDir).
+	Segments int
 }
 
 // WriteTo writes a consistent copy of log.db to w: bbolt's Tx.WriteTo in
@@ -40,36 +43,46 @@ func (l *Log) WriteTo(w io.Writer) (int64, error) {
 	return n, err
 }
 
-// copyTo writes the copy and reads the heads it holds in the same
-// transaction.
-func (l *Log) copyTo(w io.Writer) (BackupInfo, error) {
+// copyTo writes the copy and reads the heads and the sealed segments it
+// holds in the same transaction.
+func (l *Log) copyTo(w io.Writer) (BackupInfo, []SegmentSealed, error) {
 	info := BackupInfo{StoreID: l.storeID}
+	var segs []SegmentSealed
 	err := l.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		info.Head, info.ReplicaHead = getU64(meta, metaHead), getU64(meta, metaReplica)
 		var err error
+		if segs, err = sealedSegments(meta); err != nil {
+			return err
+		}
 		info.Bytes, err = tx.WriteTo(w)
 		return err
 	})
-	return info, err
+	info.Segments = len(segs)
+	return info, segs, err
 }
 
 // Backup writes a consistent copy of the log (see WriteTo) to path, mode
 // 0600: into a temporary file beside it, synced, then linked onto path
 // (renamed over it with force), and the directory synced, so path is
-// either absent or complete. ctx cancels a copy in progress. Errors:
-// ErrBackupTarget (see CheckBackupTarget), ErrLogClosed, ctx's, I/O.
+// either absent or complete. The sealed segments the copy's log vouches
+// for (as of the copy's commit) are copied, each checked against its
+// digest, into the folder BackupSegmentsDir(path) before path appears.
+// ctx cancels a copy in progress. Errors: ErrBackupTarget (see
+// CheckBackupTarget), ErrLogClosed, *SegmentError (a segment of the store
+// is missing or damaged), ctx's, I/O.
 func (l *Log) Backup(ctx context.Context, path string, force bool) (BackupInfo, error) {
 	real, err := CheckBackupTarget(filepath.Dir(l.Path()), path, force)
 	if err != nil {
 		return BackupInfo{}, err
 	}
 	var info BackupInfo
+	var segs []SegmentSealed
 	err = writeAtomically(real, force, func(w io.Writer) error {
 		var err error
-		info, err = l.copyTo(ctxWriter{ctx, w})
+		info, segs, err = l.copyTo(ctxWriter{ctx, w})
 		return err
-	}, &info.SHA256)
+	}, &info.SHA256, func(string) error { return l.backupSegments(ctx, real, segs) })
 	info.Path = path
 	return info, err
 }

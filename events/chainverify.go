@@ -45,6 +45,11 @@ type ChainReport struct {
 	// Distrusted says why a recorded checkpoint was not used (the log
 	// does not vouch for it), so the walk started from the genesis value.
 	Distrusted string
+	// Segments is how many sealed segments the walk read (0: it started
+	// after them, or there are none); Stray names the files of the
+	// segments folder no seal vouches for (ignored).
+	Segments int
+	Stray    []string
 
 	complete   bool            // the walk reached the head and passed
 	checkpoint ChainCheckpoint // the last chained record walked (RecordChainCheckpoint)
@@ -90,10 +95,14 @@ func (l *Log) VerifyChain(ctx context.Context, opts ChainVerifyOptions) (*ChainR
 	if err := w.checkPin(0); err != nil {
 		return w.rep, err
 	}
+	var err error
 	if opts.FromCheckpoint && opts.Pin == nil {
-		if err := l.startAtCheckpoint(w); err != nil {
-			return w.rep, err
-		}
+		err = l.startAtCheckpoint(w)
+	} else {
+		err = l.walkSegments(ctx, w)
+	}
+	if err != nil {
+		return w.rep, err
 	}
 	var head uint64
 	for {
@@ -133,13 +142,43 @@ func (l *Log) VerifyChain(ctx context.Context, opts ChainVerifyOptions) (*ChainR
 // vouches for it.
 func (l *Log) startAtCheckpoint(w *chainWalker) error {
 	p, ok, distrust, err := l.CheckedChainCheckpoint()
-	if err != nil || !ok {
-		w.rep.Distrusted = distrust
+	if err != nil {
 		return err
+	}
+	segs, err := l.Segments()
+	if err != nil {
+		return err
+	}
+	if n := len(segs); n > 0 && (!ok || p.Seq <= segs[n-1].Last) {
+		return w.startAfterSegment(segs[n-1])
+	}
+	if !ok {
+		w.rep.Distrusted = distrust
+		return nil
 	}
 	w.c, w.prevChained = p.Hash, true
 	w.rep.Head, w.rep.HeadHash, w.rep.From = p.Seq, p.Hash, p.Seq
 	w.rep.checkpoint = ChainCheckpoint{Seq: p.Seq, Hash: p.Hash, From: p.From, Records: p.Records}
+	return nil
+}
+
+// recordGetter looks a stored record up by its key (an 8-byte sequence):
+// log.db's events bucket, or a sealed segment's records.
+type recordGetter interface {
+	Get(key []byte) []byte
+}
+
+// startAfterSegment moves w past the last sealed segment s without
+// reading it: the chain value after it is the one its seal recorded, which
+// the next chained record's link must be.
+func (w *chainWalker) startAfterSegment(s SegmentSealed) error {
+	h, err := ParseChainHash(s.LastHash)
+	if err != nil {
+		return &ChainBrokenError{Seq: s.Last, Reason: "the seal of segment " + s.Name + " records no chain value"}
+	}
+	w.c, w.prevChained = h, true
+	w.rep.Head, w.rep.HeadHash, w.rep.From = s.Last, h, s.Last
+	w.rep.checkpoint = ChainCheckpoint{}
 	return nil
 }
 
@@ -181,7 +220,7 @@ func (w *chainWalker) chunk(b *bolt.Bucket, n int) (int, error) {
 }
 
 // step walks record seq (stored bytes v).
-func (w *chainWalker) step(b *bolt.Bucket, seq uint64, v []byte) error {
+func (w *chainWalker) step(b recordGetter, seq uint64, v []byte) error {
 	if err := w.gap(w.rep.Head, seq); err != nil {
 		return err
 	}
@@ -259,7 +298,7 @@ func (w *chainWalker) recorded(seq uint64, r *chainRecord) {
 }
 
 // link checks a chained record's link against the chain so far.
-func (w *chainWalker) link(b *bolt.Bucket, seq uint64, r *chainRecord) error {
+func (w *chainWalker) link(b recordGetter, seq uint64, r *chainRecord) error {
 	if r.h.Link.IsZero() {
 		return nil
 	}
@@ -285,7 +324,7 @@ func (w *chainWalker) link(b *bolt.Bucket, seq uint64, r *chainRecord) error {
 // before it is the one that changed; otherwise this record is. Records
 // written before the chain carry no link: a change to one of them is
 // found at the first chained record after them, which is reported.
-func (w *chainWalker) broken(b *bolt.Bucket, seq uint64, r *chainRecord) error {
+func (w *chainWalker) broken(b recordGetter, seq uint64, r *chainRecord) error {
 	if !w.prevChained && seq > 1 {
 		return &ChainBrokenError{Seq: seq, Reason: "its link does not match the records before it, written before the chain: one of them was changed, or this link"}
 	}

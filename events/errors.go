@@ -105,6 +105,18 @@ var (
 	// ErrStoreIDMismatch: a log opened for one store (Options.StoreID)
 	// belongs to another.
 	ErrStoreIDMismatch = errors.New("store_id_mismatch")
+	// ErrSegmentMissing: a sealed segment the log vouches for (a
+	// segment.sealed event) is not in the store's segments folder, so the
+	// records it holds cannot be read. See *SegmentError for its name.
+	ErrSegmentMissing = errors.New("segment_missing")
+	// ErrSegmentDamaged: a sealed segment's file is not the one the log
+	// vouches for (its digest, its records or their chain differ). See
+	// *SegmentError for its name.
+	ErrSegmentDamaged = errors.New("segment_damaged")
+	// ErrSealRefused: a seal was asked for that would move nothing, or
+	// move what must stay in log.db (a replicated log, a retention point
+	// past what the caller allows, a range crossing a salvage's holes).
+	ErrSealRefused = errors.New("seal_refused")
 
 	// ErrStaleWriterFence: an append or lease operation carried an epoch or
 	// fencing token that is not the current live lease's (I01).
@@ -146,6 +158,21 @@ func (e *CorruptRecordError) Error() string {
 
 // Unwrap returns ErrCorruptRecord.
 func (e *CorruptRecordError) Unwrap() error { return ErrCorruptRecord }
+
+// SegmentError names the sealed segment a read or a verification could
+// not use. It wraps ErrSegmentMissing or ErrSegmentDamaged.
+type SegmentError struct {
+	Err    error  // ErrSegmentMissing or ErrSegmentDamaged
+	Name   string // the segment's file name
+	Reason string // short description
+}
+
+func (e *SegmentError) Error() string {
+	return fmt.Sprintf("%s: %s: %s", e.Err, e.Name, e.Reason)
+}
+
+// Unwrap returns ErrSegmentMissing or ErrSegmentDamaged.
+func (e *SegmentError) Unwrap() error { return e.Err }
 
 // ChainBrokenError names the first sequence at which the hash chain of a
 // log breaks: the first record whose stored bytes are not what the chain

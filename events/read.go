@@ -2,7 +2,9 @@ package events
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -23,19 +25,40 @@ func (l *Log) ReadFrom(from uint64, fn func(Event) error) error {
 	}
 	in, values := newInterner(), NewValueResolver()
 	for {
+		next, err := l.readSealed(from, in, values, fn)
+		if err != nil {
+			return err
+		}
+		from, err = l.readLive(next, in, values, fn)
+		if !errors.Is(err, errSealedMeanwhile) {
+			return err
+		}
+	}
+}
+
+// errSealedMeanwhile: a seal moved records a read was about to read out
+// of log.db; the read goes on from the segments.
+var errSealedMeanwhile = errors.New("sealed meanwhile")
+
+// readLive delivers the events of log.db with seq >= from (see ReadFrom);
+// with errSealedMeanwhile it returns where to go on from.
+func (l *Log) readLive(from uint64, in *interner, values *ValueResolver, fn func(Event) error) (uint64, error) {
+	for {
 		batch, err := l.readChunk(from, in)
 		for _, e := range batch { // the events before a bad record are delivered first
 			if rerr := values.resolve(&e, l.eventAt); rerr != nil {
-				return rerr
+				return from, rerr
 			}
 			if ferr := fn(e); ferr != nil {
-				return ferr
+				return from, ferr
 			}
 		}
-		if err != nil || len(batch) < readChunk {
-			return err
+		if len(batch) > 0 {
+			from = batch[len(batch)-1].Seq + 1
 		}
-		from = batch[len(batch)-1].Seq + 1
+		if err != nil || len(batch) < readChunk {
+			return from, err
+		}
 	}
 }
 
@@ -51,6 +74,9 @@ func (l *Log) readChunk(from uint64, in *interner) ([]Event, error) {
 		seqs, err := newSeqFollower(tx, from)
 		if err != nil {
 			return err
+		}
+		if segs, err := sealedSegments(tx.Bucket(bucketMeta)); err != nil || sealedBelow(segs) > from {
+			return cmp.Or(err, errSealedMeanwhile)
 		}
 		c := tx.Bucket(bucketEvents).Cursor()
 		for k, v := c.Seek(u64(from)); k != nil && len(out) < readChunk; k, v = c.Next() {
@@ -111,12 +137,19 @@ func (l *Log) decode(k, v []byte, in *interner) (Event, error) {
 // version order. Errors as ReadFrom.
 func (l *Log) ReadStream(stream string, from uint64, fn func(Event) error) error {
 	var out []Event
+	sealed, pending := &sealedLookup{l: l}, []int(nil)
 	err := l.view(func(tx *bolt.Tx) error {
 		prefix := append([]byte(stream), 0)
 		events := tx.Bucket(bucketEvents)
 		c := tx.Bucket(bucketIndex).Cursor()
 		for k, v := c.Seek(indexKey(stream, max(from, 1))); k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, v = c.Next() {
-			e, err := l.decode(v, events.Get(v), nil)
+			raw := events.Get(v)
+			if raw == nil && len(v) == 8 { // sealed: read from its segment after this transaction
+				pending = append(pending, len(out))
+				out = append(out, Event{Seq: binary.BigEndian.Uint64(v)})
+				continue
+			}
+			e, err := l.decode(v, raw, nil)
 			if err != nil {
 				return err
 			}
@@ -124,6 +157,9 @@ func (l *Log) ReadStream(stream string, from uint64, fn func(Event) error) error
 		}
 		return nil
 	})
+	if err == nil {
+		err = sealed.fill(out, pending)
+	}
 	if err != nil {
 		return err
 	}

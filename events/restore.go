@@ -16,9 +16,14 @@ import (
 // every record's checksum and shape, the sequence from 1 to the head
 // without a hole, the file's structure) and opened, and only then named
 // log.db; src is only read. Nothing else of a store is created (the read
-// model is rebuilt from the log afterwards). Errors: ErrRestoreTarget;
-// ErrBackupCorrupt wrapping the first finding (*CorruptRecordError or
-// *LogCorruptError, naming the sequence); I/O errors. On error dir is left
+// model is rebuilt from the log afterwards) but the sealed segments the
+// copy vouches for: each is copied from the backup's folder
+// (BackupSegmentsDir(src)) into dir's segments folder, and the chain is
+// walked from the genesis value through all of them, before log.db is
+// named. Errors: ErrRestoreTarget; ErrBackupCorrupt wrapping the first
+// finding (*CorruptRecordError or *LogCorruptError, naming the sequence;
+// *SegmentError naming a segment the backup lacks, ErrSegmentMissing, or
+// holds damaged, ErrSegmentDamaged; *ChainBrokenError); I/O errors. On error dir is left
 // as it was (a directory RestoreLog created is removed).
 func RestoreLog(src, dir string) (BackupInfo, error) {
 	created, err := prepareRestoreDir(dir)
@@ -68,7 +73,7 @@ func restoreInto(src, dir string) (BackupInfo, error) {
 		n, err := io.Copy(w, io.NewSectionReader(in, 0, length))
 		info.Bytes = n
 		return err
-	}, &info.SHA256, verifyRestored(&info))
+	}, &info.SHA256, verifyRestored(&info), func(tmp string) error { return restoreSegments(src, tmp, &info) })
 	return info, err
 }
 

@@ -47,6 +47,12 @@ type SalvageReport struct {
 	Unconfirmed SeqRanges
 	// Problems counts the damage met in the source (see VerifyLogFile).
 	Problems int
+	// Segments names the sealed segments kept: they verified, were copied
+	// into the segments folder beside the new log, and their records count
+	// as recovered. SegmentsLost names the ones that did not (missing or
+	// damaged): their records count as lost.
+	Segments     []string
+	SegmentsLost []*SegmentError
 }
 
 // HeadSource says where a salvage read the log's head.
@@ -94,6 +100,9 @@ const salvageBatch = 8192
 // recorded in it (meta salvage_lost), so doctor and OpenLog accept those
 // holes, and they are never reused. Stream versions never go back; the
 // writer lease is kept, released, at an epoch no lower than any record's.
+// The sealed segments the source vouches for that verify are copied into
+// the segments folder beside dst and their records count as recovered;
+// the others are named in the report and their records count as lost.
 // dst is written beside itself and appears only once complete and
 // verified. Errors: *StoreLockedError while a writer holds src;
 // ErrSalvageTarget when dst exists; *LogCorruptError when no meta page or
@@ -122,7 +131,7 @@ func SalvageLog(src, dst string, opts SalvageOptions) (*SalvageReport, error) {
 	if err != nil {
 		s.rep.Problems++
 	}
-	if err := s.run(dst); err != nil {
+	if err := s.run(src, dst); err != nil {
 		return nil, err
 	}
 	return s.rep, nil
@@ -137,6 +146,9 @@ type salvage struct {
 	have     SeqRanges         // sequences copied
 	cands    map[uint64]candidate
 	out      *salvageSink
+	src, dst string // the source log and the new one
+	kept     []SegmentSealed
+	sealed   SeqRanges // the records of kept segments
 	oldLost  SeqRanges
 	pastHead map[uint64]bool
 	problems int
@@ -152,7 +164,7 @@ type candidate struct {
 	dup   bool // a different intact copy exists
 }
 
-func (s *salvage) run(dst string) error {
+func (s *salvage) run(src, dst string) error {
 	switch s.rep.HeadFrom = s.findHead(); {
 	case s.rep.HeadFrom == HeadFromCopy:
 		s.rep.Head = math.MaxUint64 // bound after the scan, by an older root copy
@@ -164,7 +176,7 @@ func (s *salvage) run(dst string) error {
 	if err != nil {
 		return err
 	}
-	s.out = out
+	s.out, s.src, s.dst = out, src, dst
 	err = s.copyAll()
 	if cerr := out.close(); err == nil {
 		err = cerr
@@ -177,6 +189,9 @@ func (s *salvage) run(dst string) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
+		if len(s.rep.Segments) > 0 {
+			os.RemoveAll(filepath.Join(filepath.Dir(dst), SegmentsDir))
+		}
 	}
 	return err
 }
@@ -184,6 +199,9 @@ func (s *salvage) run(dst string) error {
 // copyAll copies the tree's records, then the scan's, then writes meta,
 // streams and leases.
 func (s *salvage) copyAll() error {
+	if err := s.readSegments(); err != nil {
+		return err
+	}
 	if s.rep.HeadFrom != HeadFromCopy {
 		if err := s.copyTree(); err != nil {
 			return err
@@ -381,6 +399,9 @@ func (s *salvage) metaCopy(value []byte) {
 }
 
 func (s *salvage) candidate(seq uint64, c candidate) {
+	if s.sealed.Contains(seq) {
+		return // its record is in a kept segment
+	}
 	old, ok := s.cands[seq]
 	switch {
 	case !ok:
@@ -452,13 +473,13 @@ func (p *rawPage) looseElement(i int) (pageElem, bool) {
 func (s *salvage) finish() error {
 	var all SeqRanges
 	all.AddRange(1, s.rep.Head)
-	s.oldLost, _ = parseSeqRanges(string(s.meta[string(metaSalvageLost)]))
-	s.rep.Lost = all.Minus(s.have).Union(s.oldLost.Minus(s.have))
-	s.rep.Recovered = s.have.Count()
 	s.rep.StoreID = string(s.meta[string(metaStoreID)])
 	if s.rep.StoreID == "" {
 		s.rep.StoreID, s.rep.NewStoreID = newToken()[:12], true
 	}
+	s.oldLost, _ = parseSeqRanges(string(s.meta[string(metaSalvageLost)]))
+	s.rep.Lost = all.Minus(s.have).Union(s.oldLost.Minus(s.have))
+	s.rep.Recovered = s.have.Count()
 	streams, leases := s.oldStreams(), s.oldLeases()
 	s.rep.Problems += s.problems
 	s.rep.PastHead = len(s.pastHead)
@@ -469,6 +490,9 @@ func (s *salvage) finish() error {
 	meta[string(metaStoreID)] = []byte(s.rep.StoreID)
 	meta[string(metaFormat)] = []byte(strconv.Itoa(LogFormat))
 	meta[string(metaHead)] = u64(s.rep.Head)
+	if err := s.segmentsMeta(meta); err != nil {
+		return err
+	}
 	delete(meta, string(metaSalvageLost))
 	if len(s.rep.Lost) > 0 {
 		meta[string(metaSalvageLost)] = []byte(s.rep.Lost.String())

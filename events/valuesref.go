@@ -1,6 +1,7 @@
 package events
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -76,6 +77,7 @@ type refKey struct {
 // eventAt reads the event at version of stream through the stream index.
 func (l *Log) eventAt(stream string, version uint64) (Event, bool, error) {
 	var out Event
+	var sealedSeq []byte
 	found := false
 	err := l.view(func(tx *bolt.Tx) error {
 		seq := tx.Bucket(bucketIndex).Get(indexKey(stream, version))
@@ -83,7 +85,8 @@ func (l *Log) eventAt(stream string, version uint64) (Event, bool, error) {
 			return nil
 		}
 		v := tx.Bucket(bucketEvents).Get(seq)
-		if v == nil {
+		if v == nil { // sealed: read from its segment after this transaction
+			sealedSeq = seq
 			return nil
 		}
 		var err error
@@ -91,5 +94,12 @@ func (l *Log) eventAt(stream string, version uint64) (Event, bool, error) {
 		found = err == nil
 		return err
 	})
-	return out, found, err
+	if err != nil || sealedSeq == nil {
+		return out, found, err
+	}
+	evs := []Event{{Seq: binary.BigEndian.Uint64(sealedSeq)}}
+	if err := (&sealedLookup{l: l}).fill(evs, []int{0}); err != nil || evs[0].Payload == nil {
+		return Event{}, false, err
+	}
+	return evs[0], true, nil
 }

@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -37,6 +38,10 @@ type Verification struct {
 	Undecodable  SeqRanges // intact records this build cannot decode (type, schema, payload)
 	Missing      SeqRanges // sequences up to the head with no record in the tree
 	SalvageLost  SeqRanges // sequences a salvage recorded as lost (never reused)
+	// Sealed are the sequences the log's sealed segments cover (meta
+	// segments): their records are in the segments (or kept in the tree),
+	// not missing.
+	Sealed SeqRanges
 }
 
 // Healthy reports whether nothing is damaged or missing.
@@ -198,6 +203,15 @@ func (v *Verification) readMeta(meta map[string][]byte) {
 		}
 		v.SalvageLost = lost
 	}
+	if s, ok := meta[string(metaSegments)]; ok {
+		var segs []SegmentSealed
+		if err := json.Unmarshal(s, &segs); err != nil {
+			v.problem(corrupt(CheckBucket, 0, "meta %s: %v", metaSegments, err))
+		}
+		for _, g := range segs {
+			v.Sealed.AddRange(g.First, g.Last)
+		}
+	}
 }
 
 // seqCheck follows the records of the events bucket in key order.
@@ -241,7 +255,7 @@ func (c *seqCheck) record(page uint64, e pageElem) {
 
 func (c *seqCheck) end() {
 	c.gaps.AddRange(c.last+1, c.v.Head)
-	c.v.Missing = c.gaps.Minus(c.v.SalvageLost)
+	c.v.Missing = c.gaps.Minus(c.v.SalvageLost).Minus(c.v.Sealed)
 }
 
 // bboltCheck runs bbolt's tx.Check. It runs on bbolt's own goroutine,

@@ -456,6 +456,8 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, nil // vouches for a snapshot file (snapshots, engine); no read-model data
 	case events.HolesRecorded:
 		return true, nil // where pins may vouch across the log's holes (verification); no read-model data
+	case events.SegmentSealed:
+		return true, nil // records moved into a sealed segment (the log's readers); no read-model data
 	}
 	return false, nil
 }

@@ -189,6 +189,9 @@ func verifyStore(ctx context.Context, stderr io.Writer, dir string, opts hikoute
 	case cerr != nil:
 		return nil, fmt.Errorf("the store is running and its copy failed: %w", cerr)
 	}
+	if err := linkSegments(dir, scratch); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(stderr, "verify: the store is running: verified a copy of its log at head %d\n", resp.Head)
 	return hikoutei.VerifyDir(ctx, scratch, opts)
 }
@@ -245,4 +248,18 @@ func printVerify(w io.Writer, r *hikoutei.VerifyReport) {
 		fmt.Fprintln(w, "the log extends the pinned head")
 	}
 	fmt.Fprintf(w, "head %d:%s\n", r.Head, r.HeadHash)
+}
+
+// linkSegments makes the sealed segments of the store in dir readable
+// beside the copy of its log in scratch (they are immutable: a link to
+// the folder, not a copy).
+func linkSegments(dir, scratch string) error {
+	src, err := filepath.Abs(filepath.Join(dir, events.SegmentsDir))
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(src); err != nil {
+		return nil // nothing sealed
+	}
+	return os.Symlink(src, filepath.Join(scratch, events.SegmentsDir))
 }

@@ -37,7 +37,9 @@ opened it), that process writes the copy through its administrative channel
 (DIR/admin.sock) inside one read transaction of the live log, and commits go
 on meanwhile; with the store closed, backup copies it itself. It prints the
 store id, the log head the copy holds, its size and SHA-256; never a
-payload. FILE must not be inside DIR and must not exist unless --force.
+payload. The sealed segments the copy vouches for are copied, each
+checked against its digest, into the folder FILE.segments beside it.
+FILE must not be inside DIR and must not exist unless --force.
 'hikoutei restore --from FILE --to NEWDIR' rebuilds a store from it.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -138,7 +140,7 @@ func backupViaChannel(ctx context.Context, dir, out string, force bool) (hikoute
 	var resp admin.BackupResponse
 	handled, err := viaChannel(ctx, dir, admin.OpStoreBackup, admin.BackupRequest{Out: out, Force: force}, &resp)
 	return hikoutei.BackupInfo{Path: out, StoreID: resp.StoreID, Head: resp.Head, ReplicaHead: resp.ReplicaHead, Bytes: resp.Bytes,
-		SHA256: resp.SHA256}, handled, err
+		SHA256: resp.SHA256, Segments: resp.Segments}, handled, err
 }
 
 // backupLocal copies a closed store's log, holding it read-only.
@@ -155,9 +157,12 @@ func backupLocal(ctx context.Context, dir, out string, force bool) (hikoutei.Bac
 func printBackup(w io.Writer, info hikoutei.BackupInfo, src backupSource, asJSON bool) error {
 	if asJSON {
 		return printJSON(w, map[string]any{"file": info.Path, "store_id": info.StoreID, "head": info.Head,
-			"replica_head": info.ReplicaHead, "bytes": info.Bytes, "sha256": info.SHA256, "written_by": string(src)})
+			"replica_head": info.ReplicaHead, "bytes": info.Bytes, "sha256": info.SHA256, "segments": info.Segments, "written_by": string(src)})
 	}
 	_, err := fmt.Fprintf(w, "backup of store %s at head %d written by %s to %s\n%d bytes sha256 %s\n",
 		info.StoreID, info.Head, src, info.Path, info.Bytes, info.SHA256)
+	if err == nil && info.Segments > 0 {
+		_, err = fmt.Fprintf(w, "%d sealed segments copied to %s\n", info.Segments, events.BackupSegmentsDir(info.Path))
+	}
 	return err
 }

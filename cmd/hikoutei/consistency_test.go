@@ -287,6 +287,7 @@ func (sc *jsonScenario) args() [][]string {
 		append([]string{"conflicts", "ack", "--dir", sc.dir}, sc.fence...),
 		{"conflicts", "resolve", "--dir", sc.other, sc.otherConflict, "--keep-system"},
 		{"quarantine", "dismiss", "--dir", sc.dir, sc.quarantined},
+		{"seal", "--dir", sc.other, "--keep", "3"},
 	}
 }
 

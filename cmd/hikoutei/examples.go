@@ -24,6 +24,8 @@ hikoutei serve --dir ./store --spreadsheet "$SHEET_URL" --http 127.0.0.1:9090
 hikoutei serve --dir ./store --sheets-endpoint http://127.0.0.1:8787/ --spreadsheet demo-sheet`,
 	"status": `hikoutei status --dir ./store
 hikoutei status --dir ./store --json`,
+	"seal": `hikoutei seal --dir ./store --keep 1000000
+hikoutei seal --dir ./store --below 500000 --json`,
 	"doctor": `hikoutei doctor --dir ./store
 hikoutei doctor --dir ./store --json --progress`,
 	"conflicts": `hikoutei conflicts list --dir ./store

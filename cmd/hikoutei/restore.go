@@ -26,8 +26,11 @@ written by 'hikoutei backup' (--from FILE), or from a store's replicated log
 stream in replicated mode (--store NAME on the cluster --nats URL, default
 HIKOUTEI_NATS_URL; --nats-nkey authenticates). The log is copied beside its
 final name, verified in full (every record's checksum and shape, the
-sequence from 1 to the head without a hole, the file's structure) and only
-then named NEWDIR/log.db; then the read model is rebuilt from it, as replay
+sequence from 1 to the head without a hole, the file's structure), the
+sealed segments it vouches for are copied from FILE.segments into
+NEWDIR/segments and the chain walked through them, and only then is it
+named NEWDIR/log.db; a backup lacking a segment or holding a damaged one
+is refused naming it; then the read model is rebuilt from it, as replay
 does. A damaged backup is refused naming the first bad sequence (exit 3),
 and nothing is left in NEWDIR. A store restored from the stream has the
 store id every host of that store has (the one the stream was claimed for
@@ -92,6 +95,8 @@ type restoreJSON struct {
 	Head    uint64 `json:"head"`
 	Bytes   int64  `json:"bytes"`
 	SHA256  string `json:"sha256"`
+	// Segments counts the sealed segments restored (and verified).
+	Segments int `json:"segments,omitempty"`
 	// ReadModel is false when the log declares no entity yet: the read
 	// model is built when the store is first opened.
 	ReadModel  bool   `json:"read_model_built"`
@@ -100,6 +105,11 @@ type restoreJSON struct {
 
 func (r restoreJSON) print(w io.Writer) error {
 	var err error
+	if r.Segments > 0 {
+		if _, err = fmt.Fprintf(w, "%d sealed segments restored and verified\n", r.Segments); err != nil {
+			return err
+		}
+	}
 	if !r.ReadModel {
 		_, err = fmt.Fprintf(w, "restored store %s at head %d into %s (log %d bytes sha256 %s); the log declares no entities: the read model is built when the store is first opened\n",
 			r.StoreID, r.Head, r.Dir, r.Bytes, r.SHA256)
@@ -141,7 +151,7 @@ func restoreFromFile(path, to string) (hikoutei.BackupInfo, error) {
 // log that declares no entity yet (a store never opened with entities)
 // gets its read model when the store is first opened.
 func rebuildRestored(ctx context.Context, info hikoutei.BackupInfo, dir string) (restoreJSON, error) {
-	rep := restoreJSON{Dir: dir, StoreID: info.StoreID, Head: info.Head, Bytes: info.Bytes, SHA256: info.SHA256}
+	rep := restoreJSON{Dir: dir, StoreID: info.StoreID, Head: info.Head, Bytes: info.Bytes, SHA256: info.SHA256, Segments: info.Segments}
 	declared, err := declaresEntities(dir)
 	if err != nil || !declared {
 		return rep, err

@@ -124,12 +124,26 @@ type salvageJSON struct {
 	Unconfirmed string `json:"unconfirmed,omitempty"`
 	PastHead    int    `json:"past_head"`
 	Problems    int    `json:"problems"`
+	// Segments are the sealed segments kept; SegmentsLost the ones that
+	// did not verify (their records are lost), each with why.
+	Segments     []string `json:"segments,omitempty"`
+	SegmentsLost []string `json:"segments_lost,omitempty"`
 }
 
 func salvageJSONOf(rep *events.SalvageReport, to string) salvageJSON {
 	return salvageJSON{Dir: to, StoreID: rep.StoreID, NewStoreID: rep.NewStoreID, Head: rep.Head, HeadFrom: string(rep.HeadFrom),
 		Recovered: rep.Recovered, FromScan: rangesText(rep.FromScan), Lost: rangesText(rep.Lost), LostCount: rep.Lost.Count(),
-		Ambiguous: rangesText(rep.Ambiguous), Unconfirmed: rangesText(rep.Unconfirmed), PastHead: rep.PastHead, Problems: rep.Problems}
+		Ambiguous: rangesText(rep.Ambiguous), Unconfirmed: rangesText(rep.Unconfirmed), PastHead: rep.PastHead, Problems: rep.Problems,
+		Segments: rep.Segments, SegmentsLost: segmentsLost(rep)}
+}
+
+// segmentsLost is each segment a salvage could not keep, with why.
+func segmentsLost(rep *events.SalvageReport) []string {
+	var out []string
+	for _, se := range rep.SegmentsLost {
+		out = append(out, se.Error())
+	}
+	return out
 }
 
 func rangesText(r events.SeqRanges) string {
@@ -163,6 +177,12 @@ func printSalvage(out io.Writer, rep *events.SalvageReport, to string) {
 		fmt.Fprintf(out, " (found outside the damaged tree: %s)", rep.FromScan)
 	}
 	fmt.Fprintln(out)
+	if len(rep.Segments) > 0 {
+		fmt.Fprintf(out, "sealed segments kept (verified, copied beside the new log): %d\n", len(rep.Segments))
+	}
+	for _, lost := range segmentsLost(rep) {
+		fmt.Fprintf(out, "sealed segment not kept (its records are lost): %s\n", escapeControls(lost))
+	}
 	if len(rep.Lost) == 0 {
 		fmt.Fprintln(out, "lost: none")
 	} else {

@@ -291,4 +291,5 @@ type BackupResponse struct {
 	ReplicaHead uint64 `json:"replica_head,omitempty"`
 	Bytes       int64  `json:"bytes"`
 	SHA256      string `json:"sha256"`
+	Segments    int    `json:"segments,omitempty"`
 }

@@ -103,7 +103,7 @@ func (b AdminBackend) Backup(ctx context.Context, r admin.BackupRequest) (admin.
 		return admin.BackupResponse{}, err
 	}
 	return admin.BackupResponse{StoreID: info.StoreID, Head: info.Head, ReplicaHead: info.ReplicaHead, Bytes: info.Bytes,
-		SHA256: info.SHA256}, nil
+		SHA256: info.SHA256, Segments: info.Segments}, nil
 }
 
 // Backup writes a consistent copy of the live log to out (events.Log.Backup);

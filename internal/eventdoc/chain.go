@@ -64,6 +64,24 @@ func chainSection() []string {
 			"`audit verify` and `doctor` walk the whole chain from the genesis value whatever the checkpoint says, and "+
 			"find it (`%s` naming its sequence); run them, or keep pinned heads, to audit the history itself.",
 			events.ErrChainBroken),
+		"### Sealed segments",
+		fmt.Sprintf("`hikoutei seal` (`Store.Seal`) moves older records out of `log.db` into a **sealed segment**: a "+
+			"zstd-compressed, read-only file in the store's `segments` folder holding the records byte for byte as "+
+			"`log.db` stored them, so the chain runs through it unchanged. The file is named by its first and last "+
+			"sequences and the first 16 hex digits of the chain values before and after it, written (mode `0600`), synced, "+
+			"read back and checked (every record, the chain) before the log vouches for it: a `%s` event with its name, "+
+			"range, chain values and SHA-256, committed in the transaction that removes its records from `log.db` and "+
+			"adds it to the segment list in the `meta` bucket (key `segments`). So every record is in exactly one place; a "+
+			"crash before that commit leaves the records in `log.db` and a file nothing vouches for, which readers "+
+			"ignore, verification lists as stray and the next seal of the same records replaces. The records of the "+
+			"streams a store reads when it opens (`%s`, `%s`, `%s`, `%s`) stay in `log.db`. Opening a store never reads "+
+			"a segment: its walk starts after the last one, from the chain value its seal recorded, which the next "+
+			"record's link must be. Reads of old events (`Store.Events`, subscriptions, replay, `AsOf`, `audit`) and the "+
+			"walk from the genesis value (`audit verify`, `doctor`, `Store.Verify`) read through the segments: a "+
+			"segment that is not there is `%s`, one whose digest, records or chain differ `%s`, each naming the file. A "+
+			"pin taken before a seal still verifies.",
+			events.TypeSegmentSealed, events.SchemaStream, events.SnapshotStream, events.IntegrityStream, events.SegmentStream,
+			events.ErrSegmentMissing, events.ErrSegmentDamaged),
 		"### Salvage holes",
 		fmt.Sprintf("A salvage (`hikoutei salvage`) copies every record it recovers byte for byte and records the sequences it lost "+
 			"(meta `salvage_lost`). The chain cannot run through such a hole: the walk takes it up again from the link of the "+

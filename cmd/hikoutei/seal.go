@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+func newSealCmd() *cobra.Command {
+	var dir string
+	var below, keep uint64
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "seal --dir DIR (--below SEQ | --keep N) [--json]",
+		Short: "Move a closed store's older records out of log.db into a sealed segment file",
+		Long: `seal moves the records of a closed store with a sequence below SEQ (or all
+but the newest N) out of DIR/log.db into one compressed, read-only segment
+file in DIR/segments, named by its first and last sequences and chain values.
+The file is written, synced and read back before the log vouches for it with a
+` + string(events.TypeSegmentSealed) + ` event, committed in the transaction that removes the records;
+a crash at any step loses nothing. Reads of old events (replay, audit, the
+audit verify walk from the first record) read through the segments; opening
+the store never does. Records the read model has not applied, and the ones of
+the streams a store reads when it opens, stay in log.db. It needs the store
+closed (it takes the writer lease) and uses no network.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireStore(dir); err != nil {
+				return err
+			}
+			if (below == 0) == (keep == 0) {
+				return usageError{fmt.Errorf("give one of --below and --keep")}
+			}
+			s, err := hikoutei.OpenDeclared(cmd.Context(), dir, hikoutei.Options{Operation: "seal", NoAdmin: true})
+			if err != nil {
+				return err
+			}
+			rep, err := s.Seal(cmd.Context(), hikoutei.SealOptions{Below: below, Keep: keep})
+			if cerr := s.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			return printSeal(cmd, rep, asJSON)
+		},
+	}
+	addDirFlag(cmd, &dir)
+	cmd.Flags().Uint64Var(&below, "below", 0, "seal the records with a sequence below SEQ")
+	cmd.Flags().Uint64Var(&keep, "keep", 0, "seal all records but the newest N")
+	addJSONFlag(cmd, &asJSON, shapeObject)
+	return cmd
+}
+
+// sealJSON is what `seal --json` prints.
+type sealJSON struct {
+	Segment  string `json:"segment"`
+	First    uint64 `json:"first"`
+	Last     uint64 `json:"last"`
+	Records  uint64 `json:"records"`
+	Kept     uint64 `json:"kept"`
+	Bytes    int64  `json:"bytes"`
+	Seq      uint64 `json:"seq"`
+	Replaced bool   `json:"replaced"`
+}
+
+func printSeal(cmd *cobra.Command, r hikoutei.SealReport, asJSON bool) error {
+	if asJSON {
+		return printJSON(cmd.OutOrStdout(), sealJSON{Segment: r.Segment, First: r.First, Last: r.Last, Records: r.Records,
+			Kept: r.Kept, Bytes: r.Size, Seq: r.Seq, Replaced: r.Replaced})
+	}
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "sealed seqs %d..%d into segments/%s: %d records, %d bytes (%d kept in log.db); %s at seq %d\n",
+		r.First, r.Last, r.Segment, r.Records, r.Size, r.Kept, events.TypeSegmentSealed, r.Seq)
+	return err
+}

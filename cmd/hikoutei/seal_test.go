@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// seal of a closed store moves its older records into a segment; audit
+// verify walks from the first record across it, closed and running (a
+// copy of the log beside the segments); a running store refuses seal.
+func TestI38_SealCommandSealsAClosedStoreAndAuditVerifyWalksAcrossTheSegment(t *testing.T) {
+	t.Parallel()
+	s := openItemStore(t, 40)
+	dir := s.Dir()
+	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code == exitOK || !strings.Contains(out, "store_locked") {
+		t.Fatalf("seal of a running store: exit %d:\n%s", code, out)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "5", "--json")
+	var rep sealJSON
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.First != 1 || rep.Records == 0 || rep.Seq != rep.Last+6 {
+		t.Fatalf("seal --keep 5: exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out = runCLI(t, "audit", "verify", "--dir", dir)
+	if code != exitOK || !strings.Contains(out, "head") {
+		t.Fatalf("audit verify after the seal: exit %d:\n%s", code, out)
+	}
+	if code, out = runCLI(t, "doctor", "--dir", dir); code != exitOK {
+		t.Fatalf("doctor after the seal: exit %d:\n%s", code, out)
+	}
+	if code, out = runCLI(t, "seal", "--dir", dir); code != exitUsage {
+		t.Fatalf("seal without --below or --keep: exit %d:\n%s", code, out)
+	}
+	running, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, Operation: "seal-test"}, itemDef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer running.Close()
+	code, text := runCLIWithin(t, "audit", "verify", "--dir", dir)
+	if code != exitOK || !strings.Contains(text, "verified a copy of its log") {
+		t.Fatalf("audit verify of the running sealed store: exit %d:\n%s", code, text)
+	}
+}
+
+// backup of a sealed store writes its segments beside the file; restore
+// puts them back and verifies them, and refuses a backup lacking one,
+// naming it, leaving nothing behind.
+func TestI38_BackupAndRestoreOfASealedStoreCarryItsSegments(t *testing.T) {
+	t.Parallel()
+	s := openItemStore(t, 40)
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code != exitOK {
+		t.Fatalf("seal: exit %d:\n%s", code, out)
+	}
+	out := filepath.Join(t.TempDir(), "backup.db")
+	if code, text := runCLI(t, "backup", "--dir", dir, "--out", out); code != exitOK || !strings.Contains(text, "1 sealed segments copied") {
+		t.Fatalf("backup: exit %d:\n%s", code, text)
+	}
+	restored := filepath.Join(t.TempDir(), "restored")
+	if code, text := runCLI(t, "restore", "--from", out, "--to", restored); code != exitOK || !strings.Contains(text, "1 sealed segments restored") {
+		t.Fatalf("restore: exit %d:\n%s", code, text)
+	}
+	if code, text := runCLI(t, "audit", "verify", "--dir", restored); code != exitOK {
+		t.Fatalf("audit verify of the restored store: exit %d:\n%s", code, text)
+	}
+	segs, err := os.ReadDir(events.BackupSegmentsDir(out))
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("the backup's segments: %v %v", segs, err)
+	}
+	if err := os.Remove(filepath.Join(events.BackupSegmentsDir(out), segs[0].Name())); err != nil {
+		t.Fatal(err)
+	}
+	lacking := filepath.Join(t.TempDir(), "lacking")
+	code, text := runCLI(t, "restore", "--from", out, "--to", lacking)
+	if code == exitOK || !strings.Contains(text, "segment_missing") || !strings.Contains(text, segs[0].Name()) {
+		t.Fatalf("restore of a backup lacking its segment: exit %d:\n%s", code, text)
+	}
+	if _, err := os.Stat(lacking); !os.IsNotExist(err) {
+		t.Fatalf("a refused restore left %s: %v", lacking, err)
+	}
+}
+
+// salvage of a sealed store keeps the segments that verify; one it could
+// not verify is named and its records reported lost.
+func TestI38_SalvageOfASealedStoreKeepsItsSegmentsOrNamesTheOnesItCouldNot(t *testing.T) {
+	t.Parallel()
+	s := openItemStore(t, 40)
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code != exitOK {
+		t.Fatalf("seal: exit %d:\n%s", code, out)
+	}
+	to := filepath.Join(t.TempDir(), "salvaged")
+	if code, out := runCLI(t, "salvage", "--from", dir, "--to", to); code != exitOK || !strings.Contains(out, "sealed segments kept") {
+		t.Fatalf("salvage: exit %d:\n%s", code, out)
+	}
+	if code, out := runCLI(t, "audit", "verify", "--dir", to); code != exitOK {
+		t.Fatalf("audit verify of the salvaged store: exit %d:\n%s", code, out)
+	}
+	segs, err := os.ReadDir(filepath.Join(dir, events.SegmentsDir))
+	if err != nil || len(segs) != 1 {
+		t.Fatalf("segments: %v %v", segs, err)
+	}
+	if err := os.Remove(filepath.Join(dir, events.SegmentsDir, segs[0].Name())); err != nil {
+		t.Fatal(err)
+	}
+	to = filepath.Join(t.TempDir(), "without")
+	code, out := runCLI(t, "salvage", "--from", dir, "--to", to)
+	if code != exitDamage || !strings.Contains(out, "not kept") || !strings.Contains(out, segs[0].Name()) || !strings.Contains(out, "segment_missing") {
+		t.Fatalf("salvage without the segment: exit %d:\n%s", code, out)
+	}
+}

@@ -1,0 +1,77 @@
+package events
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// readSegments keeps the sealed segments of the source's manifest that
+// verify against it (digest, records, their checksums and sequences),
+// before any record is copied: each is copied into the segments folder
+// beside the new log, and its records count as recovered (a copy of one
+// found on a free page is not copied again). The others are reported
+// (SegmentsLost) and dropped from the manifest, so their records count as
+// lost. An unreadable manifest is a problem and keeps nothing.
+func (s *salvage) readSegments() error {
+	raw, ok := s.meta[string(metaSegments)]
+	if !ok {
+		return nil
+	}
+	var segs []SegmentSealed
+	if err := json.Unmarshal(raw, &segs); err != nil {
+		s.problem(err)
+		return nil
+	}
+	storeID := string(s.meta[string(metaStoreID)])
+	for _, seg := range segs {
+		recs, err := loadSegment(filepath.Dir(s.src), storeID, seg)
+		var se *SegmentError
+		if errors.As(err, &se) {
+			s.rep.SegmentsLost = append(s.rep.SegmentsLost, se)
+			continue
+		}
+		if err == nil {
+			err = s.keepSegment(seg, recs)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepSegment copies seg beside the new log and counts its records.
+func (s *salvage) keepSegment(seg SegmentSealed, recs segRecords) error {
+	to := filepath.Join(filepath.Dir(s.dst), SegmentsDir)
+	if err := os.MkdirAll(to, 0o700); err != nil {
+		return err
+	}
+	if err := copySegment(filepath.Join(filepath.Dir(s.src), SegmentsDir), to, seg); err != nil {
+		return err
+	}
+	for _, r := range recs {
+		rec, err := parseRaw(r.seq, r.raw)
+		if err != nil {
+			return err
+		}
+		s.have.Add(r.seq)
+		s.sealed.Add(r.seq)
+		s.refs.note(r.seq, r.raw, rec.h)
+	}
+	s.kept = append(s.kept, seg)
+	s.rep.Segments = append(s.rep.Segments, seg.Name)
+	return nil
+}
+
+// segmentsMeta sets the new log's manifest of segments to the kept ones.
+func (s *salvage) segmentsMeta(meta map[string][]byte) error {
+	delete(meta, string(metaSegments))
+	if len(s.kept) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(s.kept)
+	meta[string(metaSegments)] = b
+	return err
+}

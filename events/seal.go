@@ -1,0 +1,275 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+)
+
+// keptStreams are the streams whose records a seal leaves in log.db: the
+// ones a store reads when it opens (entity schemas, the snapshots the log
+// vouches for, salvage holes, the segments), so that opening never reads
+// a segment.
+var keptStreams = map[string]bool{SchemaStream: true, SnapshotStream: true, IntegrityStream: true, SegmentStream: true}
+
+// SealReport is what Log.Seal did.
+type SealReport struct {
+	Segment SegmentSealed // the seal's segment.sealed payload
+	Event   Event         // the segment.sealed event, stamped
+	Path    string        // the segment file
+	// Replaced is true when a stray file of the same name (an earlier
+	// seal that did not commit) was replaced.
+	Replaced bool
+}
+
+// sealPlan is the range a seal moves and its records.
+type sealPlan struct {
+	first, last uint64
+	firstLink   ChainHash
+	lastHash    ChainHash
+	sealed      segRecords // the records moving to the segment
+	kept        segRecords // the records of kept streams staying in log.db
+	prior       int        // segments before this one
+}
+
+// Seal moves the records with seq < below (and after the last segment)
+// out of log.db into a new sealed segment in the store's segments folder,
+// fenced by f like an append (I01): it writes the segment (0600), syncs it
+// and the folder, reads it back and checks every record and the chain,
+// then in one transaction appends a segment.sealed event vouching for it
+// and removes the records it holds. The records of keptStreams stay in
+// log.db. A crash at any step leaves the records in log.db (a segment
+// file written but not vouched for is ignored, and replaced by the next
+// seal of the same records) or in a segment the log vouches for. Readers
+// (ReadFrom, ReadStream, VerifyChain from the genesis value) read
+// through the segments; opening the log and VerifyChain from a checkpoint
+// never read them. Errors: ErrSealRefused (a replicated log, nothing to
+// seal, a range crossing a salvage's holes, a seal meanwhile);
+// *ChainBrokenError when the records to seal do not continue the chain;
+// *SegmentError when the file read back differs; the errors of Append.
+func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
+	if l.repl != nil {
+		return SealReport{}, fmt.Errorf("%w: a replicated log keeps its records (its stream's retention is not this log's)", ErrSealRefused)
+	}
+	p, err := l.planSeal(below)
+	if err != nil {
+		return SealReport{}, err
+	}
+	seg := p.segment()
+	path := filepath.Join(l.storeDir(), SegmentsDir, seg.Name)
+	_, statErr := os.Stat(path)
+	rep := SealReport{Path: path, Replaced: statErr == nil}
+	if seg.Size, seg.Digest, err = l.writeSegment(path, p.sealed); err != nil {
+		return rep, err
+	}
+	if err := l.checkWritten(seg, p); err != nil {
+		return rep, err
+	}
+	rep.Segment = seg
+	rep.Event, err = l.commitSeal(f, seg, p)
+	return rep, err
+}
+
+// segment is the seal's payload, without the file's size and digest.
+func (p *sealPlan) segment() SegmentSealed {
+	return SegmentSealed{Name: segmentName(p.first, p.last, p.firstLink, p.lastHash), First: p.first, Last: p.last,
+		FirstLink: p.firstLink.String(), LastHash: p.lastHash.String(), Records: uint64(len(p.sealed)), Kept: uint64(len(p.kept))}
+}
+
+// planSeal reads the records a seal below below moves and checks their
+// chain from the value the last segment ends with (or the genesis value).
+func (l *Log) planSeal(below uint64) (*sealPlan, error) {
+	p := &sealPlan{}
+	var lost SeqRanges
+	err := l.view(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		segs, err := sealedSegments(meta)
+		if err != nil {
+			return err
+		}
+		if lost, err = salvageLost(meta); err != nil {
+			return err
+		}
+		p.prior, p.first, p.firstLink = len(segs), sealedBelow(segs), Genesis(l.storeID)
+		if len(segs) > 0 {
+			if p.firstLink, err = ParseChainHash(segs[len(segs)-1].LastHash); err != nil {
+				return corrupt(CheckBucket, 0, "meta %s: %v", metaSegments, err)
+			}
+		}
+		p.last = min(below-1, getU64(meta, metaHead))
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case below == 0 || p.last < p.first:
+		return nil, fmt.Errorf("%w: nothing below seq %d is left in log.db to seal (sealed up to %d)", ErrSealRefused, below, p.first-1)
+	case overlaps(lost, p.first, p.last):
+		return nil, fmt.Errorf("%w: seqs %d..%d cross a salvage's holes (%s)", ErrSealRefused, p.first, p.last, lost)
+	}
+	return p, l.readPlan(p)
+}
+
+// readPlan reads the plan's records, parts them into sealed and kept and
+// walks their chain.
+func (l *Log) readPlan(p *sealPlan) error {
+	all, err := l.logRange(p.first, p.last)
+	if err != nil {
+		return err
+	}
+	w := newChainWalker(l.storeID, nil, false)
+	w.c, w.prevChained, w.rep.Head = p.firstLink, p.first > 1, p.first-1
+	for _, r := range all {
+		if err := w.step(all, r.seq, r.raw); err != nil {
+			return err
+		}
+		if rec, _ := parseRaw(r.seq, r.raw); keptStreams[rec.h.Stream] {
+			p.kept = append(p.kept, r)
+		} else {
+			p.sealed = append(p.sealed, r)
+		}
+	}
+	if w.rep.Head != p.last {
+		return &ChainBrokenError{Seq: w.rep.Head + 1, Reason: "the record is missing"}
+	}
+	p.lastHash = w.c
+	return nil
+}
+
+// writeSegment writes recs compressed to path (through a temporary file,
+// synced, renamed, the folder synced); it returns the file's size and
+// digest.
+func (l *Log) writeSegment(path string, recs segRecords) (int64, string, error) {
+	file, err := encodeSegment(l.storeID, recs)
+	if err != nil {
+		return 0, "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return 0, "", err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return 0, "", err
+	}
+	_, err = f.Write(file)
+	failpoint.Inject(failpoint.SealAfterWrite)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return 0, "", fmt.Errorf("write segment %s: %w", filepath.Base(path), err)
+	}
+	failpoint.Inject(failpoint.SealAfterSync)
+	return int64(len(file)), fileDigest(file), nil
+}
+
+// checkWritten reads the segment back and checks it holds the plan's
+// records, byte for byte, and that the chain runs through them and the
+// kept ones from FirstLink to LastHash.
+func (l *Log) checkWritten(seg SegmentSealed, p *sealPlan) error {
+	back, err := loadSegment(l.storeDir(), l.storeID, seg)
+	if err != nil {
+		return err
+	}
+	damaged := &SegmentError{Err: ErrSegmentDamaged, Name: seg.Name, Reason: "read back, it differs from what was written"}
+	for i, r := range back {
+		if r.seq != p.sealed[i].seq || !bytes.Equal(r.raw, p.sealed[i].raw) {
+			return damaged
+		}
+	}
+	w := newChainWalker(l.storeID, nil, false)
+	w.c, w.prevChained, w.rep.Head = p.firstLink, p.first > 1, p.first-1
+	all := mergeRecords(back, p.kept)
+	for _, r := range all {
+		if err := w.step(all, r.seq, r.raw); err != nil {
+			return err
+		}
+	}
+	if w.c != p.lastHash {
+		return damaged
+	}
+	return nil
+}
+
+// commitSeal appends the segment.sealed event for seg and removes the
+// sealed records from log.db in one transaction.
+func (l *Log) commitSeal(f Fence, seg SegmentSealed, p *sealPlan) (Event, error) {
+	version, err := l.StreamVersion(SegmentStream)
+	if err != nil {
+		return Event{}, err
+	}
+	unit := Unit{Streams: []StreamAppend{{Stream: SegmentStream, ExpectedVersion: version,
+		Events: []Event{New(SegmentStream, seg, l.clock.Now())}}}}
+	res, wait, err := l.appendAsync(f, []Unit{unit}, func(tx *bolt.Tx) error { return p.remove(tx, seg) })
+	if err == nil {
+		err = wait()
+	}
+	if err == nil && res[0].Err != nil {
+		err = res[0].Err
+	}
+	if err != nil {
+		return Event{}, fmt.Errorf("seal %s: %w", seg.Name, err)
+	}
+	return unit.Streams[0].Events[0], nil
+}
+
+// remove deletes the sealed records and records seg in the manifest (in
+// the seal's transaction), after checking no other seal came first; a
+// chain checkpoint inside the sealed range is dropped (Open starts after
+// the segment instead).
+func (p *sealPlan) remove(tx *bolt.Tx, seg SegmentSealed) error {
+	meta := tx.Bucket(bucketMeta)
+	segs, err := sealedSegments(meta)
+	if err != nil {
+		return err
+	}
+	if len(segs) != p.prior {
+		return fmt.Errorf("%w: another seal committed meanwhile", ErrSealRefused)
+	}
+	b := tx.Bucket(bucketEvents)
+	for _, r := range p.sealed {
+		if !bytes.Equal(b.Get(u64(r.seq)), r.raw) {
+			return fmt.Errorf("%w: record %d changed meanwhile", ErrSealRefused, r.seq)
+		}
+		if err := b.Delete(u64(r.seq)); err != nil {
+			return err
+		}
+	}
+	manifest, err := json.Marshal(append(segs, seg))
+	if err == nil {
+		err = meta.Put(metaSegments, manifest)
+	}
+	if err != nil {
+		return err
+	}
+	if cp, err := decodeChainCheckpoint(meta.Get(metaChainVerified)); err == nil && cp.Seq <= seg.Last {
+		if err := meta.Delete(metaChainVerified); err != nil {
+			return err
+		}
+	}
+	return failpoint.Err(failpoint.SealBeforeCommit)
+}
+
+// overlaps reports whether r holds any sequence of first..last.
+func overlaps(r SeqRanges, first, last uint64) bool {
+	var span SeqRanges
+	span.AddRange(first, last)
+	return span.Minus(r).Count() != span.Count()
+}

@@ -1,0 +1,254 @@
+package events
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// metaSegments is the meta key of the log's manifest of sealed segments:
+// the payloads of its segment.sealed events, oldest first (JSON), written
+// in the transaction that appends each event and removes the records it
+// sealed, so that readers find the segments without reading the events.
+var metaSegments = []byte("segments")
+
+// sealedSegments reads the manifest in meta (nil: nothing sealed).
+func sealedSegments(meta *bolt.Bucket) ([]SegmentSealed, error) {
+	v := meta.Get(metaSegments)
+	if v == nil {
+		return nil, nil
+	}
+	var segs []SegmentSealed
+	if err := json.Unmarshal(v, &segs); err != nil {
+		return nil, corrupt(CheckBucket, 0, "meta %s: %v", metaSegments, err)
+	}
+	return segs, nil
+}
+
+// sealedBelow is the first sequence after the last sealed segment (1:
+// nothing sealed).
+func sealedBelow(segs []SegmentSealed) uint64 {
+	if len(segs) == 0 {
+		return 1
+	}
+	return segs[len(segs)-1].Last + 1
+}
+
+// Segments returns the log's sealed segments, oldest first: what its
+// segment.sealed events recorded. It reads log.db's meta only.
+// Errors: ErrLogClosed; *LogCorruptError.
+func (l *Log) Segments() ([]SegmentSealed, error) {
+	var segs []SegmentSealed
+	err := l.view(func(tx *bolt.Tx) (err error) {
+		segs, err = sealedSegments(tx.Bucket(bucketMeta))
+		return err
+	})
+	return segs, err
+}
+
+// StraySegments lists the files of the segments folder that no
+// segment.sealed event vouches for (a seal that did not commit): readers
+// ignore them, and the next seal of the same records replaces them.
+// Errors: ErrLogClosed; I/O errors reading the folder.
+func (l *Log) StraySegments() ([]string, error) {
+	segs, err := l.Segments()
+	if err != nil {
+		return nil, err
+	}
+	vouched := map[string]bool{}
+	for _, s := range segs {
+		vouched[s.Name] = true
+	}
+	ents, err := os.ReadDir(filepath.Join(l.storeDir(), SegmentsDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	var stray []string
+	for _, e := range ents {
+		if !vouched[e.Name()] {
+			stray = append(stray, e.Name())
+		}
+	}
+	return stray, err
+}
+
+// storeDir is the directory holding log.db.
+func (l *Log) storeDir() string { return filepath.Dir(l.Path()) }
+
+// logRange copies the records of log.db with first <= seq <= last.
+func (l *Log) logRange(first, last uint64) (segRecords, error) {
+	var out segRecords
+	err := l.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketEvents).Cursor()
+		for k, v := c.Seek(u64(first)); len(k) == 8 && binary.BigEndian.Uint64(k) <= last; k, v = c.Next() {
+			out = append(out, segRecord{seq: binary.BigEndian.Uint64(k), raw: append([]byte(nil), v...)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// sealedRecords are the records s covers in sequence order: the segment's,
+// merged with the ones its seal kept in log.db. Errors: *SegmentError.
+func (l *Log) sealedRecords(s SegmentSealed) (segRecords, error) {
+	recs, err := loadSegment(l.storeDir(), l.storeID, s)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := l.logRange(s.First, s.Last)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(kept)) != s.Kept {
+		return nil, &SegmentError{Err: ErrSegmentDamaged, Name: s.Name,
+			Reason: fmt.Sprintf("log.db holds %d records of its range, its seal kept %d", len(kept), s.Kept)}
+	}
+	return mergeRecords(recs, kept), nil
+}
+
+// readSealed delivers the sealed events with seq >= from to fn, in order
+// (see ReadFrom); it returns the first sequence after the sealed ones.
+func (l *Log) readSealed(from uint64, in *interner, values *ValueResolver, fn func(Event) error) (uint64, error) {
+	segs, err := l.Segments()
+	if err != nil {
+		return from, err
+	}
+	for _, s := range segs {
+		if s.Last < from {
+			continue
+		}
+		recs, err := l.sealedRecords(s)
+		if err != nil {
+			return from, err
+		}
+		for _, r := range recs {
+			if r.seq < from {
+				continue
+			}
+			if err := l.deliver(r, in, values, fn); err != nil {
+				return from, err
+			}
+		}
+		from = s.Last + 1
+	}
+	return from, nil
+}
+
+// deliver decodes r and hands it to fn.
+func (l *Log) deliver(r segRecord, in *interner, values *ValueResolver, fn func(Event) error) error {
+	e, err := decodeRecord(r.seq, r.raw, in)
+	if err != nil {
+		return err
+	}
+	if err := values.resolve(&e, l.eventAt); err != nil {
+		return err
+	}
+	return fn(e)
+}
+
+// sealedLookup finds sealed records by sequence, loading each segment once.
+type sealedLookup struct {
+	l     *Log
+	segs  []SegmentSealed
+	cache map[string]segRecords
+}
+
+// record returns the sealed record seq (nil: no segment covers it).
+func (s *sealedLookup) record(seq uint64) ([]byte, error) {
+	if s.segs == nil {
+		segs, err := s.l.Segments()
+		if err != nil {
+			return nil, err
+		}
+		s.segs = append(segs, SegmentSealed{}) // not nil once read
+		s.cache = map[string]segRecords{}
+	}
+	for _, seg := range s.segs {
+		if seg.Name == "" || seq < seg.First || seq > seg.Last {
+			continue
+		}
+		recs, ok := s.cache[seg.Name]
+		if !ok {
+			var err error
+			if recs, err = loadSegment(s.l.storeDir(), s.l.storeID, seg); err != nil {
+				return nil, err
+			}
+			s.cache[seg.Name] = recs
+		}
+		return recs.Get(u64(seq)), nil
+	}
+	return nil, nil
+}
+
+// fill decodes the sealed events of out at the indexes pending (each
+// holding only its Seq) from their segments. A sequence no segment covers
+// is left as it is (no Payload).
+func (s *sealedLookup) fill(out []Event, pending []int) error {
+	for _, i := range pending {
+		raw, err := s.record(out[i].Seq)
+		if err != nil || raw == nil {
+			return err
+		}
+		if out[i], err = decodeRecord(out[i].Seq, raw, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkSegments walks the chain through every sealed segment, from the
+// genesis value (see VerifyChain); w ends after the last one.
+func (l *Log) walkSegments(ctx context.Context, w *chainWalker) error {
+	var segs []SegmentSealed
+	err := l.view(func(tx *bolt.Tx) (err error) {
+		meta := tx.Bucket(bucketMeta)
+		if w.lost, err = salvageLost(meta); err != nil {
+			return err
+		}
+		segs, err = sealedSegments(meta)
+		return err
+	})
+	for _, s := range segs {
+		if err != nil {
+			return err
+		}
+		if err = ctx.Err(); err == nil {
+			err = l.walkSegment(w, s)
+		}
+	}
+	if err == nil && len(segs) > 0 {
+		w.rep.Segments = len(segs)
+		w.rep.Stray, err = l.StraySegments()
+	}
+	return err
+}
+
+// walkSegment walks the records of segment s.
+func (l *Log) walkSegment(w *chainWalker, s SegmentSealed) error {
+	if w.c.String() != s.FirstLink {
+		return &ChainBrokenError{Seq: s.First, Reason: fmt.Sprintf("segment %s continues a chain value that is not the one before it", s.Name)}
+	}
+	recs, err := l.sealedRecords(s)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := w.step(recs, r.seq, r.raw); err != nil {
+			return err
+		}
+	}
+	if w.c.String() != s.LastHash {
+		return &ChainBrokenError{Seq: s.Last, Reason: fmt.Sprintf("the chain value after segment %s is not the one its seal recorded", s.Name)}
+	}
+	if w.rep.Head < s.Last && !w.lost.ContainsAll(w.rep.Head+1, s.Last) {
+		return &ChainBrokenError{Seq: w.rep.Head + 1, Reason: "the record is missing from segment " + s.Name}
+	}
+	w.rep.Head = s.Last
+	return nil
+}

@@ -1,0 +1,82 @@
+package hikoutei
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// SealOptions says which records Seal moves out of log.db: the ones with
+// seq < Below, or all but the newest Keep (one of the two).
+type SealOptions struct {
+	Below uint64
+	Keep  uint64
+}
+
+// SealReport is what Seal did: the segment it wrote (its file name, the
+// sequences it covers, the records it holds, the records of that range
+// that stayed in log.db, its size) and the segment.sealed event that
+// vouches for it.
+type SealReport struct {
+	Segment     string
+	First, Last uint64
+	Records     uint64
+	Kept        uint64
+	Size        int64
+	Path        string
+	Seq         uint64 // the segment.sealed event
+	// Replaced is true when a file of the same name that no seal vouched
+	// for (a seal that did not commit) was replaced.
+	Replaced bool
+}
+
+// Seal moves the log's older records out of log.db into a sealed segment
+// file in the store's segments folder: compressed, written and read back
+// before the log vouches for it with a segment.sealed event, committed in
+// the transaction that removes the records (docs/operations.md, "Sealing
+// old records"). Reads of old events (Replay, AsOf, subscriptions, the
+// audit) read through the segments; opening the store never does. Records
+// the read model has not applied, and the records of the streams a store
+// reads when it opens, stay in log.db. Errors: ErrSealRefused (nothing to
+// seal, both or neither of Below and Keep, a replicated store, a standby);
+// ErrChainBroken when the records to seal do not continue the chain;
+// ErrSegmentDamaged when the file read back differs; ErrStoreClosed;
+// ErrStaleWriterFence; I/O errors.
+func (s *Store) Seal(ctx context.Context, opts SealOptions) (SealReport, error) {
+	if err := ctx.Err(); err != nil {
+		return SealReport{}, err
+	}
+	below, err := s.sealBelow(opts)
+	if err != nil {
+		return SealReport{}, err
+	}
+	rep, err := s.e.Seal(below)
+	if err != nil {
+		return SealReport{}, err
+	}
+	g := rep.Segment
+	return SealReport{Segment: g.Name, First: g.First, Last: g.Last, Records: g.Records, Kept: g.Kept, Size: g.Size,
+		Path: rep.Path, Seq: rep.Event.Seq, Replaced: rep.Replaced}, nil
+}
+
+// sealBelow is the first sequence opts keeps in log.db.
+func (s *Store) sealBelow(opts SealOptions) (uint64, error) {
+	if (opts.Below == 0) == (opts.Keep == 0) {
+		return 0, fmt.Errorf("%w: give one of Below and Keep", ErrSealRefused)
+	}
+	if opts.Below > 0 {
+		return opts.Below, nil
+	}
+	head, err := s.e.Log().Head()
+	if err != nil || head < opts.Keep {
+		return 1, err
+	}
+	return head - opts.Keep + 1, nil
+}
+
+// Segments lists the store's sealed segments, oldest first, as the log's
+// manifest records them (it reads log.db only). Errors: ErrStoreClosed.
+func (s *Store) Segments() ([]events.SegmentSealed, error) {
+	return s.e.Log().Segments()
+}
