@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -54,18 +55,8 @@ func (rs segRecords) Get(k []byte) []byte {
 func mergeRecords(a, b segRecords) segRecords {
 	out := make(segRecords, 0, len(a)+len(b))
 	out = append(append(out, a...), b...)
-	slices.SortFunc(out, func(x, y segRecord) int { return cmpU64(x.seq, y.seq) })
+	slices.SortFunc(out, func(x, y segRecord) int { return cmp.Compare(x.seq, y.seq) })
 	return out
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // segmentName is the file name of the segment covering first..last whose

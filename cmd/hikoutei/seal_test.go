@@ -55,14 +55,7 @@ func TestI38_SealCommandSealsAClosedStoreAndAuditVerifyWalksAcrossTheSegment(t *
 // naming it, leaving nothing behind.
 func TestI38_BackupAndRestoreOfASealedStoreCarryItsSegments(t *testing.T) {
 	t.Parallel()
-	s := openItemStore(t, 40)
-	dir := s.Dir()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code != exitOK {
-		t.Fatalf("seal: exit %d:\n%s", code, out)
-	}
+	dir := sealedItemStore(t)
 	out := filepath.Join(t.TempDir(), "backup.db")
 	if code, text := runCLI(t, "backup", "--dir", dir, "--out", out); code != exitOK || !strings.Contains(text, "1 sealed segments copied") {
 		t.Fatalf("backup: exit %d:\n%s", code, text)
@@ -95,14 +88,7 @@ func TestI38_BackupAndRestoreOfASealedStoreCarryItsSegments(t *testing.T) {
 // not verify is named and its records reported lost.
 func TestI38_SalvageOfASealedStoreKeepsItsSegmentsOrNamesTheOnesItCouldNot(t *testing.T) {
 	t.Parallel()
-	s := openItemStore(t, 40)
-	dir := s.Dir()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code != exitOK {
-		t.Fatalf("seal: exit %d:\n%s", code, out)
-	}
+	dir := sealedItemStore(t)
 	to := filepath.Join(t.TempDir(), "salvaged")
 	if code, out := runCLI(t, "salvage", "--from", dir, "--to", to); code != exitOK || !strings.Contains(out, "sealed segments kept") {
 		t.Fatalf("salvage: exit %d:\n%s", code, out)
@@ -122,4 +108,19 @@ func TestI38_SalvageOfASealedStoreKeepsItsSegmentsOrNamesTheOnesItCouldNot(t *te
 	if code != exitDamage || !strings.Contains(out, "not kept") || !strings.Contains(out, segs[0].Name()) || !strings.Contains(out, "segment_missing") {
 		t.Fatalf("salvage without the segment: exit %d:\n%s", code, out)
 	}
+}
+
+// sealedItemStore is a closed store of 40 items whose records, all but
+// the last 5, were sealed through the CLI.
+func sealedItemStore(t *testing.T) string {
+	t.Helper()
+	s := openItemStore(t, 40)
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code != exitOK {
+		t.Fatalf("seal: exit %d:\n%s", code, out)
+	}
+	return dir
 }
