@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -44,8 +45,51 @@ func firstDifference(got, want []string, i int) string {
 	return fmt.Sprintf("%.60q instead of %.60q", got[i], want[i])
 }
 
-// expectedSchema is schemaOf a fresh read model of shapes.
+// expectedSchemas holds expectedSchema's answers by the statements that
+// build them. A process opens the same declaration again and again (the
+// workers restarted, a store closed and opened, every test), and building
+// the schema in a scratch database costs more than the rest of Open's
+// check. Bounded: emptied when it reaches expectedSchemasMax entries.
+var expectedSchemas struct {
+	sync.Mutex
+	m map[string][]string
+}
+
+const expectedSchemasMax = 64
+
+// expectedSchema is schemaOf a fresh read model of shapes (a copy the
+// caller may change).
 func expectedSchema(shapes []events.EntityShape) ([]string, error) {
+	stmts := make([]string, len(shapes))
+	for i, t := range shapes {
+		stmts[i] = createSQL(t)
+	}
+	key := strings.Join(stmts, "\x00")
+	expectedSchemas.Lock()
+	want, ok := expectedSchemas.m[key]
+	expectedSchemas.Unlock()
+	if !ok {
+		var err error
+		if want, err = buildSchema(stmts); err != nil {
+			return nil, err
+		}
+		rememberSchema(key, want)
+	}
+	return slices.Clone(want), nil
+}
+
+func rememberSchema(key string, schema []string) {
+	expectedSchemas.Lock()
+	defer expectedSchemas.Unlock()
+	if expectedSchemas.m == nil || len(expectedSchemas.m) >= expectedSchemasMax {
+		expectedSchemas.m = map[string][]string{}
+	}
+	expectedSchemas.m[key] = schema
+}
+
+// buildSchema is schemaOf a scratch database made by this build's
+// migrations, then stmts.
+func buildSchema(stmts []string) ([]string, error) {
 	conn, err := sqlite.OpenConn(":memory:", sqlite.OpenReadWrite|sqlite.OpenMemory)
 	if err != nil {
 		return nil, err
@@ -56,8 +100,8 @@ func expectedSchema(shapes []events.EntityShape) ([]string, error) {
 			return nil, err
 		}
 	}
-	for _, t := range shapes {
-		if err := sqlitex.ExecuteScript(conn, createSQL(t), nil); err != nil {
+	for _, stmt := range stmts {
+		if err := sqlitex.ExecuteScript(conn, stmt, nil); err != nil {
 			return nil, err
 		}
 	}
