@@ -189,7 +189,7 @@ func verifyStore(ctx context.Context, stderr io.Writer, dir string, opts hikoute
 	case cerr != nil:
 		return nil, fmt.Errorf("the store is running and its copy failed: %w", cerr)
 	}
-	if err := linkSegments(dir, scratch); err != nil {
+	if err := adoptBackupSegments(scratch); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "verify: the store is running: verified a copy of its log at head %d\n", resp.Head)
@@ -250,16 +250,14 @@ func printVerify(w io.Writer, r *hikoutei.VerifyReport) {
 	fmt.Fprintf(w, "head %d:%s\n", r.Head, r.HeadHash)
 }
 
-// linkSegments makes the sealed segments of the store in dir readable
-// beside the copy of its log in scratch (they are immutable: a link to
-// the folder, not a copy).
-func linkSegments(dir, scratch string) error {
-	src, err := filepath.Abs(filepath.Join(dir, events.SegmentsDir))
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(src); err != nil {
+// adoptBackupSegments puts the sealed segments the store's backup copied
+// beside the copy of its log (checked against the digests that copy
+// vouches for) where a store keeps them, so the copy verifies through
+// them: no second way to reach the live store's files.
+func adoptBackupSegments(scratch string) error {
+	copied := events.BackupSegmentsDir(filepath.Join(scratch, events.LogFileName))
+	if _, err := os.Stat(copied); err != nil {
 		return nil // nothing sealed
 	}
-	return os.Symlink(src, filepath.Join(scratch, events.SegmentsDir))
+	return os.Rename(copied, filepath.Join(scratch, events.SegmentsDir))
 }
