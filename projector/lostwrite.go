@@ -43,23 +43,27 @@ func lostRows(conn *sqlite.Conn, extra string, args ...any) (map[string]map[stri
 		cands = append(cands, w)
 		return nil
 	}, args...)
+	if err != nil {
+		return nil, err
+	}
 	var out map[string]map[string]bool
 	for _, w := range cands {
+		covered, err := laterWriteCovers(conn, w)
 		if err != nil {
-			break
+			return nil, err
 		}
-		var covered bool
-		if covered, err = laterWriteCovers(conn, w); err == nil && !covered {
-			if out == nil {
-				out = map[string]map[string]bool{}
-			}
-			if out[w.tab] == nil {
-				out[w.tab] = map[string]bool{}
-			}
-			out[w.tab][w.anchor] = true
+		if covered {
+			continue
 		}
+		if out == nil {
+			out = map[string]map[string]bool{}
+		}
+		if out[w.tab] == nil {
+			out[w.tab] = map[string]bool{}
+		}
+		out[w.tab][w.anchor] = true
 	}
-	return out, err
+	return out, nil
 }
 
 // laterWriteCovers reports whether the writes of w's row applied after
