@@ -20,9 +20,10 @@ demo:
 ## test: vet (with and without failpoints), then every test with the race
 ## detector in a build with failpoints (the tests of examples/ build and
 ## run the example programs), then one race-free pass in a
-## release build (no failpoints): the repro-12 tests again and the scale
+## release build (no failpoints): the repro-12 tests again, the scale
 ## tests (built only without -race: the pure-Go SQLite is ~15x slower
-## under it), followed by the browser tests (browsertest/, a module of its
+## under it) and every case of the sweeps the race pass samples
+## (sweep_test.go), followed by the browser tests (browsertest/, a module of its
 ## own so that the library's go.mod carries no browser driver; they need
 ## Chromium at /usr/bin/chromium) and the tracing test (tracingtest/, a
 ## module of its own so that the library's go.mod carries no OpenTelemetry
@@ -44,7 +45,7 @@ test:
 # ./... it built and linked every package's test binary a third time
 # (twice, when the repro-12 tests ran in a pass of their own) to run a
 # dozen tests.
-RELEASE_TESTS = ^TestRepro12_|^TestScale|^TestC09
+RELEASE_TESTS = ^TestRepro12_|^TestScale|^TestC09|^TestI27_ReadModelAndSnapshotCorruption|^TestAsOfEqualsARebuild
 RELEASE_PKGS ?= $(sort $(dir $(shell grep -rlE --include='*_test.go' \
   'func (TestRepro12_|TestScale|TestC09)' . | grep -vE '^\./(bench|browsertest)/')))
 

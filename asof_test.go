@@ -184,7 +184,7 @@ func TestAsOfEqualsARebuildOfTheLogTruncatedThere(t *testing.T) {
 	t.Parallel()
 	var fromSnapshot atomic.Int64
 	t.Run("seeds", func(t *testing.T) {
-		for _, seed := range []int64{1, 2, 3, 5, 8, 13} {
+		for _, seed := range sample([]int64{1, 13, 2, 3, 5, 8}) {
 			t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 				t.Parallel()
 				clock := events.NewManualClock(t0)

@@ -123,7 +123,10 @@ func TestI24_TransportFailuresAreUncertain(t *testing.T) {
 }
 
 func TestI24_ClientTimeoutIsUncertain(t *testing.T) {
-	h := newHarness(t, emulator.Options{AutoCreate: true}, func(c *Config) { c.RequestTimeout = 300 * time.Millisecond })
+	// The hanging write waits for the client to give up, so the timeout is
+	// what the test costs; it is long enough that the reads and provisioning
+	// around the write do not time out on a loaded host.
+	h := newHarness(t, emulator.Options{AutoCreate: true}, func(c *Config) { c.RequestTimeout = 2 * time.Second })
 	w := h.provision(testSchema(t))
 	h.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultApplyThenHang, Match: emulator.MatchWrites})
 	res := h.dispatch(w, sheetsio.Batch{Ops: []sheetsio.Op{appendOp("Part_System", "r1", partValues("1", 1))}})
