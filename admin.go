@@ -9,7 +9,7 @@ import (
 
 // AdminSocketName is the administrative channel's socket inside a store
 // directory (docs/cli.md "Administrative channel").
-const AdminSocketName = admin.SocketName
+const AdminSocketName = "admin.sock"
 
 // adminCodes are the errors whose codes travel back to the CLI over the
 // administrative channel: every one an error matches travels (a

@@ -5,7 +5,6 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
 // AdoptOptions asks Store.Adopt to take over a tab people kept in the
@@ -35,7 +34,7 @@ type AdoptOptions struct {
 
 // KeptSuffix ends the title an adopted tab is kept under:
 // "Airports" becomes "Airports (before hikoutei)".
-const KeptSuffix = sheetsio.KeptSuffix
+const KeptSuffix = " (before hikoutei)"
 
 // AdoptReport is what Adopt found and did: every column and how it
 // mapped, the fields no column holds, every data row's outcome (in sheet
@@ -89,9 +88,9 @@ type AdoptOutcome = aggregates.AdoptOutcome
 
 // Outcomes of an adopted row.
 const (
-	AdoptCreate    = aggregates.AdoptCreate
-	AdoptUnchanged = aggregates.AdoptUnchanged
-	AdoptSkip      = aggregates.AdoptSkip
+	AdoptCreate    AdoptOutcome = "create"
+	AdoptUnchanged AdoptOutcome = "unchanged"
+	AdoptSkip      AdoptOutcome = "skip"
 )
 
 // Adopt takes over a tab people kept in the store's spreadsheet: the

@@ -54,8 +54,8 @@ type ConflictStatus = aggregates.ConflictStatus
 
 // Conflict statuses.
 const (
-	ConflictOpen     = aggregates.ConflictOpen
-	ConflictResolved = aggregates.ConflictResolved
+	ConflictOpen     ConflictStatus = "open"
+	ConflictResolved ConflictStatus = "resolved"
 )
 
 // ConflictEvent is delivered to SyncOptions.OnConflict after the commit
@@ -129,9 +129,9 @@ type AckOutcome = aggregates.AckOutcome
 
 // Acknowledge outcomes.
 const (
-	AckApplied  = aggregates.AckApplied
-	AckStale    = aggregates.AckStale
-	AckRejected = aggregates.AckRejected
+	AckApplied  AckOutcome = "applied"
+	AckStale    AckOutcome = "stale"
+	AckRejected AckOutcome = "rejected"
 )
 
 // AckResult reports a resolution command (AcknowledgeSystem,

@@ -8,26 +8,26 @@ import (
 const (
 	// EnvSpreadsheetURL is the spreadsheet to sync to (a Google Sheets URL
 	// or a bare id).
-	EnvSpreadsheetURL = config.EnvSpreadsheetURL
+	EnvSpreadsheetURL = "HIKOUTEI_SYNC_SPREADSHEET_URL"
 	// EnvCredentials is Google's standard service-account key file variable.
-	EnvCredentials = config.EnvCredentials
+	EnvCredentials = "GOOGLE_APPLICATION_CREDENTIALS"
 	// EnvSheetsEndpoint points the provider at an emulator (e.g.
 	// `hikoutei fake-sheets`) instead of Google; no credentials are needed.
-	EnvSheetsEndpoint = config.EnvSheetsEndpoint
+	EnvSheetsEndpoint = "HIKOUTEI_SHEETS_ENDPOINT"
 	// EnvNATSURL names an existing NATS server or cluster.
-	EnvNATSURL = config.EnvNATSURL
+	EnvNATSURL = "HIKOUTEI_NATS_URL"
 )
 
 // Environment variables of replicated mode (docs/replication.md).
 const (
 	// EnvReplication = "jetstream" turns replicated mode on, with
 	// HIKOUTEI_NATS_URL naming the cluster.
-	EnvReplication = config.EnvReplication
+	EnvReplication = "HIKOUTEI_REPLICATION"
 	// EnvReplicationStore names the replicated store (shared by the
 	// primary and its standbys).
-	EnvReplicationStore = config.EnvReplicationStore
+	EnvReplicationStore = "HIKOUTEI_REPLICATION_STORE"
 	// EnvReplicationReplicas is 3 (default) or 5.
-	EnvReplicationReplicas = config.EnvReplicationReplicas
+	EnvReplicationReplicas = "HIKOUTEI_REPLICATION_REPLICAS"
 )
 
 // ReplicationFromEnv builds ReplicationOptions from the environment:

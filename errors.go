@@ -16,7 +16,7 @@ import (
 // its text; match with errors.Is. Typed details (which stream, which
 // holder) are in the errors of the events package, through errors.As.
 var (
-	// ErrInvalidEntity: an entity declaration is unusable (no or several
+	// ErrInvalidEntity (invalid_entity_definition): an entity declaration is unusable (no or several
 	// primary keys, a non-string key, an unsupported field type, a bad name).
 	ErrInvalidEntity = engine.ErrInvalidEntity
 	// ErrUnregisteredType: a value whose type was not declared at Open.
@@ -28,52 +28,52 @@ var (
 	// with a different key. Keys are immutable; persist a new entity and
 	// remove the old one instead.
 	ErrPrimaryKeyChanged = errors.New("primary_key_changed")
-	// ErrUnknownField: a query names a field the entity does not have.
+	// ErrUnknownField (unknown_field): a query names a field the entity does not have.
 	ErrUnknownField = projector.ErrUnknownField
-	// ErrInvalidQuery: a query is malformed — an unknown field, or a
+	// ErrInvalidQuery (invalid_query): a query is malformed — an unknown field, or a
 	// filter value of the wrong type for its field. Such errors also wrap
 	// ErrUnknownField or ErrInvalidValue, which say which.
 	ErrInvalidQuery = projector.ErrInvalidQuery
-	// ErrInvalidValue: a field value has no canonical form (NaN, ±Inf,
+	// ErrInvalidValue (invalid_field_value): a field value has no canonical form (NaN, ±Inf,
 	// invalid UTF-8, a time outside years 1–9999).
 	ErrInvalidValue = aggregates.ErrInvalidValue
-	// ErrNotFound: Get or FindOne found nothing; Remove of a missing entity.
+	// ErrNotFound (entity_not_found): Get or FindOne found nothing; Remove of a missing entity.
 	ErrNotFound = aggregates.ErrEntityNotFound
 	// ErrNonUnique: FindOne matched more than one entity.
 	ErrNonUnique = errors.New("entity_not_unique")
 	// ErrUnitDone: a unit of work was used after Commit.
 	ErrUnitDone = errors.New("unit_already_committed")
-	// ErrStoreClosed: the store was used after Close.
+	// ErrStoreClosed (store_closed): the store was used after Close.
 	ErrStoreClosed = engine.ErrStoreClosed
-	// ErrReadModelBehind: the commit is durable in the log, but applying it
+	// ErrReadModelBehind (read_model_behind): the commit is durable in the log, but applying it
 	// to read.sqlite failed; the store retries before the next commit and
 	// on reopen. Reads may not show the commit until then.
 	ErrReadModelBehind = engine.ErrReadModelBehind
-	// ErrReadModelUnavailable: the read model could not be brought up to
+	// ErrReadModelUnavailable (read_model_unavailable): the read model could not be brought up to
 	// the log before the unit was decided (e.g. the disk is full): nothing
 	// was committed. Health().Local reports it until a repair succeeds.
 	ErrReadModelUnavailable = engine.ErrReadModelUnavailable
-	// ErrLogWrite: the log could not write the unit (disk full, I/O
+	// ErrLogWrite (log_write_failed): the log could not write the unit (disk full, I/O
 	// error): nothing was committed. Health().Local reports it until a
 	// commit succeeds.
 	ErrLogWrite = engine.ErrLogWrite
-	// ErrLogCommitUncertain: the log's commit failed after its records may
+	// ErrLogCommitUncertain (log_commit_uncertain): the log's commit failed after its records may
 	// have reached the file (a failed fsync); whether the unit is durable
 	// is unknown. The store refuses every further commit until it is
 	// closed and reopened, which shows what the log holds.
 	ErrLogCommitUncertain = engine.ErrLogCommitUncertain
-	// ErrLogBehindReadModel: at Open, the read model had applied records
+	// ErrLogBehindReadModel (log_behind_read_model): at Open, the read model had applied records
 	// past the log head — the log lost acknowledged records (a damaged
 	// page, an older log.db restored). Open refuses and changes nothing
 	// (salvage can still recover them) unless Options.AcceptLogGap.
 	ErrLogBehindReadModel = engine.ErrLogBehindReadModel
-	// ErrReadModelCorrupt: a read found a row of read.sqlite that does not
+	// ErrReadModelCorrupt (read_model_corrupt): a read found a row of read.sqlite that does not
 	// match its digest (damaged, or edited outside the store); no value of
 	// it is returned (*projector.CorruptRowError names table and key). The
 	// log is intact: stop the store and run `hikoutei replay --dir D` (or
 	// RebuildReadModel) to rebuild it; the damaged file is kept aside.
 	ErrReadModelCorrupt = projector.ErrReadModelCorrupt
-	// ErrStoreLocked: another process has the store open; the error names
+	// ErrStoreLocked (store_locked): another process has the store open; the error names
 	// the holder (*events.StoreLockedError).
 	ErrStoreLocked = events.ErrStoreLocked
 	// ErrLeaseExpired (lease_expired): this store's own writer lease ran
@@ -123,7 +123,7 @@ var (
 	// ErrStoreIDMismatch (store_id_mismatch): in replicated mode, the
 	// directory holds the log of another store than the stream's.
 	ErrStoreIDMismatch = events.ErrStoreIDMismatch
-	// ErrStoreLogMissing: a directory that held a store (read model,
+	// ErrStoreLogMissing (store_log_missing): a directory that held a store (read model,
 	// snapshots, lease file, …) has no usable log.db; Open creates nothing
 	// there. See *events.StoreLogMissingError.
 	ErrStoreLogMissing = events.ErrStoreLogMissing
@@ -135,24 +135,24 @@ var (
 	// replicated store: it serves reads; its primary takes the commits
 	// (docs/replication.md).
 	ErrStandby = engine.ErrStandby
-	// ErrReplicationFenced: in replicated mode, another primary took the
+	// ErrReplicationFenced (replication_fenced): in replicated mode, another primary took the
 	// store over: this store's commits are refused by the stream (and by
 	// the store from then on); Health().Local reports it.
 	ErrReplicationFenced = events.ErrReplicaFenced
-	// ErrReplicationTakeoverFailed: a standby took the lease but could
+	// ErrReplicationTakeoverFailed (replication_takeover_failed): a standby took the lease but could
 	// not open the store as the primary; it gave the lease up.
 	ErrReplicationTakeoverFailed = engine.ErrTakeoverFailed
-	// ErrReplicationNoPrimaryYet: a standby was opened on a replicated
+	// ErrReplicationNoPrimaryYet (replication_no_primary_yet): a standby was opened on a replicated
 	// store no primary has written yet; start the primary first.
 	ErrReplicationNoPrimaryYet = engine.ErrStandbyTooEarly
-	// ErrLeaseHeld: a live writer holds the store's lease.
+	// ErrLeaseHeld (lease_held): a live writer holds the store's lease.
 	ErrLeaseHeld = events.ErrLeaseHeld
-	// ErrStaleWriterFence: this store's writer lease was taken over; its
+	// ErrStaleWriterFence (stale_writer_fence): this store's writer lease was taken over; its
 	// commits are refused.
 	ErrStaleWriterFence = events.ErrStaleWriterFence
-	// ErrNotAStore: a directory that holds no store; nothing is created.
+	// ErrNotAStore (not_a_store): a directory that holds no store; nothing is created.
 	ErrNotAStore = engine.ErrNotAStore
-	// ErrSyncStartup: sync is configured but cannot start (no provider, an
+	// ErrSyncStartup (sync_startup_failed): sync is configured but cannot start (no provider, an
 	// invalid spreadsheet id or cadence, a NATS configuration error).
 	ErrSyncStartup = engine.ErrSyncStartup
 	// ErrSyncBlocked (sync_blocked) is Health.Sync's code when sync health
@@ -180,15 +180,15 @@ var (
 	// ErrSyncDiverged (sync_diverged) is Health.Sync's code when the last
 	// reconciliation found rows that differ from canonical state.
 	ErrSyncDiverged = engine.ErrSyncDiverged
-	// ErrConflictOpen: removing an entity that has an unresolved conflict
+	// ErrConflictOpen (entity_has_open_conflict): removing an entity that has an unresolved conflict
 	// fails closed; nothing of the unit commits.
 	ErrConflictOpen = aggregates.ErrConflictOpen
-	// ErrConflictNotFound: no conflict has that id.
+	// ErrConflictNotFound (conflict_not_found): no conflict has that id.
 	ErrConflictNotFound = engine.ErrConflictNotFound
-	// ErrAckStale: AcknowledgeSystem's fence (canonical revision, candidate
+	// ErrAckStale (acknowledge_stale): AcknowledgeSystem's fence (canonical revision, candidate
 	// hash, candidate epoch) is no longer current (also ErrConflictStale).
 	ErrAckStale = aggregates.ErrAckStale
-	// ErrAckRejected: the conflict is not open, or is a legacy conflict
+	// ErrAckRejected (acknowledge_rejected): the conflict is not open, or is a legacy conflict
 	// without candidate visible evidence.
 	ErrAckRejected = aggregates.ErrAckRejected
 	// ErrConflictNotOpen (conflict_not_open): ResolveConflict or
@@ -274,12 +274,12 @@ var (
 	// or an unknown field, gives a field twice, or NumbersAsText names a
 	// field that is not text.
 	ErrAdoptMapInvalid = layout.ErrAdoptMapInvalid
-	// ErrReplayGap: an event source skipped a sequence.
+	// ErrReplayGap (replay_sequence_gap): an event source skipped a sequence.
 	ErrReplayGap = engine.ErrReplayGap
-	// ErrReplayTarget: a replay target already exists and replacing it was
+	// ErrReplayTarget (replay_target_not_empty): a replay target already exists and replacing it was
 	// not forced.
 	ErrReplayTarget = engine.ErrReplayTarget
-	// ErrReplayTargetInStore: a replay target is inside a store directory
+	// ErrReplayTargetInStore (replay_target_inside_store): a replay target is inside a store directory
 	// (refused even when forced: only the store writes its own files).
 	ErrReplayTargetInStore = engine.ErrReplayTargetInStore
 	// ErrBackupTarget (backup_target_invalid): a backup target is inside
@@ -304,21 +304,21 @@ var (
 	// file that is not a regular one (a FIFO, a device, a directory) or
 	// cannot be opened; it is refused before anything is copied.
 	ErrRestoreSource = events.ErrRestoreSource
-	// ErrInvalidInterval: an interval variable (polling, full scan, rate
+	// ErrInvalidInterval (invalid_polling_interval): an interval variable (polling, full scan, rate
 	// limit) is not a plain positive decimal integer of milliseconds; it
 	// comes wrapped in ErrSyncStartup.
 	ErrInvalidInterval = config.ErrInvalidInterval
-	// ErrInvalidNATSURL: HIKOUTEI_NATS_URL is not a list of nats://,
+	// ErrInvalidNATSURL (invalid_nats_url): HIKOUTEI_NATS_URL is not a list of nats://,
 	// tls://, ws:// or wss:// URLs with a host; Open refuses it before
 	// taking the lease (an *EnvError names the variable).
 	ErrInvalidNATSURL = config.ErrInvalidNATSURL
-	// ErrFailpointsNotCompiled: HIKOUTEI_FAILPOINTS is set, but this build
+	// ErrFailpointsNotCompiled (failpoints_not_compiled): HIKOUTEI_FAILPOINTS is set, but this build
 	// has no failpoints (only test builds with -tags failpoints do).
 	ErrFailpointsNotCompiled = failpoint.ErrNotCompiled
-	// ErrFailpointUnknown: HIKOUTEI_FAILPOINTS names a failpoint that does
+	// ErrFailpointUnknown (failpoint_unknown): HIKOUTEI_FAILPOINTS names a failpoint that does
 	// not exist (builds with failpoints only).
 	ErrFailpointUnknown = failpoint.ErrUnknown
-	// ErrFailpointSpecInvalid: HIKOUTEI_FAILPOINTS is malformed (builds
+	// ErrFailpointSpecInvalid (failpoint_spec_invalid): HIKOUTEI_FAILPOINTS is malformed (builds
 	// with failpoints only).
 	ErrFailpointSpecInvalid = failpoint.ErrSpec
 	// ErrShapeIncompatible (shape_change_incompatible): the declared

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
-	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/snapshots"
 )
 
@@ -57,9 +56,9 @@ type Health struct {
 
 // Roles of a replicated store.
 const (
-	RolePrimary = ReplicationRole(engine.RolePrimary) // holds the lease across hosts and writes
-	RoleStandby = ReplicationRole(engine.RoleStandby) // follows the stream, serves reads
-	RoleFenced  = ReplicationRole(engine.RoleFenced)  // was primary; another took over: it writes nothing
+	RolePrimary ReplicationRole = "primary" // holds the lease across hosts and writes
+	RoleStandby ReplicationRole = "standby" // follows the stream, serves reads
+	RoleFenced  ReplicationRole = "fenced"  // was primary; another took over: it writes nothing
 )
 
 // Health reports the store's current health from local state only: it

@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -29,9 +28,9 @@ type Observer interface {
 // Span names (docs/metrics.md "Tracing"). Attributes are counts and stable codes,
 // never ids, spreadsheet ids or values.
 const (
-	SpanCommit   = "hikoutei.commit"    // Unit.Commit: validation, the group commit, projection
-	SpanDispatch = effects.SpanDispatch // one batch of effects sent to the spreadsheet
-	SpanPoll     = effects.SpanPoll     // one poll of the Input tabs
+	SpanCommit   = "hikoutei.commit"   // Unit.Commit: validation, the group commit, projection
+	SpanDispatch = "hikoutei.dispatch" // one batch of effects sent to the spreadsheet
+	SpanPoll     = "hikoutei.poll"     // one poll of the Input tabs
 )
 
 // tracerName is the instrumentation scope of the store's spans.

@@ -64,11 +64,11 @@ type Op = projector.Op
 // Go's < on strings, not a locale's), numbers by value, times by instant,
 // booleans false < true.
 const (
-	Eq = projector.OpEq
-	Lt = projector.OpLt
-	Le = projector.OpLe
-	Gt = projector.OpGt
-	Ge = projector.OpGe
+	Eq Op = ""
+	Lt Op = "<"
+	Le Op = "<="
+	Gt Op = ">"
+	Ge Op = ">="
 )
 
 // Where keeps entities whose field equals value (compared canonically:

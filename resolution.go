@@ -26,10 +26,10 @@ type Actor = events.Actor
 
 // Actors.
 const (
-	ActorApplication = events.ActorApplication // the application (the default)
-	ActorCLI         = events.ActorCLI         // a person, through the hikoutei command
-	ActorSheet       = events.ActorSheet       // a person, through the spreadsheet
-	ActorAdopt       = events.ActorAdopt       // a row of a tab people kept, imported by Adopt
+	ActorApplication Actor = "application" // the application (the default)
+	ActorCLI         Actor = "cli"         // a person, through the hikoutei command
+	ActorSheet       Actor = "sheet"       // a person, through the spreadsheet
+	ActorAdopt       Actor = "adopt"       // a row of a tab people kept, imported by Adopt
 )
 
 // ResolveOption tunes Store.ResolveConflict.

@@ -273,7 +273,7 @@ type NATSOptions struct {
 // DefaultMirrorLagBound is the default NATSOptions.MirrorLagBound: twice
 // the mirror's longest wait between two attempts after a failure (30 s),
 // so one failed attempt and its retry fit in it.
-const DefaultMirrorLagBound = engine.DefaultMirrorLagBound
+const DefaultMirrorLagBound = 60 * time.Second
 
 // Store is an open store directory: the fenced log, the single writer and
 // the SQLite read model. Safe for concurrent use.

@@ -75,20 +75,25 @@ type Handler func(ctx context.Context, ev Event) error
 type TxHandler func(ctx context.Context, tx *sql.Tx, ev Event) error
 
 // SubscribeOption tunes Subscribe and SubscribeTx.
-type SubscribeOption func(*engine.Subscribe)
+type SubscribeOption func(*subscribeOptions)
+
+// subscribeOptions are the tunings a SubscribeOption sets (0: default).
+type subscribeOptions struct {
+	checkpointEvery, txBatch int
+}
 
 // CheckpointEvery sets how many events a Subscribe handler handles between
 // checkpoint writes (default 100): the at-least-once window. 1 records
 // after every event.
 func CheckpointEvery(n int) SubscribeOption {
-	return func(c *engine.Subscribe) { c.CheckpointEvery = n }
+	return func(o *subscribeOptions) { o.checkpointEvery = n }
 }
 
 // TxBatch sets how many events SubscribeTx handles in one transaction
 // (default 100). The transaction holds the read model's write lock while
 // it runs, so commits' projection waits for it: keep batches short.
 func TxBatch(n int) SubscribeOption {
-	return func(c *engine.Subscribe) { c.TxBatch = n }
+	return func(o *subscribeOptions) { o.txBatch = n }
 }
 
 // Subscribe runs the named subscription: it delivers every committed event
@@ -136,9 +141,11 @@ func (s *Store) SubscribeTx(ctx context.Context, name string, h TxHandler, opts 
 }
 
 func subscribeConfig(c engine.Subscribe, opts []SubscribeOption) engine.Subscribe {
-	for _, o := range opts {
-		o(&c)
+	var o subscribeOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
+	c.CheckpointEvery, c.TxBatch = o.checkpointEvery, o.txBatch
 	return c
 }
 

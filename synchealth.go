@@ -76,18 +76,18 @@ type SyncState string
 // Sync health states, from healthy to unhealthy.
 const (
 	// SyncOK: nothing waits to be written and nothing is known to differ.
-	SyncOK = SyncState(engine.SyncOK)
+	SyncOK SyncState = "ok"
 	// SyncBehind: effects wait to be written (Pending, OldestPending).
-	SyncBehind = SyncState(engine.SyncBehind)
+	SyncBehind SyncState = "behind"
 	// SyncMigrating: the tab is being brought to the current declaration
 	// of the entities; its effects wait.
-	SyncMigrating = SyncState(engine.SyncMigrating)
+	SyncMigrating SyncState = "migrating"
 	// SyncDiverged: the last reconciliation found rows that differ from
 	// canonical state (Diverged, LastReconcile).
-	SyncDiverged = SyncState(engine.SyncDiverged)
+	SyncDiverged SyncState = "diverged"
 	// SyncBlocked: the spreadsheet or the tab refuses the projection
 	// (Reason).
-	SyncBlocked = SyncState(engine.SyncBlocked)
+	SyncBlocked SyncState = "blocked"
 )
 
 // SyncStates lists the sync health states, healthy first.
@@ -98,27 +98,27 @@ type SyncReason string
 
 // Reasons sync is blocked, most severe first.
 const (
-	ReasonDisplaced         = SyncReason(engine.ReasonDisplaced)
-	ReasonAuthorityDiverged = SyncReason(engine.ReasonAuthorityDiverged)
-	ReasonStopped           = SyncReason(engine.ReasonStopped)
-	ReasonCredentials       = SyncReason(engine.ReasonCredentials)
-	ReasonAccessDenied      = SyncReason(engine.ReasonAccessDenied)
-	ReasonNotFound          = SyncReason(engine.ReasonNotFound)
-	ReasonQuota             = SyncReason(engine.ReasonQuota)
-	ReasonUnreachable       = SyncReason(engine.ReasonUnreachable)
-	ReasonMassDeletion      = SyncReason(engine.ReasonMassDeletion)
-	ReasonTabMissing        = SyncReason(engine.ReasonTabMissing)
-	ReasonHeaderDrift       = SyncReason(engine.ReasonHeaderDrift)
+	ReasonDisplaced         SyncReason = "writer_displaced"
+	ReasonAuthorityDiverged SyncReason = "authority_diverged"
+	ReasonStopped           SyncReason = "sync_stopped"
+	ReasonCredentials       SyncReason = "credentials_rejected"
+	ReasonAccessDenied      SyncReason = "access_denied"
+	ReasonNotFound          SyncReason = "not_found"
+	ReasonQuota             SyncReason = "quota"
+	ReasonUnreachable       SyncReason = "sheets_unreachable"
+	ReasonMassDeletion      SyncReason = "suspected_mass_deletion"
+	ReasonTabMissing        SyncReason = "sheet_tab_missing"
+	ReasonHeaderDrift       SyncReason = "sheet_header_drift"
 	// ReasonReconcileFailing: the reconciliation passes failed twice in a
 	// row or more (no failed write is corrected and no tab is compared
 	// with canonical state meanwhile); it clears when a pass succeeds.
-	ReasonReconcileFailing = SyncReason(engine.ReasonReconcileFailing)
+	ReasonReconcileFailing SyncReason = "reconciliation_failing"
 )
 
 // ReasonChainHeadAhead is the warning a dispatch raises when the
 // spreadsheet's chain_head cell showed a head past the log's (someone
 // typed it; the dispatch rewrote it with the log's head).
-const ReasonChainHeadAhead = SyncReason(engine.ReasonChainHeadAhead)
+const ReasonChainHeadAhead SyncReason = "chain_head_ahead"
 
 // ReasonColumnRetired is a tab's notice (TabHealth.Notice), not a reason
 // sync is blocked: a change of the entities' shape took a column people
@@ -126,7 +126,7 @@ const ReasonChainHeadAhead = SyncReason(engine.ReasonChainHeadAhead)
 // the column was kept after the anchor as "<field> (retired)"
 // (TabHealth.Retired names it). Copy the values where they belong, then
 // delete the column.
-const ReasonColumnRetired = SyncReason(engine.ReasonColumnRetired)
+const ReasonColumnRetired SyncReason = "column_retired"
 
 // Failing reports whether sync health fails: blocked, or a tab diverged
 // for longer than DivergedBound. /healthz then answers 503.

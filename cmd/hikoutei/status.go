@@ -91,6 +91,12 @@ type statusReasons struct {
 	quarantine []projector.ReasonCount
 }
 
+// outboxStateNotes tell apart, in the human output, an outbox state whose
+// name reads like another line of status.
+var outboxStateNotes = map[string]string{
+	string(aggregates.EffectConflict): " (writes that met a person's edit; open conflicts are below)",
+}
+
 // reasonStates are the outbox states whose entries status counts by
 // reason: the writes that did not land and are not merely waiting.
 var reasonStates = []aggregates.EffectState{aggregates.EffectFailed, aggregates.EffectBlocked}
@@ -347,7 +353,7 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	}
 	sort.Strings(states)
 	for _, s := range states {
-		fmt.Fprintf(tw, "outbox %s\t%d\n", s, st.Outbox[s])
+		fmt.Fprintf(tw, "outbox %s%s\t%d\n", s, outboxStateNotes[s], st.Outbox[s])
 	}
 	fmt.Fprintf(tw, "open conflicts\t%d\nquarantined\t%d\nlast inbound evidence\tseq %d\n", st.OpenConflict, st.Quarantined, st.LastEvidence)
 	printReasons(tw, st)
