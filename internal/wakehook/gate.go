@@ -84,3 +84,8 @@ func (g *gate) trail(fires <-chan time.Time) {
 	g.mu.Unlock()
 	g.poll()
 }
+
+// Results are every result a handler reports (OnResult): the outcomes of
+// an accepted wake, then the refusals' codes.
+var Results = []string{string(OutcomePolled), string(OutcomeScheduled), string(OutcomeCoalesced),
+	ErrMalformed.Error(), ErrSignature.Error(), ErrStale.Error(), ErrReplayed.Error(), ErrBusy.Error()}
