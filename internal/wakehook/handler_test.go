@@ -61,7 +61,6 @@ func (r *rig) signedNow() string { return Sign(testSecret, r.clock.Now().Unix(),
 // code and wakes no poller.
 func TestWakeRefusalsAreCodedAndCostNoPoll(t *testing.T) {
 	r := newRig(t)
-	now := r.clock.Now().Unix()
 	replayed := r.signedNow()
 	if code, body := r.send(replayed); code != http.StatusAccepted || body != `{"result":"polled"}` {
 		t.Fatalf("a genuine wake: %d %s", code, body)
@@ -70,7 +69,7 @@ func TestWakeRefusalsAreCodedAndCostNoPoll(t *testing.T) {
 		t.Fatalf("polls after one genuine wake: %d", got)
 	}
 	r.clock.Advance(DefaultWindow - time.Second) // past the minimum interval, the first wake still in the window
-	now = r.clock.Now().Unix()
+	now := r.clock.Now().Unix()
 	other := []byte("another secret of at least thirty-two bytes")
 	cases := []struct {
 		name, hdr, code string
