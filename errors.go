@@ -8,6 +8,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+	"github.com/hikoutei/hikoutei-go/internal/wakehook"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -162,6 +163,13 @@ var (
 	// before the spreadsheet was provisioned; the last provisioning
 	// error, when there was one, follows it.
 	ErrSyncNotProvisioned = engine.ErrSyncNotProvisioned
+	// ErrSyncNotConfigured (sync_not_configured): a request for the sync
+	// workers (a wake handler) on a store whose pollers take no wake-ups:
+	// it runs without sync, or with SyncOptions.Manual.
+	ErrSyncNotConfigured = engine.ErrSyncNotConfigured
+	// ErrWakeSecretInvalid (wake_secret_invalid): a wake handler's secret
+	// is shorter than 32 bytes.
+	ErrWakeSecretInvalid = wakehook.ErrSecret
 	// ErrLogDamaged (log_damaged): the check at Open found a damaged
 	// record, page or chain link in log.db; the store reads, but refuses
 	// every commit until the log is repaired (hikoutei doctor, salvage).

@@ -38,7 +38,7 @@ var rootSentinels = map[string]error{
 	"ErrReplicationFenced": hikoutei.ErrReplicationFenced, "ErrReplicationTakeoverFailed": hikoutei.ErrReplicationTakeoverFailed,
 	"ErrReplicationNoPrimaryYet": hikoutei.ErrReplicationNoPrimaryYet, "ErrLeaseHeld": hikoutei.ErrLeaseHeld,
 	"ErrStaleWriterFence": hikoutei.ErrStaleWriterFence, "ErrNotAStore": hikoutei.ErrNotAStore,
-	"ErrSyncStartup": hikoutei.ErrSyncStartup, "ErrSyncBlocked": hikoutei.ErrSyncBlocked, "ErrSyncNotProvisioned": hikoutei.ErrSyncNotProvisioned, "ErrLogDamaged": hikoutei.ErrLogDamaged, "ErrMirrorBehind": hikoutei.ErrMirrorBehind, "ErrLogFileReplaced": hikoutei.ErrLogFileReplaced, "ErrTargetInsideStore": hikoutei.ErrTargetInsideStore, "ErrSyncDiverged": hikoutei.ErrSyncDiverged,
+	"ErrSyncStartup": hikoutei.ErrSyncStartup, "ErrSyncBlocked": hikoutei.ErrSyncBlocked, "ErrSyncNotProvisioned": hikoutei.ErrSyncNotProvisioned, "ErrSyncNotConfigured": hikoutei.ErrSyncNotConfigured, "ErrWakeSecretInvalid": hikoutei.ErrWakeSecretInvalid, "ErrLogDamaged": hikoutei.ErrLogDamaged, "ErrMirrorBehind": hikoutei.ErrMirrorBehind, "ErrLogFileReplaced": hikoutei.ErrLogFileReplaced, "ErrTargetInsideStore": hikoutei.ErrTargetInsideStore, "ErrSyncDiverged": hikoutei.ErrSyncDiverged,
 	"ErrConflictOpen": hikoutei.ErrConflictOpen, "ErrConflictNotFound": hikoutei.ErrConflictNotFound,
 	"ErrAckStale": hikoutei.ErrAckStale, "ErrAckRejected": hikoutei.ErrAckRejected, "ErrConflictNotOpen": hikoutei.ErrConflictNotOpen,
 	"ErrConflictStale": hikoutei.ErrConflictStale, "ErrConflictBlocked": hikoutei.ErrConflictBlocked,

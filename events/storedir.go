@@ -56,7 +56,7 @@ func RequireLog(dir string) error {
 // log.db (a name, or the start of one): a directory holding none of them
 // never was a store.
 var storeFilePrefixes = []string{LogFileName, LeaseFileName, "read.sqlite", ".read.sqlite", "snapshots",
-	"admin.sock", "nats-client.nk", "nats-mirror.nk"}
+	"admin.sock", "nats-client.nk", "nats-mirror.nk", "wake.key"}
 
 // storeDirEntries lists what dir holds besides what an interrupted store
 // creation leaves (nil when dir does not exist), and whether any of it is

@@ -1,12 +1,14 @@
 package observe
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/wakehook"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -20,6 +22,7 @@ type Metrics struct {
 	requests    *prometheus.HistogramVec
 	rateLimited *prometheus.CounterVec
 	retries     *prometheus.CounterVec
+	wakes       *prometheus.CounterVec
 	src         atomic.Pointer[sourceBox]
 }
 
@@ -48,6 +51,11 @@ func New() *Metrics {
 			Help: "Sheets API requests answered 429 (quota exhausted), by provider method."}, []string{"method"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hikoutei_sheets_retries_total",
 			Help: "Sheets API reads retried after a failed attempt, by provider method."}, []string{"method"}),
+		wakes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "hikoutei_wake_requests_total",
+			Help: "Wake hook requests, by result: polled, scheduled or coalesced when accepted, else the refusal's code."}, []string{"result"}),
+	}
+	for _, r := range wakehook.Results {
+		m.wakes.WithLabelValues(r)
 	}
 	for _, method := range sheetsio.Methods {
 		m.rateLimited.WithLabelValues(method)
@@ -83,6 +91,15 @@ func (m *Metrics) SheetsRetry(method string, _ time.Duration) {
 	m.retries.WithLabelValues(method).Inc()
 }
 
+// WakeResult counts one wake hook request by its result: pass it as
+// hikoutei.WakeHookOptions.OnResult. Results other than the documented
+// ones are not counted (the label stays bounded).
+func (m *Metrics) WakeResult(result string) {
+	if slices.Contains(wakehook.Results, result) {
+		m.wakes.WithLabelValues(result).Inc()
+	}
+}
+
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.commit.Describe(ch)
@@ -90,6 +107,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.requests.Describe(ch)
 	m.rateLimited.Describe(ch)
 	m.retries.Describe(ch)
+	m.wakes.Describe(ch)
 	describeScraped(ch)
 }
 
@@ -100,6 +118,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.requests.Collect(ch)
 	m.rateLimited.Collect(ch)
 	m.retries.Collect(ch)
+	m.wakes.Collect(ch)
 	collectBuildInfo(ch)
 	if b := m.src.Load(); b != nil {
 		collectSource(ch, b.Source)

@@ -22,6 +22,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+	"github.com/hikoutei/hikoutei-go/internal/wakehook"
 	"github.com/hikoutei/hikoutei-go/natsserver"
 	"github.com/hikoutei/hikoutei-go/observe"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -33,6 +34,7 @@ type serveFlags struct {
 	natsListenNkeys                         []string
 	natsListenNoAuth, natsMirror            bool
 	acceptLogGap, standby                   bool
+	wakeMinInterval                         time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -49,7 +51,11 @@ credentials from --credentials or GOOGLE_APPLICATION_CREDENTIALS, or use
 stderr and never carry credentials, spreadsheet ids or cell values.
 --http ADDR serves /metrics (Prometheus), /healthz (local vs sync health)
 and, at /, a read-only status page (HTML: health, chain head, sync health
-by tab, open conflicts, quarantine, outbox).
+by tab, open conflicts, quarantine, outbox); and POST /wake, the wake hook
+an Apps Script onEdit trigger calls so a person's edit is polled at once
+(docs/wake-hook.md): signed with the secret in DIR/wake.key (made 0600 when
+missing), never with the bearer token, at most one poll per
+--wake-min-interval.
 --nats-listen ADDR lets NATS clients connect to the embedded server; they
 authenticate with the nkey seed generated in DIR/nats-client.nk (mode 0600),
 or with one of the --nats-listen-nkey public keys; --nats-listen-no-auth is
@@ -88,6 +94,8 @@ exits 4; with --standby it follows the stream as a standby again instead.`,
 	cmd.Flags().StringVar(&f.natsNkey, "nats-nkey", "", "nkey user seed file to authenticate to --nats")
 	cmd.Flags().BoolVar(&f.acceptLogGap, "accept-log-gap", false, "open a store whose log lost records its read model still has, accepting the loss (recorded in the log); see salvage --head first")
 	cmd.Flags().BoolVar(&f.standby, "standby", false, "run as a warm standby of a replicated store (needs HIKOUTEI_REPLICATION=jetstream)")
+	cmd.Flags().DurationVar(&f.wakeMinInterval, "wake-min-interval", wakehook.DefaultMinInterval,
+		"least time between two polls that POST /wake starts (at least 1s)")
 	cmd.Flags().BoolVar(&f.natsMirror, "nats-mirror", false, "mirror committed events to the JetStream stream HIKOUTEI_<STORE> (signed, no fencing token)")
 	return cmd
 }
@@ -163,7 +171,12 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 	go newTabWatch(logger).run(ctx, current(cur.Load))
 	addr := ""
 	if ln != nil {
-		addr = serveHTTP(ctx, current(cur.Load), ln, access, metrics, logger)
+		wake, err := newWakeHook(f.dir, current(cur.Load), f.wakeMinInterval, metrics, logger)
+		if err != nil {
+			ln.Close()
+			return errors.Join(err, s.Close())
+		}
+		addr = serveHTTP(ctx, current(cur.Load), ln, access, metrics, wake, logger)
 	}
 	if ready != nil {
 		ready(addr)
@@ -275,8 +288,10 @@ func logServing(logger *slog.Logger, dir string, s *hikoutei.Store) {
 // the Go runtime's and the process's), /healthz and the status page (/)
 // of the store cur
 // returns (it changes when a fenced primary becomes a standby again) on
-// ln, behind the bearer token when access has one.
-func serveHTTP(ctx context.Context, cur current, ln net.Listener, access httpAccess, m *observe.Metrics, logger *slog.Logger) string {
+// ln, behind the bearer token when access has one; and POST /wake, which
+// authenticates its own requests (newWakeHook).
+func serveHTTP(ctx context.Context, cur current, ln net.Listener, access httpAccess, m *observe.Metrics, wake http.Handler,
+	logger *slog.Logger) string {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
@@ -292,7 +307,10 @@ func serveHTTP(ctx context.Context, cur current, ln net.Listener, access httpAcc
 	// A failing Accept (too many open files) is retried with a backoff by
 	// net/http itself and logged; Serve ends only when the server is shut
 	// down.
-	srv := &http.Server{Handler: access.guard(mux), ReadHeaderTimeout: 5 * time.Second,
+	root := http.NewServeMux()
+	root.Handle("POST /wake", wake)
+	root.Handle("/", access.guard(mux))
+	srv := &http.Server{Handler: root, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -23,7 +23,8 @@ func (f serveFlags) validate() error {
 	}
 	checks := []func() error{f.checkSpreadsheet, f.checkEndpoint, f.checkCredentials, f.checkNATS,
 		func() error { return checkListenAddr("--http", f.httpAddr) },
-		func() error { return checkListenAddr("--nats-listen", f.natsListen) }}
+		func() error { return checkListenAddr("--nats-listen", f.natsListen) },
+		f.checkWakeInterval}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return usageError{err}
@@ -98,6 +99,15 @@ func checkListenAddr(flag, addr string) error {
 	}
 	if err != nil {
 		return fmt.Errorf(`flag "%s" must be HOST:PORT: %w`, flag, err)
+	}
+	return nil
+}
+
+// checkWakeInterval refuses a --wake-min-interval under a second: wakes
+// would then spend the read quota as fast as people type.
+func (f serveFlags) checkWakeInterval() error {
+	if f.wakeMinInterval != 0 && f.wakeMinInterval < minWakeInterval {
+		return fmt.Errorf(`flag "--wake-min-interval": %s is under %s`, f.wakeMinInterval, minWakeInterval)
 	}
 	return nil
 }

@@ -26,17 +26,28 @@ const (
 // pending merges with it. Errors: ErrSyncNotConfigured when the store
 // runs without sync (or its pollers take hints from elsewhere).
 func (e *Engine) RequestPoll() (PollVia, error) {
-	switch {
-	case e.sync == nil:
-		return "", fmt.Errorf("%w: the store runs without sync: nothing polls a sheet", ErrSyncNotConfigured)
-	case e.nats != nil:
+	via, err := e.PollVia()
+	switch via {
+	case PollViaNATS:
 		e.nats.bus.WakePoll()
-		return PollViaNATS, nil
-	case e.sync.pollHint != nil:
+	case PollViaInProcess:
 		select {
 		case e.sync.pollHint <- struct{}{}:
 		default: // a request is already pending
 		}
+	}
+	return via, err
+}
+
+// PollVia says how RequestPoll would reach the pollers, without asking
+// them to poll. Errors: as RequestPoll.
+func (e *Engine) PollVia() (PollVia, error) {
+	switch {
+	case e.sync == nil:
+		return "", fmt.Errorf("%w: the store runs without sync: nothing polls a sheet", ErrSyncNotConfigured)
+	case e.nats != nil:
+		return PollViaNATS, nil
+	case e.sync.pollHint != nil:
 		return PollViaInProcess, nil
 	}
 	return "", fmt.Errorf("%w: the store's pollers take no wake-ups", ErrSyncNotConfigured)

@@ -60,6 +60,9 @@ type Options struct {
 	// Observe, when set, sees every access to cells in order (see
 	// Observer): a lab's journal of what the API and people did.
 	Observe Observer
+	// EditTrigger, when set, is called after each person's edit of cell
+	// values, as an installable onEdit trigger calls out (see EditTrigger).
+	EditTrigger *EditTrigger
 }
 
 // Counters are the API requests received for one spreadsheet. Reads are
@@ -81,18 +84,21 @@ type Emulator struct {
 	mu    sync.Mutex // guards books
 	books map[string]*book
 
-	ctl      sync.Mutex // guards counters, faults, quota, rng, denied
+	ctl      sync.Mutex // guards counters, faults, quota, rng, denied, trigger
 	counters map[string]*Counters
 	denied   map[string]bool
 	script   []Fault
 	rates    FaultRates
 	rng      *rand.Rand
 	quota    *quotaState
+	trigger  *EditTrigger
+	calls    sync.WaitGroup // edit trigger calls under way
 }
 
 // New returns an Emulator configured by opts.
 func New(opts Options) *Emulator {
-	e := &Emulator{opts: opts, clock: opts.Clock, books: map[string]*book{}, counters: map[string]*Counters{}, denied: map[string]bool{}}
+	e := &Emulator{opts: opts, clock: opts.Clock, books: map[string]*book{}, counters: map[string]*Counters{}, denied: map[string]bool{},
+		trigger: opts.EditTrigger}
 	if e.clock == nil {
 		e.clock = systemClock{}
 	}

@@ -49,14 +49,14 @@ func (p *Person) cellAt(s *sheet, ref string) (int, int, error) {
 // "=…" is a formula, "0050" becomes 50, "2020-01-01" a date, "'0050" text,
 // "" clears the value.
 func (p *Person) Type(tab, cell, text string) error {
-	return p.edit(tab, func(b *book, s *sheet) error {
+	return p.e.edited(p.edit(tab, func(b *book, s *sheet) error {
 		r, c, err := p.cellAt(s, cell)
 		if err != nil {
 			return err
 		}
 		s.setValue(r, c, parseTyped(text))
 		return nil
-	})
+	}))
 }
 
 // LookAndType is one look at a tab and one keystroke in the same moment:
@@ -66,11 +66,13 @@ func (p *Person) Type(tab, cell, text string) error {
 // cell chosen by the header it showed is typed under that header. decide
 // must not call the emulator.
 func (p *Person) LookAndType(tab string, decide func(shown [][]string) (cell, text string)) error {
-	return p.edit(tab, func(b *book, s *sheet) error {
+	typed := false
+	err := p.edit(tab, func(b *book, s *sheet) error {
 		ref, text := decide(b.displayedTab(s))
 		if ref == "" {
 			return nil
 		}
+		typed = true
 		r, c, err := p.cellAt(s, ref)
 		if err != nil {
 			return err
@@ -78,6 +80,10 @@ func (p *Person) LookAndType(tab string, decide func(shown [][]string) (cell, te
 		s.setValue(r, c, parseTyped(text))
 		return nil
 	})
+	if !typed {
+		return err
+	}
+	return p.e.edited(err)
 }
 
 // TypeFormula enters a formula into a cell; a missing leading '=' is added.
@@ -183,7 +189,7 @@ func (p *Person) PasteRow(tab string, row int) (int, error) {
 		}
 		return nil
 	})
-	return at + 1, err
+	return at + 1, p.e.edited(err)
 }
 
 // Displayed returns the tab as the UI shows it: formatted strings, trailing

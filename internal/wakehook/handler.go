@@ -1,0 +1,105 @@
+package wakehook
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// Config configures a Handler.
+type Config struct {
+	// Secret is the shared HMAC key (at least MinSecretBytes).
+	Secret []byte
+	// Clock is read for the timestamp window and the minimum interval.
+	Clock Clock
+	// Poll wakes the pollers (it must not block).
+	Poll func()
+	// MinInterval is the least time between two polls that wakes start
+	// (default DefaultMinInterval); Window and MaxNonces as NewVerifier.
+	MinInterval time.Duration
+	Window      time.Duration
+	MaxNonces   int
+	// OnResult, when set, hears every request's result: an Outcome, or a
+	// refusal's code (wake_malformed, wake_signature_invalid, …).
+	OnResult func(result string)
+}
+
+// Handler serves wake requests: 202 with {"result": outcome} when
+// accepted, else the refusal's status and {"error": code}. It never logs.
+type Handler struct {
+	v        *Verifier
+	g        *gate
+	clock    Clock
+	onResult func(string)
+}
+
+// NewHandler builds a handler. Errors: ErrSecret.
+func NewHandler(c Config) (*Handler, error) {
+	v, err := NewVerifier(c.Secret, c.Window, c.MaxNonces)
+	if err != nil {
+		return nil, err
+	}
+	if c.Clock == nil || c.Poll == nil {
+		return nil, errors.New("wakehook: Clock and Poll are required")
+	}
+	if c.MinInterval <= 0 {
+		c.MinInterval = DefaultMinInterval
+	}
+	on := c.OnResult
+	if on == nil {
+		on = func(string) {}
+	}
+	return &Handler{v: v, g: &gate{interval: c.MinInterval, clock: c.Clock, poll: c.Poll}, clock: c.Clock, onResult: on}, nil
+}
+
+// ServeHTTP verifies the request and, when it is accepted, wakes the
+// pollers through the gate.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	out, err := h.wake(r)
+	if err != nil {
+		h.onResult(err.Error())
+		refuse(w, err)
+		return
+	}
+	h.onResult(string(out))
+	reply(w, http.StatusAccepted, map[string]string{"result": string(out)})
+}
+
+// wake is one request's verdict.
+func (h *Handler) wake(r *http.Request) (Outcome, error) {
+	if r.Method != http.MethodPost {
+		return "", ErrMalformed
+	}
+	vals := r.Header.Values(Header)
+	if len(vals) != 1 {
+		return "", ErrMalformed
+	}
+	req, err := ParseHeader(vals[0])
+	if err != nil {
+		return "", ErrMalformed
+	}
+	if err := h.v.Check(h.clock.Now(), req); err != nil {
+		return "", err
+	}
+	return h.g.wake(), nil
+}
+
+// refuse answers a refusal with its status and code.
+func refuse(w http.ResponseWriter, err error) {
+	status := http.StatusUnauthorized
+	switch {
+	case errors.Is(err, ErrMalformed):
+		status = http.StatusBadRequest
+	case errors.Is(err, ErrBusy):
+		status = http.StatusServiceUnavailable
+	}
+	reply(w, status, map[string]string{"error": err.Error()})
+}
+
+func reply(w http.ResponseWriter, status int, body map[string]string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body) // a client that went away needs nothing more
+}

@@ -1,0 +1,179 @@
+package wakehook
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+var testSecret = []byte("0123456789abcdef0123456789abcdef-test")
+
+// rig is a handler on a manual clock whose pollers count their wake-ups.
+type rig struct {
+	t      *testing.T
+	clock  *events.ManualClock
+	h      *Handler
+	polls  atomic.Int64
+	polled chan time.Time
+	seq    int
+}
+
+func newRig(t *testing.T) *rig {
+	r := &rig{t: t, clock: events.NewManualClock(time.Unix(1_800_000_000, 0)), polled: make(chan time.Time, 64)}
+	h, err := NewHandler(Config{Secret: testSecret, Clock: r.clock, MinInterval: 2 * time.Second,
+		Poll: func() { r.polls.Add(1); r.polled <- r.clock.Now() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.h = h
+	return r
+}
+
+// nonce is a fresh nonce.
+func (r *rig) nonce() string {
+	r.seq++
+	return fmt.Sprintf("nonce-%016d", r.seq)
+}
+
+// send serves one request with the header value hdr and returns the
+// status and the body.
+func (r *rig) send(hdr string) (int, string) {
+	req := httptest.NewRequest(http.MethodPost, "/wake", nil)
+	if hdr != "" {
+		req.Header.Set(Header, hdr)
+	}
+	w := httptest.NewRecorder()
+	r.h.ServeHTTP(w, req)
+	return w.Code, strings.TrimSpace(w.Body.String())
+}
+
+// signedNow is a fresh wake signed with the test secret at the clock's now.
+func (r *rig) signedNow() string { return Sign(testSecret, r.clock.Now().Unix(), r.nonce()) }
+
+// A forged, stale, replayed or malformed wake is refused with its stable
+// code and wakes no poller.
+func TestWakeRefusalsAreCodedAndCostNoPoll(t *testing.T) {
+	r := newRig(t)
+	replayed := r.signedNow()
+	if code, body := r.send(replayed); code != http.StatusAccepted || body != `{"result":"polled"}` {
+		t.Fatalf("a genuine wake: %d %s", code, body)
+	}
+	if got := r.polls.Load(); got != 1 {
+		t.Fatalf("polls after one genuine wake: %d", got)
+	}
+	r.clock.Advance(DefaultWindow - time.Second) // past the minimum interval, the first wake still in the window
+	now := r.clock.Now().Unix()
+	other := []byte("another secret of at least thirty-two bytes")
+	cases := []struct {
+		name, hdr, code string
+		status          int
+	}{
+		{"missing header", "", "wake_malformed", 400},
+		{"garbage", "t=1,n=x", "wake_malformed", 400},
+		{"forged with another secret", Sign(other, now, "forged-nonce-000001"), "wake_signature_invalid", 401},
+		{"signature of another nonce", strings.Replace(Sign(testSecret, now, "nonce-aaaaaaaaaaaaaaaa"), "n=nonce-aaaaaaaaaaaaaaaa", "n=nonce-bbbbbbbbbbbbbbbb", 1), "wake_signature_invalid", 401},
+		{"stale by more than the window", Sign(testSecret, now-int64(DefaultWindow/time.Second)-1, "stale-nonce-0000001"), "wake_stale", 401},
+		{"ahead by more than the window", Sign(testSecret, now+int64(DefaultWindow/time.Second)+1, "ahead-nonce-0000001"), "wake_stale", 401},
+	}
+	for _, c := range cases {
+		code, body := r.send(c.hdr)
+		if code != c.status || body != `{"error":"`+c.code+`"}` {
+			t.Errorf("%s: %d %s, want %d %s", c.name, code, body, c.status, c.code)
+		}
+	}
+	if code, body := r.send(replayed); code != 401 || body != `{"error":"wake_replayed"}` {
+		t.Errorf("replayed wake: %d %s", code, body)
+	}
+	if got := r.polls.Load(); got != 1 {
+		t.Fatalf("polls after the refused wakes: %d, want the one genuine wake's", got)
+	}
+	get := httptest.NewRequest(http.MethodGet, "/wake", nil)
+	get.Header.Set(Header, r.signedNow())
+	w := httptest.NewRecorder()
+	r.h.ServeHTTP(w, get)
+	if w.Code != 400 || r.polls.Load() != 1 {
+		t.Fatalf("a GET: %d, polls %d", w.Code, r.polls.Load())
+	}
+}
+
+// A flood of genuine wakes wakes the pollers at most once per minimum
+// interval: the first at once, one more when the interval ends for all
+// the others, and never two closer than the interval.
+func TestWakeFloodPollsAtMostOncePerInterval(t *testing.T) {
+	r := newRig(t)
+	var results []string
+	for range 100 {
+		_, body := r.send(r.signedNow())
+		results = append(results, body)
+	}
+	if results[0] != `{"result":"polled"}` || results[1] != `{"result":"scheduled"}` || results[99] != `{"result":"coalesced"}` {
+		t.Fatalf("results of a flood: first %s, second %s, last %s", results[0], results[1], results[99])
+	}
+	first := <-r.polled
+	r.clock.Advance(time.Second)
+	for range 50 {
+		r.send(r.signedNow())
+	}
+	if got := r.polls.Load(); got != 1 {
+		t.Fatalf("polls within the first interval: %d", got)
+	}
+	r.clock.Advance(time.Second)
+	second := <-r.polled // the trailing poll, for the 149 wakes after the first
+	if d := second.Sub(first); d < 2*time.Second {
+		t.Fatalf("two polls %v apart", d)
+	}
+	for range 50 {
+		r.send(r.signedNow())
+	}
+	r.clock.Advance(2 * time.Second)
+	third := <-r.polled
+	if d := third.Sub(second); d < 2*time.Second {
+		t.Fatalf("two polls %v apart", d)
+	}
+	if got := r.polls.Load(); got != 3 {
+		t.Fatalf("polls after 250 wakes over two intervals: %d, want 3", got)
+	}
+}
+
+// The nonce memory is bounded: full of nonces within the window it
+// refuses (wake_busy) rather than forget one that could be replayed; it
+// forgets the ones whose timestamps left the window.
+func TestWakeNonceMemoryIsBounded(t *testing.T) {
+	v, err := NewVerifier(testSecret, time.Minute, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	check := func(at time.Time, nonce string) error {
+		req, err := ParseHeader(Sign(testSecret, at.Unix(), nonce))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Check(at, req)
+	}
+	for _, n := range []string{"nonce-one-000000001", "nonce-two-000000002"} {
+		if err := check(now, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := check(now, "nonce-three-0000003"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a third nonce in a memory of two: %v", err)
+	}
+	later := now.Add(time.Minute + time.Second)
+	if err := check(later, "nonce-three-0000003"); err != nil {
+		t.Fatalf("a nonce once the others left the window: %v", err)
+	}
+}
+
+func TestWakeSecretTooShortIsRefused(t *testing.T) {
+	if _, err := NewVerifier([]byte("short"), 0, 0); !errors.Is(err, ErrSecret) {
+		t.Fatalf("a short secret: %v", err)
+	}
+}

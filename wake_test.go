@@ -1,0 +1,140 @@
+package hikoutei_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/natsserver"
+	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+)
+
+type wakeNote struct {
+	ID   string `hikoutei:"id,pk"`
+	Note string `hikoutei:"note,user"`
+}
+
+var wakeSecret = []byte("a wake secret shared with the Apps Script, 32+ bytes")
+
+// openWoken opens a store whose pollers poll once an hour, with the wake
+// handler mounted and the emulator's edit trigger calling it, its rows
+// on the sheet.
+func openWoken(t *testing.T, nats bool) (*hikoutei.Store, *hikouteitest.Sheet) {
+	t.Helper()
+	ctx := t.Context()
+	sheet := hikouteitest.NewSheet(t)
+	sync := sheet.SyncOptions()
+	sync.Manual = false
+	sync.PollingInterval, sync.FullScanInterval = time.Hour, time.Hour
+	o := hikoutei.Options{Sync: sync, NoAdmin: true}
+	if nats {
+		o.NATSServer = natsserver.Embedded()
+	}
+	s, err := hikoutei.Open(ctx, t.TempDir(), o, hikoutei.Entity[wakeNote]("WakeNote"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	h, err := s.WakeHandler(hikoutei.WakeHookOptions{Secret: wakeSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := httptest.NewServer(h)
+	t.Cleanup(hook.Close)
+	sheet.Emulator.SetEditTrigger(&emulator.EditTrigger{URL: hook.URL, Secret: string(wakeSecret)})
+	u := s.Begin()
+	if err := u.Persist(&wakeNote{ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s, sheet
+}
+
+// accepted returns a channel that receives once the log holds an
+// accepted observation after seq from.
+func accepted(ctx context.Context, t *testing.T, s *hikoutei.Store, from uint64) <-chan struct{} {
+	t.Helper()
+	got := make(chan struct{})
+	go func() {
+		err := s.Subscribe(ctx, "wake-test", func(_ context.Context, ev hikoutei.Event) error {
+			if ev.Seq > from && ev.Type() == events.TypeObservationAccepted {
+				close(got)
+				return errStopWatching
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopWatching) && ctx.Err() == nil {
+			t.Errorf("subscription: %v", err)
+		}
+	}()
+	return got
+}
+
+var errStopWatching = errors.New("seen")
+
+// With the edit trigger calling the wake hook, a person's edit becomes a
+// committed event long before the poll interval (an hour): the wake, in
+// process or over NATS, is the only way it can arrive within the bound.
+func TestWakeHookBringsAPersonsEditInBeforeThePollInterval(t *testing.T) {
+	for _, viaNATS := range []bool{false, true} {
+		name := map[bool]string{false: "in_process", true: "nats"}[viaNATS]
+		t.Run(name, func(t *testing.T) {
+			s, sheet := openWoken(t, viaNATS)
+			head, err := s.ChainHead()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			got := accepted(ctx, t, s, head.Seq)
+			start := time.Now()
+			if err := sheet.Person().Type("WakeNote_Input", cellOf(t, sheet, "WakeNote_Input", "note", 2), "typed"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-got:
+			case <-ctx.Done():
+				t.Fatal("the edit was not committed within a minute; the poll interval is an hour")
+			}
+			t.Logf("%s: edit → committed event in %v", name, time.Since(start))
+			n, err := hikoutei.Get[wakeNote](t.Context(), s, "a")
+			if err != nil || n.Note != "typed" {
+				t.Fatalf("after the wake: %+v, %v", n, err)
+			}
+		})
+	}
+}
+
+// A store whose pollers take no wake-ups has no wake handler, and a
+// short secret is refused.
+func TestWakeHandlerRefusesWithoutPollersOrWithAShortSecret(t *testing.T) {
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{NoAdmin: true}, hikoutei.Entity[wakeNote]("WakeNote"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.WakeHandler(hikoutei.WakeHookOptions{Secret: wakeSecret}); !errors.Is(err, hikoutei.ErrSyncNotConfigured) {
+		t.Fatalf("without sync: %v", err)
+	}
+	sheet := hikouteitest.NewSheet(t)
+	sync := sheet.SyncOptions()
+	sync.Manual = false
+	s2, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Sync: sync, NoAdmin: true}, hikoutei.Entity[wakeNote]("WakeNote"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := s2.WakeHandler(hikoutei.WakeHookOptions{Secret: []byte("short")}); !errors.Is(err, hikoutei.ErrWakeSecretInvalid) {
+		t.Fatalf("a short secret: %v", err)
+	}
+}
