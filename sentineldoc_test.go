@@ -96,6 +96,8 @@ var rootErrors = map[string]error{
 	"ErrSyncDiverged":                ErrSyncDiverged,
 	"ErrSyncNotProvisioned":          ErrSyncNotProvisioned,
 	"ErrSyncStartup":                 ErrSyncStartup,
+	"ErrSyncNotConfigured":           ErrSyncNotConfigured,
+	"ErrWakeSecretInvalid":           ErrWakeSecretInvalid,
 	"ErrTargetInsideStore":           ErrTargetInsideStore,
 	"ErrUnitDone":                    ErrUnitDone,
 	"ErrUnknownField":                ErrUnknownField,
