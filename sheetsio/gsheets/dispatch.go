@@ -57,6 +57,9 @@ func (p *Provider) Dispatch(ctx context.Context, w *sheetsio.Workbook, b sheetsi
 	if rs := snaps[layout.ReceiptsTab]; rs != nil {
 		rm.sheetID = rs.SheetID
 	}
+	if units, err = p.fitCapacity(ctx, w, b, units, snaps, res, rm.sheetID); err != nil {
+		return nil, err
+	}
 	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), rm)
 	noteHead(w, units)
 	settle(res, units)
@@ -239,6 +242,8 @@ func settle(r *sheetsio.DispatchResult, units []*unit) {
 		}
 		res := &r.Ops[u.op]
 		switch {
+		case !u.sent && u.err != nil && u.err.Code == sheetsio.CodeSpreadsheetCapacity:
+			res.Status, res.Reason, res.Err = sheetsio.StatusBlocked, u.err.Code, u.err
 		case !u.sent:
 			res.Status, res.Err = sheetsio.StatusNotSent, u.err
 		case u.err == nil && u.misdirected != nil:
