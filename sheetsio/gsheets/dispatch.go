@@ -29,6 +29,12 @@ import (
 //     beyond MaxBatchBytes/MaxBatchRequests; a size rejection splits the
 //     chunk (C09). Writes are never retried.
 //
+// Before sending, the units of a tab whose rows would take the spreadsheet
+// past MaxSpreadsheetCells are held back (StatusBlocked,
+// CodeSpreadsheetCapacity): one more spreadsheets.get only when the grid
+// is unknown or the batch would pass the limit as far as it knows
+// (fitCapacity).
+//
 // The returned error is non-nil only when nothing was written: read errors
 // (*Error CodeReadUnavailable, CodeReadRejected, CodePermissionDenied,
 // CodeSpreadsheetNotFound), CodeAuthorityStale / CodeAuthorityForeign /
