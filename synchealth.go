@@ -34,8 +34,32 @@ type SyncHealth struct {
 	DivergedBound time.Duration
 	Tabs          []TabHealth // the entity tabs, in layout order
 	// Warnings are findings that do not fail sync health, e.g.
-	// chain_head_ahead.
+	// chain_head_ahead, or spreadsheet_capacity once the grid reaches
+	// 80 % of the spreadsheet's cells (Capacity).
 	Warnings []SyncWarning
+	// Capacity is how full the spreadsheet's grid is, as the running
+	// store's reads saw it (nil: not read since Open, or health derived
+	// from the read model alone).
+	Capacity *SpreadsheetCapacity
+}
+
+// SpreadsheetCapacity is how full a spreadsheet's grid is: Google
+// spreadsheets hold at most Limit (10,000,000) cells, counted as rows ×
+// columns of every tab, filled or not.
+type SpreadsheetCapacity struct {
+	Cells int64     // the grid's cells at the newest read of the tabs' sizes
+	Limit int64     // 10,000,000
+	At    time.Time // when that read began
+	// GrowthKnown: reads at least a minute apart were kept (since Open,
+	// a week at most), so PerDay is measured; otherwise growth is unknown.
+	GrowthKnown bool
+	PerDay      float64 // cells a day over the reads kept
+	// FullAt is when the grid reaches Limit at PerDay (zero when growth
+	// is unknown or not positive).
+	FullAt time.Time
+	// Since is the first read of the current run at or above 80 % (zero
+	// under it).
+	Since time.Time
 }
 
 // TabHealth is the sync health of one tab.
@@ -115,6 +139,13 @@ const (
 	ReasonReconcileFailing SyncReason = "reconciliation_failing"
 )
 
+// ReasonSpreadsheetCapacity is a warning once the spreadsheet's grid
+// reaches 80 % of its 10,000,000 cells (SyncHealth.Capacity, with the date
+// it fills at the current growth), and a tab's blocking reason when the
+// rows its effects add would pass the limit: they wait, nothing is lost,
+// the other tabs go on, and the tab catches up once space is freed.
+const ReasonSpreadsheetCapacity = SyncReason(engine.ReasonCapacity)
+
 // ReasonChainHeadAhead is the warning a dispatch raises when the
 // spreadsheet's chain_head cell showed a head past the log's (someone
 // typed it; the dispatch rewrote it with the log's head).
@@ -175,6 +206,10 @@ func syncHealthOf(e *engine.SyncHealth) *SyncHealth {
 	}
 	for _, w := range e.Warnings {
 		h.Warnings = append(h.Warnings, SyncWarning{Reason: SyncReason(w.Reason), Detail: w.Detail, Since: w.Since, At: w.At})
+	}
+	if c := e.Capacity; c != nil {
+		h.Capacity = &SpreadsheetCapacity{Cells: c.Cells, Limit: c.Limit, At: c.At, GrowthKnown: c.GrowthKnown, PerDay: c.PerDay,
+			FullAt: c.FullAt, Since: c.Since}
 	}
 	return h
 }

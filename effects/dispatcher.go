@@ -334,7 +334,29 @@ func (d *Dispatcher) reconcile(ctx context.Context) (int, error) {
 	for _, r := range reps {
 		d.C.Repaired.Add(int64(r.Queued))
 	}
+	if err == nil {
+		d.refreshGrid(ctx)
+	}
 	return n, err
+}
+
+// gridRefresher is a Client that reads the spreadsheet's grid sizes for
+// capacity health when its last read is old (gsheets.Provider).
+type gridRefresher interface {
+	RefreshGrid(ctx context.Context, w *sheetsio.Workbook) error
+}
+
+// refreshGrid lets the provider read the grid's sizes (sync health's
+// spreadsheet_capacity); a failure is the provider's last failure, and
+// the next pass tries again.
+func (d *Dispatcher) refreshGrid(ctx context.Context) {
+	g, ok := d.cfg.Provider.(gridRefresher)
+	if !ok {
+		return
+	}
+	if err := g.RefreshGrid(ctx, d.cfg.Workbook); err != nil {
+		d.cfg.Logger.Debug("reading the spreadsheet's grid sizes failed", "err", err)
+	}
 }
 
 // Pass probes due uncertain effects, then claims and dispatches one batch

@@ -44,6 +44,9 @@ var (
 	descSyncPending = newDesc("hikoutei_sync_pending_effects", "Effects of the tab not settled yet.", "tab")
 	descSyncOldest  = newDesc("hikoutei_sync_oldest_pending_seconds", "Age of the tab's oldest pending effect (0: none or unknown).", "tab")
 	descSyncDiverge = newDesc("hikoutei_sync_diverged_rows", "Rows of the tab that differed from canonical state at the last reconciliation.", "tab")
+	descSheetCells  = newDesc("hikoutei_sheet_cells", "Grid cells of the spreadsheet (rows × columns of every tab, filled or not) at the newest read of its tabs' sizes (absent before one).")
+	descCellsLimit  = newDesc("hikoutei_sheet_cells_limit", "Grid cells a spreadsheet may hold (10,000,000; absent before a read of its tabs' sizes).")
+	descCellsFullAt = newDesc("hikoutei_sheet_cells_full_timestamp_seconds", "When the spreadsheet's grid reaches its limit at the current growth, Unix seconds (0: growth unknown or not positive).")
 	descHealthFault = newDesc("hikoutei_health_fault", "1 for each part of the store's health that is not ok now (local, sync, mirror, integrity, admin), with the failure's code (e.g. log_damaged, log_file_replaced, admin_accept_failed).", "part", "code")
 )
 
@@ -63,7 +66,7 @@ var dispatcherSeries = map[string]struct {
 func describeScraped(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descCommits, descEvents, descLogTxns, descEpoch, descLag, descOutbox, descOldest,
 		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
-		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault} {
+		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault, descSheetCells, descCellsLimit, descCellsFullAt} {
 		ch <- d
 	}
 }
@@ -141,6 +144,22 @@ func collectSync(ch chan<- prometheus.Metric, h *hikoutei.SyncHealth) {
 		emit(ch, descSyncOldest, prometheus.GaugeValue, t.OldestPending.Seconds(), t.Tab)
 		emit(ch, descSyncDiverge, prometheus.GaugeValue, float64(t.Diverged), t.Tab)
 	}
+	collectCapacity(ch, h.Capacity)
+}
+
+// collectCapacity emits how full the spreadsheet's grid is (nothing
+// before a read of its tabs' sizes).
+func collectCapacity(ch chan<- prometheus.Metric, c *hikoutei.SpreadsheetCapacity) {
+	if c == nil {
+		return
+	}
+	emit(ch, descSheetCells, prometheus.GaugeValue, float64(c.Cells))
+	emit(ch, descCellsLimit, prometheus.GaugeValue, float64(c.Limit))
+	full := 0.0
+	if !c.FullAt.IsZero() {
+		full = float64(c.FullAt.Unix())
+	}
+	emit(ch, descCellsFullAt, prometheus.GaugeValue, full)
 }
 
 func bool01(b bool) float64 {

@@ -54,8 +54,26 @@ type SyncHealthReport struct {
 	LastReconcile        *time.Time        `json:"last_reconcile,omitempty"`
 	DivergedBoundSeconds float64           `json:"diverged_bound_seconds,omitempty"`
 	Tabs                 []TabHealthReport `json:"tabs"`
-	// Warnings do not fail health, e.g. chain_head_ahead.
+	// Warnings do not fail health, e.g. chain_head_ahead or
+	// spreadsheet_capacity.
 	Warnings []SyncWarningReport `json:"warnings,omitempty"`
+	// Capacity is how full the spreadsheet's grid is (absent before the
+	// running store read its tabs' sizes, or from the read model alone).
+	Capacity *CapacityReport `json:"capacity,omitempty"`
+}
+
+// CapacityReport is how full a spreadsheet's grid is: cells (rows ×
+// columns of every tab, filled or not) of limit, at the newest read;
+// growth in cells a day when known; full_at the date it fills at that
+// growth (absent when growth is unknown or not positive).
+type CapacityReport struct {
+	Cells       int64      `json:"cells"`
+	Limit       int64      `json:"limit"`
+	Percent     float64    `json:"percent"`
+	At          time.Time  `json:"at"`
+	GrowthKnown bool       `json:"growth_known"`
+	PerDay      float64    `json:"cells_per_day"`
+	FullAt      *time.Time `json:"full_at,omitempty"`
 }
 
 // SyncWarningReport is one sync health warning: its reason code, what was
@@ -161,6 +179,10 @@ func SyncReport(h *hikoutei.SyncHealth) *SyncHealthReport {
 		DivergedBoundSeconds: h.DivergedBound.Seconds(), Tabs: []TabHealthReport{}}
 	for _, w := range h.Warnings {
 		out.Warnings = append(out.Warnings, SyncWarningReport{Reason: string(w.Reason), Detail: w.Detail, Since: w.Since.UTC(), At: w.At.UTC()})
+	}
+	if c := h.Capacity; c != nil && c.Limit > 0 {
+		out.Capacity = &CapacityReport{Cells: c.Cells, Limit: c.Limit, Percent: float64(c.Cells*1000/c.Limit) / 10, At: c.At.UTC(),
+			GrowthKnown: c.GrowthKnown, PerDay: c.PerDay, FullAt: timeOrNil(c.FullAt)}
 	}
 	for _, t := range h.Tabs {
 		out.Tabs = append(out.Tabs, TabHealthReport{Tab: t.Tab, State: string(t.State), Reason: string(t.Reason), Pending: t.Pending,

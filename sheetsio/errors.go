@@ -30,6 +30,11 @@ const (
 	CodeInvalidBatch     = "invalid_batch"
 	CodeReceiptAmbiguous = "receipt_ambiguous"
 	CodeReceiptMalformed = "receipt_malformed"
+	// CodeSpreadsheetCapacity: the rows a write adds would pass
+	// MaxSpreadsheetCells; nothing of the tab's was sent (OpResult.Reason
+	// of a StatusBlocked op, or the Code of a NotSent *WriteError when
+	// Sheets itself refused the growth).
+	CodeSpreadsheetCapacity = "spreadsheet_capacity"
 )
 
 // Error is the provider's typed error: Code is one of the Code* constants,

@@ -71,6 +71,35 @@ func (t *TabSnapshot) Find(anchor string) []Row {
 // and the anchor column only.
 func (t *TabSnapshot) Partial() bool { return t.partial }
 
+// Extent is the last sheet row (1-based) the read saw holding anything:
+// 1 for a tab that shows its header only, 0 when unknown (the tab was not
+// read, its read failed, or it was certified without decoding). A partial
+// read sees the anchor column only, so a row holding other cells alone
+// is not counted.
+func (t *TabSnapshot) Extent() int {
+	if t.Err != nil || t.Digested || (t.HeaderCells == nil && !t.Empty) {
+		return 0
+	}
+	n := 1
+	for _, r := range t.Rows {
+		n = max(n, r.SheetRow)
+	}
+	for _, s := range t.Strays {
+		n = max(n, s.Row)
+	}
+	if t.partial {
+		for _, pos := range t.anchors.one {
+			n = max(n, pos)
+		}
+		for _, more := range t.anchors.more {
+			for _, pos := range more {
+				n = max(n, pos)
+			}
+		}
+	}
+	return n
+}
+
 // NewTabSnapshot is a full read of tab showing rows, with its anchor
 // index (for decisions over snapshots built outside a read, e.g. tests).
 func NewTabSnapshot(tab string, rows []Row) *TabSnapshot {

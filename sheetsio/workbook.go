@@ -17,6 +17,7 @@ type Workbook struct {
 	mu     sync.Mutex
 	ids    map[string]int64
 	state  any // the Client's own state for this workbook (ClientState)
+	grid   gridLog
 }
 
 // OpenWorkbook restores a Workbook from sheetIDs persisted earlier

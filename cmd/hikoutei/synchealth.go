@@ -37,13 +37,20 @@ func publicSyncHealth(h *engine.SyncHealth) *hikoutei.SyncHealth {
 	for _, w := range h.Warnings {
 		p.Warnings = append(p.Warnings, hikoutei.SyncWarning{Reason: hikoutei.SyncReason(w.Reason), Detail: w.Detail, Since: w.Since, At: w.At})
 	}
+	if c := h.Capacity; c != nil {
+		p.Capacity = &hikoutei.SpreadsheetCapacity{Cells: c.Cells, Limit: c.Limit, At: c.At, GrowthKnown: c.GrowthKnown, PerDay: c.PerDay,
+			FullAt: c.FullAt, Since: c.Since}
+	}
 	return p
 }
 
-// printSyncHealth writes one spreadsheet's health as a table, one line
-// per tab.
+// printSyncHealth writes one spreadsheet's health (its warnings, e.g.
+// spreadsheet_capacity, under it) as a table, one line per tab.
 func printSyncHealth(out io.Writer, h syncHealthJSON) error {
 	fmt.Fprintf(out, "\nsync %s: %s\n", shown(h.Spreadsheet), describeState(h.State, h.Reason, h.Pending, h.OldestPendingSeconds, h.DivergedRows))
+	for _, w := range h.Warnings {
+		fmt.Fprintf(out, "warning %s: %s\n", w.Reason, w.Detail)
+	}
 	if len(h.Tabs) == 0 {
 		_, err := fmt.Fprintln(out, "no tab to show (no effect waits or failed)")
 		return err

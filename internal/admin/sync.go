@@ -34,6 +34,28 @@ type SyncHealth struct {
 	LastReconcile time.Time     `json:"last_reconcile"`
 	DivergedBound time.Duration `json:"diverged_bound_ns"`
 	Tabs          []TabHealth   `json:"tabs"`
+	// Warnings and Capacity are absent from an older store's answer.
+	Warnings []SyncWarning `json:"warnings,omitempty"`
+	Capacity *Capacity     `json:"capacity,omitempty"`
+}
+
+// SyncWarning is one sync health warning on the wire.
+type SyncWarning struct {
+	Reason string    `json:"reason"`
+	Detail string    `json:"detail"`
+	Since  time.Time `json:"since"`
+	At     time.Time `json:"at"`
+}
+
+// Capacity is how full the spreadsheet's grid is, on the wire.
+type Capacity struct {
+	Cells       int64     `json:"cells"`
+	Limit       int64     `json:"limit"`
+	At          time.Time `json:"at"`
+	GrowthKnown bool      `json:"growth_known"`
+	PerDay      float64   `json:"cells_per_day"`
+	FullAt      time.Time `json:"full_at"`
+	Since       time.Time `json:"since"`
 }
 
 // TabHealth is one tab's sync health on the wire.

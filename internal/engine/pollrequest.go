@@ -86,6 +86,13 @@ func wireHealth(h *SyncHealth) admin.SyncHealth {
 			OldestPending: t.OldestPending, Diverged: t.Diverged, DivergedSince: t.DivergedSince, LastReconcile: t.LastReconcile,
 			OverBound: t.OverBound, Retired: t.Retired, Notice: string(t.Notice)})
 	}
+	for _, w := range h.Warnings {
+		out.Warnings = append(out.Warnings, admin.SyncWarning{Reason: string(w.Reason), Detail: w.Detail, Since: w.Since, At: w.At})
+	}
+	if c := h.Capacity; c != nil {
+		out.Capacity = &admin.Capacity{Cells: c.Cells, Limit: c.Limit, At: c.At, GrowthKnown: c.GrowthKnown, PerDay: c.PerDay,
+			FullAt: c.FullAt, Since: c.Since}
+	}
 	return out
 }
 
@@ -98,6 +105,13 @@ func HealthOfWire(w admin.SyncHealth) SyncHealth {
 		h.Tabs = append(h.Tabs, TabHealth{Tab: t.Tab, State: SyncState(t.State), Reason: SyncReason(t.Reason), Pending: t.Pending,
 			OldestPending: t.OldestPending, Diverged: t.Diverged, DivergedSince: t.DivergedSince, LastReconcile: t.LastReconcile,
 			OverBound: t.OverBound, Retired: t.Retired, Notice: SyncReason(t.Notice)})
+	}
+	for _, x := range w.Warnings {
+		h.Warnings = append(h.Warnings, SyncWarning{Reason: SyncReason(x.Reason), Detail: x.Detail, Since: x.Since, At: x.At})
+	}
+	if c := w.Capacity; c != nil {
+		h.Capacity = &SpreadsheetCapacity{Cells: c.Cells, Limit: c.Limit, At: c.At, GrowthKnown: c.GrowthKnown, PerDay: c.PerDay,
+			FullAt: c.FullAt, Since: c.Since}
 	}
 	return h
 }

@@ -67,6 +67,8 @@ const (
 	ReasonMassDeletion      SyncReason = aggregates.ReasonMassDeletion // a tab suddenly read empty (C04)
 	ReasonTabMissing        SyncReason = sheetsio.CodeTabMissing       // a bound tab is gone
 	ReasonHeaderDrift       SyncReason = sheetsio.CodeHeaderDrift      // a tab's header row changed
+	// ReasonCapacity (capacity.go): the rows a tab's effects add would
+	// pass the spreadsheet's cells; they wait.
 	// ReasonReconcileFailing: the last reconcileFailLimit reconciliation
 	// passes failed (none corrected failed writes nor compared the tabs).
 	ReasonReconcileFailing SyncReason = "reconciliation_failing"
@@ -101,7 +103,7 @@ type SyncWarning struct {
 
 // reasonOrder ranks the reasons, most severe first.
 var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonCredentials, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
-	ReasonQuota, ReasonUnreachable, ReasonMassDeletion, ReasonTabMissing, ReasonHeaderDrift, ReasonReconcileFailing}
+	ReasonQuota, ReasonUnreachable, ReasonMassDeletion, ReasonTabMissing, ReasonHeaderDrift, ReasonCapacity, ReasonReconcileFailing}
 
 // worse reports whether r is more severe than q ("" is no reason).
 func (r SyncReason) worse(q SyncReason) bool {
@@ -119,6 +121,7 @@ var codeReasons = map[string]SyncReason{
 	sheetsio.CodeSpreadsheetNotFound: ReasonNotFound,
 	sheetsio.WriteNotFound:           ReasonNotFound,
 	sheetsio.WriteRateLimited:        ReasonQuota,
+	sheetsio.CodeSpreadsheetCapacity: ReasonCapacity,
 }
 
 // failureReason classifies a provider failure ("" when it blocks nothing).
@@ -204,8 +207,12 @@ type SyncHealth struct {
 	Tabs          []TabHealth // the entity tabs, in layout order
 	// Warnings are findings that do not fail sync health, e.g.
 	// chain_head_ahead (the spreadsheet's chain_head cell was past the
-	// log's head; rewritten).
+	// log's head; rewritten) or spreadsheet_capacity (the grid reached
+	// 80 % of the spreadsheet's cells).
 	Warnings []SyncWarning
+	// Capacity is how full the spreadsheet's grid is (nil: not read
+	// since Open, or health derived from the read model alone).
+	Capacity *SpreadsheetCapacity
 }
 
 // Failing reports whether sync health fails: blocked, or a tab diverged
@@ -411,6 +418,12 @@ func (e *Engine) SyncHealth() (*SyncHealth, error) {
 		reason: e.sheetReason(), bound: e.divergedBound(), migrating: e.lay.migrating(), unexamined: e.lay.unexamined()}
 	h := deriveSyncHealth(in, e.cfg.Clock.Now())
 	h.Warnings = e.notes.warnings(e.cfg.Clock.Now())
+	if _, _, wb := e.Workers(); wb != nil {
+		h.Capacity = capacityOf(wb.GridSamples())
+	}
+	if w, ok := capacityWarning(h.Capacity); ok {
+		h.Warnings = append(h.Warnings, w)
+	}
 	return h, nil
 }
 

@@ -242,3 +242,14 @@ func (p *Person) ResizeTab(tab string, rows, cols int) error {
 		return nil
 	})
 }
+
+// GridCells is the spreadsheet's grid: rows × columns of every tab summed,
+// filled or not (what the 10,000,000-cell limit counts).
+func (p *Person) GridCells() (int, error) {
+	n := 0
+	err := p.e.inBook(p.id, false, func(b *book) error {
+		n = b.totalCells()
+		return nil
+	})
+	return n, err
+}

@@ -84,7 +84,7 @@ func (p *Provider) blindPlan(w *sheetsio.Workbook, b sheetsio.Batch, now time.Ti
 		return nil, nil, false
 	}
 	tabs, ok := blindTabs(w, b)
-	if !ok {
+	if !ok || nearCapacity(w, b) {
 		return nil, nil, false
 	}
 	titles, ok := trustOf(w).trusted(tabs, b.Fence, now, p.cfg.TrustTTL)

@@ -93,6 +93,9 @@ func (p *Provider) sendSplitting(ctx context.Context, w *sheetsio.Workbook, c []
 		h := len(c) / 2
 		return p.sendSplitting(ctx, w, c[:h], rm) && p.sendSplitting(ctx, w, c[h:], rm)
 	}
+	if werr != nil && werr.Code == sheetsio.CodeSpreadsheetCapacity {
+		w.GridGrew(sheetsio.MaxSpreadsheetCells) // the grid grew past what was read: the next dispatch reads it again
+	}
 	for _, u := range c {
 		u.sent = werr == nil || werr.Outcome != sheetsio.NotSent
 		u.err = werr

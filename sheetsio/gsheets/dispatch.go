@@ -29,6 +29,12 @@ import (
 //     beyond MaxBatchBytes/MaxBatchRequests; a size rejection splits the
 //     chunk (C09). Writes are never retried.
 //
+// Before sending, the units of a tab whose rows would take the spreadsheet
+// past MaxSpreadsheetCells are held back (StatusBlocked,
+// CodeSpreadsheetCapacity): one more spreadsheets.get only when the grid
+// is unknown or the batch would pass the limit as far as it knows
+// (fitCapacity).
+//
 // The returned error is non-nil only when nothing was written: read errors
 // (*Error CodeReadUnavailable, CodeReadRejected, CodePermissionDenied,
 // CodeSpreadsheetNotFound), CodeAuthorityStale / CodeAuthorityForeign /
@@ -56,6 +62,9 @@ func (p *Provider) Dispatch(ctx context.Context, w *sheetsio.Workbook, b sheetsi
 	rm := receiptMeta{fence: b.Fence, now: now, beforeWrite: b.BeforeWrite, check: check}
 	if rs := snaps[layout.ReceiptsTab]; rs != nil {
 		rm.sheetID = rs.SheetID
+	}
+	if units, err = p.fitCapacity(ctx, w, b, units, snaps, res, rm.sheetID); err != nil {
+		return nil, err
 	}
 	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), rm)
 	noteHead(w, units)
@@ -239,6 +248,8 @@ func settle(r *sheetsio.DispatchResult, units []*unit) {
 		}
 		res := &r.Ops[u.op]
 		switch {
+		case !u.sent && u.err != nil && u.err.Code == sheetsio.CodeSpreadsheetCapacity:
+			res.Status, res.Reason, res.Err = sheetsio.StatusBlocked, u.err.Code, u.err
 		case !u.sent:
 			res.Status, res.Err = sheetsio.StatusNotSent, u.err
 		case u.err == nil && u.misdirected != nil:

@@ -17,7 +17,9 @@ import (
 
 // ClassifyWrite turns the error of a write call into a *WriteError; nil
 // stays nil (Applied). Only a structured JSON 4xx other than 404/408/429 is
-// Terminal (413 and size-related 400s get Code WritePayloadTooLarge);
+// Terminal (413 and size-related 400s get Code WritePayloadTooLarge), but
+// a 400 refusing to grow the spreadsheet past its cells is NotSent with
+// Code CodeSpreadsheetCapacity;
 // everything else is Uncertain.
 func ClassifyWrite(err error) *sheetsio.WriteError {
 	if err == nil {
@@ -40,6 +42,8 @@ func classifyStatus(gerr *googleapi.Error, err error) *sheetsio.WriteError {
 	switch {
 	case gerr.Code == http.StatusRequestEntityTooLarge || (gerr.Code == http.StatusBadRequest && sizeMessage(gerr.Message)):
 		w.Outcome, w.Code = sheetsio.Terminal, sheetsio.WritePayloadTooLarge
+	case gerr.Code == http.StatusBadRequest && capacityMessage(gerr.Message):
+		w.Outcome, w.Code = sheetsio.NotSent, sheetsio.CodeSpreadsheetCapacity // refused whole: nothing applied
 	case gerr.Code == http.StatusNotFound:
 		w.Code = sheetsio.WriteNotFound
 	case gerr.Code == http.StatusTooManyRequests:
@@ -54,6 +58,14 @@ func classifyStatus(gerr *googleapi.Error, err error) *sheetsio.WriteError {
 		w.Code = sheetsio.WriteUnknown
 	}
 	return w
+}
+
+// capacityMessage recognises Sheets' refusal to grow a spreadsheet past
+// its cells ("… would increase the number of cells in the workbook above
+// the limit of 10000000 cells.").
+func capacityMessage(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "number of cells") && strings.Contains(m, "above the limit")
 }
 
 func sizeMessage(msg string) bool {

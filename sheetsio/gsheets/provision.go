@@ -70,6 +70,7 @@ func (p *Provider) Reprovision(ctx context.Context, w *sheetsio.Workbook) ([]str
 			return nil, err
 		}
 	}
+	w.NoteGrid(provisionedGrid(infos, reqs), read)
 	var created []string
 	for _, t := range w.Schema().Tabs() {
 		if _, ok := resolved[t.Name]; !ok {

@@ -22,13 +22,17 @@ type sheetInfo struct {
 
 const enumerateFields = "sheets(properties(sheetId,title,hidden,gridProperties(rowCount,columnCount)))"
 
-// enumerate lists the spreadsheet's tabs with one paced, retried read.
+// enumerate lists the spreadsheet's tabs with one paced, retried read and
+// records their grid sizes in w (Workbook.NoteGrid).
 func (p *Provider) enumerate(ctx context.Context, w *sheetsio.Workbook) ([]sheetInfo, error) {
+	at := p.cfg.Now()
 	ss, err := p.getSpreadsheet(ctx, w, enumerateFields)
 	if err != nil {
 		return nil, err
 	}
-	return sheetInfos(ss), nil
+	infos := sheetInfos(ss)
+	noteGrid(w, infos, at)
+	return infos, nil
 }
 
 // getSpreadsheet is one paced, retried spreadsheets.get limited to fields.
