@@ -103,3 +103,31 @@ func (x *synced) cleanup() int {
 	mustT(x.t, err)
 	return n
 }
+
+// When the full scan and the cleanup fall due together, Run does both on
+// one grid read (Poller.ScanAndCleanup): an edit is still accepted and a
+// pasted copy of a row still deleted.
+func TestIdleFullScanAndCleanupShareOneGridRead(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 3)
+	x.emu.ResetCounters()
+	x.fullScan()
+	alone := x.emu.Counters(sheetID).Reads // the tab listing and the grid read
+	x.typeIn("2", "notes", "checked by Ana")
+	_, err := x.sheet.Person().PasteRow(partInput, x.rowNumber("1"))
+	mustT(t, err)
+	_, p, _ := x.e.Workers()
+	x.emu.ResetCounters()
+	r, n, err := p.ScanAndCleanup(ctx)
+	mustT(t, err)
+	if c := x.emu.Counters(sheetID); c.Reads != alone || c.Writes != 0 {
+		t.Fatalf("full scan and cleanup: %d reads, %d writes, want %d reads as a full scan alone", c.Reads, c.Writes, alone)
+	}
+	if r.Stats.Accepted != 1 || n != 1 {
+		t.Fatalf("full scan %+v, %d deletes: want the edit accepted and the copy deleted", r, n)
+	}
+	x.drain()
+	if got := x.rows(partInput); len(got) != 4 {
+		t.Fatalf("Input tab after the cleanup: %q", got)
+	}
+}
