@@ -113,7 +113,8 @@ func idleGoal(rows int) float64 {
 
 func idleNote() string {
 	return fmt.Sprintf("%s: the process's CPU (user + system) over one idle minute's passes at the default cadences "+
-		"(1 poll, 1 full scan, 2 cleanups, 2 reconciliations with anti-entropy, 60 dispatcher passes), after one unmeasured minute; "+
+		"(1 poll, 1 full scan and 1 cleanup on one grid read, 1 more cleanup, 2 reconciliations with anti-entropy, 60 dispatcher passes), "+
+		"after one unmeasured minute; the serve process's own runtime (NATS, HTTP, heartbeat) is not in it; "+
 		"the first %d cities synced to both tabs (HIKOUTEI_BENCH_INBOUND_ROWS); emulator served by the runner; median of 3 minutes, "+
 		"%d process(es); baseline = %s, one raw values.batchGet of the same rows a minute (information); "+
 		"-idlerows=171075 measures every city (its untimed sync of 2 × 171,075 rows takes minutes)", idle, *idleRows, *idles, rawIdle)
