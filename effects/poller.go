@@ -259,6 +259,42 @@ func (p *Poller) FullScan(ctx context.Context) (PollResult, error) {
 	return res, fenced(err)
 }
 
+// ScanAndCleanup runs a safety full scan and the surplus-row cleanup on
+// ONE grid read of the Input tabs (Run, when both are due at once): the
+// full scan observes the read, then the cleanup decides on the same read
+// at the same base (its deletes are full-row CAS effects, so a row
+// changed since the read is never deleted). It returns the full scan's
+// result and the deletes queued.
+func (p *Poller) ScanAndCleanup(ctx context.Context) (PollResult, int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.C.FullScans.Add(1)
+	p.C.Cleanups.Add(1)
+	tabs := p.tabs()
+	res := PollResult{Tabs: len(tabs), Full: true, Escalated: len(tabs)}
+	if len(tabs) == 0 {
+		return res, 0, nil
+	}
+	_, base, err := p.cfg.Inbound.Expectations(nil)
+	if err != nil {
+		return res, 0, fenced(err)
+	}
+	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
+	if err != nil {
+		return res, 0, err
+	}
+	obs := make(map[string]TabObservation, len(grids))
+	for t, g := range grids {
+		obs[t] = TabObservation{Grid: g}
+	}
+	if res.Stats, err = p.cfg.Inbound.Observe(base, obs, true); err != nil {
+		return res, 0, fenced(err)
+	}
+	n, err := p.cfg.Inbound.Cleanup(base, grids)
+	p.C.Deletes.Add(int64(n))
+	return res, n, fenced(err)
+}
+
 // Cleanup runs the surplus-row cleanup of the reconciliation schedule
 // (I21): one grid read of every Input tab, then the store queues full-row
 // CAS deletes for what is unambiguously surplus. It returns how many
@@ -357,7 +393,8 @@ func blankRow(cells []any) bool {
 }
 
 // Run runs adaptive polls on the interval (and on wake-ups), safety full
-// scans and the surplus-row cleanup on their own cadences, from ONE
+// scans and the surplus-row cleanup on their own cadences (both on one
+// grid read when they fall due together: ScanAndCleanup), from ONE
 // goroutine waiting on the earliest due time (one clock timer), until ctx
 // ends (nil) or the writer is displaced (ErrDisplaced). A failed pass is
 // logged and retried at its next due time.
@@ -383,9 +420,16 @@ func (p *Poller) Run(ctx context.Context) error {
 		case <-p.cfg.Clock.After(due.Sub(p.cfg.Clock.Now())):
 		}
 		now := p.cfg.Clock.Now()
+		shared := !now.Before(next[1]) && !now.Before(next[2]) // one grid read for both
 		for i, pass := range passes {
 			if !(now.Before(next[i])) || (woken && i == 0) {
 				next[i] = now.Add(every[i])
+				switch {
+				case shared && i == 1:
+					pass = func(ctx context.Context) error { _, _, err := p.ScanAndCleanup(ctx); return err }
+				case shared && i == 2:
+					continue // done with the full scan; a failure was counted there
+				}
 				if err := pass(ctx); err != nil && ctx.Err() == nil {
 					if errors.Is(err, ErrDisplaced) {
 						return err

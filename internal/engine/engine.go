@@ -75,9 +75,10 @@ type Engine struct {
 	fault atomic.Pointer[error]  // why commits fail now (nil: they don't); see setFault
 
 	// Owned by the writer goroutine:
-	lastSnap uint64 // checkpoint of the newest snapshot
-	behind   bool   // the read model missed a batch
-	stats    Stats
+	lastSnap  uint64 // checkpoint of the newest snapshot
+	behind    bool   // the read model missed a batch
+	stats     Stats
+	unchanged unchangedReads // the last read of each pass that changed nothing (unchanged.go)
 }
 
 // Entities supplies the entity shapes at Open: declared by the caller, or

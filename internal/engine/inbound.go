@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
@@ -39,7 +40,7 @@ func (e *Engine) Expectations(tabs []string) (map[string]aggregates.TabExpectati
 // Observe implements effects.Inbound: every escalated tab is decided and
 // the outcome appended in ONE fenced commit.
 func (e *Engine) Observe(base uint64, tabs map[string]effects.TabObservation, full bool) (aggregates.ObserveStats, error) {
-	st, err := e.observeIn(e.currentView, base, tabs, full)
+	st, err := e.observeCurrent(base, tabs, full)
 	if err == nil {
 		e.act.observed(st)
 	}
@@ -69,11 +70,7 @@ func (e *Engine) observeIn(view func(string) tabView, base uint64, tabs map[stri
 		now := e.cfg.Clock.Now()
 		var ch aggregates.Changes
 		for _, t := range sortedKeys(tabs) {
-			r, ts, err := e.readTab(view(t), tabs[t], base, full)
-			if err != nil {
-				return err
-			}
-			c, s, err := aggregates.DecideTab(r, ts, e.sheet, now)
+			c, s, err := e.decideTab(view(t), tabs[t], base, full, now)
 			if err != nil {
 				return err
 			}
@@ -84,6 +81,55 @@ func (e *Engine) observeIn(view func(string) tabView, base uint64, tabs map[stri
 		return e.commitWorker(ch, now)
 	})
 	return st, err
+}
+
+// observeCurrent is observeIn in the current layout, skipping each tab
+// whose whole grid read is what the last such pass read and found nothing
+// to change in (unchanged.go).
+func (e *Engine) observeCurrent(base uint64, tabs map[string]effects.TabObservation, full bool) (aggregates.ObserveStats, error) {
+	kind := map[bool]passKind{false: passObserve, true: passObserveFull}[full]
+	var st aggregates.ObserveStats
+	err := e.onWriter(func() error {
+		now := e.cfg.Clock.Now()
+		var ch aggregates.Changes
+		marks := map[passKey]unchangedMark{}
+		for _, t := range sortedKeys(tabs) {
+			k := passKey{kind: kind, tab: t}
+			d, ok := gridDigest(tabs[t].Grid)
+			m := e.mark(base, d, ok)
+			if old, same := e.same(k, m); same {
+				st.Add(old.observed)
+				continue
+			}
+			c, s, err := e.decideTab(e.currentView(t), tabs[t], base, full, now)
+			if err != nil {
+				return err
+			}
+			if m.observed = s; c.Count() == 0 && len(c.Queue) == 0 {
+				marks[k] = m
+			}
+			ch.Merge(c)
+			st.Add(s)
+		}
+		st.Events = ch.Count() + len(ch.Queue)
+		if err := e.commitWorker(ch, now); err != nil {
+			return err
+		}
+		for k, m := range marks {
+			e.remember(k, m)
+		}
+		return nil
+	})
+	return st, err
+}
+
+// decideTab reads one observed tab through v and decides it.
+func (e *Engine) decideTab(v tabView, o effects.TabObservation, base uint64, full bool, now time.Time) (aggregates.Changes, aggregates.ObserveStats, error) {
+	r, ts, err := e.readTab(v, o, base, full)
+	if err != nil {
+		return aggregates.Changes{}, aggregates.ObserveStats{}, err
+	}
+	return aggregates.DecideTab(r, ts, e.sheet, now)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -179,6 +225,7 @@ func (e *Engine) rowStates(tab string, shape events.EntityShape, r aggregates.Ta
 
 // rowState reads what the inbound decisions need of one Input row.
 func (e *Engine) rowState(tab, entity, anchor string) (rs aggregates.RowState, err error) {
+	e.stats.RowStates++
 	rs.Binding = layout.RowBindingID(tab, anchor)
 	if rs.VisibleHash, rs.VisibleRevision, rs.VisibleSeq, rs.Bound, err = e.proj.Visible(rs.Binding); err != nil {
 		return rs, err
@@ -240,19 +287,38 @@ func (e *Engine) alignShown(entity string, rs *aggregates.RowState) {
 // Cleanup implements effects.Inbound: the surplus-row cleanup of the Input
 // tabs (I21, aggregates.DecideCleanup), every delete an effect guarded by
 // the full-row hash read now.
+// A tab whose whole grid read is what the last cleanup read and found
+// nothing to delete in, at the same checkpoint and base, is skipped
+// (unchanged.go).
 func (e *Engine) Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (int, error) {
 	n := 0
 	err := e.onWriter(func() error {
 		var ch aggregates.Changes
+		marks := map[passKey]unchangedMark{}
 		for _, t := range sortedKeys(grids) {
+			k := passKey{kind: passCleanup, tab: t}
+			d, ok := gridDigest(grids[t])
+			m := e.mark(base, d, ok)
+			if _, same := e.same(k, m); same {
+				continue
+			}
 			fx, err := e.cleanupTab(grids[t], base)
 			if err != nil {
 				return err
 			}
+			if len(fx) == 0 {
+				marks[k] = m
+			}
 			ch.Queue = append(ch.Queue, fx...)
 		}
 		n = len(ch.Queue)
-		return e.commitWorker(ch, e.cfg.Clock.Now())
+		if err := e.commitWorker(ch, e.cfg.Clock.Now()); err != nil {
+			return err
+		}
+		for k, m := range marks {
+			e.remember(k, m)
+		}
+		return nil
 	})
 	return n, err
 }

@@ -356,9 +356,19 @@ func (e *Engine) RecordDivergence(spreadsheet, reason string) error {
 func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
 	n := 0
 	err := e.onWriter(func() error {
+		// The entities never queued are the read model's alone: none at
+		// the last pass, none while the checkpoint has not moved.
+		k := passKey{kind: passUnsynced, spreadsheet: spreadsheet}
+		m := e.mark(0, [32]byte{}, true)
+		if _, same := e.same(k, m); same {
+			return e.commitWorker(aggregates.Changes{}, e.cfg.Clock.Now())
+		}
 		refs, err := e.proj.Unsynced(spreadsheet, max, e.rowTabs)
 		if err != nil {
 			return err
+		}
+		if len(refs) == 0 {
+			defer e.remember(k, m)
 		}
 		now := e.cfg.Clock.Now()
 		var ch aggregates.Changes

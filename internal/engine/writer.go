@@ -54,6 +54,13 @@ type Stats struct {
 	Commits uint64 // units committed with at least one event
 	Events  uint64 // events appended (commits and the workers' decisions)
 	LogTxns uint64 // log transactions (group commits) that carried them
+	// Unchanged counts the tabs a full scan, cleanup or anti-entropy pass
+	// skipped: the read digested as the last pass's, which changed
+	// nothing, at the same checkpoint (unchanged.go).
+	Unchanged uint64
+	// RowStates counts the rows whose state a pass read from the read
+	// model (the per-row cost an unchanged pass skips).
+	RowStates uint64
 }
 
 // Commit decides cmds as one unit and returns once it is durable in the log

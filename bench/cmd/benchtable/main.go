@@ -38,6 +38,8 @@ var (
 	backfills = flag.Int("backfills", 1, "interleaved repeats of row 5 (our 171,075-city backfill, then the raw one, each alone)")
 	cityRows  = flag.Int("cityrows", 20000, "rows of row 9's Input tab (171075 = every city; its untimed sync of 2 × 171,075 rows alone takes minutes, so the default is the first 20,000 and the goal scales with the rows)")
 	cityPolls = flag.Int("citypolls", 1, "repeats of row 9 (one process each: the 171,075-city poll after its untimed sync, then the raw read; 3 passes each)")
+	idleRows  = flag.Int("idlerows", 7184, "rows of row 11's idle store (171075 = every city; its untimed sync takes minutes)")
+	idles     = flag.Int("idles", 1, "repeats of row 11 (one process each: the idle store, then the raw read; 3 minutes each)")
 	outDir    = flag.String("out", "bench", "directory for results.json and convergence.svg")
 )
 
@@ -115,6 +117,11 @@ func measure(clock *steps, tmp, traces string) runs {
 		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchInboundRows+"="+strconv.Itoa(*cityRows))
 		all.add(servedBench(bin, env, pollCities, "bench-poll-cities", "-test.benchtime", "3x"))
 		all.add(servedBench(bin, env, getCities, "bench-poll-cities-raw", "-test.benchtime", "3x"))
+	})
+	clock.do(fmt.Sprintf("row 11: idle minutes of a store of %d rows beside one raw values.batchGet a minute", *idleRows), *idles, func(int) {
+		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchInboundRows+"="+strconv.Itoa(*idleRows))
+		all.add(servedBench(bin, env, idle, "bench-idle", "-test.benchtime", "3x"))
+		all.add(servedBench(bin, env, rawIdle, "bench-idle-raw", "-test.benchtime", "3x"))
 	})
 	return all
 }
