@@ -102,7 +102,7 @@ func fewBackfills() string {
 	return " (one pair: two would add about 2 minutes and overrun make bench's 10-minute budget on this 2-core machine)"
 }
 
-// idleGoal is issue 30's goal for an idle store: 1 % of a core (0.6 CPU-s
+// idleGoal is the goal for an idle store: 1 % of a core (0.6 CPU-s
 // a minute) at the 7,184 airports, 3 % at 171,075 rows.
 func idleGoal(rows int) float64 {
 	if rows <= 7184 {
