@@ -6,6 +6,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/config"
+	"github.com/hikoutei/hikoutei-go/internal/disk"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/internal/wakehook"
@@ -102,6 +103,13 @@ var (
 	// ErrSegmentDamaged (segment_damaged): a sealed segment's file is not
 	// the one the log vouches for (*events.SegmentError names it).
 	ErrSegmentDamaged = events.ErrSegmentDamaged
+	// ErrDiskFilling (disk_filling): the filesystem holding the store is
+	// above 90 % used or fills within 7 days at the store's growth
+	// (Health().Disk). A warning: commits go on.
+	ErrDiskFilling = disk.ErrDiskFilling
+	// ErrDiskFull (disk_full): the filesystem holding the store is above
+	// 98 % used (Health().Disk): the next commits may fail to write.
+	ErrDiskFull = disk.ErrDiskFull
 	// ErrSealRefused (seal_refused): a seal would move nothing, or what
 	// must stay in log.db.
 	ErrSealRefused = events.ErrSealRefused

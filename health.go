@@ -52,6 +52,13 @@ type Health struct {
 	// in the process). It retries with a backoff and recovers by itself
 	// once the resource is back; commits never depend on it.
 	Admin error
+	// Disk: the filesystem holding the store is filling (ErrDiskFilling,
+	// disk_filling: above 90 % used, or full within 7 days at the store's
+	// growth, with the projected time) or full (ErrDiskFull, disk_full:
+	// above 98 % used: the next commits may fail to write). Nil while it
+	// has room or its space is unknown. DiskUsage is what was measured.
+	Disk      error
+	DiskUsage *DiskUsage
 }
 
 // Roles of a replicated store.
@@ -68,6 +75,7 @@ func (s *Store) Health() Health {
 	if s.adm != nil {
 		h.Admin = s.adm.AcceptErr()
 	}
+	s.diskHealth(&h)
 	return h
 }
 

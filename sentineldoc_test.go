@@ -96,6 +96,8 @@ var rootErrors = map[string]error{
 	"ErrSyncDiverged":                ErrSyncDiverged,
 	"ErrSyncNotProvisioned":          ErrSyncNotProvisioned,
 	"ErrSyncStartup":                 ErrSyncStartup,
+	"ErrDiskFilling":                 ErrDiskFilling,
+	"ErrDiskFull":                    ErrDiskFull,
 	"ErrSyncNotConfigured":           ErrSyncNotConfigured,
 	"ErrWakeSecretInvalid":           ErrWakeSecretInvalid,
 	"ErrTargetInsideStore":           ErrTargetInsideStore,

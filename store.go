@@ -15,6 +15,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/admin"
 	"github.com/hikoutei/hikoutei-go/internal/config"
+	"github.com/hikoutei/hikoutei-go/internal/disk"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -73,6 +74,9 @@ type Options struct {
 	// DIR/admin.sock through which `hikoutei conflicts ack` and `ping`
 	// reach the running store; docs/cli.md "Administrative channel").
 	NoAdmin bool
+	// DiskProbe tells the free space of the filesystem holding the store
+	// (Store.Disk, Health().Disk); nil asks the kernel (statfs).
+	DiskProbe DiskProbe
 	// NATS configures wake-ups, conflict notifications and the event
 	// mirror. Nil with Sync set = an embedded server with no port when
 	// NATSServer is set, else in-process wake-ups (nothing outside the
@@ -283,6 +287,7 @@ type Store struct {
 	adm      *admin.Server               // the administrative channel (nil with NoAdmin)
 	observer Observer                    // nil: no metrics
 	tracer   trace.Tracer
+	disk     *disk.Monitor // the store's disk and its size samples
 }
 
 // ReadModelFile is the read model's file name inside a store directory.
@@ -362,7 +367,8 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{e: e, byType: byType, observer: opts.Observer, tracer: tracer(opts.TracerProvider)}
+	s := &Store{e: e, byType: byType, observer: opts.Observer, tracer: tracer(opts.TracerProvider),
+		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe))}
 	if opts.NoAdmin {
 		return s, nil
 	}

@@ -32,22 +32,27 @@ var (
 	descConflicts  = newDesc("hikoutei_conflicts_open", "Conflicts open (waiting for a person or a later commit).")
 	descQuarantine = newDesc("hikoutei_quarantine_active", "Active quarantine records (inbound rows or tabs set aside for review).")
 
-	descPasses      = newDesc("hikoutei_dispatcher_passes_total", "Dispatcher passes run, since sync started.")
-	descBatches     = newDesc("hikoutei_dispatcher_batches_total", "Batches the dispatcher sent to the spreadsheet (effect batches and note-only batches).")
-	descClaimed     = newDesc("hikoutei_dispatcher_effects_claimed_total", "Effects the dispatcher claimed.")
-	descOutcomes    = newDesc("hikoutei_dispatcher_effect_outcomes_total", "Dispatched or probed effects by outcome (applied, uncertain, retried, failed, conflict, misdirected).", "outcome")
-	descProbes      = newDesc("hikoutei_dispatcher_probes_total", "Probes of effects whose delivery was uncertain.")
-	descNotes       = newDesc("hikoutei_dispatcher_notes_total", "Cell notes written or removed.")
-	descReconciled  = newDesc("hikoutei_reconcile_effects_total", "Effects reconciliation acted on, by action (superseded: terminal failures replaced; backfilled: unsent rows queued; repaired: anti-entropy corrections queued).", "action")
-	descSyncState   = newDesc("hikoutei_sync_state", "Sync health of each tab: 1 for its current state (ok, behind, diverged, blocked), 0 for the others.", "tab", "state")
-	descSyncBlocked = newDesc("hikoutei_sync_blocked", "1 for each blocked tab, with the reason code (e.g. credentials_rejected, access_denied, quota).", "tab", "reason")
-	descSyncPending = newDesc("hikoutei_sync_pending_effects", "Effects of the tab not settled yet.", "tab")
-	descSyncOldest  = newDesc("hikoutei_sync_oldest_pending_seconds", "Age of the tab's oldest pending effect (0: none or unknown).", "tab")
-	descSyncDiverge = newDesc("hikoutei_sync_diverged_rows", "Rows of the tab that differed from canonical state at the last reconciliation.", "tab")
-	descSheetCells  = newDesc("hikoutei_sheet_cells", "Grid cells of the spreadsheet (rows × columns of every tab, filled or not) at the newest read of its tabs' sizes (absent before one).")
-	descCellsLimit  = newDesc("hikoutei_sheet_cells_limit", "Grid cells a spreadsheet may hold (10,000,000; absent before a read of its tabs' sizes).")
-	descCellsFullAt = newDesc("hikoutei_sheet_cells_full_timestamp_seconds", "When the spreadsheet's grid reaches its limit at the current growth, Unix seconds (0: growth unknown or not positive).")
-	descHealthFault = newDesc("hikoutei_health_fault", "1 for each part of the store's health that is not ok now (local, sync, mirror, integrity, admin), with the failure's code (e.g. log_damaged, log_file_replaced, admin_accept_failed).", "part", "code")
+	descPasses       = newDesc("hikoutei_dispatcher_passes_total", "Dispatcher passes run, since sync started.")
+	descBatches      = newDesc("hikoutei_dispatcher_batches_total", "Batches the dispatcher sent to the spreadsheet (effect batches and note-only batches).")
+	descClaimed      = newDesc("hikoutei_dispatcher_effects_claimed_total", "Effects the dispatcher claimed.")
+	descOutcomes     = newDesc("hikoutei_dispatcher_effect_outcomes_total", "Dispatched or probed effects by outcome (applied, uncertain, retried, failed, conflict, misdirected).", "outcome")
+	descProbes       = newDesc("hikoutei_dispatcher_probes_total", "Probes of effects whose delivery was uncertain.")
+	descNotes        = newDesc("hikoutei_dispatcher_notes_total", "Cell notes written or removed.")
+	descReconciled   = newDesc("hikoutei_reconcile_effects_total", "Effects reconciliation acted on, by action (superseded: terminal failures replaced; backfilled: unsent rows queued; repaired: anti-entropy corrections queued).", "action")
+	descSyncState    = newDesc("hikoutei_sync_state", "Sync health of each tab: 1 for its current state (ok, behind, diverged, blocked), 0 for the others.", "tab", "state")
+	descSyncBlocked  = newDesc("hikoutei_sync_blocked", "1 for each blocked tab, with the reason code (e.g. credentials_rejected, access_denied, quota).", "tab", "reason")
+	descSyncPending  = newDesc("hikoutei_sync_pending_effects", "Effects of the tab not settled yet.", "tab")
+	descSyncOldest   = newDesc("hikoutei_sync_oldest_pending_seconds", "Age of the tab's oldest pending effect (0: none or unknown).", "tab")
+	descSyncDiverge  = newDesc("hikoutei_sync_diverged_rows", "Rows of the tab that differed from canonical state at the last reconciliation.", "tab")
+	descLogBytes     = newDesc("hikoutei_log_bytes", "Size of the hot log (log.db) in bytes.")
+	descSegments     = newDesc("hikoutei_sealed_segments", "Sealed segment files in the store's segments folder.")
+	descSegmentBytes = newDesc("hikoutei_sealed_segment_bytes", "Total size of the sealed segment files in bytes.")
+	descFSAvail      = newDesc("hikoutei_filesystem_avail_bytes", "Free space of the filesystem holding the store, in bytes (what the store's process may use).")
+	descFSSize       = newDesc("hikoutei_filesystem_size_bytes", "Size of the filesystem holding the store, in bytes.")
+	descSheetCells   = newDesc("hikoutei_sheet_cells", "Grid cells of the spreadsheet (rows × columns of every tab, filled or not) at the newest read of its tabs' sizes (absent before one).")
+	descCellsLimit   = newDesc("hikoutei_sheet_cells_limit", "Grid cells a spreadsheet may hold (10,000,000; absent before a read of its tabs' sizes).")
+	descCellsFullAt  = newDesc("hikoutei_sheet_cells_full_timestamp_seconds", "When the spreadsheet's grid reaches its limit at the current growth, Unix seconds (0: growth unknown or not positive).")
+	descHealthFault  = newDesc("hikoutei_health_fault", "1 for each part of the store's health that is not ok now (local, sync, mirror, integrity, admin, disk), with the failure's code (e.g. log_damaged, log_file_replaced, admin_accept_failed, disk_filling).", "part", "code")
 )
 
 // dispatcherSeries maps each kind of the dispatcher's counters
@@ -66,7 +71,8 @@ var dispatcherSeries = map[string]struct {
 func describeScraped(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descCommits, descEvents, descLogTxns, descEpoch, descLag, descOutbox, descOldest,
 		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
-		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault, descSheetCells, descCellsLimit, descCellsFullAt} {
+		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault,
+		descLogBytes, descSegments, descSegmentBytes, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt} {
 		ch <- d
 	}
 }
@@ -81,6 +87,7 @@ func emit(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueTyp
 func collectSource(ch chan<- prometheus.Metric, src Source) {
 	h := src.Health()
 	collectFaults(ch, h)
+	collectDisk(ch, h.DiskUsage)
 	collectSync(ch, h.SyncHealth)
 	if st, err := src.Stats(context.Background()); err == nil {
 		collectStats(ch, st, h.SyncHealth)
@@ -92,6 +99,21 @@ func collectSource(ch chan<- prometheus.Metric, src Source) {
 			n += c
 		}
 		emit(ch, descQuarantine, prometheus.GaugeValue, float64(n))
+	}
+}
+
+// collectDisk emits the store's files and its filesystem's space (the
+// space only where the platform tells it).
+func collectDisk(ch chan<- prometheus.Metric, u *hikoutei.DiskUsage) {
+	if u == nil {
+		return
+	}
+	emit(ch, descLogBytes, prometheus.GaugeValue, float64(u.LogBytes))
+	emit(ch, descSegments, prometheus.GaugeValue, float64(u.Segments))
+	emit(ch, descSegmentBytes, prometheus.GaugeValue, float64(u.SegmentBytes))
+	if u.SpaceKnown {
+		emit(ch, descFSAvail, prometheus.GaugeValue, float64(u.Space.Free))
+		emit(ch, descFSSize, prometheus.GaugeValue, float64(u.Space.Total))
 	}
 }
 
@@ -175,7 +197,7 @@ func collectFaults(ch chan<- prometheus.Metric, h hikoutei.Health) {
 	for _, p := range []struct {
 		part string
 		err  error
-	}{{"local", h.Local}, {"sync", h.Sync}, {"mirror", h.Mirror}, {"integrity", h.Integrity}, {"admin", h.Admin}} {
+	}{{"local", h.Local}, {"sync", h.Sync}, {"mirror", h.Mirror}, {"integrity", h.Integrity}, {"admin", h.Admin}, {"disk", h.Disk}} {
 		if p.err != nil {
 			emit(ch, descHealthFault, prometheus.GaugeValue, 1, p.part, hikoutei.ErrorCode(p.err))
 		}

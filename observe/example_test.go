@@ -16,6 +16,13 @@ import (
 	"github.com/hikoutei/hikoutei-go/observe"
 )
 
+// roomyDisk is a filesystem of 100 GiB, half free.
+type roomyDisk struct{}
+
+func (roomyDisk) Space(string) (hikoutei.DiskSpace, error) {
+	return hikoutei.DiskSpace{Free: 50 << 30, Total: 100 << 30}, nil
+}
+
 // Mount the store's metrics and health next to the application's own.
 func Example() {
 	dir, err := os.MkdirTemp("", "observe-example-")
@@ -25,7 +32,9 @@ func Example() {
 	defer os.RemoveAll(dir)
 
 	m := observe.New()
-	s, err := hikoutei.Open(context.Background(), dir, hikoutei.Options{Observer: m, Logger: quietLogger()}, hikoutei.Entity[airport]("Airport"))
+	// A disk with room, so that the health below does not depend on this machine's.
+	opts := hikoutei.Options{Observer: m, Logger: quietLogger(), DiskProbe: roomyDisk{}}
+	s, err := hikoutei.Open(context.Background(), dir, opts, hikoutei.Entity[airport]("Airport"))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -23,8 +23,14 @@ type HealthReport struct {
 	Integrity  string `json:"integrity,omitempty"`
 	// Admin is why the administrative channel cannot accept now (absent
 	// while it can), with its code (admin_accept_failed).
-	Admin       string             `json:"admin,omitempty"`
-	AdminCode   string             `json:"admin_code,omitempty"`
+	Admin     string `json:"admin,omitempty"`
+	AdminCode string `json:"admin_code,omitempty"`
+	// Disk is why the filesystem holding the store is filling or full
+	// (absent while it has room), with its code (disk_filling, disk_full)
+	// and, at the store's growth, when it fills.
+	Disk        string             `json:"disk,omitempty"`
+	DiskCode    string             `json:"disk_code,omitempty"`
+	DiskFullAt  *time.Time         `json:"disk_full_at,omitempty"`
 	MirrorLag   *MirrorLagReport   `json:"mirror_lag,omitempty"`  // with the mirror on
 	NATSListen  string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
 	SyncHealth  *SyncHealthReport  `json:"sync_health,omitempty"`
@@ -139,9 +145,13 @@ func WriteHealth(w http.ResponseWriter, r HealthReport) {
 // Failing reports whether h fails health: the store cannot commit (a
 // standby, which serves reads while its primary commits, does not fail),
 // or sync is blocked (e.g. credentials_rejected) or diverged past its
-// bound. Sync behind and mirror failures do not fail it: neither stops
-// local commits.
+// bound, or the disk holding the store is full (disk_full). Sync behind,
+// mirror failures and a disk that is filling (disk_filling) do not fail
+// it: none stops local commits.
 func Failing(h hikoutei.Health) bool {
+	if errors.Is(h.Disk, hikoutei.ErrDiskFull) {
+		return true
+	}
 	if errors.Is(h.Local, hikoutei.ErrStandby) {
 		return false
 	}
@@ -158,6 +168,12 @@ func Report(h hikoutei.Health) HealthReport {
 	}
 	if h.Admin != nil {
 		r.Admin, r.AdminCode = h.Admin.Error(), hikoutei.ErrorCode(h.Admin)
+	}
+	if h.Disk != nil {
+		r.Disk, r.DiskCode = h.Disk.Error(), hikoutei.ErrorCode(h.Disk)
+		if h.DiskUsage != nil {
+			r.DiskFullAt = timeOrNil(h.DiskUsage.FullAt)
+		}
 	}
 	if l := h.MirrorLag; l != nil {
 		r.MirrorLag = &MirrorLagReport{Mirrored: l.Mirrored, LogHead: l.LogHead, Records: l.Records, Seconds: l.Age.Seconds(),

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/disk"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
@@ -83,6 +84,9 @@ type storeStatus struct {
 	// only copy of the records); RescueCommand is what saves it.
 	LogMissing    bool   `json:"log_missing,omitempty"`
 	RescueCommand string `json:"rescue_command,omitempty"`
+	// Disk is what the store keeps on disk (hot log, sealed segments and
+	// where they live, read model) and the filesystem's free space.
+	Disk *diskStatus `json:"disk,omitempty"`
 }
 
 // statusReasons are the reason counts status prints, in order.
@@ -119,7 +123,7 @@ func newStatusCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status --dir DIR [--json]",
-		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence, failures by reason, sync health by tab, unwritable values",
+		Short: "Show lease holder and epoch, log head, checkpoint, outbox by state, conflicts, quarantine, last inbound evidence, failures by reason, disk use, sync health by tab, unwritable values",
 		Long: `status reads a store without changing it. It works while the store runs:
 the read model is read through SQLite's WAL, the holder from lease.toml. The log
 head is shown only when no process holds log.db (while one does, the
@@ -127,14 +131,21 @@ checkpoint equals the head after every commit). Sync health is shown per tab
 (ok, behind, diverged, blocked with its reason, pending effects and the
 oldest one's age): while a process holds the store, as that process sees
 it (asked over its administrative channel); otherwise, or when it does not
-answer (the reason code is shown), derived from the read model.`,
+answer (the reason code is shown), derived from the read model. Disk: the
+hot log (log.db), the sealed segments (count, bytes, folder), the read model
+and the free space of the filesystem holding the store, with disk_filling
+above 90 % used and disk_full above 98 %.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := requireStoreOrHolder(dir); err != nil {
 				return err
 			}
-			st, err := readStatus(dir, time.Now())
+			now := time.Now()
+			st, err := readStatus(dir, now)
 			if err != nil {
+				return err
+			}
+			if st.Disk, err = readDisk(dir, disk.Statfs{}, now); err != nil {
 				return err
 			}
 			st.addLiveHealth(cmd.Context())
@@ -357,6 +368,7 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	}
 	fmt.Fprintf(tw, "open conflicts\t%d\nquarantined\t%d\nlast inbound evidence\tseq %d\n", st.OpenConflict, st.Quarantined, st.LastEvidence)
 	printReasons(tw, st)
+	printDisk(tw, st.Disk)
 	printUnwritable(tw, st.Unwritable)
 	if st.Divergence != "" {
 		fmt.Fprintf(tw, "SYNC DIVERGED\t%s\n", shown(st.Divergence))

@@ -1,0 +1,84 @@
+package hikoutei
+
+import (
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/internal/disk"
+)
+
+// DiskSpace is the size of a filesystem and what is free on it, in bytes.
+type DiskSpace struct {
+	Free  uint64 // what the store's process may still use
+	Total uint64
+}
+
+// DiskProbe tells the space of the filesystem holding a directory
+// (Options.DiskProbe); the default asks the kernel (statfs). A test can
+// answer a nearly full disk.
+type DiskProbe interface {
+	Space(dir string) (DiskSpace, error)
+}
+
+// diskProbe is p as the disk package's probe (nil: statfs).
+func diskProbe(p DiskProbe) disk.Probe {
+	if p == nil {
+		return nil
+	}
+	return probeOf{p}
+}
+
+type probeOf struct{ p DiskProbe }
+
+func (o probeOf) Space(dir string) (disk.Space, error) {
+	s, err := o.p.Space(dir)
+	return disk.Space(s), err
+}
+
+// DiskUsage is what a store keeps on disk and the space of the
+// filesystem holding it (Store.Disk).
+type DiskUsage struct {
+	LogBytes       int64  // log.db, the hot log
+	Segments       int    // sealed segment files
+	SegmentBytes   int64  // their total size
+	SegmentsDir    string // where they live, relative to the store directory
+	ReadModelBytes int64  // read.sqlite and its write-ahead log
+	// Space is the filesystem's; SpaceKnown is false where the platform
+	// cannot tell it (then nothing is projected).
+	Space      DiskSpace
+	SpaceKnown bool
+	// Growth is the store's growth in bytes per second over the samples
+	// the store took with its clock (up to a day's; 0: unknown, none or
+	// shrinking); FullAt is when the filesystem fills at that growth
+	// (zero: never).
+	Growth float64
+	FullAt time.Time
+	// Warning is ErrDiskFilling or ErrDiskFull with the detail, nil while
+	// the filesystem has room.
+	Warning error
+}
+
+// Disk measures the store's files and the filesystem holding them now,
+// records the store's size as a sample taken with the store's clock, and
+// projects when the filesystem fills at the growth the samples show
+// (docs/operations.md "Disk space"). Health does the same. Errors: I/O
+// errors reading the store directory.
+func (s *Store) Disk() (DiskUsage, error) {
+	if s.disk == nil {
+		return DiskUsage{}, ErrStoreClosed
+	}
+	r, err := s.disk.Check(s.e.Now())
+	if err != nil {
+		return DiskUsage{}, err
+	}
+	return DiskUsage{LogBytes: r.LogBytes, Segments: r.Segments, SegmentBytes: r.SegmentBytes, SegmentsDir: r.SegmentsDir,
+		ReadModelBytes: r.ReadModelBytes, Space: DiskSpace(r.Space), SpaceKnown: r.SpaceErr == nil, Growth: r.Growth, FullAt: r.FullAt,
+		Warning: r.Err}, nil
+}
+
+// diskHealth fills the disk part of h (nothing when the store directory
+// cannot be read: Local says why).
+func (s *Store) diskHealth(h *Health) {
+	if u, err := s.Disk(); err == nil {
+		h.Disk, h.DiskUsage = u.Warning, &u
+	}
+}

@@ -1,0 +1,85 @@
+package disk
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Store file names, as the events and engine packages name them.
+const (
+	logFile       = "log.db"
+	readModelFile = "read.sqlite"
+	// SegmentsDir is the store's folder of sealed segments (relative).
+	SegmentsDir = "segments"
+	segmentExt  = ".seg.zst"
+)
+
+// Files is what a store keeps on disk, in bytes: its hot log (log.db),
+// its sealed segments (count and total, in SegmentsDir) and its read
+// model (read.sqlite and its write-ahead log).
+type Files struct {
+	LogBytes       int64
+	Segments       int
+	SegmentBytes   int64
+	SegmentsDir    string
+	ReadModelBytes int64
+}
+
+// Total is the bytes of all the store's files counted.
+func (f Files) Total() int64 { return f.LogBytes + f.SegmentBytes + f.ReadModelBytes }
+
+// ReadFiles measures the store directory dir; a file that is absent
+// counts zero (a store with nothing sealed has no segments folder).
+func ReadFiles(dir string) (Files, error) {
+	f := Files{SegmentsDir: SegmentsDir}
+	var err error
+	if f.LogBytes, err = size(filepath.Join(dir, logFile)); err != nil {
+		return f, err
+	}
+	for _, name := range []string{readModelFile, readModelFile + "-wal"} {
+		n, err := size(filepath.Join(dir, name))
+		if err != nil {
+			return f, err
+		}
+		f.ReadModelBytes += n
+	}
+	return f, readSegments(filepath.Join(dir, SegmentsDir), &f)
+}
+
+// readSegments counts the segment files in dir (absent: none).
+func readSegments(dir string, f *Files) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), segmentExt) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // removed while listed
+		}
+		f.Segments++
+		f.SegmentBytes += info.Size()
+	}
+	return nil
+}
+
+// size is the size of the file at path (0 when absent).
+func size(path string) (int64, error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), nil
+}
