@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"runtime"
 
 	"github.com/nats-io/nkeys"
+
+	"github.com/hikoutei/hikoutei-go/internal/privatefile"
 )
 
 // maxSeedFileSize caps what is read from a seed file (a seed is 58 bytes).
@@ -40,24 +38,12 @@ func loadOrCreateSeed(path string, prefix nkeys.PrefixByte) (kp nkeys.KeyPair, c
 // followed), not accessible by group or others, and hold one seed of kind
 // prefix. A missing file is reported as fs.ErrNotExist, unwrapped.
 func readSeed(path string, prefix nkeys.PrefixByte) (nkeys.KeyPair, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	b, err := privatefile.Read(path, maxSeedFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fs.ErrNotExist
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCredentialsFile, path, opErr(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCredentialsFile, path)
-	}
-	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s is accessible by group or others (mode %04o); run chmod 600", ErrCredentialsFile, path, st.Mode().Perm())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSeedFileSize+1))
-	if err != nil || len(b) > maxSeedFileSize {
-		return nil, fmt.Errorf("%w: %s: unreadable or larger than %d bytes", ErrCredentialsFile, path, maxSeedFileSize)
+		return nil, fmt.Errorf("%w: %v", ErrCredentialsFile, err)
 	}
 	kp, err := nkeys.FromSeed(bytes.TrimSpace(b)) // kp keeps b: not wiped
 	if err != nil {
@@ -82,50 +68,11 @@ func createSeed(path string, prefix nkeys.PrefixByte) error {
 		return fmt.Errorf("%w: %s: generate: %v", ErrCredentialsFile, path, err)
 	}
 	defer wipe(seed)
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // mode 0600
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrCredentialsFile, path, opErr(err))
-	}
-	defer os.Remove(tmp.Name())
-	if err := writeSync(tmp, append(seed, '\n')); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrCredentialsFile, path, opErr(err))
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fs.ErrExist
-		}
-		return fmt.Errorf("%w: %s: %v", ErrCredentialsFile, path, opErr(err))
-	}
-	syncDir(dir)
-	return nil
-}
-
-func writeSync(f *os.File, b []byte) error {
-	defer wipe(b)
-	_, err := f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-}
-
-// opErr drops the path from an *fs.PathError (the caller names the file).
-func opErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
+	line := append(seed, '\n')
+	defer wipe(line)
+	err = privatefile.Create(path, line)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: %v", ErrCredentialsFile, err)
 	}
 	return err
 }

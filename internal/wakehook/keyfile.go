@@ -6,11 +6,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"runtime"
+
+	"github.com/hikoutei/hikoutei-go/internal/privatefile"
 )
 
 // maxKeyFile caps what is read from a key file.
@@ -40,24 +38,12 @@ func LoadOrCreateKey(path string) (secret []byte, created bool, err error) {
 // followed), not accessible by group or others, and hold a secret of at
 // least MinSecretBytes. A missing file is fs.ErrNotExist, unwrapped.
 func readKey(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	b, err := privatefile.Read(path, maxKeyFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fs.ErrNotExist
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrKeyFile, path, pathless(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrKeyFile, path)
-	}
-	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s is accessible by group or others (mode %04o); run chmod 600", ErrKeyFile, path, st.Mode().Perm())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil || len(b) > maxKeyFile {
-		return nil, fmt.Errorf("%w: %s: unreadable or larger than %d bytes", ErrKeyFile, path, maxKeyFile)
+		return nil, fmt.Errorf("%w: %v", ErrKeyFile, err)
 	}
 	if b = bytes.TrimSpace(b); len(b) < MinSecretBytes {
 		return nil, fmt.Errorf("%w: %s holds fewer than %d characters", ErrKeyFile, path, MinSecretBytes)
@@ -72,43 +58,9 @@ func createKey(path string) error {
 	if _, err := rand.Read(raw); err != nil {
 		return fmt.Errorf("%w: %s: generate: %v", ErrKeyFile, path, err)
 	}
-	text := []byte(base64.RawURLEncoding.EncodeToString(raw) + "\n")
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // mode 0600
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrKeyFile, path, pathless(err))
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(text)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if err = errors.Join(err, tmp.Close()); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrKeyFile, path, pathless(err))
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fs.ErrExist
-		}
-		return fmt.Errorf("%w: %s: %v", ErrKeyFile, path, pathless(err))
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
-// pathless drops the path from an *fs.PathError or *os.LinkError (the
-// caller names the file).
-func pathless(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
+	err := privatefile.Create(path, []byte(base64.RawURLEncoding.EncodeToString(raw)+"\n"))
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: %v", ErrKeyFile, err)
 	}
 	return err
 }
