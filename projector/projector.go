@@ -458,6 +458,8 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, nil // where pins may vouch across the log's holes (verification); no read-model data
 	case events.SegmentSealed:
 		return true, nil // records moved into a sealed segment (the log's readers); no read-model data
+	case events.SubjectErased:
+		return true, nil // a destroyed subject key (the store's key file); the read model holds only sealed values
 	}
 	return false, nil
 }
