@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -39,6 +40,7 @@ func (p Point) String() string {
 type View struct {
 	v      *engine.View
 	byType map[reflect.Type]*EntityDef
+	keys   *keys // opens personal values (AsOfDir: the key file read-only)
 }
 
 // AsOf builds a view of every entity as of at: a copy of the newest
@@ -57,7 +59,7 @@ func (s *Store) AsOf(ctx context.Context, at Point) (*View, error) {
 	if err != nil {
 		return nil, fmt.Errorf("as of %s: %w", at, err)
 	}
-	return &View{v: v, byType: s.byType}, nil
+	return &View{v: v, byType: s.byType, keys: s.keys}, nil
 }
 
 // AsOfDir builds a view of the store in dir as of at, as AsOf does,
@@ -80,10 +82,14 @@ func AsOfDir(ctx context.Context, dir string, at Point, entities ...EntityDef) (
 	if err != nil {
 		return nil, fmt.Errorf("as of %s: %w", at, err)
 	}
-	return &View{v: v, byType: byType}, nil
+	k, err := readKeys(dir)
+	if err != nil {
+		return nil, errors.Join(err, v.Close())
+	}
+	return &View{v: v, byType: byType, keys: k}, nil
 }
 
-func (v *View) reads() reads      { return reads{byType: v.byType, conns: v.v} }
+func (v *View) reads() reads      { return reads{byType: v.byType, conns: v.v, keys: v.keys} }
 func (v *View) track(any, string) {}
 
 // Seq is the log sequence the view stands at: it shows every record up
@@ -99,7 +105,8 @@ func (v *View) SnapshotSeq() uint64 { return v.v.SnapshotSeq() }
 
 // Record returns the fields of the entity named entity with primary key
 // id, by column name (the key included), as canonical values: string,
-// int64, float64, bool, time.Time or nil. It needs no Go type: tools
+// int64, float64, bool, time.Time or nil; an erased personal value is
+// ErasedValue. It needs no Go type: tools
 // read any declared entity with it. Errors: ErrNotFound,
 // ErrUnregisteredType (the view has no such entity), ErrStoreClosed.
 func (v *View) Record(ctx context.Context, entity, id string) (map[string]any, error) {
@@ -120,7 +127,11 @@ func (v *View) Record(ctx context.Context, entity, id string) (map[string]any, e
 	err = projector.Select(conn, shape, q, func(vals []any) error {
 		out = map[string]any{shape.PK: vals[0]}
 		for i, f := range shape.Fields {
-			out[f.Name] = vals[i+1]
+			val, err := v.keys.openValue(entity, f.Name, vals[i+1])
+			if err != nil {
+				return fmt.Errorf("%s %q: %w", entity, id, err)
+			}
+			out[f.Name] = val
 		}
 		return nil
 	})
@@ -133,4 +144,10 @@ func (v *View) Record(ctx context.Context, entity, id string) (map[string]any, e
 // Close removes the view's files, once the reads in flight are done.
 // Reads after Close fail with ErrStoreClosed. Errors: ErrStoreClosed on
 // a second call.
-func (v *View) Close() error { return v.v.Close() }
+func (v *View) Close() error {
+	err := v.v.Close()
+	if v.keys != nil && v.keys.own {
+		return errors.Join(err, v.keys.close())
+	}
+	return err
+}

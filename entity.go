@@ -20,7 +20,10 @@ type EntityDef struct {
 	pk     fieldDef
 	fields []fieldDef // non-key fields, declaration order
 	byName map[string]int
-	err    error
+	// subject is the index in fields of the field tagged subject (-1:
+	// the primary key names the data subject).
+	subject int
+	err     error
 }
 
 type fieldDef struct {
@@ -30,6 +33,8 @@ type fieldDef struct {
 	nullable bool
 	owner    events.Owner
 	was      []string // earlier names (tag option was=), not part of the shape
+	personal bool     // tag option personal: sealed with the subject's key (docs/erasure.md)
+	subject  bool     // tag option subject: names the record's data subject
 }
 
 var timeType = reflect.TypeOf(time.Time{})
@@ -49,6 +54,14 @@ var timeType = reflect.TypeOf(time.Time{})
 //		Scratch string     `hikoutei:"-"`        // not stored
 //	}
 //
+// The option personal marks a field holding a person's data
+// (`hikoutei:"email,personal"`, a string or *string field): its values
+// are sealed with the data subject's key before they reach the log, so
+// Store.Erase can make them unreadable everywhere (docs/erasure.md). The
+// subject is the record's primary key, or the one field tagged subject
+// (`hikoutei:"customer,subject"`, a string). A primary key cannot be
+// personal (ErrPersonalPrimaryKey).
+//
 // Supported field types: string, int, int32, int64, float64, bool,
 // time.Time, and pointers to them. An untagged field's name is its Go name
 // in snake_case. The option was=<old name> (repeatable, also on the key)
@@ -61,7 +74,7 @@ func Entity[T any](name string) EntityDef {
 }
 
 func newEntityDef(name string, typ reflect.Type) EntityDef {
-	d := EntityDef{name: name, typ: typ, byName: map[string]int{}}
+	d := EntityDef{name: name, typ: typ, byName: map[string]int{}, subject: -1}
 	if typ.Kind() != reflect.Struct {
 		d.err = fmt.Errorf("%w: %s: %s is not a struct", ErrInvalidEntity, name, typ)
 		return d
@@ -84,11 +97,16 @@ func (d *EntityDef) readFields() error {
 			if havePK || f.kind != events.KindString || f.nullable {
 				return fmt.Errorf("%w: %s needs exactly one non-pointer string primary key", ErrInvalidEntity, d.name)
 			}
+			if f.personal {
+				return fmt.Errorf("%w: %w: %s.%s: the primary key names the record in the log, its anchors, receipts and the outbox, which erasure cannot reach; tag another field personal and keep the key an opaque id",
+					ErrInvalidEntity, ErrPersonalPrimaryKey, d.name, f.name)
+			}
 			d.pk, havePK = f, true
 			continue
 		}
-		d.byName[f.name] = len(d.fields)
-		d.fields = append(d.fields, f)
+		if err := d.addField(f); err != nil {
+			return err
+		}
 	}
 	if !havePK {
 		return fmt.Errorf("%w: %s has no primary key (tag a string field `hikoutei:\"name,pk\"`)", ErrInvalidEntity, d.name)
@@ -96,6 +114,28 @@ func (d *EntityDef) readFields() error {
 	if err := projector.ValidateShapes([]events.EntityShape{d.shape()}); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidEntity, err)
 	}
+	return nil
+}
+
+// addField adds a non-key field, checking its personal and subject
+// options.
+func (d *EntityDef) addField(f fieldDef) error {
+	bad := func(why string) error { return fmt.Errorf("%w: %s.%s: %s", ErrInvalidEntity, d.name, f.name, why) }
+	switch {
+	case f.personal && f.kind != events.KindString:
+		return bad("a personal field must be a string or *string")
+	case f.personal && f.owner == events.OwnerUser:
+		return bad("a personal field cannot be user-edited (an edit in the sheet would reach the log unsealed)")
+	case f.subject && (f.personal || f.kind != events.KindString || f.nullable):
+		return bad("the subject field must be a non-pointer string that is not personal")
+	case f.subject && d.subject >= 0:
+		return bad("only one field can name the subject")
+	}
+	if f.subject {
+		d.subject = len(d.fields)
+	}
+	d.byName[f.name] = len(d.fields)
+	d.fields = append(d.fields, f)
 	return nil
 }
 
@@ -115,6 +155,10 @@ func parseField(entity string, sf reflect.StructField) (f fieldDef, isPK, skip b
 			isPK = true
 		case "user":
 			f.owner = events.OwnerUser
+		case "personal":
+			f.personal = true
+		case "subject":
+			f.subject = true
 		default:
 			if old, ok := strings.CutPrefix(opt, "was="); ok && projector.ValidIdent(old) {
 				f.was = append(f.was, old)

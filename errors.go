@@ -9,6 +9,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/disk"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+	"github.com/hikoutei/hikoutei-go/internal/keyring"
 	"github.com/hikoutei/hikoutei-go/internal/wakehook"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -354,6 +355,26 @@ var (
 	// two records to one key, or would move a record that has an open
 	// conflict (*MigrationError names the key). Nothing was written.
 	ErrMigrationFailed = engine.ErrMigrationFailed
+	// ErrPersonalPrimaryKey (personal_primary_key): a primary key was
+	// tagged personal. The key names the record in the log, anchors,
+	// receipts and the outbox, which erasure cannot reach; Open refuses
+	// the declaration (it also wraps ErrInvalidEntity).
+	ErrPersonalPrimaryKey = errors.New("personal_primary_key")
+	// ErrPersonalKeysLost (personal_keys_lost): a sealed personal value
+	// names a key file this store no longer has (keys.db deleted,
+	// replaced or restored from elsewhere) or a key it never held that no
+	// erasure destroyed: the value is unreadable. Reads fail with it
+	// rather than show an empty value, and Health().Keys reports it.
+	ErrPersonalKeysLost = keyring.ErrKeysLost
+	// ErrPersonalKeyFile (personal_key_file): the key file keys.db
+	// could not be read or written (I/O error, damage): personal values
+	// cannot be sealed or opened, and an erasure cannot finish (it is
+	// finished at the next Open).
+	ErrPersonalKeyFile = keyring.ErrKeyFile
+	// ErrSealedValueMalformed (sealed_value_malformed): a value carries
+	// the sealed prefix but cannot be opened: altered, or moved to another
+	// field, entity or subject.
+	ErrSealedValueMalformed = keyring.ErrSealedValueMalformed
 )
 
 // EnvError names the environment variable Open refused a value from

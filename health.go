@@ -59,6 +59,13 @@ type Health struct {
 	// has room or its space is unknown. DiskUsage is what was measured.
 	Disk      error
 	DiskUsage *DiskUsage
+	// Keys: the key file of personal values (keys.db) failed a read or
+	// write (personal_key_file), or it cannot open the sealed values the
+	// store holds (personal_keys_lost: deleted, replaced, restored from
+	// elsewhere). Checked at Open and on every read that meets a sealed
+	// value; reads of those values fail with the same error, never show an
+	// empty value. Nil while every sealed value opens (docs/erasure.md).
+	Keys error
 }
 
 // Roles of a replicated store.
@@ -76,6 +83,7 @@ func (s *Store) Health() Health {
 		h.Admin = s.adm.AcceptErr()
 	}
 	s.diskHealth(&h)
+	h.Keys = s.keys.health()
 	return h
 }
 

@@ -82,7 +82,7 @@ func (d *EntityDef) fillByName(v reflect.Value, id string, values map[string]any
 	for _, f := range d.fields {
 		vals = append(vals, values[f.name])
 	}
-	d.fill(v, vals)
+	_ = d.fill(v, vals, rawKeys) // a migration sees personal values sealed (docs/erasure.md)
 }
 
 // record reads the key and the canonical values of the struct v.

@@ -27,6 +27,7 @@ type Reader interface {
 type reads struct {
 	byType map[reflect.Type]*EntityDef
 	conns  readConns
+	keys   *keys // opens personal values (nil: none can be opened)
 }
 
 // readConns lends read-only connections to a read model.
@@ -35,7 +36,7 @@ type readConns interface {
 	PutConn(c *sqlite.Conn)
 }
 
-func (s *Store) reads() reads            { return reads{byType: s.byType, conns: s.e} }
+func (s *Store) reads() reads            { return reads{byType: s.byType, conns: s.e, keys: s.keys} }
 func (s *Store) track(any, string)       {}
 func (u *Unit) reads() reads             { return u.store.reads() }
 func (u *Unit) track(ptr any, id string) { u.loaded[ptr] = id }
@@ -169,9 +170,10 @@ func Find[T any](ctx context.Context, r Reader, opts ...QueryOption) ([]*T, erro
 	}
 	defer src.PutConn(conn)
 	var out []*T
+	k := r.reads().keys
 	err = projector.Select(conn, d.shape(), pq, func(vals []any) error {
 		v := new(T)
-		if err := d.fill(reflect.ValueOf(v).Elem(), vals); err != nil {
+		if err := d.fill(reflect.ValueOf(v).Elem(), vals, k); err != nil {
 			return err
 		}
 		r.track(v, vals[0].(string))
@@ -232,6 +234,11 @@ func (d *EntityDef) columnKind(name string) (events.Kind, bool) {
 // their fields' kinds.
 func (d *EntityDef) projectorQuery(q query) (projector.Query, error) {
 	pq := projector.Query{Order: q.order, Limit: q.limit, Offset: q.offset}
+	for _, o := range q.order {
+		if d.isPersonal(o.Field) {
+			return pq, fmt.Errorf("%w: %s.%s is personal: its values are sealed and cannot be ordered by", ErrInvalidQuery, d.name, o.Field)
+		}
+	}
 	for _, c := range q.where {
 		pc, err := d.projectorCond(c)
 		if err != nil {
@@ -248,6 +255,9 @@ func (d *EntityDef) projectorCond(c cond) (projector.Cond, error) {
 	kind, ok := d.columnKind(c.field)
 	if !ok {
 		return projector.Cond{}, fmt.Errorf("%w: %w: %s.%s", ErrInvalidQuery, ErrUnknownField, d.name, c.field)
+	}
+	if d.isPersonal(c.field) {
+		return projector.Cond{}, fmt.Errorf("%w: %s.%s is personal: its values are sealed and cannot be filtered on", ErrInvalidQuery, d.name, c.field)
 	}
 	bad := func(err error) (projector.Cond, error) {
 		return projector.Cond{}, fmt.Errorf("%w: %w: %s.%s: %w", ErrInvalidQuery, ErrInvalidValue, d.name, c.field, err)
@@ -301,11 +311,19 @@ func queryValue(kind events.Kind, v any) (any, error) {
 }
 
 // fill sets the struct v from an entity's canonical values (the key
-// first, then the fields in declaration order).
-func (d *EntityDef) fill(v reflect.Value, vals []any) error {
+// first, then the fields in declaration order), opening sealed values
+// with k (Erased for an erased subject's).
+func (d *EntityDef) fill(v reflect.Value, vals []any, k *keys) error {
 	v.FieldByIndex(d.pk.index).SetString(vals[0].(string))
 	for i, f := range d.fields {
-		setField(v.FieldByIndex(f.index), vals[i+1])
+		val, err := k.openValue(d.name, f.name, vals[i+1])
+		if err != nil {
+			return fmt.Errorf("%s %q: %w", d.name, vals[0], err)
+		}
+		if _, erased := val.(ErasedValue); erased {
+			val = Erased
+		}
+		setField(v.FieldByIndex(f.index), val)
 	}
 	return nil
 }

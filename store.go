@@ -288,6 +288,7 @@ type Store struct {
 	observer Observer                    // nil: no metrics
 	tracer   trace.Tracer
 	disk     *disk.Monitor // the store's disk and its size samples
+	keys     *keys         // the key file of personal values (docs/erasure.md)
 }
 
 // ReadModelFile is the read model's file name inside a store directory.
@@ -367,13 +368,20 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 	if err != nil {
 		return nil, err
 	}
+	k, err := openKeys(e.Dir(), byType)
+	if err != nil {
+		return nil, errors.Join(err, e.Close())
+	}
 	s := &Store{e: e, byType: byType, observer: opts.Observer, tracer: tracer(opts.TracerProvider),
-		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe))}
+		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe)), keys: k}
+	if err := s.startKeys(ctx); err != nil {
+		return nil, errors.Join(err, k.close(), e.Close())
+	}
 	if opts.NoAdmin {
 		return s, nil
 	}
 	if err := s.startAdmin(); err != nil {
-		return nil, errors.Join(err, e.Close())
+		return nil, errors.Join(err, k.close(), e.Close())
 	}
 	return s, nil
 }
@@ -497,5 +505,5 @@ func (s *Store) Close() error {
 	if err := s.e.Close(); err != nil {
 		return err
 	}
-	return aerr
+	return errors.Join(aerr, s.keys.close())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"iter"
 	"time"
 
@@ -27,8 +28,15 @@ type Event struct {
 // Type is the event's catalogue type, e.g. "entity.persisted".
 func (e Event) Type() events.Type { return e.Payload.EventType() }
 
-func publicEvent(e events.Event) Event {
-	return Event{Seq: e.Seq, Stream: e.Stream, Version: e.Version, At: e.At, Commit: e.Commit, Payload: e.Payload}
+// publicEvent is e as a reader sees it: sealed personal values opened
+// with the key file, or ErasedValue once their subject was erased.
+// Errors: ErrPersonalKeysLost, ErrSealedValueMalformed.
+func (s *Store) publicEvent(e events.Event) (Event, error) {
+	p, err := s.keys.openPayload(e.Payload)
+	if err != nil {
+		return Event{}, fmt.Errorf("seq %d: %w", e.Seq, err)
+	}
+	return Event{Seq: e.Seq, Stream: e.Stream, Version: e.Version, At: e.At, Commit: e.Commit, Payload: p}, nil
 }
 
 // errStopIteration ends a log read when the consumer of Events stops.
@@ -51,7 +59,11 @@ func (s *Store) Events(ctx context.Context, from uint64) iter.Seq2[Event, error]
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if !yield(publicEvent(e), nil) {
+			pe, err := s.publicEvent(e)
+			if err != nil {
+				return err
+			}
+			if !yield(pe, nil) {
 				return errStopIteration
 			}
 			return nil
@@ -116,7 +128,13 @@ func TxBatch(n int) SubscribeOption {
 func (s *Store) Subscribe(ctx context.Context, name string, h Handler, opts ...SubscribeOption) error {
 	c := engine.Subscribe{Name: name}
 	if h != nil {
-		c.Handle = func(ctx context.Context, e events.Event) error { return h(ctx, publicEvent(e)) }
+		c.Handle = func(ctx context.Context, e events.Event) error {
+			pe, err := s.publicEvent(e)
+			if err != nil {
+				return err
+			}
+			return h(ctx, pe)
+		}
 	}
 	return s.e.Subscribe(ctx, subscribeConfig(c, opts))
 }
@@ -135,7 +153,13 @@ func (s *Store) Subscribe(ctx context.Context, name string, h Handler, opts ...S
 func (s *Store) SubscribeTx(ctx context.Context, name string, h TxHandler, opts ...SubscribeOption) error {
 	c := engine.Subscribe{Name: name}
 	if h != nil {
-		c.HandleTx = func(ctx context.Context, tx *sql.Tx, e events.Event) error { return h(ctx, tx, publicEvent(e)) }
+		c.HandleTx = func(ctx context.Context, tx *sql.Tx, e events.Event) error {
+			pe, err := s.publicEvent(e)
+			if err != nil {
+				return err
+			}
+			return h(ctx, tx, pe)
+		}
 	}
 	return s.e.Subscribe(ctx, subscribeConfig(c, opts))
 }

@@ -129,8 +129,10 @@ type CommitResult struct {
 
 func (u *Unit) commands() ([]engine.Command, error) {
 	cmds := make([]engine.Command, 0, len(u.order))
+	ops := make([]unitOp, 0, len(u.order))
 	for _, key := range u.order {
 		op := u.ops[key]
+		ops = append(ops, op)
 		c := engine.Command{Entity: op.def.name, ID: op.id}
 		if id, err := op.def.key(op.ptr.Elem()); err != nil || id != op.id {
 			return nil, fmt.Errorf("%w: %s %q changed to %q after Persist", ErrPrimaryKeyChanged, op.def.name, op.id, id)
@@ -144,5 +146,5 @@ func (u *Unit) commands() ([]engine.Command, error) {
 		}
 		cmds = append(cmds, c)
 	}
-	return cmds, nil
+	return cmds, u.store.sealUnit(cmds, ops)
 }
