@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
@@ -108,8 +109,15 @@ const (
 // ErrAdoptTabAdopted. Errors: ErrAdoptNeedsSync, ErrAdoptEntityNotDeclared,
 // ErrAdoptTabNotFound, ErrAdoptTabAdopted, ErrAdoptTabReserved,
 // ErrAdoptTabChanged, ErrAdoptHeaderDuplicate, ErrAdoptKeyColumnMissing,
-// ErrAdoptMapInvalid, and Commit's and the spreadsheet's errors.
+// ErrAdoptMapInvalid, and Commit's and the spreadsheet's errors. An
+// entity with personal fields cannot be adopted yet (ErrAdoptMapInvalid):
+// the rows would reach the log unsealed (docs/erasure.md).
 func (s *Store) Adopt(ctx context.Context, o AdoptOptions) (AdoptReport, error) {
+	for _, d := range s.byType {
+		if d.name == o.Entity && d.hasPersonal() {
+			return AdoptReport{}, fmt.Errorf("%w: %s has personal fields: adopting a tab into it would log them unsealed", ErrAdoptMapInvalid, d.name)
+		}
+	}
 	r, err := s.e.Adopt(ctx, engine.AdoptRequest{Tab: o.Tab, Entity: o.Entity, Map: o.Map, NumbersAsText: o.NumbersAsText,
 		DryRun: o.DryRun, UnitSize: min(o.UnitSize, engine.MaxAdoptUnit)})
 	return adoptReportOf(r), err

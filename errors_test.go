@@ -23,6 +23,8 @@ var rootSentinels = map[string]error{
 	"ErrUnknownField": hikoutei.ErrUnknownField, "ErrInvalidQuery": hikoutei.ErrInvalidQuery,
 	"ErrInvalidValue": hikoutei.ErrInvalidValue, "ErrNotFound": hikoutei.ErrNotFound, "ErrNonUnique": hikoutei.ErrNonUnique,
 	"ErrUnitDone": hikoutei.ErrUnitDone, "ErrStoreClosed": hikoutei.ErrStoreClosed,
+	"ErrPersonalPrimaryKey": hikoutei.ErrPersonalPrimaryKey, "ErrPersonalKeysLost": hikoutei.ErrPersonalKeysLost,
+	"ErrPersonalKeyFile": hikoutei.ErrPersonalKeyFile, "ErrSealedValueMalformed": hikoutei.ErrSealedValueMalformed,
 	"ErrReadModelBehind": hikoutei.ErrReadModelBehind, "ErrReadModelUnavailable": hikoutei.ErrReadModelUnavailable,
 	"ErrLogWrite": hikoutei.ErrLogWrite, "ErrLogCommitUncertain": hikoutei.ErrLogCommitUncertain,
 	"ErrLogBehindReadModel": hikoutei.ErrLogBehindReadModel, "ErrReadModelCorrupt": hikoutei.ErrReadModelCorrupt,
