@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
@@ -113,10 +114,8 @@ const (
 // entity with personal fields cannot be adopted yet (ErrAdoptMapInvalid):
 // the rows would reach the log unsealed (docs/erasure.md).
 func (s *Store) Adopt(ctx context.Context, o AdoptOptions) (AdoptReport, error) {
-	for _, d := range s.byType {
-		if d.name == o.Entity && d.hasPersonal() {
-			return AdoptReport{}, fmt.Errorf("%w: %s has personal fields: adopting a tab into it would log them unsealed", ErrAdoptMapInvalid, d.name)
-		}
+	if err := s.adoptPersonal(ctx, o.Entity); err != nil {
+		return AdoptReport{}, err
 	}
 	r, err := s.e.Adopt(ctx, engine.AdoptRequest{Tab: o.Tab, Entity: o.Entity, Map: o.Map, NumbersAsText: o.NumbersAsText,
 		DryRun: o.DryRun, UnitSize: min(o.UnitSize, engine.MaxAdoptUnit)})
@@ -153,4 +152,25 @@ func adoptRowOf(d aggregates.AdoptDecision) AdoptRow {
 		row.Issues[i] = AdoptIssue(is)
 	}
 	return row
+}
+
+// adoptPersonal refuses to adopt into an entity with personal fields: the
+// rows would reach the log unsealed. Without Go types (OpenDeclared) it
+// looks for a sealed value in the entity's records instead.
+func (s *Store) adoptPersonal(ctx context.Context, entity string) error {
+	refuse := fmt.Errorf("%w: %s has personal fields: adopting a tab into it would log them unsealed (docs/erasure.md)", ErrAdoptMapInvalid, entity)
+	for _, d := range s.byType {
+		if d.name == entity && d.hasPersonal() {
+			return refuse
+		}
+	}
+	shape, ok := s.e.Registry().Shape(entity)
+	if s.byType != nil || s.keys.ring.Load() == nil || !ok {
+		return nil
+	}
+	sealed, err := s.holdsSealed(ctx, shape)
+	if err != nil || sealed {
+		return errors.Join(err, refuse)
+	}
+	return nil
 }

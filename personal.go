@@ -284,3 +284,24 @@ func readKeys(dir string) (*keys, error) {
 	k.ring.Store(r)
 	return k, nil
 }
+
+// holdsSealed reports whether any record of shape holds a sealed value.
+func (s *Store) holdsSealed(ctx context.Context, shape events.EntityShape) (bool, error) {
+	conn, err := s.e.ReadConn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer s.e.PutConn(conn)
+	found := false
+	for _, f := range shape.Fields {
+		if f.Kind != events.KindString || found {
+			continue
+		}
+		q := projector.Query{Where: []projector.Cond{{Field: f.Name, Op: projector.OpPrefix, Value: keyring.Prefix}}, Limit: 1}
+		err := projector.Select(conn, shape, q, func([]any) error { found = true; return nil })
+		if err != nil {
+			return false, err
+		}
+	}
+	return found, nil
+}
