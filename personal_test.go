@@ -349,3 +349,29 @@ func TestEraseThenReturn(t *testing.T) {
 		t.Fatalf("an empty subject: %v", err)
 	}
 }
+
+// An erasure interrupted after its mark (a crash before the event or
+// before the key's destruction) is finished by the next Open.
+func TestEraseInterruptedIsFinishedAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	s := openPeople(t, dir)
+	commit(t, s, &Person{ID: "p-alice", Name: aliceName, City: "Lyon"})
+	ring := s.keys.ring.Load()
+	mustT(t, ring.MarkPending(ring.Digest("p-alice")))
+	mustT(t, s.Close())
+	s = openPeople(t, dir)
+	defer s.Close()
+	if p, err := Get[Person](ctx, s, "p-alice"); err != nil || p.Name != Erased {
+		t.Fatalf("after the reopen: %+v %v", p, err)
+	}
+	n := 0
+	for ev, err := range s.Events(ctx, 0) {
+		mustT(t, err)
+		if _, ok := ev.Payload.(events.SubjectErased); ok {
+			n++
+		}
+	}
+	if n != 1 || len(s.keys.ring.Load().Pending()) != 0 {
+		t.Fatalf("%d subject.erased events, pending %v", n, s.keys.ring.Load().Pending())
+	}
+}
