@@ -2,11 +2,14 @@ package hikoutei_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/observe"
 )
 
 type member struct {
@@ -69,5 +72,40 @@ func TestI37_TheSheetHoldsOnlySealedText(t *testing.T) {
 	got, err := hikoutei.Get[member](ctx, s, "m-1")
 	if err != nil || got.Email != hikoutei.Erased || got.Team != "blue" {
 		t.Fatalf("%+v %v", got, err)
+	}
+}
+
+// A lost key file fails /healthz with its code.
+func TestPersonalKeysLostFailsHealthz(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	open := func() *hikoutei.Store {
+		s, err := hikoutei.Open(ctx, dir, hikoutei.Options{HeartbeatInterval: -1, NoAdmin: true}, hikoutei.Entity[member]("Member"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	u := s.Begin()
+	if err := u.Persist(&member{ID: "m-1", Email: memberEmail}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := observe.Report(s.Health()); r.Status != "ok" || r.KeysCode != "" {
+		t.Fatalf("healthy store: %+v", r)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "keys.db")); err != nil {
+		t.Fatal(err)
+	}
+	s = open()
+	defer s.Close()
+	if r := observe.Report(s.Health()); r.Status != "failing" || r.KeysCode != "personal_keys_lost" {
+		t.Fatalf("keys.db gone: %+v", r)
 	}
 }

@@ -28,9 +28,14 @@ type HealthReport struct {
 	// Disk is why the filesystem holding the store is filling or full
 	// (absent while it has room), with its code (disk_filling, disk_full)
 	// and, at the store's growth, when it fills.
-	Disk        string             `json:"disk,omitempty"`
-	DiskCode    string             `json:"disk_code,omitempty"`
-	DiskFullAt  *time.Time         `json:"disk_full_at,omitempty"`
+	Disk       string     `json:"disk,omitempty"`
+	DiskCode   string     `json:"disk_code,omitempty"`
+	DiskFullAt *time.Time `json:"disk_full_at,omitempty"`
+	// Keys is why the key file of personal values fails (absent while
+	// every sealed value opens), with its code (personal_keys_lost,
+	// personal_key_file; docs/erasure.md).
+	Keys        string             `json:"keys,omitempty"`
+	KeysCode    string             `json:"keys_code,omitempty"`
 	MirrorLag   *MirrorLagReport   `json:"mirror_lag,omitempty"`  // with the mirror on
 	NATSListen  string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
 	SyncHealth  *SyncHealthReport  `json:"sync_health,omitempty"`
@@ -145,11 +150,13 @@ func WriteHealth(w http.ResponseWriter, r HealthReport) {
 // Failing reports whether h fails health: the store cannot commit (a
 // standby, which serves reads while its primary commits, does not fail),
 // or sync is blocked (e.g. credentials_rejected) or diverged past its
-// bound, or the disk holding the store is full (disk_full). Sync behind,
+// bound, or the disk holding the store is full (disk_full), or the key
+// file cannot open the personal values the store holds
+// (personal_keys_lost, personal_key_file). Sync behind,
 // mirror failures and a disk that is filling (disk_filling) do not fail
 // it: none stops local commits.
 func Failing(h hikoutei.Health) bool {
-	if errors.Is(h.Disk, hikoutei.ErrDiskFull) {
+	if errors.Is(h.Disk, hikoutei.ErrDiskFull) || h.Keys != nil {
 		return true
 	}
 	if errors.Is(h.Local, hikoutei.ErrStandby) {
@@ -168,6 +175,9 @@ func Report(h hikoutei.Health) HealthReport {
 	}
 	if h.Admin != nil {
 		r.Admin, r.AdminCode = h.Admin.Error(), hikoutei.ErrorCode(h.Admin)
+	}
+	if h.Keys != nil {
+		r.Keys, r.KeysCode = h.Keys.Error(), hikoutei.ErrorCode(h.Keys)
 	}
 	if h.Disk != nil {
 		r.Disk, r.DiskCode = h.Disk.Error(), hikoutei.ErrorCode(h.Disk)
