@@ -82,6 +82,7 @@ func (s *Store) Erase(ctx context.Context, subject string, opts ...EraseOption) 
 		s.keys.note(err)
 		return Erasure{}, fmt.Errorf("erasure recorded at seq %d; destroying the key failed (it is retried at the next Open): %w", seq, err)
 	}
+	s.keys.recovered()
 	return Erasure{Subject: d.String(), Generation: uint64(gen), Seq: seq}, nil
 }
 

@@ -74,6 +74,16 @@ func (k *keys) note(err error) {
 	}
 }
 
+// recovered clears a latched personal_key_file once the key file was
+// written again (a lost key file stays reported).
+func (k *keys) recovered() {
+	k.mu.Lock()
+	if errors.Is(k.err, ErrPersonalKeyFile) {
+		k.err = nil
+	}
+	k.mu.Unlock()
+}
+
 func (k *keys) health() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -141,6 +151,7 @@ func (s *Store) sealUnit(cmds []engine.Command, ops []unitOp) error {
 		s.keys.note(err)
 		return err
 	}
+	s.keys.recovered()
 	for i, op := range ops {
 		if err := s.sealValues(op.def, digests[i], cmds[i].Values); err != nil {
 			return err
