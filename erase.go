@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/internal/keyring"
 )
 
@@ -78,7 +79,11 @@ func (s *Store) Erase(ctx context.Context, subject string, opts ...EraseOption) 
 	if err != nil {
 		return Erasure{}, err
 	}
-	if err := ring.Destroy(d); err != nil {
+	err = failpoint.Err(failpoint.EraseAfterEvent)
+	if err == nil {
+		err = ring.Destroy(d)
+	}
+	if err != nil {
 		s.keys.note(err)
 		return Erasure{}, fmt.Errorf("erasure recorded at seq %d; destroying the key failed (it is retried at the next Open): %w", seq, err)
 	}

@@ -74,8 +74,8 @@ func (k *keys) note(err error) {
 	}
 }
 
-// recovered clears a latched personal_key_file once the key file was
-// written again (a lost key file stays reported).
+// recovered clears a latched personal_key_file once a key file operation
+// succeeds again (a lost key file stays reported).
 func (k *keys) recovered() {
 	k.mu.Lock()
 	if errors.Is(k.err, ErrPersonalKeyFile) {

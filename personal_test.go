@@ -372,6 +372,6 @@ func TestEraseInterruptedIsFinishedAtOpen(t *testing.T) {
 		}
 	}
 	if n != 1 || len(s.keys.ring.Load().Pending()) != 0 {
-		t.Fatalf("%d subject.erased events, pending %v", n, s.keys.ring.Load().Pending())
+		t.Fatalf("%d erasure events, pending %v", n, s.keys.ring.Load().Pending())
 	}
 }

@@ -58,20 +58,23 @@ const (
 	LayoutAfterSheetMigrate  = "layout.after_sheet_migrate"  // engine layout migration: the tab's batchUpdate answered, sheet.layout_migrated not committed
 	SealAfterWrite           = "seal.after_write"            // events.Log.Seal: segment written to its temp file, not synced nor renamed
 	SealAfterSync            = "seal.after_sync"             // events.Log.Seal: segment synced and renamed into segments/, not vouched for
+	EraseAfterEvent          = "erase.after_event"           // Store.Erase: subject.erased committed, the key not destroyed
+	KeyringBeforeRename      = "keyring.before_rename"       // keyring.Ring.Destroy: the rewritten key file synced, not renamed over keys.db
 	SealBeforeCommit         = "seal.before_commit"          // events.Log.Seal: segment.sealed appended and records removed, bbolt commit not yet
 )
 
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
 	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit,
-	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealBeforeCommit}
+	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealBeforeCommit, EraseAfterEvent, KeyringBeforeRename}
 
 // Workload lists the failpoints the crash campaign's workload reaches
 // (commits, dispatches, snapshots, restarts): Names without the ones only
 // what the workload does not do reaches (adopt and a change of the
 // entities' shape have their own crash tests).
 var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool {
-	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == SealAfterWrite || n == SealAfterSync || n == SealBeforeCommit
+	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == SealAfterWrite || n == SealAfterSync || n == SealBeforeCommit ||
+		n == EraseAfterEvent || n == KeyringBeforeRename
 })
 
 // InjectedError is what Err returns when an "eio" or "enospc" action

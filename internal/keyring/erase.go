@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
 // MarkPending records, durably, that d is to be erased: a crash before
@@ -104,7 +106,11 @@ func copyErased(m map[Digest]uint32) map[Digest]uint32 {
 func (r *Ring) rewrite(keys map[Digest]live, erased map[Digest]uint32, pending map[Digest]bool) error {
 	tmp := r.path + ".rewrite"
 	_ = os.Remove(tmp)
-	if err := r.writeFile(tmp, keys, erased, pending); err != nil {
+	err := r.writeFile(tmp, keys, erased, pending)
+	if err == nil {
+		err = failpoint.Err(failpoint.KeyringBeforeRename)
+	}
+	if err != nil {
 		_ = os.Remove(tmp)
 		return err
 	}
