@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/internal/keyring"
 )
@@ -60,6 +61,12 @@ func (s *Store) Erase(ctx context.Context, subject string, opts ...EraseOption) 
 	}
 	if err := ctx.Err(); err != nil {
 		return Erasure{}, err
+	}
+	if s.e.Closed() {
+		return Erasure{}, ErrStoreClosed
+	}
+	if s.e.Role() == engine.RoleStandby {
+		return Erasure{}, fmt.Errorf("%w: erase on the primary", ErrStandby)
 	}
 	s.keys.erase.Lock()
 	defer s.keys.erase.Unlock()
