@@ -32,6 +32,9 @@ type ErasedValue struct{}
 // String is Erased.
 func (ErasedValue) String() string { return Erased }
 
+// MarshalText is Erased: JSON shows the marker, not an empty object.
+func (ErasedValue) MarshalText() ([]byte, error) { return []byte(Erased), nil }
+
 // keys is a store's key file and the last failure to use it.
 type keys struct {
 	ring  atomic.Pointer[keyring.Ring] // nil: the store has no key file

@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -189,8 +190,12 @@ func assertErased(t *testing.T, s *Store, before uint64) {
 	if old, err := Get[Person](ctx, v, "p-alice"); err != nil || old.Name != Erased {
 		t.Fatalf("AsOf before the erasure: %+v %v", old, err)
 	}
-	if rec, err := v.Record(ctx, "Person", "p-alice"); err != nil || rec["name"] != (ErasedValue{}) {
+	rec, err := v.Record(ctx, "Person", "p-alice")
+	if err != nil || rec["name"] != (ErasedValue{}) {
 		t.Fatalf("View.Record: %v %v", rec, err)
+	}
+	if b, err := json.Marshal(rec); err != nil || !bytes.Contains(b, []byte(`"name":"`+Erased+`"`)) {
+		t.Fatalf("the marker in JSON: %s %v", b, err)
 	}
 	erasedSeen, erasures := 0, 0
 	for ev, err := range s.Events(ctx, 0) {
