@@ -156,6 +156,19 @@ func TestI37_EraseLeavesNoReadablePersonalValue(t *testing.T) {
 		t.Fatalf("plaintext of another subject at rest: %v", hits)
 	}
 
+	// A view of the closed store (AsOfDir, what `hikoutei audit --at` reads) opens keys.db read-only.
+	v, err := AsOfDir(ctx, dir, AtSeq(first.LastSeq), Entity[Person]("Person"), Entity[Order]("Order"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := Get[Person](ctx, v, "p-alice"); err != nil || a.Name != Erased {
+		t.Fatalf("AsOfDir: %+v %v", a, err)
+	}
+	if b, err := Get[Person](ctx, v, "p-bob"); err != nil || b.Name != bobName {
+		t.Fatalf("AsOfDir, another subject: %+v %v", b, err)
+	}
+	mustT(t, v.Close())
+
 	// The erasure holds after reopening and after a rebuild of the read model.
 	s = openPeople(t, dir)
 	assertErased(t, s, first.LastSeq)
