@@ -92,9 +92,10 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 }
 
 // countLost counts each tab's lost rows (TabSyncFacts.Lost) into tab:
-// those no open conflict nor active quarantine holds.
+// those no open conflict nor active quarantine holds, the rows whose
+// resolution write was blocked included (blockedCandidate).
 func countLost(conn *sqlite.Conn, spreadsheet string, tab func(string) *TabSyncFacts) error {
-	rows, err := lostRows(conn, `AND o.spreadsheet = ?
+	rows, err := lostRows(conn, blockedCandidate, `AND o.spreadsheet = ?
   AND NOT EXISTS (SELECT 1 FROM hk_conflicts c WHERE c.binding = o.binding AND c.state = 'open')
   AND NOT EXISTS (SELECT 1 FROM hk_quarantine q WHERE q.tab = o.tab AND q.anchor = o.anchor AND q.active = 1)`, spreadsheet)
 	for name, anchors := range rows {
