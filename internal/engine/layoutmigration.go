@@ -223,15 +223,15 @@ func (e *Engine) migratedDiffering(ev events.SheetLayoutMigrated) (int, error) {
 	}
 	n := 0
 	for _, r := range ev.Rows {
-		if r.After == "" || r.After == r.Hash || rows.Held[r.Anchor] {
+		if r.After == r.Hash || rows.Held[r.Anchor] || (r.After == "" && rows.InFlight[r.Anchor]) {
 			continue
 		}
-		_, exists, err := e.proj.EntityValues(spec.Entity, r.Anchor)
+		vals, exists, err := e.proj.EntityValues(spec.Entity, r.Anchor)
 		if err != nil {
 			return 0, err
 		}
-		if exists {
-			n++
+		if exists && (r.After != "" || canonicalHash(spec, e.sheet.Columns(ev.Tab), r.Anchor, vals) != r.Hash) {
+			n++ // left differing, or kept showing the store's last write while canonical state moved on with no write queued
 		}
 	}
 	return n, nil
