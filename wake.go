@@ -21,7 +21,8 @@ type WakeHookOptions struct {
 	// OnResult, when set, hears each request's result, for a metric:
 	// "polled", "scheduled" or "coalesced" when accepted, else the
 	// refusal's code (wake_malformed, wake_signature_invalid, wake_stale,
-	// wake_replayed, wake_busy). It is called on the request's goroutine.
+	// wake_replayed, wake_busy, wake_standby, wake_sync_not_running). It
+	// is called on the request's goroutine.
 	OnResult func(result string)
 }
 
@@ -31,8 +32,13 @@ type WakeHookOptions struct {
 // the Input pollers, which then poll at once instead of at their next
 // tick. It answers 202 {"result": …} when accepted and 400, 401 or 503
 // {"error": code} when refused; a refused request polls nothing, and
-// accepted ones poll at most once per MinInterval. Polling on the timer
-// goes on regardless: a lost wake costs freshness, never correctness.
+// accepted ones poll at most once per MinInterval. A signed wake the
+// store would not poll for is refused with 503 and a reason:
+// wake_standby while it is not the active writer (a standby, a writer
+// another displaced), wake_sync_not_running while its poller does not
+// run (sync stopped, provisioning failing, SyncOptions.Manual, the store
+// closed). Polling on the timer goes on regardless: a lost wake costs
+// freshness, never correctness.
 // Errors: ErrWakeSecretInvalid; ErrSyncNotConfigured when the store's
 // pollers take no wake-ups.
 func (s *Store) WakeHandler(o WakeHookOptions) (http.Handler, error) {
@@ -40,7 +46,7 @@ func (s *Store) WakeHandler(o WakeHookOptions) (http.Handler, error) {
 		return nil, err
 	}
 	h, err := wakehook.NewHandler(wakehook.Config{Secret: o.Secret, Clock: s.e.Clock(), MinInterval: o.MinInterval,
-		OnResult: o.OnResult, Poll: func() { _, _ = s.e.RequestPoll() }})
+		OnResult: o.OnResult, Poll: func() { _, _ = s.e.RequestPoll() }, Ready: s.e.WakeReady})
 	if err != nil {
 		return nil, err
 	}

@@ -3,15 +3,19 @@ package hikoutei_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/internal/wakehook"
 	"github.com/hikoutei/hikoutei-go/natsserver"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 type wakeNote struct {
@@ -152,5 +156,65 @@ func TestWakeHandlerRefusesWithoutPollersOrWithAShortSecret(t *testing.T) {
 	defer s2.Close()
 	if _, err := s2.WakeHandler(hikoutei.WakeHookOptions{Secret: []byte("short")}); !errors.Is(err, hikoutei.ErrWakeSecretInvalid) {
 		t.Fatalf("a short secret: %v", err)
+	}
+}
+
+// A signed wake to a store whose poller does not run (provisioning its
+// spreadsheet fails, the store closed) polls nothing, so it is refused
+// with 503 wake_sync_not_running and the reason, and counted as such; an
+// unsigned one still learns only that its signature is invalid.
+func TestWakeHandlerSaysWhenNothingWouldPoll(t *testing.T) {
+	sheet := hikouteitest.NewSheet(t, func(c *gsheets.Config) { c.Endpoint = "http://127.0.0.1:1" }) // nothing listens
+	sync := sheet.SyncOptions()
+	sync.Manual = false
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Sync: sync, NoAdmin: true}, hikoutei.Entity[wakeNote]("WakeNote"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var results []string
+	h, err := s.WakeHandler(hikoutei.WakeHookOptions{Secret: wakeSecret, OnResult: func(r string) { results = append(results, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(secret []byte, nonce string) (int, string) {
+		req := httptest.NewRequest(http.MethodPost, "/wake", nil)
+		req.Header.Set(wakehook.Header, wakehook.Sign(secret, time.Now().Unix(), nonce))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code, strings.TrimSpace(w.Body.String())
+	}
+	if code, body := send([]byte("not the wake secret, but 32 bytes or more"), "wake-unsigned-000001"); code != 401 || body != `{"error":"wake_signature_invalid"}` {
+		t.Fatalf("an unsigned wake: %d %s", code, body)
+	}
+	unreachable(t, s)
+	if code, body := send(wakeSecret, "wake-unprovisioned-01"); code != 503 || body != `{"error":"wake_sync_not_running","reason":"sheets_unreachable"}` {
+		t.Fatalf("a wake before the spreadsheet is provisioned: %d %s", code, body)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := send(wakeSecret, "wake-closed-00000001"); code != 503 || body != `{"error":"wake_sync_not_running","reason":"store_closed"}` {
+		t.Fatalf("a wake to a closed store: %d %s", code, body)
+	}
+	if want := "wake_signature_invalid wake_sync_not_running wake_sync_not_running"; strings.Join(results, " ") != want {
+		t.Fatalf("results %q, want %q", results, want)
+	}
+}
+
+// unreachable waits until sync health says provisioning failed.
+func unreachable(t *testing.T, s *hikoutei.Store) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if h := s.Health(); h.SyncHealth != nil && h.SyncHealth.Reason == hikoutei.ReasonUnreachable {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-t.Context().Done():
+			t.Fatal("provisioning never failed")
+		}
 	}
 }

@@ -223,6 +223,6 @@ func (p *Projector) Command(id string) (rec aggregates.CommandRecord, ok bool, e
 // lostWrites are the rows of tab whose write was lost (see lostRows);
 // nil when there is none.
 func (p *Projector) lostWrites(tab string) (map[string]bool, error) {
-	rows, err := lostRows(p.conn, `AND +o.tab = ?`, tab)
+	rows, err := lostRows(p.conn, lostCandidate, `AND +o.tab = ?`, tab)
 	return rows[tab], err
 }

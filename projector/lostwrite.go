@@ -14,7 +14,24 @@ import (
 // read the row since (no observation accepted or confirmed, no layout
 // migration recorded it after that settlement: a visible state no
 // effect set).
-const lostCandidate = `o.state = '` + string(aggregates.EffectConflict) + `'
+const lostCandidate = `o.state = '` + string(aggregates.EffectConflict) + `'` + unreadSince
+
+// blockedCandidate widens lostCandidate, for health only, to a conflict
+// resolution's write of the row that its guard blocked
+// (blocked_candidate: the row changed since the candidate — a person's
+// later edit, accepted or not — so the resolved cell may still show the
+// value the resolution did not keep). The row differs, as the store
+// knows, until a poll records the row as read (an edit accepted or
+// confirmed) or a later write carries the field (the anti-entropy pass
+// writes canonical state over a row that still shows it). Polls do not
+// take it as a lost write: the value the resolution refused is no new
+// edit to decide again.
+const blockedCandidate = `o.state IN ('` + string(aggregates.EffectConflict) + `', '` + string(aggregates.EffectBlocked) + `')` +
+	unreadSince
+
+// unreadSince: no visible state of the row set after o settled but by an
+// effect.
+const unreadSince = `
   AND NOT EXISTS (SELECT 1 FROM hk_visible_state v WHERE v.binding = o.binding AND v.seq > o.updated_seq
     AND coalesce(v.effect_id, '') = '')`
 
@@ -27,15 +44,16 @@ type lostWrite struct {
 }
 
 // lostRows are the rows whose write was lost, by tab and anchor
-// (aggregates.TabExpectation.Lost): a lost candidate (lostCandidate,
-// narrowed by the extra condition on o with args) whose fields no later
+// (aggregates.TabExpectation.Lost): a lost candidate (the condition
+// candidate on o, lostCandidate or blockedCandidate, narrowed by the
+// extra condition with args) whose fields no later
 // write of the row that applied carried. A later write of other fields
 // only (say, a conflict's resolution) leaves the lost write's cells
 // showing what they showed: the row still differs.
-func lostRows(conn *sqlite.Conn, extra string, args ...any) (map[string]map[string]bool, error) {
+func lostRows(conn *sqlite.Conn, candidate, extra string, args ...any) (map[string]map[string]bool, error) {
 	var cands []lostWrite
 	err := queryConn(conn, `SELECT o.tab, o.anchor, o.binding, o.stream_sequence, o.op, o.payload FROM hk_outbox o WHERE `+
-		lostCandidate+" "+extra, func(st *sqlite.Stmt) error {
+		candidate+" "+extra, func(st *sqlite.Stmt) error {
 		w := lostWrite{tab: st.ColumnText(0), anchor: st.ColumnText(1), binding: st.ColumnText(2), seq: st.ColumnInt64(3),
 			op: st.ColumnText(4)}
 		w.payload = make([]byte, st.ColumnLen(5))

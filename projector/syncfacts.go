@@ -30,6 +30,14 @@ type TabSyncFacts struct {
 	// nor active quarantine holds: the store knows they differ until the
 	// next poll decides them.
 	Lost int64
+	// Dropped counts the rows whose last write was superseded with no
+	// correction (its tab was no longer declared: nothing was written)
+	// and that no later write reached: the row still shows what it
+	// showed before that write (e.g. a removed record's row), unless
+	// the write was of a removed record whose row was gone. Only a
+	// reconciliation pass over the tab knows more (the engine counts
+	// them until one compared the tab).
+	Dropped int64
 	// Retired lists the retired columns the tab's last layout migration
 	// left on it ("<field> (retired)": people's values never imported,
 	// kept outside the layout).
@@ -82,6 +90,15 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 	if err := countLost(conn, spreadsheet, tab); err != nil {
 		return nil, err
 	}
+	err = sqlitex.Execute(conn, droppedRows, &sqlitex.ExecOptions{
+		Args: []any{spreadsheet},
+		ResultFunc: func(st *sqlite.Stmt) error {
+			tab(st.ColumnText(0)).Dropped = st.ColumnInt64(1)
+			return nil
+		}})
+	if err != nil {
+		return nil, err
+	}
 	layouts, err := SheetLayouts(conn, spreadsheet)
 	for name, l := range layouts {
 		if len(l.Retired) > 0 {
@@ -92,9 +109,10 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 }
 
 // countLost counts each tab's lost rows (TabSyncFacts.Lost) into tab:
-// those no open conflict nor active quarantine holds.
+// those no open conflict nor active quarantine holds, the rows whose
+// resolution write was blocked included (blockedCandidate).
 func countLost(conn *sqlite.Conn, spreadsheet string, tab func(string) *TabSyncFacts) error {
-	rows, err := lostRows(conn, `AND o.spreadsheet = ?
+	rows, err := lostRows(conn, blockedCandidate, `AND o.spreadsheet = ?
   AND NOT EXISTS (SELECT 1 FROM hk_conflicts c WHERE c.binding = o.binding AND c.state = 'open')
   AND NOT EXISTS (SELECT 1 FROM hk_quarantine q WHERE q.tab = o.tab AND q.anchor = o.anchor AND q.active = 1)`, spreadsheet)
 	for name, anchors := range rows {
@@ -102,6 +120,19 @@ func countLost(conn *sqlite.Conn, spreadsheet string, tab func(string) *TabSyncF
 	}
 	return err
 }
+
+// droppedRows counts TabSyncFacts.Dropped by tab: superseded effects no
+// correction replaced (few: failed writes) with no write of their row
+// applied after them, of a live record, or of a removed record whose row
+// the store believes shown (a delete that found no row showed nothing).
+const droppedRows = `SELECT o.tab, count(DISTINCT o.binding) FROM hk_outbox o
+WHERE o.state = '` + string(aggregates.EffectSuperseded) + `' AND o.spreadsheet = ? AND coalesce(o.superseded_by, '') = ''
+  AND NOT EXISTS (SELECT 1 FROM hk_outbox l WHERE l.binding = o.binding AND l.stream_sequence > o.stream_sequence
+    AND l.state = '` + string(aggregates.EffectApplied) + `')
+  AND (EXISTS (SELECT 1 FROM hk_entity_state s WHERE s.entity = o.entity AND s.id = o.entity_id AND s.removed = 0)
+    OR (coalesce(o.last_code, '') != '` + aggregates.CodeAnchorNotFound + `'
+      AND EXISTS (SELECT 1 FROM hk_visible_state v WHERE v.binding = o.binding AND v.hash != '')))
+GROUP BY o.tab`
 
 // SheetLayouts reads the layouts recorded for the tabs of spreadsheet
 // (the sync target's key) by their last migration, by tab, through conn.

@@ -21,7 +21,9 @@ const minWakeInterval = time.Second
 
 // newWakeHook is the handler of serve's POST /wake: wakes signed with the
 // secret of DIR/wake.key (made 0600 when missing) wake the pollers of the
-// store serve runs now, at most once per minInterval. It sits outside
+// store serve runs now, at most once per minInterval; a signed wake the
+// store would not poll for (a standby, sync not running) is refused with
+// 503 wake_standby or wake_sync_not_running. It sits outside
 // the bearer token: the Apps Script holds only the wake key, which can
 // cost a poll and read nothing.
 func newWakeHook(dir string, cur current, minInterval time.Duration, m *observe.Metrics, logger *slog.Logger) (http.Handler, error) {
@@ -31,7 +33,8 @@ func newWakeHook(dir string, cur current, minInterval time.Duration, m *observe.
 		return nil, fmt.Errorf("wake hook: %w", err)
 	}
 	h, err := wakehook.NewHandler(wakehook.Config{Secret: secret, Clock: events.SystemClock{}, MinInterval: minInterval,
-		OnResult: m.WakeResult, Poll: func() { _, _ = engine.Of(cur()).RequestPoll() }})
+		OnResult: m.WakeResult, Poll: func() { _, _ = engine.Of(cur()).RequestPoll() },
+		Ready: func() *wakehook.NotReady { return engine.Of(cur()).WakeReady() }})
 	if err != nil {
 		return nil, fmt.Errorf("wake hook: %s: %w", path, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -198,12 +199,24 @@ func (e *Engine) recordMigration(ev events.SheetLayoutMigrated, retired int) err
 // poll. Until a reconciliation pass counts the tab again, the tab is
 // diverged, never ok while it shows them.
 func (e *Engine) noteMigratedRows(ev events.SheetLayoutMigrated) error {
-	n := 0
-	err := e.onWriter(func() error {
-		var err error
-		n, err = e.migratedDiffering(ev)
+	spec, ok := e.sheet.Schema.Tab(ev.Tab)
+	if !ok {
+		return nil
+	}
+	var rows projector.TabRows
+	err := e.onWriter(func() (err error) {
+		rows, err = e.proj.TabRowsOf(ev.Target, ev.Tab)
 		return err
 	})
+	n := 0
+	for from := 0; from < len(ev.Rows) && err == nil; from += planChunk {
+		part := ev.Rows[from:min(from+planChunk, len(ev.Rows))]
+		err = e.onWriter(func() error { // a chunk at a time: commits are not held up by a large tab
+			k, err := e.migratedDiffering(spec, part, rows)
+			n += k
+			return err
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -211,26 +224,22 @@ func (e *Engine) noteMigratedRows(ev events.SheetLayoutMigrated) error {
 	return nil
 }
 
-// migratedDiffering counts the rows noteMigratedRows reports.
-func (e *Engine) migratedDiffering(ev events.SheetLayoutMigrated) (int, error) {
-	spec, ok := e.sheet.Schema.Tab(ev.Tab)
-	if !ok {
-		return 0, nil
-	}
-	rows, err := e.proj.TabRowsOf(ev.Target, ev.Tab)
-	if err != nil {
-		return 0, err
-	}
+// migratedDiffering counts the rows of part noteMigratedRows reports: of
+// a live record, not held, and left differing by the migration (After),
+// or kept showing the store's last write while canonical state moved on
+// with no write in flight (no write carried it there: say, a field the
+// tab's layout left and took back before the tab followed).
+func (e *Engine) migratedDiffering(spec layout.TabSpec, part []events.MigratedRow, rows projector.TabRows) (int, error) {
 	n := 0
-	for _, r := range ev.Rows {
-		if r.After == "" || r.After == r.Hash || rows.Held[r.Anchor] {
+	for _, r := range part {
+		if r.After == r.Hash || rows.Held[r.Anchor] || (r.After == "" && rows.InFlight[r.Anchor]) {
 			continue
 		}
-		_, exists, err := e.proj.EntityValues(spec.Entity, r.Anchor)
+		vals, exists, err := e.proj.EntityValues(spec.Entity, r.Anchor)
 		if err != nil {
 			return 0, err
 		}
-		if exists {
+		if exists && (r.After != "" || canonicalHash(spec, e.sheet.Columns(spec.Name), r.Anchor, vals) != r.Hash) {
 			n++
 		}
 	}

@@ -126,10 +126,46 @@ func (l *layoutState) match(cur *layout.Schema, tab string, header []any, pendin
 	}
 	for i := len(l.eras) - 1; i >= 0; i-- {
 		if spec, ok := l.shows(tab, header, i); ok {
+			if j := l.olderAlikeOf(tab, header, i, since); j >= 0 {
+				spec, _ = l.eras[j].schema.Tab(tab)
+				return j, spec, true
+			}
 			return i, spec, true
 		}
 	}
 	return 0, layout.TabSpec{}, false
+}
+
+// olderAlikeOf is, for a header that shows declaration era's layout of
+// tab by its names, the newest older declaration, from era since on,
+// whose layout the header shows too with another meaning (-1: none): a
+// tab no migration brought to era's layout (since is older) still shows
+// that one, e.g. a field dropped then added again before the tab
+// followed either change shows the dropped field's values, not the new
+// field's (its column is filled from canonical state).
+func (l *layoutState) olderAlikeOf(tab string, header []any, era, since int) int {
+	cur, _ := l.eras[era].schema.Tab(tab)
+	for j := era - 1; j >= max(since, 0); j-- {
+		if old, ok := l.shows(tab, header, j); ok && (!sameKinds(old, cur) || !l.sameFieldsAs(old, j, era)) {
+			return j
+		}
+	}
+	return -1
+}
+
+// sameFieldsAs reports whether every column of tab as declaration era
+// laid it out shows, in the newest declaration, the field the column of
+// its name shows in declaration later.
+func (l *layoutState) sameFieldsAs(old layout.TabSpec, era, later int) bool {
+	from, to := l.follow(old.Entity, era), l.follow(old.Entity, later)
+	for _, c := range old.Columns {
+		a, okA := from(c.Name)
+		b, okB := to(c.Name)
+		if okA != okB || a != b {
+			return false
+		}
+	}
+	return true
 }
 
 // shows reports whether header shows declaration era's layout of tab

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/internal/admin"
+	"github.com/hikoutei/hikoutei-go/internal/wakehook"
 )
 
 // PollVia names how RequestPoll reached the pollers.
@@ -51,6 +52,61 @@ func (e *Engine) PollVia() (PollVia, error) {
 		return PollViaInProcess, nil
 	}
 	return "", fmt.Errorf("%w: the store's pollers take no wake-ups", ErrSyncNotConfigured)
+}
+
+// Reasons a poll request starts no poll (WakeReady), besides the
+// SyncReason codes of a stopped sync.
+const (
+	pollNoSync        = "sync_not_configured" // the store runs without sync, or its pollers take no wake-ups
+	pollManual        = "sync_manual"         // SyncOptions.Manual: the caller runs the workers
+	pollStandby       = "standby"             // a warm standby: it polls once it takes over
+	pollPollerStopped = "poller_stopped"      // the poller returned (its error is logged); the dispatcher may run
+	pollStoreClosed   = "store_closed"
+)
+
+// WakeReady says whether a poll request (RequestPoll, a wake) starts a
+// poll: nil when the store is the active writer and its poller runs (or
+// is about to: provisioning, not failed so far); else
+// wakehook.ErrStandby (a standby, or a writer another displaced) or
+// wakehook.ErrSyncNotRunning, with a snake_case reason (a SyncReason
+// such as sheets_unreachable, or one of the constants above). From local
+// state only, never waits.
+func (e *Engine) WakeReady() *wakehook.NotReady {
+	switch {
+	case e.isClosed():
+		return notRunning(pollStoreClosed)
+	case e.Role() == RoleStandby:
+		return &wakehook.NotReady{Code: wakehook.ErrStandby, Reason: pollStandby}
+	case e.sync == nil:
+		return notRunning(pollNoSync)
+	case e.sync.cfg.Manual:
+		return notRunning(pollManual)
+	}
+	if _, err := e.PollVia(); err != nil {
+		return notRunning(pollNoSync)
+	}
+	e.sync.mu.Lock()
+	stopped, provisioned := e.sync.stopped, e.sync.disp != nil
+	e.sync.mu.Unlock()
+	r := stoppedReason(stopped)
+	if r == "" && !provisioned {
+		// Still provisioning: the poller polls once it starts, unless
+		// provisioning fails (its reason, e.g. sheets_unreachable).
+		r = e.unprovisionedReason(e.notes.provisioning())
+	}
+	switch {
+	case r == ReasonDisplaced || e.EndErr() != nil:
+		return &wakehook.NotReady{Code: wakehook.ErrStandby, Reason: string(ReasonDisplaced)}
+	case r != "":
+		return notRunning(string(r))
+	case e.sync.pollEnded.Load():
+		return notRunning(pollPollerStopped)
+	}
+	return nil
+}
+
+func notRunning(reason string) *wakehook.NotReady {
+	return &wakehook.NotReady{Code: wakehook.ErrSyncNotRunning, Reason: reason}
 }
 
 // SyncPoll answers admin.OpSyncPoll.

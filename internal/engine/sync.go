@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
@@ -105,6 +106,7 @@ type syncState struct {
 	cancel    context.CancelFunc
 	done      chan error
 	pollHint  chan struct{} // in-process poll requests (RequestPoll) when the wake-ups stay in process; nil otherwise
+	pollEnded atomic.Bool   // the poller returned while the workers were to run (WakeReady)
 	// writer goroutine only
 	noteDone chan struct{}
 	noteSeq  uint64 // last conflict notice delivered (no duplicates after a repaired projection)
@@ -247,7 +249,9 @@ func (e *Engine) runWorkers(ctx context.Context, disp *effects.Dispatcher) error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := poller.Run(pctx); err != nil {
+		err := poller.Run(pctx)
+		e.sync.pollEnded.Store(pctx.Err() == nil)
+		if err != nil {
 			e.log.Error("inbound poller stopped", "err", err.Error())
 		}
 	}()

@@ -252,6 +252,7 @@ type reconcileNote struct {
 	diverged int
 	since    time.Time // when the current divergence was first found
 	at       time.Time
+	compared bool // a reconciliation pass compared the tab's rows since Open
 }
 
 // healthInputs are what sync health is derived from.
@@ -339,6 +340,11 @@ func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
 		// next poll decides them: at least that many (a pass may have
 		// counted them too).
 		t.Diverged = max(t.Diverged, int(f.Lost))
+		if !in.notes[tab].compared && slices.Contains(in.tabs, tab) {
+			// Rows a dropped write left (the tab was not declared
+			// then) differ until a reconciliation pass compares them.
+			t.Diverged = max(t.Diverged, int(f.Dropped))
+		}
 	}
 	if (in.migrating[tab] && (t.Reason == "" || t.Reason == ReasonHeaderDrift)) || (in.unexamined[tab] && t.Reason == "") {
 		t.Reason = "" // the header shows an older layout: expected until the migration

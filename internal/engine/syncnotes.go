@@ -56,7 +56,7 @@ func (n *syncNotes) noteReconcile(sheet, tab string, diverged int, at time.Time)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	prev := n.tabNotes(sheet)[tab]
-	note := reconcileNote{diverged: max(diverged, 0), at: at} // a tab read is no longer blocked
+	note := reconcileNote{diverged: max(diverged, 0), at: at, compared: true} // a tab read is no longer blocked
 	switch {
 	case note.diverged > 0 && prev.diverged > 0:
 		note.since = prev.since

@@ -20,6 +20,14 @@ var (
 	// ErrBusy (wake_busy): the nonce memory is full of nonces still within
 	// the window; the pollers' timers carry the edit.
 	ErrBusy = errors.New("wake_busy")
+	// ErrStandby (wake_standby): the request verified, but the store is
+	// not the active writer (a warm standby, or a primary another writer
+	// displaced): its pollers do not run, nothing polls.
+	ErrStandby = errors.New("wake_standby")
+	// ErrSyncNotRunning (wake_sync_not_running): the request verified, but
+	// the store's pollers are not running (sync stopped, not provisioned
+	// yet, left to the caller, or the store closed): nothing polls.
+	ErrSyncNotRunning = errors.New("wake_sync_not_running")
 	// ErrSecret (wake_secret_invalid): the shared secret is shorter than
 	// MinSecretBytes.
 	ErrSecret = errors.New("wake_secret_invalid")

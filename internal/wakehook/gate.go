@@ -88,4 +88,5 @@ func (g *gate) trail(fires <-chan time.Time) {
 // Results are every result a handler reports (OnResult): the outcomes of
 // an accepted wake, then the refusals' codes.
 var Results = []string{string(OutcomePolled), string(OutcomeScheduled), string(OutcomeCoalesced),
-	ErrMalformed.Error(), ErrSignature.Error(), ErrStale.Error(), ErrReplayed.Error(), ErrBusy.Error()}
+	ErrMalformed.Error(), ErrSignature.Error(), ErrStale.Error(), ErrReplayed.Error(), ErrBusy.Error(),
+	ErrStandby.Error(), ErrSyncNotRunning.Error()}

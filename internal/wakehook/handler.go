@@ -15,6 +15,11 @@ type Config struct {
 	Clock Clock
 	// Poll wakes the pollers (it must not block).
 	Poll func()
+	// Ready, when set, says whether a verified wake would start a poll
+	// now: nil, or why not (a *NotReady). It is asked after the request
+	// verified, so a caller without the key learns nothing; it must not
+	// block.
+	Ready func() *NotReady
 	// MinInterval is the least time between two polls that wakes start
 	// (default DefaultMinInterval); Window and MaxNonces as NewVerifier.
 	MinInterval time.Duration
@@ -25,12 +30,28 @@ type Config struct {
 	OnResult func(result string)
 }
 
+// NotReady is why a verified wake would start no poll (Config.Ready):
+// the handler answers 503 {"error": code, "reason": reason}.
+type NotReady struct {
+	// Code is ErrStandby or ErrSyncNotRunning.
+	Code error
+	// Reason is a stable snake_case code naming the cause, e.g.
+	// writer_displaced, sync_not_provisioned.
+	Reason string
+}
+
+func (n *NotReady) Error() string { return n.Code.Error() + ": " + n.Reason }
+
+// Unwrap makes errors.Is(n, ErrStandby) and the like work.
+func (n *NotReady) Unwrap() error { return n.Code }
+
 // Handler serves wake requests: 202 with {"result": outcome} when
 // accepted, else the refusal's status and {"error": code}. It never logs.
 type Handler struct {
 	v        *Verifier
 	g        *gate
 	clock    Clock
+	ready    func() *NotReady
 	onResult func(string)
 }
 
@@ -50,7 +71,11 @@ func NewHandler(c Config) (*Handler, error) {
 	if on == nil {
 		on = func(string) {}
 	}
-	return &Handler{v: v, g: &gate{interval: c.MinInterval, clock: c.Clock, poll: c.Poll}, clock: c.Clock, onResult: on}, nil
+	ready := c.Ready
+	if ready == nil {
+		ready = func() *NotReady { return nil }
+	}
+	return &Handler{v: v, g: &gate{interval: c.MinInterval, clock: c.Clock, poll: c.Poll}, clock: c.Clock, ready: ready, onResult: on}, nil
 }
 
 // ServeHTTP verifies the request and, when it is accepted, wakes the
@@ -58,7 +83,7 @@ func NewHandler(c Config) (*Handler, error) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out, err := h.wake(r)
 	if err != nil {
-		h.onResult(err.Error())
+		h.onResult(code(err))
 		refuse(w, err)
 		return
 	}
@@ -82,11 +107,20 @@ func (h *Handler) wake(r *http.Request) (Outcome, error) {
 	if err := h.v.Check(h.clock.Now(), req); err != nil {
 		return "", err
 	}
+	if n := h.ready(); n != nil {
+		return "", n
+	}
 	return h.g.wake(), nil
 }
 
-// refuse answers a refusal with its status and code.
+// refuse answers a refusal with its status and code (and, when nothing
+// would poll, the reason).
 func refuse(w http.ResponseWriter, err error) {
+	var n *NotReady
+	if errors.As(err, &n) {
+		reply(w, http.StatusServiceUnavailable, map[string]string{"error": n.Code.Error(), "reason": n.Reason})
+		return
+	}
 	status := http.StatusUnauthorized
 	switch {
 	case errors.Is(err, ErrMalformed):
@@ -102,4 +136,14 @@ func reply(w http.ResponseWriter, status int, body map[string]string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body) // a client that went away needs nothing more
+}
+
+// code is a refusal's code (without a NotReady's reason: the result
+// label stays bounded).
+func code(err error) string {
+	var n *NotReady
+	if errors.As(err, &n) {
+		return n.Code.Error()
+	}
+	return err.Error()
 }

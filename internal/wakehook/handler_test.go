@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -175,5 +176,49 @@ func TestWakeNonceMemoryIsBounded(t *testing.T) {
 func TestWakeSecretTooShortIsRefused(t *testing.T) {
 	if _, err := NewVerifier([]byte("short"), 0, 0); !errors.Is(err, ErrSecret) {
 		t.Fatalf("a short secret: %v", err)
+	}
+}
+
+// A verified wake that nothing would poll for (a standby, a store whose
+// sync does not run) is refused with 503, its code and reason, and
+// counted; a forged one still learns only that its signature is invalid.
+// Once the store is ready again, wakes poll.
+func TestWakeOnAStoreThatWouldNotPollIsRefusedAfterTheSignature(t *testing.T) {
+	r := newRig(t)
+	var ready atomic.Pointer[NotReady]
+	ready.Store(&NotReady{Code: ErrStandby, Reason: "standby"})
+	var results []string
+	h, err := NewHandler(Config{Secret: testSecret, Clock: r.clock, MinInterval: 2 * time.Second,
+		Poll: func() { r.polls.Add(1) }, Ready: ready.Load, OnResult: func(s string) { results = append(results, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.h = h
+	forged := Sign([]byte("another secret of at least thirty-two bytes"), r.clock.Now().Unix(), r.nonce())
+	if code, body := r.send(forged); code != 401 || body != `{"error":"wake_signature_invalid"}` {
+		t.Fatalf("a forged wake to a standby: %d %s", code, body)
+	}
+	if code, body := r.send(r.signedNow()); code != 503 || body != `{"error":"wake_standby","reason":"standby"}` {
+		t.Fatalf("a genuine wake to a standby: %d %s", code, body)
+	}
+	ready.Store(&NotReady{Code: ErrSyncNotRunning, Reason: "sync_not_provisioned"})
+	if code, body := r.send(r.signedNow()); code != 503 || body != `{"error":"wake_sync_not_running","reason":"sync_not_provisioned"}` {
+		t.Fatalf("a genuine wake while sync does not run: %d %s", code, body)
+	}
+	if got := r.polls.Load(); got != 0 {
+		t.Fatalf("polls while nothing would poll: %d", got)
+	}
+	ready.Store(nil)
+	if code, body := r.send(r.signedNow()); code != 202 || body != `{"result":"polled"}` || r.polls.Load() != 1 {
+		t.Fatalf("a genuine wake once ready: %d %s, polls %d", code, body, r.polls.Load())
+	}
+	want := []string{"wake_signature_invalid", "wake_standby", "wake_sync_not_running", "polled"}
+	if strings.Join(results, " ") != strings.Join(want, " ") {
+		t.Fatalf("results %q, want %q", results, want)
+	}
+	for _, res := range want {
+		if !slices.Contains(Results, res) {
+			t.Errorf("result %s is not in Results (the metric's label set)", res)
+		}
 	}
 }
