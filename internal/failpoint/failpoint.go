@@ -59,19 +59,22 @@ const (
 	SealAfterWrite           = "seal.after_write"            // events.Log.Seal: segment written to its temp file, not synced nor renamed
 	SealAfterSync            = "seal.after_sync"             // events.Log.Seal: segment synced and renamed into segments/, not vouched for
 	SealBeforeCommit         = "seal.before_commit"          // events.Log.Seal: segment.sealed appended and records removed, bbolt commit not yet
+	CompactAfterCopy         = "compact.after_copy"          // events.Compact: log.db.compact written and synced, not verified
+	CompactBeforeRename      = "compact.before_rename"       // events.Compact: the copy verified, not renamed over log.db
 )
 
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
 	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit,
-	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealBeforeCommit}
+	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealBeforeCommit, CompactAfterCopy, CompactBeforeRename}
 
 // Workload lists the failpoints the crash campaign's workload reaches
 // (commits, dispatches, snapshots, restarts): Names without the ones only
 // what the workload does not do reaches (adopt and a change of the
 // entities' shape have their own crash tests).
 var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool {
-	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == SealAfterWrite || n == SealAfterSync || n == SealBeforeCommit
+	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == SealAfterWrite || n == SealAfterSync || n == SealBeforeCommit ||
+		n == CompactAfterCopy || n == CompactBeforeRename
 })
 
 // InjectedError is what Err returns when an "eio" or "enospc" action
