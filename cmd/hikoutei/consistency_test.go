@@ -288,6 +288,7 @@ func (sc *jsonScenario) args() [][]string {
 		{"conflicts", "resolve", "--dir", sc.other, sc.otherConflict, "--keep-system"},
 		{"quarantine", "dismiss", "--dir", sc.dir, sc.quarantined},
 		{"seal", "--dir", sc.other, "--keep", "3"},
+		{"compact", "--dir", sc.other},
 	}
 }
 

@@ -26,6 +26,8 @@ hikoutei serve --dir ./store --sheets-endpoint http://127.0.0.1:8787/ --spreadsh
 hikoutei status --dir ./store --json`,
 	"seal": `hikoutei seal --dir ./store --keep 1000000
 hikoutei seal --dir ./store --below 500000 --json`,
+	"compact": `hikoutei compact --dir ./store
+hikoutei compact --dir ./store --json`,
 	"doctor": `hikoutei doctor --dir ./store
 hikoutei doctor --dir ./store --json --progress`,
 	"conflicts": `hikoutei conflicts list --dir ./store
