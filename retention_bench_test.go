@@ -61,8 +61,8 @@ func BenchmarkCommitRateAfterHistory(b *testing.B) {
 	defer hist.Close()
 	empty := openItems(b, b.TempDir(), hikoutei.Options{})
 	defer empty.Close()
-	commitUnits(b, empty, 0, 10) // both warm
-	commitUnits(b, hist, 0, 10)
+	commitUnits(b, empty, 0, 50) // both warm, every key created: the timed units update, as on the history
+	commitUnits(b, hist, 0, 50)
 	var tEmpty, tHist time.Duration
 	b.ResetTimer()
 	for i := range b.N { // alternating rounds of 20 units, so that a slow phase of a shared machine hits both
