@@ -39,3 +39,26 @@ func TestCompactCommandShrinksAClosedSealedStoreAndRefusesARunningOne(t *testing
 		t.Fatalf("compact again: exit %d:\n%s", code, out)
 	}
 }
+
+// serve refuses retention flags that cannot work, before it touches the
+// store (exit 2, naming the flag).
+func TestServeRetentionFlagsThatCannotWorkAreUsageErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--retain-below-snapshot"}, "--retain-below-snapshot"},
+		{[]string{"--retain-min-batch", "5"}, "--retain-min-batch"},
+		{[]string{"--retain-max-age", "-1h"}, "--retain-max-age"},
+	} {
+		code, out := runCLI(t, append([]string{"serve", "--dir", dir}, c.args...)...)
+		if code != exitUsage || !strings.Contains(out, c.flag) {
+			t.Errorf("serve %v: exit %d:\n%s", c.args, code, out)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a refused serve wrote %d files", len(entries))
+	}
+}
