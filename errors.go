@@ -111,6 +111,10 @@ var (
 	// ErrDiskFull (disk_full): the filesystem holding the store is above
 	// 98 % used (Health().Disk): the next commits may fail to write.
 	ErrDiskFull = disk.ErrDiskFull
+	// ErrRetentionFailing (retention_failing): the retention policy's
+	// last background seal failed (Health().Retention wraps the cause).
+	// A warning: commits go on, log.db keeps the records.
+	ErrRetentionFailing = engine.ErrRetentionFailing
 	// ErrSealRefused (seal_refused): a seal would move nothing, or what
 	// must stay in log.db.
 	ErrSealRefused = events.ErrSealRefused

@@ -32,7 +32,7 @@ var rootSentinels = map[string]error{
 	"ErrLeaseFileInvalid": hikoutei.ErrLeaseFileInvalid, "ErrLogCorrupt": hikoutei.ErrLogCorrupt,
 	"ErrLogRecordCorrupt": hikoutei.ErrLogRecordCorrupt, "ErrEventTypeUnknown": hikoutei.ErrEventTypeUnknown,
 	"ErrSegmentMissing": hikoutei.ErrSegmentMissing, "ErrSegmentDamaged": hikoutei.ErrSegmentDamaged,
-	"ErrSealRefused": hikoutei.ErrSealRefused, "ErrDiskFilling": hikoutei.ErrDiskFilling, "ErrDiskFull": hikoutei.ErrDiskFull,
+	"ErrSealRefused": hikoutei.ErrSealRefused, "ErrRetentionFailing": hikoutei.ErrRetentionFailing, "ErrDiskFilling": hikoutei.ErrDiskFilling, "ErrDiskFull": hikoutei.ErrDiskFull,
 	"ErrChainBroken": hikoutei.ErrChainBroken, "ErrChainPinMismatch": hikoutei.ErrChainPinMismatch, "ErrChainRestarted": hikoutei.ErrChainRestarted,
 	"ErrEventPayloadMalformed": hikoutei.ErrEventPayloadMalformed, "ErrStoreIDMismatch": hikoutei.ErrStoreIDMismatch,
 	"ErrStoreLogMissing": hikoutei.ErrStoreLogMissing, "ErrStandby": hikoutei.ErrStandby,

@@ -66,6 +66,14 @@ type Health struct {
 	// value; reads of those values fail with the same error, never show an
 	// empty value. Nil while every sealed value opens (docs/erasure.md).
 	Keys error
+	// Retention: the last background seal of the retention policy
+	// (Options.Retention) failed (ErrRetentionFailing, retention_failing,
+	// wrapping the cause). Commits go on; log.db keeps the records until
+	// a seal succeeds. Nil while it seals, or without a policy.
+	// RetentionStatus is the policy's state: off, on, failing, or
+	// not_running (a replicated store, with the reason).
+	Retention       error
+	RetentionStatus *RetentionHealth
 }
 
 // Roles of a replicated store.

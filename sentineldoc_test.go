@@ -82,6 +82,7 @@ var rootErrors = map[string]error{
 	"ErrRestoreSource":               ErrRestoreSource,
 	"ErrRestoreTarget":               ErrRestoreTarget,
 	"ErrSealRefused":                 ErrSealRefused,
+	"ErrRetentionFailing":            ErrRetentionFailing,
 	"ErrSegmentDamaged":              ErrSegmentDamaged,
 	"ErrSegmentMissing":              ErrSegmentMissing,
 	"ErrShapeIncompatible":           ErrShapeIncompatible,

@@ -58,6 +58,9 @@ type Options struct {
 	SnapshotEvery uint64
 	// SnapshotKeep is how many snapshots are retained (default 3).
 	SnapshotKeep int
+	// Retention seals the log's older records in the background (see
+	// Retention; the zero value never seals).
+	Retention Retention
 	// AcceptLogGap: when the read model has applied records the log no
 	// longer holds (the log lost acknowledged commits: a damaged page, an
 	// older log.db restored), Open refuses with ErrLogBehindReadModel and
@@ -441,7 +444,8 @@ func declare(entities []EntityDef) (map[reflect.Type]*EntityDef, []events.Entity
 func engineConfig(o Options) (engine.Config, error) {
 	c := engine.Config{Clock: o.Clock, Operation: o.Operation, OpenTimeout: o.OpenTimeout, AcquireWait: o.AcquireWait,
 		HeartbeatInterval: o.HeartbeatInterval, LeaseTTL: o.LeaseTTL, ReadConns: o.ReadConns, Progress: progress(o.Progress), Logger: o.Logger,
-		SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep, AcceptLogGap: o.AcceptLogGap}
+		SnapshotEvery: o.SnapshotEvery, SnapshotKeep: o.SnapshotKeep, AcceptLogGap: o.AcceptLogGap,
+		Retention: o.Retention.policy()}
 	var err error
 	if c.Migrations, err = engineMigrations(o.Migrations); err != nil {
 		return c, err

@@ -284,6 +284,7 @@ func healthOf(e engine.Health) Health {
 	if r := e.Replication; r != nil {
 		h.Replication = &ReplicationHealth{Role: ReplicationRole(r.Role), Store: r.Store, Epoch: r.Epoch, Head: r.Head}
 	}
+	retentionHealth(e.Retention, &h)
 	return h
 }
 

@@ -52,7 +52,8 @@ var (
 	descSheetCells   = newDesc("hikoutei_sheet_cells", "Grid cells of the spreadsheet (rows × columns of every tab, filled or not) at the newest read of its tabs' sizes (absent before one).")
 	descCellsLimit   = newDesc("hikoutei_sheet_cells_limit", "Grid cells a spreadsheet may hold (10,000,000; absent before a read of its tabs' sizes).")
 	descCellsFullAt  = newDesc("hikoutei_sheet_cells_full_timestamp_seconds", "When the spreadsheet's grid reaches its limit at the current growth, Unix seconds (0: growth unknown or not positive).")
-	descHealthFault  = newDesc("hikoutei_health_fault", "1 for each part of the store's health that is not ok now (local, sync, mirror, integrity, admin, disk), with the failure's code (e.g. log_damaged, log_file_replaced, admin_accept_failed, disk_filling).", "part", "code")
+	descSeals        = newDesc("hikoutei_seals_total", "Background seals of the retention policy since the store opened, by result (ok, failed); absent without a policy.", "result")
+	descHealthFault  = newDesc("hikoutei_health_fault", "1 for each part of the store's health that is not ok now (local, sync, mirror, integrity, admin, disk, retention), with the failure's code (e.g. log_damaged, log_file_replaced, admin_accept_failed, disk_filling, retention_failing).", "part", "code")
 )
 
 // dispatcherSeries maps each kind of the dispatcher's counters
@@ -72,7 +73,7 @@ func describeScraped(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descCommits, descEvents, descLogTxns, descEpoch, descLag, descOutbox, descOldest,
 		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
 		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault,
-		descLogBytes, descSegments, descSegmentBytes, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt} {
+		descLogBytes, descSegments, descSegmentBytes, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt, descSeals} {
 		ch <- d
 	}
 }
@@ -88,6 +89,7 @@ func collectSource(ch chan<- prometheus.Metric, src Source) {
 	h := src.Health()
 	collectFaults(ch, h)
 	collectDisk(ch, h.DiskUsage)
+	collectRetention(ch, h.RetentionStatus)
 	collectSync(ch, h.SyncHealth)
 	if st, err := src.Stats(context.Background()); err == nil {
 		collectStats(ch, st, h.SyncHealth)
@@ -115,6 +117,16 @@ func collectDisk(ch chan<- prometheus.Metric, u *hikoutei.DiskUsage) {
 		emit(ch, descFSAvail, prometheus.GaugeValue, float64(u.Space.Free))
 		emit(ch, descFSSize, prometheus.GaugeValue, float64(u.Space.Total))
 	}
+}
+
+// collectRetention emits the retention policy's seals by result (none
+// while the store runs no policy).
+func collectRetention(ch chan<- prometheus.Metric, r *hikoutei.RetentionHealth) {
+	if r == nil || r.State == hikoutei.RetentionOff || r.State == hikoutei.RetentionNotRunning {
+		return
+	}
+	emit(ch, descSeals, prometheus.CounterValue, float64(r.Seals), "ok")
+	emit(ch, descSeals, prometheus.CounterValue, float64(r.Failures), "failed")
 }
 
 func collectStats(ch chan<- prometheus.Metric, st hikoutei.Stats, sh *hikoutei.SyncHealth) {
@@ -197,7 +209,7 @@ func collectFaults(ch chan<- prometheus.Metric, h hikoutei.Health) {
 	for _, p := range []struct {
 		part string
 		err  error
-	}{{"local", h.Local}, {"sync", h.Sync}, {"mirror", h.Mirror}, {"integrity", h.Integrity}, {"admin", h.Admin}, {"disk", h.Disk}} {
+	}{{"local", h.Local}, {"sync", h.Sync}, {"mirror", h.Mirror}, {"integrity", h.Integrity}, {"admin", h.Admin}, {"disk", h.Disk}, {"retention", h.Retention}} {
 		if p.err != nil {
 			emit(ch, descHealthFault, prometheus.GaugeValue, 1, p.part, hikoutei.ErrorCode(p.err))
 		}

@@ -36,10 +36,40 @@ type HealthReport struct {
 	// personal_key_file; docs/erasure.md).
 	Keys        string             `json:"keys,omitempty"`
 	KeysCode    string             `json:"keys_code,omitempty"`
+	// Retention is the retention policy's state (absent without one):
+	// on, failing (with the failure and its code retention_failing) or
+	// not_running (a replicated store, with the reason).
+	Retention   *RetentionReport   `json:"retention,omitempty"`
 	MirrorLag   *MirrorLagReport   `json:"mirror_lag,omitempty"`  // with the mirror on
 	NATSListen  string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
 	SyncHealth  *SyncHealthReport  `json:"sync_health,omitempty"`
 	Replication *ReplicationReport `json:"replication,omitempty"`
+}
+
+// RetentionReport is the retention policy's state and its seals since
+// the store opened.
+type RetentionReport struct {
+	State       string     `json:"state"`
+	Reason      string     `json:"reason,omitempty"`
+	Error       string     `json:"error,omitempty"`
+	Code        string     `json:"code,omitempty"`
+	Seals       uint64     `json:"seals"`
+	Failures    uint64     `json:"failures"`
+	LastSealAt  *time.Time `json:"last_seal_at,omitempty"`
+	SealedBelow uint64     `json:"sealed_below,omitempty"`
+}
+
+// retentionReport is r as a RetentionReport (nil without a policy).
+func retentionReport(r *hikoutei.RetentionHealth, err error) *RetentionReport {
+	if r == nil || r.State == hikoutei.RetentionOff {
+		return nil
+	}
+	out := &RetentionReport{State: string(r.State), Reason: r.Reason, Seals: r.Seals, Failures: r.Failures,
+		LastSealAt: timeOrNil(r.LastSealAt), SealedBelow: r.SealedBelow}
+	if err != nil {
+		out.Error, out.Code = err.Error(), hikoutei.ErrorCode(err)
+	}
+	return out
 }
 
 // MirrorLagReport is how far the NATS event mirror trails the log:
@@ -169,7 +199,8 @@ func Failing(h hikoutei.Health) bool {
 func Report(h hikoutei.Health) HealthReport {
 	r := HealthReport{Status: "ok", Local: errText(h.Local), LocalCode: hikoutei.ErrorCode(h.Local), Sync: errText(h.Sync),
 		SyncCode: hikoutei.ErrorCode(h.Sync), Mirror: errText(h.Mirror), MirrorCode: hikoutei.ErrorCode(h.Mirror),
-		SyncHealth: SyncReport(h.SyncHealth), Replication: replicationReport(h.Replication)}
+		SyncHealth: SyncReport(h.SyncHealth), Replication: replicationReport(h.Replication),
+		Retention: retentionReport(h.RetentionStatus, h.Retention)}
 	if h.Integrity != nil {
 		r.Integrity = h.Integrity.Error()
 	}

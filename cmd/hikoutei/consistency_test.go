@@ -289,6 +289,7 @@ func (sc *jsonScenario) args() [][]string {
 		{"quarantine", "dismiss", "--dir", sc.dir, sc.quarantined},
 		{"seal", "--dir", sc.other, "--keep", "3"},
 		{"erase", "--dir", sc.other, "--subject", "S1"},
+		{"compact", "--dir", sc.other},
 	}
 }
 

@@ -28,6 +28,8 @@ hikoutei status --dir ./store --json`,
 hikoutei seal --dir ./store --below 500000 --json`,
 	"erase": `hikoutei erase --dir ./store --subject customer-1042
 hikoutei erase --dir ./store --subject customer-1042 --json`,
+	"compact": `hikoutei compact --dir ./store
+hikoutei compact --dir ./store --json`,
 	"doctor": `hikoutei doctor --dir ./store
 hikoutei doctor --dir ./store --json --progress`,
 	"conflicts": `hikoutei conflicts list --dir ./store

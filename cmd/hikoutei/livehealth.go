@@ -118,8 +118,24 @@ func (st *storeStatus) addLocalFault(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, liveHealthWait)
 	defer cancel()
 	var resp admin.StatusResponse
-	if err := admin.Call(ctx, st.Dir, admin.OpStatus, nil, &resp); err == nil && resp.LocalCode != "" {
+	if err := admin.Call(ctx, st.Dir, admin.OpStatus, nil, &resp); err != nil {
+		return
+	}
+	if resp.LocalCode != "" {
 		st.CommitsRefused, st.CommitsRefusedCode = resp.Local, resp.LocalCode
+	}
+	st.Retention, st.RetentionDetail, st.RetentionCode = resp.Retention, resp.RetentionDetail, resp.RetentionCode
+}
+
+// printRetention writes the running store's retention line (none when no
+// process answered, or an older one that does not tell).
+func printRetention(tw io.Writer, st storeStatus) {
+	switch {
+	case st.Retention == "":
+	case st.RetentionDetail != "":
+		fmt.Fprintf(tw, "retention\t%s: %s\n", st.Retention, shown(st.RetentionDetail))
+	default:
+		fmt.Fprintf(tw, "retention\t%s\n", st.Retention)
 	}
 }
 

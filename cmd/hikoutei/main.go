@@ -205,7 +205,7 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate("hikoutei {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newSalvageCmd(),
-		newOutboxCmd(), newQuarantineCmd(), newPingCmd(), newBackupCmd(), newRestoreCmd(), newSubscriptionsCmd(), newSchemaCmd(), newMigrateCmd(), newAdoptCmd(), newSealCmd(), newEraseCmd())
+		newOutboxCmd(), newQuarantineCmd(), newPingCmd(), newBackupCmd(), newRestoreCmd(), newSubscriptionsCmd(), newSchemaCmd(), newMigrateCmd(), newAdoptCmd(), newSealCmd(), newEraseCmd(), newCompactCmd())
 	addExamples(root)
 	return root
 }

@@ -35,6 +35,8 @@ type serveFlags struct {
 	natsListenNoAuth, natsMirror            bool
 	acceptLogGap, standby                   bool
 	wakeMinInterval                         time.Duration
+	retention                               hikoutei.Retention
+	snapshotEvery                           uint64
 }
 
 func newServeCmd() *cobra.Command {
@@ -71,7 +73,15 @@ into DIR (created when missing or empty), serves reads and /healthz
 (local "standby: ...", HTTP 200), and becomes the primary, starting the
 workers, once the primary's lease lapses. A primary that another took over
 logs "replication: fenced", answers /healthz 503 (replication_fenced) and
-exits 4; with --standby it follows the stream as a standby again instead.`,
+exits 4; with --standby it follows the stream as a standby again instead.
+
+Retention (docs/operations.md "Automatic retention"): --retain-max-age,
+--retain-records and --retain-below-snapshot seal the log's older records into
+segment files in the background, as hikoutei seal does, once a batch of at
+least --retain-min-batch records is due; a record is sealed once every rule
+given lets it go. Off unless one is given. A failed seal shows in /healthz
+(retention_failing) and /metrics (hikoutei_seals_total{result="failed"});
+a replicated store does not seal (retention "not_running").`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.validate(); err != nil {
@@ -96,6 +106,7 @@ exits 4; with --standby it follows the stream as a standby again instead.`,
 	cmd.Flags().BoolVar(&f.standby, "standby", false, "run as a warm standby of a replicated store (needs HIKOUTEI_REPLICATION=jetstream)")
 	cmd.Flags().DurationVar(&f.wakeMinInterval, "wake-min-interval", wakehook.DefaultMinInterval,
 		"least time between two polls that POST /wake starts (at least 1s)")
+	addRetentionFlags(cmd, &f)
 	cmd.Flags().BoolVar(&f.natsMirror, "nats-mirror", false, "mirror committed events to the JetStream stream HIKOUTEI_<STORE> (signed, no fencing token)")
 	return cmd
 }
@@ -149,7 +160,8 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 		opts := hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap, Observer: metrics,
 			NATSServer: natsserver.Embedded(),
 			NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL, NkeyFile: f.natsNkey, ListenNkeys: f.natsListenNkeys,
-				ListenNoAuth: f.natsListenNoAuth, Mirror: f.natsMirror}}
+				ListenNoAuth: f.natsListenNoAuth, Mirror: f.natsMirror},
+			Retention: f.retention, SnapshotEvery: f.snapshotEvery}
 		if repl != nil {
 			r := *repl
 			r.Standby = standby

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/nats-io/nkeys"
+	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/config"
@@ -24,7 +25,7 @@ func (f serveFlags) validate() error {
 	checks := []func() error{f.checkSpreadsheet, f.checkEndpoint, f.checkCredentials, f.checkNATS,
 		func() error { return checkListenAddr("--http", f.httpAddr) },
 		func() error { return checkListenAddr("--nats-listen", f.natsListen) },
-		f.checkWakeInterval}
+		f.checkWakeInterval, f.checkRetention}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return usageError{err}
@@ -108,6 +109,31 @@ func checkListenAddr(flag, addr string) error {
 func (f serveFlags) checkWakeInterval() error {
 	if f.wakeMinInterval != 0 && f.wakeMinInterval < minWakeInterval {
 		return fmt.Errorf(`flag "--wake-min-interval": %s is under %s`, f.wakeMinInterval, minWakeInterval)
+	}
+	return nil
+}
+
+// addRetentionFlags adds serve's retention flags (Options.Retention) and
+// --snapshot-every, which --retain-below-snapshot needs.
+func addRetentionFlags(cmd *cobra.Command, f *serveFlags) {
+	fl := cmd.Flags()
+	fl.DurationVar(&f.retention.MaxAge, "retain-max-age", 0, "seal records committed longer ago than this (e.g. 720h; 0: no age rule)")
+	fl.Uint64Var(&f.retention.KeepRecords, "retain-records", 0, "keep at least the newest N records in log.db, seal older ones (0: no count rule)")
+	fl.BoolVar(&f.retention.BelowSnapshot, "retain-below-snapshot", false, "seal the records the newest snapshot covers (needs --snapshot-every)")
+	fl.Uint64Var(&f.retention.MinBatch, "retain-min-batch", 0, fmt.Sprintf("fewest records one background seal moves (0: %d)", hikoutei.DefaultRetentionMinBatch))
+	fl.Uint64Var(&f.snapshotEvery, "snapshot-every", 0, "snapshot the read model each time N events were applied (0: never)")
+}
+
+// checkRetention refuses retention flags that cannot work together.
+func (f serveFlags) checkRetention() error {
+	r := f.retention
+	switch {
+	case r.MaxAge < 0:
+		return errors.New(`flag "--retain-max-age" must not be negative`)
+	case r.BelowSnapshot && f.snapshotEvery == 0:
+		return errors.New(`flag "--retain-below-snapshot" needs --snapshot-every (serve takes no snapshot otherwise)`)
+	case r.MinBatch > 0 && r == (hikoutei.Retention{MinBatch: r.MinBatch}):
+		return errors.New(`flag "--retain-min-batch" needs one of --retain-max-age, --retain-records, --retain-below-snapshot`)
 	}
 	return nil
 }

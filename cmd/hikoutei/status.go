@@ -79,6 +79,12 @@ type storeStatus struct {
 	// absent while it commits, or when no process holds the store.
 	CommitsRefused     string `json:"commits_refused,omitempty"`
 	CommitsRefusedCode string `json:"commits_refused_code,omitempty"`
+	// Retention is the running store's retention policy state (off, on,
+	// failing, not_running), with why it fails or does not run and the
+	// failure's code; absent when no process holds the store.
+	Retention       string `json:"retention,omitempty"`
+	RetentionDetail string `json:"retention_detail,omitempty"`
+	RetentionCode   string `json:"retention_code,omitempty"`
 	// LogMissing: log.db is missing or empty while the running process
 	// still holds the store (it has the removed or replaced log open, the
 	// only copy of the records); RescueCommand is what saves it.
@@ -379,6 +385,7 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	if st.LogGaps != "" {
 		fmt.Fprintf(tw, "LOG LOST RECORDS\t%s\n", st.LogGaps)
 	}
+	printRetention(tw, st)
 	if st.CommitsRefused != "" {
 		fmt.Fprintf(tw, "COMMITS REFUSED\t%s\n", shown(st.CommitsRefused))
 	}

@@ -78,6 +78,13 @@ type StatusResponse struct {
 	// absent while it commits.
 	Local     string `json:"local,omitempty"`
 	LocalCode string `json:"local_code,omitempty"`
+	// Retention is the store's retention policy state (off, on, failing,
+	// not_running; absent from older versions), RetentionDetail why it
+	// fails or does not run, RetentionCode the failure's code
+	// (retention_failing).
+	Retention       string `json:"retention,omitempty"`
+	RetentionDetail string `json:"retention_detail,omitempty"`
+	RetentionCode   string `json:"retention_code,omitempty"`
 }
 
 // AckRequest is OpConflictAck: acknowledge_system with its fence.

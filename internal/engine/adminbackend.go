@@ -33,6 +33,11 @@ func (b AdminBackend) Status(ctx context.Context) (admin.StatusResponse, error) 
 	if local := b.E.Health().Local; local != nil {
 		st.Local, st.LocalCode = local.Error(), errorCode(local)
 	}
+	r := b.E.RetentionStatus()
+	st.Retention, st.RetentionDetail = string(r.State), r.Reason
+	if r.Err != nil {
+		st.RetentionDetail, st.RetentionCode = r.Err.Error(), errorCode(r.Err)
+	}
 	return st, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+	"github.com/hikoutei/hikoutei-go/internal/retention"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -35,6 +36,9 @@ type Config struct {
 	AcceptLogGap  bool
 	SnapshotEvery uint64
 	SnapshotKeep  int
+	// Retention seals the log's older records in the background when a
+	// batch is due (retention.Policy; the zero policy never seals).
+	Retention retention.Policy
 	// ChainCheckEvery is how many records the store appends between two
 	// checks of the records appended since the chain checkpoint, which
 	// then moves to the head (default DefaultChainCheckEvery).

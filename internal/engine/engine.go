@@ -69,6 +69,7 @@ type Engine struct {
 
 	running atomic.Bool  // the writer goroutine was started (see startWriter)
 	chains  *chainChecks // the checks of the chain beside the writer (set by startWriter)
+	retain  *retainer    // the background sealing (set by startWriter when a retention policy is on)
 
 	gap   *events.LogGapDetected // found at open; read-only once Open returns
 	holes events.SeqRanges       // the log's holes (lost sequences), read at open; read-only once Open returns
@@ -281,6 +282,7 @@ func (e *Engine) declare(entities Entities) error {
 func (e *Engine) startWriter() {
 	e.running.Store(true)
 	e.startChainChecks()
+	e.startRetention()
 	go e.run()
 }
 
@@ -371,6 +373,7 @@ func (e *Engine) Close() error {
 		close(e.stop)
 		<-e.done
 		e.stopChainChecks()
+		e.stopRetention()
 	}
 	natsErr := e.stopNATS()
 	relErr := e.releaseAndProject()

@@ -16,6 +16,11 @@ var (
 	// (NATSConfig.MirrorLagBound): Health.Mirror, a *MirrorLagError with
 	// the lag in records and seconds. Commits never depend on it.
 	ErrMirrorBehind = errors.New("nats_mirror_behind")
+	// ErrRetentionFailing (retention_failing): the store's background
+	// sealing (Config.Retention) failed at its last attempt: Health's
+	// Retention.Err wraps it with the cause. Commits go on; log.db keeps
+	// the records until a seal succeeds.
+	ErrRetentionFailing = errors.New("retention_failing")
 	// ErrInvalidEntity: an entity declaration is unusable (no or several
 	// primary keys, a non-string key, an unsupported field type, a bad name).
 	ErrInvalidEntity = errors.New("invalid_entity_definition")

@@ -367,13 +367,17 @@ type Health struct {
 	// Admin is why the administrative channel cannot accept connections
 	// now (admin_accept_failed); the root package fills it.
 	Admin error
+	// Retention is the background sealing's state (off without a
+	// policy; not_running on a replicated store; failing with Err
+	// wrapping ErrRetentionFailing).
+	Retention RetentionStatus
 }
 
 // Health reports the store's current health, from local state only: it
 // never waits on the network nor on a lock held across a network call
 // (I29).
 func (e *Engine) Health() Health {
-	h := Health{Replication: e.replicationHealth()}
+	h := Health{Replication: e.replicationHealth(), Retention: e.RetentionStatus()}
 	if h.Replication != nil && h.Replication.Role == RoleStandby { // until a takeover finished
 		h.Local = e.standbyHealth()
 		if e.isClosed() {

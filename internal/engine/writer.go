@@ -169,6 +169,7 @@ func (e *Engine) serve(batch []*request) int {
 		e.commitBatch(commits)
 		e.autoSnapshot()
 		e.ringChainCheck()
+		e.ringRetention()
 	}
 	return len(commits)
 }

@@ -61,12 +61,15 @@ const (
 	EraseAfterEvent          = "erase.after_event"           // Store.Erase: subject.erased committed, the key not destroyed
 	KeyringBeforeRename      = "keyring.before_rename"       // keyring.Ring.Destroy: the rewritten key file synced, not renamed over keys.db
 	SealBeforeCommit         = "seal.before_commit"          // events.Log.Seal: segment.sealed appended and records removed, bbolt commit not yet
+	CompactAfterCopy         = "compact.after_copy"          // events.Compact: log.db.compact written and synced, not verified
+	CompactBeforeRename      = "compact.before_rename"       // events.Compact: the copy verified, not renamed over log.db
 )
 
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
 	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit,
-	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealBeforeCommit, EraseAfterEvent, KeyringBeforeRename}
+	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealBeforeCommit, EraseAfterEvent, KeyringBeforeRename,
+	CompactAfterCopy, CompactBeforeRename}
 
 // Workload lists the failpoints the crash campaign's workload reaches
 // (commits, dispatches, snapshots, restarts): Names without the ones only
@@ -74,7 +77,7 @@ var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, Dispa
 // entities' shape have their own crash tests).
 var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool {
 	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == SealAfterWrite || n == SealAfterSync || n == SealBeforeCommit ||
-		n == EraseAfterEvent || n == KeyringBeforeRename
+		n == EraseAfterEvent || n == KeyringBeforeRename || n == CompactAfterCopy || n == CompactBeforeRename
 })
 
 // InjectedError is what Err returns when an "eio" or "enospc" action
