@@ -34,8 +34,8 @@ type HealthReport struct {
 	// Keys is why the key file of personal values fails (absent while
 	// every sealed value opens), with its code (personal_keys_lost,
 	// personal_key_file; docs/erasure.md).
-	Keys        string             `json:"keys,omitempty"`
-	KeysCode    string             `json:"keys_code,omitempty"`
+	Keys     string `json:"keys,omitempty"`
+	KeysCode string `json:"keys_code,omitempty"`
 	// Retention is the retention policy's state (absent without one):
 	// on, failing (with the failure and its code retention_failing) or
 	// not_running (a replicated store, with the reason).
