@@ -59,6 +59,12 @@ type Health struct {
 	// has room or its space is unknown. DiskUsage is what was measured.
 	Disk      error
 	DiskUsage *DiskUsage
+	// Segments: the last read or write of a sealed segment could not
+	// reach the store holding them (ErrSegmentStoreUnavailable, with the
+	// segment and the store's redacted location), nil once it answers
+	// again or when none failed. Health never reaches the store itself.
+	// Commits never depend on it; reads of old events and seals do.
+	Segments error
 }
 
 // Roles of a replicated store.
@@ -76,6 +82,7 @@ func (s *Store) Health() Health {
 		h.Admin = s.adm.AcceptErr()
 	}
 	s.diskHealth(&h)
+	h.Segments = s.segmentsHealth()
 	return h
 }
 

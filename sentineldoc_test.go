@@ -79,6 +79,8 @@ var rootErrors = map[string]error{
 	"ErrRestoreTarget":               ErrRestoreTarget,
 	"ErrSealRefused":                 ErrSealRefused,
 	"ErrSegmentDamaged":              ErrSegmentDamaged,
+	"ErrSegmentStoreUnavailable":     ErrSegmentStoreUnavailable,
+	"ErrInvalidSegmentsURL":          ErrInvalidSegmentsURL,
 	"ErrSegmentMissing":              ErrSegmentMissing,
 	"ErrShapeIncompatible":           ErrShapeIncompatible,
 	"ErrStaleWriterFence":            ErrStaleWriterFence,

@@ -18,6 +18,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/disk"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+	"github.com/hikoutei/hikoutei-go/segstore"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -74,6 +75,22 @@ type Options struct {
 	// DIR/admin.sock through which `hikoutei conflicts ack` and `ping`
 	// reach the running store; docs/cli.md "Administrative channel").
 	NoAdmin bool
+	// Segments is where the store's sealed segments live (Seal,
+	// docs/operations.md "Where segments live"), as a URL: "" (the
+	// default) is the folder DIR/segments; file:///absolute/folder another
+	// folder; any other scheme an object store opened through
+	// gocloud.dev/blob, which the program links by importing package
+	// github.com/hikoutei/hikoutei-go/segstore/blobstore (mem://, an
+	// in-memory bucket, for tests) and the driver of the scheme (e.g.
+	// gocloud.dev/blob/s3blob for s3://, gcsblob for gs://, azureblob for
+	// azblob://). The URL's credentials and query are never logged nor
+	// shown: status and errors show its scheme, bucket and path only.
+	// Open fails with ErrSegmentStoreUnavailable when the URL does not
+	// parse or names a scheme no linked driver opens.
+	Segments string
+	// SegmentStore, when set, is used instead of Segments: any
+	// segstore.Store (the caller closes it after the store).
+	SegmentStore segstore.Store
 	// DiskProbe tells the free space of the filesystem holding the store
 	// (Store.Disk, Health().Disk); nil asks the kernel (statfs).
 	DiskProbe DiskProbe
@@ -288,6 +305,10 @@ type Store struct {
 	observer Observer                    // nil: no metrics
 	tracer   trace.Tracer
 	disk     *disk.Monitor // the store's disk and its size samples
+	// segs is where the sealed segments live; ownSegs is true when Open
+	// opened it from Options.Segments (Close closes it).
+	segs    segstore.Store
+	ownSegs bool
 }
 
 // ReadModelFile is the read model's file name inside a store directory.
@@ -362,13 +383,18 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 		return nil, err
 	}
 	cfg.Context = ctx
-	lendHooks(opts)
-	e, err := engine.Open(dir, cfg, entities)
+	segs, own, err := openSegments(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Segments = segs
+	lendHooks(opts)
+	e, err := engine.Open(dir, cfg, entities)
+	if err != nil {
+		return nil, errors.Join(err, closeSegments(segs, own))
+	}
 	s := &Store{e: e, byType: byType, observer: opts.Observer, tracer: tracer(opts.TracerProvider),
-		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe))}
+		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe)), segs: segs, ownSegs: own}
 	if opts.NoAdmin {
 		return s, nil
 	}
@@ -494,8 +520,11 @@ func (s *Store) ReadModelPath() string { return s.e.ReadModelPath() }
 // flight, each piece bounded by its own timeout (a Sheets request's).
 func (s *Store) Close() error {
 	aerr := s.closeAdmin()
-	if err := s.e.Close(); err != nil {
+	err := s.e.Close()
+	serr := closeSegments(s.segs, s.ownSegs)
+	s.ownSegs = false
+	if err != nil {
 		return err
 	}
-	return aerr
+	return errors.Join(aerr, serr)
 }

@@ -28,13 +28,19 @@ type HealthReport struct {
 	// Disk is why the filesystem holding the store is filling or full
 	// (absent while it has room), with its code (disk_filling, disk_full)
 	// and, at the store's growth, when it fills.
-	Disk        string             `json:"disk,omitempty"`
-	DiskCode    string             `json:"disk_code,omitempty"`
-	DiskFullAt  *time.Time         `json:"disk_full_at,omitempty"`
-	MirrorLag   *MirrorLagReport   `json:"mirror_lag,omitempty"`  // with the mirror on
-	NATSListen  string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
-	SyncHealth  *SyncHealthReport  `json:"sync_health,omitempty"`
-	Replication *ReplicationReport `json:"replication,omitempty"`
+	Disk       string     `json:"disk,omitempty"`
+	DiskCode   string     `json:"disk_code,omitempty"`
+	DiskFullAt *time.Time `json:"disk_full_at,omitempty"`
+	// Segments is why the last read or write of a sealed segment could
+	// not reach the store holding them (absent while it answers), with
+	// its code (segment_store_unavailable). It does not fail health:
+	// commits go on.
+	Segments     string             `json:"segments,omitempty"`
+	SegmentsCode string             `json:"segments_code,omitempty"`
+	MirrorLag    *MirrorLagReport   `json:"mirror_lag,omitempty"`  // with the mirror on
+	NATSListen   string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
+	SyncHealth   *SyncHealthReport  `json:"sync_health,omitempty"`
+	Replication  *ReplicationReport `json:"replication,omitempty"`
 }
 
 // MirrorLagReport is how far the NATS event mirror trails the log:
@@ -174,6 +180,9 @@ func Report(h hikoutei.Health) HealthReport {
 		if h.DiskUsage != nil {
 			r.DiskFullAt = timeOrNil(h.DiskUsage.FullAt)
 		}
+	}
+	if h.Segments != nil {
+		r.Segments, r.SegmentsCode = h.Segments.Error(), hikoutei.ErrorCode(h.Segments)
 	}
 	if l := h.MirrorLag; l != nil {
 		r.MirrorLag = &MirrorLagReport{Mirrored: l.Mirrored, LogHead: l.LogHead, Records: l.Records, Seconds: l.Age.Seconds(),

@@ -119,7 +119,7 @@ type unwritableValue struct {
 const maxUnwritableLines = 20
 
 func newStatusCmd() *cobra.Command {
-	var dir string
+	var dir, segments string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status --dir DIR [--json]",
@@ -132,12 +132,18 @@ checkpoint equals the head after every commit). Sync health is shown per tab
 oldest one's age): while a process holds the store, as that process sees
 it (asked over its administrative channel); otherwise, or when it does not
 answer (the reason code is shown), derived from the read model. Disk: the
-hot log (log.db), the sealed segments (count, bytes, folder), the read model
+hot log (log.db), the sealed segments (count, bytes, and where they live: the
+folder, or with --segments the object store's scheme and bucket, never its
+credentials), the read model
 and the free space of the filesystem holding the store, with disk_filling
 above 90 % used and disk_full above 98 %.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := requireStoreOrHolder(dir); err != nil {
+				return err
+			}
+			segURL, err := segmentsURL(segments)
+			if err != nil {
 				return err
 			}
 			now := time.Now()
@@ -148,11 +154,15 @@ above 90 % used and disk_full above 98 %.`,
 			if st.Disk, err = readDisk(dir, disk.Statfs{}, now); err != nil {
 				return err
 			}
+			if segURL != "" {
+				st.Disk.segmentsElsewhere(dir, segURL)
+			}
 			st.addLiveHealth(cmd.Context())
 			return printStatus(cmd, st, asJSON)
 		},
 	}
 	addDirFlag(cmd, &dir)
+	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
