@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -77,9 +76,6 @@ func (l *Log) StraySegments() ([]string, error) {
 	}
 	return stray, nil
 }
-
-// storeDir is the directory holding log.db.
-func (l *Log) storeDir() string { return filepath.Dir(l.Path()) }
 
 // logRange copies the records of log.db with first <= seq <= last.
 func (l *Log) logRange(first, last uint64) (segRecords, error) {
