@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/admin"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
@@ -118,9 +120,26 @@ func (st *storeStatus) addLocalFault(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, liveHealthWait)
 	defer cancel()
 	var resp admin.StatusResponse
-	if err := admin.Call(ctx, st.Dir, admin.OpStatus, nil, &resp); err == nil && resp.LocalCode != "" {
+	if err := admin.Call(ctx, st.Dir, admin.OpStatus, nil, &resp); err != nil {
+		return
+	}
+	if resp.LocalCode != "" {
 		st.CommitsRefused, st.CommitsRefusedCode = resp.Local, resp.LocalCode
 	}
+	st.SegmentsUnreachable, st.SegmentsUnreachableCode = resp.Segments, resp.SegmentsCode
+	st.Disk.runningSegments(st.Dir, resp)
+}
+
+// runningSegments sets where d's segments live to where the running
+// store keeps them, when that is not what status measured.
+func (d *diskStatus) runningSegments(dir string, resp admin.StatusResponse) {
+	abs, err := filepath.Abs(filepath.Join(dir, events.SegmentsDir))
+	if d == nil || resp.SegmentsScheme == "" || err != nil || resp.SegmentsAt == abs || resp.SegmentsAt == d.SegmentsDir {
+		return
+	}
+	d.SegmentsScheme, d.SegmentsDir = resp.SegmentsScheme, resp.SegmentsAt
+	d.Segments, d.SegmentBytes = 0, 0
+	d.SegmentsNote = "count unknown while a process holds the store (its /metrics count them)"
 }
 
 // printHealthSource says where the sync health below comes from when

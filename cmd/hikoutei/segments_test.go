@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // --segments file:///FOLDER keeps a store's segments outside it: seal
@@ -81,5 +87,52 @@ func TestSegmentsFlagRefusesABadURLWithoutRepeatingIt(t *testing.T) {
 	code, out := runCLI(t, "seal", "--dir", dir, "--keep", "1", "--segments", "s3://bucket/prefix")
 	if code == exitOK || !strings.Contains(out, "segment_store_unavailable") || !strings.Contains(out, "s3") {
 		t.Fatalf("seal --segments s3:// without the driver linked: exit %d:\n%s", code, out)
+	}
+}
+
+// downSegments is a segment store whose reads fail while down.
+type downSegments struct {
+	segstore.Store
+	down atomic.Bool
+}
+
+func (d *downSegments) Get(ctx context.Context, name string) ([]byte, error) {
+	if d.down.Load() {
+		return nil, fmt.Errorf("%w: get %s: connection refused", segstore.ErrUnavailable, name)
+	}
+	return d.Store.Get(ctx, name)
+}
+
+// status of a running store shows where its segments live (without
+// --segments: the running store says) and that the store holding them
+// does not answer, with its code.
+func TestI38_StatusOfARunningStoreShowsWhereSegmentsLiveAndAnUnreachableStore(t *testing.T) {
+	t.Parallel()
+	dir := storeWithItems(t, 40)
+	away := filepath.Join(t.TempDir(), "segs")
+	segs := &downSegments{Store: segstore.NewDir(away)}
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1, Operation: "status-test", SegmentStore: segs}, itemDef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Seal(t.Context(), hikoutei.SealOptions{Keep: 5}); err != nil {
+		t.Fatal(err)
+	}
+	segs.down.Store(true)
+	for _, err := range s.Events(t.Context(), 1) {
+		if !errors.Is(err, hikoutei.ErrSegmentStoreUnavailable) {
+			t.Fatalf("Events(1) while the store is down: %v", err)
+		}
+		break
+	}
+	code, out := runCLIWithin(t, "status", "--dir", dir, "--json")
+	var st struct {
+		Disk                    diskStatus `json:"disk"`
+		SegmentsUnreachableCode string     `json:"segments_unreachable_code"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &st) != nil || st.Disk.SegmentsDir != away || st.Disk.SegmentsScheme != "dir" ||
+		st.SegmentsUnreachableCode != "segment_store_unavailable" {
+		t.Fatalf("status of the running store: exit %d:\n%s", code, out)
 	}
 }

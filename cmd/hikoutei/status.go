@@ -79,6 +79,12 @@ type storeStatus struct {
 	// absent while it commits, or when no process holds the store.
 	CommitsRefused     string `json:"commits_refused,omitempty"`
 	CommitsRefusedCode string `json:"commits_refused_code,omitempty"`
+	// SegmentsUnreachable is why the running store's last read or write of
+	// a sealed segment could not reach the store holding them (its
+	// Health().Segments), with its code (segment_store_unavailable);
+	// absent while it answers, or when no process holds the store.
+	SegmentsUnreachable     string `json:"segments_unreachable,omitempty"`
+	SegmentsUnreachableCode string `json:"segments_unreachable_code,omitempty"`
 	// LogMissing: log.db is missing or empty while the running process
 	// still holds the store (it has the removed or replaced log open, the
 	// only copy of the records); RescueCommand is what saves it.
@@ -391,6 +397,9 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	}
 	if st.CommitsRefused != "" {
 		fmt.Fprintf(tw, "COMMITS REFUSED\t%s\n", shown(st.CommitsRefused))
+	}
+	if st.SegmentsUnreachable != "" {
+		fmt.Fprintf(tw, "SEGMENTS UNREACHABLE\t%s\n", shown(st.SegmentsUnreachable))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

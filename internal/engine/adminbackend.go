@@ -33,6 +33,12 @@ func (b AdminBackend) Status(ctx context.Context) (admin.StatusResponse, error) 
 	if local := b.E.Health().Local; local != nil {
 		st.Local, st.LocalCode = local.Error(), errorCode(local)
 	}
+	l := b.E.Log()
+	loc := l.SegmentStore().Location()
+	st.SegmentsScheme, st.SegmentsAt = loc.Scheme, loc.String()
+	if err := l.SegmentStoreErr(); err != nil {
+		st.Segments, st.SegmentsCode = err.Error(), errorCode(err)
+	}
 	return st, nil
 }
 
