@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/internal/disk"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // DiskSpace is the size of a filesystem and what is free on it, in bytes.
@@ -37,11 +38,18 @@ func (o probeOf) Space(dir string) (disk.Space, error) {
 // DiskUsage is what a store keeps on disk and the space of the
 // filesystem holding it (Store.Disk).
 type DiskUsage struct {
-	LogBytes       int64  // log.db, the hot log
-	Segments       int    // sealed segment files
-	SegmentBytes   int64  // their total size
-	SegmentsDir    string // where they live, relative to the store directory
-	ReadModelBytes int64  // read.sqlite and its write-ahead log
+	LogBytes     int64 // log.db, the hot log
+	Segments     int   // sealed segment files
+	SegmentBytes int64 // their total size
+	// SegmentsDir is where they live: the folder relative to the store
+	// directory ("segments") by default, else the redacted location of
+	// Options.Segments (a folder's path, or scheme://bucket/path), with
+	// SegmentsScheme its scheme ("dir" for a folder, s3, gs, mem…).
+	// Outside the default folder, Segments and SegmentBytes count what
+	// the log's manifest vouches for (the store itself is not reached).
+	SegmentsDir    string
+	SegmentsScheme string
+	ReadModelBytes int64 // read.sqlite and its write-ahead log
 	// Space is the filesystem's; SpaceKnown is false where the platform
 	// cannot tell it (then nothing is projected).
 	Space      DiskSpace
@@ -70,9 +78,26 @@ func (s *Store) Disk() (DiskUsage, error) {
 	if err != nil {
 		return DiskUsage{}, err
 	}
-	return DiskUsage{LogBytes: r.LogBytes, Segments: r.Segments, SegmentBytes: r.SegmentBytes, SegmentsDir: r.SegmentsDir,
-		ReadModelBytes: r.ReadModelBytes, Space: DiskSpace(r.Space), SpaceKnown: r.SpaceErr == nil, Growth: r.Growth, FullAt: r.FullAt,
-		Warning: r.Err}, nil
+	u := DiskUsage{LogBytes: r.LogBytes, Segments: r.Segments, SegmentBytes: r.SegmentBytes, SegmentsDir: r.SegmentsDir,
+		SegmentsScheme: segstore.SchemeDir, ReadModelBytes: r.ReadModelBytes, Space: DiskSpace(r.Space), SpaceKnown: r.SpaceErr == nil,
+		Growth: r.Growth, FullAt: r.FullAt, Warning: r.Err}
+	return u, s.elsewhere(&u)
+}
+
+// elsewhere fills u's segments from the log's manifest when they live
+// outside the store directory's segments folder.
+func (s *Store) elsewhere(u *DiskUsage) error {
+	if s.segs == nil {
+		return nil
+	}
+	loc := s.segs.Location()
+	u.SegmentsDir, u.SegmentsScheme = loc.String(), loc.Scheme
+	segs, err := s.e.Log().Segments()
+	u.Segments, u.SegmentBytes = len(segs), 0
+	for _, g := range segs {
+		u.SegmentBytes += g.Size
+	}
+	return err
 }
 
 // diskHealth fills the disk part of h (nothing when the store directory

@@ -104,6 +104,13 @@ var (
 	// ErrSegmentDamaged (segment_damaged): a sealed segment's file is not
 	// the one the log vouches for (*events.SegmentError names it).
 	ErrSegmentDamaged = events.ErrSegmentDamaged
+	// ErrSegmentStoreUnavailable (segment_store_unavailable): the store
+	// holding the sealed segments (Options.Segments: a folder or an
+	// object store) cannot be reached or refused a read or a write, or its
+	// URL names no store this program links; the segment is not known to
+	// be missing (*events.SegmentError names the one a read needed).
+	// Health().Segments carries it until the store answers again.
+	ErrSegmentStoreUnavailable = events.ErrSegmentStoreUnavailable
 	// ErrDiskFilling (disk_filling): the filesystem holding the store is
 	// above 90 % used or fills within 7 days at the store's growth
 	// (Health().Disk). A warning: commits go on.
@@ -333,6 +340,11 @@ var (
 	// tls://, ws:// or wss:// URLs with a host; Open refuses it before
 	// taking the lease (an *EnvError names the variable).
 	ErrInvalidNATSURL = config.ErrInvalidNATSURL
+	// ErrInvalidSegmentsURL (invalid_segments_url): HIKOUTEI_SEGMENTS_URL
+	// or --segments is not a URL with a scheme, or a file URL that is not
+	// file:///absolute/folder; commands stop with exit 2 naming it, never
+	// repeating its value.
+	ErrInvalidSegmentsURL = config.ErrInvalidSegmentsURL
 	// ErrFailpointsNotCompiled (failpoints_not_compiled): HIKOUTEI_FAILPOINTS is set, but this build
 	// has no failpoints (only test builds with -tags failpoints do).
 	ErrFailpointsNotCompiled = failpoint.ErrNotCompiled

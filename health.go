@@ -74,6 +74,12 @@ type Health struct {
 	// not_running (a replicated store, with the reason).
 	Retention       error
 	RetentionStatus *RetentionHealth
+	// Segments: the last read or write of a sealed segment could not
+	// reach the store holding them (ErrSegmentStoreUnavailable, with the
+	// segment and the store's redacted location), nil once it answers
+	// again or when none failed. Health never reaches the store itself.
+	// Commits never depend on it; reads of old events and seals do.
+	Segments error
 }
 
 // Roles of a replicated store.
@@ -92,6 +98,7 @@ func (s *Store) Health() Health {
 	}
 	s.diskHealth(&h)
 	h.Keys = s.keys.health()
+	h.Segments = s.segmentsHealth()
 	return h
 }
 

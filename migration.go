@@ -250,6 +250,12 @@ func PlanShapeChange(ctx context.Context, dir string, opts Options, entities ...
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	segs, own, err := openSegments(ctx, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer closeSegments(segs, own)
+	cfg.Segments = segs
 	plan, err := engine.PlanShapeChange(ctx, dir, cfg, engine.Declare(renamesOf(entities), shapes...))
 	return shapePlanOf(plan), err
 }

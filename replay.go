@@ -5,6 +5,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // ReplayOptions configures Replay.
@@ -14,10 +15,13 @@ type ReplayOptions struct {
 	// Force lets Replay replace an existing target file. A target inside a
 	// store directory is refused even then.
 	Force bool
+	// Segments is where the store's sealed segments live (nil: its
+	// segments folder; open a URL with segstore.Open).
+	Segments segstore.Store
 }
 
 func (o ReplayOptions) engine(ctx context.Context) engine.ReplayOptions {
-	return engine.ReplayOptions{UpTo: o.UpTo, Progress: progress(o.Progress), Force: o.Force, Context: ctx}
+	return engine.ReplayOptions{UpTo: o.UpTo, Progress: progress(o.Progress), Force: o.Force, Context: ctx, Segments: o.Segments}
 }
 
 // Replay builds a fresh read model at target from the log of the store in

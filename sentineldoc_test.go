@@ -84,6 +84,8 @@ var rootErrors = map[string]error{
 	"ErrSealRefused":                 ErrSealRefused,
 	"ErrRetentionFailing":            ErrRetentionFailing,
 	"ErrSegmentDamaged":              ErrSegmentDamaged,
+	"ErrSegmentStoreUnavailable":     ErrSegmentStoreUnavailable,
+	"ErrInvalidSegmentsURL":          ErrInvalidSegmentsURL,
 	"ErrSegmentMissing":              ErrSegmentMissing,
 	"ErrShapeIncompatible":           ErrShapeIncompatible,
 	"ErrStaleWriterFence":            ErrStaleWriterFence,

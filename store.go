@@ -18,6 +18,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/disk"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+	"github.com/hikoutei/hikoutei-go/segstore"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -77,6 +78,22 @@ type Options struct {
 	// DIR/admin.sock through which `hikoutei conflicts ack` and `ping`
 	// reach the running store; docs/cli.md "Administrative channel").
 	NoAdmin bool
+	// Segments is where the store's sealed segments live (Seal,
+	// docs/operations.md "Where segments live"), as a URL: "" (the
+	// default) is the folder DIR/segments; file:///absolute/folder another
+	// folder; any other scheme an object store opened through
+	// gocloud.dev/blob, which the program links by importing package
+	// github.com/hikoutei/hikoutei-go/segstore/blobstore (mem://, an
+	// in-memory bucket, for tests) and the driver of the scheme (e.g.
+	// gocloud.dev/blob/s3blob for s3://, gcsblob for gs://, azureblob for
+	// azblob://). The URL's credentials and query are never logged nor
+	// shown: status and errors show its scheme, bucket and path only.
+	// Open fails with ErrSegmentStoreUnavailable when the URL does not
+	// parse or names a scheme no linked driver opens.
+	Segments string
+	// SegmentStore, when set, is used instead of Segments: any
+	// segstore.Store (the caller closes it after the store).
+	SegmentStore segstore.Store
 	// DiskProbe tells the free space of the filesystem holding the store
 	// (Store.Disk, Health().Disk); nil asks the kernel (statfs).
 	DiskProbe DiskProbe
@@ -292,6 +309,10 @@ type Store struct {
 	tracer   trace.Tracer
 	disk     *disk.Monitor // the store's disk and its size samples
 	keys     *keys         // the key file of personal values (docs/erasure.md)
+	// segs is where the sealed segments live; ownSegs is true when Open
+	// opened it from Options.Segments (Close closes it).
+	segs    segstore.Store
+	ownSegs bool
 }
 
 // ReadModelFile is the read model's file name inside a store directory.
@@ -366,27 +387,44 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 		return nil, err
 	}
 	cfg.Context = ctx
-	lendHooks(opts)
-	e, err := engine.Open(dir, cfg, entities)
+	segs, own, err := openSegments(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	k, err := openKeys(e.Dir(), byType)
+	cfg.Segments = segs
+	lendHooks(opts)
+	e, err := engine.Open(dir, cfg, entities)
 	if err != nil {
-		return nil, errors.Join(err, e.Close())
+		return nil, errors.Join(err, closeSegments(segs, own))
 	}
 	s := &Store{e: e, byType: byType, observer: opts.Observer, tracer: tracer(opts.TracerProvider),
-		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe)), keys: k}
-	if err := s.startKeys(ctx); err != nil {
-		return nil, errors.Join(err, k.close(), e.Close())
-	}
-	if opts.NoAdmin {
-		return s, nil
-	}
-	if err := s.startAdmin(); err != nil {
-		return nil, errors.Join(err, k.close(), e.Close())
+		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe)), segs: segs, ownSegs: own}
+	if err := s.start(ctx, opts); err != nil {
+		return nil, errors.Join(err, s.closeOpened())
 	}
 	return s, nil
+}
+
+// start opens the key file of personal values and the administrative
+// channel of a store whose engine is open.
+func (s *Store) start(ctx context.Context, opts Options) error {
+	k, err := openKeys(s.e.Dir(), s.byType)
+	if err != nil {
+		return err
+	}
+	s.keys = k
+	if err := s.startKeys(ctx); err != nil {
+		return err
+	}
+	if opts.NoAdmin {
+		return nil
+	}
+	return s.startAdmin()
+}
+
+// closeOpened closes what open opened before a later step failed.
+func (s *Store) closeOpened() error {
+	return errors.Join(s.keys.close(), s.e.Close(), closeSegments(s.segs, s.ownSegs))
 }
 
 // boundWaits shortens Open's waits (OpenTimeout, AcquireWait) to what
@@ -506,8 +544,12 @@ func (s *Store) ReadModelPath() string { return s.e.ReadModelPath() }
 // flight, each piece bounded by its own timeout (a Sheets request's).
 func (s *Store) Close() error {
 	aerr := s.closeAdmin()
-	if err := s.e.Close(); err != nil {
+	err := s.e.Close()
+	serr := closeSegments(s.segs, s.ownSegs)
+	s.ownSegs = false
+	kerr := s.keys.close()
+	if err != nil {
 		return err
 	}
-	return errors.Join(aerr, s.keys.close())
+	return errors.Join(aerr, serr, kerr)
 }

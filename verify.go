@@ -5,6 +5,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // ChainHash is a value of the log's SHA-256 hash chain (see
@@ -73,6 +74,10 @@ type VerifyOptions struct {
 	// the genesis value; a head pinned after the last hole that the log
 	// still extends is what vouches for them.
 	AcceptSalvageHoles bool
+	// Segments is where the store's sealed segments live, for VerifyDir
+	// (nil: its segments folder; open a URL with segstore.Open). Verify
+	// reads through the store's own (Options.Segments).
+	Segments segstore.Store
 }
 
 func (o VerifyOptions) chain() events.ChainVerifyOptions {
@@ -111,5 +116,5 @@ func (s *Store) ChainHead() (ChainPin, error) {
 // while another process holds the store (`hikoutei audit verify` then
 // verifies a copy the running process writes); Verify's.
 func VerifyDir(ctx context.Context, dir string, opts VerifyOptions) (*VerifyReport, error) {
-	return verifyReportOf(engine.VerifyChainDir(ctx, dir, opts.chain()))
+	return verifyReportOf(engine.VerifyChainDir(ctx, dir, opts.Segments, opts.chain()))
 }

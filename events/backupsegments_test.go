@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // sealedBackup seals a log twice (two segments), backs it up and returns
@@ -32,7 +34,7 @@ func TestI38_ABackupCarriesEverySegmentItsLogVouchesForAndRestoresThem(t *testin
 		t.Fatalf("backup %+v of %d segments", info, len(segs))
 	}
 	for _, s := range segs {
-		if _, err := readVouched(BackupSegmentsDir(out), s); err != nil {
+		if _, err := readVouched(segstore.NewDir(BackupSegmentsDir(out)), s); err != nil {
 			t.Fatalf("backup's %s: %v", s.Name, err)
 		}
 	}

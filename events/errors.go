@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // Sentinel errors of the events package. Each carries a stable snake_case code
@@ -113,6 +115,12 @@ var (
 	// vouches for (its digest, its records or their chain differ). See
 	// *SegmentError for its name.
 	ErrSegmentDamaged = errors.New("segment_damaged")
+	// ErrSegmentStoreUnavailable: the store holding the sealed segments
+	// (Options.Segments: a folder or an object store) cannot be reached
+	// or refused a read or a write; the segment is not known to be
+	// missing. See *SegmentError for the segment a read needed. It is
+	// segstore.ErrUnavailable.
+	ErrSegmentStoreUnavailable = segstore.ErrUnavailable
 	// ErrSealRefused: a seal was asked for that would move nothing, or
 	// move what must stay in log.db (a replicated log, a retention point
 	// past what the caller allows, a range crossing a salvage's holes).
@@ -160,9 +168,10 @@ func (e *CorruptRecordError) Error() string {
 func (e *CorruptRecordError) Unwrap() error { return ErrCorruptRecord }
 
 // SegmentError names the sealed segment a read or a verification could
-// not use. It wraps ErrSegmentMissing or ErrSegmentDamaged.
+// not use. It wraps ErrSegmentMissing, ErrSegmentDamaged or
+// ErrSegmentStoreUnavailable.
 type SegmentError struct {
-	Err    error  // ErrSegmentMissing or ErrSegmentDamaged
+	Err    error  // ErrSegmentMissing, ErrSegmentDamaged or ErrSegmentStoreUnavailable
 	Name   string // the segment's file name
 	Reason string // short description
 }
@@ -171,7 +180,8 @@ func (e *SegmentError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", e.Err, e.Name, e.Reason)
 }
 
-// Unwrap returns ErrSegmentMissing or ErrSegmentDamaged.
+// Unwrap returns ErrSegmentMissing, ErrSegmentDamaged or
+// ErrSegmentStoreUnavailable.
 func (e *SegmentError) Unwrap() error { return e.Err }
 
 // ChainBrokenError names the first sequence at which the hash chain of a

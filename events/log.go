@@ -13,6 +13,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // Bucket names inside log.db.
@@ -65,6 +67,10 @@ type Options struct {
 	// store's name as its id, so its spreadsheet authority, NATS subjects
 	// and mirror are the same store's after a takeover.
 	StoreID string
+	// Segments is where the log's sealed segments live (nil: the folder
+	// SegmentsDir beside log.db, segstore.Dir). The Log does not close
+	// it: its opener does, after the Log.
+	Segments segstore.Store
 }
 
 // Log is the append-only event log in a bbolt file (log.db). Appends are
@@ -94,6 +100,10 @@ type Log struct {
 	opened   os.FileInfo
 	replaced atomic.Pointer[error]
 	readOnly bool
+	// segs is where the sealed segments live; segErr the last failure to
+	// reach it (nil once an operation succeeds after it).
+	segs   segstore.Store
+	segErr atomic.Pointer[error]
 }
 
 // OpenLog opens or creates the log file at path (mode 0600). Before bbolt
@@ -124,7 +134,11 @@ func OpenLog(path string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", filepath.Base(path), err)
 	}
-	l := &Log{db: db, clock: opts.Clock, repl: opts.Replicator, wantID: opts.StoreID, opened: opened, readOnly: opts.ReadOnly}
+	l := &Log{db: db, clock: opts.Clock, repl: opts.Replicator, wantID: opts.StoreID, opened: opened, readOnly: opts.ReadOnly,
+		segs: opts.Segments}
+	if l.segs == nil {
+		l.segs = segstore.NewDir(filepath.Join(filepath.Dir(path), SegmentsDir))
+	}
 	if err := l.init(opts.ReadOnly); err != nil {
 		db.Close()
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // RestoreLog installs a copy of the log file src (a backup, or a log
@@ -26,11 +28,21 @@ import (
 // holds damaged, ErrSegmentDamaged; *ChainBrokenError); I/O errors. On error dir is left
 // as it was (a directory RestoreLog created is removed).
 func RestoreLog(src, dir string) (BackupInfo, error) {
+	return RestoreLogTo(src, dir, nil)
+}
+
+// RestoreLogTo is RestoreLog putting the sealed segments into segs (a
+// folder or an object store the restored store will be opened with;
+// nil: dir's segments folder). A segment segs already holds with the
+// digest the copy vouches for is kept (a store restored beside the
+// object store its backup's store sealed into). Errors: RestoreLog's;
+// ErrSegmentStoreUnavailable when segs cannot be written.
+func RestoreLogTo(src, dir string, segs segstore.Store) (BackupInfo, error) {
 	created, err := prepareRestoreDir(dir)
 	if err != nil {
 		return BackupInfo{}, err
 	}
-	info, err := restoreInto(src, dir)
+	info, err := restoreInto(src, dir, segs)
 	if err != nil && created {
 		os.Remove(dir) // only when still empty
 	}
@@ -61,7 +73,7 @@ func prepareRestoreDir(dir string) (created bool, err error) {
 	return false, nil
 }
 
-func restoreInto(src, dir string) (BackupInfo, error) {
+func restoreInto(src, dir string, segs segstore.Store) (BackupInfo, error) {
 	in, length, err := openBackup(src)
 	if err != nil {
 		return BackupInfo{}, err
@@ -73,7 +85,7 @@ func restoreInto(src, dir string) (BackupInfo, error) {
 		n, err := io.Copy(w, io.NewSectionReader(in, 0, length))
 		info.Bytes = n
 		return err
-	}, &info.SHA256, verifyRestored(&info), func(tmp string) error { return restoreSegments(src, tmp, &info) })
+	}, &info.SHA256, verifyRestored(&info), func(tmp string) error { return restoreSegments(src, tmp, segs, &info) })
 	return info, err
 }
 

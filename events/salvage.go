@@ -12,6 +12,8 @@ import (
 	"strconv"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // SalvageReport says what SalvageLog recovered and what it could not.
@@ -81,6 +83,10 @@ type SalvageOptions struct {
 	Head uint64
 	// StoreID is the store's id (read.sqlite's hk_meta store_id).
 	StoreID string
+	// Segments is where the source's sealed segments live (nil: the
+	// folder beside it). The ones kept are copied into the folder beside
+	// the new log.
+	Segments segstore.Store
 }
 
 // salvageBatch is how many records one transaction of the new log holds.

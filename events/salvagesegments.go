@@ -3,8 +3,9 @@ package events
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // readSegments keeps the sealed segments of the source's manifest that
@@ -26,7 +27,7 @@ func (s *salvage) readSegments() error {
 	}
 	storeID := string(s.meta[string(metaStoreID)])
 	for _, seg := range segs {
-		recs, err := loadSegment(filepath.Dir(s.src), storeID, seg)
+		recs, err := loadSegment(s.srcSegments(), storeID, seg)
 		var se *SegmentError
 		if errors.As(err, &se) {
 			s.rep.SegmentsLost = append(s.rep.SegmentsLost, se)
@@ -44,11 +45,8 @@ func (s *salvage) readSegments() error {
 
 // keepSegment copies seg beside the new log and counts its records.
 func (s *salvage) keepSegment(seg SegmentSealed, recs segRecords) error {
-	to := filepath.Join(filepath.Dir(s.dst), SegmentsDir)
-	if err := os.MkdirAll(to, 0o700); err != nil {
-		return err
-	}
-	if err := copySegment(filepath.Join(filepath.Dir(s.src), SegmentsDir), to, seg); err != nil {
+	to := segstore.NewDir(filepath.Join(filepath.Dir(s.dst), SegmentsDir))
+	if _, err := copySegment(s.srcSegments(), to, seg); err != nil {
 		return err
 	}
 	for _, r := range recs {
@@ -63,6 +61,15 @@ func (s *salvage) keepSegment(seg SegmentSealed, recs segRecords) error {
 	s.kept = append(s.kept, seg)
 	s.rep.Segments = append(s.rep.Segments, seg.Name)
 	return nil
+}
+
+// srcSegments is where the source's segments live: SalvageOptions.Segments,
+// or the folder beside the source.
+func (s *salvage) srcSegments() segstore.Store {
+	if s.opts.Segments != nil {
+		return s.opts.Segments
+	}
+	return segstore.NewDir(filepath.Join(filepath.Dir(s.src), SegmentsDir))
 }
 
 // segmentsMeta sets the new log's manifest of segments to the kept ones.

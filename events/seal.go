@@ -2,14 +2,15 @@ package events
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // keptStreams are the streams whose records a seal leaves in log.db: the
@@ -39,11 +40,13 @@ type sealPlan struct {
 }
 
 // Seal moves the records with seq < below (and after the last segment)
-// out of log.db into a new sealed segment in the store's segments folder,
-// fenced by f like an append (I01): it writes the segment (0600), syncs it
-// and the folder, reads it back and checks every record and the chain,
-// then in one transaction appends a segment.sealed event vouching for it
-// and removes the records it holds. The records of keptStreams stay in
+// out of log.db into a new sealed segment in the log's segment store
+// (Options.Segments: the store's segments folder or an object store),
+// fenced by f like an append (I01): it stores the segment durably (a
+// folder: 0600, synced with the folder; an object store: uploaded),
+// reads it back and checks every record and the chain, then in one
+// transaction appends a segment.sealed event vouching for it and removes
+// the records it holds: upload before delete. The records of keptStreams stay in
 // log.db. A crash at any step leaves the records in log.db (a segment
 // file written but not vouched for is ignored, and replaced by the next
 // seal of the same records) or in a segment the log vouches for. Readers
@@ -52,7 +55,9 @@ type sealPlan struct {
 // never read them. Errors: ErrSealRefused (a replicated log, nothing to
 // seal, a range crossing a salvage's holes, a seal meanwhile);
 // *ChainBrokenError when the records to seal do not continue the chain;
-// *SegmentError when the file read back differs; the errors of Append.
+// *SegmentError when the file read back differs or cannot be read;
+// ErrSegmentStoreUnavailable when the store refuses the write; the
+// errors of Append.
 func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
 	if l.repl != nil {
 		return SealReport{}, fmt.Errorf("%w: a replicated log keeps its records (its stream's retention is not this log's)", ErrSealRefused)
@@ -62,15 +67,19 @@ func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
 		return SealReport{}, err
 	}
 	seg := p.segment()
-	path := filepath.Join(l.storeDir(), SegmentsDir, seg.Name)
-	_, statErr := os.Stat(path)
-	rep := SealReport{Path: path, Replaced: statErr == nil}
-	if seg.Size, seg.Digest, err = l.writeSegment(path, p.sealed); err != nil {
+	there, err := l.segmentStored(seg.Name)
+	if err != nil {
+		return SealReport{}, fmt.Errorf("seal %s: %w", seg.Name, err)
+	}
+	rep := SealReport{Path: l.segmentPath(seg.Name), Replaced: there}
+	if seg.Size, seg.Digest, err = l.putSegment(seg.Name, p.sealed); err != nil {
 		return rep, err
 	}
+	failpoint.Inject(failpoint.SealAfterSync)
 	if err := l.checkWritten(seg, p); err != nil {
 		return rep, err
 	}
+	failpoint.Inject(failpoint.SealAfterReadBack)
 	rep.Segment = seg
 	rep.Event, err = l.commitSeal(f, seg, p)
 	return rep, err
@@ -142,49 +151,37 @@ func (l *Log) readPlan(p *sealPlan) error {
 	return nil
 }
 
-// writeSegment writes recs compressed to path (through a temporary file,
-// synced, renamed, the folder synced); it returns the file's size and
-// digest.
-func (l *Log) writeSegment(path string, recs segRecords) (int64, string, error) {
+// putSegment stores recs compressed as the segment name in the log's
+// segment store (a folder: through a temporary file, synced, renamed,
+// the folder synced; an object store: uploaded with its MD5); it returns
+// the file's size and digest.
+func (l *Log) putSegment(name string, recs segRecords) (int64, string, error) {
 	file, err := encodeSegment(l.storeID, recs)
 	if err != nil {
 		return 0, "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return 0, "", err
-	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	err = l.segs.Put(context.Background(), name, file)
+	l.noteSegments(err)
 	if err != nil {
-		return 0, "", err
+		return 0, "", fmt.Errorf("write segment %s: %w", name, err)
 	}
-	_, err = f.Write(file)
-	failpoint.Inject(failpoint.SealAfterWrite)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(path))
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return 0, "", fmt.Errorf("write segment %s: %w", filepath.Base(path), err)
-	}
-	failpoint.Inject(failpoint.SealAfterSync)
 	return int64(len(file)), fileDigest(file), nil
+}
+
+// segmentPath is where the segment name lives, for people: its file's
+// path in a folder, else the store's location and the name.
+func (l *Log) segmentPath(name string) string {
+	if d, ok := l.segs.(*segstore.Dir); ok {
+		return filepath.Join(d.Path(), name)
+	}
+	return l.segs.Location().String() + "/" + name
 }
 
 // checkWritten reads the segment back and checks it holds the plan's
 // records, byte for byte, and that the chain runs through them and the
 // kept ones from FirstLink to LastHash.
 func (l *Log) checkWritten(seg SegmentSealed, p *sealPlan) error {
-	back, err := loadSegment(l.storeDir(), l.storeID, seg)
+	back, err := l.loadSegment(seg)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func sealCrashing(t *testing.T, w *Writer, spec string, below uint64) (err error
 }
 
 func TestI38_ACrashAtEachStepOfASealLeavesEveryRecordInExactlyOnePlace(t *testing.T) {
-	for _, spec := range []string{failpoint.SealAfterWrite + "=panic", failpoint.SealAfterSync + "=panic",
+	for _, spec := range []string{failpoint.SealAfterWrite + "=panic", failpoint.SealAfterSync + "=panic", failpoint.SealAfterReadBack + "=panic",
 		failpoint.SealBeforeCommit + "=eio"} {
 		t.Run(spec, func(t *testing.T) {
 			w := sealWriter(t, 200)

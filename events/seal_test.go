@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // sealWriter builds a log of n sync records with a snapshot.taken record
@@ -14,9 +16,16 @@ import (
 // writer (closed at cleanup).
 func sealWriter(t *testing.T, n int) *Writer {
 	t.Helper()
+	return sealWriterOn(t, n, nil)
+}
+
+// sealWriterOn is sealWriter keeping the segments in segs (nil: the
+// store's folder).
+func sealWriterOn(t *testing.T, n int, segs segstore.Store) *Writer {
+	t.Helper()
 	dir := t.TempDir()
 	buildLog(t, dir, n)
-	w, err := OpenWriter(dir, WriterOptions{Log: Options{Clock: NewManualClock(t0)}, Operation: "test", AcquireWait: -1, HeartbeatInterval: -1})
+	w, err := OpenWriter(dir, WriterOptions{Log: Options{Clock: NewManualClock(t0), Segments: segs}, Operation: "test", AcquireWait: -1, HeartbeatInterval: -1})
 	must(t, err)
 	t.Cleanup(func() { _ = w.Close() })
 	for i := range 3 {
@@ -63,7 +72,7 @@ func TestI38_SealedRecordsLeaveTheLogAndTheChainVerifiesFromGenesisAcrossThem(t 
 	// Each record is in exactly one place: the segment or log.db.
 	inLog, err := l.logRange(1, s.Last)
 	must(t, err)
-	seg, err := loadSegment(l.storeDir(), l.StoreID(), s)
+	seg, err := l.loadSegment(s)
 	must(t, err)
 	if uint64(len(inLog)) != s.Kept || uint64(len(seg)) != s.Records || len(mergeRecords(seg, inLog)) != 229 ||
 		seg.Get(u64(inLog[0].seq)) != nil {

@@ -3,23 +3,24 @@ package events
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // SegmentsDir is the folder of a store directory that holds its sealed
-// segments.
-const SegmentsDir = "segments"
+// segments unless Options.Segments names another store.
+const SegmentsDir = segstore.DefaultFolder
 
 // segmentMagic opens every segment's uncompressed content; the byte after
 // it is the format version.
@@ -125,23 +126,18 @@ func fileDigest(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// loadSegment reads the segment s names from dir and checks it against s:
+// loadSegment reads the segment s from store and checks it against s:
 // the file's digest, then that its records are First..Last less the kept
 // ones, each passing its checksum and claiming its sequence. Errors:
-// *SegmentError (ErrSegmentMissing, ErrSegmentDamaged).
-func loadSegment(dir, storeID string, s SegmentSealed) (segRecords, error) {
-	file, err := os.ReadFile(filepath.Join(dir, SegmentsDir, s.Name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &SegmentError{Err: ErrSegmentMissing, Name: s.Name, Reason: "no such file in " + SegmentsDir}
-	}
+// *SegmentError (ErrSegmentMissing, ErrSegmentDamaged,
+// ErrSegmentStoreUnavailable).
+func loadSegment(store segstore.Store, storeID string, s SegmentSealed) (segRecords, error) {
+	file, err := readVouched(store, s)
 	if err != nil {
-		return nil, &SegmentError{Err: ErrSegmentMissing, Name: s.Name, Reason: err.Error()}
+		return nil, err
 	}
 	damaged := func(format string, a ...any) error {
 		return &SegmentError{Err: ErrSegmentDamaged, Name: s.Name, Reason: fmt.Sprintf(format, a...)}
-	}
-	if d := fileDigest(file); d != s.Digest {
-		return nil, damaged("its digest is %s, the log vouches for %s", d, s.Digest)
 	}
 	recs, err := decodeSegment(file, storeID)
 	if err != nil {
@@ -159,4 +155,22 @@ func loadSegment(dir, storeID string, s SegmentSealed) (segRecords, error) {
 		}
 	}
 	return recs, nil
+}
+
+// readVouched reads the segment s from store and checks its digest.
+// Errors: *SegmentError (ErrSegmentMissing naming where it was looked
+// for, ErrSegmentDamaged, ErrSegmentStoreUnavailable).
+func readVouched(store segstore.Store, s SegmentSealed) ([]byte, error) {
+	file, err := store.Get(context.Background(), s.Name)
+	if errors.Is(err, segstore.ErrNotFound) {
+		return nil, &SegmentError{Err: ErrSegmentMissing, Name: s.Name, Reason: "not in " + store.Location().String()}
+	}
+	if err != nil {
+		return nil, &SegmentError{Err: ErrSegmentStoreUnavailable, Name: s.Name, Reason: strings.TrimPrefix(err.Error(), segstore.ErrUnavailable.Error()+": ")}
+	}
+	if d := fileDigest(file); d != s.Digest {
+		return nil, &SegmentError{Err: ErrSegmentDamaged, Name: s.Name,
+			Reason: fmt.Sprintf("its digest is %s, the log vouches for %s", d, s.Digest)}
+	}
+	return file, nil
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -52,10 +49,11 @@ func (l *Log) Segments() ([]SegmentSealed, error) {
 	return segs, err
 }
 
-// StraySegments lists the files of the segments folder that no
-// segment.sealed event vouches for (a seal that did not commit): readers
-// ignore them, and the next seal of the same records replaces them.
-// Errors: ErrLogClosed; I/O errors reading the folder.
+// StraySegments lists what the segment store holds that no
+// segment.sealed event vouches for (a seal that did not commit; a
+// folder's temporary file): readers ignore them, and the next seal of
+// the same records replaces them. Errors: ErrLogClosed;
+// ErrSegmentStoreUnavailable.
 func (l *Log) StraySegments() ([]string, error) {
 	segs, err := l.Segments()
 	if err != nil {
@@ -65,21 +63,19 @@ func (l *Log) StraySegments() ([]string, error) {
 	for _, s := range segs {
 		vouched[s.Name] = true
 	}
-	ents, err := os.ReadDir(filepath.Join(l.storeDir(), SegmentsDir))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	stored, err := l.segs.List(context.Background())
+	l.noteSegments(err)
+	if err != nil {
+		return nil, err
 	}
 	var stray []string
-	for _, e := range ents {
-		if !vouched[e.Name()] {
-			stray = append(stray, e.Name())
+	for _, s := range stored {
+		if !vouched[s.Name] {
+			stray = append(stray, s.Name)
 		}
 	}
-	return stray, err
+	return stray, nil
 }
-
-// storeDir is the directory holding log.db.
-func (l *Log) storeDir() string { return filepath.Dir(l.Path()) }
 
 // logRange copies the records of log.db with first <= seq <= last.
 func (l *Log) logRange(first, last uint64) (segRecords, error) {
@@ -97,7 +93,7 @@ func (l *Log) logRange(first, last uint64) (segRecords, error) {
 // sealedRecords are the records s covers in sequence order: the segment's,
 // merged with the ones its seal kept in log.db. Errors: *SegmentError.
 func (l *Log) sealedRecords(s SegmentSealed) (segRecords, error) {
-	recs, err := loadSegment(l.storeDir(), l.storeID, s)
+	recs, err := l.loadSegment(s)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +172,7 @@ func (s *sealedLookup) record(seq uint64) ([]byte, error) {
 		recs, ok := s.cache[seg.Name]
 		if !ok {
 			var err error
-			if recs, err = loadSegment(s.l.storeDir(), s.l.storeID, seg); err != nil {
+			if recs, err = s.l.loadSegment(seg); err != nil {
 				return nil, err
 			}
 			s.cache[seg.Name] = recs

@@ -45,15 +45,15 @@ var (
 	descSyncOldest   = newDesc("hikoutei_sync_oldest_pending_seconds", "Age of the tab's oldest pending effect (0: none or unknown).", "tab")
 	descSyncDiverge  = newDesc("hikoutei_sync_diverged_rows", "Rows of the tab that differed from canonical state at the last reconciliation.", "tab")
 	descLogBytes     = newDesc("hikoutei_log_bytes", "Size of the hot log (log.db) in bytes.")
-	descSegments     = newDesc("hikoutei_sealed_segments", "Sealed segment files in the store's segments folder.")
-	descSegmentBytes = newDesc("hikoutei_sealed_segment_bytes", "Total size of the sealed segment files in bytes.")
+	descSegments     = newDesc("hikoutei_sealed_segments", "Sealed segments the log vouches for, in the store's segments folder or object store.")
+	descSegmentBytes = newDesc("hikoutei_sealed_segment_bytes", "Total size of the sealed segments in bytes.")
 	descFSAvail      = newDesc("hikoutei_filesystem_avail_bytes", "Free space of the filesystem holding the store, in bytes (what the store's process may use).")
 	descFSSize       = newDesc("hikoutei_filesystem_size_bytes", "Size of the filesystem holding the store, in bytes.")
 	descSheetCells   = newDesc("hikoutei_sheet_cells", "Grid cells of the spreadsheet (rows × columns of every tab, filled or not) at the newest read of its tabs' sizes (absent before one).")
 	descCellsLimit   = newDesc("hikoutei_sheet_cells_limit", "Grid cells a spreadsheet may hold (10,000,000; absent before a read of its tabs' sizes).")
 	descCellsFullAt  = newDesc("hikoutei_sheet_cells_full_timestamp_seconds", "When the spreadsheet's grid reaches its limit at the current growth, Unix seconds (0: growth unknown or not positive).")
 	descSeals        = newDesc("hikoutei_seals_total", "Background seals of the retention policy since the store opened, by result (ok, failed); absent without a policy.", "result")
-	descHealthFault  = newDesc("hikoutei_health_fault", "1 for each part of the store's health that is not ok now (local, sync, mirror, integrity, admin, disk, retention), with the failure's code (e.g. log_damaged, log_file_replaced, admin_accept_failed, disk_filling, retention_failing).", "part", "code")
+	descHealthFault  = newDesc("hikoutei_health_fault", "1 for each part of the store's health that is not ok now (local, sync, mirror, integrity, admin, disk, retention, segments), with the failure's code (e.g. log_damaged, log_file_replaced, admin_accept_failed, disk_filling, retention_failing).", "part", "code")
 )
 
 // dispatcherSeries maps each kind of the dispatcher's counters
@@ -209,7 +209,7 @@ func collectFaults(ch chan<- prometheus.Metric, h hikoutei.Health) {
 	for _, p := range []struct {
 		part string
 		err  error
-	}{{"local", h.Local}, {"sync", h.Sync}, {"mirror", h.Mirror}, {"integrity", h.Integrity}, {"admin", h.Admin}, {"disk", h.Disk}, {"retention", h.Retention}} {
+	}{{"local", h.Local}, {"sync", h.Sync}, {"mirror", h.Mirror}, {"integrity", h.Integrity}, {"admin", h.Admin}, {"disk", h.Disk}, {"retention", h.Retention}, {"segments", h.Segments}} {
 		if p.err != nil {
 			emit(ch, descHealthFault, prometheus.GaugeValue, 1, p.part, hikoutei.ErrorCode(p.err))
 		}

@@ -39,11 +39,17 @@ type HealthReport struct {
 	// Retention is the retention policy's state (absent without one):
 	// on, failing (with the failure and its code retention_failing) or
 	// not_running (a replicated store, with the reason).
-	Retention   *RetentionReport   `json:"retention,omitempty"`
-	MirrorLag   *MirrorLagReport   `json:"mirror_lag,omitempty"`  // with the mirror on
-	NATSListen  string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
-	SyncHealth  *SyncHealthReport  `json:"sync_health,omitempty"`
-	Replication *ReplicationReport `json:"replication,omitempty"`
+	Retention *RetentionReport `json:"retention,omitempty"`
+	// Segments is why the last read or write of a sealed segment could
+	// not reach the store holding them (absent while it answers), with
+	// its code (segment_store_unavailable). It does not fail health:
+	// commits go on.
+	Segments     string             `json:"segments,omitempty"`
+	SegmentsCode string             `json:"segments_code,omitempty"`
+	MirrorLag    *MirrorLagReport   `json:"mirror_lag,omitempty"`  // with the mirror on
+	NATSListen   string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
+	SyncHealth   *SyncHealthReport  `json:"sync_health,omitempty"`
+	Replication  *ReplicationReport `json:"replication,omitempty"`
 }
 
 // RetentionReport is the retention policy's state and its seals since
@@ -215,6 +221,9 @@ func Report(h hikoutei.Health) HealthReport {
 		if h.DiskUsage != nil {
 			r.DiskFullAt = timeOrNil(h.DiskUsage.FullAt)
 		}
+	}
+	if h.Segments != nil {
+		r.Segments, r.SegmentsCode = h.Segments.Error(), hikoutei.ErrorCode(h.Segments)
 	}
 	if l := h.MirrorLag; l != nil {
 		r.MirrorLag = &MirrorLagReport{Mirrored: l.Mirrored, LogHead: l.LogHead, Records: l.Records, Seconds: l.Age.Seconds(),

@@ -19,6 +19,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/echo"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 type auditFilter struct {
@@ -29,6 +30,9 @@ type auditFilter struct {
 	// events, so their later transitions (applied, resolved, cleared) match
 	// too even though they no longer name the entity.
 	related map[string]bool
+	// segs is where the store's sealed segments live (--segments; nil:
+	// the folder beside the log read).
+	segs segstore.Store
 }
 
 // relatedKeys are the payload keys whose values tie events together.
@@ -90,13 +94,13 @@ type mirrorSource struct {
 }
 
 func newAuditCmd() *cobra.Command {
-	var dir, asOf, at string
+	var dir, asOf, at, segments string
 	var src mirrorSource
 	var repl replicatedSource
 	var f auditFilter
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "audit (--dir DIR | --nats URL --stream S [--nats-nkey FILE] [--mirror-key KEY] | --nats URL --store NAME [--nats-nkey FILE]) [--entity E [--id ID]] [--from N] [--to M] [--as-of TIME | --at SEQ|TIME] [--json]",
+		Use:   "audit (--dir DIR | --nats URL --stream S [--nats-nkey FILE] [--mirror-key KEY] | --nats URL --store NAME [--nats-nkey FILE]) [--entity E [--id ID]] [--from N] [--to M] [--as-of TIME | --at SEQ|TIME] [--segments URL] [--json]",
 		Short: "Print the log's events: of one entity, a range of sequences, or as of a time",
 		Long: `audit prints events human-readably (or as JSON lines): sequence, time, type,
 stream, writer epoch and payload. It reads log.db; while a process holds
@@ -115,9 +119,15 @@ nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
 --entity/--id also match the effects and inbound events of that entity.
 --at SEQ|TIME (with --dir, --entity and --id) prints the record's state
 at that log sequence, or at the last sequence recorded at or before that
-RFC 3339 time, then its history up to it.`,
+RFC 3339 time, then its history up to it. Sealed events are read from
+DIR/segments, or from the store --segments names.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if f.segs, err = openSegmentsFlag(cmd.Context(), segments, dir); err != nil {
+				return err
+			}
+			defer closeSegments(f.segs)
 			if at != "" || cmd.Flags().Changed("at") {
 				r, err := newAuditAt(dir, src, repl, &f, asOf, at, asJSON)
 				if err != nil {
@@ -163,6 +173,7 @@ RFC 3339 time, then its history up to it.`,
 	cmd.Flags().Uint64Var(&f.to, "to", 0, "last sequence")
 	cmd.Flags().StringVar(&asOf, "as-of", "", "only events at or before this RFC 3339 time")
 	cmd.Flags().StringVar(&at, "at", "", "with --entity and --id: the record's state at this sequence or RFC 3339 time, then its history up to it")
+	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeLines)
 	cmd.AddCommand(newAuditVerifyCmd())
 	return cmd
@@ -204,7 +215,7 @@ func auditEventsThen(dir string, f *auditFilter, opened func(), fn func(events.E
 	if _, err := os.Stat(filepath.Join(dir, events.LogFileName)); err != nil {
 		return fmt.Errorf("%w: %s has no %s", hikoutei.ErrNotAStore, dir, events.LogFileName)
 	}
-	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true})
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, Segments: f.segs})
 	if err != nil {
 		return events.DescribeLocked(dir, err)
 	}

@@ -51,10 +51,10 @@ type verifyRestartJS struct {
 }
 
 func newAuditVerifyCmd() *cobra.Command {
-	var dir, pin string
+	var dir, pin, segments string
 	var asJSON, acceptHoles bool
 	cmd := &cobra.Command{
-		Use:   "verify --dir DIR [--pin SEQ:HASH] [--accept-salvage-holes] [--json]",
+		Use:   "verify --dir DIR [--pin SEQ:HASH] [--accept-salvage-holes] [--segments URL] [--json]",
 		Short: "Verify the log's hash chain and print its head sequence and hash",
 		Long: `verify walks the whole hash chain of the log, from the genesis value of the
 store id to the last record, with a progress bar on stderr, and prints the
@@ -70,7 +70,10 @@ the holes (each is still printed). A head pinned after the last hole that
 the log still extends (--pin) is the proof for the records after it. All
 three exit 3, as does a log too damaged to open (log_corrupt). It reads log.db
 read-only; while a process holds the store it verifies a consistent copy
-that process writes through its administrative channel, as audit does.`,
+that process writes through its administrative channel, as audit does. The
+walk reads the sealed segments from DIR/segments, or from the store --segments
+names (segment_missing names one that is not there; segment_store_unavailable
+an object store that cannot be reached).`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStore(dir); err != nil {
@@ -81,6 +84,10 @@ that process writes through its administrative channel, as audit does.`,
 				return err
 			}
 			opts.AcceptSalvageHoles = acceptHoles
+			if opts.Segments, err = openSegmentsFlag(cmd.Context(), segments, dir); err != nil {
+				return err
+			}
+			defer closeSegments(opts.Segments)
 			err = runVerify(cmd, dir, opts, asJSON)
 			if asJSON && err != nil && !errors.Is(err, errDamageFound) && !errors.As(err, new(usageError)) {
 				err = errors.Join(printVerifyFailure(cmd.OutOrStdout(), err), err)
@@ -91,6 +98,7 @@ that process writes through its administrative channel, as audit does.`,
 	addDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&pin, "pin", "", "a head printed earlier (SEQ:HASH) the log must extend")
 	cmd.Flags().BoolVar(&acceptHoles, "accept-salvage-holes", false, "accept a chain that restarts after holes a salvage left (each is printed)")
+	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
@@ -193,6 +201,7 @@ func verifyStore(ctx context.Context, stderr io.Writer, dir string, opts hikoute
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "verify: the store is running: verified a copy of its log at head %d\n", resp.Head)
+	opts.Segments = nil // the copy's segments are beside it
 	return hikoutei.VerifyDir(ctx, scratch, opts)
 }
 

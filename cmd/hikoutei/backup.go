@@ -12,6 +12,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/admin"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // backupSource says who wrote a backup.
@@ -26,10 +27,10 @@ const (
 )
 
 func newBackupCmd() *cobra.Command {
-	var dir, out string
+	var dir, out, segments string
 	var force, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "backup --dir DIR --out FILE [--force] [--json]",
+		Use:   "backup --dir DIR --out FILE [--force] [--segments URL] [--json]",
 		Short: "Write a consistent copy of a store's log.db, running or not",
 		Long: `backup writes a consistent copy of DIR/log.db to FILE (mode 0600): the log
 as of one commit. While a process holds the store (serve, or a program that
@@ -38,7 +39,9 @@ opened it), that process writes the copy through its administrative channel
 on meanwhile; with the store closed, backup copies it itself. It prints the
 store id, the log head the copy holds, its size and SHA-256; never a
 payload. The sealed segments the copy vouches for are copied, each
-checked against its digest, into the folder FILE.segments beside it.
+checked against its digest, into the folder FILE.segments beside it (read
+from the store --segments names when the store is closed; a running store
+reads its own).
 FILE must not be inside DIR and must not exist unless --force.
 'hikoutei restore --from FILE --to NEWDIR' rebuilds a store from it.`,
 		Args: argsUsage(cobra.NoArgs),
@@ -50,15 +53,20 @@ FILE must not be inside DIR and must not exist unless --force.
 			if out == "" {
 				return usageError{errors.New(`required flag "--out" not set`)}
 			}
+			segs, err := openSegmentsFlag(cmd.Context(), segments, dir)
+			if err != nil {
+				return err
+			}
+			defer closeSegments(segs)
 			var info hikoutei.BackupInfo
 			var src backupSource
 			if logGone {
-				info, src, err = rescue(cmd.Context(), dir, out, force)
+				info, src, err = rescue(cmd.Context(), dir, out, force, segs)
 				if errors.Is(err, errDamageFound) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "backup: %s\n", escapeControls(err.Error()))
 				}
 			} else {
-				info, src, err = backup(cmd.Context(), dir, out, force)
+				info, src, err = backup(cmd.Context(), dir, out, force, segs)
 			}
 			if err != nil {
 				return err
@@ -69,13 +77,14 @@ FILE must not be inside DIR and must not exist unless --force.
 	addDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&out, "out", "", "file to write the copy to (outside the store directory; required)")
 	cmd.Flags().BoolVar(&force, "force", false, "replace FILE if it exists")
+	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
 // backup copies dir's log to out: through the running process's channel,
 // or locally when nobody holds the store.
-func backup(ctx context.Context, dir, out string, force bool) (hikoutei.BackupInfo, backupSource, error) {
+func backup(ctx context.Context, dir, out string, force bool, segs segstore.Store) (hikoutei.BackupInfo, backupSource, error) {
 	if err := events.RequireLog(dir); err != nil {
 		return hikoutei.BackupInfo{}, "", fmt.Errorf("%w: %w", hikoutei.ErrNotAStore, err)
 	}
@@ -86,7 +95,7 @@ func backup(ctx context.Context, dir, out string, force bool) (hikoutei.BackupIn
 	if info, handled, err := backupViaChannel(ctx, dir, abs, force); handled {
 		return info, byRunningProcess, err
 	}
-	info, err := backupLocal(ctx, dir, abs, force)
+	info, err := backupLocal(ctx, dir, abs, force, segs)
 	if errors.Is(err, events.ErrStoreLocked) {
 		if info, handled, cerr := backupViaChannel(ctx, dir, abs, force); handled {
 			return info, byRunningProcess, cerr // it was starting
@@ -105,7 +114,7 @@ func backup(ctx context.Context, dir, out string, force bool) (hikoutei.BackupIn
 // without a hole, the file's structure) and must hold the head the
 // process reported. Errors: the channel's; errDamageFound when the copy
 // does not verify.
-func rescue(ctx context.Context, dir, out string, force bool) (hikoutei.BackupInfo, backupSource, error) {
+func rescue(ctx context.Context, dir, out string, force bool, segs segstore.Store) (hikoutei.BackupInfo, backupSource, error) {
 	abs, err := events.CheckBackupTarget(dir, out, force)
 	if err != nil {
 		return hikoutei.BackupInfo{}, "", err
@@ -114,7 +123,7 @@ func rescue(ctx context.Context, dir, out string, force bool) (hikoutei.BackupIn
 	if !handled {
 		err = events.RequireLog(dir) // it stopped meanwhile: the log is gone
 		if err == nil {
-			info, err = backupLocal(ctx, dir, abs, force)
+			info, err = backupLocal(ctx, dir, abs, force, segs)
 			return info, fromClosedStore, err
 		}
 		return info, "", err
@@ -143,9 +152,10 @@ func backupViaChannel(ctx context.Context, dir, out string, force bool) (hikoute
 		SHA256: resp.SHA256, Segments: resp.Segments}, handled, err
 }
 
-// backupLocal copies a closed store's log, holding it read-only.
-func backupLocal(ctx context.Context, dir, out string, force bool) (hikoutei.BackupInfo, error) {
-	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true})
+// backupLocal copies a closed store's log, holding it read-only, and
+// its segments from segs (nil: its folder).
+func backupLocal(ctx context.Context, dir, out string, force bool, segs segstore.Store) (hikoutei.BackupInfo, error) {
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, Segments: segs})
 	if err != nil {
 		return hikoutei.BackupInfo{}, events.DescribeLocked(dir, err)
 	}

@@ -18,10 +18,10 @@ import (
 const doctorProgressEvery = 2 * time.Second
 
 func newDoctorCmd() *cobra.Command {
-	var dir string
+	var dir, segments string
 	var asJSON, showProgress bool
 	cmd := &cobra.Command{
-		Use:   "doctor --dir DIR [--json] [--progress]",
+		Use:   "doctor --dir DIR [--segments URL] [--json] [--progress]",
 		Short: "Check a store without changing it: lease.toml shape, log pages, checksums and hash chain, writer lease",
 		Long: `doctor inspects a store directory read-only and prints one line per finding.
 It validates lease.toml's closed four-key shape (schema, holder, operation,
@@ -51,6 +51,11 @@ is when stderr is a terminal, or with --progress; never on stdout.`,
 				return tempInStore // doctor rebuilds a read model in the temporary directory
 			}
 			var opts doctor.Options
+			var err error
+			if opts.Segments, err = openSegmentsFlag(cmd.Context(), segments, dir); err != nil {
+				return err
+			}
+			defer closeSegments(opts.Segments)
 			if showProgress || progress.IsTerminal(cmd.ErrOrStderr()) {
 				opts.Progress = newDoctorProgress(cmd.ErrOrStderr(), time.Now).report
 			}
@@ -70,6 +75,7 @@ is when stderr is a terminal, or with --progress; never on stdout.`,
 		},
 	}
 	addDirFlag(cmd, &dir)
+	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	cmd.Flags().BoolVar(&showProgress, "progress", false, "say on stderr which check runs and how far it is (the default when stderr is a terminal)")
 	return cmd

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/admin"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
@@ -125,6 +127,8 @@ func (st *storeStatus) addLocalFault(ctx context.Context) {
 		st.CommitsRefused, st.CommitsRefusedCode = resp.Local, resp.LocalCode
 	}
 	st.Retention, st.RetentionDetail, st.RetentionCode = resp.Retention, resp.RetentionDetail, resp.RetentionCode
+	st.SegmentsUnreachable, st.SegmentsUnreachableCode = resp.Segments, resp.SegmentsCode
+	st.Disk.runningSegments(st.Dir, resp)
 }
 
 // printRetention writes the running store's retention line (none when no
@@ -137,6 +141,18 @@ func printRetention(tw io.Writer, st storeStatus) {
 	default:
 		fmt.Fprintf(tw, "retention\t%s\n", st.Retention)
 	}
+}
+
+// runningSegments sets where d's segments live to where the running
+// store keeps them, when that is not what status measured.
+func (d *diskStatus) runningSegments(dir string, resp admin.StatusResponse) {
+	abs, err := filepath.Abs(filepath.Join(dir, events.SegmentsDir))
+	if d == nil || resp.SegmentsScheme == "" || err != nil || resp.SegmentsAt == abs || resp.SegmentsAt == d.SegmentsDir {
+		return
+	}
+	d.SegmentsScheme, d.SegmentsDir = resp.SegmentsScheme, resp.SegmentsAt
+	d.Segments, d.SegmentBytes = 0, 0
+	d.SegmentsNote = "count unknown while a process holds the store (its /metrics count them)"
 }
 
 // printHealthSource says where the sync health below comes from when

@@ -11,11 +11,11 @@ import (
 )
 
 func newReplayCmd() *cobra.Command {
-	var dir, out string
+	var dir, out, segments string
 	var upTo uint64
 	var force, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "replay --dir DIR [--to SEQ] [--out FILE [--force]] [--json]",
+		Use:   "replay --dir DIR [--to SEQ] [--out FILE [--force]] [--segments URL] [--json]",
 		Short: "Rebuild the read model from the log, with a progress bar on stderr",
 		Long: `replay rebuilds a read model from log.db using the entity shapes the log
 records, holding the log read-only throughout (it fails while the store is
@@ -26,7 +26,8 @@ aside (read.sqlite.before-rebuild-<time>), never deleted. With --out it writes
 a new file and leaves the store alone; --out must not be inside a store
 directory, and must not exist unless --force is given. --to stops at a
 sequence (a read model as of that point). Progress goes to stderr: a bar
-on a terminal, a line per tenth of the log elsewhere.`,
+on a terminal, a line per tenth of the log elsewhere. Sealed records are read
+from DIR/segments, or from the store --segments names.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStore(dir); err != nil {
@@ -35,13 +36,19 @@ on a terminal, a line per tenth of the log elsewhere.`,
 			if force && out == "" {
 				return usageError{fmt.Errorf("--force only applies with --out")}
 			}
-			return runReplay(cmd, dir, out, hikoutei.ReplayOptions{UpTo: upTo, Force: force}, asJSON)
+			segs, err := openSegmentsFlag(cmd.Context(), segments, dir)
+			if err != nil {
+				return err
+			}
+			defer closeSegments(segs)
+			return runReplay(cmd, dir, out, hikoutei.ReplayOptions{UpTo: upTo, Force: force, Segments: segs}, asJSON)
 		},
 	}
 	addDirFlag(cmd, &dir)
 	cmd.Flags().StringVar(&out, "out", "", "write the rebuilt read model to this new file instead of rebuilding DIR/read.sqlite")
 	cmd.Flags().BoolVar(&force, "force", false, "with --out: replace the file if it exists")
 	cmd.Flags().Uint64Var(&upTo, "to", 0, "last log sequence to apply (default: the head)")
+	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }

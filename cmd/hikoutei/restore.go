@@ -12,14 +12,15 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 func newRestoreCmd() *cobra.Command {
-	var from, to string
+	var from, to, segments string
 	var src replicatedSource
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "restore (--from FILE | --nats URL --store NAME [--nats-nkey FILE]) --to NEWDIR [--json]",
+		Use:   "restore (--from FILE | --nats URL --store NAME [--nats-nkey FILE]) --to NEWDIR [--segments URL] [--json]",
 		Short: "Build a new store directory from a backup or from the replicated stream, verifying every record",
 		Long: `restore builds a new store directory NEWDIR (missing or empty) from a backup
 written by 'hikoutei backup' (--from FILE), or from a store's replicated log
@@ -28,7 +29,8 @@ HIKOUTEI_NATS_URL; --nats-nkey authenticates). The log is copied beside its
 final name, verified in full (every record's checksum and shape, the
 sequence from 1 to the head without a hole, the file's structure), the
 sealed segments it vouches for are copied from FILE.segments into
-NEWDIR/segments and the chain walked through them, and only then is it
+NEWDIR/segments (or into the store --segments names: one it already holds
+with the vouched digest is kept) and the chain walked through them, and only then is it
 named NEWDIR/log.db; a backup lacking a segment or holding a damaged one
 is refused naming it; then the read model is rebuilt from it, as replay
 does. A damaged backup is refused naming the first bad sequence (exit 3),
@@ -51,7 +53,12 @@ that holder's last heartbeat).`,
 					return err
 				}
 			}
-			return runRestore(cmd, from, src, to, asJSON)
+			segs, err := openSegmentsFlag(cmd.Context(), segments, to)
+			if err != nil {
+				return err
+			}
+			defer closeSegments(segs)
+			return runRestore(cmd, from, src, to, segs, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "backup file written by 'hikoutei backup'")
@@ -59,15 +66,16 @@ that holder's last heartbeat).`,
 	cmd.Flags().StringVar(&src.url, "nats", "", "NATS URL(s) of the replication cluster (default HIKOUTEI_NATS_URL)")
 	cmd.Flags().StringVar(&src.store, "store", "", "replicated store name whose stream to restore from")
 	cmd.Flags().StringVar(&src.nkey, "nats-nkey", "", "nkey user seed file to authenticate with")
+	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
 
-func runRestore(cmd *cobra.Command, from string, src replicatedSource, to string, asJSON bool) error {
+func runRestore(cmd *cobra.Command, from string, src replicatedSource, to string, segs segstore.Store, asJSON bool) error {
 	var info hikoutei.BackupInfo
 	var err error
 	if from != "" {
-		info, err = restoreFromFile(from, to)
+		info, err = restoreFromFile(from, to, segs)
 	} else {
 		info, err = restoreFromStream(cmd.Context(), src, to)
 	}
@@ -78,7 +86,7 @@ func runRestore(cmd *cobra.Command, from string, src replicatedSource, to string
 	if err != nil {
 		return err
 	}
-	rep, err := rebuildRestored(cmd.Context(), info, to)
+	rep, err := rebuildRestored(cmd.Context(), info, to, segs)
 	if err != nil {
 		return err
 	}
@@ -138,25 +146,26 @@ func restoreFromStream(ctx context.Context, src replicatedSource, to string) (hi
 	if _, err := src.catchUpInto(ctx, path); err != nil {
 		return hikoutei.BackupInfo{}, fmt.Errorf("read the stream of store %q: %w", src.store, err)
 	}
-	return restoreFromFile(path, to)
+	return restoreFromFile(path, to, nil)
 }
 
-// restoreFromFile restores the log file at path into the store directory to.
-func restoreFromFile(path, to string) (hikoutei.BackupInfo, error) {
-	info, err := events.RestoreLog(path, to)
+// restoreFromFile restores the log file at path into the store directory
+// to, its segments into segs (nil: to's folder).
+func restoreFromFile(path, to string, segs segstore.Store) (hikoutei.BackupInfo, error) {
+	info, err := events.RestoreLogTo(path, to, segs)
 	return hikoutei.BackupInfo(info), err
 }
 
 // rebuildRestored builds the restored store's read model and reports. A
 // log that declares no entity yet (a store never opened with entities)
 // gets its read model when the store is first opened.
-func rebuildRestored(ctx context.Context, info hikoutei.BackupInfo, dir string) (restoreJSON, error) {
+func rebuildRestored(ctx context.Context, info hikoutei.BackupInfo, dir string, segs segstore.Store) (restoreJSON, error) {
 	rep := restoreJSON{Dir: dir, StoreID: info.StoreID, Head: info.Head, Bytes: info.Bytes, SHA256: info.SHA256, Segments: info.Segments}
 	declared, err := declaresEntities(dir)
 	if err != nil || !declared {
 		return rep, err
 	}
-	cp, _, err := hikoutei.RebuildReadModel(ctx, dir, hikoutei.ReplayOptions{})
+	cp, _, err := hikoutei.RebuildReadModel(ctx, dir, hikoutei.ReplayOptions{Segments: segs})
 	if err != nil {
 		return rep, fmt.Errorf("the log was restored into %s but its read model was not built (run 'hikoutei replay --dir %s'): %w", dir, dir, err)
 	}

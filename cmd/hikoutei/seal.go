@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,7 +12,7 @@ import (
 )
 
 func newSealCmd() *cobra.Command {
-	var dir string
+	var dir, segments string
 	var below, keep uint64
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -18,14 +20,16 @@ func newSealCmd() *cobra.Command {
 		Short: "Move a closed store's older records out of log.db into a sealed segment file",
 		Long: `seal moves the records of a closed store with a sequence below SEQ (or all
 but the newest N) out of DIR/log.db into one compressed, read-only segment
-file in DIR/segments, named by its first and last sequences and chain values.
-The file is written, synced and read back before the log vouches for it with a
+file in DIR/segments (or the object store --segments names), named by its
+first and last sequences and chain values. The file is written, synced (an
+object: uploaded) and read back before the log vouches for it with a
 ` + string(events.TypeSegmentSealed) + ` event, committed in the transaction that removes the records;
 a crash at any step loses nothing. Reads of old events (replay, audit, the
 audit verify walk from the first record) read through the segments; opening
 the store never does. Records the read model has not applied, and the ones of
 the streams a store reads when it opens, stay in log.db. It needs the store
-closed (it takes the writer lease) and uses no network.`,
+closed (it takes the writer lease) and uses no network unless --segments names
+an object store.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStore(dir); err != nil {
@@ -34,7 +38,11 @@ closed (it takes the writer lease) and uses no network.`,
 			if (below == 0) == (keep == 0) {
 				return usageError{fmt.Errorf("give one of --below and --keep")}
 			}
-			s, err := hikoutei.OpenDeclared(cmd.Context(), dir, hikoutei.Options{Operation: "seal", NoAdmin: true})
+			segURL, err := segmentsURL(segments)
+			if err != nil {
+				return err
+			}
+			s, err := hikoutei.OpenDeclared(cmd.Context(), dir, hikoutei.Options{Operation: "seal", NoAdmin: true, Segments: segURL})
 			if err != nil {
 				return err
 			}
@@ -51,6 +59,7 @@ closed (it takes the writer lease) and uses no network.`,
 	addDirFlag(cmd, &dir)
 	cmd.Flags().Uint64Var(&below, "below", 0, "seal the records with a sequence below SEQ")
 	cmd.Flags().Uint64Var(&keep, "keep", 0, "seal all records but the newest N")
+	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
@@ -72,7 +81,16 @@ func printSeal(cmd *cobra.Command, r hikoutei.SealReport, asJSON bool) error {
 		return printJSON(cmd.OutOrStdout(), sealJSON{Segment: r.Segment, First: r.First, Last: r.Last, Records: r.Records,
 			Kept: r.Kept, Bytes: r.Size, Seq: r.Seq, Replaced: r.Replaced})
 	}
-	_, err := fmt.Fprintf(cmd.OutOrStdout(), "sealed seqs %d..%d into segments/%s: %d records, %d bytes (%d kept in log.db); %s at seq %d\n",
-		r.First, r.Last, r.Segment, r.Records, r.Size, r.Kept, events.TypeSegmentSealed, r.Seq)
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "sealed seqs %d..%d into %s: %d records, %d bytes (%d kept in log.db); %s at seq %d\n",
+		r.First, r.Last, sealedInto(r), r.Records, r.Size, r.Kept, events.TypeSegmentSealed, r.Seq)
 	return err
+}
+
+// sealedInto is where the seal put its segment: segments/NAME in the
+// store's folder, else the segment's redacted location.
+func sealedInto(r hikoutei.SealReport) string {
+	if filepath.Base(filepath.Dir(r.Path)) == events.SegmentsDir && !strings.Contains(r.Path, "://") {
+		return events.SegmentsDir + "/" + r.Segment
+	}
+	return r.Path
 }

@@ -34,6 +34,7 @@ type serveFlags struct {
 	natsListenNkeys                         []string
 	natsListenNoAuth, natsMirror            bool
 	acceptLogGap, standby                   bool
+	segments                                string
 	wakeMinInterval                         time.Duration
 	retention                               hikoutei.Retention
 	snapshotEvery                           uint64
@@ -103,6 +104,7 @@ a replicated store does not seal (retention "not_running").`,
 	cmd.Flags().StringVar(&f.natsURL, "nats", "", "use an existing NATS server (default $HIKOUTEI_NATS_URL; else embedded)")
 	cmd.Flags().StringVar(&f.natsNkey, "nats-nkey", "", "nkey user seed file to authenticate to --nats")
 	cmd.Flags().BoolVar(&f.acceptLogGap, "accept-log-gap", false, "open a store whose log lost records its read model still has, accepting the loss (recorded in the log); see salvage --head first")
+	addSegmentsFlag(cmd, &f.segments)
 	cmd.Flags().BoolVar(&f.standby, "standby", false, "run as a warm standby of a replicated store (needs HIKOUTEI_REPLICATION=jetstream)")
 	cmd.Flags().DurationVar(&f.wakeMinInterval, "wake-min-interval", wakehook.DefaultMinInterval,
 		"least time between two polls that POST /wake starts (at least 1s)")
@@ -155,9 +157,13 @@ func serve(ctx context.Context, cmd *cobra.Command, f serveFlags, ready func(htt
 			return fmt.Errorf("--http: %w", err)
 		}
 	}
+	segURL, err := segmentsURL(f.segments)
+	if err != nil {
+		return err
+	}
 	metrics := observe.New()
 	open := func(standby bool) (*hikoutei.Store, error) {
-		opts := hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap, Observer: metrics,
+		opts := hikoutei.Options{Operation: "serve", Logger: logger, Sync: syncOpts, AcceptLogGap: f.acceptLogGap, Observer: metrics, Segments: segURL,
 			NATSServer: natsserver.Embedded(),
 			NATS: &hikoutei.NATSOptions{Listen: f.natsListen, URL: f.natsURL, NkeyFile: f.natsNkey, ListenNkeys: f.natsListenNkeys,
 				ListenNoAuth: f.natsListenNoAuth, Mirror: f.natsMirror},
@@ -288,7 +294,7 @@ func (f serveFlags) replication() (*hikoutei.ReplicationOptions, error) {
 // logServing says the store serves, and in which replicated role.
 func logServing(logger *slog.Logger, dir string, s *hikoutei.Store) {
 	eng := engine.Of(s)
-	attrs := []any{"dir", dir, "epoch", eng.Lease().Epoch}
+	attrs := []any{"dir", dir, "epoch", eng.Lease().Epoch, "segments", s.SegmentsLocation().String()}
 	if r := s.Health().Replication; r != nil {
 		attrs = append(attrs, "role", string(r.Role), "replicated_store", r.Store)
 	}

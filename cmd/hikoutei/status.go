@@ -85,6 +85,12 @@ type storeStatus struct {
 	Retention       string `json:"retention,omitempty"`
 	RetentionDetail string `json:"retention_detail,omitempty"`
 	RetentionCode   string `json:"retention_code,omitempty"`
+	// SegmentsUnreachable is why the running store's last read or write of
+	// a sealed segment could not reach the store holding them (its
+	// Health().Segments), with its code (segment_store_unavailable);
+	// absent while it answers, or when no process holds the store.
+	SegmentsUnreachable     string `json:"segments_unreachable,omitempty"`
+	SegmentsUnreachableCode string `json:"segments_unreachable_code,omitempty"`
 	// LogMissing: log.db is missing or empty while the running process
 	// still holds the store (it has the removed or replaced log open, the
 	// only copy of the records); RescueCommand is what saves it.
@@ -125,7 +131,7 @@ type unwritableValue struct {
 const maxUnwritableLines = 20
 
 func newStatusCmd() *cobra.Command {
-	var dir string
+	var dir, segments string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status --dir DIR [--json]",
@@ -138,12 +144,18 @@ checkpoint equals the head after every commit). Sync health is shown per tab
 oldest one's age): while a process holds the store, as that process sees
 it (asked over its administrative channel); otherwise, or when it does not
 answer (the reason code is shown), derived from the read model. Disk: the
-hot log (log.db), the sealed segments (count, bytes, folder), the read model
+hot log (log.db), the sealed segments (count, bytes, and where they live: the
+folder, or with --segments the object store's scheme and bucket, never its
+credentials), the read model
 and the free space of the filesystem holding the store, with disk_filling
 above 90 % used and disk_full above 98 %.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := requireStoreOrHolder(dir); err != nil {
+				return err
+			}
+			segURL, err := segmentsURL(segments)
+			if err != nil {
 				return err
 			}
 			now := time.Now()
@@ -154,11 +166,15 @@ above 90 % used and disk_full above 98 %.`,
 			if st.Disk, err = readDisk(dir, disk.Statfs{}, now); err != nil {
 				return err
 			}
+			if segURL != "" {
+				st.Disk.segmentsElsewhere(dir, segURL)
+			}
 			st.addLiveHealth(cmd.Context())
 			return printStatus(cmd, st, asJSON)
 		},
 	}
 	addDirFlag(cmd, &dir)
+	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }
@@ -388,6 +404,9 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	printRetention(tw, st)
 	if st.CommitsRefused != "" {
 		fmt.Fprintf(tw, "COMMITS REFUSED\t%s\n", shown(st.CommitsRefused))
+	}
+	if st.SegmentsUnreachable != "" {
+		fmt.Fprintf(tw, "SEGMENTS UNREACHABLE\t%s\n", shown(st.SegmentsUnreachable))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

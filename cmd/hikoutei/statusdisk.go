@@ -4,18 +4,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/disk"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // diskStatus is what the store keeps on disk and the space of the
 // filesystem holding it (status's "disk").
 type diskStatus struct {
-	LogBytes       int64  `json:"log_bytes"`        // log.db, the hot log
-	Segments       int    `json:"segments"`         // sealed segment files
-	SegmentBytes   int64  `json:"segment_bytes"`    // their total
-	SegmentsDir    string `json:"segments_dir"`     // where they live, relative to the store
+	LogBytes       int64  `json:"log_bytes"`       // log.db, the hot log
+	Segments       int    `json:"segments"`        // sealed segment files
+	SegmentBytes   int64  `json:"segment_bytes"`   // their total
+	SegmentsDir    string `json:"segments_dir"`    // where they live: relative to the store, or the redacted URL
+	SegmentsScheme string `json:"segments_scheme"` // dir (a folder), or the object store's scheme (s3, gs, azblob, mem…)
+	// SegmentsNote says why Segments and SegmentBytes are unknown (0):
+	// outside the store's folder they come from log.db's manifest, which
+	// cannot be read while a process holds the store.
+	SegmentsNote   string `json:"segments_note,omitempty"`
 	ReadModelBytes int64  `json:"read_model_bytes"` // read.sqlite and its write-ahead log
 	// FSFreeBytes and FSTotalBytes are the filesystem's space; absent, and
 	// FSSpace "unknown", where the platform cannot tell it.
@@ -37,7 +46,7 @@ func readDisk(dir string, probe disk.Probe, now time.Time) (*diskStatus, error) 
 		return nil, fmt.Errorf("measure the store's files: %w", err)
 	}
 	d := &diskStatus{LogBytes: r.LogBytes, Segments: r.Segments, SegmentBytes: r.SegmentBytes, SegmentsDir: r.SegmentsDir,
-		ReadModelBytes: r.ReadModelBytes}
+		SegmentsScheme: segstore.SchemeDir, ReadModelBytes: r.ReadModelBytes}
 	if r.SpaceErr != nil {
 		d.FSSpace = "unknown"
 		return d, nil
@@ -47,6 +56,33 @@ func readDisk(dir string, probe disk.Probe, now time.Time) (*diskStatus, error) 
 		d.Warning, d.Code = r.Err.Error(), diskCode(r.Err)
 	}
 	return d, nil
+}
+
+// segmentsElsewhere sets where d's segments live from the URL u (not
+// the store's folder) and counts them from the manifest of dir's log,
+// without reaching the segment store.
+func (d *diskStatus) segmentsElsewhere(dir, u string) {
+	parsed, err := segstore.Parse(u)
+	if err != nil {
+		return
+	}
+	loc := segstore.RedactedLocation(parsed)
+	d.SegmentsDir, d.SegmentsScheme, d.Segments, d.SegmentBytes = loc.String(), loc.Scheme, 0, 0
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6})
+	if err != nil {
+		d.SegmentsNote = "count unknown: log.db cannot be read now (" + hikoutei.ErrorCode(err) + ")"
+		return
+	}
+	defer l.Close()
+	segs, err := l.Segments()
+	if err != nil {
+		d.SegmentsNote = "count unknown: " + hikoutei.ErrorCode(err)
+		return
+	}
+	for _, s := range segs {
+		d.Segments++
+		d.SegmentBytes += s.Size
+	}
 }
 
 // diskCode is the disk finding's stable code.
@@ -65,7 +101,14 @@ func printDisk(tw io.Writer, d *diskStatus) {
 		return
 	}
 	fmt.Fprintf(tw, "hot log\tlog.db %s\n", byteText(d.LogBytes))
-	fmt.Fprintf(tw, "sealed segments\t%d in %s/, %s\n", d.Segments, d.SegmentsDir, byteText(d.SegmentBytes))
+	switch {
+	case d.SegmentsNote != "":
+		fmt.Fprintf(tw, "sealed segments\tin %s (%s)\n", d.SegmentsDir, d.SegmentsNote)
+	case d.SegmentsScheme == segstore.SchemeDir && !filepath.IsAbs(d.SegmentsDir):
+		fmt.Fprintf(tw, "sealed segments\t%d in %s/, %s\n", d.Segments, d.SegmentsDir, byteText(d.SegmentBytes))
+	default:
+		fmt.Fprintf(tw, "sealed segments\t%d in %s, %s\n", d.Segments, d.SegmentsDir, byteText(d.SegmentBytes))
+	}
 	fmt.Fprintf(tw, "read model\t%s\n", byteText(d.ReadModelBytes))
 	if d.FSFreeBytes == nil {
 		fmt.Fprintln(tw, "filesystem free\tunknown (this platform cannot tell)")

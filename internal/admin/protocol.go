@@ -85,6 +85,15 @@ type StatusResponse struct {
 	Retention       string `json:"retention,omitempty"`
 	RetentionDetail string `json:"retention_detail,omitempty"`
 	RetentionCode   string `json:"retention_code,omitempty"`
+	// SegmentsScheme and SegmentsAt are where the store's sealed segments
+	// live (dir and a folder, or an object store's scheme and redacted
+	// bucket and path); Segments is why the last read or write of one
+	// could not reach that store (its Health().Segments), with
+	// SegmentsCode its code; absent while it answers.
+	SegmentsScheme string `json:"segments_scheme,omitempty"`
+	SegmentsAt     string `json:"segments_at,omitempty"`
+	Segments       string `json:"segments,omitempty"`
+	SegmentsCode   string `json:"segments_code,omitempty"`
 }
 
 // AckRequest is OpConflictAck: acknowledge_system with its fence.

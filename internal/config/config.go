@@ -55,6 +55,10 @@ const (
 	// non-loopback address (at least 16 characters; compared in constant
 	// time). Set, it is required on a loopback address too.
 	EnvHTTPToken = "HIKOUTEI_HTTP_TOKEN"
+	// EnvSegmentsURL is where sealed segments live, for the commands that
+	// take --segments (its default): file:///folder, or an object
+	// store's URL (s3://bucket/prefix, mem:// …). Unset: DIR/segments.
+	EnvSegmentsURL = "HIKOUTEI_SEGMENTS_URL"
 )
 
 // ReplicationJetStream is HIKOUTEI_REPLICATION's one mode.
@@ -167,15 +171,17 @@ func LoadNATSURL(lookup Lookup) (string, error) {
 }
 
 // Check parses every product variable of the process (sync, endpoint,
-// cadences, NATS) strictly, as a command does before it touches a store.
+// cadences, NATS, replication, segments) strictly, as a command does before it touches a store.
 // Errors: every problem found, joined (ErrInvalidInterval,
-// ErrInvalidEndpoint, ErrInvalidNATSURL, ErrInvalidReplication), each
+// ErrInvalidEndpoint, ErrInvalidNATSURL, ErrInvalidReplication,
+// ErrInvalidSegmentsURL), each
 // naming its variable.
 func Check(lookup Lookup) error {
 	_, serr := LoadSync(lookup)
 	_, nerr := LoadNATSURL(lookup)
 	_, rerr := LoadReplication(lookup)
-	return errors.Join(serr, nerr, rerr)
+	_, gerr := LoadSegmentsURL(lookup)
+	return errors.Join(serr, nerr, rerr, gerr)
 }
 
 // Failpoints is the failpoint specification of the process ("" = none).

@@ -23,6 +23,10 @@ var (
 	// (an unknown mode, no HIKOUTEI_NATS_URL, a bad store name or replica
 	// count, or a store or replica count without a mode).
 	ErrInvalidReplication = errors.New("invalid_replication")
+	// ErrInvalidSegmentsURL: HIKOUTEI_SEGMENTS_URL (or --segments) is not
+	// a URL with a scheme, or a file URL that is not file:///absolute
+	// with no host nor query.
+	ErrInvalidSegmentsURL = errors.New("invalid_segments_url")
 )
 
 // EnvError names the environment variable a value was refused from. It

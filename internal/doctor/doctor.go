@@ -16,6 +16,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/segstore"
 	"github.com/hikoutei/hikoutei-go/snapshots"
 )
 
@@ -54,6 +55,7 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 
 	progress func(Progress) // Options.Progress (nil: none)
+	segments segstore.Store // Options.Segments
 }
 
 // Options tune CheckWith.
@@ -61,6 +63,9 @@ type Options struct {
 	// Progress, when set, is called as each check starts and, for a check
 	// that walks the log, as it advances (from the goroutine of Check).
 	Progress func(Progress)
+	// Segments is where the store's sealed segments live (nil: its
+	// segments folder).
+	Segments segstore.Store
 }
 
 // Progress says which check runs and, when it counts, how far it is.
@@ -144,7 +149,7 @@ func Check(dir string) Report { return CheckWith(dir, Options{}) }
 
 // CheckWith is Check, reporting its progress to opts.Progress.
 func CheckWith(dir string, opts Options) Report {
-	r := Report{Dir: dir, progress: opts.Progress}
+	r := Report{Dir: dir, progress: opts.Progress, segments: opts.Segments}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		r.add("store", Fail, "%s is not a directory", dir)
 		return r
@@ -196,7 +201,7 @@ func checkLog(r *Report, dir string, leaseFile bool) {
 		return
 	}
 	reportVerification(r, v)
-	l, err := events.OpenLog(path, events.Options{ReadOnly: true})
+	l, err := events.OpenLog(path, events.Options{ReadOnly: true, Segments: r.segments})
 	if err != nil {
 		r.fail("log.db", err, "cannot open: %v", err)
 		return

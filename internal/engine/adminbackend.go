@@ -33,12 +33,28 @@ func (b AdminBackend) Status(ctx context.Context) (admin.StatusResponse, error) 
 	if local := b.E.Health().Local; local != nil {
 		st.Local, st.LocalCode = local.Error(), errorCode(local)
 	}
-	r := b.E.RetentionStatus()
+	retentionStatus(b.E, &st)
+	segmentsStatus(b.E.Log(), &st)
+	return st, nil
+}
+
+// retentionStatus sets st's retention policy state.
+func retentionStatus(e *Engine, st *admin.StatusResponse) {
+	r := e.RetentionStatus()
 	st.Retention, st.RetentionDetail = string(r.State), r.Reason
 	if r.Err != nil {
 		st.RetentionDetail, st.RetentionCode = r.Err.Error(), errorCode(r.Err)
 	}
-	return st, nil
+}
+
+// segmentsStatus sets where st's sealed segments live and why the last
+// read or write of one failed.
+func segmentsStatus(l *events.Log, st *admin.StatusResponse) {
+	loc := l.SegmentStore().Location()
+	st.SegmentsScheme, st.SegmentsAt = loc.Scheme, loc.String()
+	if err := l.SegmentStoreErr(); err != nil {
+		st.Segments, st.SegmentsCode = err.Error(), errorCode(err)
+	}
 }
 
 // errorCode is the stable code of err: the innermost error of its chain

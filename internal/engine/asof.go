@@ -61,7 +61,7 @@ func (e *Engine) AsOf(ctx context.Context, p Point) (*View, error) {
 // ErrNotAStore, events.ErrStoreLocked, ErrInvalidEntity.
 func AsOfDir(ctx context.Context, dir string, p Point, entities Entities) (*View, error) {
 	var v *View
-	_, err := withStoreLog(dir, entities, func(l *events.Log, reg *Registry) (uint64, error) {
+	_, err := withStoreLog(dir, nil, entities, func(l *events.Log, reg *Registry) (uint64, error) {
 		var err error
 		hist, err := events.ReadShapeHistory(l)
 		if err != nil {

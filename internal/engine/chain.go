@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/segstore"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -40,16 +41,17 @@ func (e *Engine) VerifyChain(ctx context.Context, opts events.ChainVerifyOptions
 }
 
 // VerifyChainDir verifies the hash chain of the log of the store in dir,
-// opened read-only (it never writes). Errors: ErrNotAStore; the log's
+// opened read-only (it never writes), its sealed segments in segs (nil:
+// its segments folder). Errors: ErrNotAStore; the log's
 // open errors (*StoreLockedError while a writer holds it), except that a
 // head that disagrees with the last record is *ChainBrokenError naming
 // the sequence; VerifyChain's.
-func VerifyChainDir(ctx context.Context, dir string, opts events.ChainVerifyOptions) (*events.ChainReport, error) {
+func VerifyChainDir(ctx context.Context, dir string, segs segstore.Store, opts events.ChainVerifyOptions) (*events.ChainReport, error) {
 	path := filepath.Join(dir, events.LogFileName)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w: %s has no %s", ErrNotAStore, dir, events.LogFileName)
 	}
-	l, err := events.OpenLog(path, events.Options{ReadOnly: true})
+	l, err := events.OpenLog(path, events.Options{ReadOnly: true, Segments: segs})
 	if err != nil {
 		return nil, headAsChainBreak(events.DescribeLocked(dir, err))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/internal/natsbus"
 	"github.com/hikoutei/hikoutei-go/internal/retention"
+	"github.com/hikoutei/hikoutei-go/segstore"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -31,6 +32,9 @@ type Config struct {
 	Context context.Context
 	Logger  *slog.Logger
 	NoSync  bool // benchmarks only: no fsync of log commits
+	// Segments is where the log's sealed segments live (nil: the store
+	// directory's segments folder). The engine does not close it.
+	Segments segstore.Store
 	// AcceptLogGap lets Open go on when the read model is ahead of the log
 	// (see findLogGap); without it Open refuses with *LogGapError.
 	AcceptLogGap  bool

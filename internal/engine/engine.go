@@ -137,7 +137,7 @@ func Open(dir string, cfg Config, entities Entities) (*Engine, error) {
 // (replicated mode: the Replicator, the catch-up, the elected epoch).
 func (e *Engine) openPrimary(entities Entities, opts ...func(*events.WriterOptions)) error {
 	wo := events.WriterOptions{
-		Log:       events.Options{Clock: e.cfg.Clock, OpenTimeout: e.cfg.OpenTimeout, NoSync: e.cfg.NoSync},
+		Log:       events.Options{Clock: e.cfg.Clock, OpenTimeout: e.cfg.OpenTimeout, NoSync: e.cfg.NoSync, Segments: e.cfg.Segments},
 		Operation: e.cfg.Operation, AcquireWait: e.cfg.AcquireWait, HeartbeatInterval: e.cfg.HeartbeatInterval, LeaseTTL: e.cfg.LeaseTTL,
 		BeforeLease: e.findLogGap, OnLogFileReplaced: func(err error) { e.logFileReplaced(err) },
 	}

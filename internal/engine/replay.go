@@ -9,6 +9,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // catchUpBatch is how many events one SQLite transaction applies while
@@ -25,6 +26,9 @@ type ReplayOptions struct {
 	// Context stops the replay between batches once it is done (nil:
 	// never), with the context's error.
 	Context context.Context
+	// Segments is where the store's sealed segments live (nil: its
+	// segments folder).
+	Segments segstore.Store
 }
 
 // Replay builds a fresh read model at target from the log of the store in
@@ -41,7 +45,7 @@ func Replay(dir, target string, opts ReplayOptions, entities Entities) (uint64, 
 	if err := checkTarget(target, opts.Force); err != nil {
 		return 0, err
 	}
-	return withStoreLog(dir, entities, func(l *events.Log, reg *Registry) (uint64, error) {
+	return withStoreLog(dir, opts.Segments, entities, func(l *events.Log, reg *Registry) (uint64, error) {
 		return buildThenInstall(target, opts.Force, func(tmp string) (uint64, error) { return replayLog(l, reg, tmp, opts) })
 	})
 }
@@ -52,7 +56,7 @@ func Replay(dir, target string, opts ReplayOptions, entities Entities) (uint64, 
 // returned name, never deleted: it may hold the only trace of data a
 // damaged log lost. Errors as Replay.
 func RebuildReadModel(dir string, opts ReplayOptions, entities Entities) (cp uint64, aside string, err error) {
-	cp, err = withStoreLog(dir, entities, func(l *events.Log, reg *Registry) (uint64, error) {
+	cp, err = withStoreLog(dir, opts.Segments, entities, func(l *events.Log, reg *Registry) (uint64, error) {
 		path := filepath.Join(dir, projector.FileName)
 		tmp := filepath.Join(dir, "."+projector.FileName+".rebuild")
 		if err := removeSQLite(tmp); err != nil { // an interrupted rebuild's: ours, under the lock
@@ -75,12 +79,13 @@ func RebuildReadModel(dir string, opts ReplayOptions, entities Entities) (cp uin
 }
 
 // withStoreLog opens dir's log read-only (a shared file lock: no writer
-// can open the store until it returns), resolves entities and runs fn.
-func withStoreLog(dir string, entities Entities, fn func(*events.Log, *Registry) (uint64, error)) (uint64, error) {
+// can open the store until it returns), its sealed segments in segs
+// (nil: its segments folder), resolves entities and runs fn.
+func withStoreLog(dir string, segs segstore.Store, entities Entities, fn func(*events.Log, *Registry) (uint64, error)) (uint64, error) {
 	if err := IsStore(dir); err != nil {
 		return 0, err
 	}
-	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true})
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, Segments: segs})
 	if err != nil {
 		return 0, events.DescribeLocked(dir, err)
 	}

@@ -24,7 +24,7 @@ import (
 // the context's.
 func PlanShapeChange(ctx context.Context, dir string, cfg Config, entities Entities) (*ShapePlan, error) {
 	var plan *ShapePlan
-	_, err := withStoreLog(dir, entities, func(l *events.Log, reg *Registry) (uint64, error) {
+	_, err := withStoreLog(dir, cfg.Segments, entities, func(l *events.Log, reg *Registry) (uint64, error) {
 		tmp, err := os.MkdirTemp("", "hikoutei-plan-")
 		if err != nil {
 			return 0, err

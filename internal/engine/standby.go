@@ -43,7 +43,7 @@ func (e *Engine) openStandby(entities Entities) error {
 		return fmt.Errorf("%w: no primary has written store %s yet: start the primary first", ErrStandbyTooEarly, e.repl.store)
 	}
 	l, err := events.OpenLog(filepath.Join(e.dir, events.LogFileName), events.Options{Clock: e.cfg.Clock, OpenTimeout: e.cfg.OpenTimeout,
-		NoSync: e.cfg.NoSync, StoreID: e.repl.storeID})
+		NoSync: e.cfg.NoSync, StoreID: e.repl.storeID, Segments: e.cfg.Segments})
 	if err != nil {
 		return events.DescribeLocked(e.dir, err)
 	}
@@ -224,7 +224,7 @@ func (e *Engine) takeOver() error {
 		return err
 	}
 	wo := events.WriterOptions{
-		Log:       events.Options{Clock: e.cfg.Clock, OpenTimeout: e.cfg.OpenTimeout, NoSync: e.cfg.NoSync},
+		Log:       events.Options{Clock: e.cfg.Clock, OpenTimeout: e.cfg.OpenTimeout, NoSync: e.cfg.NoSync, Segments: e.cfg.Segments},
 		Operation: e.cfg.Operation, HeartbeatInterval: e.cfg.HeartbeatInterval, LeaseTTL: e.cfg.LeaseTTL,
 	}
 	e.replicatedWriter(&wo)

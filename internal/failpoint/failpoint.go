@@ -56,8 +56,9 @@ const (
 	ReadModelBeforeCommit    = "readmodel.before_commit"     // engine group commit: log committed, events applied in the SQLite transaction, not committed
 	AdoptAfterUnit           = "adopt.after_unit"            // engine.Adopt: a unit of adopted rows committed, the next not begun
 	LayoutAfterSheetMigrate  = "layout.after_sheet_migrate"  // engine layout migration: the tab's batchUpdate answered, sheet.layout_migrated not committed
-	SealAfterWrite           = "seal.after_write"            // events.Log.Seal: segment written to its temp file, not synced nor renamed
-	SealAfterSync            = "seal.after_sync"             // events.Log.Seal: segment synced and renamed into segments/, not vouched for
+	SealAfterWrite           = "seal.after_write"            // segstore.Dir.Put (a seal into a folder): segment written to its temp file, not synced nor renamed
+	SealAfterSync            = "seal.after_sync"             // events.Log.Seal: segment stored (a folder: synced and renamed; an object store: uploaded), not read back nor vouched for
+	SealAfterReadBack        = "seal.after_read_back"        // events.Log.Seal: segment read back from its store and checked, segment.sealed not appended
 	EraseAfterEvent          = "erase.after_event"           // Store.Erase: subject.erased committed, the key not destroyed
 	KeyringBeforeRename      = "keyring.before_rename"       // keyring.Ring.Destroy: the rewritten key file synced, not renamed over keys.db
 	SealBeforeCommit         = "seal.before_commit"          // events.Log.Seal: segment.sealed appended and records removed, bbolt commit not yet
@@ -68,7 +69,7 @@ const (
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
 	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit,
-	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealBeforeCommit, EraseAfterEvent, KeyringBeforeRename,
+	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealAfterReadBack, SealBeforeCommit, EraseAfterEvent, KeyringBeforeRename,
 	CompactAfterCopy, CompactBeforeRename}
 
 // Workload lists the failpoints the crash campaign's workload reaches
@@ -76,7 +77,7 @@ var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, Dispa
 // what the workload does not do reaches (adopt and a change of the
 // entities' shape have their own crash tests).
 var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool {
-	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == SealAfterWrite || n == SealAfterSync || n == SealBeforeCommit ||
+	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == SealAfterWrite || n == SealAfterSync || n == SealAfterReadBack || n == SealBeforeCommit ||
 		n == EraseAfterEvent || n == KeyringBeforeRename || n == CompactAfterCopy || n == CompactBeforeRename
 })
 
