@@ -110,6 +110,18 @@ func (v *View) SnapshotSeq() uint64 { return v.v.SnapshotSeq() }
 // read any declared entity with it. Errors: ErrNotFound,
 // ErrUnregisteredType (the view has no such entity), ErrStoreClosed.
 func (v *View) Record(ctx context.Context, entity, id string) (map[string]any, error) {
+	return v.record(ctx, entity, id, v.keys)
+}
+
+// RecordSealed is Record leaving personal values sealed, as the log holds
+// them (text starting with "hk1e:"), without the key file: for tools that
+// show an auditor which values are personal without opening them
+// (hikoutei audit --at). Errors as Record.
+func (v *View) RecordSealed(ctx context.Context, entity, id string) (map[string]any, error) {
+	return v.record(ctx, entity, id, rawKeys)
+}
+
+func (v *View) record(ctx context.Context, entity, id string, k *keys) (map[string]any, error) {
 	shape, ok := v.v.Shape(entity)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrUnregisteredType, entity)
@@ -127,7 +139,7 @@ func (v *View) Record(ctx context.Context, entity, id string) (map[string]any, e
 	err = projector.Select(conn, shape, q, func(vals []any) error {
 		out = map[string]any{shape.PK: vals[0]}
 		for i, f := range shape.Fields {
-			val, err := v.keys.openValue(entity, f.Name, vals[i+1])
+			val, err := k.openValue(entity, f.Name, vals[i+1])
 			if err != nil {
 				return fmt.Errorf("%s %q: %w", entity, id, err)
 			}

@@ -33,6 +33,10 @@ type auditFilter struct {
 	// segs is where the store's sealed segments live (--segments; nil:
 	// the folder beside the log read).
 	segs segstore.Store
+	// erasures keeps only the subject.erased events (--erasures).
+	erasures bool
+	// pv shows personal values: a marker, or opened (--reveal-personal).
+	pv *personalView
 }
 
 // relatedKeys are the payload keys whose values tie events together.
@@ -41,6 +45,9 @@ var relatedKeys = []string{"effect_id", "conflict_id", "candidate_id", "by"}
 func (f *auditFilter) keep(e events.Event) bool {
 	if f.to > 0 && e.Seq > f.to || e.Seq < f.from || !f.asOf.IsZero() && e.At.After(f.asOf) {
 		return false
+	}
+	if f.erasures {
+		return e.Stream == events.ErasureStream
 	}
 	if f.entity == "" {
 		return true
@@ -97,7 +104,7 @@ func newAuditCmd() *cobra.Command {
 	var dir, asOf, at, segments string
 	var src mirrorSource
 	var repl replicatedSource
-	var f auditFilter
+	f := auditFilter{pv: &personalView{}}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "audit (--dir DIR | --nats URL --stream S [--nats-nkey FILE] [--mirror-key KEY] | --nats URL --store NAME [--nats-nkey FILE]) [--entity E [--id ID]] [--from N] [--to M] [--as-of TIME | --at SEQ|TIME] [--segments URL] [--json]",
@@ -116,6 +123,11 @@ record fails the audit, naming its sequence. --mirror-key pins the store's
 mirror key (logged by the store as "nats mirror" key=N…); without it the key
 of the first record is trusted and printed on stderr. --nats-nkey is the
 nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
+Personal values (docs/erasure.md) show as ` + personalMarker + `, or ` + hikoutei.Erased + ` once their
+subject was erased, never as their sealed text; --reveal-personal shows them
+opened with DIR/keys.db (read-only; the store must be closed). --erasures
+prints only the subject.erased events: each erased subject by its keyed
+digest, when, by which actor, the key generation destroyed.
 --entity/--id also match the effects and inbound events of that entity.
 --at SEQ|TIME (with --dir, --entity and --id) prints the record's state
 at that log sequence, or at the last sequence recorded at or before that
@@ -128,6 +140,11 @@ DIR/segments, or from the store --segments names.`,
 				return err
 			}
 			defer closeSegments(f.segs)
+			f.pv.keysDir = dir
+			defer f.pv.close()
+			if err := checkPersonalFlags(dir, src, repl, &f); err != nil {
+				return err
+			}
 			if at != "" || cmd.Flags().Changed("at") {
 				r, err := newAuditAt(dir, src, repl, &f, asOf, at, asJSON)
 				if err != nil {
@@ -145,7 +162,7 @@ DIR/segments, or from the store --segments names.`,
 				}
 				f.asOf = t
 			}
-			print := func(e events.Event) error { return printEvent(cmd.OutOrStdout(), e, asJSON) }
+			print := func(e events.Event) error { return printEvent(cmd.OutOrStdout(), e, asJSON, f.pv) }
 			if f.id != "" && f.entity == "" {
 				return usageError{fmt.Errorf("--id needs --entity")}
 			}
@@ -172,6 +189,8 @@ DIR/segments, or from the store --segments names.`,
 	cmd.Flags().Uint64Var(&f.from, "from", 0, "first sequence")
 	cmd.Flags().Uint64Var(&f.to, "to", 0, "last sequence")
 	cmd.Flags().StringVar(&asOf, "as-of", "", "only events at or before this RFC 3339 time")
+	cmd.Flags().BoolVar(&f.pv.reveal, "reveal-personal", false, "show personal values opened with DIR/keys.db (the store closed) instead of "+personalMarker)
+	cmd.Flags().BoolVar(&f.erasures, "erasures", false, "only the subject.erased events: which subjects (by keyed digest) were erased, when, by whom")
 	cmd.Flags().StringVar(&at, "at", "", "with --entity and --id: the record's state at this sequence or RFC 3339 time, then its history up to it")
 	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeLines)
@@ -223,6 +242,9 @@ func auditEventsThen(dir string, f *auditFilter, opened func(), fn func(events.E
 	if opened != nil {
 		opened()
 	}
+	if err := f.pv.load(l); err != nil {
+		return err
+	}
 	if err := checkEntity(l, f.entity); err != nil {
 		return err
 	}
@@ -269,10 +291,13 @@ func failsAfter(err error, seq uint64) bool {
 	return errors.As(err, &pe) && pe.Seq > seq || errors.As(err, &ce) && ce.Seq > seq
 }
 
-func printEvent(w io.Writer, e events.Event, asJSON bool) error {
+func printEvent(w io.Writer, e events.Event, asJSON bool, pv *personalView) error {
 	p, err := shownPayload(e.Payload)
+	if err == nil {
+		err = pv.shownValues(p, "")
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("seq %d: %w", e.Seq, err)
 	}
 	if asJSON {
 		return json.NewEncoder(w).Encode(map[string]any{"seq": e.Seq, "at": e.At, "type": e.Type(), "stream": e.Stream,

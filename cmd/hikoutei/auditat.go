@@ -93,6 +93,9 @@ func (r auditAtRequest) run(ctx context.Context, stdout, stderr io.Writer) error
 	if !errors.Is(err, events.ErrStoreLocked) {
 		return err
 	}
+	if r.f.pv.reveal {
+		return errRevealRunning(r.dir)
+	}
 	scratch, err2 := scratchDir("", "hikoutei-audit-")
 	if err2 != nil {
 		return err2
@@ -127,9 +130,12 @@ func (r auditAtRequest) print(ctx context.Context, w io.Writer, dir string, done
 	if err := auditEvents(dir, &f, func(e events.Event) error { history = append(history, e); return nil }); err != nil {
 		return err
 	}
-	state, err := v.Record(ctx, f.entity, f.id)
+	state, err := v.RecordSealed(ctx, f.entity, f.id) // shown as printEvent shows them
 	if errors.Is(err, hikoutei.ErrNotFound) || errors.Is(err, hikoutei.ErrUnregisteredType) {
 		state, err = nil, nil // absent then (or its entity not declared now)
+	}
+	if state != nil && err == nil {
+		err = f.pv.shownValues(state, f.entity)
 	}
 	if err != nil {
 		return err
@@ -144,7 +150,7 @@ func (r auditAtRequest) print(ctx context.Context, w io.Writer, dir string, done
 		return err
 	}
 	for _, e := range history {
-		if err := printEvent(w, e, r.asJSON); err != nil {
+		if err := printEvent(w, e, r.asJSON, r.f.pv); err != nil {
 			return err
 		}
 	}

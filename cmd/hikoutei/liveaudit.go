@@ -39,6 +39,9 @@ func auditStore(ctx context.Context, stderr io.Writer, dir string, f *auditFilte
 	if !errors.Is(err, events.ErrStoreLocked) {
 		return err
 	}
+	if f.pv.reveal {
+		return errRevealRunning(dir)
+	}
 	return auditRunningCopy(ctx, stderr, dir, err, f, fn)
 }
 
@@ -77,4 +80,16 @@ func auditReplicated(ctx context.Context, stderr io.Writer, src replicatedSource
 	}
 	fmt.Fprintf(stderr, "audit: read the replicated stream of store %s up to log head %d\n", src.store, head)
 	return auditEventsThen(scratch, f, func() { os.RemoveAll(scratch) }, fn)
+}
+
+// checkPersonalFlags checks --reveal-personal and --erasures against the
+// other flags (usage errors, exit 2).
+func checkPersonalFlags(dir string, mirror mirrorSource, repl replicatedSource, f *auditFilter) error {
+	switch {
+	case f.pv.reveal && (dir == "" || mirror.url != "" || repl.store != ""):
+		return usageError{errors.New("--reveal-personal opens the values with the store's keys.db: give --dir (not --nats or --store)")}
+	case f.erasures && f.entity != "":
+		return usageError{errors.New("--erasures excludes --entity")}
+	}
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // File is the key file's name in a store directory.
@@ -98,6 +99,10 @@ func OpenReadOnly(path string) (*Ring, error) {
 	}
 	return r, nil
 }
+
+// Busy reports whether err is Open's or OpenReadOnly's failure to lock a
+// key file another process holds open for writing (a running store).
+func Busy(err error) bool { return errors.Is(err, bolterrors.ErrTimeout) }
 
 // initAndLoad gives a new file its id and secret, then loads it.
 func (r *Ring) initAndLoad() error {

@@ -106,16 +106,24 @@ func (r *Ring) open(entity, field string, key [32]byte, raw []byte) (string, Sta
 
 // SubjectOf is the subject digest a sealed value names.
 func SubjectOf(s string) (Digest, bool) {
+	d, _, ok := HeaderOf(s)
+	return d, ok
+}
+
+// HeaderOf is the subject digest and the key generation a sealed value
+// names (readable without the key: tools that tell an erased value from
+// a live one by the log's subject.erased events).
+func HeaderOf(s string) (Digest, uint32, bool) {
 	var d Digest
 	if !IsSealed(s) {
-		return d, false
+		return d, 0, false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(s[len(Prefix):])
 	if err != nil || len(raw) < headerLen {
-		return d, false
+		return d, 0, false
 	}
 	copy(d[:], raw[8:])
-	return d, true
+	return d, binary.BigEndian.Uint32(raw[24:]), true
 }
 
 // ID is the key file's id (random, made with the file).
