@@ -114,9 +114,6 @@ const (
 // entity with personal fields cannot be adopted yet (ErrAdoptMapInvalid):
 // the rows would reach the log unsealed (docs/erasure.md).
 func (s *Store) Adopt(ctx context.Context, o AdoptOptions) (AdoptReport, error) {
-	if err := s.adoptPersonal(ctx, o.Entity); err != nil {
-		return AdoptReport{}, err
-	}
 	r, err := s.e.Adopt(ctx, engine.AdoptRequest{Tab: o.Tab, Entity: o.Entity, Map: o.Map, NumbersAsText: o.NumbersAsText,
 		DryRun: o.DryRun, UnitSize: min(o.UnitSize, engine.MaxAdoptUnit)})
 	return adoptReportOf(r), err
@@ -155,8 +152,11 @@ func adoptRowOf(d aggregates.AdoptDecision) AdoptRow {
 }
 
 // adoptPersonal refuses to adopt into an entity with personal fields: the
-// rows would reach the log unsealed. Without Go types (OpenDeclared) it
-// looks for a sealed value in the entity's records instead.
+// rows would reach the log unsealed. The engine asks it before every
+// adoption (Store.Adopt, hikoutei adopt). Without Go types (OpenDeclared)
+// it reads the personal fields the key file recorded, and looks for a
+// sealed value in the entity's records (a key file made by an earlier
+// build records none).
 func (s *Store) adoptPersonal(ctx context.Context, entity string) error {
 	refuse := fmt.Errorf("%w: %s has personal fields: adopting a tab into it would log them unsealed (docs/erasure.md)", ErrAdoptMapInvalid, entity)
 	for _, d := range s.byType {
@@ -164,9 +164,13 @@ func (s *Store) adoptPersonal(ctx context.Context, entity string) error {
 			return refuse
 		}
 	}
+	ring := s.keys.ring.Load()
 	shape, ok := s.e.Registry().Shape(entity)
-	if s.byType != nil || s.keys.ring.Load() == nil || !ok {
+	if s.byType != nil || ring == nil || !ok {
 		return nil
+	}
+	if len(ring.Personal(entity)) > 0 {
+		return refuse
 	}
 	sealed, err := s.holdsSealed(ctx, shape)
 	if err != nil || sealed {

@@ -319,3 +319,24 @@ func (s *Store) holdsSealed(ctx context.Context, shape events.EntityShape) (bool
 	}
 	return found, nil
 }
+
+// recordPersonal records in the key file which fields of the declared
+// entities are personal (the log's shapes do not say), for the tools that
+// open the store without Go types (hikoutei adopt). A failure is reported
+// in Health().Keys; the store opens.
+func (s *Store) recordPersonal() {
+	ring := s.keys.ring.Load()
+	if ring == nil || s.byType == nil || s.e.Role() == engine.RoleStandby {
+		return
+	}
+	m := map[string][]string{}
+	for _, d := range s.byType {
+		m[d.name] = nil
+		for _, f := range d.fields {
+			if f.personal {
+				m[d.name] = append(m[d.name], f.name)
+			}
+		}
+	}
+	s.keys.note(ring.SetPersonal(m))
+}

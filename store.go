@@ -413,6 +413,8 @@ func (s *Store) start(ctx context.Context, opts Options) error {
 		return err
 	}
 	s.keys = k
+	s.recordPersonal()
+	s.e.SetAdoptGuard(s.adoptPersonal)
 	if err := s.startKeys(ctx); err != nil {
 		return err
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -14,6 +16,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/internal/keyring"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -149,6 +152,9 @@ func runAdopt(cmd *cobra.Command, f adoptFlags, rules map[string]string) error {
 	out := adoptOutput{counter: counter}
 	if f.dryRun {
 		out.report, err = engine.PreviewAdoption(ctx, f.dir, syncOpts.Provider, syncOpts.SpreadsheetID, req)
+		if err == nil {
+			err = refusePersonal(f.dir, f.entity)
+		}
 	} else {
 		err = adoptInStore(ctx, cmd, f, syncOpts, req, &out)
 	}
@@ -248,3 +254,21 @@ func (c *requestCounter) SheetsRequest(method string, _ sheetsio.StatusClass, _ 
 }
 
 func (c *requestCounter) SheetsRetry(string, time.Duration) {}
+
+// refusePersonal refuses a dry run into an entity whose personal fields
+// the store's key file records, as the adoption itself would be refused
+// (the rows would reach the log unsealed; docs/erasure.md).
+func refusePersonal(dir, entity string) error {
+	r, err := keyring.OpenReadOnly(filepath.Join(dir, keyring.File))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if len(r.Personal(entity)) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s has personal fields: adopting a tab into it would log them unsealed (docs/erasure.md)", hikoutei.ErrAdoptMapInvalid, entity)
+}

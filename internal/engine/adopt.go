@@ -90,6 +90,11 @@ type adoptSource struct {
 // ErrAdoptTabChanged, layout's ErrAdopt… (header), read, commit and
 // write errors.
 func (e *Engine) Adopt(ctx context.Context, req AdoptRequest) (AdoptReport, error) {
+	if e.adoptGuard != nil {
+		if err := e.adoptGuard(ctx, req.Entity); err != nil {
+			return AdoptReport{}, err
+		}
+	}
 	src, err := e.adoptSource(req)
 	if err != nil {
 		return AdoptReport{}, err
@@ -391,3 +396,10 @@ func (e *Engine) keepAdopted(ctx context.Context, a *adoption) error {
 	a.report.Renamed = err == nil
 	return err
 }
+
+// SetAdoptGuard sets what Adopt asks first, whoever calls it (the root
+// package's Store.Adopt, hikoutei adopt): an error refuses the adoption
+// before anything is read or written (the root refuses an entity with
+// personal fields, whose values would reach the log unsealed). Set once,
+// while the store opens.
+func (e *Engine) SetAdoptGuard(f func(ctx context.Context, entity string) error) { e.adoptGuard = f }

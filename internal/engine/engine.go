@@ -49,13 +49,14 @@ type Engine struct {
 	proj           *projector.Projector
 	pool           *sqlitex.Pool
 	snaps          *snapshots.Dir
-	sync           *syncState    // nil without sync
-	notes          syncNotes     // what the sync workers tell health (in memory)
-	nats           *natsState    // nil without NATS
-	wake           chan struct{} // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)
-	repl           *replState    // nil unless replicated (Config.Replication)
-	subs           subscriptions // the running subscriptions and their commit bell
-	act            *activity     // INFO lines of what the sync workers do, rate-limited
+	sync           *syncState                          // nil without sync
+	notes          syncNotes                           // what the sync workers tell health (in memory)
+	nats           *natsState                          // nil without NATS
+	wake           chan struct{}                       // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)
+	repl           *replState                          // nil unless replicated (Config.Replication)
+	subs           subscriptions                       // the running subscriptions and their commit bell
+	act            *activity                           // INFO lines of what the sync workers do, rate-limited
+	adoptGuard     func(context.Context, string) error // asked before every adoption (SetAdoptGuard)
 
 	// newLog: log.db did not exist when Open began (a brand-new store,
 	// whose read model is created, not missing).

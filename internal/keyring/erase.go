@@ -144,7 +144,10 @@ func (r *Ring) writeFile(path string, keys map[Digest]live, erased map[Digest]ui
 		if err := errors.Join(m.Put([]byte("id"), r.id[:]), m.Put([]byte("secret"), r.secret[:]), m.Put([]byte("format"), []byte("1"))); err != nil {
 			return err
 		}
-		return fill(tx, keys, erased, pending)
+		if err := fill(tx, keys, erased, pending); err != nil {
+			return err
+		}
+		return putPersonal(tx, r.personal)
 	})
 	return errors.Join(err, db.Close())
 }

@@ -54,8 +54,9 @@ type Ring struct {
 	id       [8]byte
 	secret   [32]byte
 	keys     map[Digest]live
-	erased   map[Digest]uint32 // highest destroyed generation
-	pending  map[Digest]bool   // erasures asked for and not yet finished
+	erased   map[Digest]uint32   // highest destroyed generation
+	pending  map[Digest]bool     // erasures asked for and not yet finished
+	personal map[string][]string // entity → its personal fields (SetPersonal)
 }
 
 var (
@@ -111,7 +112,7 @@ func (r *Ring) initAndLoad() error {
 		if err != nil {
 			return err
 		}
-		for _, b := range [][]byte{bucketKeys, bucketErased, bucketPending} {
+		for _, b := range [][]byte{bucketKeys, bucketErased, bucketPending, bucketPersonal} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -141,7 +142,7 @@ func (r *Ring) load() error {
 		}
 		copy(r.id[:], m.Get([]byte("id")))
 		copy(r.secret[:], m.Get([]byte("secret")))
-		return errors.Join(r.loadKeys(tx), r.loadErased(tx), r.loadPending(tx))
+		return errors.Join(r.loadKeys(tx), r.loadErased(tx), r.loadPending(tx), r.loadPersonal(tx))
 	})
 	if err != nil {
 		return fmt.Errorf("%w: read %s: %w", ErrKeyFile, filepath.Base(r.path), err)

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestSealOpenErase(t *testing.T) {
@@ -104,4 +107,42 @@ func FuzzOpen(f *testing.F) {
 		_, _, _ = r.Open("E", "f", s) // never panics
 		_, _ = SubjectOf(s)
 	})
+}
+
+// The personal fields recorded survive a reopen, a read-only open and an
+// erasure's rewrite; a key file made without the bucket (an earlier
+// build) opens with nothing recorded and records them on request.
+func TestPersonalFieldsRecorded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), File)
+	r, err := Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketPersonal) }); err != nil {
+		t.Fatal(err) // as an earlier build made it
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = Open(path, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Personal("Member"); got != nil {
+		t.Fatalf("an old key file records %v", got)
+	}
+	if err := r.SetPersonal(map[string][]string{"Member": {"name", "email"}, "Plain": nil}); err != nil {
+		t.Fatal(err)
+	}
+	d := r.Digest("M1")
+	if err := errors.Join(r.Ensure([]Digest{d}), r.MarkPending(d), r.Destroy(d), r.Close()); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if got := ro.Personal("Member"); !slices.Equal(got, []string{"email", "name"}) || ro.Personal("Plain") != nil {
+		t.Fatalf("after a rewrite: Member %v, Plain %v", got, ro.Personal("Plain"))
+	}
 }
