@@ -77,7 +77,7 @@ func (s *Store) Erase(ctx context.Context, subject string, opts ...EraseOption) 
 	}
 	ring := s.keys.ring.Load()
 	d := ring.Digest(subject)
-	if err := ring.MarkPending(d); err != nil {
+	if err := ring.MarkPending(d, string(o.actor)); err != nil {
 		s.keys.note(err)
 		return Erasure{}, err
 	}
@@ -103,9 +103,13 @@ func (s *Store) recordErasure(d keyring.Digest, gen uint32, actor Actor) (uint64
 }
 
 // finishErasure commits the event of an erasure a crash interrupted
-// (again, if it was committed: two events name the same erasure) and
-// destroys the key.
+// (again, if it was committed: two events name the same erasure), with
+// the actor that asked for it (its mark records it; a mark made by an
+// earlier build does not: then actor), and destroys the key.
 func (s *Store) finishErasure(_ context.Context, d keyring.Digest, actor Actor) error {
+	if by := s.keys.ring.Load().PendingBy(d); by != "" {
+		actor = Actor(by)
+	}
 	if _, err := s.recordErasure(d, s.keys.ring.Load().Generation(d), actor); err != nil {
 		return err
 	}

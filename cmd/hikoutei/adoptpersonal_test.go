@@ -102,3 +102,20 @@ func TestAdoptCLIRefusesAnEntityWithPersonalFields(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditShowsNoSealedTextOfSyncedRecords: the effects that carry a
+// record's values to the sheet (effect.queued) show its personal values
+// as the entity.persisted events do: a marker, or opened on request.
+func TestAuditShowsNoSealedTextOfSyncedRecords(t *testing.T) {
+	t.Parallel()
+	dir, _ := memberSheetStore(t, 2)
+	code, out, errOut := runSplit("audit", "--dir", dir, "--entity", "Member", "--id", "M1")
+	if code != exitOK || !strings.Contains(out, "effect.queued") || strings.Count(out, personalMarker) < 2 {
+		t.Fatalf("audit: exit %d, want the record and its effect with %s:\n%s%s", code, personalMarker, out, errOut)
+	}
+	noPersonalText(t, "audit of a synced record", out, 1, 2)
+	code, out, errOut = runSplit("audit", "--dir", dir, "--entity", "Member", "--id", "M1", "--reveal-personal")
+	if code != exitOK || strings.Count(out, memberName(1)) < 2 || strings.Contains(out, "hk1e:") {
+		t.Fatalf("audit --reveal-personal: exit %d, want the name in the record and its effect:\n%s%s", code, out, errOut)
+	}
+}

@@ -14,21 +14,30 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
-// MarkPending records, durably, that d is to be erased: a crash before
-// Destroy finishes leaves the mark, and the store finishes the erasure
-// when it opens (Pending). Errors: ErrKeyFile.
-func (r *Ring) MarkPending(d Digest) error {
+// MarkPending records, durably, that d is to be erased at the request of
+// by (the actor its event records): a crash before Destroy finishes
+// leaves the mark, and the store finishes the erasure when it opens
+// (Pending, PendingBy). Errors: ErrKeyFile.
+func (r *Ring) MarkPending(d Digest, by string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.writable(); err != nil {
 		return err
 	}
-	err := r.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketPending).Put(d[:], nil) })
+	err := r.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketPending).Put(d[:], []byte(by)) })
 	if err != nil {
 		return fmt.Errorf("%w: mark an erasure: %w", ErrKeyFile, err)
 	}
-	r.pending[d] = true
+	r.pending[d] = by
 	return nil
+}
+
+// PendingBy is who asked for the pending erasure of d ("": a mark made by
+// an earlier build, which did not record it).
+func (r *Ring) PendingBy(d Digest) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.pending[d]
 }
 
 // Pending lists the erasures asked for and not finished, in digest order.
@@ -72,10 +81,10 @@ func (r *Ring) Destroy(d Digest) error {
 		erased[d] = l.gen
 		delete(keys, d)
 	}
-	pending := map[Digest]bool{}
-	for p := range r.pending {
+	pending := map[Digest]string{}
+	for p, by := range r.pending {
 		if p != d {
-			pending[p] = true
+			pending[p] = by
 		}
 	}
 	if err := r.rewrite(keys, erased, pending); err != nil {
@@ -103,7 +112,7 @@ func copyErased(m map[Digest]uint32) map[Digest]uint32 {
 
 // rewrite writes the ring's content as a new file and renames it over
 // the key file (r.mu held). r.db is reopened on the result.
-func (r *Ring) rewrite(keys map[Digest]live, erased map[Digest]uint32, pending map[Digest]bool) error {
+func (r *Ring) rewrite(keys map[Digest]live, erased map[Digest]uint32, pending map[Digest]string) error {
 	tmp := r.path + ".rewrite"
 	_ = os.Remove(tmp)
 	err := r.writeFile(tmp, keys, erased, pending)
@@ -131,7 +140,7 @@ func (r *Ring) rewrite(keys map[Digest]live, erased map[Digest]uint32, pending m
 	return renameErr
 }
 
-func (r *Ring) writeFile(path string, keys map[Digest]live, erased map[Digest]uint32, pending map[Digest]bool) error {
+func (r *Ring) writeFile(path string, keys map[Digest]live, erased map[Digest]uint32, pending map[Digest]string) error {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
 		return err
@@ -152,7 +161,7 @@ func (r *Ring) writeFile(path string, keys map[Digest]live, erased map[Digest]ui
 	return errors.Join(err, db.Close())
 }
 
-func fill(tx *bolt.Tx, keys map[Digest]live, erased map[Digest]uint32, pending map[Digest]bool) error {
+func fill(tx *bolt.Tx, keys map[Digest]live, erased map[Digest]uint32, pending map[Digest]string) error {
 	kb, err1 := tx.CreateBucket(bucketKeys)
 	eb, err2 := tx.CreateBucket(bucketErased)
 	pb, err3 := tx.CreateBucket(bucketPending)
@@ -169,8 +178,8 @@ func fill(tx *bolt.Tx, keys map[Digest]live, erased map[Digest]uint32, pending m
 			return err
 		}
 	}
-	for d := range pending {
-		if err := pb.Put(d[:], nil); err != nil {
+	for d, by := range pending {
+		if err := pb.Put(d[:], []byte(by)); err != nil {
 			return err
 		}
 	}

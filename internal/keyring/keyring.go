@@ -55,7 +55,7 @@ type Ring struct {
 	secret   [32]byte
 	keys     map[Digest]live
 	erased   map[Digest]uint32   // highest destroyed generation
-	pending  map[Digest]bool     // erasures asked for and not yet finished
+	pending  map[Digest]string   // erasures asked for and not yet finished → by whom
 	personal map[string][]string // entity → its personal fields (SetPersonal)
 }
 
@@ -134,7 +134,7 @@ func (r *Ring) initAndLoad() error {
 
 // load reads the whole file into memory.
 func (r *Ring) load() error {
-	r.keys, r.erased, r.pending = map[Digest]live{}, map[Digest]uint32{}, map[Digest]bool{}
+	r.keys, r.erased, r.pending = map[Digest]live{}, map[Digest]uint32{}, map[Digest]string{}
 	err := r.db.View(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bucketMeta)
 		if m == nil || len(m.Get([]byte("id"))) != 8 || len(m.Get([]byte("secret"))) != 32 {
@@ -173,8 +173,8 @@ func (r *Ring) loadErased(tx *bolt.Tx) error {
 }
 
 func (r *Ring) loadPending(tx *bolt.Tx) error {
-	return forEach(tx, bucketPending, func(d Digest, _ []byte) error {
-		r.pending[d] = true
+	return forEach(tx, bucketPending, func(d Digest, v []byte) error {
+		r.pending[d] = string(v)
 		return nil
 	})
 }

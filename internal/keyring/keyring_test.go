@@ -37,7 +37,7 @@ func TestSealOpenErase(t *testing.T) {
 		t.Fatalf("a value moved to another field opened: %v", err)
 	}
 	key := r.keys[d].key
-	if err := r.MarkPending(d); err != nil {
+	if err := r.MarkPending(d, "cli"); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Destroy(d); err != nil {
@@ -134,7 +134,7 @@ func TestPersonalFieldsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := r.Digest("M1")
-	if err := errors.Join(r.Ensure([]Digest{d}), r.MarkPending(d), r.Destroy(d), r.Close()); err != nil {
+	if err := errors.Join(r.Ensure([]Digest{d}), r.MarkPending(d, "cli"), r.Destroy(d), r.Close()); err != nil {
 		t.Fatal(err)
 	}
 	ro, err := OpenReadOnly(path)
