@@ -140,7 +140,7 @@ DIR/segments, or from the store --segments names.`,
 				return err
 			}
 			defer closeSegments(f.segs)
-			f.pv.keysDir = dir
+			f.pv.keysDir, f.pv.stderr = dir, cmd.ErrOrStderr()
 			defer f.pv.close()
 			if err := checkPersonalFlags(dir, src, repl, &f); err != nil {
 				return err

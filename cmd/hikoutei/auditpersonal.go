@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 
@@ -24,6 +25,7 @@ type personalView struct {
 	keysDir string // the store whose keys.db --reveal-personal opens
 	ring    *keyring.Ring
 	erased  map[keyring.Digest]uint32 // subject digest → last generation erased
+	stderr  io.Writer                 // where a note on unreadable erasures goes
 }
 
 // errRevealRunning refuses --reveal-personal on a running store: its
@@ -34,6 +36,9 @@ func errRevealRunning(dir string) error {
 }
 
 // load reads the erasures the log l records and, to reveal, opens keys.db.
+// Erasures it cannot read (a damaged record, a segment out of reach) do
+// not stop the audit: their subjects' values show as ⟦personal⟧, never
+// in clear, and a note on stderr says so.
 func (p *personalView) load(l *events.Log) error {
 	if p == nil {
 		return nil
@@ -43,8 +48,11 @@ func (p *personalView) load(l *events.Log) error {
 		p.noteErasure(e)
 		return nil
 	})
-	if err != nil || !p.reveal || p.ring != nil {
-		return err
+	if err != nil && p.stderr != nil {
+		fmt.Fprintf(p.stderr, "audit: the erasures could not all be read (%v): an erased subject's values may show as %s\n", err, personalMarker)
+	}
+	if !p.reveal || p.ring != nil {
+		return nil
 	}
 	return p.openKeys()
 }

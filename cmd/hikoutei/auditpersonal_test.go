@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 )
@@ -195,4 +199,45 @@ func TestAuditListsErasuresAndVerifiesAfterMany(t *testing.T) {
 		t.Errorf("M6 (not erased) is not revealed:\n%s", out)
 	}
 	noPersonalText(t, "audit after the erasures", out, 1, 2, 3, 4, 5)
+}
+
+// TestAuditBeforeADamagedErasureStillAudits: an erasure record that
+// cannot be read does not stop an audit of the records before it (as
+// before personal fields): its subject's values show as ⟦personal⟧,
+// never in clear, and stderr says the erasures were not all read.
+func TestAuditBeforeADamagedErasureStillAudits(t *testing.T) {
+	t.Parallel()
+	dir := memberStore(t, 1)
+	code, out, errOut := runSplit("erase", "--dir", dir, "--subject", "M1", "--json")
+	var er eraseJSON
+	if code != exitOK || json.Unmarshal([]byte(out), &er) != nil {
+		t.Fatalf("erase: exit %d\n%s%s", code, out, errOut)
+	}
+	editClosedLog(t, dir, func(ev *bolt.Bucket, _ uint64) error {
+		key := binary.BigEndian.AppendUint64(nil, er.Seq)
+		raw := slices.Clone(ev.Get(key))
+		raw[len(raw)/2] ^= 0xff
+		return ev.Put(key, raw)
+	})
+	code, out, errOut = runSplit("audit", "--dir", dir, "--to", fmt.Sprint(er.Seq-1))
+	if code != exitOK || !strings.Contains(out, personalMarker) || !strings.Contains(errOut, "erasures could not all be read") {
+		t.Fatalf("audit before a damaged erasure: exit %d, want %s and a note:\n%s%s", code, personalMarker, out, errOut)
+	}
+	noPersonalText(t, "audit before a damaged erasure", out, 1)
+}
+
+// TestAuditPersonalFlagsUsage: --reveal-personal needs --dir (a mirror
+// or a replicated stream has no key file); --erasures excludes --entity.
+func TestAuditPersonalFlagsUsage(t *testing.T) {
+	t.Parallel()
+	dir := memberStore(t, 0)
+	for _, args := range [][]string{
+		{"audit", "--nats", "nats://127.0.0.1:1", "--stream", "S", "--reveal-personal"},
+		{"audit", "--nats", "nats://127.0.0.1:1", "--store", "s", "--reveal-personal"},
+		{"audit", "--dir", dir, "--erasures", "--entity", "Member"},
+	} {
+		if code, out, errOut := runSplit(args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d:\n%s%s", args[1:], code, exitUsage, out, errOut)
+		}
+	}
 }
