@@ -1,7 +1,9 @@
 package hikoutei_test
 
 import (
+	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,69 +12,216 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/observe"
+	"zombiezen.com/go/sqlite"
 )
 
 type member struct {
 	ID    string `hikoutei:"id,pk"`
 	Email string `hikoutei:"email,personal"`
 	Team  string `hikoutei:"team"`
+	Note  string `hikoutei:"note,user"`
 }
 
 const memberEmail = "member.quixotic.51ab@example.invalid"
 
-// TestI37_TheSheetHoldsOnlySealedText: a personal field reaches the
-// spreadsheet's tabs (System and Input) as sealed text only, before and
-// after the erasure; the store's own cells never show the value.
-func TestI37_TheSheetHoldsOnlySealedText(t *testing.T) {
-	ctx := context.Background()
-	sheet := hikouteitest.NewSheet(t)
-	s, err := hikoutei.Open(ctx, t.TempDir(), hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1, NoAdmin: true},
+// memberRig is a store of members syncing to an emulated sheet by hand.
+type memberRig struct {
+	dir   string
+	sheet *hikouteitest.Sheet
+	s     *hikoutei.Store
+	h     *hikouteitest.Harness
+}
+
+func openMembers(t *testing.T, dir string, sheet *hikouteitest.Sheet) *memberRig {
+	t.Helper()
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1, NoAdmin: true},
 		hikoutei.Entity[member]("Member"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	h := hikouteitest.New(t, s)
-	u := s.Begin()
-	if err := u.Persist(&member{ID: "m-1", Email: memberEmail, Team: "blue"}); err != nil {
+	t.Cleanup(func() { s.Close() })
+	return &memberRig{dir: dir, sheet: sheet, s: s, h: hikouteitest.New(t, s)}
+}
+
+func (r *memberRig) persist(t *testing.T, m *member) {
+	t.Helper()
+	u := r.s.Begin()
+	if err := u.Persist(m); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := u.Commit(ctx); err != nil {
+	if _, err := u.Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	h.Drain(ctx)
-	check := func(when string) {
-		sealed := 0
-		for _, tab := range []string{"Member_System", "Member_Input"} {
-			rows, err := sheet.Person().Displayed(tab)
-			if err != nil {
-				t.Fatalf("%s: %s: %v", when, tab, err)
-			}
-			for _, r := range rows {
-				for _, cell := range r {
-					if strings.Contains(cell, memberEmail) {
-						t.Fatalf("%s: %s shows the personal value", when, tab)
-					}
-					if strings.HasPrefix(cell, "hk1e:") {
-						sealed++
-					}
+}
+
+// cells counts, on both tabs of Member, the cells holding want, the cells
+// holding sealed text, and fails if one holds the value forbidden.
+func (r *memberRig) cells(t *testing.T, when, want, forbidden string) (found, sealed int) {
+	t.Helper()
+	for _, tab := range []string{"Member_System", "Member_Input"} {
+		rows, err := r.sheet.Person().Displayed(tab)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", when, tab, err)
+		}
+		for _, row := range rows {
+			for _, cell := range row {
+				if forbidden != "" && strings.Contains(cell, forbidden) {
+					t.Fatalf("%s: %s shows the personal value", when, tab)
+				}
+				if cell == want {
+					found++
+				}
+				if strings.HasPrefix(cell, "hk1e:") {
+					sealed++
 				}
 			}
 		}
-		if sealed == 0 {
-			t.Fatalf("%s: no sealed cell on the tabs", when)
-		}
 	}
-	check("before the erasure")
-	if _, err := s.Erase(ctx, "m-1"); err != nil {
+	return found, sealed
+}
+
+// quiet runs a reconciliation (anti-entropy included) and fails if it
+// queued a write: the sheet already shows canonical state.
+func (r *memberRig) quiet(t *testing.T, when string) {
+	t.Helper()
+	before := r.h.Outbox()
+	if _, err := r.h.Reconcile(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	h.Drain(ctx)
-	check("after the erasure")
-	got, err := hikoutei.Get[member](ctx, s, "m-1")
+	if after := r.h.Outbox(); r.h.Unsettled() != 0 || !maps.Equal(before, after) {
+		t.Fatalf("%s: anti-entropy took the sheet for drifted: %v, then %v", when, before, after)
+	}
+}
+
+// TestI37_TheSheetShowsTheValueUntilErased: a personal field's cell shows
+// the readable value while the subject's key exists (anti-entropy takes
+// it for canonical state, not drift); after Erase returns and the sync
+// drains, no cell of either tab holds the value, the System cell shows
+// the marker readers see, and log.db never held the value in clear.
+func TestI37_TheSheetShowsTheValueUntilErased(t *testing.T) {
+	r := openMembers(t, t.TempDir(), hikouteitest.NewSheet(t))
+	r.persist(t, &member{ID: "m-1", Email: memberEmail, Team: "blue"})
+	r.persist(t, &member{ID: "m-2", Email: "other.person.51ab@example.invalid", Team: "red"})
+	r.h.Drain(t.Context())
+	if found, sealed := r.cells(t, "before the erasure", memberEmail, ""); found != 1 || sealed != 0 {
+		t.Fatalf("before the erasure: %d cells show the value, %d sealed text, want 1 and 0", found, sealed)
+	}
+	r.quiet(t, "before the erasure")
+	if _, err := r.s.Erase(t.Context(), "m-1"); err != nil {
+		t.Fatal(err)
+	}
+	if r.h.Unsettled() == 0 {
+		t.Fatal("Erase queued no rewrite of the subject's cells")
+	}
+	r.h.Drain(t.Context())
+	if found, sealed := r.cells(t, "after the erasure", hikoutei.Erased, memberEmail); found != 1 || sealed != 0 {
+		t.Fatalf("after the erasure: %d cells show the marker, %d sealed text, want 1 and 0", found, sealed)
+	}
+	if found, _ := r.cells(t, "after the erasure", "other.person.51ab@example.invalid", ""); found != 1 {
+		t.Fatal("another subject's cell lost its value")
+	}
+	r.quiet(t, "after the erasure")
+	got, err := hikoutei.Get[member](t.Context(), r.s, "m-1")
 	if err != nil || got.Email != hikoutei.Erased || got.Team != "blue" {
 		t.Fatalf("%+v %v", got, err)
 	}
+	logBytes, err := os.ReadFile(filepath.Join(r.dir, "log.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(logBytes, []byte(memberEmail)) || !bytes.Contains(logBytes, []byte("hk1e:")) {
+		t.Fatal("log.db holds the personal value in clear, or no sealed value")
+	}
+}
+
+// TestI37_AnEditOfAnErasedCellResurrectsNothing: a person types a value
+// into an erased subject's personal cell. Personal fields are never on the
+// Input tab, so the edit is damage to the System tab: a reconciliation
+// rewrites the marker (its correction is the recorded outcome), the record
+// stays erased, and the typed text never reaches log.db.
+func TestI37_AnEditOfAnErasedCellResurrectsNothing(t *testing.T) {
+	r := openMembers(t, t.TempDir(), hikouteitest.NewSheet(t))
+	r.persist(t, &member{ID: "m-1", Email: memberEmail, Team: "blue"})
+	r.h.Drain(t.Context())
+	if _, err := r.s.Erase(t.Context(), "m-1"); err != nil {
+		t.Fatal(err)
+	}
+	r.h.Drain(t.Context())
+	const typed = "typed.again.51ab@example.invalid"
+	if err := r.sheet.Person().Type("Member_System", "B2", typed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.h.Poll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.h.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.h.Drain(t.Context())
+	if found, _ := r.cells(t, "after the reconciliation", hikoutei.Erased, typed); found != 1 {
+		t.Fatalf("the erased cell shows the marker %d times, want 1", found)
+	}
+	got, err := hikoutei.Get[member](t.Context(), r.s, "m-1")
+	if err != nil || got.Email != hikoutei.Erased {
+		t.Fatalf("%+v %v", got, err)
+	}
+	logBytes, err := os.ReadFile(filepath.Join(r.dir, "log.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(logBytes, []byte(typed)) {
+		t.Fatal("the typed value reached log.db")
+	}
+}
+
+// TestPersonalSheetFromAnEarlierBuildConverges: a store an earlier build
+// synced shows a personal field's sealed text in the sheet; once opened by
+// this build, a reconciliation finds those cells differ from what they
+// should show and rewrites them with the readable value.
+func TestPersonalSheetFromAnEarlierBuildConverges(t *testing.T) {
+	r := openMembers(t, t.TempDir(), hikouteitest.NewSheet(t))
+	r.persist(t, &member{ID: "m-1", Email: memberEmail, Team: "blue"})
+	r.h.Drain(t.Context())
+	sealed := sealedEmail(t, r.dir, "m-1")
+	// What an earlier build wrote: the read model's sealed text.
+	if err := r.sheet.Person().Type("Member_System", "B2", sealed); err != nil {
+		t.Fatal(err)
+	}
+	if _, n := r.cells(t, "as an earlier build left it", memberEmail, memberEmail); n != 1 {
+		t.Fatalf("the sheet shows %d sealed cells, want 1", n)
+	}
+	if _, err := r.h.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.h.Drain(t.Context())
+	if found, n := r.cells(t, "after a reconciliation", memberEmail, ""); found != 1 || n != 0 {
+		t.Fatalf("after a reconciliation: %d cells show the value, %d sealed text", found, n)
+	}
+	r.quiet(t, "after the upgrade")
+}
+
+// sealedEmail reads the sealed text the read model holds for member id.
+func sealedEmail(t *testing.T, dir, id string) string {
+	t.Helper()
+	conn, err := sqlite.OpenConn(filepath.Join(dir, "read.sqlite"), sqlite.OpenReadOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := conn.Prepare(`SELECT "email" FROM "Member" WHERE "id" = ?`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Finalize()
+	st.BindText(1, id)
+	if ok, err := st.Step(); err != nil || !ok {
+		t.Fatalf("member %s: %v", id, err)
+	}
+	v := st.ColumnText(0)
+	if !strings.HasPrefix(v, "hk1e:") {
+		t.Fatalf("the read model holds %q, not sealed text", v)
+	}
+	return v
 }
 
 // A lost key file fails /healthz with its code.
