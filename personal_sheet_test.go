@@ -3,6 +3,7 @@ package hikoutei_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -256,5 +257,146 @@ func TestPersonalKeysLostFailsHealthz(t *testing.T) {
 	defer s.Close()
 	if r := observe.Report(s.Health()); r.Status != "failing" || r.KeysCode != "personal_keys_lost" {
 		t.Fatalf("keys.db gone: %+v", r)
+	}
+}
+
+type patient struct {
+	ID    string `hikoutei:"id,pk"`
+	Email string `hikoutei:"email,personal"`
+	SSN   string `hikoutei:"ssn,personal,nosheet"`
+	Ward  string `hikoutei:"ward,nosheet"`
+}
+
+// patientBefore is patient before its ssn field took nosheet.
+type patientBefore struct {
+	ID    string `hikoutei:"id,pk"`
+	Email string `hikoutei:"email,personal"`
+	SSN   string `hikoutei:"ssn,personal"`
+	Ward  string `hikoutei:"ward,nosheet"`
+}
+
+const patientSSN = "078-05-1120-quixotic-51ab"
+
+// tabText is every cell tab displays, header included, joined.
+func tabText(t *testing.T, sheet *hikouteitest.Sheet, tab string) string {
+	t.Helper()
+	rows, err := sheet.Person().Displayed(tab)
+	if err != nil {
+		t.Fatalf("%s: %v", tab, err)
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString(strings.Join(r, "\t"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestNoSheetFieldNeverReachesTheSheet: a field tagged nosheet has no
+// column on any tab and its value is in no cell; the API reads it as any
+// other field, and the sheet stays in step (anti-entropy quiet).
+func TestNoSheetFieldNeverReachesTheSheet(t *testing.T) {
+	sheet := hikouteitest.NewSheet(t)
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1, NoAdmin: true},
+		hikoutei.Entity[patient]("Patient"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := hikouteitest.New(t, s)
+	u := s.Begin()
+	if err := u.Persist(&patient{ID: "p-1", Email: memberEmail, SSN: patientSSN, Ward: "ward-nine-51ab"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h.Drain(t.Context())
+	text := tabText(t, sheet, "Patient_System")
+	if strings.Contains(text, "ssn") || strings.Contains(text, "ward") || strings.Contains(text, patientSSN) ||
+		strings.Contains(text, "ward-nine-51ab") || !strings.Contains(text, memberEmail) {
+		t.Fatalf("the System tab:\n%s", text)
+	}
+	got, err := hikoutei.Get[patient](t.Context(), s, "p-1")
+	if err != nil || got.SSN != patientSSN || got.Ward != "ward-nine-51ab" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := h.Reconcile(t.Context()); err != nil || h.Unsettled() != 0 {
+		t.Fatalf("anti-entropy: %v, %d unsettled", err, h.Unsettled())
+	}
+}
+
+// The primary key and user fields cannot be nosheet.
+func TestNoSheetDeclaration(t *testing.T) {
+	type keyNoSheet struct {
+		ID string `hikoutei:"id,pk,nosheet"`
+	}
+	type userNoSheet struct {
+		ID   string `hikoutei:"id,pk"`
+		Note string `hikoutei:"note,user,nosheet"`
+	}
+	for name, def := range map[string]hikoutei.EntityDef{"key": hikoutei.Entity[keyNoSheet]("K"), "user": hikoutei.Entity[userNoSheet]("U")} {
+		if _, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{NoAdmin: true}, def); !errors.Is(err, hikoutei.ErrInvalidEntity) {
+			t.Fatalf("%s field nosheet: %v", name, err)
+		}
+	}
+}
+
+// TestNoSheetAddedLaterTakesTheColumnAway: a field shown in the sheet that
+// takes nosheet later leaves it: the layout migration takes its column
+// away and its values with it; removing nosheet brings them back.
+func TestNoSheetAddedLaterTakesTheColumnAway(t *testing.T) {
+	sheet := hikouteitest.NewSheet(t)
+	dir := t.TempDir()
+	opts := hikoutei.Options{Sync: sheet.SyncOptions(), HeartbeatInterval: -1, NoAdmin: true}
+	s, err := hikoutei.Open(t.Context(), dir, opts, hikoutei.Entity[patientBefore]("Patient"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hikouteitest.New(t, s)
+	u := s.Begin()
+	if err := u.Persist(&patientBefore{ID: "p-1", Email: memberEmail, SSN: patientSSN}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h.Drain(t.Context())
+	if text := tabText(t, sheet, "Patient_System"); !strings.Contains(text, patientSSN) {
+		t.Fatalf("before nosheet:\n%s", text)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = hikoutei.Open(t.Context(), dir, opts, hikoutei.Entity[patient]("Patient"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = hikouteitest.New(t, s)
+	h.Drain(t.Context())
+	if _, err := h.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h.Drain(t.Context())
+	if text := tabText(t, sheet, "Patient_System"); strings.Contains(text, patientSSN) || strings.Contains(text, "ssn") {
+		t.Fatalf("after nosheet:\n%s", text)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Removing nosheet brings the column back, filled from canonical state.
+	s, err = hikoutei.Open(t.Context(), dir, opts, hikoutei.Entity[patientBefore]("Patient"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h = hikouteitest.New(t, s)
+	h.Drain(t.Context())
+	if _, err := h.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h.Drain(t.Context())
+	if text := tabText(t, sheet, "Patient_System"); !strings.Contains(text, patientSSN) {
+		t.Fatalf("nosheet removed:\n%s", text)
 	}
 }
