@@ -108,6 +108,9 @@ func TestI37_TheSheetShowsTheValueUntilErased(t *testing.T) {
 		t.Fatalf("before the erasure: %d cells show the value, %d sealed text, want 1 and 0", found, sealed)
 	}
 	r.quiet(t, "before the erasure")
+	if in := tabText(t, r.sheet, "Member_Input"); strings.Contains(in, "email") || !strings.Contains(in, "note") {
+		t.Fatalf("the Input tab shows a personal column (its cells could hold notes, conflicts, quarantine):\n%s", in)
+	}
 	if _, err := r.s.Erase(t.Context(), "m-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +125,9 @@ func TestI37_TheSheetShowsTheValueUntilErased(t *testing.T) {
 		t.Fatal("another subject's cell lost its value")
 	}
 	r.quiet(t, "after the erasure")
+	if rep := observe.Report(r.s.Health()); rep.Status != "ok" {
+		t.Fatalf("health after the erasure: %+v", rep)
+	}
 	got, err := hikoutei.Get[member](t.Context(), r.s, "m-1")
 	if err != nil || got.Email != hikoutei.Erased || got.Team != "blue" {
 		t.Fatalf("%+v %v", got, err)
@@ -199,6 +205,42 @@ func TestPersonalSheetFromAnEarlierBuildConverges(t *testing.T) {
 		t.Fatalf("after a reconciliation: %d cells show the value, %d sealed text", found, n)
 	}
 	r.quiet(t, "after the upgrade")
+}
+
+// TestI37_AnErasureWithoutTypesReachesTheSheet: an erasure made while
+// the store was opened without Go types and without sync (as hikoutei
+// erase does) queues no write; the first reconciliation once the store
+// syncs again finds the cell still showing the value and writes the
+// marker.
+func TestI37_AnErasureWithoutTypesReachesTheSheet(t *testing.T) {
+	dir, sheet := t.TempDir(), hikouteitest.NewSheet(t)
+	r := openMembers(t, dir, sheet)
+	r.persist(t, &member{ID: "m-1", Email: memberEmail, Team: "blue"})
+	r.h.Drain(t.Context())
+	if err := r.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := hikoutei.OpenDeclared(t.Context(), dir, hikoutei.Options{Operation: "erase", HeartbeatInterval: -1, NoAdmin: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Erase(t.Context(), "m-1", hikoutei.ErasedBy(hikoutei.ActorCLI)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if found, _ := r.cells(t, "after the erasure, before the sync", memberEmail, ""); found != 1 {
+		t.Fatalf("the cell shows the value %d times before the sync ran", found)
+	}
+	r = openMembers(t, dir, sheet)
+	if _, err := r.h.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.h.Drain(t.Context())
+	if found, _ := r.cells(t, "after a reconciliation", hikoutei.Erased, memberEmail); found != 1 {
+		t.Fatalf("the erased cell shows the marker %d times, want 1", found)
+	}
 }
 
 // sealedEmail reads the sealed text the read model holds for member id.
