@@ -243,6 +243,33 @@ func TestI37_AnErasureWithoutTypesReachesTheSheet(t *testing.T) {
 	}
 }
 
+// TestPersonalSheetWithALostKeyFile: a store whose key file was lost
+// cannot open the values it holds; the sheet then shows their sealed text,
+// never an empty cell, the sync goes on, and health says why.
+func TestPersonalSheetWithALostKeyFile(t *testing.T) {
+	dir, sheet := t.TempDir(), hikouteitest.NewSheet(t)
+	r := openMembers(t, dir, sheet)
+	r.persist(t, &member{ID: "m-1", Email: memberEmail, Team: "blue"})
+	r.h.Drain(t.Context())
+	if err := r.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "keys.db")); err != nil {
+		t.Fatal(err)
+	}
+	r = openMembers(t, dir, sheet)
+	if _, err := r.h.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r.h.Drain(t.Context())
+	if found, sealed := r.cells(t, "with the key file lost", memberEmail, ""); found != 0 || sealed != 1 {
+		t.Fatalf("with the key file lost: %d cells show the value, %d sealed text, want 0 and 1", found, sealed)
+	}
+	if rep := observe.Report(r.s.Health()); rep.KeysCode != "personal_keys_lost" {
+		t.Fatalf("health: %+v", rep)
+	}
+}
+
 // sealedEmail reads the sealed text the read model holds for member id.
 func sealedEmail(t *testing.T, dir, id string) string {
 	t.Helper()
