@@ -35,6 +35,7 @@ type fieldDef struct {
 	was      []string // earlier names (tag option was=), not part of the shape
 	personal bool     // tag option personal: sealed with the subject's key (docs/erasure.md)
 	subject  bool     // tag option subject: names the record's data subject
+	noSheet  bool     // tag option nosheet: never sent to the spreadsheet (no column)
 }
 
 var timeType = reflect.TypeOf(time.Time{})
@@ -61,6 +62,13 @@ var timeType = reflect.TypeOf(time.Time{})
 // subject is the record's primary key, or the one field tagged subject
 // (`hikoutei:"customer,subject"`, a string). A primary key cannot be
 // personal (ErrPersonalPrimaryKey).
+//
+// The option nosheet (`hikoutei:"ssn,personal,nosheet"`, any field but the
+// primary key and user fields) keeps a field out of the spreadsheet: no
+// tab has a column for it, so its values are never sent there; the store
+// and its API keep it as any other field (docs/erasure.md). It is part of
+// the recorded shape: adding or removing it changes the tab's layout,
+// which the sync migrates.
 //
 // Supported field types: string, int, int32, int64, float64, bool,
 // time.Time, and pointers to them. An untagged field's name is its Go name
@@ -97,6 +105,9 @@ func (d *EntityDef) readFields() error {
 			if havePK || f.kind != events.KindString || f.nullable {
 				return fmt.Errorf("%w: %s needs exactly one non-pointer string primary key", ErrInvalidEntity, d.name)
 			}
+			if f.noSheet {
+				return fmt.Errorf("%w: %s.%s: the primary key cannot be nosheet: it names the sheet's rows", ErrInvalidEntity, d.name, f.name)
+			}
 			if f.personal {
 				return fmt.Errorf("%w: %w: %s.%s: the primary key names the record in the log, its anchors, receipts and the outbox, which erasure cannot reach; tag another field personal and keep the key an opaque id",
 					ErrInvalidEntity, ErrPersonalPrimaryKey, d.name, f.name)
@@ -128,6 +139,8 @@ func (d *EntityDef) addField(f fieldDef) error {
 		return bad("a personal field cannot be user-edited (an edit in the sheet would reach the log unsealed)")
 	case f.subject && (f.personal || f.kind != events.KindString || f.nullable):
 		return bad("the subject field must be a non-pointer string that is not personal")
+	case f.noSheet && f.owner == events.OwnerUser:
+		return bad("a user field is edited in the sheet; nosheet keeps a field out of it")
 	case f.subject && d.subject >= 0:
 		return bad("only one field can name the subject")
 	}
@@ -159,6 +172,8 @@ func parseField(entity string, sf reflect.StructField) (f fieldDef, isPK, skip b
 			f.personal = true
 		case "subject":
 			f.subject = true
+		case "nosheet":
+			f.noSheet = true
 		default:
 			if old, ok := strings.CutPrefix(opt, "was="); ok && projector.ValidIdent(old) {
 				f.was = append(f.was, old)
@@ -215,7 +230,7 @@ func (d EntityDef) Name() string { return d.name }
 func (d EntityDef) shape() events.EntityShape {
 	t := events.EntityShape{Name: d.name, PK: d.pk.name}
 	for _, f := range d.fields {
-		t.Fields = append(t.Fields, events.FieldShape{Name: f.name, Kind: f.kind, Nullable: f.nullable, Owner: f.owner})
+		t.Fields = append(t.Fields, events.FieldShape{Name: f.name, Kind: f.kind, Nullable: f.nullable, Owner: f.owner, NoSheet: f.noSheet})
 	}
 	return t
 }

@@ -43,6 +43,9 @@ func ErasedBy(a Actor) EraseOption { return func(o *eraseOptions) { o.actor = a 
 // reader sees the marker in place of those values (Erased in typed reads,
 // ErasedValue in events), at any point of the history (AsOf), and the
 // chain still verifies: no logged byte changed (I37, docs/erasure.md).
+// With sync on, it then queues fenced rewrites of the subject's personal
+// cells, which the sheet shows as the marker once they are sent (an error
+// after the erasure completed says so; anti-entropy corrects the cells).
 // A crash before it returns is finished at the next Open. A subject that
 // receives personal values again later gets a new key.
 // Errors: ErrInvalidValue (an empty subject), ErrPersonalKeyFile,
@@ -95,7 +98,11 @@ func (s *Store) Erase(ctx context.Context, subject string, opts ...EraseOption) 
 		return Erasure{}, fmt.Errorf("erasure recorded at seq %d; destroying the key failed (it is retried at the next Open): %w", seq, err)
 	}
 	s.keys.recovered()
-	return Erasure{Subject: d.String(), Generation: uint64(gen), Seq: seq}, nil
+	er := Erasure{Subject: d.String(), Generation: uint64(gen), Seq: seq}
+	if _, err := s.rewriteErased(ctx, subject); err != nil {
+		return er, fmt.Errorf("erasure complete at seq %d; queueing the rewrite of the sheet's cells failed (anti-entropy corrects them): %w", seq, err)
+	}
+	return er, nil
 }
 
 func (s *Store) recordErasure(d keyring.Digest, gen uint32, actor Actor) (uint64, error) {

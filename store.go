@@ -309,6 +309,7 @@ type Store struct {
 	tracer   trace.Tracer
 	disk     *disk.Monitor // the store's disk and its size samples
 	keys     *keys         // the key file of personal values (docs/erasure.md)
+	shownBy  *sheetKeys    // lends keys to the engine: the sheet shows opened values
 	// segs is where the sealed segments live; ownSegs is true when Open
 	// opened it from Options.Segments (Close closes it).
 	segs    segstore.Store
@@ -392,13 +393,15 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 		return nil, err
 	}
 	cfg.Segments = segs
+	sk := &sheetKeys{}
+	cfg.Shown = sk.shown
 	lendHooks(opts)
 	e, err := engine.Open(dir, cfg, entities)
 	if err != nil {
 		return nil, errors.Join(err, closeSegments(segs, own))
 	}
 	s := &Store{e: e, byType: byType, observer: opts.Observer, tracer: tracer(opts.TracerProvider),
-		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe)), segs: segs, ownSegs: own}
+		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe)), segs: segs, ownSegs: own, shownBy: sk}
 	if err := s.start(ctx, opts); err != nil {
 		return nil, errors.Join(err, s.closeOpened())
 	}
@@ -415,6 +418,7 @@ func (s *Store) start(ctx context.Context, opts Options) error {
 	s.keys = k
 	s.recordPersonal()
 	s.e.SetAdoptGuard(s.adoptPersonal)
+	s.shownBy.k.Store(k)
 	if err := s.startKeys(ctx); err != nil {
 		return err
 	}

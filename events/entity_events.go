@@ -81,6 +81,9 @@ type FieldShape struct {
 	Nullable bool `canon:"nullable"`
 	// Owner says who edits the field: the application or people.
 	Owner Owner `canon:"owner"`
+	// NoSheet keeps the field out of the spreadsheet: no tab has a column
+	// for it (tag option nosheet; absent from shapes recorded before it).
+	NoSheet bool `canon:"nosheet,omitempty"`
 }
 
 // HasUserFields reports whether people may edit any field of the entity.

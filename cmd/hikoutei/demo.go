@@ -24,11 +24,13 @@ typed Airport entity, syncs them, acts as people do on Airport_Input (a clean
 edit, a conflicting edit, text in a numeric column, a formula, a pasted
 duplicate row, a sort), waits until each act reaches one of its correct
 outcomes and prints which, has a person resolve a conflict by picking "use
-sheet" in Sync_Conflicts, and verifies that every non-conflicted row in the
-sheet equals canonical state. Waits end on progress: one fails only after it
+sheet" in Sync_Conflicts, erases one data subject (an airport's made-up
+manager, whose contact field is personal), and verifies that every
+non-conflicted row in the sheet equals canonical state (the erased contact
+shows the erased marker). Waits end on progress: one fails only after it
 observed no progress (read-model checkpoint, outbox counts, outcomes) for
 --stall. It ends with one line
-"summary: rows=… sheet_rows=… mismatches=… conflicts=… resolved=… resolved_in_sheet=… quarantined_acts=… quarantined_rows=… requests=…"
+"summary: rows=… sheet_rows=… mismatches=… conflicts=… resolved=… resolved_in_sheet=… quarantined_acts=… quarantined_rows=… erased=… requests=…"
 (quarantined_acts: the acts of the outcomes list that were quarantined;
 quarantined_rows: the rows held for review, as status counts them, so a
 pasted duplicate is two) and exits 1 when mismatches > 0. The store is kept

@@ -41,7 +41,8 @@ type fieldJSON struct {
 	Kind     string   `json:"kind"`
 	Nullable bool     `json:"nullable"`
 	Owner    string   `json:"owner"`
-	Was      []string `json:"was,omitempty"` // migrate --shapes: the field's earlier names
+	NoSheet  bool     `json:"nosheet,omitempty"` // no column in the spreadsheet
+	Was      []string `json:"was,omitempty"`     // migrate --shapes: the field's earlier names
 }
 
 // eraJSON is one recorded declaration: when, which entities, and the
@@ -144,7 +145,8 @@ func schemaOf(hist events.ShapeHistory) schemaJSON {
 func shapeToJSON(s events.EntityShape) shapeJSON {
 	j := shapeJSON{Name: s.Name, PK: s.PK, Fields: []fieldJSON{}}
 	for _, f := range s.Fields {
-		j.Fields = append(j.Fields, fieldJSON{Name: f.Name, Kind: string(f.Kind), Nullable: f.Nullable, Owner: string(f.Owner)})
+		j.Fields = append(j.Fields, fieldJSON{Name: f.Name, Kind: string(f.Kind), Nullable: f.Nullable, Owner: string(f.Owner),
+			NoSheet: f.NoSheet})
 	}
 	return j
 }
@@ -306,7 +308,8 @@ func shapesFromJSON(in []shapeJSON) ([]events.EntityShape, aggregates.Renames) {
 			if owner == "" {
 				owner = events.OwnerSystem // as a tag without ",user"
 			}
-			s.Fields = append(s.Fields, events.FieldShape{Name: f.Name, Kind: events.Kind(f.Kind), Nullable: f.Nullable, Owner: owner})
+			s.Fields = append(s.Fields, events.FieldShape{Name: f.Name, Kind: events.Kind(f.Kind), Nullable: f.Nullable, Owner: owner,
+				NoSheet: f.NoSheet})
 			if len(f.Was) > 0 {
 				was[f.Name] = f.Was
 			}

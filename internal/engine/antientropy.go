@@ -63,7 +63,7 @@ func (e *Engine) repairValues(spec layout.TabSpec, columns []string, r *aggregat
 	}
 	r.Exists, r.Values = exists, vals
 	if exists {
-		r.Canonical = canonicalHash(spec, columns, r.ID, vals)
+		r.Canonical = e.canonicalHash(spec, columns, r.ID, vals)
 	}
 	return nil
 }

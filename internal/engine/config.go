@@ -63,6 +63,9 @@ type Config struct {
 	// Fault, when set, makes the next projection after a log commit fail
 	// (tests: death between the log commit and the projection).
 	Fault *Fault
+	// Shown turns a record's values into what its rows show in the sheet
+	// (nil: as they are): sealed personal values opened (docs/erasure.md).
+	Shown ShownFunc
 }
 
 // Fault injects failures at durability boundaries (tests).

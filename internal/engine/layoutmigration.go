@@ -239,7 +239,7 @@ func (e *Engine) migratedDiffering(spec layout.TabSpec, part []events.MigratedRo
 		if err != nil {
 			return 0, err
 		}
-		if exists && (r.After != "" || canonicalHash(spec, e.sheet.Columns(spec.Name), r.Anchor, vals) != r.Hash) {
+		if exists && (r.After != "" || e.canonicalHash(spec, e.sheet.Columns(spec.Name), r.Anchor, vals) != r.Hash) {
 			n++
 		}
 	}
@@ -357,7 +357,7 @@ func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events
 				row.Before = r.Hash // nothing follows: the guards stay on the store's last row
 			}
 		}
-		h := canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals)
+		h := e.canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals)
 		if !exists {
 			h = before
 		}
@@ -543,6 +543,9 @@ func (e *Engine) planRows(d *layoutMigration, fill map[string]map[string]any, ro
 				return err
 			}
 			continue
+		}
+		if vals, err = e.shown(cur.Entity, vals); err != nil {
+			return err // the key file is not open yet: the migration is tried again
 		}
 		d.canonical[r.Anchor] = canonicalHash(cur, e.sheet.Columns(cur.Name), r.Anchor, vals)
 		f, err := e.fillRow(d, r, vals)

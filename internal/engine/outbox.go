@@ -79,6 +79,9 @@ func (e *Engine) claimOne(fx aggregates.Effect, token string, now time.Time) (ag
 	fx.ClaimToken, fx.Attempts, fx.State = token, fx.Attempts+1, aggregates.EffectProcessing
 	values, terr := e.translated(fx) // queued under an older declaration: in the tab's current layout
 	fx.Values = values
+	if terr == nil {
+		fx, terr = e.shownEffect(fx) // what people read: personal values opened
+	}
 	return fx, d, errors.Join(err, terr)
 }
 
@@ -108,6 +111,11 @@ func (e *Engine) DueProbes(spreadsheet string, max int) ([]aggregates.Effect, er
 	var out []aggregates.Effect
 	err := e.onWriter(func() (err error) {
 		out, err = e.proj.Due(spreadsheet, aggregates.EffectUncertain, e.cfg.Clock.Now(), max)
+		for i := range out {
+			if err == nil {
+				out[i], err = e.shownEffect(out[i]) // compared with what the write sent
+			}
+		}
 		return err
 	})
 	return out, err

@@ -32,6 +32,9 @@ func layoutOf(reg *Registry) (*layout.Schema, error) {
 	for _, s := range reg.Shapes() {
 		e := layout.Entity{Name: s.Name, Fields: []layout.Field{{Name: s.PK, Kind: events.KindString, Key: true}}}
 		for _, f := range s.Fields {
+			if f.NoSheet {
+				continue // never sent to the sheet: no column
+			}
 			e.Fields = append(e.Fields, layout.Field{Name: f.Name, Kind: f.Kind, Editable: f.Owner == events.OwnerUser})
 		}
 		ents = append(ents, e)

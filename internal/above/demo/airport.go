@@ -13,7 +13,9 @@ import (
 
 // Airport is the demo entity: one OpenFlights airport. People may edit
 // Notes and Altitude on the Airport_Input tab; everything else is owned by
-// the application.
+// the application. Contact is a person's data (personal, sealed with the
+// key of Manager, the data subject): the sheet shows it readable until
+// the demo erases one manager (docs/erasure.md).
 type Airport struct {
 	ID        string  `hikoutei:"id,pk"`
 	Name      string  `hikoutei:"name"`
@@ -30,6 +32,8 @@ type Airport struct {
 	Type      string  `hikoutei:"type"`
 	Source    string  `hikoutei:"source"`
 	Notes     string  `hikoutei:"notes,user"`
+	Manager   string  `hikoutei:"manager,subject"`
+	Contact   string  `hikoutei:"contact,personal"`
 }
 
 type airportJSON struct {
@@ -75,8 +79,15 @@ func LoadAirports(path string) ([]Airport, error) {
 		out[i] = Airport{ID: strconv.FormatInt(r.ID, 10), Name: r.Name, City: r.City, Country: r.Country, IATA: r.IATA,
 			ICAO: r.ICAO, Latitude: r.Latitude, Longitude: r.Longitude, Altitude: r.Altitude, Timezone: number(r.Timezone),
 			DST: r.DST, TZ: r.TZ, Type: r.Type, Source: r.Source}
+		out[i].Manager, out[i].Contact = manager(out[i].ID)
 	}
 	return out, nil
+}
+
+// manager makes up the duty manager of airport id (the data set has
+// none): an opaque id, the data subject, and their e-mail address.
+func manager(id string) (subject, contact string) {
+	return "mgr-" + id, "duty.manager." + id + "@airport.example.invalid"
 }
 
 // number accepts the data set's time zone offsets, given as numbers or

@@ -53,7 +53,9 @@ type Summary struct {
 	// them): a pasted duplicate is two rows, the original and its copy.
 	QuarantinedActs, Quarantined int
 	// ResolvedInSheet counts the conflicts people resolved in Sync_Conflicts.
-	ResolvedInSheet         int
+	ResolvedInSheet int
+	// Erased counts the data subjects the demo erased (docs/erasure.md).
+	Erased                  int
 	Requests                int64
 	Elapsed                 time.Duration
 	Dir, ReadModel, ViewURL string
@@ -64,8 +66,8 @@ type Summary struct {
 // Line is the single closing line the demo prints.
 func (s Summary) Line() string {
 	return fmt.Sprintf("summary: rows=%d sheet_rows=%d mismatches=%d conflicts=%d resolved=%d resolved_in_sheet=%d "+
-		"quarantined_acts=%d quarantined_rows=%d requests=%d",
-		s.Rows, s.SheetRows, s.Mismatches, s.Conflicts, s.Resolved, s.ResolvedInSheet, s.QuarantinedActs, s.Quarantined, s.Requests)
+		"quarantined_acts=%d quarantined_rows=%d erased=%d requests=%d",
+		s.Rows, s.SheetRows, s.Mismatches, s.Conflicts, s.Resolved, s.ResolvedInSheet, s.QuarantinedActs, s.Quarantined, s.Erased, s.Requests)
 }
 
 // env is everything a running demo holds.

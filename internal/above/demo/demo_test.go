@@ -36,7 +36,7 @@ func TestDemoSmallRun(t *testing.T) {
 	}
 	t.Log(out.String())
 	if sum.Rows != 300 || sum.SheetRows != 300 || sum.Mismatches != 0 || sum.Quarantined < 2 || len(sum.Outcomes) != 7 ||
-		sum.ResolvedInSheet != 1 || sum.Outcomes[6].Result != ResultResolvedUseSheet {
+		sum.ResolvedInSheet != 1 || sum.Outcomes[6].Result != ResultResolvedUseSheet || sum.Erased != 1 {
 		t.Fatalf("summary %+v\n%s", sum, out.String())
 	}
 	if sum.Outcomes[1].Result == ResultConflict && (sum.Conflicts != 2 || sum.Resolved != 2) {

@@ -92,13 +92,16 @@ func (e *env) waitSynced(ctx context.Context) error {
 // nothing unsettled again: its own phase ("settle"), counting the
 // effects that were open when it began, so the sync phase's line is
 // printed once.
-func (e *env) waitSettled(ctx context.Context) error {
+func (e *env) waitSettled(ctx context.Context) error { return e.waitOutbox(ctx, "settle") }
+
+// waitOutbox waits until the outbox holds nothing unsettled, as phase.
+func (e *env) waitOutbox(ctx context.Context, phase string) error {
 	c, err := engine.Of(e.store).OutboxCounts()
 	if err != nil {
 		return err
 	}
 	start := open(c)
-	bar := e.bar(int(start), "settle")
+	bar := e.bar(int(start), phase)
 	err = e.waitFor(ctx, "the outbox to settle", false, func() (bool, string, error) {
 		c, err := engine.Of(e.store).OutboxCounts()
 		if err != nil {

@@ -28,6 +28,9 @@ func (e *env) actAndVerify(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
+	if err := e.erase(ctx, &sum); err != nil {
+		return sum, err
+	}
 	if err := e.verify(ctx, &sum); err != nil {
 		return sum, err
 	}
@@ -86,6 +89,30 @@ func (e *env) logf(format string, args ...any) {
 	fmt.Fprintf(e.cfg.Out, format+"\n", args...)
 }
 
+// erasedAirport is the airport whose manager the demo erases: one no
+// person act touches.
+const erasedAirport = 5
+
+// erase erases one data subject (an airport's manager) and waits until
+// the sheet's writes settled: verify then finds the marker in the
+// contact cell, as every reader does.
+func (e *env) erase(ctx context.Context, sum *Summary) error {
+	a := e.data[erasedAirport]
+	if _, err := e.store.Erase(ctx, a.Manager); err != nil {
+		return err
+	}
+	got, err := hikoutei.Get[Airport](ctx, e.store, a.ID)
+	if err != nil {
+		return err
+	}
+	if got.Contact != hikoutei.Erased {
+		return fmt.Errorf("%w: airport %s's contact after the erasure is not %s", ErrUnexpectedOutcome, a.ID, hikoutei.Erased)
+	}
+	sum.Erased++
+	e.logf("the application erases a data subject (airport %s's manager): its contact reads %s everywhere, the sheet included", a.ID, hikoutei.Erased)
+	return e.waitOutbox(ctx, "erase")
+}
+
 // verify reads the System tab and compares every row's visible hash with
 // the hash of the entity's canonical values.
 func (e *env) verify(ctx context.Context, sum *Summary) error {
@@ -138,7 +165,7 @@ func abs(n int) int {
 func values(a *Airport) map[string]any {
 	return map[string]any{"id": a.ID, "name": a.Name, "city": a.City, "country": a.Country, "iata": a.IATA, "icao": a.ICAO,
 		"latitude": a.Latitude, "longitude": a.Longitude, "altitude": a.Altitude, "timezone": a.Timezone, "dst": a.DST,
-		"tz": a.TZ, "type": a.Type, "source": a.Source, "notes": a.Notes}
+		"tz": a.TZ, "type": a.Type, "source": a.Source, "notes": a.Notes, "manager": a.Manager, "contact": a.Contact}
 }
 
 // quarantine says what the two quarantine counts count: the acts of the

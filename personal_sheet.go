@@ -1,0 +1,117 @@
+package hikoutei
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/hikoutei/hikoutei-go/internal/keyring"
+	"github.com/hikoutei/hikoutei-go/projector"
+)
+
+// The spreadsheet shows what people read: a personal value opened with
+// its subject's key, the marker Erased once the subject was erased. The
+// log, the read model and the outbox keep the sealed text; only the write
+// sent to the sheet is opened, when the dispatcher claims it, and
+// anti-entropy compares the sheet with canonical state the same way, so a
+// sheet showing sealed text (written by an earlier build) or a value
+// erased since is corrected (docs/erasure.md).
+
+// errKeysNotOpen: a write carrying a sealed value was claimed before Open
+// opened the key file; it is sent on a later pass.
+var errKeysNotOpen = errors.New("the key file is not open yet")
+
+// sheetKeys lends the engine the store's key file once Open opened it.
+type sheetKeys struct{ k atomic.Pointer[keys] }
+
+// shown is engine.Config.Shown: vals with every sealed value opened (the
+// marker Erased for an erased subject's). A value the key file cannot open
+// (lost, damaged) is left sealed — never shown empty — and reported in
+// Health().Keys by openValue.
+func (sk *sheetKeys) shown(entity string, vals map[string]any) (map[string]any, error) {
+	if !anySealed(vals) {
+		return vals, nil
+	}
+	k := sk.k.Load()
+	if k == nil {
+		return nil, errKeysNotOpen
+	}
+	out := make(map[string]any, len(vals))
+	for name, v := range vals {
+		out[name] = v
+		s, ok := v.(string)
+		if !ok || !keyring.IsSealed(s) {
+			continue
+		}
+		ov, err := k.openValue(entity, name, s)
+		switch {
+		case err != nil:
+			continue // left sealed: unreadable, as it is
+		case ov == ErasedValue{}:
+			out[name] = Erased
+		default:
+			out[name] = ov
+		}
+	}
+	return out, nil
+}
+
+// rewriteErased queues, fenced, the rewrite of subject's personal cells
+// from canonical state on every tab that shows them: sent after its key
+// was destroyed, each write shows the marker (I37). A store opened without
+// Go types (OpenDeclared) does not know which fields are personal: its
+// anti-entropy pass finds the cells still showing a value and corrects
+// them.
+func (s *Store) rewriteErased(ctx context.Context, subject string) (int, error) {
+	n := 0
+	for _, d := range s.byType {
+		fields := d.personalFields()
+		if len(fields) == 0 {
+			continue
+		}
+		ids, err := s.subjectRecords(ctx, d, subject)
+		if err != nil {
+			return n, err
+		}
+		m, err := s.e.RewriteFields(d.name, ids, fields)
+		n += m
+		if err != nil {
+			return n, fmt.Errorf("rewrite %s's cells: %w", d.name, err)
+		}
+	}
+	return n, nil
+}
+
+// personalFields names d's personal fields that reach the sheet.
+func (d *EntityDef) personalFields() []string {
+	var out []string
+	for _, f := range d.fields {
+		if f.personal {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// subjectRecords lists the ids of d's records whose data subject is
+// subject: the record keyed subject, or those whose subject field holds it.
+func (s *Store) subjectRecords(ctx context.Context, d *EntityDef, subject string) ([]string, error) {
+	if d.subject < 0 {
+		return []string{subject}, nil // RewriteFields skips a record that does not exist
+	}
+	conn, err := s.e.ReadConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.e.PutConn(conn)
+	var ids []string
+	q := projector.Query{Where: []projector.Cond{{Field: d.fields[d.subject].name, Value: subject}}}
+	err = projector.Select(conn, d.shape(), q, func(vals []any) error {
+		if id, ok := vals[0].(string); ok {
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	return ids, err
+}
