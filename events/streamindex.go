@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"slices"
 
@@ -191,4 +192,29 @@ func (l *Log) sealedStreamIn(s SegmentSealed, stream string, from, to uint64, ou
 		}
 	}
 	return false, nil
+}
+
+// pruneIndex removes every index entry an earlier build kept for a
+// sealed record, a chunk a transaction (Compact, with the file lock).
+func (l *Log) pruneIndex(ctx context.Context) error {
+	var done bool
+	err := l.view(func(tx *bolt.Tx) error {
+		done = bytes.Equal(tx.Bucket(bucketMeta).Get(metaIndexPruned), indexPruneDone)
+		return nil
+	})
+	for ; !done && err == nil; err = ctx.Err() {
+		err := l.update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bucketMeta)
+			segs, err := sealedSegments(meta)
+			if err == nil {
+				err = pruneSealedIndex(tx, sealedBelow(segs))
+			}
+			done = bytes.Equal(meta.Get(metaIndexPruned), indexPruneDone)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return err
 }

@@ -180,3 +180,29 @@ func TestI38_AReferenceIntoASealedPartOfItsCommitResolvesThroughTheSegment(t *te
 	}
 	checkStreams(t, l, readAll(t, l, 1))
 }
+
+func TestI38_CompactRemovesEveryIndexEntryAnEarlierBuildKeptForSealedRecords(t *testing.T) {
+	w := oldSealedLog(t)
+	l := w.Log()
+	dir := filepath.Dir(l.Path())
+	must(t, w.Close()) // appends the lease's release
+	l, err := OpenLog(filepath.Join(dir, LogFileName), Options{ReadOnly: true})
+	must(t, err)
+	all := readAll(t, l, 1)
+	must(t, l.Close())
+	rep, err := Compact(context.Background(), dir, Options{})
+	must(t, err)
+	if rep.After >= rep.Before {
+		t.Fatalf("compact: %d bytes before, %d after", rep.Before, rep.After)
+	}
+	l, err = OpenLog(filepath.Join(dir, LogFileName), Options{ReadOnly: true})
+	must(t, err)
+	defer l.Close()
+	if _, stale, mark := indexState(t, l); stale != 0 || mark != string(indexPruneDone) {
+		t.Fatalf("after compact: %d stale index entries, mark %q", stale, mark)
+	}
+	if got := readAll(t, l, 1); !reflect.DeepEqual(got, all) {
+		t.Fatalf("ReadFrom after compact differs: %d events, want %d; last %+v", len(got), len(all), got[len(got)-1])
+	}
+	checkStreams(t, l, all)
+}
