@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/loggen"
 )
@@ -104,5 +106,30 @@ func BenchmarkHotLogUnderRetention(b *testing.B) {
 		if err := s.Close(); err != nil {
 			b.Fatal(err)
 		}
+		reportBuckets(b, filepath.Join(dir, "log.db"))
 	}
+}
+
+// reportBuckets reports the keys and bytes in use of each bucket of the
+// bbolt file at path, and its free pages (what a seal freed and bbolt
+// reuses).
+func reportBuckets(b *testing.B, path string) {
+	b.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second}) // read-write: bbolt loads the freelist
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
+			st := bk.Stats()
+			b.ReportMetric(float64(st.KeyN), "keys-"+string(name))
+			b.ReportMetric(float64(st.BranchInuse+st.LeafInuse)/(1<<20), "MiB-"+string(name))
+			return nil
+		})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(db.Stats().FreePageN), "free-pages")
 }

@@ -34,6 +34,9 @@ type CompactReport struct {
 // Compact rewrites the closed store's log.db in dir into a fresh file
 // holding the same keys and values without the free pages (bbolt's
 // Compact), so that the space seals freed goes back to the filesystem.
+// First it removes from log.db the stream index entries an earlier
+// build kept for sealed records (what its next seals would remove, a
+// chunk a transaction: reads are the same before and after).
 // It holds the log's file lock throughout (a running store: ErrStoreLocked,
 // and Compact changes nothing); it writes DIR/log.db.compact (0600),
 // syncs it, opens it as a log and walks its chain from the genesis value
@@ -50,6 +53,9 @@ func Compact(ctx context.Context, dir string, opts Options) (CompactReport, erro
 		return CompactReport{}, DescribeLocked(dir, err)
 	}
 	defer src.Close()
+	if err := src.pruneIndex(ctx); err != nil {
+		return CompactReport{}, fmt.Errorf("compact: %w", err)
+	}
 	rep, err := src.compactInto(ctx, path+CompactSuffix)
 	if err != nil {
 		return rep, err

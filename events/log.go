@@ -21,7 +21,7 @@ import (
 var (
 	bucketEvents  = []byte("events")       // seq (8-byte BE) → record
 	bucketStreams = []byte("streams")      // stream → version (8-byte BE)
-	bucketIndex   = []byte("stream_index") // stream 0x00 version (BE) → seq (BE)
+	bucketIndex   = []byte("stream_index") // stream 0x00 version (BE) → seq (BE), records in log.db (streamindex.go)
 	bucketLease   = []byte("lease")        // role → canonical lease map
 	bucketMeta    = []byte("meta")         // "head", "store_id", "format"
 )
@@ -200,6 +200,9 @@ func (l *Log) create() error {
 		meta := tx.Bucket(bucketMeta)
 		l.storeID = cmp.Or(l.wantID, newToken()[:12])
 		if err := meta.Put(metaFormat, []byte(strconv.Itoa(LogFormat))); err != nil {
+			return err
+		}
+		if err := meta.Put(metaIndexPruned, indexPruneDone); err != nil { // nothing sealed to prune
 			return err
 		}
 		return meta.Put(metaStoreID, []byte(l.storeID))

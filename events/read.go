@@ -1,7 +1,6 @@
 package events
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
@@ -134,37 +133,29 @@ func (l *Log) decode(k, v []byte, in *interner) (Event, error) {
 }
 
 // ReadStream calls fn for the events of stream with version >= from, in
-// version order. Errors as ReadFrom.
+// version order: the versions log.db holds through the stream index, the
+// sealed ones (below the first indexed version) from the segments,
+// newest segment first. Errors as ReadFrom; *SegmentError for a segment
+// it needed and could not read.
 func (l *Log) ReadStream(stream string, from uint64, fn func(Event) error) error {
-	var out []Event
-	sealed, pending := &sealedLookup{l: l}, []int(nil)
-	err := l.view(func(tx *bolt.Tx) error {
-		prefix := append([]byte(stream), 0)
-		events := tx.Bucket(bucketEvents)
-		c := tx.Bucket(bucketIndex).Cursor()
-		for k, v := c.Seek(indexKey(stream, max(from, 1))); k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, v = c.Next() {
-			raw := events.Get(v)
-			if raw == nil && len(v) == 8 { // sealed: read from its segment after this transaction
-				pending = append(pending, len(out))
-				out = append(out, Event{Seq: binary.BigEndian.Uint64(v)})
-				continue
-			}
-			e, err := l.decode(v, raw, nil)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return nil
+	from = max(from, 1)
+	var ix indexedStream
+	err := l.view(func(tx *bolt.Tx) (err error) {
+		ix, err = l.indexedSince(tx, stream, from)
+		return err
 	})
 	if err == nil {
-		err = sealed.fill(out, pending)
+		err = (&sealedLookup{l: l}).fill(ix.out, ix.pending)
+	}
+	var sealed []Event
+	if err == nil && from < ix.first { // below the first indexed version: sealed
+		sealed, err = l.sealedStream(stream, from, ix.first, ix.firstSeq)
 	}
 	if err != nil {
 		return err
 	}
 	values := NewValueResolver()
-	for _, e := range out {
+	for _, e := range append(sealed, ix.out...) {
 		if err := values.resolve(&e, l.eventAt); err != nil {
 			return err
 		}

@@ -36,6 +36,7 @@ type sealPlan struct {
 	lastHash    ChainHash
 	sealed      segRecords // the records moving to the segment
 	kept        segRecords // the records of kept streams staying in log.db
+	refs        []indexRef // the stream index entries of the sealed records
 	prior       int        // segments before this one
 }
 
@@ -142,6 +143,7 @@ func (l *Log) readPlan(p *sealPlan) error {
 			p.kept = append(p.kept, r)
 		} else {
 			p.sealed = append(p.sealed, r)
+			p.refs = append(p.refs, indexRef{key: indexKey(rec.h.Stream, rec.h.Version), seq: r.seq})
 		}
 	}
 	if w.rep.Head != p.last {
@@ -227,8 +229,10 @@ func (l *Log) commitSeal(f Fence, seg SegmentSealed, p *sealPlan) (Event, error)
 	return unit.Streams[0].Events[0], nil
 }
 
-// remove deletes the sealed records and records seg in the manifest (in
-// the seal's transaction), after checking no other seal came first; a
+// remove deletes the sealed records and their stream index entries (and
+// a chunk of those an earlier build kept, pruneSealedIndex) and records
+// seg in the manifest (in the seal's transaction), after checking no
+// other seal came first; a
 // chain checkpoint inside the sealed range is dropped (Open starts after
 // the segment instead).
 func (p *sealPlan) remove(tx *bolt.Tx, seg SegmentSealed) error {
@@ -252,6 +256,12 @@ func (p *sealPlan) remove(tx *bolt.Tx, seg SegmentSealed) error {
 	manifest, err := json.Marshal(append(segs, seg))
 	if err == nil {
 		err = meta.Put(metaSegments, manifest)
+	}
+	if err == nil {
+		err = p.dropIndex(tx)
+	}
+	if err == nil {
+		err = pruneSealedIndex(tx, seg.Last+1)
 	}
 	if err != nil {
 		return err

@@ -38,6 +38,7 @@ func TestI38_ACrashAtEachStepOfASealLeavesEveryRecordInExactlyOnePlace(t *testin
 			w := sealWriter(t, 200)
 			dir := filepath.Dir(w.Log().Path())
 			all := readAll(t, w.Log(), 1)
+			entries, _, _ := indexState(t, w.Log())
 			err := sealCrashing(t, w, spec, 230)
 			var crash *failpoint.Crash
 			if !errors.As(err, &crash) && !errors.Is(err, syscall.EIO) {
@@ -63,6 +64,9 @@ func TestI38_ACrashAtEachStepOfASealLeavesEveryRecordInExactlyOnePlace(t *testin
 			if got := readAll(t, l, 1); !reflect.DeepEqual(got[:len(all)], all) {
 				t.Fatal("the events after the crash differ")
 			}
+			if n, stale, _ := indexState(t, l); n < entries || stale != 0 { // and the lease's events
+				t.Fatalf("the stream index after the crash: %d entries (%d stale), %d before", n, stale, entries)
+			}
 			fullVerify(t, l, nil)
 			rep, err := l.Seal(w.Fence(), 230)
 			must(t, err)
@@ -76,6 +80,10 @@ func TestI38_ACrashAtEachStepOfASealLeavesEveryRecordInExactlyOnePlace(t *testin
 			if after := fullVerify(t, l, nil); after.Segments != 1 {
 				t.Fatalf("after the next seal: %+v", after)
 			}
+			if _, stale, _ := indexState(t, l); stale != 0 {
+				t.Fatalf("the next seal left %d stale index entries", stale)
+			}
+			checkStreams(t, l, got)
 		})
 	}
 }

@@ -74,14 +74,16 @@ type refKey struct {
 	version uint64
 }
 
-// eventAt reads the event at version of stream through the stream index.
+// eventAt reads the event at version of stream through the stream index,
+// or from the segments when the index holds no entry for it (sealed).
 func (l *Log) eventAt(stream string, version uint64) (Event, bool, error) {
 	var out Event
 	var sealedSeq []byte
-	found := false
+	found, inSegments := false, false
 	err := l.view(func(tx *bolt.Tx) error {
 		seq := tx.Bucket(bucketIndex).Get(indexKey(stream, version))
 		if len(seq) != 8 {
+			inSegments = version <= getU64(tx.Bucket(bucketStreams), []byte(stream))
 			return nil
 		}
 		v := tx.Bucket(bucketEvents).Get(seq)
@@ -94,11 +96,25 @@ func (l *Log) eventAt(stream string, version uint64) (Event, bool, error) {
 		found = err == nil
 		return err
 	})
-	if err != nil || sealedSeq == nil {
-		return out, found, err
+	switch {
+	case err != nil:
+		return out, false, err
+	case inSegments:
+		return l.sealedEventAt(stream, version)
+	case sealedSeq == nil:
+		return out, found, nil
 	}
 	evs := []Event{{Seq: binary.BigEndian.Uint64(sealedSeq)}}
 	if err := (&sealedLookup{l: l}).fill(evs, []int{0}); err != nil || evs[0].Payload == nil {
+		return Event{}, false, err
+	}
+	return evs[0], true, nil
+}
+
+// sealedEventAt reads the event at version of stream from the segments.
+func (l *Log) sealedEventAt(stream string, version uint64) (Event, bool, error) {
+	evs, err := l.sealedStream(stream, version, version+1, 0)
+	if err != nil || len(evs) == 0 {
 		return Event{}, false, err
 	}
 	return evs[0], true, nil

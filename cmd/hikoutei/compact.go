@@ -22,7 +22,8 @@ renames it over log.db and syncs the folder. A crash at any step leaves the
 original log.db intact; a leftover log.db.compact is replaced by the next
 compact. It needs the store closed (a running store: store_locked, nothing
 changed), holds the log's file lock throughout and uses no network. It prints
-log.db's size before and after.`,
+log.db's size before and after. Before the copy it removes from log.db the
+stream index entries an earlier build kept for sealed records.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStore(dir); err != nil {

@@ -1,0 +1,220 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The stream index (bucketIndex) holds an entry for the records in
+// log.db only: a seal removes the entries of the records it moves, in
+// its transaction, so the hot log does not grow with what is sealed
+// (I38). A stream's versions below its first indexed one are sealed;
+// readers find them in the segments (sealedStream). A log sealed by an
+// earlier build, which kept the entries of sealed records, has them
+// removed a chunk at a time by its next seals (pruneSealedIndex); until
+// then its entries still lead to the segments by sequence.
+
+// metaIndexPruned is the meta key of the pruning of the entries an
+// earlier build kept for sealed records: "next:" and the next index key
+// to visit while it goes on, indexPruneDone once the index holds no
+// entry of a sealed record.
+var metaIndexPruned = []byte("stream_index_pruned")
+
+var (
+	indexPruneNext = []byte("next:")
+	indexPruneDone = []byte("done")
+)
+
+// indexPruneChunk is how many index entries one seal visits while it
+// prunes what an earlier build kept (bounded, so that a seal's
+// transaction stays small on a long log).
+var indexPruneChunk = 100_000
+
+// indexRef is one sealed record's stream index entry.
+type indexRef struct {
+	key []byte // indexKey(stream, version)
+	seq uint64
+}
+
+// dropIndex removes the index entries of the records the seal moves
+// (each only while it still names the record).
+func (p *sealPlan) dropIndex(tx *bolt.Tx) error {
+	b := tx.Bucket(bucketIndex)
+	for _, r := range p.refs {
+		if v := b.Get(r.key); len(v) == 8 && binary.BigEndian.Uint64(v) == r.seq {
+			if err := b.Delete(r.key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pruneSealedIndex removes, up to indexPruneChunk entries visited, the
+// index entries of records no longer in log.db below below (the first
+// sequence after the segments), which a build before this one kept; it
+// records where it got to in meta.
+func pruneSealedIndex(tx *bolt.Tx, below uint64) error {
+	meta := tx.Bucket(bucketMeta)
+	mark := meta.Get(metaIndexPruned)
+	if bytes.Equal(mark, indexPruneDone) {
+		return nil
+	}
+	from := bytes.TrimPrefix(mark, indexPruneNext)
+	stale, next := staleIndexEntries(tx, from, below)
+	b := tx.Bucket(bucketIndex)
+	for _, k := range stale {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	if next == nil {
+		return meta.Put(metaIndexPruned, indexPruneDone)
+	}
+	return meta.Put(metaIndexPruned, append(slices.Clip(indexPruneNext), next...))
+}
+
+// staleIndexEntries lists the index keys from from (at most
+// indexPruneChunk visited) whose record is sealed: its sequence is below
+// below and log.db does not hold it. next is the key to go on from (nil:
+// the end of the index).
+func staleIndexEntries(tx *bolt.Tx, from []byte, below uint64) (stale [][]byte, next []byte) {
+	events := tx.Bucket(bucketEvents)
+	c := tx.Bucket(bucketIndex).Cursor()
+	n := 0
+	k, v := c.Seek(from)
+	for ; k != nil && n < indexPruneChunk; k, v = c.Next() {
+		n++
+		if len(v) == 8 && binary.BigEndian.Uint64(v) < below && events.Get(v) == nil {
+			stale = append(stale, slices.Clone(k))
+		}
+	}
+	if k == nil {
+		return stale, nil
+	}
+	return stale, slices.Clone(k)
+}
+
+// indexedStream is what the stream index holds of a stream from a
+// version: the events log.db holds, decoded, and the sequences of those
+// it does not (sealed, indexed by an earlier build) as events holding
+// only their Seq, at the indexes pending. first is the first indexed
+// version (the stream's version + 1 when none is), firstSeq its sequence
+// (0 when none).
+type indexedStream struct {
+	out             []Event
+	pending         []int
+	first, firstSeq uint64
+}
+
+// indexedSince reads the indexed versions of stream from from in tx.
+func (l *Log) indexedSince(tx *bolt.Tx, stream string, from uint64) (indexedStream, error) {
+	r := indexedStream{first: getU64(tx.Bucket(bucketStreams), []byte(stream)) + 1}
+	prefix := append([]byte(stream), 0)
+	events := tx.Bucket(bucketEvents)
+	c := tx.Bucket(bucketIndex).Cursor()
+	for k, v := c.Seek(indexKey(stream, from)); k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, v = c.Next() {
+		if len(r.out) == 0 && len(v) == 8 {
+			r.first, r.firstSeq = binary.BigEndian.Uint64(k[len(prefix):]), binary.BigEndian.Uint64(v)
+		}
+		raw := events.Get(v)
+		if raw == nil && len(v) == 8 { // sealed: read from its segment after this transaction
+			r.pending = append(r.pending, len(r.out))
+			r.out = append(r.out, Event{Seq: binary.BigEndian.Uint64(v)})
+			continue
+		}
+		e, err := l.decode(v, raw, nil)
+		if err != nil {
+			return r, err
+		}
+		r.out = append(r.out, e)
+	}
+	return r, nil
+}
+
+// sealedStream reads the events of stream with from <= version < to from
+// the sealed segments, newest segment first, skipping the segments
+// starting at or after sequence before (0: none skipped) and stopping at
+// the one holding version from. It returns them in version order.
+// Errors: *SegmentError; ErrSegmentStoreUnavailable.
+func (l *Log) sealedStream(stream string, from, to, before uint64) ([]Event, error) {
+	segs, err := l.Segments()
+	if err != nil || from >= to {
+		return nil, err
+	}
+	var out []Event
+	for i := len(segs) - 1; i >= 0; i-- {
+		if before != 0 && segs[i].First >= before {
+			continue
+		}
+		done, err := l.sealedStreamIn(segs[i], stream, from, to, &out)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			break
+		}
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// sealedStreamIn appends the events of stream with from <= version < to
+// in segment s to out, newest first; done is true once version from (or
+// an older one) was found.
+func (l *Log) sealedStreamIn(s SegmentSealed, stream string, from, to uint64, out *[]Event) (done bool, err error) {
+	recs, err := l.loadSegment(s)
+	if err != nil {
+		return false, err
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		rec, err := parseRaw(recs[i].seq, recs[i].raw)
+		if err != nil {
+			return false, err
+		}
+		if rec.h.Stream != stream || rec.h.Version >= to {
+			continue
+		}
+		if rec.h.Version < from {
+			return true, nil
+		}
+		e, err := decodeRecord(recs[i].seq, recs[i].raw, nil)
+		if err != nil {
+			return false, err
+		}
+		*out = append(*out, e)
+		if rec.h.Version == from {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// pruneIndex removes every index entry an earlier build kept for a
+// sealed record, a chunk a transaction (Compact, with the file lock).
+func (l *Log) pruneIndex(ctx context.Context) error {
+	var done bool
+	err := l.view(func(tx *bolt.Tx) error {
+		done = bytes.Equal(tx.Bucket(bucketMeta).Get(metaIndexPruned), indexPruneDone)
+		return nil
+	})
+	for ; !done && err == nil; err = ctx.Err() {
+		err := l.update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bucketMeta)
+			segs, err := sealedSegments(meta)
+			if err == nil {
+				err = pruneSealedIndex(tx, sealedBelow(segs))
+			}
+			done = bytes.Equal(meta.Get(metaIndexPruned), indexPruneDone)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return err
+}

@@ -1,0 +1,208 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// indexState counts the stream index entries of l: all of them, and the
+// stale ones (naming a record log.db does not hold), and reads the
+// pruning mark.
+func indexState(t *testing.T, l *Log) (entries, stale int, mark string) {
+	t.Helper()
+	must(t, l.view(func(tx *bolt.Tx) error {
+		events := tx.Bucket(bucketEvents)
+		mark = string(tx.Bucket(bucketMeta).Get(metaIndexPruned))
+		return tx.Bucket(bucketIndex).ForEach(func(_, v []byte) error {
+			entries++
+			if events.Get(v) == nil {
+				stale++
+			}
+			return nil
+		})
+	}))
+	return entries, stale, mark
+}
+
+// streamsOf reads every stream of events through ReadStream from each
+// version, and eventAt of each version, and checks them against events
+// (everything ReadFrom delivered).
+func checkStreams(t *testing.T, l *Log, all []Event) {
+	t.Helper()
+	byStream := map[string][]Event{}
+	for _, e := range all {
+		byStream[e.Stream] = append(byStream[e.Stream], e)
+	}
+	for stream, want := range byStream {
+		for i := range want {
+			var got []Event
+			must(t, l.ReadStream(stream, want[i].Version, func(e Event) error { got = append(got, e); return nil }))
+			if !reflect.DeepEqual(got, want[i:]) {
+				t.Fatalf("ReadStream(%s, %d): %d events, want %d", stream, want[i].Version, len(got), len(want[i:]))
+			}
+			e, found, err := l.eventAt(stream, want[i].Version)
+			must(t, err)
+			if !found || e.Seq != want[i].Seq || e.Stream != stream || e.Version != want[i].Version { // not resolved (values_of)
+				t.Fatalf("eventAt(%s, %d): found %v, seq %d, want seq %d", stream, want[i].Version, found, e.Seq, want[i].Seq)
+			}
+		}
+		if _, found, err := l.eventAt(stream, want[len(want)-1].Version+1); err != nil || found {
+			t.Fatalf("eventAt past %s's version: found %v, %v", stream, found, err)
+		}
+	}
+}
+
+func TestI38_ASealRemovesTheStreamIndexEntriesOfTheRecordsItMovesAndReadsFindThemInTheSegment(t *testing.T) {
+	w := sealWriter(t, 200)
+	l := w.Log()
+	all := readAll(t, l, 1)
+	entries, _, mark := indexState(t, l)
+	if mark != string(indexPruneDone) {
+		t.Fatalf("a new log's pruning mark: %q", mark)
+	}
+	rep, err := l.Seal(w.Fence(), 230)
+	must(t, err)
+	after, stale, _ := indexState(t, l)
+	if stale != 0 || after != entries-int(rep.Segment.Records)+1 { // and the seal's own event
+		t.Fatalf("index after the seal: %d entries (%d stale), %d before, %d sealed", after, stale, entries, rep.Segment.Records)
+	}
+	checkStreams(t, l, readAll(t, l, 1))
+	// A sealed stream goes on from its version.
+	v, err := l.StreamVersion("entity/Part/1")
+	must(t, err)
+	res, err := w.Append(unit("entity/Part/1", v, 2))
+	must(t, err)
+	if res[0].Err != nil {
+		t.Fatalf("append after the seal at version %d: %v", v, res[0].Err)
+	}
+	if now, err := l.StreamVersion("entity/Part/1"); err != nil || now != v+2 {
+		t.Fatalf("version after the append: %d, %v (want %d)", now, err, v+2)
+	}
+	checkStreams(t, l, readAll(t, l, 1))
+	if got := readAll(t, l, 1); !reflect.DeepEqual(got[:len(all)], all) {
+		t.Fatal("ReadFrom after the seal differs")
+	}
+}
+
+// oldSealedLog copies testdata/sealed-index-v1 (a log sealed by the build
+// before this one, whose stream index kept an entry for every sealed
+// record) into a new directory and opens its writer.
+func oldSealedLog(t *testing.T) *Writer {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, os.CopyFS(dir, os.DirFS("testdata/sealed-index-v1")))
+	must(t, os.Chmod(filepath.Join(dir, LogFileName), 0o600))
+	w, err := OpenWriter(dir, WriterOptions{Log: Options{Clock: NewManualClock(t0)}, Operation: "test", AcquireWait: -1, HeartbeatInterval: -1})
+	must(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	return w
+}
+
+func TestI38_ALogSealedByAnEarlierBuildReadsThroughItsIndexAndItsNextSealPrunesIt(t *testing.T) {
+	w := oldSealedLog(t)
+	l := w.Log()
+	all := readAll(t, l, 1)
+	_, stale, mark := indexState(t, l)
+	if stale == 0 || mark != "" {
+		t.Fatalf("the earlier build's log: %d stale index entries, mark %q", stale, mark)
+	}
+	checkStreams(t, l, all)
+	head, err := l.Head()
+	must(t, err)
+	_, err = l.Seal(w.Fence(), head-2)
+	must(t, err)
+	if _, stale, mark := indexState(t, l); stale != 0 || mark != string(indexPruneDone) {
+		t.Fatalf("after a seal: %d stale index entries, mark %q", stale, mark)
+	}
+	got := readAll(t, l, 1)
+	if !reflect.DeepEqual(got[:len(all)], all) {
+		t.Fatal("ReadFrom after the seal differs")
+	}
+	checkStreams(t, l, got)
+	rep := fullVerify(t, l, nil)
+	if rep.Segments != 2 {
+		t.Fatalf("verify: %+v", rep)
+	}
+}
+
+func TestI38_PruningAnEarlierBuildsIndexGoesAChunkASealAndReadsStayWhole(t *testing.T) {
+	defer func(n int) { indexPruneChunk = n }(indexPruneChunk)
+	indexPruneChunk = 40
+	w := oldSealedLog(t)
+	l := w.Log()
+	entries, stale, _ := indexState(t, l)
+	for i := 0; stale > 0; i++ {
+		if i > entries/indexPruneChunk+1 {
+			t.Fatalf("%d seals left %d stale entries", i, stale)
+		}
+		_, err := w.Append(unit("entity/Part/3", AnyVersion, 3))
+		must(t, err)
+		head, err := l.Head()
+		must(t, err)
+		_, err = l.Seal(w.Fence(), head)
+		must(t, err)
+		var mark string
+		_, stale, mark = indexState(t, l)
+		if (stale == 0) != (mark == string(indexPruneDone)) || stale != 0 && !bytes.HasPrefix([]byte(mark), indexPruneNext) {
+			t.Fatalf("after seal %d: %d stale, mark %q", i, stale, mark)
+		}
+	}
+	checkStreams(t, l, readAll(t, l, 1))
+	if _, err := l.VerifyChain(context.Background(), ChainVerifyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The values_of of an effect.queued refers to its commit's
+// entity.persisted by stream version: a seal between the two leaves the
+// reference to the segment, and reads from the effect resolve it there.
+func TestI38_AReferenceIntoASealedPartOfItsCommitResolvesThroughTheSegment(t *testing.T) {
+	w := sealWriter(t, 50)
+	l := w.Log()
+	u, values := persistedAndQueued()
+	res, err := w.Append(u)
+	must(t, err)
+	queued := res[0].Last
+	_, err = l.Seal(w.Fence(), queued) // the persisted event sealed, the effect kept
+	must(t, err)
+	if raw := rawRecord(t, l, queued-1); raw != nil {
+		t.Fatal("the persisted event is still in log.db")
+	}
+	got := readAll(t, l, queued)
+	if q, ok := got[0].Payload.(EffectQueued); !ok || got[0].Seq != queued || !reflect.DeepEqual(q.Values, values) {
+		t.Fatalf("the effect read after its persisted event was sealed: %+v", got[0])
+	}
+	checkStreams(t, l, readAll(t, l, 1))
+}
+
+func TestI38_CompactRemovesEveryIndexEntryAnEarlierBuildKeptForSealedRecords(t *testing.T) {
+	w := oldSealedLog(t)
+	l := w.Log()
+	dir := filepath.Dir(l.Path())
+	must(t, w.Close()) // appends the lease's release
+	l, err := OpenLog(filepath.Join(dir, LogFileName), Options{ReadOnly: true})
+	must(t, err)
+	all := readAll(t, l, 1)
+	must(t, l.Close())
+	rep, err := Compact(context.Background(), dir, Options{})
+	must(t, err)
+	if rep.After >= rep.Before {
+		t.Fatalf("compact: %d bytes before, %d after", rep.Before, rep.After)
+	}
+	l, err = OpenLog(filepath.Join(dir, LogFileName), Options{ReadOnly: true})
+	must(t, err)
+	defer l.Close()
+	if _, stale, mark := indexState(t, l); stale != 0 || mark != string(indexPruneDone) {
+		t.Fatalf("after compact: %d stale index entries, mark %q", stale, mark)
+	}
+	if got := readAll(t, l, 1); !reflect.DeepEqual(got, all) {
+		t.Fatalf("ReadFrom after compact differs: %d events, want %d; last %+v", len(got), len(all), got[len(got)-1])
+	}
+	checkStreams(t, l, all)
+}
