@@ -168,6 +168,15 @@ type MigratedRow struct {
 	// from Hash (the row held cells the store did not write: an edit not
 	// imported yet, an open conflict's candidate); empty otherwise.
 	After string `canon:"after,omitempty"`
+	// Differs is true when the migration left the row of a live record
+	// differing from canonical state: it shows After, or it shows what
+	// the store last wrote while canonical state moved on (sync health
+	// leaves such a row out while a write of it is in flight). Sync
+	// health counts such a row as diverged, across restarts, until a
+	// write or an accepted edit reaches it or a reconciliation pass
+	// compares the tab; not while people hold it (an open conflict, a
+	// candidate, quarantine). Absent in migrations recorded before it.
+	Differs bool `canon:"differs,omitempty"`
 	// Shown holds, on an Input row, the hash (events.Hash) of each value
 	// the migration wrote in a column people edit, by field: what the
 	// store knows those cells show.

@@ -2,6 +2,7 @@ package projector_test
 
 import (
 	"context"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -87,5 +88,38 @@ func BenchmarkSelectByKey(b *testing.B) {
 		if n != 1 {
 			b.Fatalf("read %d rows", n)
 		}
+	}
+}
+
+// BenchmarkSyncFactsWithSupersededHistory measures SyncFacts (what sync
+// health reads) over a read model holding 200,000 superseded effects
+// (never pruned) of which 10 no correction replaced, with the partial
+// index hk_outbox_dropped and without it (as before schema version 7).
+func BenchmarkSyncFactsWithSupersededHistory(b *testing.B) {
+	path := filepath.Join(b.TempDir(), projector.FileName)
+	must(b, openAt(b, path).Close())
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite)
+	must(b, err)
+	defer conn.Close()
+	must(b, sqlitex.ExecuteScript(conn, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000)
+INSERT INTO hk_outbox (effect_id, spreadsheet, tab, anchor, binding, stream_sequence, op, payload, payload_hash, entity, entity_id,
+  state, superseded_by, version, queued_seq, updated_seq)
+SELECT 'fx' || i, 't', 'Airport_System', 'a' || (i % 4999), 'b' || (i % 4999), i, 'update', x'', '', 'Airport', 'a' || (i % 4999),
+  'superseded', CASE WHEN i % 20000 = 0 THEN '' ELSE 'fy' || i END, 1, i, i FROM n;
+WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 4998)
+INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq) SELECT 'b' || i, 'Airport_System', 'a' || i, 1, 'h', '', 1 FROM n;`, nil))
+	for _, c := range []struct{ name, setup string }{{"partial_index", ""}, {"no_partial_index", "DROP INDEX hk_outbox_dropped"}} {
+		if c.setup != "" {
+			must(b, sqlitex.ExecuteTransient(conn, c.setup, nil))
+		}
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				facts, err := projector.SyncFacts(conn, "t")
+				must(b, err)
+				if facts["Airport_System"].Dropped != 10 {
+					b.Fatalf("dropped %+v", facts["Airport_System"])
+				}
+			}
+		})
 	}
 }

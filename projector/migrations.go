@@ -3,7 +3,7 @@ package projector
 // SchemaVersion is the version of the internal hk_ tables this build writes.
 // Each entry of migrations moves the read model from version i to i+1; an
 // older read model is migrated in place, a newer one is rebuilt.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrations[i] brings a read model from schema version i to i+1.
 var migrations = []string{
@@ -217,4 +217,19 @@ CREATE INDEX hk_sheet_field_candidates ON hk_sheet_field_state (tab) WHERE candi
   mode       TEXT NOT NULL,    -- callback | transactional
   checkpoint INTEGER NOT NULL  -- the last seq handled and recorded
 ) WITHOUT ROWID;`,
+	// 6 → 7: the rows a layout migration left differing from canonical
+	// state (sheet.layout_migrated rows[].differs), so sync health counts
+	// them across a restart; and partial indexes of the superseded effects
+	// no correction replaced and of the open conflicts, so sync health's
+	// counts read those few, not every superseded effect or resolved
+	// conflict (never pruned). Migrations recorded before keep no row here.
+	`CREATE TABLE hk_migrated_rows (
+  tab    TEXT NOT NULL,
+  anchor TEXT NOT NULL,
+  stale  INTEGER NOT NULL,  -- 1: the row shows the store's last write and canonical state moved on; 0: it shows cells the store did not write
+  seq    INTEGER NOT NULL,  -- the layout migration's event: the row differs while its visible state is that event's
+  PRIMARY KEY (tab, anchor)
+) WITHOUT ROWID;
+CREATE INDEX hk_outbox_dropped ON hk_outbox (spreadsheet, tab) WHERE state = 'superseded' AND coalesce(superseded_by, '') = '';
+CREATE INDEX hk_conflicts_open ON hk_conflicts (binding) WHERE state = 'open';`,
 }

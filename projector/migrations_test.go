@@ -24,6 +24,9 @@ func TestMigration5AddsThePollIndexesToAnOldReadModel(t *testing.T) {
 	execSQL(t, path, `DROP INDEX hk_visible_state_tab`)
 	execSQL(t, path, `DROP INDEX hk_sheet_field_candidates`)
 	execSQL(t, path, `DROP TABLE hk_subscriptions`) // added by migration 6
+	execSQL(t, path, `DROP TABLE hk_migrated_rows`) // added by migration 7
+	execSQL(t, path, `DROP INDEX hk_outbox_dropped`)
+	execSQL(t, path, `DROP INDEX hk_conflicts_open`)
 	execSQL(t, path, `UPDATE hk_meta SET value = '4' WHERE key = 'schema_version'`)
 	const indexes = `SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('hk_visible_state_tab', 'hk_sheet_field_candidates') ORDER BY name`
 	wantRows(t, "indexes of the old read model", query(t, path, indexes))
@@ -43,6 +46,44 @@ func TestMigration5AddsThePollIndexesToAnOldReadModel(t *testing.T) {
 		plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+q), "\n")
 		if !strings.Contains(plan, "USING COVERING INDEX "+index) && !strings.Contains(plan, "USING INDEX "+index) {
 			t.Errorf("%s\nplan:\n%s\nwant a search of %s", q, plan, index)
+		}
+	}
+}
+
+// TestMigration7AddsMigratedRowsAndBoundsTheDroppedCount: a read model at
+// schema version 6 gains hk_migrated_rows (empty: migrations recorded
+// before it keep no row) and the partial index of the superseded effects
+// no correction replaced, in place; sync health's count of the rows
+// dropped writes left searches that index (superseded effects are never
+// pruned: a scan of them grew with the store's history), and its count of
+// the rows migrations left differing looks up open conflicts in their
+// partial index (resolved ones are never pruned either).
+func TestMigration7AddsMigratedRowsAndBoundsTheDroppedCount(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	p := openAt(t, path)
+	h := newHistory()
+	must(t, p.Apply([]events.Event{h.created("Airport", "A", goroka(), 1)}))
+	must(t, p.Close())
+	execSQL(t, path, `DROP TABLE hk_migrated_rows`)
+	execSQL(t, path, `DROP INDEX hk_outbox_dropped`)
+	execSQL(t, path, `DROP INDEX hk_conflicts_open`)
+	execSQL(t, path, `UPDATE hk_meta SET value = '6' WHERE key = 'schema_version'`)
+	p = openAt(t, path)
+	defer p.Close()
+	if p.Checkpoint() != 1 {
+		t.Fatalf("checkpoint after the migration: %d, want 1", p.Checkpoint())
+	}
+	wantRows(t, "objects after the migration", query(t, path,
+		`SELECT name FROM sqlite_master WHERE name IN ('hk_migrated_rows', 'hk_outbox_dropped', 'hk_conflicts_open') ORDER BY name`),
+		"hk_conflicts_open", "hk_migrated_rows", "hk_outbox_dropped")
+	wantRows(t, "schema version", query(t, path, `SELECT value FROM hk_meta WHERE key = 'schema_version'`), strconv.Itoa(projector.SchemaVersion))
+	for q, want := range map[string]string{
+		projector.DroppedRowsQuery:  "INDEX hk_outbox_dropped",
+		projector.MigratedRowsQuery: "INDEX hk_conflicts_open",
+	} {
+		plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+q, "t"), "\n")
+		if !strings.Contains(plan, want) || strings.Contains(plan, "SCAN o") || strings.Contains(plan, "SCAN c") {
+			t.Errorf("%s\nplan:\n%s\nwant %s", q, plan, want)
 		}
 	}
 }

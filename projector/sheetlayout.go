@@ -41,6 +41,9 @@ func (p *Projector) layoutMigrated(e *events.Event, x events.SheetLayoutMigrated
 		if err := p.shownMigrated(x.Tab, r, e.Seq); err != nil {
 			return err
 		}
+		if err := p.migratedRow(x.Tab, r, e.Seq); err != nil {
+			return err
+		}
 	}
 	if err := p.renameShown(x.Tab, x.Renamed); err != nil {
 		return err
@@ -91,6 +94,24 @@ ON CONFLICT (binding, field) DO UPDATE SET shown_hash = excluded.shown_hash, sho
 		}
 	}
 	return nil
+}
+
+// migratedRow records whether the migration left the row differing from
+// canonical state (hk_migrated_rows): sync health counts it until the
+// row's visible state moves on.
+func (p *Projector) migratedRow(tab string, r events.MigratedRow, seq uint64) error {
+	if !r.Differs {
+		del := p.conn.Prep(`DELETE FROM hk_migrated_rows WHERE tab = ? AND anchor = ?`)
+		bindAll(del, tab, r.Anchor)
+		return run(del)
+	}
+	stale := int64(0)
+	if r.After == "" {
+		stale = 1
+	}
+	ins := p.conn.Prep(`INSERT OR REPLACE INTO hk_migrated_rows (tab, anchor, stale, seq) VALUES (?, ?, ?, ?)`)
+	bindAll(ins, tab, r.Anchor, stale, int64(seq))
+	return run(ins)
 }
 
 // renameShown moves the per-field sheet state of renamed columns to their

@@ -65,3 +65,49 @@ func readConn(t *testing.T, path string) *sqlite.Conn {
 	t.Cleanup(func() { conn.Close() })
 	return conn
 }
+
+// I28: the rows a layout migration left differing from canonical state
+// (rows[].differs) are sync facts of the tab (Migrated) that outlive the
+// process: each counts until its visible state moves on (a write applied,
+// an edit accepted, a later migration that leaves it equal), and not while
+// people hold it (an open conflict) nor, when it shows the store's last
+// write, while a write of it is in flight.
+func TestSheetLayoutMigratedRowsLeftDifferingAreSyncFacts(t *testing.T) {
+	p := openFresh(t)
+	h := newHistory()
+	const tab = "Airport_Input"
+	accepted := func(id, hash string) events.Event {
+		return h.next(events.InboundStream(tab), events.ObservationAccepted{Tab: tab, Anchor: id, Binding: "b" + id, Entity: "Airport", ID: id,
+			Fields: map[string]any{"notes": "x"}, FieldHashes: map[string]string{"notes": "hx"}, RowHash: hash})
+	}
+	migrated := func(rows ...events.MigratedRow) events.Event {
+		return h.next(events.SyncStream("t"), events.SheetLayoutMigrated{Target: "t", Tab: tab,
+			OldHeader: []events.SheetColumn{{Header: "id"}, {Header: "__hikoutei_row_id"}},
+			NewHeader: []events.SheetColumn{{Header: "id"}, {Header: "notes"}, {Header: "__hikoutei_row_id"}}, Rows: rows})
+	}
+	migratedCount := func(want int64) {
+		t.Helper()
+		facts, err := projector.SyncFacts(readConn(t, p.Path()), "t")
+		must(t, err)
+		if got := facts[tab]; (got == nil && want != 0) || (got != nil && got.Migrated != want) {
+			t.Fatalf("migrated rows counted %+v, want %d", got, want)
+		}
+	}
+	must(t, p.Apply([]events.Event{accepted("1", "r1"), accepted("2", "r2"), accepted("3", "r3"), accepted("4", "r4"),
+		h.next(events.ConflictStream("cf4"), events.ConflictOpened{ConflictID: "cf4", Entity: "Airport", ID: "4", Field: "notes",
+			Tab: tab, Anchor: "4", Binding: "b4", CanonicalRevision: 2, CandidateHash: "hA", VisibleRevision: 1, VisibleHash: "r4"}),
+		migrated(events.MigratedRow{Anchor: "1", Hash: "c1", Before: "r1", After: "person", Differs: true}, // shows cells the store did not write
+			events.MigratedRow{Anchor: "2", Hash: "r2", Before: "r2", Differs: true}, // shows the store's last write; canonical state moved on
+			events.MigratedRow{Anchor: "3", Hash: "c3", Before: "r3"},
+			events.MigratedRow{Anchor: "4", Hash: "c4", Before: "r4", After: "held", Differs: true}), // held by its conflict
+	}))
+	migratedCount(2)
+	must(t, p.Apply([]events.Event{h.next(events.OutboxStream("b2"), events.EffectQueued{EffectID: "fx2", Spreadsheet: "t", Tab: tab,
+		Anchor: "2", Binding: "b2", StreamSequence: 1, Op: events.OpUpdate, Values: map[string]any{"notes": "B"}, PayloadHash: "ph",
+		Entity: "Airport", ID: "2", ExpectedHash: "r2"})}))
+	migratedCount(1) // a write carries row 2 to canonical state
+	must(t, p.Apply([]events.Event{accepted("1", "person")}))
+	migratedCount(0) // the person's edit of row 1 was accepted
+	must(t, p.Apply([]events.Event{migrated(events.MigratedRow{Anchor: "2", Hash: "r2", Before: "r2"})}))
+	wantRows(t, "rows left differing", query(t, p.Path(), "SELECT anchor, stale FROM hk_migrated_rows ORDER BY anchor"), "1|0", "4|0")
+}

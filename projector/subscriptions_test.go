@@ -21,6 +21,9 @@ func TestMigration6AddsTheSubscriptionsTableAndConsumerTablesAreIgnored(t *testi
 	before, err := projector.Digest(path)
 	must(t, err)
 	execSQL(t, path, `DROP TABLE hk_subscriptions`)
+	execSQL(t, path, `DROP TABLE hk_migrated_rows`) // added by migration 7
+	execSQL(t, path, `DROP INDEX hk_outbox_dropped`)
+	execSQL(t, path, `DROP INDEX hk_conflicts_open`)
 	execSQL(t, path, `UPDATE hk_meta SET value = '5' WHERE key = 'schema_version'`)
 	p = openAt(t, path)
 	must(t, p.Close())

@@ -38,6 +38,14 @@ type TabSyncFacts struct {
 	// reconciliation pass over the tab knows more (the engine counts
 	// them until one compared the tab).
 	Dropped int64
+	// Migrated counts the rows a layout migration left differing from
+	// canonical state (sheet.layout_migrated rows[].differs) that nothing
+	// wrote or accepted since and that no open conflict, active candidate
+	// or quarantine holds; a row that shows the store's last write is
+	// left out while a write of it is in flight. Only a reconciliation
+	// pass over the tab knows more (the engine counts them until one
+	// compared the tab).
+	Migrated int64
 	// Retired lists the retired columns the tab's last layout migration
 	// left on it ("<field> (retired)": people's values never imported,
 	// kept outside the layout).
@@ -99,6 +107,15 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 	if err != nil {
 		return nil, err
 	}
+	err = sqlitex.Execute(conn, migratedRows, &sqlitex.ExecOptions{
+		Args: []any{spreadsheet},
+		ResultFunc: func(st *sqlite.Stmt) error {
+			tab(st.ColumnText(0)).Migrated = st.ColumnInt64(1)
+			return nil
+		}})
+	if err != nil {
+		return nil, err
+	}
 	layouts, err := SheetLayouts(conn, spreadsheet)
 	for name, l := range layouts {
 		if len(l.Retired) > 0 {
@@ -133,6 +150,19 @@ WHERE o.state = '` + string(aggregates.EffectSuperseded) + `' AND o.spreadsheet 
     OR (coalesce(o.last_code, '') != '` + aggregates.CodeAnchorNotFound + `'
       AND EXISTS (SELECT 1 FROM hk_visible_state v WHERE v.binding = o.binding AND v.hash != '')))
 GROUP BY o.tab`
+
+// migratedRows counts TabSyncFacts.Migrated by tab: it reads
+// hk_migrated_rows (the rows migrations left differing: few) and, for
+// each, indexed look-ups.
+var migratedRows = `SELECT m.tab, count(*) FROM hk_migrated_rows m
+JOIN hk_visible_state v ON v.tab = m.tab AND v.anchor = m.anchor AND v.seq = m.seq
+WHERE NOT EXISTS (SELECT 1 FROM hk_conflicts c WHERE c.binding = v.binding AND c.state = 'open')
+  AND NOT EXISTS (SELECT 1 FROM hk_sheet_field_state f WHERE f.binding = v.binding AND f.candidate_hash != '')
+  AND NOT EXISTS (SELECT 1 FROM hk_quarantine q WHERE q.tab = m.tab AND q.anchor = m.anchor AND q.active = 1
+    AND q.reason != '` + aggregates.ReasonRowDeleted + `')
+  AND NOT (m.stale = 1 AND EXISTS (SELECT 1 FROM hk_outbox o WHERE o.tab = m.tab AND o.anchor = m.anchor
+    AND o.spreadsheet = ? AND o.state IN ` + unsettled + `))
+GROUP BY m.tab`
 
 // SheetLayouts reads the layouts recorded for the tabs of spreadsheet
 // (the sync target's key) by their last migration, by tab, through conn.

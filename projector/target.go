@@ -37,7 +37,7 @@ func (p *Projector) targetBound(seq uint64, x events.SyncTargetBound) error {
 // never read as a person's edits), and only effects queued from now on
 // count as having told it about a row (it is backfilled completely).
 func (p *Projector) switched(seq uint64) error {
-	for _, q := range []string{"DELETE FROM hk_visible_state",
+	for _, q := range []string{"DELETE FROM hk_visible_state", "DELETE FROM hk_migrated_rows",
 		"UPDATE hk_sheet_field_state SET shown_hash = NULL, shown_seq = NULL"} {
 		if err := p.exec(q); err != nil {
 			return err

@@ -197,10 +197,11 @@ func (e *Engine) recordMigration(ev events.SheetLayoutMigrated, retired int) err
 // a cell the migration could not fill) that no conflict or quarantine
 // holds (the migration cleared their quarantine): they wait for the next
 // poll. Until a reconciliation pass counts the tab again, the tab is
-// diverged, never ok while it shows them.
+// diverged, never ok while it shows them. This note is in memory; the
+// event marks the same rows (MigratedRow.Differs), which the read model
+// keeps for health after a restart.
 func (e *Engine) noteMigratedRows(ev events.SheetLayoutMigrated) error {
-	spec, ok := e.sheet.Schema.Tab(ev.Tab)
-	if !ok {
+	if !slices.ContainsFunc(ev.Rows, func(r events.MigratedRow) bool { return r.Differs }) {
 		return nil
 	}
 	var rows projector.TabRows
@@ -208,42 +209,28 @@ func (e *Engine) noteMigratedRows(ev events.SheetLayoutMigrated) error {
 		rows, err = e.proj.TabRowsOf(ev.Target, ev.Tab)
 		return err
 	})
-	n := 0
-	for from := 0; from < len(ev.Rows) && err == nil; from += planChunk {
-		part := ev.Rows[from:min(from+planChunk, len(ev.Rows))]
-		err = e.onWriter(func() error { // a chunk at a time: commits are not held up by a large tab
-			k, err := e.migratedDiffering(spec, part, rows)
-			n += k
-			return err
-		})
-	}
 	if err != nil {
 		return err
 	}
-	e.notes.noteMigrated(ev.Target, ev.Tab, n, e.cfg.Clock.Now())
+	e.notes.noteMigrated(ev.Target, ev.Tab, migratedDiffering(ev.Rows, rows), e.cfg.Clock.Now())
 	return nil
 }
 
-// migratedDiffering counts the rows of part noteMigratedRows reports: of
-// a live record, not held, and left differing by the migration (After),
-// or kept showing the store's last write while canonical state moved on
-// with no write in flight (no write carried it there: say, a field the
-// tab's layout left and took back before the tab followed).
-func (e *Engine) migratedDiffering(spec layout.TabSpec, part []events.MigratedRow, rows projector.TabRows) (int, error) {
+// migratedDiffering counts the rows noteMigratedRows reports: of a live
+// record, not held, and left differing by the migration (After), or kept
+// showing the store's last write while canonical state moved on with no
+// write in flight (no write carried it there: say, a field the tab's
+// layout left and took back before the tab followed). The migration
+// decided which rows differ (MigratedRow.Differs); the read model counts
+// the same rows for health after a restart (projector.TabSyncFacts.Migrated).
+func migratedDiffering(part []events.MigratedRow, rows projector.TabRows) int {
 	n := 0
 	for _, r := range part {
-		if r.After == r.Hash || rows.Held[r.Anchor] || (r.After == "" && rows.InFlight[r.Anchor]) {
-			continue
-		}
-		vals, exists, err := e.proj.EntityValues(spec.Entity, r.Anchor)
-		if err != nil {
-			return 0, err
-		}
-		if exists && (r.After != "" || e.canonicalHash(spec, e.sheet.Columns(spec.Name), r.Anchor, vals) != r.Hash) {
+		if r.Differs && !rows.Held[r.Anchor] && (r.After != "" || !rows.InFlight[r.Anchor]) {
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
 
 // reexamine adds to ch the clearing of tab's active row evidence
@@ -340,11 +327,16 @@ func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events
 			return nil, err
 		}
 		row := events.MigratedRow{Anchor: r.Anchor, Hash: r.Hash, Before: before}
+		h := ""
+		if exists {
+			h = e.canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals)
+		}
 		if r.Hash == before || (spec.Role == layout.RoleSystem && x.InFlight[r.Anchor]) {
 			// The row shows exactly what the store last showed on it (the
 			// layout means the same, or the migration left its cells as
 			// they were), or it is a System row the store's queued writes
 			// bring to canonical state: they are guarded by what it shows.
+			row.Differs = differs(row, h)
 			out = append(out, row)
 			continue
 		}
@@ -357,13 +349,14 @@ func (e *Engine) recoveredRows(tab string, snap *sheetsio.TabSnapshot) ([]events
 				row.Before = r.Hash // nothing follows: the guards stay on the store's last row
 			}
 		}
-		h := e.canonicalHash(spec, e.sheet.Columns(tab), r.Anchor, vals)
+		canonical := h
 		if !exists {
 			h = before
 		}
 		if h != "" && h != r.Hash {
 			row.Hash, row.After = h, r.Hash
 		}
+		row.Differs = differs(row, canonical)
 		out = append(out, row)
 	}
 	return out, nil
@@ -475,9 +468,19 @@ func (d *layoutMigration) rows(read []sheetsio.MigratedRow) []events.MigratedRow
 				row.Hash, row.After = h, r.After
 			}
 		}
+		row.Differs = differs(row, d.canonical[r.Anchor])
 		out = append(out, row)
 	}
 	return out
+}
+
+// differs reports whether a migrated row of a live record (canonical: the
+// hash of its canonical state in the current layout, "" when it has none)
+// is left differing from canonical state: it shows cells the store did
+// not write (After), or the store's last write while canonical state
+// moved on.
+func differs(row events.MigratedRow, canonical string) bool {
+	return canonical != "" && (row.After != "" || row.Hash != canonical)
 }
 
 // planMigration decides one tab's migration from the tab as read under

@@ -91,14 +91,20 @@ func TestLayoutStateTellsARetypeByThePendingTab(t *testing.T) {
 
 // A row that showed exactly the store's last write shows it in the new
 // layout (the hash the migration left); any other row is expected to show
-// canonical state; rows the store never showed are left out.
+// canonical state; rows the store never showed are left out. A row of a
+// live record left showing other than canonical state differs (Differs):
+// cells the store did not write (After), or its last write while
+// canonical state moved on (a); a removed record's row (r) does not.
 func TestLayoutMigrationRowHashes(t *testing.T) {
-	d := &layoutMigration{visible: map[string]string{"a": "va", "b": "vb", "c": "vc"}, same: map[string]bool{"a": true},
-		canonical: map[string]string{"a": "ca", "b": "cb", "c": "cc"}, shown: map[string]map[string]string{}}
+	d := &layoutMigration{visible: map[string]string{"a": "va", "b": "vb", "c": "vc", "e": "ve", "r": "vr"},
+		same: map[string]bool{"a": true, "e": true, "r": true}, canonical: map[string]string{"a": "ca", "b": "cb", "c": "cc", "e": "ne"},
+		shown: map[string]map[string]string{}}
 	got := d.rows([]sheetsio.MigratedRow{{Anchor: "a", Before: "va", After: "na"}, {Anchor: "b", Before: "xb", After: "nb"},
-		{Anchor: "c", Before: "vc", After: "nc"}, {Anchor: "c", Before: "vc", After: "nc2"}, {Anchor: "z", Before: "?", After: "nz"}})
-	want := []events.MigratedRow{{Anchor: "a", Hash: "na", Before: "va"}, {Anchor: "b", Hash: "cb", Before: "xb", After: "nb"},
-		{Anchor: "c", Hash: "cc", Before: "vc", After: "nc"}}
+		{Anchor: "c", Before: "vc", After: "nc"}, {Anchor: "c", Before: "vc", After: "nc2"}, {Anchor: "z", Before: "?", After: "nz"},
+		{Anchor: "e", Before: "ve", After: "ne"}, {Anchor: "r", Before: "vr", After: "nr"}})
+	want := []events.MigratedRow{{Anchor: "a", Hash: "na", Before: "va", Differs: true},
+		{Anchor: "b", Hash: "cb", Before: "xb", After: "nb", Differs: true}, {Anchor: "c", Hash: "cc", Before: "vc", After: "nc", Differs: true},
+		{Anchor: "e", Hash: "ne", Before: "ve"}, {Anchor: "r", Hash: "nr", Before: "vr"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("rows\n got %+v\nwant %+v", got, want)
 	}

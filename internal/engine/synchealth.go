@@ -342,8 +342,10 @@ func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
 		t.Diverged = max(t.Diverged, int(f.Lost))
 		if !in.notes[tab].compared && slices.Contains(in.tabs, tab) {
 			// Rows a dropped write left (the tab was not declared
-			// then) differ until a reconciliation pass compares them.
-			t.Diverged = max(t.Diverged, int(f.Dropped))
+			// then), and rows a layout migration left differing (the
+			// count it noted was in memory: a restart lost it), differ
+			// until a reconciliation pass compares them.
+			t.Diverged = max(t.Diverged, int(f.Dropped), int(f.Migrated))
 		}
 	}
 	if (in.migrating[tab] && (t.Reason == "" || t.Reason == ReasonHeaderDrift)) || (in.unexamined[tab] && t.Reason == "") {
