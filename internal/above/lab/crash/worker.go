@@ -17,7 +17,10 @@
 // and two goroutines commit creates, updates (some of the user-owned note,
 // competing with people), deletes, acknowledge_system commands and
 // resolutions of open conflicts (Store.ResolveConflict, keep_system or
-// use_sheet, see resolution.go), while
+// use_sheet, see resolution.go) and erasures of subjects (Store.Erase of
+// an Item, whose Email is personal; personal.go), under a retention policy
+// that seals every few dozen records (every fifth child also compacts
+// log.db before it opens the store), while
 // the parent types notes on Item_Input as a person would. The parent kills
 // the child with SIGKILL at a seeded instant after it opened, or — in a
 // third of the runs, the failpoints taking turns — arms a failpoint
@@ -37,7 +40,10 @@
 // conflict resolved twice; the read model is at the log head
 // and equals a rebuild from the log (digest over every table); lease
 // epochs strictly increase (log and children); no anchor appears twice on
-// any tab. At the end it opens the store with sync on in-process, with
+// any tab; every erased subject reads the marker and no file of the store
+// but keys.db holds a personal value in plaintext (I37); every sequence is
+// in exactly one of log.db and the sealed segments, and the chain
+// verifies across them (I38, sealed.go). At the end it opens the store with sync on in-process, with
 // people and faults stopped, until the outbox has nothing pending,
 // processing, uncertain or failed and a full scan plus reconciliation
 // change nothing twice running, and compares the sheet with canonical
