@@ -116,3 +116,36 @@ func TestI38_TheCampaignReadsASegmentsRecordsAndRefusesATruncatedOne(t *testing.
 		t.Fatal("a segment with fewer records than its seal recorded was read")
 	}
 }
+
+// TestI37_TheCampaignFindsAnErasedSubjectThatReadsAValue: a subject whose
+// Erase returned (ERASED) must read the marker; one that reads a value is
+// an I37 mismatch, and so is a value the workload never wrote.
+func TestI37_TheCampaignFindsAnErasedSubjectThatReadsAValue(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := &campaign{out: io.Discard, res: Result{Failpoints: map[string]int{}}}
+	k := newChecker(dir, c)
+	s, err := hikoutei.Open(ctx, dir, hikoutei.Options{}, Entity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	u := s.Begin()
+	for _, it := range []*Item{{ID: "a1", Email: piiPrefix + "a1-1.1@mail.example"}, {ID: "b2", Email: piiPrefix + "b2-1.9@mail.example"}} {
+		if err := u.Persist(it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := u.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	k.personal.value("a1", piiPrefix+"a1-1.1@mail.example")
+	k.personal.erasedAck("a1") // the child said ERASED, the store did not erase
+	if err := k.checkPersonal(ctx, s, 1); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(c.res.Problems, "\n")
+	if c.res.Mismatches != 2 || !strings.Contains(got, "I37: erased subject a1") || !strings.Contains(got, "b2 reads a personal value the workload never wrote") {
+		t.Fatalf("mismatches %d:\n%s", c.res.Mismatches, got)
+	}
+}
