@@ -119,7 +119,12 @@ LAB_FP  = $(LAB_DIR)/hikoutei-lab-failpoints
 ## workload, each ended by SIGKILL at a random instant or a failpoint, the
 ## emulator's fault mix on every other run; then quiescence and checks.
 ## The workload includes conflict resolutions of both kinds (keep system,
-## use sheet). The last line is "crash: runs=N lost=0 duplicates=0
+## use sheet), a personal field and erasures of subjects, a retention policy
+## that seals every few dozen records, and an offline compaction before
+## every fifth open; after every kill the checks include I37 (erased stays
+## erased; no plaintext personal value in any file but keys.db) and I38
+## (every event in exactly one of log.db and the sealed segments; the chain
+## verifies across them). The last line is "crash: runs=N lost=0 duplicates=0
 ## mismatches=0" followed by the resolution counts
 ## (resolved_keep_system=K resolved_use_sheet=U resolutions_unapplied=S)
 ## and the NATS event mirror every run writes to (I36): after quiescence

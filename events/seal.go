@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -49,8 +50,9 @@ type sealPlan struct {
 // transaction appends a segment.sealed event vouching for it and removes
 // the records it holds: upload before delete. The records of keptStreams stay in
 // log.db. A crash at any step leaves the records in log.db (a segment
-// file written but not vouched for is ignored, and replaced by the next
-// seal of the same records) or in a segment the log vouches for. Readers
+// file written but not vouched for is ignored, and removed by the next
+// seal that commits from the same record) or in a segment the log
+// vouches for. Readers
 // (ReadFrom, ReadStream, VerifyChain from the genesis value) read
 // through the segments; opening the log and VerifyChain from a checkpoint
 // never read them. Errors: ErrSealRefused (a replicated log, nothing to
@@ -83,7 +85,29 @@ func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
 	failpoint.Inject(failpoint.SealAfterReadBack)
 	rep.Segment = seg
 	rep.Event, err = l.commitSeal(f, seg, p)
+	if err == nil {
+		l.removeStrays(seg)
+	}
 	return rep, err
+}
+
+// removeStrays deletes, once seg is vouched for, the files of earlier
+// seals that did not commit and started at the same record (the next
+// seal of a retention policy starts there but ends elsewhere, so it does
+// not replace them): every record they hold is in seg or still in
+// log.db. Best effort: one that stays is listed as stray, as before.
+func (l *Log) removeStrays(seg SegmentSealed) {
+	ctx := context.Background()
+	stored, err := l.segs.List(ctx)
+	if err != nil {
+		return
+	}
+	prefix := fmt.Sprintf("%020d-", seg.First)
+	for _, s := range stored {
+		if s.Name != seg.Name && strings.HasPrefix(s.Name, prefix) && strings.HasSuffix(s.Name, segmentSuffix) {
+			_ = l.segs.Delete(ctx, s.Name)
+		}
+	}
 }
 
 // segment is the seal's payload, without the file's size and digest.

@@ -58,8 +58,14 @@ func TestI38_ACrashAtEachStepOfASealLeavesEveryRecordInExactlyOnePlace(t *testin
 			}
 			stray, err := l.StraySegments()
 			must(t, err)
-			if len(stray) != 1 {
-				t.Fatalf("the unvouched file is not reported: %v", stray)
+			// A kill inside the write leaves its temporary file, which the
+			// next writer removes; a later one leaves a stray segment.
+			want := 1
+			if spec == failpoint.SealAfterWrite+"=panic" {
+				want = 0
+			}
+			if len(stray) != want {
+				t.Fatalf("the unvouched file is not reported (or a temporary one not removed): %v", stray)
 			}
 			if got := readAll(t, l, 1); !reflect.DeepEqual(got[:len(all)], all) {
 				t.Fatal("the events after the crash differ")

@@ -60,10 +60,13 @@ func mergeRecords(a, b segRecords) segRecords {
 	return out
 }
 
+// segmentSuffix ends every segment's file name.
+const segmentSuffix = ".seg.zst"
+
 // segmentName is the file name of the segment covering first..last whose
 // chain runs from firstLink to lastHash.
 func segmentName(first, last uint64, firstLink, lastHash ChainHash) string {
-	return fmt.Sprintf("%020d-%020d-%s-%s.seg.zst", first, last, firstLink.String()[:16], lastHash.String()[:16])
+	return fmt.Sprintf("%020d-%020d-%s-%s"+segmentSuffix, first, last, firstLink.String()[:16], lastHash.String()[:16])
 }
 
 // encodeSegment is the compressed content of a segment of store storeID.

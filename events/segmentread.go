@@ -51,8 +51,9 @@ func (l *Log) Segments() ([]SegmentSealed, error) {
 
 // StraySegments lists what the segment store holds that no
 // segment.sealed event vouches for (a seal that did not commit; a
-// folder's temporary file): readers ignore them, and the next seal of
-// the same records replaces them. Errors: ErrLogClosed;
+// folder's temporary file): readers ignore them; the next seal that
+// commits from the same record removes them, the next writer a folder's
+// temporary files. Errors: ErrLogClosed;
 // ErrSegmentStoreUnavailable.
 func (l *Log) StraySegments() ([]string, error) {
 	segs, err := l.Segments()

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // LogFileName is the bbolt file inside a store directory.
@@ -101,6 +103,7 @@ func OpenWriter(dir string, opts WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	removeTempLeaseFiles(dir)
+	removeTempSegments(log)
 	w.startHeartbeat()
 	return w, nil
 }
@@ -116,6 +119,21 @@ func (w *Writer) beforeLease() error {
 // left (".lease.toml.tmp-*"); this writer holds the store, so none is live.
 func removeTempLeaseFiles(dir string) {
 	matches, _ := filepath.Glob(filepath.Join(dir, "."+LeaseFileName+".tmp-*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
+
+// removeTempSegments deletes the temporary files of segment writes a
+// crash interrupted (segstore.Dir.Put's NAME.seg.zst.tmp) from the log's
+// segments folder; this writer holds the store, so no seal is in flight.
+// An object store has no such files (an upload is whole or absent).
+func removeTempSegments(l *Log) {
+	d, ok := l.segs.(*segstore.Dir)
+	if !ok {
+		return
+	}
+	matches, _ := filepath.Glob(filepath.Join(d.Path(), "*"+segmentSuffix+".tmp"))
 	for _, m := range matches {
 		os.Remove(m)
 	}

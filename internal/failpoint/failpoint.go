@@ -73,12 +73,12 @@ var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, Dispa
 	CompactAfterCopy, CompactBeforeRename}
 
 // Workload lists the failpoints the crash campaign's workload reaches
-// (commits, dispatches, snapshots, restarts): Names without the ones only
+// (commits, dispatches, snapshots, restarts, background seals, erasures,
+// an offline compaction before some opens): Names without the ones only
 // what the workload does not do reaches (adopt and a change of the
 // entities' shape have their own crash tests).
 var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool {
-	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == SealAfterWrite || n == SealAfterSync || n == SealAfterReadBack || n == SealBeforeCommit ||
-		n == EraseAfterEvent || n == KeyringBeforeRename || n == CompactAfterCopy || n == CompactBeforeRename
+	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate
 })
 
 // InjectedError is what Err returns when an "eio" or "enospc" action

@@ -167,25 +167,21 @@ func (c *campaign) oneRun(ctx context.Context, run int) error {
 	faults := c.cfg.Faults == FaultsOn || (c.cfg.Faults == FaultsMixed && run%2 == 1)
 	c.setFaults(faults)
 	defer c.emu.ClearFaults()
-	wc := WorkerConfig{Dir: c.cfg.Dir, Endpoint: c.url, Seed: c.cfg.Seed, Run: run}
-	raw, _ := json.Marshal(wc)
-	cmd := c.cfg.Spawn()
-	cmd.Env = append(os.Environ(), WorkerEnv+"="+string(raw))
 	fp := ""
 	if len(c.cfg.Armed) > 0 {
 		fp = c.cfg.Armed[(run-1)%len(c.cfg.Armed)]
-		cmd.Env = append(cmd.Env, failpoint.EnvVar+"="+fp)
 	} else if c.rng.IntN(3) == 0 { // the failpoints take turns, so a short campaign reaches each
-		name, at := failpoint.Workload[c.fpTurn%len(failpoint.Workload)], 1+c.rng.IntN(6)
-		if name == failpoint.LeaseFileBeforeRename {
-			at = 1 // lease.toml is written once per open
-		}
-		fp = name + "=crash@" + strconv.Itoa(at)
+		name := failpoint.Workload[c.fpTurn%len(failpoint.Workload)]
+		fp = name + "=crash@" + strconv.Itoa(crashAt(name, c.rng))
 		c.fpTurn++
-		cmd.Env = append(cmd.Env, failpoint.EnvVar+"="+fp)
-	} else {
-		cmd.Env = append(cmd.Env, failpoint.EnvVar+"=")
 	}
+	// Every fifth run (and every run armed at a compact.* failpoint)
+	// compacts log.db offline before it opens the store.
+	compact := run%5 == 0 || strings.HasPrefix(fp, "compact.")
+	wc := WorkerConfig{Dir: c.cfg.Dir, Endpoint: c.url, Seed: c.cfg.Seed, Run: run, Compact: compact}
+	raw, _ := json.Marshal(wc)
+	cmd := c.cfg.Spawn()
+	cmd.Env = append(os.Environ(), WorkerEnv+"="+string(raw), failpoint.EnvVar+"="+fp)
 	var stderr tail
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -257,6 +253,22 @@ func (c *campaign) oneRun(ctx context.Context, run int) error {
 	return nil
 }
 
+// crashAt is the hit of failpoint name a seeded run crashes at: points
+// reached once per open or per compaction at the first, those of an
+// erasure (a few per run) at the first or second, seals at one of the
+// first three, the rest at one of the first six.
+func crashAt(name string, rng *rand.Rand) int {
+	switch {
+	case name == failpoint.LeaseFileBeforeRename, strings.HasPrefix(name, "compact."):
+		return 1
+	case name == failpoint.EraseAfterEvent, name == failpoint.KeyringBeforeRename:
+		return 1 + rng.IntN(2)
+	case strings.HasPrefix(name, "seal."):
+		return 1 + rng.IntN(3)
+	}
+	return 1 + rng.IntN(6)
+}
+
 func firedFailpoint(stderr string) (string, bool) {
 	for _, l := range strings.Split(stderr, "\n") {
 		if name, ok := strings.CutPrefix(l, "failpoint: "); ok {
@@ -296,6 +308,14 @@ func (c *campaign) read(r io.Reader, opened chan struct{}) {
 		case lineAckCmd:
 			if len(f) == 2 {
 				c.checks.ackCmd(f[1])
+			}
+		case linePII:
+			if len(f) == 3 {
+				c.checks.personal.value(f[1], f[2])
+			}
+		case lineErased:
+			if len(f) == 2 {
+				c.checks.personal.erasedAck(f[1])
 			}
 		case lineResolved, lineUnapplied:
 			if r, ok := parseResolution(sc.Text()); ok {

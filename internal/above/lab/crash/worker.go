@@ -17,7 +17,10 @@
 // and two goroutines commit creates, updates (some of the user-owned note,
 // competing with people), deletes, acknowledge_system commands and
 // resolutions of open conflicts (Store.ResolveConflict, keep_system or
-// use_sheet, see resolution.go), while
+// use_sheet, see resolution.go) and erasures of subjects (Store.Erase of
+// an Item, whose Email is personal; personal.go), under a retention policy
+// that seals every few dozen records (every fifth child also compacts
+// log.db before it opens the store), while
 // the parent types notes on Item_Input as a person would. The parent kills
 // the child with SIGKILL at a seeded instant after it opened, or — in a
 // third of the runs, the failpoints taking turns — arms a failpoint
@@ -37,7 +40,10 @@
 // conflict resolved twice; the read model is at the log head
 // and equals a rebuild from the log (digest over every table); lease
 // epochs strictly increase (log and children); no anchor appears twice on
-// any tab. At the end it opens the store with sync on in-process, with
+// any tab; every erased subject reads the marker and no file of the store
+// but keys.db holds a personal value in plaintext (I37); every sequence is
+// in exactly one of log.db and the sealed segments, and the chain
+// verifies across them (I38, sealed.go). At the end it opens the store with sync on in-process, with
 // people and faults stopped, until the outbox has nothing pending,
 // processing, uncertain or failed and a full scan plus reconciliation
 // change nothing twice running, and compares the sheet with canonical
@@ -75,11 +81,15 @@ const SpreadsheetID = "crash-campaign"
 
 // Item is the campaign's entity. People may edit Note on Item_Input; the
 // application also changes it, so conflicts open (and are acknowledged).
+// Email is personal (sealed under the subject's key; the subject is the
+// primary key): the workload erases subjects (Store.Erase) at random
+// points, and the checks search every file of the store for its values.
 type Item struct {
 	ID    string `hikoutei:"id,pk"`
 	Name  string `hikoutei:"name"`
 	Count int64  `hikoutei:"count"`
 	Note  string `hikoutei:"note,user"`
+	Email string `hikoutei:"email,personal"`
 }
 
 // Entity is the declaration every process of a campaign opens the store with.
@@ -103,7 +113,18 @@ type WorkerConfig struct {
 	Run      int    `json:"run"`
 	// Goroutines committing concurrently (group commit); default 2.
 	Committers int `json:"committers"`
+	// Compact runs Compact on the closed store before opening it (offline
+	// compaction of log.db, killed there by the compact.* failpoints).
+	Compact bool `json:"compact"`
 }
+
+// Retention is the campaign's retention policy: it seals often (every
+// RetentionMinBatch records beyond the newest RetentionKeep), so that a
+// run seals several times and kills land inside seals.
+const (
+	RetentionKeep     = 120
+	RetentionMinBatch = 24
+)
 
 // StoreOptions are the options of every process that opens the campaign's
 // store with sync on (the child, and the parent's quiescence phase).
@@ -113,7 +134,7 @@ type WorkerConfig struct {
 // mirror holds every committed record (I36).
 func StoreOptions(prov *gsheets.Provider, logger *slog.Logger, op string) hikoutei.Options {
 	return mirrorcheck.Options(hikoutei.Options{Operation: op, LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval, AcquireWait: AcquireWait,
-		SnapshotEvery: 60, Logger: logger,
+		SnapshotEvery: 60, Logger: logger, Retention: hikoutei.Retention{KeepRecords: RetentionKeep, MinBatch: RetentionMinBatch},
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: prov, MaxBatch: 200,
 			Interval: 50 * time.Millisecond, ProbeDelay: 200 * time.Millisecond, MaxProbes: 6,
 			RetryBase: 50 * time.Millisecond, RetryMax: 400 * time.Millisecond, ReconcileInterval: 400 * time.Millisecond,
@@ -136,12 +157,16 @@ func NewProvider(ctx context.Context, endpoint string, logger *slog.Logger) (*gs
 //	ACK <commit> <first> <last> <id> <op> Commit returned nil
 //	ACKCMD <conflict_id>                  AcknowledgeSystem returned applied
 //	RESOLVED … / UNAPPLIED …              ResolveConflict's outcome (resolution.go)
+//	PII <id> <value>                      a personal value about to be committed (before Commit: it may be in the store unacknowledged)
+//	ERASED <id>                           Erase(id) returned nil
 //	ERR <message>                         the workload stopped on an error; the child waits to be killed
 const (
 	lineOpen   = "OPEN"
 	lineAck    = "ACK"
 	lineAckCmd = "ACKCMD"
 	lineErr    = "ERR"
+	linePII    = "PII"
+	lineErased = "ERASED"
 )
 
 // RunWorker opens the store with sync on and commits a seeded mixed
@@ -150,6 +175,11 @@ const (
 func RunWorker(ctx context.Context, cfg WorkerConfig, out io.Writer, logger *slog.Logger) error {
 	if cfg.Committers <= 0 {
 		cfg.Committers = 2
+	}
+	if cfg.Compact {
+		if _, err := hikoutei.Compact(ctx, cfg.Dir); err != nil {
+			return fmt.Errorf("compact: %w", err)
+		}
 	}
 	prov, err := NewProvider(ctx, cfg.Endpoint, logger)
 	if err != nil {
@@ -160,7 +190,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, out io.Writer, logger *slo
 		return fmt.Errorf("open: %w", err)
 	}
 	defer s.Close()
-	w := &worker{s: s, out: out, run: cfg.Run}
+	w := &worker{s: s, out: out, run: cfg.Run, erased: map[string]bool{}}
 	w.say(fmt.Sprintf("%s %d\n", lineOpen, engine.Of(s).Lease().Epoch))
 	items, err := hikoutei.Find[Item](ctx, s)
 	if err != nil {
@@ -168,6 +198,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, out io.Writer, logger *slo
 	}
 	for _, it := range items {
 		w.ids = append(w.ids, it.ID)
+		if it.Email == hikoutei.Erased {
+			w.erased[it.ID] = true
+		}
 	}
 	sort.Strings(w.ids)
 	var wg sync.WaitGroup
@@ -199,6 +232,15 @@ type worker struct {
 	ids  []string // known ids (may include ones another committer removed)
 	n    int
 	cmds int // resolution command ids handed out
+
+	// personal is held shared by every commit that persists an Item (it
+	// may carry a personal value read before an erasure) and exclusively
+	// by Erase, so no value of a subject is sealed again under a new key
+	// after its erasure: the checks can then require every value printed
+	// before ERASED to be unreadable for good.
+	personal sync.RWMutex
+	erased   map[string]bool // subjects erased or being erased (w.mu); never given a new value
+	pii      int             // personal values handed out (w.mu)
 }
 
 func (w *worker) say(line string) {
@@ -259,29 +301,13 @@ func (w *worker) loop(ctx context.Context, rng *rand.Rand, g int) error {
 func (w *worker) step(ctx context.Context, rng *rand.Rand, g int) error {
 	switch x := rng.IntN(100); {
 	case x < 35:
-		return w.commit(ctx, "create", &Item{ID: w.newID(), Name: words[rng.IntN(len(words))], Count: rng.Int64N(1 << 40)}, false)
+		w.personal.RLock()
+		defer w.personal.RUnlock()
+		id := w.newID()
+		return w.commit(ctx, "create", &Item{ID: id, Name: words[rng.IntN(len(words))], Count: rng.Int64N(1 << 40), Email: w.newPII(id)}, false)
 	case x < 80:
-		id, ok := w.pick(rng)
-		if !ok {
-			return nil
-		}
-		it, err := hikoutei.Get[Item](ctx, w.s, id)
-		if errors.Is(err, hikoutei.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		switch rng.IntN(3) {
-		case 0:
-			it.Name = words[rng.IntN(len(words))]
-		case 1:
-			it.Count++
-		default:
-			it.Note = fmt.Sprintf("sys-%d", rng.IntN(1000)) // competes with people's edits
-		}
-		return w.commit(ctx, "update", it, false)
-	case x < 90:
+		return w.update(ctx, rng)
+	case x < 87:
 		id, ok := w.pick(rng)
 		if !ok {
 			return nil
@@ -294,11 +320,86 @@ func (w *worker) step(ctx context.Context, rng *rand.Rand, g int) error {
 			w.forget(id)
 		}
 		return err
-	case x < 93:
+	case x < 90:
 		return w.acknowledge(ctx, rng)
-	default:
+	case x < 97:
 		return w.resolve(ctx, rng, g)
+	default:
+		return w.erase(ctx, rng)
 	}
+}
+
+// update changes one field of a known Item: its name, count, note or
+// personal email (never an erased subject's).
+func (w *worker) update(ctx context.Context, rng *rand.Rand) error {
+	w.personal.RLock()
+	defer w.personal.RUnlock()
+	id, ok := w.pick(rng)
+	if !ok {
+		return nil
+	}
+	it, err := hikoutei.Get[Item](ctx, w.s, id)
+	if errors.Is(err, hikoutei.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch rng.IntN(4) {
+	case 0:
+		it.Name = words[rng.IntN(len(words))]
+	case 1:
+		it.Count++
+	case 2:
+		it.Note = fmt.Sprintf("sys-%d", rng.IntN(1000)) // competes with people's edits
+	default:
+		if it.Email == hikoutei.Erased || w.isErased(id) {
+			return nil
+		}
+		it.Email = w.newPII(id)
+	}
+	return w.commit(ctx, "update", it, false)
+}
+
+// piiPrefix starts every personal value of the workload; the checks find
+// plaintext in a file by it.
+const piiPrefix = "pii-"
+
+// newPII is a fresh personal value for subject id, printed (PII) before
+// the commit that carries it: a kill after the commit and before its
+// acknowledgement still leaves it in the store.
+func (w *worker) newPII(id string) string {
+	w.mu.Lock()
+	w.pii++
+	v := fmt.Sprintf("%s%s-%d.%d@mail.example", piiPrefix, id, w.run, w.pii)
+	w.mu.Unlock()
+	w.say(fmt.Sprintf("%s %s %s\n", linePII, id, v))
+	return v
+}
+
+func (w *worker) isErased(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.erased[id]
+}
+
+// erase erases a known subject (Store.Erase) while no commit that
+// persists an Item is in flight, and prints ERASED once it returned.
+func (w *worker) erase(ctx context.Context, rng *rand.Rand) error {
+	w.personal.Lock()
+	defer w.personal.Unlock()
+	id, ok := w.pick(rng)
+	if !ok || w.isErased(id) {
+		return nil
+	}
+	w.mu.Lock()
+	w.erased[id] = true
+	w.mu.Unlock()
+	if _, err := w.s.Erase(ctx, id); err != nil {
+		return fmt.Errorf("erase: %w", err)
+	}
+	w.say(fmt.Sprintf("%s %s\n", lineErased, id))
+	return nil
 }
 
 func (w *worker) commit(ctx context.Context, op string, it *Item, remove bool) error {
