@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
 )
@@ -110,7 +111,7 @@ func TestAuditShowsNoSealedTextOfSyncedRecords(t *testing.T) {
 	t.Parallel()
 	dir, _ := memberSheetStore(t, 2)
 	code, out, errOut := runSplit("audit", "--dir", dir, "--entity", "Member", "--id", "M1")
-	if code != exitOK || !strings.Contains(out, "effect.queued") || strings.Count(out, personalMarker) < 2 {
+	if code != exitOK || !strings.Contains(out, string(events.TypeEffectQueued)) || strings.Count(out, personalMarker) < 2 {
 		t.Fatalf("audit: exit %d, want the record and its effect with %s:\n%s%s", code, personalMarker, out, errOut)
 	}
 	noPersonalText(t, "audit of a synced record", out, 1, 2)

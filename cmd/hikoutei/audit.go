@@ -126,7 +126,7 @@ nkey seed to authenticate with (e.g. the store's DIR/nats-client.nk).
 Personal values (docs/erasure.md) show as ` + personalMarker + `, or ` + hikoutei.Erased + ` once their
 subject was erased, never as their sealed text; --reveal-personal shows them
 opened with DIR/keys.db (read-only; the store must be closed). --erasures
-prints only the subject.erased events: each erased subject by its keyed
+prints only the ` + string(events.TypeSubjectErased) + ` events: each erased subject by its keyed
 digest, when, by which actor, the key generation destroyed.
 --entity/--id also match the effects and inbound events of that entity.
 --at SEQ|TIME (with --dir, --entity and --id) prints the record's state
@@ -190,7 +190,7 @@ DIR/segments, or from the store --segments names.`,
 	cmd.Flags().Uint64Var(&f.to, "to", 0, "last sequence")
 	cmd.Flags().StringVar(&asOf, "as-of", "", "only events at or before this RFC 3339 time")
 	cmd.Flags().BoolVar(&f.pv.reveal, "reveal-personal", false, "show personal values opened with DIR/keys.db (the store closed) instead of "+personalMarker)
-	cmd.Flags().BoolVar(&f.erasures, "erasures", false, "only the subject.erased events: which subjects (by keyed digest) were erased, when, by whom")
+	cmd.Flags().BoolVar(&f.erasures, "erasures", false, "only the "+string(events.TypeSubjectErased)+" events: which subjects (by keyed digest) were erased, when, by whom")
 	cmd.Flags().StringVar(&at, "at", "", "with --entity and --id: the record's state at this sequence or RFC 3339 time, then its history up to it")
 	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeLines)

@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
 )
 
 // member has a personal field; its primary key names the data subject.
@@ -186,12 +187,12 @@ func TestAuditListsErasuresAndVerifiesAfterMany(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := ev.Payload
-		if ev.Type != "subject.erased" || p.Subject != digests[i] || !hex32.MatchString(p.Subject) || p.Actor != "cli" || ev.At == "" {
+		if ev.Type != string(events.TypeSubjectErased) || p.Subject != digests[i] || !hex32.MatchString(p.Subject) || p.Actor != "cli" || ev.At == "" {
 			t.Errorf("erasure %d: %s, want subject %s by cli", i, line, digests[i])
 		}
 	}
 	_, out, _ = runSplit("audit", "--dir", dir, "--erasures")
-	if strings.Contains(out, `"M1"`) || strings.Count(out, "subject.erased") != len(digests) {
+	if strings.Contains(out, `"M1"`) || strings.Count(out, string(events.TypeSubjectErased)) != len(digests) {
 		t.Errorf("audit --erasures names a subject in clear or misses one:\n%s", out)
 	}
 	_, out, _ = runSplit("audit", "--dir", dir, "--entity", "Member", "--reveal-personal")
