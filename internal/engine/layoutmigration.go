@@ -567,16 +567,26 @@ func (e *Engine) planRows(d *layoutMigration, fill map[string]map[string]any, ro
 
 // fillRow is what the migration writes on row r: canonical state in each
 // column the plan fills, except, on an Input tab, a kept (retyped) cell
-// that shows a value people typed the store has not imported; and the
-// record's key wherever its key cell would be left blank.
+// that shows a value people typed the store has not imported; the
+// record's key wherever its key cell would be left blank; and, on a row
+// that had no record under the old layout (keyless), canonical state in
+// every blank cell.
 func (e *Engine) fillRow(d *layoutMigration, r sheetsio.Row, vals map[string]any) (map[string]any, error) {
 	cp := d.plan
 	out := map[string]any{}
+	revived := keyless(cp.Old, r)
 	for i, c := range cp.New.Columns {
 		if c.Key && i != cp.New.Anchor && keyBlank(cp, i, r) {
 			out[c.Name] = vals[c.Name]
 		}
-		if i == cp.New.Anchor || c.Key || !cp.Fill(i) {
+		if i == cp.New.Anchor || c.Key {
+			continue
+		}
+		if revived && sourceBlank(cp, i, r) {
+			out[c.Name] = vals[c.Name]
+			continue
+		}
+		if !cp.Fill(i) {
 			continue
 		}
 		if src := cp.Source[i]; src != "" && cp.New.Role == layout.RoleInput && !d.same[r.Anchor] {
@@ -602,6 +612,34 @@ func (e *Engine) fillRow(d *layoutMigration, r sheetsio.Row, vals map[string]any
 // is no value of a person's, and a row without its key is taken for a
 // person's edit of the key (quarantined) and never decided.
 func keyBlank(cp layout.ColumnPlan, i int, r sheetsio.Row) bool {
+	return sourceBlank(cp, i, r)
+}
+
+// keyless reports whether row r shows no key under the old layout: a row
+// kept for review when a migration moved its record to another key (its
+// key cell left with the old key column, and a column new to the tab
+// meanwhile was left blank on it: no record's value was written there).
+// When a later change brings a record of that key back, the row is that
+// record's again, and its blank cells are no person's values: kept, the
+// poll would take a blank cell for a person's edit of a value the store
+// last showed there, and overwrite the committed value with it.
+func keyless(old layout.TabSpec, r sheetsio.Row) bool {
+	found := false
+	for j, c := range old.Columns {
+		if !c.Key || j == old.Anchor {
+			continue
+		}
+		if j < len(r.Cells) && !blankCell(r.Cells[j]) {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
+// sourceBlank reports whether column i of the plan's new layout continues
+// a cell that is blank on row r (or is new to the tab).
+func sourceBlank(cp layout.ColumnPlan, i int, r sheetsio.Row) bool {
 	src := cp.Source[i]
 	if src == "" {
 		return true
