@@ -98,22 +98,10 @@ WHERE state IN (?, ?) AND spreadsheet = ? AND coalesce(last_code, '') != '' GROU
 	if err := countLost(conn, spreadsheet, tab); err != nil {
 		return nil, err
 	}
-	err = sqlitex.Execute(conn, droppedRows, &sqlitex.ExecOptions{
-		Args: []any{spreadsheet},
-		ResultFunc: func(st *sqlite.Stmt) error {
-			tab(st.ColumnText(0)).Dropped = st.ColumnInt64(1)
-			return nil
-		}})
-	if err != nil {
+	if err := countByTab(conn, droppedRows, spreadsheet, func(tabName string, n int64) { tab(tabName).Dropped = n }); err != nil {
 		return nil, err
 	}
-	err = sqlitex.Execute(conn, migratedRows, &sqlitex.ExecOptions{
-		Args: []any{spreadsheet},
-		ResultFunc: func(st *sqlite.Stmt) error {
-			tab(st.ColumnText(0)).Migrated = st.ColumnInt64(1)
-			return nil
-		}})
-	if err != nil {
+	if err := countByTab(conn, migratedRows, spreadsheet, func(tabName string, n int64) { tab(tabName).Migrated = n }); err != nil {
 		return nil, err
 	}
 	layouts, err := SheetLayouts(conn, spreadsheet)
@@ -136,6 +124,17 @@ func countLost(conn *sqlite.Conn, spreadsheet string, tab func(string) *TabSyncF
 		tab(name).Lost = int64(len(anchors))
 	}
 	return err
+}
+
+// countByTab runs query (rows of tab and a count, for spreadsheet) and
+// hands each row to set.
+func countByTab(conn *sqlite.Conn, query, spreadsheet string, set func(tab string, n int64)) error {
+	return sqlitex.Execute(conn, query, &sqlitex.ExecOptions{
+		Args: []any{spreadsheet},
+		ResultFunc: func(st *sqlite.Stmt) error {
+			set(st.ColumnText(0), st.ColumnInt64(1))
+			return nil
+		}})
 }
 
 // droppedRows counts TabSyncFacts.Dropped by tab: superseded effects no
