@@ -91,6 +91,11 @@ const (
 	// the logs they generate (BenchmarkOpenHistory: 10^5 to 10^7 events),
 	// so a second run reuses them ("" = a temporary directory each run).
 	EnvBenchLogs = "HIKOUTEI_BENCH_LOGS"
+	// EnvBenchFreshRows and EnvBenchFreshSeconds size the freshness
+	// benchmarks (bench/freshness_test.go): rows per entity (default
+	// 1,000) and the measured window in seconds (default 60).
+	EnvBenchFreshRows    = "HIKOUTEI_BENCH_FRESH_ROWS"
+	EnvBenchFreshSeconds = "HIKOUTEI_BENCH_FRESH_SECONDS"
 )
 
 // Defaults of the cadences (HIKOUTEI_SYNC_POLLING_INTERVAL_MS and

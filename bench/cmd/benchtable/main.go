@@ -40,6 +40,8 @@ var (
 	cityPolls = flag.Int("citypolls", 1, "repeats of row 9 (one process each: the 171,075-city poll after its untimed sync, then the raw read; 3 passes each)")
 	idleRows  = flag.Int("idlerows", 7184, "rows of row 11's idle store (171075 = every city; its untimed sync takes minutes)")
 	idles     = flag.Int("idles", 1, "repeats of row 11 (one process each: the idle store, then the raw read; 3 minutes each)")
+	freshRows = flag.Int("freshrows", 1000, "rows per entity of row 12's ten entities (10000 = the issue's 10 × 10,000; its untimed sync takes minutes)")
+	freshSecs = flag.Int("freshsecs", 40, "seconds of row 12's measured window (commits at 50/s, a person's edit every 2 s)")
 	outDir    = flag.String("out", "bench", "directory for results.json and convergence.svg")
 )
 
@@ -122,6 +124,12 @@ func measure(clock *steps, tmp, traces string) runs {
 		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchInboundRows+"="+strconv.Itoa(*idleRows))
 		all.add(servedBench(bin, env, idle, "bench-idle", "-test.benchtime", "3x"))
 		all.add(servedBench(bin, env, rawIdle, "bench-idle-raw", "-test.benchtime", "3x"))
+	})
+	clock.do(fmt.Sprintf("row 12: freshness of %d × %d rows, with the wake hook then without", 10, *freshRows), 1, func(int) {
+		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchFreshRows+"="+strconv.Itoa(*freshRows),
+			config.EnvBenchFreshSeconds+"="+strconv.Itoa(*freshSecs))
+		all.add(childBench(bin, env, "^"+freshHook+"$"))
+		all.add(childBench(bin, env, "^"+freshPoll+"$"))
 	})
 	return all
 }

@@ -29,6 +29,8 @@ const (
 	verify     = "BenchmarkVerify"
 	idle       = "BenchmarkIdleMinute"
 	rawIdle    = "BenchmarkRawIdleMinute"
+	freshHook  = "BenchmarkFreshnessHook"
+	freshPoll  = "BenchmarkFreshnessPoll"
 )
 
 // table is every row of `make bench`, goals in bench/README.md.
@@ -80,11 +82,27 @@ func specs(r runs) []spec {
 			info, "ms/pass", "information; " + pollCities + " ÷ " + getCities + cityNote},
 		{fmt.Sprintf("11 idle serve with %d unchanged rows: CPU-s per minute", *idleRows), metric{idle, "cpu-s/min", 0}, metric{rawIdle, "cpu-s/min", 0},
 			oursAtMost(idleGoal(*idleRows), " CPU-s"), "CPU-s/min", idleNote()},
+		{"12a a person's edit → in the store, p99, with the wake hook ÷ without it (60 s poll)", metric{freshHook, "edit-p99-s", 0}, metric{freshPoll, "edit-p99-s", 0},
+			oursAtMost(5, " s"), "s", freshNote("from the person's edit in the emulator until Get returns it")},
+		{"12b a person's edit → in the store, p50, with the wake hook ÷ without it", metric{freshHook, "edit-p50-s", 0}, metric{freshPoll, "edit-p50-s", 0},
+			info, "s", "information; as 12a"},
+		{"12c commit → visible in the sheet, p99, at 50 commits/s (with the hook ÷ without)", metric{freshHook, "visible-p99-s", 0}, metric{freshPoll, "visible-p99-s", 0},
+			oursAtMost(3, " s"), "s", freshNote("from Commit returning until the emulator's System tab shows the update (sampled every 100 ms)")},
+		{"12d commit → visible in the sheet, p50, at 50 commits/s (with the hook ÷ without)", metric{freshHook, "visible-p50-s", 0}, metric{freshPoll, "visible-p50-s", 0},
+			info, "s", "information; as 12c"},
 		{"10a durable appends of 64 records with the hash chain ÷ without it", metric{chained, "events/s", 0}, metric{unchained, "events/s", 0},
 			ratioAtLeast(0.95), "events/s", chained + " ÷ " + unchained + " (events/; one commit of 64 one-event streams, fsync each)" + il},
 		{"10b audit verify of the 171,075 cities' log: events/s ÷ rebuild events/s", metric{verify, "events/s", 0}, metric{rebuild, "events/s", 0},
 			info, "events/s", "information; " + verify + " (root: VerifyDir, HIKOUTEI_BENCH_DATA=cities, one process) ÷ row 3's " + rebuild},
 	}
+}
+
+// freshNote says how row 12 measures.
+func freshNote(what string) string {
+	return fmt.Sprintf("%s ÷ %s (bench/freshness_test.go): %s; 10 entities × %d rows (HIKOUTEI_BENCH_FRESH_ROWS) synced first, "+
+		"then %d s of 50 single-row commits a second and a person's edit every 2 s, serve's defaults (60 s poll), Google latency+quota "+
+		"emulator in the child process; one process each; -freshrows=10000 measures the issue's 10 × 10,000 rows",
+		freshHook, freshPoll, what, *freshRows, *freshSecs)
 }
 
 func backfillNote(r runs) string {
