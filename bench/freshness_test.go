@@ -195,6 +195,7 @@ func freshNote(s *hikoutei.Store, k int, id string) (string, error) {
 // freshMeasure gathers the latencies of every measured window.
 type freshMeasure struct {
 	visible, edits []float64 // seconds
+	commitLatency  []float64 // seconds from Begin until Commit returned
 	commits        int
 	windows        int
 	reads, writes  int64 // requests the emulator received while measured
@@ -260,13 +261,13 @@ func (r *freshRun) measure(b *testing.B, m *freshMeasure, window time.Duration) 
 // commitLoad offers freshCommitRate single-row updates a second until
 // stop, each of a row the person does not edit, open loop: a commit
 // starts on its tick whether or not the previous one returned (at most
-// 256 in flight), so a slow commit delays no later one's start.
+// 4,096 in flight), so a slow commit delays no later one's start.
 func (r *freshRun) commitLoad(b *testing.B, stop <-chan struct{}, mu *sync.Mutex, out *[]pendingCommit, m *freshMeasure) {
 	tick := time.NewTicker(time.Second / freshCommitRate)
 	defer tick.Stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	slots := make(chan struct{}, 256)
+	slots := make(chan struct{}, 4096)
 	for n := m.commits; ; n++ {
 		select {
 		case <-stop:
@@ -276,20 +277,21 @@ func (r *freshRun) commitLoad(b *testing.B, stop <-chan struct{}, mu *sync.Mutex
 		select {
 		case slots <- struct{}{}:
 		default:
-			b.Errorf("256 commits in flight: the store does not keep up with %d commits a second", freshCommitRate)
+			b.Errorf("4,096 commits in flight: the store does not keep up with %d commits a second", freshCommitRate)
 			return
 		}
 		m.commits = n + 1
 		wg.Go(func() {
 			defer func() { <-slots }()
-			r.commitOne(b, n, mu, out)
+			r.commitOne(b, n, mu, out, m)
 		})
 	}
 }
 
 // commitOne commits update n and records it as pending.
-func (r *freshRun) commitOne(b *testing.B, n int, mu *sync.Mutex, out *[]pendingCommit) {
+func (r *freshRun) commitOne(b *testing.B, n int, mu *sync.Mutex, out *[]pendingCommit, m *freshMeasure) {
 	k, id := n%freshEntities, strconv.Itoa(freshEdited+(n/freshEntities)%(r.rows-freshEdited))
+	start := time.Now()
 	u := r.s.Begin()
 	if err := u.Persist(freshRecord(k, id, "v"+strconv.Itoa(n), "")); err != nil {
 		b.Error(err)
@@ -299,8 +301,10 @@ func (r *freshRun) commitOne(b *testing.B, n int, mu *sync.Mutex, out *[]pending
 		b.Error(err)
 		return
 	}
+	now := time.Now()
 	mu.Lock()
-	*out = append(*out, pendingCommit{k, id, n, time.Now()})
+	*out = append(*out, pendingCommit{k, id, n, now})
+	m.commitLatency = append(m.commitLatency, now.Sub(start).Seconds())
 	mu.Unlock()
 }
 
@@ -424,6 +428,7 @@ func (m *freshMeasure) report(b *testing.B, window time.Duration) {
 	b.ReportMetric(percentile(m.edits, 99), "edit-p99-s")
 	b.ReportMetric(float64(m.commits)/(window.Seconds()*float64(m.windows)), "commits/s")
 	b.ReportMetric(float64(len(m.edits)), "edits")
+	b.ReportMetric(percentile(m.commitLatency, 99), "commit-p99-s")
 	mins := b.Elapsed().Minutes()
 	b.ReportMetric(float64(m.reads)/mins, "reads/min")
 	b.ReportMetric(float64(m.writes)/mins, "writes/min")
