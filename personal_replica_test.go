@@ -133,6 +133,18 @@ func TestI37_KeysReachAStandbyThroughTheReplicationChannelAndAreDestroyedThere(t
 	if n := x.keyMessages(bob); n != 0 {
 		t.Fatalf("the key stream still holds %d key message(s) of bob", n)
 	}
+	// The key stream's message files no longer hold the key (secure
+	// delete); the servers' Raft logs keep the append until they compact
+	// (docs/replication.md, "Personal data keys").
+	for i := range x.cluster.Nodes {
+		dir := filepath.Join(x.cluster.StoreDir(i), "jetstream", "$G", "streams", replication.KeyStreamName(peopleStore))
+		if _, err := os.Stat(dir); err != nil {
+			t.Fatalf("node %d: the key stream's files: %v", i, err)
+		}
+		if got := filesHold(t, dir, bobKey[4:]); len(got) > 0 {
+			t.Fatalf("node %d: bob's erased key is still in %v", i, got)
+		}
+	}
 
 	// A grant of bob's erased key arriving late (a replay, a deposed
 	// primary) does not resurrect it: carol's grant, stored after it,

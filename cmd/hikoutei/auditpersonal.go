@@ -57,6 +57,20 @@ func (p *personalView) load(l *events.Log) error {
 	return p.openKeys()
 }
 
+// loadMirror reads the erasures a mirror records: read reads the whole
+// mirror (verified, as the audit's own pass does) before the audit prints
+// anything, since an erasure comes after the values it erased.
+func (p *personalView) loadMirror(read func(func(events.Event) error) error) error {
+	if p == nil {
+		return nil
+	}
+	p.erased = map[keyring.Digest]uint32{}
+	return read(func(e events.Event) error {
+		p.noteErasure(e)
+		return nil
+	})
+}
+
 // noteErasure records a subject.erased event.
 func (p *personalView) noteErasure(e events.Event) {
 	x, ok := e.Payload.(events.SubjectErased)
