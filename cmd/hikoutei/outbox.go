@@ -162,7 +162,7 @@ func newOutboxShowCmd() *cobra.Command {
 		Long: `show prints one outbox entry: its row, state, reason and attempts, and the
 names of the cells it writes. The cell values are user data: they are printed
 only with --values. A personal value (docs/erasure.md) is never printed, nor
-its sealed text: it shows as `+personalMarker+`, or as `+hikoutei.Erased+` when the
+its sealed text: it shows as ` + personalMarker + `, or as ` + hikoutei.Erased + ` when the
 store is closed and its log erased the value's subject (audit
 --reveal-personal reads personal values).`,
 		Args: argsUsage(cobra.ExactArgs(1)),
