@@ -198,7 +198,7 @@ func (kr *keyReplica) publish(ctx context.Context, ks *replication.KeyStream, ri
 		if gen, _ := keyring.GrantGeneration(g); inStream[d] == gen {
 			continue
 		}
-		if err := ks.Grant(ctx, d.String(), g); err != nil {
+		if err := ks.Grant(ctx, d.String(), g, kr.s.e.Lease().Epoch); err != nil {
 			return err
 		}
 	}
@@ -231,7 +231,7 @@ func (kr *keyReplica) grant(ctx context.Context, ring *keyring.Ring, fresh []key
 	}
 	for d := range kr.unsent {
 		if g, ok := ring.KeyGrant(d); ok {
-			if err := ks.Grant(ctx, d.String(), g); err != nil {
+			if err := ks.Grant(ctx, d.String(), g, kr.s.e.Lease().Epoch); err != nil {
 				return fmt.Errorf("grant a subject's key to the standbys: %w", err)
 			}
 		}

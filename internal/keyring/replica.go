@@ -103,9 +103,11 @@ func (r *Ring) ErasedGenerations() map[Digest]uint32 {
 
 // ApplyGrant stores the key grant g of d (fsynced) unless d already has
 // that key, or an erasure destroyed its generation (then the grant is
-// refused: an erased key is never resurrected) or a newer one is live.
-// It reports whether the key was stored. Errors: ErrKeyFile,
-// ErrSealedValueMalformed (not a key grant).
+// refused: an erased key is never resurrected) or a newer one is live. A
+// grant of the live generation with another key replaces it: the key
+// stream replaced a deposed primary's key (grants are applied in the
+// stream's order). It reports whether the key was stored. Errors:
+// ErrKeyFile, ErrSealedValueMalformed (not a key grant).
 func (r *Ring) ApplyGrant(d Digest, g []byte) (bool, error) {
 	gen, ok := GrantGeneration(g)
 	if !ok || gen == 0 {
@@ -113,7 +115,8 @@ func (r *Ring) ApplyGrant(d Digest, g []byte) (bool, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if l, live := r.keys[d]; (live && l.gen >= gen) || gen <= r.erased[d] {
+	cur, has := r.keys[d]
+	if (has && (cur.gen > gen || subtle.ConstantTimeCompare(cur.key[:], g[4:]) == 1)) || gen <= r.erased[d] {
 		return false, nil
 	}
 	if err := r.writable(); err != nil {

@@ -94,3 +94,21 @@ func TestAKeyFileHoldingKeysRefusesAnotherIdentity(t *testing.T) {
 	}
 	mustOK(t, p.AdoptFile(p.FileGrant())) // its own: nothing to do
 }
+
+// The key stream replaced a deposed primary's key of the same
+// generation: the standby takes the replacement (applied in stream order).
+func TestAGrantOfTheLiveGenerationWithAnotherKeyReplacesIt(t *testing.T) {
+	p, s, d, sealed := twoRings(t)
+	g, _ := p.KeyGrant(d)
+	deposed := append([]byte{}, g...)
+	deposed[10] ^= 0xff
+	if ok, err := s.ApplyGrant(d, deposed); err != nil || !ok {
+		t.Fatalf("the deposed primary's grant: %v %v", ok, err)
+	}
+	if ok, err := s.ApplyGrant(d, g); err != nil || !ok {
+		t.Fatalf("the replacing grant: %v %v", ok, err)
+	}
+	if got, st, err := s.Open("Person", "email", sealed); err != nil || st != Opened || got != "alice@example.org" {
+		t.Fatalf("after the replacement the standby opens %q %v %v", got, st, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -139,28 +140,54 @@ func (k *KeyStream) Put(ctx context.Context, kind, digest string, body []byte) e
 	return nil
 }
 
-// Grant stores digest's key message body when the stream holds none for
-// digest (or holds this one). Another key there is ErrFenced: another
-// primary granted that subject a key (this one was displaced), and a
-// second key must never replace the one the store's values are sealed
-// with.
-func (k *KeyStream) Grant(ctx context.Context, digest string, body []byte) error {
+// epochHeader names the lease epoch of the primary that stored a key
+// message.
+const epochHeader = "Hikoutei-Epoch"
+
+// Grant stores digest's key message body for the primary of lease epoch
+// epoch when the stream holds none for digest (or holds this one). A key
+// stored there by a primary of an older epoch (one that was deposed
+// before any commit of it with that key reached the log) is replaced;
+// one stored by this epoch or a newer one is ErrFenced: a second key
+// must never replace the one the store's values are sealed with.
+func (k *KeyStream) Grant(ctx context.Context, digest string, body []byte, epoch uint64) error {
 	subject := k.subject(KeyKindKey, digest)
-	_, err := k.js.Publish(ctx, subject, body, jetstream.WithExpectLastSequencePerSubject(0))
-	if err == nil {
-		return nil
-	}
+	err := k.publishKey(ctx, subject, body, epoch, 0)
 	if _, _, fenced := wrongLastSequence(err); !fenced {
-		return classify(err, "store a key message")
+		return err
 	}
 	m, err := k.last(ctx, subject)
 	switch {
 	case err != nil:
 		return err
-	case m != nil && string(m.Data) != string(body):
-		return fmt.Errorf("%w: the key stream holds another key for subject %s", ErrFenced, digest)
+	case m == nil || string(m.Data) == string(body):
+		return nil
 	}
-	return nil
+	stored, _ := strconv.ParseUint(m.Header.Get(epochHeader), 10, 64)
+	if stored >= epoch {
+		return fmt.Errorf("%w: the key stream holds another key for subject %s (stored at lease epoch %d, this primary's is %d)", ErrFenced, digest, stored, epoch)
+	}
+	err = k.publishKey(ctx, subject, body, epoch, m.Sequence)
+	if _, _, fenced := wrongLastSequence(err); fenced {
+		return fmt.Errorf("%w: the key message of subject %s changed meanwhile", ErrFenced, digest)
+	}
+	return err
+}
+
+// publishKey publishes a key message expecting the subject's last
+// sequence to be last (0: none).
+func (k *KeyStream) publishKey(ctx context.Context, subject string, body []byte, epoch, last uint64) error {
+	m := nats.NewMsg(subject)
+	m.Data = body
+	m.Header.Set(epochHeader, strconv.FormatUint(epoch, 10))
+	_, err := k.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(last))
+	if err == nil {
+		return nil
+	}
+	if _, _, fenced := wrongLastSequence(err); fenced {
+		return err
+	}
+	return classify(err, "store a key message")
 }
 
 // Erase stores the erasure of digest (body), then deletes its key
