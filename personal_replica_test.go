@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/keyring"
@@ -206,4 +208,31 @@ func TestAStandbyOfAnotherKeyFileIsRefused(t *testing.T) {
 	if !errors.Is(err, ErrPersonalKeyFile) {
 		t.Fatalf("a standby with another store's key file = %v, want personal_key_file", err)
 	}
+}
+
+// TestI37_AStoreReplicatedByAnEarlierBuildGrantsItsKeysWhenItReopens: an
+// earlier build replicated the log and kept keys.db local (no key
+// stream). Reopened by this build, the primary stores its key file's
+// identity and every live key in the new key stream, and a standby then
+// opens the values sealed before the upgrade.
+func TestI37_AStoreReplicatedByAnEarlierBuildGrantsItsKeysWhenItReopens(t *testing.T) {
+	x := &replicatedPeople{t: t, cluster: replicationtest.StartCluster(t, 3), clock: events.NewManualClock(t0)}
+	primary := x.open(false)
+	commit(t, primary, &Person{ID: "alice", Name: aliceName})
+	dir := primary.Dir()
+	mustT(t, primary.Close())
+	js, err := jetstream.New(x.cluster.Connect())
+	mustT(t, err)
+	mustT(t, js.DeleteStream(t.Context(), replication.KeyStreamName(peopleStore))) // as an earlier build left it
+	primary = openPeople(t, dir, func(o *Options) {
+		o.Clock = x.clock
+		o.Replication = &ReplicationOptions{URL: x.cluster.URLs(), Store: peopleStore, AppendTimeout: replicationtest.Deadline}
+	})
+	t.Cleanup(func() { primary.Close() })
+	if n := x.keyMessages(primary.keys.ring.Load().Digest("alice")); n != 1 {
+		t.Fatalf("the reopened primary stored %d key message(s) of alice, want 1", n)
+	}
+	standby := x.open(true)
+	t.Cleanup(func() { standby.Close() })
+	waitUntil(t, "the standby opens alice's value sealed before the upgrade", func() bool { return nameOf(standby, "alice") == aliceName })
 }
