@@ -44,6 +44,9 @@ func ErasedBy(a Actor) EraseOption { return func(o *eraseOptions) { o.actor = a 
 // reader sees the marker in place of those values (Erased in typed reads,
 // ErasedValue in events), at any point of the history (AsOf), and the
 // chain still verifies: no logged byte changed (I37, docs/erasure.md).
+// Replicated, it then deletes the key from the store's key stream and
+// records the erasure there; each standby destroys the key in its own
+// keys.db (docs/replication.md, "Personal data keys").
 // With sync on, it then queues fenced rewrites of the subject's personal
 // cells, which the sheet shows as the marker once they are sent (an error
 // after the erasure completed says so; anti-entropy corrects the cells).
