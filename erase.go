@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -43,6 +44,9 @@ func ErasedBy(a Actor) EraseOption { return func(o *eraseOptions) { o.actor = a 
 // reader sees the marker in place of those values (Erased in typed reads,
 // ErasedValue in events), at any point of the history (AsOf), and the
 // chain still verifies: no logged byte changed (I37, docs/erasure.md).
+// Replicated, it then deletes the key from the store's key stream and
+// records the erasure there; each standby destroys the key in its own
+// keys.db (docs/replication.md, "Personal data keys").
 // With sync on, it then queues fenced rewrites of the subject's personal
 // cells, which the sheet shows as the marker once they are sent (an error
 // after the erasure completed says so; anti-entropy corrects the cells).
@@ -99,10 +103,14 @@ func (s *Store) Erase(ctx context.Context, subject string, opts ...EraseOption) 
 	}
 	s.keys.recovered()
 	er := Erasure{Subject: d.String(), Generation: uint64(gen), Seq: seq}
-	if _, err := s.rewriteErased(ctx, subject); err != nil {
-		return er, fmt.Errorf("erasure complete at seq %d; queueing the rewrite of the sheet's cells failed (anti-entropy corrects them): %w", seq, err)
+	kerr := s.krep.erased(ctx, d, gen)
+	if kerr != nil {
+		kerr = fmt.Errorf("erasure complete at seq %d; deleting the key from the replicated key stream failed (it is deleted when the store next opens): %w", seq, kerr)
 	}
-	return er, nil
+	if _, err := s.rewriteErased(ctx, subject); err != nil {
+		return er, errors.Join(kerr, fmt.Errorf("erasure complete at seq %d; queueing the rewrite of the sheet's cells failed (anti-entropy corrects them): %w", seq, err))
+	}
+	return er, kerr
 }
 
 func (s *Store) recordErasure(d keyring.Digest, gen uint32, actor Actor) (uint64, error) {
@@ -117,10 +125,14 @@ func (s *Store) finishErasure(_ context.Context, d keyring.Digest, actor Actor) 
 	if by := s.keys.ring.Load().PendingBy(d); by != "" {
 		actor = Actor(by)
 	}
-	if _, err := s.recordErasure(d, s.keys.ring.Load().Generation(d), actor); err != nil {
+	gen := s.keys.ring.Load().Generation(d)
+	if _, err := s.recordErasure(d, gen, actor); err != nil {
 		return err
 	}
-	return s.keys.ring.Load().Destroy(d)
+	if err := s.keys.ring.Load().Destroy(d); err != nil {
+		return err
+	}
+	return s.krep.erased(context.Background(), d, gen)
 }
 
 // createKeys creates the key file of a store that had none (an erasure

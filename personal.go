@@ -41,6 +41,9 @@ type keys struct {
 	raw   bool                         // leave sealed values sealed (migrations)
 	own   bool                         // opened for a View (AsOfDir), which closes it
 	erase sync.Mutex                   // one erasure at a time
+	// fetch, when set, fetches a subject's key missing from the key file
+	// (a standby's key stream) and reports whether it got one.
+	fetch func(keyring.Digest) bool
 	mu    sync.Mutex
 	err   error // latched: Health().Keys
 }
@@ -84,6 +87,14 @@ func (k *keys) recovered() {
 	if errors.Is(k.err, ErrPersonalKeyFile) {
 		k.err = nil
 	}
+	k.mu.Unlock()
+}
+
+// forget clears a latched personal_keys_lost (a takeover that brought
+// the key file up to its key stream checks the keys again).
+func (k *keys) forget() {
+	k.mu.Lock()
+	k.err = nil
 	k.mu.Unlock()
 }
 
@@ -150,11 +161,15 @@ func (s *Store) sealUnit(cmds []engine.Command, ops []unitOp) error {
 	if len(need) == 0 {
 		return nil
 	}
-	if err := s.keys.ring.Load().Ensure(need); err != nil {
+	fresh, err := s.keys.ring.Load().Ensure(need)
+	if err != nil {
 		s.keys.note(err)
 		return err
 	}
 	s.keys.recovered()
+	if err := s.krep.grant(context.Background(), s.keys.ring.Load(), fresh); err != nil {
+		return err
+	}
 	for i, op := range ops {
 		if err := s.sealValues(op.def, digests[i], cmds[i].Values); err != nil {
 			return err
@@ -194,6 +209,9 @@ func (k *keys) openValue(entity, field string, v any) (any, error) {
 		ring = k.ring.Load()
 	}
 	pt, st, err := ring.Open(entity, field, s)
+	if d, ok := keyring.SubjectOf(s); errors.Is(err, ErrPersonalKeysLost) && k != nil && k.fetch != nil && ok && k.fetch(d) {
+		pt, st, err = ring.Open(entity, field, s)
+	}
 	if err != nil {
 		if k != nil {
 			k.note(err)
@@ -325,8 +343,15 @@ func (s *Store) holdsSealed(ctx context.Context, shape events.EntityShape) (bool
 // open the store without Go types (hikoutei adopt). A failure is reported
 // in Health().Keys; the store opens.
 func (s *Store) recordPersonal() {
+	if s.e.Role() != engine.RoleStandby {
+		s.recordPersonalNow()
+	}
+}
+
+// recordPersonalNow is recordPersonal in any role (a takeover).
+func (s *Store) recordPersonalNow() {
 	ring := s.keys.ring.Load()
-	if ring == nil || s.byType == nil || s.e.Role() == engine.RoleStandby {
+	if ring == nil || s.byType == nil {
 		return
 	}
 	m := map[string][]string{}

@@ -310,6 +310,7 @@ type Store struct {
 	disk     *disk.Monitor // the store's disk and its size samples
 	keys     *keys         // the key file of personal values (docs/erasure.md)
 	shownBy  *sheetKeys    // lends keys to the engine: the sheet shows opened values
+	krep     *keyReplica   // a replicated store's key stream (nil: not replicated)
 	// segs is where the sealed segments live; ownSegs is true when Open
 	// opened it from Options.Segments (Close closes it).
 	segs    segstore.Store
@@ -395,13 +396,14 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 	cfg.Segments = segs
 	sk := &sheetKeys{}
 	cfg.Shown = sk.shown
+	kr := newKeyReplica(opts, &cfg)
 	lendHooks(opts)
 	e, err := engine.Open(dir, cfg, entities)
 	if err != nil {
 		return nil, errors.Join(err, closeSegments(segs, own))
 	}
 	s := &Store{e: e, byType: byType, observer: opts.Observer, tracer: tracer(opts.TracerProvider),
-		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe)), segs: segs, ownSegs: own, shownBy: sk}
+		disk: disk.NewMonitor(e.Dir(), diskProbe(opts.DiskProbe)), segs: segs, ownSegs: own, shownBy: sk, krep: kr}
 	if err := s.start(ctx, opts); err != nil {
 		return nil, errors.Join(err, s.closeOpened())
 	}
@@ -419,6 +421,9 @@ func (s *Store) start(ctx context.Context, opts Options) error {
 	s.recordPersonal()
 	s.e.SetAdoptGuard(s.adoptPersonal)
 	s.shownBy.k.Store(k)
+	if err := s.startKeyReplica(ctx); err != nil {
+		return err
+	}
 	if err := s.startKeys(ctx); err != nil {
 		return err
 	}
@@ -430,7 +435,9 @@ func (s *Store) start(ctx context.Context, opts Options) error {
 
 // closeOpened closes what open opened before a later step failed.
 func (s *Store) closeOpened() error {
-	return errors.Join(s.keys.close(), s.e.Close(), closeSegments(s.segs, s.ownSegs))
+	err := s.e.Close()
+	s.krep.stopFollowing()
+	return errors.Join(err, s.keys.close(), closeSegments(s.segs, s.ownSegs))
 }
 
 // boundWaits shortens Open's waits (OpenTimeout, AcquireWait) to what
@@ -551,6 +558,7 @@ func (s *Store) ReadModelPath() string { return s.e.ReadModelPath() }
 func (s *Store) Close() error {
 	aerr := s.closeAdmin()
 	err := s.e.Close()
+	s.krep.stopFollowing()
 	serr := closeSegments(s.segs, s.ownSegs)
 	s.ownSegs = false
 	kerr := s.keys.close()

@@ -202,6 +202,12 @@ DIR/segments, or from the store --segments names.`,
 // stderr which key vouched for them.
 func auditMirror(stderr io.Writer, src mirrorSource, f *auditFilter, fn func(events.Event) error) error {
 	cfg := natsbus.Config{URL: src.url, NkeyFile: src.nkey, Mirror: natsbus.MirrorConfig{VerifyKey: src.key}}
+	if err := f.pv.loadMirror(func(note func(events.Event) error) error {
+		_, err := natsbus.ReadMirrorReport(context.Background(), cfg, src.stream, note)
+		return err
+	}); err != nil {
+		return err
+	}
 	rep, err := natsbus.ReadMirrorReport(context.Background(), cfg, src.stream, f.filter(fn))
 	if rep.Signer != "" && !rep.Pinned {
 		fmt.Fprintf(stderr, "audit: records signed by mirror key %s (not pinned: pass --mirror-key to require it)\n", rep.Signer)

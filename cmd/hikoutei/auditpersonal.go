@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
@@ -55,6 +56,20 @@ func (p *personalView) load(l *events.Log) error {
 		return nil
 	}
 	return p.openKeys()
+}
+
+// loadMirror reads the erasures a mirror records: read reads the whole
+// mirror (verified, as the audit's own pass does) before the audit prints
+// anything, since an erasure comes after the values it erased.
+func (p *personalView) loadMirror(read func(func(events.Event) error) error) error {
+	if p == nil {
+		return nil
+	}
+	p.erased = map[keyring.Digest]uint32{}
+	return read(func(e events.Event) error {
+		p.noteErasure(e)
+		return nil
+	})
 }
 
 // noteErasure records a subject.erased event.
@@ -169,3 +184,39 @@ func (p *personalView) opens(entity, field, s string) bool {
 	_, _, err := p.ring.Open(entity, field, s)
 	return !errors.Is(err, keyring.ErrSealedValueMalformed)
 }
+
+// shownOutboxValues is what outbox show --values prints of an entry's
+// values: a sealed personal value as ⟦personal⟧, or ⟦erased⟧ when the
+// log's erasures (read when the store is closed) erased its subject;
+// never its sealed text, never opened.
+func shownOutboxValues(stderr io.Writer, dir, entity string, vals map[string]any) map[string]any {
+	sealed := false
+	for _, v := range vals {
+		if s, ok := v.(string); ok && keyring.IsSealed(s) {
+			sealed = true
+		}
+	}
+	if !sealed {
+		return vals
+	}
+	p := &personalView{stderr: stderr, erased: map[keyring.Digest]uint32{}}
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: outboxLogWait})
+	if err == nil {
+		err = errors.Join(p.load(l), l.Close())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "outbox: personal values show as %s: the log's erasures could not be read (%v)\n", personalMarker, err)
+	}
+	out := make(map[string]any, len(vals))
+	for k, v := range vals {
+		if s, ok := v.(string); ok && keyring.IsSealed(s) {
+			v = p.marker(s)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// outboxLogWait is how long outbox show waits for a running store's lock
+// on log.db before it shows personal values without their erasures.
+const outboxLogWait = 200 * time.Millisecond

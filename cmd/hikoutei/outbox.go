@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
@@ -160,7 +161,10 @@ func newOutboxShowCmd() *cobra.Command {
 		Short: "Show one outbox entry and the names of the fields it writes",
 		Long: `show prints one outbox entry: its row, state, reason and attempts, and the
 names of the cells it writes. The cell values are user data: they are printed
-only with --values.`,
+only with --values. A personal value (docs/erasure.md) is never printed, nor
+its sealed text: it shows as ` + personalMarker + `, or as ` + hikoutei.Erased + ` when the
+store is closed and its log erased the value's subject (audit
+--reveal-personal reads personal values).`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			conn, err := inspectReadModel(dir)
@@ -174,7 +178,7 @@ only with --values.`,
 			}
 			j := outboxJSON(e)
 			if values {
-				j.Values = vals
+				j.Values = shownOutboxValues(cmd.ErrOrStderr(), dir, e.Entity, vals)
 			}
 			return printOutboxShow(cmd.OutOrStdout(), j, asJSON)
 		},

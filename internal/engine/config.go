@@ -66,6 +66,22 @@ type Config struct {
 	// Shown turns a record's values into what its rows show in the sheet
 	// (nil: as they are): sealed personal values opened (docs/erasure.md).
 	Shown ShownFunc
+	// Keys carries a replicated store's personal data keys (nil: none;
+	// docs/replication.md, "Personal data keys").
+	Keys *KeyHooks
+}
+
+// KeyHooks let the owner of the key file follow a replicated store's
+// roles. Each may be nil.
+type KeyHooks struct {
+	// Followed is called on a standby after each followed commit is
+	// projected (the log's new subject.erased events are applied to the
+	// key file).
+	Followed func()
+	// Takeover is called at a takeover once the writer is open, before the
+	// store commits or syncs anything: the key file catches up with the
+	// key stream. An error fails the takeover.
+	Takeover func() error
 }
 
 // Fault injects failures at durability boundaries (tests).

@@ -95,6 +95,40 @@ type replState struct {
 	// storeID is the store id the stream's logs have ("" until a primary
 	// claimed the stream); touched only while opening or taking over.
 	storeID string
+	keysMu  sync.Mutex
+	keys    *replication.KeyStream // opened by the first KeyStream
+}
+
+// KeyStream returns the replicated store's key stream, opening (creating)
+// it at the first call; nil when the store is not replicated. Errors
+// wrap replication.ErrUnavailable, ErrRejected.
+func (e *Engine) KeyStream(ctx context.Context) (*replication.KeyStream, error) {
+	r := e.repl
+	if r == nil {
+		return nil, nil
+	}
+	r.keysMu.Lock()
+	defer r.keysMu.Unlock()
+	if r.keys != nil {
+		return r.keys, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, replicaOpTimeout)
+	defer cancel()
+	ks, err := replication.OpenKeyStream(ctx, r.nc, replication.Config{Store: r.store, Replicas: r.cfg.Replicas})
+	if err != nil {
+		return nil, fmt.Errorf("replication: %w", err)
+	}
+	r.keys = ks
+	return ks, nil
+}
+
+// ReplicationContext is canceled when the replicated store closes
+// (context.Background() when not replicated).
+func (e *Engine) ReplicationContext() context.Context {
+	if e.repl == nil {
+		return context.Background()
+	}
+	return e.repl.ctx
 }
 
 func (r *replState) setRole(role Role) { r.role.Store(&role) }

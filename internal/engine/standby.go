@@ -147,7 +147,13 @@ func (e *Engine) applyFollowed(c replication.Commit) error {
 	if err := e.repl.sb.log.ApplyReplica(c.Seq, c.Records); err != nil {
 		return err
 	}
-	return e.projectStandby()
+	if err := e.projectStandby(); err != nil {
+		return err
+	}
+	if k := e.cfg.Keys; k != nil && k.Followed != nil {
+		k.Followed()
+	}
+	return nil
 }
 
 // projectStandby brings the read model up to log.db's head.
@@ -233,6 +239,11 @@ func (e *Engine) takeOver() error {
 		return err
 	}
 	e.w.Store(w)
+	if k := e.cfg.Keys; k != nil && k.Takeover != nil {
+		if err := k.Takeover(); err != nil {
+			return fmt.Errorf("personal data keys: %w", err)
+		}
+	}
 	if err := e.becomeWriter(); err != nil {
 		return err
 	}

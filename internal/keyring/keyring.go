@@ -218,8 +218,9 @@ func (r *Ring) Digest(subject string) Digest {
 
 // Ensure gives every subject of ds without a live key a new random key
 // (its generation one past the last destroyed one), durably (one fsynced
-// transaction) before it returns. Errors: ErrKeyFile.
-func (r *Ring) Ensure(ds []Digest) error {
+// transaction) before it returns, and lists the subjects it gave a key
+// (which a replicated primary grants to its standbys). Errors: ErrKeyFile.
+func (r *Ring) Ensure(ds []Digest) ([]Digest, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fresh := map[Digest]live{}
@@ -232,10 +233,10 @@ func (r *Ring) Ensure(ds []Digest) error {
 		fresh[d] = l
 	}
 	if len(fresh) == 0 {
-		return nil
+		return nil, nil
 	}
 	if err := r.writable(); err != nil {
-		return err
+		return nil, err
 	}
 	err := r.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketKeys)
@@ -247,12 +248,15 @@ func (r *Ring) Ensure(ds []Digest) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w: store a subject key: %w", ErrKeyFile, err)
+		return nil, fmt.Errorf("%w: store a subject key: %w", ErrKeyFile, err)
 	}
+	out := make([]Digest, 0, len(fresh))
 	for d, l := range fresh {
 		r.keys[d] = l
+		out = append(out, d)
 	}
-	return nil
+	sortDigests(out)
+	return out, nil
 }
 
 func (l live) bytes() []byte {

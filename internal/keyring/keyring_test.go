@@ -19,7 +19,7 @@ func TestSealOpenErase(t *testing.T) {
 	}
 	defer r.Close()
 	d := r.Digest("alice")
-	if err := r.Ensure([]Digest{d}); err != nil {
+	if _, err := r.Ensure([]Digest{d}); err != nil {
 		t.Fatal(err)
 	}
 	s1, err := r.Seal("Person", "email", d, "alice@example.org")
@@ -57,7 +57,7 @@ func TestSealOpenErase(t *testing.T) {
 		t.Fatal("pending mark kept")
 	}
 	// A new key for the same subject is of the next generation.
-	if err := r.Ensure([]Digest{d}); err != nil || r.Generation(d) != 2 {
+	if _, err := r.Ensure([]Digest{d}); err != nil || r.Generation(d) != 2 {
 		t.Fatalf("new generation: %d %v", r.Generation(d), err)
 	}
 	r.Close()
@@ -75,7 +75,7 @@ func TestLostKeyFile(t *testing.T) {
 	dir := t.TempDir()
 	r, _ := Open(filepath.Join(dir, File), true)
 	d := r.Digest("bob")
-	_ = r.Ensure([]Digest{d})
+	_, _ = r.Ensure([]Digest{d})
 	s, _ := r.Seal("Person", "email", d, "bob@example.org")
 	r.Close()
 	other, _ := Open(filepath.Join(dir, "other.db"), true)
@@ -100,7 +100,7 @@ func FuzzOpen(f *testing.F) {
 		f.Fatal(err)
 	}
 	d := r.Digest("x")
-	_ = r.Ensure([]Digest{d})
+	_, _ = r.Ensure([]Digest{d})
 	s, _ := r.Seal("E", "f", d, "v")
 	f.Add(s)
 	f.Fuzz(func(t *testing.T, s string) {
@@ -134,7 +134,8 @@ func TestPersonalFieldsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := r.Digest("M1")
-	if err := errors.Join(r.Ensure([]Digest{d}), r.MarkPending(d, "cli"), r.Destroy(d), r.Close()); err != nil {
+	_, err = r.Ensure([]Digest{d})
+	if err := errors.Join(err, r.MarkPending(d, "cli"), r.Destroy(d), r.Close()); err != nil {
 		t.Fatal(err)
 	}
 	ro, err := OpenReadOnly(path)

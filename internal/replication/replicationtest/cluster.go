@@ -123,6 +123,10 @@ func (c *Cluster) start(i int) {
 // Server returns node i's running server (nil while stopped).
 func (c *Cluster) Server(i int) *server.Server { return c.Nodes[i].srv }
 
+// StoreDir returns node i's JetStream store directory (tests that search
+// what the servers' files hold).
+func (c *Cluster) StoreDir(i int) string { return c.Nodes[i].opts.StoreDir }
+
 // URLs returns the client URLs of all nodes, comma-separated, for
 // nats.Connect (the client fails over between them).
 func (c *Cluster) URLs() string {
