@@ -25,6 +25,10 @@ type Health struct {
 	// blocked (with a reason code) or diverged. It is computed from local
 	// state only and never waits on the network. Nil without sync.
 	SyncHealth *SyncHealth
+	// SyncRoutes is the sync health of each routed spreadsheet
+	// (SyncOptions.Routes), in order; each names its sync target, never
+	// the spreadsheet id. Sync is set when one of them is not ok either.
+	SyncRoutes []*SyncHealth
 	// Integrity: damage the store found in itself when it opened — the
 	// log had lost acknowledged records (log_behind_read_model; the gap is
 	// also recorded in the log). Commits go on.

@@ -1,0 +1,180 @@
+package hikoutei_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// Pump and Tank are two entities people edit, for the routing tests.
+type Pump struct {
+	ID   string `hikoutei:"id,pk"`
+	Note string `hikoutei:"note,user"`
+}
+
+type Tank struct {
+	ID   string `hikoutei:"id,pk"`
+	Note string `hikoutei:"note,user"`
+}
+
+// tankSheet is the spreadsheet the routing tests send Tank to.
+const tankSheet = "hikouteitest-tanks"
+
+// routedStore opens a store syncing Pump to the default emulated
+// spreadsheet and Tank, by a route, to tankSheet, and provisions both.
+func routedStore(t *testing.T) (*hikoutei.Store, *hikouteitest.Harness, *hikouteitest.Sheet) {
+	t.Helper()
+	sheet := hikouteitest.NewSheet(t)
+	so := sheet.SyncOptions()
+	so.Routes = []hikoutei.SyncRoute{{SpreadsheetID: tankSheet, Entities: []string{"Tank"}}}
+	s, err := hikoutei.Open(t.Context(), t.TempDir(), hikoutei.Options{Sync: so, NoAdmin: true},
+		hikoutei.Entity[Pump]("Pump"), hikoutei.Entity[Tank]("Tank"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, hikouteitest.New(t, s), sheet
+}
+
+func commitPumpAndTank(t *testing.T, s *hikoutei.Store, id, note string) {
+	t.Helper()
+	u := s.Begin()
+	u.Persist(&Pump{ID: id, Note: note})
+	u.Persist(&Tank{ID: id, Note: note})
+	if _, err := u.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shown is what tab of spreadsheet id displays ("" rows: the tab is
+// missing).
+func shown(t *testing.T, sheet *hikouteitest.Sheet, id, tab string) ([][]string, bool) {
+	t.Helper()
+	rows, err := sheet.PersonOf(id).Displayed(tab)
+	if err != nil {
+		return nil, false
+	}
+	return rows, true
+}
+
+// columnOf is the A1 cell of column name at row on tab.
+func columnOf(t *testing.T, rows [][]string, name string, row int) string {
+	t.Helper()
+	i := slices.Index(rows[0], name)
+	if i < 0 {
+		t.Fatalf("no column %s in %v", name, rows[0])
+	}
+	return string(rune('A'+i)) + string(rune('0'+row))
+}
+
+// Two entities routed to two spreadsheets converge both: each
+// spreadsheet holds its entity's tabs only and an authority tab of its
+// own naming the store; health shows each spreadsheet's tabs under its
+// own target (never the id); a person's edit of the routed spreadsheet's
+// Input tab is accepted.
+func TestRoutesSendTwoEntitiesToTwoSpreadsheetsAndConvergeBoth(t *testing.T) {
+	ctx := t.Context()
+	s, h, sheet := routedStore(t)
+	commitPumpAndTank(t, s, "P1", "first")
+	h.Drain(ctx)
+	for _, c := range []struct {
+		id, own, other string
+	}{{hikouteitest.SpreadsheetID, "Pump", "Tank"}, {tankSheet, "Tank", "Pump"}} {
+		for _, tab := range []string{layout.SystemTabName(c.own), layout.InputTabName(c.own)} {
+			if rows, ok := shown(t, sheet, c.id, tab); !ok || len(rows) != 2 || !slices.Contains(rows[1], "first") {
+				t.Fatalf("%s of %s shows %v (present %v), want its row", tab, c.id, rows, ok)
+			}
+		}
+		for _, tab := range []string{layout.SystemTabName(c.other), layout.InputTabName(c.other)} {
+			if _, ok := shown(t, sheet, c.id, tab); ok {
+				t.Fatalf("%s holds %s, another spreadsheet's tab", c.id, tab)
+			}
+		}
+		if rows, ok := shown(t, sheet, c.id, layout.AuthorityTab); !ok || len(rows) < 2 {
+			t.Fatalf("%s has no authority row: %v", c.id, rows)
+		}
+	}
+	hl := s.Health()
+	if hl.Sync != nil || hl.SyncHealth == nil || len(hl.SyncRoutes) != 1 {
+		t.Fatalf("health: sync %v, default %v, routes %d", hl.Sync, hl.SyncHealth, len(hl.SyncRoutes))
+	}
+	def, route := hl.SyncHealth, hl.SyncRoutes[0]
+	if route.Spreadsheet != engine.TargetKey(tankSheet) || def.Spreadsheet == route.Spreadsheet ||
+		strings.Contains(route.Spreadsheet, tankSheet) {
+		t.Fatalf("targets %q and %q", def.Spreadsheet, route.Spreadsheet)
+	}
+	if tabsOf(def) != "Pump_Input Pump_System" || tabsOf(route) != "Tank_Input Tank_System" {
+		t.Fatalf("default tabs %q, routed tabs %q", tabsOf(def), tabsOf(route))
+	}
+
+	rows, _ := shown(t, sheet, tankSheet, "Tank_Input")
+	if err := sheet.PersonOf(tankSheet).Type("Tank_Input", columnOf(t, rows, "note", 2), "from a person"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Route(tankSheet).Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := hikoutei.Get[Tank](ctx, s, "P1")
+	if err != nil || got.Note != "from a person" {
+		t.Fatalf("Tank P1 after the poll: %+v, %v", got, err)
+	}
+	h.Drain(ctx)
+	if rows, _ := shown(t, sheet, tankSheet, "Tank_System"); !slices.Contains(rows[1], "from a person") {
+		t.Fatalf("Tank_System after the edit: %v", rows)
+	}
+	if rows, _ := shown(t, sheet, hikouteitest.SpreadsheetID, "Pump_System"); !slices.Contains(rows[1], "first") {
+		t.Fatalf("Pump_System after the edit: %v", rows)
+	}
+}
+
+// tabsOf lists the tabs of h, sorted and space-separated.
+func tabsOf(h *hikoutei.SyncHealth) string {
+	var out []string
+	for _, t := range h.Tabs {
+		out = append(out, t.Tab)
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
+}
+
+// A route that cannot apply fails Open with sync_startup_failed and its
+// own code, and the store stays closed.
+func TestRoutesRefuseRoutesThatCannotApply(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		routes []hikoutei.SyncRoute
+		want   error
+	}{
+		{"no spreadsheet", []hikoutei.SyncRoute{{Entities: []string{"Tank"}}}, hikoutei.ErrSyncRouteEmpty},
+		{"no entity", []hikoutei.SyncRoute{{SpreadsheetID: tankSheet}}, hikoutei.ErrSyncRouteEmpty},
+		{"the default spreadsheet", []hikoutei.SyncRoute{{SpreadsheetID: hikouteitest.SpreadsheetID, Entities: []string{"Tank"}}},
+			hikoutei.ErrSyncRouteSpreadsheetTwice},
+		{"one spreadsheet twice", []hikoutei.SyncRoute{{SpreadsheetID: tankSheet, Entities: []string{"Tank"}},
+			{SpreadsheetID: tankSheet, Entities: []string{"Pump"}}}, hikoutei.ErrSyncRouteSpreadsheetTwice},
+		{"an entity twice", []hikoutei.SyncRoute{{SpreadsheetID: tankSheet, Entities: []string{"Tank"}},
+			{SpreadsheetID: "other", Entities: []string{"Tank"}}}, hikoutei.ErrSyncRouteEntityTwice},
+		{"an undeclared entity", []hikoutei.SyncRoute{{SpreadsheetID: tankSheet, Entities: []string{"Valve"}}},
+			hikoutei.ErrSyncRouteEntityUnknown},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sheet := hikouteitest.NewSheet(t)
+			so := sheet.SyncOptions()
+			so.Routes = c.routes
+			s, err := hikoutei.Open(context.Background(), t.TempDir(), hikoutei.Options{Sync: so, NoAdmin: true},
+				hikoutei.Entity[Pump]("Pump"), hikoutei.Entity[Tank]("Tank"))
+			if err == nil {
+				s.Close()
+			}
+			if !errors.Is(err, hikoutei.ErrSyncStartup) || !errors.Is(err, c.want) {
+				t.Fatalf("Open: %v, want %v in %v", err, c.want, hikoutei.ErrSyncStartup)
+			}
+		})
+	}
+}
