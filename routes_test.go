@@ -2,14 +2,19 @@ package hikoutei_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/observe"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -114,6 +119,8 @@ func TestRoutesSendTwoEntitiesToTwoSpreadsheetsAndConvergeBoth(t *testing.T) {
 		t.Fatalf("default tabs %q, routed tabs %q", tabsOf(def), tabsOf(route))
 	}
 
+	checkRouteReports(t, s, route.Spreadsheet)
+
 	rows, _ := shown(t, sheet, tankSheet, "Tank_Input")
 	if err := sheet.PersonOf(tankSheet).Type("Tank_Input", columnOf(t, rows, "note", 2), "from a person"); err != nil {
 		t.Fatal(err)
@@ -176,5 +183,70 @@ func TestRoutesRefuseRoutesThatCannotApply(t *testing.T) {
 				t.Fatalf("Open: %v, want %v in %v", err, c.want, hikoutei.ErrSyncStartup)
 			}
 		})
+	}
+}
+
+// checkRouteReports checks that /healthz's report lists the routed
+// spreadsheet by its target, never its id, and that the metrics carry its
+// tabs' gauges (a pedantic registry refuses a series twice).
+func checkRouteReports(t *testing.T, s *hikoutei.Store, target string) {
+	t.Helper()
+	b, err := json.Marshal(observe.Report(s.Health()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"sync_routes":[{"spreadsheet":"`+target+`"`) || strings.Contains(string(b), tankSheet) {
+		t.Fatalf("health report: %s", b)
+	}
+	m := observe.New()
+	m.Watch(s)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tabs := map[string]bool{}
+	for _, f := range families {
+		for _, x := range f.GetMetric() {
+			for _, l := range x.GetLabel() {
+				if l.GetName() == "tab" {
+					tabs[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	if !tabs["Tank_System"] || !tabs["Pump_System"] {
+		t.Fatalf("metrics name the tabs %v", tabs)
+	}
+}
+
+// With the workers running (no harness), the store provisions both
+// spreadsheets, wakes both dispatchers after a commit, and WaitSynced
+// waits for both; Close stops both.
+func TestRoutesConvergeWithTheWorkersRunning(t *testing.T) {
+	ctx := t.Context()
+	sheet := hikouteitest.NewSheet(t)
+	so := sheet.SyncOptions()
+	so.Manual = false
+	so.Routes = []hikoutei.SyncRoute{{SpreadsheetID: tankSheet, Entities: []string{"Tank"}}}
+	s, err := hikoutei.Open(ctx, t.TempDir(), hikoutei.Options{Sync: so, NoAdmin: true},
+		hikoutei.Entity[Pump]("Pump"), hikoutei.Entity[Tank]("Tank"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPumpAndTank(t, s, "P1", "running")
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := s.WaitSynced(wctx); err != nil {
+		t.Fatal(err)
+	}
+	for id, tab := range map[string]string{hikouteitest.SpreadsheetID: "Pump_System", tankSheet: "Tank_System"} {
+		if rows, ok := shown(t, sheet, id, tab); !ok || len(rows) != 2 || !slices.Contains(rows[1], "running") {
+			t.Fatalf("%s shows %v", tab, rows)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
