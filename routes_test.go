@@ -250,3 +250,66 @@ func TestRoutesConvergeWithTheWorkersRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Routing an entity that was synced to the default spreadsheet moves it:
+// its unsent effects there are superseded (nothing more is written to the
+// old tab), the new spreadsheet is backfilled with its rows at their
+// current values, and a person's edit there is accepted; the old tab's
+// stale rows are never read as edits.
+func TestRoutesMoveAnEntityToAnotherSpreadsheetAndBackfillIt(t *testing.T) {
+	ctx := t.Context()
+	sheet := hikouteitest.NewSheet(t)
+	dir := t.TempDir()
+	open := func(routes ...hikoutei.SyncRoute) *hikoutei.Store {
+		so := sheet.SyncOptions()
+		so.Routes = routes
+		s, err := hikoutei.Open(ctx, dir, hikoutei.Options{Sync: so, NoAdmin: true}, hikoutei.Entity[Pump]("Pump"), hikoutei.Entity[Tank]("Tank"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	h := hikouteitest.New(t, s)
+	commitPumpAndTank(t, s, "P1", "before")
+	h.Drain(ctx)
+	commitPumpAndTank(t, s, "P1", "unsent") // queued for the default spreadsheet, never sent
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(hikoutei.SyncRoute{SpreadsheetID: tankSheet, Entities: []string{"Tank"}})
+	defer s.Close()
+	h = hikouteitest.New(t, s)
+	if _, err := h.Route(tankSheet).Reconcile(ctx); err != nil { // queues the rows the new spreadsheet never received
+		t.Fatal(err)
+	}
+	h.Drain(ctx)
+	if out := h.Outbox(); out["failed"] != 0 {
+		t.Fatalf("outbox after the move: %v", out)
+	}
+	for _, tab := range []string{"Tank_System", "Tank_Input"} {
+		if rows, ok := shown(t, sheet, tankSheet, tab); !ok || len(rows) != 2 || !slices.Contains(rows[1], "unsent") {
+			t.Fatalf("%s of the routed spreadsheet: %v", tab, rows)
+		}
+		if rows, _ := shown(t, sheet, hikouteitest.SpreadsheetID, tab); len(rows) != 2 || !slices.Contains(rows[1], "before") {
+			t.Fatalf("%s of the default spreadsheet changed after the move: %v", tab, rows)
+		}
+	}
+	if rows, _ := shown(t, sheet, hikouteitest.SpreadsheetID, "Pump_System"); !slices.Contains(rows[1], "unsent") {
+		t.Fatalf("Pump_System: %v", rows)
+	}
+	rows, _ := shown(t, sheet, tankSheet, "Tank_Input")
+	if err := sheet.PersonOf(tankSheet).Type("Tank_Input", columnOf(t, rows, "note", 2), "edited after the move"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Route(tankSheet).Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := hikoutei.Get[Tank](ctx, s, "P1"); err != nil || got.Note != "edited after the move" {
+		t.Fatalf("Tank P1: %+v, %v", got, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
@@ -229,4 +230,72 @@ func fanOut(ctx context.Context, src <-chan struct{}, outs []chan struct{}) {
 			}
 		}
 	}
+}
+
+// bindRoutes records, before a target's workers start, which target
+// shows each entity tab whose target is not the one last recorded: a tab
+// a route sends elsewhere, or one whose route changed or was removed.
+// A tab that moves leaves its old target's unsettled effects superseded
+// and what that spreadsheet showed of it forgotten; the new target is
+// backfilled with its rows. A store that never had routes records
+// nothing.
+func (e *Engine) bindRoutes() error {
+	return e.onWriter(func() error {
+		now := e.cfg.Clock.Now()
+		var ch aggregates.Changes
+		for _, tab := range e.entityTabs() {
+			if err := e.routeTab(&ch, tab, now); err != nil {
+				return err
+			}
+		}
+		if ch.Empty() {
+			return nil
+		}
+		return e.commitWorker(ch, now)
+	})
+}
+
+// routeTab adds to ch the routing of tab when its target changed.
+func (e *Engine) routeTab(ch *aggregates.Changes, tab string, now time.Time) error {
+	target := e.sheet.TargetOf(tab)
+	last, err := e.proj.TabTarget(tab)
+	if err != nil || last == target {
+		return err
+	}
+	if last == "" && target == e.sync.cfg.Name {
+		return nil // never routed: in the default spreadsheet, as always
+	}
+	if last == "" {
+		if last, err = e.shownByDefault(tab); err != nil {
+			return err
+		}
+	}
+	d, moved := aggregates.TabRouting(tab, last, target, now)
+	ch.AddDecision(d)
+	if !moved {
+		return nil
+	}
+	stale, err := e.proj.UnsettledOf(last)
+	for _, fx := range stale {
+		if fx.Target.Tab != tab {
+			continue
+		}
+		ad, derr := aggregates.DecideAbandon(fx, now)
+		if derr != nil {
+			return derr
+		}
+		ch.AddDecision(ad)
+	}
+	return err
+}
+
+// shownByDefault is the default target when effects were queued for tab
+// there (the tab showed in the default spreadsheet before a route took
+// it), else "".
+func (e *Engine) shownByDefault(tab string) (string, error) {
+	has, err := e.proj.TabHasEffects(e.sync.cfg.Name, tab)
+	if err != nil || !has {
+		return "", err
+	}
+	return e.sync.cfg.Name, nil
 }

@@ -133,13 +133,14 @@ func (e *Engine) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 	return e.provisionTarget(ctx, e.sync)
 }
 
-// provisionTarget is Provision for target s: the default one binds the
-// outbox to its spreadsheet first.
+// provisionTarget is Provision for target s, after the outbox is bound
+// to the default spreadsheet and each entity tab to its target.
 func (e *Engine) provisionTarget(ctx context.Context, s *syncState) (*effects.Dispatcher, error) {
-	if s == e.sync {
-		if err := e.bindTarget(s.cfg.Name); err != nil {
-			return nil, err
-		}
+	if err := e.bindTarget(e.sync.cfg.Name); err != nil {
+		return nil, err
+	}
+	if err := e.bindRoutes(); err != nil {
+		return nil, err
 	}
 	s.provision.Lock()
 	defer s.provision.Unlock()
