@@ -12,9 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/observe"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -310,6 +312,76 @@ func TestRoutesMoveAnEntityToAnotherSpreadsheetAndBackfillIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, err := hikoutei.Get[Tank](ctx, s, "P1"); err != nil || got.Note != "edited after the move" {
+		t.Fatalf("Tank P1: %+v, %v", got, err)
+	}
+}
+
+// Removing a route moves the entity back to the default spreadsheet,
+// whose tabs still show the rows from before the route: they are
+// brought to the current values, recognised by anchor (never
+// duplicated), and what a person typed in them meanwhile is not imported.
+func TestRoutesRemovedMoveTheEntityBackWithoutDuplicates(t *testing.T) {
+	ctx := t.Context()
+	clock := events.NewManualClock(time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC))
+	sheet := hikouteitest.NewSheet(t, func(c *gsheets.Config) { c.Now = clock.Now })
+	dir := t.TempDir()
+	open := func(routes ...hikoutei.SyncRoute) (*hikoutei.Store, *hikouteitest.Harness) {
+		so := sheet.SyncOptions()
+		so.Routes = routes
+		s, err := hikoutei.Open(ctx, dir, hikoutei.Options{Sync: so, NoAdmin: true, Clock: clock, HeartbeatInterval: -1, AcquireWait: -1,
+			LeaseTTL: 365 * 24 * time.Hour}, hikoutei.Entity[Pump]("Pump"), hikoutei.Entity[Tank]("Tank"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, hikouteitest.New(t, s)
+	}
+	settle := func(h *hikouteitest.Harness, polls ...*hikouteitest.Harness) {
+		t.Helper()
+		// reconciliation backfills and supersedes a failed append
+		// (anchor_exists) by a correction; retries come due on the clock
+		for range 4 {
+			if _, err := h.Reconcile(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for range 4 {
+				if _, err := h.Dispatch(ctx); err != nil {
+					t.Fatal(err)
+				}
+				clock.Advance(time.Minute)
+			}
+			for _, p := range polls {
+				if _, err := p.Poll(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if n := h.Unsettled(); n != 0 {
+			t.Fatalf("%d effects unsettled: %v", n, h.Outbox())
+		}
+	}
+	s, h := open()
+	commitPumpAndTank(t, s, "P1", "at first")
+	h.Drain(ctx)
+	s.Close()
+	s, h = open(hikoutei.SyncRoute{SpreadsheetID: tankSheet, Entities: []string{"Tank"}})
+	settle(h.Route(tankSheet))
+	commitPumpAndTank(t, s, "P1", "while routed")
+	h.Drain(ctx)
+	s.Close()
+	rows, _ := shown(t, sheet, hikouteitest.SpreadsheetID, "Tank_Input")
+	if err := sheet.Person().Type("Tank_Input", columnOf(t, rows, "note", 2), "typed in the old tab"); err != nil {
+		t.Fatal(err)
+	}
+
+	s, h = open()
+	defer s.Close()
+	settle(h, h)
+	for _, tab := range []string{"Tank_System", "Tank_Input"} {
+		if rows, _ := shown(t, sheet, hikouteitest.SpreadsheetID, tab); len(rows) != 2 || !slices.Contains(rows[1], "while routed") {
+			t.Fatalf("%s of the default spreadsheet: %v", tab, rows)
+		}
+	}
+	if got, err := hikoutei.Get[Tank](ctx, s, "P1"); err != nil || got.Note != "while routed" {
 		t.Fatalf("Tank P1: %+v, %v", got, err)
 	}
 }

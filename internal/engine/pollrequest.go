@@ -92,7 +92,7 @@ func (e *Engine) WakeReady() *wakehook.NotReady {
 	if r == "" && !provisioned {
 		// Still provisioning: the poller polls once it starts, unless
 		// provisioning fails (its reason, e.g. sheets_unreachable).
-		r = e.unprovisionedReason(e.notes.provisioning())
+		r = e.unprovisionedReason(e.sync.provisioning())
 	}
 	switch {
 	case r == ReasonDisplaced || e.EndErr() != nil:

@@ -105,7 +105,9 @@ type syncState struct {
 	workbook  *sheetsio.Workbook
 	disp      *effects.Dispatcher
 	poller    *effects.Poller
-	stopped   error // why the workers stopped (divergence, displaced)
+	stopped   error     // why the workers stopped (divergence, displaced)
+	provSince time.Time // the first provisioning attempt's start (zero: none yet)
+	provErr   error     // the last provisioning attempt's error
 	cancel    context.CancelFunc
 	done      chan error
 	pollHint  chan struct{} // in-process poll requests (RequestPoll) when the wake-ups stay in process; nil otherwise
@@ -113,6 +115,31 @@ type syncState struct {
 	// writer goroutine only
 	noteDone chan struct{}
 	noteSeq  uint64 // last conflict notice delivered (no duplicates after a repaired projection)
+}
+
+// attempting records the start of a provisioning attempt of s (the
+// first one's time is kept).
+func (s *syncState) attempting(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.provSince.IsZero() {
+		s.provSince = at
+	}
+}
+
+// provisioned records how the last provisioning attempt of s ended.
+func (s *syncState) provisioned(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.provErr = err
+}
+
+// provisioning is when the first provisioning attempt of s started
+// (zero: none yet) and the last attempt's error.
+func (s *syncState) provisioning() (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.provSince, s.provErr
 }
 
 func (e *Engine) setupSync() {
@@ -150,9 +177,9 @@ func (e *Engine) provisionTarget(ctx context.Context, s *syncState) (*effects.Di
 	if d != nil {
 		return d, nil
 	}
-	e.notes.attempting(e.cfg.Clock.Now())
+	s.attempting(e.cfg.Clock.Now())
 	disp, poller, wb, err := e.provision(ctx, s)
-	e.notes.provisioned(err)
+	s.provisioned(err)
 	if err != nil {
 		e.keepAuthorityEpoch(err)
 		return nil, err
@@ -491,7 +518,7 @@ func (e *Engine) workersErr(s *syncState) error {
 	case provisioned:
 		return nil
 	}
-	if _, err := e.notes.provisioning(); err != nil {
+	if _, err := s.provisioning(); err != nil {
 		return fmt.Errorf("%w: spreadsheet not provisioned yet: %w", ErrSyncNotProvisioned, err)
 	}
 	return fmt.Errorf("%w: spreadsheet not provisioned yet", ErrSyncNotProvisioned)

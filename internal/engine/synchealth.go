@@ -482,7 +482,7 @@ func (e *Engine) sheetReason(s *syncState) SyncReason {
 	if r := failureReason(s.cfg.Provider.LastFailure()); r != "" || provisioned {
 		return cmp.Or(r, e.reconcileReason(s.cfg.Name))
 	}
-	return e.unprovisionedReason(e.notes.provisioning())
+	return e.unprovisionedReason(s.provisioning())
 }
 
 // reconcileReason is ReasonReconcileFailing once the last
