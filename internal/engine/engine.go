@@ -51,6 +51,7 @@ type Engine struct {
 	snaps          *snapshots.Dir
 	sync           *syncState                          // nil without sync (the default spreadsheet's)
 	routes         []*syncState                        // the routed spreadsheets' (SyncConfig.Routes)
+	wakes          []wakeFan                           // with routes: the wake-ups every target shares (shareWakes)
 	notes          syncNotes                           // what the sync workers tell health (in memory)
 	nats           *natsState                          // nil without NATS
 	wake           chan struct{}                       // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)

@@ -15,7 +15,7 @@ import (
 
 // checkRoutes refuses routes that cannot apply: one without a spreadsheet
 // or an entity, a spreadsheet named twice (the default's included), an
-// entity routed twice or not declared (reg nil: not checked). Errors:
+// entity routed twice or not declared in reg. Errors:
 // ErrSyncStartup wrapping the ErrSyncRoute… sentinel.
 func checkRoutes(c *SyncConfig, reg *Registry) error {
 	ids, routed := map[string]bool{c.SpreadsheetID: true}, map[string]bool{}
@@ -32,7 +32,7 @@ func checkRoutes(c *SyncConfig, reg *Registry) error {
 				return fmt.Errorf("%w: %w: %s", ErrSyncStartup, ErrSyncRouteEntityTwice, ent)
 			}
 			routed[ent] = true
-			if _, ok := reg.Shape(ent); reg != nil && !ok {
+			if _, ok := reg.Shape(ent); !ok {
 				return fmt.Errorf("%w: %w: %s", ErrSyncStartup, ErrSyncRouteEntityUnknown, ent)
 			}
 		}
@@ -209,6 +209,13 @@ func (e *Engine) tabsOf(spreadsheet string) func(string) []string {
 	return func(entity string) []string {
 		return slices.DeleteFunc(e.rowTabs(entity), func(tab string) bool { return e.sheet.TargetOf(tab) != spreadsheet })
 	}
+}
+
+// wakeFan is one kind of wake-up (dispatch or poll) shared by every
+// target: src is what NATS or the process fill, outs the targets' own.
+type wakeFan struct {
+	src  <-chan struct{}
+	outs []chan struct{}
 }
 
 // fanOut hands each hint of src to every one of outs (none blocks: a hint

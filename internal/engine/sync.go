@@ -90,7 +90,8 @@ func (e *Engine) abandon(ch *aggregates.Changes, old string, now time.Time) erro
 	return err
 }
 
-// syncState is the store's sync side, set at Open when Config.Sync is set.
+// syncState is the store's sync side for one spreadsheet (the default one,
+// or a route's), set at Open when Config.Sync is set.
 //
 // Health, Stats and the metrics read it: no lock they take is ever held
 // across a network call. provision serialises provisioning (network
@@ -101,7 +102,7 @@ type syncState struct {
 	schema    *layout.Schema // the tabs this spreadsheet shows
 	inputs    []string       // its Input tabs
 	provision sync.Mutex     // serialises Provision; readers never take it
-	mu        sync.Mutex     // guards workbook, disp, poller and stopped (never held across I/O)
+	mu        sync.Mutex     // guards workbook, disp, poller, stopped and provSince/provErr (never held across I/O)
 	workbook  *sheetsio.Workbook
 	disp      *effects.Dispatcher
 	poller    *effects.Poller
@@ -269,27 +270,41 @@ func setCancel(ts []*syncState, cancel context.CancelFunc) {
 }
 
 // shareWakes hands the default target's wake-ups to every routed target
-// too (each dispatcher and poller reads its own channel).
+// too (each dispatcher and poller reads its own channel). The first run
+// gives each target its channels; every run fans the wake-ups out until
+// ctx ends.
 func (e *Engine) shareWakes(ctx context.Context) {
 	if len(e.routes) == 0 {
 		return
 	}
+	if e.wakes == nil {
+		e.wakes = e.wakeFans()
+	}
+	for _, f := range e.wakes {
+		go fanOut(ctx, f.src, f.outs)
+	}
+}
+
+// wakeFans takes the default target's dispatch and poll wake-up channels
+// as the sources and gives every target a channel of its own for each.
+func (e *Engine) wakeFans() []wakeFan {
+	var fans []wakeFan
 	for _, pick := range []func(*SyncConfig) *<-chan struct{}{
 		func(c *SyncConfig) *<-chan struct{} { return &c.Wake },
 		func(c *SyncConfig) *<-chan struct{} { return &c.PollWake },
 	} {
-		src := *pick(&e.sync.cfg)
-		if src == nil {
+		f := wakeFan{src: *pick(&e.sync.cfg)}
+		if f.src == nil {
 			continue
 		}
-		var outs []chan struct{}
 		for _, s := range e.targets() {
 			ch := make(chan struct{}, 1)
 			*pick(&s.cfg) = ch
-			outs = append(outs, ch)
+			f.outs = append(f.outs, ch)
 		}
-		go fanOut(ctx, src, outs)
+		fans = append(fans, f)
 	}
+	return fans
 }
 
 func (e *Engine) superviseSync(ctx context.Context, s *syncState) error {
