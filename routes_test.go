@@ -248,6 +248,9 @@ func TestRoutesConvergeWithTheWorkersRunning(t *testing.T) {
 			t.Fatalf("%s shows %v", tab, rows)
 		}
 	}
+	if err := s.Reconcile(ctx); err != nil { // both spreadsheets'
+		t.Fatal(err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
