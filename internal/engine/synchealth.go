@@ -494,11 +494,11 @@ func (e *Engine) reconcileReason(target string) SyncReason {
 	return ""
 }
 
-// reconciled is told how each reconciliation pass ended
+// reconciled is told how each reconciliation pass of target ended
 // (effects.Config.Reconciled): health counts the failures in a row (the
 // reconciliation loop logs them).
-func (e *Engine) reconciled(err error) {
-	e.notes.notePass(e.sync.cfg.Name, err)
+func (e *Engine) reconciled(target string) func(error) {
+	return func(err error) { e.notes.notePass(target, err) }
 }
 
 // provisionGrace is how long a first provisioning attempt may take before
