@@ -388,3 +388,45 @@ func TestRoutesRemovedMoveTheEntityBackWithoutDuplicates(t *testing.T) {
 		t.Fatalf("Tank P1: %+v, %v", got, err)
 	}
 }
+
+// A conflict on a routed entity's Input tab is listed in the default
+// spreadsheet's Sync_Conflicts (the routed one's stays empty) and a
+// person's choice there resolves it.
+func TestRoutesListARoutedEntitysConflictInTheDefaultSpreadsheet(t *testing.T) {
+	ctx := t.Context()
+	s, h, sheet := routedStore(t)
+	commitPumpAndTank(t, s, "P1", "a")
+	h.Drain(ctx)
+	rows, _ := shown(t, sheet, tankSheet, "Tank_Input")
+	if err := sheet.PersonOf(tankSheet).Type("Tank_Input", columnOf(t, rows, "note", 2), "person"); err != nil {
+		t.Fatal(err)
+	}
+	commitPumpAndTank(t, s, "P1", "system")
+	h.Drain(ctx)
+	if _, err := h.Route(tankSheet).Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.Drain(ctx)
+	open, err := s.Conflicts(ctx, hikoutei.ConflictOpen)
+	if err != nil || len(open) != 1 {
+		t.Fatalf("open conflicts: %v, %v", open, err)
+	}
+	main, _ := shown(t, sheet, hikouteitest.SpreadsheetID, layout.ConflictsTab)
+	routed, _ := shown(t, sheet, tankSheet, layout.ConflictsTab)
+	if len(main) != 2 || !slices.Contains(main[1], "Tank") || len(routed) > 1 {
+		t.Fatalf("Sync_Conflicts: default %v, routed %v", main, routed)
+	}
+	if err := sheet.Person().Type(layout.ConflictsTab, columnOf(t, main, layout.ConflictResolution, 2), layout.ChoiceUseSheet); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.Drain(ctx)
+	if got, err := hikoutei.Get[Tank](ctx, s, "P1"); err != nil || got.Note != "person" {
+		t.Fatalf("Tank P1 after the choice: %+v, %v", got, err)
+	}
+	if rows, _ := shown(t, sheet, tankSheet, "Tank_System"); !slices.Contains(rows[1], "person") {
+		t.Fatalf("Tank_System after the choice: %v", rows)
+	}
+}
