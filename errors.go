@@ -176,6 +176,19 @@ var (
 	// ErrSyncStartup (sync_startup_failed): sync is configured but cannot start (no provider, an
 	// invalid spreadsheet id or cadence, a NATS configuration error).
 	ErrSyncStartup = engine.ErrSyncStartup
+	// ErrSyncRouteEmpty (sync_route_empty): a SyncOptions.Routes entry
+	// names no spreadsheet or no entity (wrapped in ErrSyncStartup).
+	ErrSyncRouteEmpty = engine.ErrSyncRouteEmpty
+	// ErrSyncRouteSpreadsheetTwice (sync_route_spreadsheet_twice): a route
+	// names SyncOptions.SpreadsheetID or another route's spreadsheet
+	// (wrapped in ErrSyncStartup).
+	ErrSyncRouteSpreadsheetTwice = engine.ErrSyncRouteSpreadsheetTwice
+	// ErrSyncRouteEntityTwice (sync_route_entity_twice): an entity is in
+	// two routes, or twice in one (wrapped in ErrSyncStartup).
+	ErrSyncRouteEntityTwice = engine.ErrSyncRouteEntityTwice
+	// ErrSyncRouteEntityUnknown (sync_route_entity_unknown): a route names
+	// an entity the store does not declare (wrapped in ErrSyncStartup).
+	ErrSyncRouteEntityUnknown = engine.ErrSyncRouteEntityUnknown
 	// ErrSyncBlocked (sync_blocked) is Health.Sync's code when sync health
 	// is blocked; the reason code follows it.
 	ErrSyncBlocked = engine.ErrSyncBlocked

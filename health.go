@@ -25,6 +25,10 @@ type Health struct {
 	// blocked (with a reason code) or diverged. It is computed from local
 	// state only and never waits on the network. Nil without sync.
 	SyncHealth *SyncHealth
+	// SyncRoutes is the sync health of each routed spreadsheet
+	// (SyncOptions.Routes), in order; each names its sync target, never
+	// the spreadsheet id. Sync is set when one of them is not ok either.
+	SyncRoutes []*SyncHealth
 	// Integrity: damage the store found in itself when it opened — the
 	// log had lost acknowledged records (log_behind_read_model; the gap is
 	// also recorded in the log). Commits go on.
@@ -145,8 +149,12 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	if st.Outbox, err = s.e.OutboxCounts(); err != nil {
 		return st, err
 	}
-	if d, _, _ := s.e.Workers(); d != nil {
-		st.Dispatcher = d.C.Totals()
+	for _, name := range s.e.Targets() { // the default spreadsheet's dispatcher, then each route's
+		if d, _, _ := s.e.TargetWorkers(name); d != nil {
+			for k, n := range d.C.Totals() {
+				st.Dispatcher[k] += n
+			}
+		}
 	}
 	return st, nil
 }
@@ -177,13 +185,20 @@ func (s *Store) Snapshot(ctx context.Context) (snapshots.Manifest, error) {
 // Reconcile runs one reconciliation now, besides its own cadence
 // (SyncOptions.ReconcileInterval): terminal failures superseded, unsent
 // rows queued, and the anti-entropy pass (docs/sync.md "Convergence"); the
-// dispatcher writes the corrections. Errors: ErrSyncStartup (no sync, or
-// not provisioned yet); Sheets read errors; ErrStoreClosed.
+// dispatcher writes the corrections; with SyncOptions.Routes, of every
+// spreadsheet provisioned. Errors: ErrSyncStartup (no sync, or the
+// default spreadsheet not provisioned yet); Sheets read errors;
+// ErrStoreClosed.
 func (s *Store) Reconcile(ctx context.Context) error {
-	d, _, _ := s.e.Workers()
-	if d == nil {
+	if d, _, _ := s.e.Workers(); d == nil {
 		return fmt.Errorf("%w: sync is off or not provisioned yet", ErrSyncStartup)
 	}
-	_, err := d.Reconcile(ctx)
-	return err
+	for _, name := range s.e.Targets() {
+		if d, _, _ := s.e.TargetWorkers(name); d != nil {
+			if _, err := d.Reconcile(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

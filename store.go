@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -229,6 +230,24 @@ type SyncOptions struct {
 	// OnConflict hears of every conflict opened or resolved, in log order,
 	// on its own goroutine (never the writer's).
 	OnConflict func(ConflictEvent)
+	// Routes send the tabs of some entities to other spreadsheets (past
+	// the 10,000,000 cells one spreadsheet holds): each routed
+	// spreadsheet is a sync target of its own (a digest of its id), with
+	// its own authority tab, dispatcher, poller and health, sharing
+	// Provider and its quota. The entities of no route stay in
+	// SpreadsheetID's, which also lists every conflict (Sync_Conflicts).
+	// An invalid route fails Open with ErrSyncStartup and one of
+	// ErrSyncRouteEmpty, ErrSyncRouteSpreadsheetTwice,
+	// ErrSyncRouteEntityTwice, ErrSyncRouteEntityUnknown. See docs/sync.md
+	// "More than one spreadsheet".
+	Routes []SyncRoute
+}
+
+// SyncRoute sends the tabs of Entities (declared entity names) to the
+// spreadsheet SpreadsheetID (never logged).
+type SyncRoute struct {
+	SpreadsheetID string
+	Entities      []string
 }
 
 // EmbeddedNATS starts a store's embedded NATS server. Package natsserver
@@ -527,6 +546,9 @@ func syncConfig(o SyncOptions) (engine.SyncConfig, error) {
 		Interval: o.Interval, ProbeDelay: o.ProbeDelay, MaxProbes: o.MaxProbes, RetryBase: o.RetryBase, RetryMax: o.RetryMax,
 		ReconcileInterval: o.ReconcileInterval, AuthorityTTL: o.AuthorityTTL, Manual: o.Manual, DivergedBound: o.DivergedBound,
 		PollingInterval: o.PollingInterval, FullScanInterval: o.FullScanInterval}
+	for _, r := range o.Routes {
+		c.Routes = append(c.Routes, engine.RouteConfig{SpreadsheetID: r.SpreadsheetID, Entities: slices.Clone(r.Entities)})
+	}
 	if hook := o.OnConflict; hook != nil {
 		c.OnConflict = func(n engine.ConflictNotice) { hook(conflictEvent(n)) }
 	}

@@ -277,6 +277,9 @@ type Attention struct {
 func healthOf(e engine.Health) Health {
 	h := Health{Local: e.Local, Sync: e.Sync, SyncHealth: syncHealthOf(e.SyncHealth), Integrity: e.Integrity,
 		Mirror: e.Mirror, Admin: e.Admin}
+	for _, r := range e.Routes {
+		h.SyncRoutes = append(h.SyncRoutes, syncHealthOf(r))
+	}
 	if e.MirrorLag != nil {
 		l := MirrorLag(*e.MirrorLag)
 		h.MirrorLag = &l
@@ -331,6 +334,11 @@ func (s *Store) synced(ctx context.Context, h Health) (bool, error) {
 	}
 	if h.Sync != nil || !h.SyncHealth.Settled() {
 		return false, nil
+	}
+	for _, r := range h.SyncRoutes {
+		if !r.Settled() {
+			return false, nil
+		}
 	}
 	st, err := s.Stats(ctx)
 	if err != nil {

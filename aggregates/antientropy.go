@@ -284,6 +284,23 @@ func TargetBinding(bound, target string, legacy []string, now time.Time) (Decisi
 	return d, true
 }
 
+// TabRouting decides which sync target shows tab from now on, when it
+// is not the one last recorded (last, "" = none): a sync.tab_routed
+// event. moved reports a move from a target that showed the tab (the
+// caller supersedes that target's unsettled effects on the tab with
+// DecideAbandon in the same unit; the new target is backfilled).
+// shownBefore is last, or when none was recorded, the target that showed
+// the tab before routes existed ("" = none).
+func TabRouting(tab, shownBefore, target string, now time.Time) (d Decision, moved bool) {
+	if shownBefore == target {
+		return Decision{}, false
+	}
+	stream := events.SyncStream(target)
+	ev := events.SyncTabRouted{Target: target, Previous: shownBefore, Tab: tab}
+	return Decision{Stream: stream, ExpectedVersion: events.AnyVersion, Events: []events.Event{events.New(stream, ev, now)}},
+		shownBefore != ""
+}
+
 // DecideAbandon supersedes an unsettled effect of a target the store no
 // longer syncs to (the spreadsheet was switched): nothing is written to
 // the old spreadsheet any more. Errors: ErrNotSupersedable for a settled

@@ -1,6 +1,8 @@
 package aggregates
 
 import (
+	"time"
+
 	"errors"
 	"testing"
 
@@ -119,5 +121,22 @@ func TestI28_ARowShowingTheLastWriteButNotCanonicalStateIsStaleAndCorrectedOnBot
 	r.Canonical, r.Observed = "h-new", "h-person"
 	if q, d, ok := DecideRepair(r, TabPolicy{Input: true}); d != DivergenceDrifted || ok {
 		t.Fatalf("a person's edit on an Input row was corrected: %+v %s", q, d)
+	}
+}
+
+// TabRouting records a tab's target only when it changed; a move names
+// the target that showed the tab, a first routing names none.
+func TestTabRoutingRecordsOnlyAChangeAndSaysWhetherItMoves(t *testing.T) {
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	if d, moved := TabRouting("Tank_System", "ss-b", "ss-b", now); len(d.Events) != 0 || moved {
+		t.Fatalf("unchanged: %+v, moved %v", d, moved)
+	}
+	d, moved := TabRouting("Tank_System", "ss-a", "ss-b", now)
+	want := events.SyncTabRouted{Target: "ss-b", Previous: "ss-a", Tab: "Tank_System"}
+	if !moved || d.Stream != events.SyncStream("ss-b") || len(d.Events) != 1 || d.Events[0].Payload != want {
+		t.Fatalf("move: %+v, moved %v", d, moved)
+	}
+	if d, moved := TabRouting("Tank_System", "", "ss-b", now); moved || len(d.Events) != 1 {
+		t.Fatalf("first routing: %+v, moved %v", d, moved)
 	}
 }

@@ -17,13 +17,26 @@ type Sheet struct {
 	// Spreadsheet is the sync target's name effects are queued under.
 	Spreadsheet string
 	Schema      *layout.Schema
+	// Routes names the sync target of the tabs shown in another
+	// spreadsheet than Spreadsheet (the System and Input tabs of the
+	// entities a route sends elsewhere); nil: every tab is Spreadsheet's.
+	Routes map[string]string
 }
 
 var _ aggregates.Sheet = Sheet{}
 
 // Target implements aggregates.Sheet.
 func (s Sheet) Target(tab, anchor string) aggregates.Target {
-	return aggregates.Target{Spreadsheet: s.Spreadsheet, Tab: tab, Anchor: anchor, Binding: layout.RowBindingID(tab, anchor)}
+	return aggregates.Target{Spreadsheet: s.TargetOf(tab), Tab: tab, Anchor: anchor, Binding: layout.RowBindingID(tab, anchor)}
+}
+
+// TargetOf is the sync target that shows tab: its route's, else
+// Spreadsheet.
+func (s Sheet) TargetOf(tab string) string {
+	if t, ok := s.Routes[tab]; ok {
+		return t
+	}
+	return s.Spreadsheet
 }
 
 // RowTabs implements aggregates.Sheet.

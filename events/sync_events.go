@@ -4,6 +4,7 @@ package events
 const (
 	TypeSyncDiverged         Type = "sync.diverged"
 	TypeSyncTargetBound      Type = "sync.target_bound"
+	TypeSyncTabRouted        Type = "sync.tab_routed"
 	TypeSyncWriteMisdirected Type = "sync.write_misdirected"
 	TypeSheetLayoutMigrated  Type = "sheet.layout_migrated"
 )
@@ -42,6 +43,25 @@ type SyncTargetBound struct {
 
 // EventType implements Payload.
 func (SyncTargetBound) EventType() Type { return TypeSyncTargetBound }
+
+// SyncTabRouted records which sync target shows an entity tab from now
+// on, once routes send entities to other spreadsheets than the store's
+// default one. Previous is the target that showed it before ("" = none
+// recorded: it is where the routes put it): a move supersedes
+// Previous's unsettled effects on the tab in the same unit, forgets what
+// Previous showed of it, and Target is backfilled with its rows
+// completely.
+type SyncTabRouted struct {
+	// Target is the sync target that shows Tab.
+	Target string `canon:"target"`
+	// Previous is the target that showed it before, if any.
+	Previous string `canon:"previous,omitempty"`
+	// Tab is the logical tab name.
+	Tab string `canon:"tab"`
+}
+
+// EventType implements Payload.
+func (SyncTabRouted) EventType() Type { return TypeSyncTabRouted }
 
 // SyncWriteMisdirected is evidence that an update's cells landed on
 // another row: a person sorted, inserted or deleted rows between the
@@ -190,5 +210,6 @@ func init() {
 	register[SheetLayoutMigrated](1, "sync/<target>")
 	register[SyncDiverged](1, "sync/<target>")
 	register[SyncTargetBound](1, "sync/<target>")
+	register[SyncTabRouted](1, "sync/<target>")
 	register[SyncWriteMisdirected](1, "sync/<target>")
 }

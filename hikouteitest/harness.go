@@ -72,12 +72,21 @@ func (sh *Sheet) SyncOptions() *hikoutei.SyncOptions {
 // delete rows, merge) and reads what it displays.
 func (sh *Sheet) Person() *emulator.Person { return sh.Emulator.Person(SpreadsheetID) }
 
+// PersonOf is Person for another spreadsheet the emulator serves (a
+// route's, SyncOptions.Routes).
+func (sh *Sheet) PersonOf(spreadsheetID string) *emulator.Person {
+	return sh.Emulator.Person(spreadsheetID)
+}
+
 // Harness drives the sync workers of one store by hand.
 type Harness struct {
 	t testing.TB
 	e *engine.Engine
 	d *effects.Dispatcher
 	p *effects.Poller
+	// routes drive the routed spreadsheets' workers (SyncOptions.Routes),
+	// by spreadsheet id.
+	routes map[string]*Harness
 }
 
 // New provisions the spreadsheet of s and returns its harness. s must be
@@ -94,7 +103,29 @@ func New(t testing.TB, s *hikoutei.Store) *Harness {
 		t.Fatalf("hikouteitest: provision: %v", err)
 	}
 	_, p, _ := e.Workers()
-	return &Harness{t: t, e: e, d: d, p: p}
+	h := &Harness{t: t, e: e, d: d, p: p, routes: map[string]*Harness{}}
+	for _, name := range e.Targets()[1:] {
+		d, err := e.ProvisionTarget(context.Background(), name)
+		if err != nil {
+			t.Fatalf("hikouteitest: provision a routed spreadsheet: %v", err)
+		}
+		_, p, _ := e.TargetWorkers(name)
+		h.routes[name] = &Harness{t: t, e: e, d: d, p: p}
+	}
+	return h
+}
+
+// Route returns the harness of the routed spreadsheet spreadsheetID
+// (SyncOptions.Routes): its Dispatch, Poll, FullScan, Reconcile and
+// Cleanup drive that spreadsheet's workers. It fails the test when the
+// store does not route to it.
+func (h *Harness) Route(spreadsheetID string) *Harness {
+	h.t.Helper()
+	r := h.routes[h.e.TargetOfSpreadsheet(spreadsheetID)]
+	if r == nil {
+		h.t.Fatal("hikouteitest: the store routes no entity to that spreadsheet")
+	}
+	return r
 }
 
 // Dispatch runs one dispatch pass: due probes, the migration of any tab
@@ -142,8 +173,10 @@ func (h *Harness) Unsettled() int64 {
 func (h *Harness) Drain(ctx context.Context, wait ...func()) {
 	h.t.Helper()
 	for range 50 {
-		if _, err := h.Dispatch(ctx); err != nil {
-			h.t.Fatalf("hikouteitest: dispatch: %v", err)
+		for _, d := range h.drivers() {
+			if _, err := d.Dispatch(ctx); err != nil {
+				h.t.Fatalf("hikouteitest: dispatch: %v", err)
+			}
 		}
 		if h.Unsettled() == 0 {
 			return
@@ -153,4 +186,16 @@ func (h *Harness) Drain(ctx context.Context, wait ...func()) {
 		}
 	}
 	h.t.Fatalf("hikouteitest: the outbox did not drain: %v", h.Outbox())
+}
+
+// drivers are h and the harnesses of its routes, in the order of the
+// store's targets.
+func (h *Harness) drivers() []*Harness {
+	out := []*Harness{h}
+	for _, name := range h.e.Targets()[1:] {
+		if r := h.routes[name]; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }

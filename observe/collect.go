@@ -91,6 +91,9 @@ func collectSource(ch chan<- prometheus.Metric, src Source) {
 	collectDisk(ch, h.DiskUsage)
 	collectRetention(ch, h.RetentionStatus)
 	collectSync(ch, h.SyncHealth)
+	for _, rh := range h.SyncRoutes {
+		collectSyncTabs(ch, rh) // a route's tabs are its own; the capacity gauges are the default spreadsheet's
+	}
 	if st, err := src.Stats(context.Background()); err == nil {
 		collectStats(ch, st, h.SyncHealth)
 	}
@@ -167,6 +170,12 @@ func collectSync(ch chan<- prometheus.Metric, h *hikoutei.SyncHealth) {
 	if h == nil {
 		return
 	}
+	collectSyncTabs(ch, h)
+	collectCapacity(ch, h.Capacity)
+}
+
+// collectSyncTabs emits the gauges of h's tabs.
+func collectSyncTabs(ch chan<- prometheus.Metric, h *hikoutei.SyncHealth) {
 	for _, t := range h.Tabs {
 		for _, s := range hikoutei.SyncStates {
 			emit(ch, descSyncState, prometheus.GaugeValue, bool01(t.State == s), t.Tab, string(s))
@@ -178,7 +187,6 @@ func collectSync(ch chan<- prometheus.Metric, h *hikoutei.SyncHealth) {
 		emit(ch, descSyncOldest, prometheus.GaugeValue, t.OldestPending.Seconds(), t.Tab)
 		emit(ch, descSyncDiverge, prometheus.GaugeValue, float64(t.Diverged), t.Tab)
 	}
-	collectCapacity(ch, h.Capacity)
 }
 
 // collectCapacity emits how full the spreadsheet's grid is (nothing

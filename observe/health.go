@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
@@ -44,12 +45,15 @@ type HealthReport struct {
 	// not reach the store holding them (absent while it answers), with
 	// its code (segment_store_unavailable). It does not fail health:
 	// commits go on.
-	Segments     string             `json:"segments,omitempty"`
-	SegmentsCode string             `json:"segments_code,omitempty"`
-	MirrorLag    *MirrorLagReport   `json:"mirror_lag,omitempty"`  // with the mirror on
-	NATSListen   string             `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
-	SyncHealth   *SyncHealthReport  `json:"sync_health,omitempty"`
-	Replication  *ReplicationReport `json:"replication,omitempty"`
+	Segments     string            `json:"segments,omitempty"`
+	SegmentsCode string            `json:"segments_code,omitempty"`
+	MirrorLag    *MirrorLagReport  `json:"mirror_lag,omitempty"`  // with the mirror on
+	NATSListen   string            `json:"nats_listen,omitempty"` // how serve's NATS listener is protected
+	SyncHealth   *SyncHealthReport `json:"sync_health,omitempty"`
+	// SyncRoutes is each routed spreadsheet's sync health
+	// (SyncOptions.Routes), named by its sync target, never its id.
+	SyncRoutes  []*SyncHealthReport `json:"sync_routes,omitempty"`
+	Replication *ReplicationReport  `json:"replication,omitempty"`
 }
 
 // RetentionReport is the retention policy's state and its seals since
@@ -198,7 +202,7 @@ func Failing(h hikoutei.Health) bool {
 	if errors.Is(h.Local, hikoutei.ErrStandby) {
 		return false
 	}
-	return h.Local != nil || h.SyncHealth.Failing()
+	return h.Local != nil || h.SyncHealth.Failing() || slices.ContainsFunc(h.SyncRoutes, (*hikoutei.SyncHealth).Failing)
 }
 
 // Report is h as a HealthReport.
@@ -207,6 +211,9 @@ func Report(h hikoutei.Health) HealthReport {
 		SyncCode: hikoutei.ErrorCode(h.Sync), Mirror: errText(h.Mirror), MirrorCode: hikoutei.ErrorCode(h.Mirror),
 		SyncHealth: SyncReport(h.SyncHealth), Replication: replicationReport(h.Replication),
 		Retention: retentionReport(h.RetentionStatus, h.Retention)}
+	for _, rh := range h.SyncRoutes {
+		r.SyncRoutes = append(r.SyncRoutes, SyncReport(rh))
+	}
 	if h.Integrity != nil {
 		r.Integrity = h.Integrity.Error()
 	}

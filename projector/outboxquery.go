@@ -197,13 +197,17 @@ func (p *Projector) Unsynced(spreadsheet string, max int, rowTabs func(entity st
 			if len(out) >= max {
 				return out, nil
 			}
-			err := p.query(`SELECT e.id FROM hk_entity_state AS e
+			tabSince, err := p.tabSince(since, tab)
+			if err != nil {
+				return nil, err
+			}
+			err = p.query(`SELECT e.id FROM hk_entity_state AS e
 WHERE e.entity = ? AND e.removed = 0 AND NOT EXISTS (SELECT 1 FROM hk_outbox AS o
   WHERE o.spreadsheet = ? AND o.tab = ? AND o.anchor = e.id AND o.queued_seq > ?)
 ORDER BY e.last_seq LIMIT ?`, func(st *sqlite.Stmt) error {
 				out = append(out, EntityRef{Entity: t.Name, ID: st.ColumnText(0), Tab: tab})
 				return nil
-			}, t.Name, spreadsheet, tab, since, int64(max-len(out)))
+			}, t.Name, spreadsheet, tab, tabSince, int64(max-len(out)))
 			if err != nil {
 				return nil, err
 			}

@@ -446,6 +446,8 @@ func (p *Projector) applyEntity(e *events.Event, pl events.Payload) (bool, error
 		return true, p.setMeta("divergence:"+x.Target, x.Reason)
 	case events.SyncTargetBound:
 		return true, p.targetBound(e.Seq, x)
+	case events.SyncTabRouted:
+		return true, p.tabRouted(e.Seq, x)
 	case events.SyncWriteMisdirected:
 		return true, p.misdirected(e, x)
 	case events.SheetLayoutMigrated:

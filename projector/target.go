@@ -14,6 +14,10 @@ import (
 const (
 	metaSyncTarget  = "sync_target"
 	metaTargetSince = "sync_target_since"
+	// per tab, once routes send entities to other spreadsheets: the
+	// target that shows the tab, and the log sequence of its last move
+	metaTabTarget = "sync_tab_target/"
+	metaTabSince  = "sync_tab_since/"
 )
 
 // targetBound records the bound target; adopted legacy targets' effects
@@ -32,6 +36,29 @@ func (p *Projector) targetBound(seq uint64, x events.SyncTargetBound) error {
 	return p.setMeta(metaSyncTarget, x.Target)
 }
 
+// tabRouted records the target that shows a tab; a move forgets what
+// the previous target showed of it, as switched does for every tab, and
+// only effects queued from now on count as having told the new target
+// about a row of it (it is backfilled completely).
+func (p *Projector) tabRouted(seq uint64, x events.SyncTabRouted) error {
+	if x.Previous != "" && x.Previous != x.Target {
+		for _, q := range []string{"DELETE FROM hk_visible_state WHERE tab = ?", "DELETE FROM hk_migrated_rows WHERE tab = ?",
+			"UPDATE hk_sheet_field_state SET shown_hash = NULL, shown_seq = NULL WHERE tab = ?"} {
+			if err := p.exec(q, x.Tab); err != nil {
+				return err
+			}
+		}
+		if err := p.setMeta(metaTabSince+x.Tab, strconv.FormatUint(seq, 10)); err != nil {
+			return err
+		}
+	}
+	return p.setMeta(metaTabTarget+x.Tab, x.Target)
+}
+
+// TabTarget is the sync target a sync.tab_routed last named for tab (""
+// = none recorded: the tab was never routed).
+func (p *Projector) TabTarget(tab string) (string, error) { return p.MetaValue(metaTabTarget + tab) }
+
 // switched forgets what the previous spreadsheet showed: nothing of the
 // new one is known until a write of this binding lands (so its cells are
 // never read as a person's edits), and only effects queued from now on
@@ -48,8 +75,18 @@ func (p *Projector) switched(seq uint64) error {
 
 // targetSince is the log sequence of the last switch of spreadsheet (0:
 // never switched): effects queued before it told another spreadsheet.
-func (p *Projector) targetSince() (int64, error) {
-	v, err := p.MetaValue(metaTargetSince)
+func (p *Projector) targetSince() (int64, error) { return p.metaSeq(metaTargetSince) }
+
+// tabSince is targetSince for tab: the later of the last switch and the
+// tab's last move to another target.
+func (p *Projector) tabSince(since int64, tab string) (int64, error) {
+	moved, err := p.metaSeq(metaTabSince + tab)
+	return max(since, moved), err
+}
+
+// metaSeq is the log sequence hk_meta holds under key (0: none).
+func (p *Projector) metaSeq(key string) (int64, error) {
+	v, err := p.MetaValue(key)
 	if err != nil || v == "" {
 		return 0, err
 	}
@@ -75,4 +112,13 @@ func (p *Projector) OutboxTargets() ([]string, error) {
 func (p *Projector) UnsettledOf(target string) ([]aggregates.Effect, error) {
 	return p.queryEffects(`SELECT `+outboxColsNoPayload+` FROM hk_outbox WHERE spreadsheet = ? AND state IN `+unsettled+`
 ORDER BY queued_seq`, target)
+}
+
+// TabHasEffects reports whether any effect was queued for tab of target.
+func (p *Projector) TabHasEffects(target, tab string) (bool, error) {
+	found := false
+	err := p.each("SELECT 1 FROM hk_outbox WHERE tab = ? AND spreadsheet = ? LIMIT 1", []any{tab, target}, func(*sqlite.Stmt) {
+		found = true
+	})
+	return found, err
 }

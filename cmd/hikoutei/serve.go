@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,7 @@ type serveFlags struct {
 	dir, spreadsheet, credentials, endpoint string
 	httpAddr, natsListen, natsURL, natsNkey string
 	natsListenNkeys                         []string
+	routes                                  []string // --route ENTITY=SPREADSHEET
 	natsListenNoAuth, natsMirror            bool
 	acceptLogGap, standby                   bool
 	segments                                string
@@ -95,6 +97,8 @@ a replicated store does not seal (retention "not_running").`,
 	}
 	addDirFlag(cmd, &f.dir)
 	cmd.Flags().StringVar(&f.spreadsheet, "spreadsheet", "", "spreadsheet URL or id (default $HIKOUTEI_SYNC_SPREADSHEET_URL)")
+	cmd.Flags().StringArrayVar(&f.routes, "route", nil,
+		"ENTITY=SPREADSHEET: sync that entity's tabs to another spreadsheet (URL or id; repeatable; docs/sync.md \"More than one spreadsheet\")")
 	cmd.Flags().StringVar(&f.credentials, "credentials", "", "service-account JSON key (default $GOOGLE_APPLICATION_CREDENTIALS)")
 	cmd.Flags().StringVar(&f.endpoint, "sheets-endpoint", "", "Sheets API endpoint of an emulator (default $HIKOUTEI_SHEETS_ENDPOINT)")
 	cmd.Flags().StringVar(&f.httpAddr, "http", "", "serve /metrics, /healthz and the status page (/) on ADDR (e.g. 127.0.0.1:9090)")
@@ -268,7 +272,35 @@ func syncFromFlags(ctx context.Context, f serveFlags) (*hikoutei.SyncOptions, er
 	case opts == nil:
 		return nil, usageError{errors.New("no spreadsheet: give --spreadsheet or set " + hikoutei.EnvSpreadsheetURL)}
 	}
+	if opts.Routes, err = routesOf(f.routes); err != nil {
+		return nil, usageError{err}
+	}
 	return opts, nil
+}
+
+// routesOf parses the --route flags (ENTITY=SPREADSHEET, the spreadsheet
+// as a URL or an id) into routes, one per spreadsheet in the order first
+// named. Open checks the rest (an entity routed twice, an undeclared one).
+func routesOf(flags []string) ([]hikoutei.SyncRoute, error) {
+	var out []hikoutei.SyncRoute
+	at := map[string]int{}
+	for _, f := range flags {
+		entity, sheet, ok := strings.Cut(f, "=")
+		if !ok || entity == "" || sheet == "" {
+			return nil, errors.New("--route takes ENTITY=SPREADSHEET (a spreadsheet URL or id)")
+		}
+		id, err := sheetsio.ParseSpreadsheetURL(sheet)
+		if err != nil {
+			return nil, fmt.Errorf("--route %s: %w", entity, err)
+		}
+		i, seen := at[id]
+		if !seen {
+			i, at[id] = len(out), len(out)
+			out = append(out, hikoutei.SyncRoute{SpreadsheetID: id})
+		}
+		out[i].Entities = append(out[i].Entities, entity)
+	}
+	return out, nil
 }
 
 // replication is replicated mode from the environment (nil: one host);

@@ -25,7 +25,8 @@ func (f serveFlags) validate() error {
 	checks := []func() error{f.checkSpreadsheet, f.checkEndpoint, f.checkCredentials, f.checkNATS,
 		func() error { return checkListenAddr("--http", f.httpAddr) },
 		func() error { return checkListenAddr("--nats-listen", f.natsListen) },
-		f.checkWakeInterval, f.checkRetention, func() error { _, err := segmentsURL(f.segments); return err }}
+		f.checkWakeInterval, f.checkRetention, func() error { _, err := segmentsURL(f.segments); return err },
+		func() error { _, err := routesOf(f.routes); return err }}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return usageError{err}

@@ -133,7 +133,7 @@ func (e *Engine) adoptSource(req AdoptRequest) (adoptSource, error) {
 	if err != nil {
 		return adoptSource{}, err
 	}
-	return adoptSource{adopter: ad, spreadsheet: e.sync.cfg.SpreadsheetID, shape: shape, reserved: e.sheet.Schema.TabNames(),
+	return adoptSource{adopter: ad, spreadsheet: e.entityTarget(req.Entity).cfg.SpreadsheetID, shape: shape, reserved: e.sheet.Schema.TabNames(),
 		states: e.adoptStates}, nil
 }
 
@@ -385,10 +385,13 @@ func (e *Engine) keepAdopted(ctx context.Context, a *adoption) error {
 	if a.report.KeptAs == a.req.Tab {
 		return nil
 	}
-	if _, err := e.Provision(ctx); err != nil {
+	s := e.entityTarget(a.req.Entity)
+	if _, err := e.provisionTarget(ctx, s); err != nil {
 		return err
 	}
-	_, _, wb := e.Workers()
+	s.mu.Lock()
+	wb := s.workbook
+	s.mu.Unlock()
 	err := a.src.adopter.RenameTab(ctx, wb, a.tab.SheetID, a.req.Tab, a.report.KeptAs, e.Fence())
 	if errors.Is(err, sheetsio.ErrTabChanged) {
 		return fmt.Errorf("%w: %w; adopt again", ErrAdoptTabChanged, err)

@@ -34,7 +34,7 @@ func PreviewAdoption(ctx context.Context, dir string, client sheetsio.Client, sp
 	if err != nil {
 		return AdoptReport{}, err
 	}
-	schema, err := layoutOf(reg)
+	schema, err := layoutOf(reg, nil)
 	if err != nil {
 		return AdoptReport{}, err
 	}

@@ -127,6 +127,17 @@ type SyncConfig struct {
 	OnConflict func(ConflictNotice)
 	// Tracer traces the workers' dispatches and polls (nil: no tracing).
 	Tracer trace.Tracer
+	// Routes send the tabs of some entities to other spreadsheets, each
+	// its own sync target (TargetKey of its id) with its own authority,
+	// dispatcher and poller; the entities of no route stay in
+	// SpreadsheetID's.
+	Routes []RouteConfig
+}
+
+// RouteConfig sends the tabs of Entities to the spreadsheet SpreadsheetID.
+type RouteConfig struct {
+	SpreadsheetID string
+	Entities      []string
 }
 
 // NATSConfig configures the store's NATS layer (see the root NATSOptions).

@@ -49,7 +49,9 @@ type Engine struct {
 	proj           *projector.Projector
 	pool           *sqlitex.Pool
 	snaps          *snapshots.Dir
-	sync           *syncState                          // nil without sync
+	sync           *syncState                          // nil without sync (the default spreadsheet's)
+	routes         []*syncState                        // the routed spreadsheets' (SyncConfig.Routes)
+	wakes          []wakeFan                           // with routes: the wake-ups every target shares (shareWakes)
 	notes          syncNotes                           // what the sync workers tell health (in memory)
 	nats           *natsState                          // nil without NATS
 	wake           chan struct{}                       // in-process dispatcher wake-ups (sync without NATS or a server; nil otherwise)
@@ -276,7 +278,7 @@ func (e *Engine) declare(entities Entities) error {
 		return fmt.Errorf("%w: %w", ErrSyncStartup, err)
 	}
 	e.setupSync()
-	return nil
+	return e.setupRoutes(reg)
 }
 
 // startWriter starts the single writer goroutine.

@@ -55,6 +55,18 @@ var (
 	// ErrSyncStartup: sync is configured but cannot start (no provider, an
 	// invalid spreadsheet id, a bad cadence).
 	ErrSyncStartup = errors.New("sync_startup_failed")
+	// ErrSyncRouteEmpty: a route of SyncConfig.Routes names no
+	// spreadsheet or no entity (wrapped in ErrSyncStartup).
+	ErrSyncRouteEmpty = errors.New("sync_route_empty")
+	// ErrSyncRouteSpreadsheetTwice: a route names the default spreadsheet
+	// or another route's (wrapped in ErrSyncStartup).
+	ErrSyncRouteSpreadsheetTwice = errors.New("sync_route_spreadsheet_twice")
+	// ErrSyncRouteEntityTwice: an entity is routed twice (wrapped in
+	// ErrSyncStartup).
+	ErrSyncRouteEntityTwice = errors.New("sync_route_entity_twice")
+	// ErrSyncRouteEntityUnknown: a route names an entity the store does
+	// not declare (wrapped in ErrSyncStartup).
+	ErrSyncRouteEntityUnknown = errors.New("sync_route_entity_unknown")
 	// ErrSyncBlocked: sync health is blocked: the spreadsheet or a tab
 	// refuses the projection (the reason code follows, e.g.
 	// sheet_tab_missing, access_denied, quota); see SyncHealth.

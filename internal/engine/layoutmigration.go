@@ -36,8 +36,15 @@ func (e *Engine) MigrateLayouts(ctx context.Context) ([]string, error) {
 	if e.lay == nil || e.sync == nil {
 		return nil, nil
 	}
-	tabs := e.lay.due()
-	_, _, wb := e.Workers()
+	return e.migrateLayoutsOf(ctx, e.sync)
+}
+
+// migrateLayoutsOf is MigrateLayouts for the tabs target s shows.
+func (e *Engine) migrateLayoutsOf(ctx context.Context, s *syncState) ([]string, error) {
+	tabs := slices.DeleteFunc(e.lay.due(), func(tab string) bool { return e.sheet.TargetOf(tab) != s.cfg.Name })
+	s.mu.Lock()
+	wb := s.workbook
+	s.mu.Unlock()
 	if len(tabs) == 0 || wb == nil {
 		return nil, nil
 	}
@@ -75,7 +82,7 @@ func (e *Engine) migrateTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 		return false, nil
 	case !ok:
 		e.lay.setPending(tab, false)
-		e.notes.noteBlocked(e.sync.cfg.Name, tab, ReasonHeaderDrift, e.cfg.Clock.Now())
+		e.notes.noteBlocked(e.sheet.TargetOf(tab), tab, ReasonHeaderDrift, e.cfg.Clock.Now())
 		e.log.Warn("a tab's header shows no layout the store declared; the tab stays blocked until its header is repaired", "tab", tab)
 		return false, nil
 	case era < 0 && !e.Migrating(tab):
@@ -102,7 +109,7 @@ func (e *Engine) migrateTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 func (e *Engine) migratedEra(tab string) (int, error) {
 	var seq uint64
 	err := e.onWriter(func() error {
-		rec, err := e.proj.SheetLayoutOf(e.sync.cfg.Name, tab)
+		rec, err := e.proj.SheetLayoutOf(e.sheet.TargetOf(tab), tab)
 		seq = rec.Seq
 		return err
 	})
@@ -116,7 +123,7 @@ func (e *Engine) migratedEra(tab string) (int, error) {
 func (e *Engine) tabSending(tab string) (bool, error) {
 	var sending bool
 	err := e.onWriter(func() (err error) {
-		sending, err = e.proj.TabSending(e.sync.cfg.Name, tab)
+		sending, err = e.proj.TabSending(e.sheet.TargetOf(tab), tab)
 		return err
 	})
 	return sending, err
@@ -141,7 +148,7 @@ func (e *Engine) migrateLayout(ctx context.Context, wb *sheetsio.Workbook, tab s
 	// The tab shows the current layout; the store does not know it yet: a
 	// restart finds the tab migrated while it still waits (recoverTab).
 	failpoint.Inject(failpoint.LayoutAfterSheetMigrate)
-	if err := e.recordMigration(d.event(e.sync.cfg.Name, header, res), len(d.plan.Retire)); err != nil {
+	if err := e.recordMigration(d.event(e.sheet.TargetOf(tab), header, res), len(d.plan.Retire)); err != nil {
 		return false, err
 	}
 	e.headerAfter(tab, res.HeaderAfter)
@@ -159,7 +166,7 @@ func (e *Engine) headerAfter(tab string, header []any) {
 	}
 	if _, err := sheetsio.CheckHeader(cur, header); err != nil {
 		e.lay.toCheck(tab)
-		e.notes.noteBlocked(e.sync.cfg.Name, tab, ReasonHeaderDrift, e.cfg.Clock.Now())
+		e.notes.noteBlocked(e.sheet.TargetOf(tab), tab, ReasonHeaderDrift, e.cfg.Clock.Now())
 		e.log.Warn("a person changed a tab's header while its layout migrated; the tab stays blocked until its header is repaired", "tab", tab)
 	}
 }
@@ -286,7 +293,7 @@ func (e *Engine) recoverTab(ctx context.Context, wb *sheetsio.Workbook, tab stri
 	if snap.Err != nil {
 		return false, snap.Err
 	}
-	ev := events.SheetLayoutMigrated{Target: e.sync.cfg.Name, Tab: tab, OldHeader: columnsOf(header), NewHeader: columnsOf(header),
+	ev := events.SheetLayoutMigrated{Target: e.sheet.TargetOf(tab), Tab: tab, OldHeader: columnsOf(header), NewHeader: columnsOf(header),
 		Recovered: true}
 	err = e.onWriter(func() error {
 		ev.Rows, err = e.recoveredRows(tab, snap)

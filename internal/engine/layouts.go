@@ -45,7 +45,7 @@ func newLayoutState(hist events.ShapeHistory) *layoutState {
 		if err != nil {
 			continue
 		}
-		if schema, err := layoutOf(reg); err == nil {
+		if schema, err := layoutOf(reg, nil); err == nil {
 			l.eras = append(l.eras, layoutEra{seq: era.Seq, reg: reg, schema: schema})
 		}
 	}
@@ -318,7 +318,7 @@ func (e *Engine) loadLayouts() error {
 	e.lay = newLayoutState(hist)
 	pending, err := e.lay.pendingFrom(e.entityTabs(),
 		func(tab string) (uint64, error) {
-			rec, err := e.proj.SheetLayoutOf(e.sync.cfg.Name, tab)
+			rec, err := e.proj.SheetLayoutOf(e.sheet.TargetOf(tab), tab)
 			return rec.Seq, err
 		}, e.proj.ShownBefore)
 	for _, tab := range pending {
@@ -384,9 +384,12 @@ func readPending(conn *sqlite.Conn, hist events.ShapeHistory, target string) (ma
 }
 
 // layouts is the engine as the workers' Migrator (nil without layouts).
-func (e *Engine) layouts() effects.Migrator {
-	if e.lay == nil {
+func (e *Engine) layoutsOf(s *syncState) effects.Migrator {
+	switch {
+	case e.lay == nil:
 		return nil
+	case s != e.sync:
+		return targetMigrator{e: e, s: s}
 	}
 	return e
 }

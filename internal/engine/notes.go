@@ -7,8 +7,9 @@ import (
 // Notes returns the cell notes the Input cells should carry now
 // (effects.NoteSource): one per column-level quarantine of an anchored row
 // and one per open conflict (aggregates.DesiredNotes). The engine serves
-// one spreadsheet at a time, so every note is for it.
-func (e *Engine) Notes(string) ([]aggregates.CellNote, error) {
+// the notes of the tabs spreadsheet shows (routes send some tabs to
+// other spreadsheets).
+func (e *Engine) Notes(spreadsheet string) ([]aggregates.CellNote, error) {
 	var qs []aggregates.Quarantine
 	var open []aggregates.Conflict
 	err := e.onWriter(func() error {
@@ -28,5 +29,5 @@ func (e *Engine) Notes(string) ([]aggregates.CellNote, error) {
 	if err != nil {
 		return nil, err
 	}
-	return aggregates.DesiredNotes(qs, open), nil
+	return e.onTarget(spreadsheet, aggregates.DesiredNotes(qs, open)), nil
 }

@@ -371,7 +371,7 @@ func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
 		if _, same := e.same(k, m); same {
 			return e.commitWorker(aggregates.Changes{}, e.cfg.Clock.Now())
 		}
-		refs, err := e.proj.Unsynced(spreadsheet, max, e.rowTabs)
+		refs, err := e.proj.Unsynced(spreadsheet, max, e.tabsOf(spreadsheet))
 		if err != nil {
 			return err
 		}

@@ -92,7 +92,7 @@ func (e *Engine) WakeReady() *wakehook.NotReady {
 	if r == "" && !provisioned {
 		// Still provisioning: the poller polls once it starts, unless
 		// provisioning fails (its reason, e.g. sheets_unreachable).
-		r = e.unprovisionedReason(e.notes.provisioning())
+		r = e.unprovisionedReason(e.sync.provisioning())
 	}
 	switch {
 	case r == ReasonDisplaced || e.EndErr() != nil:
@@ -119,7 +119,8 @@ func (b AdminBackend) SyncPoll(ctx context.Context, _ admin.PollRequest) (admin.
 }
 
 // SyncHealth answers admin.OpSyncHealth: the store's live sync health,
-// with its workers' notes (what status cannot read from the read model
+// one target per spreadsheet (the default's, then each route's), with
+// its workers' notes (what status cannot read from the read model
 // alone).
 func (b AdminBackend) SyncHealth(ctx context.Context, _ struct{}) (admin.SyncHealthResponse, error) {
 	if err := ctx.Err(); err != nil {
@@ -129,7 +130,12 @@ func (b AdminBackend) SyncHealth(ctx context.Context, _ struct{}) (admin.SyncHea
 	if err != nil || h == nil {
 		return admin.SyncHealthResponse{}, err
 	}
-	return admin.SyncHealthResponse{Sync: true, Targets: []admin.SyncHealth{wireHealth(h)}}, nil
+	resp := admin.SyncHealthResponse{Sync: true, Targets: []admin.SyncHealth{wireHealth(h)}}
+	routes, err := b.E.RouteHealth() // each routed spreadsheet, a target of its own
+	for _, r := range routes {
+		resp.Targets = append(resp.Targets, wireHealth(r))
+	}
+	return resp, err
 }
 
 // wireHealth is h as the administrative channel carries it.

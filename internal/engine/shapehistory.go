@@ -26,7 +26,7 @@ func EraLayouts(hist events.ShapeHistory) ([]EraLayout, error) {
 		if err != nil {
 			return nil, fmt.Errorf("shapes declared at seq %d: %w", era.Seq, err)
 		}
-		l, err := layoutOf(reg)
+		l, err := layoutOf(reg, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%w: shapes declared at seq %d: %w", ErrInvalidEntity, era.Seq, err)
 		}

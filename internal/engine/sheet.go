@@ -18,7 +18,7 @@ type sheet struct {
 // user-owned fields are the editable ones on the Input tab. target is the
 // sync target's name the effects are queued under.
 func newSheet(target string, reg *Registry) (*sheet, error) {
-	schema, err := layoutOf(reg)
+	schema, err := layoutOf(reg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -26,10 +26,14 @@ func newSheet(target string, reg *Registry) (*sheet, error) {
 	return &sheet{Sheet: sh, inputs: sh.InputTabs()}, nil
 }
 
-// layoutOf is the layout schema of the registry's entities.
-func layoutOf(reg *Registry) (*layout.Schema, error) {
+// layoutOf is the layout schema of the registry's entities (those keep
+// accepts, when not nil).
+func layoutOf(reg *Registry, keep func(string) bool) (*layout.Schema, error) {
 	var ents []layout.Entity
 	for _, s := range reg.Shapes() {
+		if keep != nil && !keep(s.Name) {
+			continue
+		}
 		e := layout.Entity{Name: s.Name, Fields: []layout.Field{{Name: s.PK, Kind: events.KindString, Key: true}}}
 		for _, f := range s.Fields {
 			if f.NoSheet {

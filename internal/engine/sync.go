@@ -15,6 +15,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // LegacySyncName is the sync target name every store used before targets
@@ -89,7 +90,8 @@ func (e *Engine) abandon(ch *aggregates.Changes, old string, now time.Time) erro
 	return err
 }
 
-// syncState is the store's sync side, set at Open when Config.Sync is set.
+// syncState is the store's sync side for one spreadsheet (the default one,
+// or a route's), set at Open when Config.Sync is set.
 //
 // Health, Stats and the metrics read it: no lock they take is ever held
 // across a network call. provision serialises provisioning (network
@@ -97,12 +99,16 @@ func (e *Engine) abandon(ch *aggregates.Changes, old string, now time.Time) erro
 // published fields and is held for field copies only.
 type syncState struct {
 	cfg       SyncConfig
-	provision sync.Mutex // serialises Provision; readers never take it
-	mu        sync.Mutex // guards workbook, disp, poller and stopped (never held across I/O)
+	schema    *layout.Schema // the tabs this spreadsheet shows
+	inputs    []string       // its Input tabs
+	provision sync.Mutex     // serialises Provision; readers never take it
+	mu        sync.Mutex     // guards workbook, disp, poller, stopped and provSince/provErr (never held across I/O)
 	workbook  *sheetsio.Workbook
 	disp      *effects.Dispatcher
 	poller    *effects.Poller
-	stopped   error // why the workers stopped (divergence, displaced)
+	stopped   error     // why the workers stopped (divergence, displaced)
+	provSince time.Time // the first provisioning attempt's start (zero: none yet)
+	provErr   error     // the last provisioning attempt's error
 	cancel    context.CancelFunc
 	done      chan error
 	pollHint  chan struct{} // in-process poll requests (RequestPoll) when the wake-ups stay in process; nil otherwise
@@ -112,11 +118,36 @@ type syncState struct {
 	noteSeq  uint64 // last conflict notice delivered (no duplicates after a repaired projection)
 }
 
+// attempting records the start of a provisioning attempt of s (the
+// first one's time is kept).
+func (s *syncState) attempting(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.provSince.IsZero() {
+		s.provSince = at
+	}
+}
+
+// provisioned records how the last provisioning attempt of s ended.
+func (s *syncState) provisioned(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.provErr = err
+}
+
+// provisioning is when the first provisioning attempt of s started
+// (zero: none yet) and the last attempt's error.
+func (s *syncState) provisioning() (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.provSince, s.provErr
+}
+
 func (e *Engine) setupSync() {
 	if c := e.cfg.Sync; c != nil {
 		cfg := *c
-		cfg.Name = syncName(c)
-		e.sync = &syncState{cfg: cfg, done: make(chan error, 1)}
+		cfg.Name, cfg.Routes = syncName(c), nil
+		e.sync = &syncState{cfg: cfg, schema: e.sheet.Schema, inputs: e.sheet.inputs, done: make(chan error, 1)}
 	}
 }
 
@@ -127,18 +158,29 @@ func (e *Engine) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 	if e.sync == nil {
 		return nil, fmt.Errorf("%w: sync is not configured", ErrSyncStartup)
 	}
-	s := e.sync
-	if err := e.bindTarget(s.cfg.Name); err != nil {
+	return e.provisionTarget(ctx, e.sync)
+}
+
+// provisionTarget is Provision for target s, after the outbox is bound
+// to the default spreadsheet and each entity tab to its target.
+func (e *Engine) provisionTarget(ctx context.Context, s *syncState) (*effects.Dispatcher, error) {
+	if err := e.bindTarget(e.sync.cfg.Name); err != nil {
+		return nil, err
+	}
+	if err := e.bindRoutes(); err != nil {
 		return nil, err
 	}
 	s.provision.Lock()
 	defer s.provision.Unlock()
-	if d, _, _ := e.Workers(); d != nil {
+	s.mu.Lock()
+	d := s.disp
+	s.mu.Unlock()
+	if d != nil {
 		return d, nil
 	}
-	e.notes.attempting(e.cfg.Clock.Now())
-	disp, poller, wb, err := e.provision(ctx)
-	e.notes.provisioned(err)
+	s.attempting(e.cfg.Clock.Now())
+	disp, poller, wb, err := e.provision(ctx, s)
+	s.provisioned(err)
 	if err != nil {
 		e.keepAuthorityEpoch(err)
 		return nil, err
@@ -152,20 +194,20 @@ func (e *Engine) Provision(ctx context.Context) (*effects.Dispatcher, error) {
 // provision does Provision's network work without any lock a reader
 // takes: the spreadsheet's tabs, the dispatcher, the authority claim and
 // the poller.
-func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.Poller, *sheetsio.Workbook, error) {
-	c := e.sync.cfg
-	wb, err := c.Provider.Provision(ctx, c.SpreadsheetID, e.sheet.Schema)
+func (e *Engine) provision(ctx context.Context, s *syncState) (*effects.Dispatcher, *effects.Poller, *sheetsio.Workbook, error) {
+	c := s.cfg
+	wb, err := c.Provider.Provision(ctx, c.SpreadsheetID, s.schema)
 	if err != nil && wb == nil {
 		return nil, nil, nil, err
 	}
 	if err != nil && e.lay != nil { // header drift: an older layout (migrated before the first claim) or a person's change
-		e.lay.toCheck(e.entityTabs()...)
+		e.lay.toCheck(e.targetTabs(s)...)
 	}
 	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: c.Name, Provider: c.Provider, Workbook: wb, Outbox: e,
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
 		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard, Tracer: c.Tracer, ChainHead: e.sheetChainHead,
-		HeadShown: e.headShown, Layouts: e.layouts(), Reconciled: e.reconciled})
+		HeadShown: e.headShown, Layouts: e.layoutsOf(s), Reconciled: e.reconciled(c.Name)})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -174,9 +216,13 @@ func (e *Engine) provision(ctx context.Context) (*effects.Dispatcher, *effects.P
 	if err := disp.ClaimAuthority(ctx); err != nil && !errors.Is(err, effects.ErrAuthorityHeld) {
 		return nil, nil, nil, err
 	}
-	poller, err := effects.NewPoller(effects.PollerConfig{Provider: c.Provider, Workbook: wb, Inbound: e, Tabs: e.sheet.inputs,
+	var in effects.Inbound = e
+	if s != e.sync {
+		in = routeInbound{e}
+	}
+	poller, err := effects.NewPoller(effects.PollerConfig{Provider: c.Provider, Workbook: wb, Inbound: in, Tabs: s.inputs,
 		Clock: e.cfg.Clock, Logger: e.log, Interval: c.PollingInterval, FullScanInterval: c.FullScanInterval,
-		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake, Tracer: c.Tracer, Layouts: e.layouts()})
+		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake, Tracer: c.Tracer, Layouts: e.layoutsOf(s)})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -198,40 +244,90 @@ func (e *Engine) Workers() (*effects.Dispatcher, *effects.Poller, *sheetsio.Work
 }
 
 // startSync runs provisioning (retried with backoff until it succeeds) and
-// then the dispatcher and the poller, in the background, until Close.
+// then the dispatcher and the poller of every target, in the background,
+// until Close.
 func (e *Engine) startSync() {
 	e.enableNotices()
 	if e.sync == nil || e.sync.cfg.Manual {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e.sync.mu.Lock()
-	e.sync.cancel = cancel
-	e.sync.mu.Unlock()
-	go func() { e.sync.done <- e.superviseSync(ctx) }()
+	e.shareWakes(ctx)
+	ts := e.targets()
+	setCancel(ts, cancel)
+	for _, s := range ts {
+		go func() { s.done <- e.superviseSync(ctx, s) }()
+	}
 }
 
-func (e *Engine) superviseSync(ctx context.Context) error {
+// setCancel gives every target the cancel of their shared run.
+func setCancel(ts []*syncState, cancel context.CancelFunc) {
+	for _, s := range ts {
+		s.mu.Lock()
+		s.cancel = cancel
+		s.mu.Unlock()
+	}
+}
+
+// shareWakes hands the default target's wake-ups to every routed target
+// too (each dispatcher and poller reads its own channel). The first run
+// gives each target its channels; every run fans the wake-ups out until
+// ctx ends.
+func (e *Engine) shareWakes(ctx context.Context) {
+	if len(e.routes) == 0 {
+		return
+	}
+	if e.wakes == nil {
+		e.wakes = e.wakeFans()
+	}
+	for _, f := range e.wakes {
+		go fanOut(ctx, f.src, f.outs)
+	}
+}
+
+// wakeFans takes the default target's dispatch and poll wake-up channels
+// as the sources and gives every target a channel of its own for each.
+func (e *Engine) wakeFans() []wakeFan {
+	var fans []wakeFan
+	for _, pick := range []func(*SyncConfig) *<-chan struct{}{
+		func(c *SyncConfig) *<-chan struct{} { return &c.Wake },
+		func(c *SyncConfig) *<-chan struct{} { return &c.PollWake },
+	} {
+		f := wakeFan{src: *pick(&e.sync.cfg)}
+		if f.src == nil {
+			continue
+		}
+		for _, s := range e.targets() {
+			ch := make(chan struct{}, 1)
+			*pick(&s.cfg) = ch
+			f.outs = append(f.outs, ch)
+		}
+		fans = append(fans, f)
+	}
+	return fans
+}
+
+func (e *Engine) superviseSync(ctx context.Context, s *syncState) error {
 	wait := time.Second
 	for failed := 0; ; failed++ {
-		disp, err := e.Provision(ctx)
+		disp, err := e.provisionTarget(ctx, s)
 		if err == nil {
 			if failed > 0 {
-				e.log.Info("sync recovered: the spreadsheet is provisioned", "failed_attempts", failed)
+				e.log.Info("sync recovered: the spreadsheet is provisioned", "target", s.cfg.Name, "failed_attempts", failed)
 			}
-			return e.runWorkers(ctx, disp)
+			return e.runWorkers(ctx, s, disp)
 		}
 		if errors.Is(err, sheetsio.ErrCredentialsRejected) {
-			e.stopOnCredentials(err)
+			e.stopOnCredentials(s, err)
 			return nil
 		}
 		if errors.Is(err, effects.ErrDivergence) {
 			// The authority names a newer writer (I05): retrying cannot
 			// help, and it is no unreachable spreadsheet.
-			e.stopOnDivergence(err)
+			e.stopOnDivergence(s, err)
 			return nil
 		}
-		e.log.Warn("sync provisioning failed; retrying", "err", err.Error(), "in", wait.String())
+		e.log.Warn("sync provisioning failed; retrying", "target", s.cfg.Name, "err", err.Error(), "in", wait.String())
 		select {
 		case <-ctx.Done():
 			return nil
@@ -243,16 +339,18 @@ func (e *Engine) superviseSync(ctx context.Context) error {
 
 // runWorkers runs the poller next to the dispatcher until ctx ends or the
 // dispatcher stops (displaced, diverged), recording why.
-func (e *Engine) runWorkers(ctx context.Context, disp *effects.Dispatcher) error {
-	_, poller, _ := e.Workers()
+func (e *Engine) runWorkers(ctx context.Context, s *syncState, disp *effects.Dispatcher) error {
+	s.mu.Lock()
+	poller := s.poller
+	s.mu.Unlock()
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		err := poller.Run(pctx)
-		e.sync.pollEnded.Store(pctx.Err() == nil)
+		s.pollEnded.Store(pctx.Err() == nil)
 		if err != nil {
-			e.log.Error("inbound poller stopped", "err", err.Error())
+			e.log.Error("inbound poller stopped", "target", s.cfg.Name, "err", err.Error())
 		}
 	}()
 	err := disp.Run(ctx)
@@ -260,23 +358,24 @@ func (e *Engine) runWorkers(ctx context.Context, disp *effects.Dispatcher) error
 	<-done
 	if err != nil {
 		e.keepAuthorityEpoch(err)
-		e.log.Error("sync stopped", "err", err.Error())
-		e.sync.mu.Lock()
-		e.sync.stopped = cmp.Or(e.sync.stopped, err) // haltSync's reason stands
-		e.sync.mu.Unlock()
+		e.log.Error("sync stopped", "target", s.cfg.Name, "err", err.Error())
+		s.mu.Lock()
+		s.stopped = cmp.Or(s.stopped, err) // haltSync's reason stands
+		s.mu.Unlock()
 	}
 	return err
 }
 
-// stopOnDivergence stops sync for good when provisioning found the
-// spreadsheet authority naming a newer writer (effects.ErrDivergence):
-// health reports authority_diverged (never sheets_unreachable), the
-// divergence is recorded once, the store keeps committing.
-func (e *Engine) stopOnDivergence(err error) {
-	e.log.Error("sync stopped: the spreadsheet authority names a newer writer", "err", err.Error())
-	e.sync.mu.Lock()
-	e.sync.stopped = cmp.Or(e.sync.stopped, err)
-	e.sync.mu.Unlock()
+// stopOnDivergence stops sync of target s for good when provisioning
+// found the spreadsheet authority naming a newer writer
+// (effects.ErrDivergence): health reports authority_diverged (never
+// sheets_unreachable), the divergence is recorded once, the store keeps
+// committing.
+func (e *Engine) stopOnDivergence(s *syncState, err error) {
+	e.log.Error("sync stopped: the spreadsheet authority names a newer writer", "target", s.cfg.Name, "err", err.Error())
+	s.mu.Lock()
+	s.stopped = cmp.Or(s.stopped, err)
+	s.mu.Unlock()
 }
 
 // keepAuthorityEpoch records, when err says the spreadsheet authority
@@ -296,48 +395,47 @@ func (e *Engine) keepAuthorityEpoch(err error) {
 	}
 }
 
-// stopOnCredentials stops sync for good when Google refused the
-// credentials: retrying cannot help until someone replaces the key.
+// stopOnCredentials stops sync of target s for good when Google refused
+// the credentials: retrying cannot help until someone replaces the key.
 // Health reports credentials_rejected; the store keeps committing.
-func (e *Engine) stopOnCredentials(err error) {
+func (e *Engine) stopOnCredentials(s *syncState, err error) {
 	e.log.Error("sync stopped: Google rejected the credentials; replace the service-account key and restart", "code", sheetsio.CodeCredentialsRejected)
-	e.sync.mu.Lock()
-	e.sync.stopped = cmp.Or(e.sync.stopped, fmt.Errorf("sync stopped: %w", err))
-	e.sync.mu.Unlock()
+	s.mu.Lock()
+	s.stopped = cmp.Or(s.stopped, fmt.Errorf("sync stopped: %w", err))
+	s.mu.Unlock()
 }
 
-// haltSync stops the workers for good, recording why (a displaced
-// replicated primary); Close then only waits for them.
+// haltSync stops the workers of every target for good, recording why (a
+// displaced replicated primary); Close then only waits for them.
 func (e *Engine) haltSync(why error) {
-	if e.sync == nil {
-		return
-	}
-	e.sync.mu.Lock()
-	e.sync.stopped = why
-	cancel := e.sync.cancel
-	e.sync.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	for _, s := range e.targets() {
+		s.mu.Lock()
+		s.stopped = why
+		cancel := s.cancel
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
 	}
 }
 
 func (e *Engine) stopSync() error {
-	if e.sync == nil {
-		return nil
+	var first error
+	for _, s := range e.targets() {
+		s.mu.Lock()
+		cancel := s.cancel
+		s.cancel = nil
+		s.mu.Unlock()
+		if cancel == nil {
+			continue
+		}
+		cancel()
+		err := <-s.done
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, events.ErrReplicaFenced) {
+			first = cmp.Or(first, err)
+		}
 	}
-	e.sync.mu.Lock()
-	cancel := e.sync.cancel
-	e.sync.cancel = nil
-	e.sync.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	err := <-e.sync.done
-	if errors.Is(err, context.Canceled) || errors.Is(err, events.ErrReplicaFenced) {
-		return nil
-	}
-	return err
+	return first
 }
 
 // Health separates local health (the store can commit) from sync health
@@ -350,6 +448,8 @@ type Health struct {
 	// SyncHealth is the spreadsheet's sync health by tab (nil without
 	// sync, or when the read model could not be read: Sync says why).
 	SyncHealth *SyncHealth
+	// Routes is each routed spreadsheet's (SyncConfig.Routes), in order.
+	Routes []*SyncHealth
 	// Integrity is damage the store found in itself at open (records lost
 	// from the log); it does not stop commits.
 	Integrity error
@@ -406,28 +506,34 @@ func (e *Engine) Health() Health {
 	if e.sync == nil || h.Local == ErrStoreClosed {
 		return h
 	}
-	h.Sync = e.workersErr()
+	h.Sync = e.workersErr(e.sync)
 	sh, err := e.SyncHealth()
 	h.SyncHealth = sh
 	if h.Sync == nil {
 		h.Sync = cmp.Or(err, sh.Err())
 	}
+	routes, err := e.RouteHealth()
+	h.Routes = routes
+	for i, rh := range routes {
+		h.Sync = cmp.Or(h.Sync, e.workersErr(e.routes[i]), rh.Err())
+	}
+	h.Sync = cmp.Or(h.Sync, err)
 	return h
 }
 
 // workersErr says why the workers are not running: stopped, or not
 // provisioned yet (with the last provisioning error).
-func (e *Engine) workersErr() error {
-	e.sync.mu.Lock()
-	stopped, provisioned := e.sync.stopped, e.sync.disp != nil
-	e.sync.mu.Unlock()
+func (e *Engine) workersErr(s *syncState) error {
+	s.mu.Lock()
+	stopped, provisioned := s.stopped, s.disp != nil
+	s.mu.Unlock()
 	switch {
 	case stopped != nil:
 		return stopped
 	case provisioned:
 		return nil
 	}
-	if _, err := e.notes.provisioning(); err != nil {
+	if _, err := s.provisioning(); err != nil {
 		return fmt.Errorf("%w: spreadsheet not provisioned yet: %w", ErrSyncNotProvisioned, err)
 	}
 	return fmt.Errorf("%w: spreadsheet not provisioned yet", ErrSyncNotProvisioned)

@@ -410,6 +410,25 @@ func (e *Engine) SyncHealth() (*SyncHealth, error) {
 	if e.sync == nil {
 		return nil, nil
 	}
+	return e.syncHealthOf(e.sync)
+}
+
+// RouteHealth is the sync health of each routed spreadsheet
+// (SyncConfig.Routes), as SyncHealth computes it; nil without routes.
+func (e *Engine) RouteHealth() ([]*SyncHealth, error) {
+	var out []*SyncHealth
+	for _, s := range e.routes {
+		h, err := e.syncHealthOf(s)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// syncHealthOf is the sync health of target s.
+func (e *Engine) syncHealthOf(s *syncState) (*SyncHealth, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), healthReadWait)
 	defer cancel()
 	conn, err := e.ReadConn(ctx)
@@ -418,15 +437,19 @@ func (e *Engine) SyncHealth() (*SyncHealth, error) {
 	}
 	defer e.PutConn(conn)
 	conn.SetInterrupt(nil) // the bound is on the wait for a connection, not on the indexed queries
-	facts, err := projector.SyncFacts(conn, e.sync.cfg.Name)
+	facts, err := projector.SyncFacts(conn, s.cfg.Name)
 	if err != nil {
 		return nil, fmt.Errorf("sync health: read model: %w", err)
 	}
-	in := healthInputs{key: e.sync.cfg.Name, tabs: e.entityTabs(), facts: facts, notes: e.notes.reconciled(e.sync.cfg.Name),
-		reason: e.sheetReason(), bound: e.divergedBound(), migrating: e.lay.migrating(), unexamined: e.lay.unexamined()}
+	in := healthInputs{key: s.cfg.Name, tabs: e.targetTabs(s), facts: facts, notes: e.notes.reconciled(s.cfg.Name),
+		reason: e.sheetReason(s), bound: e.divergedBound(), migrating: e.shownBy(s, e.lay.migrating()),
+		unexamined: e.shownBy(s, e.lay.unexamined())}
 	h := deriveSyncHealth(in, e.cfg.Clock.Now())
 	h.Warnings = e.notes.warnings(e.cfg.Clock.Now())
-	if _, _, wb := e.Workers(); wb != nil {
+	s.mu.Lock()
+	wb := s.workbook
+	s.mu.Unlock()
+	if wb != nil {
 		h.Capacity = capacityOf(wb.GridSamples())
 	}
 	if w, ok := capacityWarning(h.Capacity); ok {
@@ -449,8 +472,7 @@ func (e *Engine) entityTabs() []string {
 // sheetReason is the spreadsheet's own blocking reason: why the workers
 // stopped, else the provider's newest failure, else (before provisioning
 // succeeded) the provisioning error's.
-func (e *Engine) sheetReason() SyncReason {
-	s := e.sync
+func (e *Engine) sheetReason(s *syncState) SyncReason {
 	s.mu.Lock()
 	stopped, provisioned := s.stopped, s.disp != nil
 	s.mu.Unlock()
@@ -458,25 +480,25 @@ func (e *Engine) sheetReason() SyncReason {
 		return r
 	}
 	if r := failureReason(s.cfg.Provider.LastFailure()); r != "" || provisioned {
-		return cmp.Or(r, e.reconcileReason())
+		return cmp.Or(r, e.reconcileReason(s.cfg.Name))
 	}
-	return e.unprovisionedReason(e.notes.provisioning())
+	return e.unprovisionedReason(s.provisioning())
 }
 
 // reconcileReason is ReasonReconcileFailing once the last
 // reconcileFailLimit reconciliation passes failed, else "".
-func (e *Engine) reconcileReason() SyncReason {
-	if e.notes.passesFailed(e.sync.cfg.Name) >= reconcileFailLimit {
+func (e *Engine) reconcileReason(target string) SyncReason {
+	if e.notes.passesFailed(target) >= reconcileFailLimit {
 		return ReasonReconcileFailing
 	}
 	return ""
 }
 
-// reconciled is told how each reconciliation pass ended
+// reconciled is told how each reconciliation pass of target ended
 // (effects.Config.Reconciled): health counts the failures in a row (the
 // reconciliation loop logs them).
-func (e *Engine) reconciled(err error) {
-	e.notes.notePass(e.sync.cfg.Name, err)
+func (e *Engine) reconciled(target string) func(error) {
+	return func(err error) { e.notes.notePass(target, err) }
 }
 
 // provisionGrace is how long a first provisioning attempt may take before

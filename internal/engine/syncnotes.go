@@ -9,13 +9,12 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
-// syncNotes are what the sync workers tell health in memory: the last
-// provisioning error and the reconciliation passes' findings. Its mutex
+// syncNotes are what the sync workers tell health in memory: the
+// reconciliation passes' findings (each target keeps its provisioning's,
+// syncState.provisioning). Its mutex
 // is held for map and field copies only, never across I/O.
 type syncNotes struct {
 	mu        sync.Mutex
-	provErr   error                               // the last provisioning attempt's error (nil once it succeeded)
-	provSince time.Time                           // when the first provisioning attempt started
 	reconcile map[string]map[string]reconcileNote // sync target → tab → last pass
 	// headAhead: the last dispatch that read the authority's chain_head
 	// cell found a head past the log's (nil: it did not).
@@ -23,31 +22,6 @@ type syncNotes struct {
 	// failedPasses counts, by sync target, the reconciliation passes
 	// failed in a row (0 once a pass succeeds).
 	failedPasses map[string]int
-}
-
-// provisioned records the outcome of a provisioning attempt.
-func (n *syncNotes) provisioned(err error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.provErr = err
-}
-
-// attempting records the start of a provisioning attempt (the first
-// one's time is kept).
-func (n *syncNotes) attempting(at time.Time) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.provSince.IsZero() {
-		n.provSince = at
-	}
-}
-
-// provisioning is when the first provisioning attempt started (zero:
-// none yet) and the last attempt's error.
-func (n *syncNotes) provisioning() (time.Time, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.provSince, n.provErr
 }
 
 // noteReconcile records one pass: a divergence keeps the time it was
