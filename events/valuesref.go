@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -74,25 +75,38 @@ type refKey struct {
 	version uint64
 }
 
-// eventAt reads the event at version of stream through the stream index,
-// or from the segments when the index holds no entry for it (sealed).
+// eventAt reads the event at version of stream through the links or the
+// stream index, or from the segments when neither holds it (sealed).
 func (l *Log) eventAt(stream string, version uint64) (Event, bool, error) {
 	var out Event
 	var sealedSeq []byte
 	found, inSegments := false, false
 	err := l.view(func(tx *bolt.Tx) error {
+		v, last := streamHead(tx.Bucket(bucketStreams), stream)
+		w, err := walkLinks(tx, version, v, last)
+		switch {
+		case err != nil || version > v:
+			return err
+		case w.next < version:
+			r := w.recs[len(w.recs)-1]
+			out, err = l.decode(u64(r.seq), r.raw, nil)
+			found = err == nil
+			return err
+		case w.seq != 0:
+			inSegments = true
+			return nil
+		}
 		seq := tx.Bucket(bucketIndex).Get(indexKey(stream, version))
 		if len(seq) != 8 {
-			inSegments = version <= getU64(tx.Bucket(bucketStreams), []byte(stream))
+			inSegments = version <= v
 			return nil
 		}
-		v := tx.Bucket(bucketEvents).Get(seq)
-		if v == nil { // sealed: read from its segment after this transaction
-			sealedSeq = seq
+		raw := tx.Bucket(bucketEvents).Get(seq)
+		if raw == nil { // sealed: read from its segment after this transaction
+			sealedSeq = bytes.Clone(seq)
 			return nil
 		}
-		var err error
-		out, err = l.decode(seq, v, nil)
+		out, err = l.decode(seq, raw, nil)
 		found = err == nil
 		return err
 	})
