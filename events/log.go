@@ -110,6 +110,8 @@ type Log struct {
 	// reach it (nil once an operation succeeds after it).
 	segs   segstore.Store
 	segErr atomic.Pointer[error]
+	// manifest is the segment manifest last parsed (segmentread.go).
+	manifest atomic.Pointer[manifestCache]
 }
 
 // OpenLog opens or creates the log file at path (mode 0600). Before bbolt

@@ -180,7 +180,7 @@ func (l *Log) indexedOld(tx *bolt.Tx, stream string, from, upTo uint64) (indexed
 // the one holding version from. It returns them in version order.
 // Errors: *SegmentError; ErrSegmentStoreUnavailable.
 func (l *Log) sealedStream(stream string, from, to, before uint64) ([]Event, error) {
-	segs, err := l.Segments()
+	segs, err := l.segments()
 	if err != nil || from >= to {
 		return nil, err
 	}
