@@ -302,3 +302,31 @@ func TestLogFormat4WithoutItsLinksIsRefusedAsDamaged(t *testing.T) {
 		t.Fatalf("format 4 without links: %v", err)
 	}
 }
+
+// A salvage of a format-4 log indexes what it copies in the stream
+// index; appends after it link on top, and every version reads.
+func TestI38_ASalvagedLogIndexesWhatItCopiedAndLinksWhatIsAppendedAfter(t *testing.T) {
+	dir := t.TempDir()
+	src := buildLog(t, dir, 300)
+	_, dst, err := salvageTo(t, src, SalvageOptions{})
+	must(t, err)
+	w, err := OpenWriter(filepath.Dir(dst), WriterOptions{Log: Options{Clock: NewManualClock(t0)}, Operation: "test", AcquireWait: -1, HeartbeatInterval: -1})
+	must(t, err)
+	defer func() { _ = w.Close() }()
+	l := w.Log()
+	copied := readAll(t, l, 1)
+	must(t, l.view(func(tx *bolt.Tx) error {
+		if n := tx.Bucket(bucketIndex).Stats().KeyN; n < len(copied)-5 { // but the writer's lease events
+			t.Fatalf("the salvaged log's stream index holds %d entries of %d records", n, len(copied))
+		}
+		return nil
+	}))
+	checkStreams(t, l, copied)
+	appendToEveryEntity(t, w, []Event{{Stream: "entity/Part/1"}})
+	for _, e := range copied[:5] {
+		res, err := w.Append(unit(e.Stream, AnyVersion, 2))
+		must(t, err)
+		must(t, res[0].Err)
+	}
+	checkStreams(t, l, readAll(t, l, 1))
+}
