@@ -273,6 +273,7 @@ type appender struct {
 	head     uint64
 	versions map[string]uint64 // stream → version as of this transaction
 	stored   map[string]uint64 // stream → version in the file (streams read)
+	lasts    map[string]uint64 // stream → seq of its last linked record as of this transaction (0: none)
 	// replicate: collect each record's replica form in replica.
 	replicate bool
 	replica   [][]byte
@@ -297,13 +298,13 @@ func (a *appender) tail() chainTail { return chainTail{seq: a.chainLast, hash: a
 
 func newAppender(tx *bolt.Tx, f Fence, now time.Time, replicate bool) *appender {
 	return &appender{tx: tx, f: f, now: now, head: getU64(tx.Bucket(bucketMeta), metaHead), versions: map[string]uint64{},
-		stored: map[string]uint64{}, replicate: replicate}
+		stored: map[string]uint64{}, lasts: map[string]uint64{}, replicate: replicate}
 }
 
 func (a *appender) version(stream string) uint64 {
 	v, ok := a.versions[stream]
 	if !ok {
-		v = getU64(a.tx.Bucket(bucketStreams), []byte(stream))
+		v, a.lasts[stream] = streamHead(a.tx.Bucket(bucketStreams), stream)
 		a.versions[stream], a.stored[stream] = v, v
 	}
 	return v
@@ -317,7 +318,7 @@ func (a *appender) finish() error {
 		if stored, ok := a.stored[s]; ok && stored == v {
 			continue
 		}
-		if err := streams.Put([]byte(s), u64(v)); err != nil {
+		if err := streams.Put([]byte(s), headValue(v, a.lasts[s])); err != nil {
 			return err
 		}
 	}
@@ -392,7 +393,14 @@ func (a *appender) put(stream string, e *Event, commit string, payload []byte) e
 		bare.Token = ""
 		a.replica = append(a.replica, encodeRecord(&bare, payload))
 	}
-	return a.tx.Bucket(bucketIndex).Put(indexKey(stream, e.Version), u64(e.Seq))
+	return a.linkStream(stream, e)
+}
+
+// linkStream records e, just put, as its stream's last record.
+func (a *appender) linkStream(stream string, e *Event) error {
+	prev := a.lasts[stream]
+	a.lasts[stream] = e.Seq
+	return putLink(a.tx, e.Seq, prev, e.Version)
 }
 
 // link advances the chain over record seq, just put (stored bytes rec).

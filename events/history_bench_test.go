@@ -4,15 +4,18 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // BenchmarkAppendPagesAfterHistory: what one commit of 100 updates (100
 // entity streams of 5,000 in turn, fsync on) writes to log.db after a
 // history of 2·10^4, 10^5 and 10^6 such updates: bbolt pages written per
-// commit, and the freelist's size. The pages grow with the stream index
-// (each update adds an entry inside its stream's range, so a commit dirties
-// a leaf per stream once the index spans more leaves than a commit's
-// streams) and saturate near 140; the freelist, written at every commit,
+// commit, and the freelist's size. With the stream links (log format 4)
+// the pages stay near 23; with the stream index of formats 1 to 3 they grew
+// with it (each update added an entry inside its stream's range, so a
+// commit dirtied a leaf per stream once the index spanned more leaves than
+// a commit's streams): 41, 71, 144. The freelist, written at every commit,
 // grows with the free pages:
 //
 //	go test -run '^$' -bench '^BenchmarkAppendPagesAfterHistory$' -benchtime 200x ./events/
@@ -40,7 +43,7 @@ func BenchmarkAppendPagesAfterHistory(b *testing.B) {
 
 // historyLog is a log holding n updates of 5,000 entity streams in turn,
 // appended without fsync, reopened with fsync on, and a fence for it.
-func historyLog(b *testing.B, n int) (*Log, Fence) {
+func historyLog(b testing.TB, n int) (*Log, Fence) {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), LogFileName)
 	l, err := OpenLog(path, Options{Clock: NewManualClock(t0), NoSync: true})
@@ -52,7 +55,7 @@ func historyLog(b *testing.B, n int) (*Log, Fence) {
 		b.Fatal(err)
 	}
 	for k := 0; k < n; {
-		if _, err := l.Append(lease.Fence(), itemUnits(&k, 200, 100)...); err != nil {
+		if _, err := l.Append(lease.Fence(), itemUnits(&k, min(200, (n-k+99)/100), 100)...); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -78,4 +81,47 @@ func itemUnits(k *int, units, per int) []Unit {
 		}
 	}
 	return us
+}
+
+// commitPages is the bbolt pages one commit of 100 updates writes to l,
+// on average over 50 commits (every one of the 5,000 streams once) after
+// 50 more, from update *k on.
+func commitPages(t *testing.T, l *Log, f Fence, k *int) float64 {
+	t.Helper()
+	var s0 bolt.Stats
+	for i := range 100 {
+		if i == 50 {
+			s0 = l.db.Stats()
+		}
+		if _, err := l.Append(f, itemUnits(k, 1, 100)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s1 := l.db.Stats()
+	d := s1.Sub(&s0)
+	return float64(d.TxStats.GetWrite()) / 50
+}
+
+// A commit writes as many pages after a long history as after a short
+// one: the stream links grow at their end (with the stream index keyed by
+// stream and version, one commit of 100 updates wrote 41 pages after
+// 2·10^4 updates and 71 after 10^5).
+func TestACommitWritesAsManyPagesAfterALongHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("appends 10^5 records")
+	}
+	l, f := historyLog(t, 20_000)
+	defer l.Close()
+	k := 20_000
+	short := commitPages(t, l, f, &k)
+	for k < 100_000 {
+		if _, err := l.Append(f, itemUnits(&k, 200, 100)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := commitPages(t, l, f, &k)
+	if long > short*1.2 {
+		t.Fatalf("a commit writes %.1f pages after 10^5 updates, %.1f after 2·10^4", long, short)
+	}
+	t.Logf("pages per commit: %.1f after 2·10^4 updates, %.1f after 10^5", short, long)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -20,8 +21,8 @@ import (
 // Bucket names inside log.db.
 var (
 	bucketEvents  = []byte("events")       // seq (8-byte BE) → record
-	bucketStreams = []byte("streams")      // stream → version (8-byte BE)
-	bucketIndex   = []byte("stream_index") // stream 0x00 version (BE) → seq (BE), records in log.db (streamindex.go)
+	bucketStreams = []byte("streams")      // stream → version (8-byte BE) ‖ seq of its last record (BE, format 4, streamlinks.go)
+	bucketIndex   = []byte("stream_index") // stream 0x00 version (BE) → seq (BE), records in log.db appended before format 4 (streamindex.go)
 	bucketLease   = []byte("lease")        // role → canonical lease map
 	bucketMeta    = []byte("meta")         // "head", "store_id", "format"
 )
@@ -41,7 +42,12 @@ var (
 // format-1 or -2 log opened for writing is marked 3 the same way, and its
 // first record appended links to the chain value over every record before
 // it, from the genesis value of its store id.
-const LogFormat = 3
+// Format 4 indexes the records appended from then on in the stream links
+// (streamlinks.go), whose keys grow with the log, and may hold 16-byte
+// values in the streams bucket; a log of formats 1 to 3 opened for
+// writing gets the links bucket and is marked 4 in one transaction, and
+// keeps its stream index for the records appended before.
+const LogFormat = 4
 
 // oldestLogFormat is the oldest format this build reads.
 const oldestLogFormat = 1
@@ -104,6 +110,8 @@ type Log struct {
 	// reach it (nil once an operation succeeds after it).
 	segs   segstore.Store
 	segErr atomic.Pointer[error]
+	// manifest is the segment manifest last parsed (segmentread.go).
+	manifest atomic.Pointer[manifestCache]
 }
 
 // OpenLog opens or creates the log file at path (mode 0600). Before bbolt
@@ -149,6 +157,10 @@ func OpenLog(path string, opts Options) (*Log, error) {
 // logBuckets are the buckets every log has.
 var logBuckets = [][]byte{bucketEvents, bucketStreams, bucketIndex, bucketLease, bucketMeta}
 
+// newBuckets are the buckets of a log this build creates: logBuckets and
+// the links (which a log older than format 4 has not).
+var newBuckets = append(slices.Clip(logBuckets), bucketLinks)
+
 // init reads the store id and checks the log's shape; a new file (no
 // bucket at all) opened for writing gets its buckets and a store id.
 func (l *Log) init(readOnly bool) error {
@@ -183,7 +195,7 @@ func checkShape(tx *bolt.Tx) (string, error) {
 	if id == "" {
 		return "", corrupt(CheckBucket, 0, "meta has no store id")
 	}
-	if err := checkFormat(meta); err != nil {
+	if err := checkFormat(tx); err != nil {
 		return "", err
 	}
 	return id, checkHead(tx)
@@ -192,7 +204,7 @@ func checkShape(tx *bolt.Tx) (string, error) {
 // create gives a new file the log's buckets and a new store id.
 func (l *Log) create() error {
 	return l.update(func(tx *bolt.Tx) error {
-		for _, name := range logBuckets {
+		for _, name := range newBuckets {
 			if _, err := tx.CreateBucket(name); err != nil {
 				return fmt.Errorf("create bucket %s: %w", name, err)
 			}
@@ -257,8 +269,17 @@ func checkHead(tx *bolt.Tx) error {
 	return nil
 }
 
-func checkFormat(meta *bolt.Bucket) error {
-	return knownFormat(string(meta.Get(metaFormat)))
+// checkFormat checks that this build reads the log's format, and that a
+// log of format 4 or later has its links.
+func checkFormat(tx *bolt.Tx) error {
+	f := string(tx.Bucket(bucketMeta).Get(metaFormat))
+	if err := knownFormat(f); err != nil {
+		return err
+	}
+	if n, _ := strconv.Atoi(f); n >= linksFormat && tx.Bucket(bucketLinks) == nil {
+		return corrupt(CheckBucket, 0, "bucket %s missing from a log of format %d", bucketLinks, n)
+	}
+	return nil
 }
 
 // knownFormat reports whether this build reads log format f.
@@ -271,7 +292,8 @@ func knownFormat(f string) error {
 }
 
 // markFormat records this build's format in an older log it opened for
-// writing (once; a log already at LogFormat is not written).
+// writing, with the links bucket, in one transaction (once; a log already
+// at LogFormat is not written).
 func (l *Log) markFormat() error {
 	var current string
 	if err := l.view(func(tx *bolt.Tx) error {
@@ -281,6 +303,9 @@ func (l *Log) markFormat() error {
 		return err
 	}
 	return l.update(func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucketIfNotExists(bucketLinks); err != nil {
+			return fmt.Errorf("create bucket %s: %w", bucketLinks, err)
+		}
 		return tx.Bucket(bucketMeta).Put(metaFormat, []byte(strconv.Itoa(LogFormat)))
 	})
 }
@@ -360,7 +385,7 @@ func (l *Log) StreamVersions(streams []string) ([]uint64, error) {
 	err := l.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketStreams)
 		for i, s := range streams {
-			out[i] = getU64(b, []byte(s))
+			out[i], _ = streamHead(b, s)
 		}
 		return nil
 	})
@@ -371,7 +396,7 @@ func (l *Log) StreamVersions(streams []string) ([]uint64, error) {
 func (l *Log) StreamVersion(stream string) (uint64, error) {
 	var v uint64
 	err := l.view(func(tx *bolt.Tx) error {
-		v = getU64(tx.Bucket(bucketStreams), []byte(stream))
+		v, _ = streamHead(tx.Bucket(bucketStreams), stream)
 		return nil
 	})
 	return v, err

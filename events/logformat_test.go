@@ -54,20 +54,20 @@ func TestLogFormatOlderIsUpgradedOnWriteNewerIsRefused(t *testing.T) {
 		t.Fatalf("format 1 opened for writing: %v", err)
 	}
 	l.Close()
-	if f := formatOf(t, path); f != "3" {
-		t.Fatalf("format after a write open: %q, want 3", f)
+	if f := formatOf(t, path); f != "4" {
+		t.Fatalf("format after a write open: %q, want 4", f)
 	}
 	setFormat(t, path, "2")
 	if l, err = OpenLog(path, Options{}); err != nil {
 		t.Fatalf("format 2 opened for writing: %v", err)
 	}
 	l.Close()
-	if f := formatOf(t, path); f != "3" {
-		t.Fatalf("format 2 after a write open: %q, want 3", f)
+	if f := formatOf(t, path); f != "4" {
+		t.Fatalf("format 2 after a write open: %q, want 4", f)
 	}
-	setFormat(t, path, "4")
+	setFormat(t, path, "5")
 	_, err = OpenLog(path, Options{ReadOnly: true})
-	if !errors.Is(err, ErrCorruptRecord) || !strings.Contains(err.Error(), `log format "4", this build reads formats 1 to 3`) {
-		t.Fatalf("format 4: %v", err)
+	if !errors.Is(err, ErrCorruptRecord) || !strings.Contains(err.Error(), `log format "5", this build reads formats 1 to 4`) {
+		t.Fatalf("format 5: %v", err)
 	}
 }

@@ -74,7 +74,7 @@ func (l *Log) readChunk(from uint64, in *interner) ([]Event, error) {
 		if err != nil {
 			return err
 		}
-		if segs, err := sealedSegments(tx.Bucket(bucketMeta)); err != nil || sealedBelow(segs) > from {
+		if segs, err := l.manifestIn(tx); err != nil || sealedBelow(segs) > from {
 			return cmp.Or(err, errSealedMeanwhile)
 		}
 		c := tx.Bucket(bucketEvents).Cursor()

@@ -85,7 +85,7 @@ func applyReplica(tx *bolt.Tx, replica uint64, records [][]byte) error {
 	if replica != have+1 {
 		return &ReplicaGapError{Have: have, Got: replica}
 	}
-	a := &appender{tx: tx, head: getU64(meta, metaHead), versions: map[string]uint64{}, stored: map[string]uint64{}}
+	a := &appender{tx: tx, head: getU64(meta, metaHead), versions: map[string]uint64{}, stored: map[string]uint64{}, lasts: map[string]uint64{}}
 	for _, rec := range records {
 		if err := a.putReplica(rec); err != nil {
 			return err
@@ -111,7 +111,7 @@ func (a *appender) putReplica(rec []byte) error {
 	if err := appendBucket(a.tx).Put(u64(e.Seq), rec); err != nil {
 		return err
 	}
-	if err := a.tx.Bucket(bucketIndex).Put(indexKey(e.Stream, e.Version), u64(e.Seq)); err != nil {
+	if err := a.linkStream(e.Stream, &e); err != nil {
 		return err
 	}
 	return replicaLease(a.tx, e)

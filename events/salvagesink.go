@@ -33,7 +33,7 @@ func newSalvageSink(path string) (*salvageSink, error) {
 		return nil, err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range logBuckets {
+		for _, name := range newBuckets {
 			if _, err := tx.CreateBucket(name); err != nil {
 				return err
 			}

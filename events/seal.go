@@ -282,6 +282,9 @@ func (p *sealPlan) remove(tx *bolt.Tx, seg SegmentSealed) error {
 		err = meta.Put(metaSegments, manifest)
 	}
 	if err == nil {
+		err = bumpManifest(meta)
+	}
+	if err == nil {
 		err = p.dropIndex(tx)
 	}
 	if err == nil {

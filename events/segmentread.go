@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -41,12 +42,51 @@ func sealedBelow(segs []SegmentSealed) uint64 {
 // segment.sealed events recorded. It reads log.db's meta only.
 // Errors: ErrLogClosed; *LogCorruptError.
 func (l *Log) Segments() ([]SegmentSealed, error) {
+	segs, err := l.segments()
+	return slices.Clone(segs), err
+}
+
+// segments is the manifest, parsed once per change: shared, read only.
+func (l *Log) segments() ([]SegmentSealed, error) {
 	var segs []SegmentSealed
 	err := l.view(func(tx *bolt.Tx) (err error) {
-		segs, err = sealedSegments(tx.Bucket(bucketMeta))
+		segs, err = l.manifestIn(tx)
 		return err
 	})
 	return segs, err
+}
+
+// manifestCache is a parsed manifest and the meta bucket's sequence it
+// was read at: every transaction that changes the manifest raises the
+// sequence (bumpManifest), so one sequence names one manifest among the
+// committed ones.
+type manifestCache struct {
+	key  uint64
+	segs []SegmentSealed
+}
+
+// manifestIn reads the manifest in tx, parsing it only when it changed
+// since the last read-only transaction that parsed it: readers share the
+// slice returned and must not change it (appending copies: it is
+// clipped). A write transaction parses it afresh (it may roll back).
+func (l *Log) manifestIn(tx *bolt.Tx) ([]SegmentSealed, error) {
+	meta := tx.Bucket(bucketMeta)
+	key := meta.Sequence()
+	if c := l.manifest.Load(); c != nil && c.key == key && !tx.Writable() {
+		return c.segs, nil
+	}
+	segs, err := sealedSegments(meta)
+	if err != nil || tx.Writable() {
+		return segs, err
+	}
+	segs = slices.Clip(segs)
+	l.manifest.Store(&manifestCache{key: key, segs: segs})
+	return segs, nil
+}
+
+// bumpManifest marks a change of the manifest in tx (see manifestCache).
+func bumpManifest(meta *bolt.Bucket) error {
+	return meta.SetSequence(meta.Sequence() + 1)
 }
 
 // StraySegments lists what the segment store holds that no
@@ -112,7 +152,7 @@ func (l *Log) sealedRecords(s SegmentSealed) (segRecords, error) {
 // readSealed delivers the sealed events with seq >= from to fn, in order
 // (see ReadFrom); it returns the first sequence after the sealed ones.
 func (l *Log) readSealed(from uint64, in *interner, values *ValueResolver, fn func(Event) error) (uint64, error) {
-	segs, err := l.Segments()
+	segs, err := l.segments()
 	if err != nil {
 		return from, err
 	}
@@ -159,7 +199,7 @@ type sealedLookup struct {
 // record returns the sealed record seq (nil: no segment covers it).
 func (s *sealedLookup) record(seq uint64) ([]byte, error) {
 	if s.segs == nil {
-		segs, err := s.l.Segments()
+		segs, err := s.l.segments()
 		if err != nil {
 			return nil, err
 		}

@@ -40,9 +40,12 @@ type indexRef struct {
 	seq uint64
 }
 
-// dropIndex removes the index entries of the records the seal moves
-// (each only while it still names the record).
+// dropIndex removes the links and the index entries of the records the
+// seal moves (an index entry only while it still names the record).
 func (p *sealPlan) dropIndex(tx *bolt.Tx) error {
+	if err := p.dropLinks(tx); err != nil {
+		return err
+	}
 	b := tx.Bucket(bucketIndex)
 	for _, r := range p.refs {
 		if v := b.Get(r.key); len(v) == 8 && binary.BigEndian.Uint64(v) == r.seq {
@@ -99,25 +102,60 @@ func staleIndexEntries(tx *bolt.Tx, from []byte, below uint64) (stale [][]byte, 
 	return stale, slices.Clone(k)
 }
 
-// indexedStream is what the stream index holds of a stream from a
-// version: the events log.db holds, decoded, and the sequences of those
-// it does not (sealed, indexed by an earlier build) as events holding
-// only their Seq, at the indexes pending. first is the first indexed
-// version (the stream's version + 1 when none is), firstSeq its sequence
-// (0 when none).
+// indexedStream is what the links and the stream index hold of a stream
+// from a version: the events log.db holds, decoded, and the sequences of
+// those it does not (sealed, indexed by an earlier build) as events
+// holding only their Seq, at the indexes pending. first is the first
+// version held (the stream's version + 1 when none is); the versions
+// below it are sealed, in segments starting before firstSeq (0: any).
 type indexedStream struct {
 	out             []Event
 	pending         []int
 	first, firstSeq uint64
 }
 
-// indexedSince reads the indexed versions of stream from from in tx.
+// indexedSince reads the versions of stream from from in tx: through the
+// links, then, below the first version linked, the stream index.
 func (l *Log) indexedSince(tx *bolt.Tx, stream string, from uint64) (indexedStream, error) {
-	r := indexedStream{first: getU64(tx.Bucket(bucketStreams), []byte(stream)) + 1}
+	version, last := streamHead(tx.Bucket(bucketStreams), stream)
+	w, err := walkLinks(tx, from, version, last)
+	if err != nil {
+		return indexedStream{}, err
+	}
+	r := indexedStream{first: w.next + 1}
+	switch {
+	case w.next < from:
+	case w.seq != 0: // sealed from version next down
+		r.firstSeq = w.seq + 1
+	default:
+		if r, err = l.indexedOld(tx, stream, from, w.next); err != nil {
+			return r, err
+		}
+	}
+	for i := len(w.recs) - 1; i >= 0; i-- {
+		e, err := l.decode(u64(w.recs[i].seq), w.recs[i].raw, nil)
+		if err != nil {
+			return r, err
+		}
+		if len(r.out) == 0 && r.firstSeq == 0 {
+			r.first, r.firstSeq = e.Version, e.Seq
+		}
+		r.out = append(r.out, e)
+	}
+	return r, nil
+}
+
+// indexedOld reads the versions from from to upTo of stream from the
+// stream index (where a log appended before format 4 has them).
+func (l *Log) indexedOld(tx *bolt.Tx, stream string, from, upTo uint64) (indexedStream, error) {
+	r := indexedStream{first: upTo + 1}
 	prefix := append([]byte(stream), 0)
 	events := tx.Bucket(bucketEvents)
 	c := tx.Bucket(bucketIndex).Cursor()
 	for k, v := c.Seek(indexKey(stream, from)); k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, v = c.Next() {
+		if binary.BigEndian.Uint64(k[len(prefix):]) > upTo {
+			break
+		}
 		if len(r.out) == 0 && len(v) == 8 {
 			r.first, r.firstSeq = binary.BigEndian.Uint64(k[len(prefix):]), binary.BigEndian.Uint64(v)
 		}
@@ -142,7 +180,7 @@ func (l *Log) indexedSince(tx *bolt.Tx, stream string, from uint64) (indexedStre
 // the one holding version from. It returns them in version order.
 // Errors: *SegmentError; ErrSegmentStoreUnavailable.
 func (l *Log) sealedStream(stream string, from, to, before uint64) ([]Event, error) {
-	segs, err := l.Segments()
+	segs, err := l.segments()
 	if err != nil || from >= to {
 		return nil, err
 	}

@@ -3,29 +3,34 @@ package events
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// indexState counts the stream index entries of l: all of them, and the
-// stale ones (naming a record log.db does not hold), and reads the
-// pruning mark.
+// indexState counts the stream index entries and the links of l: all
+// of them, and the stale ones (naming a record log.db does not hold), and
+// reads the pruning mark.
 func indexState(t *testing.T, l *Log) (entries, stale int, mark string) {
 	t.Helper()
 	must(t, l.view(func(tx *bolt.Tx) error {
 		events := tx.Bucket(bucketEvents)
 		mark = string(tx.Bucket(bucketMeta).Get(metaIndexPruned))
-		return tx.Bucket(bucketIndex).ForEach(func(_, v []byte) error {
+		count := func(seq []byte) {
 			entries++
-			if events.Get(v) == nil {
+			if events.Get(seq) == nil {
 				stale++
 			}
-			return nil
-		})
+		}
+		if links := tx.Bucket(bucketLinks); links != nil {
+			must(t, links.ForEach(func(k, _ []byte) error { count(k); return nil }))
+		}
+		return tx.Bucket(bucketIndex).ForEach(func(_, v []byte) error { count(v); return nil })
 	}))
 	return entries, stale, mark
 }
@@ -205,4 +210,123 @@ func TestI38_CompactRemovesEveryIndexEntryAnEarlierBuildKeptForSealedRecords(t *
 		t.Fatalf("ReadFrom after compact differs: %d events, want %d; last %+v", len(got), len(all), got[len(got)-1])
 	}
 	checkStreams(t, l, all)
+}
+
+// A log of format 3 (testdata/sealed-index-v1: segments, a stream index
+// with entries of sealed records) reads whole read-only; opened for
+// writing it gets its links and format 4 in place, appends to its
+// streams link on top of their indexed versions, and every version of
+// every stream stays readable, through seals across the upgrade and
+// after a reopen.
+func TestI38_ALogOfFormat3UpgradesInPlaceAndEveryStreamVersionStaysReadable(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.CopyFS(dir, os.DirFS("testdata/sealed-index-v1")))
+	path := filepath.Join(dir, LogFileName)
+	must(t, os.Chmod(path, 0o600))
+	if f := formatOf(t, path); f != "3" {
+		t.Fatalf("the earlier build's log is of format %q", f)
+	}
+	l, err := OpenLog(path, Options{ReadOnly: true})
+	must(t, err)
+	old := readAll(t, l, 1)
+	checkStreams(t, l, old)
+	must(t, l.Close())
+	w, err := OpenWriter(dir, WriterOptions{Log: Options{Clock: NewManualClock(t0)}, Operation: "test", AcquireWait: -1, HeartbeatInterval: -1})
+	must(t, err)
+	defer func() { _ = w.Close() }()
+	l = w.Log()
+	must(t, l.view(func(tx *bolt.Tx) error {
+		if f := string(tx.Bucket(bucketMeta).Get(metaFormat)); f != "4" || tx.Bucket(bucketLinks) == nil {
+			t.Fatalf("after the upgrade: format %q, links %v", f, tx.Bucket(bucketLinks) != nil)
+		}
+		return nil
+	}))
+	appendToEveryEntity(t, w, old)
+	all := readAll(t, l, 1)
+	if !reflect.DeepEqual(all[:len(old)], old) {
+		t.Fatal("ReadFrom after the upgrade differs")
+	}
+	checkStreams(t, l, all)
+	head, err := l.Head()
+	must(t, err)
+	for _, below := range []uint64{old[len(old)-1].Seq + 3, head - 2} { // a seal across the upgrade, then most of the rest
+		_, err := l.Seal(w.Fence(), below)
+		must(t, err)
+		checkStreams(t, l, readAll(t, l, 1))
+	}
+	fullVerify(t, l, nil)
+	all = readAll(t, l, 1)
+	must(t, w.Close())
+	l, err = OpenLog(path, Options{ReadOnly: true})
+	must(t, err)
+	defer l.Close()
+	got := readAll(t, l, 1) // and the lease's release Close appended
+	if !reflect.DeepEqual(got[:len(all)], all) {
+		t.Fatal("ReadFrom after the reopen differs")
+	}
+	checkStreams(t, l, got)
+}
+
+// appendToEveryEntity appends three versions to each entity stream of
+// evs, and a new stream.
+func appendToEveryEntity(t *testing.T, w *Writer, evs []Event) {
+	t.Helper()
+	seen := map[string]bool{"entity/Part/new": true}
+	for _, e := range evs {
+		if strings.HasPrefix(e.Stream, "entity/") {
+			seen[e.Stream] = true
+		}
+	}
+	for i := range 3 {
+		for stream := range seen {
+			res, err := w.Append(unit(stream, AnyVersion, i+1))
+			must(t, err)
+			must(t, res[0].Err)
+		}
+	}
+}
+
+// A log marked format 4 without its links is damaged: opening it says so.
+func TestLogFormat4WithoutItsLinksIsRefusedAsDamaged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), LogFileName)
+	l, err := OpenLog(path, Options{})
+	must(t, err)
+	must(t, l.Close())
+	db, err := bolt.Open(path, 0o600, nil)
+	must(t, err)
+	must(t, db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketLinks) }))
+	must(t, db.Close())
+	_, err = OpenLog(path, Options{ReadOnly: true})
+	var lc *LogCorruptError
+	if !errors.As(err, &lc) || !strings.Contains(err.Error(), "stream_links missing") {
+		t.Fatalf("format 4 without links: %v", err)
+	}
+}
+
+// A salvage of a format-4 log indexes what it copies in the stream
+// index; appends after it link on top, and every version reads.
+func TestI38_ASalvagedLogIndexesWhatItCopiedAndLinksWhatIsAppendedAfter(t *testing.T) {
+	dir := t.TempDir()
+	src := buildLog(t, dir, 300)
+	_, dst, err := salvageTo(t, src, SalvageOptions{})
+	must(t, err)
+	w, err := OpenWriter(filepath.Dir(dst), WriterOptions{Log: Options{Clock: NewManualClock(t0)}, Operation: "test", AcquireWait: -1, HeartbeatInterval: -1})
+	must(t, err)
+	defer func() { _ = w.Close() }()
+	l := w.Log()
+	copied := readAll(t, l, 1)
+	must(t, l.view(func(tx *bolt.Tx) error {
+		if n := tx.Bucket(bucketIndex).Stats().KeyN; n < len(copied)-5 { // but the writer's lease events
+			t.Fatalf("the salvaged log's stream index holds %d entries of %d records", n, len(copied))
+		}
+		return nil
+	}))
+	checkStreams(t, l, copied)
+	appendToEveryEntity(t, w, []Event{{Stream: "entity/Part/1"}})
+	for _, e := range copied[:5] {
+		res, err := w.Append(unit(e.Stream, AnyVersion, 2))
+		must(t, err)
+		must(t, res[0].Err)
+	}
+	checkStreams(t, l, readAll(t, l, 1))
 }

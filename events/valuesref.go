@@ -74,41 +74,69 @@ type refKey struct {
 	version uint64
 }
 
-// eventAt reads the event at version of stream through the stream index,
-// or from the segments when the index holds no entry for it (sealed).
+// eventAt reads the event at version of stream through the links or the
+// stream index, or from the segments when neither holds it (sealed).
 func (l *Log) eventAt(stream string, version uint64) (Event, bool, error) {
-	var out Event
-	var sealedSeq []byte
-	found, inSegments := false, false
-	err := l.view(func(tx *bolt.Tx) error {
-		seq := tx.Bucket(bucketIndex).Get(indexKey(stream, version))
-		if len(seq) != 8 {
-			inSegments = version <= getU64(tx.Bucket(bucketStreams), []byte(stream))
-			return nil
-		}
-		v := tx.Bucket(bucketEvents).Get(seq)
-		if v == nil { // sealed: read from its segment after this transaction
-			sealedSeq = seq
-			return nil
-		}
-		var err error
-		out, err = l.decode(seq, v, nil)
-		found = err == nil
+	var at eventLookup
+	err := l.view(func(tx *bolt.Tx) (err error) {
+		at, err = l.eventAtTx(tx, stream, version)
 		return err
 	})
 	switch {
 	case err != nil:
-		return out, false, err
-	case inSegments:
+		return Event{}, false, err
+	case at.inSegments:
 		return l.sealedEventAt(stream, version)
-	case sealedSeq == nil:
-		return out, found, nil
+	case at.sealedSeq == 0:
+		return at.out, at.found, nil
 	}
-	evs := []Event{{Seq: binary.BigEndian.Uint64(sealedSeq)}}
+	evs := []Event{{Seq: at.sealedSeq}}
 	if err := (&sealedLookup{l: l}).fill(evs, []int{0}); err != nil || evs[0].Payload == nil {
 		return Event{}, false, err
 	}
 	return evs[0], true, nil
+}
+
+// eventLookup is what a read transaction found of an event: the event
+// (found), or that it is sealed: somewhere in the segments (inSegments),
+// or at sealedSeq (an index entry an earlier build kept).
+type eventLookup struct {
+	out        Event
+	found      bool
+	inSegments bool
+	sealedSeq  uint64
+}
+
+// eventAtTx looks the event at version of stream up in tx: through the
+// links, then the stream index.
+func (l *Log) eventAtTx(tx *bolt.Tx, stream string, version uint64) (at eventLookup, err error) {
+	v, last := streamHead(tx.Bucket(bucketStreams), stream)
+	w, err := walkLinks(tx, version, v, last)
+	switch {
+	case err != nil || version > v:
+		return at, err
+	case w.next < version:
+		r := w.recs[len(w.recs)-1]
+		at.out, err = l.decode(u64(r.seq), r.raw, nil)
+		at.found = err == nil
+		return at, err
+	case w.seq != 0:
+		at.inSegments = true
+		return at, nil
+	}
+	seq := tx.Bucket(bucketIndex).Get(indexKey(stream, version))
+	if len(seq) != 8 {
+		at.inSegments = version <= v
+		return at, nil
+	}
+	raw := tx.Bucket(bucketEvents).Get(seq)
+	if raw == nil { // sealed: read from its segment after this transaction
+		at.sealedSeq = binary.BigEndian.Uint64(seq)
+		return at, nil
+	}
+	at.out, err = l.decode(seq, raw, nil)
+	at.found = err == nil
+	return at, err
 }
 
 // sealedEventAt reads the event at version of stream from the segments.
