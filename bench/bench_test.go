@@ -183,6 +183,14 @@ func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Stor
 	if err != nil {
 		b.Fatal(err)
 	}
+	waitProvisioned(b, s)
+	return s
+}
+
+// waitProvisioned waits until s's sync workers exist (the spreadsheet is
+// provisioned).
+func waitProvisioned(b *testing.B, s *hikoutei.Store) {
+	b.Helper()
 	eng := engine.Of(s)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -195,7 +203,6 @@ func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Stor
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return s
 }
 
 // unsettled counts effects not yet settled (as the demo's waitSynced):
@@ -230,6 +237,11 @@ func total(c map[aggregates.EffectState]int64) int64 {
 // waits until every effect is settled, sampling convergence every 100 ms.
 // Rows converged = applied effects × rows ÷ effects queued.
 func syncCities(b *testing.B, s *hikoutei.Store, cities []City, start time.Time) []point {
+	return syncRows(b, s, cities, start)
+}
+
+// syncRows is syncCities for any entity's rows.
+func syncRows[T any](b *testing.B, s *hikoutei.Store, cities []T, start time.Time) []point {
 	b.Helper()
 	done := make(chan error, 1)
 	go func() {
