@@ -432,12 +432,14 @@ func BenchmarkBackfillCities(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		e := googleEmulator(b, "bench-backfill")
+		stop := peakHeapProfile(b)
 		b.StartTimer()
 		start := time.Now()
 		s := openSynced(b, e, hikoutei.Entity[City]("City"))
 		pts := syncCities(b, s, cities, time.Now())
 		secs := time.Since(start).Seconds()
 		b.StopTimer()
+		stop()
 		if r, w := e.requests(); r >= 0 {
 			b.ReportMetric(float64(r+w)*1000/float64(len(cities)), "req/1krows")
 		}

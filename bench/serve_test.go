@@ -131,7 +131,8 @@ func BenchmarkRawBackfillCitiesBoth(b *testing.B) {
 	b.ReportMetric(vmHWM(), "peak-MB")
 }
 
-// peakHeapProfile, when HIKOUTEI_BENCH_PEAK_PROFILE names a file, writes a
+// peakHeapProfile (BenchmarkBackfillCities and BenchmarkBackfillCitiesServe),
+// when HIKOUTEI_BENCH_PEAK_PROFILE names a file, writes a
 // heap profile there each time the heap in use reaches a new maximum
 // (sampled every 200 ms, after the collection that measured it), so the
 // file shows what held memory at the peak; stop ends the sampling.
