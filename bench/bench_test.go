@@ -262,7 +262,7 @@ func syncRows[T any](b *testing.B, s *hikoutei.Store, cities []T, start time.Tim
 	}()
 	pts := []point{{0, 0}}
 	committed := false
-	deadline := start.Add(30 * time.Minute)
+	deadline := start.Add(60 * time.Minute)
 	for {
 		if !committed {
 			select {
@@ -286,7 +286,7 @@ func syncRows[T any](b *testing.B, s *hikoutei.Store, cities []T, start time.Tim
 			pts = append(pts, point{t, float64(c[aggregates.EffectApplied])}) // an underestimate until all is queued
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("not converged after 30 minutes: %v", c)
+			b.Fatalf("not converged after 60 minutes: %v", c)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
