@@ -21,7 +21,9 @@ type CleanupRow struct {
 // flight, duplicates that differ, rows changed since base and rows carrying
 // a person's data stay for review. Rows without an anchor are evidence
 // only: rows are addressed by anchor, so they cannot be deleted by CAS.
-// states holds the RowState of every anchor rows shows.
+// states holds the RowState of every anchor rows shows that needs one
+// (CleanupNeedsState); an anchor without one is the single row of a live
+// entity, never surplus.
 func DecideCleanup(tab, entity string, rows []CleanupRow, states map[string]RowState, base uint64, sheet Sheet) []Queue {
 	copies := map[string]int{}
 	for _, r := range rows {
@@ -33,7 +35,7 @@ func DecideCleanup(tab, entity string, rows []CleanupRow, states map[string]RowS
 		out = append(out, Queue{Target: sheet.Target(tab, r.Anchor), Op: events.OpDelete, Entity: entity, ID: r.Anchor, ExpectedHash: r.Hash})
 	}
 	for _, r := range rows {
-		rs := states[r.Anchor]
+		rs, known := states[r.Anchor]
 		switch {
 		case r.Anchor == "":
 		case copies[r.Anchor] > 1:
@@ -41,12 +43,19 @@ func DecideCleanup(tab, entity string, rows []CleanupRow, states map[string]RowS
 				del(r)
 			}
 			dupDone[r.Anchor] = true
+		case !known: // a single row of a live entity (CleanupNeedsState)
 		case unambiguousOrphan(r, rs, base):
 			del(r)
 		}
 	}
 	return out
 }
+
+// CleanupNeedsState reports whether DecideCleanup needs the RowState of
+// an anchor that copies rows show, its entity existing or not: only a
+// duplicate or the row of an entity that does not exist can be surplus,
+// so a cleanup of a large tab reads the state of those rows only.
+func CleanupNeedsState(copies int, exists bool) bool { return copies > 1 || !exists }
 
 // surplusCopy reports whether the rows showing anchor are identical copies
 // of exactly what the system last wrote for a live entity, with nothing in

@@ -128,3 +128,22 @@ func TestI21_EveryCleanupDeleteIsGuardedByTheRowHashReadNow(t *testing.T) {
 		}
 	}
 }
+
+// A cleanup of a large tab reads the state of duplicates and of rows
+// whose entity does not exist only: a single row of a live entity, its
+// state not read, is never surplus, and the decision over the states
+// read is the one over every state.
+func TestI21_CleanupNeedsTheStateOfDuplicatesAndOrphansOnly(t *testing.T) {
+	if CleanupNeedsState(1, true) || !CleanupNeedsState(2, true) || !CleanupNeedsState(1, false) {
+		t.Fatal("CleanupNeedsState")
+	}
+	all := map[string]RowState{"GKA": cleanState("GKA", true), "LAE": cleanState("LAE", true), "OLD": cleanState("OLD", false)}
+	rows := []CleanupRow{{Anchor: "GKA", Hash: "w-GKA", Plain: true}, {Anchor: "LAE", Hash: "w-LAE", Plain: true},
+		{Anchor: "OLD", Hash: "w-OLD", Plain: true}, {Anchor: "GKA", Hash: "w-GKA", Plain: true}}
+	needed := map[string]RowState{"GKA": all["GKA"], "OLD": all["OLD"]}
+	got := DecideCleanup(inTab, "Airport", rows, needed, cleanupBase, sheetWithInput)
+	want := DecideCleanup(inTab, "Airport", rows, all, cleanupBase, sheetWithInput)
+	if len(want) != 2 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("with the needed states only %+v, with every state %+v", got, want)
+	}
+}

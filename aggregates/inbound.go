@@ -260,3 +260,32 @@ func DecideTab(r TabRead, st TabState, sheet Sheet, now time.Time) (Changes, Obs
 	err := ob.decide()
 	return ob.c, ob.stats, err
 }
+
+// TabDecider is DecideTab taken a window of rows at a time, so that a
+// caller reading a large tab holds the decoded rows and the row states of
+// one window only: NewTabDecider with the anchors of every shown row, Rows
+// for each window in the tab's order, then Finish. The decisions are
+// DecideTab's, in the same order: r.Rows and st.Rows are not read.
+type TabDecider struct{ ob *observation }
+
+// NewTabDecider starts deciding tab r against st; copies counts the
+// non-blank rows shown of each anchor ("" left out) and shown is the
+// number of non-blank rows, over the whole tab.
+func NewTabDecider(r TabRead, st TabState, sheet Sheet, now time.Time, copies map[string]int, shown int) *TabDecider {
+	r.Rows, st.Rows = nil, nil
+	ob := newObservation(r, st, sheet, now)
+	ob.begin(copies, shown)
+	return &TabDecider{ob: ob}
+}
+
+// Rows decides the next window of shown rows, states holding the state of
+// each of their anchors as DecideTab's st.Rows would.
+func (d *TabDecider) Rows(rows []ShownRow, states map[string]RowState) error {
+	return d.ob.rows(rows, states)
+}
+
+// Finish decides what concerns the whole tab and returns the decision.
+func (d *TabDecider) Finish() (Changes, ObserveStats) {
+	d.ob.finish()
+	return d.ob.c, d.ob.stats
+}

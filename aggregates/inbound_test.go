@@ -81,11 +81,39 @@ func activate(st TabState, c Changes) TabState {
 	return st
 }
 
+// decideWindows is DecideTab through a TabDecider fed one row at a time,
+// each window with the states of its own anchors only.
+func decideWindows(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats) {
+	t.Helper()
+	copies := map[string]int{}
+	for _, sr := range r.Rows {
+		if sr.Anchor != "" {
+			copies[sr.Anchor]++
+		}
+	}
+	d := NewTabDecider(r, st, sheetWithInput, now, copies, len(r.Rows))
+	for i := range r.Rows {
+		states := map[string]RowState{}
+		if g := r.Rows[i].Grid; g != nil {
+			if rs, ok := st.Rows[g.Anchor]; ok {
+				states[g.Anchor] = rs
+			}
+		}
+		if err := d.Rows(r.Rows[i:i+1], states); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d.Finish()
+}
+
 func decideTab(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats) {
 	t.Helper()
 	c, stats, err := DecideTab(r, st, sheetWithInput, now)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wc, ws := decideWindows(t, r, st); !reflect.DeepEqual(wc, c) || ws != stats {
+		t.Fatalf("TabDecider one row at a time decided %+v (%+v), DecideTab %+v (%+v)", wc, ws, c, stats)
 	}
 	for _, a := range c.Appends {
 		for _, e := range a.Events {

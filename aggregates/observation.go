@@ -19,6 +19,8 @@ type observation struct {
 	found  map[string]bool     // evidence ids this read still shows
 	byRow  map[string][]string // active evidence ids by row hash (rows a partial read left out)
 	hold   bool                // a row shifted under a partial read: clear no evidence
+	copies map[string]int      // rows shown of each anchor
+	done   bool                // decided: nothing left for rows and finish
 }
 
 func newObservation(r TabRead, st TabState, sheet Sheet, now time.Time) *observation {
@@ -30,34 +32,65 @@ func newObservation(r TabRead, st TabState, sheet Sheet, now time.Time) *observa
 }
 
 func (ob *observation) decide() error {
-	if ob.r.Blocked != "" {
-		// Header drift or a missing tab: rows were not read, their evidence stays.
-		ob.evidence(events.TypeObservationRejected, "", 0, "", ReasonTabBlocked, "", ob.r.Blocked)
-		return nil
-	}
 	copies := make(map[string]int, len(ob.r.Rows))
 	for _, sr := range ob.r.Rows {
 		if sr.Anchor != "" {
 			copies[sr.Anchor]++
 		}
 	}
-	exp := ob.st.Expect
-	if len(ob.r.Rows) == 0 && len(exp.Rows) > 0 { // suddenly empty (C04)
+	ob.begin(copies, len(ob.r.Rows))
+	if err := ob.rows(ob.r.Rows, ob.st.Rows); err != nil {
+		return err
+	}
+	ob.finish()
+	return nil
+}
+
+// begin starts a decision of a tab showing shown non-blank rows, copies
+// counting the rows of each anchor: a blocked tab is decided at once (its
+// rows were not read), and so is a tab that reads empty while rows are
+// expected; rows then decides nothing.
+func (ob *observation) begin(copies map[string]int, shown int) {
+	ob.copies, ob.done = copies, true
+	switch {
+	case ob.r.Blocked != "":
+		// Header drift or a missing tab: rows were not read, their evidence stays.
+		ob.evidence(events.TypeObservationRejected, "", 0, "", ReasonTabBlocked, "", ob.r.Blocked)
+	case shown == 0 && len(ob.st.Expect.Rows) > 0: // suddenly empty (C04)
 		ob.empty()
+	default:
+		ob.done = false
+	}
+}
+
+// rows decides some of the tab's shown rows, against the states of their
+// anchors.
+func (ob *observation) rows(rows []ShownRow, states map[string]RowState) error {
+	if ob.done {
 		return nil
 	}
-	for i := range ob.r.Rows {
-		if err := ob.shown(&ob.r.Rows[i], copies[ob.r.Rows[i].Anchor]); err != nil {
+	ob.st.Rows = states
+	for i := range rows {
+		if err := ob.shown(&rows[i], ob.copies[rows[i].Anchor]); err != nil {
 			return err
 		}
 	}
-	for _, a := range sortedKeys(exp.Rows) { // a deleted row is evidence of the deletion of that key (C06)
-		if copies[a] == 0 {
+	return nil
+}
+
+// finish decides what concerns the whole tab once every row was: the
+// expected anchors no row shows, and the evidence the tab no longer shows.
+func (ob *observation) finish() {
+	if ob.done {
+		return
+	}
+	ob.done = true
+	for _, a := range sortedKeys(ob.st.Expect.Rows) { // a deleted row is evidence of the deletion of that key (C06)
+		if ob.copies[a] == 0 {
 			ob.missing(a)
 		}
 	}
 	ob.clearGone()
-	return nil
 }
 
 // empty decides a tab that reads empty while rows are expected: one

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -29,7 +30,8 @@ func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.Rep
 	if len(tabs) == 0 {
 		return nil, nil
 	}
-	snaps, err := d.cfg.Provider.SnapshotKnown(ctx, d.cfg.Workbook, tabs...)
+	checks, kept := seenChecks(tabs)
+	snaps, err := d.cfg.Provider.SnapshotChecked(ctx, d.cfg.Workbook, checks, tabs...)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +41,7 @@ func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.Rep
 	}
 	// The cells read are garbage from here: a pass holds only anchors and
 	// hashes while the outbox compares them.
-	seens := seenTabs(tabs, snaps, recreated)
+	seens := seenTabs(tabs, snaps, recreated, kept)
 	out := map[string]aggregates.RepairReport{}
 	for _, seen := range seens {
 		tab := seen.Tab
@@ -81,11 +83,12 @@ func (d *Dispatcher) recreate(ctx context.Context, snaps map[string]*sheetsio.Ta
 
 // seenTabs are the tabs of a pass that were read, in the pass's order,
 // as the outbox compares them; each snapshot is dropped from snaps once
-// converted.
-func seenTabs(tabs []string, snaps map[string]*sheetsio.TabSnapshot, recreated []string) []aggregates.SeenTab {
+// converted. A tab its seenRows kept as the read streamed (Digested) is
+// taken from there: its cells were never decoded.
+func seenTabs(tabs []string, snaps map[string]*sheetsio.TabSnapshot, recreated []string, kept map[string]*seenRows) []aggregates.SeenTab {
 	var out []aggregates.SeenTab
 	for _, tab := range tabs {
-		if seen, ok := seenTab(snaps[tab], slices.Contains(recreated, tab)); ok {
+		if seen, ok := seenTab(snaps[tab], slices.Contains(recreated, tab), kept[tab]); ok {
 			out = append(out, seen)
 		}
 		delete(snaps, tab)
@@ -96,12 +99,15 @@ func seenTabs(tabs []string, snaps map[string]*sheetsio.TabSnapshot, recreated [
 // seenTab is what a pass hands the outbox for one tab: a tab that could
 // not be read (header drift) carries its reason code; ok is false for a
 // tab the pass did not read.
-func seenTab(s *sheetsio.TabSnapshot, recreated bool) (aggregates.SeenTab, bool) {
+func seenTab(s *sheetsio.TabSnapshot, recreated bool, kept *seenRows) (aggregates.SeenTab, bool) {
 	if s == nil {
 		return aggregates.SeenTab{}, false
 	}
 	if s.Err != nil {
 		return aggregates.SeenTab{Tab: s.Tab, Blocked: sheetsio.CodeOf(s.Err)}, true
+	}
+	if s.Digested && kept != nil {
+		return aggregates.SeenTab{Tab: s.Tab, Recreated: recreated, Rows: kept.rows, Anchorless: kept.anchorless}, true
 	}
 	seen := aggregates.SeenTab{Tab: s.Tab, Recreated: recreated, Rows: make([]aggregates.SeenRow, 0, len(s.Rows))}
 	for _, r := range s.Rows {
@@ -114,6 +120,47 @@ func seenTab(s *sheetsio.TabSnapshot, recreated bool) (aggregates.SeenTab, bool)
 	}
 	return seen, true
 }
+
+// seenChecks are the RowChecks of a pass's read: one seenRows a tab.
+func seenChecks(tabs []string) (map[string]sheetsio.RowCheck, map[string]*seenRows) {
+	checks, kept := make(map[string]sheetsio.RowCheck, len(tabs)), make(map[string]*seenRows, len(tabs))
+	for _, t := range tabs {
+		k := &seenRows{}
+		checks[t], kept[t] = k, k
+	}
+	return checks, kept
+}
+
+// seenRows is a sheetsio.RowCheck that keeps, as a values read streams,
+// what anti-entropy compares of each row — its anchor and full-row hash
+// (the row digest's, equal to the decoded row's), and the count of
+// non-blank rows without an anchor — and certifies every row, so the
+// tab's cells are never decoded (a row the digest declines leaves the
+// read to decode the tab in full, and seenTab to read that).
+type seenRows struct {
+	rows       []aggregates.SeenRow
+	anchorless int
+}
+
+var _ sheetsio.RowCheck = (*seenRows)(nil)
+
+// Begin implements sheetsio.RowCheck.
+func (k *seenRows) Begin() { k.rows, k.anchorless = nil, 0 }
+
+// Row implements sheetsio.RowCheck.
+func (k *seenRows) Row(_ int, d cell.RowDigest) bool {
+	switch {
+	case d.Blank:
+	case len(d.Anchor) > 0:
+		k.rows = append(k.rows, aggregates.SeenRow{Anchor: string(d.Anchor), Hash: string(d.Hash[:])})
+	default:
+		k.anchorless++
+	}
+	return true
+}
+
+// Done implements sheetsio.RowCheck.
+func (k *seenRows) Done() bool { return true }
 
 // rowTabs lists the tabs that show entity rows (System and Input).
 func rowTabs(s *layout.Schema) []string {

@@ -81,6 +81,12 @@ const (
 	EnvBenchData = "HIKOUTEI_BENCH_DATA"
 	// EnvBenchInboundRows is the row count of BenchmarkPollInputTab.
 	EnvBenchInboundRows = "HIKOUTEI_BENCH_INBOUND_ROWS"
+	// EnvBenchBackfillRows is the row count of the serve-configuration
+	// backfill pair (bench/: BenchmarkBackfillCitiesServe); unset = every city.
+	EnvBenchBackfillRows = "HIKOUTEI_BENCH_BACKFILL_ROWS"
+	// EnvBenchPeakProfile names a file where that benchmark writes a heap
+	// profile each time the heap in use reaches a new maximum.
+	EnvBenchPeakProfile = "HIKOUTEI_BENCH_PEAK_PROFILE"
 	// EnvBenchEmulator, EnvBenchSheet and EnvBenchOut point the sync
 	// benchmarks at an emulator of another process, a spreadsheet id there,
 	// and a directory for convergence traces (make bench sets them).

@@ -123,13 +123,39 @@ func (e *Engine) observeCurrent(base uint64, tabs map[string]effects.TabObservat
 	return st, err
 }
 
-// decideTab reads one observed tab through v and decides it.
+// observeWindow is how many shown rows an observation decodes and reads
+// the state of at a time (aggregates.TabDecider): a pass over a large tab
+// (a safety full scan of a tab being backfilled) holds one window's
+// decoded rows and row states, not the tab's.
+const observeWindow = 2048
+
+// decideTab reads one observed tab through v and decides it, a window of
+// rows at a time.
 func (e *Engine) decideTab(v tabView, o effects.TabObservation, base uint64, full bool, now time.Time) (aggregates.Changes, aggregates.ObserveStats, error) {
 	r, ts, err := e.readTab(v, o, base, full)
 	if err != nil {
 		return aggregates.Changes{}, aggregates.ObserveStats{}, err
 	}
-	return aggregates.DecideTab(r, ts, e.sheet, now)
+	src := newShownSource(v.spec, o, r.Blocked != "")
+	d := aggregates.NewTabDecider(r, ts, e.sheet, now, src.copies, src.len())
+	shape, _ := e.reg.Shape(v.spec.Entity)
+	for from := 0; from < src.len(); from += observeWindow {
+		rows := src.rows(from, min(from+observeWindow, src.len()))
+		for i := range rows {
+			if gr := rows[i].Grid; gr != nil && gr.Values != nil && v.translate != nil {
+				v.translate(gr)
+			}
+		}
+		states, err := e.rowStates(r.Tab, shape, rows, src.copies, full, ts.Expect)
+		if err != nil {
+			return aggregates.Changes{}, aggregates.ObserveStats{}, err
+		}
+		if err := d.Rows(rows, states); err != nil {
+			return aggregates.Changes{}, aggregates.ObserveStats{}, err
+		}
+	}
+	c, st := d.Finish()
+	return c, st, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -141,9 +167,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// readTab reads what DecideTab needs of one observed tab: the rows it
-// shows (decoded), the expectation, the active evidence and the state of
-// every row it must decide.
+// readTab reads what a TabDecider needs of one observed tab but its rows
+// and their states: the expectation and the active evidence.
 func (e *Engine) readTab(v tabView, o effects.TabObservation, base uint64, full bool) (aggregates.TabRead, aggregates.TabState, error) {
 	g := o.Grid
 	spec := v.spec
@@ -167,14 +192,7 @@ func (e *Engine) readTab(v tabView, o effects.TabObservation, base uint64, full 
 	if ts.Expect, err = e.expectation(g.Tab, o.Expect, base); err != nil {
 		return r, ts, err
 	}
-	r.Rows = shownRows(spec, o)
-	for i := range r.Rows {
-		if gr := r.Rows[i].Grid; gr != nil && gr.Values != nil && v.translate != nil {
-			v.translate(gr)
-		}
-	}
-	ts.Rows, err = e.rowStates(g.Tab, shape, r, ts.Expect)
-	return r, ts, err
+	return r, ts, nil
 }
 
 // expectation is the tab's expectation: x, the one the pass certified its
@@ -203,15 +221,12 @@ func userFields(s events.EntityShape) []string {
 // rows with an anchor, except (outside a full scan) single plain rows that
 // show exactly the system's last write, unless a later write of the row
 // was lost (TabExpectation.Lost).
-func (e *Engine) rowStates(tab string, shape events.EntityShape, r aggregates.TabRead, x aggregates.TabExpectation) (map[string]aggregates.RowState, error) {
-	copies := map[string]int{}
-	for _, sr := range r.Rows {
-		copies[sr.Anchor]++
-	}
+func (e *Engine) rowStates(tab string, shape events.EntityShape, rows []aggregates.ShownRow, copies map[string]int, full bool,
+	x aggregates.TabExpectation) (map[string]aggregates.RowState, error) {
 	out := map[string]aggregates.RowState{}
-	for _, sr := range r.Rows {
+	for _, sr := range rows {
 		g := sr.Grid
-		if g == nil || g.Anchor == "" || !r.Full && copies[g.Anchor] == 1 && g.Plain && x.Rows[g.Anchor] == g.Hash && !x.Lost[g.Anchor] {
+		if g == nil || g.Anchor == "" || !full && copies[g.Anchor] == 1 && g.Plain && x.Rows[g.Anchor] == g.Hash && !x.Lost[g.Anchor] {
 			continue
 		}
 		rs, err := e.rowState(tab, shape.Name, g.Anchor)
@@ -329,18 +344,39 @@ func (e *Engine) cleanupTab(g *sheetsio.GridSnapshot, base uint64) ([]aggregates
 	}
 	spec, _ := e.sheet.Schema.Tab(g.Tab)
 	rows := make([]aggregates.CleanupRow, len(g.Rows))
-	states := map[string]aggregates.RowState{}
+	copies := map[string]int{}
 	for i, r := range g.Rows {
 		rows[i] = aggregates.CleanupRow{Anchor: r.Anchor, Hash: rowHash(r.Cells), Plain: plainCells(r.Cells)}
-		if _, seen := states[r.Anchor]; r.Anchor != "" && !seen {
-			rs, err := e.rowState(g.Tab, spec.Entity, r.Anchor)
+		copies[r.Anchor]++
+	}
+	states := map[string]aggregates.RowState{}
+	for _, r := range rows {
+		if _, seen := states[r.Anchor]; r.Anchor == "" || seen {
+			continue
+		}
+		if need, err := e.cleanupNeedsState(spec.Entity, r.Anchor, copies[r.Anchor]); err != nil || !need {
 			if err != nil {
 				return nil, err
 			}
-			states[r.Anchor] = rs
+			continue
 		}
+		rs, err := e.rowState(g.Tab, spec.Entity, r.Anchor)
+		if err != nil {
+			return nil, err
+		}
+		states[r.Anchor] = rs
 	}
 	return aggregates.DecideCleanup(g.Tab, spec.Entity, rows, states, base, e.sheet), nil
+}
+
+// cleanupNeedsState reports whether the cleanup needs the state of anchor
+// (aggregates.CleanupNeedsState): a single row of a live entity does not.
+func (e *Engine) cleanupNeedsState(entity, anchor string, copies int) (bool, error) {
+	if copies > 1 {
+		return true, nil
+	}
+	_, exists, err := e.proj.EntityValues(entity, anchor)
+	return aggregates.CleanupNeedsState(copies, exists), err
 }
 
 // decodeGridRow decodes one grid row's cells for the decisions.

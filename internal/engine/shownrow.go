@@ -10,18 +10,58 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
-// shownRows lists the non-blank rows an observation covers: every row of
-// a whole grid read, or every row of the values read joined to the partial
-// grid read (partialRows).
-func shownRows(spec layout.TabSpec, o effects.TabObservation) []aggregates.ShownRow {
-	if o.Grid.Partial {
-		return partialRows(spec, o.Values, o.Grid)
-	}
-	out := make([]aggregates.ShownRow, 0, len(o.Grid.Rows))
-	for i := range o.Grid.Rows {
-		if r := &o.Grid.Rows[i]; !blankObserved(r.Cells) {
-			out = append(out, aggregates.ShownRow{Anchor: r.Anchor, Grid: decodeGridRow(spec, r)})
+// shownSource is the non-blank rows an observation covers, decoded a
+// window at a time: every row of a whole grid read, or every row of the
+// values read joined to the partial grid read (partialRows, decoded at
+// once: the grid rows a partial read holds are few).
+type shownSource struct {
+	spec   layout.TabSpec
+	grid   []sheetsio.GridRow    // whole grid read: its rows
+	idx    []int                 // whole grid read: the non-blank rows' indexes in grid
+	shown  []aggregates.ShownRow // partial read: every shown row
+	copies map[string]int        // non-blank rows of each anchor ("" left out)
+}
+
+// newShownSource lists the rows of o; none when blocked (the tab's rows
+// were not read).
+func newShownSource(spec layout.TabSpec, o effects.TabObservation, blocked bool) *shownSource {
+	s := &shownSource{spec: spec, copies: map[string]int{}}
+	switch {
+	case blocked:
+	case o.Grid.Partial:
+		s.shown = partialRows(spec, o.Values, o.Grid)
+		for _, sr := range s.shown {
+			s.count(sr.Anchor)
 		}
+	default:
+		s.grid = o.Grid.Rows
+		for i := range s.grid {
+			if r := &s.grid[i]; !blankObserved(r.Cells) {
+				s.idx = append(s.idx, i)
+				s.count(r.Anchor)
+			}
+		}
+	}
+	return s
+}
+
+func (s *shownSource) count(anchor string) {
+	if anchor != "" {
+		s.copies[anchor]++
+	}
+}
+
+func (s *shownSource) len() int { return len(s.idx) + len(s.shown) }
+
+// rows are the shown rows [from, to), decoded.
+func (s *shownSource) rows(from, to int) []aggregates.ShownRow {
+	if s.shown != nil {
+		return s.shown[from:to]
+	}
+	out := make([]aggregates.ShownRow, 0, to-from)
+	for _, i := range s.idx[from:to] {
+		r := &s.grid[i]
+		out = append(out, aggregates.ShownRow{Anchor: r.Anchor, Grid: decodeGridRow(s.spec, r)})
 	}
 	return out
 }

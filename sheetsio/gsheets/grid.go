@@ -50,32 +50,33 @@ func (p *Provider) ReadGrid(ctx context.Context, w *sheetsio.Workbook, tabs ...s
 	return out, nil
 }
 
-func (p *Provider) getGrid(ctx context.Context, w *sheetsio.Workbook, ranges []string) (*sheets.Spreadsheet, error) {
-	var ss *sheets.Spreadsheet
+func (p *Provider) getGrid(ctx context.Context, w *sheetsio.Workbook, ranges []string) ([]*gridSheet, error) {
+	var ss []*gridSheet
 	err := p.read(ctx, "grid_get", func(ctx context.Context) error {
 		var err error
-		ss, err = p.svc.Spreadsheets.Get(w.SpreadsheetID()).Ranges(ranges...).IncludeGridData(true).Fields(gridFields).Context(ctx).Do()
+		ss, err = p.getGridStream(ctx, w.SpreadsheetID(), ranges)
 		return err
 	})
 	return ss, err
 }
 
-func fillGrids(schema *layout.Schema, out map[string]*sheetsio.GridSnapshot, ss *sheets.Spreadsheet) {
+func fillGrids(schema *layout.Schema, out map[string]*sheetsio.GridSnapshot, ss []*gridSheet) {
 	for _, g := range out {
 		if g.Err != nil {
 			continue
 		}
 		spec, _ := schema.Tab(g.Tab)
-		for _, sh := range ss.Sheets {
-			if sh.Properties != nil && sh.Properties.SheetId == g.SheetID {
-				fillGrid(g, spec, sh)
+		for _, sh := range ss {
+			if sh.id == g.SheetID {
+				fillGrid(g, spec, sh.observed())
 			}
 		}
 	}
 }
 
-func fillGrid(g *sheetsio.GridSnapshot, spec layout.TabSpec, sh *sheets.Sheet) {
-	rows := observedRows(sh)
+// fillGrid validates the header (rows[0]) and adds a GridRow for every
+// other row.
+func fillGrid(g *sheetsio.GridSnapshot, spec layout.TabSpec, rows [][]cell.Observed) {
 	var first []cell.Observed
 	if len(rows) > 0 {
 		first = rows[0]
@@ -86,8 +87,12 @@ func fillGrid(g *sheetsio.GridSnapshot, spec layout.TabSpec, sh *sheets.Sheet) {
 		return
 	}
 	g.Header = rep
+	if len(rows) > 1 {
+		g.Rows = make([]sheetsio.GridRow, 0, len(rows)-1)
+	}
 	for i := 1; i < len(rows); i++ {
 		g.Rows = append(g.Rows, newGridRow(spec, rows[i], i+1))
+		rows[i] = nil // the row's cells are copied: let them go as the rows are filled
 	}
 }
 

@@ -54,10 +54,10 @@ func (p *Provider) readGridKnown(ctx context.Context, w *sheetsio.Workbook, tabs
 	if !ok {
 		return nil, false, nil
 	}
-	var ss *sheets.Spreadsheet
+	var ss []*gridSheet
 	err := p.read(ctx, "grid_get_by_sheet_id", func(ctx context.Context) error {
 		var err error
-		ss, err = p.svc.Spreadsheets.GetByDataFilter(w.SpreadsheetID(), req).Fields(gridFields).Context(ctx).Do()
+		ss, err = p.getGridByFilterStream(ctx, w.SpreadsheetID(), req, wantedRows(w, out, rows))
 		return err
 	})
 	if errors.Is(err, sheetsio.ErrReadRejected) {
@@ -123,29 +123,46 @@ func rowFilters(id int64, whole bool, rows []int) []*sheets.DataFilter {
 	return out
 }
 
+// wantedRows keeps, of a partial tab's sheet, only the requested row
+// indexes (a response may carry more); every row of a whole tab.
+func wantedRows(w *sheetsio.Workbook, out map[string]*sheetsio.GridSnapshot, rows map[string][]int) func(int64, int) bool {
+	byID := make(map[int64][]int, len(out))
+	for t, g := range out {
+		if g.Partial {
+			byID[g.SheetID] = rows[t]
+		}
+	}
+	return func(id int64, at int) bool {
+		r, partial := byID[id]
+		if !partial {
+			return true
+		}
+		_, ok := slices.BinarySearch(r, at)
+		return ok
+	}
+}
+
 // fillKnownGrids fills each snapshot from the response's sheet with its
 // id: whole (rows[tab] nil) like ReadGrid, or the requested rows. A sheet
 // the response lacks leaves its tab blocked (CodeTabMissing), never empty.
-func fillKnownGrids(schema *layout.Schema, out map[string]*sheetsio.GridSnapshot, rows map[string][]int, ss *sheets.Spreadsheet) {
+func fillKnownGrids(schema *layout.Schema, out map[string]*sheetsio.GridSnapshot, rows map[string][]int, ss []*gridSheet) {
 	for t, g := range out {
 		spec, _ := schema.Tab(t)
-		i := slices.IndexFunc(ss.Sheets, func(sh *sheets.Sheet) bool {
-			return sh != nil && sh.Properties != nil && sh.Properties.SheetId == g.SheetID
-		})
+		i := slices.IndexFunc(ss, func(sh *gridSheet) bool { return sh.id == g.SheetID })
 		switch {
 		case i < 0:
 			g.Err = newErr(sheetsio.CodeTabMissing, nil, "tab %s is not in the grid read", t)
 		case g.Partial:
-			fillGridRows(g, spec, ss.Sheets[i], rows[t])
+			fillGridRows(g, spec, ss[i], rows[t])
 		default:
-			fillGrid(g, spec, ss.Sheets[i])
+			fillGrid(g, spec, ss[i].observed())
 		}
 	}
 }
 
 // fillRows validates the header (index 0 of rows) and adds one GridRow per
 // other requested row index.
-func fillGridRows(g *sheetsio.GridSnapshot, spec layout.TabSpec, sh *sheets.Sheet, rows []int) {
+func fillGridRows(g *sheetsio.GridSnapshot, spec layout.TabSpec, sh *gridSheet, rows []int) {
 	got := sparseRows(sh, rows)
 	rep, err := sheetsio.CheckHeader(spec, headerValues(got[0]))
 	if err != nil {
@@ -158,28 +175,17 @@ func fillGridRows(g *sheetsio.GridSnapshot, spec layout.TabSpec, sh *sheets.Shee
 	}
 }
 
-// sparseRows is observedRows for the requested row indexes only (sorted):
+// sparseRows is the requested row indexes (sorted) of a decoded sheet:
 // the cells of each requested row the grid data carries, merges marked.
-// Rows the request did not ask for are ignored.
-func sparseRows(sh *sheets.Sheet, rows []int) map[int][]cell.Observed {
+// Rows the request did not ask for were dropped as they streamed.
+func sparseRows(sh *gridSheet, rows []int) map[int][]cell.Observed {
 	out := make(map[int][]cell.Observed, len(rows))
-	for _, d := range sh.Data {
-		if d == nil || d.StartRow < 0 || d.StartRow >= a1.MaxRows {
-			continue
-		}
-		for i, rd := range d.RowData {
-			at := int(d.StartRow) + i
-			if _, want := slices.BinarySearch(rows, at); !want || rd == nil || len(rd.Values) > a1.MaxColumns {
-				continue
-			}
-			cells := make([]cell.Observed, len(rd.Values))
-			for j, cd := range rd.Values {
-				cells[j] = observed(cd)
-			}
-			out[at] = cells
+	for _, at := range rows {
+		if at < len(sh.rows) && sh.rows[at] != nil {
+			out[at] = sh.rows[at]
 		}
 	}
-	for _, m := range sh.Merges {
+	for _, m := range sh.merges {
 		if m != nil {
 			markMergedRows(out, rows, m)
 		}

@@ -36,6 +36,8 @@ var (
 	count     = flag.Int("count", 3, "interleaved repeats (ours, baseline, ours, …; one process each) of rows 1–4 and 6; medians are reported")
 	drains    = flag.Int("drains", 1, "repeats of row 7 (each one interleaved pair: 5,000 rows, then the burst)")
 	backfills = flag.Int("backfills", 1, "interleaved repeats of row 5 (our 171,075-city backfill, then the raw one, each alone)")
+	serveRows = flag.Int("serverows", 40000, "rows of rows 5c–5d (the backfill of both tabs with the poller and anti-entropy running, and its raw baseline; 171075 = every city, which takes many minutes)")
+	serves    = flag.Int("serves", 1, "interleaved repeats of rows 5c–5d (ours, then the raw one, each alone)")
 	cityRows  = flag.Int("cityrows", 20000, "rows of row 9's Input tab (171075 = every city; its untimed sync of 2 × 171,075 rows alone takes minutes, so the default is the first 20,000 and the goal scales with the rows)")
 	cityPolls = flag.Int("citypolls", 1, "repeats of row 9 (one process each: the 171,075-city poll after its untimed sync, then the raw read; 3 passes each)")
 	idleRows  = flag.Int("idlerows", 7184, "rows of row 11's idle store (171075 = every city; its untimed sync takes minutes)")
@@ -111,6 +113,11 @@ func measure(clock *steps, tmp, traces string) runs {
 	clock.do("row 5: 171,075 cities backfill, ours then raw (child processes, each alone)", *backfills, func(int) {
 		all.add(backfill(bin, benchEnv, "BenchmarkBackfillCities", "bench-backfill"))
 		all.add(backfill(bin, benchEnv, "BenchmarkRawBackfillCities", "bench-raw-backfill"))
+	})
+	clock.do(fmt.Sprintf("rows 5c–5d: %d cities backfilled to both tabs with serve's workers, ours then raw (child processes, each alone)", *serveRows), *serves, func(int) {
+		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchBackfillRows+"="+strconv.Itoa(*serveRows))
+		all.add(backfill(bin, env, "BenchmarkBackfillCitiesServe", "bench-backfill-serve"))
+		all.add(backfill(bin, env, "BenchmarkRawBackfillCitiesBoth", "bench-raw-backfill-both"))
 	})
 	clock.do("row 6: unchanged poll of 10 Input tabs beside raw values.batchGet", *count, func(int) {
 		all.add(childBench(bin, benchEnv, "^(BenchmarkPollUnchanged10Tabs|BenchmarkRawBatchGet10Tabs)$", "-test.benchtime", "5x"))

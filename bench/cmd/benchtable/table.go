@@ -18,6 +18,8 @@ const (
 	raw10k     = "BenchmarkRawBatchUpdate10k"
 	backfillUs = "BenchmarkBackfillCities"
 	backfillRw = "BenchmarkRawBackfillCities"
+	backfillSv = "BenchmarkBackfillCitiesServe"
+	backfillRb = "BenchmarkRawBackfillCitiesBoth"
 	poll10     = "BenchmarkPollUnchanged10Tabs"
 	batchGet10 = "BenchmarkRawBatchGet10Tabs"
 	drain      = "BenchmarkCoalescedDrain"
@@ -66,6 +68,10 @@ func specs(r runs) []spec {
 			oursAtMost(2, ""), "requests/1k rows", backfillNote(r)},
 		{"5b 171,075 cities backfill: peak RSS ÷ raw backfill", metric{backfillUs, "rss-MB", 0}, metric{backfillRw, "rss-MB", 0},
 			ratioAtMost(1.3), "MB", fmt.Sprintf("peak RSS (VmHWM) of a child process running only the backfill (the emulator runs in the runner); baseline = raw sheets/v4 backfill child, run alone right after; median of %d pair(s)%s", *backfills, fewBackfills())},
+		{fmt.Sprintf("5c %d cities backfilled to both tabs, poller and anti-entropy running: rows/s ÷ raw writing both tabs", *serveRows),
+			metric{backfillSv, "rows/s", 0}, metric{backfillRb, "rows/s", 0}, ratioAtLeast(0.6), "rows/s", serveNote()},
+		{fmt.Sprintf("5d %d cities backfilled to both tabs, poller and anti-entropy running: peak RSS ÷ raw writing both tabs", *serveRows),
+			metric{backfillSv, "rss-MB", 0}, metric{backfillRb, "rss-MB", 0}, ratioAtMost(1.3), "MB", serveNote()},
 		{"6 unchanged poll of 10 Input tabs: time per pass ÷ raw values.batchGet", metric{poll10, "ms/pass", 0}, metric{batchGet10, "ms/pass", 0},
 			ratioAtMost(2), "ms/pass", "median of 5 passes after convergence per process; " + poll10 + " ÷ " + batchGet10 + il},
 		{"6a unchanged poll of 10 Input tabs (Store.Poller().Poll): read requests", metric{poll10, "reads/op", 0}, metric{batchGet10, "reads/op", 0},
@@ -110,6 +116,13 @@ func backfillNote(r runs) string {
 		"raw values.batchUpdate in 2 MB bodies, tab creation included, %s (%s rows/s)",
 		num(median(r.vals(backfillUs, "requests"))), num(median(r.vals(backfillUs, "rows/s"))),
 		num(median(r.vals(backfillRw, "requests"))), num(median(r.vals(backfillRw, "rows/s"))))
+}
+
+func serveNote() string {
+	return fmt.Sprintf("%s (NotedCity: System and Input tabs; dispatcher tuned as row 5, the poller, full scan, cleanup and "+
+		"anti-entropy at serve's default cadences) ÷ %s (raw values.batchUpdate of a System-like and an Input-like tab, "+
+		"2 MB bodies); HIKOUTEI_BENCH_BACKFILL_ROWS=%d (-serverows; 171075 = every city); child processes each alone "+
+		"against an emulator the runner serves; %d pair(s)", backfillSv, backfillRb, *serveRows, *serves)
 }
 
 // fewBackfills explains a single backfill pair.

@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"testing"
+	"time"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/config"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// The real configuration at scale (rows 5c and 5d): the cities backfilled
+// to both tabs of NotedCity (the System tab and the Input tab people edit)
+// while the dispatcher, the Input poller and the reconciliation with
+// anti-entropy run on their own cadences, as `hikoutei serve` runs them,
+// beside the raw client writing the same two tabs.
+//
+// Cadences: serve's defaults (the seed's): the poll and the safety full
+// scan every 60 s, the surplus-row cleanup and the reconciliation with
+// anti-entropy every 30 s (the environment's HIKOUTEI_SYNC_* variables
+// are not read); the dispatcher's tuning is row 5's (the demo's).
+
+// backfillCities are the cities of the serve-configuration backfill pair:
+// all of them, or the first HIKOUTEI_BENCH_BACKFILL_ROWS.
+func backfillCities(b *testing.B) []City {
+	cities := readCities(b)
+	if v := os.Getenv(config.EnvBenchBackfillRows); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > len(cities) {
+			b.Fatalf("%s=%q: want 1 to %d", config.EnvBenchBackfillRows, v, len(cities))
+		}
+		cities = cities[:n]
+	}
+	return cities
+}
+
+// openServing opens a store syncing NotedCity to e with every worker
+// running (not Manual) at serve's default cadences, and waits until the
+// spreadsheet is provisioned (not timed).
+func openServing(b *testing.B, e *emu) *hikoutei.Store {
+	b.Helper()
+	log := slog.New(slog.DiscardHandler)
+	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: e.url, Logger: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
+			ProbeDelay: time.Second, LookupEnv: func(string) (string, bool) { return "", false }}}, hikoutei.Entity[NotedCity]("City"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitProvisioned(b, s)
+	return s
+}
+
+// notedCities are the cities as NotedCity rows (an empty note).
+func notedCities(cities []City) []NotedCity {
+	out := make([]NotedCity, len(cities))
+	for i, c := range cities {
+		out[i] = NotedCity{c.Key, c.Name, c.Lat, c.Lng, c.Country, c.Admin1, c.Admin2, ""}
+	}
+	return out
+}
+
+// BenchmarkBackfillCitiesServe: the cities (HIKOUTEI_BENCH_BACKFILL_ROWS,
+// default all 171,075) committed in units of 500 and synced to both tabs
+// with the poller and anti-entropy running (rows 5c, 5d). Reports rows/s
+// (first commit → every effect settled; 2 effects a row), requests when
+// the emulator is in process, and this process's VmHWM.
+func BenchmarkBackfillCitiesServe(b *testing.B) {
+	rows := notedCities(backfillCities(b))
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e := googleEmulator(b, "bench-backfill-serve")
+		s := openServing(b, e)
+		stop := peakHeapProfile(b)
+		b.StartTimer()
+		start := time.Now()
+		pts := syncRows(b, s, rows, start)
+		secs := time.Since(start).Seconds()
+		b.StopTimer()
+		stop()
+		if r, w := e.requests(); r >= 0 {
+			b.ReportMetric(float64(r+w)*1000/float64(len(rows)), "req/1krows")
+		}
+		b.ReportMetric(float64(len(rows))/secs, "rows/s")
+		writeTrace(b, "backfillserve", pts)
+		s.Close()
+		e.closer()
+		b.StartTimer()
+	}
+	b.ReportMetric(vmHWM(), "peak-MB")
+}
+
+// BenchmarkRawBackfillCitiesBoth: the floor under
+// BenchmarkBackfillCitiesServe — the same rows by raw values.batchUpdate
+// (2 MB bodies) to a System-like tab (key + 6 fields) and then an
+// Input-like tab (key, name, note, anchor), tab creation included.
+func BenchmarkRawBackfillCitiesBoth(b *testing.B) {
+	cities := backfillCities(b)
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e := googleEmulator(b, "bench-raw-backfill-both")
+		svc := rawService(b, e)
+		b.StartTimer()
+		start := time.Now()
+		addTab(b, svc, e.sheet, "City_Raw", len(cities)+1, len(cityHeader))
+		input := layout.InputTabName("City") + "_Raw"
+		addTab(b, svc, e.sheet, input, len(cities)+1, 4)
+		rawWrite(b, svc, e.sheet, "City_Raw", cities, start)
+		pts := rawWriteRows(b, svc, e.sheet, input, "D", []any{"key", "name", "note", "__hikoutei_row_id"}, len(cities), func(i int) []any {
+			return []any{cities[i].Key, cities[i].Name, "", cities[i].Key}
+		}, start)
+		secs := time.Since(start).Seconds()
+		b.StopTimer()
+		if r, w := e.requests(); r >= 0 {
+			b.ReportMetric(float64(r+w)*1000/float64(len(cities)), "req/1krows")
+		}
+		b.ReportMetric(float64(len(cities))/secs, "rows/s")
+		writeTrace(b, "rawbackfillboth", pts)
+		e.closer()
+		b.StartTimer()
+	}
+	b.ReportMetric(vmHWM(), "peak-MB")
+}
+
+// peakHeapProfile (BenchmarkBackfillCities and BenchmarkBackfillCitiesServe),
+// when HIKOUTEI_BENCH_PEAK_PROFILE names a file, writes a
+// heap profile there each time the heap in use reaches a new maximum
+// (sampled every 200 ms, after the collection that measured it), so the
+// file shows what held memory at the peak; stop ends the sampling.
+func peakHeapProfile(b *testing.B) (stop func()) {
+	path := os.Getenv(config.EnvBenchPeakProfile)
+	if path == "" {
+		return func() {}
+	}
+	runtime.GC() // the data set's decoding garbage is not the peak
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var peak uint64
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-quit:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse <= peak+peak/20 {
+				continue
+			}
+			peak = ms.HeapInuse
+			if err := writeHeapProfile(path); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
