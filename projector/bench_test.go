@@ -4,7 +4,9 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -122,4 +124,42 @@ INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, s
 			}
 		})
 	}
+}
+
+// BenchmarkEffectLifecycle applies what one synced row costs the outbox:
+// effect.queued, then its claim and its applied outcome as the batch
+// events the dispatcher commits (effects.claimed, effects.applied on the
+// dispatch stream), benchBatch effects per batch. One op is one effect.
+func BenchmarkEffectLifecycle(b *testing.B) {
+	p := openFresh(b)
+	h := newHistory()
+	values := map[string]any{"name": "Goroka", "city": "Goroka", "altitude": int64(5282)}
+	b.ResetTimer()
+	c0 := cpuTime(b)
+	for done := 0; done < b.N; done += benchBatch {
+		n := min(benchBatch, b.N-done)
+		queued := make([]events.Event, 0, n)
+		attempts, written := map[string]int64{}, map[string]string{}
+		for i := done; i < done+n; i++ {
+			id, anchor := "fx"+strconv.Itoa(i), "a"+strconv.Itoa(i)
+			queued = append(queued, h.next(events.OutboxStream("Airport_System/"+anchor), events.EffectQueued{EffectID: id,
+				Spreadsheet: "s", Tab: "Airport_System", Anchor: anchor, Binding: "Airport_System/" + anchor, StreamSequence: 1,
+				Op: events.OpAppend, Values: values, PayloadHash: "h", Entity: "Airport", ID: anchor}))
+			attempts[id], written[id] = 1, "w"+anchor
+		}
+		must(b, p.Apply(queued))
+		must(b, p.Apply([]events.Event{h.next(events.DispatchStream("s"), events.EffectsClaimed{ClaimToken: "c", Epoch: 1, Attempts: attempts})}))
+		must(b, p.Apply([]events.Event{h.next(events.DispatchStream("s"), events.EffectsApplied{ClaimToken: "c", Via: "dispatch", Written: written})}))
+	}
+	b.ReportMetric(float64((cpuTime(b)-c0).Microseconds())/float64(b.N), "cpu-us/op")
+}
+
+// cpuTime is this process's user + system CPU time so far (the wall time
+// of these benchmarks is mostly the disk's).
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

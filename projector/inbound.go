@@ -307,6 +307,9 @@ func (p *Projector) afterEffect(e *events.Event, pl events.Payload) error {
 
 // shownAfterWrite records what an applied write shows on an Input row.
 func (p *Projector) shownAfterWrite(e *events.Event, id, written string) error {
+	if a := p.applied; a.id == id && (!a.found || !p.inputTabs[a.tab]) {
+		return nil // the row appliedSet moved is on no Input tab (or there is none): no payload to read
+	}
 	r, ok, err := p.Effect(id)
 	if err != nil || !ok || !p.inputTabs[r.Target.Tab] {
 		return err

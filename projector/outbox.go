@@ -3,6 +3,8 @@ package projector
 import (
 	"time"
 
+	"zombiezen.com/go/sqlite"
+
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
 )
@@ -19,7 +21,7 @@ func (p *Projector) applyEffect(e *events.Event, pl events.Payload) (bool, error
 		return true, p.effectSet(e, x.EffectID, aggregates.EffectProcessing, "claim_token = ?, attempts = ?, probes = 0, due_at = NULL, last_code = NULL",
 			x.ClaimToken, x.Attempt)
 	case events.EffectApplied:
-		if err := p.effectSet(e, x.EffectID, aggregates.EffectApplied, "written_hash = ?, due_at = NULL", x.WrittenHash); err != nil {
+		if err := p.appliedSet(e, x); err != nil {
 			return true, err
 		}
 		if err := p.unwritableCleared(x); err != nil {
@@ -110,10 +112,37 @@ func (p *Projector) applyBatch(e *events.Event, b events.Batch) error {
 	return nil
 }
 
-// visibleApplied records the row's visible hash after an applied effect.
+// appliedRow is the outbox row an effect.applied moved to applied: its
+// binding, tab and anchor, which the statements after the move read
+// (unwritableCleared, visibleApplied, shownAfterWrite) instead of looking
+// the row up again. found = false: no such effect (nothing to record).
+type appliedRow struct {
+	id, binding, tab, anchor string
+	found                    bool
+}
+
+// appliedSet moves an effect to applied (as effectSet does) and keeps its
+// row's binding, tab and anchor in p.applied. (One lookup by effect id
+// here spares the statements after it theirs; an UPDATE … RETURNING
+// costs more than both: SQLite builds an ephemeral table for it.)
+func (p *Projector) appliedSet(e *events.Event, x events.EffectApplied) error {
+	if err := p.effectSet(e, x.EffectID, aggregates.EffectApplied, "written_hash = ?, due_at = NULL", x.WrittenHash); err != nil {
+		return err
+	}
+	p.applied = appliedRow{id: x.EffectID}
+	return p.query(`SELECT binding, tab, anchor FROM hk_outbox WHERE effect_id = ?`, func(st *sqlite.Stmt) error {
+		p.applied.binding, p.applied.tab, p.applied.anchor, p.applied.found = st.ColumnText(0), st.ColumnText(1), st.ColumnText(2), true
+		return nil
+	}, x.EffectID)
+}
+
+// visibleApplied records the row's visible hash after an applied effect
+// (p.applied: the row appliedSet moved; none, nothing).
 func (p *Projector) visibleApplied(e *events.Event, x events.EffectApplied) error {
-	return p.exec(`INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq)
-SELECT binding, tab, anchor, 1, ?, effect_id, ? FROM hk_outbox WHERE effect_id = ?
+	if !p.applied.found {
+		return nil
+	}
+	return p.exec(`INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq) VALUES (?, ?, ?, 1, ?, ?, ?)
 ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.hash, effect_id = excluded.effect_id, seq = excluded.seq`,
-		x.WrittenHash, int64(e.Seq), x.EffectID)
+		p.applied.binding, p.applied.tab, p.applied.anchor, x.WrittenHash, x.EffectID, int64(e.Seq))
 }

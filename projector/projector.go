@@ -53,6 +53,7 @@ type Projector struct {
 	userOwned  map[string]map[string]bool // entity → user-owned columns
 	inputTabs  map[string]bool            // the Input tabs (whose applied writes record shown cells)
 	known      KnownHashes                // hashes of the event being applied (ApplyKnown)
+	applied    appliedRow                 // the outbox row the last effect.applied moved (outbox.go)
 	up         *upcaster                  // nil: every event is in the newest shapes
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take

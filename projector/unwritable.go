@@ -37,12 +37,16 @@ ON CONFLICT (binding, field) DO UPDATE SET tab = excluded.tab, entity = excluded
 // none: one indexed lookup, and the effect's payload is read only when
 // the row has some.
 func (p *Projector) unwritableCleared(x events.EffectApplied) error {
-	var binding string
-	marked := map[string]bool{}
-	err := p.each(`SELECT u.binding, u.field FROM hk_unwritable AS u JOIN hk_outbox AS o ON o.binding = u.binding
-WHERE o.effect_id = ?`, []any{x.EffectID}, func(st *sqlite.Stmt) {
-		binding = st.ColumnText(0)
-		marked[st.ColumnText(1)] = true
+	if !p.applied.found { // no such effect: no row to clear
+		return nil
+	}
+	binding := p.applied.binding
+	var marked map[string]bool
+	err := p.each(`SELECT field FROM hk_unwritable WHERE binding = ?`, []any{binding}, func(st *sqlite.Stmt) {
+		if marked == nil {
+			marked = map[string]bool{}
+		}
+		marked[st.ColumnText(0)] = true
 	})
 	if err != nil || len(marked) == 0 {
 		return err

@@ -202,6 +202,17 @@ func serve(emu *emulator.Emulator) (url string, stop func()) {
 	return "http://" + ln.Addr().String(), func() { srv.Close() }
 }
 
+// googleBench runs one benchmark of the bench/ binary alone in a child
+// process against a fresh emulator with Google's latency and quota model
+// served by this process on sheet, so the child's CPU is its own and the
+// two sides of a pair do not share a quota window.
+func googleBench(bin string, env []string, bench, sheet string) runs {
+	url, stop := serve(emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota()}))
+	defer stop()
+	env = append(env[:len(env):len(env)], config.EnvBenchEmulator+"="+url, config.EnvBenchSheet+"="+sheet)
+	return childBench(bin, env, "^"+bench+"$")
+}
+
 // servedBench runs one benchmark of the bench/ binary alone in a child
 // process against a plain emulator (no latency, no quota) this process
 // serves on sheet, so the child's allocations are its own.

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ var (
 	freshRows = flag.Int("freshrows", 1000, "rows per entity of row 12's ten entities (10000 = the issue's 10 × 10,000; its untimed sync takes minutes)")
 	freshSecs = flag.Int("freshsecs", 40, "seconds of row 12's measured window (commits at 50/s, a person's edit every 2 s)")
 	outDir    = flag.String("out", "bench", "directory for results.json and convergence.svg")
+	only      = flag.String("rows", "", "comma-separated steps to run (1, 3, 4, 5, 5c, 6, 7, 8, 9, 10a, 10b, 11, 12; 1 runs rows 1–2, 5c rows 5c–5d); empty runs every step. The table then holds only those rows: pass -out elsewhere to keep bench/results.json")
 )
 
 func main() {
@@ -69,7 +71,9 @@ func main() {
 	data, err := json.MarshalIndent(rows, "", "  ")
 	check(err)
 	check(os.WriteFile(filepath.Join(*outDir, "results.json"), append(data, '\n'), 0o644))
-	check(plotConvergence(traces, filepath.Join(*outDir, "convergence.svg")))
+	if selected("4") || selected("5") {
+		check(plotConvergence(traces, filepath.Join(*outDir, "convergence.svg")))
+	}
 }
 
 // measure runs every step and returns all their results. Repeated pairs
@@ -78,61 +82,65 @@ func main() {
 // side by side, since every row but 6a/6b is a time or a peak.
 func measure(clock *steps, tmp, traces string) runs {
 	all := runs{}
-	clock.do("rows 1–2: commit benchmarks beside the raw floor and bbolt's db.Batch", *count, func(int) {
+	clock.do("1", "rows 1–2: commit benchmarks beside the raw floor and bbolt's db.Batch", *count, func(int) {
 		all.add(goBench(nil, "-bench", "^(BenchmarkCommit64Concurrent|BenchmarkRawFloor64|BenchmarkBoltBatchDefault64|BenchmarkCommitSingle|BenchmarkRawFloorSingle)$",
 			"-benchtime", *benchtime, "-count", "1", "."))
 	})
-	clock.do("row 3: rebuild of the 171,075 cities beside raw SQLite inserts", *count, func(int) {
+	clock.do("3", "row 3: rebuild of the 171,075 cities beside raw SQLite inserts", *count, func(int) {
 		all.add(goBench([]string{config.EnvBenchData + "=cities"}, "-bench", "^(BenchmarkRebuild|BenchmarkRawSQLiteInsert)$",
 			"-benchtime", "1x", "-count", "1", "."))
 	})
-	clock.do("row 10a: durable appends with the hash chain beside without it", *count, func(int) {
+	clock.do("10a", "row 10a: durable appends with the hash chain beside without it", *count, func(int) {
 		all.add(goBench(nil, "-bench", "^(BenchmarkAppend64Chained|BenchmarkAppend64Unchained)$",
 			"-benchtime", *benchtime, "-count", "1", "./events/"))
 	})
-	clock.do("row 10b: audit verify of the 171,075 cities' log", 1, func(int) {
+	clock.do("10b", "row 10b: audit verify of the 171,075 cities' log", 1, func(int) {
 		all.add(goBench([]string{config.EnvBenchData + "=cities"}, "-bench", "^BenchmarkVerify$", "-benchtime", "1x", "-count", "1", "."))
 	})
-	clock.do("row 7: drain after 100,000 commits on 5,000 keys beside 5,000 single-row commits", *drains, func(int) {
+	clock.do("7", "row 7: drain after 100,000 commits on 5,000 keys beside 5,000 single-row commits", *drains, func(int) {
 		all.add(goBench(nil, "-bench", "^BenchmarkCoalescedDrain$", "-benchtime", "1x", "-count", "1", "./internal/engine/"))
 	})
-	clock.do("row 8: log bytes per synced row", 1, func(int) {
+	clock.do("8", "row 8: log bytes per synced row", 1, func(int) {
 		all.add(withRecordBytes(goBench(nil, "-bench", "^BenchmarkLogBytesPerSyncedRow$", "-benchtime", "1x", "-count", "1", ".")))
 	})
 	bin := filepath.Join(tmp, "bench.test")
-	clock.do("building the sync benchmarks (bench/)", 1, func(int) {
+	clock.do("bench", "building the sync benchmarks (bench/)", 1, func(int) {
 		run(nil, "", *goCmd, "test", "-C", "bench", "-c", "-o", bin, ".") // bench/ is a module of its own
 	})
 	benchEnv := []string{config.EnvBenchOut + "=" + traces}
-	clock.do("row 4: 10,000 rows through the safe path beside raw values.batchUpdate", *count, func(int) {
-		all.add(childBench(bin, benchEnv, "^(BenchmarkSafePath10k|BenchmarkRawBatchUpdate10k)$"))
+	// Row 4: each side alone in a child process against a fresh emulator
+	// with Google's model served by this process, so the child's CPU per
+	// row (4c) is the client's alone, without the emulator's.
+	clock.do("4", "row 4: 10,000 rows through the safe path beside raw values.batchUpdate (child processes, emulator in the runner)", *count, func(int) {
+		all.add(googleBench(bin, benchEnv, safe10k, "bench-safe"))
+		all.add(googleBench(bin, benchEnv, raw10k, "bench-raw"))
 	})
 	// Row 5: each backfill runs alone (a process competing for the 2 cores
 	// delays its garbage collections and so inflates its peak RSS), against
 	// an emulator this process serves, so the child's peak is its own.
-	clock.do("row 5: 171,075 cities backfill, ours then raw (child processes, each alone)", *backfills, func(int) {
+	clock.do("5", "row 5: 171,075 cities backfill, ours then raw (child processes, each alone)", *backfills, func(int) {
 		all.add(backfill(bin, benchEnv, "BenchmarkBackfillCities", "bench-backfill"))
 		all.add(backfill(bin, benchEnv, "BenchmarkRawBackfillCities", "bench-raw-backfill"))
 	})
-	clock.do(fmt.Sprintf("rows 5c–5d: %d cities backfilled to both tabs with serve's workers, ours then raw (child processes, each alone)", *serveRows), *serves, func(int) {
+	clock.do("5c", fmt.Sprintf("rows 5c–5d: %d cities backfilled to both tabs with serve's workers, ours then raw (child processes, each alone)", *serveRows), *serves, func(int) {
 		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchBackfillRows+"="+strconv.Itoa(*serveRows))
 		all.add(backfill(bin, env, "BenchmarkBackfillCitiesServe", "bench-backfill-serve"))
 		all.add(backfill(bin, env, "BenchmarkRawBackfillCitiesBoth", "bench-raw-backfill-both"))
 	})
-	clock.do("row 6: unchanged poll of 10 Input tabs beside raw values.batchGet", *count, func(int) {
+	clock.do("6", "row 6: unchanged poll of 10 Input tabs beside raw values.batchGet", *count, func(int) {
 		all.add(childBench(bin, benchEnv, "^(BenchmarkPollUnchanged10Tabs|BenchmarkRawBatchGet10Tabs)$", "-test.benchtime", "5x"))
 	})
-	clock.do(fmt.Sprintf("row 9: unchanged poll of %d cities beside raw values.batchGet", *cityRows), *cityPolls, func(int) {
+	clock.do("9", fmt.Sprintf("row 9: unchanged poll of %d cities beside raw values.batchGet", *cityRows), *cityPolls, func(int) {
 		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchInboundRows+"="+strconv.Itoa(*cityRows))
 		all.add(servedBench(bin, env, pollCities, "bench-poll-cities", "-test.benchtime", "3x"))
 		all.add(servedBench(bin, env, getCities, "bench-poll-cities-raw", "-test.benchtime", "3x"))
 	})
-	clock.do(fmt.Sprintf("row 11: idle minutes of a store of %d rows beside one raw values.batchGet a minute", *idleRows), *idles, func(int) {
+	clock.do("11", fmt.Sprintf("row 11: idle minutes of a store of %d rows beside one raw values.batchGet a minute", *idleRows), *idles, func(int) {
 		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchInboundRows+"="+strconv.Itoa(*idleRows))
 		all.add(servedBench(bin, env, idle, "bench-idle", "-test.benchtime", "3x"))
 		all.add(servedBench(bin, env, rawIdle, "bench-idle-raw", "-test.benchtime", "3x"))
 	})
-	clock.do(fmt.Sprintf("row 12: freshness of %d × %d rows, with the wake hook then without", 10, *freshRows), 1, func(int) {
+	clock.do("12", fmt.Sprintf("row 12: freshness of %d × %d rows, with the wake hook then without", 10, *freshRows), 1, func(int) {
 		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchFreshRows+"="+strconv.Itoa(*freshRows),
 			config.EnvBenchFreshSeconds+"="+strconv.Itoa(*freshSecs))
 		all.add(childBench(bin, env, "^"+freshHook+"$"))
@@ -163,8 +171,12 @@ type step struct {
 type steps []step
 
 // do runs f(i) for i in [0, n), announcing each repeat, and records the
-// step's wall time.
-func (s *steps) do(name string, n int, f func(i int)) {
+// step's wall time; a step that -rows leaves out does not run (the build
+// of bench/ runs when any of rows 4–6, 9 and 11 does).
+func (s *steps) do(id, name string, n int, f func(i int)) {
+	if !selected(id) {
+		return
+	}
 	t0 := time.Now()
 	for i := range n {
 		fmt.Fprintf(os.Stderr, "\n== %s (%d/%d)\n", name, i+1, n)
@@ -178,6 +190,38 @@ func (s steps) print(w io.Writer) {
 	for _, st := range s {
 		fmt.Fprintf(w, "  %7s  %s\n", st.took.Round(time.Second), st.name)
 	}
+}
+
+// selected says whether -rows runs the step id ("bench" is the build of
+// the bench/ test binary, needed by rows 4–6, 9 and 11).
+func selected(id string) bool {
+	if *only == "" {
+		return true
+	}
+	ids := strings.Split(*only, ",")
+	if id == "bench" {
+		return slices.ContainsFunc(ids, func(x string) bool { return slices.Contains(benchSteps, strings.TrimSpace(x)) })
+	}
+	return slices.ContainsFunc(ids, func(x string) bool { return strings.TrimSpace(x) == id })
+}
+
+// benchSteps are the steps that run the bench/ test binary.
+var benchSteps = []string{"4", "5", "5c", "6", "9", "11", "12"}
+
+// rowStep is the step that measures a table row ("1a" → "1", "4c" → "4",
+// "10a" → "10a", "5d" → "5c", "12b" → "12").
+func rowStep(name string) string {
+	id := strings.Fields(name)[0]
+	switch {
+	case strings.HasPrefix(id, "10"):
+		return id
+	case id == "5c" || id == "5d":
+		return "5c"
+	}
+	if id == "2" {
+		return "1"
+	}
+	return strings.TrimRight(id, "abcdefgh")
 }
 
 func check(err error) {
