@@ -231,7 +231,7 @@ func (r *renderer) intro() []string {
 		fmt.Sprintf("A record may leave out what the log already holds: an `%s` at schema 2 whose "+
 			"values are its entity's `%s` fields (in the same commit) stores `values_of` "+
 			"(that event's stream version) instead of `values`. `Log.ReadFrom` and `Log.ReadStream` fill "+
-			"the values in (through the stream index, or its segment when it is sealed, when the read starts past the persisted event), and "+
+			"the values in (through the stream links or index, or its segment when it is sealed, when the read starts past the persisted event), and "+
 			"a reader of records shipped elsewhere, in log order, uses `events.ValueResolver` (the mirror "+
 			"readers do). `events.MarshalRecord` of a read event gives back the stored bytes. Logs written "+
 			"before schema 2 keep their values inline and read as before. Likewise a dispatch settles its "+
