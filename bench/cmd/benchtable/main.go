@@ -46,7 +46,7 @@ var (
 	freshRows = flag.Int("freshrows", 1000, "rows per entity of row 12's ten entities (10000 = the issue's 10 × 10,000; its untimed sync takes minutes)")
 	freshSecs = flag.Int("freshsecs", 40, "seconds of row 12's measured window (commits at 50/s, a person's edit every 2 s)")
 	outDir    = flag.String("out", "bench", "directory for results.json and convergence.svg")
-	only      = flag.String("rows", "", "comma-separated steps to run (1, 3, 4, 5, 5c, 6, 7, 8, 9, 10a, 10b, 11, 12; 1 runs rows 1–2, 5c rows 5c–5d); empty runs every step. The table then holds only those rows: pass -out elsewhere to keep bench/results.json")
+	only      = flag.String("rows", "", "comma-separated steps to run (1, 3, 4, 5, 5c, 6, 7, 8, 9, 10a, 10b, 11, 12, 13; 1 runs rows 1–2, 5c rows 5c–5d); empty runs every step. The table then holds only those rows: pass -out elsewhere to keep bench/results.json")
 )
 
 func main() {
@@ -102,6 +102,10 @@ func measure(clock *steps, tmp, traces string) runs {
 	})
 	clock.do("8", "row 8: log bytes per synced row", 1, func(int) {
 		all.add(withRecordBytes(goBench(nil, "-bench", "^BenchmarkLogBytesPerSyncedRow$", "-benchtime", "1x", "-count", "1", ".")))
+	})
+	clock.do("13", "row 13: personal fields beside plain ones (commit, rebuild, reads)", *count, func(int) {
+		all.add(goBench(nil, "-bench", "^BenchmarkPersonalCommit$", "-benchtime", *benchtime, "-count", "1", "."))
+		all.add(goBench(nil, "-bench", "^BenchmarkPersonalRebuild$", "-benchtime", "10x", "-count", "1", "."))
 	})
 	bin := filepath.Join(tmp, "bench.test")
 	clock.do("bench", "building the sync benchmarks (bench/)", 1, func(int) {

@@ -33,6 +33,8 @@ const (
 	rawIdle    = "BenchmarkRawIdleMinute"
 	freshHook  = "BenchmarkFreshnessHook"
 	freshPoll  = "BenchmarkFreshnessPoll"
+	pCommit    = "BenchmarkPersonalCommit/"
+	pRebuild   = "BenchmarkPersonalRebuild/"
 )
 
 // table is every row of `make bench`, goals in bench/README.md.
@@ -102,11 +104,26 @@ func specs(r runs) []spec {
 			oursAtMost(3, " s"), "s", freshNote("from Commit returning until the emulator's System tab shows the update (sampled every 100 ms)")},
 		{"12d commit → visible in the sheet, p50, at 50 commits/s (with the hook ÷ without)", metric{freshHook, "visible-p50-s", 0}, metric{freshPoll, "visible-p50-s", 0},
 			info, "s", "information; as 12c"},
+		{"13a durable commit of a new subject's record: personal fields ÷ plain", metric{pCommit + "personal/new", "ns/op", 1e-6}, metric{pCommit + "plain/new", "ns/op", 1e-6},
+			info, "ms/commit", personalNote(pCommit+"{personal,plain}/new", "a record whose subject is new: its key is made and stored in keys.db (one more fsync)")},
+		{"13b durable commit updating a record: personal fields ÷ plain", metric{pCommit + "personal/update", "ns/op", 1e-6}, metric{pCommit + "plain/update", "ns/op", 1e-6},
+			info, "ms/commit", personalNote(pCommit+"{personal,plain}/update", "the subject's key exists")},
+		{"13c rebuild (Replay) of 2,000 records: personal fields ÷ plain", metric{pRebuild + "personal/replay", "ns/record", 1e-3}, metric{pRebuild + "plain/replay", "ns/record", 1e-3},
+			info, "µs/record", personalNote(pRebuild+"{personal,plain}/replay", "the sealed text is stored as it is: no key is used")},
+		{"13d Find of 2,000 records: personal fields ÷ plain", metric{pRebuild + "personal/find-all", "ns/record", 1e-3}, metric{pRebuild + "plain/find-all", "ns/record", 1e-3},
+			info, "µs/record", personalNote(pRebuild+"{personal,plain}/find-all", "each personal value opened with its subject's key")},
 		{"10a durable appends of 64 records with the hash chain ÷ without it", metric{chained, "events/s", 0}, metric{unchained, "events/s", 0},
 			ratioAtLeast(0.95), "events/s", chained + " ÷ " + unchained + " (events/; one commit of 64 one-event streams, fsync each)" + il},
 		{"10b audit verify of the 171,075 cities' log: events/s ÷ rebuild events/s", metric{verify, "events/s", 0}, metric{rebuild, "events/s", 0},
 			info, "events/s", "information; " + verify + " (root: VerifyDir, HIKOUTEI_BENCH_DATA=cities, one process) ÷ row 3's " + rebuild},
 	}
+}
+
+// personalNote says how a row 13 measures.
+func personalNote(bench, what string) string {
+	return fmt.Sprintf("information, the cost of erasable personal fields (docs/erasure.md); %s (root, personal_bench_test.go): %s; "+
+		"one entity with an email (plain, or tagged personal); plain and personal run back to back in one process; median of %d process(es)",
+		bench, what, *count)
 }
 
 // freshNote says how row 12 measures.
