@@ -92,7 +92,8 @@ lint:
 ## bench: the issue-19 table (Go benchmarks beside raw baselines, measured as
 ## interleaved repeats in the same run, + sync convergence); prints it with
 ## each step's time, writes bench/results.json and bench/convergence.svg.
-## Budget: 10 minutes on a 2-core machine. See bench/README.md.
+## Budget: 10 minutes on a 2-core machine before the rows of 2026-12-03, which
+## overrun it (about 20 minutes idle, estimated per step). See bench/README.md.
 bench:
 	$(GO) build -C bench -o $${TMPDIR:-/tmp}/hikoutei-benchtable ./cmd/benchtable
 	$${TMPDIR:-/tmp}/hikoutei-benchtable -go $(GO) -benchtime $(BENCHTIME) $(BENCHFLAGS)
