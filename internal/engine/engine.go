@@ -162,6 +162,7 @@ func (e *Engine) openPrimary(entities Entities, opts ...func(*events.WriterOptio
 		return err
 	}
 	e.startSync()
+	e.retentionReady()
 	return nil
 }
 

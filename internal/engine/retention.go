@@ -46,6 +46,7 @@ const notRunningReplicated = "a replicated store keeps its records: its stream's
 type retainer struct {
 	policy retention.Policy
 	bell   chan struct{} // rung by the writer when a check is due (one pending)
+	ready  chan struct{} // closed by retentionReady once NATS and sync are set up
 	done   chan struct{} // closed when the retainer stopped
 	rung   uint64        // the read model's checkpoint at the last ring (writer-owned)
 	every  uint64        // records between two rings
@@ -62,7 +63,7 @@ func (e *Engine) startRetention() {
 	if !e.cfg.Retention.On() || e.cfg.Replication != nil {
 		return
 	}
-	r := &retainer{policy: e.cfg.Retention, bell: make(chan struct{}, 1), done: make(chan struct{}),
+	r := &retainer{policy: e.cfg.Retention, bell: make(chan struct{}, 1), ready: make(chan struct{}), done: make(chan struct{}),
 		rung: e.proj.Checkpoint(), every: max(1, e.cfg.Retention.Batch()/4), status: RetentionStatus{State: RetentionOn},
 		changed: make(chan struct{})}
 	e.retain = r
@@ -70,9 +71,24 @@ func (e *Engine) startRetention() {
 	go e.runRetention()
 }
 
-// runRetention seals each time the bell rings, until the store stops.
+// retentionReady lets the retainer seal: a seal runs on the writer and
+// reads what starting NATS and sync set up (the conflict hook, the
+// mirror), so it waits until they are.
+func (e *Engine) retentionReady() {
+	if e.retain != nil {
+		close(e.retain.ready)
+	}
+}
+
+// runRetention seals each time the bell rings, once ready, until the
+// store stops.
 func (e *Engine) runRetention() {
 	defer close(e.retain.done)
+	select {
+	case <-e.stop:
+		return
+	case <-e.retain.ready:
+	}
 	for {
 		select {
 		case <-e.stop:

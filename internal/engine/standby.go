@@ -267,6 +267,7 @@ func (e *Engine) becomeWriter() error {
 		return err
 	}
 	e.startSync()
+	e.retentionReady()
 	return nil
 }
 
