@@ -174,8 +174,12 @@ operator:
 ## spreadsheet; after damage stops the sheet must equal canonical state
 ## within two reconciliation periods (plus a stated margin, and three passes), and the NATS
 ## event mirror each store writes to must hold every record up to the
-## log's head and verify (I36).
-## The last line is "converge: runs=N diverged_after_quiescence=0 duplicates=0 lost=0 mirror_at_log_head=N/N".
+## log's head and verify (I36). Parts carry a personal email and the
+## application erases subjects (Store.Erase): the store and the System tab
+## must show each live part's value, or ⟦erased⟧ once erased, no tab an
+## erased value, and no file of the store but keys.db a personal value in
+## plaintext (I37).
+## The last line is "converge: runs=N diverged_after_quiescence=0 duplicates=0 lost=0 mirror_at_log_head=N/N personal_mismatches=0 plaintext_files=0".
 CONVERGE_RUNS ?= 60
 CONVERGE_SEED ?= 1
 converge:

@@ -15,7 +15,11 @@
 // on each tab with its canonical values, no anchor twice on any tab, no
 // row of a removed part. Then it checks that no acknowledged commit was
 // lost (the store against the model of acknowledged commits, and every
-// acknowledged commit id in the log).
+// acknowledged commit id in the log). Parts carry a personal field and the
+// workload erases subjects: every live part's Email must read, and show on
+// the System tab, as last acknowledged or as the erased marker, no tab
+// shows an erased subject's value, and no file of the closed store but
+// keys.db holds a personal value in plaintext (personal.go).
 package converge
 
 import (
@@ -81,13 +85,21 @@ type Result struct {
 	// after quiescence (I36); MirrorMismatches those whose stream did not
 	// reach the log's head or did not verify (a problem).
 	MirrorChecked, MirrorMismatches int
-	Problems                        []string
+	// PersonalMismatches counts, after quiescence, live parts whose
+	// personal Email the store reads, or the System tab shows, other than
+	// the value last acknowledged or, once the subject was erased, the
+	// marker ⟦erased⟧, and tab cells showing an erased subject's value.
+	// PlaintextFiles counts the files of a closed store's directory (but
+	// keys.db) holding a personal value in plaintext. Both are problems.
+	PersonalMismatches, PlaintextFiles int
+	Erased, PersonalValues             int // subjects erased, personal values written
+	Problems                           []string
 }
 
 // Line is the campaign's last line.
 func (r Result) Line() string {
-	return fmt.Sprintf("converge: runs=%d diverged_after_quiescence=%d duplicates=%d lost=%d mirror_at_log_head=%d/%d", r.Runs, r.Diverged,
-		r.Duplicates, r.Lost, r.MirrorChecked-r.MirrorMismatches, r.MirrorChecked)
+	return fmt.Sprintf("converge: runs=%d diverged_after_quiescence=%d duplicates=%d lost=%d mirror_at_log_head=%d/%d personal_mismatches=%d plaintext_files=%d", r.Runs, r.Diverged,
+		r.Duplicates, r.Lost, r.MirrorChecked-r.MirrorMismatches, r.MirrorChecked, r.PersonalMismatches, r.PlaintextFiles)
 }
 
 // Counts is the line before the last: every kind of act, the operator's
@@ -98,8 +110,9 @@ func (r Result) Counts() string {
 	for k := range kindCount {
 		fmt.Fprintf(&b, " %s=%d", k, r.Acts[k])
 	}
-	fmt.Fprintf(&b, " operator_acts=%d header_row_overwritten=%d accepted_edits=%d conflicts=%d open_conflicts=%d quarantined=%d by_reason=%v excused_rows=%d review=%d repairs=%d health_loud=%d health_unknown=%d health_silent=%d slowest=%s",
-		r.Operator, r.HeaderOverwritten, r.Accepted, r.Conflicts, r.Open, r.quarantined(), r.Quarantined, r.Excused, r.Review, r.Repairs, r.HealthLoud, r.HealthUnknown, r.HealthSilent, r.Slowest.Round(time.Millisecond))
+	fmt.Fprintf(&b, " operator_acts=%d header_row_overwritten=%d accepted_edits=%d conflicts=%d open_conflicts=%d quarantined=%d by_reason=%v excused_rows=%d review=%d repairs=%d health_loud=%d health_unknown=%d health_silent=%d slowest=%s personal_values=%d subjects_erased=%d",
+		r.Operator, r.HeaderOverwritten, r.Accepted, r.Conflicts, r.Open, r.quarantined(), r.Quarantined, r.Excused, r.Review, r.Repairs, r.HealthLoud, r.HealthUnknown, r.HealthSilent, r.Slowest.Round(time.Millisecond),
+		r.PersonalValues, r.Erased)
 	return b.String()
 }
 
@@ -113,7 +126,8 @@ func (r Result) quarantined() int {
 
 // OK reports a clean campaign.
 func (r Result) OK() bool {
-	return r.Diverged == 0 && r.Duplicates == 0 && r.Lost == 0 && r.SilentRuns == 0 && r.MirrorMismatches == 0
+	return r.Diverged == 0 && r.Duplicates == 0 && r.Lost == 0 && r.SilentRuns == 0 && r.MirrorMismatches == 0 &&
+		r.PersonalMismatches == 0 && r.PlaintextFiles == 0
 }
 
 // Bound is how long the campaign waits after damage stops.

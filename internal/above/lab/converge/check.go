@@ -104,8 +104,9 @@ func (r *runner) countDuplicates() {
 
 // finish: the last comparison's counts, nothing acknowledged lost (the
 // store against the model, then every acknowledged commit in the log,
-// read after a clean close), the log's counts of accepted edits and
-// conflicts.
+// read after a clean close), personal values as the ledger says (store,
+// sheet, and no plaintext in the closed store's files), the log's counts
+// of accepted edits and conflicts.
 func (r *runner) finish(ctx context.Context) error {
 	r.countDuplicates()
 	st, err := r.compare(ctx)
@@ -128,9 +129,16 @@ func (r *runner) finish(ctx context.Context) error {
 	for _, l := range r.work.lost(parts) {
 		r.c.problem(&r.c.res.Lost, r.run, "%s", l)
 	}
+	for _, l := range r.work.personalDiffs(parts) {
+		r.c.problem(&r.c.res.PersonalMismatches, r.run, "%s", l)
+	}
+	r.checkSheetPersonal()
 	r.checkMirror(ctx)
 	if err := r.close(); err != nil {
 		return fmt.Errorf("close: %w", err)
+	}
+	if err := r.checkPlaintext(); err != nil {
+		return err
 	}
 	return r.readLog()
 }

@@ -31,6 +31,9 @@ func TestI28_DamageCampaignShortConvergesWithoutDuplicatesOrLoss(t *testing.T) {
 	if damaged == 0 {
 		t.Fatal("no damage was done: the campaign proved nothing")
 	}
+	if res.Erased == 0 || res.PersonalValues == 0 {
+		t.Fatal("no subject was erased: the personal checks proved nothing")
+	}
 }
 
 func TestKindNamesAreSnakeCaseAndComplete(t *testing.T) {

@@ -11,7 +11,9 @@ import (
 
 // Part is the campaign's entity: Name and Count are the application's
 // (System tab only); SKU, Qty and Notes are user fields people may edit on
-// Part_Input, and the application changes Notes too (conflicts).
+// Part_Input, and the application changes Notes too (conflicts). Email is
+// personal (docs/erasure.md: sealed under the key of its subject, the
+// part's id): the workload erases subjects (personal.go).
 type Part struct {
 	ID    string `hikoutei:"id,pk"`
 	Name  string `hikoutei:"name"`
@@ -19,6 +21,7 @@ type Part struct {
 	SKU   string `hikoutei:"sku,user"`
 	Qty   int64  `hikoutei:"qty,user"`
 	Notes string `hikoutei:"notes,user"`
+	Email string `hikoutei:"email,personal"`
 }
 
 // Entity is the declaration the campaign's stores open with.
@@ -26,7 +29,7 @@ func Entity() hikoutei.EntityDef { return hikoutei.Entity[Part]("Part") }
 
 // values are a part's fields by name, as the product encodes them.
 func values(p *Part) map[string]any {
-	return map[string]any{"id": p.ID, "name": p.Name, "count": p.Count, "sku": p.SKU, "qty": p.Qty, "notes": p.Notes}
+	return map[string]any{"id": p.ID, "name": p.Name, "count": p.Count, "sku": p.SKU, "qty": p.Qty, "notes": p.Notes, "email": p.Email}
 }
 
 var words = []string{"bolt", "nut", "00123", "=1+1", "+1 555", "Zürich", "naïve", "washer", "NaN", ""}
@@ -39,12 +42,16 @@ type workload struct {
 	live  map[string]Part // id → the application fields last acknowledged
 	ids   []string
 	acked []string // commit ids acknowledged
+	pii   personalLedger
 }
 
-func newWorkload(run int) *workload { return &workload{run: run, live: map[string]Part{}} }
+func newWorkload(run int) *workload {
+	return &workload{run: run, live: map[string]Part{}, pii: personalLedger{values: map[string]string{}, erased: map[string]bool{}}}
+}
 
-// step commits one seeded change: create, update an application field or
-// the user field Notes, or remove.
+// step commits one seeded change: create, update an application field,
+// the user field Notes or the personal Email, remove, or erase a subject
+// (7 % of the workload's steps, about 3 % of a run's acts).
 func (w *workload) step(ctx context.Context, s *hikoutei.Store, rng *rand.Rand) error {
 	x := rng.IntN(100)
 	if x < 40 || len(w.ids) == 0 {
@@ -56,12 +63,19 @@ func (w *workload) step(ctx context.Context, s *hikoutei.Store, rng *rand.Rand) 
 		return fmt.Errorf("get %s: %w", id, err)
 	}
 	switch {
-	case x < 65:
+	case x < 58:
 		p.Name = words[rng.IntN(len(words))]
-	case x < 75:
+	case x < 66:
 		p.Count++
-	case x < 90:
+	case x < 78:
 		p.Notes = fmt.Sprintf("app-%d", rng.IntN(1000)) // competes with people's edits
+	case x < 84:
+		if p.Email == hikoutei.Erased || w.pii.erased[id] {
+			return nil // an erased subject is never given a value again
+		}
+		p.Email = w.pii.newValue(id, w.run)
+	case x >= 93:
+		return w.erase(ctx, s, id)
 	default:
 		err := w.commit(ctx, s, p, true)
 		if errors.Is(err, hikoutei.ErrConflictOpen) {
@@ -92,8 +106,9 @@ func (w *workload) create(ctx context.Context, s *hikoutei.Store, rng *rand.Rand
 	var ps []*Part
 	for range n {
 		w.n++
-		p := &Part{ID: fmt.Sprintf("p%03d-%03d", w.run, w.n), Name: words[rng.IntN(len(words))], Count: rng.Int64N(1 << 40),
-			SKU: fmt.Sprintf("%05d", rng.IntN(100000)), Qty: rng.Int64N(100)}
+		id := fmt.Sprintf("p%03d-%03d", w.run, w.n)
+		p := &Part{ID: id, Name: words[rng.IntN(len(words))], Count: rng.Int64N(1 << 40),
+			SKU: fmt.Sprintf("%05d", rng.IntN(100000)), Qty: rng.Int64N(100), Email: w.pii.newValue(id, w.run)}
 		if err := u.Persist(p); err != nil {
 			return err
 		}
@@ -148,7 +163,7 @@ func (w *workload) note(p *Part, remove bool) {
 		w.ids = append(w.ids, p.ID)
 		fallthrough
 	default:
-		w.live[p.ID] = Part{ID: p.ID, Name: p.Name, Count: p.Count}
+		w.live[p.ID] = Part{ID: p.ID, Name: p.Name, Count: p.Count, Email: p.Email}
 	}
 }
 
