@@ -164,6 +164,7 @@ func TestI31_AnUncertainCommitIsSettledFromTheStreamWhenTheStoreReopens(t *testi
 	x.cluster.Restart(2)
 	x.cluster.WaitStreamCurrent(x.stream.Stream())
 	x.cluster.WaitStreamCurrent("KV_" + replication.LeaseBucket)
+	x.cluster.WaitStreamCurrent(replication.KeyStreamName(replStore)) // the reopened store opens its key stream too
 	mustT(t, p.Close())
 	// The stream may still be settling the commit proposed without a
 	// quorum (its last sequence taken, the message not yet readable): the
