@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -198,7 +199,9 @@ func (s *Store) sealValues(d *EntityDef, digest keyring.Digest, vals map[string]
 
 // openValue opens a value read from the read model or the log: a sealed
 // value with its subject's key (Erased once the subject was erased); any
-// other value as it is.
+// other value as it is, and so a value of a field that is not personal
+// which starts with the sealed prefix and is not a sealed value (text a
+// person typed: it must not make its record unreadable).
 func (k *keys) openValue(entity, field string, v any) (any, error) {
 	s, ok := v.(string)
 	if !ok || !keyring.IsSealed(s) || (k != nil && k.raw) {
@@ -212,6 +215,9 @@ func (k *keys) openValue(entity, field string, v any) (any, error) {
 	if d, ok := keyring.SubjectOf(s); errors.Is(err, ErrPersonalKeysLost) && k != nil && k.fetch != nil && ok && k.fetch(d) {
 		pt, st, err = ring.Open(entity, field, s)
 	}
+	if err != nil && errors.Is(err, ErrSealedValueMalformed) && !k.personalField(entity, field) {
+		return v, nil // a plain value that happens to start with the prefix
+	}
 	if err != nil {
 		if k != nil {
 			k.note(err)
@@ -222,6 +228,15 @@ func (k *keys) openValue(entity, field string, v any) (any, error) {
 		return ErasedValue{}, nil
 	}
 	return pt, nil
+}
+
+// personalField reports whether the key file records field of entity as
+// personal (Open records the declared ones).
+func (k *keys) personalField(entity, field string) bool {
+	if k == nil || k.ring.Load() == nil {
+		return false
+	}
+	return slices.Contains(k.ring.Load().Personal(entity), field)
 }
 
 // openPayload opens the sealed values of an entity.persisted payload (a
