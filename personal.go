@@ -45,6 +45,7 @@ type keys struct {
 	// fetch, when set, fetches a subject's key missing from the key file
 	// (a standby's key stream) and reports whether it got one.
 	fetch func(keyring.Digest) bool
+	decls map[string]personalDecl // by entity: masks values in clear (personal_clear.go)
 	mu    sync.Mutex
 	err   error // latched: Health().Keys
 }
@@ -63,12 +64,12 @@ func openKeys(dir string, byType map[reflect.Type]*EntityDef) (*keys, error) {
 	}
 	r, err := keyring.Open(filepath.Join(dir, keyring.File), create)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &keys{}, nil
+		return &keys{decls: declsOf(byType)}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	k := &keys{}
+	k := &keys{decls: declsOf(byType)}
 	k.ring.Store(r)
 	return k, nil
 }
@@ -243,8 +244,14 @@ func (k *keys) personalField(entity, field string) bool {
 // copy: the log's event is not changed).
 func (k *keys) openPayload(p events.Payload) (events.Payload, error) {
 	x, ok := p.(events.EntityPersisted)
-	if !ok || !anySealed(x.Fields) {
+	if !ok {
 		return p, nil
+	}
+	if k != nil {
+		x.Fields = k.maskFields(x.Entity, x.ID, x.Fields, ErasedValue{})
+	}
+	if !anySealed(x.Fields) {
+		return x, nil
 	}
 	fields := make(map[string]any, len(x.Fields))
 	for name, v := range x.Fields {
