@@ -315,7 +315,7 @@ func queryValue(kind events.Kind, v any) (any, error) {
 // with k (Erased for an erased subject's).
 func (d *EntityDef) fill(v reflect.Value, vals []any, k *keys) error {
 	v.FieldByIndex(d.pk.index).SetString(vals[0].(string))
-	masked := d.hasPersonal() && k.subjectErased(d.subjectValue(vals))
+	masked := d.anyInClear(vals) && k.subjectErased(d.subjectValue(vals))
 	for i, f := range d.fields {
 		val, err := k.openValue(d.name, f.name, vals[i+1])
 		if err != nil {
@@ -327,6 +327,17 @@ func (d *EntityDef) fill(v reflect.Value, vals []any, k *keys) error {
 		setField(v.FieldByIndex(f.index), val)
 	}
 	return nil
+}
+
+// anyInClear reports whether a personal field of an entity's canonical
+// values holds a value in clear (written before the field was personal).
+func (d *EntityDef) anyInClear(vals []any) bool {
+	for i, f := range d.fields {
+		if f.personal && inClear(vals[i+1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // subjectValue is the data subject of an entity's canonical values (the
