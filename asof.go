@@ -137,13 +137,20 @@ func (v *View) record(ctx context.Context, entity, id string, k *keys) (map[stri
 	var out map[string]any
 	q := projector.Query{Where: []projector.Cond{{Field: shape.PK, Op: projector.OpEq, Value: id}}, Limit: 1}
 	err = projector.Select(conn, shape, q, func(vals []any) error {
-		out = map[string]any{shape.PK: vals[0]}
+		stored := make(map[string]any, len(shape.Fields))
 		for i, f := range shape.Fields {
-			val, err := k.openValue(entity, f.Name, vals[i+1])
+			stored[f.Name] = vals[i+1]
+		}
+		if k != nil { // values in clear of an erased subject: the marker
+			stored = k.maskFields(entity, id, stored, ErasedValue{})
+		}
+		out = map[string]any{shape.PK: vals[0]}
+		for name, v := range stored {
+			val, err := k.openValue(entity, name, v)
 			if err != nil {
 				return fmt.Errorf("%s %q: %w", entity, id, err)
 			}
-			out[f.Name] = val
+			out[name] = val
 		}
 		return nil
 	})

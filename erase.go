@@ -23,6 +23,16 @@ type Erasure struct {
 	Generation uint64
 	// Seq is the log sequence of the subject.erased event.
 	Seq uint64
+	// InClear counts the subject's personal values the log holds in clear,
+	// in the records it owns now: values written before their field was
+	// marked personal. No key seals them, so the erasure cannot make their
+	// bytes unreadable: log.db, its segments, backups, read.sqlite and the
+	// sheet's cells keep them; the store's readers show Erased in their
+	// place (docs/erasure.md, "Values written before a field was
+	// personal"). 0 when every value was sealed; -1 when not counted: a
+	// store opened without Go types (OpenDeclared, hikoutei erase) does
+	// not know which records a subject owns.
+	InClear int
 }
 
 // EraseOption tunes Erase.
@@ -104,6 +114,11 @@ func (s *Store) Erase(ctx context.Context, subject string, opts ...EraseOption) 
 	s.keys.recovered()
 	er := Erasure{Subject: d.String(), Generation: uint64(gen), Seq: seq}
 	kerr := s.krep.erased(ctx, d, gen)
+	if n, err := s.countInClear(ctx, subject); err != nil {
+		kerr = errors.Join(kerr, fmt.Errorf("erasure complete at seq %d; counting the values in clear failed: %w", seq, err))
+	} else {
+		er.InClear = n
+	}
 	if kerr != nil {
 		kerr = fmt.Errorf("erasure complete at seq %d; deleting the key from the replicated key stream failed (it is deleted when the store next opens): %w", seq, kerr)
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,7 @@ type keys struct {
 	// fetch, when set, fetches a subject's key missing from the key file
 	// (a standby's key stream) and reports whether it got one.
 	fetch func(keyring.Digest) bool
+	decls map[string]personalDecl // by entity: masks values in clear (personal_clear.go)
 	mu    sync.Mutex
 	err   error // latched: Health().Keys
 }
@@ -62,12 +64,12 @@ func openKeys(dir string, byType map[reflect.Type]*EntityDef) (*keys, error) {
 	}
 	r, err := keyring.Open(filepath.Join(dir, keyring.File), create)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &keys{}, nil
+		return &keys{decls: declsOf(byType)}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	k := &keys{}
+	k := &keys{decls: declsOf(byType)}
 	k.ring.Store(r)
 	return k, nil
 }
@@ -198,7 +200,9 @@ func (s *Store) sealValues(d *EntityDef, digest keyring.Digest, vals map[string]
 
 // openValue opens a value read from the read model or the log: a sealed
 // value with its subject's key (Erased once the subject was erased); any
-// other value as it is.
+// other value as it is, and so a value of a field that is not personal
+// which starts with the sealed prefix and is not a sealed value (text a
+// person typed: it must not make its record unreadable).
 func (k *keys) openValue(entity, field string, v any) (any, error) {
 	s, ok := v.(string)
 	if !ok || !keyring.IsSealed(s) || (k != nil && k.raw) {
@@ -212,6 +216,9 @@ func (k *keys) openValue(entity, field string, v any) (any, error) {
 	if d, ok := keyring.SubjectOf(s); errors.Is(err, ErrPersonalKeysLost) && k != nil && k.fetch != nil && ok && k.fetch(d) {
 		pt, st, err = ring.Open(entity, field, s)
 	}
+	if err != nil && errors.Is(err, ErrSealedValueMalformed) && !k.personalField(entity, field) {
+		return v, nil // a plain value that happens to start with the prefix
+	}
 	if err != nil {
 		if k != nil {
 			k.note(err)
@@ -224,12 +231,27 @@ func (k *keys) openValue(entity, field string, v any) (any, error) {
 	return pt, nil
 }
 
+// personalField reports whether the key file records field of entity as
+// personal (Open records the declared ones).
+func (k *keys) personalField(entity, field string) bool {
+	if k == nil || k.ring.Load() == nil {
+		return false
+	}
+	return slices.Contains(k.ring.Load().Personal(entity), field)
+}
+
 // openPayload opens the sealed values of an entity.persisted payload (a
 // copy: the log's event is not changed).
 func (k *keys) openPayload(p events.Payload) (events.Payload, error) {
 	x, ok := p.(events.EntityPersisted)
-	if !ok || !anySealed(x.Fields) {
+	if !ok {
 		return p, nil
+	}
+	if k != nil {
+		x.Fields = k.maskFields(x.Entity, x.ID, x.Fields, ErasedValue{})
+	}
+	if !anySealed(x.Fields) {
+		return x, nil
 	}
 	fields := make(map[string]any, len(x.Fields))
 	for name, v := range x.Fields {

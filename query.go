@@ -315,17 +315,38 @@ func queryValue(kind events.Kind, v any) (any, error) {
 // with k (Erased for an erased subject's).
 func (d *EntityDef) fill(v reflect.Value, vals []any, k *keys) error {
 	v.FieldByIndex(d.pk.index).SetString(vals[0].(string))
+	masked := d.anyInClear(vals) && k.subjectErased(d.subjectValue(vals))
 	for i, f := range d.fields {
 		val, err := k.openValue(d.name, f.name, vals[i+1])
 		if err != nil {
 			return fmt.Errorf("%s %q: %w", d.name, vals[0], err)
 		}
-		if _, erased := val.(ErasedValue); erased {
-			val = Erased
+		if _, erased := val.(ErasedValue); erased || (masked && f.personal && inClear(vals[i+1])) {
+			val = Erased // sealed and erased, or written in clear before the field was personal
 		}
 		setField(v.FieldByIndex(f.index), val)
 	}
 	return nil
+}
+
+// anyInClear reports whether a personal field of an entity's canonical
+// values holds a value in clear (written before the field was personal).
+func (d *EntityDef) anyInClear(vals []any) bool {
+	for i, f := range d.fields {
+		if f.personal && inClear(vals[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// subjectValue is the data subject of an entity's canonical values (the
+// key first, then the fields in declaration order).
+func (d *EntityDef) subjectValue(vals []any) any {
+	if d.subject < 0 {
+		return vals[0]
+	}
+	return vals[1+d.subject]
 }
 
 // setField sets a struct field from a canonical value (nil = zero).

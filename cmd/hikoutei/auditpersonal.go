@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
@@ -27,6 +28,10 @@ type personalView struct {
 	ring    *keyring.Ring
 	erased  map[keyring.Digest]uint32 // subject digest → last generation erased
 	stderr  io.Writer                 // where a note on unreadable erasures goes
+	// personal is each entity's personal fields as keys.db records them:
+	// their values in clear (written before the field was personal) show
+	// as ⟦personal⟧ too.
+	personal map[string][]string
 }
 
 // errRevealRunning refuses --reveal-personal on a running store: its
@@ -53,9 +58,39 @@ func (p *personalView) load(l *events.Log) error {
 		fmt.Fprintf(p.stderr, "audit: the erasures could not all be read (%v): an erased subject's values may show as %s\n", err, personalMarker)
 	}
 	if !p.reveal || p.ring != nil {
+		p.loadPersonal()
 		return nil
 	}
-	return p.openKeys()
+	if err := p.openKeys(); err != nil {
+		return err
+	}
+	p.loadPersonal()
+	return nil
+}
+
+// loadPersonal reads which fields keys.db records as personal (the store
+// closed; a running store holds keys.db: its values in clear of those
+// fields may then show, and a note on stderr says so).
+func (p *personalView) loadPersonal() {
+	if p.keysDir == "" || p.personal != nil {
+		return
+	}
+	r := p.ring
+	if r == nil {
+		var err error
+		r, err = keyring.OpenReadOnly(filepath.Join(p.keysDir, keyring.File))
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) && p.stderr != nil {
+				fmt.Fprintf(p.stderr, "audit: %s could not be read (%v): values written before their field was personal may show in clear\n", keyring.File, err)
+			}
+			return
+		}
+		defer r.Close()
+	}
+	p.personal = map[string][]string{}
+	for _, e := range r.Entities() {
+		p.personal[e] = r.Personal(e)
+	}
 }
 
 // loadMirror reads the erasures a mirror records: read reads the whole
@@ -108,6 +143,9 @@ func (p *personalView) close() {
 // show is what audit prints for the string s, a value of field of entity.
 func (p *personalView) show(entity, field, s string) (any, error) {
 	if !keyring.IsSealed(s) {
+		if p != nil && !p.reveal && s != "" && s != hikoutei.Erased && slices.Contains(p.personal[entity], field) {
+			return personalMarker, nil // in clear: written before the field was personal
+		}
 		return s, nil
 	}
 	if p == nil || !p.reveal {

@@ -242,3 +242,47 @@ func TestAuditPersonalFlagsUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestI37_AuditHidesValuesWrittenBeforeTheFieldWasPersonal: a value
+// written while its field was not personal is in the log in clear; once
+// the field is personal (keys.db records it), audit shows it as
+// ⟦personal⟧ as it does a sealed one, and erase --json says it did not
+// count such values (in_clear -1).
+func TestI37_AuditHidesValuesWrittenBeforeTheFieldWasPersonal(t *testing.T) {
+	t.Parallel()
+	type memberV1 struct {
+		ID   string `hikoutei:"id,pk"`
+		Name string `hikoutei:"name"`
+		Tier string `hikoutei:"tier"`
+	}
+	dir := t.TempDir()
+	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{HeartbeatInterval: -1}, hikoutei.Entity[memberV1]("Member"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := s.Begin()
+	if err := u.Persist(&memberV1{ID: "M1", Name: memberName(1), Tier: "gold"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := openMembers(t, dir).Close(); err != nil { // Name is personal now
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"audit", "--dir", dir}, {"audit", "--dir", dir, "--json"}, {"audit", "--dir", dir, "--entity", "Member", "--id", "M1", "--at", "3"}} {
+		code, out, errOut := runSplit(args...)
+		if code != exitOK || !strings.Contains(out, personalMarker) {
+			t.Fatalf("%v: exit %d, want the name as %s:\n%s%s", args, code, personalMarker, out, errOut)
+		}
+		noPersonalText(t, strings.Join(args, " "), out, 1)
+	}
+	code, out, errOut := runSplit("erase", "--dir", dir, "--subject", "M1", "--json")
+	var er eraseJSON
+	if code != exitOK || json.Unmarshal([]byte(out), &er) != nil || er.InClear != -1 {
+		t.Fatalf("erase --json: exit %d, want in_clear -1:\n%s%s", code, out, errOut)
+	}
+}

@@ -59,13 +59,26 @@ type eraseJSON struct {
 	Subject    string `json:"subject"`
 	Generation uint64 `json:"generation"`
 	Seq        uint64 `json:"seq"`
+	// InClear is Erasure.InClear: the subject's personal values in the
+	// log in clear (written before their field was personal), -1 when
+	// not counted (this command opens the store without Go types).
+	InClear int `json:"in_clear"`
 }
 
 func printErase(cmd *cobra.Command, e hikoutei.Erasure, asJSON bool) error {
 	if asJSON {
-		return printJSON(cmd.OutOrStdout(), eraseJSON{Subject: e.Subject, Generation: e.Generation, Seq: e.Seq})
+		return printJSON(cmd.OutOrStdout(), eraseJSON{Subject: e.Subject, Generation: e.Generation, Seq: e.Seq, InClear: e.InClear})
 	}
 	_, err := fmt.Fprintf(cmd.OutOrStdout(), "erased subject %s (key generation %d destroyed); %s at seq %d\n",
 		e.Subject, e.Generation, events.TypeSubjectErased, e.Seq)
+	if err == nil && e.InClear != 0 {
+		_, err = fmt.Fprintln(cmd.OutOrStdout(), inClearNote)
+	}
 	return err
 }
+
+// inClearNote is what erase prints after an erasure it cannot tell
+// complete: this command does not know which records a subject owns.
+const inClearNote = `note: values in clear not checked: a personal field's values written before the
+field was marked personal are in the log in clear, and no erasure reaches them; the
+application's Store.Erase counts them (Erasure.InClear) (docs/erasure.md)`

@@ -64,7 +64,8 @@ func (r *Ring) Generation(d Digest) uint32 {
 }
 
 // Destroy destroys d's live key (if it has one), records its generation
-// as erased and clears d's pending mark, by rewriting the key file: a new
+// as erased (generation 0 for a subject without a key, so that WasErased
+// knows it) and clears d's pending mark, by rewriting the key file: a new
 // file holding only what remains is written and synced, then renamed over
 // keys.db, so no page of the key file keeps the destroyed key (a deleted
 // bbolt value can survive in a free page; a rewritten file has none).
@@ -80,6 +81,8 @@ func (r *Ring) Destroy(d Digest) error {
 	if l, ok := keys[d]; ok {
 		erased[d] = l.gen
 		delete(keys, d)
+	} else if _, ok := erased[d]; !ok {
+		erased[d] = 0 // erased without a key: recorded all the same (WasErased)
 	}
 	pending := map[Digest]string{}
 	for p, by := range r.pending {
@@ -192,4 +195,12 @@ func syncDir(dir string) error {
 		return err
 	}
 	return errors.Join(f.Sync(), f.Close())
+}
+
+// WasErased reports whether d was ever erased (Destroy, ApplyErasure).
+func (r *Ring) WasErased(d Digest) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, ok := r.erased[d]
+	return ok
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -68,9 +67,10 @@ var (
 
 // Open opens the key file at path (DIR/keys.db), creating it (0600, with
 // a fresh id and secret) when create is set. A missing file without
-// create is fs.ErrNotExist. Errors: ErrKeyFile.
+// create is fs.ErrNotExist. A symbolic link, a file others can read or a
+// truncated file is refused (checkFile). Errors: ErrKeyFile.
 func Open(path string, create bool) (*Ring, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !create {
+	if err := checkFile(path); err != nil && (!errors.Is(err, fs.ErrNotExist) || !create) {
 		return nil, err
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
@@ -87,7 +87,7 @@ func Open(path string, create bool) (*Ring, error) {
 // OpenReadOnly opens an existing key file without writing it (tools that
 // read a closed store). Errors: fs.ErrNotExist, ErrKeyFile.
 func OpenReadOnly(path string) (*Ring, error) {
-	if _, err := os.Stat(path); err != nil {
+	if err := checkFile(path); err != nil {
 		return nil, err
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})

@@ -21,6 +21,19 @@ func (r *Ring) Personal(entity string) []string {
 	return slices.Clone(r.personal[entity])
 }
 
+// Entities lists the entities whose personal fields the file records, in
+// name order.
+func (r *Ring) Entities() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.personal))
+	for e := range r.personal {
+		out = append(out, e)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // SetPersonal records the personal fields of each entity of m (an entity
 // with none loses its entry); entities m does not name keep theirs. It
 // writes nothing when the file already says so. Errors: ErrKeyFile.

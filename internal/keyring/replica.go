@@ -140,7 +140,7 @@ func (r *Ring) ApplyErasure(d Digest, gen uint32) error {
 	defer r.mu.Unlock()
 	l, live := r.keys[d]
 	destroys := live && l.gen <= gen
-	if !destroys && r.erased[d] >= gen {
+	if prev, known := r.erased[d]; !destroys && known && prev >= gen {
 		return nil
 	}
 	if err := r.writable(); err != nil {
