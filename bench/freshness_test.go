@@ -172,29 +172,11 @@ func freshRecord(k int, id, name, note string) any {
 }
 
 // freshNote reads entity k's row id's note from the read model.
-func freshNote(s *hikoutei.Store, k int, id string) (string, error) {
-	switch k {
-	case 0:
-		return noteOf[P0](s, id)
-	case 1:
-		return noteOf[P1](s, id)
-	case 2:
-		return noteOf[P2](s, id)
-	case 3:
-		return noteOf[P3](s, id)
-	case 4:
-		return noteOf[P4](s, id)
-	case 5:
-		return noteOf[P5](s, id)
-	case 6:
-		return noteOf[P6](s, id)
-	case 7:
-		return noteOf[P7](s, id)
-	case 8:
-		return noteOf[P8](s, id)
-	default:
-		return noteOf[P9](s, id)
-	}
+func freshNote(s *hikoutei.Store, k int, id string) (string, error) { return freshNotes[k](s, id) }
+
+// freshNotes reads each entity's notes (made once, not per read).
+var freshNotes = [freshEntities]func(*hikoutei.Store, string) (string, error){
+	noteOf[P0], noteOf[P1], noteOf[P2], noteOf[P3], noteOf[P4], noteOf[P5], noteOf[P6], noteOf[P7], noteOf[P8], noteOf[P9],
 }
 
 // noteOf reads row id's note of entity T (P0 to P9, all shaped as P0).
