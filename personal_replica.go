@@ -223,7 +223,7 @@ func (kr *keyReplica) grant(ctx context.Context, ring *keyring.Ring, fresh []key
 	if len(kr.unsent) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, replication.DefaultAppendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, kr.s.e.AppendTimeout())
 	defer cancel()
 	ks, err := kr.s.e.KeyStream(ctx)
 	if err != nil {
@@ -249,7 +249,7 @@ func (kr *keyReplica) erased(ctx context.Context, d keyring.Digest, gen uint32) 
 	kr.mu.Lock()
 	defer kr.mu.Unlock()
 	delete(kr.unsent, d)
-	ctx, cancel := context.WithTimeout(ctx, replication.DefaultAppendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, kr.s.e.AppendTimeout())
 	defer cancel()
 	ks, err := kr.s.e.KeyStream(ctx)
 	if err == nil {
@@ -282,7 +282,7 @@ func (kr *keyReplica) takeover() error {
 		kr.tookOver = true
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(kr.s.e.ReplicationContext(), replication.DefaultAppendTimeout)
+	ctx, cancel := context.WithTimeout(kr.s.e.ReplicationContext(), kr.s.e.AppendTimeout())
 	defer cancel()
 	if err := kr.catchUp(ctx, true); err != nil {
 		return err

@@ -236,3 +236,26 @@ func TestI37_AStoreReplicatedByAnEarlierBuildGrantsItsKeysWhenItReopens(t *testi
 	t.Cleanup(func() { standby.Close() })
 	waitUntil(t, "the standby opens alice's value sealed before the upgrade", func() bool { return nameOf(standby, "alice") == aliceName })
 }
+
+// TestI37_AKeyGrantIsBoundedByTheConfiguredAppendTimeout: with the
+// cluster gone, a commit that must first store a fresh subject's key in
+// the key stream fails after ReplicationOptions.AppendTimeout, as the
+// log's append would, not after the 30 s default.
+func TestI37_AKeyGrantIsBoundedByTheConfiguredAppendTimeout(t *testing.T) {
+	x := &replicatedPeople{t: t, cluster: replicationtest.StartCluster(t, 3), clock: events.NewManualClock(t0)}
+	const appendTimeout = time.Second
+	primary := openPeople(t, t.TempDir(), func(o *Options) {
+		o.Clock = x.clock
+		o.Replication = &ReplicationOptions{URL: x.cluster.URLs(), Store: peopleStore, AppendTimeout: appendTimeout}
+	})
+	t.Cleanup(func() { primary.Close() })
+	commit(t, primary, &Person{ID: "alice", Name: aliceName, Email: ptr(aliceEmail)})
+	x.cluster.Shutdown()
+	u := primary.Begin()
+	mustT(t, u.Persist(&Person{ID: "bob", Name: bobName}))
+	start := time.Now()
+	_, err := u.Commit(ctx)
+	if took := time.Since(start); err == nil || took > 10*appendTimeout {
+		t.Fatalf("a commit granting a key with the cluster gone: %v after %s, want an error within about %s", err, took, appendTimeout)
+	}
+}

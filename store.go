@@ -157,7 +157,10 @@ type ReplicationOptions struct {
 	// leader is elected, is retried with the same position and records,
 	// which is idempotent). Without an answer in time the commit is uncertain: it fails
 	// with ErrLogCommitUncertain and the store refuses commits until it
-	// is reopened (it then catches up from the stream first).
+	// is reopened (it then catches up from the stream first). It bounds
+	// as well each write to the key stream of personal fields (a new
+	// subject's key, stored before the commit sealed with it; an
+	// erasure), the key stream's opening included.
 	AppendTimeout time.Duration
 }
 

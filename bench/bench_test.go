@@ -442,27 +442,9 @@ func BenchmarkRawBatchUpdate10k(b *testing.B) {
 // child process against its own emulator and takes the child's max RSS.
 func BenchmarkBackfillCities(b *testing.B) {
 	cities := readCities(b)
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		e := googleEmulator(b, "bench-backfill")
-		stop := peakHeapProfile(b)
-		b.StartTimer()
-		start := time.Now()
-		s := openSynced(b, e, hikoutei.Entity[City]("City"))
-		pts := syncCities(b, s, cities, time.Now())
-		secs := time.Since(start).Seconds()
-		b.StopTimer()
-		stop()
-		if r, w := e.requests(); r >= 0 {
-			b.ReportMetric(float64(r+w)*1000/float64(len(cities)), "req/1krows")
-		}
-		b.ReportMetric(float64(len(cities))/secs, "rows/s")
-		writeTrace(b, "backfill", pts)
-		s.Close()
-		e.closer()
-		b.StartTimer()
-	}
-	b.ReportMetric(vmHWM(), "peak-MB")
+	benchBackfill(b, backfill{emu: "bench-backfill", trace: "backfill", rows: len(cities), timedOpen: true,
+		open: func(b *testing.B, e *emu) *hikoutei.Store { return openSynced(b, e, hikoutei.Entity[City]("City")) },
+		sync: func(b *testing.B, s *hikoutei.Store, start time.Time) []point { return syncCities(b, s, cities, start) }})
 }
 
 // BenchmarkRawBackfillCities: the floor under BenchmarkBackfillCities —
@@ -470,23 +452,77 @@ func BenchmarkBackfillCities(b *testing.B) {
 // included (the safe path's count includes provisioning).
 func BenchmarkRawBackfillCities(b *testing.B) {
 	cities := readCities(b)
+	benchRawBackfill(b, "bench-raw-backfill", "rawbackfill", len(cities), func(svc *sheets.Service, e *emu, start time.Time) []point {
+		addTab(b, svc, e.sheet, "City_Raw", len(cities)+1, len(cityHeader))
+		return rawWrite(b, svc, e.sheet, "City_Raw", cities, start)
+	})
+}
+
+// backfill is one safe-path backfill bench: each iteration a fresh
+// emulator (spreadsheet emu), a store open opens (within the time
+// measured when timedOpen) and sync commits and syncs the rows from
+// start; its trace is written under trace.
+type backfill struct {
+	emu, trace string
+	rows       int
+	timedOpen  bool
+	open       func(*testing.B, *emu) *hikoutei.Store
+	sync       func(b *testing.B, s *hikoutei.Store, start time.Time) []point
+}
+
+// benchBackfill runs bf b.N times and reports rows/s, requests and
+// this process's VmHWM.
+func benchBackfill(b *testing.B, bf backfill) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		e := googleEmulator(b, "bench-raw-backfill")
-		svc := rawService(b, e)
+		e := googleEmulator(b, bf.emu)
+		var s *hikoutei.Store
+		if !bf.timedOpen {
+			s = bf.open(b, e)
+		}
+		stop := peakHeapProfile(b)
 		b.StartTimer()
 		start := time.Now()
-		addTab(b, svc, e.sheet, "City_Raw", len(cities)+1, len(cityHeader))
-		pts := rawWrite(b, svc, e.sheet, "City_Raw", cities, start)
+		if bf.timedOpen {
+			s = bf.open(b, e)
+		}
+		pts := bf.sync(b, s, time.Now())
 		secs := time.Since(start).Seconds()
 		b.StopTimer()
-		if r, w := e.requests(); r >= 0 {
-			b.ReportMetric(float64(r+w)*1000/float64(len(cities)), "req/1krows")
-		}
-		b.ReportMetric(float64(len(cities))/secs, "rows/s")
-		writeTrace(b, "rawbackfill", pts)
+		stop()
+		reportBackfill(b, e, bf.rows, secs, bf.trace, pts)
+		s.Close()
 		e.closer()
 		b.StartTimer()
 	}
 	b.ReportMetric(vmHWM(), "peak-MB")
+}
+
+// benchRawBackfill is benchBackfill's floor: write writes the rows by the
+// raw client (tab creation included) from start.
+func benchRawBackfill(b *testing.B, emuName, trace string, rows int, write func(svc *sheets.Service, e *emu, start time.Time) []point) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e := googleEmulator(b, emuName)
+		svc := rawService(b, e)
+		b.StartTimer()
+		start := time.Now()
+		pts := write(svc, e, start)
+		secs := time.Since(start).Seconds()
+		b.StopTimer()
+		reportBackfill(b, e, rows, secs, trace, pts)
+		e.closer()
+		b.StartTimer()
+	}
+	b.ReportMetric(vmHWM(), "peak-MB")
+}
+
+// reportBackfill reports one backfill's requests (when the emulator is in
+// process) and rows/s, and writes its trace.
+func reportBackfill(b *testing.B, e *emu, rows int, secs float64, trace string, pts []point) {
+	if r, w := e.requests(); r >= 0 {
+		b.ReportMetric(float64(r+w)*1000/float64(rows), "req/1krows")
+	}
+	b.ReportMetric(float64(rows)/secs, "rows/s")
+	writeTrace(b, trace, pts)
 }

@@ -172,24 +172,20 @@ func freshRecord(k int, id, name, note string) any {
 }
 
 // freshNote reads entity k's row id's note from the read model.
-func freshNote(s *hikoutei.Store, k int, id string) (string, error) {
-	get := [freshEntities]func() (*P0, error){
-		func() (*P0, error) { return hikoutei.Get[P0](ctx, s, id) },
-		func() (*P0, error) { p, err := hikoutei.Get[P1](ctx, s, id); return (*P0)(p), err },
-		func() (*P0, error) { p, err := hikoutei.Get[P2](ctx, s, id); return (*P0)(p), err },
-		func() (*P0, error) { p, err := hikoutei.Get[P3](ctx, s, id); return (*P0)(p), err },
-		func() (*P0, error) { p, err := hikoutei.Get[P4](ctx, s, id); return (*P0)(p), err },
-		func() (*P0, error) { p, err := hikoutei.Get[P5](ctx, s, id); return (*P0)(p), err },
-		func() (*P0, error) { p, err := hikoutei.Get[P6](ctx, s, id); return (*P0)(p), err },
-		func() (*P0, error) { p, err := hikoutei.Get[P7](ctx, s, id); return (*P0)(p), err },
-		func() (*P0, error) { p, err := hikoutei.Get[P8](ctx, s, id); return (*P0)(p), err },
-		func() (*P0, error) { p, err := hikoutei.Get[P9](ctx, s, id); return (*P0)(p), err },
-	}[k]
-	p, err := get()
+func freshNote(s *hikoutei.Store, k int, id string) (string, error) { return freshNotes[k](s, id) }
+
+// freshNotes reads each entity's notes (made once, not per read).
+var freshNotes = [freshEntities]func(*hikoutei.Store, string) (string, error){
+	noteOf[P0], noteOf[P1], noteOf[P2], noteOf[P3], noteOf[P4], noteOf[P5], noteOf[P6], noteOf[P7], noteOf[P8], noteOf[P9],
+}
+
+// noteOf reads row id's note of entity T (P0 to P9, all shaped as P0).
+func noteOf[T P0 | P1 | P2 | P3 | P4 | P5 | P6 | P7 | P8 | P9](s *hikoutei.Store, id string) (string, error) {
+	p, err := hikoutei.Get[T](ctx, s, id)
 	if err != nil {
 		return "", err
 	}
-	return p.Note, nil
+	return P0(*p).Note, nil
 }
 
 // freshMeasure gathers the latencies of every measured window.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/api/sheets/v4"
+
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
@@ -76,27 +78,8 @@ func notedCities(cities []City) []NotedCity {
 // the emulator is in process, and this process's VmHWM.
 func BenchmarkBackfillCitiesServe(b *testing.B) {
 	rows := notedCities(backfillCities(b))
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		e := googleEmulator(b, "bench-backfill-serve")
-		s := openServing(b, e)
-		stop := peakHeapProfile(b)
-		b.StartTimer()
-		start := time.Now()
-		pts := syncRows(b, s, rows, start)
-		secs := time.Since(start).Seconds()
-		b.StopTimer()
-		stop()
-		if r, w := e.requests(); r >= 0 {
-			b.ReportMetric(float64(r+w)*1000/float64(len(rows)), "req/1krows")
-		}
-		b.ReportMetric(float64(len(rows))/secs, "rows/s")
-		writeTrace(b, "backfillserve", pts)
-		s.Close()
-		e.closer()
-		b.StartTimer()
-	}
-	b.ReportMetric(vmHWM(), "peak-MB")
+	benchBackfill(b, backfill{emu: "bench-backfill-serve", trace: "backfillserve", rows: len(rows), open: openServing,
+		sync: func(b *testing.B, s *hikoutei.Store, start time.Time) []point { return syncRows(b, s, rows, start) }})
 }
 
 // BenchmarkRawBackfillCitiesBoth: the floor under
@@ -105,30 +88,15 @@ func BenchmarkBackfillCitiesServe(b *testing.B) {
 // Input-like tab (key, name, note, anchor), tab creation included.
 func BenchmarkRawBackfillCitiesBoth(b *testing.B) {
 	cities := backfillCities(b)
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		e := googleEmulator(b, "bench-raw-backfill-both")
-		svc := rawService(b, e)
-		b.StartTimer()
-		start := time.Now()
+	benchRawBackfill(b, "bench-raw-backfill-both", "rawbackfillboth", len(cities), func(svc *sheets.Service, e *emu, start time.Time) []point {
 		addTab(b, svc, e.sheet, "City_Raw", len(cities)+1, len(cityHeader))
 		input := layout.InputTabName("City") + "_Raw"
 		addTab(b, svc, e.sheet, input, len(cities)+1, 4)
 		rawWrite(b, svc, e.sheet, "City_Raw", cities, start)
-		pts := rawWriteRows(b, svc, e.sheet, input, "D", []any{"key", "name", "note", "__hikoutei_row_id"}, len(cities), func(i int) []any {
+		return rawWriteRows(b, svc, e.sheet, input, "D", []any{"key", "name", "note", "__hikoutei_row_id"}, len(cities), func(i int) []any {
 			return []any{cities[i].Key, cities[i].Name, "", cities[i].Key}
 		}, start)
-		secs := time.Since(start).Seconds()
-		b.StopTimer()
-		if r, w := e.requests(); r >= 0 {
-			b.ReportMetric(float64(r+w)*1000/float64(len(cities)), "req/1krows")
-		}
-		b.ReportMetric(float64(len(cities))/secs, "rows/s")
-		writeTrace(b, "rawbackfillboth", pts)
-		e.closer()
-		b.StartTimer()
-	}
-	b.ReportMetric(vmHWM(), "peak-MB")
+	})
 }
 
 // peakHeapProfile (BenchmarkBackfillCities and BenchmarkBackfillCitiesServe),

@@ -2,8 +2,10 @@ package projector
 
 import (
 	"strconv"
+	"strings"
 
 	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
@@ -58,6 +60,24 @@ func (p *Projector) tabRouted(seq uint64, x events.SyncTabRouted) error {
 // TabTarget is the sync target a sync.tab_routed last named for tab (""
 // = none recorded: the tab was never routed).
 func (p *Projector) TabTarget(tab string) (string, error) { return p.MetaValue(metaTabTarget + tab) }
+
+// TabTargets is TabTarget of every tab a sync.tab_routed named, in one
+// read (empty: no tab was ever routed).
+func (p *Projector) TabTargets() (map[string]string, error) {
+	out := map[string]string{}
+	// the keys after the prefix: '/' + 1 is '0'
+	after := metaTabTarget[:len(metaTabTarget)-1] + "0"
+	err := sqlitex.Execute(p.conn, "SELECT key, value FROM hk_meta WHERE key > ? AND key < ?", &sqlitex.ExecOptions{
+		Args: []any{metaTabTarget, after},
+		ResultFunc: func(s *sqlite.Stmt) error {
+			out[strings.TrimPrefix(s.ColumnText(0), metaTabTarget)] = s.ColumnText(1)
+			return nil
+		}})
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return out, nil
+}
 
 // switched forgets what the previous spreadsheet showed: nothing of the
 // new one is known until a write of this binding lands (so its cells are

@@ -32,3 +32,7 @@ func (e *Engine) AppendDecisions(ds ...aggregates.Decision) error {
 func (e *Engine) CheckChainEvery(n uint64) error {
 	return e.onWriter(func() error { e.cfg.ChainCheckEvery = n; return nil })
 }
+
+// BindRoutes records the routing of every entity tab, as a sync start
+// does.
+func (e *Engine) BindRoutes() error { return e.bindRoutes() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/replication"
@@ -26,7 +27,7 @@ const commitFraming = 10
 // (ErrReplicaHistory). Records are stored in replica form (no token,
 // otherwise as stored: the standby's hash chain is this log's).
 func (e *Engine) seedHistory(l *events.Log) error {
-	s := &seeder{ctx: e.repl.ctx, stream: e.repl.stream, max: e.repl.stream.MaxCommitBytes(), size: commitFraming}
+	s := &seeder{ctx: e.repl.ctx, timeout: e.AppendTimeout(), stream: e.repl.stream, max: e.repl.stream.MaxCommitBytes(), size: commitFraming}
 	err := l.ReadRecords(1, func(_ uint64, stored []byte) error {
 		rec, err := events.ReplicaForm(stored)
 		if err != nil {
@@ -46,12 +47,13 @@ func (e *Engine) seedHistory(l *events.Log) error {
 
 // seeder cuts records into commits and appends them at positions 1, 2, …
 type seeder struct {
-	ctx    context.Context
-	stream *replication.Log
-	max    int
-	batch  [][]byte
-	size   int
-	pos    uint64
+	ctx     context.Context
+	timeout time.Duration // per append
+	stream  *replication.Log
+	max     int
+	batch   [][]byte
+	size    int
+	pos     uint64
 }
 
 func (s *seeder) add(rec []byte) error {
@@ -69,7 +71,7 @@ func (s *seeder) flush() error {
 	if len(s.batch) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, replication.DefaultAppendTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, s.timeout)
 	defer cancel()
 	got, err := s.stream.Append(ctx, s.pos, s.batch)
 	if errors.Is(err, replication.ErrFenced) {

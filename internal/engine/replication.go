@@ -37,8 +37,8 @@ type ReplicationConfig struct {
 	Standby bool
 	// Holder names this process in the lease (default host:pid:random).
 	Holder string
-	// AppendTimeout bounds one replicated append, retries included
-	// (default 30 s).
+	// AppendTimeout bounds one replicated append, retries included, and
+	// each write to the key stream with its opening (default 30 s).
 	AppendTimeout time.Duration
 	// WatchInterval is how often a standby reads the lease (default 1 s,
 	// on the store clock).
@@ -112,7 +112,7 @@ func (e *Engine) KeyStream(ctx context.Context) (*replication.KeyStream, error) 
 	if r.keys != nil {
 		return r.keys, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, replicaOpTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.AppendTimeout)
 	defer cancel()
 	ks, err := replication.OpenKeyStream(ctx, r.nc, replication.Config{Store: r.store, Replicas: r.cfg.Replicas})
 	if err != nil {
@@ -120,6 +120,16 @@ func (e *Engine) KeyStream(ctx context.Context) (*replication.KeyStream, error) 
 	}
 	r.keys = ks
 	return ks, nil
+}
+
+// AppendTimeout bounds one replicated append, retries included, and each
+// write to the key stream: ReplicationConfig.AppendTimeout, or
+// replication.DefaultAppendTimeout when unset (or not replicated).
+func (e *Engine) AppendTimeout() time.Duration {
+	if e.repl == nil {
+		return replication.DefaultAppendTimeout
+	}
+	return e.repl.cfg.AppendTimeout
 }
 
 // ReplicationContext is canceled when the replicated store closes
@@ -179,6 +189,9 @@ func (e *Engine) connectReplication() error {
 	if c.Store == "" {
 		abs, _ := filepath.Abs(e.dir)
 		c.Store = natsbus.SanitizeStore(filepath.Base(abs))
+	}
+	if c.AppendTimeout <= 0 {
+		c.AppendTimeout = replication.DefaultAppendTimeout
 	}
 	if c.Holder == "" {
 		host, _ := os.Hostname()

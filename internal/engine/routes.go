@@ -245,13 +245,17 @@ func fanOut(ctx context.Context, src <-chan struct{}, outs []chan struct{}) {
 // A tab that moves leaves its old target's unsettled effects superseded
 // and what that spreadsheet showed of it forgotten; the new target is
 // backfilled with its rows. A store that never had routes records
-// nothing.
+// nothing (and reads the recorded targets once).
 func (e *Engine) bindRoutes() error {
 	return e.onWriter(func() error {
+		recorded, err := e.proj.TabTargets()
+		if err != nil || len(recorded) == 0 && len(e.routes) == 0 {
+			return err
+		}
 		now := e.cfg.Clock.Now()
 		var ch aggregates.Changes
 		for _, tab := range e.entityTabs() {
-			if err := e.routeTab(&ch, tab, now); err != nil {
+			if err := e.routeTab(&ch, tab, recorded[tab], now); err != nil {
 				return err
 			}
 		}
@@ -262,17 +266,18 @@ func (e *Engine) bindRoutes() error {
 	})
 }
 
-// routeTab adds to ch the routing of tab when its target changed.
-func (e *Engine) routeTab(ch *aggregates.Changes, tab string, now time.Time) error {
+// routeTab adds to ch the routing of tab when its target changed from
+// last, the one recorded ("": none).
+func (e *Engine) routeTab(ch *aggregates.Changes, tab, last string, now time.Time) error {
 	target := e.sheet.TargetOf(tab)
-	last, err := e.proj.TabTarget(tab)
-	if err != nil || last == target {
-		return err
+	if last == target {
+		return nil
 	}
 	if last == "" && target == e.sync.cfg.Name {
 		return nil // never routed: in the default spreadsheet, as always
 	}
 	if last == "" {
+		var err error
 		if last, err = e.shownByDefault(tab); err != nil {
 			return err
 		}

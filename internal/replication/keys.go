@@ -60,13 +60,9 @@ type KeyStream struct {
 // each subject kept, deletes and purges allowed: an erasure needs them).
 // Errors: ErrConfigInvalid, ErrUnavailable, ErrRejected.
 func OpenKeyStream(ctx context.Context, nc *nats.Conn, cfg Config) (*KeyStream, error) {
-	cfg, err := cfg.normalize()
+	cfg, js, err := cfg.jetStream(nc)
 	if err != nil {
 		return nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: jetstream: %v", ErrUnavailable, err)
 	}
 	k := &KeyStream{js: js, stream: KeyStreamName(cfg.Store), prefix: KeySubjectPrefix + cfg.Store + "."}
 	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{

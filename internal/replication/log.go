@@ -46,6 +46,20 @@ func (c Config) normalize() (Config, error) {
 	return c, validateReplicas(c.Replicas)
 }
 
+// jetStream is cfg normalized and the JetStream API over nc: the
+// preamble of opening a store's stream (the log's, the key stream).
+func (c Config) jetStream(nc *nats.Conn) (Config, jetstream.JetStream, error) {
+	c, err := c.normalize()
+	if err != nil {
+		return c, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return c, nil, fmt.Errorf("%w: jetstream: %v", ErrUnavailable, err)
+	}
+	return c, js, nil
+}
+
 // Log is one store's replicated commit log. Append is for the lease
 // holder; Head, ReadFrom and Follow for anyone. Safe for concurrent use,
 // but appends are meant to come from one goroutine in commit order.
@@ -64,13 +78,9 @@ type Log struct {
 // at least cfg.Replicas replicas. Errors: ErrConfigInvalid,
 // ErrUnavailable, ErrRejected.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
-	cfg, err := cfg.normalize()
+	cfg, js, err := cfg.jetStream(nc)
 	if err != nil {
 		return nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: jetstream: %v", ErrUnavailable, err)
 	}
 	l := &Log{cfg: cfg, nc: nc, js: js, stream: StreamName(cfg.Store), subject: Subject(cfg.Store)}
 	if err := l.ensureStream(ctx); err != nil {
@@ -85,13 +95,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 // does not capture the store's subject), ErrStreamNotFound,
 // ErrUnavailable.
 func OpenExisting(ctx context.Context, nc *nats.Conn, store string) (*Log, error) {
-	cfg, err := Config{Store: store}.normalize()
+	cfg, js, err := Config{Store: store}.jetStream(nc)
 	if err != nil {
 		return nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: jetstream: %v", ErrUnavailable, err)
 	}
 	l := &Log{cfg: cfg, nc: nc, js: js, stream: StreamName(store), subject: Subject(store)}
 	s, err := js.Stream(ctx, l.stream)

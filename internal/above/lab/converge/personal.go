@@ -1,18 +1,11 @@
 package converge
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-
-	"github.com/klauspost/compress/zstd"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/above/lab/plaintext"
 	"github.com/hikoutei/hikoutei-go/internal/keyring"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -151,63 +144,22 @@ func (r *runner) checkSheetPersonal() {
 // a finding, an erased subject's a breach of I37. It returns one line per
 // file holding any.
 func scanPlaintext(dir string, l *personalLedger) ([]string, error) {
+	hits, err := plaintext.Scan(dir, keyring.File, plaintext.Ledger{Prefix: piiPrefix, Values: l.values})
 	var out []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), keyring.File) {
-			return gone(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return gone(err)
-		}
-		if strings.HasSuffix(d.Name(), ".zst") {
-			if plain, err := unzstd(b); err == nil {
-				b = append(b, plain...)
-			}
-		}
-		if found := l.find(b); found != "" {
-			rel, _ := filepath.Rel(dir, path)
-			out = append(out, fmt.Sprintf("%s holds a plaintext personal value (%s)", rel, found))
-		}
-		return nil
-	})
+	for _, h := range hits {
+		out = append(out, fmt.Sprintf("%s holds a plaintext personal value (%s)", h.File, l.whose(append(h.Subjects, h.Decompressed...))))
+	}
 	return out, err
 }
 
-// gone is err, nil when the file was removed meanwhile (NATS litter).
-func gone(err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
-}
-
-// find says whether b holds a value of the ledger: "" when none, else
-// whose (an erased subject's first).
-func (l *personalLedger) find(b []byte) string {
-	if !bytes.Contains(b, []byte(piiPrefix)) {
-		return ""
-	}
-	found := ""
-	for v, subject := range l.values {
-		if !bytes.Contains(b, []byte(v)) {
-			continue
+// whose names one of subjects, an erased one first.
+func (l *personalLedger) whose(subjects []string) string {
+	for _, s := range subjects {
+		if l.erased[s] {
+			return "of erased subject " + s
 		}
-		if l.erased[subject] {
-			return "of erased subject " + subject
-		}
-		found = "of live subject " + subject
 	}
-	return found
-}
-
-func unzstd(b []byte) ([]byte, error) {
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return nil, err
-	}
-	defer dec.Close()
-	return dec.DecodeAll(b, nil)
+	return "of live subject " + subjects[0]
 }
 
 // checkPlaintext scans the closed store's directory (scanPlaintext) and

@@ -1,19 +1,13 @@
 package crash
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
+	"maps"
 	"sync"
 
-	"github.com/klauspost/compress/zstd"
-
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/above/lab/plaintext"
 	"github.com/hikoutei/hikoutei-go/internal/keyring"
 )
 
@@ -83,72 +77,34 @@ func (k *checker) checkPersonal(ctx context.Context, s *hikoutei.Store, run int)
 // personal values: the store holds only sealed text, so any value found
 // is a finding, an erased subject's a breach of I37.
 func (k *checker) scanPlaintext(run int) error {
-	return filepath.WalkDir(k.dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed meanwhile (no writer is open; NATS litter)
-			}
-			return err
-		}
-		if d.IsDir() || strings.HasPrefix(d.Name(), keyring.File) {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(k.dir, path)
-		k.findPlaintext(run, rel, b)
-		if strings.HasSuffix(d.Name(), ".zst") {
-			if plain, err := unzstd(b); err == nil {
-				k.findPlaintext(run, rel+" (decompressed)", plain)
-			}
-		}
-		return nil
-	})
+	l, erased := k.personal.snapshot()
+	hits, err := plaintext.Scan(k.dir, keyring.File, l)
+	if err != nil {
+		return err
+	}
+	for _, h := range hits {
+		k.reportPlaintext(run, h.File, h.Subjects, erased)
+		k.reportPlaintext(run, h.File+" (decompressed)", h.Decompressed, erased)
+	}
+	return nil
 }
 
-// findPlaintext reports each personal value of the ledger that b holds.
-func (k *checker) findPlaintext(run int, file string, b []byte) {
-	p := k.personal
+// snapshot is the ledger's values to search for and its erased subjects.
+func (p *personalLedger) snapshot() (plaintext.Ledger, map[string]bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	seen := map[string]bool{}
-	for i := bytes.Index(b, []byte(piiPrefix)); i >= 0; {
-		end := i + len(piiPrefix)
-		for end < len(b) && isValueByte(b[end]) {
-			end++
-		}
-		if subject, ok := p.values[string(b[i:end])]; ok && !seen[subject] {
-			seen[subject] = true
-			if p.erased[subject] {
-				k.c.problem(&k.c.res.Mismatches, "run %d: I37: %s holds a plaintext personal value of erased subject %s", run, file, subject)
-			} else {
-				k.c.problem(&k.c.res.Mismatches, "run %d: %s holds a plaintext personal value of %s (the store keeps only sealed text)", run, file, subject)
-			}
-		}
-		next := bytes.Index(b[end:], []byte(piiPrefix))
-		if next < 0 {
-			break
-		}
-		i = end + next
-	}
+	return plaintext.Ledger{Prefix: piiPrefix, Values: maps.Clone(p.values)}, maps.Clone(p.erased)
 }
 
-func isValueByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '@'
-}
-
-func unzstd(b []byte) ([]byte, error) {
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return nil, err
+// reportPlaintext reports each subject whose personal value file holds.
+func (k *checker) reportPlaintext(run int, file string, subjects []string, erased map[string]bool) {
+	for _, subject := range subjects {
+		if erased[subject] {
+			k.c.problem(&k.c.res.Mismatches, "run %d: I37: %s holds a plaintext personal value of erased subject %s", run, file, subject)
+		} else {
+			k.c.problem(&k.c.res.Mismatches, "run %d: %s holds a plaintext personal value of %s (the store keeps only sealed text)", run, file, subject)
+		}
 	}
-	defer dec.Close()
-	return dec.DecodeAll(b, nil)
 }
 
 // personalNote is the campaign's line about personal values.
