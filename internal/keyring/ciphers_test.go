@@ -66,4 +66,3 @@ func TestCipherCacheBounded(t *testing.T) {
 		t.Fatalf("ciphers kept: %d, want the bound %d", n, maxCiphers)
 	}
 }
-
