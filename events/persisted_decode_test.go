@@ -1,6 +1,7 @@
 package events
 
 import (
+	"errors"
 	"maps"
 	"reflect"
 	"testing"
@@ -58,5 +59,40 @@ func TestDecodePersistedFastMatchesGeneral(t *testing.T) {
 	}
 	if accepted < 20 {
 		t.Fatalf("the fast path accepted only %d payloads", accepted)
+	}
+}
+
+// appendPersisted writes byte for byte what encodeCompacted (the
+// canonical map with the derived keys deleted) writes, and the record
+// decodes back to the payload.
+func TestAppendPersistedMatchesCompacted(t *testing.T) {
+	fields := map[string]any{"name": "Lyon", "pop": int64(5), "gone": nil, "at": "2026-01-02"}
+	payloads := []EntityPersisted{
+		{Entity: "City", ID: "c1", Created: true, Fields: fields, Revisions: map[string]uint64{"name": 1, "pop": 1, "gone": 1, "at": 1}},
+		{Entity: "City", ID: "c1", Fields: fields, Revisions: map[string]uint64{"name": 3, "pop": 1, "gone": 1, "at": 1}},
+		{Entity: "City", ID: "c1", Created: true, Fields: map[string]any{"name": "x"}, Revisions: map[string]uint64{"name": 2}, Actor: "sheet"},
+		{Entity: "City", ID: "c1", Fields: map[string]any{}, Revisions: map[string]uint64{}},
+		{Entity: "City", ID: "c1"},
+		{Entity: "A/B", ID: "c1", Created: true, Fields: map[string]any{"name": "x"}, Revisions: map[string]uint64{"name": 1}},
+	}
+	streams := []string{"entity/City/c1", "entity/Other/c1", "entity/A/B/c1"}
+	for i, p := range payloads {
+		for _, stream := range streams {
+			for _, version := range []uint64{0, 1, 2} {
+				e := Event{Payload: p}
+				want, err := encodeCompacted(nil, stream, version, &e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := appendPersisted(nil, stream, version, p)
+				if err != nil || string(got) != string(want) {
+					t.Fatalf("payload %d %s v%d:\n got  %q %v\n want %q", i, stream, version, got, err, want)
+				}
+			}
+		}
+	}
+	if _, err := appendPersisted(nil, "entity/City/c1", 1, EntityPersisted{Entity: "City", ID: "c1",
+		Fields: map[string]any{"bad": struct{}{}}}); !errors.Is(err, ErrInvalidEvent) {
+		t.Fatalf("an unsupported value: %v", err)
 	}
 }
