@@ -2,6 +2,7 @@ package keyring
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -64,5 +65,36 @@ func TestCipherCacheBounded(t *testing.T) {
 	}
 	if n := r.cachedCiphers(); n != maxCiphers {
 		t.Fatalf("ciphers kept: %d, want the bound %d", n, maxCiphers)
+	}
+}
+
+// Opens racing an erasure never keep the erased key's cipher, and every
+// open after Destroy returned finds the value erased (run with -race).
+func TestCipherCacheOpensRacingDestroy(t *testing.T) {
+	r, err := Open(filepath.Join(t.TempDir(), File), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	d := r.Digest("alice")
+	if _, err := r.Ensure([]Digest{d}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := r.Seal("Person", "email", d, "alice@example.org")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				if _, st, err := r.Open("Person", "email", s); err != nil || st == Plain {
+					t.Errorf("open: %v %v", st, err)
+					return
+				}
+			}
+		})
+	}
+	mustOK(t, r.Destroy(d))
+	wg.Wait()
+	if _, st, err := r.Open("Person", "email", s); err != nil || st != Erased || r.cachedCiphers() != 0 {
+		t.Fatalf("after Destroy: %v %v, %d ciphers kept", st, err, r.cachedCiphers())
 	}
 }
