@@ -401,3 +401,34 @@ func TestEraseInterruptedIsFinishedAtOpen(t *testing.T) {
 		t.Fatalf("erasure events by subject %v, want %v; pending %v", got, want, s.keys.ring.Load().Pending())
 	}
 }
+
+// TestI37_EraseThenFindWithWarmCiphers: Find opens every record's
+// personal values with ciphers the key file keeps per subject (issue 33);
+// after Erase the erased subject's values read as the marker even though
+// its cipher was warm, and another subject's still open.
+func TestI37_EraseThenFindWithWarmCiphers(t *testing.T) {
+	s := openPeople(t, t.TempDir())
+	defer s.Close()
+	commit(t, s, &Person{ID: "p-alice", Name: aliceName, Email: ptr(aliceEmail), City: "Lyon"})
+	commit(t, s, &Person{ID: "p-bob", Name: bobName, City: "Oslo"})
+	names := func() map[string]string {
+		ps, err := Find[Person](ctx, s)
+		mustT(t, err)
+		out := map[string]string{}
+		for _, p := range ps {
+			out[p.ID] = p.Name
+		}
+		return out
+	}
+	for range 2 { // warm
+		if got := names(); got["p-alice"] != aliceName || got["p-bob"] != bobName {
+			t.Fatalf("before Erase: %v", got)
+		}
+	}
+	if _, err := s.Erase(ctx, "p-alice"); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got["p-alice"] != Erased || got["p-bob"] != bobName {
+		t.Fatalf("Find after Erase with warm ciphers: %v", got)
+	}
+}

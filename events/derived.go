@@ -190,22 +190,52 @@ func (q EffectQueued) withDerivedHash() (EffectQueued, error) {
 // (true exactly at version 1) and the revisions of a first create (every
 // field at revision 1).
 func (p EntityPersisted) compact(stream string, version uint64, m map[string]any) {
-	if !strings.Contains(p.Entity, "/") && stream == EntityStream(p.Entity, p.ID) {
-		delete(m, "entity")
-		delete(m, "id")
+	o := p.leftOut(stream, version)
+	for _, k := range [...]string{"entity", "id", "created", "revisions"} {
+		if o.skips(k) {
+			delete(m, k)
+		}
 	}
-	if version != 0 && p.Created == (version == 1) {
-		delete(m, "created")
+}
+
+// persistedOut is what an entity.persisted record leaves out.
+type persistedOut struct{ ids, created, revisions bool }
+
+// leftOut says which keys p's record at version of stream leaves out
+// (compact deletes them from the map; appendPersisted never writes them).
+func (p EntityPersisted) leftOut(stream string, version uint64) persistedOut {
+	return persistedOut{
+		ids:       !strings.Contains(p.Entity, "/") && stream == EntityStream(p.Entity, p.ID),
+		created:   version != 0 && p.Created == (version == 1),
+		revisions: firstRevisions(p),
 	}
+}
+
+// skips reports whether the record leaves out key.
+func (o persistedOut) skips(key string) bool {
+	switch key {
+	case "entity", "id":
+		return o.ids
+	case "created":
+		return o.created
+	case "revisions":
+		return o.revisions
+	}
+	return false
+}
+
+// firstRevisions reports whether p's revisions are those of a first
+// create: one per field, every one 1.
+func firstRevisions(p EntityPersisted) bool {
 	if len(p.Revisions) == 0 || len(p.Revisions) != len(p.Fields) {
-		return
+		return false
 	}
 	for k, r := range p.Revisions {
 		if _, ok := p.Fields[k]; !ok || r != 1 {
-			return
+			return false
 		}
 	}
-	delete(m, "revisions")
+	return true
 }
 
 // expandPersisted fills in the revisions a schema-3 entity.persisted

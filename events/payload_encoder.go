@@ -55,16 +55,23 @@ func (p *structPlan) sortKeys() {
 
 // appendCanonical appends the canonical map of struct value v.
 func (p *structPlan) appendCanonical(dst []byte, v reflect.Value) ([]byte, error) {
+	return p.appendCanonicalSkip(dst, v, nil)
+}
+
+// appendCanonicalSkip is appendCanonical leaving out the keys skip
+// reports (nil: none), as if they were deleted from the map.
+func (p *structPlan) appendCanonicalSkip(dst []byte, v reflect.Value, skip func(string) bool) ([]byte, error) {
+	left := func(f *fieldPlan) bool { return f.omitted(v) || (skip != nil && skip(f.Key)) }
 	n := 0
 	for i := range p.list {
-		if !p.list[i].omitted(v) {
+		if !left(&p.list[i]) {
 			n++
 		}
 	}
 	dst = appendHeader(dst, 'm', n)
 	for _, i := range p.sorted {
 		f := &p.list[i]
-		if f.omitted(v) {
+		if left(f) {
 			continue
 		}
 		dst = appendNormalized(dst, f.Key)

@@ -106,6 +106,12 @@ func decodeRecord(seq uint64, b []byte, in *interner) (Event, error) {
 	if err != nil {
 		return Event{}, &CorruptRecordError{Seq: seq, Reason: err.Error()}
 	}
+	if h.typ == TypeEntityPersisted && h.schema == persistedSchema {
+		if p, ok := decodePersistedFast(h.Stream, h.Version, m); ok {
+			h.Payload = p
+			return h.Event, nil
+		}
+	}
 	if h.Payload, err = decodeTyped(h.typ, h.schema, fromEnvelope(h.typ, h.schema, h.Stream, h.Version, m), true); err != nil {
 		err.(*PayloadError).Seq = seq
 		return Event{}, err

@@ -87,3 +87,18 @@ func TestMigration7AddsMigratedRowsAndBoundsTheDroppedCount(t *testing.T) {
 		}
 	}
 }
+
+// TestReconcileOutcomeSearchesItsIndex: the outcome of every applied,
+// blocked or conflicting effect is recorded on the conflict that queued it
+// (UPDATE hk_conflicts … WHERE reconcile_effect = ?, once per effect
+// outcome); that lookup searches hk_conflicts_reconcile (schema 1), never
+// a scan of every conflict, resolved ones included.
+func TestReconcileOutcomeSearchesItsIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	must(t, openAt(t, path).Close())
+	q := `UPDATE hk_conflicts SET reconcile_state = 'applied' WHERE reconcile_effect = 'e1'`
+	plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+q), "\n")
+	if !strings.Contains(plan, "INDEX hk_conflicts_reconcile") || strings.Contains(plan, "SCAN") {
+		t.Errorf("%s\nplan:\n%s\nwant a search of hk_conflicts_reconcile", q, plan)
+	}
+}

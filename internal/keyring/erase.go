@@ -94,6 +94,7 @@ func (r *Ring) Destroy(d Digest) error {
 		return fmt.Errorf("%w: rewrite %s: %w", ErrKeyFile, filepath.Base(r.path), err)
 	}
 	r.keys, r.erased, r.pending = keys, erased, pending
+	r.forget(d)
 	return nil
 }
 

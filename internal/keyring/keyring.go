@@ -56,6 +56,8 @@ type Ring struct {
 	erased   map[Digest]uint32   // highest destroyed generation
 	pending  map[Digest]string   // erasures asked for and not yet finished → by whom
 	personal map[string][]string // entity → its personal fields (SetPersonal)
+	cmu      sync.Mutex          // guards ciphers (taken inside mu, never around it)
+	ciphers  map[Digest]derived  // derived ciphers of live keys (ciphers.go)
 }
 
 var (
@@ -203,6 +205,9 @@ func (r *Ring) Close() error {
 	}
 	err := r.db.Close()
 	r.db = nil
+	r.cmu.Lock()
+	r.ciphers = nil // no derived key outlives the file
+	r.cmu.Unlock()
 	return err
 }
 

@@ -128,6 +128,7 @@ func (r *Ring) ApplyGrant(d Digest, g []byte) (bool, error) {
 		return false, fmt.Errorf("%w: store a granted key: %w", ErrKeyFile, err)
 	}
 	r.keys[d] = l
+	r.forget(d)
 	return true, nil
 }
 
@@ -155,6 +156,7 @@ func (r *Ring) ApplyErasure(d Digest, gen uint32) error {
 		return fmt.Errorf("%w: rewrite %s: %w", ErrKeyFile, filepath.Base(r.path), err)
 	}
 	r.keys, r.erased = keys, erased
+	r.forget(d)
 	return nil
 }
 

@@ -49,7 +49,7 @@ func (r *Ring) Seal(entity, field string, d Digest, plaintext string) (string, e
 	}
 	hdr := header(id, d, l.gen)
 	ad := associated(entity, field, hdr)
-	aead, nonceKey := cipherOf(l.key)
+	aead, nonceKey := r.cipherFor(d, l)
 	m := hmac.New(sha256.New, nonceKey)
 	m.Write(ad)
 	m.Write([]byte(plaintext))
@@ -86,17 +86,17 @@ func (r *Ring) Open(entity, field, s string) (string, State, error) {
 	case !mine:
 		return "", Plain, fmt.Errorf("%w: %s.%s was sealed under another key file than this store's %s", ErrKeysLost, entity, field, File)
 	case live && l.gen == gen:
-		return r.open(entity, field, l.key, raw)
+		return r.open(entity, field, d, l, raw)
 	case wasErased && gen <= erasedGen:
 		return "", Erased, nil
 	}
 	return "", Plain, fmt.Errorf("%w: %s.%s: the key of subject %s generation %d is missing from %s", ErrKeysLost, entity, field, d, gen, File)
 }
 
-func (r *Ring) open(entity, field string, key [32]byte, raw []byte) (string, State, error) {
+func (r *Ring) open(entity, field string, d Digest, l live, raw []byte) (string, State, error) {
 	hdr := raw[:headerLen]
 	nonce := raw[headerLen : headerLen+nonceLen]
-	aead, _ := cipherOf(key)
+	aead, _ := r.cipherFor(d, l)
 	pt, err := aead.Open(nil, nonce, raw[headerLen+nonceLen:], associated(entity, field, hdr))
 	if err != nil {
 		return "", Plain, fmt.Errorf("%w: %s.%s: authentication failed", ErrSealedValueMalformed, entity, field)
