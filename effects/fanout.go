@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -62,18 +64,58 @@ func (d *Dispatcher) headroom() int {
 	return d.cfg.Workers
 }
 
-// lanes splits a pass's work by tab into at most fanOut lanes.
-func (d *Dispatcher) lanes(claimed []aggregates.Effect, notes noteWork) []*lane {
-	load := map[string]int{}
-	for _, c := range claimed {
-		load[c.Target.Tab]++
+// rangeRows is the least number of appends a row range of one tab
+// carries when a pass splits the tab over lanes.
+const rangeRows = 250
+
+// ranges decides how many row ranges a tab's work is cut into: only a tab
+// whose work is appends alone (an append never moves another row, so
+// ranges sent at once cannot misdirect each other; a note or a sweep
+// keeps its tab whole), at least rangeRows appends a range, at most
+// workers ranges.
+func ranges(appends int, appendsOnly bool, workers int) int {
+	if !appendsOnly {
+		return 1
 	}
+	return max(1, min(workers, appends/rangeRows))
+}
+
+// parts names the part of the pass each claimed effect belongs to: its
+// tab, or a row range of its tab ("tab\x00k") when the tab is cut
+// (ranges); it returns each part's load.
+func parts(claimed []aggregates.Effect, notes noteWork, workers int) ([]string, map[string]int) {
+	count, only := map[string]int{}, map[string]bool{}
+	for _, c := range claimed {
+		t := c.Target.Tab
+		first := count[t] == 0
+		count[t]++
+		only[t] = (first || only[t]) && c.Op == events.OpAppend
+	}
+	load := map[string]int{}
 	for _, n := range notes.notes {
-		load[n.Tab]++
+		only[n.Tab], load[n.Tab] = false, load[n.Tab]+1
 	}
 	for _, t := range notes.sweep {
-		load[t]++
+		only[t], load[t] = false, load[t]+1
 	}
+	of, seen := make([]string, len(claimed)), map[string]int{}
+	for i, c := range claimed {
+		t := c.Target.Tab
+		k := seen[t] * ranges(count[t], only[t], workers) / count[t]
+		seen[t]++
+		of[i] = t
+		if k > 0 {
+			of[i] = t + "\x00" + strconv.Itoa(k)
+		}
+		load[of[i]]++
+	}
+	return of, load
+}
+
+// lanes splits a pass's work by tab, and appends-only tabs by row range,
+// into at most fanOut lanes.
+func (d *Dispatcher) lanes(claimed []aggregates.Effect, notes noteWork) []*lane {
+	of, load := parts(claimed, notes, d.cfg.Workers)
 	n := fanOut(d.cfg.Workers, len(load), d.headroom())
 	if n == 1 {
 		idx := make([]int, len(claimed))
@@ -82,29 +124,30 @@ func (d *Dispatcher) lanes(claimed []aggregates.Effect, notes noteWork) []*lane 
 		}
 		return []*lane{{idx: idx, notes: notes, head: true}}
 	}
-	return dealLanes(splitTabs(load, n), claimed, notes)
+	return dealLanes(splitTabs(load, n), claimed, of, notes)
 }
 
-// dealLanes gives each lane the effects and notes of its tabs.
-func dealLanes(tabs [][]string, claimed []aggregates.Effect, notes noteWork) []*lane {
-	of := map[string]*lane{}
-	out := make([]*lane, len(tabs))
-	for i, ts := range tabs {
+// dealLanes gives each lane the effects of its parts and the notes of its
+// tabs (a tab with notes is never cut, so its part is the tab).
+func dealLanes(lanesParts [][]string, claimed []aggregates.Effect, of []string, notes noteWork) []*lane {
+	in := map[string]*lane{}
+	out := make([]*lane, len(lanesParts))
+	for i, ps := range lanesParts {
 		out[i] = &lane{head: i == 0}
-		for _, t := range ts {
-			of[t] = out[i]
+		for _, p := range ps {
+			in[p] = out[i]
 		}
 	}
-	for i, c := range claimed {
-		l := of[c.Target.Tab]
+	for i := range claimed {
+		l := in[of[i]]
 		l.idx = append(l.idx, i)
 	}
 	for _, n := range notes.notes {
-		l := of[n.Tab]
+		l := in[n.Tab]
 		l.notes.notes = append(l.notes.notes, n)
 	}
 	for _, t := range notes.sweep {
-		l := of[t]
+		l := in[t]
 		l.notes.sweep = append(l.notes.sweep, t)
 	}
 	return out
