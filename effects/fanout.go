@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
-	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -64,58 +62,28 @@ func (d *Dispatcher) headroom() int {
 	return d.cfg.Workers
 }
 
-// rangeRows is the least number of appends a row range of one tab
-// carries when a pass splits the tab over lanes.
-const rangeRows = 250
-
-// ranges decides how many row ranges a tab's work is cut into: only a tab
-// whose work is appends alone (an append never moves another row, so
-// ranges sent at once cannot misdirect each other; a note or a sweep
-// keeps its tab whole), at least rangeRows appends a range, at most
-// workers ranges.
-func ranges(appends int, appendsOnly bool, workers int) int {
-	if !appendsOnly {
-		return 1
+// parts names the part of the pass each claimed effect belongs to, its
+// tab, and returns each tab's load (its effects and cell notes). A tab is
+// never cut: a delete moves the rows below it, so two lanes writing one
+// tab could misdirect each other's writes.
+func parts(claimed []aggregates.Effect, notes noteWork) ([]string, map[string]int) {
+	of, load := make([]string, len(claimed)), map[string]int{}
+	for i, c := range claimed {
+		of[i] = c.Target.Tab
+		load[of[i]]++
 	}
-	return max(1, min(workers, appends/rangeRows))
-}
-
-// parts names the part of the pass each claimed effect belongs to: its
-// tab, or a row range of its tab ("tab\x00k") when the tab is cut
-// (ranges); it returns each part's load.
-func parts(claimed []aggregates.Effect, notes noteWork, workers int) ([]string, map[string]int) {
-	count, only := map[string]int{}, map[string]bool{}
-	for _, c := range claimed {
-		t := c.Target.Tab
-		first := count[t] == 0
-		count[t]++
-		only[t] = (first || only[t]) && c.Op == events.OpAppend
-	}
-	load := map[string]int{}
 	for _, n := range notes.notes {
-		only[n.Tab], load[n.Tab] = false, load[n.Tab]+1
+		load[n.Tab]++
 	}
 	for _, t := range notes.sweep {
-		only[t], load[t] = false, load[t]+1
-	}
-	of, seen := make([]string, len(claimed)), map[string]int{}
-	for i, c := range claimed {
-		t := c.Target.Tab
-		k := seen[t] * ranges(count[t], only[t], workers) / count[t]
-		seen[t]++
-		of[i] = t
-		if k > 0 {
-			of[i] = t + "\x00" + strconv.Itoa(k)
-		}
-		load[of[i]]++
+		load[t]++
 	}
 	return of, load
 }
 
-// lanes splits a pass's work by tab, and appends-only tabs by row range,
-// into at most fanOut lanes.
+// lanes splits a pass's work by tab into at most fanOut lanes.
 func (d *Dispatcher) lanes(claimed []aggregates.Effect, notes noteWork) []*lane {
-	of, load := parts(claimed, notes, d.cfg.Workers)
+	of, load := parts(claimed, notes)
 	n := fanOut(d.cfg.Workers, len(load), d.headroom())
 	if n == 1 {
 		idx := make([]int, len(claimed))
@@ -127,8 +95,7 @@ func (d *Dispatcher) lanes(claimed []aggregates.Effect, notes noteWork) []*lane 
 	return dealLanes(splitTabs(load, n), claimed, of, notes)
 }
 
-// dealLanes gives each lane the effects of its parts and the notes of its
-// tabs (a tab with notes is never cut, so its part is the tab).
+// dealLanes gives each lane the effects and the notes of its tabs.
 func dealLanes(lanesParts [][]string, claimed []aggregates.Effect, of []string, notes noteWork) []*lane {
 	in := map[string]*lane{}
 	out := make([]*lane, len(lanesParts))

@@ -2,7 +2,6 @@ package effects
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
@@ -21,23 +20,6 @@ func TestFanOut(t *testing.T) {
 	}
 }
 
-// Only a tab of appends alone is cut into row ranges, of rangeRows
-// appends at least, at most one per worker.
-func TestRanges(t *testing.T) {
-	for _, c := range []struct {
-		appends     int
-		appendsOnly bool
-		workers     int
-		want        int
-	}{
-		{2000, true, 4, 4}, {600, true, 4, 2}, {249, true, 4, 1}, {2000, false, 4, 1}, {2000, true, 1, 1},
-	} {
-		if got := ranges(c.appends, c.appendsOnly, c.workers); got != c.want {
-			t.Errorf("ranges(%d, %v, %d) = %d, want %d", c.appends, c.appendsOnly, c.workers, got, c.want)
-		}
-	}
-}
-
 // Tabs are dealt heaviest first to the least loaded lane, deterministically.
 func TestSplitTabs(t *testing.T) {
 	got := splitTabs(map[string]int{"A": 10, "B": 6, "C": 5, "D": 1}, 2)
@@ -50,36 +32,13 @@ func TestSplitTabs(t *testing.T) {
 	}
 }
 
-// A tab with an update or a note stays whole; a tab of appends alone is
-// cut into contiguous row ranges, each row in exactly one part.
-func TestPartsCutOnlyAppendOnlyTabs(t *testing.T) {
-	var claimed []aggregates.Effect
-	for i := range 1000 {
-		claimed = append(claimed, effectOn("S", events.OpAppend, i))
-	}
-	claimed = append(claimed, effectOn("U", events.OpAppend, 0))
-	for i := range 999 {
-		claimed = append(claimed, effectOn("U", events.OpUpdate, i+1))
-	}
-	for i := range 600 {
-		claimed = append(claimed, effectOn("N", events.OpAppend, i))
-	}
-	of, load := parts(claimed, noteWork{sweep: []string{"N"}}, 4)
-	keys := make([]string, 0, len(load))
-	for k := range load {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	if fmt.Sprint(keys) != fmt.Sprint([]string{"N", "S", "S\x001", "S\x002", "S\x003", "U"}) {
-		t.Fatalf("parts %q", keys)
-	}
-	if load["S"] != 250 || load["U"] != 1000 || load["N"] != 601 {
-		t.Fatalf("loads %v", load)
-	}
-	for i := 1; i < 1000; i++ { // contiguous ranges, in claim order
-		if of[i] < of[i-1] {
-			t.Fatalf("effect %d in %q after %q", i, of[i], of[i-1])
-		}
+// Each effect's part is its tab; a tab's load counts its effects and
+// notes.
+func TestPartsAreTabs(t *testing.T) {
+	claimed := []aggregates.Effect{effectOn("S", events.OpAppend, 0), effectOn("U", events.OpUpdate, 0), effectOn("S", events.OpDelete, 1)}
+	of, load := parts(claimed, noteWork{sweep: []string{"N"}, notes: []aggregates.CellNote{{Tab: "U"}}})
+	if fmt.Sprint(of) != "[S U S]" || fmt.Sprint(load) != "map[N:1 S:2 U:2]" {
+		t.Fatalf("parts %v, loads %v", of, load)
 	}
 }
 
