@@ -62,6 +62,22 @@ func (d *Dispatcher) headroom() int {
 	return d.cfg.Workers
 }
 
+// fansOut reports whether the provider lets the pass go out in parallel
+// lanes (sheetsio.LaneGate): near the spreadsheet's capacity, or before
+// its grid was read, one batch carries every tab, so the capacity check
+// sees the whole pass.
+func (d *Dispatcher) fansOut(claimed []aggregates.Effect) bool {
+	g, ok := d.cfg.Provider.(sheetsio.LaneGate)
+	if !ok {
+		return true
+	}
+	ops := make([]sheetsio.Op, len(claimed))
+	for i, c := range claimed {
+		ops[i] = toOp(c)
+	}
+	return g.FansOut(d.cfg.Workbook, sheetsio.Batch{Ops: ops})
+}
+
 // parts names the part of the pass each claimed effect belongs to, its
 // tab, and returns each tab's load (its effects and cell notes). A tab is
 // never cut: a delete moves the rows below it, so two lanes writing one
@@ -85,7 +101,7 @@ func parts(claimed []aggregates.Effect, notes noteWork) ([]string, map[string]in
 func (d *Dispatcher) lanes(claimed []aggregates.Effect, notes noteWork) []*lane {
 	of, load := parts(claimed, notes)
 	n := fanOut(d.cfg.Workers, len(load), d.headroom())
-	if n == 1 {
+	if n == 1 || !d.fansOut(claimed) {
 		idx := make([]int, len(claimed))
 		for i := range idx {
 			idx[i] = i

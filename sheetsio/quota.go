@@ -26,3 +26,11 @@ type QuotaReporter interface {
 	// over at most that many parallel requests).
 	Headroom() int
 }
+
+// LaneGate is a Client that says whether a pass may go out in parallel
+// lanes (gsheets.Provider is one). Each lane checks the spreadsheet's
+// capacity on its own read, so lanes that each fit could pass the limit
+// together: a gate lets them run together only while the whole pass fits.
+type LaneGate interface {
+	FansOut(w *Workbook, b Batch) bool
+}
