@@ -246,3 +246,43 @@ func shownRows(t *testing.T, sheet *hikouteitest.Sheet, tab string) int {
 	}
 	return n
 }
+
+// Parallel lanes never pass the limit together: with room for either
+// tab's new rows but not for both, the pass's two tabs could go out in two
+// lanes that each fit alone; the grid must still stay within 10,000,000
+// cells, one tab held blocked until a person frees space.
+func TestSpreadsheetCapacityHoldsWhenTwoTabsFitOnlyOneAtATime(t *testing.T) {
+	ctx := t.Context()
+	s, h, sheet, clock := capacityStore(t)
+	for _, tab := range []string{"Gauge_System", "Valve_System"} {
+		if err := sheet.Person().ResizeTab(tab, 1, 26); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sheet.Person().AddTab("Archive", sheetsio.MaxSpreadsheetCells-gridCells(t, sheet)-800, 1); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(gsheets.GridRefresh)
+	if _, err := h.Reconcile(ctx); err != nil { // reads the tabs' sizes
+		t.Fatal(err)
+	}
+	commitCapacityRows(ctx, t, s, "g", 20, 20) // 20 rows of 26 cells fit in 800 cells; 40 do not
+	if _, err := h.Dispatch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := gridCells(t, sheet); n > sheetsio.MaxSpreadsheetCells {
+		t.Fatalf("grid at %d cells, %d past the limit", n, n-sheetsio.MaxSpreadsheetCells)
+	}
+	sh := s.Health().SyncHealth
+	gauge, valve := tabHealth(sh, "Gauge_System"), tabHealth(sh, "Valve_System")
+	if gauge.Reason != hikoutei.ReasonSpreadsheetCapacity && valve.Reason != hikoutei.ReasonSpreadsheetCapacity {
+		t.Fatalf("neither tab held: gauge %+v, valve %+v", gauge, valve)
+	}
+	if err := sheet.Person().DeleteTab("Archive"); err != nil {
+		t.Fatal(err)
+	}
+	h.Drain(ctx, func() { clock.Advance(time.Hour) })
+	if got := s.Health().SyncHealth; !got.Settled() || shownRows(t, sheet, "Gauge_System") != 20 || shownRows(t, sheet, "Valve_System") != 20 {
+		t.Fatalf("after space was freed: %+v", got)
+	}
+}

@@ -210,6 +210,11 @@ type SyncOptions struct {
 	RetryBase         time.Duration
 	RetryMax          time.Duration
 	ReconcileInterval time.Duration
+	// Workers bounds how many batches a dispatcher pass sends in
+	// parallel, each carrying whole tabs (0: 4; 1: one batch a pass).
+	// The provider's quota budget bounds it further: a pass fans out
+	// only as far as the budget lets requests start now.
+	Workers int
 	// DivergedBound is how long a tab may stay diverged (rows differing
 	// from canonical state, as the reconciliation found) before
 	// SyncHealth.Failing and /healthz fail: 0 takes
@@ -548,7 +553,7 @@ func syncConfig(o SyncOptions) (engine.SyncConfig, error) {
 	c := engine.SyncConfig{Name: o.Name, SpreadsheetID: o.SpreadsheetID, Provider: o.Provider, MaxBatch: o.MaxBatch,
 		Interval: o.Interval, ProbeDelay: o.ProbeDelay, MaxProbes: o.MaxProbes, RetryBase: o.RetryBase, RetryMax: o.RetryMax,
 		ReconcileInterval: o.ReconcileInterval, AuthorityTTL: o.AuthorityTTL, Manual: o.Manual, DivergedBound: o.DivergedBound,
-		PollingInterval: o.PollingInterval, FullScanInterval: o.FullScanInterval}
+		PollingInterval: o.PollingInterval, FullScanInterval: o.FullScanInterval, Workers: o.Workers}
 	for _, r := range o.Routes {
 		c.Routes = append(c.Routes, engine.RouteConfig{SpreadsheetID: r.SpreadsheetID, Entities: slices.Clone(r.Entities)})
 	}

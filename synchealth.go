@@ -41,6 +41,25 @@ type SyncHealth struct {
 	// store's reads saw it (nil: not read since Open, or health derived
 	// from the read model alone).
 	Capacity *SpreadsheetCapacity
+	// Quota is the request budget of the spreadsheet's provider, shared
+	// by every worker of its Google user (nil: a provider that does not
+	// report one).
+	Quota *QuotaBudget
+}
+
+// QuotaBudget is a provider's request budgets: Google's quota is per
+// user (60 reads and 60 writes a minute), and every worker waits on the
+// same two budgets. A 429 halves the rate of its class's whole budget (at
+// most once per 5 s, down to a tenth of the ceiling); each success adds a
+// twentieth of the ceiling back.
+type QuotaBudget struct {
+	// ReadRate and WriteRate are the current rates, requests a second
+	// (0: unpaced); ReadCeiling and WriteCeiling the configured ones.
+	ReadRate, WriteRate       float64
+	ReadCeiling, WriteCeiling float64
+	// ReadThrottled and WriteThrottled count the 429s answered since the
+	// provider was built.
+	ReadThrottled, WriteThrottled uint64
 }
 
 // SpreadsheetCapacity is how full a spreadsheet's grid is: Google
@@ -210,6 +229,10 @@ func syncHealthOf(e *engine.SyncHealth) *SyncHealth {
 	if c := e.Capacity; c != nil {
 		h.Capacity = &SpreadsheetCapacity{Cells: c.Cells, Limit: c.Limit, At: c.At, GrowthKnown: c.GrowthKnown, PerDay: c.PerDay,
 			FullAt: c.FullAt, Since: c.Since}
+	}
+	if q := e.Quota; q != nil {
+		h.Quota = &QuotaBudget{ReadRate: q.ReadRate, WriteRate: q.WriteRate, ReadCeiling: q.ReadCeiling, WriteCeiling: q.WriteCeiling,
+			ReadThrottled: q.ReadThrottled, WriteThrottled: q.WriteThrottled}
 	}
 	return h
 }

@@ -80,6 +80,11 @@ type Config struct {
 	// head past the published one is no head of the log (a person typed
 	// it; the dispatch rewrote it). It must not block.
 	HeadShown func(shown, published sheetsio.ChainHead)
+	// Workers bounds how many batches one pass sends in parallel, each
+	// carrying whole tabs (default DefaultWorkers; 1: one batch a pass).
+	// The provider's quota budget bounds it further: a pass fans out
+	// only as far as the budget lets requests start now.
+	Workers int
 	// Reconciled, when set, is told how each reconciliation pass
 	// (Reconcile) ended: nil, or the error that stopped it (a pass cut
 	// short by its context ending is not told). It must not block.
@@ -103,6 +108,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.RetryMax = cmpD(c.RetryMax, time.Minute)
 	c.ReconcileInterval = cmpD(c.ReconcileInterval, DefaultReconcileInterval)
 	c.ReconcileRows = cmp(c.ReconcileRows, 50000)
+	c.Workers = cmp(c.Workers, DefaultWorkers)
 	c.AuthorityTTL = cmpD(c.AuthorityTTL, DefaultAuthorityTTL)
 	if c.MaxProbes <= 0 {
 		c.MaxProbes = 10
@@ -547,32 +553,68 @@ func fenced(err error) error {
 }
 
 // dispatch sends claimed and returns the settlement of each effect, plus
-// the error of a dispatch that wrote nothing (its effects go back on the
-// retry path).
+// the error of each lane that wrote nothing (its effects go back on the
+// retry path). The work goes out in lanes of whole tabs, in parallel as
+// far as Config.Workers and the quota budget allow (see fanOut): a row's
+// effects are one tab's, so no two lanes write one row, and claims never
+// hold two unsettled effects of one row (I07), so a row's effects keep
+// their order.
 func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, notes noteWork) (out []Settlement, err error) {
 	ctx, span := startSpan(ctx, d.cfg.Tracer, SpanDispatch)
 	defer func() { endDispatch(span, len(claimed), out, err) }()
-	fence := d.cfg.Outbox.Fence()
-	ops := make([]sheetsio.Op, len(claimed))
-	for i, c := range claimed {
-		ops[i] = toOp(c)
-	}
-	d.C.Dispatches.Add(1)
-	batch := notes.batch(&fence, ops)
-	batch.BeforeWrite = d.cfg.WriteGuard
-	batch.Head = d.chainHead()
-	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, batch)
-	if err != nil {
-		return d.failedSettlements(claimed, err), err
-	}
-	d.headShown(batch, res)
-	d.noted(notes, res)
-	failpoint.Inject(failpoint.DispatchAfterRemoteApply)
+	lanes := d.lanes(claimed, notes)
+	d.prepare(lanes, claimed)
+	d.sendLanes(ctx, lanes)
 	out = make([]Settlement, len(claimed))
-	for i, c := range claimed {
-		out[i] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken, Outcome: d.outcome(c, res.Ops[i])}
+	wrote := false
+	for _, l := range lanes {
+		d.settleLane(l, claimed, out)
+		wrote = wrote || l.err == nil
 	}
-	return out, nil
+	if wrote {
+		failpoint.Inject(failpoint.DispatchAfterRemoteApply)
+	}
+	return out, lanesErr(lanes)
+}
+
+// prepare builds each lane's batch: its ops, its notes, the fence (every
+// lane's batch is fenced), the write guard, and the chain head (the first
+// lane's only).
+func (d *Dispatcher) prepare(lanes []*lane, claimed []aggregates.Effect) {
+	fence := d.cfg.Outbox.Fence()
+	for _, l := range lanes {
+		ops := make([]sheetsio.Op, len(l.idx))
+		for i, j := range l.idx {
+			ops[i] = toOp(claimed[j])
+		}
+		d.C.Dispatches.Add(1)
+		f := fence
+		l.batch = l.notes.batch(&f, ops)
+		l.batch.BeforeWrite = d.cfg.WriteGuard
+		if l.head {
+			l.batch.Head = d.chainHead()
+		}
+	}
+}
+
+// settleLane writes the settlements of a sent lane's effects into out.
+func (d *Dispatcher) settleLane(l *lane, claimed []aggregates.Effect, out []Settlement) {
+	if l.err != nil {
+		sub := make([]aggregates.Effect, len(l.idx))
+		for i, j := range l.idx {
+			sub[i] = claimed[j]
+		}
+		for i, s := range d.failedSettlements(sub, l.err) {
+			out[l.idx[i]] = s
+		}
+		return
+	}
+	d.headShown(l.batch, l.res)
+	d.noted(l.notes, l.res)
+	for i, j := range l.idx {
+		c := claimed[j]
+		out[j] = Settlement{ID: c.ID, ClaimToken: c.ClaimToken, Outcome: d.outcome(c, l.res.Ops[i])}
+	}
 }
 
 // finish commits out. After a dispatch that wrote nothing (derr), a

@@ -65,7 +65,8 @@ func newRig(t *testing.T, tune ...func(*effects.Config)) *rig {
 	must(t, err)
 	ob := effects.NewMemOutbox(effects.MemOutboxConfig{Clock: clock, Fence: testFence, Schema: schema})
 	cfg := effects.Config{Spreadsheet: "sheets", Provider: prov, Workbook: wb, Outbox: ob, Clock: clock,
-		Logger: slog.New(slog.DiscardHandler), ProbeDelay: 10 * time.Second, MaxProbes: 3, AuthorityTTL: testTTL}
+		Logger: slog.New(slog.DiscardHandler), ProbeDelay: 10 * time.Second, MaxProbes: 3, AuthorityTTL: testTTL,
+		Workers: 1} // one batch a pass: a scripted fault meets every effect of the pass (parallel_test.go runs lanes)
 	for _, f := range tune {
 		f(&cfg)
 	}

@@ -52,6 +52,9 @@ var (
 	descSheetCells   = newDesc("hikoutei_sheet_cells", "Grid cells of the spreadsheet (rows × columns of every tab, filled or not) at the newest read of its tabs' sizes (absent before one).")
 	descCellsLimit   = newDesc("hikoutei_sheet_cells_limit", "Grid cells a spreadsheet may hold (10,000,000; absent before a read of its tabs' sizes).")
 	descCellsFullAt  = newDesc("hikoutei_sheet_cells_full_timestamp_seconds", "When the spreadsheet's grid reaches its limit at the current growth, Unix seconds (0: growth unknown or not positive).")
+	descQuotaRate    = newDesc("hikoutei_sheets_quota_rate", "Requests a second the provider's quota budget lets start now, by class (read, write); a 429 halves it, successes bring it back to the configured rate (0: unpaced).", "class")
+	descQuotaCeiling = newDesc("hikoutei_sheets_quota_ceiling", "Requests a second the provider's quota budget is configured for, by class (read, write; 0: unpaced).", "class")
+	descQuota429     = newDesc("hikoutei_sheets_quota_throttled_total", "Requests of the provider answered 429 since it was built, by class (read, write); each slows the whole budget of its class.", "class")
 	descSeals        = newDesc("hikoutei_seals_total", "Background seals of the retention policy since the store opened, by result (ok, failed); absent without a policy.", "result")
 	descHealthFault  = newDesc("hikoutei_health_fault", "1 for each part of the store's health that is not ok now (local, sync, mirror, integrity, admin, disk, retention, segments), with the failure's code (e.g. log_damaged, log_file_replaced, admin_accept_failed, disk_filling, retention_failing).", "part", "code")
 )
@@ -73,7 +76,8 @@ func describeScraped(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descCommits, descEvents, descLogTxns, descEpoch, descLag, descOutbox, descOldest,
 		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
 		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault,
-		descLogBytes, descSegments, descSegmentBytes, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt, descSeals} {
+		descLogBytes, descSegments, descSegmentBytes, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt, descSeals,
+		descQuotaRate, descQuotaCeiling, descQuota429} {
 		ch <- d
 	}
 }
@@ -172,6 +176,21 @@ func collectSync(ch chan<- prometheus.Metric, h *hikoutei.SyncHealth) {
 	}
 	collectSyncTabs(ch, h)
 	collectCapacity(ch, h.Capacity)
+	collectQuota(ch, h.Quota)
+}
+
+// collectQuota emits the provider's quota budget (nothing for a provider
+// that does not report one).
+func collectQuota(ch chan<- prometheus.Metric, q *hikoutei.QuotaBudget) {
+	if q == nil {
+		return
+	}
+	emit(ch, descQuotaRate, prometheus.GaugeValue, q.ReadRate, "read")
+	emit(ch, descQuotaRate, prometheus.GaugeValue, q.WriteRate, "write")
+	emit(ch, descQuotaCeiling, prometheus.GaugeValue, q.ReadCeiling, "read")
+	emit(ch, descQuotaCeiling, prometheus.GaugeValue, q.WriteCeiling, "write")
+	emit(ch, descQuota429, prometheus.CounterValue, float64(q.ReadThrottled), "read")
+	emit(ch, descQuota429, prometheus.CounterValue, float64(q.WriteThrottled), "write")
 }
 
 // collectSyncTabs emits the gauges of h's tabs.

@@ -111,6 +111,21 @@ type SyncHealthReport struct {
 	// Capacity is how full the spreadsheet's grid is (absent before the
 	// running store read its tabs' sizes, or from the read model alone).
 	Capacity *CapacityReport `json:"capacity,omitempty"`
+	// Quota is the provider's request budget (absent for a provider that
+	// does not report one).
+	Quota *QuotaReport `json:"quota,omitempty"`
+}
+
+// QuotaReport is a provider's request budget: the rates its reads and
+// writes may start at now and are configured for, requests a second (0:
+// unpaced), and the 429s each class was answered since it was built.
+type QuotaReport struct {
+	ReadRate       float64 `json:"read_rate"`
+	WriteRate      float64 `json:"write_rate"`
+	ReadCeiling    float64 `json:"read_ceiling"`
+	WriteCeiling   float64 `json:"write_ceiling"`
+	ReadThrottled  uint64  `json:"read_throttled"`
+	WriteThrottled uint64  `json:"write_throttled"`
 }
 
 // CapacityReport is how full a spreadsheet's grid is: cells (rows ×
@@ -256,6 +271,10 @@ func SyncReport(h *hikoutei.SyncHealth) *SyncHealthReport {
 	if c := h.Capacity; c != nil && c.Limit > 0 {
 		out.Capacity = &CapacityReport{Cells: c.Cells, Limit: c.Limit, Percent: float64(c.Cells*1000/c.Limit) / 10, At: c.At.UTC(),
 			GrowthKnown: c.GrowthKnown, PerDay: c.PerDay, FullAt: timeOrNil(c.FullAt)}
+	}
+	if q := h.Quota; q != nil {
+		out.Quota = &QuotaReport{ReadRate: q.ReadRate, WriteRate: q.WriteRate, ReadCeiling: q.ReadCeiling, WriteCeiling: q.WriteCeiling,
+			ReadThrottled: q.ReadThrottled, WriteThrottled: q.WriteThrottled}
 	}
 	for _, t := range h.Tabs {
 		out.Tabs = append(out.Tabs, TabHealthReport{Tab: t.Tab, State: string(t.State), Reason: string(t.Reason), Pending: t.Pending,

@@ -181,6 +181,17 @@ func TestSheetsRequestsAndDispatchAreMeasured(t *testing.T) {
 	if limited != 1 || retried != 1 {
 		t.Errorf("rate limited %v, retried %v; want 1 and 1", limited, retried)
 	}
+	// The 429 counts against the read budget, which is unpaced here
+	// (rate 0), and is in the health report too.
+	if r, w := value(fams, "hikoutei_sheets_quota_throttled_total", "class=read"), value(fams, "hikoutei_sheets_quota_throttled_total", "class=write"); r != 1 || w != 0 {
+		t.Errorf("quota 429s: read %v, write %v; want 1 and 0", r, w)
+	}
+	if r := value(fams, "hikoutei_sheets_quota_rate", "class=read"); r != 0 {
+		t.Errorf("unpaced read budget at %v requests a second, want 0", r)
+	}
+	if q := observe.Report(s.Health()).SyncHealth.Quota; q == nil || q.ReadThrottled != 1 {
+		t.Errorf("health report quota %+v, want 1 read 429", q)
+	}
 	if fams["hikoutei_dispatcher_total"] != nil {
 		t.Error("the mixed hikoutei_dispatcher_total series is still served")
 	}

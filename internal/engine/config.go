@@ -105,6 +105,7 @@ type SyncConfig struct {
 	Provider      sheetsio.Client
 	// Dispatcher tuning; zero values take effects.Config defaults.
 	MaxBatch          int
+	Workers           int
 	Interval          time.Duration
 	ProbeDelay        time.Duration
 	MaxProbes         int64

@@ -213,6 +213,9 @@ type SyncHealth struct {
 	// Capacity is how full the spreadsheet's grid is (nil: not read
 	// since Open, or health derived from the read model alone).
 	Capacity *SpreadsheetCapacity
+	// Quota is the request budget of the spreadsheet's provider (nil: a
+	// provider that does not report one).
+	Quota *sheetsio.QuotaBudget
 }
 
 // Failing reports whether sync health fails: blocked, or a tab diverged
@@ -451,6 +454,10 @@ func (e *Engine) syncHealthOf(s *syncState) (*SyncHealth, error) {
 	s.mu.Unlock()
 	if wb != nil {
 		h.Capacity = capacityOf(wb.GridSamples())
+	}
+	if q, ok := s.cfg.Provider.(sheetsio.QuotaReporter); ok {
+		b := q.QuotaBudget()
+		h.Quota = &b
 	}
 	if w, ok := capacityWarning(h.Capacity); ok {
 		h.Warnings = append(h.Warnings, w)

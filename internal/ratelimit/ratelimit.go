@@ -1,6 +1,8 @@
-// Package ratelimit lets through at most one event of each kind per
-// interval: the rate limit of serve's INFO lines and of doctor's progress
-// lines, in one place. The clock is injected, so tests advance it instead
+// Package ratelimit holds the project's rate limits: Limiter lets through
+// at most one event of each kind per interval (serve's INFO lines,
+// doctor's progress lines), and Budget paces one class of Sheets requests
+// of one user, tuned by AIMD on 429s (the provider's quota budget). The
+// clocks of their decisions are injected, so tests advance them instead
 // of sleeping.
 package ratelimit
 

@@ -212,3 +212,13 @@ func holdBack(b sheetsio.Batch, units []*unit, res *sheetsio.DispatchResult, hel
 	}
 	return out
 }
+
+// FansOut reports whether b may go out in parallel lanes: only while the
+// grid sizes are known and the whole batch, every append a new row, stays
+// within the spreadsheet's cells (sheetsio.LaneGate).
+func (p *Provider) FansOut(w *sheetsio.Workbook, b sheetsio.Batch) bool {
+	if _, _, _, known := w.GridNow(); !known {
+		return false
+	}
+	return !nearCapacity(w, b)
+}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hikoutei/hikoutei-go/internal/ratelimit"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"google.golang.org/api/googleapi"
 )
@@ -31,6 +32,7 @@ func (p *Provider) readAttempts(ctx context.Context, op string, call func(contex
 		}
 		countRead(ctx)
 		err := p.timed(ctx, op, call)
+		observeQuota(p.readLim, statusOf(err), err == nil)
 		if err == nil {
 			return nil
 		}
@@ -48,6 +50,18 @@ func (p *Provider) readAttempts(ctx context.Context, op string, call func(contex
 		if err := p.cfg.Sleep(ctx, d); err != nil {
 			return newErr(sheetsio.CodeReadUnavailable, err, "%s: backoff interrupted", op)
 		}
+	}
+}
+
+// observeQuota tells the quota budget of a request's class how the
+// request was answered: a 429 slows every worker of the budget, a success
+// lets it recover; other failures say nothing about the quota.
+func observeQuota(b *ratelimit.Budget, status int, ok bool) {
+	switch {
+	case ok:
+		b.Observe(ratelimit.Succeeded)
+	case status == http.StatusTooManyRequests:
+		b.Observe(ratelimit.Throttled)
 	}
 }
 
@@ -144,6 +158,11 @@ func (p *Provider) write(ctx context.Context, op string, call func(context.Conte
 	}
 	countWrite(ctx)
 	werr := ClassifyWrite(p.timed(ctx, op, call))
+	if werr == nil {
+		observeQuota(p.writeLim, 0, true)
+	} else {
+		observeQuota(p.writeLim, werr.Status, false)
+	}
 	p.failure.note(ctx, asError(werr))
 	if werr != nil {
 		p.logger().Warn("sheets write failed", "op", op, "outcome", werr.Outcome.String(), "code", werr.Code, "status", werr.Status)

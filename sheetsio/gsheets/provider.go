@@ -16,10 +16,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"time"
 
+	"github.com/hikoutei/hikoutei-go/internal/ratelimit"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
-	"golang.org/x/time/rate"
 	"google.golang.org/api/option"
 	"google.golang.org/api/sheets/v4"
 	htransport "google.golang.org/api/transport/http"
@@ -33,10 +32,10 @@ var _ sheetsio.Client = (*Provider)(nil)
 type Provider struct {
 	cfg      Config
 	svc      *sheets.Service
-	hc       *http.Client // the same authorised client, for streamed reads
-	base     string       // the API root, with a trailing slash
-	readLim  *rate.Limiter
-	writeLim *rate.Limiter
+	hc       *http.Client      // the same authorised client, for streamed reads
+	base     string            // the API root, with a trailing slash
+	readLim  *ratelimit.Budget // the user's read quota, shared by every worker (AIMD on 429)
+	writeLim *ratelimit.Budget // the user's write quota, likewise
 	account  string
 	failure  lastFailure // the newest API call's failure (LastFailure)
 	hooks    hooks       // the observer, and the logger a store lent (Adopt)
@@ -65,8 +64,8 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	}
 	return &Provider{
 		cfg: cfg, svc: svc, hc: hc, base: baseURL(cfg), account: account,
-		readLim:  newLimiter(cfg.Pacing.ReadInterval, cfg.Pacing.Burst),
-		writeLim: newLimiter(cfg.Pacing.WriteInterval, cfg.Pacing.Burst),
+		readLim:  ratelimit.NewBudget(cfg.Pacing.ReadInterval, cfg.Pacing.Burst, cfg.Now),
+		writeLim: ratelimit.NewBudget(cfg.Pacing.WriteInterval, cfg.Pacing.Burst, cfg.Now),
 	}, nil
 }
 
@@ -97,13 +96,6 @@ func clientOptions(cfg Config) ([]option.ClientOption, string, error) {
 		opts = append(opts, option.WithAuthCredentialsJSON(option.ServiceAccount, sa.JSON), option.WithScopes(sheets.SpreadsheetsScope))
 	}
 	return opts, sa.ClientEmail, nil
-}
-
-func newLimiter(interval time.Duration, burst int) *rate.Limiter {
-	if interval < 0 {
-		return rate.NewLimiter(rate.Inf, 0)
-	}
-	return rate.NewLimiter(rate.Every(interval), burst)
 }
 
 // ServiceAccountEmail returns the client_email of the configured service

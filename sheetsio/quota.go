@@ -1,0 +1,36 @@
+package sheetsio
+
+// QuotaBudget is the state of a client's request budgets: Google's quota
+// is per user, 60 reads and 60 writes a minute by default, and every
+// worker of the user (each dispatcher, poller and reconciliation of every
+// store sharing the client) waits on the same two budgets. A 429 slows
+// the whole budget of its class (multiplicative decrease) and successes
+// bring it back to its ceiling (additive increase).
+type QuotaBudget struct {
+	// ReadRate and WriteRate are the current rates, requests a second
+	// (0: unpaced).
+	ReadRate, WriteRate float64
+	// ReadCeiling and WriteCeiling are the configured rates (0: unpaced).
+	ReadCeiling, WriteCeiling float64
+	// ReadThrottled and WriteThrottled count the 429s answered to reads
+	// and writes since the client was built.
+	ReadThrottled, WriteThrottled uint64
+}
+
+// QuotaReporter is a Client that reports its request budgets
+// (gsheets.Provider is one). It never waits.
+type QuotaReporter interface {
+	QuotaBudget() QuotaBudget
+	// Headroom is how many requests of each class could start now
+	// without waiting for the budget (the dispatcher fans a batch out
+	// over at most that many parallel requests).
+	Headroom() int
+}
+
+// LaneGate is a Client that says whether a pass may go out in parallel
+// lanes (gsheets.Provider is one). Each lane checks the spreadsheet's
+// capacity on its own read, so lanes that each fit could pass the limit
+// together: a gate lets them run together only while the whole pass fits.
+type LaneGate interface {
+	FansOut(w *Workbook, b Batch) bool
+}
