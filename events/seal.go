@@ -86,6 +86,7 @@ func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
 	rep.Segment = seg
 	rep.Event, err = l.commitSeal(f, seg, p)
 	if err == nil {
+		failpoint.Inject(failpoint.SealAfterCommit)
 		l.removeStrays(seg)
 	}
 	return rep, err

@@ -79,11 +79,20 @@ func (k *checker) checkPersonal(ctx context.Context, s *hikoutei.Store, run int)
 }
 
 // scanPlaintext searches every byte of every file of the store directory
-// (segments also decompressed), except the key file, for the workload's
-// personal values: the store holds only sealed text, so any value found
-// is a finding, an erased subject's a breach of I37.
+// and of the campaign's bucket when it has one (segments also
+// decompressed), except the key file, for the workload's personal values:
+// the store holds only sealed text, so any value found is a finding, an
+// erased subject's a breach of I37.
 func (k *checker) scanPlaintext(run int) error {
-	return filepath.WalkDir(k.dir, func(path string, d fs.DirEntry, err error) error {
+	if err := k.scanFolder(run, k.dir); err != nil || k.bucket == "" {
+		return err
+	}
+	return k.scanFolder(run, k.bucket)
+}
+
+// scanFolder is scanPlaintext in the files under root.
+func (k *checker) scanFolder(run int, root string) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // removed meanwhile (no writer is open; NATS litter)
@@ -100,7 +109,7 @@ func (k *checker) scanPlaintext(run int) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(k.dir, path)
+		rel, _ := filepath.Rel(filepath.Dir(k.dir), path)
 		k.findPlaintext(run, rel, b)
 		if strings.HasSuffix(d.Name(), ".zst") {
 			if plain, err := unzstd(b); err == nil {
