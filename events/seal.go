@@ -97,13 +97,13 @@ func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
 // log.db. Best effort: one that stays is listed as stray, as before.
 func (l *Log) removeStrays(seg SegmentSealed) {
 	ctx := context.Background()
-	stored, err := l.segs.List(ctx)
+	prefix := fmt.Sprintf("%020d-", seg.First)
+	stored, err := segstore.ListPrefix(ctx, l.segs, prefix)
 	if err != nil {
 		return
 	}
-	prefix := fmt.Sprintf("%020d-", seg.First)
 	for _, s := range stored {
-		if s.Name != seg.Name && strings.HasPrefix(s.Name, prefix) && strings.HasSuffix(s.Name, segmentSuffix) {
+		if s.Name != seg.Name && strings.HasSuffix(s.Name, segmentSuffix) {
 			_ = l.segs.Delete(ctx, s.Name)
 		}
 	}

@@ -157,6 +157,27 @@ func (s *Store) List(ctx context.Context) ([]segstore.Info, error) {
 	return out, nil
 }
 
+// ListPrefix lists the objects whose names start with prefix (the
+// bucket's own prefix listing).
+func (s *Store) ListPrefix(ctx context.Context, prefix string) ([]segstore.Info, error) {
+	it := s.b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
+	var out []segstore.Info
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, s.fail("list", "", err)
+		}
+		if !o.IsDir && segstore.ValidName(o.Key) {
+			out = append(out, segstore.Info{Name: o.Key, Size: o.Size})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
 // Delete removes the object name (absent: nothing to do).
 func (s *Store) Delete(ctx context.Context, name string) error {
 	if !segstore.ValidName(name) {
