@@ -131,12 +131,16 @@ LAB_FP  = $(LAB_DIR)/hikoutei-lab-failpoints
 ## and the NATS event mirror every run writes to (I36): after quiescence
 ## its stream must hold every record up to the log's head and verify
 ## (mirror_head=H log_head=H; anything else is a mismatch).
+## CRASH_SEGMENTS=bucket keeps the sealed segments in an object store (a
+## gocloud.dev/blob file bucket beside the store, DIR.bucket) instead of
+## DIR/segments: seals upload there, and the I38 check reads the bucket.
 ## The binary is built with failpoints (a release build refuses to run it).
-CRASH_KILLS ?= 200
-CRASH_SEED  ?= 1
+CRASH_KILLS    ?= 200
+CRASH_SEED     ?= 1
+CRASH_SEGMENTS ?= folder
 crash:
 	$(GO) build $(FAILPOINTS) -o $(LAB_FP) ./cmd/hikoutei-lab
-	$(LAB_FP) crash --kills $(CRASH_KILLS) --seed $(CRASH_SEED) --faults mixed
+	$(LAB_FP) crash --kills $(CRASH_KILLS) --seed $(CRASH_SEED) --faults mixed --segments $(CRASH_SEGMENTS)
 
 ## storage: the storage fault campaign (issue 15): STORAGE_RUNS runs, the
 ## kinds taking turns — a small real filesystem filled up, one failing

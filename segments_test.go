@@ -155,3 +155,28 @@ func TestSegmentsURLOpensAnObjectStoreAndNeverShowsItsCredentials(t *testing.T) 
 		}
 	}
 }
+
+// TestI38_CompactReadsTheSegmentsFromTheObjectStoreItIsGiven compacts a
+// store whose segments live in an object store: without the store the
+// copy's walk from genesis misses the segment (log.db unchanged), with
+// CompactOptions.Segments it verifies and replaces log.db.
+func TestI38_CompactReadsTheSegmentsFromTheObjectStoreItIsGiven(t *testing.T) {
+	dir, segs := t.TempDir(), memBucket()
+	s := openStore(t, dir, withSegments(segs))
+	loadAirports(t, s, 600)
+	pin, err := s.ChainHead()
+	mustT(t, err)
+	_, err = s.Seal(ctx, SealOptions{Keep: 10})
+	mustT(t, err)
+	mustT(t, s.Close())
+	if _, err := Compact(ctx, dir); !errors.Is(err, ErrSegmentMissing) {
+		t.Fatalf("compact without the object store: %v, want segment_missing", err)
+	}
+	rep, err := Compact(ctx, dir, CompactOptions{Segments: segs})
+	if err != nil || rep.Head.Seq < pin.Seq || rep.Records != rep.Head.Seq {
+		t.Fatalf("compact through the object store: %+v, %v (head %v)", rep, err, pin)
+	}
+	if vr, err := VerifyDir(ctx, dir, VerifyOptions{Pin: &pin, Segments: segs}); err != nil || vr.Records != vr.Head {
+		t.Fatalf("verify after the compaction: %+v, %v", vr, err)
+	}
+}

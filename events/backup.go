@@ -52,7 +52,7 @@ func (l *Log) copyTo(w io.Writer) (BackupInfo, []SegmentSealed, error) {
 		meta := tx.Bucket(bucketMeta)
 		info.Head, info.ReplicaHead = getU64(meta, metaHead), getU64(meta, metaReplica)
 		var err error
-		if segs, err = sealedSegments(meta); err != nil {
+		if segs, err = sealedSegments(tx); err != nil {
 			return err
 		}
 		info.Bytes, err = tx.WriteTo(w)

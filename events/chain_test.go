@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -239,7 +240,7 @@ func TestI33_AnUpgradedFormat2LogChainsOverItsOlderRecordsAndVerifies(t *testing
 	_, err = w.Append(unit("entity/Part/1", AnyVersion, 3))
 	must(t, err)
 	must(t, w.Close())
-	if f := formatOf(t, path); f != "4" {
+	if f := formatOf(t, path); f != strconv.Itoa(LogFormat) {
 		t.Fatalf("format %q after the upgrade", f)
 	}
 	rep, err := verifyPath(t, path, &pin)

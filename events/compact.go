@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // CompactSuffix names the temporary file a compaction writes beside
@@ -56,7 +57,7 @@ func Compact(ctx context.Context, dir string, opts Options) (CompactReport, erro
 	if err := src.pruneIndex(ctx); err != nil {
 		return CompactReport{}, fmt.Errorf("compact: %w", err)
 	}
-	rep, err := src.compactInto(ctx, path+CompactSuffix)
+	rep, err := src.compactInto(ctx, path+CompactSuffix, opts.Segments)
 	if err != nil {
 		return rep, err
 	}
@@ -70,8 +71,9 @@ func Compact(ctx context.Context, dir string, opts Options) (CompactReport, erro
 	return rep, nil
 }
 
-// compactInto copies l into a fresh file at tmp and verifies the copy.
-func (l *Log) compactInto(ctx context.Context, tmp string) (CompactReport, error) {
+// compactInto copies l into a fresh file at tmp and verifies the copy,
+// reading the sealed segments from segs (nil: the store's folder).
+func (l *Log) compactInto(ctx context.Context, tmp string, segs segstore.Store) (CompactReport, error) {
 	var rep CompactReport
 	fi, err := os.Stat(l.Path())
 	if err != nil {
@@ -92,7 +94,7 @@ func (l *Log) compactInto(ctx context.Context, tmp string) (CompactReport, error
 		return rep, err
 	}
 	failpoint.Inject(failpoint.CompactAfterCopy)
-	if rep.After, rep.Records, err = verifyCompacted(ctx, tmp, rep.Head); err != nil {
+	if rep.After, rep.Records, err = verifyCompacted(ctx, tmp, rep.Head, segs); err != nil {
 		_ = os.Remove(tmp)
 		return rep, err
 	}
@@ -122,8 +124,8 @@ func copyCompacted(src *bolt.DB, path string) error {
 // verifyCompacted opens the copy at path read-only as a log and walks its
 // chain from the genesis value (across the segments) to head; it returns
 // the copy's size and the records walked.
-func verifyCompacted(ctx context.Context, path string, head ChainPin) (int64, uint64, error) {
-	cp, err := OpenLog(path, Options{ReadOnly: true})
+func verifyCompacted(ctx context.Context, path string, head ChainPin, segs segstore.Store) (int64, uint64, error) {
+	cp, err := OpenLog(path, Options{ReadOnly: true, Segments: segs})
 	if err != nil {
 		return 0, 0, fmt.Errorf("compact: open the copy: %w", err)
 	}

@@ -47,7 +47,11 @@ var (
 // values in the streams bucket; a log of formats 1 to 3 opened for
 // writing gets the links bucket and is marked 4 in one transaction, and
 // keeps its stream index for the records appended before.
-const LogFormat = 4
+// Format 5 may keep the manifest of sealed segments in its own bucket,
+// one entry per seal (manifest.go), beside the meta array of earlier
+// builds; an older log opened for writing is marked 5 (its array stays
+// and is read first).
+const LogFormat = 5
 
 // oldestLogFormat is the oldest format this build reads.
 const oldestLogFormat = 1

@@ -3,6 +3,7 @@ package events
 import (
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,20 +55,20 @@ func TestLogFormatOlderIsUpgradedOnWriteNewerIsRefused(t *testing.T) {
 		t.Fatalf("format 1 opened for writing: %v", err)
 	}
 	l.Close()
-	if f := formatOf(t, path); f != "4" {
-		t.Fatalf("format after a write open: %q, want 4", f)
+	if f := formatOf(t, path); f != strconv.Itoa(LogFormat) {
+		t.Fatalf("format after a write open: %q, want %d", f, LogFormat)
 	}
 	setFormat(t, path, "2")
 	if l, err = OpenLog(path, Options{}); err != nil {
 		t.Fatalf("format 2 opened for writing: %v", err)
 	}
 	l.Close()
-	if f := formatOf(t, path); f != "4" {
-		t.Fatalf("format 2 after a write open: %q, want 4", f)
+	if f := formatOf(t, path); f != strconv.Itoa(LogFormat) {
+		t.Fatalf("format 2 after a write open: %q, want %d", f, LogFormat)
 	}
-	setFormat(t, path, "5")
+	setFormat(t, path, "6")
 	_, err = OpenLog(path, Options{ReadOnly: true})
-	if !errors.Is(err, ErrCorruptRecord) || !strings.Contains(err.Error(), `log format "5", this build reads formats 1 to 4`) {
-		t.Fatalf("format 5: %v", err)
+	if !errors.Is(err, ErrCorruptRecord) || !strings.Contains(err.Error(), `log format "6", this build reads formats 1 to 5`) {
+		t.Fatalf("format 6: %v", err)
 	}
 }

@@ -16,12 +16,13 @@ import (
 // (SegmentsLost) and dropped from the manifest, so their records count as
 // lost. An unreadable manifest is a problem and keeps nothing.
 func (s *salvage) readSegments() error {
-	raw, ok := s.meta[string(metaSegments)]
-	if !ok {
+	raw := s.meta[string(metaSegments)]
+	entries := s.w.keyValues(s.w.rootBuckets()[string(bucketManifest)])
+	if raw == nil && len(entries) == 0 {
 		return nil
 	}
-	var segs []SegmentSealed
-	if err := json.Unmarshal(raw, &segs); err != nil {
+	segs, err := manifestOf(raw, entries)
+	if err != nil {
 		s.problem(err)
 		return nil
 	}
@@ -72,7 +73,8 @@ func (s *salvage) srcSegments() segstore.Store {
 	return segstore.NewDir(filepath.Join(filepath.Dir(s.src), SegmentsDir))
 }
 
-// segmentsMeta sets the new log's manifest of segments to the kept ones.
+// segmentsMeta sets the new log's manifest of segments to the kept ones
+// (as a meta array, which every build since sealing reads).
 func (s *salvage) segmentsMeta(meta map[string][]byte) error {
 	delete(meta, string(metaSegments))
 	if len(s.kept) == 0 {

@@ -3,7 +3,6 @@ package events
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -38,7 +37,6 @@ type sealPlan struct {
 	sealed      segRecords // the records moving to the segment
 	kept        segRecords // the records of kept streams staying in log.db
 	refs        []indexRef // the stream index entries of the sealed records
-	prior       int        // segments before this one
 }
 
 // Seal moves the records with seq < below (and after the last segment)
@@ -86,6 +84,7 @@ func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
 	rep.Segment = seg
 	rep.Event, err = l.commitSeal(f, seg, p)
 	if err == nil {
+		failpoint.Inject(failpoint.SealAfterCommit)
 		l.removeStrays(seg)
 	}
 	return rep, err
@@ -98,13 +97,13 @@ func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
 // log.db. Best effort: one that stays is listed as stray, as before.
 func (l *Log) removeStrays(seg SegmentSealed) {
 	ctx := context.Background()
-	stored, err := l.segs.List(ctx)
+	prefix := fmt.Sprintf("%020d-", seg.First)
+	stored, err := segstore.ListPrefix(ctx, l.segs, prefix)
 	if err != nil {
 		return
 	}
-	prefix := fmt.Sprintf("%020d-", seg.First)
 	for _, s := range stored {
-		if s.Name != seg.Name && strings.HasPrefix(s.Name, prefix) && strings.HasSuffix(s.Name, segmentSuffix) {
+		if s.Name != seg.Name && strings.HasSuffix(s.Name, segmentSuffix) {
 			_ = l.segs.Delete(ctx, s.Name)
 		}
 	}
@@ -123,17 +122,18 @@ func (l *Log) planSeal(below uint64) (*sealPlan, error) {
 	var lost SeqRanges
 	err := l.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
-		segs, err := sealedSegments(meta)
+		last, ok, err := lastSegment(tx)
 		if err != nil {
 			return err
 		}
 		if lost, err = salvageLost(meta); err != nil {
 			return err
 		}
-		p.prior, p.first, p.firstLink = len(segs), sealedBelow(segs), Genesis(l.storeID)
-		if len(segs) > 0 {
-			if p.firstLink, err = ParseChainHash(segs[len(segs)-1].LastHash); err != nil {
-				return corrupt(CheckBucket, 0, "meta %s: %v", metaSegments, err)
+		p.first, p.firstLink = 1, Genesis(l.storeID)
+		if ok {
+			p.first = last.Last + 1
+			if p.firstLink, err = ParseChainHash(last.LastHash); err != nil {
+				return corrupt(CheckBucket, 0, "the manifest's segment %s: %v", last.Name, err)
 			}
 		}
 		p.last = min(below-1, getU64(meta, metaHead))
@@ -255,17 +255,17 @@ func (l *Log) commitSeal(f Fence, seg SegmentSealed, p *sealPlan) (Event, error)
 
 // remove deletes the sealed records and their stream index entries (and
 // a chunk of those an earlier build kept, pruneSealedIndex) and records
-// seg in the manifest (in the seal's transaction), after checking no
-// other seal came first; a
+// seg in the manifest (in the seal's transaction: one new entry,
+// addSegment), after checking no other seal came first; a
 // chain checkpoint inside the sealed range is dropped (Open starts after
 // the segment instead).
 func (p *sealPlan) remove(tx *bolt.Tx, seg SegmentSealed) error {
 	meta := tx.Bucket(bucketMeta)
-	segs, err := sealedSegments(meta)
+	last, ok, err := lastSegment(tx)
 	if err != nil {
 		return err
 	}
-	if len(segs) != p.prior {
+	if (ok && last.Last+1 != p.first) || (!ok && p.first != 1) {
 		return fmt.Errorf("%w: another seal committed meanwhile", ErrSealRefused)
 	}
 	b := tx.Bucket(bucketEvents)
@@ -277,10 +277,7 @@ func (p *sealPlan) remove(tx *bolt.Tx, seg SegmentSealed) error {
 			return err
 		}
 	}
-	manifest, err := json.Marshal(append(segs, seg))
-	if err == nil {
-		err = meta.Put(metaSegments, manifest)
-	}
+	err = addSegment(tx, seg)
 	if err == nil {
 		err = bumpManifest(meta)
 	}

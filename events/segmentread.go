@@ -3,31 +3,20 @@ package events
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// metaSegments is the meta key of the log's manifest of sealed segments:
-// the payloads of its segment.sealed events, oldest first (JSON), written
-// in the transaction that appends each event and removes the records it
-// sealed, so that readers find the segments without reading the events.
+// metaSegments is the meta key of the manifest of sealed segments an
+// earlier build wrote: the payloads of its segment.sealed events, oldest
+// first (JSON), rewritten whole by each seal. From log format 5 each seal
+// adds an entry to bucketManifest instead (manifest.go); readers read
+// both. Either is written in the transaction that appends the seal's
+// event and removes the records it sealed, so that readers find the
+// segments without reading the events.
 var metaSegments = []byte("segments")
-
-// sealedSegments reads the manifest in meta (nil: nothing sealed).
-func sealedSegments(meta *bolt.Bucket) ([]SegmentSealed, error) {
-	v := meta.Get(metaSegments)
-	if v == nil {
-		return nil, nil
-	}
-	var segs []SegmentSealed
-	if err := json.Unmarshal(v, &segs); err != nil {
-		return nil, corrupt(CheckBucket, 0, "meta %s: %v", metaSegments, err)
-	}
-	return segs, nil
-}
 
 // sealedBelow is the first sequence after the last sealed segment (1:
 // nothing sealed).
@@ -75,7 +64,7 @@ func (l *Log) manifestIn(tx *bolt.Tx) ([]SegmentSealed, error) {
 	if c := l.manifest.Load(); c != nil && c.key == key && !tx.Writable() {
 		return c.segs, nil
 	}
-	segs, err := sealedSegments(meta)
+	segs, err := sealedSegments(tx)
 	if err != nil || tx.Writable() {
 		return segs, err
 	}
@@ -248,7 +237,7 @@ func (l *Log) walkSegments(ctx context.Context, w *chainWalker) error {
 		if w.lost, err = salvageLost(meta); err != nil {
 			return err
 		}
-		segs, err = sealedSegments(meta)
+		segs, err = sealedSegments(tx)
 		return err
 	})
 	for _, s := range segs {

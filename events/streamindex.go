@@ -243,9 +243,13 @@ func (l *Log) pruneIndex(ctx context.Context) error {
 	for ; !done && err == nil; err = ctx.Err() {
 		err := l.update(func(tx *bolt.Tx) error {
 			meta := tx.Bucket(bucketMeta)
-			segs, err := sealedSegments(meta)
+			below := uint64(1)
+			last, ok, err := lastSegment(tx)
+			if ok {
+				below = last.Last + 1
+			}
 			if err == nil {
-				err = pruneSealedIndex(tx, sealedBelow(segs))
+				err = pruneSealedIndex(tx, below)
 			}
 			done = bytes.Equal(meta.Get(metaIndexPruned), indexPruneDone)
 			return err

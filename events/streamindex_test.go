@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -236,7 +237,7 @@ func TestI38_ALogOfFormat3UpgradesInPlaceAndEveryStreamVersionStaysReadable(t *t
 	defer func() { _ = w.Close() }()
 	l = w.Log()
 	must(t, l.view(func(tx *bolt.Tx) error {
-		if f := string(tx.Bucket(bucketMeta).Get(metaFormat)); f != "4" || tx.Bucket(bucketLinks) == nil {
+		if f := string(tx.Bucket(bucketMeta).Get(metaFormat)); f != strconv.Itoa(LogFormat) || tx.Bucket(bucketLinks) == nil {
 			t.Fatalf("after the upgrade: format %q, links %v", f, tx.Bucket(bucketLinks) != nil)
 		}
 		return nil

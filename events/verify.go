@@ -2,7 +2,6 @@ package events
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -169,7 +168,7 @@ func (v *Verification) walk(bf *boltFile) {
 		}
 	}
 	meta := w.keyValues(buckets[string(bucketMeta)])
-	v.readMeta(meta)
+	v.readMeta(meta, w.keyValues(buckets[string(bucketManifest)]))
 	for name, b := range buckets {
 		if name != string(bucketEvents) && name != string(bucketMeta) {
 			w.walk(b, w.nested)
@@ -184,7 +183,7 @@ func (v *Verification) walk(bf *boltFile) {
 
 // readMeta reads head, store id and recorded salvage losses from the
 // meta bucket's key/values.
-func (v *Verification) readMeta(meta map[string][]byte) {
+func (v *Verification) readMeta(meta, manifest map[string][]byte) {
 	v.StoreID = string(meta[string(metaStoreID)])
 	if h := meta[string(metaHead)]; len(h) == 8 {
 		v.Head = binary.BigEndian.Uint64(h)
@@ -203,14 +202,12 @@ func (v *Verification) readMeta(meta map[string][]byte) {
 		}
 		v.SalvageLost = lost
 	}
-	if s, ok := meta[string(metaSegments)]; ok {
-		var segs []SegmentSealed
-		if err := json.Unmarshal(s, &segs); err != nil {
-			v.problem(corrupt(CheckBucket, 0, "meta %s: %v", metaSegments, err))
-		}
-		for _, g := range segs {
-			v.Sealed.AddRange(g.First, g.Last)
-		}
+	segs, err := manifestOf(meta[string(metaSegments)], manifest)
+	if err != nil {
+		v.problem(err)
+	}
+	for _, g := range segs {
+		v.Sealed.AddRange(g.First, g.Last)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
@@ -125,6 +126,31 @@ func (d *Dir) List(ctx context.Context) ([]Info, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// ListPrefix is List of the names starting with prefix: only those are
+// stat'ed.
+func (d *Dir) ListPrefix(ctx context.Context, prefix string) ([]Info, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(d.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, unavailable("list", "", err)
+	}
+	var out []Info
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			out = append(out, Info{Name: e.Name(), Size: fi.Size()})
+		}
+	}
+	return out, nil // os.ReadDir sorts by name
 }
 
 // Delete removes the file name and syncs the folder.

@@ -1,6 +1,9 @@
 package segstore
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Store holds sealed segments by name. Implementations are safe for
 // concurrent use. The contract (segstoretest.Run checks it):
@@ -32,6 +35,35 @@ type Store interface {
 	Delete(ctx context.Context, name string) error
 	Location() Location
 	Close() error
+}
+
+// PrefixLister is a Store that lists only the names starting with a
+// prefix, in lexical order, without visiting the others' metadata (an
+// object store's native prefix listing; a folder stats only the names
+// that match). A seal uses it to find the leftovers of earlier attempts
+// at the same first record, so that its cost does not grow with the
+// number of segments stored; ListPrefix below falls back to List.
+type PrefixLister interface {
+	ListPrefix(ctx context.Context, prefix string) ([]Info, error)
+}
+
+// ListPrefix lists the names of s starting with prefix: s's own
+// ListPrefix when it has one, else List filtered.
+func ListPrefix(ctx context.Context, s Store, prefix string) ([]Info, error) {
+	if p, ok := s.(PrefixLister); ok {
+		return p.ListPrefix(ctx, prefix)
+	}
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Info
+	for _, i := range all {
+		if strings.HasPrefix(i.Name, prefix) {
+			out = append(out, i)
+		}
+	}
+	return out, nil
 }
 
 // Info is a stored segment's name and size in bytes.

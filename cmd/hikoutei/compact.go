@@ -9,10 +9,10 @@ import (
 )
 
 func newCompactCmd() *cobra.Command {
-	var dir string
+	var dir, segments string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "compact --dir DIR [--json]",
+		Use:   "compact --dir DIR [--segments URL] [--json]",
 		Short: "Shrink a closed store's log.db: rewrite it without its free pages, verified before it replaces the original",
 		Long: `compact rewrites DIR/log.db into DIR/log.db.compact (mode 0600) holding the same
 records without the free pages that seals left (log.db reuses them but never
@@ -23,13 +23,20 @@ original log.db intact; a leftover log.db.compact is replaced by the next
 compact. It needs the store closed (a running store: store_locked, nothing
 changed), holds the log's file lock throughout and uses no network. It prints
 log.db's size before and after. Before the copy it removes from log.db the
-stream index entries an earlier build kept for sealed records.`,
+stream index entries an earlier build kept for sealed records. A store whose
+segments live in an object store needs --segments (or $HIKOUTEI_SEGMENTS_URL)
+so that the walk reads them.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStore(dir); err != nil {
 				return err
 			}
-			rep, err := hikoutei.Compact(cmd.Context(), dir)
+			segs, err := openSegmentsFlag(cmd.Context(), segments, dir)
+			if err != nil {
+				return err
+			}
+			defer closeSegments(segs)
+			rep, err := hikoutei.Compact(cmd.Context(), dir, hikoutei.CompactOptions{Segments: segs})
 			if err != nil {
 				return err
 			}
@@ -37,6 +44,7 @@ stream index entries an earlier build kept for sealed records.`,
 		},
 	}
 	addDirFlag(cmd, &dir)
+	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
 }

@@ -56,12 +56,13 @@ const (
 	ReadModelBeforeCommit    = "readmodel.before_commit"     // engine group commit: log committed, events applied in the SQLite transaction, not committed
 	AdoptAfterUnit           = "adopt.after_unit"            // engine.Adopt: a unit of adopted rows committed, the next not begun
 	LayoutAfterSheetMigrate  = "layout.after_sheet_migrate"  // engine layout migration: the tab's batchUpdate answered, sheet.layout_migrated not committed
-	SealAfterWrite           = "seal.after_write"            // segstore.Dir.Put (a seal into a folder): segment written to its temp file, not synced nor renamed
+	SealAfterWrite           = "seal.after_write"            // segstore.Dir.Put (a seal into a folder): segment written to its temp file, not synced nor renamed; blobstore.Store.Put (an object store): bytes written, the upload not completed
 	SealAfterSync            = "seal.after_sync"             // events.Log.Seal: segment stored (a folder: synced and renamed; an object store: uploaded), not read back nor vouched for
 	SealAfterReadBack        = "seal.after_read_back"        // events.Log.Seal: segment read back from its store and checked, segment.sealed not appended
 	EraseAfterEvent          = "erase.after_event"           // Store.Erase: subject.erased committed, the key not destroyed
 	KeyringBeforeRename      = "keyring.before_rename"       // keyring.Ring.Destroy: the rewritten key file synced, not renamed over keys.db
 	SealBeforeCommit         = "seal.before_commit"          // events.Log.Seal: segment.sealed appended and records removed, bbolt commit not yet
+	SealAfterCommit          = "seal.after_commit"           // events.Log.Seal: segment.sealed committed (records gone from log.db), strays of earlier seals not removed
 	CompactAfterCopy         = "compact.after_copy"          // events.Compact: log.db.compact written and synced, not verified
 	CompactBeforeRename      = "compact.before_rename"       // events.Compact: the copy verified, not renamed over log.db
 )
@@ -69,7 +70,7 @@ const (
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
 	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit,
-	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealAfterReadBack, SealBeforeCommit, EraseAfterEvent, KeyringBeforeRename,
+	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealAfterReadBack, SealBeforeCommit, SealAfterCommit, EraseAfterEvent, KeyringBeforeRename,
 	CompactAfterCopy, CompactBeforeRename}
 
 // Workload lists the failpoints the crash campaign's workload reaches

@@ -22,6 +22,7 @@ import (
 	_ "gocloud.dev/blob/memblob" // mem://, for tests
 	"gocloud.dev/gcerrors"
 
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
@@ -89,13 +90,24 @@ func slicesNonEmpty(in []string) []string {
 	return out
 }
 
-// Put uploads data as the object name with its MD5.
+// Put uploads data as the object name with its MD5. The object appears
+// only when the writer closes (the failpoint seal.after_write stops a seal
+// after the bytes went to the writer, before the upload completes).
 func (s *Store) Put(ctx context.Context, name string, data []byte) error {
 	if !segstore.ValidName(name) {
 		return fmt.Errorf("%w: %q", segstore.ErrInvalidName, name)
 	}
 	sum := md5.Sum(data)
-	if err := s.b.WriteAll(ctx, name, data, &blob.WriterOptions{ContentMD5: sum[:], ContentType: "application/zstd"}); err != nil {
+	w, err := s.b.NewWriter(ctx, name, &blob.WriterOptions{ContentMD5: sum[:], ContentType: "application/zstd"})
+	if err != nil {
+		return s.fail("put", name, err)
+	}
+	if _, err := w.Write(data); err != nil {
+		_ = w.Close()
+		return s.fail("put", name, err)
+	}
+	failpoint.Inject(failpoint.SealAfterWrite)
+	if err := w.Close(); err != nil {
 		return s.fail("put", name, err)
 	}
 	return nil
@@ -128,6 +140,27 @@ func (s *Store) Stat(ctx context.Context, name string) (segstore.Info, error) {
 // List lists the objects at the top of the bucket (or its prefix).
 func (s *Store) List(ctx context.Context) ([]segstore.Info, error) {
 	it := s.b.List(&blob.ListOptions{Delimiter: "/"})
+	var out []segstore.Info
+	for {
+		o, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, s.fail("list", "", err)
+		}
+		if !o.IsDir && segstore.ValidName(o.Key) {
+			out = append(out, segstore.Info{Name: o.Key, Size: o.Size})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// ListPrefix lists the objects whose names start with prefix (the
+// bucket's own prefix listing).
+func (s *Store) ListPrefix(ctx context.Context, prefix string) ([]segstore.Info, error) {
+	it := s.b.List(&blob.ListOptions{Prefix: prefix, Delimiter: "/"})
 	var out []segstore.Info
 	for {
 		o, err := it.Next(ctx)

@@ -38,6 +38,7 @@ func Run(t *testing.T, impl Impl) {
 		{"ConcurrentPutsAllLand", concurrentPuts},
 		{"ReopenedStoreHoldsWhatWasPut", reopened},
 		{"CancelledContextStoresNothing", cancelled},
+		{"ListPrefixListsOnlyThePrefix", listPrefix},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, impl) })
@@ -104,6 +105,25 @@ func putThenGetStatList(t *testing.T, impl Impl) {
 	want := []segstore.Info{{Name: "a.seg.zst", Size: 0}, {Name: "b.seg.zst", Size: int64(len(big))}}
 	if !slices.Equal(l, want) {
 		t.Fatalf("List: %+v, want %+v", l, want)
+	}
+}
+
+// listPrefix: segstore.ListPrefix (the store's own ListPrefix when it
+// has one) lists the names starting with the prefix, in order, and
+// nothing else.
+func listPrefix(t *testing.T, impl Impl) {
+	s, ctx := open(t, impl), context.Background()
+	for _, n := range []string{"0002-b.seg.zst", "0001-a.seg.zst", "0002-a.seg.zst", "0003-a.seg.zst"} {
+		must(t, s.Put(ctx, n, []byte(n)))
+	}
+	l, err := segstore.ListPrefix(ctx, s, "0002-")
+	must(t, err)
+	want := []segstore.Info{{Name: "0002-a.seg.zst", Size: 14}, {Name: "0002-b.seg.zst", Size: 14}}
+	if !slices.Equal(l, want) {
+		t.Fatalf("ListPrefix: %+v, want %+v", l, want)
+	}
+	if l, err := segstore.ListPrefix(ctx, s, "0009-"); err != nil || len(l) != 0 {
+		t.Fatalf("ListPrefix of no name: %+v, %v", l, err)
 	}
 }
 

@@ -55,6 +55,11 @@ type Config struct {
 	// len(Armed)] (e.g. "log.after_commit=crash@2") instead of the seeded
 	// choice, and leaves the timer a long time, so the failpoint ends the run.
 	Armed []string
+	// Bucket keeps the store's sealed segments in an object store: a
+	// gocloud.dev/blob file bucket in the folder DIR.bucket (BucketSuffix) that every
+	// process of the campaign opens as its SegmentStore, instead of the
+	// store's segments folder. The checks read the bucket and the folder.
+	Bucket bool
 	// QuiesceTimeout bounds the final convergence (default 90 s).
 	QuiesceTimeout time.Duration
 	Out            io.Writer    // progress lines (nil = discard)
@@ -136,6 +141,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	c := &campaign{cfg: cfg, emu: emu, url: srv.URL, rng: rand.New(rand.NewPCG(cfg.Seed, 0xc4a54)), out: cfg.Out,
 		res: Result{Failpoints: map[string]int{}}}
 	c.checks = newChecker(cfg.Dir, c)
+	c.checks.bucket = bucketPath(cfg.Dir, cfg.Bucket)
 	for run := 1; run <= cfg.Kills; run++ {
 		if err := ctx.Err(); err != nil {
 			return c.res, err
@@ -178,7 +184,7 @@ func (c *campaign) oneRun(ctx context.Context, run int) error {
 	// Every fifth run (and every run armed at a compact.* failpoint)
 	// compacts log.db offline before it opens the store.
 	compact := run%5 == 0 || strings.HasPrefix(fp, "compact.")
-	wc := WorkerConfig{Dir: c.cfg.Dir, Endpoint: c.url, Seed: c.cfg.Seed, Run: run, Compact: compact}
+	wc := WorkerConfig{Dir: c.cfg.Dir, Endpoint: c.url, Seed: c.cfg.Seed, Run: run, Compact: compact, Bucket: c.checks.bucket}
 	raw, _ := json.Marshal(wc)
 	cmd := c.cfg.Spawn()
 	cmd.Env = append(os.Environ(), WorkerEnv+"="+string(raw), failpoint.EnvVar+"="+fp)

@@ -30,8 +30,9 @@ type ack struct {
 
 // checker holds what the children acknowledged and what the log showed.
 type checker struct {
-	dir string
-	c   *campaign
+	dir    string
+	bucket string // the bucket's folder ("": segments in the store's folder)
+	c      *campaign
 
 	mu      sync.Mutex
 	acks    []ack    // not yet verified
@@ -100,8 +101,13 @@ func (k *checker) afterRun(ctx context.Context, run int, dropReadModel bool) err
 			return err
 		}
 	}
-	s, err := hikoutei.Open(ctx, k.dir, hikoutei.Options{Operation: "crash-check", LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval,
-		AcquireWait: AcquireWait, Logger: k.c.cfg.Logger}, Entity())
+	segs, err := openBucket(k.bucket)
+	if err != nil {
+		return err
+	}
+	defer closeBucket(segs)
+	s, err := hikoutei.Open(ctx, k.dir, withSegments(hikoutei.Options{Operation: "crash-check", LeaseTTL: LeaseTTL, HeartbeatInterval: HeartbeatInterval,
+		AcquireWait: AcquireWait, Logger: k.c.cfg.Logger}, segs), Entity())
 	if err != nil {
 		return fmt.Errorf("reopen after the kill: %w", err)
 	}
@@ -159,9 +165,15 @@ func itemNotes(ctx context.Context, s *hikoutei.Store) (map[string]string, error
 	return notes, nil
 }
 
-// readLog reads the log's new events (read-only; no writer is open).
+// readLog reads the log's new events (read-only; no writer is open),
+// through the campaign's segment store.
 func (k *checker) readLog(run int) error {
-	l, err := events.OpenLog(filepath.Join(k.dir, events.LogFileName), events.Options{ReadOnly: true})
+	segs, err := openBucket(k.bucket)
+	if err != nil {
+		return err
+	}
+	defer closeBucket(segs)
+	l, err := events.OpenLog(filepath.Join(k.dir, events.LogFileName), events.Options{ReadOnly: true, Segments: segs})
 	if err != nil {
 		return err
 	}
@@ -221,7 +233,12 @@ func (k *checker) compareRebuild(run int) error {
 	}
 	defer os.RemoveAll(tmp)
 	target := filepath.Join(tmp, "rebuild.sqlite")
-	if _, err := hikoutei.Replay(context.Background(), k.dir, target, hikoutei.ReplayOptions{}, Entity()); err != nil {
+	segs, err := openBucket(k.bucket)
+	if err != nil {
+		return err
+	}
+	defer closeBucket(segs)
+	if _, err := hikoutei.Replay(context.Background(), k.dir, target, hikoutei.ReplayOptions{Segments: segs}, Entity()); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	live, err := projector.Digest(filepath.Join(k.dir, hikoutei.ReadModelFile))
@@ -263,7 +280,12 @@ func (c *campaign) quiesce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := hikoutei.Open(ctx, c.cfg.Dir, StoreOptions(prov, c.cfg.Logger, "crash-quiesce"), Entity())
+	segs, err := openBucket(c.checks.bucket)
+	if err != nil {
+		return err
+	}
+	defer closeBucket(segs)
+	s, err := hikoutei.Open(ctx, c.cfg.Dir, withSegments(StoreOptions(prov, c.cfg.Logger, "crash-quiesce"), segs), Entity())
 	if err != nil {
 		return err
 	}
@@ -408,7 +430,7 @@ func (c *campaign) compareSheet(ctx context.Context, s *hikoutei.Store, prov *gs
 	if err != nil {
 		return err
 	}
-	c.res.Litter = append(c.res.Litter, straySegments(c.cfg.Dir, segs)...)
+	c.res.Litter = append(c.res.Litter, c.checks.straySegments(ctx, segs)...)
 	fmt.Fprintf(c.out, "crash: sealed: %d segments vouched for by the log; %s\n", len(segs), c.checks.personalNote())
 	fmt.Fprintf(c.out, "crash: quiescent: %d items, %d open conflicts, %d orphan Input rows with a person's note left for review, litter %v, failpoints fired %v\n",
 		len(items), len(open), c.res.Review, c.res.Litter, c.res.Failpoints)

@@ -73,18 +73,28 @@ func (k *checker) checkPersonal(ctx context.Context, s *hikoutei.Store, run int)
 }
 
 // scanPlaintext searches every byte of every file of the store directory
-// (segments also decompressed), except the key file, for the workload's
-// personal values: the store holds only sealed text, so any value found
-// is a finding, an erased subject's a breach of I37.
+// and of the campaign's bucket when it has one (segments also
+// decompressed), except the key file, for the workload's personal values:
+// the store holds only sealed text, so any value found is a finding, an
+// erased subject's a breach of I37.
 func (k *checker) scanPlaintext(run int) error {
 	l, erased := k.personal.snapshot()
-	hits, err := plaintext.Scan(k.dir, keyring.File, l)
-	if err != nil {
-		return err
-	}
-	for _, h := range hits {
-		k.reportPlaintext(run, h.File, h.Subjects, erased)
-		k.reportPlaintext(run, h.File+" (decompressed)", h.Decompressed, erased)
+	for _, root := range []string{k.dir, k.bucket} {
+		if root == "" {
+			continue
+		}
+		hits, err := plaintext.Scan(root, keyring.File, l)
+		if err != nil {
+			return err
+		}
+		for _, h := range hits {
+			file := h.File
+			if root == k.bucket {
+				file = "bucket/" + h.File
+			}
+			k.reportPlaintext(run, file, h.Subjects, erased)
+			k.reportPlaintext(run, file+" (decompressed)", h.Decompressed, erased)
+		}
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/above/lab/plaintext"
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // segmentMagic opens a segment's decompressed content, followed by the
@@ -25,10 +25,13 @@ const segmentMagic = "hikoutei-segment\x00"
 
 // checkSealed checks I38 on the closed store after a kill: every sequence
 // from 1 to the head is in exactly one place — log.db or the one sealed
-// segment the log vouches for that covers it — each segment file matches
-// the digest its seal recorded, and the hash chain verifies from genesis
-// across the segments and log.db (hikoutei audit verify). It returns the
-// number of segments.
+// segment the log vouches for that covers it, read from the store's
+// segments folder and, in a campaign with a bucket, from the bucket (a
+// segment in both, or in the folder when the store writes to the bucket,
+// counts its records twice) — each segment matches the digest its seal
+// recorded, and the hash chain verifies from genesis across the segments
+// and log.db (hikoutei audit verify, through the bucket when there is
+// one). It returns the number of segments.
 func (k *checker) checkSealed(ctx context.Context, run int) (int, error) {
 	segs, err := k.manifest()
 	if err != nil {
@@ -38,16 +41,39 @@ func (k *checker) checkSealed(ctx context.Context, run int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	places, closePlaces, err := k.segmentPlaces()
+	if err != nil {
+		return 0, err
+	}
+	defer closePlaces()
 	where := map[uint64]int{} // seq → places holding it
 	for s := range live {
 		where[s]++
 	}
 	for _, s := range segs {
-		seqs, err := k.segmentSeqs(s)
+		k.countSegment(ctx, run, s, places, where)
+	}
+	k.countPlaces(run, where)
+	if _, err := hikoutei.VerifyDir(ctx, k.dir, hikoutei.VerifyOptions{Segments: places[len(places)-1]}); err != nil {
+		k.c.problem(&k.c.res.Mismatches, "run %d: I38: the chain does not verify across the segments and log.db: %v", run, err)
+	}
+	return len(segs), nil
+}
+
+// countSegment adds the sequences segment s holds in each place that has
+// it to where; a segment no place has is lost.
+func (k *checker) countSegment(ctx context.Context, run int, s events.SegmentSealed, places []segstore.Store, where map[uint64]int) {
+	found := 0
+	for _, place := range places {
+		seqs, ok, err := k.segmentSeqs(ctx, place, s)
 		if err != nil {
-			k.c.problem(&k.c.res.Lost, "run %d: I38: segment %s: %v", run, s.Name, err)
+			k.c.problem(&k.c.res.Lost, "run %d: I38: segment %s in %s: %v", run, s.Name, place.Location(), err)
 			continue
 		}
+		if !ok {
+			continue
+		}
+		found++
 		for _, q := range seqs {
 			if q < s.First || q > s.Last {
 				k.c.problem(&k.c.res.Mismatches, "run %d: I38: segment %s holds seq %d outside its range", run, s.Name, q)
@@ -55,11 +81,9 @@ func (k *checker) checkSealed(ctx context.Context, run int) (int, error) {
 			where[q]++
 		}
 	}
-	k.countPlaces(run, where)
-	if _, err := hikoutei.VerifyDir(ctx, k.dir, hikoutei.VerifyOptions{}); err != nil {
-		k.c.problem(&k.c.res.Mismatches, "run %d: I38: the chain does not verify across the segments and log.db: %v", run, err)
+	if found == 0 {
+		k.c.problem(&k.c.res.Lost, "run %d: I38: segment %s, vouched for by the log, is in no segment store", run, s.Name)
 	}
-	return len(segs), nil
 }
 
 // countPlaces reports every sequence up to the highest not held exactly once.
@@ -112,25 +136,26 @@ func liveSeqs(path string) (map[uint64]bool, error) {
 	return out, err
 }
 
-// segmentSeqs reads segment s from the store's segments folder, checks
-// its digest and returns the sequences it holds.
-func (k *checker) segmentSeqs(s events.SegmentSealed) ([]uint64, error) {
-	file, err := os.ReadFile(filepath.Join(k.dir, events.SegmentsDir, s.Name))
-	if err != nil {
-		return nil, err
+// segmentSeqs reads segment s from place, checks its digest and returns
+// the sequences it holds (ok false: place does not have it).
+func (k *checker) segmentSeqs(ctx context.Context, place segstore.Store, s events.SegmentSealed) (seqs []uint64, ok bool, err error) {
+	file, ok, err := readSegment(ctx, place, s.Name)
+	if err != nil || !ok {
+		return nil, ok, err
 	}
 	sum := sha256.Sum256(file)
 	if d := "sha256:" + hex.EncodeToString(sum[:]); d != s.Digest {
-		return nil, fmt.Errorf("digest %s, its seal recorded %s", d, s.Digest)
+		return nil, true, fmt.Errorf("digest %s, its seal recorded %s", d, s.Digest)
 	}
 	b, err := plaintext.Decompress(file)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	if !bytes.HasPrefix(b, []byte(segmentMagic)) || len(b) <= len(segmentMagic) {
-		return nil, fmt.Errorf("not a segment")
+		return nil, true, fmt.Errorf("not a segment")
 	}
-	return parseSegment(b[len(segmentMagic)+1:], s.Records)
+	seqs, err = parseSegment(b[len(segmentMagic)+1:], s.Records)
+	return seqs, true, err
 }
 
 // parseSegment walks a segment's body: the store id, then seq and record
@@ -166,22 +191,30 @@ func parseSegment(b []byte, want uint64) ([]uint64, error) {
 	return seqs, nil
 }
 
-// straySegments are files of the segments folder no seal vouches for (a
-// kill between writing a segment and committing its seal): litter, not a
-// loss (their records are still in log.db).
-func straySegments(dir string, segs []events.SegmentSealed) []string {
+// straySegments are the objects of the segment stores (the folder and
+// the bucket) no seal vouches for (a kill between storing a segment and
+// committing its seal, or inside an upload): litter, not a loss (their
+// records are still in log.db).
+func (k *checker) straySegments(ctx context.Context, segs []events.SegmentSealed) []string {
 	vouched := map[string]bool{}
 	for _, s := range segs {
 		vouched[s.Name] = true
 	}
-	es, err := os.ReadDir(filepath.Join(dir, events.SegmentsDir))
+	places, closePlaces, err := k.segmentPlaces()
 	if err != nil {
 		return nil
 	}
+	defer closePlaces()
 	var out []string
-	for _, e := range es {
-		if !vouched[e.Name()] {
-			out = append(out, filepath.Join(events.SegmentsDir, e.Name()))
+	for _, place := range places {
+		stored, err := place.List(ctx)
+		if err != nil {
+			continue
+		}
+		for _, s := range stored {
+			if !vouched[s.Name] {
+				out = append(out, place.Location().String()+"/"+s.Name)
+			}
 		}
 	}
 	return out

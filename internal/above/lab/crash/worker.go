@@ -116,6 +116,9 @@ type WorkerConfig struct {
 	// Compact runs Compact on the closed store before opening it (offline
 	// compaction of log.db, killed there by the compact.* failpoints).
 	Compact bool `json:"compact"`
+	// Bucket is the folder of the fileblob bucket holding the store's
+	// sealed segments ("": the store's segments folder; Config.Bucket).
+	Bucket string `json:"bucket,omitempty"`
 }
 
 // Retention is the campaign's retention policy: it seals often (every
@@ -176,8 +179,13 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, out io.Writer, logger *slo
 	if cfg.Committers <= 0 {
 		cfg.Committers = 2
 	}
+	segs, err := openBucket(cfg.Bucket)
+	if err != nil {
+		return err
+	}
+	defer closeBucket(segs)
 	if cfg.Compact {
-		if _, err := hikoutei.Compact(ctx, cfg.Dir); err != nil {
+		if _, err := hikoutei.Compact(ctx, cfg.Dir, hikoutei.CompactOptions{Segments: segs}); err != nil {
 			return fmt.Errorf("compact: %w", err)
 		}
 	}
@@ -185,7 +193,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig, out io.Writer, logger *slo
 	if err != nil {
 		return err
 	}
-	s, err := hikoutei.Open(ctx, cfg.Dir, StoreOptions(prov, logger, "crash-worker"), Entity())
+	s, err := hikoutei.Open(ctx, cfg.Dir, withSegments(StoreOptions(prov, logger, "crash-worker"), segs), Entity())
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
