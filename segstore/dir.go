@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
@@ -105,28 +104,7 @@ func (d *Dir) Stat(ctx context.Context, name string) (Info, error) {
 
 // List lists the folder's files (an absent folder: none), temporary
 // files of Puts that did not complete included.
-func (d *Dir) List(ctx context.Context) ([]Info, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ents, err := os.ReadDir(d.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, unavailable("list", "", err)
-	}
-	var out []Info
-	for _, e := range ents {
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() {
-			continue // removed while listed, or not a file
-		}
-		out = append(out, Info{Name: e.Name(), Size: fi.Size()})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
+func (d *Dir) List(ctx context.Context) ([]Info, error) { return d.ListPrefix(ctx, "") }
 
 // ListPrefix is List of the names starting with prefix: only those are
 // stat'ed.

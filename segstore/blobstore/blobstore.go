@@ -138,24 +138,7 @@ func (s *Store) Stat(ctx context.Context, name string) (segstore.Info, error) {
 }
 
 // List lists the objects at the top of the bucket (or its prefix).
-func (s *Store) List(ctx context.Context) ([]segstore.Info, error) {
-	it := s.b.List(&blob.ListOptions{Delimiter: "/"})
-	var out []segstore.Info
-	for {
-		o, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, s.fail("list", "", err)
-		}
-		if !o.IsDir && segstore.ValidName(o.Key) {
-			out = append(out, segstore.Info{Name: o.Key, Size: o.Size})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
+func (s *Store) List(ctx context.Context) ([]segstore.Info, error) { return s.ListPrefix(ctx, "") }
 
 // ListPrefix lists the objects whose names start with prefix (the
 // bucket's own prefix listing).
