@@ -59,7 +59,10 @@ func (sk *sheetKeys) shown(entity string, vals map[string]any) (map[string]any, 
 
 // rewriteErased queues, fenced, the rewrite of subject's personal cells
 // from canonical state on every tab that shows them: sent after its key
-// was destroyed, each write shows the marker (I37). A store opened without
+// was destroyed, each write shows the marker (I37). It first masks, in
+// the read model, the subject's personal values written in clear before
+// their field was personal (remaskErased), so canonical state, and the
+// cells written from it, show the marker for them too. A store opened without
 // Go types (OpenDeclared) does not know which fields are personal: its
 // anti-entropy pass finds the cells still showing a value and corrects
 // them.
@@ -72,6 +75,9 @@ func (s *Store) rewriteErased(ctx context.Context, subject string) (int, error) 
 		}
 		ids, err := s.subjectRecords(ctx, d, subject)
 		if err != nil {
+			return n, err
+		}
+		if err := s.remaskErased(d, ids); err != nil {
 			return n, err
 		}
 		m, err := s.e.RewriteFields(d.name, ids, fields)

@@ -425,7 +425,7 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 	cfg.Shown = sk.shown
 	kr := newKeyReplica(opts, &cfg)
 	lendHooks(opts)
-	e, err := engine.Open(dir, cfg, entities)
+	e, err := engine.Open(dir, cfg, masking(entities, sk.k.Load))
 	if err != nil {
 		return nil, errors.Join(err, closeSegments(segs, own))
 	}
