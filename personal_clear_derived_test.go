@@ -98,4 +98,22 @@ func TestI37_DerivedStateOfValuesWrittenBeforeTheFieldWasPersonal(t *testing.T) 
 	if f := storeBytesHold(t, dir, []byte(other)); f == "" {
 		t.Fatal("the rebuild lost another subject's value")
 	}
+	// A store opened without its read model rebuilds it before it opens
+	// the key file: masked all the same.
+	files, _ := filepath.Glob(filepath.Join(dir, "read.sqlite*"))
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = openMembers(t, dir, sheet)
+	if got, err := hikoutei.Get[member](t.Context(), r.s, "m-1"); err != nil || got.Email != hikoutei.Erased {
+		t.Fatalf("after Open rebuilt the read model: %+v %v", got, err)
+	}
+	if err := r.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f := storeBytesHold(t, dir, []byte(memberEmail)); f != "" {
+		t.Fatalf("after Open rebuilt the read model, %s holds the erased value in clear", f)
+	}
 }

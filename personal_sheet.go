@@ -23,7 +23,23 @@ import (
 var errKeysNotOpen = errors.New("the key file is not open yet")
 
 // sheetKeys lends the engine the store's key file once Open opened it.
-type sheetKeys struct{ k atomic.Pointer[keys] }
+type sheetKeys struct {
+	k    atomic.Pointer[keys]
+	boot atomic.Pointer[keys] // read-only, while the engine opens (orBoot)
+}
+
+// orBoot lends the key file to the read model's mask: boot (opened
+// read-only, nil: none) while the engine opens and catches the read model
+// up, the store's own once Open opened it.
+func (sk *sheetKeys) orBoot(boot *keys) func() *keys {
+	sk.boot.Store(boot)
+	return func() *keys {
+		if k := sk.k.Load(); k != nil {
+			return k
+		}
+		return sk.boot.Load()
+	}
+}
 
 // shown is engine.Config.Shown: vals with every sealed value opened (the
 // marker Erased for an erased subject's). A value the key file cannot open
