@@ -70,7 +70,7 @@ func (s *Store) AsOf(ctx context.Context, at Point) (*View, error) {
 // the entities). Errors as AsOf, and ErrNotAStore, ErrStoreLocked,
 // ErrInvalidEntity.
 func AsOfDir(ctx context.Context, dir string, at Point, entities ...EntityDef) (*View, error) {
-	ents, err := replayEntities(entities)
+	ents, err := viewEntities(entities)
 	if err != nil {
 		return nil, err
 	}

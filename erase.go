@@ -26,10 +26,10 @@ type Erasure struct {
 	// InClear counts the subject's personal values the log holds in clear,
 	// in the records it owns now: values written before their field was
 	// marked personal. No key seals them, so the erasure cannot make their
-	// bytes unreadable: log.db, its segments, backups, read.sqlite and the
-	// sheet's cells keep them; the store's readers show Erased in their
-	// place (docs/erasure.md, "Values written before a field was
-	// personal"). 0 when every value was sealed; -1 when not counted: a
+	// bytes unreadable in log.db, its segments and backups; the store's
+	// readers show Erased in their place, and read.sqlite and the sheet's
+	// cells are rewritten with it (docs/erasure.md, "Values written before
+	// a field was personal"). 0 when every value was sealed; -1 when not counted: a
 	// store opened without Go types (OpenDeclared, hikoutei erase) does
 	// not know which records a subject owns.
 	InClear int

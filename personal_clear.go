@@ -2,9 +2,14 @@ package hikoutei
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
 	"reflect"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/keyring"
 )
 
@@ -61,7 +66,7 @@ func (k *keys) subjectErased(subject any) bool {
 
 // maskFields replaces, in fields (an entity's values by name; id its
 // primary key), the personal values in clear of an erased subject with
-// marker. A subject field fields lacks (an event that did not change it)
+// marker (and the read model's Erased, which stands for them, too). A subject field fields lacks (an event that did not change it)
 // leaves fields as they are.
 func (k *keys) maskFields(entity, id string, fields map[string]any, marker any) map[string]any {
 	pd, ok := k.decls[entity]
@@ -74,7 +79,8 @@ func (k *keys) maskFields(entity, id string, fields map[string]any, marker any) 
 	}
 	var out map[string]any
 	for _, f := range pd.fields {
-		if inClear(fields[f]) && (out != nil || k.subjectErased(subject)) {
+		stored := fields[f] == Erased && marker != any(Erased) // the read model's marker, read as marker
+		if stored || inClear(fields[f]) && (out != nil || k.subjectErased(subject)) {
 			if out == nil {
 				out = make(map[string]any, len(fields))
 				for n, v := range fields {
@@ -124,4 +130,53 @@ func (s *Store) countInClear(ctx context.Context, subject string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// masking is entities with the read model's mask (projector.Options.Mask):
+// an erased subject's personal values in clear are stored as the marker,
+// when an event is projected (a rebuild included) and when Erase remasks
+// the subject's rows. k lends the key file once it is open (nil before:
+// nothing is masked; Erase remasks the rows it erases).
+func masking(entities engine.Entities, k func() *keys) engine.Entities {
+	return func(l *events.Log) (*engine.Registry, error) {
+		reg, err := entities(l)
+		if err != nil {
+			return nil, err
+		}
+		return reg.WithMask(func(entity, id string, fields map[string]any) map[string]any {
+			if kk := k(); kk != nil {
+				return kk.maskFields(entity, id, fields, Erased)
+			}
+			return fields
+		}), nil
+	}
+}
+
+// remaskErased rewrites the read-model rows of d's records ids (those
+// subject owns) with the marker in place of their personal values in
+// clear, before Erase queues the rewrite of their cells from them.
+func (s *Store) remaskErased(d *EntityDef, ids []string) error {
+	if _, err := s.e.Remask(d.name, ids); err != nil {
+		return fmt.Errorf("mask %s's values in clear in the read model: %w", d.name, err)
+	}
+	return nil
+}
+
+// replayKeys opens, read-only, the key file of the closed store in dir for
+// a replay's mask (nil: no key file, or a running store holds it: nothing
+// erased is known, nothing is masked).
+func replayKeys(dir string, byType map[reflect.Type]*EntityDef) (*keys, error) {
+	if len(declsOf(byType)) == 0 {
+		return nil, nil // nothing to mask
+	}
+	r, err := keyring.OpenReadOnlyNoWait(filepath.Join(dir, keyring.File))
+	if errors.Is(err, fs.ErrNotExist) || keyring.Busy(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	k := &keys{decls: declsOf(byType)}
+	k.ring.Store(r)
+	return k, nil
 }

@@ -23,7 +23,23 @@ import (
 var errKeysNotOpen = errors.New("the key file is not open yet")
 
 // sheetKeys lends the engine the store's key file once Open opened it.
-type sheetKeys struct{ k atomic.Pointer[keys] }
+type sheetKeys struct {
+	k    atomic.Pointer[keys]
+	boot atomic.Pointer[keys] // read-only, while the engine opens (orBoot)
+}
+
+// orBoot lends the key file to the read model's mask: boot (opened
+// read-only, nil: none) while the engine opens and catches the read model
+// up, the store's own once Open opened it.
+func (sk *sheetKeys) orBoot(boot *keys) func() *keys {
+	sk.boot.Store(boot)
+	return func() *keys {
+		if k := sk.k.Load(); k != nil {
+			return k
+		}
+		return sk.boot.Load()
+	}
+}
 
 // shown is engine.Config.Shown: vals with every sealed value opened (the
 // marker Erased for an erased subject's). A value the key file cannot open
@@ -59,7 +75,10 @@ func (sk *sheetKeys) shown(entity string, vals map[string]any) (map[string]any, 
 
 // rewriteErased queues, fenced, the rewrite of subject's personal cells
 // from canonical state on every tab that shows them: sent after its key
-// was destroyed, each write shows the marker (I37). A store opened without
+// was destroyed, each write shows the marker (I37). It first masks, in
+// the read model, the subject's personal values written in clear before
+// their field was personal (remaskErased), so canonical state, and the
+// cells written from it, show the marker for them too. A store opened without
 // Go types (OpenDeclared) does not know which fields are personal: its
 // anti-entropy pass finds the cells still showing a value and corrects
 // them.
@@ -72,6 +91,9 @@ func (s *Store) rewriteErased(ctx context.Context, subject string) (int, error) 
 		}
 		ids, err := s.subjectRecords(ctx, d, subject)
 		if err != nil {
+			return n, err
+		}
+		if err := s.remaskErased(d, ids); err != nil {
 			return n, err
 		}
 		m, err := s.e.RewriteFields(d.name, ids, fields)

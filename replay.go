@@ -40,10 +40,11 @@ func (o ReplayOptions) engine(ctx context.Context) engine.ReplayOptions {
 // (checked between batches of 2,048 events; target is then left as it
 // was).
 func Replay(ctx context.Context, dir, target string, opts ReplayOptions, entities ...EntityDef) (uint64, error) {
-	ents, err := replayEntities(entities)
+	ents, k, err := replayEntities(dir, entities)
 	if err != nil {
 		return 0, err
 	}
+	defer k.close()
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -55,18 +56,38 @@ func Replay(ctx context.Context, dir, target string, opts ReplayOptions, entitie
 // renamed aside, never deleted; aside is its new name ("" if there was
 // none). Errors as Replay (cancelled, the read model is left as it was).
 func RebuildReadModel(ctx context.Context, dir string, opts ReplayOptions, entities ...EntityDef) (checkpoint uint64, aside string, err error) {
-	ents, err := replayEntities(entities)
+	ents, k, err := replayEntities(dir, entities)
 	if err != nil {
 		return 0, "", err
 	}
+	defer k.close()
 	if err := ctx.Err(); err != nil {
 		return 0, "", err
 	}
 	return engine.RebuildReadModel(dir, opts.engine(ctx), ents)
 }
 
-// replayEntities is the shapes of entities, or those the log declares.
-func replayEntities(entities []EntityDef) (engine.Entities, error) {
+// replayEntities is the shapes of entities, or those the log declares,
+// masked with the key file of the store in dir (its erased subjects'
+// personal values in clear are stored as the marker); k is that key file
+// (nil: none), to close once the replay is done.
+func replayEntities(dir string, entities []EntityDef) (_ engine.Entities, k *keys, err error) {
+	if len(entities) == 0 {
+		return engine.Declared, nil, nil
+	}
+	byType, shapes, err := declare(entities)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k, err = replayKeys(dir, byType); err != nil {
+		return nil, nil, err
+	}
+	return masking(engine.Shapes(shapes...), func() *keys { return k }), k, nil
+}
+
+// viewEntities is the shapes of entities, or those the log declares (a
+// view's readers mask what its read model holds).
+func viewEntities(entities []EntityDef) (engine.Entities, error) {
 	if len(entities) == 0 {
 		return engine.Declared, nil
 	}

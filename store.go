@@ -425,7 +425,15 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 	cfg.Shown = sk.shown
 	kr := newKeyReplica(opts, &cfg)
 	lendHooks(opts)
-	e, err := engine.Open(dir, cfg, entities)
+	boot, err := replayKeys(dir, byType) // masks what Open projects before the key file opens
+	if err != nil {
+		return nil, errors.Join(err, closeSegments(segs, own))
+	}
+	e, err := engine.Open(dir, cfg, masking(entities, sk.orBoot(boot)))
+	sk.boot.Store(nil)
+	if cerr := boot.close(); err == nil && cerr != nil {
+		err = errors.Join(cerr, e.Close())
+	}
 	if err != nil {
 		return nil, errors.Join(err, closeSegments(segs, own))
 	}

@@ -16,6 +16,9 @@ const TimeLayout = "2006-01-02T15:04:05.000Z"
 func (p *Projector) applyPersisted(e *events.Event, x events.EntityPersisted) error {
 	x = p.up.persisted(e.Seq, x)
 	entity, id := x.Entity, x.ID
+	if p.mask != nil && entity != "" && id != "" {
+		x.Fields = p.mask(entity, id, x.Fields)
+	}
 	if entity == "" || id == "" {
 		return fmt.Errorf("%w: %s without entity or id", events.ErrMalformedPayload, x.EventType())
 	}

@@ -58,7 +58,7 @@ func timeText(t time.Time) any {
 func (p *Projector) effectQueued(e *events.Event, x events.EffectQueued) error {
 	var values any
 	if x.Values != nil {
-		values = x.Values
+		values = p.maskPayload(x.Entity, x.ID, nil, x.Values)
 	}
 	enc, err := events.EncodeCanonical(values)
 	if err != nil {

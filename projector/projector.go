@@ -32,7 +32,18 @@ type Options struct {
 	// that name a tab and a field but no entity (every entity History or
 	// Entities declares).
 	TabEntities map[string]string
+	// Mask, when set, turns the fields of each entity.persisted event
+	// (and the rows Remask rewrites) into what the read model stores: the
+	// root package replaces an erased subject's personal values written in
+	// clear with the marker. It must be a pure function of its arguments
+	// and the store's key file (no clock): a rebuild stores what it
+	// stored. It returns fields itself when nothing changes, a copy
+	// otherwise.
+	Mask MaskFunc
 }
+
+// MaskFunc is Options.Mask.
+type MaskFunc func(entity, id string, fields map[string]any) map[string]any
 
 // Projector owns the read model's single writing connection. It is not safe
 // for concurrent use: the store's writer goroutine drives it. Readers open
@@ -55,6 +66,7 @@ type Projector struct {
 	known      KnownHashes                // hashes of the event being applied (ApplyKnown)
 	applied    appliedRow                 // the outbox row the last effect.applied moved (outbox.go)
 	up         *upcaster                  // nil: every event is in the newest shapes
+	mask       MaskFunc                   // Options.Mask (nil: none)
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
 	// sortedNames holds each entity's declared fields sorted by name, with
@@ -116,6 +128,7 @@ func newProjector(conn *sqlite.Conn, path string, opts Options) *Projector {
 		p.inputTabs[t] = true
 	}
 	p.order = opts.Entities
+	p.mask = opts.Mask
 	p.up = newUpcaster(opts.History, opts.Entities, opts.TabEntities)
 	for _, t := range opts.Entities {
 		p.tables[t.Name] = t
@@ -139,7 +152,8 @@ func precreate(path string) error {
 }
 
 func (p *Projector) init(opts Options) (err error) {
-	for _, pragma := range []string{"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000"} {
+	for _, pragma := range []string{"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000",
+		"PRAGMA secure_delete=ON"} { // secure_delete: a rewritten value leaves no bytes in free space (Remask)
 		if err := sqlitex.ExecuteTransient(p.conn, pragma, nil); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrReadModelInvalid, pragma, err)
 		}

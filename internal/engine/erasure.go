@@ -27,3 +27,23 @@ func (e *Engine) RecordErasure(p events.SubjectErased) (uint64, error) {
 	})
 	return seq, err
 }
+
+// Remask rewrites, on the writer goroutine, the read-model rows of
+// entity's records ids through the registry's mask (WithMask) and
+// truncates the WAL: Store.Erase masks this way an erased subject's
+// personal values written in clear, before it queues the rewrite of their
+// cells from canonical state. It returns how many rows changed.
+// Errors: store errors.
+func (e *Engine) Remask(entity string, ids []string) (int, error) {
+	n := 0
+	err := e.onWriter(func() error {
+		var busy bool
+		var err error
+		n, busy, err = e.proj.Remask(entity, ids)
+		if busy {
+			e.log.Warn("a reader kept the read model's WAL from being truncated after an erasure; the next checkpoint overwrites its pages")
+		}
+		return err
+	})
+	return n, err
+}

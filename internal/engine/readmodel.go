@@ -23,7 +23,7 @@ import (
 // replay (I23).
 func projectorOptions(storeID string, reg *Registry, hist events.ShapeHistory) projector.Options {
 	return projector.Options{StoreID: storeID, Entities: reg.Shapes(), InputTabs: inputTabs(reg), History: hist,
-		TabEntities: tabEntities(reg, hist)}
+		TabEntities: tabEntities(reg, hist), Mask: reg.mask}
 }
 
 // tabEntities names the entity of every Input tab the registry or the

@@ -17,6 +17,15 @@ type Registry struct {
 	shapes  []events.EntityShape
 	byName  map[string]int
 	renames aggregates.Renames // the declaration's was= names (not part of the shapes)
+	mask    projector.MaskFunc // what the read model stores of a persisted event's fields (nil: them)
+}
+
+// WithMask sets the projector's Options.Mask (the root package: an erased
+// subject's personal values written in clear become the marker) and
+// returns r.
+func (r *Registry) WithMask(m projector.MaskFunc) *Registry {
+	r.mask = m
+	return r
 }
 
 // NewRegistry validates shapes (plain identifiers, unique names, a string

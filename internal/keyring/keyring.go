@@ -88,11 +88,18 @@ func Open(path string, create bool) (*Ring, error) {
 
 // OpenReadOnly opens an existing key file without writing it (tools that
 // read a closed store). Errors: fs.ErrNotExist, ErrKeyFile.
-func OpenReadOnly(path string) (*Ring, error) {
+func OpenReadOnly(path string) (*Ring, error) { return openReadOnly(path, time.Second) }
+
+// OpenReadOnlyNoWait is OpenReadOnly failing at once (Busy) when another
+// process holds the key file open for writing (a store opening masks its
+// read model's catch-up with it, before the store's lease is known).
+func OpenReadOnlyNoWait(path string) (*Ring, error) { return openReadOnly(path, 10*time.Millisecond) }
+
+func openReadOnly(path string, wait time.Duration) (*Ring, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: wait, ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("%w: open %s: %w", ErrKeyFile, filepath.Base(path), err)
 	}
