@@ -52,7 +52,7 @@ func newCrashCmd() *cobra.Command {
 					defer os.RemoveAll(d + crash.BucketSuffix)
 				}
 			}
-			exe, err := os.Executable()
+			exe, err := selfExe()
 			if err != nil {
 				return err
 			}

@@ -24,6 +24,24 @@ func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
 // userTempDir is where a campaign makes its working directories.
 func userTempDir() string { return os.TempDir() }
 
+// procSelfExe names, on Linux, the image the calling process runs, even
+// once its file was replaced or removed.
+const procSelfExe = "/proc/self/exe"
+
+// selfExe is the program a campaign re-executes as its children: this
+// process's own image (procSelfExe), not the file at its path, which
+// another build may have replaced meanwhile (make builds every lab
+// target into one shared LAB_DIR): a child of another build would not
+// run the supervisor's workload (one that ignores --segments bucket seals
+// into the store's folder, and the check reports segment_missing). Where
+// there is no procSelfExe, the file at the path (os.Executable).
+func selfExe() (string, error) {
+	if _, err := os.Stat(procSelfExe); err == nil {
+		return procSelfExe, nil
+	}
+	return os.Executable()
+}
+
 // interruptible is ctx cancelled by SIGINT/SIGTERM: a campaign stops
 // cleanly and still reports.
 func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {

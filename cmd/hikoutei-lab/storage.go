@@ -44,7 +44,7 @@ func runStorageCampaign(cmd *cobra.Command, runs int, seed uint64) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	exe, err := os.Executable()
+	exe, err := selfExe()
 	if err != nil {
 		return err
 	}
