@@ -164,14 +164,15 @@ func (s *Store) remaskErased(d *EntityDef, ids []string) error {
 
 // replayKeys opens, read-only, the key file of the closed store in dir for
 // a replay's mask (nil: no key file, or a running store holds it: nothing
-// erased is known, nothing is masked).
+// erased is known, nothing is masked; likewise a key file a kill left
+// before its identity, which Open then initialises).
 func replayKeys(dir string, byType map[reflect.Type]*EntityDef) (*keys, error) {
 	if len(declsOf(byType)) == 0 {
 		return nil, nil // nothing to mask
 	}
 	r, err := keyring.OpenReadOnlyNoWait(filepath.Join(dir, keyring.File))
-	if errors.Is(err, fs.ErrNotExist) || keyring.Busy(err) {
-		return nil, nil
+	if errors.Is(err, fs.ErrNotExist) || keyring.Busy(err) || keyring.Uninitialised(err) {
+		return nil, nil // no key file yet, a running store's, or one never initialised (no erasure in it)
 	}
 	if err != nil {
 		return nil, err

@@ -110,6 +110,14 @@ func openReadOnly(path string, wait time.Duration) (*Ring, error) {
 	return r, nil
 }
 
+// errNoIdentity: the file has no id and secret yet (created, then killed
+// before its first transaction: no key was ever stored in it).
+var errNoIdentity = errors.New("no id or secret")
+
+// Uninitialised reports whether err is OpenReadOnly's failure on a key
+// file that never got its identity (Open with create gives it one).
+func Uninitialised(err error) bool { return errors.Is(err, errNoIdentity) }
+
 // Busy reports whether err is Open's or OpenReadOnly's failure to lock a
 // key file another process holds open for writing (a running store).
 func Busy(err error) bool { return errors.Is(err, bolterrors.ErrTimeout) }
@@ -147,7 +155,7 @@ func (r *Ring) load() error {
 	err := r.db.View(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bucketMeta)
 		if m == nil || len(m.Get([]byte("id"))) != 8 || len(m.Get([]byte("secret"))) != 32 {
-			return errors.New("no id or secret")
+			return errNoIdentity
 		}
 		copy(r.id[:], m.Get([]byte("id")))
 		copy(r.secret[:], m.Get([]byte("secret")))

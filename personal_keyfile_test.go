@@ -1,0 +1,55 @@
+package hikoutei_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+)
+
+// A kill between the key file's creation and its first transaction leaves
+// a valid bbolt file with no identity: no key was ever stored in it, so
+// the store opens, gives it its identity and seals values with it (seen
+// in the crash campaign at log.before_commit of a store's first run).
+func TestAKeyFileKilledBeforeItsIdentityIsInitialisedAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	opts := hikoutei.Options{HeartbeatInterval: -1, NoAdmin: true}
+	s, err := hikoutei.Open(t.Context(), dir, opts, hikoutei.Entity[member]("Member"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "keys.db")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, "keys.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = hikoutei.Open(t.Context(), dir, opts, hikoutei.Entity[member]("Member"))
+	if err != nil {
+		t.Fatalf("open over a key file killed before its identity: %v", err)
+	}
+	defer s.Close()
+	u := s.Begin()
+	if err := u.Persist(&member{ID: "m-1", Email: memberEmail, Team: "blue"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := hikoutei.Get[member](t.Context(), s, "m-1")
+	if err != nil || got.Email != memberEmail {
+		t.Fatalf("read back: %+v, %v", got, err)
+	}
+}
