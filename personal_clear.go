@@ -104,15 +104,7 @@ func (s *Store) countInClear(ctx context.Context, subject string) (int, error) {
 		return -1, nil
 	}
 	n := 0
-	for _, d := range s.byType {
-		fields := d.personalFields()
-		if len(fields) == 0 {
-			continue
-		}
-		ids, err := s.subjectRecords(ctx, d, subject)
-		if err != nil {
-			return n, err
-		}
+	err := s.eachSubjectRecords(ctx, subject, func(d *EntityDef, fields, ids []string) error {
 		for _, id := range ids {
 			err := s.e.Log().ReadStream(events.EntityStream(d.name, id), 0, func(e events.Event) error {
 				if x, ok := e.Payload.(events.EntityPersisted); ok {
@@ -125,11 +117,12 @@ func (s *Store) countInClear(ctx context.Context, subject string) (int, error) {
 				return nil
 			})
 			if err != nil {
-				return n, err
+				return err
 			}
 		}
-	}
-	return n, nil
+		return nil
+	})
+	return n, err
 }
 
 // masking is entities with the read model's mask (projector.Options.Mask):

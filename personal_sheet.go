@@ -84,6 +84,24 @@ func (sk *sheetKeys) shown(entity string, vals map[string]any) (map[string]any, 
 // them.
 func (s *Store) rewriteErased(ctx context.Context, subject string) (int, error) {
 	n := 0
+	err := s.eachSubjectRecords(ctx, subject, func(d *EntityDef, fields, ids []string) error {
+		if err := s.remaskErased(d, ids); err != nil {
+			return err
+		}
+		m, err := s.e.RewriteFields(d.name, ids, fields)
+		n += m
+		if err != nil {
+			return fmt.Errorf("rewrite %s's cells: %w", d.name, err)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// eachSubjectRecords calls fn with each entity that has personal fields,
+// those fields and the ids of its records whose data subject is subject
+// (subjectRecords), stopping at fn's first error.
+func (s *Store) eachSubjectRecords(ctx context.Context, subject string, fn func(d *EntityDef, fields, ids []string) error) error {
 	for _, d := range s.byType {
 		fields := d.personalFields()
 		if len(fields) == 0 {
@@ -91,18 +109,13 @@ func (s *Store) rewriteErased(ctx context.Context, subject string) (int, error) 
 		}
 		ids, err := s.subjectRecords(ctx, d, subject)
 		if err != nil {
-			return n, err
+			return err
 		}
-		if err := s.remaskErased(d, ids); err != nil {
-			return n, err
-		}
-		m, err := s.e.RewriteFields(d.name, ids, fields)
-		n += m
-		if err != nil {
-			return n, fmt.Errorf("rewrite %s's cells: %w", d.name, err)
+		if err := fn(d, fields, ids); err != nil {
+			return err
 		}
 	}
-	return n, nil
+	return nil
 }
 
 // personalFields names d's personal fields that reach the sheet.
