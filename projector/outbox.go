@@ -101,6 +101,16 @@ func (p *Projector) effectSet(e *events.Event, id string, state aggregates.Effec
 // applyBatch projects a batch settle event as its per-effect events, in
 // order (events.Batch).
 func (p *Projector) applyBatch(e *events.Event, b events.Batch) error {
+	if events.IsDispatchStream(e.Stream) && !p.itemWise { // set-wise where the items' order cannot show (outbox_batch.go)
+		switch x := b.(type) {
+		case events.EffectsClaimed:
+			return p.claimedSet(e, x)
+		case events.EffectsApplied:
+			if handled, err := p.appliedBatch(e, x); handled || err != nil {
+				return err
+			}
+		}
+	}
 	for _, pl := range b.Each() {
 		if _, err := p.applyEffect(e, pl); err != nil {
 			return err

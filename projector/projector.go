@@ -65,6 +65,7 @@ type Projector struct {
 	inputTabs  map[string]bool            // the Input tabs (whose applied writes record shown cells)
 	known      KnownHashes                // hashes of the event being applied (ApplyKnown)
 	applied    appliedRow                 // the outbox row the last effect.applied moved (outbox.go)
+	itemWise   bool                       // tests: project batch settle events item by item only (outbox_batch.go)
 	up         *upcaster                  // nil: every event is in the newest shapes
 	mask       MaskFunc                   // Options.Mask (nil: none)
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)

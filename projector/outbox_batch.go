@@ -1,0 +1,108 @@
+package projector
+
+import (
+	"encoding/json"
+
+	"zombiezen.com/go/sqlite"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/events"
+)
+
+// A batch settle event (events.Batch) stands for its per-effect events in
+// order, and applyBatch can project it so: five statements per applied
+// effect, one per claimed one. The set-wise paths below write the same
+// rows with a few statements per batch, the effects listed as a JSON
+// object read by json_each. They are taken only where the items' statements
+// touch disjoint rows, so their order cannot show: distinct effect ids
+// (the batch's map keys), distinct row bindings, no unwritable markers on
+// those rows. Anything else goes item by item.
+
+// claimedSet projects an effect.batch_claimed on a dispatch stream: every
+// listed effect moves to processing under the claim (as effectSet does
+// for each item; an effect.claimed has no inbound follow-up).
+func (p *Projector) claimedSet(e *events.Event, x events.EffectsClaimed) error {
+	list, err := json.Marshal(x.Attempts)
+	if err != nil {
+		return err
+	}
+	return p.exec(`UPDATE hk_outbox SET state = ?, updated_seq = ?, claim_token = ?, attempts = j.value, probes = 0,
+  due_at = NULL, last_code = NULL FROM json_each(?) AS j WHERE hk_outbox.effect_id = j.key`,
+		string(aggregates.EffectProcessing), int64(e.Seq), x.ClaimToken, string(list))
+}
+
+// batchRow is a listed effect's outbox row: its row binding, tab and
+// anchor.
+type batchRow struct{ binding, tab, anchor string }
+
+// appliedBatch projects an effect.batch_applied on a dispatch stream set
+// by set when its items touch disjoint rows (see above); handled = false
+// leaves it to the per-item path, nothing written.
+func (p *Projector) appliedBatch(e *events.Event, x events.EffectsApplied) (handled bool, err error) {
+	raw, err := json.Marshal(x.Written)
+	if err != nil {
+		return false, err
+	}
+	list := string(raw)
+	rows, ok, err := p.disjointRows(list)
+	if err != nil || !ok {
+		return false, err
+	}
+	seq := int64(e.Seq)
+	if err := p.exec(`UPDATE hk_outbox SET state = ?, updated_seq = ?, written_hash = j.value, due_at = NULL
+FROM json_each(?) AS j WHERE hk_outbox.effect_id = j.key`, string(aggregates.EffectApplied), seq, list); err != nil {
+		return true, err
+	}
+	if err := p.exec(`INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq)
+SELECT o.binding, o.tab, o.anchor, 1, j.value, j.key, ? FROM json_each(?) AS j JOIN hk_outbox AS o ON o.effect_id = j.key WHERE true
+ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.hash, effect_id = excluded.effect_id, seq = excluded.seq`,
+		seq, list); err != nil {
+		return true, err
+	}
+	if err := p.exec(`UPDATE hk_conflicts SET reconcile_state = ? WHERE reconcile_effect IN (SELECT key FROM json_each(?))`,
+		string(aggregates.EffectApplied), list); err != nil {
+		return true, err
+	}
+	return true, p.shownAfterBatch(e, x, rows)
+}
+
+// disjointRows reads the outbox rows of the effects in list (a JSON
+// object keyed by effect id); ok = false when two share a row binding or
+// a row has unwritable markers.
+func (p *Projector) disjointRows(list string) (map[string]batchRow, bool, error) {
+	rows := map[string]batchRow{}
+	seen := map[string]bool{}
+	ok := true
+	err := p.each(`SELECT o.effect_id, o.binding, o.tab, o.anchor,
+  EXISTS (SELECT 1 FROM hk_unwritable AS u WHERE u.binding = o.binding)
+FROM json_each(?) AS j JOIN hk_outbox AS o ON o.effect_id = j.key`, []any{list}, func(st *sqlite.Stmt) {
+		b := st.ColumnText(1)
+		if seen[b] || st.ColumnInt64(4) != 0 {
+			ok = false
+		}
+		seen[b] = true
+		rows[st.ColumnText(0)] = batchRow{binding: b, tab: st.ColumnText(2), anchor: st.ColumnText(3)}
+	})
+	return rows, ok && err == nil, err
+}
+
+// shownAfterBatch records, in item order, what the batch's writes on Input
+// tabs show (shownAfterWrite for each such item).
+func (p *Projector) shownAfterBatch(e *events.Event, x events.EffectsApplied, rows map[string]batchRow) error {
+	if len(p.inputTabs) == 0 {
+		return nil
+	}
+	defer func() { p.applied = appliedRow{} }()
+	for _, pl := range x.Each() {
+		a := pl.(events.EffectApplied)
+		r, found := rows[a.EffectID]
+		if !found || !p.inputTabs[r.tab] {
+			continue
+		}
+		p.applied = appliedRow{id: a.EffectID, binding: r.binding, tab: r.tab, anchor: r.anchor, found: true}
+		if err := p.shownAfterWrite(e, a.EffectID, a.WrittenHash); err != nil {
+			return err
+		}
+	}
+	return nil
+}
