@@ -17,6 +17,12 @@ import (
 // touch disjoint rows, so their order cannot show: distinct effect ids
 // (the batch's map keys), distinct row bindings, no unwritable markers on
 // those rows. Anything else goes item by item.
+//
+// The statements are OR FAIL: a statement of many rows would otherwise
+// keep a statement journal (to undo its own rows on an error), which costs
+// allocations and system calls per batch; an error fails the whole
+// projection transaction (Apply rolls it back), so nothing is kept either
+// way.
 
 // claimedSet projects an effect.batch_claimed on a dispatch stream: every
 // listed effect moves to processing under the claim (as effectSet does
@@ -26,7 +32,7 @@ func (p *Projector) claimedSet(e *events.Event, x events.EffectsClaimed) error {
 	if err != nil {
 		return err
 	}
-	return p.exec(`UPDATE hk_outbox SET state = ?, updated_seq = ?, claim_token = ?, attempts = j.value, probes = 0,
+	return p.exec(`UPDATE OR FAIL hk_outbox SET state = ?, updated_seq = ?, claim_token = ?, attempts = j.value, probes = 0,
   due_at = NULL, last_code = NULL FROM json_each(?) AS j WHERE hk_outbox.effect_id = j.key`,
 		string(aggregates.EffectProcessing), int64(e.Seq), x.ClaimToken, string(list))
 }
@@ -49,17 +55,17 @@ func (p *Projector) appliedBatch(e *events.Event, x events.EffectsApplied) (hand
 		return false, err
 	}
 	seq := int64(e.Seq)
-	if err := p.exec(`UPDATE hk_outbox SET state = ?, updated_seq = ?, written_hash = j.value, due_at = NULL
+	if err := p.exec(`UPDATE OR FAIL hk_outbox SET state = ?, updated_seq = ?, written_hash = j.value, due_at = NULL
 FROM json_each(?) AS j WHERE hk_outbox.effect_id = j.key`, string(aggregates.EffectApplied), seq, list); err != nil {
 		return true, err
 	}
-	if err := p.exec(`INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq)
+	if err := p.exec(`INSERT OR FAIL INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq)
 SELECT o.binding, o.tab, o.anchor, 1, j.value, j.key, ? FROM json_each(?) AS j JOIN hk_outbox AS o ON o.effect_id = j.key WHERE true
 ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.hash, effect_id = excluded.effect_id, seq = excluded.seq`,
 		seq, list); err != nil {
 		return true, err
 	}
-	if err := p.exec(`UPDATE hk_conflicts SET reconcile_state = ? WHERE reconcile_effect IN (SELECT key FROM json_each(?))`,
+	if err := p.exec(`UPDATE OR FAIL hk_conflicts SET reconcile_state = ? WHERE reconcile_effect IN (SELECT key FROM json_each(?))`,
 		string(aggregates.EffectApplied), list); err != nil {
 		return true, err
 	}
