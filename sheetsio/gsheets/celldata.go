@@ -15,28 +15,44 @@ const valueFields = "userEnteredValue,userEnteredFormat.numberFormat"
 // bool or nil) of a column into a RAW-equivalent CellData: text always as
 // stringValue, so "=1+1" is never a formula; nil clears the cell.
 func cellData(col cell.Column, v any) *sheets.CellData {
-	cd := &sheets.CellData{}
+	var c cellSlot
+	return c.fill(col, v)
+}
+
+// cellSlot holds one cell's CellData with the value it points to, so that
+// a row's cells come in one allocation (rowData) instead of three a cell.
+type cellSlot struct {
+	cd  sheets.CellData
+	ev  sheets.ExtendedValue
+	str string
+	num float64
+	bit bool
+}
+
+// fill sets c to the CellData of v (as cellData) and returns it.
+func (c *cellSlot) fill(col cell.Column, v any) *sheets.CellData {
 	switch x := v.(type) {
 	case string:
-		cd.UserEnteredValue = &sheets.ExtendedValue{StringValue: &x}
+		c.str, c.ev.StringValue, c.cd.UserEnteredValue = x, &c.str, &c.ev
 	case float64:
-		cd.UserEnteredValue = &sheets.ExtendedValue{NumberValue: &x}
+		c.num, c.ev.NumberValue, c.cd.UserEnteredValue = x, &c.num, &c.ev
 	case bool:
-		cd.UserEnteredValue = &sheets.ExtendedValue{BoolValue: &x}
+		c.bit, c.ev.BoolValue, c.cd.UserEnteredValue = x, &c.bit, &c.ev
 	}
 	if col.Kind == cell.Time && v != nil {
-		cd.UserEnteredFormat = &sheets.CellFormat{NumberFormat: &sheets.NumberFormat{
+		c.cd.UserEnteredFormat = &sheets.CellFormat{NumberFormat: &sheets.NumberFormat{
 			Type: cell.TimeNumberFormatType, Pattern: cell.TimeNumberFormatPattern,
 		}}
 	}
-	return cd
+	return &c.cd
 }
 
 // rowData builds the RowData of a full encoded row of spec.
 func rowData(spec layout.TabSpec, encoded []any) *sheets.RowData {
+	slots := make([]cellSlot, len(encoded))
 	rd := &sheets.RowData{Values: make([]*sheets.CellData, len(encoded))}
 	for i, v := range encoded {
-		rd.Values[i] = cellData(spec.Columns[i], v)
+		rd.Values[i] = slots[i].fill(spec.Columns[i], v)
 	}
 	return rd
 }
