@@ -28,6 +28,9 @@ import (
 // listed effect moves to processing under the claim (as effectSet does
 // for each item; an effect.claimed has no inbound follow-up).
 func (p *Projector) claimedSet(e *events.Event, x events.EffectsClaimed) error {
+	if len(x.Attempts) == 0 {
+		return nil // no item: nothing to move (and json_each of null is one row)
+	}
 	list, err := json.Marshal(x.Attempts)
 	if err != nil {
 		return err
@@ -45,6 +48,9 @@ type batchRow struct{ binding, tab, anchor string }
 // by set when its items touch disjoint rows (see above); handled = false
 // leaves it to the per-item path, nothing written.
 func (p *Projector) appliedBatch(e *events.Event, x events.EffectsApplied) (handled bool, err error) {
+	if len(x.Written) == 0 {
+		return true, nil // no item: nothing to settle
+	}
 	raw, err := json.Marshal(x.Written)
 	if err != nil {
 		return false, err

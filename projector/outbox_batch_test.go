@@ -13,8 +13,8 @@ import (
 // conflict whose reconcile effect is one of them, marks a row's cell
 // unwritable, and claims and settles them by batch events: a batch of
 // effects on distinct rows (one unknown effect among them, one settled
-// twice), a batch with a row that has a marker, and a batch with two
-// effects on one row.
+// twice), a batch with a row that has a marker, a batch with two
+// effects on one row, and batches of no effect.
 func settleHistory(h *history) [][]events.Event {
 	queued := func(id, tab, anchor string, seq uint64, op events.Op) events.Event {
 		b := tab + "/" + anchor
@@ -54,6 +54,8 @@ func settleHistory(h *history) [][]events.Event {
 		{applied("fx1", "fx2", "fx3", "fx7", "fx9")},
 		{claimed("fx1"), applied("fx1")},
 		{claimed("fx4", "fx5", "fx6"), applied("fx4", "fx5", "fx6")},
+		{h.next(events.DispatchStream("s"), events.EffectsClaimed{ClaimToken: "c0", Epoch: 1}),
+			h.next(events.DispatchStream("s"), events.EffectsApplied{ClaimToken: "c0", Via: "probe"})},
 	}
 }
 

@@ -53,7 +53,12 @@ func scanEffect(st *sqlite.Stmt) (aggregates.Effect, error) {
 }
 
 func (p *Projector) queryEffects(sqlText string, args ...any) ([]aggregates.Effect, error) {
-	var out []aggregates.Effect
+	return p.queryEffectsInto(nil, sqlText, args...)
+}
+
+// queryEffectsInto is queryEffects appending to out (room made for the
+// rows expected).
+func (p *Projector) queryEffectsInto(out []aggregates.Effect, sqlText string, args ...any) ([]aggregates.Effect, error) {
 	err := p.query(sqlText, func(st *sqlite.Stmt) error {
 		r, err := scanEffect(st)
 		out = append(out, r)
@@ -67,12 +72,20 @@ func (p *Projector) queryEffects(sqlText string, args ...any) ([]aggregates.Effe
 // earlier stream_sequence of the row settled; the claim-order rule of
 // aggregates, in SQL).
 func (p *Projector) Claimable(spreadsheet string, now time.Time, max int) ([]aggregates.Effect, error) {
-	return p.queryEffects(`SELECT `+outboxCols+` FROM hk_outbox AS o
+	var room []aggregates.Effect
+	if n := min(max, 1024); n > 0 {
+		room = make([]aggregates.Effect, 0, n)
+	}
+	fx, err := p.queryEffectsInto(room, `SELECT `+outboxCols+` FROM hk_outbox AS o
 WHERE o.spreadsheet = ? AND (o.state = 'pending' OR (o.state = 'failed' AND o.terminal = 0))
   AND (o.due_at IS NULL OR o.due_at <= ?)
   AND NOT EXISTS (SELECT 1 FROM hk_outbox AS q WHERE q.binding = o.binding AND q.stream_sequence < o.stream_sequence
                   AND q.state IN `+unsettled+`)
 ORDER BY o.queued_seq LIMIT ?`, spreadsheet, now.UTC().Format(TimeLayout), int64(max))
+	if len(fx) == 0 {
+		return nil, err // none: nil, as before the room was made
+	}
+	return fx, err
 }
 
 // OutboxTail returns the effect queued last for the row binding (the
@@ -136,7 +149,7 @@ func (p *Projector) EffectStates(ids []string) (map[string]aggregates.Effect, er
 	if err != nil {
 		return nil, err
 	}
-	rows, err := p.queryEffects(`SELECT `+outboxColsNoPayload+` FROM hk_outbox
+	rows, err := p.queryEffectsInto(make([]aggregates.Effect, 0, len(ids)), `SELECT `+outboxColsNoPayload+` FROM hk_outbox
 WHERE effect_id IN (SELECT value FROM json_each(?))`, string(list))
 	out := make(map[string]aggregates.Effect, len(rows))
 	for _, r := range rows {

@@ -48,6 +48,9 @@ func (e *Engine) Claim(spreadsheet string, max int) ([]aggregates.Effect, error)
 		}
 		heads = slices.DeleteFunc(heads, func(fx aggregates.Effect) bool { return e.Migrating(fx.Target.Tab) })
 		token := newClaimToken()
+		if len(heads) > 0 {
+			out = make([]aggregates.Effect, 0, len(heads))
+		}
 		claims := make([]aggregates.Decided, 0, len(heads))
 		for _, fx := range heads {
 			c, d, err := e.claimOne(fx, token, now)
@@ -137,7 +140,7 @@ func (e *Engine) Settle(settlements []effects.Settlement) error {
 		var ch aggregates.Changes
 		var stale []error
 		var misdirected []effects.Settlement
-		var settled []aggregates.Decided
+		settled := make([]aggregates.Decided, 0, len(settlements))
 		for _, st := range settlements {
 			fx, ok := known[st.ID]
 			if !ok {
