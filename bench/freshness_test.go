@@ -116,7 +116,7 @@ func openFresh(b *testing.B, e *emu) *hikoutei.Store {
 	}
 	noEnv := func(string) (string, bool) { return "", false } // the seeds' defaults, whatever the environment says
 	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log, NoAdmin: true,
-		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, LookupEnv: noEnv, Workers: 4}}, pollDefs()...)
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, LookupEnv: noEnv}}, pollDefs()...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 // DefaultWorkers is how many batches one pass sends in parallel at most
 // when Config.Workers is zero.
-const DefaultWorkers = 1
+const DefaultWorkers = 4
 
 // lane is the part of a pass's work one worker sends: the claimed effects
 // and the cell notes of whole tabs, so no two lanes ever write one row,
