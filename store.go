@@ -211,8 +211,8 @@ type SyncOptions struct {
 	RetryMax          time.Duration
 	ReconcileInterval time.Duration
 	// Workers bounds how many batches a dispatcher pass sends in
-	// parallel, each carrying whole tabs (0 or 1: one batch a pass, as
-	// before parallel lanes; 2–4 send tabs in parallel).
+	// parallel, each carrying whole tabs, all planned on the pass's one
+	// preflight read (0: 4; 1: one batch a pass).
 	// The provider's quota budget bounds it further: a pass fans out
 	// only as far as the budget lets requests start now.
 	Workers int

@@ -39,7 +39,11 @@ import (
 //     System tab shows that update (or a newer one of the row), sampled
 //     every 100 ms (so a figure is late by up to 100 ms);
 //   - edit → read model: from the person's edit until Get returns the
-//     typed note, sampled every 20 ms.
+//     typed note, sampled every 20 ms;
+//   - the requests the emulator received (reads/min, writes/min), the
+//     dispatches (lanes) the dispatcher sent a minute and every read,
+//     the polls' too, over them (reads/dispatch: under 1 when a pass's
+//     lanes share one read).
 //
 // BenchmarkFreshnessHook mounts Store.WakeHandler and has the emulator's
 // edit trigger (the Apps Script of docs/wake-hook.md) call it;
@@ -83,13 +87,14 @@ func benchFreshness(b *testing.B, hook bool) {
 	r.seed(b)
 	b.Logf("setup: %d × %d rows synced in %v", freshEntities, rows, time.Since(start).Round(time.Millisecond))
 	var m freshMeasure
-	c0 := r.emu.Counters(e.sheet)
+	c0, d0 := r.emu.Counters(e.sheet), r.dispatcher(b)
 	for b.Loop() {
 		r.measure(b, &m, time.Duration(secs)*time.Second)
 		m.windows++
 	}
-	c1 := r.emu.Counters(e.sheet)
+	c1, d1 := r.emu.Counters(e.sheet), r.dispatcher(b)
 	m.reads, m.writes = c1.Reads-c0.Reads, c1.Writes-c0.Writes
+	m.passes, m.dispatches = d1["passes"]-d0["passes"], d1["dispatches"]-d0["dispatches"]
 	m.report(b, time.Duration(secs)*time.Second)
 }
 
@@ -116,7 +121,7 @@ func openFresh(b *testing.B, e *emu) *hikoutei.Store {
 	}
 	noEnv := func(string) (string, bool) { return "", false } // the seeds' defaults, whatever the environment says
 	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log, NoAdmin: true,
-		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, LookupEnv: noEnv, Workers: 4}}, pollDefs()...)
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, LookupEnv: noEnv}}, pollDefs()...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -195,6 +200,17 @@ type freshMeasure struct {
 	commits        int
 	windows        int
 	reads, writes  int64 // requests the emulator received while measured
+	// passes and dispatches (lanes sent) of the dispatcher while measured
+	passes, dispatches int64
+}
+
+// dispatcher is the store's dispatcher counters (Stats.Dispatcher).
+func (r *freshRun) dispatcher(b *testing.B) map[string]int64 {
+	st, err := r.s.Stats(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st.Dispatcher
 }
 
 // pendingCommit is an update committed and not yet seen in the sheet.
@@ -428,6 +444,10 @@ func (m *freshMeasure) report(b *testing.B, window time.Duration) {
 	mins := b.Elapsed().Minutes()
 	b.ReportMetric(float64(m.reads)/mins, "reads/min")
 	b.ReportMetric(float64(m.writes)/mins, "writes/min")
+	b.ReportMetric(float64(m.dispatches)/mins, "dispatches/min")
+	if m.dispatches > 0 { // every read, the polls' too, over the lanes the dispatcher sent
+		b.ReportMetric(float64(m.reads)/float64(m.dispatches), "reads/dispatch")
+	}
 }
 
 // percentile is the nearest-rank p-th percentile of xs (NaN when empty).

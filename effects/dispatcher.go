@@ -81,7 +81,9 @@ type Config struct {
 	// it; the dispatch rewrote it). It must not block.
 	HeadShown func(shown, published sheetsio.ChainHead)
 	// Workers bounds how many batches one pass sends in parallel, each
-	// carrying whole tabs (default DefaultWorkers; 1: one batch a pass).
+	// carrying whole tabs (default DefaultWorkers; 1: one batch a pass);
+	// a provider that is a sheetsio.LaneDispatcher reads for all of them
+	// at once.
 	// The provider's quota budget bounds it further: a pass fans out
 	// only as far as the budget lets requests start now.
 	Workers int

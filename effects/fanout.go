@@ -13,7 +13,7 @@ import (
 
 // DefaultWorkers is how many batches one pass sends in parallel at most
 // when Config.Workers is zero.
-const DefaultWorkers = 1
+const DefaultWorkers = 4
 
 // lane is the part of a pass's work one worker sends: the claimed effects
 // and the cell notes of whole tabs, so no two lanes ever write one row,
@@ -137,10 +137,22 @@ func dealLanes(lanesParts [][]string, claimed []aggregates.Effect, of []string, 
 }
 
 // sendLanes sends every lane's batch, in parallel when there are several;
-// each lane keeps its result.
+// each lane keeps its result. A provider that reads for all the lanes at
+// once (sheetsio.LaneDispatcher) gets them together: the pass then costs
+// one read, not one per lane.
 func (d *Dispatcher) sendLanes(ctx context.Context, lanes []*lane) {
 	if len(lanes) == 1 {
 		lanes[0].res, lanes[0].err = d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, lanes[0].batch)
+		return
+	}
+	if ld, ok := d.cfg.Provider.(sheetsio.LaneDispatcher); ok {
+		batches := make([]sheetsio.Batch, len(lanes))
+		for i, l := range lanes {
+			batches[i] = l.batch
+		}
+		for i, r := range ld.DispatchLanes(ctx, d.cfg.Workbook, batches) {
+			lanes[i].res, lanes[i].err = r.Result, r.Err
+		}
 		return
 	}
 	var wg sync.WaitGroup

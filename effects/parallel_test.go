@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
@@ -228,4 +229,61 @@ func TestI07_ParallelLanesNeverShareARowNorReorderItsEffects(t *testing.T) {
 		}
 	}
 	t.Logf("%d row states observed, at most %d batchUpdates in flight, %d dispatches", log.observed, log.most, disp.C.Dispatches.Load())
+}
+
+// A pass that goes out in several lanes reads once: the preflight ranges
+// of every lane go out in one read request (sheetsio.LaneDispatcher), and
+// each lane still sends its own batchUpdate.
+func TestParallelLanesShareOnePreflightRead(t *testing.T) {
+	const entities, rows = 4, 3
+	emu := emulator.New(emulator.Options{AutoCreate: true})
+	srv := httptest.NewServer(emu.Handler())
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	clock := events.NewManualClock(t0)
+	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: srv.URL, Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
+		RequestTimeout: 10 * time.Second, Now: clock.Now})
+	must(t, err)
+	var defs []layout.Entity
+	for e := range entities {
+		defs = append(defs, layout.Entity{Name: "E" + strconv.Itoa(e), Fields: []layout.Field{{Name: "id", Kind: cell.String, Key: true},
+			{Name: "name", Kind: cell.String}}})
+	}
+	schema, err := layout.NewSchema(defs...)
+	must(t, err)
+	wb, err := prov.Provision(ctx, sheetID, schema)
+	must(t, err)
+	ob := effects.NewMemOutbox(effects.MemOutboxConfig{Clock: clock, Fence: testFence, Schema: schema})
+	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: "sheets", Provider: prov, Workbook: wb, Outbox: ob, Clock: clock,
+		Logger: slog.New(slog.DiscardHandler), Workers: entities, AuthorityTTL: testTTL})
+	must(t, err)
+	must(t, disp.ClaimAuthority(ctx))
+	commitAll := func(v string) {
+		for e := range entities {
+			for i := range rows {
+				_, err := ob.Commit("E"+strconv.Itoa(e), fmt.Sprintf("row-E%d-%03d", e, i), map[string]any{"name": v})
+				must(t, err)
+			}
+		}
+	}
+	commitAll("v1")
+	_, err = disp.Pass(ctx) // the appends
+	must(t, err)
+	commitAll("v2")
+	before, dispatches := emu.Counters(sheetID), disp.C.Dispatches.Load()
+	_, err = disp.Pass(ctx) // the updates: each needs the preflight
+	must(t, err)
+	after := emu.Counters(sheetID)
+	lanes := disp.C.Dispatches.Load() - dispatches
+	if lanes != entities {
+		t.Fatalf("the pass went out in %d lanes, want %d", lanes, entities)
+	}
+	if reads, writes := after.Reads-before.Reads, after.Writes-before.Writes; reads != 1 || writes != entities {
+		t.Fatalf("a pass of %d lanes cost %d reads and %d writes, want 1 and %d", lanes, reads, writes, entities)
+	}
+	for _, fx := range ob.Effects() {
+		if fx.State != aggregates.EffectApplied {
+			t.Fatalf("effect %s is %v, want applied", fx.ID, fx.State)
+		}
+	}
 }

@@ -1,5 +1,7 @@
 package sheetsio
 
+import "context"
+
 // QuotaBudget is the state of a client's request budgets: Google's quota
 // is per user, 60 reads and 60 writes a minute by default, and every
 // worker of the user (each dispatcher, poller and reconciliation of every
@@ -33,4 +35,22 @@ type QuotaReporter interface {
 // together: a gate lets them run together only while the whole pass fits.
 type LaneGate interface {
 	FansOut(w *Workbook, b Batch) bool
+}
+
+// LaneDispatcher is a Client that sends a pass's lanes (batches over
+// disjoint tabs sharing one fence) on one preflight read: the ranges every
+// lane must read go out in one read request, then each lane plans against
+// its part of it and sends its own batchUpdate, in parallel (gsheets.Provider
+// is one). A pass of n lanes then costs one read instead of n. Results come
+// back in the order of lanes, each as Client.Dispatch would return it.
+type LaneDispatcher interface {
+	DispatchLanes(ctx context.Context, w *Workbook, lanes []Batch) []LaneResult
+}
+
+// LaneResult is one lane's outcome in a LaneDispatcher's answer: Err is
+// non-nil only when the lane wrote nothing (a failed shared read fails
+// every lane that needed it).
+type LaneResult struct {
+	Result *DispatchResult
+	Err    error
 }

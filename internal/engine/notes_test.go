@@ -48,9 +48,11 @@ func renamePart(t *testing.T, x *synced, id, name string) {
 	commit(t, x.Store, p)
 }
 
+// With one batch a pass (Workers 1) a note rides in the batchUpdate the
+// pass sends anyway: the pass costs what a pass without it does.
 func TestQuarantinedCellGetsANoteInTheSamePassBudgetAndLosesItWhenFixed(t *testing.T) {
 	t.Parallel()
-	x := openInbound(t, t.TempDir(), nil)
+	x := openInbound(t, t.TempDir(), nil, oneBatch)
 	seedParts(t, x, 3)
 	renamePart(t, x, "1", "plain pass")
 	plain := x.passCost() // a pass that sends one effect and no note
@@ -93,6 +95,29 @@ func TestQuarantinedCellGetsANoteInTheSamePassBudgetAndLosesItWhenFixed(t *testi
 	x.pass()
 	if note := x.noteAt("2", "qty"); note != "" {
 		t.Fatalf("the note outlived the quarantine: %q", note)
+	}
+}
+
+// With parallel lanes (the default) a note goes in the lane of its tab:
+// a pass that renames a part (its System tab) while a note is due on the
+// Input tab sends two batchUpdates on the pass's one read, never a read
+// more than a pass without the note.
+func TestQuarantinedCellNoteWithLanesCostsNoExtraRead(t *testing.T) {
+	t.Parallel()
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 3)
+	renamePart(t, x, "1", "plain pass")
+	plain := x.passCost() // one effect, one tab: one lane
+	x.drain()
+	x.typeIn("2", "qty", "many")
+	x.poll()
+	renamePart(t, x, "3", "pass with a note")
+	withNote := x.passCost()
+	if withNote.Reads != plain.Reads || plain.Writes != 1 || withNote.Writes != 2 {
+		t.Fatalf("a pass with a note on another tab cost %+v, without notes %+v: want the same reads, one write a lane", withNote, plain)
+	}
+	if note := x.noteAt("2", "qty"); !strings.Contains(note, "not imported") {
+		t.Fatalf("note %q", note)
 	}
 }
 
@@ -188,7 +213,7 @@ func TestANoteWrittenBeforeAStopIsRemovedWhenTheCellIsFixedAfterTheRestartWithin
 	t.Parallel()
 	dir := t.TempDir()
 	sheet := hikouteitest.NewSheet(t)
-	x := openSyncedOn(t, dir, sheet, nil, parts)
+	x := openSyncedOn(t, dir, sheet, nil, parts, oneBatch)
 	seedParts(t, x, 3)
 	renamePart(t, x, "1", "plain pass")
 	plain := x.passCost() // a pass that sends one effect and no note
@@ -203,7 +228,7 @@ func TestANoteWrittenBeforeAStopIsRemovedWhenTheCellIsFixedAfterTheRestartWithin
 	x.personNote("Part_System", "B2", "a person's note on the System tab")
 	mustT(t, x.Close())
 
-	y := openSyncedOn(t, dir, restarted(t, sheet), x.clock, parts)
+	y := openSyncedOn(t, dir, restarted(t, sheet), x.clock, parts, oneBatch)
 	y.typeIn("2", "qty", "7") // fixed while no note source knows the note
 	y.poll()
 	if p := y.part("2"); p.Qty != 7 || len(y.quarantine(partInput)["2"]) != 0 {

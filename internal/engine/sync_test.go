@@ -168,11 +168,16 @@ func TestRecoverableFailureStaysOnTheRetryPathAndIsNeverSuperseded(t *testing.T)
 	x.drain()
 }
 
+// oneBatch pins the dispatcher to one batch a pass (no parallel lanes):
+// for the tests of what one batchUpdate's fault does to every effect it
+// carries.
+func oneBatch(so *hikoutei.SyncOptions) { so.Workers = 1 }
+
 func TestC07_WriteAppliedThen503IsUncertainAndProbeSettlesIt(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []emulator.FaultKind{emulator.FaultApplyThen503, emulator.FaultApplyThenDrop} {
 		t.Run(string(kind), func(t *testing.T) {
-			x := openSynced(t, t.TempDir())
+			x := openSynced(t, t.TempDir(), oneBatch) // both effects in the faulted batchUpdate
 			commit(t, x.Store, &Airport{ID: "12", Name: "Twelve"})
 			x.emu.ScriptFaults(emulator.Fault{Kind: kind, Match: emulator.MatchWrites})
 			x.pass()
@@ -195,11 +200,42 @@ func TestC07_WriteAppliedThen503IsUncertainAndProbeSettlesIt(t *testing.T) {
 	}
 }
 
+// With parallel lanes (the default) a pass's System and Input rows go out
+// in two batchUpdates: a write applied then lost is only its own lane's,
+// so that lane's effect is uncertain and probed while the other lane's
+// applied; the probe settles it and no row is appended twice.
+func TestC07_LanesWriteAppliedThen503LeavesOnlyItsLaneUncertain(t *testing.T) {
+	t.Parallel()
+	x := openSynced(t, t.TempDir())
+	commit(t, x.Store, &Airport{ID: "12", Name: "Twelve"})
+	x.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultApplyThen503, Match: emulator.MatchWrites})
+	dispatches := x.disp.C.Dispatches.Load()
+	x.pass()
+	if n := x.disp.C.Dispatches.Load() - dispatches; n != 2 {
+		t.Fatalf("the pass went out in %d lanes, want 2", n)
+	}
+	if c := x.outbox(); c[aggregates.EffectUncertain] != 1 || c[aggregates.EffectApplied] != 1 {
+		t.Fatalf("after a lost response of one lane: %v", c)
+	}
+	x.clock.Advance(10 * time.Second)
+	x.pass()
+	if c := x.outbox(); c[aggregates.EffectApplied] != 2 || x.disp.C.Probes.Load() != 1 {
+		t.Fatalf("after the probe: %v, %d probes", c, x.disp.C.Probes.Load())
+	}
+	if n := len(x.rows("Airport_System")); n != 2 || x.rowOf("Airport_System", "12") == nil {
+		t.Fatalf("system tab has %d rows", n)
+	}
+}
+
 func TestProbingIsBoundedThenTerminalTimeout(t *testing.T) {
 	x := openSynced(t, t.TempDir())
 	commit(t, x.Store, &Airport{ID: "12", Name: "Twelve"})
 	x.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultApplyThen503, Match: emulator.MatchWrites})
 	x.pass()
+	uncertain := x.outbox()[aggregates.EffectUncertain] // the faulted batchUpdate's: both effects, or one lane's
+	if uncertain < 1 {
+		t.Fatalf("no effect uncertain after a lost response: %v", x.outbox())
+	}
 	for range 3 { // every probe's read fails: the question stays open
 		for range 6 {
 			x.emu.ScriptFaults(emulator.Fault{Kind: emulator.Fault503, Match: emulator.MatchReads})
@@ -211,13 +247,13 @@ func TestProbingIsBoundedThenTerminalTimeout(t *testing.T) {
 	for _, r := range x.inState(aggregates.EffectFailed, 10) {
 		codes = append(codes, fmt.Sprintf("%s/%v", r.LastCode, r.Terminal))
 	}
-	if len(codes) != 2 || codes[0] != aggregates.TerminalUncertainTimeout+"/true" {
+	if int64(len(codes)) != uncertain || codes[0] != aggregates.TerminalUncertainTimeout+"/true" {
 		t.Fatalf("after bounded probing: %v (outbox %v)", codes, x.outbox())
 	}
 }
 
 func TestSameEffectIDWithAnotherPayloadFailsClosed(t *testing.T) {
-	x := openSynced(t, t.TempDir())
+	x := openSynced(t, t.TempDir(), oneBatch) // the System row's write is the faulted one
 	commit(t, x.Store, &Airport{ID: "12", Name: "Twelve"})
 	x.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultApplyThen503, Match: emulator.MatchWrites})
 	x.pass()

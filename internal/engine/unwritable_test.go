@@ -124,8 +124,8 @@ func TestAProbedWriteRecordsItsMarkersOnce(t *testing.T) {
 	x := openInbound(t, t.TempDir(), nil)
 	commit(t, x.Store, &Part{ID: "1", Name: "bolt", Notes: tooLong})
 	x.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultApplyThen503, Match: emulator.MatchWrites})
-	x.pass()
-	if c := x.outbox(); c[aggregates.EffectUncertain] != 2 {
+	x.pass() // the lost response is one batchUpdate's: every effect, or one lane's
+	if c := x.outbox(); c[aggregates.EffectUncertain] < 1 || c[aggregates.EffectUncertain]+c[aggregates.EffectApplied] != 2 {
 		t.Fatalf("outbox after a lost response: %v", c)
 	}
 	x.drain()

@@ -53,6 +53,14 @@ func (p *Provider) Dispatch(ctx context.Context, w *sheetsio.Workbook, b sheetsi
 			return nil, err
 		}
 	}
+	return p.sendPlanned(ctx, ctr, w, b, snaps, check, read)
+}
+
+// sendPlanned is Dispatch after its read: it plans b against snaps (the
+// preflight's, or a blind append's with its check) and sends it, counting
+// the requests in ctr (ctx's counter). read is when the read began.
+func (p *Provider) sendPlanned(ctx context.Context, ctr *requestCounter, w *sheetsio.Workbook, b sheetsio.Batch,
+	snaps map[string]*sheetsio.TabSnapshot, check *blindCheck, read time.Time) (*sheetsio.DispatchResult, error) {
 	res := &sheetsio.DispatchResult{Strays: strayCounts(snaps)}
 	now := p.cfg.Now() // the authority mirror's and the receipts' time
 	units, err := planVerified(w, b, snaps, check, res, read, now)
