@@ -55,3 +55,32 @@ func TestI38_AStreamOfAnEarlierBuildKeepsEveryCommitWhileItsHostsSeal(t *testing
 	}
 	exactlyOnce(t, late)
 }
+
+func TestI38_AReplicatedPrimaryRunsItsRetentionPolicyAndItsStandbySealsTheSame(t *testing.T) {
+	x := newReplicated(t)
+	o := x.options(false)
+	o.Retention = hikoutei.Retention{KeepRecords: 5, MinBatch: 8}
+	primary, err := hikoutei.Open(ctx, t.TempDir(), o, airports...)
+	mustT(t, err)
+	t.Cleanup(func() { primary.Close() })
+	so := x.options(true)
+	so.Retention = o.Retention
+	standby, err := hikoutei.Open(ctx, t.TempDir(), so, airports...)
+	mustT(t, err)
+	t.Cleanup(func() { standby.Close() })
+	if st := standby.Health().RetentionStatus; st.State != hikoutei.RetentionNotRunning || st.Reason == "" {
+		t.Fatalf("a standby's retention: %+v, want not_running with the reason", st)
+	}
+	commitAirports(t, primary, "A", 20)
+	eventually(t, "the primary's policy seals", func() bool { return primary.Health().RetentionStatus.Seals > 0 })
+	if st := primary.Health().RetentionStatus; st.State != hikoutei.RetentionOn {
+		t.Fatalf("a replicated primary's retention: %+v", st)
+	}
+	x.caughtUp(standby)
+	segs := segmentsOf(t, primary)
+	if got := segmentsOf(t, standby); len(got) != len(segs) || len(got) == 0 || got[len(got)-1] != segs[len(segs)-1] {
+		t.Fatalf("standby's segments %+v, the primary's %+v", got, segs)
+	}
+	sameSegments(t, primary, standby, segs)
+	exactlyOnce(t, standby)
+}
