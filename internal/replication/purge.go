@@ -26,16 +26,6 @@ func (l *Log) First(ctx context.Context) (uint64, error) {
 	return max(st.FirstSeq, 1), nil
 }
 
-// Purgeable reports whether the stream allows purges (a stream an
-// earlier build created denies them). Errors: as First.
-func (l *Log) Purgeable(ctx context.Context) (bool, error) {
-	s, err := l.js.Stream(ctx, l.stream)
-	if err != nil {
-		return false, classify(err, "stream "+l.stream)
-	}
-	return !s.CachedInfo().Config.DenyPurge, nil
-}
-
 // CommitOf returns the stream sequence of the commit that holds the log
 // record seq, searching the commits the stream holds (each holds the
 // records after its predecessor's, in order). ok is false when the
