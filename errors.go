@@ -166,6 +166,16 @@ var (
 	// ErrReplicationNoPrimaryYet (replication_no_primary_yet): a standby was opened on a replicated
 	// store no primary has written yet; start the primary first.
 	ErrReplicationNoPrimaryYet = engine.ErrStandbyTooEarly
+	// ErrReplicationStreamPurged (replication_stream_purged): a standby (or a
+	// primary catching up) needs commits its stream no longer holds: every
+	// host sealed them and the stream purged them. Restore a backup of a
+	// host of the store taken after them, then follow the stream.
+	ErrReplicationStreamPurged = engine.ErrStreamPurged
+	// ErrReplicaSegmentMismatch (replica_segment_mismatch): applying a
+	// replicated seal, this host built from its own records a segment
+	// other than the one the primary's seal vouches for (range, chain,
+	// counts or file digest); nothing was applied (*events.SegmentError).
+	ErrReplicaSegmentMismatch = events.ErrReplicaSegmentMismatch
 	// ErrLeaseHeld (lease_held): a live writer holds the store's lease.
 	ErrLeaseHeld = events.ErrLeaseHeld
 	// ErrStaleWriterFence (stale_writer_fence): this store's writer lease was taken over; its

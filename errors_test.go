@@ -41,6 +41,7 @@ var rootSentinels = map[string]error{
 	"ErrAsOfOutOfRange":    hikoutei.ErrAsOfOutOfRange,
 	"ErrReplicationFenced": hikoutei.ErrReplicationFenced, "ErrReplicationTakeoverFailed": hikoutei.ErrReplicationTakeoverFailed,
 	"ErrReplicationNoPrimaryYet": hikoutei.ErrReplicationNoPrimaryYet, "ErrLeaseHeld": hikoutei.ErrLeaseHeld,
+	"ErrReplicationStreamPurged": hikoutei.ErrReplicationStreamPurged, "ErrReplicaSegmentMismatch": hikoutei.ErrReplicaSegmentMismatch,
 	"ErrStaleWriterFence": hikoutei.ErrStaleWriterFence, "ErrNotAStore": hikoutei.ErrNotAStore,
 	"ErrSyncStartup": hikoutei.ErrSyncStartup, "ErrSyncRouteEmpty": hikoutei.ErrSyncRouteEmpty, "ErrSyncRouteSpreadsheetTwice": hikoutei.ErrSyncRouteSpreadsheetTwice, "ErrSyncRouteEntityTwice": hikoutei.ErrSyncRouteEntityTwice, "ErrSyncRouteEntityUnknown": hikoutei.ErrSyncRouteEntityUnknown, "ErrSyncBlocked": hikoutei.ErrSyncBlocked, "ErrSyncNotProvisioned": hikoutei.ErrSyncNotProvisioned, "ErrSyncNotConfigured": hikoutei.ErrSyncNotConfigured, "ErrWakeSecretInvalid": hikoutei.ErrWakeSecretInvalid, "ErrLogDamaged": hikoutei.ErrLogDamaged, "ErrMirrorBehind": hikoutei.ErrMirrorBehind, "ErrLogFileReplaced": hikoutei.ErrLogFileReplaced, "ErrTargetInsideStore": hikoutei.ErrTargetInsideStore, "ErrSyncDiverged": hikoutei.ErrSyncDiverged,
 	"ErrConflictOpen": hikoutei.ErrConflictOpen, "ErrConflictNotFound": hikoutei.ErrConflictNotFound,

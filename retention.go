@@ -27,8 +27,8 @@ const DefaultRetentionMinBatch = retention.DefaultMinBatch
 // so that segments are not tiny. The store checks as records are appended
 // (every quarter of MinBatch) and once at Open. Records the read model has
 // not applied, and those of the streams a store reads when it opens, stay
-// in log.db. A replicated store (primary or standby) does not run it:
-// Health().RetentionStatus says not_running. A failed seal shows in
+// in log.db. A replicated primary runs it (its standbys seal what it
+// seals); a standby does not: Health().RetentionStatus says not_running. A failed seal shows in
 // Health().Retention (retention_failing) and the metrics; commits go on.
 type Retention struct {
 	MaxAge        time.Duration

@@ -38,8 +38,10 @@ type SealReport struct {
 // old records"). Reads of old events (Replay, AsOf, subscriptions, the
 // audit) read through the segments; opening the store never does. Records
 // the read model has not applied, and the records of the streams a store
-// reads when it opens, stay in log.db. Errors: ErrSealRefused (nothing to
-// seal, both or neither of Below and Keep, a replicated store, a standby);
+// reads when it opens, stay in log.db. A replicated primary's seal reaches
+// its standbys through the stream, which then drops what every host
+// sealed (docs/replication.md, "Retention"). Errors: ErrSealRefused
+// (nothing to seal, both or neither of Below and Keep, a standby);
 // ErrChainBroken when the records to seal do not continue the chain;
 // ErrSegmentDamaged when the file read back differs; ErrStoreClosed;
 // ErrStaleWriterFence; I/O errors.

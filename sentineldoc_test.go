@@ -82,6 +82,8 @@ var rootErrors = map[string]error{
 	"ErrRestoreSource":               ErrRestoreSource,
 	"ErrRestoreTarget":               ErrRestoreTarget,
 	"ErrSealRefused":                 ErrSealRefused,
+	"ErrReplicaSegmentMismatch":      ErrReplicaSegmentMismatch,
+	"ErrReplicationStreamPurged":     ErrReplicationStreamPurged,
 	"ErrRetentionFailing":            ErrRetentionFailing,
 	"ErrSegmentDamaged":              ErrSegmentDamaged,
 	"ErrSegmentStoreUnavailable":     ErrSegmentStoreUnavailable,

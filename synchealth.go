@@ -284,6 +284,17 @@ type ReplicationHealth struct {
 	Epoch uint64
 	// Head is the last stream commit this store holds.
 	Head uint64
+	// SealedThrough is the last record this host's sealed segments hold
+	// (0: none). StreamFirst is the first commit the stream held when
+	// this process last looked (after a purge on the primary, when a
+	// standby started following; 0: not looked at): the commits before
+	// it were sealed on every host and purged (docs/replication.md,
+	// "Retention").
+	SealedThrough, StreamFirst uint64
+	// Purge is the last purge's failure (nil: none failed since); a
+	// stream an earlier build created denies purges and keeps every
+	// commit.
+	Purge error
 }
 
 // ReplicationRole is a replicated store's role.
@@ -308,7 +319,8 @@ func healthOf(e engine.Health) Health {
 		h.MirrorLag = &l
 	}
 	if r := e.Replication; r != nil {
-		h.Replication = &ReplicationHealth{Role: ReplicationRole(r.Role), Store: r.Store, Epoch: r.Epoch, Head: r.Head}
+		h.Replication = &ReplicationHealth{Role: ReplicationRole(r.Role), Store: r.Store, Epoch: r.Epoch, Head: r.Head,
+			SealedThrough: r.SealedThrough, StreamFirst: r.StreamFirst, Purge: r.Purge}
 	}
 	retentionHealth(e.Retention, &h)
 	return h

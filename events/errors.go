@@ -125,6 +125,13 @@ var (
 	// move what must stay in log.db (a replicated log, a retention point
 	// past what the caller allows, a range crossing a salvage's holes).
 	ErrSealRefused = errors.New("seal_refused")
+	// ErrReplicaSegmentMismatch: a standby (or a primary catching up)
+	// applying a replicated segment.sealed event built, from its own
+	// copy of the records, a segment that is not the one the event
+	// vouches for (another range, chain value, record count or file
+	// digest): the commit is not applied and nothing is removed. See
+	// *SegmentError for its name.
+	ErrReplicaSegmentMismatch = errors.New("replica_segment_mismatch")
 
 	// ErrStaleWriterFence: an append or lease operation carried an epoch or
 	// fencing token that is not the current live lease's (I01).
@@ -171,7 +178,7 @@ func (e *CorruptRecordError) Unwrap() error { return ErrCorruptRecord }
 // not use. It wraps ErrSegmentMissing, ErrSegmentDamaged or
 // ErrSegmentStoreUnavailable.
 type SegmentError struct {
-	Err    error  // ErrSegmentMissing, ErrSegmentDamaged or ErrSegmentStoreUnavailable
+	Err    error  // ErrSegmentMissing, ErrSegmentDamaged, ErrSegmentStoreUnavailable or ErrReplicaSegmentMismatch
 	Name   string // the segment's file name
 	Reason string // short description
 }
@@ -180,8 +187,7 @@ func (e *SegmentError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", e.Err, e.Name, e.Reason)
 }
 
-// Unwrap returns ErrSegmentMissing, ErrSegmentDamaged or
-// ErrSegmentStoreUnavailable.
+// Unwrap returns Err.
 func (e *SegmentError) Unwrap() error { return e.Err }
 
 // ChainBrokenError names the first sequence at which the hash chain of a

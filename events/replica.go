@@ -71,8 +71,21 @@ func (l *Log) ApplyReplica(replica uint64, records [][]byte) error {
 	if l.closed.Load() {
 		return ErrLogClosed
 	}
+	seals, err := l.replicaSeals(replica, records)
+	if err != nil {
+		return err
+	}
 	return l.guarded("apply replica", func() error {
-		return l.update(func(tx *bolt.Tx) error { return applyReplica(tx, replica, records) })
+		return l.update(func(tx *bolt.Tx) error {
+			err := applyReplica(tx, replica, records)
+			if errors.Is(err, errReplicaHeld) {
+				return nil // the log holds it: nothing to do, nothing to seal
+			}
+			if err != nil {
+				return err
+			}
+			return seals.remove(tx)
+		})
 	})
 }
 
@@ -80,7 +93,7 @@ func applyReplica(tx *bolt.Tx, replica uint64, records [][]byte) error {
 	meta := tx.Bucket(bucketMeta)
 	have := getU64(meta, metaReplica)
 	if replica <= have {
-		return nil
+		return errReplicaHeld
 	}
 	if replica != have+1 {
 		return &ReplicaGapError{Have: have, Got: replica}

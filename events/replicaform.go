@@ -21,6 +21,13 @@ func ReplicaForm(rec []byte) ([]byte, error) {
 	return encodeHeader(&r.h, r.payload), nil
 }
 
+// RecordSeq returns the sequence a stored or replicated record claims.
+// Errors: *CorruptRecordError when rec is torn.
+func RecordSeq(rec []byte) (uint64, error) {
+	r, err := parseRaw(0, rec)
+	return r.h.Seq, err
+}
+
 // ReadRecords calls fn with every stored record with seq >= from, in
 // order, as stored (checksum included; rec is a copy fn may keep). The
 // records are not decoded: their checksums are checked by whoever reads

@@ -34,7 +34,8 @@ type sealPlan struct {
 	first, last uint64
 	firstLink   ChainHash
 	lastHash    ChainHash
-	sealed      segRecords // the records moving to the segment
+	sealed      segRecords // the records moving to the segment, as log.db stores them
+	file        segRecords // the segment's records: sealed, in replica form for a replicated log
 	kept        segRecords // the records of kept streams staying in log.db
 	refs        []indexRef // the stream index entries of the sealed records
 }
@@ -53,16 +54,15 @@ type sealPlan struct {
 // vouches for. Readers
 // (ReadFrom, ReadStream, VerifyChain from the genesis value) read
 // through the segments; opening the log and VerifyChain from a checkpoint
-// never read them. Errors: ErrSealRefused (a replicated log, nothing to
+// never read them. A replicated log seals its records in replica form
+// (fileForm), and its standbys seal the same range when they apply the
+// segment.sealed event (ApplyReplica). Errors: ErrSealRefused (nothing to
 // seal, a range crossing a salvage's holes, a seal meanwhile);
 // *ChainBrokenError when the records to seal do not continue the chain;
 // *SegmentError when the file read back differs or cannot be read;
 // ErrSegmentStoreUnavailable when the store refuses the write; the
 // errors of Append.
 func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
-	if l.repl != nil {
-		return SealReport{}, fmt.Errorf("%w: a replicated log keeps its records (its stream's retention is not this log's)", ErrSealRefused)
-	}
 	p, err := l.planSeal(below)
 	if err != nil {
 		return SealReport{}, err
@@ -73,7 +73,7 @@ func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
 		return SealReport{}, fmt.Errorf("seal %s: %w", seg.Name, err)
 	}
 	rep := SealReport{Path: l.segmentPath(seg.Name), Replaced: there}
-	if seg.Size, seg.Digest, err = l.putSegment(seg.Name, p.sealed); err != nil {
+	if seg.Size, seg.Digest, err = l.putSegment(seg.Name, p.file); err != nil {
 		return rep, err
 	}
 	failpoint.Inject(failpoint.SealAfterSync)
@@ -174,6 +174,26 @@ func (l *Log) readPlan(p *sealPlan) error {
 		return &ChainBrokenError{Seq: w.rep.Head + 1, Reason: "the record is missing"}
 	}
 	p.lastHash = w.c
+	return p.fileForm(l.repl != nil)
+}
+
+// fileForm sets the segment's records: the sealed ones as stored, or in
+// replica form (the fencing token left out) when replica is set, so that
+// every host of a replicated store, whose standbys hold the records in
+// that form, builds the same file from its own log (sealreplica.go).
+func (p *sealPlan) fileForm(replica bool) error {
+	if !replica {
+		p.file = p.sealed
+		return nil
+	}
+	p.file = make(segRecords, len(p.sealed))
+	for i, r := range p.sealed {
+		raw, err := ReplicaForm(r.raw)
+		if err != nil {
+			return err
+		}
+		p.file[i] = segRecord{seq: r.seq, raw: raw}
+	}
 	return nil
 }
 
@@ -213,7 +233,7 @@ func (l *Log) checkWritten(seg SegmentSealed, p *sealPlan) error {
 	}
 	damaged := &SegmentError{Err: ErrSegmentDamaged, Name: seg.Name, Reason: "read back, it differs from what was written"}
 	for i, r := range back {
-		if r.seq != p.sealed[i].seq || !bytes.Equal(r.raw, p.sealed[i].raw) {
+		if i >= len(p.file) || r.seq != p.file[i].seq || !bytes.Equal(r.raw, p.file[i].raw) {
 			return damaged
 		}
 	}

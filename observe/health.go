@@ -172,12 +172,18 @@ type TabHealthReport struct {
 }
 
 // ReplicationReport is a replicated store's role: primary, standby or
-// fenced; epoch the lease epoch; head the last stream commit it holds.
+// fenced; epoch the lease epoch; head the last stream commit it holds;
+// sealed_through the last record its sealed segments hold; stream_first
+// the first commit the stream held when it last looked (the ones before
+// were sealed and purged); purge the last purge's failure.
 type ReplicationReport struct {
-	Role  string `json:"role"`
-	Store string `json:"store"`
-	Epoch uint64 `json:"epoch"`
-	Head  uint64 `json:"head"`
+	Role          string `json:"role"`
+	Store         string `json:"store"`
+	Epoch         uint64 `json:"epoch"`
+	Head          uint64 `json:"head"`
+	SealedThrough uint64 `json:"sealed_through,omitempty"`
+	StreamFirst   uint64 `json:"stream_first,omitempty"`
+	Purge         string `json:"purge,omitempty"`
 }
 
 // HealthSource is what HealthHandler reads; a *hikoutei.Store is one.
@@ -288,7 +294,12 @@ func replicationReport(r *hikoutei.ReplicationHealth) *ReplicationReport {
 	if r == nil {
 		return nil
 	}
-	return &ReplicationReport{Role: string(r.Role), Store: r.Store, Epoch: r.Epoch, Head: r.Head}
+	rep := &ReplicationReport{Role: string(r.Role), Store: r.Store, Epoch: r.Epoch, Head: r.Head,
+		SealedThrough: r.SealedThrough, StreamFirst: r.StreamFirst}
+	if r.Purge != nil {
+		rep.Purge = r.Purge.Error()
+	}
+	return rep
 }
 
 func errText(err error) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/internal/replication"
 )
 
 // Sentinel errors of the engine (stable snake_case codes). The root
@@ -113,6 +114,11 @@ var (
 	// primary has written yet (the stream names no store id): start the
 	// primary first.
 	ErrStandbyTooEarly = errors.New("replication_no_primary_yet")
+	// ErrStreamPurged: a standby (or a primary catching up) needs commits
+	// its replicated stream no longer holds: they were sealed on every
+	// host and purged (*replication.PurgedError names them). It is
+	// replication.ErrStreamPurged.
+	ErrStreamPurged = replication.ErrStreamPurged
 	// ErrNotARowTab: a reconciliation named a tab that shows no entity
 	// rows (or is not in the layout).
 	ErrNotARowTab = errors.New("not_a_row_tab")

@@ -70,6 +70,16 @@ type ReplicationHealth struct {
 	Epoch uint64
 	// Head is the last stream commit this store holds.
 	Head uint64
+	// SealedThrough is the last record this host's segments hold (0:
+	// none): every record up to it is in a segment or kept in log.db.
+	// StreamFirst is the first commit the stream held when this process
+	// last looked (after a purge on the primary, when a standby started
+	// following; 0: not looked at); the commits before it were purged.
+	SealedThrough, StreamFirst uint64
+	// Purge is the last purge's failure (nil: none, or it succeeded); a
+	// stream an earlier build created denies purges and keeps every
+	// commit.
+	Purge error
 }
 
 // replState is the replicated side of an engine.
@@ -97,6 +107,7 @@ type replState struct {
 	storeID string
 	keysMu  sync.Mutex
 	keys    *replication.KeyStream // opened by the first KeyStream
+	sealing replSealState
 }
 
 // KeyStream returns the replicated store's key stream, opening (creating)
@@ -268,13 +279,15 @@ func (e *Engine) openReplicatedPrimary(entities Entities) error {
 	return nil
 }
 
-// becamePrimary starts the lease renewal and says so.
+// becamePrimary starts the lease renewal and says so, then redoes a
+// purge of the stream a crash may have skipped (purgeSealed).
 func (e *Engine) becamePrimary() {
 	r := e.repl
 	r.setRole(RolePrimary)
 	r.wg.Add(1)
 	go e.renewLoop()
 	e.log.Info("replication: primary", "store", r.store, "epoch", r.mine.Load().Epoch, "holder", r.cfg.Holder)
+	e.purgeSealed()
 }
 
 // acquireReplicated takes the lease across hosts, waiting (on the store
@@ -481,6 +494,7 @@ func (e *Engine) replicationHealth() *ReplicationHealth {
 	if l := e.Log(); l != nil {
 		h.Head, _ = l.ReplicaHead()
 	}
+	e.sealHealth(h)
 	return h
 }
 

@@ -38,9 +38,10 @@ type RetentionStatus struct {
 	FailingSince time.Time
 }
 
-// notRunningReplicated is why a replicated store (primary or standby)
-// does not run its retention policy.
-const notRunningReplicated = "a replicated store keeps its records: its stream's retention is not this log's"
+// notRunningStandby is why a standby does not run its retention policy:
+// it seals what its primary seals, when it applies the primary's
+// segment.sealed (docs/replication.md, "Retention").
+const notRunningStandby = "a standby seals what its primary seals (it applies the primary's seals from the stream)"
 
 // retainer runs the background seals beside the writer.
 type retainer struct {
@@ -56,11 +57,11 @@ type retainer struct {
 	changed chan struct{} // closed (and replaced) when a seal's outcome is recorded
 }
 
-// startRetention starts the retainer when a policy is set and the store
-// seals (not replicated), and rings it once for what the log already
-// holds.
+// startRetention starts the retainer when a policy is set (the writer
+// starts it: a standby runs none until it takes over), and rings it once
+// for what the log already holds.
 func (e *Engine) startRetention() {
-	if !e.cfg.Retention.On() || e.cfg.Replication != nil {
+	if !e.cfg.Retention.On() {
 		return
 	}
 	r := &retainer{policy: e.cfg.Retention, bell: make(chan struct{}, 1), ready: make(chan struct{}), done: make(chan struct{}),
@@ -230,8 +231,8 @@ func (e *Engine) RetentionStatus() RetentionStatus {
 	switch {
 	case !e.cfg.Retention.On():
 		return RetentionStatus{State: RetentionOff}
-	case e.cfg.Replication != nil:
-		return RetentionStatus{State: RetentionNotRunning, Reason: notRunningReplicated}
+	case e.retain == nil && e.cfg.Replication != nil && e.cfg.Replication.Standby:
+		return RetentionStatus{State: RetentionNotRunning, Reason: notRunningStandby}
 	case e.retain == nil:
 		return RetentionStatus{State: RetentionOn}
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/retention"
 )
 
-func TestRetentionStatusOfAReplicatedStoreSaysItDoesNotRun(t *testing.T) {
+func TestRetentionStatusOfAStandbySaysItDoesNotRun(t *testing.T) {
 	cases := []struct {
 		name string
 		cfg  Config
@@ -14,12 +14,11 @@ func TestRetentionStatusOfAReplicatedStoreSaysItDoesNotRun(t *testing.T) {
 	}{
 		{"no policy", Config{}, RetentionOff},
 		{"no policy, replicated", Config{Replication: &ReplicationConfig{Standby: true}}, RetentionOff},
-		{"policy, replicated primary", Config{Retention: retention.Policy{KeepRecords: 5}, Replication: &ReplicationConfig{}}, RetentionNotRunning},
 		{"policy, standby", Config{Retention: retention.Policy{MaxAge: 1}, Replication: &ReplicationConfig{Standby: true}}, RetentionNotRunning},
 	}
 	for _, c := range cases {
 		e := &Engine{cfg: c.cfg}
-		e.startRetention() // a replicated store starts no retainer
+		// a standby starts no retainer (its writer, which starts it, runs from a takeover on)
 		got := e.RetentionStatus()
 		if got.State != c.want || e.retain != nil || (c.want == RetentionNotRunning) != (got.Reason != "") {
 			t.Errorf("%s: %+v (retainer %v)", c.name, got, e.retain != nil)

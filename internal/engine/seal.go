@@ -10,8 +10,11 @@ import (
 // (events.Log.Seal) on the writer goroutine, between group commits, and
 // projects the segment.sealed event. It never seals what the read model
 // has not applied: below is lowered to the read model's checkpoint + 1, so
-// that opening the store never replays a sealed record. Errors:
-// events.ErrSealRefused (a standby, a replicated log, nothing to seal);
+// that opening the store never replays a sealed record. A replicated
+// primary's seal is one more commit of the stream, which its standbys
+// apply by sealing the same records; then the stream drops what every
+// host sealed (purgeSealed; its failure does not fail the seal). Errors:
+// events.ErrSealRefused (a standby, nothing to seal);
 // the errors of events.Log.Seal; ErrStoreClosed.
 func (e *Engine) Seal(below uint64) (events.SealReport, error) {
 	var rep events.SealReport
@@ -37,5 +40,8 @@ func (e *Engine) Seal(below uint64) (events.SealReport, error) {
 		e.afterCommit(false)
 		return err
 	})
+	if err == nil {
+		e.purgeSealed()
+	}
 	return rep, err
 }

@@ -127,6 +127,7 @@ func (e *Engine) follow(ctx context.Context) {
 		if err == nil {
 			var have uint64
 			if have, err = sb.log.ReplicaHead(); err == nil {
+				e.noteStreamFirst(ctx)
 				err = e.repl.stream.Follow(ctx, have+1, e.applyFollowed)
 			}
 		}

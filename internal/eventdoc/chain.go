@@ -67,7 +67,8 @@ func chainSection() []string {
 		"### Sealed segments",
 		fmt.Sprintf("`hikoutei seal` (`Store.Seal`) moves older records out of `log.db` into a **sealed segment**: a "+
 			"zstd-compressed, read-only file in the store's `segments` folder holding the records byte for byte as "+
-			"`log.db` stored them, so the chain runs through it unchanged. The file is named by its first and last "+
+			"`log.db` stored them (a replicated store's: without the fencing token, as every standby holds them, so "+
+			"each standby builds the same file when it applies the seal), so the chain runs through it unchanged. The file is named by its first and last "+
 			"sequences and the first 16 hex digits of the chain values before and after it, written (mode `0600`), synced, "+
 			"read back and checked (every record, the chain) before the log vouches for it: a `%s` event with its name, "+
 			"range, chain values and SHA-256, committed in the transaction that removes its records from `log.db` and "+

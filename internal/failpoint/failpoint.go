@@ -63,6 +63,7 @@ const (
 	KeyringBeforeRename      = "keyring.before_rename"       // keyring.Ring.Destroy: the rewritten key file synced, not renamed over keys.db
 	SealBeforeCommit         = "seal.before_commit"          // events.Log.Seal: segment.sealed appended and records removed, bbolt commit not yet
 	SealAfterCommit          = "seal.after_commit"           // events.Log.Seal: segment.sealed committed (records gone from log.db), strays of earlier seals not removed
+	ReplicationBeforePurge   = "replication.before_purge"    // engine (a replicated primary): a seal committed and acknowledged by the stream, the stream's purge of what every host sealed not done (an error action skips it, as a crash would)
 	CompactAfterCopy         = "compact.after_copy"          // events.Compact: log.db.compact written and synced, not verified
 	CompactBeforeRename      = "compact.before_rename"       // events.Compact: the copy verified, not renamed over log.db
 )
@@ -71,15 +72,16 @@ const (
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
 	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit,
 	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealAfterReadBack, SealBeforeCommit, SealAfterCommit, EraseAfterEvent, KeyringBeforeRename,
-	CompactAfterCopy, CompactBeforeRename}
+	CompactAfterCopy, CompactBeforeRename, ReplicationBeforePurge}
 
 // Workload lists the failpoints the crash campaign's workload reaches
 // (commits, dispatches, snapshots, restarts, background seals, erasures,
 // an offline compaction before some opens): Names without the ones only
 // what the workload does not do reaches (adopt and a change of the
-// entities' shape have their own crash tests).
+// entities' shape have their own crash tests, and the workload runs no
+// replicated store).
 var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool {
-	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate
+	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == ReplicationBeforePurge
 })
 
 // InjectedError is what Err returns when an "eio" or "enospc" action

@@ -38,7 +38,12 @@ var (
 	// ErrCorruptCommit: a stream message is not a well-formed commit.
 	ErrCorruptCommit = errors.New("replication_corrupt_commit")
 	// ErrGap: a reader saw a stream sequence other than the next one.
-	ErrGap = errors.New("replication_gap")
+	// ErrStreamPurged: a reader needs commits the stream no longer holds:
+	// they were purged once every host had sealed them (Purge). A log
+	// behind that point is brought up from a backup of a host, not from
+	// the stream. See *PurgedError.
+	ErrStreamPurged = errors.New("replication_stream_purged")
+	ErrGap          = errors.New("replication_gap")
 	// ErrLeaseHeld: another holder's live lease may not be taken over yet
 	// (I02). See *LeaseHeldError.
 	ErrLeaseHeld = errors.New("replication_lease_held")
@@ -67,3 +72,19 @@ func (e *LeaseHeldError) Error() string {
 
 // Unwrap returns ErrLeaseHeld.
 func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
+
+// PurgedError names the commit a reader needed and the stream's first.
+type PurgedError struct {
+	Stream      string
+	Need, First uint64
+}
+
+// Error returns "replication_stream_purged: …".
+func (e *PurgedError) Error() string {
+	return fmt.Sprintf("%s: %s needs commit %d, the stream starts at %d (the commits before it were sealed and purged): "+
+		"restore a backup of a host of the store taken after commit %d, then follow the stream",
+		ErrStreamPurged, e.Stream, e.Need, e.First, e.First-1)
+}
+
+// Unwrap returns ErrStreamPurged.
+func (e *PurgedError) Unwrap() error { return ErrStreamPurged }

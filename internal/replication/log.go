@@ -72,9 +72,10 @@ type Log struct {
 }
 
 // Open returns the log of cfg.Store over nc, creating its stream when
-// missing: file storage, cfg.Replicas replicas, one subject, nothing ever
-// discarded (no limits; a full stream refuses new commits), deletes and
-// purges denied. An existing stream must capture Subject(store) and have
+// missing: file storage, cfg.Replicas replicas, one subject, nothing
+// discarded by limits (a full stream refuses new commits), deletes
+// denied; purges allowed, for Purge (a stream an earlier build created
+// denies them, and JetStream cannot lift that: it keeps every commit). An existing stream must capture Subject(store) and have
 // at least cfg.Replicas replicas. Errors: ErrConfigInvalid,
 // ErrUnavailable, ErrRejected.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
@@ -129,7 +130,6 @@ func (l *Log) streamConfig() jetstream.StreamConfig {
 		MaxBytes:    -1,
 		Discard:     jetstream.DiscardNew,
 		DenyDelete:  true,
-		DenyPurge:   true,
 	}
 }
 

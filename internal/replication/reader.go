@@ -15,7 +15,7 @@ type ApplyFunc func(Commit) error
 // ReadFrom delivers the commits from sequence from (1 = the first)
 // through the stream's head as of the call, in order, then returns nil.
 // A standby catches up with it before it follows. Errors: fn's error,
-// ErrGap, ErrCorruptCommit, ErrUnavailable, ErrRejected, ctx.Err().
+// ErrStreamPurged (*PurgedError), ErrGap, ErrCorruptCommit, ErrUnavailable, ErrRejected, ctx.Err().
 func (l *Log) ReadFrom(ctx context.Context, from uint64, fn ApplyFunc) error {
 	head, err := l.Head(ctx)
 	if err != nil {
@@ -24,6 +24,9 @@ func (l *Log) ReadFrom(ctx context.Context, from uint64, fn ApplyFunc) error {
 	from = max(from, 1)
 	if from > head {
 		return nil
+	}
+	if err := l.held(ctx, from); err != nil {
+		return err
 	}
 	return l.consume(ctx, from, head, fn)
 }
@@ -35,7 +38,20 @@ func (l *Log) ReadFrom(ctx context.Context, from uint64, fn ApplyFunc) error {
 // server fails, so a node restart neither skips nor repeats a commit.
 // Errors: as ReadFrom.
 func (l *Log) Follow(ctx context.Context, from uint64, fn ApplyFunc) error {
+	if err := l.held(ctx, max(from, 1)); err != nil {
+		return err
+	}
 	return l.consume(ctx, max(from, 1), 0, fn)
+}
+
+// held checks that the stream still holds commit from (a purge keeps
+// the commits from its point on). Errors: *PurgedError, as Head.
+func (l *Log) held(ctx context.Context, from uint64) error {
+	first, err := l.First(ctx)
+	if err == nil && from < first {
+		err = &PurgedError{Stream: l.stream, Need: from, First: first}
+	}
+	return err
 }
 
 // consume reads from `from` until `until` (0 = never).
