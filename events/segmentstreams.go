@@ -1,0 +1,175 @@
+package events
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"sync/atomic"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The segment streams index (bucketSegStreams) says which sealed
+// segments hold a stream's versions, so that reading a stream's sealed
+// history (ReadStream, eventAt) reads only those segments rather than
+// every one back to its first version. A seal writes it in its
+// transaction, next to its manifest entry (remove):
+//   - per stream of the segment, key 's' ‖ stream ‖ 0 ‖ its lowest
+//     version there (BE) → the segment's first sequence (BE) ‖ its
+//     highest version there (BE): a segment holds a contiguous run of
+//     each stream's versions, since versions grow with sequences;
+//   - per segment, key 'g' ‖ its first sequence (BE) → the number of its
+//     streams (BE): the segment is indexed.
+//
+// A segment without its 'g' key (sealed by an earlier build, or copied
+// by a salvage, which leaves the bucket behind) is read as before. The
+// index is not vouched for by the chain, so a read trusts it only as far
+// as it checks: the segments it names must give every version asked for,
+// each once (segments are vouched for by their digests; a stream has one
+// record per version). Anything short of that — an entry damaged or
+// missing — and the read scans every segment, as without the index, and
+// counts a fallback (SegmentReadStats).
+var bucketSegStreams = []byte("segment_streams")
+
+const (
+	segStreamsEntry  = 's'
+	segStreamsMarker = 'g'
+)
+
+// useSegStreams turns the index off for readers (benchmarks compare).
+var useSegStreams = true
+
+// streamRuns are a seal's runs of versions by stream: [lowest, highest].
+type streamRuns map[string][2]uint64
+
+// note adds version of stream to the runs.
+func (r streamRuns) note(stream string, version uint64) {
+	run, ok := r[stream]
+	if !ok {
+		run[0] = version
+	}
+	run[0], run[1] = min(run[0], version), max(run[1], version)
+	r[stream] = run
+}
+
+// segStreamKey is the index key of stream's run from version low.
+func segStreamKey(stream string, low uint64) []byte {
+	k := make([]byte, 0, len(stream)+10)
+	k = append(k, segStreamsEntry)
+	k = append(k, stream...)
+	k = append(k, 0)
+	return append(k, u64(low)...)
+}
+
+// segMarkerKey is the key marking the segment starting at first indexed.
+func segMarkerKey(first uint64) []byte {
+	return append([]byte{segStreamsMarker}, u64(first)...)
+}
+
+// indexSegmentStreams records in tx which streams the segment starting
+// at first holds and their runs of versions, and marks it indexed.
+func indexSegmentStreams(tx *bolt.Tx, first uint64, runs streamRuns) error {
+	b, err := tx.CreateBucketIfNotExists(bucketSegStreams)
+	if err != nil {
+		return fmt.Errorf("create bucket %s: %w", bucketSegStreams, err)
+	}
+	streams := make([]string, 0, len(runs))
+	for s := range runs {
+		streams = append(streams, s)
+	}
+	sort.Strings(streams)
+	for _, s := range streams {
+		v := append(u64(first), u64(runs[s][1])...)
+		if err := b.Put(segStreamKey(s, runs[s][0]), v); err != nil {
+			return err
+		}
+	}
+	return b.Put(segMarkerKey(first), u64(uint64(len(runs))))
+}
+
+// streamSegments is what the index says of a stream's versions: the
+// segments (by first sequence) it names for them and the segments it
+// indexes at all; nil when it indexes none.
+type streamSegments struct {
+	named, indexed map[uint64]bool
+}
+
+// skips reports whether a read of the stream may leave out the segment
+// starting at first: indexed, and not named.
+func (s *streamSegments) skips(first uint64) bool {
+	return s != nil && s.indexed[first] && !s.named[first]
+}
+
+// readStreamSegments reads in tx the segments the index names for the
+// versions from..to-1 of stream (nil: no segment indexed). A malformed
+// entry leaves its segment out: the read checks what it found.
+func readStreamSegments(tx *bolt.Tx, stream string, from, to uint64) *streamSegments {
+	b := tx.Bucket(bucketSegStreams)
+	if b == nil || !useSegStreams {
+		return nil
+	}
+	s := &streamSegments{named: map[uint64]bool{}, indexed: map[uint64]bool{}}
+	c := b.Cursor()
+	for k, _ := c.Seek([]byte{segStreamsMarker}); len(k) == 9 && k[0] == segStreamsMarker; k, _ = c.Next() {
+		s.indexed[binary.BigEndian.Uint64(k[1:])] = true
+	}
+	if len(s.indexed) == 0 {
+		return nil
+	}
+	prefix := segStreamKey(stream, 0)[:len(stream)+2]
+	k, v := c.Seek(segStreamKey(stream, from))
+	if k == nil || !bytes.Equal(k, segStreamKey(stream, from)) {
+		k, v = c.Prev() // the run starting below from may reach it
+	}
+	if k == nil || !bytes.HasPrefix(k, prefix) {
+		k, v = c.Seek(prefix)
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != len(prefix)+8 || len(v) != 16 {
+			continue
+		}
+		low, high := binary.BigEndian.Uint64(k[len(prefix):]), binary.BigEndian.Uint64(v[8:])
+		if low >= to {
+			break
+		}
+		if high >= from {
+			s.named[binary.BigEndian.Uint64(v)] = true
+		}
+	}
+	return s
+}
+
+// wholeRun reports whether evs (in version order) are the versions
+// from..to-1, each once.
+func wholeRun(evs []Event, from, to uint64) bool {
+	if uint64(len(evs)) != to-from {
+		return false
+	}
+	for i, e := range evs {
+		if e.Version != from+uint64(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// segReadCounters are a log's counts of segment reads.
+type segReadCounters struct {
+	loaded, fallbacks atomic.Uint64
+}
+
+// SegmentReadStats counts, since the log opened, the sealed segments it
+// read (each read of a file: a segment read twice counts twice) and the
+// reads of a stream's sealed versions that the segment streams index
+// could not serve (an index entry damaged or missing), which read every
+// segment instead.
+type SegmentReadStats struct {
+	Loaded         uint64
+	IndexFallbacks uint64
+}
+
+// SegmentReadStats returns the log's counts of segment reads.
+func (l *Log) SegmentReadStats() SegmentReadStats {
+	return SegmentReadStats{Loaded: l.segReads.loaded.Load(), IndexFallbacks: l.segReads.fallbacks.Load()}
+}
