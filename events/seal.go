@@ -282,7 +282,7 @@ func (p *sealPlan) remove(tx *bolt.Tx, seg SegmentSealed) error {
 	}
 	err = addSegment(tx, seg)
 	if err == nil {
-		err = indexSegmentStreams(tx, seg.First, p.runs)
+		err = indexSegmentStreams(tx, seg.First, p.runs, len(p.sealed))
 	}
 	if err == nil {
 		err = bumpManifest(meta)

@@ -22,8 +22,9 @@ import (
 //   - per segment, key 'g' ‖ its first sequence (BE) → the number of its
 //     streams (BE): the segment is indexed.
 //
-// A segment without its 'g' key (sealed by an earlier build, or copied
-// by a salvage, which leaves the bucket behind) is read as before. The
+// A segment without its 'g' key (sealed by an earlier build, copied by a
+// salvage, which leaves the bucket behind, or holding too many streams
+// for its records to be worth indexing: indexWorth) is read as before. The
 // index is not vouched for by the chain, so a read trusts it only as far
 // as it checks: the segments it names must give every version asked for,
 // each once (segments are vouched for by their digests; a stream has one
@@ -35,6 +36,14 @@ var bucketSegStreams = []byte("segment_streams")
 const (
 	segStreamsEntry  = 's'
 	segStreamsMarker = 'g'
+)
+
+// segStreamsFew is how many streams a segment may hold and be indexed
+// whatever its records: past it, only a segment holding at least
+// segStreamsPer records a stream on average is (indexWorth).
+const (
+	segStreamsFew = 64
+	segStreamsPer = 4
 )
 
 // useSegStreams turns the index off for readers (benchmarks compare).
@@ -53,6 +62,16 @@ func (r streamRuns) note(stream string, version uint64) {
 	r[stream] = run
 }
 
+// indexWorth reports whether a segment of records records holding the
+// streams of r is worth indexing: the index takes an entry (some 50
+// bytes) a stream, and helps a read only when a stream is absent from
+// some segments. A segment where nearly every record has its own stream
+// (or every stream of a busy store has a record or two) is read in full
+// instead, so that the index stays a small share of what a seal frees.
+func (r streamRuns) indexWorth(records int) bool {
+	return len(r) <= segStreamsFew || len(r)*segStreamsPer <= records
+}
+
 // segStreamKey is the index key of stream's run from version low.
 func segStreamKey(stream string, low uint64) []byte {
 	k := make([]byte, 0, len(stream)+10)
@@ -68,8 +87,12 @@ func segMarkerKey(first uint64) []byte {
 }
 
 // indexSegmentStreams records in tx which streams the segment starting
-// at first holds and their runs of versions, and marks it indexed.
-func indexSegmentStreams(tx *bolt.Tx, first uint64, runs streamRuns) error {
+// at first (of records records) holds and their runs of versions, and
+// marks it indexed, when it is worth it.
+func indexSegmentStreams(tx *bolt.Tx, first uint64, runs streamRuns, records int) error {
+	if !runs.indexWorth(records) {
+		return nil
+	}
 	b, err := tx.CreateBucketIfNotExists(bucketSegStreams)
 	if err != nil {
 		return fmt.Errorf("create bucket %s: %w", bucketSegStreams, err)
