@@ -1,6 +1,7 @@
 package events
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -294,5 +295,41 @@ func TestI38_ALogSealedBeforeTheSegmentStreamsIndexReadsWholeAndIndexesItsNextSe
 			}
 		}
 		checkStreams(t, l, readAll(t, l, 1))
+	}
+}
+
+// Compact copies the index with the log: a stream's history still reads
+// only its segments. A salvage leaves the index behind: the new log reads
+// every segment, whole, without counting a fallback.
+func TestI38_CompactKeepsTheSegmentStreamsIndexAndASalvageReadsWithoutIt(t *testing.T) {
+	w := manyStreamsLog(t, 3, 40, 60, true)
+	l := w.Log()
+	stream, want := sealedStreamOf(t, l)
+	holding := len(segmentsHolding(t, l, stream))
+	dir := filepath.Dir(l.Path())
+	must(t, w.Close())
+	_, err := Compact(context.Background(), dir, Options{})
+	must(t, err)
+	cp, err := OpenLog(filepath.Join(dir, LogFileName), Options{ReadOnly: true})
+	must(t, err)
+	got, st, err := readCounted(t, cp, stream, 1)
+	must(t, err)
+	if !reflect.DeepEqual(got, want) || st.Loaded != uint64(holding) || st.IndexFallbacks != 0 {
+		t.Fatalf("after Compact: %d events (want %d), %+v, %d segments hold it", len(got), len(want), st, holding)
+	}
+	must(t, cp.Close())
+	dst := filepath.Join(t.TempDir(), "salvaged", LogFileName)
+	must(t, os.MkdirAll(filepath.Dir(dst), 0o700))
+	_, err = SalvageLog(filepath.Join(dir, LogFileName), dst, SalvageOptions{})
+	must(t, err)
+	sl, err := OpenLog(dst, Options{ReadOnly: true})
+	must(t, err)
+	defer sl.Close()
+	got, st, err = readCounted(t, sl, stream, 1)
+	must(t, err)
+	indexed := false
+	must(t, sl.view(func(tx *bolt.Tx) error { indexed = tx.Bucket(bucketSegStreams) != nil; return nil }))
+	if !reflect.DeepEqual(got, want) || st.IndexFallbacks != 0 || indexed {
+		t.Fatalf("after a salvage: %d events (want %d), %+v, index kept %v", len(got), len(want), st, indexed)
 	}
 }
