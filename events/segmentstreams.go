@@ -132,35 +132,50 @@ func readStreamSegments(tx *bolt.Tx, stream string, from, to uint64) *streamSegm
 	if b == nil || !useSegStreams {
 		return nil
 	}
-	s := &streamSegments{named: map[uint64]bool{}, indexed: map[uint64]bool{}}
-	c := b.Cursor()
-	for k, _ := c.Seek([]byte{segStreamsMarker}); len(k) == 9 && k[0] == segStreamsMarker; k, _ = c.Next() {
-		s.indexed[binary.BigEndian.Uint64(k[1:])] = true
-	}
-	if len(s.indexed) == 0 {
+	indexed := indexedSegments(b)
+	if len(indexed) == 0 {
 		return nil
 	}
-	prefix := segStreamKey(stream, 0)[:len(stream)+2]
-	k, v := c.Seek(segStreamKey(stream, from))
-	if k == nil || !bytes.Equal(k, segStreamKey(stream, from)) {
-		k, v = c.Prev() // the run starting below from may reach it
+	return &streamSegments{named: namedSegments(b, stream, from, to), indexed: indexed}
+}
+
+// indexedSegments are the first sequences of the segments b marks
+// indexed.
+func indexedSegments(b *bolt.Bucket) map[uint64]bool {
+	out := map[uint64]bool{}
+	c := b.Cursor()
+	for k, _ := c.Seek([]byte{segStreamsMarker}); len(k) == 9 && k[0] == segStreamsMarker; k, _ = c.Next() {
+		out[binary.BigEndian.Uint64(k[1:])] = true
 	}
-	if k == nil || !bytes.HasPrefix(k, prefix) {
+	return out
+}
+
+// namedSegments are the first sequences of the segments whose runs of
+// stream in b hold a version of from..to-1: from the run starting at or
+// below from (the one before from's key) to the last starting below to.
+func namedSegments(b *bolt.Bucket, stream string, from, to uint64) map[uint64]bool {
+	out := map[uint64]bool{}
+	prefix := segStreamKey(stream, 0)[:len(stream)+2]
+	c := b.Cursor()
+	k, v := c.Seek(segStreamKey(stream, from))
+	if !bytes.Equal(k, segStreamKey(stream, from)) {
+		k, v = c.Prev()
+	}
+	if !bytes.HasPrefix(k, prefix) {
 		k, v = c.Seek(prefix)
 	}
-	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+	for ; bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if len(k) != len(prefix)+8 || len(v) != 16 {
 			continue
 		}
-		low, high := binary.BigEndian.Uint64(k[len(prefix):]), binary.BigEndian.Uint64(v[8:])
-		if low >= to {
+		if binary.BigEndian.Uint64(k[len(prefix):]) >= to {
 			break
 		}
-		if high >= from {
-			s.named[binary.BigEndian.Uint64(v)] = true
+		if binary.BigEndian.Uint64(v[8:]) >= from {
+			out[binary.BigEndian.Uint64(v)] = true
 		}
 	}
-	return s
+	return out
 }
 
 // wholeRun reports whether evs (in version order) are the versions
