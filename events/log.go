@@ -118,7 +118,8 @@ type Log struct {
 	manifest atomic.Pointer[manifestCache]
 	// segReads counts the segments read and the stream reads the segment
 	// streams index could not serve (segmentstreams.go).
-	segReads segReadCounters
+	segReads   segReadCounters
+	segIndexed atomic.Pointer[indexedCache]
 }
 
 // OpenLog opens or creates the log file at path (mode 0600). Before bbolt

@@ -127,25 +127,41 @@ func (s *streamSegments) skips(first uint64) bool {
 // readStreamSegments reads in tx the segments the index names for the
 // versions from..to-1 of stream (nil: no segment indexed). A malformed
 // entry leaves its segment out: the read checks what it found.
-func readStreamSegments(tx *bolt.Tx, stream string, from, to uint64) *streamSegments {
+func (l *Log) readStreamSegments(tx *bolt.Tx, stream string, from, to uint64) *streamSegments {
 	b := tx.Bucket(bucketSegStreams)
 	if b == nil || !useSegStreams {
 		return nil
 	}
-	indexed := indexedSegments(b)
+	indexed := l.indexedSegments(tx, b)
 	if len(indexed) == 0 {
 		return nil
 	}
 	return &streamSegments{named: namedSegments(b, stream, from, to), indexed: indexed}
 }
 
+// indexedCache is the set of indexed segments read at a meta sequence:
+// a seal marks its segment in the transaction that raises it
+// (bumpManifest), so one sequence names one set.
+type indexedCache struct {
+	key uint64
+	set map[uint64]bool
+}
+
 // indexedSegments are the first sequences of the segments b marks
-// indexed.
-func indexedSegments(b *bolt.Bucket) map[uint64]bool {
+// indexed, read again only when a seal changed the manifest since; the
+// set is shared, read only.
+func (l *Log) indexedSegments(tx *bolt.Tx, b *bolt.Bucket) map[uint64]bool {
+	key := tx.Bucket(bucketMeta).Sequence()
+	if c := l.segIndexed.Load(); c != nil && c.key == key && !tx.Writable() {
+		return c.set
+	}
 	out := map[uint64]bool{}
 	c := b.Cursor()
 	for k, _ := c.Seek([]byte{segStreamsMarker}); len(k) == 9 && k[0] == segStreamsMarker; k, _ = c.Next() {
 		out[binary.BigEndian.Uint64(k[1:])] = true
+	}
+	if !tx.Writable() {
+		l.segIndexed.Store(&indexedCache{key: key, set: out})
 	}
 	return out
 }

@@ -192,7 +192,7 @@ func TestI38_ASegmentTheIndexNamesMissingGivesSegmentMissingAndOthersStillRead(t
 func segmentsHoldingNoLoad(t *testing.T, l *Log, stream string, seg SegmentSealed) (named bool) {
 	t.Helper()
 	must(t, l.view(func(tx *bolt.Tx) error {
-		named = readStreamSegments(tx, stream, 1, 1<<62).named[seg.First]
+		named = l.readStreamSegments(tx, stream, 1, 1<<62).named[seg.First]
 		return nil
 	}))
 	return named

@@ -188,7 +188,7 @@ func (l *Log) sealedStream(stream string, from, to, before uint64) ([]Event, err
 		return nil, err
 	}
 	var idx *streamSegments
-	if err := l.view(func(tx *bolt.Tx) error { idx = readStreamSegments(tx, stream, from, to); return nil }); err != nil {
+	if err := l.view(func(tx *bolt.Tx) error { idx = l.readStreamSegments(tx, stream, from, to); return nil }); err != nil {
 		return nil, err
 	}
 	if idx != nil {
