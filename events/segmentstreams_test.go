@@ -333,3 +333,28 @@ func TestI38_CompactKeepsTheSegmentStreamsIndexAndASalvageReadsWithoutIt(t *test
 		t.Fatalf("after a salvage: %d events (want %d), %+v, index kept %v", len(got), len(want), st, indexed)
 	}
 }
+
+// The indexed segments are read again after each seal: a segment sealed
+// after a read filled the cache, between two of a stream's, is skipped.
+func TestI38_ASegmentSealedAfterAReadIsSkippedByTheNextRead(t *testing.T) {
+	w := manyStreamsLog(t, 9, 40, 20, true)
+	l := w.Log()
+	sealNow := func(stream string) {
+		t.Helper()
+		_, err := w.Append(unit(stream, AnyVersion, 3))
+		must(t, err)
+		head, err := l.Head()
+		must(t, err)
+		_, err = l.Seal(w.Fence(), head+1)
+		must(t, err)
+	}
+	sealNow("entity/Part/a")
+	_ = streamOf(t, l, "entity/Part/a") // fills the cache
+	sealNow("entity/Part/b")
+	sealNow("entity/Part/a")
+	got, st, err := readCounted(t, l, "entity/Part/a", 1)
+	must(t, err)
+	if len(got) != 6 || st.Loaded != 2 || st.IndexFallbacks != 0 {
+		t.Fatalf("entity/Part/a: %d events, %+v (want 6 events from 2 segments)", len(got), st)
+	}
+}
