@@ -114,15 +114,19 @@ func (s *Store) Erase(ctx context.Context, subject string, opts ...EraseOption) 
 	s.keys.recovered()
 	er := Erasure{Subject: d.String(), Generation: uint64(gen), Seq: seq}
 	kerr := s.krep.erased(ctx, d, gen)
-	if n, err := s.countInClear(ctx, subject); err != nil {
+	if kerr != nil {
+		kerr = fmt.Errorf("erasure complete at seq %d; deleting the key from the replicated key stream failed (it is deleted when the store next opens): %w", seq, kerr)
+	}
+	recs, err := s.listSubjectRecords(ctx, subject)
+	if err != nil {
+		return er, errors.Join(kerr, fmt.Errorf("erasure complete at seq %d; listing the subject's records failed (the values in clear are not counted; anti-entropy corrects the cells): %w", seq, err))
+	}
+	if n, err := s.countInClear(recs); err != nil {
 		kerr = errors.Join(kerr, fmt.Errorf("erasure complete at seq %d; counting the values in clear failed: %w", seq, err))
 	} else {
 		er.InClear = n
 	}
-	if kerr != nil {
-		kerr = fmt.Errorf("erasure complete at seq %d; deleting the key from the replicated key stream failed (it is deleted when the store next opens): %w", seq, kerr)
-	}
-	if _, err := s.rewriteErased(ctx, subject); err != nil {
+	if _, err := s.rewriteErased(recs); err != nil {
 		return er, errors.Join(kerr, fmt.Errorf("erasure complete at seq %d; queueing the rewrite of the sheet's cells failed (anti-entropy corrects them): %w", seq, err))
 	}
 	return er, kerr

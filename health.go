@@ -124,6 +124,12 @@ type Stats struct {
 	// Dispatcher holds the sync dispatcher's running totals by kind
 	// (empty when sync is off or not provisioned yet).
 	Dispatcher map[string]int64
+	// SegmentsRead counts the sealed segments read since Open (Replay,
+	// AsOf, the audit, loading an aggregate whose early versions are
+	// sealed); SegmentIndexFallbacks the reads of a stream's sealed
+	// versions the segment streams index could not serve (an entry
+	// damaged or missing), which read every segment instead.
+	SegmentsRead, SegmentIndexFallbacks uint64
 }
 
 // LeaseInfo is the part of the writer lease safe to show (no token).
@@ -142,6 +148,8 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	l := s.e.Lease()
 	st := Stats{Commits: w.Commits, Events: w.Events, LogTxns: w.LogTxns, Checkpoint: s.e.Checkpoint(),
 		Lease: LeaseInfo{Role: l.Role, WriterID: l.WriterID, Epoch: l.Epoch}, Dispatcher: map[string]int64{}}
+	segs := s.e.Log().SegmentReadStats()
+	st.SegmentsRead, st.SegmentIndexFallbacks = segs.Loaded, segs.IndexFallbacks
 	var err error
 	if st.LogHead, err = s.e.LogHead(); err != nil {
 		return st, err

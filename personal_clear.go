@@ -1,7 +1,6 @@
 package hikoutei
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -96,19 +95,19 @@ func (k *keys) maskFields(entity, id string, fields map[string]any, marker any) 
 	return out
 }
 
-// countInClear counts the personal values in clear the log holds for
-// subject in the streams of the records it owns now (-1: a store opened
-// without Go types cannot tell).
-func (s *Store) countInClear(ctx context.Context, subject string) (int, error) {
+// countInClear counts the personal values in clear the log holds for a
+// subject in the streams of the records it owns now, recs
+// (listSubjectRecords; -1: a store opened without Go types cannot tell).
+func (s *Store) countInClear(recs []subjectRecs) (int, error) {
 	if len(s.byType) == 0 {
 		return -1, nil
 	}
 	n := 0
-	err := s.eachSubjectRecords(ctx, subject, func(d *EntityDef, fields, ids []string) error {
-		for _, id := range ids {
-			err := s.e.Log().ReadStream(events.EntityStream(d.name, id), 0, func(e events.Event) error {
+	for _, r := range recs {
+		for _, id := range r.ids {
+			err := s.e.Log().ReadStream(events.EntityStream(r.d.name, id), 0, func(e events.Event) error {
 				if x, ok := e.Payload.(events.EntityPersisted); ok {
-					for _, f := range fields {
+					for _, f := range r.fields {
 						if inClear(x.Fields[f]) {
 							n++
 						}
@@ -117,12 +116,11 @@ func (s *Store) countInClear(ctx context.Context, subject string) (int, error) {
 				return nil
 			})
 			if err != nil {
-				return err
+				return n, err
 			}
 		}
-		return nil
-	})
-	return n, err
+	}
+	return n, nil
 }
 
 // masking is entities with the read model's mask (projector.Options.Mask):

@@ -73,8 +73,8 @@ func (sk *sheetKeys) shown(entity string, vals map[string]any) (map[string]any, 
 	return out, nil
 }
 
-// rewriteErased queues, fenced, the rewrite of subject's personal cells
-// from canonical state on every tab that shows them: sent after its key
+// rewriteErased queues, fenced, the rewrite of the personal cells of the
+// subject's records recs (listSubjectRecords) from canonical state on every tab that shows them: sent after its key
 // was destroyed, each write shows the marker (I37). It first masks, in
 // the read model, the subject's personal values written in clear before
 // their field was personal (remaskErased), so canonical state, and the
@@ -82,26 +82,33 @@ func (sk *sheetKeys) shown(entity string, vals map[string]any) (map[string]any, 
 // Go types (OpenDeclared) does not know which fields are personal: its
 // anti-entropy pass finds the cells still showing a value and corrects
 // them.
-func (s *Store) rewriteErased(ctx context.Context, subject string) (int, error) {
+func (s *Store) rewriteErased(recs []subjectRecs) (int, error) {
 	n := 0
-	err := s.eachSubjectRecords(ctx, subject, func(d *EntityDef, fields, ids []string) error {
-		if err := s.remaskErased(d, ids); err != nil {
-			return err
+	for _, r := range recs {
+		if err := s.remaskErased(r.d, r.ids); err != nil {
+			return n, err
 		}
-		m, err := s.e.RewriteFields(d.name, ids, fields)
+		m, err := s.e.RewriteFields(r.d.name, r.ids, r.fields)
 		n += m
 		if err != nil {
-			return fmt.Errorf("rewrite %s's cells: %w", d.name, err)
+			return n, fmt.Errorf("rewrite %s's cells: %w", r.d.name, err)
 		}
-		return nil
-	})
-	return n, err
+	}
+	return n, nil
 }
 
-// eachSubjectRecords calls fn with each entity that has personal fields,
-// those fields and the ids of its records whose data subject is subject
-// (subjectRecords), stopping at fn's first error.
-func (s *Store) eachSubjectRecords(ctx context.Context, subject string, fn func(d *EntityDef, fields, ids []string) error) error {
+// subjectRecs is an entity that has personal fields, those fields and
+// the ids of its records whose data subject is the one erased.
+type subjectRecs struct {
+	d           *EntityDef
+	fields, ids []string
+}
+
+// listSubjectRecords lists, once for both what Erase counts and what it
+// rewrites, each entity that has personal fields with those fields and
+// the ids of its records whose data subject is subject (subjectRecords).
+func (s *Store) listSubjectRecords(ctx context.Context, subject string) ([]subjectRecs, error) {
+	var out []subjectRecs
 	for _, d := range s.byType {
 		fields := d.personalFields()
 		if len(fields) == 0 {
@@ -109,13 +116,11 @@ func (s *Store) eachSubjectRecords(ctx context.Context, subject string, fn func(
 		}
 		ids, err := s.subjectRecords(ctx, d, subject)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := fn(d, fields, ids); err != nil {
-			return err
-		}
+		out = append(out, subjectRecs{d: d, fields: fields, ids: ids})
 	}
-	return nil
+	return out, nil
 }
 
 // personalFields names d's personal fields that reach the sheet.

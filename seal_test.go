@@ -184,3 +184,25 @@ func TestI38_SealBackupRestoreVerifiesFromGenesisAndReadsEveryEvent(t *testing.T
 		t.Fatalf("Events(1) of the restored store: %d events, want %d", len(got), len(want))
 	}
 }
+
+// Stats counts the segments reads read: none after Open, one a segment
+// for a read of every event from the first.
+func TestI38_StatsCountTheSegmentsReadsRead(t *testing.T) {
+	dir := t.TempDir()
+	_, _, rep := sealedStore(t, dir, 200, 10)
+	s := openStore(t, dir)
+	defer s.Close()
+	st, err := s.Stats(ctx)
+	mustT(t, err)
+	if st.SegmentsRead != 0 || st.SegmentIndexFallbacks != 0 {
+		t.Fatalf("after Open: %d segments read, %d fallbacks", st.SegmentsRead, st.SegmentIndexFallbacks)
+	}
+	if got := eventsFrom(t, s, 1); len(got) == 0 || got[0].Seq != 1 || rep.Records == 0 {
+		t.Fatalf("events from 1: %d", len(got))
+	}
+	st, err = s.Stats(ctx)
+	mustT(t, err)
+	if st.SegmentsRead != 1 || st.SegmentIndexFallbacks != 0 {
+		t.Fatalf("after reading from the first event: %d segments read, %d fallbacks", st.SegmentsRead, st.SegmentIndexFallbacks)
+	}
+}

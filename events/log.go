@@ -116,6 +116,10 @@ type Log struct {
 	segErr atomic.Pointer[error]
 	// manifest is the segment manifest last parsed (segmentread.go).
 	manifest atomic.Pointer[manifestCache]
+	// segReads counts the segments read and the stream reads the segment
+	// streams index could not serve (segmentstreams.go).
+	segReads   segReadCounters
+	segIndexed atomic.Pointer[indexedCache]
 }
 
 // OpenLog opens or creates the log file at path (mode 0600). Before bbolt

@@ -135,8 +135,9 @@ func (l *Log) decode(k, v []byte, in *interner) (Event, error) {
 // ReadStream calls fn for the events of stream with version >= from, in
 // version order: the versions log.db holds through the stream index, the
 // sealed ones (below the first indexed version) from the segments,
-// newest segment first. Errors as ReadFrom; *SegmentError for a segment
-// it needed and could not read.
+// newest segment first, only those the segment streams index names for
+// the stream where it indexes them (segmentstreams.go). Errors as
+// ReadFrom; *SegmentError for a segment it needed and could not read.
 func (l *Log) ReadStream(stream string, from uint64, fn func(Event) error) error {
 	from = max(from, 1)
 	var ix indexedStream

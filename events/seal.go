@@ -38,6 +38,7 @@ type sealPlan struct {
 	file        segRecords // the segment's records: sealed, in replica form for a replicated log
 	kept        segRecords // the records of kept streams staying in log.db
 	refs        []indexRef // the stream index entries of the sealed records
+	runs        streamRuns // the sealed records' versions by stream
 }
 
 // Seal moves the records with seq < below (and after the last segment)
@@ -118,7 +119,7 @@ func (p *sealPlan) segment() SegmentSealed {
 // planSeal reads the records a seal below below moves and checks their
 // chain from the value the last segment ends with (or the genesis value).
 func (l *Log) planSeal(below uint64) (*sealPlan, error) {
-	p := &sealPlan{}
+	p := &sealPlan{runs: streamRuns{}}
 	var lost SeqRanges
 	err := l.view(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
@@ -168,6 +169,7 @@ func (l *Log) readPlan(p *sealPlan) error {
 		} else {
 			p.sealed = append(p.sealed, r)
 			p.refs = append(p.refs, indexRef{key: indexKey(rec.h.Stream, rec.h.Version), seq: r.seq})
+			p.runs.note(rec.h.Stream, rec.h.Version)
 		}
 	}
 	if w.rep.Head != p.last {
@@ -276,7 +278,8 @@ func (l *Log) commitSeal(f Fence, seg SegmentSealed, p *sealPlan) (Event, error)
 // remove deletes the sealed records and their stream index entries (and
 // a chunk of those an earlier build kept, pruneSealedIndex) and records
 // seg in the manifest (in the seal's transaction: one new entry,
-// addSegment), after checking no other seal came first; a
+// addSegment) and its streams in the segment streams index
+// (indexSegmentStreams), after checking no other seal came first; a
 // chain checkpoint inside the sealed range is dropped (Open starts after
 // the segment instead).
 func (p *sealPlan) remove(tx *bolt.Tx, seg SegmentSealed) error {
@@ -298,6 +301,9 @@ func (p *sealPlan) remove(tx *bolt.Tx, seg SegmentSealed) error {
 		}
 	}
 	err = addSegment(tx, seg)
+	if err == nil {
+		err = indexSegmentStreams(tx, seg.First, p.runs, len(p.sealed))
+	}
 	if err == nil {
 		err = bumpManifest(meta)
 	}

@@ -38,6 +38,7 @@ func (l *Log) noteSegments(err error) {
 func (l *Log) loadSegment(s SegmentSealed) (segRecords, error) {
 	recs, err := loadSegment(l.segs, l.storeID, s)
 	l.noteSegments(err)
+	l.segReads.loaded.Add(1)
 	return recs, err
 }
 

@@ -177,16 +177,36 @@ func (l *Log) indexedOld(tx *bolt.Tx, stream string, from, upTo uint64) (indexed
 // sealedStream reads the events of stream with from <= version < to from
 // the sealed segments, newest segment first, skipping the segments
 // starting at or after sequence before (0: none skipped) and stopping at
-// the one holding version from. It returns them in version order.
-// Errors: *SegmentError; ErrSegmentStoreUnavailable.
+// the one holding version from. It reads only the segments the segment
+// streams index names (and those it does not index), and every segment
+// when what those hold is not the whole run asked for (segmentstreams.go).
+// It returns them in version order. Errors: *SegmentError;
+// ErrSegmentStoreUnavailable.
 func (l *Log) sealedStream(stream string, from, to, before uint64) ([]Event, error) {
 	segs, err := l.segments()
 	if err != nil || from >= to {
 		return nil, err
 	}
+	var idx *streamSegments
+	if err := l.view(func(tx *bolt.Tx) error { idx = l.readStreamSegments(tx, stream, from, to); return nil }); err != nil {
+		return nil, err
+	}
+	if idx != nil {
+		out, err := l.scanSealedStream(segs, idx, stream, from, to, before)
+		if err != nil || wholeRun(out, from, to) {
+			return out, err
+		}
+		l.segReads.fallbacks.Add(1)
+	}
+	return l.scanSealedStream(segs, nil, stream, from, to, before)
+}
+
+// scanSealedStream is sealedStream over segs, leaving out the segments
+// idx skips (nil: none).
+func (l *Log) scanSealedStream(segs []SegmentSealed, idx *streamSegments, stream string, from, to, before uint64) ([]Event, error) {
 	var out []Event
 	for i := len(segs) - 1; i >= 0; i-- {
-		if before != 0 && segs[i].First >= before {
+		if before != 0 && segs[i].First >= before || idx.skips(segs[i].First) {
 			continue
 		}
 		done, err := l.sealedStreamIn(segs[i], stream, from, to, &out)

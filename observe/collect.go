@@ -47,6 +47,8 @@ var (
 	descLogBytes     = newDesc("hikoutei_log_bytes", "Size of the hot log (log.db) in bytes.")
 	descSegments     = newDesc("hikoutei_sealed_segments", "Sealed segments the log vouches for, in the store's segments folder or object store.")
 	descSegmentBytes = newDesc("hikoutei_sealed_segment_bytes", "Total size of the sealed segments in bytes.")
+	descSegsRead     = newDesc("hikoutei_segments_read_total", "Sealed segments read since the store opened (replays, as-of reads, the audit, aggregates whose early versions are sealed).")
+	descSegFallbacks = newDesc("hikoutei_segment_index_fallbacks_total", "Reads of a stream's sealed versions the segment streams index could not serve (an entry damaged or missing): they read every segment instead.")
 	descFSAvail      = newDesc("hikoutei_filesystem_avail_bytes", "Free space of the filesystem holding the store, in bytes (what the store's process may use).")
 	descFSSize       = newDesc("hikoutei_filesystem_size_bytes", "Size of the filesystem holding the store, in bytes.")
 	descSheetCells   = newDesc("hikoutei_sheet_cells", "Grid cells of the spreadsheet (rows × columns of every tab, filled or not) at the newest read of its tabs' sizes (absent before one).")
@@ -76,7 +78,7 @@ func describeScraped(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descCommits, descEvents, descLogTxns, descEpoch, descLag, descOutbox, descOldest,
 		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
 		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault,
-		descLogBytes, descSegments, descSegmentBytes, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt, descSeals,
+		descLogBytes, descSegments, descSegmentBytes, descSegsRead, descSegFallbacks, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt, descSeals,
 		descQuotaRate, descQuotaCeiling, descQuota429} {
 		ch <- d
 	}
@@ -140,6 +142,8 @@ func collectStats(ch chan<- prometheus.Metric, st hikoutei.Stats, sh *hikoutei.S
 	emit(ch, descCommits, prometheus.CounterValue, float64(st.Commits))
 	emit(ch, descEvents, prometheus.CounterValue, float64(st.Events))
 	emit(ch, descLogTxns, prometheus.CounterValue, float64(st.LogTxns))
+	emit(ch, descSegsRead, prometheus.CounterValue, float64(st.SegmentsRead))
+	emit(ch, descSegFallbacks, prometheus.CounterValue, float64(st.SegmentIndexFallbacks))
 	emit(ch, descEpoch, prometheus.GaugeValue, float64(st.Lease.Epoch))
 	emit(ch, descLag, prometheus.GaugeValue, float64(st.LogHead-min(st.Checkpoint, st.LogHead)))
 	for _, state := range aggregates.EffectStates {
