@@ -395,6 +395,9 @@ func TestI38_ALogOfFormat5KeepsItsLinksAndHeadsAndGoesOnInFormat6(t *testing.T) 
 	fullVerify(t, l, nil)
 	all = readAll(t, l, 1)
 	must(t, w.Close())
+	if f := formatOf(t, path); f != strconv.Itoa(LogFormat) { // a seal never lowers it
+		t.Fatalf("after a seal: format %q", f)
+	}
 	l, err = OpenLog(path, Options{ReadOnly: true})
 	must(t, err)
 	defer l.Close()
