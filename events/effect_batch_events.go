@@ -87,6 +87,8 @@ func (EffectsClaimed) EventType() Type { return TypeEffectsClaimed }
 func (EffectsApplied) EventType() Type { return TypeEffectsApplied }
 
 func init() {
-	register[EffectsClaimed](1, dispatchPrefix+"<spreadsheet>")
-	register[EffectsApplied](1, dispatchPrefix+"<spreadsheet>")
+	register[EffectsClaimed](2, dispatchPrefix+"<spreadsheet>", upcast{from: 1, fn: batchV1})
+	expandWith(TypeEffectsClaimed, expandClaimed)
+	register[EffectsApplied](2, dispatchPrefix+"<spreadsheet>", upcast{from: 1, fn: batchV1})
+	expandWith(TypeEffectsApplied, expandApplied)
 }

@@ -21,7 +21,7 @@ import (
 // Bucket names inside log.db.
 var (
 	bucketEvents  = []byte("events")       // seq (8-byte BE) → record
-	bucketStreams = []byte("streams")      // stream → version (8-byte BE) ‖ seq of its last record (BE, format 4, streamlinks.go)
+	bucketStreams = []byte("streams")      // stream → version ‖ seq of its last record (streamlinks.go: headValue)
 	bucketIndex   = []byte("stream_index") // stream 0x00 version (BE) → seq (BE), records in log.db appended before format 4 (streamindex.go)
 	bucketLease   = []byte("lease")        // role → canonical lease map
 	bucketMeta    = []byte("meta")         // "head", "store_id", "format"
@@ -51,7 +51,11 @@ var (
 // one entry per seal (manifest.go), beside the meta array of earlier
 // builds; an older log opened for writing is marked 5 (its array stays
 // and is read first).
-const LogFormat = 5
+// Format 6 stores no stream link for a stream's first record and may hold
+// compact (varint) values in the streams bucket (streamlinks.go); an
+// older log opened for writing is marked 6, and its entries of the
+// earlier forms stay and read as before.
+const LogFormat = 6
 
 // oldestLogFormat is the oldest format this build reads.
 const oldestLogFormat = 1

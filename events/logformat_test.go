@@ -66,9 +66,9 @@ func TestLogFormatOlderIsUpgradedOnWriteNewerIsRefused(t *testing.T) {
 	if f := formatOf(t, path); f != strconv.Itoa(LogFormat) {
 		t.Fatalf("format 2 after a write open: %q, want %d", f, LogFormat)
 	}
-	setFormat(t, path, "6")
+	setFormat(t, path, "7")
 	_, err = OpenLog(path, Options{ReadOnly: true})
-	if !errors.Is(err, ErrCorruptRecord) || !strings.Contains(err.Error(), `log format "6", this build reads formats 1 to 5`) {
-		t.Fatalf("format 6: %v", err)
+	if !errors.Is(err, ErrCorruptRecord) || !strings.Contains(err.Error(), `log format "7", this build reads formats 1 to 6`) {
+		t.Fatalf("format 7: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -92,7 +93,8 @@ func lastSegment(tx *bolt.Tx) (SegmentSealed, bool, error) {
 }
 
 // addSegment records seg in the manifest in tx: one new entry of the
-// bucket (created when missing), the log marked format 5.
+// bucket (created when missing), the log marked format 5 when it was
+// older (never lowered: a later format holds more than the manifest).
 func addSegment(tx *bolt.Tx, seg SegmentSealed) error {
 	mb, err := tx.CreateBucketIfNotExists(bucketManifest)
 	if err != nil {
@@ -105,5 +107,9 @@ func addSegment(tx *bolt.Tx, seg SegmentSealed) error {
 	if err := mb.Put(u64(seg.First), v); err != nil {
 		return err
 	}
-	return tx.Bucket(bucketMeta).Put(metaFormat, []byte(fmt.Sprint(manifestFormat)))
+	meta := tx.Bucket(bucketMeta)
+	if f, err := strconv.Atoi(string(meta.Get(metaFormat))); err == nil && f >= manifestFormat {
+		return nil
+	}
+	return meta.Put(metaFormat, []byte(fmt.Sprint(manifestFormat)))
 }

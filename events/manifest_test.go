@@ -46,7 +46,7 @@ func TestI38_EachSealAddsOneManifestEntryAndRewritesNoEarlierOne(t *testing.T) {
 		t.Fatalf("Segments: %v (%v), want what the seals reported", got, err)
 	}
 	must(t, l.view(func(tx *bolt.Tx) error {
-		if f := string(tx.Bucket(bucketMeta).Get(metaFormat)); f != strconv.Itoa(manifestFormat) {
+		if f := string(tx.Bucket(bucketMeta).Get(metaFormat)); f != strconv.Itoa(LogFormat) { // at least manifestFormat, never lowered
 			t.Fatalf("format %q", f)
 		}
 		return nil

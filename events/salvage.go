@@ -510,8 +510,8 @@ func (s *salvage) finish() error {
 func (s *salvage) oldStreams() map[string]uint64 {
 	out := map[string]uint64{}
 	for k, v := range s.w.keyValues(s.w.rootBuckets()[string(bucketStreams)]) {
-		if len(v) == 8 || len(v) == 16 { // format 4: version ‖ seq of the last record
-			out[k] = binary.BigEndian.Uint64(v)
+		if version, _, ok := parseHead(v); ok { // 8 or 16 bytes, or varints (format 6)
+			out[k] = version
 		}
 	}
 	return out

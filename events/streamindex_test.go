@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -34,6 +35,19 @@ func indexState(t *testing.T, l *Log) (entries, stale int, mark string) {
 		return tx.Bucket(bucketIndex).ForEach(func(_, v []byte) error { count(v); return nil })
 	}))
 	return entries, stale, mark
+}
+
+// linkSeqs is the set of sequences with a stream link.
+func linkSeqs(t *testing.T, l *Log) map[uint64]bool {
+	t.Helper()
+	out := map[uint64]bool{}
+	must(t, l.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketLinks).ForEach(func(k, _ []byte) error {
+			out[binary.BigEndian.Uint64(k)] = true
+			return nil
+		})
+	}))
+	return out
 }
 
 // streamsOf reads every stream of events through ReadStream from each
@@ -68,15 +82,19 @@ func TestI38_ASealRemovesTheStreamIndexEntriesOfTheRecordsItMovesAndReadsFindThe
 	w := sealWriter(t, 200)
 	l := w.Log()
 	all := readAll(t, l, 1)
-	entries, _, mark := indexState(t, l)
+	_, _, mark := indexState(t, l)
 	if mark != string(indexPruneDone) {
 		t.Fatalf("a new log's pruning mark: %q", mark)
 	}
+	before := linkSeqs(t, l)
 	rep, err := l.Seal(w.Fence(), 230)
 	must(t, err)
-	after, stale, _ := indexState(t, l)
-	if stale != 0 || after != entries-int(rep.Segment.Records)+1 { // and the seal's own event
-		t.Fatalf("index after the seal: %d entries (%d stale), %d before, %d sealed", after, stale, entries, rep.Segment.Records)
+	_, stale, _ := indexState(t, l)
+	after := linkSeqs(t, l)
+	for seq := range before {
+		if kept := seq > rep.Segment.Last; after[seq] != kept || stale != 0 {
+			t.Fatalf("link of %d after a seal to %d: %v (%d stale)", seq, rep.Segment.Last, after[seq], stale)
+		}
 	}
 	checkStreams(t, l, readAll(t, l, 1))
 	// A sealed stream goes on from its version.
@@ -330,4 +348,110 @@ func TestI38_ASalvagedLogIndexesWhatItCopiedAndLinksWhatIsAppendedAfter(t *testi
 		must(t, res[0].Err)
 	}
 	checkStreams(t, l, readAll(t, l, 1))
+}
+
+// A log of format 5 (testdata/links-v5, written by the build before
+// format 6: a link for every record, 16-byte stream heads, one seal)
+// reads whole read-only; opened for writing it is marked 6, its new
+// streams' first records get no link and the heads it writes are
+// compact, and every version of every stream, old and new, stays
+// readable through a seal and a reopen, the chain verifying.
+func TestI38_ALogOfFormat5KeepsItsLinksAndHeadsAndGoesOnInFormat6(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.CopyFS(dir, os.DirFS("testdata/links-v5")))
+	path := filepath.Join(dir, LogFileName)
+	must(t, os.Chmod(path, 0o600))
+	if f := formatOf(t, path); f != "5" {
+		t.Fatalf("the earlier build's log is of format %q", f)
+	}
+	l, err := OpenLog(path, Options{ReadOnly: true})
+	must(t, err)
+	old := readAll(t, l, 1)
+	checkStreams(t, l, old)
+	oldLinks := linkSeqs(t, l)
+	must(t, l.Close())
+	w, err := OpenWriter(dir, WriterOptions{Log: Options{Clock: NewManualClock(t0)}, Operation: "test", AcquireWait: -1, HeartbeatInterval: -1})
+	must(t, err)
+	defer func() { _ = w.Close() }()
+	l = w.Log()
+	must(t, l.view(func(tx *bolt.Tx) error {
+		if f := string(tx.Bucket(bucketMeta).Get(metaFormat)); f != strconv.Itoa(LogFormat) {
+			t.Fatalf("after the upgrade: format %q", f)
+		}
+		return nil
+	}))
+	appendToEveryEntity(t, w, old)
+	all := readAll(t, l, 1)
+	if !reflect.DeepEqual(all[:len(old)], old) {
+		t.Fatal("ReadFrom after the upgrade differs")
+	}
+	checkStreams(t, l, all)
+	checkFormat6(t, l, all[len(old):], oldLinks)
+	head, err := l.Head()
+	must(t, err)
+	_, err = l.Seal(w.Fence(), head-2)
+	must(t, err)
+	checkStreams(t, l, readAll(t, l, 1))
+	fullVerify(t, l, nil)
+	all = readAll(t, l, 1)
+	must(t, w.Close())
+	if f := formatOf(t, path); f != strconv.Itoa(LogFormat) { // a seal never lowers it
+		t.Fatalf("after a seal: format %q", f)
+	}
+	l, err = OpenLog(path, Options{ReadOnly: true})
+	must(t, err)
+	defer l.Close()
+	got := readAll(t, l, 1) // and the lease's release Close appended
+	if !reflect.DeepEqual(got[:len(all)], all) {
+		t.Fatal("ReadFrom after the reopen differs")
+	}
+	checkStreams(t, l, got)
+	fullVerify(t, l, nil)
+}
+
+// checkFormat6 checks the records appended by this build (added): a link
+// for each but a stream's first record, whose link is implied; the older
+// links all kept; the streams written have compact heads.
+func checkFormat6(t *testing.T, l *Log, added []Event, oldLinks map[uint64]bool) {
+	t.Helper()
+	links := linkSeqs(t, l)
+	for seq := range oldLinks {
+		if !links[seq] {
+			t.Fatalf("the link of %d, written by the earlier build, is gone", seq)
+		}
+	}
+	for _, e := range added {
+		if links[e.Seq] != (e.Version > 1) {
+			t.Fatalf("%s version %d (seq %d): link %v", e.Stream, e.Version, e.Seq, links[e.Seq])
+		}
+	}
+	must(t, l.view(func(tx *bolt.Tx) error {
+		for _, e := range added {
+			v := tx.Bucket(bucketStreams).Get([]byte(e.Stream))
+			if len(v) == 8 || len(v) == 16 {
+				t.Fatalf("the head of %s: %x, not compact", e.Stream, v)
+			}
+		}
+		return nil
+	}))
+}
+
+// headValue's forms all read back; the varints never take the length of a
+// fixed form (8 or 16 bytes), where the 16-byte form is written instead.
+func TestStreamHeadValuesRoundTrip(t *testing.T) {
+	for _, c := range [][2]uint64{{1, 1}, {1, 0}, {7, 300}, {1 << 20, 1 << 40}, {1 << 35, 1 << 35}, {1 << 63, 1<<64 - 1}, {1<<64 - 1, 1}} {
+		b := headValue(c[0], c[1])
+		v, last, ok := parseHead(b)
+		if !ok || v != c[0] || last != c[1] {
+			t.Fatalf("headValue(%d, %d) = %x reads %d, %d, %v", c[0], c[1], b, v, last, ok)
+		}
+	}
+	if b := headValue(1, 40000); len(b) != 4 {
+		t.Fatalf("headValue(1, 40000) = %x: %d bytes, want 4", b, len(b))
+	}
+	for _, bad := range [][]byte{{0x80}, {1}, {1, 2, 3}, {0x80, 0x80}} {
+		if _, _, ok := parseHead(bad); ok {
+			t.Fatalf("parseHead(%x) accepted", bad)
+		}
+	}
 }
