@@ -136,3 +136,28 @@ func TestI38_StatusOfARunningStoreShowsWhereSegmentsLiveAndAnUnreachableStore(t 
 		t.Fatalf("status of the running store: exit %d:\n%s", code, out)
 	}
 }
+
+// TestI38_AnInMemoryBucketIsRefusedBeforeASealMovesAnything: every
+// process starts a mem:// bucket empty, so `seal --segments mem://`
+// removed the records from log.db into a bucket gone at the command's
+// exit (audit verify then failed segment_missing for good). Every command
+// refuses it with a usage error, and the log keeps every record.
+func TestI38_AnInMemoryBucketIsRefusedBeforeASealMovesAnything(t *testing.T) {
+	t.Parallel()
+	s := openItemStore(t, 40)
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"seal", "--dir", dir, "--keep", "5"}, {"status", "--dir", dir},
+		{"audit", "verify", "--dir", dir}, {"compact", "--dir", dir}} {
+		code, out, errOut := runSplit(append(args, "--segments", "mem://")...)
+		if code != exitUsage || !strings.Contains(errOut, "invalid_segments_url") {
+			t.Fatalf("%v --segments mem://: exit %d, want %d:\n%s%s", args, code, exitUsage, out, errOut)
+		}
+	}
+	code, out := runCLI(t, "audit", "verify", "--dir", dir)
+	if code != exitOK || strings.Contains(out, "segment") {
+		t.Fatalf("audit verify after the refused seal: exit %d:\n%s", code, out)
+	}
+}
