@@ -161,3 +161,30 @@ func TestI38_AnInMemoryBucketIsRefusedBeforeASealMovesAnything(t *testing.T) {
 		t.Fatalf("audit verify after the refused seal: exit %d:\n%s", code, out)
 	}
 }
+
+// TestI38_AuditVerifyAndDoctorNameAStraySegment: a file in the segments
+// folder that no seal of the store vouches for (another store's, a seal
+// that did not commit) is ignored by readers; audit verify (text and
+// --json) and doctor (a warning, exit 0) name it instead of keeping quiet.
+func TestI38_AuditVerifyAndDoctorNameAStraySegment(t *testing.T) {
+	t.Parallel()
+	dir := sealedItemStore(t)
+	stray := "00000000000000000001-00000000000000000009-0123456789abcdef-fedcba9876543210.seg.zst"
+	if err := os.WriteFile(filepath.Join(dir, events.SegmentsDir, stray), []byte("another store's segment"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCLI(t, "audit", "verify", "--dir", dir); code != exitOK || !strings.Contains(out, "stray segment") || !strings.Contains(out, stray) {
+		t.Fatalf("audit verify: exit %d:\n%s", code, out)
+	}
+	code, out, errOut := runSplit("audit", "verify", "--dir", dir, "--json")
+	var rep struct {
+		Segments int      `json:"segments"`
+		Stray    []string `json:"stray"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.Segments != 1 || len(rep.Stray) != 1 || rep.Stray[0] != stray {
+		t.Fatalf("audit verify --json: exit %d: %+v\n%s%s", code, rep, out, errOut)
+	}
+	if code, out := runCLI(t, "doctor", "--dir", dir); code != exitOK || !strings.Contains(out, "warn") || !strings.Contains(out, stray) {
+		t.Fatalf("doctor: exit %d:\n%s", code, out)
+	}
+}
