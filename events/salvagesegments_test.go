@@ -1,6 +1,7 @@
 package events
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,4 +66,43 @@ func TestI38_SalvageNamesTheSegmentsItCouldNotVerifyAndCountsTheirRecordsLost(t 
 	l, err := OpenLog(dst, Options{ReadOnly: true})
 	must(t, err)
 	must(t, l.Close())
+}
+
+// TestI38_ASalvageWhoseFirstSegmentIsGoneLeavesNoRecordBetweenSegments:
+// with the first of two segments missing, a scan of free pages found its
+// records and copied them into log.db, "lost: none" — between the two
+// segments, where neither readers nor the chain walk look (audit verify
+// failed chain_broken at the kept segment). They count as lost instead:
+// the chain restarts after them and every record of log.db is read.
+func TestI38_ASalvageWhoseFirstSegmentIsGoneLeavesNoRecordBetweenSegments(t *testing.T) {
+	w := sealWriter(t, 2000) // the first seal frees more pages than what follows reuses
+	_, err := w.Log().Seal(w.Fence(), 1500)
+	must(t, err)
+	_, err = w.Log().Seal(w.Fence(), 1900)
+	must(t, err)
+	segs, err := w.Log().Segments()
+	must(t, err)
+	src := w.Log().Path()
+	must(t, w.Close())
+	must(t, os.Remove(filepath.Join(filepath.Dir(src), SegmentsDir, segs[0].Name)))
+	dst := filepath.Join(t.TempDir(), LogFileName)
+	rep, err := SalvageLog(src, dst, SalvageOptions{})
+	must(t, err)
+	if !rep.Lost.ContainsAll(segs[0].First, segs[0].Last) || len(rep.Segments) != 1 {
+		t.Fatalf("salvage: lost %s (the missing segment held %d..%d), kept %v", rep.Lost, segs[0].First, segs[0].Last, rep.Segments)
+	}
+	l, err := OpenLog(dst, Options{ReadOnly: true})
+	must(t, err)
+	defer l.Close()
+	vr, err := l.VerifyChain(context.Background(), ChainVerifyOptions{AcceptSalvageHoles: true})
+	if err != nil || vr.Head != rep.Head {
+		t.Fatalf("verify of the salvaged log: %+v, %v", vr, err)
+	}
+	inLog, err := l.logRange(1, rep.Head)
+	must(t, err)
+	for _, r := range inLog {
+		if r.seq <= segs[1].Last && !(r.seq >= segs[1].First) {
+			t.Fatalf("record %d is in log.db below the kept segment %d..%d", r.seq, segs[1].First, segs[1].Last)
+		}
+	}
 }

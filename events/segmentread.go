@@ -257,8 +257,8 @@ func (l *Log) walkSegments(ctx context.Context, w *chainWalker) error {
 
 // walkSegment walks the records of segment s.
 func (l *Log) walkSegment(w *chainWalker, s SegmentSealed) error {
-	if w.c.String() != s.FirstLink {
-		return &ChainBrokenError{Seq: s.First, Reason: fmt.Sprintf("segment %s continues a chain value that is not the one before it", s.Name)}
+	if err := w.enterSegment(s); err != nil {
+		return err
 	}
 	recs, err := l.sealedRecords(s)
 	if err != nil {
@@ -276,5 +276,24 @@ func (l *Log) walkSegment(w *chainWalker, s SegmentSealed) error {
 		return &ChainBrokenError{Seq: w.rep.Head + 1, Reason: "the record is missing from segment " + s.Name}
 	}
 	w.rep.Head = s.Last
+	return nil
+}
+
+// enterSegment checks that segment s continues the chain walked so far.
+// After a salvage's recorded hole (the segments before s were lost) the
+// chain restarts at the first link s's seal recorded, as it does at the
+// first chained record after a hole in log.db.
+func (w *chainWalker) enterSegment(s SegmentSealed) error {
+	if err := w.gap(w.rep.Head, s.First); err != nil {
+		return err
+	}
+	if h, err := ParseChainHash(s.FirstLink); err == nil && w.restart {
+		w.restart = false
+		w.rep.Restarts[len(w.rep.Restarts)-1].At = s.First
+		w.c = h
+	}
+	if w.c.String() != s.FirstLink {
+		return &ChainBrokenError{Seq: s.First, Reason: fmt.Sprintf("segment %s continues a chain value that is not the one before it", s.Name)}
+	}
 	return nil
 }
