@@ -48,6 +48,11 @@ type VerifyReport struct {
 	// (with AcceptSalvageHoles).
 	Restarts []events.ChainRestart
 	Pinned   bool // a pin was given and the log extends it
+	// Segments is how many sealed segments the walk read; Stray names
+	// what the segment location holds that no seal of this log vouches
+	// for (ignored by every reader).
+	Segments int
+	Stray    []string
 }
 
 // verifyReportOf is r in the root's terms (nil for nil).
@@ -56,7 +61,8 @@ func verifyReportOf(r *events.ChainReport, err error) (*VerifyReport, error) {
 		return nil, err
 	}
 	return &VerifyReport{StoreID: r.StoreID, Genesis: ChainHash(r.Genesis), Head: r.Head, HeadHash: ChainHash(r.HeadHash),
-		Records: r.Records, FirstChained: r.FirstChained, Restarts: r.Restarts, Pinned: r.Pinned}, err
+		Records: r.Records, FirstChained: r.FirstChained, Restarts: r.Restarts, Pinned: r.Pinned,
+		Segments: r.Segments, Stray: r.Stray}, err
 }
 
 // VerifyOptions configures Verify and VerifyDir.

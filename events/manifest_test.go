@@ -103,3 +103,27 @@ func TestI38_ALogSealedByAnEarlierBuildKeepsItsManifestArrayAndAddsEntries(t *te
 		t.Fatalf("doctor's verification: healthy %v, sealed %v", v.Healthy(), v.Sealed)
 	}
 }
+
+// TestI38_DoctorsVerificationOfALogSealedManyTimesIsHealthy seals a log
+// until its manifest bucket outgrows an inline page: VerifyLogFile (doctor)
+// walks that bucket's pages once, so a healthy log is not reported as
+// "page reached twice" (it was, after the third seal of a real store).
+func TestI38_DoctorsVerificationOfALogSealedManyTimesIsHealthy(t *testing.T) {
+	w := sealWriter(t, 200)
+	l := w.Log()
+	for range 10 {
+		head, err := l.Head()
+		must(t, err)
+		_, err = l.Seal(w.Fence(), head-2)
+		must(t, err)
+		_, err = w.Append(unit("entity/Part/1", AnyVersion, 12))
+		must(t, err)
+	}
+	path := l.Path()
+	must(t, w.Close())
+	v, err := VerifyLogFile(path)
+	must(t, err)
+	if !v.Healthy() {
+		t.Fatalf("doctor's verification of a log sealed ten times: %v", v.Problems)
+	}
+}

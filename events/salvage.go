@@ -155,6 +155,11 @@ type salvage struct {
 	src, dst string // the source log and the new one
 	kept     []SegmentSealed
 	sealed   SeqRanges // the records of kept segments
+	// shadowed are the ranges of segments not kept that a kept one
+	// follows: readers and the chain walk go from one kept segment to the
+	// next, so a record of those ranges copied into log.db would be read
+	// by none; they are lost instead (the chain restarts after them).
+	shadowed SeqRanges
 	oldLost  SeqRanges
 	pastHead map[uint64]bool
 	problems int
@@ -315,7 +320,7 @@ func (s *salvage) copyTree() error {
 	var err error
 	s.w.walk(buckets[string(bucketEvents)], func(_ uint64, e pageElem) {
 		seq, h, ok := s.accept(e)
-		if !ok || err != nil || s.have.Contains(seq) {
+		if !ok || err != nil || s.have.Contains(seq) || s.shadowed.Contains(seq) {
 			return
 		}
 		if err = s.put(seq, e.value, h); err == nil {
@@ -405,8 +410,8 @@ func (s *salvage) metaCopy(value []byte) {
 }
 
 func (s *salvage) candidate(seq uint64, c candidate) {
-	if s.sealed.Contains(seq) {
-		return // its record is in a kept segment
+	if s.sealed.Contains(seq) || s.shadowed.Contains(seq) {
+		return // its record is in a kept segment, or no reader would reach it
 	}
 	old, ok := s.cands[seq]
 	switch {

@@ -27,11 +27,13 @@ func (s *salvage) readSegments() error {
 		return nil
 	}
 	storeID := string(s.meta[string(metaStoreID)])
+	var dropped []SegmentSealed
 	for _, seg := range segs {
 		recs, err := loadSegment(s.srcSegments(), storeID, seg)
 		var se *SegmentError
 		if errors.As(err, &se) {
 			s.rep.SegmentsLost = append(s.rep.SegmentsLost, se)
+			dropped = append(dropped, seg)
 			continue
 		}
 		if err == nil {
@@ -41,7 +43,23 @@ func (s *salvage) readSegments() error {
 			return err
 		}
 	}
+	s.shadow(dropped)
 	return nil
+}
+
+// shadow marks the ranges of the dropped segments that a kept segment
+// follows (salvage.shadowed): copies of their records found in log.db or
+// on free pages would sit between two segments, where no reader looks.
+func (s *salvage) shadow(dropped []SegmentSealed) {
+	if len(s.kept) == 0 {
+		return
+	}
+	last := s.kept[len(s.kept)-1].Last
+	for _, seg := range dropped {
+		if seg.Last < last {
+			s.shadowed.AddRange(seg.First, seg.Last)
+		}
+	}
 }
 
 // keepSegment copies seg beside the new log and counts its records.

@@ -95,7 +95,10 @@ func (l *Log) Seal(f Fence, below uint64) (SealReport, error) {
 // seals that did not commit and started at the same record (the next
 // seal of a retention policy starts there but ends elsewhere, so it does
 // not replace them): every record they hold is in seg or still in
-// log.db. Best effort: one that stays is listed as stray, as before.
+// log.db. Only a file whose chain starts from seg's first link is this
+// log's: another store's segment from the same sequence (two stores
+// pointed at one folder or bucket) links from its own genesis and is left
+// alone. Best effort: one that stays is listed as stray, as before.
 func (l *Log) removeStrays(seg SegmentSealed) {
 	ctx := context.Background()
 	prefix := fmt.Sprintf("%020d-", seg.First)
@@ -104,10 +107,18 @@ func (l *Log) removeStrays(seg SegmentSealed) {
 		return
 	}
 	for _, s := range stored {
-		if s.Name != seg.Name && strings.HasSuffix(s.Name, segmentSuffix) {
+		if s.Name != seg.Name && sameFirstLink(s.Name, seg) {
 			_ = l.segs.Delete(ctx, s.Name)
 		}
 	}
+}
+
+// sameFirstLink reports whether name is a segment's file name whose chain
+// starts from seg's first link (FIRST-LAST-LINK-HASH.seg.zst).
+func sameFirstLink(name string, seg SegmentSealed) bool {
+	parts := strings.Split(strings.TrimSuffix(name, segmentSuffix), "-")
+	return strings.HasSuffix(name, segmentSuffix) && len(parts) == 4 && len(seg.FirstLink) >= 16 &&
+		parts[2] == seg.FirstLink[:16]
 }
 
 // segment is the seal's payload, without the file's size and digest.

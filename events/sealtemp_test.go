@@ -69,3 +69,21 @@ func TestI38_ASealRemovesTheStrayFileOfAnEarlierSealThatStartedAtTheSameRecord(t
 	}
 	fullVerify(t, w.Log(), nil)
 }
+
+// TestI38_ASealLeavesAnotherStoresSegmentFromTheSameRecordAlone: two
+// stores pointed at one folder both seal from seq 1; the second seal took
+// the first store's segment for a stray of its own and deleted it (its
+// 20,619 records, gone from that store's log.db, were lost). Only a file
+// whose chain starts from this log's first link is removed.
+func TestI38_ASealLeavesAnotherStoresSegmentFromTheSameRecordAlone(t *testing.T) {
+	w := sealWriter(t, 200)
+	segs := filepath.Join(filepath.Dir(w.Log().Path()), SegmentsDir)
+	must(t, os.MkdirAll(segs, 0o700))
+	theirs := filepath.Join(segs, segmentName(1, 180, Genesis("another-store"), ChainHash{}))
+	must(t, os.WriteFile(theirs, []byte("another store's sealed segment"), 0o600))
+	_, err := w.Log().Seal(w.Fence(), 230)
+	must(t, err)
+	if _, err := os.Stat(theirs); err != nil {
+		t.Fatalf("another store's segment from seq 1 was removed: %v", err)
+	}
+}

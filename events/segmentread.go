@@ -142,6 +142,10 @@ func (l *Log) sealedRecords(s SegmentSealed) (segRecords, error) {
 // (see ReadFrom); it returns the first sequence after the sealed ones.
 func (l *Log) readSealed(from uint64, in *interner, values *ValueResolver, fn func(Event) error) (uint64, error) {
 	segs, err := l.segments()
+	if err != nil || len(segs) == 0 {
+		return from, err
+	}
+	lost, err := l.lostToSalvage()
 	if err != nil {
 		return from, err
 	}
@@ -154,8 +158,8 @@ func (l *Log) readSealed(from uint64, in *interner, values *ValueResolver, fn fu
 			return from, err
 		}
 		for _, r := range recs {
-			if r.seq < from {
-				continue
+			if r.seq < from || lost.Contains(r.seq) {
+				continue // a salvage counted it lost (an effect.queued whose commit's values were lost)
 			}
 			if err := l.deliver(r, in, values, fn); err != nil {
 				return from, err
@@ -257,8 +261,8 @@ func (l *Log) walkSegments(ctx context.Context, w *chainWalker) error {
 
 // walkSegment walks the records of segment s.
 func (l *Log) walkSegment(w *chainWalker, s SegmentSealed) error {
-	if w.c.String() != s.FirstLink {
-		return &ChainBrokenError{Seq: s.First, Reason: fmt.Sprintf("segment %s continues a chain value that is not the one before it", s.Name)}
+	if err := w.enterSegment(s); err != nil {
+		return err
 	}
 	recs, err := l.sealedRecords(s)
 	if err != nil {
@@ -277,4 +281,35 @@ func (l *Log) walkSegment(w *chainWalker, s SegmentSealed) error {
 	}
 	w.rep.Head = s.Last
 	return nil
+}
+
+// enterSegment checks that segment s continues the chain walked so far.
+// After a salvage's recorded hole (the segments before s were lost) the
+// chain restarts at the first link s's seal recorded, as it does at the
+// first chained record after a hole in log.db.
+func (w *chainWalker) enterSegment(s SegmentSealed) error {
+	if err := w.gap(w.rep.Head, s.First); err != nil {
+		return err
+	}
+	if h, err := ParseChainHash(s.FirstLink); err == nil && w.restart {
+		w.restart = false
+		w.rep.Restarts[len(w.rep.Restarts)-1].At = s.First
+		w.c, w.rep.Head = h, s.First-1 // the hole is passed (not named again by the next step)
+	}
+	if w.c.String() != s.FirstLink {
+		return &ChainBrokenError{Seq: s.First, Reason: fmt.Sprintf("segment %s continues a chain value that is not the one before it", s.Name)}
+	}
+	return nil
+}
+
+// lostToSalvage is the sequences a salvage recorded as lost. A kept
+// segment can hold one: an effect.queued whose commit's entity.persisted
+// was in a segment the salvage lost cannot be read, and the segment cannot
+// drop it.
+func (l *Log) lostToSalvage() (lost SeqRanges, err error) {
+	err = l.view(func(tx *bolt.Tx) error {
+		lost, err = salvageLost(tx.Bucket(bucketMeta))
+		return err
+	})
+	return lost, err
 }

@@ -170,7 +170,9 @@ func (v *Verification) walk(bf *boltFile) {
 	meta := w.keyValues(buckets[string(bucketMeta)])
 	v.readMeta(meta, w.keyValues(buckets[string(bucketManifest)]))
 	for name, b := range buckets {
-		if name != string(bucketEvents) && name != string(bucketMeta) {
+		// events is walked below; meta and the manifest were walked above
+		// (a second walk would find their pages "reached twice").
+		if name != string(bucketEvents) && name != string(bucketMeta) && name != string(bucketManifest) {
 			w.walk(b, w.nested)
 		}
 	}

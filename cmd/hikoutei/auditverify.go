@@ -28,6 +28,8 @@ type verifyJSON struct {
 	Genesis      string            `json:"genesis"`
 	Pinned       bool              `json:"pinned"`
 	Restarts     []verifyRestartJS `json:"restarts,omitempty"`
+	Segments     int               `json:"segments,omitempty"` // sealed segments walked
+	Stray        []string          `json:"stray,omitempty"`    // files no seal vouches for
 	// Error is the stable code of a verification that walked the whole
 	// log but refused it (chain_restarted), "" when it passed.
 	Error string `json:"error,omitempty"`
@@ -227,7 +229,7 @@ func printVerifyFailure(w io.Writer, err error) error {
 
 func toVerifyJSON(r *hikoutei.VerifyReport) verifyJSON {
 	out := verifyJSON{StoreID: r.StoreID, Head: r.Head, Hash: r.HeadHash.String(), Records: r.Records,
-		FirstChained: r.FirstChained, Genesis: r.Genesis.String(), Pinned: r.Pinned}
+		FirstChained: r.FirstChained, Genesis: r.Genesis.String(), Pinned: r.Pinned, Segments: r.Segments, Stray: r.Stray}
 	for _, rs := range r.Restarts {
 		out.Restarts = append(out.Restarts, verifyRestartJS{Lost: rs.Lost.String(), At: rs.At})
 	}
@@ -255,6 +257,9 @@ func printVerify(w io.Writer, r *hikoutei.VerifyReport) {
 	}
 	if r.Pinned {
 		fmt.Fprintln(w, "the log extends the pinned head")
+	}
+	for _, name := range r.Stray {
+		fmt.Fprintf(w, "stray segment (no seal of this store vouches for it; ignored): %s\n", name)
 	}
 	fmt.Fprintf(w, "head %d:%s\n", r.Head, r.HeadHash)
 }

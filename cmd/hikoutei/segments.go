@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 
 	"github.com/spf13/cobra"
 
@@ -19,24 +20,30 @@ const segmentsUsage = "where sealed segments live: file:///folder or an object s
 
 // addSegmentsFlag adds --segments to cmd. Its default is not the
 // environment's value (help would print it): segmentsURL reads that.
-func addSegmentsFlag(cmd *cobra.Command, url *string) {
-	cmd.Flags().StringVar(url, "segments", "", segmentsUsage)
+func addSegmentsFlag(cmd *cobra.Command, target *string) {
+	cmd.Flags().StringVar(target, "segments", "", segmentsUsage)
 }
 
 // segmentsURL is --segments, else HIKOUTEI_SEGMENTS_URL, checked
-// (usage error, exit 2, never repeating the value).
+// (usage error, exit 2, never repeating the value). An in-memory bucket
+// (mem://) is refused: every process starts it empty, so a command's seal
+// would remove records from log.db into a bucket gone at its exit.
 func segmentsURL(flag string) (string, error) {
+	v, name := flag, "--segments"
 	if flag == "" {
-		v, err := config.LoadSegmentsURL(nil)
-		if err != nil {
+		var err error
+		if v, err = config.LoadSegmentsURL(nil); err != nil {
 			return "", usageError{err}
 		}
-		return v, nil
-	}
-	if err := config.ParseSegmentsURL(flag); err != nil {
+		name = "$" + config.EnvSegmentsURL
+	} else if err := config.ParseSegmentsURL(flag); err != nil {
 		return "", usageError{fmt.Errorf("--segments: %w", err)}
 	}
-	return flag, nil
+	if u, err := url.Parse(v); err == nil && u.Scheme == "mem" {
+		return "", usageError{fmt.Errorf("%s: %w: mem:// is an in-memory bucket that every process starts empty "+
+			"(tests only): what a command seals into it is lost at its exit", name, config.ErrInvalidSegmentsURL)}
+	}
+	return v, nil
 }
 
 // openSegmentsFlag opens the segment store --segments (or the

@@ -136,3 +136,55 @@ func TestI38_StatusOfARunningStoreShowsWhereSegmentsLiveAndAnUnreachableStore(t 
 		t.Fatalf("status of the running store: exit %d:\n%s", code, out)
 	}
 }
+
+// TestI38_AnInMemoryBucketIsRefusedBeforeASealMovesAnything: every
+// process starts a mem:// bucket empty, so `seal --segments mem://`
+// removed the records from log.db into a bucket gone at the command's
+// exit (audit verify then failed segment_missing for good). Every command
+// refuses it with a usage error, and the log keeps every record.
+func TestI38_AnInMemoryBucketIsRefusedBeforeASealMovesAnything(t *testing.T) {
+	t.Parallel()
+	s := openItemStore(t, 40)
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"seal", "--dir", dir, "--keep", "5"}, {"status", "--dir", dir},
+		{"audit", "verify", "--dir", dir}, {"compact", "--dir", dir}} {
+		code, out, errOut := runSplit(append(args, "--segments", "mem://")...)
+		if code != exitUsage || !strings.Contains(errOut, "invalid_segments_url") {
+			t.Fatalf("%v --segments mem://: exit %d, want %d:\n%s%s", args, code, exitUsage, out, errOut)
+		}
+	}
+	code, out := runCLI(t, "audit", "verify", "--dir", dir)
+	if code != exitOK || strings.Contains(out, "segment") {
+		t.Fatalf("audit verify after the refused seal: exit %d:\n%s", code, out)
+	}
+}
+
+// TestI38_AuditVerifyAndDoctorNameAStraySegment: a file in the segments
+// folder that no seal of the store vouches for (another store's, a seal
+// that did not commit) is ignored by readers; audit verify (text and
+// --json) and doctor (a warning, exit 0) name it instead of keeping quiet.
+func TestI38_AuditVerifyAndDoctorNameAStraySegment(t *testing.T) {
+	t.Parallel()
+	dir := sealedItemStore(t)
+	stray := "00000000000000000001-00000000000000000009-0123456789abcdef-fedcba9876543210.seg.zst"
+	if err := os.WriteFile(filepath.Join(dir, events.SegmentsDir, stray), []byte("another store's segment"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := runCLI(t, "audit", "verify", "--dir", dir); code != exitOK || !strings.Contains(out, "stray segment") || !strings.Contains(out, stray) {
+		t.Fatalf("audit verify: exit %d:\n%s", code, out)
+	}
+	code, out, errOut := runSplit("audit", "verify", "--dir", dir, "--json")
+	var rep struct {
+		Segments int      `json:"segments"`
+		Stray    []string `json:"stray"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.Segments != 1 || len(rep.Stray) != 1 || rep.Stray[0] != stray {
+		t.Fatalf("audit verify --json: exit %d: %+v\n%s%s", code, rep, out, errOut)
+	}
+	if code, out := runCLI(t, "doctor", "--dir", dir); code != exitOK || !strings.Contains(out, "warn") || !strings.Contains(out, stray) {
+		t.Fatalf("doctor: exit %d:\n%s", code, out)
+	}
+}

@@ -40,7 +40,24 @@ func checkChain(r *Report, l *events.Log, v *events.Verification) {
 		r.add(chainCheck, OK, "empty log")
 	default:
 		r.add(chainCheck, OK, "%d records linked from the store's genesis value to the head %d:%s", rep.Records, rep.Head, rep.HeadHash)
+		strays(r, rep.Stray)
 	}
+}
+
+// strays warns of the files of the segment location no seal of this log
+// vouches for (readers ignore them): a seal that did not commit, or
+// another store's segments in a location two stores share.
+func strays(r *Report, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	shown := names[:min(len(names), 3)]
+	more := ""
+	if len(names) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(names)-len(shown))
+	}
+	r.add(chainCheck, Warn, "%d stray segment file(s) no seal of this store vouches for (ignored: a seal that did not commit, "+
+		"or another store's in a shared location): %s%s", len(names), strings.Join(shown, ", "), more)
 }
 
 // holesRecorded says where the store recorded each hole in its log

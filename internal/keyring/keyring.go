@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -98,6 +99,11 @@ func OpenReadOnlyNoWait(path string) (*Ring, error) { return openReadOnly(path, 
 func openReadOnly(path string, wait time.Duration) (*Ring, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
+	}
+	if st, err := os.Stat(path); err == nil && st.Size() == 0 {
+		// created, then killed before bbolt wrote its first pages (a
+		// read-only open would try to write them: EBADF)
+		return nil, fmt.Errorf("%w: %s is empty: %w", ErrKeyFile, filepath.Base(path), errNoIdentity)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: wait, ReadOnly: true})
 	if err != nil {
