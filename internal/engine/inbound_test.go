@@ -561,7 +561,7 @@ func benchWholeTabPass(b *testing.B, x *synced, edited []editedCity, pass func()
 		b.StopTimer()
 		n++
 		e := edited[n%len(edited)]
-		mustT(b, x.sheet.Person().Type(cityInput, e.cell, fmt.Sprintf("whole %d", n)))
+		mustT(b, x.sheet.Person().Type(cityInput, e.cell, fmt.Sprintf("%s %d", b.Name(), n))) // never a cell's value already
 		if r, err := x.h.Poll(ctx); err != nil || r.Stats.Accepted != 1 {
 			b.Fatalf("poll of one edit: %+v %v", r, err)
 		}
