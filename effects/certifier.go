@@ -43,9 +43,11 @@ func (c *Certifier) Begin() {
 
 // Row implements sheetsio.RowCheck: a non-blank row is certified when its
 // hash is recorded evidence, or when it shows the expected hash of its
-// anchor and is the first row showing that anchor; an anchor recorded
-// missing must not show at all, and no row may show while the tab's mass
-// deletion is recorded.
+// anchor and is the first row showing that anchor, or when its anchor has
+// an effect in flight (TabExpectation.InFlight: the rows a backfill is
+// writing, which the decisions defer until the effect settles; a later
+// read decides them); an anchor recorded missing must not show at all,
+// and no row may show while the tab's mass deletion is recorded.
 func (c *Certifier) Row(_ int, d cell.RowDigest) bool {
 	if d.Blank {
 		return true
@@ -67,20 +69,21 @@ func (c *Certifier) Row(_ int, d cell.RowDigest) bool {
 		return false // a second copy of the anchor
 	}
 	c.seen[k] = struct{}{}
+	inFlight := c.x.InFlight[string(d.Anchor)]
 	want, expected := c.x.Rows[string(d.Anchor)]
 	if !expected {
-		return evidence
+		return evidence || inFlight && !c.x.Lost[string(d.Anchor)] // a row the store is writing: decided once its effect settles
 	}
 	if c.x.Missing[string(d.Anchor)] {
 		return false // restored with recorded deletion evidence
 	}
-	if c.x.Lost[string(d.Anchor)] {
-		return false // its newest write was lost: examined
+	if c.x.Lost[string(d.Anchor)] && !evidence {
+		return false // its newest write was lost: examined (as Certify, unless the row is recorded evidence)
 	}
 	if !dup {
 		c.shown++
 	}
-	return evidence || want == string(d.Hash[:])
+	return evidence || inFlight || want == string(d.Hash[:])
 }
 
 func (c *Certifier) quarantinedShown(h string) {

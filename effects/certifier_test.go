@@ -27,6 +27,14 @@ func streamCertify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool
 
 func hashN(i int) string { return fmt.Sprintf("%016x", i) }
 
+func setIn(m map[string]bool, k string) map[string]bool {
+	if m == nil {
+		m = map[string]bool{}
+	}
+	m[k] = true
+	return m
+}
+
 // randomTab is a small tab and an expectation drawn from few anchors and
 // hashes, so duplicates, evidence, missing and restored rows all occur.
 func randomTab(rng *rand.Rand) (*sheetsio.TabSnapshot, aggregates.TabExpectation) {
@@ -38,7 +46,7 @@ func randomTab(rng *rand.Rand) (*sheetsio.TabSnapshot, aggregates.TabExpectation
 			r.Cells, r.Hash = []any{"", nil}, cell.VisibleHash(nil)
 		case 1:
 		default:
-			r.Anchor = fmt.Sprint("a", rng.IntN(4))
+			r.Anchor = fmt.Sprint("a", rng.IntN(5))
 		}
 		rows = append(rows, r)
 	}
@@ -52,6 +60,14 @@ func randomTab(rng *rand.Rand) (*sheetsio.TabSnapshot, aggregates.TabExpectation
 			x.Missing[fmt.Sprint("a", a)] = true
 		}
 	}
+	for a := range 5 { // a4: an anchor only ever in flight (a backfill's row not yet written when expected)
+		if rng.IntN(4) == 0 {
+			x.InFlight = setIn(x.InFlight, fmt.Sprint("a", a))
+		}
+		if rng.IntN(10) == 0 {
+			x.Lost = setIn(x.Lost, fmt.Sprint("a", a))
+		}
+	}
 	if rng.IntN(3) == 0 {
 		x.Evidence[hashN(rng.IntN(4))] = true
 	}
@@ -63,7 +79,8 @@ func randomTab(rng *rand.Rand) (*sheetsio.TabSnapshot, aggregates.TabExpectation
 
 // TestCertifierDecidesAsCertify: over many random tabs and expectations
 // (duplicated anchors, evidence rows, recorded deletions, restored rows,
-// mass deletion, quarantine, blank rows, rows without an anchor) the
+// mass deletion, quarantine, blank rows, rows without an anchor, rows in
+// flight, lost writes) the
 // streamed certification and Certify over the decoded snapshot agree.
 func TestCertifierDecidesAsCertify(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 4))
@@ -95,6 +112,38 @@ func TestCertifierBeginsAgain(t *testing.T) {
 		copy(d.Hash[:], snap.Rows[0].Hash)
 		if !c.Row(2, d) || !c.Done() {
 			t.Fatal("the second attempt was not certified")
+		}
+	}
+}
+
+// TestCertifierTakesRowsInFlightAsTheStoreWritingThem: mid-backfill, a
+// row whose effect is in flight — not yet expected, or expected with its
+// previous hash — is certified (the decisions defer it until the effect
+// settles), so the poll neither decodes nor escalates the tab; an
+// unexpected row with nothing in flight, or one whose write was lost, is
+// still refused.
+func TestCertifierTakesRowsInFlightAsTheStoreWritingThem(t *testing.T) {
+	rows := []sheetsio.Row{{Anchor: "a", Hash: hashN(1), Cells: []any{"a"}, SheetRow: 2},
+		{Anchor: "b", Hash: hashN(2), Cells: []any{"b"}, SheetRow: 3}, {Anchor: "c", Hash: hashN(3), Cells: []any{"c"}, SheetRow: 4}}
+	snap := sheetsio.NewTabSnapshot("t", rows)
+	base := func() aggregates.TabExpectation {
+		return aggregates.TabExpectation{Rows: map[string]string{"a": hashN(1), "b": hashN(9)}, InFlight: map[string]bool{"b": true, "c": true}}
+	}
+	cases := []struct {
+		name string
+		edit func(*aggregates.TabExpectation)
+		want bool
+	}{
+		{"backfill rows in flight", func(*aggregates.TabExpectation) {}, true},
+		{"an unexpected row with nothing in flight", func(x *aggregates.TabExpectation) { delete(x.InFlight, "c") }, false},
+		{"a changed row with nothing in flight", func(x *aggregates.TabExpectation) { delete(x.InFlight, "b") }, false},
+		{"a row in flight whose write was lost", func(x *aggregates.TabExpectation) { x.Lost = map[string]bool{"c": true} }, false},
+	}
+	for _, c := range cases {
+		x := base()
+		c.edit(&x)
+		if got, decoded := streamCertify(snap, x), Certify(snap, x); got != c.want || decoded != c.want {
+			t.Errorf("%s: streamed %v, Certify %v, want %v", c.name, got, decoded, c.want)
 		}
 	}
 }

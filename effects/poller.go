@@ -322,9 +322,11 @@ func (p *Poller) Cleanup(ctx context.Context) (int, error) {
 
 // Certify reports whether a values read of one tab proves it shows exactly
 // what the store expects: every non-blank row is either the expected row
-// of its anchor (same full-row hash, anchor seen once) or already recorded
-// evidence, and every expected anchor is present or (exclusively) its
-// deletion recorded: a restored row's deletion evidence is to clear.
+// of its anchor (same full-row hash, anchor seen once), a row whose anchor
+// has an effect in flight (the store is writing it: decided once the
+// effect settles) or already recorded evidence, and every expected anchor
+// is present or (exclusively) its deletion recorded: a restored row's
+// deletion evidence is to clear.
 // Row order is irrelevant (a sort is not a change, C06). A blocked tab
 // (header drift) is never certified.
 func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
@@ -344,7 +346,7 @@ func Certify(snap *sheetsio.TabSnapshot, x aggregates.TabExpectation) bool {
 		if x.Evidence[r.Hash] {
 			continue
 		}
-		if r.Anchor == "" || x.Rows[r.Anchor] != r.Hash || x.Lost[r.Anchor] {
+		if r.Anchor == "" || x.Lost[r.Anchor] || x.Rows[r.Anchor] != r.Hash && !x.InFlight[r.Anchor] {
 			return false
 		}
 		if first, _ := snap.Shown(r.Anchor); first != i {

@@ -94,6 +94,16 @@ func fieldKinds(t events.EntityShape) []events.Kind {
 	return out
 }
 
+// selectColumns writes the SELECT of t's rows as a rowReader reads them:
+// the key, the fields, the digest.
+func selectColumns(b *strings.Builder, t events.EntityShape) {
+	fmt.Fprintf(b, "SELECT %q", t.PK)
+	for _, f := range t.Fields {
+		fmt.Fprintf(b, ", %q", f.Name)
+	}
+	fmt.Fprintf(b, ", %q FROM %q", digestColumn, t.Name)
+}
+
 func hasColumn(t events.EntityShape, name string) bool {
 	_, ok := t.Field(name)
 	return ok || name == t.PK
@@ -101,11 +111,7 @@ func hasColumn(t events.EntityShape, name string) bool {
 
 func selectSQL(t events.EntityShape, q Query) (string, []any, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "SELECT %q", t.PK)
-	for _, f := range t.Fields {
-		fmt.Fprintf(&b, ", %q", f.Name)
-	}
-	fmt.Fprintf(&b, ", %q FROM %q", digestColumn, t.Name)
+	selectColumns(&b, t)
 	args, err := whereSQL(&b, t, q.Where)
 	if err != nil {
 		return "", nil, err

@@ -48,27 +48,36 @@ func canonicalHash(spec layout.TabSpec, columns []string, anchor string, vals ma
 	return h
 }
 
-// repairValues reads the canonical state of r's entity, unless r is in
-// flight or held: anti-entropy leaves those rows alone whatever the store
-// holds (classify, in aggregates), so a pass during a backfill reads only the
-// rows it can compare.
-func (e *Engine) repairValues(spec layout.TabSpec, columns []string, r *aggregates.RepairRow) error {
+// repairValues sets the canonical state of r's entity from vals (a
+// window's, read in bulk: repairWindow), unless r is in flight or held:
+// anti-entropy leaves those rows alone whatever the store holds (classify,
+// in aggregates), so a pass during a backfill reads only the rows it can
+// compare.
+func (e *Engine) repairValues(spec layout.TabSpec, columns []string, r *aggregates.RepairRow, vals map[string]map[string]any) {
 	if r.InFlight || r.Held {
-		return nil
+		return
 	}
-	e.stats.RowStates++
-	vals, exists, err := e.proj.EntityValues(spec.Entity, r.ID)
-	if err != nil {
-		return err
+	r.Values = vals[r.ID]
+	if r.Exists = r.Values != nil; r.Exists {
+		r.Canonical = e.canonicalHash(spec, columns, r.ID, r.Values)
 	}
-	r.Exists, r.Values = exists, vals
-	if exists {
-		r.Canonical = e.canonicalHash(spec, columns, r.ID, vals)
-	}
-	return nil
 }
 
-// repairRows decides every anchor the tab shows or should show.
+// repairWindow reads in bulk the canonical values of a window of anchors
+// that are neither in flight nor held.
+func (e *Engine) repairWindow(spec layout.TabSpec, anchors []string, rows projector.TabRows) (map[string]map[string]any, error) {
+	var ids []string
+	for _, a := range anchors {
+		if !rows.InFlight[a] && !rows.Held[a] {
+			ids = append(ids, a)
+		}
+	}
+	e.stats.RowStates += uint64(len(ids))
+	return e.proj.EntityValuesOf(spec.Entity, ids)
+}
+
+// repairRows decides every anchor the tab shows or should show, a window
+// of anchors at a time.
 func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows projector.TabRows) (aggregates.RepairReport, []aggregates.Queue, error) {
 	var rep aggregates.RepairReport
 	var out []aggregates.Queue
@@ -77,19 +86,25 @@ func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows p
 	if !policy.Input {
 		rep.Surplus += seen.Anchorless // unaddressable: reported for an operator (Input tabs quarantine them)
 	}
-	for _, anchor := range aggregates.Anchors(rows.Expected, observed) {
-		r := aggregates.RepairRow{Target: e.sheet.Target(spec.Name, anchor), Entity: spec.Entity, ID: anchor,
-			Expected: rows.Expected[anchor], Observed: observed[anchor], InFlight: rows.InFlight[anchor], Held: rows.Held[anchor]}
-		r.Copies, r.CopyHashes = aggregates.SeenCopies(observed, copies, anchor)
-		if err := e.repairValues(spec, policy.Columns, &r); err != nil {
+	anchors := aggregates.Anchors(rows.Expected, observed)
+	for from := 0; from < len(anchors); from += observeWindow {
+		window := anchors[from:min(from+observeWindow, len(anchors))]
+		vals, err := e.repairWindow(spec, window, rows)
+		if err != nil {
 			return rep, nil, err
 		}
-		p := policy
-		p.Restore = seen.Recreated || rows.MassDeleted || rows.Deleted[anchor]
-		q, d, write := aggregates.DecideRepair(r, p)
-		rep.Count(d)
-		if write {
-			out, rep.Queued = append(out, q), rep.Queued+1
+		for _, anchor := range window {
+			r := aggregates.RepairRow{Target: e.sheet.Target(spec.Name, anchor), Entity: spec.Entity, ID: anchor,
+				Expected: rows.Expected[anchor], Observed: observed[anchor], InFlight: rows.InFlight[anchor], Held: rows.Held[anchor]}
+			r.Copies, r.CopyHashes = aggregates.SeenCopies(observed, copies, anchor)
+			e.repairValues(spec, policy.Columns, &r, vals)
+			p := policy
+			p.Restore = seen.Recreated || rows.MassDeleted || rows.Deleted[anchor]
+			q, d, write := aggregates.DecideRepair(r, p)
+			rep.Count(d)
+			if write {
+				out, rep.Queued = append(out, q), rep.Queued+1
+			}
 		}
 	}
 	return rep, out, nil

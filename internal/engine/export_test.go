@@ -36,3 +36,21 @@ func (e *Engine) CheckChainEvery(n uint64) error {
 // BindRoutes records the routing of every entity tab, as a sync start
 // does.
 func (e *Engine) BindRoutes() error { return e.bindRoutes() }
+
+// RowStatesBoth reads the state of the Input rows of anchors of tab both
+// in bulk (as a window of a pass) and one row at a time.
+func (e *Engine) RowStatesBoth(tab, entity string, anchors []string) (bulk, single map[string]aggregates.RowState, err error) {
+	err = e.onWriter(func() error {
+		if bulk, err = e.rowStatesOf(tab, entity, anchors); err != nil {
+			return err
+		}
+		single = map[string]aggregates.RowState{}
+		for _, a := range anchors {
+			if single[a], err = e.rowState(tab, entity, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return bulk, single, err
+}

@@ -3,12 +3,14 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -220,20 +222,44 @@ func userFields(s events.EntityShape) []string {
 // rowStates reads the state of every grid row DecideTab will decide:
 // rows with an anchor, except (outside a full scan) single plain rows that
 // show exactly the system's last write, unless a later write of the row
-// was lost (TabExpectation.Lost).
+// was lost (TabExpectation.Lost). The window's rows are read in bulk
+// (rowStatesOf).
 func (e *Engine) rowStates(tab string, shape events.EntityShape, rows []aggregates.ShownRow, copies map[string]int, full bool,
 	x aggregates.TabExpectation) (map[string]aggregates.RowState, error) {
-	out := map[string]aggregates.RowState{}
+	var anchors []string
 	for _, sr := range rows {
 		g := sr.Grid
 		if g == nil || g.Anchor == "" || !full && copies[g.Anchor] == 1 && g.Plain && x.Rows[g.Anchor] == g.Hash && !x.Lost[g.Anchor] {
 			continue
 		}
-		rs, err := e.rowState(tab, shape.Name, g.Anchor)
-		if err != nil {
-			return nil, err
+		anchors = append(anchors, g.Anchor)
+	}
+	return e.rowStatesOf(tab, shape.Name, anchors)
+}
+
+// rowStatesOf reads what the inbound decisions need of the Input rows of
+// anchors (a window of them: a few statements for all, projector.RowStates),
+// by anchor; each as rowState reads one.
+func (e *Engine) rowStatesOf(tab, entity string, anchors []string) (map[string]aggregates.RowState, error) {
+	out := make(map[string]aggregates.RowState, len(anchors))
+	refs := make([]projector.RowRef, 0, len(anchors))
+	for _, a := range anchors {
+		if _, dup := out[a]; !dup {
+			out[a] = aggregates.RowState{}
+			refs = append(refs, projector.RowRef{Anchor: a, Binding: layout.RowBindingID(tab, a)})
 		}
-		out[g.Anchor] = rs
+	}
+	if len(refs) == 0 {
+		return out, nil
+	}
+	e.stats.RowStates += uint64(len(refs))
+	states, err := e.proj.RowStates(entity, refs)
+	if err != nil {
+		return nil, err
+	}
+	for a, rs := range states {
+		e.alignShown(entity, &rs)
+		out[a] = rs
 	}
 	return out, nil
 }
@@ -350,33 +376,55 @@ func (e *Engine) cleanupTab(g *sheetsio.GridSnapshot, base uint64) ([]aggregates
 		copies[r.Anchor]++
 	}
 	states := map[string]aggregates.RowState{}
-	for _, r := range rows {
-		if _, seen := states[r.Anchor]; r.Anchor == "" || seen {
-			continue
-		}
-		if need, err := e.cleanupNeedsState(spec.Entity, r.Anchor, copies[r.Anchor]); err != nil || !need {
-			if err != nil {
-				return nil, err
-			}
-			continue
-		}
-		rs, err := e.rowState(g.Tab, spec.Entity, r.Anchor)
+	anchors := distinctAnchors(rows)
+	for from := 0; from < len(anchors); from += observeWindow {
+		need, err := e.cleanupNeedsState(spec.Entity, anchors[from:min(from+observeWindow, len(anchors))], copies)
 		if err != nil {
 			return nil, err
 		}
-		states[r.Anchor] = rs
+		got, err := e.rowStatesOf(g.Tab, spec.Entity, need)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(states, got)
 	}
 	return aggregates.DecideCleanup(g.Tab, spec.Entity, rows, states, base, e.sheet), nil
 }
 
-// cleanupNeedsState reports whether the cleanup needs the state of anchor
-// (aggregates.CleanupNeedsState): a single row of a live entity does not.
-func (e *Engine) cleanupNeedsState(entity, anchor string, copies int) (bool, error) {
-	if copies > 1 {
-		return true, nil
+// distinctAnchors are the anchors rows show, each once, in row order.
+func distinctAnchors(rows []aggregates.CleanupRow) []string {
+	seen := make(map[string]bool, len(rows))
+	var out []string
+	for _, r := range rows {
+		if r.Anchor != "" && !seen[r.Anchor] {
+			seen[r.Anchor] = true
+			out = append(out, r.Anchor)
+		}
 	}
-	_, exists, err := e.proj.EntityValues(entity, anchor)
-	return aggregates.CleanupNeedsState(copies, exists), err
+	return out
+}
+
+// cleanupNeedsState returns the anchors (a window of them) whose state
+// the cleanup needs (aggregates.CleanupNeedsState): a single row of a
+// live entity needs none. Whether entities exist is read in bulk.
+func (e *Engine) cleanupNeedsState(entity string, anchors []string, copies map[string]int) ([]string, error) {
+	var single []string
+	for _, a := range anchors {
+		if copies[a] == 1 {
+			single = append(single, a)
+		}
+	}
+	vals, err := e.proj.EntityValuesOf(entity, single)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range anchors {
+		if _, exists := vals[a]; aggregates.CleanupNeedsState(copies[a], exists) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // decodeGridRow decodes one grid row's cells for the decisions.

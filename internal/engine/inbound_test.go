@@ -540,6 +540,35 @@ func BenchmarkPollInputTab(b *testing.B) {
 		}
 		peak()
 	})
+	b.Run("full_scan", func(b *testing.B) { benchWholeTabPass(b, x, edited, func() { x.fullScan() }) })
+	b.Run("anti_entropy", func(b *testing.B) {
+		benchWholeTabPass(b, x, edited, func() {
+			if _, err := x.disp.AntiEntropy(ctx); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// benchWholeTabPass times pass (a safety full scan or an anti-entropy
+// pass: each reads the whole tab and the state of its rows) after a
+// person edits one name and a poll accepts it (not timed), so no pass is
+// the last one again (unchanged.go).
+func benchWholeTabPass(b *testing.B, x *synced, edited []editedCity, pass func()) {
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		b.StopTimer()
+		n++
+		e := edited[n%len(edited)]
+		mustT(b, x.sheet.Person().Type(cityInput, e.cell, fmt.Sprintf("%s %d", b.Name(), n))) // never a cell's value already
+		if r, err := x.h.Poll(ctx); err != nil || r.Stats.Accepted != 1 {
+			b.Fatalf("poll of one edit: %+v %v", r, err)
+		}
+		x.drain()
+		b.StartTimer()
+		pass()
+	}
 }
 
 // syncedCities opens a Manual-mode synced store declaring EditableCity
