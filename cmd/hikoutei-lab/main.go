@@ -4,7 +4,8 @@
 // and the operator campaign. `make crash`, `make storage`, `make
 // converge`, `make evolve` and `make operator` build and run it
 // (docs/testing.md "Make targets"). It is not part of the product: the
-// hikoutei binary users install does not link the campaigns.
+// hikoutei binary users install does not link the campaigns. `loggen`
+// writes a store with a generated history (docs/operations.md).
 //
 // Exit codes: 0 nothing found, 1 the campaign failed or found problems,
 // 2 usage error.
@@ -70,6 +71,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newCrashCmd(), newStorageCampaignCmd(), newStorageRunCmd(), newConvergeCampaignCmd(),
-		newEvolveCampaignCmd(), newOperatorCampaignCmd(), newOperatorHoldCmd())
+		newEvolveCampaignCmd(), newOperatorCampaignCmd(), newOperatorHoldCmd(), newLoggenCmd())
 	return root
 }

@@ -19,7 +19,7 @@ func runLab(t *testing.T, args ...string) (int, string) {
 // one, and a mistyped flag is a usage error.
 func TestLabHasEveryCampaign(t *testing.T) {
 	root := newRootCmd()
-	for _, name := range []string{"crash", "storage", "storage-run", "converge", "evolve", "operator", "operator-hold"} {
+	for _, name := range []string{"crash", "storage", "storage-run", "converge", "evolve", "operator", "operator-hold", "loggen"} {
 		if c, _, err := root.Find([]string{name}); err != nil || c.Name() != name {
 			t.Errorf("hikoutei-lab has no %s command (%v)", name, err)
 		}
