@@ -7,7 +7,7 @@
 // plotting dependencies stay out of the library's go.mod); build it there
 // and run it from the repository root, as `make bench` does:
 //
-//	go build -C bench -o /tmp/benchtable ./cmd/benchtable && /tmp/benchtable [-benchtime 1s] [-count 3] [-backfills 1]
+//	go build -C bench -o /tmp/benchtable ./cmd/benchtable && /tmp/benchtable [-benchtime 1s] [-count 3] [-backfills 1] [-historymax 1000000]
 //
 // A benchmark that does not exist (yet) gives its row n/a and met = false;
 // a benchmark that exists and fails ends the runner. See bench/README.md
@@ -45,8 +45,9 @@ var (
 	idles     = flag.Int("idles", 1, "repeats of row 11 (one process each: the idle store, then the raw read; 3 minutes each)")
 	freshRows = flag.Int("freshrows", 1000, "rows per entity of row 12's ten entities (10000 = the issue's 10 × 10,000; its untimed sync takes minutes)")
 	freshSecs = flag.Int("freshsecs", 40, "seconds of row 12's measured window (commits at 50/s, a person's edit every 2 s)")
+	histMax   = flag.Uint64("historymax", 1000000, "largest generated log row 14 opens (10^5, 10^6, 10^7 events): 10000000 adds row 14c, whose generation takes over half an hour (kept in HIKOUTEI_BENCH_LOGS when set)")
 	outDir    = flag.String("out", "bench", "directory for results.json and convergence.svg")
-	only      = flag.String("rows", "", "comma-separated steps to run (1, 3, 4, 5, 5c, 6, 7, 8, 9, 10a, 10b, 11, 12, 13; 1 runs rows 1–2, 5c rows 5c–5d); empty runs every step. The table then holds only those rows: pass -out elsewhere to keep bench/results.json")
+	only      = flag.String("rows", "", "comma-separated steps to run (1, 3, 4, 5, 5c, 6, 7, 8, 9, 10a, 10b, 11, 12, 13, 14; 1 runs rows 1–2, 5c rows 5c–5d); empty runs every step. The table then holds only those rows: pass -out elsewhere to keep bench/results.json")
 )
 
 func main() {
@@ -107,6 +108,9 @@ func measure(clock *steps, tmp, traces string) runs {
 		all.add(goBench(nil, "-bench", "^BenchmarkPersonalCommit$", "-benchtime", *benchtime, "-count", "1", "."))
 		all.add(goBench(nil, "-bench", "^BenchmarkPersonalRebuild$", "-benchtime", "10x", "-count", "1", "."))
 	})
+	clock.do("14", "rows 14a–14e: Open and commit rate over a generated log, hot log.db under retention", 1, func(int) {
+		all.add(historyBenches(tmp))
+	})
 	bin := filepath.Join(tmp, "bench.test")
 	clock.do("bench", "building the sync benchmarks (bench/)", 1, func(int) {
 		run(nil, "", *goCmd, "test", "-C", "bench", "-c", "-o", bin, ".") // bench/ is a module of its own
@@ -151,6 +155,35 @@ func measure(clock *steps, tmp, traces string) runs {
 		all.add(childBench(bin, env, "^"+freshPoll+"$"))
 	})
 	return all
+}
+
+// historyBenches runs the long-history benchmarks of row 14 (root
+// package): Open of each generated log up to -historymax, the commit rate
+// after 10^6 events beside an empty log, and log.db under retention. The
+// generated logs are kept in HIKOUTEI_BENCH_LOGS when it is set (a second
+// run reuses them), else in the runner's temporary directory, shared by
+// the Open and commit-rate benchmarks of this run.
+func historyBenches(tmp string) runs {
+	logs := os.Getenv(config.EnvBenchLogs)
+	if logs == "" {
+		logs = filepath.Join(tmp, "logs")
+	}
+	env := []string{config.EnvBenchLogs + "=" + logs}
+	r := goBench(env, "-bench", "^"+openHistory+"$/^events=("+strings.Join(historySizes(*histMax), "|")+")$",
+		"-benchtime", "3x", "-count", "1", "-timeout", "3h", ".")
+	r.add(goBench(env, "-bench", "^"+commitAfter+"$", "-benchtime", "1x", "-count", "1", "-timeout", "3h", "."))
+	r.add(goBench(nil, "-bench", "^"+hotLog+"$", "-benchtime", "1x", "-count", "1", "-timeout", "3h", "."))
+	return r
+}
+
+// historySizes are the generated logs row 14 opens: 10^5 and 10^6
+// events, and 10^7 when -historymax reaches it.
+func historySizes(most uint64) []string {
+	out := []string{"100000", "1000000"}
+	if most >= 10_000_000 {
+		out = append(out, "10000000")
+	}
+	return out
 }
 
 // withRecordBytes adds record-B/row (the log's record bytes per synced

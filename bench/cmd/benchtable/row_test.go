@@ -55,3 +55,37 @@ func TestParseDropsProcsSuffix(t *testing.T) {
 		t.Fatalf("parsed %v", r)
 	}
 }
+
+// Row 14 reads the long-history benchmarks' metrics (sub-benchmarks by
+// their full name); its 10^7 row is there only when -historymax asks.
+func TestHistoryRows(t *testing.T) {
+	r := parse(`BenchmarkOpenHistory/events=100000-2    3  47193109 ns/op  0.05 s/open
+BenchmarkOpenHistory/events=1000000-2   3  60000000 ns/op  0.06 s/open
+BenchmarkCommitRateAfterHistory-2   1  9000000000 ns/op  4000 events/s-1e6  5000 events/s-empty  0.8 ratio
+BenchmarkHotLogUnderRetention-2   1  1 ns/op  29.8 MiB-at-25%  30.9 MiB-at-75%  32.0 MiB-at-100%
+`)
+	defer func(v uint64) { *histMax = v }(*histMax)
+	got := map[string]Row{}
+	for _, s := range historySpecs() {
+		got[strings.Fields(s.name)[0]] = s.row(r)
+	}
+	if _, ok := got["14c"]; ok || len(got) != 4 {
+		t.Fatalf("rows %v: want 14a, 14b, 14d, 14e without -historymax", got)
+	}
+	if b := got["14b"]; b.Ratio == nil || math.Abs(*b.Ratio-1.2) > 1e-9 || b.Met == nil || !*b.Met {
+		t.Errorf("14b %+v: want ratio 1.2 and met (0.06 s ≤ 1 s)", b)
+	}
+	if d := got["14d"]; d.Ratio == nil || *d.Ratio != 0.8 || d.Met == nil || *d.Met {
+		t.Errorf("14d %+v: want ratio 0.8, not met", d)
+	}
+	if e := got["14e"]; e.Ratio == nil || math.Abs(*e.Ratio-32.0/29.8) > 1e-9 || e.Met == nil || !*e.Met {
+		t.Errorf("14e %+v: want ratio 32.0/29.8, met", e)
+	}
+	*histMax = 10_000_000
+	if n := len(historySpecs()); n != 5 {
+		t.Fatalf("%d rows with -historymax 10000000, want 5 (14c added)", n)
+	}
+	if got := historySizes(10_000_000); strings.Join(got, "|") != "100000|1000000|10000000" {
+		t.Fatalf("sizes %v", got)
+	}
+}

@@ -4,14 +4,14 @@ import "testing"
 
 // -rows selects steps; a table row belongs to the step that measures it.
 func TestRowStepAndSelection(t *testing.T) {
-	for name, want := range map[string]string{"1a x": "1", "2 x": "1", "4c x": "4", "10a x": "10a", "11 x": "11", "9b x": "9", "5d x": "5c", "5b x": "5", "12c x": "12"} {
+	for name, want := range map[string]string{"1a x": "1", "2 x": "1", "4c x": "4", "10a x": "10a", "11 x": "11", "9b x": "9", "5d x": "5c", "5b x": "5", "12c x": "12", "14a x": "14", "14e x": "14"} {
 		if got := rowStep(name); got != want {
 			t.Errorf("rowStep(%q) = %q, want %q", name, got, want)
 		}
 	}
 	defer func(v string) { *only = v }(*only)
 	*only = "1, 4"
-	for id, want := range map[string]bool{"1": true, "4": true, "bench": true, "3": false, "10a": false} {
+	for id, want := range map[string]bool{"1": true, "4": true, "bench": true, "3": false, "10a": false, "14": false} {
 		if selected(id) != want {
 			t.Errorf("selected(%q) = %v with -rows %q", id, !want, *only)
 		}

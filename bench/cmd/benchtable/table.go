@@ -7,40 +7,43 @@ import (
 
 // The benchmarks behind each row (see bench/README.md).
 const (
-	commit64   = "BenchmarkCommit64Concurrent"
-	floor64    = "BenchmarkRawFloor64"
-	batch64    = "BenchmarkBoltBatchDefault64"
-	single     = "BenchmarkCommitSingle"
-	floorOne   = "BenchmarkRawFloorSingle"
-	rebuild    = "BenchmarkRebuild"
-	rawInsert  = "BenchmarkRawSQLiteInsert"
-	safe10k    = "BenchmarkSafePath10k"
-	raw10k     = "BenchmarkRawBatchUpdate10k"
-	backfillUs = "BenchmarkBackfillCities"
-	backfillRw = "BenchmarkRawBackfillCities"
-	backfillSv = "BenchmarkBackfillCitiesServe"
-	backfillRb = "BenchmarkRawBackfillCitiesBoth"
-	poll10     = "BenchmarkPollUnchanged10Tabs"
-	batchGet10 = "BenchmarkRawBatchGet10Tabs"
-	drain      = "BenchmarkCoalescedDrain"
-	logBytes   = "BenchmarkLogBytesPerSyncedRow"
-	pollCities = "BenchmarkPollUnchangedCities"
-	getCities  = "BenchmarkRawBatchGetCities"
-	chained    = "BenchmarkAppend64Chained"
-	unchained  = "BenchmarkAppend64Unchained"
-	verify     = "BenchmarkVerify"
-	idle       = "BenchmarkIdleMinute"
-	rawIdle    = "BenchmarkRawIdleMinute"
-	freshHook  = "BenchmarkFreshnessHook"
-	freshPoll  = "BenchmarkFreshnessPoll"
-	pCommit    = "BenchmarkPersonalCommit/"
-	pRebuild   = "BenchmarkPersonalRebuild/"
+	commit64    = "BenchmarkCommit64Concurrent"
+	floor64     = "BenchmarkRawFloor64"
+	batch64     = "BenchmarkBoltBatchDefault64"
+	single      = "BenchmarkCommitSingle"
+	floorOne    = "BenchmarkRawFloorSingle"
+	rebuild     = "BenchmarkRebuild"
+	rawInsert   = "BenchmarkRawSQLiteInsert"
+	safe10k     = "BenchmarkSafePath10k"
+	raw10k      = "BenchmarkRawBatchUpdate10k"
+	backfillUs  = "BenchmarkBackfillCities"
+	backfillRw  = "BenchmarkRawBackfillCities"
+	backfillSv  = "BenchmarkBackfillCitiesServe"
+	backfillRb  = "BenchmarkRawBackfillCitiesBoth"
+	poll10      = "BenchmarkPollUnchanged10Tabs"
+	batchGet10  = "BenchmarkRawBatchGet10Tabs"
+	drain       = "BenchmarkCoalescedDrain"
+	logBytes    = "BenchmarkLogBytesPerSyncedRow"
+	pollCities  = "BenchmarkPollUnchangedCities"
+	getCities   = "BenchmarkRawBatchGetCities"
+	chained     = "BenchmarkAppend64Chained"
+	unchained   = "BenchmarkAppend64Unchained"
+	verify      = "BenchmarkVerify"
+	idle        = "BenchmarkIdleMinute"
+	rawIdle     = "BenchmarkRawIdleMinute"
+	freshHook   = "BenchmarkFreshnessHook"
+	freshPoll   = "BenchmarkFreshnessPoll"
+	pCommit     = "BenchmarkPersonalCommit/"
+	pRebuild    = "BenchmarkPersonalRebuild/"
+	openHistory = "BenchmarkOpenHistory"
+	commitAfter = "BenchmarkCommitRateAfterHistory"
+	hotLog      = "BenchmarkHotLogUnderRetention"
 )
 
 // table is every row of `make bench`, goals in bench/README.md.
 func table(r runs) []Row {
 	var rows []Row
-	for _, s := range specs(r) {
+	for _, s := range append(specs(r), historySpecs()...) {
 		if !selected(rowStep(s.name)) {
 			continue
 		}
@@ -117,6 +120,36 @@ func specs(r runs) []spec {
 		{"10b audit verify of the 171,075 cities' log: events/s ÷ rebuild events/s", metric{verify, "events/s", 0}, metric{rebuild, "events/s", 0},
 			info, "events/s", "information; " + verify + " (root: VerifyDir, HIKOUTEI_BENCH_DATA=cities, one process) ÷ row 3's " + rebuild},
 	}
+}
+
+// openAt is the Open benchmark's s/open of the generated log of n events.
+func openAt(n string) metric { return metric{openHistory + "/events=" + n, "s/open", 0} }
+
+// historySpecs are row 14's rows (the long-history goals): 14c only with -historymax
+// 10000000.
+func historySpecs() []spec {
+	openNote := openHistory + " (root): Open and Close of a store whose log holds generated events (internal/loggen: " +
+		"5,000 keys updated in units of 100, read model at the head), default Options, after one untimed open; " +
+		"mean of 3 opens; the logs are kept in HIKOUTEI_BENCH_LOGS when set (a second run reuses them)"
+	flat := "; ratio = ÷ row 14a's 10^5 events (information: the goal's \"flat\")"
+	rows := []spec{
+		{"14a Open of a store whose log holds 10^5 events", openAt("100000"), metric{}, oursAtMost(1, " s"), "s", openNote},
+		{"14b Open of a store whose log holds 10^6 events ÷ 10^5 events", openAt("1000000"), openAt("100000"),
+			oursAtMost(1, " s"), "s", openNote + flat},
+	}
+	if *histMax >= 10_000_000 {
+		rows = append(rows, spec{"14c Open of a store whose log holds 10^7 events ÷ 10^5 events", openAt("10000000"), openAt("100000"),
+			oursAtMost(1, " s"), "s", openNote + flat + "; generating the 10^7 events takes over half an hour"})
+	}
+	return append(rows,
+		spec{"14d commit rate after 10^6 events ÷ on an empty log (units of 100 updates, fsync on)",
+			metric{commitAfter, "events/s-1e6", 0}, metric{commitAfter, "events/s-empty", 0}, ratioAtLeast(0.9), "events/s",
+			commitAfter + " (root): 200 units on each store, in alternating rounds of 20, after 50 untimed units on each; " +
+				"the 10^6-event log as row 14b's"},
+		spec{"14e hot log.db while 10^6 updates stream in, retention window 100,000 records: size at 100 % ÷ at 25 %",
+			metric{hotLog, "MiB-at-100%", 0}, metric{hotLog, "MiB-at-25%", 0}, ratioAtMost(1.1), "MiB",
+			hotLog + " (root): Retention{KeepRecords: 100_000}, units of 100 updates, fsync on; goal \"flat\" read as ≤ 1.1"},
+	)
 }
 
 // personalNote says how a row 13 measures.
