@@ -3,6 +3,8 @@ package hikoutei
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -66,6 +68,53 @@ func (s *Store) CheckSegments(ctx context.Context) (SegmentPresence, error) {
 	p.At = s.e.Now()
 	s.segp.set(p)
 	return p, nil
+}
+
+// uploadLitter matches the temporary file a gocloud fileblob bucket
+// (no_tmp_dir) writes a segment's upload to, NAME.<unix nanoseconds in
+// hex>.tmp, NAME a segment name: left behind when the process is killed
+// during the upload.
+var uploadLitter = regexp.MustCompile(`^[0-9]{20}-[0-9]{20}-[0-9a-f]{16}-[0-9a-f]{16}\.seg\.zst\.([0-9a-f]{1,16})\.tmp$`)
+
+// litterAge is how old an upload's temporary file must be before Open
+// removes it: one younger may be another process's upload in progress.
+const litterAge = time.Hour
+
+// removeUploadLitter deletes from store the listed upload leftovers
+// (uploadLitter) older than litterAge at now; none of them can be a
+// name the manifest vouches for (those end in .seg.zst). It returns the
+// names it removed; a failed delete is left for the next Open.
+func removeUploadLitter(ctx context.Context, store segstore.Store, listed []segstore.Info, now time.Time) []string {
+	var gone []string
+	for _, i := range listed {
+		m := uploadLitter.FindStringSubmatch(i.Name)
+		if m == nil {
+			continue
+		}
+		ns, err := strconv.ParseInt(m[1], 16, 64)
+		if err != nil || now.Sub(time.Unix(0, ns)) < litterAge {
+			continue
+		}
+		if store.Delete(ctx, i.Name) == nil {
+			gone = append(gone, i.Name)
+		}
+	}
+	return gone
+}
+
+// openCheck removes old upload litter from the segment store, then
+// compares it with the manifest (at Open; failures are left to Health).
+func (s *Store) openCheck() {
+	store := s.e.Log().SegmentStore()
+	if store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), segmentListTimeout)
+	defer cancel()
+	if listed, err := store.List(ctx); err == nil {
+		removeUploadLitter(ctx, store, listed, s.e.Now())
+	}
+	_, _ = s.CheckSegments(ctx)
 }
 
 // comparePresence is the presence of the vouched segs among listed.

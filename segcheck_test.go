@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
 )
@@ -56,5 +58,32 @@ func TestI38_ASegmentMissingAtOpenShowsInHealth(t *testing.T) {
 	defer s.Close()
 	if h := s.Health(); !errors.Is(h.Segments, ErrSegmentMissing) || !strings.Contains(h.Segments.Error(), rep.Segment) {
 		t.Fatalf("health at open: %v", h.Segments)
+	}
+}
+
+// The temporary file of a segment upload killed in a fileblob bucket
+// (NAME.<hex nanoseconds>.tmp) is removed at Open once it is an hour
+// old; a younger one (an upload maybe in progress) and names not of that
+// form stay, counted as strays.
+func TestI38_OpenRemovesOldUploadLitterOnly(t *testing.T) {
+	dir := t.TempDir()
+	_, _, rep := sealedStore(t, dir, 300, 10)
+	folder := filepath.Join(dir, "segments")
+	litter := func(at time.Time) string {
+		return rep.Segment + "." + strconv.FormatInt(at.UnixNano(), 16) + ".tmp"
+	}
+	old, young := litter(t0.Add(-2*time.Hour)), litter(t0.Add(-time.Minute))
+	for _, n := range []string{old, young, "notours.seg.zst.1.tmp"} {
+		mustT(t, os.WriteFile(filepath.Join(folder, n), []byte("part"), 0o600))
+	}
+	s := openStore(t, dir)
+	defer s.Close()
+	for n, want := range map[string]bool{old: false, young: true, "notours.seg.zst.1.tmp": true, rep.Segment: true} {
+		if _, err := os.Stat(filepath.Join(folder, n)); (err == nil) != want {
+			t.Fatalf("%s present = %v after Open, want %v", n, err == nil, want)
+		}
+	}
+	if p := s.SegmentsPresence(); p.Strays != 2 || len(p.Missing) != 0 || p.Vouched != 1 {
+		t.Fatalf("presence: %+v", p)
 	}
 }

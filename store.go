@@ -444,7 +444,7 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 	if err := s.start(ctx, opts); err != nil {
 		return nil, errors.Join(err, s.closeOpened())
 	}
-	_ = s.segmentsMissing() // a first comparison at Open, reported by Health
+	s.openCheck() // upload litter removed, a first comparison reported by Health
 	return s, nil
 }
 
