@@ -97,8 +97,10 @@ const (
 	RoleFenced  ReplicationRole = "fenced"  // was primary; another took over: it writes nothing
 )
 
-// Health reports the store's current health from local state only: it
-// answers while the spreadsheet hangs (it never waits on the network).
+// Health reports the store's current health from local state: it
+// answers while the spreadsheet hangs (it never waits on Sheets). Once a
+// minute it lists the segment store's names (bounded by 5 s: an object
+// store's list crosses the network).
 func (s *Store) Health() Health {
 	h := healthOf(s.e.Health())
 	if s.adm != nil {
