@@ -1,6 +1,7 @@
 package hikoutei
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/internal/disk"
@@ -38,9 +39,12 @@ func (o probeOf) Space(dir string) (disk.Space, error) {
 // DiskUsage is what a store keeps on disk and the space of the
 // filesystem holding it (Store.Disk).
 type DiskUsage struct {
-	LogBytes     int64 // log.db, the hot log
-	Segments     int   // sealed segment files
-	SegmentBytes int64 // their total size
+	LogBytes int64 // log.db, the hot log
+	// Segments counts the sealed segments the log vouches for that the
+	// segment store lists (before the first presence check, the folder's
+	// segment files); SegmentBytes the size of the folder's files.
+	Segments     int
+	SegmentBytes int64
 	// SegmentsDir is where they live: the folder relative to the store
 	// directory ("segments") by default, else the redacted location of
 	// Options.Segments (a folder's path, or scheme://bucket/path), with
@@ -49,7 +53,13 @@ type DiskUsage struct {
 	// the log's manifest vouches for (the store itself is not reached).
 	SegmentsDir    string
 	SegmentsScheme string
-	ReadModelBytes int64 // read.sqlite and its write-ahead log
+	// SegmentsMissing counts the segments the log vouches for that the
+	// segment store did not list at the last presence check
+	// (Store.SegmentsPresence); SegmentStrays the names it listed that the
+	// log does not vouch for (leftovers, renamed or foreign files), which
+	// Segments does not count.
+	SegmentsMissing, SegmentStrays int
+	ReadModelBytes                 int64 // read.sqlite and its write-ahead log
 	// Space is the filesystem's; SpaceKnown is false where the platform
 	// cannot tell it (then nothing is projected).
 	Space      DiskSpace
@@ -81,7 +91,26 @@ func (s *Store) Disk() (DiskUsage, error) {
 	u := DiskUsage{LogBytes: r.LogBytes, Segments: r.Segments, SegmentBytes: r.SegmentBytes, SegmentsDir: r.SegmentsDir,
 		SegmentsScheme: segstore.SchemeDir, ReadModelBytes: r.ReadModelBytes, Space: DiskSpace(r.Space), SpaceKnown: r.SpaceErr == nil,
 		Growth: r.Growth, FullAt: r.FullAt, Warning: r.Err}
+	s.vouched(&u)
 	return u, s.elsewhere(&u)
+}
+
+// vouched counts in u the segments the manifest vouches for less those
+// the last presence check did not find, and that check's strays (u is
+// left as measured before a check answered).
+func (s *Store) vouched(u *DiskUsage) {
+	p := s.segp.get()
+	segs, err := s.e.Log().Segments()
+	if !p.Checked || err != nil {
+		return
+	}
+	u.Segments, u.SegmentStrays = len(segs), p.Strays
+	for _, g := range segs {
+		if slices.Contains(p.Missing, g.Name) {
+			u.Segments--
+			u.SegmentsMissing++
+		}
+	}
 }
 
 // elsewhere fills u's segments from the log's manifest when they live
@@ -93,7 +122,7 @@ func (s *Store) elsewhere(u *DiskUsage) error {
 	loc := s.segs.Location()
 	u.SegmentsDir, u.SegmentsScheme = loc.String(), loc.Scheme
 	segs, err := s.e.Log().Segments()
-	u.Segments, u.SegmentBytes = len(segs), 0
+	u.Segments, u.SegmentBytes = len(segs)-u.SegmentsMissing, 0
 	for _, g := range segs {
 		u.SegmentBytes += g.Size
 	}

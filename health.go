@@ -81,8 +81,12 @@ type Health struct {
 	// Segments: the last read or write of a sealed segment could not
 	// reach the store holding them (ErrSegmentStoreUnavailable, with the
 	// segment and the store's redacted location), nil once it answers
-	// again or when none failed. Health never reaches the store itself.
-	// Commits never depend on it; reads of old events and seals do.
+	// again or when none failed; else segment_missing (ErrSegmentMissing,
+	// a *SegmentError naming the first absent file) while a segment the
+	// log vouches for is not in the store's list. Health lists the
+	// names (never the contents) at Open and at most once a minute of the
+	// store's clock (Store.CheckSegments does it now). Commits never
+	// depend on it; reads of old events and seals do.
 	Segments error
 }
 
@@ -93,16 +97,21 @@ const (
 	RoleFenced  ReplicationRole = "fenced"  // was primary; another took over: it writes nothing
 )
 
-// Health reports the store's current health from local state only: it
-// answers while the spreadsheet hangs (it never waits on the network).
+// Health reports the store's current health from local state: it
+// answers while the spreadsheet hangs (it never waits on Sheets). Once a
+// minute it lists the segment store's names (bounded by 5 s: an object
+// store's list crosses the network).
 func (s *Store) Health() Health {
 	h := healthOf(s.e.Health())
 	if s.adm != nil {
 		h.Admin = s.adm.AcceptErr()
 	}
+	missing := s.segmentsMissing()
 	s.diskHealth(&h)
 	h.Keys = s.keys.health()
-	h.Segments = s.segmentsHealth()
+	if h.Segments = s.segmentsHealth(); h.Segments == nil {
+		h.Segments = missing
+	}
 	return h
 }
 

@@ -343,6 +343,7 @@ type Store struct {
 	// opened it from Options.Segments (Close closes it).
 	segs    segstore.Store
 	ownSegs bool
+	segp    segPresence // the last comparison of the manifest with the segment store's list
 }
 
 // ReadModelFile is the read model's file name inside a store directory.
@@ -443,6 +444,7 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 	if err := s.start(ctx, opts); err != nil {
 		return nil, errors.Join(err, s.closeOpened())
 	}
+	s.openCheck() // upload litter removed, a first comparison reported by Health
 	return s, nil
 }
 

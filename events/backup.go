@@ -67,7 +67,9 @@ func (l *Log) copyTo(w io.Writer) (BackupInfo, []SegmentSealed, error) {
 // (renamed over it with force), and the directory synced, so path is
 // either absent or complete. The sealed segments the copy's log vouches
 // for (as of the copy's commit) are copied, each checked against its
-// digest, into the folder BackupSegmentsDir(path) before path appears.
+// digest, into the folder BackupSegmentsDir(path) before path appears;
+// a backup that fails removes that folder when it created it (a folder
+// of an earlier backup, overwritten with force, stays).
 // ctx cancels a copy in progress. Errors: ErrBackupTarget (see
 // CheckBackupTarget), ErrLogClosed, *SegmentError (a segment of the store
 // is missing or damaged), ctx's, I/O.
@@ -78,12 +80,16 @@ func (l *Log) Backup(ctx context.Context, path string, force bool) (BackupInfo, 
 	}
 	var info BackupInfo
 	var segs []SegmentSealed
+	_, had := os.Lstat(BackupSegmentsDir(real))
 	err = writeAtomically(real, force, func(w io.Writer) error {
 		var err error
 		info, segs, err = l.copyTo(ctxWriter{ctx, w})
 		return err
 	}, &info.SHA256, func(string) error { return l.backupSegments(ctx, real, segs) })
 	info.Path = path
+	if err != nil && had != nil { // the segments folder is this backup's: no half of it stays
+		err = errors.Join(err, os.RemoveAll(BackupSegmentsDir(real)))
+	}
 	return info, err
 }
 

@@ -138,3 +138,24 @@ func TestI38_ABackupWithoutSegmentsIsAsBefore(t *testing.T) {
 		t.Fatalf("a segments folder beside the backup of a store with nothing sealed: %v", err)
 	}
 }
+
+// A backup that fails while copying the segments (the second one is
+// missing from the store) leaves neither the file nor a partial
+// FILE.segments folder beside it.
+func TestI38_AFailedBackupLeavesNoPartialSegmentsFolder(t *testing.T) {
+	w := sealWriter(t, 200)
+	_, err := w.Log().Seal(w.Fence(), 100)
+	must(t, err)
+	rep, err := w.Log().Seal(w.Fence(), 230)
+	must(t, err)
+	must(t, os.Remove(rep.Path))
+	out := filepath.Join(t.TempDir(), "copy.db")
+	if _, err := w.Log().Backup(context.Background(), out, false); !errors.Is(err, ErrSegmentMissing) {
+		t.Fatalf("backup without a segment: %v, want segment_missing", err)
+	}
+	for _, p := range []string{out, BackupSegmentsDir(out)} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s left after a failed backup: %v", filepath.Base(p), err)
+		}
+	}
+}

@@ -47,6 +47,8 @@ var (
 	descLogBytes     = newDesc("hikoutei_log_bytes", "Size of the hot log (log.db) in bytes.")
 	descSegments     = newDesc("hikoutei_sealed_segments", "Sealed segments the log vouches for, in the store's segments folder or object store.")
 	descSegmentBytes = newDesc("hikoutei_sealed_segment_bytes", "Total size of the sealed segments in bytes.")
+	descSegsMissing  = newDesc("hikoutei_sealed_segments_missing", "Sealed segments the log vouches for that the segment store did not list at the last presence check (health: segment_missing).")
+	descSegStrays    = newDesc("hikoutei_sealed_segment_strays", "Names the segment store listed at the last presence check that the log does not vouch for (leftovers, renamed or foreign files).")
 	descSegsRead     = newDesc("hikoutei_segments_read_total", "Sealed segments read since the store opened (replays, as-of reads, the audit, aggregates whose early versions are sealed).")
 	descSegFallbacks = newDesc("hikoutei_segment_index_fallbacks_total", "Reads of a stream's sealed versions the segment streams index could not serve (an entry damaged or missing): they read every segment instead.")
 	descFSAvail      = newDesc("hikoutei_filesystem_avail_bytes", "Free space of the filesystem holding the store, in bytes (what the store's process may use).")
@@ -78,7 +80,7 @@ func describeScraped(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descCommits, descEvents, descLogTxns, descEpoch, descLag, descOutbox, descOldest,
 		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
 		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault,
-		descLogBytes, descSegments, descSegmentBytes, descSegsRead, descSegFallbacks, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt, descSeals,
+		descLogBytes, descSegments, descSegmentBytes, descSegsMissing, descSegStrays, descSegsRead, descSegFallbacks, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt, descSeals,
 		descQuotaRate, descQuotaCeiling, descQuota429} {
 		ch <- d
 	}
@@ -122,6 +124,8 @@ func collectDisk(ch chan<- prometheus.Metric, u *hikoutei.DiskUsage) {
 	emit(ch, descLogBytes, prometheus.GaugeValue, float64(u.LogBytes))
 	emit(ch, descSegments, prometheus.GaugeValue, float64(u.Segments))
 	emit(ch, descSegmentBytes, prometheus.GaugeValue, float64(u.SegmentBytes))
+	emit(ch, descSegsMissing, prometheus.GaugeValue, float64(u.SegmentsMissing))
+	emit(ch, descSegStrays, prometheus.GaugeValue, float64(u.SegmentStrays))
 	if u.SpaceKnown {
 		emit(ch, descFSAvail, prometheus.GaugeValue, float64(u.Space.Free))
 		emit(ch, descFSSize, prometheus.GaugeValue, float64(u.Space.Total))

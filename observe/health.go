@@ -43,8 +43,9 @@ type HealthReport struct {
 	Retention *RetentionReport `json:"retention,omitempty"`
 	// Segments is why the last read or write of a sealed segment could
 	// not reach the store holding them (absent while it answers), with
-	// its code (segment_store_unavailable). It does not fail health:
-	// commits go on.
+	// its code (segment_store_unavailable), or that a segment the log
+	// vouches for is not in the store's list (segment_missing, naming the
+	// file). It does not fail health: commits go on.
 	Segments     string            `json:"segments,omitempty"`
 	SegmentsCode string            `json:"segments_code,omitempty"`
 	MirrorLag    *MirrorLagReport  `json:"mirror_lag,omitempty"`  // with the mirror on

@@ -87,7 +87,8 @@ type storeStatus struct {
 	RetentionCode   string `json:"retention_code,omitempty"`
 	// SegmentsUnreachable is why the running store's last read or write of
 	// a sealed segment could not reach the store holding them (its
-	// Health().Segments), with its code (segment_store_unavailable);
+	// Health().Segments), with its code (segment_store_unavailable), or
+	// segment_missing naming a vouched segment the store did not list;
 	// absent while it answers, or when no process holds the store.
 	SegmentsUnreachable     string `json:"segments_unreachable,omitempty"`
 	SegmentsUnreachableCode string `json:"segments_unreachable_code,omitempty"`
@@ -168,6 +169,8 @@ above 90 % used and disk_full above 98 %.`,
 			}
 			if segURL != "" {
 				st.Disk.segmentsElsewhere(dir, segURL)
+			} else {
+				st.Disk.segmentsInFolder(dir)
 			}
 			st.addLiveHealth(cmd.Context())
 			return printStatus(cmd, st, asJSON)
@@ -405,7 +408,9 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	if st.CommitsRefused != "" {
 		fmt.Fprintf(tw, "COMMITS REFUSED\t%s\n", shown(st.CommitsRefused))
 	}
-	if st.SegmentsUnreachable != "" {
+	if st.SegmentsUnreachableCode == events.ErrSegmentMissing.Error() {
+		fmt.Fprintf(tw, "SEGMENTS MISSING\t%s\n", shown(st.SegmentsUnreachable))
+	} else if st.SegmentsUnreachable != "" {
 		fmt.Fprintf(tw, "SEGMENTS UNREACHABLE\t%s\n", shown(st.SegmentsUnreachable))
 	}
 	if err := tw.Flush(); err != nil {

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
@@ -17,15 +20,21 @@ import (
 // filesystem holding it (status's "disk").
 type diskStatus struct {
 	LogBytes       int64  `json:"log_bytes"`       // log.db, the hot log
-	Segments       int    `json:"segments"`        // sealed segment files
+	Segments       int    `json:"segments"`        // sealed segments the log vouches for (or files, see below)
 	SegmentBytes   int64  `json:"segment_bytes"`   // their total
 	SegmentsDir    string `json:"segments_dir"`    // where they live: relative to the store, or the redacted URL
 	SegmentsScheme string `json:"segments_scheme"` // dir (a folder), or the object store's scheme (s3, gs, azblob, mem…)
 	// SegmentsNote says why Segments and SegmentBytes are unknown (0):
 	// outside the store's folder they come from log.db's manifest, which
 	// cannot be read while a process holds the store.
-	SegmentsNote   string `json:"segments_note,omitempty"`
-	ReadModelBytes int64  `json:"read_model_bytes"` // read.sqlite and its write-ahead log
+	SegmentsNote string `json:"segments_note,omitempty"`
+	// SegmentsMissing names the segments the log vouches for that the
+	// store's segments folder lacks; SegmentStrays counts the files there
+	// it does not vouch for (not in Segments). Read from log.db's manifest
+	// when no process holds the store; else Segments counts the files.
+	SegmentsMissing []string `json:"segments_missing,omitempty"`
+	SegmentStrays   int      `json:"segment_strays,omitempty"`
+	ReadModelBytes  int64    `json:"read_model_bytes"` // read.sqlite and its write-ahead log
 	// FSFreeBytes and FSTotalBytes are the filesystem's space; absent, and
 	// FSSpace "unknown", where the platform cannot tell it.
 	FSFreeBytes  *uint64 `json:"fs_free_bytes,omitempty"`
@@ -85,6 +94,49 @@ func (d *diskStatus) segmentsElsewhere(dir, u string) {
 	}
 }
 
+// segmentsInFolder counts the segments dir's log vouches for apart
+// from the strays of its segments folder (the file count stays when
+// log.db cannot be read: a process holds it).
+func (d *diskStatus) segmentsInFolder(dir string) {
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6})
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	segs, err := l.Segments()
+	if err != nil {
+		return
+	}
+	names, err := segmentFiles(filepath.Join(dir, events.SegmentsDir))
+	if err != nil {
+		return
+	}
+	d.Segments, d.SegmentStrays = 0, len(names)
+	for _, g := range segs {
+		if !names[g.Name] {
+			d.SegmentsMissing = append(d.SegmentsMissing, g.Name)
+			continue
+		}
+		d.Segments++
+		d.SegmentStrays--
+	}
+}
+
+// segmentFiles is the set of file names in folder (absent: none).
+func segmentFiles(folder string) (map[string]bool, error) {
+	entries, err := os.ReadDir(folder)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	names := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if !e.IsDir() {
+			names[e.Name()] = true
+		}
+	}
+	return names, err
+}
+
 // diskCode is the disk finding's stable code.
 func diskCode(err error) string {
 	for _, s := range []error{disk.ErrDiskFull, disk.ErrDiskFilling} {
@@ -108,6 +160,12 @@ func printDisk(tw io.Writer, d *diskStatus) {
 		fmt.Fprintf(tw, "sealed segments\t%d in %s/, %s\n", d.Segments, d.SegmentsDir, byteText(d.SegmentBytes))
 	default:
 		fmt.Fprintf(tw, "sealed segments\t%d in %s, %s\n", d.Segments, d.SegmentsDir, byteText(d.SegmentBytes))
+	}
+	if d.SegmentStrays > 0 {
+		fmt.Fprintf(tw, "segment strays\t%d files the log does not vouch for\n", d.SegmentStrays)
+	}
+	if len(d.SegmentsMissing) > 0 {
+		fmt.Fprintf(tw, "SEGMENTS MISSING\t%d: %s\n", len(d.SegmentsMissing), strings.Join(d.SegmentsMissing, ", "))
 	}
 	fmt.Fprintf(tw, "read model\t%s\n", byteText(d.ReadModelBytes))
 	if d.FSFreeBytes == nil {

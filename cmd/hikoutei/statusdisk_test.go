@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +59,33 @@ func TestStatusWarnsOfANearlyFullDisk(t *testing.T) {
 		if c.code != "" && !strings.Contains(buf.String(), "DISK\t"+c.code+": ") {
 			t.Fatalf("free %d: text\n%s", c.free, buf.String())
 		}
+	}
+}
+
+// A sealed segment renamed in the folder of a stopped store: status
+// counts the vouched segments apart from the stray and names the missing
+// one (segment_missing in the text).
+func TestStatusCountsVouchedSegmentsApartFromStrays(t *testing.T) {
+	dir := sealedItemStore(t)
+	folder := filepath.Join(dir, "segments")
+	entries, err := os.ReadDir(folder)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("segments: %v %v", entries, err)
+	}
+	name := entries[0].Name()
+	if err := os.Rename(filepath.Join(folder, name), filepath.Join(folder, name+".old")); err != nil {
+		t.Fatal(err)
+	}
+	_, out := runCLI(t, "status", "--dir", dir, "--json")
+	var st struct{ Disk diskStatus }
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if d := st.Disk; d.Segments != 0 || d.SegmentStrays != 1 || len(d.SegmentsMissing) != 1 || d.SegmentsMissing[0] != name {
+		t.Fatalf("disk = %+v", d)
+	}
+	_, out = runCLI(t, "status", "--dir", dir)
+	if !strings.Contains(out, "SEGMENTS MISSING") || !strings.Contains(out, name) || !strings.Contains(out, " 0 in segments/") {
+		t.Fatalf("status:\n%s", out)
 	}
 }
