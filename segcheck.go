@@ -64,10 +64,16 @@ func (s *Store) CheckSegments(ctx context.Context) (SegmentPresence, error) {
 	if err != nil {
 		return SegmentPresence{}, fmt.Errorf("list segments: %w", err)
 	}
+	return s.recordPresence(segs, listed), nil
+}
+
+// recordPresence compares segs with listed, stamps it with the store's
+// clock and keeps it for Health.
+func (s *Store) recordPresence(segs []events.SegmentSealed, listed []segstore.Info) SegmentPresence {
 	p := comparePresence(segs, listed)
 	p.At = s.e.Now()
 	s.segp.set(p)
-	return p, nil
+	return p
 }
 
 // uploadLitter matches the temporary file a gocloud fileblob bucket
@@ -102,8 +108,9 @@ func removeUploadLitter(ctx context.Context, store segstore.Store, listed []segs
 	return gone
 }
 
-// openCheck removes old upload litter from the segment store, then
-// compares it with the manifest (at Open; failures are left to Health).
+// openCheck lists the segment store once, removes old upload litter
+// from it, and compares the rest with the manifest (at Open; failures
+// are left to Health).
 func (s *Store) openCheck() {
 	store := s.e.Log().SegmentStore()
 	if store == nil {
@@ -111,10 +118,34 @@ func (s *Store) openCheck() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), segmentListTimeout)
 	defer cancel()
-	if listed, err := store.List(ctx); err == nil {
-		removeUploadLitter(ctx, store, listed, s.e.Now())
+	listed, err := store.List(ctx)
+	if err != nil {
+		return
 	}
-	_, _ = s.CheckSegments(ctx)
+	gone := removeUploadLitter(ctx, store, listed, s.e.Now())
+	segs, err := s.e.Log().Segments()
+	if err != nil {
+		return
+	}
+	s.recordPresence(segs, withoutNames(listed, gone))
+}
+
+// withoutNames is listed less the entries named in gone.
+func withoutNames(listed []segstore.Info, gone []string) []segstore.Info {
+	if len(gone) == 0 {
+		return listed
+	}
+	drop := make(map[string]bool, len(gone))
+	for _, n := range gone {
+		drop[n] = true
+	}
+	kept := make([]segstore.Info, 0, len(listed))
+	for _, i := range listed {
+		if !drop[i.Name] {
+			kept = append(kept, i)
+		}
+	}
+	return kept
 }
 
 // comparePresence is the presence of the vouched segs among listed.
