@@ -564,8 +564,9 @@ func fenced(err error) error {
 func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, notes noteWork) (out []Settlement, err error) {
 	ctx, span := startSpan(ctx, d.cfg.Tracer, SpanDispatch)
 	defer func() { endDispatch(span, len(claimed), out, err) }()
-	lanes := d.lanes(claimed, notes)
-	d.prepare(lanes, claimed)
+	ops := toOps(claimed)
+	lanes := d.lanes(claimed, ops, notes)
+	d.prepare(lanes, ops)
 	d.sendLanes(ctx, lanes)
 	out = make([]Settlement, len(claimed))
 	wrote := false
@@ -579,19 +580,19 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, 
 	return out, lanesErr(lanes)
 }
 
-// prepare builds each lane's batch: its ops, its notes, the fence (every
-// lane's batch is fenced), the write guard, and the chain head (the first
-// lane's only).
-func (d *Dispatcher) prepare(lanes []*lane, claimed []aggregates.Effect) {
+// prepare builds each lane's batch: its ops (of the pass's ops, built
+// once), its notes, the fence (every lane's batch is fenced), the write
+// guard, and the chain head (the first lane's only).
+func (d *Dispatcher) prepare(lanes []*lane, ops []sheetsio.Op) {
 	fence := d.cfg.Outbox.Fence()
 	for _, l := range lanes {
-		ops := make([]sheetsio.Op, len(l.idx))
+		mine := make([]sheetsio.Op, len(l.idx))
 		for i, j := range l.idx {
-			ops[i] = toOp(claimed[j])
+			mine[i] = ops[j]
 		}
 		d.C.Dispatches.Add(1)
 		f := fence
-		l.batch = l.notes.batch(&f, ops)
+		l.batch = l.notes.batch(&f, mine)
 		l.batch.BeforeWrite = d.cfg.WriteGuard
 		if l.head {
 			l.batch.Head = d.chainHead()
@@ -629,6 +630,16 @@ func (d *Dispatcher) finish(out []Settlement, derr error) error {
 		return d.diverged(derr.Error())
 	}
 	return derr
+}
+
+// toOps is the ops of claimed, in their order: built once a pass, for
+// the capacity gate and the lanes alike.
+func toOps(claimed []aggregates.Effect) []sheetsio.Op {
+	ops := make([]sheetsio.Op, len(claimed))
+	for i, c := range claimed {
+		ops[i] = toOp(c)
+	}
+	return ops
 }
 
 func toOp(c aggregates.Effect) sheetsio.Op {

@@ -65,15 +65,12 @@ func (d *Dispatcher) headroom() int {
 // fansOut reports whether the provider lets the pass go out in parallel
 // lanes (sheetsio.LaneGate): near the spreadsheet's capacity, or before
 // its grid was read, one batch carries every tab, so the capacity check
-// sees the whole pass.
-func (d *Dispatcher) fansOut(claimed []aggregates.Effect) bool {
+// sees the whole pass. ops are the pass's ops, built once (toOps): the
+// lanes send the same ones.
+func (d *Dispatcher) fansOut(ops []sheetsio.Op) bool {
 	g, ok := d.cfg.Provider.(sheetsio.LaneGate)
 	if !ok {
 		return true
-	}
-	ops := make([]sheetsio.Op, len(claimed))
-	for i, c := range claimed {
-		ops[i] = toOp(c)
 	}
 	return g.FansOut(d.cfg.Workbook, sheetsio.Batch{Ops: ops})
 }
@@ -97,11 +94,12 @@ func parts(claimed []aggregates.Effect, notes noteWork) ([]string, map[string]in
 	return of, load
 }
 
-// lanes splits a pass's work by tab into at most fanOut lanes.
-func (d *Dispatcher) lanes(claimed []aggregates.Effect, notes noteWork) []*lane {
+// lanes splits a pass's work by tab into at most fanOut lanes (ops:
+// claimed's, in their order).
+func (d *Dispatcher) lanes(claimed []aggregates.Effect, ops []sheetsio.Op, notes noteWork) []*lane {
 	of, load := parts(claimed, notes)
 	n := fanOut(d.cfg.Workers, len(load), d.headroom())
-	if n == 1 || !d.fansOut(claimed) {
+	if n == 1 || !d.fansOut(ops) {
 		idx := make([]int, len(claimed))
 		for i := range idx {
 			idx[i] = i

@@ -18,6 +18,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
@@ -231,11 +232,18 @@ func TestI07_ParallelLanesNeverShareARowNorReorderItsEffects(t *testing.T) {
 	t.Logf("%d row states observed, at most %d batchUpdates in flight, %d dispatches", log.observed, log.most, disp.C.Dispatches.Load())
 }
 
-// A pass that goes out in several lanes reads once: the preflight ranges
-// of every lane go out in one read request (sheetsio.LaneDispatcher), and
-// each lane still sends its own batchUpdate.
-func TestParallelLanesShareOnePreflightRead(t *testing.T) {
-	const entities, rows = 4, 3
+// laneRig is a dispatcher of entities tabs (E0, E1, …) sending through
+// a gsheets provider (as client shows it to the dispatcher) to an
+// emulator, in as many lanes as tabs, its authority claimed.
+type laneRig struct {
+	emu      *emulator.Emulator
+	ob       *effects.MemOutbox
+	disp     *effects.Dispatcher
+	entities int
+}
+
+func newLaneRig(t *testing.T, entities int, client func(*gsheets.Provider) sheetsio.Client) *laneRig {
+	t.Helper()
 	emu := emulator.New(emulator.Options{AutoCreate: true})
 	srv := httptest.NewServer(emu.Handler())
 	t.Cleanup(srv.Close)
@@ -254,36 +262,100 @@ func TestParallelLanesShareOnePreflightRead(t *testing.T) {
 	wb, err := prov.Provision(ctx, sheetID, schema)
 	must(t, err)
 	ob := effects.NewMemOutbox(effects.MemOutboxConfig{Clock: clock, Fence: testFence, Schema: schema})
-	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: "sheets", Provider: prov, Workbook: wb, Outbox: ob, Clock: clock,
+	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: "sheets", Provider: client(prov), Workbook: wb, Outbox: ob, Clock: clock,
 		Logger: slog.New(slog.DiscardHandler), Workers: entities, AuthorityTTL: testTTL})
 	must(t, err)
 	must(t, disp.ClaimAuthority(ctx))
-	commitAll := func(v string) {
-		for e := range entities {
-			for i := range rows {
-				_, err := ob.Commit("E"+strconv.Itoa(e), fmt.Sprintf("row-E%d-%03d", e, i), map[string]any{"name": v})
-				must(t, err)
-			}
+	return &laneRig{emu: emu, ob: ob, disp: disp, entities: entities}
+}
+
+// commitAll commits rows rows of every tab with the name v.
+func (r *laneRig) commitAll(t *testing.T, rows int, v string) {
+	t.Helper()
+	for e := range r.entities {
+		for i := range rows {
+			_, err := r.ob.Commit("E"+strconv.Itoa(e), fmt.Sprintf("row-E%d-%03d", e, i), map[string]any{"name": v})
+			must(t, err)
 		}
 	}
-	commitAll("v1")
-	_, err = disp.Pass(ctx) // the appends
+}
+
+// A pass that goes out in several lanes reads once: the preflight ranges
+// of every lane go out in one read request (sheetsio.LaneDispatcher), and
+// each lane still sends its own batchUpdate.
+func TestParallelLanesShareOnePreflightRead(t *testing.T) {
+	const entities, rows = 4, 3
+	r := newLaneRig(t, entities, func(p *gsheets.Provider) sheetsio.Client { return p })
+	ctx := context.Background()
+	r.commitAll(t, rows, "v1")
+	_, err := r.disp.Pass(ctx) // the appends
 	must(t, err)
-	commitAll("v2")
-	before, dispatches := emu.Counters(sheetID), disp.C.Dispatches.Load()
-	_, err = disp.Pass(ctx) // the updates: each needs the preflight
+	r.commitAll(t, rows, "v2")
+	before, dispatches := r.emu.Counters(sheetID), r.disp.C.Dispatches.Load()
+	_, err = r.disp.Pass(ctx) // the updates: each needs the preflight
 	must(t, err)
-	after := emu.Counters(sheetID)
-	lanes := disp.C.Dispatches.Load() - dispatches
+	after := r.emu.Counters(sheetID)
+	lanes := r.disp.C.Dispatches.Load() - dispatches
 	if lanes != entities {
 		t.Fatalf("the pass went out in %d lanes, want %d", lanes, entities)
 	}
 	if reads, writes := after.Reads-before.Reads, after.Writes-before.Writes; reads != 1 || writes != entities {
 		t.Fatalf("a pass of %d lanes cost %d reads and %d writes, want 1 and %d", lanes, reads, writes, entities)
 	}
-	for _, fx := range ob.Effects() {
+	for _, fx := range r.ob.Effects() {
 		if fx.State != aggregates.EffectApplied {
 			t.Fatalf("effect %s is %v, want applied", fx.ID, fx.State)
+		}
+	}
+}
+
+// opSpy is a gsheets provider that notes the receipts of the ops its
+// capacity gate (FansOut) saw and of those its lanes sent.
+type opSpy struct {
+	*gsheets.Provider
+	mu          sync.Mutex
+	gated, sent []*sheetsio.Receipt
+}
+
+func (s *opSpy) FansOut(w *sheetsio.Workbook, b sheetsio.Batch) bool {
+	s.mu.Lock()
+	for _, op := range b.Ops {
+		s.gated = append(s.gated, op.Receipt)
+	}
+	s.mu.Unlock()
+	return s.Provider.FansOut(w, b)
+}
+
+func (s *opSpy) DispatchLanes(ctx context.Context, w *sheetsio.Workbook, lanes []sheetsio.Batch) []sheetsio.LaneResult {
+	s.mu.Lock()
+	for _, b := range lanes {
+		for _, op := range b.Ops {
+			s.sent = append(s.sent, op.Receipt)
+		}
+	}
+	s.mu.Unlock()
+	return s.Provider.DispatchLanes(ctx, w, lanes)
+}
+
+// A pass that fans out builds each effect's op once: the lanes send the
+// very ops the capacity gate checked, not copies built again.
+func TestParallelLanesSendTheOpsTheCapacityGateChecked(t *testing.T) {
+	const entities, rows = 3, 2
+	var spy *opSpy
+	r := newLaneRig(t, entities, func(p *gsheets.Provider) sheetsio.Client { spy = &opSpy{Provider: p}; return spy })
+	r.commitAll(t, rows, "v1")
+	_, err := r.disp.Pass(context.Background())
+	must(t, err)
+	if len(spy.gated) != entities*rows || len(spy.sent) != entities*rows {
+		t.Fatalf("the gate saw %d ops and the lanes sent %d, want %d each", len(spy.gated), len(spy.sent), entities*rows)
+	}
+	checked := map[*sheetsio.Receipt]bool{}
+	for _, rc := range spy.gated {
+		checked[rc] = true
+	}
+	for _, rc := range spy.sent {
+		if !checked[rc] {
+			t.Fatalf("the lanes sent the op of %s built again, not the one the gate checked", rc.EffectID)
 		}
 	}
 }
