@@ -150,19 +150,8 @@ func withoutNames(listed []segstore.Info, gone []string) []segstore.Info {
 
 // comparePresence is the presence of the vouched segs among listed.
 func comparePresence(segs []events.SegmentSealed, listed []segstore.Info) SegmentPresence {
-	have := make(map[string]bool, len(listed))
-	for _, i := range listed {
-		have[i.Name] = true
-	}
-	p := SegmentPresence{Checked: true, Vouched: len(segs), Strays: len(listed)}
-	for _, g := range segs {
-		if have[g.Name] {
-			p.Strays--
-			continue
-		}
-		p.Missing = append(p.Missing, g.Name)
-	}
-	return p
+	missing, strays := events.CompareSegments(segs, listed)
+	return SegmentPresence{Checked: true, Vouched: len(segs), Missing: missing, Strays: strays}
 }
 
 // set records p.

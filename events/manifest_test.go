@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // manifestState is the meta array's bytes and the bucket's entries.
@@ -125,5 +127,20 @@ func TestI38_DoctorsVerificationOfALogSealedManyTimesIsHealthy(t *testing.T) {
 	must(t, err)
 	if !v.Healthy() {
 		t.Fatalf("doctor's verification of a log sealed ten times: %v", v.Problems)
+	}
+}
+
+// CompareSegments names the vouched segments a list lacks, in the
+// manifest's order, and counts the listed names the manifest does not
+// vouch for.
+func TestCompareSegmentsNamesTheMissingAndCountsTheStrays(t *testing.T) {
+	segs := []SegmentSealed{{Name: "a.seg.zst"}, {Name: "b.seg.zst"}, {Name: "c.seg.zst"}}
+	listed := []segstore.Info{{Name: "b.seg.zst"}, {Name: "b.seg.zst.tmp"}, {Name: "x"}}
+	missing, strays := CompareSegments(segs, listed)
+	if !reflect.DeepEqual(missing, []string{"a.seg.zst", "c.seg.zst"}) || strays != 2 {
+		t.Fatalf("missing %v, strays %d", missing, strays)
+	}
+	if missing, strays := CompareSegments(nil, nil); missing != nil || strays != 0 {
+		t.Fatalf("nothing vouched, nothing listed: missing %v, strays %d", missing, strays)
 	}
 }

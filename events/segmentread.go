@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
 // metaSegments is the meta key of the manifest of sealed segments an
@@ -33,6 +35,27 @@ func sealedBelow(segs []SegmentSealed) uint64 {
 func (l *Log) Segments() ([]SegmentSealed, error) {
 	segs, err := l.segments()
 	return slices.Clone(segs), err
+}
+
+// CompareSegments compares a manifest, segs, with the names a segment
+// store lists (its List): missing names the segments of segs that listed
+// lacks, in the manifest's order, and strays counts the listed names segs
+// does not vouch for (the leftovers of seals that did not commit, other
+// files). The store's health and `hikoutei status` both judge by it.
+func CompareSegments(segs []SegmentSealed, listed []segstore.Info) (missing []string, strays int) {
+	have := make(map[string]bool, len(listed))
+	for _, i := range listed {
+		have[i.Name] = true
+	}
+	strays = len(listed)
+	for _, g := range segs {
+		if have[g.Name] {
+			strays--
+			continue
+		}
+		missing = append(missing, g.Name)
+	}
+	return missing, strays
 }
 
 // segments is the manifest, parsed once per change: shared, read only.

@@ -170,7 +170,7 @@ above 90 % used and disk_full above 98 %.`,
 			if segURL != "" {
 				st.Disk.segmentsElsewhere(dir, segURL)
 			} else {
-				st.Disk.segmentsInFolder(dir)
+				st.Disk.segmentsInFolder(cmd.Context(), dir)
 			}
 			st.addLiveHealth(cmd.Context())
 			return printStatus(cmd, st, asJSON)

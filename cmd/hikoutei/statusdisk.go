@@ -1,11 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -95,9 +94,10 @@ func (d *diskStatus) segmentsElsewhere(dir, u string) {
 }
 
 // segmentsInFolder counts the segments dir's log vouches for apart
-// from the strays of its segments folder (the file count stays when
-// log.db cannot be read: a process holds it).
-func (d *diskStatus) segmentsInFolder(dir string) {
+// from the strays of its segments folder, as the running store's health
+// compares them (events.CompareSegments); the file count stays when
+// log.db cannot be read: a process holds it.
+func (d *diskStatus) segmentsInFolder(ctx context.Context, dir string) {
 	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6})
 	if err != nil {
 		return
@@ -107,34 +107,12 @@ func (d *diskStatus) segmentsInFolder(dir string) {
 	if err != nil {
 		return
 	}
-	names, err := segmentFiles(filepath.Join(dir, events.SegmentsDir))
+	listed, err := segstore.NewDir(filepath.Join(dir, events.SegmentsDir)).List(ctx)
 	if err != nil {
 		return
 	}
-	d.Segments, d.SegmentStrays = 0, len(names)
-	for _, g := range segs {
-		if !names[g.Name] {
-			d.SegmentsMissing = append(d.SegmentsMissing, g.Name)
-			continue
-		}
-		d.Segments++
-		d.SegmentStrays--
-	}
-}
-
-// segmentFiles is the set of file names in folder (absent: none).
-func segmentFiles(folder string) (map[string]bool, error) {
-	entries, err := os.ReadDir(folder)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	names := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		if !e.IsDir() {
-			names[e.Name()] = true
-		}
-	}
-	return names, err
+	d.SegmentsMissing, d.SegmentStrays = events.CompareSegments(segs, listed)
+	d.Segments = len(segs) - len(d.SegmentsMissing)
 }
 
 // diskCode is the disk finding's stable code.
