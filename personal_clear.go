@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"reflect"
 
@@ -81,10 +82,7 @@ func (k *keys) maskFields(entity, id string, fields map[string]any, marker any) 
 		stored := fields[f] == Erased && marker != any(Erased) // the read model's marker, read as marker
 		if stored || inClear(fields[f]) && (out != nil || k.subjectErased(subject)) {
 			if out == nil {
-				out = make(map[string]any, len(fields))
-				for n, v := range fields {
-					out[n] = v
-				}
+				out = maps.Clone(fields) // copied on the first change
 			}
 			out[f] = marker
 		}

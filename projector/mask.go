@@ -2,6 +2,7 @@ package projector
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/hikoutei/hikoutei-go/events"
 
@@ -109,10 +110,7 @@ func (p *Projector) maskPayload(entity, id string, row, values map[string]any) m
 			continue
 		}
 		if out == nil {
-			out = make(map[string]any, len(values))
-			for k, v := range values {
-				out[k] = v
-			}
+			out = maps.Clone(values) // copied on the first change
 		}
 		out[name] = v
 	}
