@@ -8,7 +8,9 @@ import (
 )
 
 // SealOptions says which records Seal moves out of log.db: the ones with
-// seq < Below, or all but the newest Keep (one of the two).
+// seq < Below, or all but the newest Keep (one of the two). A Below past
+// the log's head (math.MaxUint64) seals every record Seal may, as
+// `hikoutei seal --keep 0` does.
 type SealOptions struct {
 	Below uint64
 	Keep  uint64

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
@@ -19,9 +22,9 @@ func newSealCmd() *cobra.Command {
 		Use:   "seal --dir DIR (--below SEQ | --keep N) [--json]",
 		Short: "Move a closed store's older records out of log.db into a sealed segment file",
 		Long: `seal moves the records of a closed store with a sequence below SEQ (or all
-but the newest N) out of DIR/log.db into one compressed, read-only segment
-file in DIR/segments (or the object store --segments names), named by its
-first and last sequences and chain values. The file is written, synced (an
+but the newest N; --keep 0 keeps none back) out of DIR/log.db into one
+compressed, read-only segment file in DIR/segments (or the object store
+--segments names), named by its first and last sequences and chain values. The file is written, synced (an
 object: uploaded) and read back before the log vouches for it with a
 ` + string(events.TypeSegmentSealed) + ` event, committed in the transaction that removes the records;
 a crash at any step loses nothing. Reads of old events (replay, audit, the
@@ -35,8 +38,9 @@ an object store.`,
 			if err := requireStore(dir); err != nil {
 				return err
 			}
-			if (below == 0) == (keep == 0) {
-				return usageError{fmt.Errorf("give one of --below and --keep")}
+			opts, err := sealOptions(cmd.Flags(), below, keep)
+			if err != nil {
+				return err
 			}
 			segURL, err := segmentsURL(segments)
 			if err != nil {
@@ -46,7 +50,7 @@ an object store.`,
 			if err != nil {
 				return err
 			}
-			rep, err := s.Seal(cmd.Context(), hikoutei.SealOptions{Below: below, Keep: keep})
+			rep, err := s.Seal(cmd.Context(), opts)
 			if cerr := s.Close(); err == nil {
 				err = cerr
 			}
@@ -58,10 +62,28 @@ an object store.`,
 	}
 	addDirFlag(cmd, &dir)
 	cmd.Flags().Uint64Var(&below, "below", 0, "seal the records with a sequence below SEQ")
-	cmd.Flags().Uint64Var(&keep, "keep", 0, "seal all records but the newest N")
+	cmd.Flags().Uint64Var(&keep, "keep", 0, "seal all records but the newest N (0: every record it may)")
 	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
+}
+
+// sealOptions is what --below and --keep ask of the seal: exactly one
+// of them. --keep 0 keeps no record back: it seals every record the
+// store lets go (the library's Below past the head); --below 0 names no
+// record and is refused.
+func sealOptions(flags *pflag.FlagSet, below, keep uint64) (hikoutei.SealOptions, error) {
+	hasBelow, hasKeep := flags.Changed("below"), flags.Changed("keep")
+	switch {
+	case hasBelow == hasKeep:
+		return hikoutei.SealOptions{}, usageError{errors.New("give one of --below and --keep")}
+	case hasBelow && below == 0:
+		return hikoutei.SealOptions{}, usageError{errors.New("--below 0 names no record to seal: SEQ is the first sequence " +
+			"log.db keeps (--keep 0 seals every record it may)")}
+	case hasKeep && keep == 0:
+		return hikoutei.SealOptions{Below: math.MaxUint64}, nil
+	}
+	return hikoutei.SealOptions{Below: below, Keep: keep}, nil
 }
 
 // sealJSON is what `seal --json` prints.

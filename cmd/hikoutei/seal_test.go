@@ -50,6 +50,32 @@ func TestI38_SealCommandSealsAClosedStoreAndAuditVerifyWalksAcrossTheSegment(t *
 	}
 }
 
+// seal --keep 0 keeps no record back: it seals up to the head, its
+// segment.sealed the next record; --below 0 names no record and is a
+// usage error that says so, as is giving both flags.
+func TestSealKeepZeroSealsUpToTheHeadAndBelowZeroIsRefused(t *testing.T) {
+	t.Parallel()
+	s := openItemStore(t, 40)
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--below", "0"}, {"--below", "5", "--keep", "0"}} {
+		code, out := runCLI(t, append([]string{"seal", "--dir", dir}, args...)...)
+		if code != exitUsage || !strings.Contains(out, "--below") {
+			t.Fatalf("seal %v: exit %d:\n%s", args, code, out)
+		}
+	}
+	if _, out := runCLI(t, "seal", "--dir", dir, "--below", "0"); !strings.Contains(out, "--below 0 names no record") {
+		t.Fatalf("seal --below 0:\n%s", out)
+	}
+	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "0", "--json")
+	var rep sealJSON
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.First != 1 || rep.Seq != rep.Last+1 {
+		t.Fatalf("seal --keep 0: exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
 // backup of a sealed store writes its segments beside the file; restore
 // puts them back and verifies them, and refuses a backup lacking one,
 // naming it, leaving nothing behind.
