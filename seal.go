@@ -2,6 +2,7 @@ package hikoutei
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/events"
@@ -46,7 +47,10 @@ type SealReport struct {
 // (nothing to seal, both or neither of Below and Keep, a standby);
 // ErrChainBroken when the records to seal do not continue the chain;
 // ErrSegmentDamaged when the file read back differs; ErrStoreClosed;
-// ErrStaleWriterFence; I/O errors.
+// ErrStaleWriterFence; I/O errors. ErrReadModelBehind comes with the
+// report: the seal committed, but read.sqlite could not record it (a full
+// disk); nothing is lost, the store catches the read model up before its
+// next commit and at its next open.
 func (s *Store) Seal(ctx context.Context, opts SealOptions) (SealReport, error) {
 	if err := ctx.Err(); err != nil {
 		return SealReport{}, err
@@ -56,12 +60,12 @@ func (s *Store) Seal(ctx context.Context, opts SealOptions) (SealReport, error) 
 		return SealReport{}, err
 	}
 	rep, err := s.e.Seal(below)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrReadModelBehind) {
 		return SealReport{}, err
 	}
 	g := rep.Segment
 	return SealReport{Segment: g.Name, First: g.First, Last: g.Last, Records: g.Records, Kept: g.Kept, Size: g.Size,
-		Path: rep.Path, Seq: rep.Event.Seq, Replaced: rep.Replaced}, nil
+		Path: rep.Path, Seq: rep.Event.Seq, Replaced: rep.Replaced}, err
 }
 
 // sealBelow is the first sequence opts keeps in log.db.

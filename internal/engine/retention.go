@@ -132,11 +132,7 @@ func (e *Engine) retainOnce() {
 		if below = e.retain.policy.Point(st); below == 0 {
 			return
 		}
-		var rep events.SealReport
-		if rep, err = e.Seal(below); err == nil {
-			e.log.Info("retention sealed old records", "segment", rep.Segment.Name, "first", rep.Segment.First,
-				"last", rep.Segment.Last, "records", rep.Segment.Records)
-		}
+		err = e.sealRetained(below)
 	}
 	if err != nil && e.isClosed() {
 		return // stopping: the next open checks again
@@ -145,6 +141,20 @@ func (e *Engine) retainOnce() {
 	if err != nil {
 		e.log.Error("retention could not seal old records", "err", err.Error())
 	}
+}
+
+// sealRetained seals below for the retention policy and logs it. A seal
+// that committed counts as one even when the read model could not record
+// it (ErrReadModelBehind, logged by projected: caught up before the next
+// commit, and a catch-up that fails shows in the health).
+func (e *Engine) sealRetained(below uint64) error {
+	rep, err := e.Seal(below)
+	if err != nil && !errors.Is(err, ErrReadModelBehind) {
+		return err
+	}
+	e.log.Info("retention sealed old records", "segment", rep.Segment.Name, "first", rep.Segment.First,
+		"last", rep.Segment.Last, "records", rep.Segment.Records)
+	return nil
 }
 
 // retentionState reads what the retention decision needs at now.

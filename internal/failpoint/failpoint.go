@@ -53,7 +53,7 @@ const (
 	DispatchAfterRemoteApply = "dispatch.after_remote_apply" // effects.Dispatcher: batchUpdate answered, effects not settled
 	SnapshotBeforeManifest   = "snapshot.before_manifest"    // snapshots.Dir.Take: .sqlite renamed into place, manifest not written
 	LeaseFileBeforeRename    = "leasefile.before_rename"     // events.writeFileAtomic: temp lease.toml written and fsynced, not renamed
-	ReadModelBeforeCommit    = "readmodel.before_commit"     // engine group commit: log committed, events applied in the SQLite transaction, not committed
+	ReadModelBeforeCommit    = "readmodel.before_commit"     // engine group commit or seal: log committed, events applied in the SQLite transaction, not committed
 	AdoptAfterUnit           = "adopt.after_unit"            // engine.Adopt: a unit of adopted rows committed, the next not begun
 	LayoutAfterSheetMigrate  = "layout.after_sheet_migrate"  // engine layout migration: the tab's batchUpdate answered, sheet.layout_migrated not committed
 	SealAfterWrite           = "seal.after_write"            // segstore.Dir.Put (a seal into a folder): segment written to its temp file, not synced nor renamed; blobstore.Store.Put (an object store): bytes written, the upload not completed
