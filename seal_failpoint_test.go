@@ -18,8 +18,7 @@ import (
 // commit catches the read model up, and the records read through the
 // segment.
 func TestI38_ASealThatCommittedThenMetAFullDiskSaysSo(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir)
+	s := openStore(t, t.TempDir())
 	defer s.Close()
 	loadAirports(t, s, 30)
 	before := eventsFrom(t, s, 1)

@@ -55,11 +55,7 @@ func TestI38_SealCommandSealsAClosedStoreAndAuditVerifyWalksAcrossTheSegment(t *
 // usage error that says so, as is giving both flags.
 func TestSealKeepZeroSealsUpToTheHeadAndBelowZeroIsRefused(t *testing.T) {
 	t.Parallel()
-	s := openItemStore(t, 40)
-	dir := s.Dir()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := closedStoreOf(t, 40)
 	for _, args := range [][]string{{"--below", "0"}, {"--below", "5", "--keep", "0"}} {
 		code, out := runCLI(t, append([]string{"seal", "--dir", dir}, args...)...)
 		if code != exitUsage || !strings.Contains(out, "--below") {
@@ -136,15 +132,21 @@ func TestI38_SalvageOfASealedStoreKeepsItsSegmentsOrNamesTheOnesItCouldNot(t *te
 	}
 }
 
+// closedStoreOf is the folder of a closed store of n items.
+func closedStoreOf(t *testing.T, n int) string {
+	t.Helper()
+	s := openItemStore(t, n)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return s.Dir()
+}
+
 // sealedItemStore is a closed store of 40 items whose records, all but
 // the last 5, were sealed through the CLI.
 func sealedItemStore(t *testing.T) string {
 	t.Helper()
-	s := openItemStore(t, 40)
-	dir := s.Dir()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := closedStoreOf(t, 40)
 	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code != exitOK {
 		t.Fatalf("seal: exit %d:\n%s", code, out)
 	}
