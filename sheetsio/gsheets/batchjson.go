@@ -16,7 +16,7 @@ import (
 // encoding/json marshal the level below and then validate and compact its
 // output again, so each cell's bytes were scanned and copied once per
 // level above it, the largest part of the dispatch's own CPU per row
-// (issue 30). batchBody writes the same JSON in one pass for what a
+// (bench row 4c). batchBody writes the same JSON in one pass for what a
 // dispatch sends (appendCells, updateCells and deleteDimension requests,
 // their ranges, rows and plain cells); any other request, and any object
 // with ForceSendFields, NullFields or a field set that it does not write,
