@@ -28,3 +28,20 @@ func BenchmarkAppendCellsJSON(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendCellsBody is BenchmarkAppendCellsJSON with the body
+// encoded as the dispatch sends it (batchBody, one pass).
+func BenchmarkAppendCellsBody(b *testing.B) {
+	text, num := cell.Column{Kind: cell.String}, cell.Column{Kind: cell.Float}
+	spec := layout.TabSpec{Columns: []cell.Column{text, text, text, num, num, text, {Kind: cell.Bool}}}
+	row := []any{"k1", "Goroka", "PG", 5282.0, -6.08, "Pacific/Port_Moresby", true}
+	rows := make([]*sheets.RowData, 100)
+	for b.Loop() {
+		for i := range rows {
+			rows[i] = rowData(spec, row)
+		}
+		if _, err := batchBody(&sheets.BatchUpdateSpreadsheetRequest{Requests: []*sheets.Request{appendCellsRequest(1, rows)}}, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -104,7 +104,7 @@ func (p *Provider) sendSplitting(ctx context.Context, w *sheetsio.Workbook, c []
 }
 
 // sendBatch sends one spreadsheets.batchUpdate (write class, never
-// retried). When the chunk updates rows, the same request asks for those
+// retried; its body encoded in one pass, see postBatchUpdate). When the chunk updates rows, the same request asks for those
 // rows in its atomic response (responseRanges, effective values only) and
 // each update is verified against it (C06, see Misdirection).
 //
@@ -123,11 +123,11 @@ func (p *Provider) sendBatch(ctx context.Context, w *sheetsio.Workbook, reqs []*
 	}
 	var unverified error
 	werr := p.write(ctx, "batch_update", func(ctx context.Context) error {
-		call := p.svc.Spreadsheets.BatchUpdate(w.SpreadsheetID(), body).Context(ctx)
+		fields := ""
 		if verify {
-			call = call.Fields(gridFieldsWritten)
+			fields = gridFieldsWritten
 		}
-		resp, err := call.Do()
+		resp, err := p.postBatchUpdate(ctx, w.SpreadsheetID(), body, fields, bodySize(c))
 		switch {
 		case err != nil || !verify:
 		case chk != nil:
@@ -143,4 +143,14 @@ func (p *Provider) sendBatch(ctx context.Context, w *sheetsio.Workbook, reqs []*
 	werr = chk.blindOutcome(werr, unverified)
 	chk.settleTrust(w, werr, p.cfg.Now())
 	return werr
+}
+
+// bodySize is a first capacity for the body of units c: their estimated
+// sizes and room for the receipt rows and the request's own members.
+func bodySize(c []*unit) int {
+	n := 512
+	for _, u := range c {
+		n += u.bytes
+	}
+	return n
 }
