@@ -123,7 +123,7 @@ func (p *Provider) sendBatch(ctx context.Context, w *sheetsio.Workbook, reqs []*
 	}
 	var unverified error
 	werr := p.write(ctx, "batch_update", func(ctx context.Context) error {
-		call := p.svc.Spreadsheets.BatchUpdate(w.SpreadsheetID(), body).Context(ctx)
+		call := p.svcOf(ctx).Spreadsheets.BatchUpdate(w.SpreadsheetID(), body).Context(ctx)
 		if verify {
 			call = call.Fields(gridFieldsWritten)
 		}
