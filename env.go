@@ -11,6 +11,11 @@ const (
 	EnvSpreadsheetURL = "HIKOUTEI_SYNC_SPREADSHEET_URL"
 	// EnvCredentials is Google's standard service-account key file variable.
 	EnvCredentials = "GOOGLE_APPLICATION_CREDENTIALS"
+	// EnvCredentialsPool lists more service-account key files (separated
+	// by ":" on Unix, the OS's path list separator): a pool of Google
+	// users, each with its own per-user quota, besides
+	// GOOGLE_APPLICATION_CREDENTIALS (see docs/google-sheets.md).
+	EnvCredentialsPool = "HIKOUTEI_SHEETS_CREDENTIALS_POOL"
 	// EnvSheetsEndpoint points the provider at an emulator (e.g.
 	// `hikoutei fake-sheets`) instead of Google; no credentials are needed.
 	EnvSheetsEndpoint = "HIKOUTEI_SHEETS_ENDPOINT"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
 // SyncHealth is the sync health of one spreadsheet (see docs/sync.md "Sync
@@ -49,9 +50,10 @@ type SyncHealth struct {
 
 // QuotaBudget is a provider's request budgets: Google's quota is per
 // user (60 reads and 60 writes a minute), and every worker waits on the
-// same two budgets. A 429 halves the rate of its class's whole budget (at
-// most once per 5 s, down to a tenth of the ceiling); each success adds a
-// twentieth of the ceiling back.
+// same two budgets of each account (one account, or a pool of service
+// accounts). A 429 halves the rate of its class's whole budget of the
+// account answered it (at most once per 5 s, down to a tenth of the
+// ceiling); each success adds a twentieth of the ceiling back.
 type QuotaBudget struct {
 	// ReadRate and WriteRate are the current rates, requests a second
 	// (0: unpaced); ReadCeiling and WriteCeiling the configured ones.
@@ -60,6 +62,25 @@ type QuotaBudget struct {
 	// ReadThrottled and WriteThrottled count the 429s answered since the
 	// provider was built.
 	ReadThrottled, WriteThrottled uint64
+	// Accounts are the budgets of each account of the provider's pool of
+	// service accounts (one for a single account), each with its own
+	// per-user quota; the rates and ceilings above are the sums over the
+	// accounts in the pool.
+	Accounts []QuotaAccount
+}
+
+// QuotaAccount is one account's request budgets. Index is its place in
+// the pool (0: the default credentials), its only label: never its
+// e-mail or key. Out is the code Google refused it with
+// (credentials_rejected, sheet_permission_denied; "": in the pool), since
+// OutSince.
+type QuotaAccount struct {
+	Index                         int
+	ReadRate, WriteRate           float64
+	ReadCeiling, WriteCeiling     float64
+	ReadThrottled, WriteThrottled uint64
+	Out                           string
+	OutSince                      time.Time
 }
 
 // SpreadsheetCapacity is how full a spreadsheet's grid is: Google
@@ -170,6 +191,13 @@ const ReasonSpreadsheetCapacity = SyncReason(engine.ReasonCapacity)
 // typed it; the dispatch rewrote it with the log's head).
 const ReasonChainHeadAhead SyncReason = "chain_head_ahead"
 
+// ReasonSheetsAccountOut is a warning: an account of the provider's pool
+// of service accounts (gsheets.Config.Pool) was taken out because Google
+// refused it (credentials_rejected: a revoked key;
+// sheet_permission_denied: the spreadsheet is not shared with it); the
+// others carry its requests. QuotaBudget.Accounts says which, by index.
+const ReasonSheetsAccountOut = SyncReason(engine.ReasonAccountOut)
+
 // ReasonColumnRetired is a tab's notice (TabHealth.Notice), not a reason
 // sync is blocked: a change of the entities' shape took a column people
 // edit off the tab while some of its cells held values never imported;
@@ -231,10 +259,19 @@ func syncHealthOf(e *engine.SyncHealth) *SyncHealth {
 			FullAt: c.FullAt, Since: c.Since}
 	}
 	if q := e.Quota; q != nil {
-		h.Quota = &QuotaBudget{ReadRate: q.ReadRate, WriteRate: q.WriteRate, ReadCeiling: q.ReadCeiling, WriteCeiling: q.WriteCeiling,
-			ReadThrottled: q.ReadThrottled, WriteThrottled: q.WriteThrottled}
+		h.Quota = quotaBudgetOf(q)
 	}
 	return h
+}
+
+// quotaBudgetOf is the provider's budgets in the root's terms.
+func quotaBudgetOf(q *sheetsio.QuotaBudget) *QuotaBudget {
+	out := &QuotaBudget{ReadRate: q.ReadRate, WriteRate: q.WriteRate, ReadCeiling: q.ReadCeiling, WriteCeiling: q.WriteCeiling,
+		ReadThrottled: q.ReadThrottled, WriteThrottled: q.WriteThrottled}
+	for _, a := range q.Accounts {
+		out.Accounts = append(out.Accounts, QuotaAccount(a))
+	}
+	return out
 }
 
 func tabHealthOf(t engine.TabHealth) TabHealth {

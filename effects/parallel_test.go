@@ -143,6 +143,25 @@ func uniq(xs []string) []string {
 // flight together and no row going back to an older version (I07), while
 // rows change again and again as the lanes run.
 func TestI07_ParallelLanesNeverShareARowNorReorderItsEffects(t *testing.T) {
+	runParallelLanes(t)
+}
+
+// With a pool of two service accounts the lanes' requests go out on both
+// accounts, and still no row is carried by two batchUpdates at once nor
+// goes back to an older version (I07): lanes are decided by the
+// dispatcher, never by the account.
+func TestI07_ParallelLanesOverTwoAccountsNeverShareARowNorReorderItsEffects(t *testing.T) {
+	emu := runParallelLanes(t, pooled(poolTokens...))
+	for _, tok := range poolTokens {
+		if c := emu.CallerCounters(tok); c.Writes < 2 {
+			t.Fatalf("an account sent %d writes: the lanes did not go out over both accounts", c.Writes)
+		}
+	}
+}
+
+// runParallelLanes is the I07 check of parallel lanes, with the
+// provider's configuration tuned by tune; it returns the emulator.
+func runParallelLanes(t *testing.T, tune ...func(*gsheets.Config)) *emulator.Emulator {
 	const entities, rows, rounds, maxBatch = 6, 12, 5, 48
 	log := newWriteLog()
 	emu := emulator.New(emulator.Options{AutoCreate: true, Observe: log.observe, Latency: emulator.Latency{PerRequest: 2 * time.Millisecond}})
@@ -151,8 +170,12 @@ func TestI07_ParallelLanesNeverShareARowNorReorderItsEffects(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	clock := events.NewManualClock(t0)
-	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: srv.URL, Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
-		RequestTimeout: 10 * time.Second, Now: clock.Now})
+	cfg := gsheets.Config{Endpoint: srv.URL, Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
+		RequestTimeout: 10 * time.Second, Now: clock.Now}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	prov, err := gsheets.New(ctx, cfg)
 	must(t, err)
 	var defs []layout.Entity
 	for e := range entities {
@@ -230,6 +253,7 @@ func TestI07_ParallelLanesNeverShareARowNorReorderItsEffects(t *testing.T) {
 		}
 	}
 	t.Logf("%d row states observed, at most %d batchUpdates in flight, %d dispatches", log.observed, log.most, disp.C.Dispatches.Load())
+	return emu
 }
 
 // laneRig is a dispatcher of entities tabs (E0, E1, …) sending through

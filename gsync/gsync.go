@@ -18,7 +18,8 @@ import (
 // SyncFromEnv builds SyncOptions from the environment: with
 // HIKOUTEI_SYNC_SPREADSHEET_URL and either GOOGLE_APPLICATION_CREDENTIALS
 // or HIKOUTEI_SHEETS_ENDPOINT set, it returns options that start the sync
-// workers at Open; with HIKOUTEI_SYNC_SPREADSHEET_URL unset it returns nil
+// workers at Open (HIKOUTEI_SHEETS_CREDENTIALS_POOL adds the key files of
+// a pool of service accounts, gsheets.Config.Pool); with HIKOUTEI_SYNC_SPREADSHEET_URL unset it returns nil
 // (local-only: the store never touches the network). lookup is the process
 // environment when nil. Errors (the store must not start half-configured)
 // wrap hikoutei.ErrSyncStartup: an invalid URL or interval, missing or malformed
@@ -36,8 +37,11 @@ func SyncFromEnv(ctx context.Context, lookup func(string) (string, bool)) (*hiko
 		return nil, fmt.Errorf("%w: %s: %w", hikoutei.ErrSyncStartup, hikoutei.EnvSpreadsheetURL, err)
 	}
 	cfg := gsheets.Config{Endpoint: env.Endpoint, CredentialsFile: env.Credentials}
+	for _, f := range env.CredentialsPool {
+		cfg.Pool = append(cfg.Pool, gsheets.Account{CredentialsFile: f})
+	}
 	if cfg.Endpoint != "" {
-		cfg.CredentialsFile = ""
+		cfg.CredentialsFile, cfg.Pool = "", nil
 	}
 	if d := env.RateLimitInterval; d > 0 {
 		cfg.Pacing.ReadInterval, cfg.Pacing.WriteInterval = d, d

@@ -1,9 +1,15 @@
 package gsync_test
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +85,53 @@ func TestSyncFromEnvRejectsAMalformedEndpoint(t *testing.T) {
 		if !errors.Is(err, hikoutei.ErrSyncStartup) || !errors.Is(err, config.ErrInvalidEndpoint) {
 			t.Errorf("endpoint %q: %v", v, err)
 		}
+	}
+}
+
+// writeKey writes a service-account key file Google's client would load
+// (a fresh RSA key; never sent anywhere here).
+func writeKey(t *testing.T, email string) string {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(map[string]string{"type": "service_account", "client_email": email,
+		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})), "token_uri": "https://oauth2.googleapis.com/token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "key.json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// HIKOUTEI_SHEETS_CREDENTIALS_POOL adds the accounts of a pool to
+// GOOGLE_APPLICATION_CREDENTIALS's: the provider reports a budget for
+// each, by index; a pool key that cannot be loaded fails like the first
+// one, naming its index, never its path's content.
+func TestSyncFromEnvCredentialsPool(t *testing.T) {
+	first, second := writeKey(t, "sa-0@example.invalid"), writeKey(t, "sa-1@example.invalid")
+	env := func(pool string) func(string) (string, bool) {
+		return envOf(map[string]string{hikoutei.EnvSpreadsheetURL: "1AbCdEfGhIjKlMnOp", hikoutei.EnvCredentials: first,
+			hikoutei.EnvCredentialsPool: pool})
+	}
+	o, err := gsync.SyncFromEnv(t.Context(), env(" :"+second+string(os.PathListSeparator)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := o.Provider.(*gsheets.Provider).QuotaBudget()
+	if len(q.Accounts) != 2 || q.Accounts[1].Index != 1 || q.ReadCeiling != 2 {
+		t.Fatalf("pool budget %+v, want two accounts of one read a second each", q)
+	}
+	_, err = gsync.SyncFromEnv(t.Context(), env(second+string(os.PathListSeparator)+"/nonexistent.json"))
+	if !errors.Is(err, sheetsio.ErrCredentialsMissing) || !strings.Contains(err.Error(), "pool account 2") {
+		t.Fatalf("a missing pool key: %v, want credentials_missing naming pool account 2", err)
 	}
 }

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -58,7 +59,10 @@ var (
 	descCellsFullAt  = newDesc("hikoutei_sheet_cells_full_timestamp_seconds", "When the spreadsheet's grid reaches its limit at the current growth, Unix seconds (0: growth unknown or not positive).")
 	descQuotaRate    = newDesc("hikoutei_sheets_quota_rate", "Requests a second the provider's quota budget lets start now, by class (read, write); a 429 halves it, successes bring it back to the configured rate (0: unpaced).", "class")
 	descQuotaCeiling = newDesc("hikoutei_sheets_quota_ceiling", "Requests a second the provider's quota budget is configured for, by class (read, write; 0: unpaced).", "class")
-	descQuota429     = newDesc("hikoutei_sheets_quota_throttled_total", "Requests of the provider answered 429 since it was built, by class (read, write); each slows the whole budget of its class.", "class")
+	descQuota429     = newDesc("hikoutei_sheets_quota_throttled_total", "Requests of the provider answered 429 since it was built, by class (read, write); each slows the whole budget of its class and account.", "class")
+	descAcctRate     = newDesc("hikoutei_sheets_quota_account_rate", "Requests a second one account's quota budget lets start now, by account (its index in the provider's pool of service accounts) and class (read, write; 0: unpaced).", "account", "class")
+	descAcct429      = newDesc("hikoutei_sheets_quota_account_throttled_total", "Requests of one account answered 429 since the provider was built, by account (index in the pool) and class (read, write).", "account", "class")
+	descAcctOut      = newDesc("hikoutei_sheets_quota_account_out", "1 for each account taken out of the provider's pool, by account (index in the pool) and the code Google refused it with (credentials_rejected, sheet_permission_denied).", "account", "reason")
 	descSeals        = newDesc("hikoutei_seals_total", "Background seals of the retention policy since the store opened, by result (ok, failed); absent without a policy.", "result")
 	descHealthFault  = newDesc("hikoutei_health_fault", "1 for each part of the store's health that is not ok now (local, sync, mirror, integrity, admin, disk, retention, segments), with the failure's code (e.g. log_damaged, log_file_replaced, admin_accept_failed, disk_filling, retention_failing).", "part", "code")
 )
@@ -81,7 +85,7 @@ func describeScraped(ch chan<- *prometheus.Desc) {
 		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
 		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault,
 		descLogBytes, descSegments, descSegmentBytes, descSegsMissing, descSegStrays, descSegsRead, descSegFallbacks, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt, descSeals,
-		descQuotaRate, descQuotaCeiling, descQuota429} {
+		descQuotaRate, descQuotaCeiling, descQuota429, descAcctRate, descAcct429, descAcctOut} {
 		ch <- d
 	}
 }
@@ -199,6 +203,16 @@ func collectQuota(ch chan<- prometheus.Metric, q *hikoutei.QuotaBudget) {
 	emit(ch, descQuotaCeiling, prometheus.GaugeValue, q.WriteCeiling, "write")
 	emit(ch, descQuota429, prometheus.CounterValue, float64(q.ReadThrottled), "read")
 	emit(ch, descQuota429, prometheus.CounterValue, float64(q.WriteThrottled), "write")
+	for _, a := range q.Accounts {
+		acct := strconv.Itoa(a.Index)
+		emit(ch, descAcctRate, prometheus.GaugeValue, a.ReadRate, acct, "read")
+		emit(ch, descAcctRate, prometheus.GaugeValue, a.WriteRate, acct, "write")
+		emit(ch, descAcct429, prometheus.CounterValue, float64(a.ReadThrottled), acct, "read")
+		emit(ch, descAcct429, prometheus.CounterValue, float64(a.WriteThrottled), acct, "write")
+		if a.Out != "" {
+			emit(ch, descAcctOut, prometheus.GaugeValue, 1, acct, a.Out)
+		}
+	}
 }
 
 // collectSyncTabs emits the gauges of h's tabs.

@@ -127,6 +127,23 @@ type QuotaReport struct {
 	WriteCeiling   float64 `json:"write_ceiling"`
 	ReadThrottled  uint64  `json:"read_throttled"`
 	WriteThrottled uint64  `json:"write_throttled"`
+	// Accounts are each account's budget, by its index in the provider's
+	// pool of service accounts (never its e-mail or key).
+	Accounts []QuotaAccountReport `json:"accounts,omitempty"`
+}
+
+// QuotaAccountReport is one account's request budget; out is the code
+// Google refused it with (absent: in the pool), since out_since.
+type QuotaAccountReport struct {
+	Account        int        `json:"account"`
+	ReadRate       float64    `json:"read_rate"`
+	WriteRate      float64    `json:"write_rate"`
+	ReadCeiling    float64    `json:"read_ceiling"`
+	WriteCeiling   float64    `json:"write_ceiling"`
+	ReadThrottled  uint64     `json:"read_throttled"`
+	WriteThrottled uint64     `json:"write_throttled"`
+	Out            string     `json:"out,omitempty"`
+	OutSince       *time.Time `json:"out_since,omitempty"`
 }
 
 // CapacityReport is how full a spreadsheet's grid is: cells (rows ×
@@ -280,13 +297,24 @@ func SyncReport(h *hikoutei.SyncHealth) *SyncHealthReport {
 			GrowthKnown: c.GrowthKnown, PerDay: c.PerDay, FullAt: timeOrNil(c.FullAt)}
 	}
 	if q := h.Quota; q != nil {
-		out.Quota = &QuotaReport{ReadRate: q.ReadRate, WriteRate: q.WriteRate, ReadCeiling: q.ReadCeiling, WriteCeiling: q.WriteCeiling,
-			ReadThrottled: q.ReadThrottled, WriteThrottled: q.WriteThrottled}
+		out.Quota = quotaReport(q)
 	}
 	for _, t := range h.Tabs {
 		out.Tabs = append(out.Tabs, TabHealthReport{Tab: t.Tab, State: string(t.State), Reason: string(t.Reason), Pending: t.Pending,
 			OldestPendingSeconds: t.OldestPending.Seconds(), DivergedRows: t.Diverged, DivergedSince: timeOrNil(t.DivergedSince),
 			LastReconcile: timeOrNil(t.LastReconcile), DivergedOverBound: t.OverBound, Retired: t.Retired, Notice: string(t.Notice), Codes: t.Codes})
+	}
+	return out
+}
+
+// quotaReport is the provider's budget, each account's with it.
+func quotaReport(q *hikoutei.QuotaBudget) *QuotaReport {
+	out := &QuotaReport{ReadRate: q.ReadRate, WriteRate: q.WriteRate, ReadCeiling: q.ReadCeiling, WriteCeiling: q.WriteCeiling,
+		ReadThrottled: q.ReadThrottled, WriteThrottled: q.WriteThrottled}
+	for _, a := range q.Accounts {
+		out.Accounts = append(out.Accounts, QuotaAccountReport{Account: a.Index, ReadRate: a.ReadRate, WriteRate: a.WriteRate,
+			ReadCeiling: a.ReadCeiling, WriteCeiling: a.WriteCeiling, ReadThrottled: a.ReadThrottled, WriteThrottled: a.WriteThrottled,
+			Out: a.Out, OutSince: timeOrNil(a.OutSince)})
 	}
 	return out
 }

@@ -1,13 +1,17 @@
 package sheetsio
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // QuotaBudget is the state of a client's request budgets: Google's quota
 // is per user, 60 reads and 60 writes a minute by default, and every
 // worker of the user (each dispatcher, poller and reconciliation of every
-// store sharing the client) waits on the same two budgets. A 429 slows
-// the whole budget of its class (multiplicative decrease) and successes
-// bring it back to its ceiling (additive increase).
+// store sharing the client) waits on the same two budgets of that user
+// (a client may hold a pool of users, each with its own). A 429 slows
+// the whole budget of its class and user (multiplicative decrease) and
+// successes bring it back to its ceiling (additive increase).
 type QuotaBudget struct {
 	// ReadRate and WriteRate are the current rates, requests a second
 	// (0: unpaced).
@@ -17,6 +21,28 @@ type QuotaBudget struct {
 	// ReadThrottled and WriteThrottled count the 429s answered to reads
 	// and writes since the client was built.
 	ReadThrottled, WriteThrottled uint64
+	// Accounts are the budgets of each Google user of the client (a pool
+	// of service accounts, gsheets.Config.Pool; one for a single
+	// account), by their index in the pool. The rates and ceilings
+	// above are the sums over the accounts in the pool, the 429s the
+	// sums over all of them.
+	Accounts []AccountBudget
+}
+
+// AccountBudget is one account's request budgets. Index is the
+// account's place in the pool (0: the default credentials), its only
+// label: never its e-mail or key.
+type AccountBudget struct {
+	Index                         int
+	ReadRate, WriteRate           float64
+	ReadCeiling, WriteCeiling     float64
+	ReadThrottled, WriteThrottled uint64
+	// Out is why the account was taken out of the pool (""; in it):
+	// credentials_rejected (Google refused its key) or
+	// permission_denied (the spreadsheet is not shared with it), since
+	// OutSince. The others carry its requests.
+	Out      string
+	OutSince time.Time
 }
 
 // QuotaReporter is a Client that reports its request budgets

@@ -31,6 +31,7 @@ import (
 
 type serveFlags struct {
 	dir, spreadsheet, credentials, endpoint string
+	pool                                    []string // the --credentials after the first: a pool of service accounts
 	httpAddr, natsListen, natsURL, natsNkey string
 	natsListenNkeys                         []string
 	routes                                  []string // --route ENTITY=SPREADSHEET
@@ -44,15 +45,19 @@ type serveFlags struct {
 
 func newServeCmd() *cobra.Command {
 	var f serveFlags
+	var keys []string // --credentials, repeated: the default account, then the pool
 	cmd := &cobra.Command{
-		Use:   "serve --dir DIR [--spreadsheet URL] [--credentials FILE | --sheets-endpoint URL] [--http ADDR]",
+		Use:   "serve --dir DIR [--spreadsheet URL] [--credentials FILE... | --sheets-endpoint URL] [--http ADDR]",
 		Short: "Run the sync service for a store until SIGINT/SIGTERM",
 		Long: `serve opens the store (entity shapes from its log), takes the writer lease and
 runs the sync workers: the outbox dispatcher, probes, reconciliation and the
 Input pollers, woken over NATS (embedded by default) with timers as the
 fallback. The spreadsheet comes from --spreadsheet or HIKOUTEI_SYNC_SPREADSHEET_URL;
 credentials from --credentials or GOOGLE_APPLICATION_CREDENTIALS, or use
---sheets-endpoint / HIKOUTEI_SHEETS_ENDPOINT for an emulator. Logs are JSON on
+--sheets-endpoint / HIKOUTEI_SHEETS_ENDPOINT for an emulator. --credentials
+given again adds a service account to a pool (or HIKOUTEI_SHEETS_CREDENTIALS_POOL):
+each brings its own per-user quota (docs/google-sheets.md "A pool of service
+accounts"). Logs are JSON on
 stderr and never carry credentials, spreadsheet ids or cell values.
 --http ADDR serves /metrics (Prometheus), /healthz (local vs sync health)
 and, at /, a read-only status page (HTML: health, chain head, sync health
@@ -87,6 +92,9 @@ given lets it go. Off unless one is given. A failed seal shows in /healthz
 a replicated store does not seal (retention "not_running").`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(keys) > 0 {
+				f.credentials, f.pool = keys[0], keys[1:]
+			}
 			if err := f.validate(); err != nil {
 				return err
 			}
@@ -99,7 +107,9 @@ a replicated store does not seal (retention "not_running").`,
 	cmd.Flags().StringVar(&f.spreadsheet, "spreadsheet", "", "spreadsheet URL or id (default $HIKOUTEI_SYNC_SPREADSHEET_URL)")
 	cmd.Flags().StringArrayVar(&f.routes, "route", nil,
 		"ENTITY=SPREADSHEET: sync that entity's tabs to another spreadsheet (URL or id; repeatable; docs/sync.md \"More than one spreadsheet\")")
-	cmd.Flags().StringVar(&f.credentials, "credentials", "", "service-account JSON key (default $GOOGLE_APPLICATION_CREDENTIALS)")
+	cmd.Flags().StringArrayVar(&keys, "credentials", nil,
+		"service-account JSON key (default $GOOGLE_APPLICATION_CREDENTIALS); repeat to add accounts to a pool (default $"+
+			hikoutei.EnvCredentialsPool+")")
 	cmd.Flags().StringVar(&f.endpoint, "sheets-endpoint", "", "Sheets API endpoint of an emulator (default $HIKOUTEI_SHEETS_ENDPOINT)")
 	cmd.Flags().StringVar(&f.httpAddr, "http", "", "serve /metrics, /healthz and the status page (/) on ADDR (e.g. 127.0.0.1:9090)")
 	cmd.Flags().StringVar(&f.natsListen, "nats-listen", "", "let the embedded NATS server accept authenticated clients on ADDR (e.g. 127.0.0.1:4222)")
@@ -120,7 +130,10 @@ a replicated store does not seal (retention "not_running").`,
 // env overlays the flags on the environment for gsync.SyncFromEnv.
 func (f serveFlags) env(k string) (string, bool) {
 	over := map[string]string{hikoutei.EnvSpreadsheetURL: f.spreadsheet, hikoutei.EnvCredentials: f.credentials,
-		hikoutei.EnvSheetsEndpoint: f.endpoint}
+		hikoutei.EnvSheetsEndpoint: f.endpoint, hikoutei.EnvCredentialsPool: strings.Join(f.pool, string(os.PathListSeparator))}
+	if f.credentials != "" && k == hikoutei.EnvCredentialsPool { // the flags name the whole pool
+		return over[k], true
+	}
 	if v := over[k]; v != "" {
 		return v, true
 	}
@@ -262,6 +275,9 @@ func syncFromFlags(ctx context.Context, f serveFlags) (*hikoutei.SyncOptions, er
 	case errors.Is(err, sheetsio.ErrCredentialsNotJSON), errors.Is(err, sheetsio.ErrCredentialsIncomplete),
 		errors.Is(err, sheetsio.ErrCredentialsRejected):
 		source := "environment: " + hikoutei.EnvCredentials
+		if v, _ := config.OS(hikoutei.EnvCredentialsPool); v != "" {
+			source += " or " + hikoutei.EnvCredentialsPool
+		}
 		if f.credentials != "" {
 			source = `flag "--credentials"`
 		}

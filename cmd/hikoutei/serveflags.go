@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 
 	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
@@ -66,12 +67,20 @@ func (f serveFlags) checkEndpoint() error {
 	return err
 }
 
+// checkCredentials checks each --credentials names a file; those of a
+// pool also must not hold the path list separator (the pool goes on as
+// one list).
 func (f serveFlags) checkCredentials() error {
-	if f.credentials == "" {
-		return nil
-	}
-	if fi, err := os.Stat(f.credentials); err != nil || fi.IsDir() {
-		return fmt.Errorf(`flag "--credentials": %s is not a readable file`, f.credentials)
+	for i, path := range append([]string{f.credentials}, f.pool...) {
+		if path == "" {
+			continue
+		}
+		if i > 0 && strings.ContainsRune(path, os.PathListSeparator) {
+			return fmt.Errorf(`flag "--credentials": a pool key's path must not hold %q`, os.PathListSeparator)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+			return fmt.Errorf(`flag "--credentials": %s is not a readable file`, path)
+		}
 	}
 	return nil
 }

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -20,6 +22,11 @@ const (
 	EnvSpreadsheetURL = "HIKOUTEI_SYNC_SPREADSHEET_URL"
 	// EnvCredentials is Google's standard service-account key file variable.
 	EnvCredentials = "GOOGLE_APPLICATION_CREDENTIALS"
+	// EnvCredentialsPool lists more service-account key files, separated
+	// by the OS's path list separator (":" on Unix): a pool of Google
+	// users, each with its own per-user quota, besides
+	// GOOGLE_APPLICATION_CREDENTIALS (account 0).
+	EnvCredentialsPool = "HIKOUTEI_SHEETS_CREDENTIALS_POOL"
 	// EnvSheetsEndpoint points the provider at an emulator (e.g.
 	// `hikoutei fake-sheets`) instead of Google; no credentials are needed.
 	EnvSheetsEndpoint = "HIKOUTEI_SHEETS_ENDPOINT"
@@ -124,7 +131,10 @@ var OS Lookup = os.LookupEnv
 type Sync struct {
 	SpreadsheetURL string // "" = local-only
 	Credentials    string
-	Endpoint       string
+	// CredentialsPool are the key files of the pool's other accounts
+	// (empty entries dropped).
+	CredentialsPool []string
+	Endpoint        string
 	// PollingInterval, FullScanInterval and RateLimitInterval are 0 when
 	// their variable is unset or empty.
 	PollingInterval, FullScanInterval, RateLimitInterval, ReconcileInterval time.Duration
@@ -139,7 +149,7 @@ func LoadSync(lookup Lookup) (Sync, error) {
 		lookup = OS
 	}
 	s := Sync{SpreadsheetURL: get(lookup, EnvSpreadsheetURL), Credentials: get(lookup, EnvCredentials),
-		Endpoint: get(lookup, EnvSheetsEndpoint)}
+		Endpoint: get(lookup, EnvSheetsEndpoint), CredentialsPool: pathList(get(lookup, EnvCredentialsPool))}
 	if err := checkEndpoint(s.Endpoint); err != nil {
 		return s, err
 	}
@@ -157,6 +167,18 @@ func LoadSync(lookup Lookup) (Sync, error) {
 	var err error
 	s.DivergedBound, err = Seconds(lookup, EnvDivergedBound)
 	return s, err
+}
+
+// pathList splits a path list (filepath.SplitList), dropping empty
+// entries and surrounding spaces.
+func pathList(v string) []string {
+	var out []string
+	for _, p := range filepath.SplitList(v) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // NATSURL is the NATS server named in the environment ("" = embedded),

@@ -92,6 +92,12 @@ const ReasonColumnRetired SyncReason = "column_retired"
 // after the last dispatch that found such a cell.
 const ReasonChainHeadAhead SyncReason = "chain_head_ahead"
 
+// ReasonAccountOut is a warning (SyncHealth.Warnings): an account of the
+// provider's pool of service accounts was taken out because Google
+// refused it (a revoked key, or the spreadsheet not shared with it); the
+// others carry its requests. Quota.Accounts says which, by index.
+const ReasonAccountOut SyncReason = "sheets_account_out"
+
 // SyncWarning is something sync health reports without failing: sync goes
 // on (e.g. ReasonChainHeadAhead).
 type SyncWarning struct {
@@ -458,6 +464,7 @@ func (e *Engine) syncHealthOf(s *syncState) (*SyncHealth, error) {
 	if q, ok := s.cfg.Provider.(sheetsio.QuotaReporter); ok {
 		b := q.QuotaBudget()
 		h.Quota = &b
+		h.Warnings = append(h.Warnings, accountWarnings(b.Accounts)...)
 	}
 	if w, ok := capacityWarning(h.Capacity); ok {
 		h.Warnings = append(h.Warnings, w)
@@ -570,4 +577,17 @@ func ReadSyncHealth(conn *sqlite.Conn, now time.Time, hist ...events.ShapeHistor
 		out = append(out, *deriveSyncHealth(in, now))
 	}
 	return out, nil
+}
+
+// accountWarnings are the warnings of the accounts out of the pool, one
+// each, naming it by index and the code it was refused with.
+func accountWarnings(accts []sheetsio.AccountBudget) []SyncWarning {
+	var out []SyncWarning
+	for _, a := range accts {
+		if a.Out != "" {
+			out = append(out, SyncWarning{Reason: ReasonAccountOut, Since: a.OutSince, At: a.OutSince,
+				Detail: fmt.Sprintf("account %d of %d out of the pool: %s; the others carry its requests", a.Index, len(accts), a.Out)})
+		}
+	}
+	return out
 }

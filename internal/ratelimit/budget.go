@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -112,6 +113,16 @@ func (b *Budget) Headroom() int {
 		return int(^uint(0) >> 1)
 	}
 	return max(int(b.lim.Tokens()), 0)
+}
+
+// Tokens is the budget's tokens now: how many requests could start now
+// without waiting, negative while requests wait for it, +Inf unpaced.
+// It is what a pool compares to choose the account with most headroom.
+func (b *Budget) Tokens() float64 {
+	if b.lim.Limit() == rate.Inf {
+		return math.Inf(1)
+	}
+	return b.lim.Tokens()
 }
 
 // Snapshot is the budget's current state and its configured ceiling.

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -74,3 +75,21 @@ func TestBudgetSlowsAndRecovers(t *testing.T) {
 }
 
 func near(a, b rate.Limit) bool { d := a - b; return d < 1e-9 && d > -1e-9 }
+
+// Tokens is what a pool compares: +Inf unpaced, the burst for a fresh
+// budget, fewer once requests took some.
+func TestBudgetTokens(t *testing.T) {
+	if tok := NewBudget(-1, 0, nil).Tokens(); !math.IsInf(tok, 1) {
+		t.Fatalf("unpaced tokens %v, want +Inf", tok)
+	}
+	b := NewBudget(time.Hour, 3, nil)
+	if tok := b.Tokens(); tok < 2.99 || tok > 3 {
+		t.Fatalf("fresh tokens %v, want the burst of 3", tok)
+	}
+	if err := b.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if tok := b.Tokens(); tok < 1.99 || tok > 2.01 {
+		t.Fatalf("tokens %v after one request, want 2", tok)
+	}
+}

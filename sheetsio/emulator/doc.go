@@ -42,8 +42,11 @@
 // scripted faults (ScriptFaults; FaultInterleave runs a Person's edit
 // between a request's arrival and its application) and seeded random campaigns
 // (SetFaultRates), MaxRequestBytes (413), Deny (403 PERMISSION_DENIED for
-// a spreadsheet not shared with the caller). Counters count every received API
-// request per spreadsheet. Person edits like the UI without being counted.
+// a spreadsheet not shared with the caller). Callers (caller.go) are Google
+// users told apart by their bearer token (Caller builds a client for one):
+// each has its own per-user quota, Unshare denies one a spreadsheet (403)
+// and Revoke refuses its credentials (401). Counters count every received API
+// request per spreadsheet, CallerCounters per caller. Person edits like the UI without being counted.
 // Cross-site requests are refused before anything runs (see guard.go): a
 // Host that does not name the emulator (403, ErrForeignHost), a foreign
 // Origin (403, ErrForeignOrigin), and a POST/PUT/PATCH/DELETE that is not

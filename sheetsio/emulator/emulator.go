@@ -84,9 +84,12 @@ type Emulator struct {
 	mu    sync.Mutex // guards books
 	books map[string]*book
 
-	ctl      sync.Mutex // guards counters, faults, quota, rng, denied, trigger
+	ctl      sync.Mutex // guards counters, faults, quota, rng, denied, callers, trigger
 	counters map[string]*Counters
 	denied   map[string]bool
+	unshared map[string]bool      // spreadsheet id + NUL + caller: not shared with that caller
+	revoked  map[string]bool      // callers whose credentials are refused
+	callers  map[string]*Counters // requests by caller (bearer token)
 	script   []Fault
 	rates    FaultRates
 	rng      *rand.Rand
@@ -98,7 +101,7 @@ type Emulator struct {
 // New returns an Emulator configured by opts.
 func New(opts Options) *Emulator {
 	e := &Emulator{opts: opts, clock: opts.Clock, books: map[string]*book{}, counters: map[string]*Counters{}, denied: map[string]bool{},
-		trigger: opts.EditTrigger}
+		unshared: map[string]bool{}, revoked: map[string]bool{}, callers: map[string]*Counters{}, trigger: opts.EditTrigger}
 	if e.clock == nil {
 		e.clock = systemClock{}
 	}

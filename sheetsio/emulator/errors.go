@@ -38,6 +38,9 @@ var (
 	// ErrPermissionDenied: the spreadsheet is not shared with the caller (HTTP 403
 	// PERMISSION_DENIED "The caller does not have permission"); see Emulator.Deny.
 	ErrPermissionDenied = &Error{Code: "emulator_permission_denied", HTTPStatus: 403, Status: "PERMISSION_DENIED", Reason: "forbidden"}
+	// ErrUnauthenticated: the caller's credentials are refused (HTTP 401
+	// UNAUTHENTICATED); see Emulator.Revoke.
+	ErrUnauthenticated = &Error{Code: "emulator_unauthenticated", HTTPStatus: 401, Status: "UNAUTHENTICATED", Reason: "authError"}
 	// ErrExists: CreateSpreadsheet with an id already in use.
 	ErrExists = &Error{Code: "emulator_already_exists", HTTPStatus: 409, Status: "ALREADY_EXISTS", Reason: "alreadyExists"}
 	// ErrInvalidArgument: a malformed or invalid request (HTTP 400 INVALID_ARGUMENT).

@@ -9,8 +9,9 @@ import (
 // Quota is Google's request quota model: a sliding window (Window, default
 // one minute) with separate limits for reads and writes, per user and per
 // project. A zero limit disables that limit. The user is the request's
-// `quotaUser` query parameter (Google's standard system parameter), or
-// "default". Exceeding a limit answers 429 RESOURCE_EXHAUSTED with Google's
+// `quotaUser` query parameter (Google's standard system parameter), else
+// its caller (the bearer token of its Authorization header: a service
+// account, see Caller), else "default". Exceeding a limit answers 429 RESOURCE_EXHAUSTED with Google's
 // message, ErrorInfo reason RATE_LIMIT_EXCEEDED and a Retry-After header.
 type Quota struct {
 	ReadsPerUser     int

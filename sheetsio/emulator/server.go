@@ -68,10 +68,10 @@ func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt.id != "" {
 		e.count(rt.id, rt.write)
-		if e.isDenied(rt.id) {
-			writeFailure(w, permissionDenied())
-			return
-		}
+	}
+	if fl := e.admitCaller(rt.id, callerOf(r), rt.write); fl != nil {
+		writeFailure(w, fl)
+		return
 	}
 	e.serveAPI(w, r, call{route: rt, query: r.URL.Query(), body: body, ctx: r.Context()})
 }
@@ -164,6 +164,9 @@ func (e *Emulator) admitQuota(r *http.Request, write bool) *apiFailure {
 	}
 	user := r.URL.Query().Get("quotaUser")
 	if user == "" {
+		user = "caller/" + callerOf(r)
+	}
+	if user == "caller/" {
 		user = "default"
 	}
 	e.ctl.Lock()

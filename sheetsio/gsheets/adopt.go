@@ -40,7 +40,7 @@ func (p *Provider) ReadPlainTab(ctx context.Context, spreadsheetID, title string
 	}
 	var ss *sheets.Spreadsheet
 	err = p.read(ctx, "grid_get", func(ctx context.Context) error {
-		ss, err = p.svc.Spreadsheets.Get(spreadsheetID).Ranges(a1.QuoteSheet(title)).IncludeGridData(true).
+		ss, err = p.svcOf(ctx).Spreadsheets.Get(spreadsheetID).Ranges(a1.QuoteSheet(title)).IncludeGridData(true).
 			Fields(googleapi.Field(plainFields)).Context(ctx).Do()
 		return err
 	})

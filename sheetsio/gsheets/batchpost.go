@@ -16,7 +16,7 @@ import (
 // SpreadsheetsBatchUpdateCall.Do does (the same URL and query, fields
 // when not empty, the same JSON, a failure as the same *googleapi.Error,
 // the response decoded into the same type), over the provider's own
-// authorised HTTP client, with the body batchBody encodes in one pass
+// authorised HTTP client (ctx's account's), with the body batchBody encodes in one pass
 // (batchjson.go). size hints the body's length.
 func (p *Provider) postBatchUpdate(ctx context.Context, id string, req *sheets.BatchUpdateSpreadsheetRequest,
 	fields string, size int) (*sheets.BatchUpdateSpreadsheetResponse, error) {
@@ -35,7 +35,7 @@ func (p *Provider) postBatchUpdate(ctx context.Context, id string, req *sheets.B
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("User-Agent", googleapi.UserAgent)
-	res, err := p.hc.Do(hr)
+	res, err := p.httpOf(ctx).Do(hr)
 	if err != nil {
 		if ctx.Err() != nil { // as sheets/v4: the context's error is the more useful
 			return nil, ctx.Err()

@@ -65,7 +65,7 @@ func TestPostBatchUpdateSendsWhatSheetsV4Sends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		theirs, theirErr := p.svc.Spreadsheets.BatchUpdate(testSheetID, req).Fields(gridFieldsWritten).Context(context.Background()).Do()
+		theirs, theirErr := p.svcOf(context.Background()).Spreadsheets.BatchUpdate(testSheetID, req).Fields(gridFieldsWritten).Context(context.Background()).Do()
 		ours, ourErr := p.postBatchUpdate(context.Background(), testSheetID, req, gridFieldsWritten, 0)
 		srv.Close()
 		sameWire(t, rec.seen)

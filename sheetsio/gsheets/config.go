@@ -51,9 +51,24 @@ type Backoff struct {
 // environment variable: the caller configures it (the store maps
 // HIKOUTEI_SYNC_RATE_LIMIT_INTERVAL_MS onto Pacing).
 type Config struct {
-	Endpoint         string
-	CredentialsFile  string
-	HTTPClient       *http.Client
+	Endpoint        string
+	CredentialsFile string
+	HTTPClient      *http.Client
+	// Pool adds Google users to the default one above (a pool of service
+	// accounts): Google's quota is per user, so each brings its own 60
+	// reads and 60 writes a minute. Each account has its own read and
+	// write budget (Pacing), and each request takes the account with the
+	// most headroom in its class; a 429 slows that account only. An
+	// account Google refuses (401, a revoked key; 403, a spreadsheet not
+	// shared with it) is taken out of the pool and the others carry on
+	// (QuotaBudget.Accounts says which, by index); the last one left
+	// carries the refusal as a single account does. Share every
+	// spreadsheet with every account. Empty: one account, as before.
+	Pool []Account
+	// Readmit is how long an account out of the pool for a spreadsheet
+	// not shared with it waits before a request tries it again (0:
+	// DefaultReadmit; negative: never).
+	Readmit          time.Duration
 	Logger           *slog.Logger
 	Pacing           Pacing
 	Backoff          Backoff
@@ -69,7 +84,19 @@ type Config struct {
 	Jitter   func() float64
 }
 
+// Account is one more Google user of a pool (Config.Pool): a
+// service-account JSON key file, or for an emulator an HTTPClient that
+// identifies the account itself (as Config.HTTPClient does for the
+// default account).
+type Account struct {
+	CredentialsFile string
+	HTTPClient      *http.Client
+}
+
 func (c Config) withDefaults() Config {
+	if c.Readmit == 0 {
+		c.Readmit = DefaultReadmit
+	}
 	if c.Pacing.ReadInterval == 0 {
 		c.Pacing.ReadInterval = DefaultInterval
 	}

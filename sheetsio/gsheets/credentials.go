@@ -30,6 +30,15 @@ type ServiceAccount struct {
 // private_key is not a private key (no token could ever be signed with
 // it). Messages name the missing fields, never their values.
 func LoadServiceAccount(path string) (*ServiceAccount, error) {
+	sa, err := loadServiceAccount(path)
+	if err != nil {
+		return nil, err
+	}
+	return sa, nil
+}
+
+// loadServiceAccount is LoadServiceAccount with its error typed.
+func loadServiceAccount(path string) (*ServiceAccount, *sheetsio.Error) {
 	if strings.TrimSpace(path) == "" {
 		return nil, newErr(sheetsio.CodeCredentialsMissing, nil, "no service-account credentials file configured")
 	}
@@ -43,7 +52,7 @@ func LoadServiceAccount(path string) (*ServiceAccount, error) {
 	return parseServiceAccount(raw)
 }
 
-func parseServiceAccount(raw []byte) (*ServiceAccount, error) {
+func parseServiceAccount(raw []byte) (*ServiceAccount, *sheetsio.Error) {
 	var f map[string]any
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return nil, newErr(sheetsio.CodeCredentialsNotJSON, nil, "credentials file is not a JSON object")

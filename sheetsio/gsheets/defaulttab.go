@@ -79,7 +79,7 @@ func (p *Provider) getTab(ctx context.Context, w *sheetsio.Workbook, title strin
 	var ss *sheets.Spreadsheet
 	err := p.read(ctx, "default_tab", func(ctx context.Context) error {
 		var err error
-		ss, err = p.svc.Spreadsheets.Get(w.SpreadsheetID()).Ranges(a1.QuoteSheet(title)).IncludeGridData(true).
+		ss, err = p.svcOf(ctx).Spreadsheets.Get(w.SpreadsheetID()).Ranges(a1.QuoteSheet(title)).IncludeGridData(true).
 			Fields(blankFields).Context(ctx).Do()
 		return err
 	})

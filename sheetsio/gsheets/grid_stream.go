@@ -79,7 +79,7 @@ func (p *Provider) getGridByFilterStream(ctx context.Context, id string, req *sh
 // doGrid sends a grid read and decodes its response; a failure is the
 // same *googleapi.Error the generated client returns.
 func (p *Provider) doGrid(hr *http.Request, want func(int64, int) bool) ([]*gridSheet, error) {
-	res, err := p.hc.Do(hr)
+	res, err := p.httpOf(hr.Context()).Do(hr)
 	if err != nil {
 		return nil, err
 	}

@@ -23,22 +23,27 @@ func (p *Provider) read(ctx context.Context, op string, call func(context.Contex
 	return err
 }
 
-// readAttempts is read's retry loop.
+// readAttempts is read's retry loop. Each attempt takes the account with
+// the most read headroom; an account Google refuses is taken out of the
+// pool and the attempt goes to another at once, not counted.
 func (p *Provider) readAttempts(ctx context.Context, op string, call func(context.Context) error) error {
 	b := p.cfg.Backoff
 	for attempt := 0; ; attempt++ {
-		if err := p.readLim.Wait(ctx); err != nil {
+		a := p.pool.take(classRead, p.cfg.Now())
+		if err := a.read.Wait(ctx); err != nil {
 			return newErr(sheetsio.CodeReadUnavailable, err, "%s: pacing wait", op)
 		}
-		countRead(ctx)
-		err := p.timed(ctx, op, call)
-		observeQuota(p.readLim, statusOf(err), err == nil)
+		err := p.readOnce(ctx, a, op, call)
 		if err == nil {
 			return nil
 		}
+		if p.refused(a, err) {
+			attempt--
+			continue
+		}
 		retry, after := retryableRead(ctx, err)
 		if !retry {
-			return p.logged(op, p.readRejected(op, err))
+			return p.logged(op, p.readRejected(op, err, a.email))
 		}
 		if attempt+1 >= b.Attempts {
 			return p.logged(op, newErr(sheetsio.CodeReadUnavailable, err, "%s: %d attempts failed", op, attempt+1))
@@ -53,9 +58,22 @@ func (p *Provider) readAttempts(ctx context.Context, op string, call func(contex
 	}
 }
 
-// observeQuota tells the quota budget of a request's class how the
-// request was answered: a 429 slows every worker of the budget, a success
-// lets it recover; other failures say nothing about the quota.
+// readOnce is one attempt of a read on account a, once a's read budget
+// let it start; the budget hears how it was answered.
+func (p *Provider) readOnce(ctx context.Context, a *account, op string, call func(context.Context) error) error {
+	countRead(ctx)
+	err := p.timed(withAccount(ctx, a), op, call)
+	observeQuota(a.read, statusOf(err), err == nil)
+	if err == nil {
+		p.answered(a)
+	}
+	return err
+}
+
+// observeQuota tells the quota budget of a request's class and account
+// how the request was answered: a 429 slows every worker of the budget
+// (that account's quota is the one exhausted), a success lets it
+// recover; other failures say nothing about the quota.
 func observeQuota(b *ratelimit.Budget, status int, ok bool) {
 	switch {
 	case ok:
@@ -129,15 +147,15 @@ func statusOf(err error) int {
 }
 
 // readRejected maps a non-retryable read failure to a startup diagnostic.
-func (p *Provider) readRejected(op string, err error) *sheetsio.Error {
+// who is the e-mail of the account refused ("" unknown).
+func (p *Provider) readRejected(op string, err error, who string) *sheetsio.Error {
 	if credentialsRejected(err) {
 		return newErr(sheetsio.CodeCredentialsRejected, err, "Google rejected the service-account credentials; check the key is current")
 	}
 	switch statusOf(err) {
 	case http.StatusForbidden:
-		who := "the service account"
-		if p.account != "" {
-			who = p.account
+		if who == "" {
+			who = "the service account"
 		}
 		return newErr(sheetsio.CodePermissionDenied, err, "share the spreadsheet with %s (Editor access)", who)
 	case http.StatusNotFound:
@@ -152,16 +170,32 @@ func (p *Provider) readRejected(op string, err error) *sheetsio.Error {
 // write runs call once as a write-class request (paced, never retried) and
 // classifies its outcome. Pacing failures return a *WriteError whose
 // Outcome is Terminal with Code WriteNotSent: nothing left the process.
+// The write takes the account with the most write headroom; when Google
+// refuses that account (nothing was carried out), it is taken out of the
+// pool and the same request goes out at once on another.
 func (p *Provider) write(ctx context.Context, op string, call func(context.Context) error) *sheetsio.WriteError {
-	if err := p.writeLim.Wait(ctx); err != nil {
-		return &sheetsio.WriteError{Outcome: sheetsio.NotSent, Code: sheetsio.WriteNotSent, Err: err}
+	for {
+		a := p.pool.take(classWrite, p.cfg.Now())
+		if err := a.write.Wait(ctx); err != nil {
+			return &sheetsio.WriteError{Outcome: sheetsio.NotSent, Code: sheetsio.WriteNotSent, Err: err}
+		}
+		countWrite(ctx)
+		err := p.timed(withAccount(ctx, a), op, call)
+		if err != nil && p.refused(a, err) {
+			continue
+		}
+		return p.written(ctx, a, op, ClassifyWrite(err))
 	}
-	countWrite(ctx)
-	werr := ClassifyWrite(p.timed(ctx, op, call))
+}
+
+// written tells a's write budget and the last failure how a write was
+// answered, and logs its failure (outcome and code, never its cause).
+func (p *Provider) written(ctx context.Context, a *account, op string, werr *sheetsio.WriteError) *sheetsio.WriteError {
 	if werr == nil {
-		observeQuota(p.writeLim, 0, true)
+		observeQuota(a.write, 0, true)
+		p.answered(a)
 	} else {
-		observeQuota(p.writeLim, werr.Status, false)
+		observeQuota(a.write, werr.Status, false)
 	}
 	p.failure.note(ctx, asError(werr))
 	if werr != nil {

@@ -13,8 +13,8 @@ package gsheets
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 
 	"github.com/hikoutei/hikoutei-go/internal/ratelimit"
@@ -28,45 +28,60 @@ import (
 var _ sheetsio.Client = (*Provider)(nil)
 
 // Provider talks to Google Sheets for any number of spreadsheets. It is safe
-// for concurrent use; all users of one Provider share its pacing budget.
+// for concurrent use; all users of one Provider share its pacing budgets:
+// one read and one write budget per account of its pool (Google's quota is
+// per user), each request taking the account with the most headroom.
 type Provider struct {
-	cfg      Config
-	svc      *sheets.Service
-	hc       *http.Client      // the same authorised client, for streamed reads
-	base     string            // the API root, with a trailing slash
-	readLim  *ratelimit.Budget // the user's read quota, shared by every worker (AIMD on 429)
-	writeLim *ratelimit.Budget // the user's write quota, likewise
-	account  string
-	failure  lastFailure // the newest API call's failure (LastFailure)
-	hooks    hooks       // the observer, and the logger a store lent (Adopt)
+	cfg     Config
+	base    string      // the API root, with a trailing slash
+	pool    *pool       // account 0 (the default credentials), then Config.Pool
+	failure lastFailure // the newest API call's failure (LastFailure)
+	hooks   hooks       // the observer, and the logger a store lent (Adopt)
 }
 
 // New builds a Provider from cfg (see Config). Errors (*Error):
 // CodeCredentialsMissing when neither Endpoint nor CredentialsFile is set or
 // the file is missing; CodeCredentialsNotJSON / CodeCredentialsIncomplete for
 // a bad credentials file; CodeInvalidConfig when the client cannot be built.
-// New performs no network call; use Check for startup diagnostics.
+// An account of Config.Pool fails the same way, its message naming its
+// index. New performs no network call; use Check for startup diagnostics.
 func New(ctx context.Context, cfg Config) (*Provider, error) {
 	cfg = cfg.withDefaults()
-	opts, account, err := clientOptions(cfg)
+	pl := &pool{readmit: cfg.Readmit}
+	for i, acc := range append([]Account{{CredentialsFile: cfg.CredentialsFile, HTTPClient: cfg.HTTPClient}}, cfg.Pool...) {
+		a, err := newAccount(ctx, cfg, acc)
+		if err != nil {
+			if i > 0 {
+				err.Msg = fmt.Sprintf("pool account %d: %s", i, err.Msg)
+			}
+			return nil, err
+		}
+		a.index = i
+		pl.accts = append(pl.accts, a)
+	}
+	return &Provider{cfg: cfg, base: baseURL(cfg), pool: pl}, nil
+}
+
+// newAccount builds one account's clients and budgets.
+func newAccount(ctx context.Context, cfg Config, acc Account) (*account, *sheetsio.Error) {
+	cfg.CredentialsFile, cfg.HTTPClient = acc.CredentialsFile, acc.HTTPClient
+	opts, email, err := clientOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	svc, err := sheets.NewService(ctx, opts...)
-	if err != nil {
+	svc, serr := sheets.NewService(ctx, opts...)
+	if serr != nil {
 		return nil, newErr(sheetsio.CodeInvalidConfig, nil, "cannot build the Sheets client")
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		if hc, _, err = htransport.NewClient(ctx, opts...); err != nil {
+		if hc, _, serr = htransport.NewClient(ctx, opts...); serr != nil {
 			return nil, newErr(sheetsio.CodeInvalidConfig, nil, "cannot build the Sheets HTTP client")
 		}
 	}
-	return &Provider{
-		cfg: cfg, svc: svc, hc: hc, base: baseURL(cfg), account: account,
-		readLim:  ratelimit.NewBudget(cfg.Pacing.ReadInterval, cfg.Pacing.Burst, cfg.Now),
-		writeLim: ratelimit.NewBudget(cfg.Pacing.WriteInterval, cfg.Pacing.Burst, cfg.Now),
-	}, nil
+	return &account{email: email, svc: svc, hc: hc,
+		read:  ratelimit.NewBudget(cfg.Pacing.ReadInterval, cfg.Pacing.Burst, cfg.Now),
+		write: ratelimit.NewBudget(cfg.Pacing.WriteInterval, cfg.Pacing.Burst, cfg.Now)}, nil
 }
 
 // clientOptions builds the client options. The SDK's own logger is always
@@ -74,7 +89,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 // URLs and bodies (spreadsheet ids, cell payloads). Its OpenTelemetry
 // instrumentation is off for the same reason: its HTTP spans, children
 // of the store's dispatch and poll spans, would carry the request URL.
-func clientOptions(cfg Config) ([]option.ClientOption, string, error) {
+func clientOptions(cfg Config) ([]option.ClientOption, string, *sheetsio.Error) {
 	opts := []option.ClientOption{option.WithLogger(slog.New(slog.DiscardHandler)), option.WithTelemetryDisabled()}
 	if cfg.Endpoint != "" {
 		opts = append(opts, option.WithEndpoint(strings.TrimSuffix(cfg.Endpoint, "/")+"/"))
@@ -88,7 +103,7 @@ func clientOptions(cfg Config) ([]option.ClientOption, string, error) {
 		}
 		return append(opts, option.WithoutAuthentication()), "", nil
 	}
-	sa, err := LoadServiceAccount(cfg.CredentialsFile)
+	sa, err := loadServiceAccount(cfg.CredentialsFile)
 	if err != nil {
 		return nil, "", err
 	}
@@ -99,9 +114,10 @@ func clientOptions(cfg Config) ([]option.ClientOption, string, error) {
 }
 
 // ServiceAccountEmail returns the client_email of the configured service
-// account ("" for an unauthenticated endpoint): the address people must
-// share the spreadsheet with.
-func (p *Provider) ServiceAccountEmail() string { return p.account }
+// account, account 0 of a pool ("" for an unauthenticated endpoint): the
+// address people must share the spreadsheet with (each account's, for a
+// pool).
+func (p *Provider) ServiceAccountEmail() string { return p.pool.accts[0].email }
 
 // Check verifies that the spreadsheet is reachable and readable: one paced,
 // retried spreadsheets.get with a minimal fields mask. Errors (*Error):
@@ -110,7 +126,7 @@ func (p *Provider) ServiceAccountEmail() string { return p.account }
 // (other 4xx), CodeReadUnavailable (retries exhausted or ctx done).
 func (p *Provider) Check(ctx context.Context, spreadsheetID string) error {
 	return p.read(ctx, "check", func(ctx context.Context) error {
-		_, err := p.svc.Spreadsheets.Get(spreadsheetID).Fields("spreadsheetId").Context(ctx).Do()
+		_, err := p.svcOf(ctx).Spreadsheets.Get(spreadsheetID).Fields("spreadsheetId").Context(ctx).Do()
 		return err
 	})
 }

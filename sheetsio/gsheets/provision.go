@@ -230,7 +230,7 @@ func (p *Provider) applyProvision(ctx context.Context, w *sheetsio.Workbook, req
 	var resp *sheets.BatchUpdateSpreadsheetResponse
 	werr := p.write(ctx, "provision", func(ctx context.Context) error {
 		var err error
-		resp, err = p.svc.Spreadsheets.BatchUpdate(w.SpreadsheetID(), &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}).Context(ctx).Do()
+		resp, err = p.svcOf(ctx).Spreadsheets.BatchUpdate(w.SpreadsheetID(), &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}).Context(ctx).Do()
 		return err
 	})
 	if werr != nil {

@@ -9,17 +9,59 @@ import (
 var _ sheetsio.QuotaReporter = (*Provider)(nil)
 
 // QuotaBudget reports the provider's read and write budgets: their
-// current rates, ceilings and the 429s seen (sheetsio.QuotaReporter).
+// current rates, ceilings and the 429s seen (sheetsio.QuotaReporter),
+// summed over the accounts in the pool, and each account's in Accounts.
 func (p *Provider) QuotaBudget() sheetsio.QuotaBudget {
-	rs, rc := p.readLim.Snapshot()
-	ws, wc := p.writeLim.Snapshot()
-	return sheetsio.QuotaBudget{ReadRate: perSecond(rs.Limit), WriteRate: perSecond(ws.Limit),
+	var q sheetsio.QuotaBudget
+	for _, a := range p.pool.accts {
+		ab := a.quotaBudget()
+		q.Accounts = append(q.Accounts, ab)
+		q.ReadThrottled += ab.ReadThrottled
+		q.WriteThrottled += ab.WriteThrottled
+		if ab.Out != "" {
+			continue
+		}
+		q.ReadRate += ab.ReadRate
+		q.WriteRate += ab.WriteRate
+		q.ReadCeiling += ab.ReadCeiling
+		q.WriteCeiling += ab.WriteCeiling
+	}
+	return q
+}
+
+// quotaBudget is the account's budgets.
+func (a *account) quotaBudget() sheetsio.AccountBudget {
+	rs, rc := a.read.Snapshot()
+	ws, wc := a.write.Snapshot()
+	ab := sheetsio.AccountBudget{Index: a.index, ReadRate: perSecond(rs.Limit), WriteRate: perSecond(ws.Limit),
 		ReadCeiling: perSecond(rc), WriteCeiling: perSecond(wc), ReadThrottled: rs.Throttled, WriteThrottled: ws.Throttled}
+	if o := a.out.Load(); o != nil {
+		ab.Out, ab.OutSince = o.code, o.at
+	}
+	return ab
 }
 
 // Headroom is how many reads and writes could both start now without
-// waiting (sheetsio.QuotaReporter).
-func (p *Provider) Headroom() int { return min(p.readLim.Headroom(), p.writeLim.Headroom()) }
+// waiting, over the accounts in the pool (sheetsio.QuotaReporter).
+func (p *Provider) Headroom() int {
+	reads, writes := 0, 0
+	for _, a := range p.pool.accts {
+		if a.out.Load() == nil {
+			reads = addSat(reads, a.read.Headroom())
+			writes = addSat(writes, a.write.Headroom())
+		}
+	}
+	return min(reads, writes)
+}
+
+// addSat is a+b for non-negative ints, saturating at the largest int
+// (an unpaced budget's headroom).
+func addSat(a, b int) int {
+	if s := a + b; s >= a {
+		return s
+	}
+	return int(^uint(0) >> 1)
+}
 
 // perSecond is l in requests a second, 0 for unpaced.
 func perSecond(l rate.Limit) float64 {

@@ -74,7 +74,7 @@ func (p *Provider) batchGet(ctx context.Context, w *sheetsio.Workbook, ranges []
 	var resp *sheets.BatchGetValuesResponse
 	err := p.read(ctx, "batch_get", func(ctx context.Context) error {
 		var err error
-		resp, err = p.svc.Spreadsheets.Values.BatchGet(w.SpreadsheetID()).Ranges(ranges...).
+		resp, err = p.svcOf(ctx).Spreadsheets.Values.BatchGet(w.SpreadsheetID()).Ranges(ranges...).
 			ValueRenderOption("UNFORMATTED_VALUE").DateTimeRenderOption("SERIAL_NUMBER").
 			MajorDimension("ROWS").Context(ctx).Do()
 		return err

@@ -42,12 +42,12 @@ func TestPermissionDeniedNamesTheServiceAccount(t *testing.T) {
 		t.Fatalf("email = %q", p.ServiceAccountEmail())
 	}
 	// The mapping the startup check applies to a 403 answer.
-	err = p.readRejected("check", &googleapi.Error{Code: 403, Message: "The caller does not have permission"})
+	err = p.readRejected("check", &googleapi.Error{Code: 403, Message: "The caller does not have permission"}, p.pool.accts[0].email)
 	var e *sheetsio.Error
 	if !errors.Is(err, sheetsio.ErrPermissionDenied) || !errors.As(err, &e) || !strings.Contains(e.Msg, email) {
 		t.Fatalf("err = %v", err)
 	}
-	if err := p.readRejected("check", &googleapi.Error{Code: 401, Message: "Request had invalid authentication credentials."}); !errors.Is(err, sheetsio.ErrCredentialsRejected) {
+	if err := p.readRejected("check", &googleapi.Error{Code: 401, Message: "Request had invalid authentication credentials."}, ""); !errors.Is(err, sheetsio.ErrCredentialsRejected) {
 		t.Fatalf("401: %v", err)
 	}
 	if retry, _ := retryableRead(context.Background(), &googleapi.Error{Code: 403, Message: "denied"}); retry {

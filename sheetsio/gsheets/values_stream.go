@@ -44,7 +44,7 @@ func (p *Provider) streamBatchGetByDataFilter(ctx context.Context, id string, re
 		return nil, nil, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
-	res, err := p.hc.Do(hr)
+	res, err := p.httpOf(hr.Context()).Do(hr)
 	if err != nil {
 		return nil, nil, err
 	}

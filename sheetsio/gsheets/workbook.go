@@ -40,7 +40,7 @@ func (p *Provider) getSpreadsheet(ctx context.Context, w *sheetsio.Workbook, fie
 	var ss *sheets.Spreadsheet
 	err := p.read(ctx, "enumerate", func(ctx context.Context) error {
 		var err error
-		ss, err = p.svc.Spreadsheets.Get(w.SpreadsheetID()).Fields(googleapi.Field(fields)).Context(ctx).Do()
+		ss, err = p.svcOf(ctx).Spreadsheets.Get(w.SpreadsheetID()).Fields(googleapi.Field(fields)).Context(ctx).Do()
 		return err
 	})
 	return ss, err

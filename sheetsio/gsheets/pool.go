@@ -1,0 +1,195 @@
+package gsheets
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/internal/ratelimit"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+)
+
+// DefaultReadmit is how long an account taken out of the pool because a
+// spreadsheet was not shared with it (sheet_permission_denied) stays out
+// before one request tries it again: sharing the spreadsheet with it
+// later brings it back without a restart. An account whose credentials
+// Google refused stays out until the provider is built again.
+const DefaultReadmit = 10 * time.Minute
+
+// account is one Google user of the provider (a service account): its
+// clients and its two quota budgets, Google's quota being per user.
+type account struct {
+	index       int
+	email       string // the address to share the spreadsheet with; never logged
+	svc         *sheets.Service
+	hc          *http.Client // the same authorised client, for streamed reads
+	read, write *ratelimit.Budget
+	out         atomic.Pointer[outOfPool] // nil: in the pool
+}
+
+// outOfPool is why and since when an account is out of the pool.
+type outOfPool struct {
+	code string // sheetsio.CodeCredentialsRejected or sheetsio.CodePermissionDenied
+	at   time.Time
+}
+
+// requestClass is the quota class of a request.
+type requestClass int
+
+const (
+	classRead requestClass = iota
+	classWrite
+)
+
+// budget is the account's budget of class c.
+func (a *account) budget(c requestClass) *ratelimit.Budget {
+	if c == classWrite {
+		return a.write
+	}
+	return a.read
+}
+
+// candidate is what the choice of an account sees of one.
+type candidate struct {
+	in     bool    // in the pool, or back on trial
+	tokens float64 // its budget's tokens of the request's class (+Inf unpaced)
+}
+
+// choose is the account a request takes: the candidate in the pool with
+// the most tokens of the request's class; among equals the first at or
+// after start, so that accounts with equal headroom (unpaced ones) take
+// turns. -1 when none is in the pool.
+func choose(cs []candidate, start int) int {
+	best := -1
+	for k := range cs {
+		i := (start + k) % len(cs)
+		if cs[i].in && (best < 0 || cs[i].tokens > cs[best].tokens) {
+			best = i
+		}
+	}
+	return best
+}
+
+// pool is the provider's accounts, in the order configured (account 0 is
+// Config.CredentialsFile / Config.HTTPClient, then Config.Pool).
+type pool struct {
+	accts   []*account
+	turn    [2]atomic.Uint64 // by class: reads and writes take turns apart
+	mu      sync.Mutex       // serialises taking accounts out
+	readmit time.Duration
+}
+
+// take is the account a request of class c takes at now.
+func (p *pool) take(c requestClass, now time.Time) *account {
+	if len(p.accts) == 1 {
+		return p.accts[0]
+	}
+	cs := make([]candidate, len(p.accts))
+	for i, a := range p.accts {
+		cs[i] = candidate{in: a.eligible(now, p.readmit), tokens: a.budget(c).Tokens()}
+	}
+	i := choose(cs, int(p.turn[c].Add(1)%uint64(len(cs))))
+	if i < 0 { // every account out, on trial later: the first carries the refusal
+		i = 0
+	}
+	return p.accts[i]
+}
+
+// eligible reports whether a may take requests at now: in the pool, or
+// out because a spreadsheet was not shared with it for readmit or more.
+func (a *account) eligible(now time.Time, readmit time.Duration) bool {
+	o := a.out.Load()
+	return o == nil || o.code == sheetsio.CodePermissionDenied && readmit > 0 && now.Sub(o.at) >= readmit
+}
+
+// takeOut takes a out of the pool for code at now, unless it is the last
+// account in it: the last one carries its refusals as a single account
+// does. An account already out (on trial) is out again from now. It
+// reports whether a is out (the request may go to another account).
+func (p *pool) takeOut(a *account, code string, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if a.out.Load() == nil && p.inPool() <= 1 {
+		return false
+	}
+	a.out.Store(&outOfPool{code: code, at: now})
+	return true
+}
+
+// inPool counts the accounts in the pool.
+func (p *pool) inPool() int {
+	n := 0
+	for _, a := range p.accts {
+		if a.out.Load() == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// refusal is the code with which Google refused an account (its
+// credentials, or the spreadsheet not shared with it), "" for any other
+// outcome: a refused request was not carried out, so another account may
+// send it again.
+func refusal(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case credentialsRejected(err):
+		return sheetsio.CodeCredentialsRejected
+	case statusOf(err) == http.StatusForbidden:
+		return sheetsio.CodePermissionDenied
+	}
+	return ""
+}
+
+// refused takes a out of the pool when err is Google refusing it and
+// another account is left, and reports whether it did: the request then
+// goes to another account at once. It logs the account's index and the
+// code, never its e-mail.
+func (p *Provider) refused(a *account, err error) bool {
+	code := refusal(err)
+	if code == "" || len(p.pool.accts) == 1 || !p.pool.takeOut(a, code, p.cfg.Now()) {
+		return false
+	}
+	p.logger().Warn("sheets account out of the pool: the others carry its requests", "account", a.index, "code", code,
+		"in_pool", p.pool.inPool())
+	return true
+}
+
+// answered notes a request of a that Google carried out: an account on
+// trial is back in the pool.
+func (p *Provider) answered(a *account) {
+	if a.out.Load() == nil {
+		return
+	}
+	p.pool.mu.Lock()
+	a.out.Store(nil)
+	p.pool.mu.Unlock()
+	p.logger().Info("sheets account back in the pool", "account", a.index)
+}
+
+type accountKey struct{}
+
+// withAccount is ctx carrying the account its request goes out with.
+func withAccount(ctx context.Context, a *account) context.Context {
+	return context.WithValue(ctx, accountKey{}, a)
+}
+
+// accountOf is the account of ctx's request (account 0 outside one).
+func (p *Provider) accountOf(ctx context.Context) *account {
+	if a, ok := ctx.Value(accountKey{}).(*account); ok {
+		return a
+	}
+	return p.pool.accts[0]
+}
+
+// svcOf is the Sheets client of ctx's account.
+func (p *Provider) svcOf(ctx context.Context) *sheets.Service { return p.accountOf(ctx).svc }
+
+// httpOf is the authorised HTTP client of ctx's account.
+func (p *Provider) httpOf(ctx context.Context) *http.Client { return p.accountOf(ctx).hc }
