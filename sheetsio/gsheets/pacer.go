@@ -27,7 +27,7 @@ func (p *Provider) read(ctx context.Context, op string, call func(context.Contex
 func (p *Provider) readAttempts(ctx context.Context, op string, call func(context.Context) error) error {
 	b := p.cfg.Backoff
 	for attempt := 0; ; attempt++ {
-		if err := p.readLim.Wait(ctx); err != nil {
+		if err := p.readLim.WaitPriority(ctx, readPriority(ctx)); err != nil {
 			return newErr(sheetsio.CodeReadUnavailable, err, "%s: pacing wait", op)
 		}
 		countRead(ctx)
@@ -51,6 +51,15 @@ func (p *Provider) readAttempts(ctx context.Context, op string, call func(contex
 			return newErr(sheetsio.CodeReadUnavailable, err, "%s: backoff interrupted", op)
 		}
 	}
+}
+
+// readPriority is the priority of ctx's reads in the read budget: urgent
+// when the caller marked them (sheetsio.WithUrgentReads).
+func readPriority(ctx context.Context) ratelimit.Priority {
+	if sheetsio.UrgentReads(ctx) {
+		return ratelimit.Urgent
+	}
+	return ratelimit.Normal
 }
 
 // observeQuota tells the quota budget of a request's class how the

@@ -62,9 +62,10 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 			return nil, newErr(sheetsio.CodeInvalidConfig, nil, "cannot build the Sheets HTTP client")
 		}
 	}
+	readLim := ratelimit.NewBudget(cfg.Pacing.ReadInterval, cfg.Pacing.Burst, cfg.Now)
+	readLim.SetReserve(cfg.Pacing.ReadReserve)
 	return &Provider{
-		cfg: cfg, svc: svc, hc: hc, base: baseURL(cfg), account: account,
-		readLim:  ratelimit.NewBudget(cfg.Pacing.ReadInterval, cfg.Pacing.Burst, cfg.Now),
+		cfg: cfg, svc: svc, hc: hc, base: baseURL(cfg), account: account, readLim: readLim,
 		writeLim: ratelimit.NewBudget(cfg.Pacing.WriteInterval, cfg.Pacing.Burst, cfg.Now),
 	}, nil
 }
