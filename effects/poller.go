@@ -68,6 +68,11 @@ type PollerConfig struct {
 	// migration: a pass leaves them out (the migration polls them under
 	// their old layout first).
 	Layouts Migrator
+	// Named, when set, gives the sheetIds the wake-ups since its last
+	// call named (the wake hook's script names the tab a person edited);
+	// nil or empty: every tab. A woken pass then reads only the named
+	// Input tabs (PollNamed).
+	Named func() []int64
 }
 
 // PollCounters are the poller's running totals.
@@ -399,7 +404,10 @@ func blankRow(cells []any) bool {
 // grid read when they fall due together: ScanAndCleanup), from ONE
 // goroutine waiting on the earliest due time (one clock timer), until ctx
 // ends (nil) or the writer is displaced (ErrDisplaced). A failed pass is
-// logged and retried at its next due time.
+// logged and retried at its next due time. A wake-up polls at once, its
+// reads urgent (pollCtx); one that named tabs (PollerConfig.Named) polls
+// only those (PollNamed) and leaves the timer's poll of every tab due
+// when it was.
 func (p *Poller) Run(ctx context.Context) error {
 	now := p.cfg.Clock.Now()
 	next := [3]time.Time{now.Add(p.cfg.Interval), now.Add(p.cfg.FullScanInterval), now.Add(p.cfg.CleanupInterval)}
@@ -423,28 +431,123 @@ func (p *Poller) Run(ctx context.Context) error {
 		}
 		now := p.cfg.Clock.Now()
 		shared := !now.Before(next[1]) && !now.Before(next[2]) // one grid read for both
+		// the tabs a wake-up named, polled alone unless the timer's poll is due
+		var named []string
+		if woken {
+			named = p.namedTabs()
+		}
 		for i, pass := range passes {
-			if !(now.Before(next[i])) || (woken && i == 0) {
+			isDue := !now.Before(next[i])
+			if !isDue && !(woken && i == 0) {
+				continue
+			}
+			alone := i == 0 && !isDue && named != nil
+			if !alone {
 				next[i] = now.Add(every[i])
-				switch {
-				case shared && i == 1:
-					pass = func(ctx context.Context) error { _, _, err := p.ScanAndCleanup(ctx); return err }
-				case shared && i == 2:
-					continue // done with the full scan; a failure was counted there
+			}
+			switch {
+			case shared && i == 1:
+				pass = func(ctx context.Context) error { _, _, err := p.ScanAndCleanup(ctx); return err }
+			case shared && i == 2:
+				continue // done with the full scan; a failure was counted there
+			case alone:
+				pass = func(ctx context.Context) error { _, err := p.PollNamed(ctx, named); return err }
+			}
+			if err := pass(pollCtx(ctx, woken && i == 0)); err != nil && ctx.Err() == nil {
+				if errors.Is(err, ErrDisplaced) {
+					return err
 				}
-				if err := pass(ctx); err != nil && ctx.Err() == nil {
-					if errors.Is(err, ErrDisplaced) {
-						return err
-					}
-					p.cfg.Logger.Warn("inbound pass failed", "err", err.Error())
-					failed[i]++
-				} else if err == nil && failed[i] > 0 {
-					p.cfg.Logger.Info("inbound poller recovered: a pass succeeded", "pass", names[i], "failed_passes", failed[i])
-					failed[i] = 0
-				}
+				p.cfg.Logger.Warn("inbound pass failed", "err", err.Error())
+				failed[i]++
+			} else if err == nil && failed[i] > 0 {
+				p.cfg.Logger.Info("inbound poller recovered: a pass succeeded", "pass", names[i], "failed_passes", failed[i])
+				failed[i] = 0
 			}
 		}
 	}
+}
+
+// namedTabs are the Input tabs the wake-ups since the last call named
+// (PollerConfig.Named, NamedTabs): nil for every tab.
+func (p *Poller) namedTabs() []string {
+	if p.cfg.Named == nil {
+		return nil
+	}
+	return NamedTabs(p.tabs(), p.cfg.Workbook.SheetIDs(), p.cfg.Named())
+}
+
+// NamedTabs are the Input tabs a woken poll reads when its wake-ups
+// named the sheets named: those of tabs (logical names, bound to their
+// sheetIds by ids) whose sheetId was named, sorted; nil, every tab, when
+// nothing was named or a named sheet is none of them (Sync_Conflicts, a
+// tab waiting for its layout migration, a sheet the store does not know).
+func NamedTabs(tabs []string, ids map[string]int64, named []int64) []string {
+	if len(named) == 0 {
+		return nil
+	}
+	byID := make(map[int64]string, len(tabs))
+	for _, t := range tabs {
+		if id, ok := ids[t]; ok {
+			byID[id] = t
+		}
+	}
+	out := make([]string, 0, len(named))
+	for _, id := range named {
+		t, ok := byID[id]
+		if !ok {
+			return nil
+		}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// PollNamed polls only tabs, Input tabs a wake named: ONE grid read of
+// them whole by sheetId (sheetsio.GridRequest.ByID), decided as an
+// escalated poll's tabs are, against their expectation at the read's
+// base. The wake says which tab changed, so the values read that
+// certifies the others is skipped: it costs one read request where Poll
+// costs two once it finds an edit. Sync_Conflicts and the other tabs wait
+// for the next Poll (the timer's, or a wake that names no tab).
+func (p *Poller) PollNamed(ctx context.Context, tabs []string) (res PollResult, err error) {
+	ctx, span := startSpan(ctx, p.cfg.Tracer, SpanPoll)
+	defer func() { endPoll(span, res, err) }()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.C.Passes.Add(1)
+	res = PollResult{Tabs: len(tabs), Escalated: len(tabs)}
+	exp, base, err := p.cfg.Inbound.Expectations(tabs)
+	if err != nil {
+		return res, fenced(err)
+	}
+	reqs := make(map[string]sheetsio.GridRequest, len(tabs))
+	for _, t := range tabs {
+		reqs[t] = sheetsio.GridRequest{Whole: true, ByID: true}
+	}
+	grids, err := p.cfg.Provider.ReadGridRows(ctx, p.cfg.Workbook, reqs)
+	if err != nil {
+		return res, err
+	}
+	p.C.Escalated.Add(int64(len(tabs)))
+	obs := make(map[string]TabObservation, len(tabs))
+	for _, t := range tabs {
+		if x := exp[t]; grids[t] != nil {
+			obs[t] = TabObservation{Grid: grids[t], Expect: &x}
+		}
+	}
+	res.Stats, err = p.cfg.Inbound.Observe(base, obs, false)
+	return res, fenced(err)
+}
+
+// pollCtx is the context of one pass: a poll a wake started reads
+// urgently (sheetsio.WithUrgentReads), ahead of the dispatcher's reads,
+// since a person's edit waits on it.
+func pollCtx(ctx context.Context, urgent bool) context.Context {
+	if urgent {
+		return sheetsio.WithUrgentReads(ctx)
+	}
+	return ctx
 }
 
 func earliest(ts []time.Time) time.Time {
