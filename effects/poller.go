@@ -405,7 +405,7 @@ func blankRow(cells []any) bool {
 // goroutine waiting on the earliest due time (one clock timer), until ctx
 // ends (nil) or the writer is displaced (ErrDisplaced). A failed pass is
 // logged and retried at its next due time. A wake-up polls at once, its
-// reads urgent (pollCtx); one that named tabs (PollerConfig.Named) polls
+// reads urgent (passCtx); one that named tabs (PollerConfig.Named) polls
 // only those (PollNamed) and leaves the timer's poll of every tab due
 // when it was.
 func (p *Poller) Run(ctx context.Context) error {
@@ -453,7 +453,7 @@ func (p *Poller) Run(ctx context.Context) error {
 			case alone:
 				pass = func(ctx context.Context) error { _, err := p.PollNamed(ctx, named); return err }
 			}
-			if err := pass(pollCtx(ctx, woken && i == 0)); err != nil && ctx.Err() == nil {
+			if err := pass(passCtx(ctx, i, woken)); err != nil && ctx.Err() == nil {
 				if errors.Is(err, ErrDisplaced) {
 					return err
 				}
@@ -540,12 +540,18 @@ func (p *Poller) PollNamed(ctx context.Context, tabs []string) (res PollResult, 
 	return res, fenced(err)
 }
 
-// pollCtx is the context of one pass: a poll a wake started reads
-// urgently (sheetsio.WithUrgentReads), ahead of the dispatcher's reads,
-// since a person's edit waits on it.
-func pollCtx(ctx context.Context, urgent bool) context.Context {
-	if urgent {
+// passCtx is the context of pass i of Run (0 the poll, 1 the full scan,
+// 2 the cleanup): a poll a wake started reads urgently
+// (sheetsio.WithUrgentReads), ahead of the dispatcher's reads, since a
+// person's edit waits on it; the full scan and the cleanup read in the
+// background (sheetsio.WithBackgroundReads), spaced out between the
+// dispatcher's reads.
+func passCtx(ctx context.Context, i int, woken bool) context.Context {
+	switch {
+	case i == 0 && woken:
 		return sheetsio.WithUrgentReads(ctx)
+	case i > 0:
+		return sheetsio.WithBackgroundReads(ctx)
 	}
 	return ctx
 }

@@ -82,3 +82,21 @@ func UrgentReads(ctx context.Context) bool {
 	u, _ := ctx.Value(urgentKey{}).(bool)
 	return u
 }
+
+// backgroundKey marks a context whose reads are background reads.
+type backgroundKey struct{}
+
+// WithBackgroundReads marks ctx's reads as a scheduled pass's (a safety
+// full scan, a cleanup, a reconciliation): a client with a read budget
+// spaces them out while the budget is busy, so they come one at a time
+// between the dispatcher's reads instead of in a burst that stalls it.
+func WithBackgroundReads(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+// BackgroundReads reports whether ctx's reads are background reads
+// (WithBackgroundReads).
+func BackgroundReads(ctx context.Context) bool {
+	b, _ := ctx.Value(backgroundKey{}).(bool)
+	return b
+}

@@ -79,6 +79,15 @@ type Budget struct {
 	// (WaitPriority); wmu serialises normal requests' check and take.
 	reserve int
 	wmu     sync.Mutex
+	// spacing is the least time between two background requests' starts
+	// while the bucket is not full, lastBg the last one's (SetSpacing).
+	spacing time.Duration
+	lastBg  time.Time
+	// quota starts at most in any span of window; starts are the newest
+	// starts, oldest first (SetWindow).
+	quota  int
+	window time.Duration
+	starts []time.Time
 }
 
 // NewBudget returns a budget of one request per every (negative: no
@@ -98,7 +107,12 @@ func NewBudget(every time.Duration, burst int, now func() time.Time) *Budget {
 
 // Wait blocks until the budget lets one request start, or ctx ends: it
 // queues as an urgent request does (WaitPriority).
-func (b *Budget) Wait(ctx context.Context) error { return b.lim.Wait(ctx) }
+func (b *Budget) Wait(ctx context.Context) error {
+	if err := b.lim.Wait(ctx); err != nil {
+		return err
+	}
+	return b.awaitWindow(ctx)
+}
 
 // SetReserve keeps n tokens for urgent requests (WaitPriority): normal
 // requests start only while more are left. It is clamped to burst-1, so

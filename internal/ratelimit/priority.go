@@ -17,11 +17,37 @@ const (
 	// Urgent requests take the next token, the reserve included, and
 	// queue ahead of every normal request (a poll a person's edit woke).
 	Urgent
+	// Background requests start as normal ones do, and, while the bucket
+	// is not full, no sooner than the budget's spacing after the last
+	// background request started: the reads of a scheduled pass (a full
+	// scan, a reconciliation) come one at a time between the others'
+	// instead of in a burst that stalls them.
+	Background
 )
 
+// Spacing is how long a background request waits, with the bucket
+// holding tokens of burst, the last background request having started
+// at last and the spacing being every: 0 when the bucket is full (nothing
+// waits on it) or every has passed since last. Pure.
+func Spacing(tokens float64, burst int, last, now time.Time, every time.Duration) time.Duration {
+	if every <= 0 || last.IsZero() || tokens >= float64(burst) {
+		return 0
+	}
+	return max(last.Add(every).Sub(now), 0)
+}
+
+// SetSpacing spaces background requests every apart while the bucket is
+// not full (0: not spaced).
+func (b *Budget) SetSpacing(every time.Duration) {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	b.spacing = every
+}
+
 // Need is how many tokens a budget's bucket must hold for a request of
-// priority p to start now, with reserve tokens kept for urgent requests:
-// the pure decision of the queue.
+// priority p to start now, with reserve tokens kept for urgent requests
+// (a background request needs what a normal one does): the pure decision
+// of the queue.
 func Need(p Priority, reserve int) float64 {
 	if p == Urgent {
 		return 1
@@ -46,12 +72,56 @@ func Delay(tokens, need float64, limit rate.Limit) time.Duration {
 // WaitPriority blocks until the budget lets one request of priority p
 // start, or ctx ends: an urgent request (or any, when the budget keeps no
 // reserve) queues on the token bucket as Wait does, a normal one starts
-// only while more than the reserve is left.
+// only while more than the reserve is left; every one then keeps to the
+// window's quota (SetWindow).
 func (b *Budget) WaitPriority(ctx context.Context, p Priority) error {
-	if p == Urgent || b.reserve == 0 || b.lim.Limit() == rate.Inf {
+	if b.lim.Limit() == rate.Inf {
 		return b.lim.Wait(ctx)
 	}
-	return b.await(ctx, true)
+	if p == Background {
+		if err := b.awaitSpacing(ctx); err != nil {
+			return err
+		}
+	}
+	if p == Urgent || b.reserve == 0 {
+		return b.Wait(ctx)
+	}
+	if err := b.await(ctx, true); err != nil {
+		return err
+	}
+	return b.awaitWindow(ctx)
+}
+
+// awaitSpacing waits out the spacing of background requests and marks
+// this one's start (Spacing).
+func (b *Budget) awaitSpacing(ctx context.Context) error {
+	for {
+		b.wmu.Lock()
+		now := time.Now()
+		d := Spacing(b.lim.TokensAt(now), b.lim.Burst(), b.lastBg, now, b.spacing)
+		if d == 0 {
+			b.lastBg = now
+		}
+		b.wmu.Unlock()
+		if d == 0 {
+			return nil
+		}
+		if err := sleepCtx(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// sleepCtx waits d on the wall clock, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Ready blocks until a normal request could start now, without taking
@@ -72,12 +142,8 @@ func (b *Budget) await(ctx context.Context, take bool) error {
 		if d == 0 {
 			return nil
 		}
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := sleepCtx(ctx, d); err != nil {
+			return err
 		}
 	}
 }

@@ -86,3 +86,94 @@ func TestBudgetReserveClamped(t *testing.T) {
 		t.Fatalf("an unpaced budget keeps a reserve of %d or waits", u.reserve)
 	}
 }
+
+// Background requests come one at a time while the bucket is not full:
+// the next no sooner than the spacing after the last; with the bucket
+// full (nothing else waits), or never spaced, at once.
+func TestSpacing(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	cases := []struct {
+		name   string
+		tokens float64
+		last   time.Time
+		now    time.Time
+		every  time.Duration
+		want   time.Duration
+	}{
+		{"the first starts at once", 0, time.Time{}, t0, 3 * time.Second, 0},
+		{"a busy bucket spaces the next", 1, t0, t0.Add(time.Second), 3 * time.Second, 2 * time.Second},
+		{"the spacing has passed", 1, t0, t0.Add(3 * time.Second), 3 * time.Second, 0},
+		{"a full bucket: nothing else waits", 5, t0, t0.Add(time.Second), 3 * time.Second, 0},
+		{"not spaced", 0, t0, t0, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Spacing(c.tokens, 5, c.last, c.now, c.every); got != c.want {
+				t.Fatalf("Spacing(%v tokens of 5, last %v, now %v, every %v) = %v, want %v", c.tokens, c.last, c.now, c.every, got, c.want)
+			}
+		})
+	}
+}
+
+// A background request after another waits out the spacing while the
+// bucket is not full (asked here with its context already ended).
+func TestBudgetSpacesBackgroundRequests(t *testing.T) {
+	b := NewBudget(time.Hour, 5, nil)
+	b.SetReserve(2)
+	b.SetSpacing(time.Hour)
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.WaitPriority(context.Background(), Background); err != nil {
+		t.Fatalf("the first background request: %v", err)
+	}
+	if err := b.WaitPriority(ended, Background); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a second background request within the spacing = %v, want it to wait", err)
+	}
+	if err := b.WaitPriority(context.Background(), Normal); err != nil {
+		t.Fatalf("a normal request is not spaced: %v", err)
+	}
+}
+
+// The window's quota: the next start waits until the oldest of the last
+// quota starts is a window old.
+func TestWindowDelay(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	three := []time.Time{t0, t0.Add(time.Second), t0.Add(2 * time.Second)}
+	cases := []struct {
+		name   string
+		starts []time.Time
+		quota  int
+		now    time.Time
+		want   time.Duration
+	}{
+		{"fewer starts than the quota", three[:2], 3, t0.Add(2 * time.Second), 0},
+		{"the quota reached", three, 3, t0.Add(10 * time.Second), 50 * time.Second},
+		{"the oldest left the window", three, 3, t0.Add(time.Minute), 0},
+		{"a smaller quota looks at the newer starts", three, 2, t0.Add(time.Minute), time.Second},
+		{"no quota", three, 0, t0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := WindowDelay(c.starts, c.quota, time.Minute, c.now); got != c.want {
+				t.Fatalf("WindowDelay = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// A budget whose bucket has tokens left still keeps to the window's
+// quota (a request past it asked with its context already ended).
+func TestBudgetKeepsToTheWindow(t *testing.T) {
+	b := NewBudget(time.Millisecond, 5, nil)
+	b.SetWindow(2, time.Hour)
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 2 {
+		if err := b.Wait(context.Background()); err != nil {
+			t.Fatalf("start %d within the quota: %v", i, err)
+		}
+	}
+	if err := b.WaitPriority(ended, Urgent); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a third start within the window = %v, want it to wait", err)
+	}
+}

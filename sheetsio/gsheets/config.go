@@ -11,9 +11,16 @@ import (
 // Defaults. DefaultInterval paces each request class to 60 starts per minute,
 // Google's per-user quota; DefaultMaxBatchBytes is the recommended 2 MB.
 const (
-	DefaultInterval         = time.Second
-	DefaultBurst            = 5
-	DefaultReadReserve      = 2
+	DefaultInterval    = time.Second
+	DefaultBurst       = 5
+	DefaultReadReserve = 2
+	// backgroundSpacing is how many read intervals apart the reads of
+	// scheduled passes start while the read budget is busy
+	// (sheetsio.WithBackgroundReads).
+	backgroundSpacing = 3
+	// quotaMargin is added to the per-minute window of each budget: two
+	// requests a minute apart at the start may arrive closer together.
+	quotaMargin             = 500 * time.Millisecond
 	DefaultMaxBatchBytes    = 2 << 20
 	DefaultMaxBatchRequests = 5000
 	DefaultBackoffInitial   = 500 * time.Millisecond

@@ -54,10 +54,14 @@ func (p *Provider) readAttempts(ctx context.Context, op string, call func(contex
 }
 
 // readPriority is the priority of ctx's reads in the read budget: urgent
-// when the caller marked them (sheetsio.WithUrgentReads).
+// or background when the caller marked them (sheetsio.WithUrgentReads,
+// sheetsio.WithBackgroundReads), else normal.
 func readPriority(ctx context.Context) ratelimit.Priority {
-	if sheetsio.UrgentReads(ctx) {
+	switch {
+	case sheetsio.UrgentReads(ctx):
 		return ratelimit.Urgent
+	case sheetsio.BackgroundReads(ctx):
+		return ratelimit.Background
 	}
 	return ratelimit.Normal
 }

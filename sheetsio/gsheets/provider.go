@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/internal/ratelimit"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -62,12 +63,25 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 			return nil, newErr(sheetsio.CodeInvalidConfig, nil, "cannot build the Sheets HTTP client")
 		}
 	}
-	readLim := ratelimit.NewBudget(cfg.Pacing.ReadInterval, cfg.Pacing.Burst, cfg.Now)
+	readLim := newBudget(cfg.Pacing.ReadInterval, cfg.Pacing.Burst, cfg.Now)
 	readLim.SetReserve(cfg.Pacing.ReadReserve)
+	readLim.SetSpacing(backgroundSpacing * cfg.Pacing.ReadInterval)
 	return &Provider{
 		cfg: cfg, svc: svc, hc: hc, base: baseURL(cfg), account: account, readLim: readLim,
-		writeLim: ratelimit.NewBudget(cfg.Pacing.WriteInterval, cfg.Pacing.Burst, cfg.Now),
+		writeLim: newBudget(cfg.Pacing.WriteInterval, cfg.Pacing.Burst, cfg.Now),
 	}, nil
+}
+
+// newBudget is the budget of one request class paced every interval:
+// its burst on top, but never more starts in a minute (and a margin for
+// the requests' travel) than a minute of the interval holds, Google's
+// per-minute quota (ratelimit.WindowDelay).
+func newBudget(every time.Duration, burst int, now func() time.Time) *ratelimit.Budget {
+	b := ratelimit.NewBudget(every, burst, now)
+	if every > 0 {
+		b.SetWindow(int(time.Minute/every), time.Minute+quotaMargin)
+	}
+	return b
 }
 
 // clientOptions builds the client options. The SDK's own logger is always
