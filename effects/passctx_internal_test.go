@@ -7,8 +7,9 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
-// The reads of Run's passes: a woken poll's urgent, the full scan's and
-// the cleanup's in the background, a timer poll's neither.
+// The reads of Run's passes: a woken poll's urgent; a timer poll's, the
+// full scan's and the cleanup's neither urgent nor background (the woken
+// polls wait for them).
 func TestPassCtx(t *testing.T) {
 	cases := []struct {
 		pass               int
@@ -17,9 +18,9 @@ func TestPassCtx(t *testing.T) {
 	}{
 		{0, true, true, false},
 		{0, false, false, false},
-		{1, false, false, true},
-		{1, true, false, true},
-		{2, false, false, true},
+		{1, false, false, false},
+		{1, true, false, false},
+		{2, false, false, false},
 	}
 	for _, c := range cases {
 		ctx := passCtx(context.Background(), c.pass, c.woken)

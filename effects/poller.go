@@ -543,15 +543,12 @@ func (p *Poller) PollNamed(ctx context.Context, tabs []string) (res PollResult, 
 // passCtx is the context of pass i of Run (0 the poll, 1 the full scan,
 // 2 the cleanup): a poll a wake started reads urgently
 // (sheetsio.WithUrgentReads), ahead of the dispatcher's reads, since a
-// person's edit waits on it; the full scan and the cleanup read in the
-// background (sheetsio.WithBackgroundReads), spaced out between the
-// dispatcher's reads.
+// person's edit waits on it. The full scan and the cleanup read as the
+// dispatcher does, not spaced out as background reads are: the woken
+// polls wait for them in this one goroutine.
 func passCtx(ctx context.Context, i int, woken bool) context.Context {
-	switch {
-	case i == 0 && woken:
+	if i == 0 && woken {
 		return sheetsio.WithUrgentReads(ctx)
-	case i > 0:
-		return sheetsio.WithBackgroundReads(ctx)
 	}
 	return ctx
 }

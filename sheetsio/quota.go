@@ -86,8 +86,8 @@ func UrgentReads(ctx context.Context) bool {
 // backgroundKey marks a context whose reads are background reads.
 type backgroundKey struct{}
 
-// WithBackgroundReads marks ctx's reads as a scheduled pass's (a safety
-// full scan, a cleanup, a reconciliation): a client with a read budget
+// WithBackgroundReads marks ctx's reads as a scheduled pass's (the
+// dispatcher's reconciliation marks its own): a client with a read budget
 // spaces them out while the budget is busy, so they come one at a time
 // between the dispatcher's reads instead of in a burst that stalls it.
 func WithBackgroundReads(ctx context.Context) context.Context {
