@@ -111,7 +111,7 @@ func (b *Budget) Wait(ctx context.Context) error {
 	if err := b.lim.Wait(ctx); err != nil {
 		return err
 	}
-	return b.awaitWindow(ctx)
+	return b.awaitWindow(ctx, Urgent)
 }
 
 // SetReserve keeps n tokens for urgent requests (WaitPriority): normal

@@ -73,7 +73,8 @@ func Delay(tokens, need float64, limit rate.Limit) time.Duration {
 // start, or ctx ends: an urgent request (or any, when the budget keeps no
 // reserve) queues on the token bucket as Wait does, a normal one starts
 // only while more than the reserve is left; every one then keeps to the
-// window's quota (SetWindow).
+// window's quota (SetWindow), the others leaving the reserve's share of
+// it to urgent ones (WindowQuota).
 func (b *Budget) WaitPriority(ctx context.Context, p Priority) error {
 	if b.lim.Limit() == rate.Inf {
 		return b.lim.Wait(ctx)
@@ -89,7 +90,7 @@ func (b *Budget) WaitPriority(ctx context.Context, p Priority) error {
 	if err := b.await(ctx, true); err != nil {
 		return err
 	}
-	return b.awaitWindow(ctx)
+	return b.awaitWindow(ctx, p)
 }
 
 // awaitSpacing waits out the spacing of background requests and marks

@@ -177,3 +177,24 @@ func TestBudgetKeepsToTheWindow(t *testing.T) {
 		t.Fatalf("a third start within the window = %v, want it to wait", err)
 	}
 }
+
+// Urgent requests may fill the window's quota; the others leave the
+// reserve's share of it to them.
+func TestWindowQuota(t *testing.T) {
+	cases := []struct {
+		p                    Priority
+		quota, reserve, want int
+	}{
+		{Urgent, 60, 2, 60},
+		{Normal, 60, 2, 58},
+		{Background, 60, 2, 58},
+		{Normal, 60, 0, 60},
+		{Normal, 2, 5, 1},
+		{Normal, 0, 2, 0},
+	}
+	for _, c := range cases {
+		if got := WindowQuota(c.p, c.quota, c.reserve); got != c.want {
+			t.Errorf("WindowQuota(%v, %d, %d) = %d, want %d", c.p, c.quota, c.reserve, got, c.want)
+		}
+	}
+}

@@ -26,11 +26,22 @@ func (b *Budget) SetWindow(quota int, window time.Duration) {
 	b.quota, b.window = max(quota, 0), window
 }
 
-// awaitWindow waits until a request may start within the window's quota
-// and records its start.
-func (b *Budget) awaitWindow(ctx context.Context) error {
+// WindowQuota is how many starts within the window let a request of
+// priority p start: the whole quota for an urgent one, the quota less
+// the reserve for the others, so a window full of their starts still
+// has room for urgent ones. Pure.
+func WindowQuota(p Priority, quota, reserve int) int {
+	if p == Urgent || quota == 0 {
+		return quota
+	}
+	return max(quota-max(reserve, 0), 1)
+}
+
+// awaitWindow waits until a request of priority p may start within the
+// window's quota and records its start.
+func (b *Budget) awaitWindow(ctx context.Context, p Priority) error {
 	for {
-		d := b.startInWindow()
+		d := b.startInWindow(p)
 		if d == 0 {
 			return nil
 		}
@@ -40,16 +51,16 @@ func (b *Budget) awaitWindow(ctx context.Context) error {
 	}
 }
 
-// startInWindow records a start now and returns 0, or returns how long
-// to wait before trying again.
-func (b *Budget) startInWindow() time.Duration {
+// startInWindow records a start of priority p now and returns 0, or
+// returns how long to wait before trying again.
+func (b *Budget) startInWindow(p Priority) time.Duration {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	if b.quota == 0 {
 		return 0
 	}
 	now := time.Now()
-	if d := WindowDelay(b.starts, b.quota, b.window, now); d > 0 {
+	if d := WindowDelay(b.starts, WindowQuota(p, b.quota, b.reserve), b.window, now); d > 0 {
 		return d
 	}
 	b.starts = append(b.starts, now)
