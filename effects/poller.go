@@ -73,6 +73,12 @@ type PollerConfig struct {
 	// nil or empty: every tab. A woken pass then reads only the named
 	// Input tabs (PollNamed).
 	Named func() []int64
+	// NamedWholeRows is the most rows a named tab may be expected to hold
+	// for a woken poll to read it whole with grid data in one request
+	// (default 2,000); a larger tab takes Poll's adaptive reads instead,
+	// limited to the named tabs: a values read, then a grid read sized to
+	// the rows it could not certify.
+	NamedWholeRows int
 }
 
 // PollCounters are the poller's running totals.
@@ -139,23 +145,18 @@ func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
 	defer p.mu.Unlock()
 	p.C.Passes.Add(1)
 	tabs := p.tabs()
-	res = PollResult{Tabs: len(tabs)}
 	if len(tabs) == 0 {
-		return res, nil
+		return PollResult{}, nil
 	}
 	exp, base, err := p.cfg.Inbound.Expectations(tabs)
 	if err != nil {
-		return res, fenced(err)
+		return PollResult{Tabs: len(tabs)}, fenced(err)
 	}
 	watch, err := p.cfg.Inbound.WatchesChoices()
 	if err != nil {
-		return res, fenced(err)
+		return PollResult{Tabs: len(tabs)}, fenced(err)
 	}
-	snaps, err := p.cfg.Provider.SnapshotChecked(ctx, p.cfg.Workbook, certifiers(tabs, exp), readTabs(tabs, watch)...)
-	if err != nil {
-		return res, err
-	}
-	res, err = p.observe(ctx, res, tabs, base, snaps, exp)
+	res, snaps, err := p.adaptive(ctx, tabs, exp, base, watch)
 	if err != nil || !watch {
 		return res, err
 	}
@@ -169,6 +170,20 @@ func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
 	res.Choices, err = p.cfg.Inbound.Choose(base, rows)
 	p.C.Choices.Add(int64(res.Choices[aggregates.ChoiceApplied] + res.Choices[aggregates.ChoiceRejected]))
 	return res, fenced(err)
+}
+
+// adaptive is a poll's reads of tabs against their expectation exp at
+// base: ONE values read (with Sync_Conflicts when watch), then the
+// escalation of what it could not certify (observe).
+func (p *Poller) adaptive(ctx context.Context, tabs []string, exp map[string]aggregates.TabExpectation, base uint64,
+	watch bool) (PollResult, map[string]*sheetsio.TabSnapshot, error) {
+	res := PollResult{Tabs: len(tabs)}
+	snaps, err := p.cfg.Provider.SnapshotChecked(ctx, p.cfg.Workbook, certifiers(tabs, exp), readTabs(tabs, watch)...)
+	if err != nil {
+		return res, nil, err
+	}
+	res, err = p.observe(ctx, res, tabs, base, snaps, exp)
+	return res, snaps, err
 }
 
 // tabs are the Input tabs a pass reads: those not waiting for their
@@ -508,8 +523,11 @@ func NamedTabs(tabs []string, ids map[string]int64, named []int64) []string {
 // escalated poll's tabs are, against their expectation at the read's
 // base. The wake says which tab changed, so the values read that
 // certifies the others is skipped: it costs one read request where Poll
-// costs two once it finds an edit. Sync_Conflicts and the other tabs wait
-// for the next Poll (the timer's, or a wake that names no tab).
+// costs two once it finds an edit. A tab expected to hold more than
+// PollerConfig.NamedWholeRows rows is not read whole: it takes Poll's
+// adaptive reads, limited to the named tabs (wholeFits). Sync_Conflicts
+// and the other tabs wait for the next Poll (the timer's, or a wake that
+// names no tab).
 func (p *Poller) PollNamed(ctx context.Context, tabs []string) (res PollResult, err error) {
 	ctx, span := startSpan(ctx, p.cfg.Tracer, SpanPoll)
 	defer func() { endPoll(span, res, err) }()
@@ -520,6 +538,10 @@ func (p *Poller) PollNamed(ctx context.Context, tabs []string) (res PollResult, 
 	exp, base, err := p.cfg.Inbound.Expectations(tabs)
 	if err != nil {
 		return res, fenced(err)
+	}
+	if !wholeFits(exp, tabs, p.cfg.NamedWholeRows) {
+		res, _, err = p.adaptive(ctx, tabs, exp, base, false)
+		return res, err
 	}
 	reqs := make(map[string]sheetsio.GridRequest, len(tabs))
 	for _, t := range tabs {
@@ -539,6 +561,25 @@ func (p *Poller) PollNamed(ctx context.Context, tabs []string) (res PollResult, 
 	res.Stats, err = p.cfg.Inbound.Observe(base, obs, false)
 	return res, fenced(err)
 }
+
+// wholeFits reports whether every tab of tabs is expected to hold at most
+// limit rows (0: defaultNamedWholeRows), so a woken poll may read them
+// whole with grid data: a grid read of a large tab costs seconds and
+// memory in proportion to the tab, not to the edit.
+func wholeFits(exp map[string]aggregates.TabExpectation, tabs []string, limit int) bool {
+	if limit <= 0 {
+		limit = defaultNamedWholeRows
+	}
+	for _, t := range tabs {
+		if len(exp[t].Rows) > limit {
+			return false
+		}
+	}
+	return true
+}
+
+// defaultNamedWholeRows is PollerConfig.NamedWholeRows's default.
+const defaultNamedWholeRows = 2000
 
 // passCtx is the context of pass i of Run (0 the poll, 1 the full scan,
 // 2 the cleanup): a poll a wake started reads urgently

@@ -2,6 +2,7 @@ package effects_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"testing"
@@ -76,5 +77,49 @@ func TestPollNamedReadsTheNamedTabInOneRequest(t *testing.T) {
 	g := in.obs[tab].Grid
 	if in.full || g == nil || g.Err != nil || g.Partial || len(g.Rows) != 1 || in.obs[tab].Expect == nil {
 		t.Fatalf("observed full=%v %+v", in.full, in.obs[tab])
+	}
+}
+
+// expectingInbound expects rows rows in every tab (anchors the sheet
+// does not show), so a values read cannot certify them.
+type expectingInbound struct {
+	recordingInbound
+	rows int
+}
+
+func (e *expectingInbound) Expectations(tabs []string) (map[string]aggregates.TabExpectation, uint64, error) {
+	exp := make(map[string]aggregates.TabExpectation, len(tabs))
+	for _, t := range tabs {
+		x := aggregates.TabExpectation{Rows: make(map[string]string, e.rows)}
+		for i := range e.rows {
+			x.Rows[fmt.Sprintf("anchor-%d", i)] = "hash"
+		}
+		exp[t] = x
+	}
+	return exp, 0, nil
+}
+
+// A woken poll never reads a large tab whole with grid data: past
+// NamedWholeRows expected rows it takes the adaptive reads, a values read
+// first and then a grid read of what that could not certify.
+func TestPollNamedOfALargeTabReadsWhatChangedNotTheWholeTab(t *testing.T) {
+	r := newRig(t)
+	r.commit("LHR", airport("Heathrow", 25))
+	r.pass()
+	tab := layout.InputTabName("Airport")
+	in := &expectingInbound{rows: 3}
+	p, err := effects.NewPoller(effects.PollerConfig{Provider: r.prov, Workbook: r.wb, Inbound: in, Tabs: []string{tab},
+		Clock: r.clock, Logger: slog.New(slog.DiscardHandler), NamedWholeRows: 2})
+	must(t, err)
+	before := r.emu.Counters(sheetID)
+	if _, err := p.PollNamed(context.Background(), []string{tab}); err != nil {
+		t.Fatal(err)
+	}
+	after := r.emu.Counters(sheetID)
+	if reads := after.Reads - before.Reads; reads != 2 {
+		t.Fatalf("a named poll of a tab over the limit cost %d reads, want 2 (values, then grid)", reads)
+	}
+	if _, ok := in.obs[tab]; !ok || in.full {
+		t.Fatalf("observed full=%v %+v", in.full, in.obs)
 	}
 }
