@@ -46,7 +46,7 @@ func (s *Store) WakeHandler(o WakeHookOptions) (http.Handler, error) {
 		return nil, err
 	}
 	h, err := wakehook.NewHandler(wakehook.Config{Secret: o.Secret, Clock: s.e.Clock(), MinInterval: o.MinInterval,
-		OnResult: o.OnResult, Poll: func() { _, _ = s.e.RequestPoll() }, Ready: s.e.WakeReady})
+		OnResult: o.OnResult, Poll: func(h wakehook.Hint) { _, _ = s.e.RequestPollHint(h) }, Ready: s.e.WakeReady})
 	if err != nil {
 		return nil, err
 	}

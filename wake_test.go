@@ -26,9 +26,9 @@ type wakeNote struct {
 var wakeSecret = []byte("a wake secret shared with the Apps Script, 32+ bytes")
 
 // openWoken opens a store whose pollers poll once an hour, with the wake
-// handler mounted and the emulator's edit trigger calling it, its rows
-// on the sheet.
-func openWoken(t *testing.T, nats bool) (*hikoutei.Store, *hikouteitest.Sheet) {
+// handler mounted and the emulator's edit trigger calling it (as the
+// first script did when legacy: naming no tab), its rows on the sheet.
+func openWoken(t *testing.T, nats, legacy bool) (*hikoutei.Store, *hikouteitest.Sheet) {
 	t.Helper()
 	ctx := t.Context()
 	sheet := hikouteitest.NewSheet(t)
@@ -50,7 +50,7 @@ func openWoken(t *testing.T, nats bool) (*hikoutei.Store, *hikouteitest.Sheet) {
 	}
 	hook := httptest.NewServer(h)
 	t.Cleanup(hook.Close)
-	sheet.Emulator.SetEditTrigger(&emulator.EditTrigger{URL: hook.URL, Secret: string(wakeSecret)})
+	sheet.Emulator.SetEditTrigger(&emulator.EditTrigger{URL: hook.URL, Secret: string(wakeSecret), Legacy: legacy})
 	u := s.Begin()
 	if err := u.Persist(&wakeNote{ID: "a"}); err != nil {
 		t.Fatal(err)
@@ -107,12 +107,16 @@ func readsTyped(ctx context.Context, t *testing.T, s *hikoutei.Store) {
 
 // With the edit trigger calling the wake hook, a person's edit becomes a
 // committed event long before the poll interval (an hour): the wake, in
-// process or over NATS, is the only way it can arrive within the bound.
+// process or over NATS, naming the edited tab or (the first script's)
+// not, is the only way it can arrive within the bound.
 func TestWakeHookBringsAPersonsEditInBeforeThePollInterval(t *testing.T) {
-	for _, viaNATS := range []bool{false, true} {
-		name := map[bool]string{false: "in_process", true: "nats"}[viaNATS]
+	for _, c := range []struct {
+		name         string
+		nats, legacy bool
+	}{{"in_process", false, false}, {"nats", true, false}, {"in_process_first_script", false, true}} {
+		name := c.name
 		t.Run(name, func(t *testing.T) {
-			s, sheet := openWoken(t, viaNATS)
+			s, sheet := openWoken(t, c.nats, c.legacy)
 			head, err := s.ChainHead()
 			if err != nil {
 				t.Fatal(err)

@@ -43,7 +43,8 @@ import (
 //   - the requests the emulator received (reads/min, writes/min), the
 //     dispatches (lanes) the dispatcher sent a minute and every read,
 //     the polls' too, over them (reads/dispatch: under 1 when a pass's
-//     lanes share one read).
+//     lanes share one read), and the 429s the provider was answered
+//     (each one halves its budget for a while).
 //
 // BenchmarkFreshnessHook mounts Store.WakeHandler and has the emulator's
 // edit trigger (the Apps Script of docs/wake-hook.md) call it;
@@ -69,6 +70,7 @@ func BenchmarkFreshnessHookPool2(b *testing.B) { benchFreshness(b, true, 2) }
 // freshRun is one store under test and its emulator.
 type freshRun struct {
 	s    *hikoutei.Store
+	prov *gsheets.Provider
 	emu  *emulator.Emulator
 	rows int
 }
@@ -83,7 +85,8 @@ func benchFreshness(b *testing.B, hook bool, accounts int) {
 	if e.local == nil {
 		b.Fatal("the freshness benchmark needs an in-process emulator (a person edits it)")
 	}
-	r := &freshRun{s: openFresh(b, e, accounts), emu: e.local, rows: rows}
+	s, prov := openFresh(b, e, accounts)
+	r := &freshRun{s: s, prov: prov, emu: e.local, rows: rows}
 	defer r.s.Close()
 	if hook {
 		r.mountHook(b)
@@ -92,13 +95,14 @@ func benchFreshness(b *testing.B, hook bool, accounts int) {
 	r.seed(b)
 	b.Logf("setup: %d × %d rows synced in %v", freshEntities, rows, time.Since(start).Round(time.Millisecond))
 	var m freshMeasure
-	c0, d0 := r.emu.Counters(e.sheet), r.dispatcher(b)
+	c0, d0, q0 := r.emu.Counters(e.sheet), r.dispatcher(b), r.prov.QuotaBudget()
 	for b.Loop() {
 		r.measure(b, &m, time.Duration(secs)*time.Second)
 		m.windows++
 	}
-	c1, d1 := r.emu.Counters(e.sheet), r.dispatcher(b)
+	c1, d1, q1 := r.emu.Counters(e.sheet), r.dispatcher(b), r.prov.QuotaBudget()
 	m.reads, m.writes = c1.Reads-c0.Reads, c1.Writes-c0.Writes
+	m.throttled = int64(q1.ReadThrottled-q0.ReadThrottled) + int64(q1.WriteThrottled-q0.WriteThrottled)
 	m.passes, m.dispatches = d1["passes"]-d0["passes"], d1["dispatches"]-d0["dispatches"]
 	m.report(b, time.Duration(secs)*time.Second)
 }
@@ -118,8 +122,8 @@ func freshEnv(b *testing.B, name string, def int) int {
 
 // openFresh opens a store syncing the ten entities with serve's
 // defaults, through a pool of accounts service accounts (more than one:
-// emulator callers).
-func openFresh(b *testing.B, e *emu, accounts int) *hikoutei.Store {
+// emulator callers), and returns it with its provider.
+func openFresh(b *testing.B, e *emu, accounts int) (*hikoutei.Store, *gsheets.Provider) {
 	b.Helper()
 	log := slog.New(slog.DiscardHandler)
 	cfg := gsheets.Config{Endpoint: e.url, Logger: log}
@@ -139,7 +143,7 @@ func openFresh(b *testing.B, e *emu, accounts int) *hikoutei.Store {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return s
+	return s, prov
 }
 
 // mountHook serves the store's wake handler on loopback and has the
@@ -216,6 +220,7 @@ type freshMeasure struct {
 	reads, writes  int64 // requests the emulator received while measured
 	// passes and dispatches (lanes sent) of the dispatcher while measured
 	passes, dispatches int64
+	throttled          int64 // 429s the provider was answered while measured
 }
 
 // dispatcher is the store's dispatcher counters (Stats.Dispatcher).
@@ -459,6 +464,7 @@ func (m *freshMeasure) report(b *testing.B, window time.Duration) {
 	b.ReportMetric(float64(m.reads)/mins, "reads/min")
 	b.ReportMetric(float64(m.writes)/mins, "writes/min")
 	b.ReportMetric(float64(m.dispatches)/mins, "dispatches/min")
+	b.ReportMetric(float64(m.throttled), "429s")
 	if m.dispatches > 0 { // every read, the polls' too, over the lanes the dispatcher sent
 		b.ReportMetric(float64(m.reads)/float64(m.dispatches), "reads/dispatch")
 	}

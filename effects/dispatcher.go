@@ -303,7 +303,7 @@ func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
 			return nil
 		case <-d.cfg.Clock.After(d.cfg.ReconcileInterval):
 		}
-		if _, err := d.Reconcile(ctx); err != nil {
+		if _, err := d.Reconcile(sheetsio.WithBackgroundReads(ctx)); err != nil { // spaced between the passes' reads
 			d.cfg.Logger.Warn("reconciliation failed", "err", err.Error())
 			failed++
 		} else if failed > 0 {
@@ -444,8 +444,24 @@ func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) ([]aggreg
 	if r := d.takePrefetch(); r.err != nil || len(r.claimed) > 0 {
 		return r.claimed, r.err
 	}
+	if err := d.readTurn(ctx); err != nil {
+		return nil, err
+	}
 	claimed, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
 	return claimed, fenced(err)
+}
+
+// readTurn waits, before a claim, until the provider's read budget lets
+// the pass's preflight start (sheetsio.ReadPacer): the effects committed
+// while the pass waits for its read ride in it, instead of waiting in
+// the outbox for the pass after it. A provider without a read budget
+// does not wait.
+func (d *Dispatcher) readTurn(ctx context.Context) error {
+	rp, ok := d.cfg.Provider.(sheetsio.ReadPacer)
+	if !ok {
+		return nil
+	}
+	return rp.AwaitRead(ctx)
 }
 
 // checksDue reports whether this pass asks the store for due probes and

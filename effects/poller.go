@@ -68,6 +68,17 @@ type PollerConfig struct {
 	// migration: a pass leaves them out (the migration polls them under
 	// their old layout first).
 	Layouts Migrator
+	// Named, when set, gives the sheetIds the wake-ups since its last
+	// call named (the wake hook's script names the tab a person edited);
+	// nil or empty: every tab. A woken pass then reads only the named
+	// Input tabs (PollNamed).
+	Named func() []int64
+	// NamedWholeRows is the most rows a named tab may be expected to hold
+	// for a woken poll to read it whole with grid data in one request
+	// (default 2,000); a larger tab takes Poll's adaptive reads instead,
+	// limited to the named tabs: a values read, then a grid read sized to
+	// the rows it could not certify.
+	NamedWholeRows int
 }
 
 // PollCounters are the poller's running totals.
@@ -134,23 +145,18 @@ func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
 	defer p.mu.Unlock()
 	p.C.Passes.Add(1)
 	tabs := p.tabs()
-	res = PollResult{Tabs: len(tabs)}
 	if len(tabs) == 0 {
-		return res, nil
+		return PollResult{}, nil
 	}
 	exp, base, err := p.cfg.Inbound.Expectations(tabs)
 	if err != nil {
-		return res, fenced(err)
+		return PollResult{Tabs: len(tabs)}, fenced(err)
 	}
 	watch, err := p.cfg.Inbound.WatchesChoices()
 	if err != nil {
-		return res, fenced(err)
+		return PollResult{Tabs: len(tabs)}, fenced(err)
 	}
-	snaps, err := p.cfg.Provider.SnapshotChecked(ctx, p.cfg.Workbook, certifiers(tabs, exp), readTabs(tabs, watch)...)
-	if err != nil {
-		return res, err
-	}
-	res, err = p.observe(ctx, res, tabs, base, snaps, exp)
+	res, snaps, err := p.adaptive(ctx, tabs, exp, base, watch)
 	if err != nil || !watch {
 		return res, err
 	}
@@ -164,6 +170,20 @@ func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
 	res.Choices, err = p.cfg.Inbound.Choose(base, rows)
 	p.C.Choices.Add(int64(res.Choices[aggregates.ChoiceApplied] + res.Choices[aggregates.ChoiceRejected]))
 	return res, fenced(err)
+}
+
+// adaptive is a poll's reads of tabs against their expectation exp at
+// base: ONE values read (with Sync_Conflicts when watch), then the
+// escalation of what it could not certify (observe).
+func (p *Poller) adaptive(ctx context.Context, tabs []string, exp map[string]aggregates.TabExpectation, base uint64,
+	watch bool) (PollResult, map[string]*sheetsio.TabSnapshot, error) {
+	res := PollResult{Tabs: len(tabs)}
+	snaps, err := p.cfg.Provider.SnapshotChecked(ctx, p.cfg.Workbook, certifiers(tabs, exp), readTabs(tabs, watch)...)
+	if err != nil {
+		return res, nil, err
+	}
+	res, err = p.observe(ctx, res, tabs, base, snaps, exp)
+	return res, snaps, err
 }
 
 // tabs are the Input tabs a pass reads: those not waiting for their
@@ -399,7 +419,10 @@ func blankRow(cells []any) bool {
 // grid read when they fall due together: ScanAndCleanup), from ONE
 // goroutine waiting on the earliest due time (one clock timer), until ctx
 // ends (nil) or the writer is displaced (ErrDisplaced). A failed pass is
-// logged and retried at its next due time.
+// logged and retried at its next due time. A wake-up polls at once, its
+// reads urgent (passCtx); one that named tabs (PollerConfig.Named) polls
+// only those (PollNamed) and leaves the timer's poll of every tab due
+// when it was.
 func (p *Poller) Run(ctx context.Context) error {
 	now := p.cfg.Clock.Now()
 	next := [3]time.Time{now.Add(p.cfg.Interval), now.Add(p.cfg.FullScanInterval), now.Add(p.cfg.CleanupInterval)}
@@ -423,28 +446,152 @@ func (p *Poller) Run(ctx context.Context) error {
 		}
 		now := p.cfg.Clock.Now()
 		shared := !now.Before(next[1]) && !now.Before(next[2]) // one grid read for both
+		// the tabs a wake-up named, polled alone unless the timer's poll is due
+		var named []string
+		if woken {
+			named = p.namedTabs()
+		}
 		for i, pass := range passes {
-			if !(now.Before(next[i])) || (woken && i == 0) {
+			isDue := !now.Before(next[i])
+			if !isDue && !(woken && i == 0) {
+				continue
+			}
+			alone := i == 0 && !isDue && named != nil
+			if !alone {
 				next[i] = now.Add(every[i])
-				switch {
-				case shared && i == 1:
-					pass = func(ctx context.Context) error { _, _, err := p.ScanAndCleanup(ctx); return err }
-				case shared && i == 2:
-					continue // done with the full scan; a failure was counted there
+			}
+			switch {
+			case shared && i == 1:
+				pass = func(ctx context.Context) error { _, _, err := p.ScanAndCleanup(ctx); return err }
+			case shared && i == 2:
+				continue // done with the full scan; a failure was counted there
+			case alone:
+				pass = func(ctx context.Context) error { _, err := p.PollNamed(ctx, named); return err }
+			}
+			if err := pass(passCtx(ctx, i, woken)); err != nil && ctx.Err() == nil {
+				if errors.Is(err, ErrDisplaced) {
+					return err
 				}
-				if err := pass(ctx); err != nil && ctx.Err() == nil {
-					if errors.Is(err, ErrDisplaced) {
-						return err
-					}
-					p.cfg.Logger.Warn("inbound pass failed", "err", err.Error())
-					failed[i]++
-				} else if err == nil && failed[i] > 0 {
-					p.cfg.Logger.Info("inbound poller recovered: a pass succeeded", "pass", names[i], "failed_passes", failed[i])
-					failed[i] = 0
-				}
+				p.cfg.Logger.Warn("inbound pass failed", "err", err.Error())
+				failed[i]++
+			} else if err == nil && failed[i] > 0 {
+				p.cfg.Logger.Info("inbound poller recovered: a pass succeeded", "pass", names[i], "failed_passes", failed[i])
+				failed[i] = 0
 			}
 		}
 	}
+}
+
+// namedTabs are the Input tabs the wake-ups since the last call named
+// (PollerConfig.Named, NamedTabs): nil for every tab.
+func (p *Poller) namedTabs() []string {
+	if p.cfg.Named == nil {
+		return nil
+	}
+	return NamedTabs(p.tabs(), p.cfg.Workbook.SheetIDs(), p.cfg.Named())
+}
+
+// NamedTabs are the Input tabs a woken poll reads when its wake-ups
+// named the sheets named: those of tabs (logical names, bound to their
+// sheetIds by ids) whose sheetId was named, sorted; nil, every tab, when
+// nothing was named or a named sheet is none of them (Sync_Conflicts, a
+// tab waiting for its layout migration, a sheet the store does not know).
+func NamedTabs(tabs []string, ids map[string]int64, named []int64) []string {
+	if len(named) == 0 {
+		return nil
+	}
+	byID := make(map[int64]string, len(tabs))
+	for _, t := range tabs {
+		if id, ok := ids[t]; ok {
+			byID[id] = t
+		}
+	}
+	out := make([]string, 0, len(named))
+	for _, id := range named {
+		t, ok := byID[id]
+		if !ok {
+			return nil
+		}
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// PollNamed polls only tabs, Input tabs a wake named: ONE grid read of
+// them whole by sheetId (sheetsio.GridRequest.ByID), decided as an
+// escalated poll's tabs are, against their expectation at the read's
+// base. The wake says which tab changed, so the values read that
+// certifies the others is skipped: it costs one read request where Poll
+// costs two once it finds an edit. A tab expected to hold more than
+// PollerConfig.NamedWholeRows rows is not read whole: it takes Poll's
+// adaptive reads, limited to the named tabs (wholeFits). Sync_Conflicts
+// and the other tabs wait for the next Poll (the timer's, or a wake that
+// names no tab).
+func (p *Poller) PollNamed(ctx context.Context, tabs []string) (res PollResult, err error) {
+	ctx, span := startSpan(ctx, p.cfg.Tracer, SpanPoll)
+	defer func() { endPoll(span, res, err) }()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.C.Passes.Add(1)
+	res = PollResult{Tabs: len(tabs), Escalated: len(tabs)}
+	exp, base, err := p.cfg.Inbound.Expectations(tabs)
+	if err != nil {
+		return res, fenced(err)
+	}
+	if !wholeFits(exp, tabs, p.cfg.NamedWholeRows) {
+		res, _, err = p.adaptive(ctx, tabs, exp, base, false)
+		return res, err
+	}
+	reqs := make(map[string]sheetsio.GridRequest, len(tabs))
+	for _, t := range tabs {
+		reqs[t] = sheetsio.GridRequest{Whole: true, ByID: true}
+	}
+	grids, err := p.cfg.Provider.ReadGridRows(ctx, p.cfg.Workbook, reqs)
+	if err != nil {
+		return res, err
+	}
+	p.C.Escalated.Add(int64(len(tabs)))
+	obs := make(map[string]TabObservation, len(tabs))
+	for _, t := range tabs {
+		if x := exp[t]; grids[t] != nil {
+			obs[t] = TabObservation{Grid: grids[t], Expect: &x}
+		}
+	}
+	res.Stats, err = p.cfg.Inbound.Observe(base, obs, false)
+	return res, fenced(err)
+}
+
+// wholeFits reports whether every tab of tabs is expected to hold at most
+// limit rows (0: defaultNamedWholeRows), so a woken poll may read them
+// whole with grid data: a grid read of a large tab costs seconds and
+// memory in proportion to the tab, not to the edit.
+func wholeFits(exp map[string]aggregates.TabExpectation, tabs []string, limit int) bool {
+	if limit <= 0 {
+		limit = defaultNamedWholeRows
+	}
+	for _, t := range tabs {
+		if len(exp[t].Rows) > limit {
+			return false
+		}
+	}
+	return true
+}
+
+// defaultNamedWholeRows is PollerConfig.NamedWholeRows's default.
+const defaultNamedWholeRows = 2000
+
+// passCtx is the context of pass i of Run (0 the poll, 1 the full scan,
+// 2 the cleanup): a poll a wake started reads urgently
+// (sheetsio.WithUrgentReads), ahead of the dispatcher's reads, since a
+// person's edit waits on it. The full scan and the cleanup read as the
+// dispatcher does, not spaced out as background reads are: the woken
+// polls wait for them in this one goroutine.
+func passCtx(ctx context.Context, i int, woken bool) context.Context {
+	if i == 0 && woken {
+		return sheetsio.WithUrgentReads(ctx)
+	}
+	return ctx
 }
 
 func earliest(ts []time.Time) time.Time {

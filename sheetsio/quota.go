@@ -80,3 +80,49 @@ type LaneResult struct {
 	Result *DispatchResult
 	Err    error
 }
+
+// ReadPacer is a Client whose reads wait on a shared budget and that
+// lets a worker wait for its turn before deciding what its read carries
+// (gsheets.Provider is one): the dispatcher waits here before it claims,
+// so the effects committed while it waits ride in the pass it then sends
+// instead of waiting for the next one.
+type ReadPacer interface {
+	// AwaitRead blocks until a read of normal priority could start now
+	// (it takes no token), or ctx ends.
+	AwaitRead(ctx context.Context) error
+}
+
+// urgentKey marks a context whose reads are urgent.
+type urgentKey struct{}
+
+// WithUrgentReads marks ctx's reads urgent: a client with a read budget
+// (gsheets.Provider) lets them take the reserve it keeps and start
+// ahead of every other read waiting. The poller marks the polls a wake
+// starts (a person's edit waits on them).
+func WithUrgentReads(ctx context.Context) context.Context {
+	return context.WithValue(ctx, urgentKey{}, true)
+}
+
+// UrgentReads reports whether ctx's reads are urgent (WithUrgentReads).
+func UrgentReads(ctx context.Context) bool {
+	u, _ := ctx.Value(urgentKey{}).(bool)
+	return u
+}
+
+// backgroundKey marks a context whose reads are background reads.
+type backgroundKey struct{}
+
+// WithBackgroundReads marks ctx's reads as a scheduled pass's (the
+// dispatcher's reconciliation marks its own): a client with a read budget
+// spaces them out while the budget is busy, so they come one at a time
+// between the dispatcher's reads instead of in a burst that stalls it.
+func WithBackgroundReads(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+// BackgroundReads reports whether ctx's reads are background reads
+// (WithBackgroundReads).
+func BackgroundReads(ctx context.Context) bool {
+	b, _ := ctx.Value(backgroundKey{}).(bool)
+	return b
+}

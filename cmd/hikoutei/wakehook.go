@@ -21,7 +21,8 @@ const minWakeInterval = time.Second
 
 // newWakeHook is the handler of serve's POST /wake: wakes signed with the
 // secret of DIR/wake.key (made 0600 when missing) wake the pollers of the
-// store serve runs now, at most once per minInterval; a signed wake the
+// store serve runs now for the tabs they name, at most once per
+// minInterval; a signed wake the
 // store would not poll for (a standby, sync not running) is refused with
 // 503 wake_standby or wake_sync_not_running. It sits outside
 // the bearer token: the Apps Script holds only the wake key, which can
@@ -33,7 +34,7 @@ func newWakeHook(dir string, cur current, minInterval time.Duration, m *observe.
 		return nil, fmt.Errorf("wake hook: %w", err)
 	}
 	h, err := wakehook.NewHandler(wakehook.Config{Secret: secret, Clock: events.SystemClock{}, MinInterval: minInterval,
-		OnResult: m.WakeResult, Poll: func() { _, _ = engine.Of(cur()).RequestPoll() },
+		OnResult: m.WakeResult, Poll: func(h wakehook.Hint) { _, _ = engine.Of(cur()).RequestPollHint(h) },
 		Ready: func() *wakehook.NotReady { return engine.Of(cur()).WakeReady() }})
 	if err != nil {
 		return nil, fmt.Errorf("wake hook: %s: %w", path, err)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/hikoutei/hikoutei-go/internal/admin"
 	"github.com/hikoutei/hikoutei-go/internal/wakehook"
@@ -26,18 +27,53 @@ const (
 // the administrative channel. It never waits: a request while one is
 // pending merges with it. Errors: ErrSyncNotConfigured when the store
 // runs without sync (or its pollers take hints from elsewhere).
-func (e *Engine) RequestPoll() (PollVia, error) {
+func (e *Engine) RequestPoll() (PollVia, error) { return e.RequestPollHint(wakehook.AllTabs) }
+
+// RequestPollHint is RequestPoll for the tabs h names (the wake hook's
+// wakes name the sheet a person edited): in process, the poller of a
+// store without routes then reads only those tabs (effects.PollNamed);
+// over NATS, or with routes, every tab is polled. Errors: as RequestPoll.
+func (e *Engine) RequestPollHint(h wakehook.Hint) (PollVia, error) {
 	via, err := e.PollVia()
 	switch via {
 	case PollViaNATS:
 		e.nats.bus.WakePoll()
 	case PollViaInProcess:
+		e.sync.named.add(h)
 		select {
 		case e.sync.pollHint <- struct{}{}:
 		default: // a request is already pending
 		}
 	}
 	return via, err
+}
+
+// pollNames carries what the pending in-process poll requests named to
+// the poller: added before the request is signalled, taken by the poll
+// it wakes. Safe for concurrent use.
+type pollNames struct {
+	mu sync.Mutex
+	h  wakehook.Hint
+}
+
+// add merges h into what the pending requests name.
+func (n *pollNames) add(h wakehook.Hint) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.h = wakehook.Merge(n.h, h)
+}
+
+// take returns the sheetIds the pending requests named and forgets them:
+// nil when one named every tab or none named anything.
+func (n *pollNames) take() []int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	h := n.h
+	n.h = wakehook.Hint{}
+	if h.All {
+		return nil
+	}
+	return h.Sheets
 }
 
 // PollVia says how RequestPoll would reach the pollers, without asking

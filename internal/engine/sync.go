@@ -112,6 +112,7 @@ type syncState struct {
 	cancel    context.CancelFunc
 	done      chan error
 	pollHint  chan struct{} // in-process poll requests (RequestPoll) when the wake-ups stay in process; nil otherwise
+	named     pollNames     // the tabs the pending in-process poll requests named (the default target's)
 	pollEnded atomic.Bool   // the poller returned while the workers were to run (WakeReady)
 	// writer goroutine only
 	noteDone chan struct{}
@@ -222,11 +223,21 @@ func (e *Engine) provision(ctx context.Context, s *syncState) (*effects.Dispatch
 	}
 	poller, err := effects.NewPoller(effects.PollerConfig{Provider: c.Provider, Workbook: wb, Inbound: in, Tabs: s.inputs,
 		Clock: e.cfg.Clock, Logger: e.log, Interval: c.PollingInterval, FullScanInterval: c.FullScanInterval,
-		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake, Tracer: c.Tracer, Layouts: e.layoutsOf(s)})
+		CleanupInterval: c.ReconcileInterval, Wake: c.PollWake, Tracer: c.Tracer, Layouts: e.layoutsOf(s), Named: e.pollNamed(s)})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return disp, poller, wb, nil
+}
+
+// pollNamed is how target s's poller learns the tabs its wake-ups named
+// (effects.PollerConfig.Named): only the default target's of a store
+// without routes (a sheetId names a tab of one spreadsheet), nil else.
+func (e *Engine) pollNamed(s *syncState) func() []int64 {
+	if s != e.sync || len(e.routes) > 0 {
+		return nil
+	}
+	return s.named.take
 }
 
 // Manual reports whether sync is on with its workers left to the caller.

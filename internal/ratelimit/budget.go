@@ -76,6 +76,19 @@ type Budget struct {
 	now  func() time.Time
 	mu   sync.Mutex
 	st   State
+	// reserve is how many tokens normal requests leave to urgent ones
+	// (WaitPriority); wmu serialises normal requests' check and take.
+	reserve int
+	wmu     sync.Mutex
+	// spacing is the least time between two background requests' starts
+	// while the bucket is not full, lastBg the last one's (SetSpacing).
+	spacing time.Duration
+	lastBg  time.Time
+	// quota starts at most in any span of window; starts are the newest
+	// starts, oldest first (SetWindow).
+	quota  int
+	window time.Duration
+	starts []time.Time
 }
 
 // NewBudget returns a budget of one request per every (negative: no
@@ -93,8 +106,23 @@ func NewBudget(every time.Duration, burst int, now func() time.Time) *Budget {
 	return &Budget{lim: rate.NewLimiter(limit, burst), aimd: DefaultAIMD(limit), now: now, st: State{Limit: limit}}
 }
 
-// Wait blocks until the budget lets one request start, or ctx ends.
-func (b *Budget) Wait(ctx context.Context) error { return b.lim.Wait(ctx) }
+// Wait blocks until the budget lets one request start, or ctx ends: it
+// queues as an urgent request does (WaitPriority).
+func (b *Budget) Wait(ctx context.Context) error {
+	if err := b.lim.Wait(ctx); err != nil {
+		return err
+	}
+	return b.awaitWindow(ctx, Urgent)
+}
+
+// SetReserve keeps n tokens for urgent requests (WaitPriority): normal
+// requests start only while more are left. It is clamped to burst-1, so
+// a normal request can always start once the bucket is full.
+func (b *Budget) SetReserve(n int) {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	b.reserve = max(0, min(n, b.lim.Burst()-1))
+}
 
 // Observe tells the budget how a request was answered.
 func (b *Budget) Observe(sig Signal) {
@@ -107,7 +135,8 @@ func (b *Budget) Observe(sig Signal) {
 	b.st = next
 }
 
-// Headroom is how many requests could start now without waiting.
+// Headroom is how many requests could start now without waiting (the
+// reserve for urgent requests included).
 func (b *Budget) Headroom() int {
 	if b.lim.Limit() == rate.Inf {
 		return int(^uint(0) >> 1)

@@ -7,7 +7,10 @@
 //	X-Hikoutei-Wake: t=<unix seconds>,n=<nonce>,s=<hex HMAC-SHA256>
 //
 // where the signature is HMAC-SHA256, keyed with the shared secret's
-// bytes, over "hikoutei-wake-v1\n<t>\n<n>". The body is ignored.
+// bytes, over "hikoutei-wake-v1\n<t>\n<n>" for a wake without a body (it
+// names every tab), or over "hikoutei-wake-v2\n<t>\n<n>\n<body>" for a
+// wake whose body {"sheet": <sheetId>} names the tab a person edited (at
+// most 256 bytes), so the pollers read only that tab.
 //
 // The rule: a wake is a hint, never data, so whatever reaches the handler
 // costs at most one poll. A request is refused (and polls nothing) when

@@ -45,19 +45,21 @@ func admit(now, last time.Time, scheduled bool, interval time.Duration) (Outcome
 }
 
 // gate coalesces accepted wakes into at most one call of poll per
-// interval. Safe for concurrent use.
+// interval, each with the hints of the wakes it carries merged. Safe for
+// concurrent use.
 type gate struct {
 	interval time.Duration
 	clock    Clock
-	poll     func()
+	poll     func(Hint)
 
 	mu        sync.Mutex
 	last      time.Time
 	scheduled bool
+	pending   Hint // what the scheduled poll carries
 }
 
-// wake admits one accepted wake and acts on the decision.
-func (g *gate) wake() Outcome {
+// wake admits one accepted wake naming h and acts on the decision.
+func (g *gate) wake(h Hint) Outcome {
 	g.mu.Lock()
 	now := g.clock.Now()
 	out, wait := admit(now, g.last, g.scheduled, g.interval)
@@ -65,12 +67,14 @@ func (g *gate) wake() Outcome {
 	case OutcomePolled:
 		g.last = now
 	case OutcomeScheduled:
-		g.scheduled = true
+		g.scheduled, g.pending = true, h
 		go g.trail(g.clock.After(wait))
+	case OutcomeCoalesced:
+		g.pending = Merge(g.pending, h)
 	}
 	g.mu.Unlock()
 	if out == OutcomePolled {
-		g.poll()
+		g.poll(h)
 	}
 	return out
 }
@@ -81,8 +85,10 @@ func (g *gate) trail(fires <-chan time.Time) {
 	g.mu.Lock()
 	g.last = g.clock.Now()
 	g.scheduled = false
+	h := g.pending
+	g.pending = Hint{}
 	g.mu.Unlock()
-	g.poll()
+	g.poll(h)
 }
 
 // Results are every result a handler reports (OnResult): the outcomes of

@@ -3,6 +3,7 @@ package wakehook
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 )
@@ -13,8 +14,9 @@ type Config struct {
 	Secret []byte
 	// Clock is read for the timestamp window and the minimum interval.
 	Clock Clock
-	// Poll wakes the pollers (it must not block).
-	Poll func()
+	// Poll wakes the pollers for the tabs the wakes it carries named
+	// (AllTabs: every tab); it must not block.
+	Poll func(Hint)
 	// Ready, when set, says whether a verified wake would start a poll
 	// now: nil, or why not (a *NotReady). It is asked after the request
 	// verified, so a caller without the key learns nothing; it must not
@@ -104,13 +106,33 @@ func (h *Handler) wake(r *http.Request) (Outcome, error) {
 	if err != nil {
 		return "", ErrMalformed
 	}
+	if req.Body, err = readBody(r); err != nil {
+		return "", ErrMalformed
+	}
+	hint, err := ParseBody(req.Body)
+	if err != nil {
+		return "", ErrMalformed
+	}
 	if err := h.v.Check(h.clock.Now(), req); err != nil {
 		return "", err
 	}
 	if n := h.ready(); n != nil {
 		return "", n
 	}
-	return h.g.wake(), nil
+	return h.g.wake(hint), nil
+}
+
+// readBody reads a wake's body: at most maxBody bytes (ErrMalformed past
+// that).
+func readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(b) > maxBody {
+		return nil, ErrMalformed
+	}
+	return b, nil
 }
 
 // refuse answers a refusal with its status and code (and, when nothing

@@ -23,13 +23,14 @@ type rig struct {
 	h      *Handler
 	polls  atomic.Int64
 	polled chan time.Time
+	hints  chan Hint // what each poll was woken for
 	seq    int
 }
 
 func newRig(t *testing.T) *rig {
-	r := &rig{t: t, clock: events.NewManualClock(time.Unix(1_800_000_000, 0)), polled: make(chan time.Time, 64)}
+	r := &rig{t: t, clock: events.NewManualClock(time.Unix(1_800_000_000, 0)), polled: make(chan time.Time, 64), hints: make(chan Hint, 64)}
 	h, err := NewHandler(Config{Secret: testSecret, Clock: r.clock, MinInterval: 2 * time.Second,
-		Poll: func() { r.polls.Add(1); r.polled <- r.clock.Now() }})
+		Poll: func(h Hint) { r.polls.Add(1); r.hints <- h; r.polled <- r.clock.Now() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +46,12 @@ func (r *rig) nonce() string {
 
 // send serves one request with the header value hdr and returns the
 // status and the body.
-func (r *rig) send(hdr string) (int, string) {
-	req := httptest.NewRequest(http.MethodPost, "/wake", nil)
+func (r *rig) send(hdr string) (int, string) { return r.sendBody(hdr, "") }
+
+// sendBody serves one request with the header value hdr and the body
+// body and returns the status and the response's body.
+func (r *rig) sendBody(hdr, body string) (int, string) {
+	req := httptest.NewRequest(http.MethodPost, "/wake", strings.NewReader(body))
 	if hdr != "" {
 		req.Header.Set(Header, hdr)
 	}
@@ -189,7 +194,7 @@ func TestWakeOnAStoreThatWouldNotPollIsRefusedAfterTheSignature(t *testing.T) {
 	ready.Store(&NotReady{Code: ErrStandby, Reason: "standby"})
 	var results []string
 	h, err := NewHandler(Config{Secret: testSecret, Clock: r.clock, MinInterval: 2 * time.Second,
-		Poll: func() { r.polls.Add(1) }, Ready: ready.Load, OnResult: func(s string) { results = append(results, s) }})
+		Poll: func(Hint) { r.polls.Add(1) }, Ready: ready.Load, OnResult: func(s string) { results = append(results, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,13 @@ const (
 )
 
 // Request is a parsed wake header: the signed timestamp (Unix seconds),
-// the nonce and the signature.
+// the nonce and the signature, and the request's body (signed with them
+// when not empty).
 type Request struct {
 	Unix  int64
 	Nonce string
 	Sig   []byte
+	Body  []byte
 }
 
 // ParseHeader parses "t=<unix>,n=<nonce>,s=<64 hex digits>" (the three

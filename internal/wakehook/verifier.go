@@ -44,11 +44,11 @@ func NewVerifier(secret []byte, window time.Duration, maxNonces int) (*Verifier,
 		nonces: nonces{max: maxNonces, seen: map[string]int64{}}}, nil
 }
 
-// Check accepts r at now or says why not: ErrSignature, ErrStale,
+// Check accepts r (its body included) at now or says why not: ErrSignature, ErrStale,
 // ErrReplayed, ErrBusy. Only a request that verifies is remembered, so a
 // forger cannot fill the memory.
 func (v *Verifier) Check(now time.Time, r Request) error {
-	if !hmac.Equal(mac(v.secret, r.Unix, r.Nonce), r.Sig) {
+	if !hmac.Equal(mac(v.secret, r.Unix, r.Nonce, r.Body), r.Sig) {
 		return ErrSignature
 	}
 	if d := now.Sub(time.Unix(r.Unix, 0)); d > v.window || d < -v.window {

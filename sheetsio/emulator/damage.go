@@ -18,7 +18,7 @@ func (p *Person) DeleteTab(tab string) error {
 // ClearTab clears every cell of a tab from 1-based row `from` down (1
 // clears the header too), as selecting the rows and pressing Delete does.
 func (p *Person) ClearTab(tab string, from int) error {
-	return p.e.edited(p.edit(tab, func(b *book, s *sheet) error {
+	return p.e.edited(p.id, tab, p.edit(tab, func(b *book, s *sheet) error {
 		if from < 1 {
 			return errorf(ErrInvalidArgument, "invalid first row")
 		}

@@ -49,7 +49,7 @@ func (p *Person) cellAt(s *sheet, ref string) (int, int, error) {
 // "=…" is a formula, "0050" becomes 50, "2020-01-01" a date, "'0050" text,
 // "" clears the value.
 func (p *Person) Type(tab, cell, text string) error {
-	return p.e.edited(p.edit(tab, func(b *book, s *sheet) error {
+	return p.e.edited(p.id, tab, p.edit(tab, func(b *book, s *sheet) error {
 		r, c, err := p.cellAt(s, cell)
 		if err != nil {
 			return err
@@ -83,7 +83,7 @@ func (p *Person) LookAndType(tab string, decide func(shown [][]string) (cell, te
 	if !typed {
 		return err
 	}
-	return p.e.edited(err)
+	return p.e.edited(p.id, tab, err)
 }
 
 // TypeFormula enters a formula into a cell; a missing leading '=' is added.
@@ -189,7 +189,7 @@ func (p *Person) PasteRow(tab string, row int) (int, error) {
 		}
 		return nil
 	})
-	return at + 1, p.e.edited(err)
+	return at + 1, p.e.edited(p.id, tab, err)
 }
 
 // Displayed returns the tab as the UI shows it: formatted strings, trailing

@@ -3,6 +3,7 @@ package emulator
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +22,9 @@ func TestEditTriggerCallsTheHookSignedForAPersonsEditsOnly(t *testing.T) {
 	clock := events.NewManualClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	var mu sync.Mutex
 	var results []string
-	h, err := wakehook.NewHandler(wakehook.Config{Secret: []byte(secret), Clock: clock, Poll: func() {},
+	var hints []wakehook.Hint
+	h, err := wakehook.NewHandler(wakehook.Config{Secret: []byte(secret), Clock: clock,
+		Poll:     func(h wakehook.Hint) { mu.Lock(); hints = append(hints, h); mu.Unlock() },
 		OnResult: func(r string) { mu.Lock(); results = append(results, r); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
@@ -68,5 +71,30 @@ func TestEditTriggerCallsTheHookSignedForAPersonsEditsOnly(t *testing.T) {
 		if statuses[i] != http.StatusAccepted || (r != "polled" && r != "scheduled" && r != "coalesced") {
 			t.Fatalf("call %d: status %d, result %s", i, statuses[i], r)
 		}
+	}
+	if want := emu.sheetIDOf(id, "Sheet1"); len(hints) != 1 || hints[0].All || !slices.Equal(hints[0].Sheets, []int64{want}) {
+		t.Fatalf("the first call polled for %+v, want the edited tab's sheetId %d", hints, want)
+	}
+}
+
+// A trigger of the first script (Legacy) names no tab: the store's
+// handler still accepts it, for every tab.
+func TestEditTriggerOfTheFirstScriptNamesNoTab(t *testing.T) {
+	secret := "an emulated trigger's secret, 32 bytes or more"
+	clock := events.NewManualClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
+	hints := make(chan wakehook.Hint, 1)
+	h, err := wakehook.NewHandler(wakehook.Config{Secret: []byte(secret), Clock: clock, Poll: func(h wakehook.Hint) { hints <- h }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := httptest.NewServer(h)
+	defer hook.Close()
+	emu, _, id := newBookClient(t, Options{Clock: clock})
+	emu.SetEditTrigger(&EditTrigger{URL: hook.URL, Secret: secret, Legacy: true})
+	if err := emu.Person(id).Type("Sheet1", "A1", "typed"); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-hints; !got.All {
+		t.Fatalf("an old script's wake polled for %+v, want every tab", got)
 	}
 }

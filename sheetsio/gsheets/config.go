@@ -11,8 +11,16 @@ import (
 // Defaults. DefaultInterval paces each request class to 60 starts per minute,
 // Google's per-user quota; DefaultMaxBatchBytes is the recommended 2 MB.
 const (
-	DefaultInterval         = time.Second
-	DefaultBurst            = 5
+	DefaultInterval    = time.Second
+	DefaultBurst       = 5
+	DefaultReadReserve = 2
+	// backgroundSpacing is how many read intervals apart the reads of
+	// scheduled passes start while the read budget is busy
+	// (sheetsio.WithBackgroundReads).
+	backgroundSpacing = 3
+	// quotaMargin is added to the per-minute window of each budget: two
+	// requests a minute apart at the start may arrive closer together.
+	quotaMargin             = 500 * time.Millisecond
 	DefaultMaxBatchBytes    = 2 << 20
 	DefaultMaxBatchRequests = 5000
 	DefaultBackoffInitial   = 500 * time.Millisecond
@@ -23,11 +31,16 @@ const (
 
 // Pacing sets the minimum interval between request starts per class and the
 // burst allowed. An interval of 0 means "use the default"; a negative
-// interval disables pacing (tests).
+// interval disables pacing (tests). ReadReserve is how many read tokens
+// of the burst are kept for urgent reads (sheetsio.WithUrgentReads: the
+// polls a wake starts): other reads start only while more are left, and
+// urgent ones start ahead of them. 0 means DefaultReadReserve, negative
+// none; at most Burst-1.
 type Pacing struct {
 	ReadInterval  time.Duration
 	WriteInterval time.Duration
 	Burst         int
+	ReadReserve   int
 }
 
 // Backoff bounds read retries: delay n (from 0) is min(Max, Initial·2^n)
@@ -105,6 +118,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Pacing.Burst <= 0 {
 		c.Pacing.Burst = DefaultBurst
+	}
+	if c.Pacing.ReadReserve == 0 {
+		c.Pacing.ReadReserve = DefaultReadReserve
 	}
 	c.Backoff = c.Backoff.withDefaults()
 	if c.MaxBatchBytes <= 0 {

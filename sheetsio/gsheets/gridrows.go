@@ -27,7 +27,8 @@ import (
 // since, so the caller must check each row's anchor. When a sheetId is
 // unknown, every request is Whole, or the read is rejected (a deleted
 // tab, or a row now past the grid), it reads the tabs whole with ReadGrid
-// instead (enumeration + spreadsheets.get). Errors: as ReadGrid.
+// instead (enumeration + spreadsheets.get); a request ByID counts as
+// partial here (one request). Errors: as ReadGrid.
 func (p *Provider) ReadGridRows(ctx context.Context, w *sheetsio.Workbook, reqs map[string]sheetsio.GridRequest) (map[string]*sheetsio.GridSnapshot, error) {
 	tabs := make([]string, 0, len(reqs))
 	whole := true
@@ -35,7 +36,7 @@ func (p *Provider) ReadGridRows(ctx context.Context, w *sheetsio.Workbook, reqs 
 		if _, ok := w.Schema().Tab(t); !ok {
 			return nil, newErr(sheetsio.CodeInvalidBatch, nil, "unknown tab %s", t)
 		}
-		tabs, whole = append(tabs, t), whole && r.Whole
+		tabs, whole = append(tabs, t), whole && r.Whole && !r.ByID
 	}
 	sort.Strings(tabs)
 	if !whole {

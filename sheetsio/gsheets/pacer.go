@@ -30,7 +30,7 @@ func (p *Provider) readAttempts(ctx context.Context, op string, call func(contex
 	b := p.cfg.Backoff
 	for attempt := 0; ; attempt++ {
 		a := p.pool.take(classRead, p.cfg.Now())
-		if err := a.read.Wait(ctx); err != nil {
+		if err := a.read.WaitPriority(ctx, readPriority(ctx)); err != nil {
 			return newErr(sheetsio.CodeReadUnavailable, err, "%s: pacing wait", op)
 		}
 		err := p.readOnce(ctx, a, op, call)
@@ -56,6 +56,19 @@ func (p *Provider) readAttempts(ctx context.Context, op string, call func(contex
 			return newErr(sheetsio.CodeReadUnavailable, err, "%s: backoff interrupted", op)
 		}
 	}
+}
+
+// readPriority is the priority of ctx's reads in the read budget: urgent
+// or background when the caller marked them (sheetsio.WithUrgentReads,
+// sheetsio.WithBackgroundReads), else normal.
+func readPriority(ctx context.Context) ratelimit.Priority {
+	switch {
+	case sheetsio.UrgentReads(ctx):
+		return ratelimit.Urgent
+	case sheetsio.BackgroundReads(ctx):
+		return ratelimit.Background
+	}
+	return ratelimit.Normal
 }
 
 // readOnce is one attempt of a read on account a, once a's read budget

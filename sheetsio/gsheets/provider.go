@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/internal/ratelimit"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -79,9 +80,23 @@ func newAccount(ctx context.Context, cfg Config, acc Account) (*account, *sheets
 			return nil, newErr(sheetsio.CodeInvalidConfig, nil, "cannot build the Sheets HTTP client")
 		}
 	}
-	return &account{email: email, svc: svc, hc: hc,
-		read:  ratelimit.NewBudget(cfg.Pacing.ReadInterval, cfg.Pacing.Burst, cfg.Now),
-		write: ratelimit.NewBudget(cfg.Pacing.WriteInterval, cfg.Pacing.Burst, cfg.Now)}, nil
+	read := newBudget(cfg.Pacing.ReadInterval, cfg.Pacing.Burst, cfg.Now)
+	read.SetReserve(cfg.Pacing.ReadReserve)
+	read.SetSpacing(backgroundSpacing * cfg.Pacing.ReadInterval)
+	return &account{email: email, svc: svc, hc: hc, read: read,
+		write: newBudget(cfg.Pacing.WriteInterval, cfg.Pacing.Burst, cfg.Now)}, nil
+}
+
+// newBudget is the budget of one request class paced every interval:
+// its burst on top, but never more starts in a minute (and a margin for
+// the requests' travel) than a minute of the interval holds, Google's
+// per-minute quota (ratelimit.WindowDelay).
+func newBudget(every time.Duration, burst int, now func() time.Time) *ratelimit.Budget {
+	b := ratelimit.NewBudget(every, burst, now)
+	if every > 0 {
+		b.SetWindow(int(time.Minute/every), time.Minute+quotaMargin)
+	}
+	return b
 }
 
 // clientOptions builds the client options. The SDK's own logger is always

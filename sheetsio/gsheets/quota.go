@@ -1,12 +1,24 @@
 package gsheets
 
 import (
+	"context"
+
 	"golang.org/x/time/rate"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
-var _ sheetsio.QuotaReporter = (*Provider)(nil)
+var (
+	_ sheetsio.QuotaReporter = (*Provider)(nil)
+	_ sheetsio.ReadPacer     = (*Provider)(nil)
+)
+
+// AwaitRead blocks until a read of normal priority could start now on
+// the account of the pool with the most read tokens, the reserve for
+// urgent reads left (sheetsio.ReadPacer).
+func (p *Provider) AwaitRead(ctx context.Context) error {
+	return p.pool.take(classRead, p.cfg.Now()).read.Ready(ctx)
+}
 
 // QuotaBudget reports the provider's read and write budgets: their
 // current rates, ceilings and the 429s seen (sheetsio.QuotaReporter),

@@ -1,0 +1,165 @@
+package ratelimit
+
+import (
+	"context"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Priority is a request's place in a budget's queue.
+type Priority int
+
+const (
+	// Normal requests leave the budget's reserve to urgent ones: they
+	// start only while the bucket holds more than the reserve.
+	Normal Priority = iota
+	// Urgent requests take the next token, the reserve included, and
+	// queue ahead of every normal request (a poll a person's edit woke).
+	Urgent
+	// Background requests start as normal ones do, and, while the bucket
+	// is not full, no sooner than the budget's spacing after the last
+	// background request started: the reads of a scheduled pass (a full
+	// scan, a reconciliation) come one at a time between the others'
+	// instead of in a burst that stalls them.
+	Background
+)
+
+// Spacing is how long a background request waits, with the bucket
+// holding tokens of burst, the last background request having started
+// at last and the spacing being every: 0 when the bucket is full (nothing
+// waits on it) or every has passed since last. Pure.
+func Spacing(tokens float64, burst int, last, now time.Time, every time.Duration) time.Duration {
+	if every <= 0 || last.IsZero() || tokens >= float64(burst) {
+		return 0
+	}
+	return max(last.Add(every).Sub(now), 0)
+}
+
+// SetSpacing spaces background requests every apart while the bucket is
+// not full (0: not spaced).
+func (b *Budget) SetSpacing(every time.Duration) {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	b.spacing = every
+}
+
+// Need is how many tokens a budget's bucket must hold for a request of
+// priority p to start now, with reserve tokens kept for urgent requests
+// (a background request needs what a normal one does): the pure decision
+// of the queue.
+func Need(p Priority, reserve int) float64 {
+	if p == Urgent {
+		return 1
+	}
+	return float64(max(reserve, 0) + 1)
+}
+
+// Delay is how long a bucket holding tokens (negative: urgent requests
+// hold reservations ahead) takes, refilling at limit, to hold need: 0
+// when it does now, rounded up to the millisecond otherwise.
+func Delay(tokens, need float64, limit rate.Limit) time.Duration {
+	if tokens >= need || limit == rate.Inf {
+		return 0
+	}
+	if limit <= 0 {
+		return time.Minute // a budget that never refills: look again later
+	}
+	d := time.Duration((need - tokens) / float64(limit) * float64(time.Second))
+	return d.Truncate(time.Millisecond) + time.Millisecond
+}
+
+// WaitPriority blocks until the budget lets one request of priority p
+// start, or ctx ends: an urgent request (or any, when the budget keeps no
+// reserve) queues on the token bucket as Wait does, a normal one starts
+// only while more than the reserve is left; every one then keeps to the
+// window's quota (SetWindow), the others leaving the reserve's share of
+// it to urgent ones (WindowQuota).
+func (b *Budget) WaitPriority(ctx context.Context, p Priority) error {
+	if b.lim.Limit() == rate.Inf {
+		return b.lim.Wait(ctx)
+	}
+	if p == Background {
+		if err := b.awaitSpacing(ctx); err != nil {
+			return err
+		}
+	}
+	if p == Urgent || b.reserve == 0 {
+		return b.Wait(ctx)
+	}
+	if err := b.await(ctx, true); err != nil {
+		return err
+	}
+	return b.awaitWindow(ctx, p)
+}
+
+// awaitSpacing waits out the spacing of background requests and marks
+// this one's start (Spacing).
+func (b *Budget) awaitSpacing(ctx context.Context) error {
+	for {
+		b.wmu.Lock()
+		now := time.Now()
+		d := Spacing(b.lim.TokensAt(now), b.lim.Burst(), b.lastBg, now, b.spacing)
+		if d == 0 {
+			b.lastBg = now
+		}
+		b.wmu.Unlock()
+		if d == 0 {
+			return nil
+		}
+		if err := sleepCtx(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// sleepCtx waits d on the wall clock, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Ready blocks until a normal request could start now, without taking
+// its token, or ctx ends: a worker waits here before deciding what its
+// next request carries, so what arrives meanwhile rides in it.
+func (b *Budget) Ready(ctx context.Context) error {
+	if b.lim.Limit() == rate.Inf {
+		return ctx.Err()
+	}
+	return b.await(ctx, false)
+}
+
+// await waits until a normal request may start, taking its token when
+// take. Waiting is on the wall clock, as rate.Limiter waits.
+func (b *Budget) await(ctx context.Context, take bool) error {
+	for {
+		d := b.try(take)
+		if d == 0 {
+			return nil
+		}
+		if err := sleepCtx(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// try starts a normal request now (taking its token when take) and
+// returns 0, or returns how long to wait before trying again.
+func (b *Budget) try(take bool) time.Duration {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	now := time.Now()
+	if d := Delay(b.lim.TokensAt(now), Need(Normal, b.reserve), b.lim.Limit()); d > 0 {
+		return d
+	}
+	if take && !b.lim.AllowN(now, 1) {
+		return time.Millisecond // an urgent request took it meanwhile
+	}
+	return 0
+}
