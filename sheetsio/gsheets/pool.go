@@ -88,11 +88,25 @@ func (p *pool) take(c requestClass, now time.Time) *account {
 	if len(p.accts) == 1 {
 		return p.accts[0]
 	}
+	return p.pick(c, now, p.turn[c].Add(1))
+}
+
+// peek is the account take would give now, without taking its turn (a
+// wait for headroom that sends nothing must not skew the turns).
+func (p *pool) peek(c requestClass, now time.Time) *account {
+	if len(p.accts) == 1 {
+		return p.accts[0]
+	}
+	return p.pick(c, now, p.turn[c].Load()+1)
+}
+
+// pick chooses among the accounts for class c at now, turn breaking ties.
+func (p *pool) pick(c requestClass, now time.Time, turn uint64) *account {
 	cs := make([]candidate, len(p.accts))
 	for i, a := range p.accts {
 		cs[i] = candidate{in: a.eligible(now, p.readmit), tokens: a.budget(c).Tokens()}
 	}
-	i := choose(cs, int(p.turn[c].Add(1)%uint64(len(cs))))
+	i := choose(cs, int(turn%uint64(len(cs))))
 	if i < 0 { // every account out, on trial later: the first carries the refusal
 		i = 0
 	}

@@ -14,10 +14,10 @@ var (
 )
 
 // AwaitRead blocks until a read of normal priority could start now on
-// the account of the pool with the most read tokens, the reserve for
+// the account of the pool the next read would take (peek), the reserve for
 // urgent reads left (sheetsio.ReadPacer).
 func (p *Provider) AwaitRead(ctx context.Context) error {
-	return p.pool.take(classRead, p.cfg.Now()).read.Ready(ctx)
+	return p.pool.peek(classRead, p.cfg.Now()).read.Ready(ctx)
 }
 
 // QuotaBudget reports the provider's read and write budgets: their
