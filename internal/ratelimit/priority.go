@@ -107,14 +107,14 @@ func (b *Budget) awaitSpacing(ctx context.Context) error {
 		if d == 0 {
 			return nil
 		}
-		if err := sleepCtx(ctx, d); err != nil {
+		if err := Sleep(ctx, d); err != nil {
 			return err
 		}
 	}
 }
 
-// sleepCtx waits d on the wall clock, or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d on the wall clock, or until ctx ends (its error).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -143,7 +143,7 @@ func (b *Budget) await(ctx context.Context, take bool) error {
 		if d == 0 {
 			return nil
 		}
-		if err := sleepCtx(ctx, d); err != nil {
+		if err := Sleep(ctx, d); err != nil {
 			return err
 		}
 	}

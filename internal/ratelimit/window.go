@@ -45,7 +45,7 @@ func (b *Budget) awaitWindow(ctx context.Context, p Priority) error {
 		if d == 0 {
 			return nil
 		}
-		if err := sleepCtx(ctx, d); err != nil {
+		if err := Sleep(ctx, d); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"time"
+
+	"github.com/hikoutei/hikoutei-go/internal/ratelimit"
 )
 
 // Defaults. DefaultInterval paces each request class to 60 starts per minute,
@@ -159,21 +161,10 @@ func (c Config) withHooks() Config {
 		c.Now = time.Now
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleepContext
+		c.Sleep = ratelimit.Sleep
 	}
 	if c.Jitter == nil {
 		c.Jitter = rand.Float64
 	}
 	return c
-}
-
-func sleepContext(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
