@@ -69,6 +69,11 @@ func TestServeCredentialsPoolErrorsExitTwoNamingTheAccount(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, hikoutei.EnvCredentialsPool) || !strings.Contains(stderr, "pool account 2") {
 		t.Fatalf("a bad pool key by variable: exit %d:\n%s", code, stderr)
 	}
+	t.Setenv(hikoutei.EnvCredentialsPool, validKey(t)+string(os.PathListSeparator)+filepath.Join(t.TempDir(), "gone.json"))
+	code, _, stderr = runSplit(base...)
+	if code != exitUsage || !strings.Contains(stderr, hikoutei.EnvCredentialsPool) || !strings.Contains(stderr, "pool account 2") {
+		t.Fatalf("a missing pool key by variable: exit %d:\n%s", code, stderr)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "lease.toml")); err == nil {
 		t.Fatal("a configuration error took the lease")
 	}
