@@ -6,13 +6,17 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 )
+
+var keySeq atomic.Int64
 
 // validKey writes a service-account key file that loads (a fresh RSA
 // key; nothing is sent: the test stops at configuration).
@@ -26,7 +30,8 @@ func validKey(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.Marshal(map[string]string{"type": "service_account", "client_email": "sa@example.invalid",
+	email := fmt.Sprintf("sa-%d@example.invalid", keySeq.Add(1)) // each key its own account
+	raw, err := json.Marshal(map[string]string{"type": "service_account", "client_email": email,
 		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))})
 	if err != nil {
 		t.Fatal(err)
@@ -59,10 +64,15 @@ func TestServeCredentialsPoolErrorsExitTwoNamingTheAccount(t *testing.T) {
 		t.Fatalf("a bad pool key by flag: exit %d:\n%s", code, stderr)
 	}
 	t.Setenv(hikoutei.EnvCredentials, good)
-	t.Setenv(hikoutei.EnvCredentialsPool, good+string(os.PathListSeparator)+incomplete)
+	t.Setenv(hikoutei.EnvCredentialsPool, validKey(t)+string(os.PathListSeparator)+incomplete)
 	code, _, stderr = runSplit(base...)
 	if code != exitUsage || !strings.Contains(stderr, hikoutei.EnvCredentialsPool) || !strings.Contains(stderr, "pool account 2") {
 		t.Fatalf("a bad pool key by variable: exit %d:\n%s", code, stderr)
+	}
+	t.Setenv(hikoutei.EnvCredentialsPool, validKey(t)+string(os.PathListSeparator)+filepath.Join(t.TempDir(), "gone.json"))
+	code, _, stderr = runSplit(base...)
+	if code != exitUsage || !strings.Contains(stderr, hikoutei.EnvCredentialsPool) || !strings.Contains(stderr, "pool account 2") {
+		t.Fatalf("a missing pool key by variable: exit %d:\n%s", code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "lease.toml")); err == nil {
 		t.Fatal("a configuration error took the lease")

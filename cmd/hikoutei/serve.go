@@ -269,11 +269,11 @@ func isFile(path string) bool {
 func syncFromFlags(ctx context.Context, f serveFlags) (*hikoutei.SyncOptions, error) {
 	opts, err := gsync.SyncFromEnv(ctx, f.env)
 	switch {
-	case errors.Is(err, sheetsio.ErrCredentialsMissing):
+	case errors.Is(err, sheetsio.ErrCredentialsMissing) && !poolAccountErr(err):
 		return nil, usageError{fmt.Errorf("%w: give --credentials FILE or set %s (a service-account JSON key), "+
 			"or --sheets-endpoint / %s for an emulator", err, hikoutei.EnvCredentials, hikoutei.EnvSheetsEndpoint)}
 	case errors.Is(err, sheetsio.ErrCredentialsNotJSON), errors.Is(err, sheetsio.ErrCredentialsIncomplete),
-		errors.Is(err, sheetsio.ErrCredentialsRejected):
+		errors.Is(err, sheetsio.ErrCredentialsRejected), errors.Is(err, sheetsio.ErrCredentialsMissing):
 		source := "environment: " + hikoutei.EnvCredentials
 		if v, _ := config.OS(hikoutei.EnvCredentialsPool); v != "" {
 			source += " or " + hikoutei.EnvCredentialsPool
@@ -292,6 +292,13 @@ func syncFromFlags(ctx context.Context, f serveFlags) (*hikoutei.SyncOptions, er
 		return nil, usageError{err}
 	}
 	return opts, nil
+}
+
+// poolAccountErr reports whether err is about an account of the pool
+// (its message names the index), not the first key.
+func poolAccountErr(err error) bool {
+	var se *sheetsio.Error
+	return errors.As(err, &se) && strings.HasPrefix(se.Msg, "pool account ")
 }
 
 // routesOf parses the --route flags (ENTITY=SPREADSHEET, the spreadsheet

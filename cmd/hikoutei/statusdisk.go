@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,7 +113,13 @@ func (d *diskStatus) segmentsInFolder(ctx context.Context, dir string) {
 		return
 	}
 	d.SegmentsMissing, d.SegmentStrays = events.CompareSegments(segs, listed)
-	d.Segments = len(segs) - len(d.SegmentsMissing)
+	d.Segments, d.SegmentBytes = 0, 0 // the vouched ones present, not the strays' bytes
+	for _, g := range segs {
+		if !slices.Contains(d.SegmentsMissing, g.Name) {
+			d.Segments++
+			d.SegmentBytes += g.Size
+		}
+	}
 }
 
 // diskCode is the disk finding's stable code.

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -91,5 +92,22 @@ func TestBudgetTokens(t *testing.T) {
 	}
 	if tok := b.Tokens(); tok < 1.99 || tok > 2.01 {
 		t.Fatalf("tokens %v after one request, want 2", tok)
+	}
+}
+
+// A budget paced every nanosecond has a quota of 6e10 starts a window: it
+// remembers only the starts still within the window (here a
+// microsecond), not every start until the quota fills (its memory grew
+// with every request).
+func TestWindowForgetsStartsPastTheWindow(t *testing.T) {
+	b := NewBudget(time.Nanosecond, 5, nil)
+	b.SetWindow(int(time.Minute/time.Nanosecond), time.Microsecond)
+	for range 2000 {
+		if err := b.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := b.startInWindow(Urgent); d != 0 || len(b.starts) > 1000 {
+		t.Fatalf("after 2,000 starts: delay %v, %d starts remembered", d, len(b.starts))
 	}
 }

@@ -64,8 +64,12 @@ func (b *Budget) startInWindow(p Priority) time.Duration {
 		return d
 	}
 	b.starts = append(b.starts, now)
-	if len(b.starts) > b.quota {
-		b.starts = b.starts[len(b.starts)-b.quota:]
+	// keep the newest quota starts, and only those within the window: a
+	// quota of a tiny interval (a minute of nanoseconds) never fills
+	cut := len(b.starts) - min(len(b.starts), b.quota)
+	for cut < len(b.starts) && !b.starts[cut].After(now.Add(-b.window)) {
+		cut++
 	}
+	b.starts = b.starts[cut:]
 	return 0
 }

@@ -30,7 +30,14 @@ type Config struct {
 	// OnResult, when set, hears every request's result: an Outcome, or a
 	// refusal's code (wake_malformed, wake_signature_invalid, …).
 	OnResult func(result string)
+	// BodyTimeout bounds the time reading a wake's body may take (default
+	// DefaultBodyTimeout): the body is read before the signature can be
+	// checked, so a client without the key must not hold it open.
+	BodyTimeout time.Duration
 }
+
+// DefaultBodyTimeout is Config.BodyTimeout's default.
+const DefaultBodyTimeout = 5 * time.Second
 
 // NotReady is why a verified wake would start no poll (Config.Ready):
 // the handler answers 503 {"error": code, "reason": reason}.
@@ -55,6 +62,7 @@ type Handler struct {
 	clock    Clock
 	ready    func() *NotReady
 	onResult func(string)
+	bodyWait time.Duration
 }
 
 // NewHandler builds a handler. Errors: ErrSecret.
@@ -77,12 +85,18 @@ func NewHandler(c Config) (*Handler, error) {
 	if ready == nil {
 		ready = func() *NotReady { return nil }
 	}
-	return &Handler{v: v, g: &gate{interval: c.MinInterval, clock: c.Clock, poll: c.Poll}, clock: c.Clock, ready: ready, onResult: on}, nil
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = DefaultBodyTimeout
+	}
+	return &Handler{v: v, g: &gate{interval: c.MinInterval, clock: c.Clock, poll: c.Poll}, clock: c.Clock, ready: ready,
+		onResult: on, bodyWait: c.BodyTimeout}, nil
 }
 
 // ServeHTTP verifies the request and, when it is accepted, wakes the
 // pollers through the gate.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A server that cannot set deadlines (a test's recorder) reads as it may.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyWait))
 	out, err := h.wake(r)
 	if err != nil {
 		h.onResult(code(err))

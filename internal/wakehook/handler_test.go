@@ -1,8 +1,11 @@
 package wakehook
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -225,5 +228,34 @@ func TestWakeOnAStoreThatWouldNotPollIsRefusedAfterTheSignature(t *testing.T) {
 		if !slices.Contains(Results, res) {
 			t.Errorf("result %s is not in Results (the metric's label set)", res)
 		}
+	}
+}
+
+// A client without the key that sends a header and never the body it
+// announced is answered wake_malformed once the body timeout ends: it
+// cannot hold the connection open (the server has no read timeout).
+func TestWakeBodyTrickledIsCutOff(t *testing.T) {
+	h, err := NewHandler(Config{Secret: testSecret, Clock: events.SystemClock{}, BodyTimeout: 50 * time.Millisecond,
+		Poll: func(Hint) { t.Error("a wake whose body never came polled") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	hdr := Sign(testSecret, time.Now().Unix(), "nonce-trickled-000001")
+	fmt.Fprintf(conn, "POST /wake HTTP/1.1\r\nHost: x\r\n%s: %s\r\nContent-Length: 100\r\n\r\n{\"sh", Header, hdr)
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second)) // the test's own bound, far past the handler's
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a trickled body: %v", err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 400 || strings.TrimSpace(string(b)) != `{"error":"wake_malformed"}` {
+		t.Fatalf("a trickled body: %d %s", resp.StatusCode, b)
 	}
 }

@@ -19,15 +19,24 @@ type Hint struct {
 // AllTabs is the hint of a wake that names no sheet (the first script's).
 var AllTabs = Hint{All: true}
 
+// MaxSheets bounds the sheets a hint names: a union of more names every
+// tab, so what pending wakes name (and the cost of merging them) stays
+// bounded however many distinct sheetIds a holder of the key sends.
+const MaxSheets = 64
+
 // Merge is the hint of the wakes of a and b carried by one poll: every
-// tab when either names every tab, else the union of their sheets. Pure.
+// tab when either names every tab or their union names more than
+// MaxSheets sheets, else that union. Pure.
 func Merge(a, b Hint) Hint {
 	if a.All || b.All {
 		return AllTabs
 	}
 	s := append(slices.Clone(a.Sheets), b.Sheets...)
 	slices.Sort(s)
-	return Hint{Sheets: slices.Compact(s)}
+	if s = slices.Compact(s); len(s) > MaxSheets {
+		return AllTabs
+	}
+	return Hint{Sheets: s}
 }
 
 // ParseBody is the hint a wake's body names: an empty body (the first

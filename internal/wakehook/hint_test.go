@@ -24,6 +24,8 @@ func TestMergeHints(t *testing.T) {
 		{"an old wake names every tab", Hint{Sheets: []int64{7}}, AllTabs, AllTabs},
 		{"every tab stays every tab", AllTabs, Hint{Sheets: []int64{7}}, AllTabs},
 		{"nothing and nothing", Hint{}, Hint{}, Hint{}},
+		{"at most MaxSheets sheets", Hint{Sheets: seq(0, MaxSheets-1)}, Hint{Sheets: []int64{3}}, Hint{Sheets: seq(0, MaxSheets-1)}},
+		{"more names every tab", Hint{Sheets: seq(0, MaxSheets-1)}, Hint{Sheets: []int64{MaxSheets}}, AllTabs},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -33,6 +35,15 @@ func TestMergeHints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// seq is the sheetIds from to to, in order.
+func seq(from, to int64) []int64 {
+	var s []int64
+	for i := from; i <= to; i++ {
+		s = append(s, i)
+	}
+	return s
 }
 
 // A wake's body names one sheet, or nothing (every tab); anything else is

@@ -43,7 +43,8 @@ type Provider struct {
 // New builds a Provider from cfg (see Config). Errors (*Error):
 // CodeCredentialsMissing when neither Endpoint nor CredentialsFile is set or
 // the file is missing; CodeCredentialsNotJSON / CodeCredentialsIncomplete for
-// a bad credentials file; CodeInvalidConfig when the client cannot be built.
+// a bad credentials file; CodeInvalidConfig when the client cannot be built
+// or two accounts are one service account (the same client_email).
 // An account of Config.Pool fails the same way, its message naming its
 // index. New performs no network call; use Check for startup diagnostics.
 func New(ctx context.Context, cfg Config) (*Provider, error) {
@@ -57,10 +58,25 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 			}
 			return nil, err
 		}
+		if j := sameAccount(pl.accts, a.email); j >= 0 {
+			return nil, newErr(sheetsio.CodeInvalidConfig, nil,
+				"pool account %d is the service account of account %d: its quota would be counted twice", i, j)
+		}
 		a.index = i
 		pl.accts = append(pl.accts, a)
 	}
 	return &Provider{cfg: cfg, base: baseURL(cfg), pool: pl}, nil
+}
+
+// sameAccount is the index of the account of accts whose e-mail is email
+// (-1: none, or no e-mail, an emulator's caller).
+func sameAccount(accts []*account, email string) int {
+	for _, a := range accts {
+		if email != "" && a.email == email {
+			return a.index
+		}
+	}
+	return -1
 }
 
 // newAccount builds one account's clients and budgets.

@@ -54,3 +54,19 @@ func TestPermissionDeniedNamesTheServiceAccount(t *testing.T) {
 		t.Fatal("a structured 403 must not be retried")
 	}
 }
+
+// A pool naming one service account twice (the same key file, or two keys
+// of one account) is refused: Google's quota is per account, so its two
+// budgets would spend twice the quota it has.
+func TestPoolRefusesOneServiceAccountTwice(t *testing.T) {
+	const email = "hikoutei-sync@example-project.iam.gserviceaccount.com"
+	first := serviceAccountFile(t, email)
+	for name, other := range map[string]string{"the same file": first, "another key": serviceAccountFile(t, email)} {
+		_, err := New(context.Background(), Config{CredentialsFile: first,
+			Pool: []Account{{CredentialsFile: serviceAccountFile(t, "other@example-project.iam.gserviceaccount.com")}, {CredentialsFile: other}}})
+		if !errors.Is(err, sheetsio.ErrInvalidConfig) || !strings.Contains(err.Error(), "pool account 2 is the service account of account 0") ||
+			strings.Contains(err.Error(), email) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
