@@ -15,6 +15,14 @@ import (
 type SealOptions struct {
 	Below uint64
 	Keep  uint64
+	// MinBatch is the fewest records the seal moves (0 or 1: any
+	// number). When fewer lie between the first record no segment holds
+	// and the seal point (counted as the background seal counts its
+	// batch, Retention.MinBatch), Seal seals nothing and reports Skipped:
+	// a seal run again soon after the last one then writes no segment of
+	// the few records committed since (`hikoutei seal --keep N` passes
+	// --min-batch, DefaultRetentionMinBatch unless given).
+	MinBatch uint64
 }
 
 // SealReport is what Seal did: the segment it wrote (its file name, the
@@ -32,6 +40,10 @@ type SealReport struct {
 	// Replaced is true when a file of the same name that no seal vouched
 	// for (a seal that did not commit) was replaced.
 	Replaced bool
+	// Skipped is true when the seal moved nothing because fewer than
+	// SealOptions.MinBatch records may go: First..Last are those (Last <
+	// First: none), and Segment is empty.
+	Skipped bool
 }
 
 // Seal moves the log's older records out of log.db into a sealed segment
@@ -43,8 +55,10 @@ type SealReport struct {
 // the read model has not applied, and the records of the streams a store
 // reads when it opens, stay in log.db. A replicated primary's seal reaches
 // its standbys through the stream, which then drops what every host
-// sealed (docs/replication.md, "Retention"). Errors: ErrSealRefused
-// (nothing to seal, both or neither of Below and Keep, a standby);
+// sealed (docs/replication.md, "Retention"). With opts.MinBatch, fewer
+// records to move is no error: the report says Skipped and nothing is
+// written. Errors: ErrSealRefused (nothing to seal, both or neither of
+// Below and Keep, a standby);
 // ErrChainBroken when the records to seal do not continue the chain;
 // ErrSegmentDamaged when the file read back differs; ErrStoreClosed;
 // ErrStaleWriterFence; I/O errors. ErrReadModelBehind comes with the
@@ -58,6 +72,12 @@ func (s *Store) Seal(ctx context.Context, opts SealOptions) (SealReport, error) 
 	below, err := s.sealBelow(opts)
 	if err != nil {
 		return SealReport{}, err
+	}
+	if opts.MinBatch > 1 {
+		first, last, err := s.sealSpan(below)
+		if err != nil || last+1 < first+opts.MinBatch {
+			return SealReport{Skipped: true, First: first, Last: last}, err
+		}
 	}
 	rep, err := s.e.Seal(below)
 	if err != nil && !errors.Is(err, ErrReadModelBehind) {
@@ -81,6 +101,23 @@ func (s *Store) sealBelow(opts SealOptions) (uint64, error) {
 		return 1, err
 	}
 	return head - opts.Keep + 1, nil
+}
+
+// sealSpan is the records a seal below below would move: from the first
+// record no segment holds through below-1, bounded by the log's head and
+// the read model's checkpoint as the engine bounds the seal.
+func (s *Store) sealSpan(below uint64) (first, last uint64, err error) {
+	l := s.e.Log()
+	segs, err := l.Segments()
+	if err != nil {
+		return 0, 0, err
+	}
+	first = 1
+	if n := len(segs); n > 0 {
+		first = segs[n-1].Last + 1
+	}
+	head, err := l.Head()
+	return first, min(max(below, 1)-1, head, s.e.Checkpoint()), err
 }
 
 // Segments lists the store's sealed segments, oldest first, as the log's

@@ -303,7 +303,7 @@ func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
 			return nil
 		case <-d.cfg.Clock.After(d.cfg.ReconcileInterval):
 		}
-		if _, err := d.Reconcile(sheetsio.WithBackgroundReads(ctx)); err != nil { // spaced between the passes' reads
+		if _, err := d.Reconcile(sheetsio.WithReadPriority(ctx, sheetsio.PriorityBackground)); err != nil { // spaced between the passes' reads
 			d.cfg.Logger.Warn("reconciliation failed", "err", err.Error())
 			failed++
 		} else if failed > 0 {

@@ -24,9 +24,9 @@ func TestPassCtx(t *testing.T) {
 	}
 	for _, c := range cases {
 		ctx := passCtx(context.Background(), c.pass, c.woken)
-		if sheetsio.UrgentReads(ctx) != c.urgent || sheetsio.BackgroundReads(ctx) != c.background {
-			t.Errorf("pass %d woken %v: urgent %v background %v, want %v %v", c.pass, c.woken,
-				sheetsio.UrgentReads(ctx), sheetsio.BackgroundReads(ctx), c.urgent, c.background)
+		p := sheetsio.ReadPriority(ctx)
+		if urgent, background := p == sheetsio.PriorityUrgent, p == sheetsio.PriorityBackground; urgent != c.urgent || background != c.background {
+			t.Errorf("pass %d woken %v: read priority %v, want urgent %v background %v", c.pass, c.woken, p, c.urgent, c.background)
 		}
 	}
 }

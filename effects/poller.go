@@ -583,13 +583,13 @@ const defaultNamedWholeRows = 2000
 
 // passCtx is the context of pass i of Run (0 the poll, 1 the full scan,
 // 2 the cleanup): a poll a wake started reads urgently
-// (sheetsio.WithUrgentReads), ahead of the dispatcher's reads, since a
+// (sheetsio.PriorityUrgent), ahead of the dispatcher's reads, since a
 // person's edit waits on it. The full scan and the cleanup read as the
 // dispatcher does, not spaced out as background reads are: the woken
 // polls wait for them in this one goroutine.
 func passCtx(ctx context.Context, i int, woken bool) context.Context {
 	if i == 0 && woken {
-		return sheetsio.WithUrgentReads(ctx)
+		return sheetsio.WithReadPriority(ctx, sheetsio.PriorityUrgent)
 	}
 	return ctx
 }

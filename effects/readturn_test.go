@@ -65,7 +65,7 @@ type urgencySpy struct {
 }
 
 func (s urgencySpy) SnapshotChecked(ctx context.Context, _ *sheetsio.Workbook, _ map[string]sheetsio.RowCheck, _ ...string) (map[string]*sheetsio.TabSnapshot, error) {
-	s.seen <- sheetsio.UrgentReads(ctx)
+	s.seen <- sheetsio.ReadPriority(ctx) == sheetsio.PriorityUrgent
 	return nil, errors.New("spy: nothing read")
 }
 

@@ -92,37 +92,54 @@ type ReadPacer interface {
 	AwaitRead(ctx context.Context) error
 }
 
-// urgentKey marks a context whose reads are urgent.
-type urgentKey struct{}
+// Priority is a read's place in a client's read budget (gsheets.Provider
+// queues reads by it), carried by its context (WithReadPriority).
+type Priority int
 
-// WithUrgentReads marks ctx's reads urgent: a client with a read budget
-// (gsheets.Provider) lets them take the reserve it keeps and start
-// ahead of every other read waiting. The poller marks the polls a wake
-// starts (a person's edit waits on them).
-func WithUrgentReads(ctx context.Context) context.Context {
-	return context.WithValue(ctx, urgentKey{}, true)
+// Read priorities, lowest rank first: a context's mark is the highest
+// given (ReadPriority).
+const (
+	// PriorityNormal reads wait their turn and leave the budget's reserve
+	// to urgent ones: an unmarked context's.
+	PriorityNormal Priority = iota
+	// PriorityBackground reads are a scheduled pass's (the dispatcher's
+	// reconciliation marks its own): a client with a read budget spaces
+	// them out while the budget is busy, so they come one at a time
+	// between the dispatcher's reads instead of in a burst that stalls it.
+	PriorityBackground
+	// PriorityUrgent reads take the reserve the budget keeps and start
+	// ahead of every other read waiting: the poller marks the polls a
+	// wake starts (a person's edit waits on them).
+	PriorityUrgent
+)
+
+// String returns "normal", "background" or "urgent".
+func (p Priority) String() string {
+	switch p {
+	case PriorityBackground:
+		return "background"
+	case PriorityUrgent:
+		return "urgent"
+	}
+	return "normal"
 }
 
-// UrgentReads reports whether ctx's reads are urgent (WithUrgentReads).
-func UrgentReads(ctx context.Context) bool {
-	u, _ := ctx.Value(urgentKey{}).(bool)
-	return u
+// priorityKey is the context key of a read priority.
+type priorityKey struct{}
+
+// WithReadPriority marks ctx's reads with p, unless ctx carries a higher
+// one: an urgent read stays urgent inside a background pass, whichever
+// was marked first.
+func WithReadPriority(ctx context.Context, p Priority) context.Context {
+	if p <= ReadPriority(ctx) {
+		return ctx
+	}
+	return context.WithValue(ctx, priorityKey{}, p)
 }
 
-// backgroundKey marks a context whose reads are background reads.
-type backgroundKey struct{}
-
-// WithBackgroundReads marks ctx's reads as a scheduled pass's (the
-// dispatcher's reconciliation marks its own): a client with a read budget
-// spaces them out while the budget is busy, so they come one at a time
-// between the dispatcher's reads instead of in a burst that stalls it.
-func WithBackgroundReads(ctx context.Context) context.Context {
-	return context.WithValue(ctx, backgroundKey{}, true)
-}
-
-// BackgroundReads reports whether ctx's reads are background reads
-// (WithBackgroundReads).
-func BackgroundReads(ctx context.Context) bool {
-	b, _ := ctx.Value(backgroundKey{}).(bool)
-	return b
+// ReadPriority is the priority of ctx's reads (WithReadPriority):
+// PriorityNormal when unmarked.
+func ReadPriority(ctx context.Context) Priority {
+	p, _ := ctx.Value(priorityKey{}).(Priority)
+	return p
 }

@@ -20,7 +20,7 @@ func TestCompactCommandShrinksAClosedSealedStoreAndRefusesARunningOne(t *testing
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code != exitOK {
+	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5", "--min-batch", "1"); code != exitOK {
 		t.Fatalf("seal: exit %d:\n%s", code, out)
 	}
 	code, out, errOut := runSplit("compact", "--dir", dir, "--json")

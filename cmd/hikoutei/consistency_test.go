@@ -287,7 +287,7 @@ func (sc *jsonScenario) args() [][]string {
 		append([]string{"conflicts", "ack", "--dir", sc.dir}, sc.fence...),
 		{"conflicts", "resolve", "--dir", sc.other, sc.otherConflict, "--keep-system"},
 		{"quarantine", "dismiss", "--dir", sc.dir, sc.quarantined},
-		{"seal", "--dir", sc.other, "--keep", "3"},
+		{"seal", "--dir", sc.other, "--keep", "3", "--min-batch", "1"},
 		{"erase", "--dir", sc.other, "--subject", "S1"},
 		{"compact", "--dir", sc.other},
 	}

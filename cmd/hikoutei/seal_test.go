@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestI38_SealCommandSealsAClosedStoreAndAuditVerifyWalksAcrossTheSegment(t *
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "5", "--json")
+	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "5", "--min-batch", "1", "--json")
 	var rep sealJSON
 	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.First != 1 || rep.Records == 0 || rep.Seq != rep.Last+6 {
 		t.Fatalf("seal --keep 5: exit %d:\n%s%s", code, out, errOut)
@@ -65,10 +66,47 @@ func TestSealKeepZeroSealsUpToTheHeadAndBelowZeroIsRefused(t *testing.T) {
 	if _, out := runCLI(t, "seal", "--dir", dir, "--below", "0"); !strings.Contains(out, "--below 0 names no record") {
 		t.Fatalf("seal --below 0:\n%s", out)
 	}
-	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "0", "--json")
+	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "0", "--min-batch", "1", "--json")
 	var rep sealJSON
-	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.First != 1 || rep.Seq != rep.Last+1 {
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.First != 1 || rep.Seq != rep.Last+1 || rep.Skipped {
 		t.Fatalf("seal --keep 0: exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// seal --keep N moves at least --min-batch records (by default
+// DefaultRetentionMinBatch, the background seal's batch): with fewer to
+// move, as when it runs again soon after a seal (the few records since),
+// it seals nothing and says so (exit 0) instead of writing a tiny
+// segment; --min-batch 1 seals whatever may go. --below names its point
+// and takes no minimum.
+func TestSealKeepSealsNothingBelowTheMinimumBatch(t *testing.T) {
+	t.Parallel()
+	dir := closedStoreOf(t, 40)
+	code, out := runCLI(t, "seal", "--dir", dir, "--keep", "0")
+	if code != exitOK || !strings.Contains(out, "nothing sealed") || !strings.Contains(out, "--min-batch 10000") {
+		t.Fatalf("seal --keep 0 of a small store: exit %d:\n%s", code, out)
+	}
+	if segs, _ := os.ReadDir(filepath.Join(dir, events.SegmentsDir)); len(segs) != 0 {
+		t.Fatalf("a seal below the minimum batch wrote %d segment(s)", len(segs))
+	}
+	if code, out = runCLI(t, "seal", "--dir", dir, "--keep", "0", "--min-batch", "1"); code != exitOK || !strings.Contains(out, "sealed seqs 1..") {
+		t.Fatalf("seal --keep 0 --min-batch 1: exit %d:\n%s", code, out)
+	}
+	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "0", "--min-batch", "20", "--json")
+	var rep sealJSON
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || !rep.Skipped || rep.Segment != "" || rep.Last < rep.First ||
+		rep.Last-rep.First+1 >= 20 || rep.MinBatch != 20 {
+		t.Fatalf("seal --keep 0 again soon after: exit %d:\n%s%s", code, out, errOut)
+	}
+	if segs, _ := os.ReadDir(filepath.Join(dir, events.SegmentsDir)); len(segs) != 1 {
+		t.Fatalf("%d segments after a seal and a seal below the minimum, want 1", len(segs))
+	}
+	if code, out = runCLI(t, "seal", "--dir", dir, "--below", "5", "--min-batch", "20"); code != exitUsage || !strings.Contains(out, "--min-batch") {
+		t.Fatalf("seal --below with --min-batch: exit %d:\n%s", code, out)
+	}
+	below := strconv.FormatUint(rep.Last+1, 10)
+	if code, out = runCLI(t, "seal", "--dir", dir, "--below", below); code != exitOK || !strings.Contains(out, "sealed seqs") {
+		t.Fatalf("seal --below %s of the few records since: exit %d:\n%s", below, code, out)
 	}
 }
 
@@ -147,7 +185,7 @@ func closedStoreOf(t *testing.T, n int) string {
 func sealedItemStore(t *testing.T) string {
 	t.Helper()
 	dir := closedStoreOf(t, 40)
-	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5"); code != exitOK {
+	if code, out := runCLI(t, "seal", "--dir", dir, "--keep", "5", "--min-batch", "1"); code != exitOK {
 		t.Fatalf("seal: exit %d:\n%s", code, out)
 	}
 	return dir

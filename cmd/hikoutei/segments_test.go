@@ -29,7 +29,7 @@ func TestI38_SegmentsFlagKeepsSegmentsElsewhereAndEveryCommandReadsThem(t *testi
 	}
 	away := filepath.Join(t.TempDir(), "segs")
 	url := "file://" + away
-	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "5", "--segments", url, "--json")
+	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "5", "--min-batch", "1", "--segments", url, "--json")
 	var rep sealJSON
 	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || rep.Records == 0 {
 		t.Fatalf("seal --segments: exit %d:\n%s%s", code, out, errOut)

@@ -227,7 +227,7 @@ func (r *replState) open(cfg Config) error {
 	ctx, cancel := context.WithTimeout(r.ctx, replicaOpTimeout)
 	defer cancel()
 	var err error
-	if r.stream, err = replication.Open(ctx, r.nc, replication.Config{Store: r.store, Replicas: r.cfg.Replicas}); err != nil {
+	if r.stream, err = replication.Open(ctx, r.nc, replication.Config{Store: r.store, Replicas: r.cfg.Replicas, SettleWithin: r.cfg.AppendTimeout}); err != nil {
 		return fmt.Errorf("replication: %w", err)
 	}
 	r.leases, err = replication.OpenLeases(ctx, r.nc, replication.LeaseConfig{Replicas: r.cfg.Replicas, TTL: cfg.LeaseTTL, Clock: cfg.Clock})

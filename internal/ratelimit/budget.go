@@ -89,6 +89,8 @@ type Budget struct {
 	quota  int
 	window time.Duration
 	starts []time.Time
+	// sleep waits d or until ctx ends (Sleep; tests wait on a condition).
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // NewBudget returns a budget of one request per every (negative: no
@@ -103,16 +105,13 @@ func NewBudget(every time.Duration, burst int, now func() time.Time) *Budget {
 	if every < 0 {
 		limit, burst = rate.Inf, 0
 	}
-	return &Budget{lim: rate.NewLimiter(limit, burst), aimd: DefaultAIMD(limit), now: now, st: State{Limit: limit}}
+	return &Budget{lim: rate.NewLimiter(limit, burst), aimd: DefaultAIMD(limit), now: now, st: State{Limit: limit}, sleep: Sleep}
 }
 
 // Wait blocks until the budget lets one request start, or ctx ends: it
 // queues as an urgent request does (WaitPriority).
 func (b *Budget) Wait(ctx context.Context) error {
-	if err := b.lim.Wait(ctx); err != nil {
-		return err
-	}
-	return b.awaitWindow(ctx, Urgent)
+	return b.queue(ctx)
 }
 
 // SetReserve keeps n tokens for urgent requests (WaitPriority): normal

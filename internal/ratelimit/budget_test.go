@@ -107,7 +107,7 @@ func TestWindowForgetsStartsPastTheWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if d := b.startInWindow(Urgent); d != 0 || len(b.starts) > 1000 {
+	if d := b.windowDelay(Urgent, time.Now()); d != 0 || len(b.starts) > 1000 {
 		t.Fatalf("after 2,000 starts: delay %v, %d starts remembered", d, len(b.starts))
 	}
 }

@@ -72,9 +72,11 @@ func Delay(tokens, need float64, limit rate.Limit) time.Duration {
 // WaitPriority blocks until the budget lets one request of priority p
 // start, or ctx ends: an urgent request (or any, when the budget keeps no
 // reserve) queues on the token bucket as Wait does, a normal one starts
-// only while more than the reserve is left; every one then keeps to the
+// only while more than the reserve is left; every one keeps to the
 // window's quota (SetWindow), the others leaving the reserve's share of
-// it to urgent ones (WindowQuota).
+// it to urgent ones (WindowQuota). A request whose ctx ends first gives
+// back what it reserved: it takes its token and its start in the window
+// only together, when it starts.
 func (b *Budget) WaitPriority(ctx context.Context, p Priority) error {
 	if b.lim.Limit() == rate.Inf {
 		return b.lim.Wait(ctx)
@@ -85,12 +87,9 @@ func (b *Budget) WaitPriority(ctx context.Context, p Priority) error {
 		}
 	}
 	if p == Urgent || b.reserve == 0 {
-		return b.Wait(ctx)
+		return b.queue(ctx)
 	}
-	if err := b.await(ctx, true); err != nil {
-		return err
-	}
-	return b.awaitWindow(ctx, p)
+	return b.await(ctx, p, true)
 }
 
 // awaitSpacing waits out the spacing of background requests and marks
@@ -107,7 +106,7 @@ func (b *Budget) awaitSpacing(ctx context.Context) error {
 		if d == 0 {
 			return nil
 		}
-		if err := Sleep(ctx, d); err != nil {
+		if err := b.sleep(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -132,34 +131,42 @@ func (b *Budget) Ready(ctx context.Context) error {
 	if b.lim.Limit() == rate.Inf {
 		return ctx.Err()
 	}
-	return b.await(ctx, false)
+	return b.await(ctx, Normal, false)
 }
 
-// await waits until a normal request may start, taking its token when
-// take. Waiting is on the wall clock, as rate.Limiter waits.
-func (b *Budget) await(ctx context.Context, take bool) error {
+// await waits until a request of priority p (normal or background) may
+// start, starting it when take. It holds nothing while it waits, so a
+// request whose ctx ends has nothing to give back. Waiting is on the
+// wall clock, as rate.Limiter waits.
+func (b *Budget) await(ctx context.Context, p Priority, take bool) error {
 	for {
-		d := b.try(take)
+		d := b.try(p, take)
 		if d == 0 {
 			return nil
 		}
-		if err := Sleep(ctx, d); err != nil {
+		if err := b.sleep(ctx, d); err != nil {
 			return err
 		}
 	}
 }
 
-// try starts a normal request now (taking its token when take) and
-// returns 0, or returns how long to wait before trying again.
-func (b *Budget) try(take bool) time.Duration {
+// try starts a request of priority p now when the bucket holds more than
+// the reserve and, when take, the window has room: it takes its token and
+// records its start together, and returns 0; else it returns how long to
+// wait before trying again. Without take it only looks at the bucket.
+func (b *Budget) try(p Priority, take bool) time.Duration {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	now := time.Now()
-	if d := Delay(b.lim.TokensAt(now), Need(Normal, b.reserve), b.lim.Limit()); d > 0 {
+	if d := Delay(b.lim.TokensAt(now), Need(p, b.reserve), b.lim.Limit()); d > 0 || !take {
 		return d
 	}
-	if take && !b.lim.AllowN(now, 1) {
+	if d := b.windowDelay(p, now); d > 0 {
+		return d
+	}
+	if !b.lim.AllowN(now, 1) {
 		return time.Millisecond // an urgent request took it meanwhile
 	}
+	b.record(now, now)
 	return 0
 }

@@ -1,7 +1,8 @@
 package ratelimit
 
 import (
-	"context"
+	"slices"
+	"sort"
 	"time"
 )
 
@@ -37,33 +38,26 @@ func WindowQuota(p Priority, quota, reserve int) int {
 	return max(quota-max(reserve, 0), 1)
 }
 
-// awaitWindow waits until a request of priority p may start within the
-// window's quota and records its start.
-func (b *Budget) awaitWindow(ctx context.Context, p Priority) error {
-	for {
-		d := b.startInWindow(p)
-		if d == 0 {
-			return nil
-		}
-		if err := Sleep(ctx, d); err != nil {
-			return err
-		}
-	}
-}
-
-// startInWindow records a start of priority p now and returns 0, or
-// returns how long to wait before trying again.
-func (b *Budget) startInWindow(p Priority) time.Duration {
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
+// windowDelay is how long after at a request of priority p must wait
+// for room in the window's quota, counting the starts recorded up to at
+// (0 when no quota is kept). wmu held.
+func (b *Budget) windowDelay(p Priority, at time.Time) time.Duration {
 	if b.quota == 0 {
 		return 0
 	}
-	now := time.Now()
-	if d := WindowDelay(b.starts, WindowQuota(p, b.quota, b.reserve), b.window, now); d > 0 {
-		return d
+	n := sort.Search(len(b.starts), func(i int) bool { return b.starts[i].After(at) })
+	return WindowDelay(b.starts[:n], WindowQuota(p, b.quota, b.reserve), b.window, at)
+}
+
+// record records a start at at (now or, for a request queued on the
+// bucket, the time its token comes), keeping the starts oldest first,
+// and forgets the ones past the window at now. wmu held.
+func (b *Budget) record(at, now time.Time) {
+	if b.quota == 0 {
+		return
 	}
-	b.starts = append(b.starts, now)
+	i := sort.Search(len(b.starts), func(i int) bool { return b.starts[i].After(at) })
+	b.starts = slices.Insert(b.starts, i, at)
 	// keep the newest quota starts, and only those within the window: a
 	// quota of a tiny interval (a minute of nanoseconds) never fills
 	cut := len(b.starts) - min(len(b.starts), b.quota)
@@ -71,5 +65,12 @@ func (b *Budget) startInWindow(p Priority) time.Duration {
 		cut++
 	}
 	b.starts = b.starts[cut:]
-	return 0
+}
+
+// unrecord forgets a start recorded at at whose request did not start.
+// wmu held.
+func (b *Budget) unrecord(at time.Time) {
+	if i := slices.IndexFunc(b.starts, at.Equal); i >= 0 {
+		b.starts = slices.Delete(b.starts, i, i+1)
+	}
 }

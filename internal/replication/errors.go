@@ -24,6 +24,12 @@ var (
 	// until it gets a definite answer (success: it is stored at the
 	// returned sequence; ErrFenced: it is not stored).
 	ErrUnavailable = errors.New("replication_unavailable")
+	// ErrSequenceUnreadable: the stream took the sequence an append's
+	// answer depends on, but its message did not become readable within
+	// Config.SettleWithin (a proposal the leader counted that no quorum
+	// stored yet). It comes with ErrUnavailable: the fate is UNCERTAIN,
+	// resolved as that sentinel says.
+	ErrSequenceUnreadable = errors.New("replication_sequence_unreadable")
 	// ErrRejected: the server refused the commit for a reason other than
 	// fencing (e.g. the stream is missing). The commit was NOT stored.
 	ErrRejected = errors.New("replication_rejected")

@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/hikoutei/hikoutei-go/events"
 )
 
 // DefaultDuplicateWindow is how long the stream remembers idempotency
@@ -31,6 +33,12 @@ type Config struct {
 	// Duplicates is the idempotency-key window; default
 	// DefaultDuplicateWindow.
 	Duplicates time.Duration
+	// SettleWithin bounds Append's wait for a sequence the stream took to
+	// become readable (the commit at it decides the append's answer);
+	// default DefaultAppendTimeout.
+	SettleWithin time.Duration
+	// Clock times that wait; default events.SystemClock.
+	Clock events.Clock
 }
 
 func (c Config) normalize() (Config, error) {
@@ -39,6 +47,12 @@ func (c Config) normalize() (Config, error) {
 	}
 	if c.Duplicates == 0 {
 		c.Duplicates = DefaultDuplicateWindow
+	}
+	if c.SettleWithin <= 0 {
+		c.SettleWithin = DefaultAppendTimeout
+	}
+	if c.Clock == nil {
+		c.Clock = events.SystemClock{}
 	}
 	if err := validateStore(c.Store); err != nil {
 		return c, err
@@ -69,6 +83,16 @@ type Log struct {
 	js      jetstream.JetStream
 	stream  string
 	subject string
+	// getMsg reads the stream's message at seq (readMsg; tests make a
+	// taken sequence not yet readable).
+	getMsg func(ctx context.Context, seq uint64) (*jetstream.RawStreamMsg, error)
+}
+
+// newLog is the log of cfg.Store over nc and js (cfg normalized).
+func newLog(cfg Config, nc *nats.Conn, js jetstream.JetStream) *Log {
+	l := &Log{cfg: cfg, nc: nc, js: js, stream: StreamName(cfg.Store), subject: Subject(cfg.Store)}
+	l.getMsg = l.readMsg
+	return l
 }
 
 // Open returns the log of cfg.Store over nc, creating its stream when
@@ -83,7 +107,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, nc: nc, js: js, stream: StreamName(cfg.Store), subject: Subject(cfg.Store)}
+	l := newLog(cfg, nc, js)
 	if err := l.ensureStream(ctx); err != nil {
 		return nil, err
 	}
@@ -100,7 +124,7 @@ func OpenExisting(ctx context.Context, nc *nats.Conn, store string) (*Log, error
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{cfg: cfg, nc: nc, js: js, stream: StreamName(store), subject: Subject(store)}
+	l := newLog(cfg, nc, js)
 	s, err := js.Stream(ctx, l.stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("%w: no stream %s for store %q", ErrStreamNotFound, l.stream, store)
@@ -234,23 +258,63 @@ func (l *Log) settleRefusal(ctx context.Context, pos uint64, body []byte, err er
 }
 
 // ownsPosition returns pos when the stream's message at pos is body;
-// otherwise notOurs. A message not yet readable at pos (a proposal still
-// being applied) leaves the outcome uncertain.
+// otherwise notOurs. The stream may have taken pos without its message
+// being readable yet (a proposal the leader counted that no quorum
+// stored yet): it waits until it is (readable), then decides; still
+// unreadable past Config.SettleWithin, the outcome stays uncertain.
 func (l *Log) ownsPosition(ctx context.Context, pos uint64, body []byte, notOurs error) (uint64, error) {
-	s, err := l.js.Stream(ctx, l.stream)
+	msg, err := l.readable(ctx, pos)
 	if err != nil {
-		return 0, classify(err, "stream "+l.stream)
+		return 0, err
 	}
-	msg, err := s.GetMsg(ctx, pos)
-	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return 0, fmt.Errorf("%w: sequence %d is taken but not yet readable", ErrUnavailable, pos)
-	case err != nil:
-		return 0, classify(err, "read sequence "+strconv.FormatUint(pos, 10))
-	case msg.Header.Get(jetstream.MsgIDHeader) != MsgID(pos, body):
+	if msg.Header.Get(jetstream.MsgIDHeader) != MsgID(pos, body) {
 		return 0, fmt.Errorf("%w: sequence %d holds another writer's commit", notOurs, pos)
 	}
 	return pos, nil
+}
+
+// settlePause is the first pause between looks at a taken sequence; each
+// next one doubles, up to settlePauseMax.
+const (
+	settlePause    = 50 * time.Millisecond
+	settlePauseMax = time.Second
+)
+
+// readable returns the stream's message at pos once it can be read,
+// looking again after a pause on the log's clock while the stream answers
+// that it has none, until Config.SettleWithin passed (ErrUnavailable and
+// ErrSequenceUnreadable) or ctx ends (ErrUnavailable).
+func (l *Log) readable(ctx context.Context, pos uint64) (*jetstream.RawStreamMsg, error) {
+	clock := l.cfg.Clock
+	bound := clock.Now().Add(l.cfg.SettleWithin)
+	for pause := settlePause; ; pause = min(2*pause, settlePauseMax) {
+		msg, err := l.getMsg(ctx, pos)
+		switch {
+		case err == nil:
+			return msg, nil
+		case !errors.Is(err, jetstream.ErrMsgNotFound):
+			return nil, classify(err, "read sequence "+strconv.FormatUint(pos, 10))
+		}
+		left := bound.Sub(clock.Now())
+		if left <= 0 {
+			return nil, fmt.Errorf("%w: %w: sequence %d is taken but was not readable within %s", ErrUnavailable, ErrSequenceUnreadable,
+				pos, l.cfg.SettleWithin)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: sequence %d is taken but not yet readable: %w", ErrUnavailable, pos, ctx.Err())
+		case <-clock.After(min(pause, left)):
+		}
+	}
+}
+
+// readMsg reads the stream's message at seq.
+func (l *Log) readMsg(ctx context.Context, seq uint64) (*jetstream.RawStreamMsg, error) {
+	s, err := l.js.Stream(ctx, l.stream)
+	if err != nil {
+		return nil, err
+	}
+	return s.GetMsg(ctx, seq)
 }
 
 // wrongLastSequence reports a Nats-Expected-Last-Sequence refusal

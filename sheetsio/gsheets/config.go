@@ -18,7 +18,7 @@ const (
 	DefaultReadReserve = 2
 	// backgroundSpacing is how many read intervals apart the reads of
 	// scheduled passes start while the read budget is busy
-	// (sheetsio.WithBackgroundReads).
+	// (sheetsio.PriorityBackground).
 	backgroundSpacing = 3
 	// quotaMargin is added to the per-minute window of each budget: two
 	// requests a minute apart at the start may arrive closer together.
@@ -34,7 +34,7 @@ const (
 // Pacing sets the minimum interval between request starts per class and the
 // burst allowed. An interval of 0 means "use the default"; a negative
 // interval disables pacing (tests). ReadReserve is how many read tokens
-// of the burst are kept for urgent reads (sheetsio.WithUrgentReads: the
+// of the burst are kept for urgent reads (sheetsio.PriorityUrgent: the
 // polls a wake starts): other reads start only while more are left, and
 // urgent ones start ahead of them. 0 means DefaultReadReserve, negative
 // none; at most Burst-1.

@@ -58,14 +58,13 @@ func (p *Provider) readAttempts(ctx context.Context, op string, call func(contex
 	}
 }
 
-// readPriority is the priority of ctx's reads in the read budget: urgent
-// or background when the caller marked them (sheetsio.WithUrgentReads,
-// sheetsio.WithBackgroundReads), else normal.
+// readPriority is the priority of ctx's reads in the read budget: the
+// caller's mark (sheetsio.WithReadPriority), normal when unmarked.
 func readPriority(ctx context.Context) ratelimit.Priority {
-	switch {
-	case sheetsio.UrgentReads(ctx):
+	switch sheetsio.ReadPriority(ctx) {
+	case sheetsio.PriorityUrgent:
 		return ratelimit.Urgent
-	case sheetsio.BackgroundReads(ctx):
+	case sheetsio.PriorityBackground:
 		return ratelimit.Background
 	}
 	return ratelimit.Normal

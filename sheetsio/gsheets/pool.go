@@ -83,21 +83,41 @@ type pool struct {
 	readmit time.Duration
 }
 
-// take is the account a request of class c takes at now.
-func (p *pool) take(c requestClass, now time.Time) *account {
-	if len(p.accts) == 1 {
-		return p.accts[0]
-	}
-	return p.pick(c, now, p.turn[c].Add(1))
+// choice is the account a request of class c would take, and the turn
+// it would take it at (0: a pool of one account, which takes no turns).
+type choice struct {
+	a     *account
+	class requestClass
+	turn  uint64
 }
 
-// peek is the account take would give now, without taking its turn (a
-// wait for headroom that sends nothing must not skew the turns).
-func (p *pool) peek(c requestClass, now time.Time) *account {
+// next is the account the next request of class c would take at now: a
+// query, which moves no turn (a wait for headroom that sends nothing asks
+// it too). A request that goes out with it takes its turn (use).
+func (p *pool) next(c requestClass, now time.Time) choice {
 	if len(p.accts) == 1 {
-		return p.accts[0]
+		return choice{a: p.accts[0], class: c}
 	}
-	return p.pick(c, now, p.turn[c].Load()+1)
+	turn := p.turn[c].Load() + 1
+	return choice{a: p.pick(c, now, turn), class: c, turn: turn}
+}
+
+// use takes ch's turn for the request that goes out with ch.a, so that
+// the next request of its class moves on. It reports false when another
+// request took that turn since ch was chosen: choose again (next), so
+// that requests choosing together still take turns.
+func (p *pool) use(ch choice) bool {
+	return ch.turn == 0 || p.turn[ch.class].CompareAndSwap(ch.turn-1, ch.turn)
+}
+
+// take is the account a request of class c goes out with at now: the
+// pool's next choice, its turn taken (use).
+func (p *pool) take(c requestClass, now time.Time) *account {
+	for {
+		if ch := p.next(c, now); p.use(ch) {
+			return ch.a
+		}
+	}
 }
 
 // pick chooses among the accounts for class c at now, turn breaking ties.

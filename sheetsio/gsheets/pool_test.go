@@ -12,6 +12,7 @@ import (
 	"google.golang.org/api/option"
 	"google.golang.org/api/sheets/v4"
 
+	"github.com/hikoutei/hikoutei-go/internal/ratelimit"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
@@ -204,5 +205,38 @@ func TestPoolSpreadsRequests(t *testing.T) {
 		if c := h.emu.CallerCounters(tok); c.Reads < 1 || c.Writes < 3 {
 			t.Fatalf("caller %s sent %+v: the pool does not spread its reads and writes", tok[:4], c)
 		}
+	}
+}
+
+// Choosing an account is a query: the pool's next choice stays the same
+// however often it is asked (a wait for headroom asks without sending)
+// until a request takes its turn (use). A choice whose turn another
+// request took meanwhile is refused, so requests that chose together
+// still take turns; reads and writes take turns apart.
+func TestPoolNextIsAQueryAndUseTakesTheTurn(t *testing.T) {
+	unpaced := func(i int) *account {
+		return &account{index: i, read: ratelimit.NewBudget(-1, 0, nil), write: ratelimit.NewBudget(-1, 0, nil)}
+	}
+	p := &pool{accts: []*account{unpaced(0), unpaced(1)}}
+	now := time.Unix(0, 0)
+	first, again := p.next(classRead, now), p.next(classRead, now)
+	if first != again {
+		t.Fatalf("two queries chose %+v then %+v", first, again)
+	}
+	if !p.use(first) {
+		t.Fatal("the first request could not take its turn")
+	}
+	if p.use(again) {
+		t.Fatal("a second request took the turn the first took")
+	}
+	if next := p.next(classRead, now); next.a == first.a {
+		t.Fatalf("after a turn taken the next read chose account %d again", next.a.index)
+	}
+	if w := p.next(classWrite, now); w.a != first.a {
+		t.Fatalf("a read's turn moved the writes' to account %d", w.a.index)
+	}
+	one := &pool{accts: []*account{unpaced(0)}}
+	if ch := one.next(classRead, now); ch.a != one.accts[0] || !one.use(ch) || !one.use(ch) {
+		t.Fatal("a pool of one account: always it, its turn always free")
 	}
 }

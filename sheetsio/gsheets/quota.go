@@ -14,10 +14,10 @@ var (
 )
 
 // AwaitRead blocks until a read of normal priority could start now on
-// the account of the pool the next read would take (peek), the reserve for
-// urgent reads left (sheetsio.ReadPacer).
+// the account of the pool the next read would take (next: it takes no
+// turn), the reserve for urgent reads left (sheetsio.ReadPacer).
 func (p *Provider) AwaitRead(ctx context.Context) error {
-	return p.pool.peek(classRead, p.cfg.Now()).read.Ready(ctx)
+	return p.pool.next(classRead, p.cfg.Now()).a.read.Ready(ctx)
 }
 
 // QuotaBudget reports the provider's read and write budgets: their
