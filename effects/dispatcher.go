@@ -55,7 +55,8 @@ type Config struct {
 	ReconcileRows int
 	// AuthorityTTL: a spreadsheet authority not refreshed for this long
 	// may be taken over by another store (default DefaultAuthorityTTL; the
-	// owner refreshes it every TTL/3).
+	// owner refreshes it every TTL/3, in a pass's dispatch while it sends
+	// effects).
 	AuthorityTTL time.Duration
 	// WriteGuard, when set, is asked right before each batchUpdate of a
 	// dispatch (sheetsio.Batch.BeforeWrite): an error (this writer may
@@ -175,6 +176,9 @@ type Dispatcher struct {
 	// them).
 	notes map[string]aggregates.CellNote
 	swept map[string]bool
+	// turn: the batch claimed was claimed after the pass's read turn
+	// (readTurn; only the pass loop touches it).
+	turn bool
 }
 
 // minBatch is the smallest adaptive batch.
@@ -389,6 +393,9 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	if checks {
 		notes, err = d.noteChanges()
 	}
+	if err == nil && len(claimed) == 0 {
+		err = d.checkAuthority(ctx) // nothing to send: the refresh rides in no dispatch
+	}
 	if err != nil || len(claimed) == 0 {
 		return false, errors.Join(err, d.sendNotes(ctx, notes), d.awaitSettle())
 	}
@@ -397,7 +404,7 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	if pipelined && len(claimed) == size {
 		d.prefetch(size)
 	}
-	out, derr := d.dispatch(ctx, claimed, notes)
+	out, derr := d.dispatch(d.turnCtx(ctx), claimed, notes)
 	d.adapt(derr != nil || troubled(out))
 	if err := d.awaitSettle(); err != nil {
 		return false, errors.Join(err, d.finish(out, derr))
@@ -424,8 +431,9 @@ func again(pipelined bool, claimed, size int, derr error) bool {
 
 // claim renews the lease before any remote call of the pass (I04: a
 // displaced writer stops here, even with probes due), probes due uncertain
-// effects (when checks), checks the spreadsheet authority and claims the
-// next batch.
+// effects (when checks), checks the spreadsheet authority (its refresh
+// left to the pass's dispatch while it may ride there: refreshDue) and
+// claims the next batch.
 func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) ([]aggregates.Effect, error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDisplaced, err)
@@ -435,12 +443,13 @@ func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) ([]aggreg
 			return nil, err
 		}
 	}
-	if err := d.checkAuthority(ctx); err != nil {
+	if err := d.checkAuthorityAfter(ctx, rideAge(d.cfg.AuthorityTTL)); err != nil {
 		return nil, err
 	}
 	if err := d.migrate(ctx); err != nil {
 		return nil, err
 	}
+	d.turn = false
 	if r := d.takePrefetch(); r.err != nil || len(r.claimed) > 0 {
 		return r.claimed, r.err
 	}
@@ -461,7 +470,26 @@ func (d *Dispatcher) readTurn(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	return rp.AwaitRead(ctx)
+	if err := rp.AwaitRead(ctx); err != nil {
+		return err
+	}
+	d.turn = true
+	return nil
+}
+
+// turnCtx is the context of a pass's dispatch: its reads are urgent
+// (sheetsio.WithUrgentReads) when the pass claimed after its read turn
+// (readTurn), so a woken poll's read that started between the turn and
+// the preflight does not send the preflight back to wait for the
+// reserve's refill (about a second, the oldest claimed commits waiting
+// with it). The turn was a normal read's, so the dispatcher reads no
+// more often than before.
+func (d *Dispatcher) turnCtx(ctx context.Context) context.Context {
+	if !d.turn {
+		return ctx
+	}
+	d.turn = false
+	return sheetsio.WithUrgentReads(ctx)
 }
 
 // checksDue reports whether this pass asks the store for due probes and
@@ -583,7 +611,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, 
 	ops := toOps(claimed)
 	lanes := d.lanes(claimed, ops, notes)
 	d.prepare(lanes, ops)
+	refresh := d.rideRefresh(lanes)
 	d.sendLanes(ctx, lanes)
+	d.rodeRefresh(lanes, refresh)
 	out = make([]Settlement, len(claimed))
 	wrote := false
 	for _, l := range lanes {
