@@ -128,7 +128,9 @@ func TestPollNamedOfALargeTabReadsWhatChangedNotTheWholeTab(t *testing.T) {
 // cleaningInbound is recordingInbound that finds nothing to clean up.
 type cleaningInbound struct{ recordingInbound }
 
-func (*cleaningInbound) Cleanup(uint64, map[string]*sheetsio.GridSnapshot) (int, error) { return 0, nil }
+func (*cleaningInbound) Cleanup(uint64, map[string]*sheetsio.GridSnapshot) (int, error) {
+	return 0, nil
+}
 
 // A safety full scan and a cleanup read the Input tabs whole with grid
 // data in ONE request by sheetId (no enumeration of the tabs first: two
