@@ -176,9 +176,6 @@ type Dispatcher struct {
 	// them).
 	notes map[string]aggregates.CellNote
 	swept map[string]bool
-	// turn: the batch claimed was claimed after the pass's read turn
-	// (readTurn; only the pass loop touches it).
-	turn bool
 }
 
 // minBatch is the smallest adaptive batch.
@@ -404,7 +401,7 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	if pipelined && len(claimed) == size {
 		d.prefetch(size)
 	}
-	out, derr := d.dispatch(d.turnCtx(ctx), claimed, notes)
+	out, derr := d.dispatch(ctx, claimed, notes)
 	d.adapt(derr != nil || troubled(out))
 	if err := d.awaitSettle(); err != nil {
 		return false, errors.Join(err, d.finish(out, derr))
@@ -449,7 +446,6 @@ func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) ([]aggreg
 	if err := d.migrate(ctx); err != nil {
 		return nil, err
 	}
-	d.turn = false
 	if r := d.takePrefetch(); r.err != nil || len(r.claimed) > 0 {
 		return r.claimed, r.err
 	}
@@ -470,26 +466,7 @@ func (d *Dispatcher) readTurn(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if err := rp.AwaitRead(ctx); err != nil {
-		return err
-	}
-	d.turn = true
-	return nil
-}
-
-// turnCtx is the context of a pass's dispatch: its reads are urgent
-// (sheetsio.WithUrgentReads) when the pass claimed after its read turn
-// (readTurn), so a woken poll's read that started between the turn and
-// the preflight does not send the preflight back to wait for the
-// reserve's refill (about a second, the oldest claimed commits waiting
-// with it). The turn was a normal read's, so the dispatcher reads no
-// more often than before.
-func (d *Dispatcher) turnCtx(ctx context.Context) context.Context {
-	if !d.turn {
-		return ctx
-	}
-	d.turn = false
-	return sheetsio.WithUrgentReads(ctx)
+	return rp.AwaitRead(ctx)
 }
 
 // checksDue reports whether this pass asks the store for due probes and

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/effects"
-	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
-	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // refreshTTL is the authority TTL of the refresh tests: due every
@@ -80,47 +78,5 @@ func TestDispatcherRefreshThatCouldNotRideStaysDue(t *testing.T) {
 	r.pass()
 	if got := r.authorityUpdatedAt(); !got.Equal(r.clock.Now()) {
 		t.Fatalf("past half the TTL, updated_at %v, want %v", got, r.clock.Now())
-	}
-}
-
-// dispatchSpy records whether each dispatch's reads were urgent.
-type dispatchSpy struct {
-	sheetsio.Client
-	urgent *[]bool
-}
-
-func (s dispatchSpy) Dispatch(ctx context.Context, w *sheetsio.Workbook, b sheetsio.Batch) (*sheetsio.DispatchResult, error) {
-	*s.urgent = append(*s.urgent, sheetsio.UrgentReads(ctx))
-	return s.Client.Dispatch(ctx, w, b)
-}
-
-// pacedSpy is dispatchSpy with the provider's read turn (ReadPacer).
-type pacedSpy struct {
-	dispatchSpy
-	turn sheetsio.ReadPacer
-}
-
-func (s pacedSpy) AwaitRead(ctx context.Context) error { return s.turn.AwaitRead(ctx) }
-
-// A pass that claimed after its read turn reads urgently: a woken poll's
-// read between the turn and the preflight does not send the preflight
-// back to wait for the reserve's refill. Without a read turn (a provider
-// with no read budget) the dispatch's reads stay normal.
-func TestDispatcherReadsUrgentlyAfterItsReadTurn(t *testing.T) {
-	for _, paced := range []bool{true, false} {
-		var urgent []bool
-		r := newRig(t, func(c *effects.Config) {
-			prov := c.Provider.(*gsheets.Provider)
-			spy := dispatchSpy{Client: prov, urgent: &urgent}
-			c.Provider = spy
-			if paced {
-				c.Provider = pacedSpy{dispatchSpy: spy, turn: prov}
-			}
-		})
-		r.commit("KIX", airport("Kansai", 5))
-		r.pass()
-		if len(urgent) != 1 || urgent[0] != paced {
-			t.Fatalf("with a read turn %v: dispatches read urgently %v, want [%v]", paced, urgent, paced)
-		}
 	}
 }
