@@ -35,8 +35,14 @@ func (d *Dispatcher) ClaimAuthority(ctx context.Context) error { return d.checkA
 // authority it held now names another store or a newer epoch — the
 // divergence check that covers the window the lease cannot (I05).
 func (d *Dispatcher) checkAuthority(ctx context.Context) error {
+	return d.checkAuthorityAfter(ctx, d.cfg.AuthorityTTL/3)
+}
+
+// checkAuthorityAfter is checkAuthority for an authority this store
+// refreshed less than age ago: nothing to do.
+func (d *Dispatcher) checkAuthorityAfter(ctx context.Context, age time.Duration) error {
 	now := d.cfg.Clock.Now()
-	if d.auth.owned && now.Sub(d.auth.refreshed) < d.cfg.AuthorityTTL/3 {
+	if d.auth.owned && now.Sub(d.auth.refreshed) < age {
 		return nil
 	}
 	a, err := d.cfg.Provider.ReadAuthority(ctx, d.cfg.Workbook)
@@ -60,6 +66,50 @@ func (d *Dispatcher) checkAuthority(ctx context.Context) error {
 	}
 	return fmt.Errorf("%w: store %s holds the spreadsheet (epoch %d) until %s", ErrAuthorityHeld, a.StoreID, a.Epoch,
 		a.UpdatedAt.Add(d.cfg.AuthorityTTL).UTC().Format(time.RFC3339))
+}
+
+// refreshDue reports whether the refresh of the authority this store
+// holds is due at now: ttl/3 after the last. A pass with effects to send
+// carries it in its own preflight read and batchUpdate
+// (sheetsio.Batch.Refresh) instead of reading and writing the authority
+// on its own before it claims (two reads and a write its commits waited
+// for); a pass with nothing to send, or any pass once ttl/2 passed
+// without a refresh riding (rideAge), refreshes it on its own
+// (checkAuthority). Pure.
+func refreshDue(a authority, now time.Time, ttl time.Duration) bool {
+	return a.owned && now.Sub(a.refreshed) >= ttl/3
+}
+
+// rideAge is how old the last refresh may be for a pass to leave the
+// refresh to its dispatch (refreshDue).
+func rideAge(ttl time.Duration) time.Duration { return ttl / 2 }
+
+// rideRefresh asks the pass's first lane to refresh the authority when
+// it is due (refreshDue), and returns when the pass asked it (zero: not).
+func (d *Dispatcher) rideRefresh(lanes []*lane) time.Time {
+	now := d.cfg.Clock.Now()
+	if !refreshDue(d.auth, now, d.cfg.AuthorityTTL) {
+		return time.Time{}
+	}
+	for _, l := range lanes {
+		if l.head {
+			l.batch.Refresh = true
+		}
+	}
+	return now
+}
+
+// rodeRefresh records the refresh a pass's lanes carried (asked at at;
+// zero: none): the authority counts as refreshed then once a lane wrote it.
+func (d *Dispatcher) rodeRefresh(lanes []*lane, at time.Time) {
+	if at.IsZero() {
+		return
+	}
+	for _, l := range lanes {
+		if l.batch.Refresh && l.err == nil && l.res != nil && l.res.Refreshed {
+			d.auth.refreshed = at
+		}
+	}
 }
 
 func (d *Dispatcher) claimAuthority(ctx context.Context, f sheetsio.Fence, now time.Time, note string) error {

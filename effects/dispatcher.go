@@ -55,7 +55,8 @@ type Config struct {
 	ReconcileRows int
 	// AuthorityTTL: a spreadsheet authority not refreshed for this long
 	// may be taken over by another store (default DefaultAuthorityTTL; the
-	// owner refreshes it every TTL/3).
+	// owner refreshes it every TTL/3, in a pass's dispatch while it sends
+	// effects).
 	AuthorityTTL time.Duration
 	// WriteGuard, when set, is asked right before each batchUpdate of a
 	// dispatch (sheetsio.Batch.BeforeWrite): an error (this writer may
@@ -389,6 +390,9 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	if checks {
 		notes, err = d.noteChanges()
 	}
+	if err == nil && len(claimed) == 0 {
+		err = d.checkAuthority(ctx) // nothing to send: the refresh rides in no dispatch
+	}
 	if err != nil || len(claimed) == 0 {
 		return false, errors.Join(err, d.sendNotes(ctx, notes), d.awaitSettle())
 	}
@@ -424,8 +428,9 @@ func again(pipelined bool, claimed, size int, derr error) bool {
 
 // claim renews the lease before any remote call of the pass (I04: a
 // displaced writer stops here, even with probes due), probes due uncertain
-// effects (when checks), checks the spreadsheet authority and claims the
-// next batch.
+// effects (when checks), checks the spreadsheet authority (its refresh
+// left to the pass's dispatch while it may ride there: refreshDue) and
+// claims the next batch.
 func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) ([]aggregates.Effect, error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrDisplaced, err)
@@ -435,7 +440,7 @@ func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) ([]aggreg
 			return nil, err
 		}
 	}
-	if err := d.checkAuthority(ctx); err != nil {
+	if err := d.checkAuthorityAfter(ctx, rideAge(d.cfg.AuthorityTTL)); err != nil {
 		return nil, err
 	}
 	if err := d.migrate(ctx); err != nil {
@@ -583,7 +588,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, 
 	ops := toOps(claimed)
 	lanes := d.lanes(claimed, ops, notes)
 	d.prepare(lanes, ops)
+	refresh := d.rideRefresh(lanes)
 	d.sendLanes(ctx, lanes)
+	d.rodeRefresh(lanes, refresh)
 	out = make([]Settlement, len(claimed))
 	wrote := false
 	for _, l := range lanes {

@@ -267,7 +267,7 @@ func (p *Poller) FullScan(ctx context.Context) (PollResult, error) {
 	if err != nil {
 		return res, fenced(err)
 	}
-	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
+	grids, err := p.readWhole(ctx, tabs)
 	if err != nil {
 		return res, err
 	}
@@ -299,7 +299,7 @@ func (p *Poller) ScanAndCleanup(ctx context.Context) (PollResult, int, error) {
 	if err != nil {
 		return res, 0, fenced(err)
 	}
-	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
+	grids, err := p.readWhole(ctx, tabs)
 	if err != nil {
 		return res, 0, err
 	}
@@ -331,13 +331,27 @@ func (p *Poller) Cleanup(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fenced(err)
 	}
-	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
+	grids, err := p.readWhole(ctx, tabs)
 	if err != nil {
 		return 0, err
 	}
 	n, err := p.cfg.Inbound.Cleanup(base, grids)
 	p.C.Deletes.Add(int64(n))
 	return n, fenced(err)
+}
+
+// readWhole reads tabs whole with grid data for a full scan or a
+// cleanup: ONE request by sheetId once the Workbook knows every tab's
+// (sheetsio.GridRequest ByID), not an enumeration of the tabs and a read
+// by title (two requests of the read quota the dispatcher's passes wait
+// on); a deleted tab or an unknown sheetId takes that enumeration
+// instead (ReadGridRows), which rebinds the sheetIds.
+func (p *Poller) readWhole(ctx context.Context, tabs []string) (map[string]*sheetsio.GridSnapshot, error) {
+	reqs := make(map[string]sheetsio.GridRequest, len(tabs))
+	for _, t := range tabs {
+		reqs[t] = sheetsio.GridRequest{Whole: true, ByID: true}
+	}
+	return p.cfg.Provider.ReadGridRows(ctx, p.cfg.Workbook, reqs)
 }
 
 // Certify reports whether a values read of one tab proves it shows exactly

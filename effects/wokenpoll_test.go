@@ -9,6 +9,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -121,5 +122,47 @@ func TestPollNamedOfALargeTabReadsWhatChangedNotTheWholeTab(t *testing.T) {
 	}
 	if _, ok := in.obs[tab]; !ok || in.full {
 		t.Fatalf("observed full=%v %+v", in.full, in.obs)
+	}
+}
+
+// cleaningInbound is recordingInbound that finds nothing to clean up.
+type cleaningInbound struct{ recordingInbound }
+
+func (*cleaningInbound) Cleanup(uint64, map[string]*sheetsio.GridSnapshot) (int, error) {
+	return 0, nil
+}
+
+// A safety full scan and a cleanup read the Input tabs whole with grid
+// data in ONE request by sheetId (no enumeration of the tabs first: two
+// reads of the quota the dispatcher's passes wait on), a tab a person
+// renamed included.
+func TestFullScanAndCleanupReadByIDInOneRequest(t *testing.T) {
+	r := newRig(t)
+	r.commit("LHR", airport("Heathrow", 25))
+	r.pass()
+	tab := layout.InputTabName("Airport")
+	must(t, r.emu.Person(sheetID).RenameTab(tab, "Airports (mine)"))
+	in := &cleaningInbound{}
+	p, err := effects.NewPoller(effects.PollerConfig{Provider: r.prov, Workbook: r.wb, Inbound: in, Tabs: []string{tab},
+		Clock: r.clock, Logger: slog.New(slog.DiscardHandler)})
+	must(t, err)
+	for name, scan := range map[string]func() error{
+		"full scan": func() error { _, err := p.FullScan(context.Background()); return err },
+		"cleanup":   func() error { _, err := p.Cleanup(context.Background()); return err },
+		"both":      func() error { _, _, err := p.ScanAndCleanup(context.Background()); return err },
+	} {
+		in.obs = nil
+		before := r.emu.Counters(sheetID)
+		must(t, scan())
+		after := r.emu.Counters(sheetID)
+		if reads, writes := after.Reads-before.Reads, after.Writes-before.Writes; reads != 1 || writes != 0 {
+			t.Fatalf("%s cost %d reads and %d writes, want 1 and 0", name, reads, writes)
+		}
+		if name == "cleanup" {
+			continue // observes nothing
+		}
+		if g := in.obs[tab].Grid; !in.full || g == nil || g.Err != nil || g.Partial || len(g.Rows) != 1 {
+			t.Fatalf("%s observed full=%v %+v", name, in.full, in.obs[tab])
+		}
 	}
 }

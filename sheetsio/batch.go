@@ -119,6 +119,15 @@ type Batch struct {
 	// published never moves back. No request is added for it: a dispatch
 	// with nothing else to write leaves it for the next.
 	Head *ChainHead
+	// Refresh, when set with Fence, has the dispatch rewrite the
+	// authority row's fence cells with its own time (their updated_at)
+	// even when they show exactly the fence: the writer's periodic
+	// refresh of its authority rides in the dispatch's first
+	// batchUpdate, on the authority its preflight read verified, instead
+	// of costing a read and a write of its own. DispatchResult.Refreshed
+	// tells whether it was written (a blind append reads no authority and
+	// refreshes nothing).
+	Refresh bool
 }
 
 // OpStatus is the fate of one Op.
@@ -239,6 +248,9 @@ type DispatchResult struct {
 	// shown head past Batch.Head is no head of the log: a person typed it
 	// (the dispatch rewrites it).
 	HeadShown *ChainHead
+	// Refreshed: the dispatch wrote the authority row's fence cells with
+	// its time (Batch.Refresh, or the mirror of a newer fence).
+	Refreshed bool
 	Reads     int
 	Writes    int
 	Chunks    int

@@ -98,3 +98,14 @@ func (p *Provider) WriteAuthority(ctx context.Context, w *sheetsio.Workbook, f s
 	}
 	return nil
 }
+
+// refreshed reports whether units' authority mirror, if any, was written:
+// the fence cells show the writer's fence with the dispatch's time.
+func refreshed(units []*unit) bool {
+	for _, u := range units {
+		if u.op == -1 && u.order == orderAuthority {
+			return u.sent && u.err == nil
+		}
+	}
+	return false
+}

@@ -76,6 +76,7 @@ func (p *Provider) sendPlanned(ctx context.Context, ctr *requestCounter, w *shee
 	}
 	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), rm)
 	noteHead(w, units)
+	res.Refreshed = refreshed(units)
 	settle(res, units)
 	settleNotes(res, units)
 	res.Reads, res.Writes, res.Chunks = int(ctr.reads.Load()), int(ctr.writes.Load()), int(ctr.chunks.Load())
@@ -188,7 +189,7 @@ func planVerified(w *sheetsio.Workbook, b sheetsio.Batch, snaps map[string]*shee
 	case b.Fence == nil:
 	case err != nil:
 		trustOf(w).distrust()
-	case len(units) == 0 || units[0].order != orderAuthority: // the authority showed exactly the fence
+	case len(units) == 0 || units[0].order != orderAuthority || units[0].refresh: // the authority showed exactly the fence
 		trustOf(w).trustFence(*b.Fence, read)
 	}
 	if err != nil || b.Fence == nil {
@@ -206,7 +207,7 @@ func planVerified(w *sheetsio.Workbook, b sheetsio.Batch, snaps map[string]*shee
 // planWithFence checks the fence against the authority and plans the ops;
 // an authority mirror, when needed, becomes the first unit.
 func planWithFence(w *sheetsio.Workbook, b sheetsio.Batch, snaps map[string]*sheetsio.TabSnapshot, res *sheetsio.DispatchResult, now time.Time) ([]*unit, error) {
-	mirror, err := fenceUnit(b.Fence, snaps[layout.AuthorityTab], res, now)
+	mirror, err := fenceUnit(b.Fence, snaps[layout.AuthorityTab], res, now, b.Refresh)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +227,7 @@ func planWithFence(w *sheetsio.Workbook, b sheetsio.Batch, snaps map[string]*she
 
 // fenceUnit returns the authority-mirror unit the fence needs (nil if none)
 // or the fencing error (I05). It records the observed authority in res.
-func fenceUnit(f *sheetsio.Fence, snap *sheetsio.TabSnapshot, res *sheetsio.DispatchResult, now time.Time) (*unit, error) {
+func fenceUnit(f *sheetsio.Fence, snap *sheetsio.TabSnapshot, res *sheetsio.DispatchResult, now time.Time, refresh bool) (*unit, error) {
 	if f == nil {
 		return nil, nil
 	}
@@ -236,14 +237,14 @@ func fenceUnit(f *sheetsio.Fence, snap *sheetsio.TabSnapshot, res *sheetsio.Disp
 	}
 	res.Authority = a
 	need, err := checkFence(a, *f)
-	if err != nil || !need {
+	if err != nil || !need && !refresh {
 		return nil, err
 	}
 	req, err := authorityRequest(snap.SheetID, *f, now)
 	if err != nil {
 		return nil, err
 	}
-	u := &unit{op: -1, order: orderAuthority, sheetID: snap.SheetID, reqs: []*sheets.Request{req}}
+	u := &unit{op: -1, order: orderAuthority, sheetID: snap.SheetID, reqs: []*sheets.Request{req}, refresh: !need}
 	u.measure()
 	return u, nil
 }

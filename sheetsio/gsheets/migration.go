@@ -74,7 +74,7 @@ func (p *Provider) MigrateTab(ctx context.Context, w *sheetsio.Workbook, m sheet
 	res := &sheetsio.MigrationResult{}
 	var dres sheetsio.DispatchResult
 	now := p.cfg.Now()
-	mirror, err := fenceUnit(m.Fence, snaps[layout.AuthorityTab], &dres, now)
+	mirror, err := fenceUnit(m.Fence, snaps[layout.AuthorityTab], &dres, now, false)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,10 @@ const (
 // unit is the indivisible part of a dispatch: one op's requests plus its
 // receipt row, which must land in the same batchUpdate.
 type unit struct {
-	op      int // index in Batch.Ops; -1 for the authority mirror and head
+	op int // index in Batch.Ops; -1 for the authority mirror and head
+	// refresh: an authority mirror written only to refresh a fence the
+	// authority showed exactly (Batch.Refresh).
+	refresh bool
 	order   int
 	sheetID int64
 	row     int // 0-based grid row of a delete
