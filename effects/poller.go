@@ -263,20 +263,11 @@ func (p *Poller) FullScan(ctx context.Context) (PollResult, error) {
 	if len(tabs) == 0 {
 		return res, nil
 	}
-	_, base, err := p.cfg.Inbound.Expectations(nil)
-	if err != nil {
-		return res, fenced(err)
-	}
-	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
-	if err != nil {
-		return res, err
-	}
-	obs := make(map[string]TabObservation, len(grids))
-	for t, g := range grids {
-		obs[t] = TabObservation{Grid: g}
-	}
-	res.Stats, err = p.cfg.Inbound.Observe(base, obs, true)
-	return res, fenced(err)
+	err := p.gridPass(ctx, tabs, true, false, func(base uint64, grids map[string]*sheetsio.GridSnapshot) (err error) {
+		res.Stats, err = p.cfg.Inbound.Observe(base, observations(grids), true)
+		return err
+	})
+	return res, err
 }
 
 // ScanAndCleanup runs a safety full scan and the surplus-row cleanup on
@@ -295,24 +286,16 @@ func (p *Poller) ScanAndCleanup(ctx context.Context) (PollResult, int, error) {
 	if len(tabs) == 0 {
 		return res, 0, nil
 	}
-	_, base, err := p.cfg.Inbound.Expectations(nil)
-	if err != nil {
-		return res, 0, fenced(err)
-	}
-	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
-	if err != nil {
-		return res, 0, err
-	}
-	obs := make(map[string]TabObservation, len(grids))
-	for t, g := range grids {
-		obs[t] = TabObservation{Grid: g}
-	}
-	if res.Stats, err = p.cfg.Inbound.Observe(base, obs, true); err != nil {
-		return res, 0, fenced(err)
-	}
-	n, err := p.cfg.Inbound.Cleanup(base, grids)
-	p.C.Deletes.Add(int64(n))
-	return res, n, fenced(err)
+	n := 0
+	err := p.gridPass(ctx, tabs, true, true, func(base uint64, grids map[string]*sheetsio.GridSnapshot) (err error) {
+		if res.Stats, err = p.cfg.Inbound.Observe(base, observations(grids), true); err != nil {
+			return err
+		}
+		n, err = p.cfg.Inbound.Cleanup(base, grids)
+		p.C.Deletes.Add(int64(n))
+		return err
+	})
+	return res, n, err
 }
 
 // Cleanup runs the surplus-row cleanup of the reconciliation schedule
@@ -327,17 +310,67 @@ func (p *Poller) Cleanup(ctx context.Context) (int, error) {
 	if len(tabs) == 0 {
 		return 0, nil
 	}
-	_, base, err := p.cfg.Inbound.Expectations(nil)
-	if err != nil {
-		return 0, fenced(err)
+	n := 0
+	err := p.gridPass(ctx, tabs, false, true, func(base uint64, grids map[string]*sheetsio.GridSnapshot) (err error) {
+		n, err = p.cfg.Inbound.Cleanup(base, grids)
+		p.C.Deletes.Add(int64(n))
+		return err
+	})
+	return n, err
+}
+
+// KnownGrids is what an Inbound may also answer: the digest of the whole
+// grid read of tabs that its last full scan (full) and cleanup (cleanup)
+// made and found nothing to change in, still valid at base (zero when
+// none). A read that digests to it is not decoded (ReadGridKnown); the
+// store then skips those passes, or answers ErrReadUndecoded when its
+// read model moved meanwhile.
+type KnownGrids interface {
+	KnownGrid(base uint64, tabs []string, full, cleanup bool) (sheetsio.BodyDigest, error)
+}
+
+// gridPass runs a pass's decisions (decide) on one grid read of tabs at
+// the store's checkpoint. The read is not decoded when the store knows
+// it (KnownGrids); if the store's read model moved before it decided
+// (ErrReadUndecoded), the pass reads again and decodes.
+func (p *Poller) gridPass(ctx context.Context, tabs []string, full, cleanup bool,
+	decide func(base uint64, grids map[string]*sheetsio.GridSnapshot) error) error {
+	for _, known := range []bool{true, false} {
+		_, base, err := p.cfg.Inbound.Expectations(nil)
+		if err != nil {
+			return fenced(err)
+		}
+		grids, err := p.readGrids(ctx, base, tabs, full, cleanup, known)
+		if err != nil {
+			return err
+		}
+		if err = decide(base, grids); !errors.Is(err, ErrReadUndecoded) {
+			return fenced(err)
+		}
 	}
-	grids, err := p.cfg.Provider.ReadGrid(ctx, p.cfg.Workbook, tabs...)
-	if err != nil {
-		return 0, err
+	return fmt.Errorf("effects: %w after a decoded read", ErrReadUndecoded)
+}
+
+// readGrids reads tabs with grid data, telling the provider the digest
+// of the read the store knows when known (KnownGrids).
+func (p *Poller) readGrids(ctx context.Context, base uint64, tabs []string, full, cleanup, known bool) (map[string]*sheetsio.GridSnapshot, error) {
+	var body sheetsio.BodyDigest
+	if kg, ok := p.cfg.Inbound.(KnownGrids); ok && known {
+		var err error
+		if body, err = kg.KnownGrid(base, tabs, full, cleanup); err != nil {
+			return nil, fenced(err)
+		}
 	}
-	n, err := p.cfg.Inbound.Cleanup(base, grids)
-	p.C.Deletes.Add(int64(n))
-	return n, fenced(err)
+	return p.cfg.Provider.ReadGridKnown(ctx, p.cfg.Workbook, body, tabs...)
+}
+
+// observations are a full scan's observations of its grid reads.
+func observations(grids map[string]*sheetsio.GridSnapshot) map[string]TabObservation {
+	obs := make(map[string]TabObservation, len(grids))
+	for t, g := range grids {
+		obs[t] = TabObservation{Grid: g}
+	}
+	return obs
 }
 
 // Certify reports whether a values read of one tab proves it shows exactly

@@ -53,6 +53,13 @@ type Client interface {
 	// as a value.
 	ReadGrid(ctx context.Context, w *Workbook, tabs ...string) (map[string]*GridSnapshot, error)
 
+	// ReadGridKnown is ReadGrid that digests the read (GridSnapshot.Body)
+	// and, when known is not zero and the read digests to it, decodes
+	// nothing: every tab found is Undecoded (an idle store's passes read
+	// the same bytes again and again). A read that does not is made
+	// again and decoded.
+	ReadGridKnown(ctx context.Context, w *Workbook, known BodyDigest, tabs ...string) (map[string]*GridSnapshot, error)
+
 	// ReadGridRows is ReadGrid limited to some rows per tab (GridRequest).
 	// Row numbers are where the caller last saw the rows, so the caller
 	// checks each row's anchor.
