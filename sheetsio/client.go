@@ -48,6 +48,11 @@ type Client interface {
 	// full.
 	SnapshotChecked(ctx context.Context, w *Workbook, checks map[string]RowCheck, tabs ...string) (map[string]*TabSnapshot, error)
 
+	// SnapshotUnchanged reports whether a read of tabs as SnapshotChecked
+	// reads them digests to known (the TabSnapshot.Body of an earlier
+	// read of the same tabs), decoding nothing.
+	SnapshotUnchanged(ctx context.Context, w *Workbook, known BodyDigest, tabs ...string) (bool, error)
+
 	// ReadGrid reads the named logical tabs with grid data, so a formula,
 	// an error value or a merged cell shows in cell.Observed rather than
 	// as a value.

@@ -189,3 +189,30 @@ func TestIdleGridReadIsNotDecodedUntilTheStoreMoves(t *testing.T) {
 		t.Fatalf("full scan after the commit: %+v", r)
 	}
 }
+
+// A poll that certified every tab is remembered with its read's digest:
+// the next poll at the same checkpoint reads once and, when the read is
+// the same bytes, is certified again without an expectation or a row
+// digest. A person's edit changes the digest: that poll is decided as
+// before (the edit accepted).
+func TestQuietPollIsCertifiedFromItsDigest(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 3)
+	x.poll()
+	x.emu.ResetCounters()
+	if r := x.poll(); r.Certified != 1 || r.Escalated != 0 {
+		t.Fatalf("quiet poll %+v: want certified", r)
+	}
+	if c := x.emu.Counters(sheetID); c.Reads != 1 || c.Writes != 0 {
+		t.Fatalf("quiet poll: %d reads, %d writes, want 1 and 0", c.Reads, c.Writes)
+	}
+	x.typeIn("2", "notes", "checked by Ana")
+	if r := x.poll(); r.Escalated != 1 || r.Stats.Accepted != 1 {
+		t.Fatalf("poll after an edit %+v: want it escalated and accepted", r)
+	}
+	x.drain()
+	x.poll()
+	if r := x.poll(); r.Certified != 1 || r.Escalated != 0 {
+		t.Fatalf("quiet poll after the edit %+v: want certified", r)
+	}
+}

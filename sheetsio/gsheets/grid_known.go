@@ -40,11 +40,8 @@ func resolvedDigest(tabs []string, ids []int64, titles []string) hash.Hash {
 	h := sha256.New()
 	var n [8]byte
 	for i := range tabs {
-		for _, s := range []string{tabs[i], titles[i]} {
-			binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-			h.Write(n[:])
-			io.WriteString(h, s)
-		}
+		digestBytes(h, []byte(tabs[i]))
+		digestBytes(h, []byte(titles[i]))
 		binary.BigEndian.PutUint64(n[:], uint64(ids[i]))
 		h.Write(n[:])
 	}
@@ -63,12 +60,26 @@ func decodeKnown(r io.Reader, h hash.Hash, known sheetsio.BodyDigest, want func(
 		}
 		return gridRead{sheets: ss, body: rest(tee, h), decoded: true}, nil
 	}
+	d, err := digestAll(r, h)
+	return gridRead{body: d, known: d == known}, err
+}
+
+// digestAll digests the rest of a response body into h, holding none of
+// it.
+func digestAll(r io.Reader, h hash.Hash) (d sheetsio.BodyDigest, err error) {
 	if _, err := io.Copy(h, r); err != nil {
-		return gridRead{}, fmt.Errorf("%w: grid response: %w", sheetsio.ErrReadUnavailable, err)
+		return d, fmt.Errorf("%w: response: %w", sheetsio.ErrReadUnavailable, err)
 	}
-	var d sheetsio.BodyDigest
 	h.Sum(d[:0])
-	return gridRead{body: d, known: d == known}, nil
+	return d, nil
+}
+
+// digestBytes writes b into h with its length first.
+func digestBytes(h hash.Hash, b []byte) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+	h.Write(n[:])
+	h.Write(b)
 }
 
 // rest digests what is left of a body after its JSON document; a body

@@ -60,3 +60,37 @@ func TestReadGridKnownDecodesOnlyWhatChanged(t *testing.T) {
 		t.Fatalf("ReadGrid of the same cells: %+v, %v; want the digest %x", plain["Part_Input"], err, c.Body)
 	}
 }
+
+// A values read digests to the same Body while the tabs show the same
+// values: SnapshotUnchanged then says so in one read request, decoding
+// nothing; after a person's edit it does not.
+func TestSnapshotUnchangedComparesDigests(t *testing.T) {
+	h := newHarness(t, emulator.Options{AutoCreate: true})
+	w := h.provision(testSchema(t))
+	res := h.dispatch(w, sheetsio.Batch{Ops: []sheetsio.Op{
+		{ID: "1", Tab: "Part_Input", Kind: sheetsio.OpAppend, Anchor: "a1", Values: map[string]any{"id": "1", "name": "one"}},
+	}})
+	h.wantStatus(res, 0, sheetsio.StatusApplied)
+	ctx := context.Background()
+	snaps, err := h.p.SnapshotChecked(ctx, w, nil, "Part_Input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := snaps["Part_Input"].Body
+	if body.IsZero() || len(snaps["Part_Input"].Rows) != 1 {
+		t.Fatalf("first read %+v: want a row and a digest", snaps["Part_Input"])
+	}
+	before := h.counters().Reads
+	if same, err := h.p.SnapshotUnchanged(ctx, w, body, "Part_Input"); err != nil || !same {
+		t.Fatalf("unchanged read: %v, %v; want unchanged", same, err)
+	}
+	if n := h.counters().Reads - before; n != 1 {
+		t.Fatalf("%d read requests, want 1", n)
+	}
+	if err := h.emu.Person(testSheetID).Type("Part_Input", "B2", "edited"); err != nil {
+		t.Fatal(err)
+	}
+	if same, err := h.p.SnapshotUnchanged(ctx, w, body, "Part_Input"); err != nil || same {
+		t.Fatalf("read after an edit: %v, %v; want changed", same, err)
+	}
+}
