@@ -1,17 +1,26 @@
 package bench
 
 import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime/pprof"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
-// Idle cost (row 11): what a store with nothing to do costs in CPU.
+// Idle cost (rows 11 and 11b): what a store with nothing to do costs in
+// CPU.
 //
 // One op is one idle minute of `hikoutei serve` at the default cadences,
 // its passes run back to back: one inbound poll (60 s), one safety full
@@ -20,11 +29,14 @@ import (
 // and one cleanup share their grid read, as serve's poller does. cpu-s/min is
 // the median over the ops of this process's CPU time (user + system,
 // getrusage) over one such minute. The store is the first
-// HIKOUTEI_BENCH_INBOUND_ROWS cities synced to both tabs (not timed) and
-// one idle minute runs before the measured ones (the first passes after
-// a change decide every row; an idle store is past them). With
-// HIKOUTEI_BENCH_EMULATOR (as the runner serves it) the emulator's CPU is
-// not in the figure.
+// HIKOUTEI_BENCH_INBOUND_ROWS cities synced to both tabs (not timed)
+// against an emulator without latency or quota; the store is then closed,
+// the emulator's spreadsheets move into one with Google's latency and
+// quota model (ModelSwitch), and the store opens again with the provider
+// serve builds (default pacing and request timeout). One idle minute runs
+// before the measured ones (the first passes after a change decide every
+// row; an idle store is past them). With HIKOUTEI_BENCH_EMULATOR the
+// emulator is the runner's ModelSwitch and its CPU is not in the figure.
 
 // idleMinute runs one idle minute's passes as serve runs them: the full
 // scan and one of the cleanups, due together, share one grid read
@@ -56,6 +68,29 @@ func idleMinute(b *testing.B, s *hikoutei.Store, h *hikouteitest.Harness) {
 	}
 }
 
+// idleProfile, when HIKOUTEI_BENCH_IDLE_PROFILE names a file, writes a
+// CPU profile of the measured minutes there (not of the setup); stop
+// ends it.
+func idleProfile(b *testing.B) (stop func()) {
+	path := os.Getenv(config.EnvBenchIdleProfile)
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+	}
+}
+
 // cpuTime is this process's user + system CPU time so far.
 func cpuTime(b *testing.B) time.Duration {
 	var ru syscall.Rusage
@@ -68,18 +103,89 @@ func cpuTime(b *testing.B) time.Duration {
 // BenchmarkIdleMinute reports cpu-s/min, the CPU one idle minute of
 // passes costs (see above).
 func BenchmarkIdleMinute(b *testing.B) {
-	e := plainEmulator(b, "bench-idle")
+	e := switchedEmulator(b, "bench-idle")
 	defer e.closer()
-	s, h := syncNotedCities(b, e)
+	dir := b.TempDir()
+	s, _ := syncNotedCitiesIn(b, e.emu, dir)
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	e.google(b)
+	s, h := reopenIdle(b, e.emu, dir)
 	defer s.Close()
 	idleMinute(b, s, h) // not measured
+	stop := idleProfile(b)
 	var cpu []float64
 	for b.Loop() {
 		c0 := cpuTime(b)
 		idleMinute(b, s, h)
 		cpu = append(cpu, (cpuTime(b) - c0).Seconds())
 	}
+	stop()
 	b.ReportMetric(median(cpu), "cpu-s/min")
+}
+
+// reopenIdle opens the store in dir again as serve opens it: a provider
+// with the default pacing and request timeout (Manual, so the benchmark
+// runs the passes).
+func reopenIdle(b *testing.B, e *emu, dir string) (*hikoutei.Store, *hikouteitest.Harness) {
+	b.Helper()
+	t0 := time.Now()
+	log := slog.New(slog.DiscardHandler)
+	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: e.url, Logger: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := hikoutei.Open(b.Context(), dir, hikoutei.Options{Operation: "bench", Logger: log,
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, Manual: true}}, hikoutei.Entity[NotedCity]("City"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("setup: store opened again against Google's model in %v", time.Since(t0).Round(time.Millisecond))
+	return s, hikouteitest.New(b, s)
+}
+
+// switched is an emulator whose model a benchmark switches to Google's
+// after its setup (ModelSwitch): the runner's, or one served in process.
+type switched struct {
+	emu   *emu
+	local *ModelSwitch // nil when the runner serves it
+}
+
+// switchedEmulator is the runner's ModelSwitch (HIKOUTEI_BENCH_EMULATOR)
+// or one served in process.
+func switchedEmulator(b *testing.B, sheet string) *switched {
+	b.Helper()
+	if os.Getenv(config.EnvBenchEmulator) != "" {
+		return &switched{emu: googleEmulator(b, sheet)}
+	}
+	m := NewModelSwitch()
+	srv := httptest.NewServer(m)
+	return &switched{emu: &emu{url: srv.URL, sheet: sheet, closer: srv.Close}, local: m}
+}
+
+func (s *switched) closer() { s.emu.closer() }
+
+// google switches the emulator to Google's model; a runner's emulator
+// that cannot switch fails the benchmark (the figure would not be the
+// row's).
+func (s *switched) google(b *testing.B) {
+	b.Helper()
+	if s.local != nil {
+		if err := s.local.Google(); err != nil {
+			b.Fatal(err)
+		}
+		return
+	}
+	res, err := http.Post(strings.TrimSuffix(s.emu.url, "/")+GoogleModelPath, "text/plain", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		b.Fatalf("switching %s to Google's model: %s (serve it with make bench's runner, or leave %s unset)",
+			config.EnvBenchEmulator, res.Status, config.EnvBenchEmulator)
+	}
 }
 
 // BenchmarkRawIdleMinute: the floor under BenchmarkIdleMinute — one raw
@@ -87,8 +193,9 @@ func BenchmarkIdleMinute(b *testing.B) {
 // least a poller that notices a person's edit within a minute reads),
 // written raw, not timed; cpu-s/min as above.
 func BenchmarkRawIdleMinute(b *testing.B) {
-	e := plainEmulator(b, "bench-idle-raw")
-	defer e.closer()
+	se := switchedEmulator(b, "bench-idle-raw")
+	defer se.closer()
+	e := se.emu
 	svc := rawService(b, e)
 	cities := benchCities(b)
 	tab := layout.InputTabName("City")
@@ -96,6 +203,7 @@ func BenchmarkRawIdleMinute(b *testing.B) {
 	rawWriteRows(b, svc, e.sheet, tab, "D", []any{"key", "name", "note", "__hikoutei_row_id"}, len(cities), func(i int) []any {
 		return []any{cities[i].Key, cities[i].Name, "", cities[i].Key}
 	}, time.Now())
+	se.google(b)
 	var cpu []float64
 	for b.Loop() {
 		c0 := cpuTime(b)

@@ -30,7 +30,7 @@ func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.Rep
 	if len(tabs) == 0 {
 		return nil, nil
 	}
-	checks, kept := seenChecks(tabs)
+	checks, kept := seenChecks(tabs, d.ae.sizes(tabs))
 	snaps, err := d.cfg.Provider.SnapshotChecked(ctx, d.cfg.Workbook, checks, tabs...)
 	if err != nil {
 		return nil, err
@@ -121,11 +121,12 @@ func seenTab(s *sheetsio.TabSnapshot, recreated bool, kept *seenRows) (aggregate
 	return seen, true
 }
 
-// seenChecks are the RowChecks of a pass's read: one seenRows a tab.
-func seenChecks(tabs []string) (map[string]sheetsio.RowCheck, map[string]*seenRows) {
+// seenChecks are the RowChecks of a pass's read: one seenRows a tab,
+// with room for the rows the tab had at its last read (sizes).
+func seenChecks(tabs []string, sizes map[string]int) (map[string]sheetsio.RowCheck, map[string]*seenRows) {
 	checks, kept := make(map[string]sheetsio.RowCheck, len(tabs)), make(map[string]*seenRows, len(tabs))
 	for _, t := range tabs {
-		k := &seenRows{}
+		k := &seenRows{rows: make([]aggregates.SeenRow, 0, sizes[t])}
 		checks[t], kept[t] = k, k
 	}
 	return checks, kept
@@ -145,7 +146,7 @@ type seenRows struct {
 var _ sheetsio.RowCheck = (*seenRows)(nil)
 
 // Begin implements sheetsio.RowCheck.
-func (k *seenRows) Begin() { k.rows, k.anchorless = nil, 0 }
+func (k *seenRows) Begin() { k.rows, k.anchorless = k.rows[:0], 0 }
 
 // Row implements sheetsio.RowCheck.
 func (k *seenRows) Row(_ int, d cell.RowDigest) bool {
@@ -178,6 +179,17 @@ type entropyCursor struct {
 	mu   sync.Mutex
 	next int            // index of the first tab of the next pass
 	rows map[string]int // each tab's data rows at its last read
+}
+
+// sizes are the tabs' data rows at their last read.
+func (c *entropyCursor) sizes(tabs []string) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(tabs))
+	for _, t := range tabs {
+		out[t] = c.rows[t]
+	}
+	return out
 }
 
 // pick returns the tabs of one pass: from the cursor on, while their last

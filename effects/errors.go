@@ -13,4 +13,9 @@ var (
 	ErrDivergence = errors.New("sync_divergence")
 	// ErrConfig: the worker configuration is incomplete.
 	ErrConfig = errors.New("sync_config_invalid")
+	// ErrReadUndecoded: a pass handed the store a grid read it did not
+	// decode (the digest the store said it knew, KnownGrids), but the
+	// store's read model moved since: the poller reads again, decoding.
+	// It never ends a pass.
+	ErrReadUndecoded = errors.New("read_undecoded")
 )

@@ -92,9 +92,64 @@ type PollCounters struct {
 // Poller reads the registered Input tabs and hands what changed to the
 // store (docs/invariants.md "People's edits").
 type Poller struct {
-	cfg PollerConfig
-	mu  sync.Mutex // one pass at a time: observations are decided in read order
-	C   PollCounters
+	cfg   PollerConfig
+	mu    sync.Mutex // one pass at a time: observations are decided in read order
+	C     PollCounters
+	quiet quietPoll // the last poll, when it certified every tab (under mu)
+}
+
+// quietPoll is a poll that certified every tab it read: the tabs, the
+// read model's checkpoint it was certified at and its read's digest. A
+// poll of the same tabs at the same checkpoint whose read digests the
+// same is certified again (the expectation is the read model's at the
+// checkpoint, the read is the same bytes): it computes no expectation
+// and decodes nothing.
+type quietPoll struct {
+	tabs []string
+	base uint64
+	body sheetsio.BodyDigest
+}
+
+// certifiedAgain reports whether a poll of tabs is the quiet poll again;
+// it costs one values read, digested only.
+func (p *Poller) certifiedAgain(ctx context.Context, tabs []string) (bool, error) {
+	q := p.quiet
+	if q.body.IsZero() || !slices.Equal(q.tabs, tabs) {
+		return false, nil
+	}
+	_, base, err := p.cfg.Inbound.Expectations(nil)
+	if err != nil || base != q.base {
+		return false, fenced(err)
+	}
+	return p.cfg.Provider.SnapshotUnchanged(ctx, p.cfg.Workbook, q.body, tabs...)
+}
+
+// quietResult is a poll's result when it ended at certifiedAgain: every
+// tab certified (same), or none (a failed read).
+func (p *Poller) quietResult(tabs []string, same bool) PollResult {
+	if !same {
+		return PollResult{Tabs: len(tabs)}
+	}
+	p.C.Certified.Add(int64(len(tabs)))
+	return PollResult{Tabs: len(tabs), Certified: len(tabs)}
+}
+
+// noteQuiet remembers a poll at base that certified every tab of its
+// read (snaps), or forgets the last one.
+func (p *Poller) noteQuiet(tabs []string, base uint64, res PollResult, snaps map[string]*sheetsio.TabSnapshot) {
+	p.quiet = quietPoll{}
+	if res.Certified != len(tabs) || res.Escalated != 0 || len(snaps) != len(tabs) {
+		return
+	}
+	var body sheetsio.BodyDigest
+	for _, t := range tabs {
+		s := snaps[t]
+		if s == nil || s.Body.IsZero() || (!body.IsZero() && s.Body != body) {
+			return
+		}
+		body = s.Body
+	}
+	p.quiet = quietPoll{tabs: slices.Clone(tabs), base: base, body: body}
 }
 
 // NewPoller validates cfg. Errors: ErrConfig.
@@ -148,15 +203,23 @@ func (p *Poller) Poll(ctx context.Context) (res PollResult, err error) {
 	if len(tabs) == 0 {
 		return PollResult{}, nil
 	}
-	exp, base, err := p.cfg.Inbound.Expectations(tabs)
-	if err != nil {
-		return PollResult{Tabs: len(tabs)}, fenced(err)
-	}
 	watch, err := p.cfg.Inbound.WatchesChoices()
 	if err != nil {
 		return PollResult{Tabs: len(tabs)}, fenced(err)
 	}
+	if !watch {
+		if same, err := p.certifiedAgain(ctx, tabs); err != nil || same {
+			return p.quietResult(tabs, same), err
+		}
+	}
+	exp, base, err := p.cfg.Inbound.Expectations(tabs)
+	if err != nil {
+		return PollResult{Tabs: len(tabs)}, fenced(err)
+	}
 	res, snaps, err := p.adaptive(ctx, tabs, exp, base, watch)
+	if p.quiet = (quietPoll{}); err == nil && !watch {
+		p.noteQuiet(tabs, base, res, snaps)
+	}
 	if err != nil || !watch {
 		return res, err
 	}
@@ -263,20 +326,11 @@ func (p *Poller) FullScan(ctx context.Context) (PollResult, error) {
 	if len(tabs) == 0 {
 		return res, nil
 	}
-	_, base, err := p.cfg.Inbound.Expectations(nil)
-	if err != nil {
-		return res, fenced(err)
-	}
-	grids, err := p.readWhole(ctx, tabs)
-	if err != nil {
-		return res, err
-	}
-	obs := make(map[string]TabObservation, len(grids))
-	for t, g := range grids {
-		obs[t] = TabObservation{Grid: g}
-	}
-	res.Stats, err = p.cfg.Inbound.Observe(base, obs, true)
-	return res, fenced(err)
+	err := p.gridPass(ctx, tabs, true, false, func(base uint64, grids map[string]*sheetsio.GridSnapshot) (err error) {
+		res.Stats, err = p.cfg.Inbound.Observe(base, observations(grids), true)
+		return err
+	})
+	return res, err
 }
 
 // ScanAndCleanup runs a safety full scan and the surplus-row cleanup on
@@ -295,24 +349,16 @@ func (p *Poller) ScanAndCleanup(ctx context.Context) (PollResult, int, error) {
 	if len(tabs) == 0 {
 		return res, 0, nil
 	}
-	_, base, err := p.cfg.Inbound.Expectations(nil)
-	if err != nil {
-		return res, 0, fenced(err)
-	}
-	grids, err := p.readWhole(ctx, tabs)
-	if err != nil {
-		return res, 0, err
-	}
-	obs := make(map[string]TabObservation, len(grids))
-	for t, g := range grids {
-		obs[t] = TabObservation{Grid: g}
-	}
-	if res.Stats, err = p.cfg.Inbound.Observe(base, obs, true); err != nil {
-		return res, 0, fenced(err)
-	}
-	n, err := p.cfg.Inbound.Cleanup(base, grids)
-	p.C.Deletes.Add(int64(n))
-	return res, n, fenced(err)
+	n := 0
+	err := p.gridPass(ctx, tabs, true, true, func(base uint64, grids map[string]*sheetsio.GridSnapshot) (err error) {
+		if res.Stats, err = p.cfg.Inbound.Observe(base, observations(grids), true); err != nil {
+			return err
+		}
+		n, err = p.cfg.Inbound.Cleanup(base, grids)
+		p.C.Deletes.Add(int64(n))
+		return err
+	})
+	return res, n, err
 }
 
 // Cleanup runs the surplus-row cleanup of the reconciliation schedule
@@ -327,31 +373,67 @@ func (p *Poller) Cleanup(ctx context.Context) (int, error) {
 	if len(tabs) == 0 {
 		return 0, nil
 	}
-	_, base, err := p.cfg.Inbound.Expectations(nil)
-	if err != nil {
-		return 0, fenced(err)
-	}
-	grids, err := p.readWhole(ctx, tabs)
-	if err != nil {
-		return 0, err
-	}
-	n, err := p.cfg.Inbound.Cleanup(base, grids)
-	p.C.Deletes.Add(int64(n))
-	return n, fenced(err)
+	n := 0
+	err := p.gridPass(ctx, tabs, false, true, func(base uint64, grids map[string]*sheetsio.GridSnapshot) (err error) {
+		n, err = p.cfg.Inbound.Cleanup(base, grids)
+		p.C.Deletes.Add(int64(n))
+		return err
+	})
+	return n, err
 }
 
-// readWhole reads tabs whole with grid data for a full scan or a
-// cleanup: ONE request by sheetId once the Workbook knows every tab's
-// (sheetsio.GridRequest ByID), not an enumeration of the tabs and a read
-// by title (two requests of the read quota the dispatcher's passes wait
-// on); a deleted tab or an unknown sheetId takes that enumeration
-// instead (ReadGridRows), which rebinds the sheetIds.
-func (p *Poller) readWhole(ctx context.Context, tabs []string) (map[string]*sheetsio.GridSnapshot, error) {
-	reqs := make(map[string]sheetsio.GridRequest, len(tabs))
-	for _, t := range tabs {
-		reqs[t] = sheetsio.GridRequest{Whole: true, ByID: true}
+// KnownGrids is what an Inbound may also answer: the digest of the whole
+// grid read of tabs that its last full scan (full) and cleanup (cleanup)
+// made and found nothing to change in, still valid at base (zero when
+// none). A read that digests to it is not decoded (ReadGridKnown); the
+// store then skips those passes, or answers ErrReadUndecoded when its
+// read model moved meanwhile.
+type KnownGrids interface {
+	KnownGrid(base uint64, tabs []string, full, cleanup bool) (sheetsio.BodyDigest, error)
+}
+
+// gridPass runs a pass's decisions (decide) on one grid read of tabs at
+// the store's checkpoint. The read is not decoded when the store knows
+// it (KnownGrids); if the store's read model moved before it decided
+// (ErrReadUndecoded), the pass reads again and decodes.
+func (p *Poller) gridPass(ctx context.Context, tabs []string, full, cleanup bool,
+	decide func(base uint64, grids map[string]*sheetsio.GridSnapshot) error) error {
+	for _, known := range []bool{true, false} {
+		_, base, err := p.cfg.Inbound.Expectations(nil)
+		if err != nil {
+			return fenced(err)
+		}
+		grids, err := p.readGrids(ctx, base, tabs, full, cleanup, known)
+		if err != nil {
+			return err
+		}
+		if err = decide(base, grids); !errors.Is(err, ErrReadUndecoded) {
+			return fenced(err)
+		}
 	}
-	return p.cfg.Provider.ReadGridRows(ctx, p.cfg.Workbook, reqs)
+	return fmt.Errorf("effects: %w after a decoded read", ErrReadUndecoded)
+}
+
+// readGrids reads tabs with grid data, telling the provider the digest
+// of the read the store knows when known (KnownGrids).
+func (p *Poller) readGrids(ctx context.Context, base uint64, tabs []string, full, cleanup, known bool) (map[string]*sheetsio.GridSnapshot, error) {
+	var body sheetsio.BodyDigest
+	if kg, ok := p.cfg.Inbound.(KnownGrids); ok && known {
+		var err error
+		if body, err = kg.KnownGrid(base, tabs, full, cleanup); err != nil {
+			return nil, fenced(err)
+		}
+	}
+	return p.cfg.Provider.ReadGridKnown(ctx, p.cfg.Workbook, body, tabs...)
+}
+
+// observations are a full scan's observations of its grid reads.
+func observations(grids map[string]*sheetsio.GridSnapshot) map[string]TabObservation {
+	obs := make(map[string]TabObservation, len(grids))
+	for t, g := range grids {
+		obs[t] = TabObservation{Grid: g}
+	}
+	return obs
 }
 
 // Certify reports whether a values read of one tab proves it shows exactly

@@ -48,10 +48,22 @@ type Client interface {
 	// full.
 	SnapshotChecked(ctx context.Context, w *Workbook, checks map[string]RowCheck, tabs ...string) (map[string]*TabSnapshot, error)
 
+	// SnapshotUnchanged reports whether a read of tabs as SnapshotChecked
+	// reads them digests to known (the TabSnapshot.Body of an earlier
+	// read of the same tabs), decoding nothing.
+	SnapshotUnchanged(ctx context.Context, w *Workbook, known BodyDigest, tabs ...string) (bool, error)
+
 	// ReadGrid reads the named logical tabs with grid data, so a formula,
 	// an error value or a merged cell shows in cell.Observed rather than
 	// as a value.
 	ReadGrid(ctx context.Context, w *Workbook, tabs ...string) (map[string]*GridSnapshot, error)
+
+	// ReadGridKnown is ReadGrid that digests the read (GridSnapshot.Body)
+	// and, when known is not zero and the read digests to it, decodes
+	// nothing: every tab found is Undecoded (an idle store's passes read
+	// the same bytes again and again). A read that does not is made
+	// again and decoded.
+	ReadGridKnown(ctx context.Context, w *Workbook, known BodyDigest, tabs ...string) (map[string]*GridSnapshot, error)
 
 	// ReadGridRows is ReadGrid limited to some rows per tab (GridRequest).
 	// Row numbers are where the caller last saw the rows, so the caller

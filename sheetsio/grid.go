@@ -19,11 +19,26 @@ type GridRow struct {
 // Partial marks a read of some rows only (ReadGridRows): the header was
 // validated from row 1 of the same read, and Rows holds exactly the
 // requested rows in ascending SheetRow order, whatever they show now.
+// Body is the digest of the whole read the tab came from (ReadGridKnown;
+// zero when not digested), the same for every tab of one read. Undecoded
+// marks a tab of a read whose Body was the digest the caller knew: the
+// response is what that earlier read received, byte for byte, so nothing
+// was decoded (Header and Rows are empty).
 type GridSnapshot struct {
-	Tab     string
-	SheetID int64
-	Header  layout.HeaderReport
-	Err     error
-	Rows    []GridRow
-	Partial bool
+	Tab       string
+	SheetID   int64
+	Header    layout.HeaderReport
+	Err       error
+	Rows      []GridRow
+	Partial   bool
+	Body      BodyDigest
+	Undecoded bool
 }
+
+// BodyDigest is the SHA-256 of a whole read: which sheet each requested
+// tab resolved to, then every byte of the response body. Two reads with
+// the same digest received the same answer. The zero value is no digest.
+type BodyDigest [32]byte
+
+// IsZero reports whether d is no digest.
+func (d BodyDigest) IsZero() bool { return d == BodyDigest{} }

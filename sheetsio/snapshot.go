@@ -50,6 +50,12 @@ type TabSnapshot struct {
 	// HeaderCells is row 1 as read, whatever it holds (a drifted header
 	// too; nil for a tab not read).
 	HeaderCells []any
+	// Body is the digest of the whole values read the tab came from (the
+	// request, then the response), the same for every tab of one read;
+	// zero when not digested. Undecoded: the read digested to the one the
+	// caller knew (SnapshotUnchanged), so nothing was decoded.
+	Body      BodyDigest
+	Undecoded bool
 }
 
 // Find returns the rows whose anchor is anchor (normally one; more than one

@@ -94,6 +94,9 @@ const (
 	// EnvBenchPeakProfile names a file where that benchmark writes a heap
 	// profile each time the heap in use reaches a new maximum.
 	EnvBenchPeakProfile = "HIKOUTEI_BENCH_PEAK_PROFILE"
+	// EnvBenchIdleProfile names a file where the idle benchmark
+	// (BenchmarkIdleMinute) writes a CPU profile of its measured minutes.
+	EnvBenchIdleProfile = "HIKOUTEI_BENCH_IDLE_PROFILE"
 	// EnvBenchEmulator, EnvBenchSheet and EnvBenchOut point the sync
 	// benchmarks at an emulator of another process, a spreadsheet id there,
 	// and a directory for convergence traces (make bench sets them).

@@ -97,9 +97,11 @@ func (e *Engine) observeCurrent(base uint64, tabs map[string]effects.TabObservat
 		marks := map[passKey]unchangedMark{}
 		for _, t := range sortedKeys(tabs) {
 			k := passKey{kind: kind, tab: t}
-			d, ok := gridDigest(tabs[t].Grid)
-			m := e.mark(base, d, ok)
-			if old, same := e.same(k, m); same {
+			m, old, same, err := e.gridSame(k, base, tabs[t].Grid)
+			if err != nil {
+				return err
+			}
+			if same {
 				st.Add(old.observed)
 				continue
 			}
@@ -338,9 +340,11 @@ func (e *Engine) Cleanup(base uint64, grids map[string]*sheetsio.GridSnapshot) (
 		marks := map[passKey]unchangedMark{}
 		for _, t := range sortedKeys(grids) {
 			k := passKey{kind: passCleanup, tab: t}
-			d, ok := gridDigest(grids[t])
-			m := e.mark(base, d, ok)
-			if _, same := e.same(k, m); same {
+			m, _, same, err := e.gridSame(k, base, grids[t])
+			if err != nil {
+				return err
+			}
+			if same {
 				continue
 			}
 			fx, err := e.cleanupTab(grids[t], base)

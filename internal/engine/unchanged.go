@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
@@ -55,6 +56,7 @@ type unchangedMark struct {
 	observed   aggregates.ObserveStats // what an observation reported
 	repaired   aggregates.RepairReport // what a repair reported
 	valid      bool                    // the read was digested
+	body       sheetsio.BodyDigest     // the whole grid read's digest (zero: none)
 }
 
 // unchangedReads holds one mark per pass kind and tab; owned by the
@@ -77,6 +79,77 @@ func (e *Engine) same(k passKey, m unchangedMark) (unchangedMark, bool) {
 	}
 	e.stats.Unchanged++
 	return old, true
+}
+
+// gridSame decides whether a pass of kind k at base may skip the grid
+// read g of one tab: it returns the pass's mark and, when same, the
+// remembered one. A read its provider did not decode (Undecoded: the
+// digest KnownGrid gave) is the remembered read when the read model
+// still is where that pass left it; otherwise it is ErrReadUndecoded
+// (the poller reads again). A decoded read that is the same as the
+// remembered one keeps its whole-read digest for the next KnownGrid.
+func (e *Engine) gridSame(k passKey, base uint64, g *sheetsio.GridSnapshot) (m, old unchangedMark, same bool, err error) {
+	if g != nil && g.Undecoded {
+		if old, same = e.sameBody(k, base, g.Body); !same {
+			return m, old, false, fmt.Errorf("engine: %w: tab %s", effects.ErrReadUndecoded, g.Tab)
+		}
+		return old, old, true, nil
+	}
+	d, ok := gridDigest(g)
+	m = e.mark(base, d, ok)
+	m.body = g.Body
+	if old, same = e.same(k, m); same && old.body != m.body {
+		old.body = m.body
+		e.unchanged[k] = old
+	}
+	return m, old, same, nil
+}
+
+// sameBody reports whether the whole grid read body is the one k's
+// remembered mark was made from, at the read model's checkpoint now and
+// base.
+func (e *Engine) sameBody(k passKey, base uint64, body sheetsio.BodyDigest) (unchangedMark, bool) {
+	old, ok := e.unchanged[k]
+	if !ok || body.IsZero() || old.body != body || old.proj != e.proj || old.checkpoint != e.proj.Checkpoint() || old.base != base {
+		return unchangedMark{}, false
+	}
+	e.stats.Unchanged++
+	return old, true
+}
+
+// KnownGrid implements effects.KnownGrids: the digest of the whole grid
+// read the last passes of the given kinds (a full scan's observation,
+// the cleanup) made of tabs, when each of them found nothing to change
+// in every tab, at the read model's checkpoint now and base. Zero when
+// there is none: the read is decoded.
+func (e *Engine) KnownGrid(base uint64, tabs []string, full, cleanup bool) (sheetsio.BodyDigest, error) {
+	var kinds []passKind
+	if full {
+		kinds = append(kinds, passObserveFull)
+	}
+	if cleanup {
+		kinds = append(kinds, passCleanup)
+	}
+	var body sheetsio.BodyDigest
+	err := e.onWriter(func() error {
+		body = e.knownGrid(base, tabs, kinds)
+		return nil
+	})
+	return body, err
+}
+
+func (e *Engine) knownGrid(base uint64, tabs []string, kinds []passKind) (body sheetsio.BodyDigest) {
+	for _, t := range tabs {
+		for _, kind := range kinds {
+			m, ok := e.unchanged[passKey{kind: kind, tab: t}]
+			if !ok || m.body.IsZero() || m.proj != e.proj || m.checkpoint != e.proj.Checkpoint() || m.base != base ||
+				(!body.IsZero() && m.body != body) {
+				return sheetsio.BodyDigest{}
+			}
+			body = m.body
+		}
+	}
+	return body
 }
 
 // remember keeps m for k when the pass committed nothing (the checkpoint

@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"errors"
 	"testing"
 
+	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
@@ -129,5 +131,88 @@ func TestIdleFullScanAndCleanupShareOneGridRead(t *testing.T) {
 	x.drain()
 	if got := x.rows(partInput); len(got) != 4 {
 		t.Fatalf("Input tab after the cleanup: %q", got)
+	}
+}
+
+// An idle full scan and cleanup read the same bytes again: once the
+// passes found nothing to change, the store knows the read's digest
+// (KnownGrid) and the provider decodes nothing (Undecoded). A commit
+// moves the checkpoint: the digest is no longer vouched for, and a read
+// not decoded against it is refused (ErrReadUndecoded), so the poller
+// reads again and decodes.
+func TestIdleGridReadIsNotDecodedUntilTheStoreMoves(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 3)
+	_, base, err := x.e.Expectations(nil)
+	mustT(t, err)
+	tabs := []string{partInput}
+	if k, err := x.e.KnownGrid(base, tabs, true, true); err != nil || !k.IsZero() {
+		t.Fatalf("known before any pass: %x, %v", k, err)
+	}
+	_, p, _ := x.e.Workers()
+	for range 2 {
+		_, _, err := p.ScanAndCleanup(ctx)
+		mustT(t, err)
+	}
+	known, err := x.e.KnownGrid(base, tabs, true, true)
+	if err != nil || known.IsZero() {
+		t.Fatalf("known after idle passes: %x, %v", known, err)
+	}
+	grids, err := x.prov.ReadGridKnown(ctx, x.wb, known, tabs...)
+	mustT(t, err)
+	if g := grids[partInput]; !g.Undecoded {
+		t.Fatalf("idle grid read %+v: want Undecoded", g)
+	}
+	s := x.stats()
+	r, n, err := p.ScanAndCleanup(ctx)
+	mustT(t, err)
+	if got := x.stats(); got.Unchanged-s.Unchanged != 2 || got.RowStates != s.RowStates || r.Stats.Events != 0 || n != 0 {
+		t.Fatalf("idle scan and cleanup: %+v, %d; stats %+v → %+v: want both skipped", r, n, s, got)
+	}
+	u := x.Begin()
+	mustT(t, u.Persist(&Part{ID: "9", Name: "part 9", SKU: "00009", Qty: 9}))
+	_, err = u.Commit(ctx)
+	mustT(t, err)
+	_, moved, err := x.e.Expectations(nil)
+	mustT(t, err)
+	if k, _ := x.e.KnownGrid(moved, tabs, true, false); !k.IsZero() {
+		t.Fatal("the store still vouches for a read after a commit")
+	}
+	_, err = x.e.Observe(moved, map[string]effects.TabObservation{partInput: {Grid: grids[partInput]}}, true)
+	if !errors.Is(err, effects.ErrReadUndecoded) {
+		t.Fatalf("an undecoded read after a commit: %v, want ErrReadUndecoded", err)
+	}
+	if _, err := x.e.Cleanup(moved, grids); !errors.Is(err, effects.ErrReadUndecoded) {
+		t.Fatalf("cleanup of an undecoded read after a commit: %v, want ErrReadUndecoded", err)
+	}
+	if r := x.fullScan(); r.Stats.Events != 0 {
+		t.Fatalf("full scan after the commit: %+v", r)
+	}
+}
+
+// A poll that certified every tab is remembered with its read's digest:
+// the next poll at the same checkpoint reads once and, when the read is
+// the same bytes, is certified again without an expectation or a row
+// digest. A person's edit changes the digest: that poll is decided as
+// before (the edit accepted).
+func TestQuietPollIsCertifiedFromItsDigest(t *testing.T) {
+	x := openInbound(t, t.TempDir(), nil)
+	seedParts(t, x, 3)
+	x.poll()
+	x.emu.ResetCounters()
+	if r := x.poll(); r.Certified != 1 || r.Escalated != 0 {
+		t.Fatalf("quiet poll %+v: want certified", r)
+	}
+	if c := x.emu.Counters(sheetID); c.Reads != 1 || c.Writes != 0 {
+		t.Fatalf("quiet poll: %d reads, %d writes, want 1 and 0", c.Reads, c.Writes)
+	}
+	x.typeIn("2", "notes", "checked by Ana")
+	if r := x.poll(); r.Escalated != 1 || r.Stats.Accepted != 1 {
+		t.Fatalf("poll after an edit %+v: want it escalated and accepted", r)
+	}
+	x.drain()
+	x.poll()
+	if r := x.poll(); r.Certified != 1 || r.Escalated != 0 {
+		t.Fatalf("quiet poll after the edit %+v: want certified", r)
 	}
 }

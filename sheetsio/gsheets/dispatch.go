@@ -94,7 +94,7 @@ func (p *Provider) sendPlanned(ctx context.Context, ctr *requestCounter, w *shee
 // so the planner can tell a replay from a conflict.
 func (p *Provider) preflight(ctx context.Context, w *sheetsio.Workbook, b sheetsio.Batch) (map[string]*sheetsio.TabSnapshot, error) {
 	tabs, modes := preflightModes(w, b)
-	snaps, ok, err := p.readKnown(ctx, w, tabs, modes, nil)
+	snaps, ok, err := p.readKnown(ctx, w, tabs, modes, nil, sheetsio.BodyDigest{})
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (p *Provider) preflight(ctx context.Context, w *sheetsio.Workbook, b sheets
 	if len(full) == 0 {
 		return snaps, nil
 	}
-	again, ok, err := p.readKnown(ctx, w, full, nil, nil)
+	again, ok, err := p.readKnown(ctx, w, full, nil, nil, sheetsio.BodyDigest{})
 	if err != nil || !ok {
 		return nil, errors.Join(err, newErr(sheetsio.CodeReadRejected, nil, "tabs changed during the preflight"))
 	}

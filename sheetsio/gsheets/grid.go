@@ -2,6 +2,7 @@ package gsheets
 
 import (
 	"context"
+	"hash"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
@@ -19,17 +20,48 @@ const gridFields = "sheets(properties(sheetId),merges,data(startRow,rowData(valu
 // up in cell.Observed so the caller quarantines it instead of importing its
 // result (C03). Errors: as Snapshot.
 func (p *Provider) ReadGrid(ctx context.Context, w *sheetsio.Workbook, tabs ...string) (map[string]*sheetsio.GridSnapshot, error) {
+	return p.readGridEnumerated(ctx, w, sheetsio.BodyDigest{}, tabs)
+}
+
+// ReadGridKnown is ReadGrid with the read digested (GridSnapshot.Body):
+// a read that digests to known is not decoded, its tabs Undecoded; one
+// that does not is read again and decoded (grid_known.go). It is one
+// request by sheetId when the workbook knows every tab's, else ReadGrid's
+// enumeration and read. Errors: as Snapshot.
+func (p *Provider) ReadGridKnown(ctx context.Context, w *sheetsio.Workbook, known sheetsio.BodyDigest, tabs ...string) (map[string]*sheetsio.GridSnapshot, error) {
+	if err := knownTabs(w, tabs); err != nil {
+		return nil, err
+	}
+	if out, ok, err := p.readGridByIDKnown(ctx, w, known, tabs); ok || err != nil {
+		return out, err
+	}
+	return p.readGridEnumerated(ctx, w, known, tabs)
+}
+
+// knownTabs refuses a tab the workbook's schema does not have.
+func knownTabs(w *sheetsio.Workbook, tabs []string) error {
 	for _, t := range tabs {
 		if _, ok := w.Schema().Tab(t); !ok {
-			return nil, newErr(sheetsio.CodeInvalidBatch, nil, "unknown tab %s", t)
+			return newErr(sheetsio.CodeInvalidBatch, nil, "unknown tab %s", t)
 		}
+	}
+	return nil
+}
+
+// readGridEnumerated is ReadGridKnown by an enumeration of the sheets
+// (which rebinds the workbook's sheetIds) and one read by title.
+func (p *Provider) readGridEnumerated(ctx context.Context, w *sheetsio.Workbook, known sheetsio.BodyDigest, tabs []string) (map[string]*sheetsio.GridSnapshot, error) {
+	if err := knownTabs(w, tabs); err != nil {
+		return nil, err
 	}
 	infos, err := p.enumerate(ctx, w)
 	if err != nil {
 		return nil, err
 	}
 	resolved := resolve(w, infos)
-	out, ranges := map[string]*sheetsio.GridSnapshot{}, []string(nil)
+	out := map[string]*sheetsio.GridSnapshot{}
+	var read, ranges, titles []string
+	var ids []int64
 	for _, t := range tabs {
 		s, ok := resolved[t]
 		out[t] = &sheetsio.GridSnapshot{Tab: t, SheetID: s.ID}
@@ -37,27 +69,38 @@ func (p *Provider) ReadGrid(ctx context.Context, w *sheetsio.Workbook, tabs ...s
 			out[t].Err = newErr(sheetsio.CodeTabMissing, nil, "tab %s is not in the spreadsheet", t)
 			continue
 		}
-		ranges = append(ranges, a1.QuoteSheet(s.Title))
+		read, ranges, titles, ids = append(read, t), append(ranges, a1.QuoteSheet(s.Title)), append(titles, s.Title), append(ids, s.ID)
 	}
 	if len(ranges) == 0 {
 		return out, nil
 	}
-	ss, err := p.getGrid(ctx, w, ranges)
+	digest := func() hash.Hash { return resolvedDigest(read, ids, titles) }
+	g, err := p.getGrid(ctx, w, ranges, digest, known)
+	if err == nil && !g.known && !g.decoded { // changed since the known read: read it again, decoding
+		g, err = p.getGrid(ctx, w, ranges, digest, sheetsio.BodyDigest{})
+	}
 	if err != nil {
 		return nil, err
 	}
-	fillGrids(w.Schema(), out, ss)
+	for _, t := range read {
+		out[t].Body, out[t].Undecoded = g.body, g.known
+	}
+	if g.decoded {
+		fillGrids(w.Schema(), out, g.sheets)
+	}
 	return out, nil
 }
 
-func (p *Provider) getGrid(ctx context.Context, w *sheetsio.Workbook, ranges []string) ([]*gridSheet, error) {
-	var ss []*gridSheet
+// getGrid is one paced, retried grid read of ranges; each attempt
+// digests from a fresh digest.
+func (p *Provider) getGrid(ctx context.Context, w *sheetsio.Workbook, ranges []string, digest func() hash.Hash, known sheetsio.BodyDigest) (gridRead, error) {
+	var g gridRead
 	err := p.read(ctx, "grid_get", func(ctx context.Context) error {
 		var err error
-		ss, err = p.getGridStream(ctx, w.SpreadsheetID(), ranges)
+		g, err = p.getGridStream(ctx, w.SpreadsheetID(), ranges, digest(), known)
 		return err
 	})
-	return ss, err
+	return g, err
 }
 
 func fillGrids(schema *layout.Schema, out map[string]*sheetsio.GridSnapshot, ss []*gridSheet) {

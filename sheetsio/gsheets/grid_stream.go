@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"net/url"
@@ -45,16 +46,22 @@ func (g *gridSheet) observed() [][]cell.Observed {
 }
 
 // getGridStream is spreadsheets.get with grid data of ranges (A1, whole
-// tabs), fields gridFields, decoded as it streams.
-func (p *Provider) getGridStream(ctx context.Context, id string, ranges []string) ([]*gridSheet, error) {
+// tabs), fields gridFields, decoded as it streams (or not at all: the
+// body digested into h is known, decodeKnown).
+func (p *Provider) getGridStream(ctx context.Context, id string, ranges []string, h hash.Hash, known sheetsio.BodyDigest) (gridRead, error) {
 	q := url.Values{"includeGridData": {"true"}, "fields": {gridFields}, "alt": {"json"}, "prettyPrint": {"false"}}
 	q["ranges"] = ranges
 	u := p.base + "v4/spreadsheets/" + url.PathEscape(id) + "?" + q.Encode()
 	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return gridRead{}, err
 	}
-	return p.doGrid(hr, nil)
+	res, err := p.send(hr)
+	if err != nil {
+		return gridRead{}, err
+	}
+	defer res.Body.Close()
+	return decodeKnown(res.Body, h, known, nil)
 }
 
 // getGridByFilterStream is spreadsheets.getByDataFilter (fields
@@ -62,6 +69,32 @@ func (p *Provider) getGridStream(ctx context.Context, id string, ranges []string
 // indexes of a sheet to keep.
 func (p *Provider) getGridByFilterStream(ctx context.Context, id string, req *sheets.GetSpreadsheetByDataFilterRequest,
 	want func(sheetID int64, at int) bool) ([]*gridSheet, error) {
+	hr, err := p.byFilterRequest(ctx, id, req)
+	if err != nil {
+		return nil, err
+	}
+	return p.doGrid(hr, want)
+}
+
+// getGridByFilterKnown is getGridByFilterStream digesting the body into
+// h, decoded only when known is zero (decodeKnown).
+func (p *Provider) getGridByFilterKnown(ctx context.Context, id string, req *sheets.GetSpreadsheetByDataFilterRequest,
+	h hash.Hash, known sheetsio.BodyDigest) (gridRead, error) {
+	hr, err := p.byFilterRequest(ctx, id, req)
+	if err != nil {
+		return gridRead{}, err
+	}
+	res, err := p.send(hr)
+	if err != nil {
+		return gridRead{}, err
+	}
+	defer res.Body.Close()
+	return decodeKnown(res.Body, h, known, nil)
+}
+
+// byFilterRequest is the spreadsheets.getByDataFilter request of req
+// (fields gridFields).
+func (p *Provider) byFilterRequest(ctx context.Context, id string, req *sheets.GetSpreadsheetByDataFilterRequest) (*http.Request, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -73,21 +106,32 @@ func (p *Provider) getGridByFilterStream(ctx context.Context, id string, req *sh
 		return nil, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
-	return p.doGrid(hr, want)
+	return hr, nil
 }
 
 // doGrid sends a grid read and decodes its response; a failure is the
 // same *googleapi.Error the generated client returns.
 func (p *Provider) doGrid(hr *http.Request, want func(int64, int) bool) ([]*gridSheet, error) {
-	res, err := p.httpOf(hr.Context()).Do(hr)
+	res, err := p.send(hr)
 	if err != nil {
 		return nil, err
 	}
 	defer res.Body.Close()
-	if err := googleapi.CheckResponse(res); err != nil {
+	return decodeGrid(res.Body, want)
+}
+
+// send sends a grid read; a failure is the same *googleapi.Error the
+// generated client returns (the body is closed then).
+func (p *Provider) send(hr *http.Request) (*http.Response, error) {
+	res, err := p.httpOf(hr.Context()).Do(hr)
+	if err != nil {
 		return nil, err
 	}
-	return decodeGrid(res.Body, want)
+	if err := googleapi.CheckResponse(res); err != nil {
+		res.Body.Close()
+		return nil, err
+	}
+	return res, nil
 }
 
 // decodeGrid decodes {"sheets": [{"properties": {"sheetId": …}, "merges":

@@ -27,7 +27,7 @@ func (p *Provider) ReadHeaders(ctx context.Context, w *sheetsio.Workbook, tabs .
 	for _, t := range tabs {
 		modes[t] = readHeader
 	}
-	snaps, ok, err := p.readKnown(ctx, w, tabs, modes, nil)
+	snaps, ok, err := p.readKnown(ctx, w, tabs, modes, nil, sheetsio.BodyDigest{})
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (p *Provider) sendMigration(ctx context.Context, w *sheetsio.Workbook, m sh
 // one read by sheetId, or after an enumeration when an id is unknown.
 func (p *Provider) readMigrated(ctx context.Context, w *sheetsio.Workbook, tab string) (map[string]*sheetsio.TabSnapshot, error) {
 	tabs := []string{tab, layout.AuthorityTab}
-	snaps, ok, err := p.readKnown(ctx, w, tabs, nil, nil)
+	snaps, ok, err := p.readKnown(ctx, w, tabs, nil, nil, sheetsio.BodyDigest{})
 	if err != nil || ok {
 		return snaps, err
 	}

@@ -33,11 +33,32 @@ func (p *Provider) SnapshotChecked(ctx context.Context, w *sheetsio.Workbook, ch
 			return nil, newErr(sheetsio.CodeInvalidBatch, nil, "unknown tab %s", t)
 		}
 	}
-	out, ok, err := p.readKnown(ctx, w, tabs, nil, checks)
+	out, ok, err := p.readKnown(ctx, w, tabs, nil, checks, sheetsio.BodyDigest{})
 	if ok || err != nil {
 		return out, err
 	}
 	return p.Snapshot(ctx, w, tabs...)
+}
+
+// SnapshotUnchanged reports whether a read of tabs as SnapshotChecked
+// reads them (one values read by the known sheetIds) digests to known,
+// a TabSnapshot.Body an earlier read of the same tabs had; it decodes
+// nothing. An unknown or stale sheetId is not unchanged. Errors: as
+// Snapshot.
+func (p *Provider) SnapshotUnchanged(ctx context.Context, w *sheetsio.Workbook, known sheetsio.BodyDigest, tabs ...string) (bool, error) {
+	if known.IsZero() {
+		return false, nil
+	}
+	out, ok, err := p.readKnown(ctx, w, tabs, nil, nil, known)
+	if !ok || err != nil {
+		return false, err
+	}
+	for _, s := range out {
+		if !s.Undecoded {
+			return false, nil
+		}
+	}
+	return len(out) > 0, nil
 }
 
 // readMode is how much of a tab one read covers.
@@ -55,7 +76,7 @@ const (
 // checks as they stream. ok is false, with nothing read or a rejected read, when a
 // sheetId is unknown or stale: the caller falls back to enumeration.
 func (p *Provider) readKnown(ctx context.Context, w *sheetsio.Workbook, tabs []string, modes map[string]readMode,
-	checks map[string]sheetsio.RowCheck) (map[string]*sheetsio.TabSnapshot, bool, error) {
+	checks map[string]sheetsio.RowCheck, known sheetsio.BodyDigest) (map[string]*sheetsio.TabSnapshot, bool, error) {
 	out := make(map[string]*sheetsio.TabSnapshot, len(tabs))
 	req := &sheets.BatchGetValuesByDataFilterRequest{MajorDimension: "ROWS", ValueRenderOption: "UNFORMATTED_VALUE",
 		DateTimeRenderOption: "SERIAL_NUMBER"}
@@ -74,11 +95,10 @@ func (p *Provider) readKnown(ctx context.Context, w *sheetsio.Workbook, tabs []s
 	if len(order) == 0 {
 		return out, true, nil
 	}
-	var resp *sheets.BatchGetValuesByDataFilterResponse
-	var certified []bool
+	var v valuesRead
 	err := p.read(ctx, "batch_get_by_sheet_id", func(ctx context.Context) error {
 		var err error
-		resp, certified, err = p.streamBatchGetByDataFilter(ctx, w.SpreadsheetID(), req, digestRanges(w, order, modes, checks))
+		v, err = p.streamBatchGetByDataFilter(ctx, w.SpreadsheetID(), req, digestRanges(w, order, modes, checks), known)
 		return err
 	})
 	if errors.Is(err, sheetsio.ErrReadRejected) {
@@ -87,7 +107,12 @@ func (p *Provider) readKnown(ctx context.Context, w *sheetsio.Workbook, tabs []s
 	if err != nil {
 		return nil, false, err
 	}
-	fillKnown(w, out, order, modes, resp, certified)
+	for _, t := range order {
+		out[t].Body, out[t].Undecoded = v.body, v.known
+	}
+	if v.resp != nil {
+		fillKnown(w, out, order, modes, v.resp, v.certified)
+	}
 	return out, true, nil
 }
 

@@ -3,6 +3,7 @@ package gsheets
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +11,6 @@ import (
 	"net/url"
 	"strings"
 
-	"google.golang.org/api/googleapi"
 	"google.golang.org/api/sheets/v4"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -33,26 +33,46 @@ const defaultBase = "https://sheets.googleapis.com/"
 // certified by its RowCheck as it streams: certified[i] reports it, and
 // then its Values hold the header row only.
 func (p *Provider) streamBatchGetByDataFilter(ctx context.Context, id string, req *sheets.BatchGetValuesByDataFilterRequest,
-	ranges []*digestRange) (resp *sheets.BatchGetValuesByDataFilterResponse, certified []bool, err error) {
+	ranges []*digestRange, known sheetsio.BodyDigest) (valuesRead, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return nil, nil, err
+		return valuesRead{}, err
 	}
 	u := p.base + "v4/spreadsheets/" + url.PathEscape(id) + "/values:batchGetByDataFilter?alt=json&prettyPrint=false"
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, err
+		return valuesRead{}, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
-	res, err := p.httpOf(hr.Context()).Do(hr)
+	res, err := p.send(hr)
 	if err != nil {
-		return nil, nil, err
+		return valuesRead{}, err
 	}
 	defer res.Body.Close()
-	if err := googleapi.CheckResponse(res); err != nil {
-		return nil, nil, err
+	h := sha256.New()
+	digestBytes(h, body)
+	if !known.IsZero() {
+		d, err := digestAll(res.Body, h)
+		return valuesRead{body: d, known: d == known}, err
 	}
-	return decodeFilteredValues(res.Body, ranges)
+	tee := io.TeeReader(res.Body, h)
+	v := valuesRead{}
+	if v.resp, v.certified, err = decodeFilteredValues(tee, ranges); err != nil {
+		return valuesRead{}, err
+	}
+	v.body = rest(tee, h)
+	return v, nil
+}
+
+// valuesRead is one values.batchGetByDataFilter: its response and which
+// ranges their RowCheck certified (nil when not decoded), its digest (the
+// request body, then the response body) and, with a known digest,
+// whether the read had it (then nothing was decoded).
+type valuesRead struct {
+	resp      *sheets.BatchGetValuesByDataFilterResponse
+	certified []bool
+	body      sheetsio.BodyDigest
+	known     bool
 }
 
 // baseURL is the API root requests go to, with a trailing slash.

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 
+	benchpkg "github.com/hikoutei/hikoutei-go/bench"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
@@ -128,7 +129,7 @@ const cities = 171075
 // "req/1krows" (every request the emulator received for the spreadsheet).
 func backfill(bin string, env []string, bench, sheet string) runs {
 	emu := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota()})
-	url, stop := serve(emu)
+	url, stop := serve(emu.Handler())
 	defer stop()
 	env = append(env, config.EnvBenchEmulator+"="+url, config.EnvBenchSheet+"="+sheet)
 	out, ps := run(env, "bench", bin, "-test.run", "^$", "-test.bench", "^"+bench+"$", "-test.benchtime", "1x")
@@ -193,11 +194,12 @@ func benchName(name string) string {
 	return name
 }
 
-// serve serves emu on a loopback port until stop; it returns its URL.
-func serve(emu *emulator.Emulator) (url string, stop func()) {
+// serve serves an emulator's handler on a loopback port until stop; it
+// returns its URL.
+func serve(h http.Handler) (url string, stop func()) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0") // loopback only
 	check(err)
-	srv := &http.Server{Handler: emu.Handler()}
+	srv := &http.Server{Handler: h}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String(), func() { srv.Close() }
 }
@@ -207,7 +209,7 @@ func serve(emu *emulator.Emulator) (url string, stop func()) {
 // served by this process on sheet, so the child's CPU is its own and the
 // two sides of a pair do not share a quota window.
 func googleBench(bin string, env []string, bench, sheet string) runs {
-	url, stop := serve(emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota()}))
+	url, stop := serve(emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota()}).Handler())
 	defer stop()
 	env = append(env[:len(env):len(env)], config.EnvBenchEmulator+"="+url, config.EnvBenchSheet+"="+sheet)
 	return childBench(bin, env, "^"+bench+"$")
@@ -217,8 +219,28 @@ func googleBench(bin string, env []string, bench, sheet string) runs {
 // process against a plain emulator (no latency, no quota) this process
 // serves on sheet, so the child's allocations are its own.
 func servedBench(bin string, env []string, bench, sheet string, extra ...string) runs {
-	url, stop := serve(emulator.New(emulator.Options{AutoCreate: true}))
+	url, stop := serve(emulator.New(emulator.Options{AutoCreate: true}).Handler())
 	defer stop()
 	env = append(env[:len(env):len(env)], config.EnvBenchEmulator+"="+url, config.EnvBenchSheet+"="+sheet)
 	return childBench(bin, env, "^"+bench+"$", extra...)
 }
+
+// switchedBench runs one idle benchmark of the bench/ binary alone in a
+// child process against a bench.ModelSwitch this process serves on sheet:
+// no latency or quota for the child's untimed setup, Google's model once
+// the child switches it (the measured minutes). Its results are keyed
+// name@rows (rows 11 and 11b run the same benchmarks at two sizes).
+func switchedBench(bin string, env []string, rows int, bench, sheet string, extra ...string) runs {
+	url, stop := serve(benchpkg.NewModelSwitch())
+	defer stop()
+	env = append(env[:len(env):len(env)], config.EnvBenchEmulator+"="+url, config.EnvBenchSheet+"="+sheet,
+		config.EnvBenchInboundRows+"="+strconv.Itoa(rows))
+	out := runs{}
+	for name, ms := range childBench(bin, env, "^"+bench+"$", extra...) {
+		out[atRows(name, rows)] = ms
+	}
+	return out
+}
+
+// atRows names a benchmark's results at a row count.
+func atRows(bench string, rows int) string { return bench + "@" + strconv.Itoa(rows) }

@@ -42,12 +42,12 @@ var (
 	cityRows  = flag.Int("cityrows", 20000, "rows of row 9's Input tab (171075 = every city; its untimed sync of 2 × 171,075 rows alone takes minutes, so the default is the first 20,000 and the goal scales with the rows)")
 	cityPolls = flag.Int("citypolls", 1, "repeats of row 9 (one process each: the 171,075-city poll after its untimed sync, then the raw read; 3 passes each)")
 	idleRows  = flag.Int("idlerows", 7184, "rows of row 11's idle store (171075 = every city; its untimed sync takes minutes)")
-	idles     = flag.Int("idles", 1, "repeats of row 11 (one process each: the idle store, then the raw read; 3 minutes each)")
+	idles     = flag.Int("idles", 1, "repeats of rows 11 and 11b (a pair of processes each: the idle store, then the raw read; 3 idle minutes each)")
 	freshRows = flag.Int("freshrows", 1000, "rows per entity of row 12's ten entities (10000 = the issue's 10 × 10,000; its untimed sync takes minutes)")
 	freshSecs = flag.Int("freshsecs", 40, "seconds of row 12's measured window (commits at 50/s, a person's edit every 2 s)")
 	histMax   = flag.Uint64("historymax", 1000000, "largest generated log row 14 opens (10^5, 10^6, 10^7 events): 10000000 adds row 14c, whose generation takes over half an hour (kept in HIKOUTEI_BENCH_LOGS when set)")
 	outDir    = flag.String("out", "bench", "directory for results.json and convergence.svg")
-	only      = flag.String("rows", "", "comma-separated steps to run (1, 3, 4, 5, 5c, 6, 7, 8, 9, 10a, 10b, 11, 12, 13, 14; 1 runs rows 1–2, 5c rows 5c–5d); empty runs every step. The table then holds only those rows: pass -out elsewhere to keep bench/results.json")
+	only      = flag.String("rows", "", "comma-separated steps to run (1, 3, 4, 5, 5c, 6, 7, 8, 9, 10a, 10b, 11, 11b, 12, 13, 14; 1 runs rows 1–2, 5c rows 5c–5d); empty runs every step. The table then holds only those rows: pass -out elsewhere to keep bench/results.json")
 )
 
 func main() {
@@ -144,9 +144,12 @@ func measure(clock *steps, tmp, traces string) runs {
 		all.add(servedBench(bin, env, getCities, "bench-poll-cities-raw", "-test.benchtime", "3x"))
 	})
 	clock.do("11", fmt.Sprintf("row 11: idle minutes of a store of %d rows beside one raw values.batchGet a minute", *idleRows), *idles, func(int) {
-		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchInboundRows+"="+strconv.Itoa(*idleRows))
-		all.add(servedBench(bin, env, idle, "bench-idle", "-test.benchtime", "3x"))
-		all.add(servedBench(bin, env, rawIdle, "bench-idle-raw", "-test.benchtime", "3x"))
+		all.add(switchedBench(bin, benchEnv, *idleRows, idle, "bench-idle", "-test.benchtime", "3x"))
+		all.add(switchedBench(bin, benchEnv, *idleRows, rawIdle, "bench-idle-raw", "-test.benchtime", "3x"))
+	})
+	clock.do("11b", fmt.Sprintf("row 11b: idle minutes of a store of %d rows beside one raw values.batchGet a minute", cities), *idles, func(int) {
+		all.add(switchedBench(bin, benchEnv, cities, idle, "bench-idle-all", "-test.benchtime", "3x"))
+		all.add(switchedBench(bin, benchEnv, cities, rawIdle, "bench-idle-all-raw", "-test.benchtime", "3x"))
 	})
 	clock.do("12", fmt.Sprintf("row 12: freshness of %d × %d rows, with the wake hook then without", 10, *freshRows), 1, func(int) {
 		env := append(benchEnv[:len(benchEnv):len(benchEnv)], config.EnvBenchFreshRows+"="+strconv.Itoa(*freshRows),
@@ -209,7 +212,7 @@ type steps []step
 
 // do runs f(i) for i in [0, n), announcing each repeat, and records the
 // step's wall time; a step that -rows leaves out does not run (the build
-// of bench/ runs when any of rows 4–6, 9 and 11 does).
+// of bench/ runs when any of rows 4–6, 9, 11, 11b and 12 does).
 func (s *steps) do(id, name string, n int, f func(i int)) {
 	if !selected(id) {
 		return
@@ -230,7 +233,7 @@ func (s steps) print(w io.Writer) {
 }
 
 // selected says whether -rows runs the step id ("bench" is the build of
-// the bench/ test binary, needed by rows 4–6, 9 and 11).
+// the bench/ test binary, needed by rows 4–6, 9, 11, 11b and 12).
 func selected(id string) bool {
 	if *only == "" {
 		return true
@@ -243,10 +246,10 @@ func selected(id string) bool {
 }
 
 // benchSteps are the steps that run the bench/ test binary.
-var benchSteps = []string{"4", "5", "5c", "6", "9", "11", "12"}
+var benchSteps = []string{"4", "5", "5c", "6", "9", "11", "11b", "12"}
 
 // rowStep is the step that measures a table row ("1a" → "1", "4c" → "4",
-// "10a" → "10a", "5d" → "5c", "12b" → "12").
+// "10a" → "10a", "5d" → "5c", "11b" → "11b", "12b" → "12").
 func rowStep(name string) string {
 	id := strings.Fields(name)[0]
 	switch {
@@ -254,6 +257,8 @@ func rowStep(name string) string {
 		return id
 	case id == "5c" || id == "5d":
 		return "5c"
+	case id == "11b":
+		return id
 	}
 	if id == "2" {
 		return "1"
