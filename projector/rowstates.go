@@ -97,6 +97,23 @@ func (p *Projector) EntityValuesOf(entity string, ids []string) (map[string]map[
 	return out, corruption(err)
 }
 
+// ExistingOf is which of ids of entity exist: the ids EntityValuesOf
+// returns, without reading or decoding a row's values (the surplus-row
+// cleanup of a tab being backfilled asks it of every single row).
+func (p *Projector) ExistingOf(entity string, ids []string) (map[string]bool, error) {
+	t, known := p.tables[entity]
+	if !known {
+		return nil, fmt.Errorf("%w: entity %s is not in the schema", ErrInvalidSchema, entity)
+	}
+	out := make(map[string]bool, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	q := fmt.Sprintf("SELECT %[1]q FROM %[2]q WHERE %[1]q IN (SELECT value FROM json_each(?))", t.PK, t.Name)
+	err := p.each(q, []any{idList(ids)}, func(st *sqlite.Stmt) { out[st.ColumnText(0)] = true })
+	return out, corruption(err)
+}
+
 // entityStatesOf is EntityState of many ids of entity, by id (a
 // never-seen id is absent).
 func (p *Projector) entityStatesOf(entity string, ids []string) (map[string]aggregates.EntityState, error) {

@@ -64,11 +64,12 @@ func (e *Engine) repairValues(spec layout.TabSpec, columns []string, r *aggregat
 }
 
 // repairWindow reads in bulk the canonical values of a window of anchors
-// that are neither in flight nor held.
-func (e *Engine) repairWindow(spec layout.TabSpec, anchors []string, rows projector.TabRows) (map[string]map[string]any, error) {
+// that are neither in flight nor held, nor clean rows outside the pass's
+// canonical window (at is the index of anchors[0] in the pass's anchors).
+func (e *Engine) repairWindow(spec layout.TabSpec, anchors []string, at int, rows projector.TabRows, cw canonicalWindow) (map[string]map[string]any, error) {
 	var ids []string
-	for _, a := range anchors {
-		if !rows.InFlight[a] && !rows.Held[a] {
+	for i, a := range anchors {
+		if !rows.InFlight[a] && !rows.Held[a] && cw.in(at+i) {
 			ids = append(ids, a)
 		}
 	}
@@ -77,8 +78,9 @@ func (e *Engine) repairWindow(spec layout.TabSpec, anchors []string, rows projec
 }
 
 // repairRows decides every anchor the tab shows or should show, a window
-// of anchors at a time.
-func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows projector.TabRows) (aggregates.RepairReport, []aggregates.Queue, error) {
+// of anchors at a time, except the clean rows outside this pass's
+// canonical window (canonicalwindow.go): it returns the window too.
+func (e *Engine) repairRows(c *canonicalCursor, spec layout.TabSpec, seen aggregates.SeenTab, rows projector.TabRows) (aggregates.RepairReport, []aggregates.Queue, canonicalWindow, error) {
 	var rep aggregates.RepairReport
 	var out []aggregates.Queue
 	observed, copies := seen.Index()
@@ -87,13 +89,18 @@ func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows p
 		rep.Surplus += seen.Anchorless // unaddressable: reported for an operator (Input tabs quarantine them)
 	}
 	anchors := aggregates.Anchors(rows.Expected, observed)
+	clean, total := cleanRows(anchors, rows, observed, copies)
+	cw := e.canonicalWindowOf(c, anchors, clean, total)
 	for from := 0; from < len(anchors); from += observeWindow {
 		window := anchors[from:min(from+observeWindow, len(anchors))]
-		vals, err := e.repairWindow(spec, window, rows)
+		vals, err := e.repairWindow(spec, window, from, rows, cw)
 		if err != nil {
-			return rep, nil, err
+			return rep, nil, cw, err
 		}
-		for _, anchor := range window {
+		for i, anchor := range window {
+			if !cw.in(from + i) {
+				continue // shows the store's last write: compared in a later pass
+			}
 			r := aggregates.RepairRow{Target: e.sheet.Target(spec.Name, anchor), Entity: spec.Entity, ID: anchor,
 				Expected: rows.Expected[anchor], Observed: observed[anchor], InFlight: rows.InFlight[anchor], Held: rows.Held[anchor]}
 			r.Copies, r.CopyHashes = aggregates.SeenCopies(observed, copies, anchor)
@@ -107,13 +114,15 @@ func (e *Engine) repairRows(spec layout.TabSpec, seen aggregates.SeenTab, rows p
 			}
 		}
 	}
-	return rep, out, nil
+	return rep, out, cw, nil
 }
 
 // repairTab is Repair's comparison on the writer goroutine. A read whose
-// anchors and hashes are what the last pass over the tab read and queued
-// nothing for, at the same checkpoint, is that pass again: its report is
-// returned without reading a row's canonical state (unchanged.go).
+// anchors and hashes are what the last passes over the tab read and
+// queued nothing for, at the same checkpoint, once they compared every
+// row with canonical state (canonicalwindow.go), is that pass again: its
+// report is returned without reading a row's canonical state
+// (unchanged.go).
 func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
 	k := passKey{kind: passRepair, spreadsheet: spreadsheet, tab: seen.Tab}
 	m := e.mark(0, seenDigest(seen), true)
@@ -125,7 +134,8 @@ func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggrega
 		return aggregates.RepairReport{}, err
 	}
 	var ch aggregates.Changes
-	rep, q, err := e.repairRows(spec, seen, rows)
+	c := e.canonicalCursorOf(k)
+	rep, q, cw, err := e.repairRows(c, spec, seen, rows)
 	if err != nil {
 		return rep, err
 	}
@@ -133,7 +143,7 @@ func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggrega
 	if err := e.commitWorker(ch, e.cfg.Clock.Now()); err != nil {
 		return rep, err
 	}
-	if m.repaired = rep; len(q) == 0 {
+	if m.repaired = rep; c.swept(m, cw, len(q) > 0) {
 		e.remember(k, m)
 	}
 	return rep, nil

@@ -83,6 +83,10 @@ type Engine struct {
 	behind    bool   // the read model missed a batch
 	stats     Stats
 	unchanged unchangedReads // the last read of each pass that changed nothing (unchanged.go)
+	// cursors are where anti-entropy's canonical window of each tab
+	// stands; canonicalRows its size (0: the default) (canonicalwindow.go).
+	cursors       map[passKey]*canonicalCursor
+	canonicalRows int
 }
 
 // Entities supplies the entity shapes at Open: declared by the caller, or

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"math"
+
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/projector"
 )
@@ -53,4 +55,34 @@ func (e *Engine) RowStatesBoth(tab, entity string, anchors []string) (bulk, sing
 		return nil
 	})
 	return bulk, single, err
+}
+
+// SetCanonicalWindow sets how many rows showing the store's last write
+// one anti-entropy pass compares with canonical state (0: the default).
+func (e *Engine) SetCanonicalWindow(n int) error {
+	return e.onWriter(func() error { e.canonicalRows = n; return nil })
+}
+
+// RepairDry decides the tab seen as a reconciliation pass of the store's
+// sync target would, comparing at most window rows that show the store's
+// last write with canonical state (0: every row), and commits nothing: it
+// returns the report and the corrections. The tab's canonical window
+// moves on as a pass moves it.
+func (e *Engine) RepairDry(seen aggregates.SeenTab, window int) (rep aggregates.RepairReport, q []aggregates.Queue, err error) {
+	err = e.onWriter(func() error {
+		e.canonicalRows = window
+		if window == 0 {
+			e.canonicalRows = math.MaxInt
+		}
+		defer func() { e.canonicalRows = 0 }()
+		spec, _ := e.sheet.Schema.Tab(seen.Tab)
+		rows, err := e.proj.TabRowsOf(e.sheet.Spreadsheet, seen.Tab)
+		if err != nil {
+			return err
+		}
+		k := passKey{kind: passRepair, spreadsheet: e.sheet.Spreadsheet, tab: seen.Tab}
+		rep, q, _, err = e.repairRows(e.canonicalCursorOf(k), spec, seen, rows)
+		return err
+	})
+	return rep, q, err
 }

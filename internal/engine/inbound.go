@@ -418,13 +418,13 @@ func (e *Engine) cleanupNeedsState(entity string, anchors []string, copies map[s
 			single = append(single, a)
 		}
 	}
-	vals, err := e.proj.EntityValuesOf(entity, single)
+	exist, err := e.proj.ExistingOf(entity, single)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, a := range anchors {
-		if _, exists := vals[a]; aggregates.CleanupNeedsState(copies[a], exists) {
+		if aggregates.CleanupNeedsState(copies[a], exist[a]) {
 			out = append(out, a)
 		}
 	}

@@ -74,7 +74,7 @@ func (e *Engine) mark(base uint64, digest [sha256.Size]byte, ok bool) unchangedM
 // skipped.
 func (e *Engine) same(k passKey, m unchangedMark) (unchangedMark, bool) {
 	old, ok := e.unchanged[k]
-	if !ok || !m.valid || old.proj != m.proj || old.checkpoint != m.checkpoint || old.base != m.base || old.digest != m.digest {
+	if !ok || !old.sameAs(m) {
 		return unchangedMark{}, false
 	}
 	e.stats.Unchanged++
@@ -150,6 +150,13 @@ func (e *Engine) knownGrid(base uint64, tabs []string, kinds []passKind) (body s
 		}
 	}
 	return body
+}
+
+// sameAs reports whether m and o are marks of the same read at the same
+// checkpoint and base of the same read model (a mark not valid is the
+// same as none).
+func (m unchangedMark) sameAs(o unchangedMark) bool {
+	return m.valid && o.valid && m.proj == o.proj && m.checkpoint == o.checkpoint && m.base == o.base && m.digest == o.digest
 }
 
 // remember keeps m for k when the pass committed nothing (the checkpoint
