@@ -102,3 +102,17 @@ func TestReconcileOutcomeSearchesItsIndex(t *testing.T) {
 		t.Errorf("%s\nplan:\n%s\nwant a search of hk_conflicts_reconcile", q, plan)
 	}
 }
+
+// TestClaimableSearchesInQueueOrderWithoutSort: a claim reads each state's
+// heads by a search of hk_outbox_state in its own order (rowid, which is
+// queue order), never a sort of the whole backlog in a temporary b-tree
+// (row 4c: the claim sorted every pending effect on each pass).
+func TestClaimableSearchesInQueueOrderWithoutSort(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	must(t, openAt(t, path).Close())
+	q := strings.NewReplacer("?1", "'pending'", "?2", "'s'", "?3", "1", "?4", "'x'", "?5", "10").Replace(projector.ClaimableQuery)
+	plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+q), "\n")
+	if !strings.Contains(plan, "INDEX hk_outbox_state") || strings.Contains(plan, "TEMP B-TREE") || strings.Contains(plan, "SCAN o") {
+		t.Errorf("%s\nplan:\n%s\nwant a search of hk_outbox_state without a temporary b-tree", q, plan)
+	}
+}

@@ -70,22 +70,58 @@ func (p *Projector) queryEffectsInto(out []aggregates.Effect, sqlText string, ar
 // Claimable returns up to max effects of spreadsheet that may be claimed
 // at now, in queue order: the claimable heads of their rows (I07: every
 // earlier stream_sequence of the row settled; the claim-order rule of
-// aggregates, in SQL).
+// aggregates, in SQL). The pending effects and the recoverable failed ones
+// are each read in the order of their index (hk_outbox_state: state,
+// spreadsheet, rowid; rows are inserted in log order, so rowid order is
+// queue order) and merged: no sort of the whole backlog, and each read
+// stops at max heads (one query with both states sorted every pending
+// effect on each claim: a temporary b-tree of the backlog).
 func (p *Projector) Claimable(spreadsheet string, now time.Time, max int) ([]aggregates.Effect, error) {
 	var room []aggregates.Effect
 	if n := min(max, 1024); n > 0 {
 		room = make([]aggregates.Effect, 0, n)
 	}
-	fx, err := p.queryEffectsInto(room, `SELECT `+outboxCols+` FROM hk_outbox AS o
-WHERE o.spreadsheet = ? AND (o.state = 'pending' OR (o.state = 'failed' AND o.terminal = 0))
-  AND (o.due_at IS NULL OR o.due_at <= ?)
-  AND NOT EXISTS (SELECT 1 FROM hk_outbox AS q WHERE q.binding = o.binding AND q.stream_sequence < o.stream_sequence
-                  AND q.state IN `+unsettled+`)
-ORDER BY o.queued_seq LIMIT ?`, spreadsheet, now.UTC().Format(TimeLayout), int64(max))
-	if len(fx) == 0 {
-		return nil, err // none: nil, as before the room was made
+	due := now.UTC().Format(TimeLayout)
+	pending, err := p.queryEffectsInto(room, ClaimableQuery, string(aggregates.EffectPending), spreadsheet, 1, due, int64(max))
+	if err != nil {
+		return nil, err
 	}
-	return fx, err
+	failed, err := p.queryEffects(ClaimableQuery, string(aggregates.EffectFailed), spreadsheet, 0, due, int64(max))
+	if err != nil {
+		return nil, err
+	}
+	fx := mergeQueued(pending, failed, max)
+	if len(fx) == 0 {
+		return nil, nil // none: nil, as before the room was made
+	}
+	return fx, nil
+}
+
+// ClaimableQuery selects the claimable heads of one state (?1) of a
+// spreadsheet (?2) whose terminal flag is at most ?3, due at ?4, at most
+// ?5 of them, in queue order, by a search of hk_outbox_state without a
+// sort (exported for the plan test).
+var ClaimableQuery = `SELECT ` + outboxCols + ` FROM hk_outbox AS o
+WHERE o.state = ?1 AND o.spreadsheet = ?2 AND o.terminal <= ?3 AND (o.due_at IS NULL OR o.due_at <= ?4)
+  AND NOT EXISTS (SELECT 1 FROM hk_outbox AS q WHERE q.binding = o.binding AND q.stream_sequence < o.stream_sequence
+                  AND q.state IN ` + unsettled + `)
+ORDER BY o.rowid LIMIT ?5`
+
+// mergeQueued merges two lists of effects in queue order into one of at
+// most max, in queue order (a, when it has room, is reused).
+func mergeQueued(a, b []aggregates.Effect, max int) []aggregates.Effect {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]aggregates.Effect, 0, min(len(a)+len(b), max))
+	for len(out) < max && (len(a) > 0 || len(b) > 0) {
+		if len(b) == 0 || (len(a) > 0 && a[0].QueuedSeq < b[0].QueuedSeq) {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
 }
 
 // OutboxTail returns the effect queued last for the row binding (the
