@@ -267,3 +267,38 @@ func TestValidateShapesRejects(t *testing.T) {
 		t.Fatalf("no entities rejected: %v", err)
 	}
 }
+
+// TestBuildWritesNoJournalAndClosesAsAReadModel: a read model opened with
+// Options.Build is written without a journal; CloseBuilt leaves it in WAL
+// mode with the same contents as one built the ordinary way, and reopens
+// as a read model. A file that holds events is not switched to build mode.
+func TestBuildWritesNoJournalAndClosesAsAReadModel(t *testing.T) {
+	dir := t.TempDir()
+	evs := func() []events.Event {
+		h := newHistory()
+		return []events.Event{h.created("Airport", "A", goroka(), 1), h.created("Airport", "B", map[string]any{"name": "b"}, 1)}
+	}
+	plain := openAt(t, filepath.Join(dir, "plain.sqlite"))
+	must(t, plain.Apply(evs()))
+	must(t, plain.Close())
+	path := filepath.Join(dir, "built.sqlite")
+	built, err := projector.Open(path, projector.Options{StoreID: storeID, Entities: testEntities(), Build: true})
+	must(t, err)
+	wantRows(t, "journal while building", query(t, path, "PRAGMA journal_mode"), "delete")
+	must(t, built.Apply(evs()))
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a WAL file while building: %v", err)
+	}
+	must(t, built.CloseBuilt())
+	wantRows(t, "journal once built", query(t, path, "PRAGMA journal_mode"), "wal")
+	if got, want := dump(t, path), dump(t, filepath.Join(dir, "plain.sqlite")); string(got) != string(want) {
+		t.Fatalf("built:\n%s\n--- plain:\n%s", got, want)
+	}
+	again, err := projector.Open(path, projector.Options{StoreID: storeID, Entities: testEntities(), Build: true})
+	must(t, err)
+	defer again.Close()
+	wantRows(t, "journal of a reopened file", query(t, path, "PRAGMA journal_mode"), "wal")
+	if again.Checkpoint() != 2 {
+		t.Fatalf("reopened checkpoint %d", again.Checkpoint())
+	}
+}

@@ -40,6 +40,14 @@ type Options struct {
 	// stored. It returns fields itself when nothing changes, a copy
 	// otherwise.
 	Mask MaskFunc
+	// Build says path is a new file private to the caller, which installs
+	// it only once it is complete (a rebuild or a replay) and discards it
+	// after any failure: it is written without a journal and without
+	// syncs, which would only protect a file that is thrown away, and
+	// CloseBuilt turns it into a read model like any other (WAL) and
+	// syncs it once. Its transactions cannot be rolled back. A file that
+	// already holds events is opened as without Build.
+	Build bool
 }
 
 // MaskFunc is Options.Mask.
@@ -101,7 +109,59 @@ func Open(path string, opts Options) (*Projector, error) {
 		conn.Close()
 		return nil, openError(err)
 	}
+	if opts.Build && p.checkpoint == 0 { // never a file that holds events
+		if err := p.pragmas(buildPragmas); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// buildPragmas are a building read model's (Options.Build): no journal,
+// no syncs; builtPragmas restore what init sets.
+var (
+	buildPragmas = []string{"PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF"}
+	builtPragmas = []string{"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}
+)
+
+func (p *Projector) pragmas(list []string) error {
+	for _, pragma := range list {
+		if err := sqlitex.ExecuteTransient(p.conn, pragma, nil); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrProjection, pragma, err)
+		}
+	}
+	return nil
+}
+
+// CloseBuilt closes a read model opened with Options.Build once it is
+// complete: back in WAL mode, closed, and synced to disk, so it can be
+// renamed into place. Errors: ErrProjection, the sync's.
+func (p *Projector) CloseBuilt() error {
+	err := p.pragmas(builtPragmas)
+	if cerr := p.conn.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return syncFile(p.path)
+}
+
+// syncFile flushes the file at path to disk.
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", FileName, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", FileName, err)
+	}
+	return nil
 }
 
 // openError makes a failure to open an existing read model
