@@ -339,6 +339,7 @@ func TestCheckpointAsideRingsEveryCheckpointEveryEvents(t *testing.T) {
 	must(t, p.CheckpointErr())
 	before := dump(t, path)
 	must(t, p.Close())
+	_ = p.Close() // a second Close does not panic
 	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("WAL left after Close: %v", err)
 	}

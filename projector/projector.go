@@ -409,6 +409,7 @@ func (p *Projector) Close() error {
 	var err error
 	if p.ckpt != nil {
 		err = p.ckpt.stop()
+		p.ckpt = nil // a second Close is the connection's error, not a panic
 	}
 	if cerr := p.conn.Close(); err == nil {
 		err = cerr
