@@ -19,7 +19,7 @@ import (
 // walBackstop pages for a transaction far larger than usual.
 
 // checkpointEvery is how many applied events ring the checkpointer.
-const checkpointEvery = 1024
+const checkpointEvery = 4096
 
 // walBackstop is the writer's own automatic checkpoint (pages) while a
 // checkpointer runs; SQLite's default is 1000.
