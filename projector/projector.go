@@ -40,6 +40,18 @@ type Options struct {
 	// stored. It returns fields itself when nothing changes, a copy
 	// otherwise.
 	Mask MaskFunc
+	// Build says path is a new file private to the caller, which installs
+	// it only once it is complete (a rebuild or a replay) and discards it
+	// after any failure: it is written without a journal and without
+	// syncs, which would only protect a file that is thrown away, and
+	// CloseBuilt turns it into a read model like any other (WAL) and
+	// syncs it once. Its transactions cannot be rolled back. A file that
+	// already holds events is opened as without Build.
+	Build bool
+	// CheckpointAside copies the WAL into the file from a goroutine of its
+	// own instead of inside the commits (checkpointer.go): for the store's
+	// live read model, whose commits callers wait for.
+	CheckpointAside bool
 }
 
 // MaskFunc is Options.Mask.
@@ -73,6 +85,7 @@ type Projector struct {
 	// sortedNames holds each entity's declared fields sorted by name, with
 	// their owners (mergeFieldState walks them instead of sorting).
 	sortedNames map[string][]declaredName
+	ckpt        *checkpointer // Options.CheckpointAside (nil: SQLite's automatic checkpoint)
 }
 
 // Open opens or creates the read model at path (mode 0600, WAL), migrates
@@ -102,7 +115,75 @@ func Open(path string, opts Options) (*Projector, error) {
 		conn.Close()
 		return nil, openError(err)
 	}
+	if err := p.afterInit(opts); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	return p, nil
+}
+
+// afterInit sets up what opts ask beside the schema: build mode, the
+// checkpointer.
+func (p *Projector) afterInit(opts Options) (err error) {
+	if opts.Build && p.checkpoint == 0 { // never a file that holds events
+		return p.pragmas(buildPragmas)
+	}
+	if !opts.CheckpointAside {
+		return nil
+	}
+	if err := p.pragmas([]string{"PRAGMA wal_autocheckpoint=" + strconv.Itoa(walBackstop)}); err != nil {
+		return err
+	}
+	if p.ckpt, err = startCheckpointer(p.path); err != nil {
+		return fmt.Errorf("%w: checkpointer: %w", ErrProjection, err)
+	}
+	return nil
+}
+
+// buildPragmas are a building read model's (Options.Build): no journal,
+// no syncs; builtPragmas restore what init sets.
+var (
+	buildPragmas = []string{"PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF"}
+	builtPragmas = []string{"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL"}
+)
+
+func (p *Projector) pragmas(list []string) error {
+	for _, pragma := range list {
+		if err := sqlitex.ExecuteTransient(p.conn, pragma, nil); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrProjection, pragma, err)
+		}
+	}
+	return nil
+}
+
+// CloseBuilt closes a read model opened with Options.Build once it is
+// complete: back in WAL mode, closed, and synced to disk, so it can be
+// renamed into place. Errors: ErrProjection, the sync's.
+func (p *Projector) CloseBuilt() error {
+	err := p.pragmas(builtPragmas)
+	if cerr := p.conn.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return syncFile(p.path)
+}
+
+// syncFile flushes the file at path to disk.
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", FileName, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", FileName, err)
+	}
+	return nil
 }
 
 // openError makes a failure to open an existing read model
@@ -323,8 +404,29 @@ func (p *Projector) Checkpoint() uint64 { return p.checkpoint }
 // Path is the read model's file path.
 func (p *Projector) Path() string { return p.path }
 
-// Close closes the writing connection (checkpointing the WAL).
-func (p *Projector) Close() error { return p.conn.Close() }
+// Close closes the writing connection (checkpointing the WAL), after the
+// checkpointer's.
+func (p *Projector) Close() error {
+	var err error
+	if p.ckpt != nil {
+		err = p.ckpt.stop()
+		p.ckpt = nil // a second Close is the connection's error, not a panic
+	}
+	if cerr := p.conn.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// CheckpointErr is the last background checkpoint's failure (nil when it
+// succeeded or none runs): the WAL then grows until the writer's own
+// checkpoint copies it.
+func (p *Projector) CheckpointErr() error {
+	if p.ckpt == nil {
+		return nil
+	}
+	return p.ckpt.lastErr()
+}
 
 // Conn exposes the writing connection to packages that extend the read
 // model in the same transaction discipline (snapshots). Do not write to it.
@@ -367,6 +469,8 @@ func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then
 		end(&err)
 		if err != nil {
 			p.checkpoint = cp
+		} else if p.ckpt != nil {
+			p.ckpt.applied(len(evs))
 		}
 		if err != nil && thenErr == nil {
 			err = fmt.Errorf("%w: %w", ErrProjection, corruption(err))

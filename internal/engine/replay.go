@@ -114,17 +114,27 @@ func replayLog(l *events.Log, reg *Registry, target string, opts ReplayOptions) 
 	if err != nil {
 		return 0, err
 	}
-	p, err := openReplayTarget(target, l.StoreID(), reg, hist)
+	opt := projectorOptions(l.StoreID(), reg, hist)
+	opt.Build = true // target is a file of its own, installed only once complete (see the callers)
+	p, err := openTarget(target, opt)
 	if err != nil {
 		return 0, err
 	}
 	err = applyLog(cmpCtx(opts.Context), l, p, upTo, "rebuild", opts.Progress)
 	cp := p.Checkpoint()
-	return cp, errors.Join(err, p.Close())
+	if err != nil {
+		return cp, errors.Join(err, p.Close())
+	}
+	return cp, p.CloseBuilt()
 }
 
 func openReplayTarget(target, storeID string, reg *Registry, hist events.ShapeHistory) (*projector.Projector, error) {
-	p, err := projector.Open(target, projectorOptions(storeID, reg, hist))
+	return openTarget(target, projectorOptions(storeID, reg, hist))
+}
+
+// openTarget opens a new read model at target with opts.
+func openTarget(target string, opts projector.Options) (*projector.Projector, error) {
+	p, err := projector.Open(target, opts)
 	if err != nil {
 		return nil, err
 	}
