@@ -77,10 +77,6 @@ func changedFields(vals, masked map[string]any) map[string]any {
 
 // checkpointTruncate copies the WAL into read.sqlite and truncates it.
 func (p *Projector) checkpointTruncate() (busy bool, err error) {
-	if p.ckpt != nil {
-		p.ckpt.mu.Lock() // not beside a background checkpoint: it would find the WAL busy
-		defer p.ckpt.mu.Unlock()
-	}
 	err = sqlitex.ExecuteTransient(p.conn, "PRAGMA wal_checkpoint(TRUNCATE)", &sqlitex.ExecOptions{
 		ResultFunc: func(st *sqlite.Stmt) error {
 			busy = st.ColumnInt(0) != 0

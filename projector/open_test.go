@@ -5,11 +5,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -302,51 +300,5 @@ func TestBuildWritesNoJournalAndClosesAsAReadModel(t *testing.T) {
 	wantRows(t, "journal of a reopened file", query(t, path, "PRAGMA journal_mode"), "wal")
 	if again.Checkpoint() != 2 {
 		t.Fatalf("reopened checkpoint %d", again.Checkpoint())
-	}
-}
-
-// TestCheckpointAsideRingsEveryCheckpointEveryEvents: with
-// Options.CheckpointAside the writer rings its checkpointer once per
-// CheckpointEvery applied events, the checkpointer runs, and Close stops
-// it before the writing connection, whose close copies the WAL into the
-// file and removes it as without one.
-func TestCheckpointAsideRingsEveryCheckpointEveryEvents(t *testing.T) {
-	path := filepath.Join(t.TempDir(), projector.FileName)
-	p, err := projector.Open(path, projector.Options{StoreID: storeID, Entities: testEntities(), CheckpointAside: true})
-	must(t, err)
-	h := newHistory()
-	batch := func(n int) []events.Event {
-		var evs []events.Event
-		for range n {
-			evs = append(evs, h.created("Airport", "A"+strconv.Itoa(int(h.seq)), map[string]any{"name": "n"}, 1))
-		}
-		return evs
-	}
-	must(t, p.Apply(batch(projector.CheckpointEvery-1)))
-	if r := p.CheckpointRings(); r != 0 {
-		t.Fatalf("rang %d times before %d events", r, projector.CheckpointEvery)
-	}
-	must(t, p.Apply(batch(1)))
-	if r := p.CheckpointRings(); r != 1 {
-		t.Fatalf("rang %d times at %d events", r, projector.CheckpointEvery)
-	}
-	for deadline := time.Now().Add(10 * time.Second); p.CheckpointRuns() == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the checkpointer did not run")
-		}
-		runtime.Gosched()
-	}
-	must(t, p.CheckpointErr())
-	before := dump(t, path)
-	must(t, p.Close())
-	_ = p.Close() // a second Close does not panic
-	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("WAL left after Close: %v", err)
-	}
-	if got := dump(t, path); string(got) != string(before) {
-		t.Fatal("the closed read model differs from the open one")
-	}
-	if n := query(t, path, "SELECT count(*) FROM Airport"); len(n) != 1 || n[0] != strconv.Itoa(projector.CheckpointEvery) {
-		t.Fatalf("rows: %v", n)
 	}
 }

@@ -48,10 +48,6 @@ type Options struct {
 	// syncs it once. Its transactions cannot be rolled back. A file that
 	// already holds events is opened as without Build.
 	Build bool
-	// CheckpointAside copies the WAL into the file from a goroutine of its
-	// own instead of inside the commits (checkpointer.go): for the store's
-	// live read model, whose commits callers wait for.
-	CheckpointAside bool
 }
 
 // MaskFunc is Options.Mask.
@@ -85,7 +81,6 @@ type Projector struct {
 	// sortedNames holds each entity's declared fields sorted by name, with
 	// their owners (mergeFieldState walks them instead of sorting).
 	sortedNames map[string][]declaredName
-	ckpt        *checkpointer // Options.CheckpointAside (nil: SQLite's automatic checkpoint)
 }
 
 // Open opens or creates the read model at path (mode 0600, WAL), migrates
@@ -115,29 +110,13 @@ func Open(path string, opts Options) (*Projector, error) {
 		conn.Close()
 		return nil, openError(err)
 	}
-	if err := p.afterInit(opts); err != nil {
-		conn.Close()
-		return nil, err
+	if opts.Build && p.checkpoint == 0 { // never a file that holds events
+		if err := p.pragmas(buildPragmas); err != nil {
+			conn.Close()
+			return nil, err
+		}
 	}
 	return p, nil
-}
-
-// afterInit sets up what opts ask beside the schema: build mode, the
-// checkpointer.
-func (p *Projector) afterInit(opts Options) (err error) {
-	if opts.Build && p.checkpoint == 0 { // never a file that holds events
-		return p.pragmas(buildPragmas)
-	}
-	if !opts.CheckpointAside {
-		return nil
-	}
-	if err := p.pragmas([]string{"PRAGMA wal_autocheckpoint=" + strconv.Itoa(walBackstop)}); err != nil {
-		return err
-	}
-	if p.ckpt, err = startCheckpointer(p.path); err != nil {
-		return fmt.Errorf("%w: checkpointer: %w", ErrProjection, err)
-	}
-	return nil
 }
 
 // buildPragmas are a building read model's (Options.Build): no journal,
@@ -404,29 +383,8 @@ func (p *Projector) Checkpoint() uint64 { return p.checkpoint }
 // Path is the read model's file path.
 func (p *Projector) Path() string { return p.path }
 
-// Close closes the writing connection (checkpointing the WAL), after the
-// checkpointer's.
-func (p *Projector) Close() error {
-	var err error
-	if p.ckpt != nil {
-		err = p.ckpt.stop()
-		p.ckpt = nil // a second Close is the connection's error, not a panic
-	}
-	if cerr := p.conn.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// CheckpointErr is the last background checkpoint's failure (nil when it
-// succeeded or none runs): the WAL then grows until the writer's own
-// checkpoint copies it.
-func (p *Projector) CheckpointErr() error {
-	if p.ckpt == nil {
-		return nil
-	}
-	return p.ckpt.lastErr()
-}
+// Close closes the writing connection (checkpointing the WAL).
+func (p *Projector) Close() error { return p.conn.Close() }
 
 // Conn exposes the writing connection to packages that extend the read
 // model in the same transaction discipline (snapshots). Do not write to it.
@@ -469,8 +427,6 @@ func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then
 		end(&err)
 		if err != nil {
 			p.checkpoint = cp
-		} else if p.ckpt != nil {
-			p.ckpt.applied(len(evs))
 		}
 		if err != nil && thenErr == nil {
 			err = fmt.Errorf("%w: %w", ErrProjection, corruption(err))

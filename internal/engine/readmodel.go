@@ -111,7 +111,6 @@ func (e *Engine) openProjection() error {
 // phase the catch-up will be in.
 func (e *Engine) openProjector(head uint64, reg *Registry, hist events.ShapeHistory) (*projector.Projector, string, error) {
 	opts := projectorOptions(e.Log().StoreID(), reg, hist)
-	opts.CheckpointAside = true // the live read model: group commits never wait for a checkpoint
 	_, statErr := os.Stat(e.ReadModelPath())
 	expected := false
 	if statErr == nil {
