@@ -43,7 +43,7 @@ func settlingLog(t *testing.T, store string) (*Log, *events.ManualClock, *atomic
 // appendOn runs Append in the background and advances clock by step each
 // time the append waits on it (a condition, not a sleep), until it
 // returns.
-func appendOn(t *testing.T, l *Log, clock *events.ManualClock, step time.Duration, last uint64, records [][]byte) (uint64, error, time.Duration) {
+func appendOn(t *testing.T, l *Log, clock *events.ManualClock, step time.Duration, last uint64, records [][]byte) (uint64, time.Duration, error) {
 	t.Helper()
 	type answer struct {
 		seq uint64
@@ -63,7 +63,7 @@ func appendOn(t *testing.T, l *Log, clock *events.ManualClock, step time.Duratio
 		}
 		select {
 		case a := <-done:
-			return a.seq, a.err, clock.Now().Sub(start)
+			return a.seq, clock.Now().Sub(start), a.err
 		case <-changed:
 		}
 	}
@@ -80,13 +80,13 @@ func TestI31_AnAppendWaitsForATakenSequenceToBecomeReadable(t *testing.T) {
 		t.Fatalf("Append = %d, %v", seq, err)
 	}
 	unreadable.Store(3)
-	seq, err, waited := appendOn(t, l, clock, 100*time.Millisecond, 0, commit)
+	seq, waited, err := appendOn(t, l, clock, 100*time.Millisecond, 0, commit)
 	if err != nil || seq != 1 || waited == 0 {
 		t.Fatalf("retried append while its sequence was not readable = %d, %v after %s; want 1 once readable", seq, err, waited)
 	}
 	// Another writer's commit at the sequence, readable after a wait: fenced.
 	unreadable.Store(2)
-	if _, err, _ := appendOn(t, l, clock, 100*time.Millisecond, 0, [][]byte{rec("other", 1)}); !errors.Is(err, ErrFenced) {
+	if _, _, err := appendOn(t, l, clock, 100*time.Millisecond, 0, [][]byte{rec("other", 1)}); !errors.Is(err, ErrFenced) {
 		t.Fatalf("another commit at a sequence that became readable = %v, want ErrFenced", err)
 	}
 }
@@ -101,7 +101,7 @@ func TestI31_ASequenceUnreadablePastTheBoundIsUncertainWithItsReason(t *testing.
 		t.Fatal(err)
 	}
 	unreadable.Store(1 << 40)
-	_, err, waited := appendOn(t, l, clock, time.Second, 0, commit)
+	_, waited, err := appendOn(t, l, clock, time.Second, 0, commit)
 	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrSequenceUnreadable) || !strings.Contains(err.Error(), "sequence 1") {
 		t.Fatalf("append whose sequence never became readable = %v, want replication_unavailable: replication_sequence_unreadable naming it", err)
 	}
