@@ -205,3 +205,14 @@ func TestSealKeepWithTheLargestMinimumBatchSealsNothing(t *testing.T) {
 		t.Fatalf("a seal below the largest minimum batch wrote %d segment(s)", len(segs))
 	}
 }
+
+// A seal with no record left that may go says only that: it suggests no
+// --min-batch 1, which would be refused (seal_refused).
+func TestSealKeepWithNoRecordToMoveSuggestsNothing(t *testing.T) {
+	t.Parallel()
+	dir := closedStoreOf(t, 20)
+	code, out := runCLI(t, "seal", "--dir", dir, "--keep", "100000")
+	if code != exitOK || !strings.Contains(out, "nothing sealed: no record may go") || strings.Contains(out, "--min-batch 1") {
+		t.Fatalf("seal --keep past the head: exit %d:\n%s", code, out)
+	}
+}
