@@ -75,7 +75,7 @@ func (s *Store) Seal(ctx context.Context, opts SealOptions) (SealReport, error) 
 	}
 	if opts.MinBatch > 1 {
 		first, last, err := s.sealSpan(below)
-		if err != nil || last+1 < first+opts.MinBatch {
+		if err != nil || spanRecords(first, last) < opts.MinBatch {
 			return SealReport{Skipped: true, First: first, Last: last}, err
 		}
 	}
@@ -118,6 +118,15 @@ func (s *Store) sealSpan(below uint64) (first, last uint64, err error) {
 	}
 	head, err := l.Head()
 	return first, min(max(below, 1)-1, head, s.e.Checkpoint()), err
+}
+
+// spanRecords is how many records first..last holds (0 when last <
+// first), counted so that no sum wraps past 2^64.
+func spanRecords(first, last uint64) uint64 {
+	if last < first {
+		return 0
+	}
+	return last - first + 1
 }
 
 // Segments lists the store's sealed segments, oldest first, as the log's

@@ -115,6 +115,10 @@ func printSeal(cmd *cobra.Command, r hikoutei.SealReport, minBatch uint64, asJSO
 		return printJSON(cmd.OutOrStdout(), sealJSON{Segment: r.Segment, First: r.First, Last: r.Last, Records: r.Records,
 			Kept: r.Kept, Bytes: r.Size, Seq: r.Seq, Replaced: r.Replaced, Skipped: r.Skipped, MinBatch: minBatch})
 	}
+	if r.Skipped && r.Last < r.First {
+		_, err := fmt.Fprintln(cmd.OutOrStdout(), "nothing sealed: no record may go")
+		return err
+	}
 	if r.Skipped {
 		_, err := fmt.Fprintf(cmd.OutOrStdout(), "nothing sealed: %s may go, fewer than --min-batch %d (--min-batch 1 seals them)\n",
 			spanText(r.First, r.Last), minBatch)
@@ -134,13 +138,10 @@ func sealedInto(r hikoutei.SealReport) string {
 	return r.Path
 }
 
-// spanText names the records first..last: "3 records (seqs 41..43)", or
-// "no record" when last < first.
+// spanText names the records first..last (last ≥ first): "3 records
+// (seqs 41..43)".
 func spanText(first, last uint64) string {
-	switch {
-	case last < first:
-		return "no record"
-	case last == first:
+	if last == first {
 		return fmt.Sprintf("1 record (seq %d)", first)
 	}
 	return fmt.Sprintf("%d records (seqs %d..%d)", last-first+1, first, last)

@@ -190,3 +190,29 @@ func sealedItemStore(t *testing.T) string {
 	}
 	return dir
 }
+
+// A --min-batch too big to add to a sequence seals nothing: the count of
+// records that may go is compared, not first+M (which wrapped past
+// 2^64 and sealed every record).
+func TestSealKeepWithTheLargestMinimumBatchSealsNothing(t *testing.T) {
+	t.Parallel()
+	dir := closedStoreOf(t, 20)
+	code, out := runCLI(t, "seal", "--dir", dir, "--keep", "0", "--min-batch", "18446744073709551615")
+	if code != exitOK || !strings.Contains(out, "nothing sealed") {
+		t.Fatalf("seal --keep 0 --min-batch 2^64-1: exit %d:\n%s", code, out)
+	}
+	if segs, _ := os.ReadDir(filepath.Join(dir, events.SegmentsDir)); len(segs) != 0 {
+		t.Fatalf("a seal below the largest minimum batch wrote %d segment(s)", len(segs))
+	}
+}
+
+// A seal with no record left that may go says only that: it suggests no
+// --min-batch 1, which would be refused (seal_refused).
+func TestSealKeepWithNoRecordToMoveSuggestsNothing(t *testing.T) {
+	t.Parallel()
+	dir := closedStoreOf(t, 20)
+	code, out := runCLI(t, "seal", "--dir", dir, "--keep", "100000")
+	if code != exitOK || !strings.Contains(out, "nothing sealed: no record may go") || strings.Contains(out, "--min-batch 1") {
+		t.Fatalf("seal --keep past the head: exit %d:\n%s", code, out)
+	}
+}

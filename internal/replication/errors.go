@@ -26,8 +26,8 @@ var (
 	ErrUnavailable = errors.New("replication_unavailable")
 	// ErrSequenceUnreadable: the stream took the sequence an append's
 	// answer depends on, but its message did not become readable within
-	// Config.SettleWithin (a proposal the leader counted that no quorum
-	// stored yet). It comes with ErrUnavailable: the fate is UNCERTAIN,
+	// Config.SettleWithin or before the append's context ended (a
+	// proposal the leader counted that no quorum stored yet). It comes with ErrUnavailable: the fate is UNCERTAIN,
 	// resolved as that sentinel says.
 	ErrSequenceUnreadable = errors.New("replication_sequence_unreadable")
 	// ErrRejected: the server refused the commit for a reason other than

@@ -282,8 +282,9 @@ const (
 
 // readable returns the stream's message at pos once it can be read,
 // looking again after a pause on the log's clock while the stream answers
-// that it has none, until Config.SettleWithin passed (ErrUnavailable and
-// ErrSequenceUnreadable) or ctx ends (ErrUnavailable).
+// that it has none, until Config.SettleWithin passed or ctx ends (a
+// Replicator's try ends first): ErrUnavailable and ErrSequenceUnreadable
+// either way.
 func (l *Log) readable(ctx context.Context, pos uint64) (*jetstream.RawStreamMsg, error) {
 	clock := l.cfg.Clock
 	bound := clock.Now().Add(l.cfg.SettleWithin)
@@ -302,7 +303,8 @@ func (l *Log) readable(ctx context.Context, pos uint64) (*jetstream.RawStreamMsg
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: sequence %d is taken but not yet readable: %w", ErrUnavailable, pos, ctx.Err())
+			return nil, fmt.Errorf("%w: %w: sequence %d is taken but not yet readable: %w", ErrUnavailable, ErrSequenceUnreadable,
+				pos, ctx.Err())
 		case <-clock.After(min(pause, left)):
 		}
 	}

@@ -109,3 +109,35 @@ func TestI31_ASequenceUnreadablePastTheBoundIsUncertainWithItsReason(t *testing.
 		t.Fatalf("gave up after %s, want the bound %s", waited, settleWithin)
 	}
 }
+
+// A try of an append that ends (its context: the Replicator's 3 s
+// attempt, shorter than the bound) while the sequence is still taken but
+// unreadable is uncertain with the same reason code: it is why the try
+// had no answer (without it, replication_sequence_unreadable never
+// showed, as every try ends before the 30 s bound).
+func TestI31_ATryEndingWhileItsSequenceIsUnreadableCarriesTheReason(t *testing.T) {
+	l, clock, unreadable := settlingLog(t, "unreadable-try")
+	commit := [][]byte{rec("w", 1)}
+	if _, err := l.Append(ctxFor(t, opTimeout), 0, commit); err != nil {
+		t.Fatal(err)
+	}
+	unreadable.Store(1 << 40)
+	try, cancel := context.WithCancel(ctxFor(t, deadline))
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Append(try, 0, commit)
+		done <- err
+	}()
+	for {
+		n, changed := clock.Waiters()
+		if n > 0 {
+			break
+		}
+		<-changed
+	}
+	cancel()
+	err := <-done
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrSequenceUnreadable) || !strings.Contains(err.Error(), "sequence 1") {
+		t.Fatalf("a try ended while its sequence was unreadable = %v, want replication_unavailable: replication_sequence_unreadable naming it", err)
+	}
+}
