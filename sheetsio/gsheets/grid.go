@@ -20,6 +20,9 @@ const gridFields = "sheets(properties(sheetId),merges,data(startRow,rowData(valu
 // up in cell.Observed so the caller quarantines it instead of importing its
 // result (C03). Errors: as Snapshot.
 func (p *Provider) ReadGrid(ctx context.Context, w *sheetsio.Workbook, tabs ...string) (map[string]*sheetsio.GridSnapshot, error) {
+	if err := knownTabs(w, tabs); err != nil {
+		return nil, err
+	}
 	return p.readGridEnumerated(ctx, w, sheetsio.BodyDigest{}, tabs)
 }
 
@@ -51,9 +54,6 @@ func knownTabs(w *sheetsio.Workbook, tabs []string) error {
 // readGridEnumerated is ReadGridKnown by an enumeration of the sheets
 // (which rebinds the workbook's sheetIds) and one read by title.
 func (p *Provider) readGridEnumerated(ctx context.Context, w *sheetsio.Workbook, known sheetsio.BodyDigest, tabs []string) (map[string]*sheetsio.GridSnapshot, error) {
-	if err := knownTabs(w, tabs); err != nil {
-		return nil, err
-	}
 	infos, err := p.enumerate(ctx, w)
 	if err != nil {
 		return nil, err
@@ -75,16 +75,13 @@ func (p *Provider) readGridEnumerated(ctx context.Context, w *sheetsio.Workbook,
 		return out, nil
 	}
 	digest := func() hash.Hash { return resolvedDigest(read, ids, titles) }
-	g, err := p.getGrid(ctx, w, ranges, digest, known)
-	if err == nil && !g.known && !g.decoded { // changed since the known read: read it again, decoding
-		g, err = p.getGrid(ctx, w, ranges, digest, sheetsio.BodyDigest{})
-	}
+	g, err := readDecodingChanged(known, func(known sheetsio.BodyDigest) (gridRead, error) {
+		return p.getGrid(ctx, w, ranges, digest, known)
+	})
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range read {
-		out[t].Body, out[t].Undecoded = g.body, g.known
-	}
+	markRead(out, read, g)
 	if g.decoded {
 		fillGrids(w.Schema(), out, g.sheets)
 	}

@@ -119,19 +119,16 @@ func (p *Provider) readGridByIDKnown(ctx context.Context, w *sheetsio.Workbook, 
 		ids[i] = out[t].SheetID
 	}
 	digest := func() hash.Hash { return resolvedDigest(sorted, ids, make([]string, len(sorted))) }
-	g, err := p.getGridByID(ctx, w, req, digest, known)
-	if err == nil && !g.known && !g.decoded { // changed since the known read: read it again, decoding
-		g, err = p.getGridByID(ctx, w, req, digest, sheetsio.BodyDigest{})
-	}
+	g, err := readDecodingChanged(known, func(known sheetsio.BodyDigest) (gridRead, error) {
+		return p.getGridByID(ctx, w, req, digest, known)
+	})
 	if errors.Is(err, sheetsio.ErrReadRejected) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	for _, t := range sorted {
-		out[t].Body, out[t].Undecoded = g.body, g.known
-	}
+	markRead(out, sorted, g)
 	if g.decoded {
 		fillKnownGrids(w.Schema(), out, rows, g.sheets)
 	}
@@ -149,4 +146,23 @@ func (p *Provider) getGridByID(ctx context.Context, w *sheetsio.Workbook, req *s
 		return err
 	})
 	return g, err
+}
+
+// readDecodingChanged makes a grid read with the known digest and, when
+// the tabs changed since that read (neither known nor decoded), makes it
+// again, decoding.
+func readDecodingChanged(known sheetsio.BodyDigest, get func(known sheetsio.BodyDigest) (gridRead, error)) (gridRead, error) {
+	g, err := get(known)
+	if err == nil && !g.known && !g.decoded {
+		return get(sheetsio.BodyDigest{})
+	}
+	return g, err
+}
+
+// markRead gives the snapshots of the tabs read the read's digest and
+// whether it was known (not decoded).
+func markRead(out map[string]*sheetsio.GridSnapshot, tabs []string, g gridRead) {
+	for _, t := range tabs {
+		out[t].Body, out[t].Undecoded = g.body, g.known
+	}
 }

@@ -56,12 +56,7 @@ func (p *Provider) getGridStream(ctx context.Context, id string, ranges []string
 	if err != nil {
 		return gridRead{}, err
 	}
-	res, err := p.send(hr)
-	if err != nil {
-		return gridRead{}, err
-	}
-	defer res.Body.Close()
-	return decodeKnown(res.Body, h, known, nil)
+	return p.sendKnown(hr, h, known)
 }
 
 // getGridByFilterStream is spreadsheets.getByDataFilter (fields
@@ -84,6 +79,12 @@ func (p *Provider) getGridByFilterKnown(ctx context.Context, id string, req *she
 	if err != nil {
 		return gridRead{}, err
 	}
+	return p.sendKnown(hr, h, known)
+}
+
+// sendKnown sends a grid read and digests its response into h, decoding
+// it only when known is zero (decodeKnown).
+func (p *Provider) sendKnown(hr *http.Request, h hash.Hash, known sheetsio.BodyDigest) (gridRead, error) {
 	res, err := p.send(hr)
 	if err != nil {
 		return gridRead{}, err
