@@ -107,17 +107,11 @@ func (s *Store) sealBelow(opts SealOptions) (uint64, error) {
 // record no segment holds through below-1, bounded by the log's head and
 // the read model's checkpoint as the engine bounds the seal.
 func (s *Store) sealSpan(below uint64) (first, last uint64, err error) {
-	l := s.e.Log()
-	segs, err := l.Segments()
+	st, err := s.e.SealState()
 	if err != nil {
 		return 0, 0, err
 	}
-	first = 1
-	if n := len(segs); n > 0 {
-		first = segs[n-1].Last + 1
-	}
-	head, err := l.Head()
-	return first, min(max(below, 1)-1, head, s.e.Checkpoint()), err
+	return st.Unsealed, min(max(below, 1)-1, st.Head, st.Applied), nil
 }
 
 // spanRecords is how many records first..last holds (0 when last <

@@ -135,9 +135,8 @@ func (p *Poller) quietResult(tabs []string, same bool) PollResult {
 }
 
 // noteQuiet remembers a poll at base that certified every tab of its
-// read (snaps), or forgets the last one.
+// read (snaps); Poll forgot the last one before it.
 func (p *Poller) noteQuiet(tabs []string, base uint64, res PollResult, snaps map[string]*sheetsio.TabSnapshot) {
-	p.quiet = quietPoll{}
 	if res.Certified != len(tabs) || res.Escalated != 0 || len(snaps) != len(tabs) {
 		return
 	}

@@ -157,8 +157,10 @@ func (e *Engine) sealRetained(below uint64) error {
 	return nil
 }
 
-// retentionState reads what the retention decision needs at now.
-func (e *Engine) retentionState(now time.Time) (retention.State, error) {
+// SealState reads what any seal is bounded by: the first record no
+// segment holds, the log's head and the read model's checkpoint (the
+// rest of retention.State is zero).
+func (e *Engine) SealState() (retention.State, error) {
 	l := e.Log()
 	segs, err := l.Segments()
 	if err != nil {
@@ -168,10 +170,17 @@ func (e *Engine) retentionState(now time.Time) (retention.State, error) {
 	if n := len(segs); n > 0 {
 		st.Unsealed = segs[n-1].Last + 1
 	}
-	if st.Head, err = l.Head(); err != nil {
+	st.Head, err = l.Head()
+	return st, err
+}
+
+// retentionState reads what the retention decision needs at now.
+func (e *Engine) retentionState(now time.Time) (retention.State, error) {
+	st, err := e.SealState()
+	if err != nil {
 		return st, err
 	}
-	p := e.retain.policy
+	l, p := e.Log(), e.retain.policy
 	if p.BelowSnapshot {
 		if st.Snapshot, err = e.newestSnapshot(); err != nil {
 			return st, err
