@@ -96,7 +96,6 @@ func Open(path string, opts Options) (*Projector, error) {
 	if err := precreate(path); err != nil {
 		return nil, err
 	}
-	pinAllocatorPages()
 	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenWAL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: open: %w", ErrReadModelInvalid, err)
