@@ -456,9 +456,15 @@ func failAll(pending []pendingUnit, err error) {
 // acceptedUnits answers the units the log rejected and returns the others
 // (and their events, with the field hashes their decisions computed).
 func acceptedUnits(pending []pendingUnit, results []events.UnitResult) ([]events.Event, []projector.KnownHashes, []pendingUnit) {
-	var applied []events.Event
-	var known []projector.KnownHashes
-	var ok []pendingUnit
+	n := 0
+	for _, p := range pending {
+		for _, st := range p.unit.Streams {
+			n += len(st.Events)
+		}
+	}
+	applied := make([]events.Event, 0, n) // sized once: a group's events are copied once
+	known := make([]projector.KnownHashes, 0, n)
+	ok := make([]pendingUnit, 0, len(pending))
 	for i, p := range pending {
 		if results[i].Err != nil {
 			finish([]*request{p.req}, results[i].Err)
