@@ -39,9 +39,13 @@ type EntityState struct {
 // was not the application's own commit). CreateOnly refuses an entity
 // that exists (ErrEntityExists) instead of changing it.
 type Persist struct {
-	Entity     string
-	ID         string
-	Values     map[string]any // every field, canonical values (see events.EncodeCanonical)
+	Entity string
+	ID     string
+	Values map[string]any // every field, canonical values (see events.EncodeCanonical)
+	// Hashes, when set, holds events.Hash of values of Values that the
+	// caller hashed beforehand (the engine's committers, off the single
+	// writer); a value without one is hashed here.
+	Hashes     map[string]string
 	Actor      events.Actor
 	CreateOnly bool
 }
@@ -77,9 +81,9 @@ func DecidePersist(cur EntityState, cmd Persist, now time.Time) (Decision, error
 	changed, revs := make(map[string]any, len(cmd.Values)), make(map[string]uint64, len(cmd.Values))
 	var buf []byte // canonical bytes, reused across the fields
 	for _, name := range sortedKeys(cmd.Values) {
-		h, err := events.HashReuse(&buf, cmd.Values[name])
+		h, err := valueHash(cmd, name, &buf)
 		if err != nil {
-			return Decision{}, fmt.Errorf("%w: %s %q.%s: %w", ErrInvalidValue, cmd.Entity, cmd.ID, name, err)
+			return Decision{}, err
 		}
 		fs := cur.Fields[name]
 		if cur.Exists && fs.Hash == h {
@@ -116,6 +120,19 @@ func DecideRemove(cur EntityState, cmd Remove, now time.Time) (Decision, error) 
 	stream := events.EntityStream(cmd.Entity, cmd.ID)
 	return Decision{Stream: stream, ExpectedVersion: cur.Version, Next: next,
 		Events: []events.Event{events.New(stream, events.EntityRemoved{Entity: cmd.Entity, ID: cmd.ID}, now)}}, nil
+}
+
+// valueHash is the canonical hash of cmd's value of field name: the one
+// the caller computed, else hashed (through *buf). Errors: ErrInvalidValue.
+func valueHash(cmd Persist, name string, buf *[]byte) (string, error) {
+	if h, ok := cmd.Hashes[name]; ok {
+		return h, nil
+	}
+	h, err := events.HashReuse(buf, cmd.Values[name])
+	if err != nil {
+		return "", fmt.Errorf("%w: %s %q.%s: %w", ErrInvalidValue, cmd.Entity, cmd.ID, name, err)
+	}
+	return h, nil
 }
 
 func (s EntityState) clone() EntityState { return s.cloneSized(0) }

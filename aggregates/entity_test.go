@@ -130,3 +130,30 @@ func TestDecideRemoveClearsHashesAndDoesNotAliasTheState(t *testing.T) {
 		t.Fatal("DecideRemove modified the state it was given")
 	}
 }
+
+func TestDecidePersistWithHashesComputedBeforehandDecidesTheSame(t *testing.T) {
+	vals := map[string]any{"name": "Goroka", "alt": int64(5282), "lat": -6.08}
+	hashes := map[string]string{}
+	for k, v := range vals {
+		h, err := events.Hash(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes[k] = h
+	}
+	delete(hashes, "lat") // a value without a hash is hashed by the decision
+	want, err := DecidePersist(EntityState{}, persist(vals), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := persist(vals)
+	cmd.Hashes = hashes
+	got, err := DecidePersist(EntityState{}, cmd, now)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("with hashes: %+v %v, want %+v", got, err, want)
+	}
+	same, err := DecidePersist(got.Next, cmd, now)
+	if err != nil || len(same.Events) != 0 {
+		t.Fatalf("unchanged with hashes produced %+v %v", same, err)
+	}
+}

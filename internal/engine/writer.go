@@ -39,6 +39,9 @@ type Command struct {
 	Actor events.Actor
 	// CreateOnly refuses a persist of an existing entity (adopt).
 	CreateOnly bool
+	// hashes are the canonical hashes of Values, computed by Commit on
+	// the caller's goroutine (aggregates.Persist.Hashes).
+	hashes map[string]string
 }
 
 // CommitResult describes a committed unit of work.
@@ -69,9 +72,30 @@ type Stats struct {
 // ErrConflictOpen); ErrStoreClosed; events.ErrStaleWriterFence if the lease
 // was lost; ErrReadModelBehind (durable, but the read model lags).
 func (e *Engine) Commit(cmds []Command) (CommitResult, error) {
-	r := &request{cmds: cmds}
+	r := &request{cmds: hashed(cmds)}
 	err := e.send(r)
 	return r.res, err
+}
+
+// hashed returns a copy of cmds whose persists carry the canonical hash of
+// each value, computed here on the caller's goroutine so the single writer
+// does not (many callers hash in parallel). A value that cannot be hashed
+// gets none: the decision reports it (ErrInvalidValue).
+func hashed(cmds []Command) []Command {
+	out := make([]Command, len(cmds))
+	var buf []byte
+	for i, c := range cmds {
+		if c.Values != nil {
+			c.hashes = make(map[string]string, len(c.Values))
+		}
+		for name, v := range c.Values {
+			if h, err := events.HashReuse(&buf, v); err == nil {
+				c.hashes[name] = h
+			}
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // send hands r to the writer goroutine and waits for its outcome.
@@ -272,8 +296,8 @@ func decideOne(cur aggregates.EntityState, c Command, now time.Time) (aggregates
 	if c.Values == nil {
 		return aggregates.DecideRemove(cur, aggregates.Remove{Entity: c.Entity, ID: c.ID}, now)
 	}
-	return aggregates.DecidePersist(cur, aggregates.Persist{Entity: c.Entity, ID: c.ID, Values: c.Values, Actor: c.Actor,
-		CreateOnly: c.CreateOnly}, now)
+	return aggregates.DecidePersist(cur, aggregates.Persist{Entity: c.Entity, ID: c.ID, Values: c.Values, Hashes: c.hashes,
+		Actor: c.Actor, CreateOnly: c.CreateOnly}, now)
 }
 
 // currentState is an entity's state as of the batch's earlier decisions.
@@ -432,9 +456,15 @@ func failAll(pending []pendingUnit, err error) {
 // acceptedUnits answers the units the log rejected and returns the others
 // (and their events, with the field hashes their decisions computed).
 func acceptedUnits(pending []pendingUnit, results []events.UnitResult) ([]events.Event, []projector.KnownHashes, []pendingUnit) {
-	var applied []events.Event
-	var known []projector.KnownHashes
-	var ok []pendingUnit
+	n := 0
+	for _, p := range pending {
+		for _, st := range p.unit.Streams {
+			n += len(st.Events)
+		}
+	}
+	applied := make([]events.Event, 0, n) // sized once: a group's events are copied once
+	known := make([]projector.KnownHashes, 0, n)
+	ok := make([]pendingUnit, 0, len(pending))
 	for i, p := range pending {
 		if results[i].Err != nil {
 			finish([]*request{p.req}, results[i].Err)
