@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +95,36 @@ func TestStatusAndRestoreNameAnInterruptedRestore(t *testing.T) {
 	code, out = runCLI(t, "restore", "--from", backup, "--to", dir)
 	if code != exitFailure || !strings.Contains(out, "restore_target_not_empty") || !strings.Contains(out, "restore_incomplete") {
 		t.Fatalf("restore into an interrupted restore: exit %d:\n%s", code, out)
+	}
+}
+
+// A restore from the stream killed while it read the stream leaves its
+// scratch folder beside the target; the next one removes the folders
+// whose process no longer runs and keeps a running one's and an earlier
+// build's (no process id).
+func TestARestoreFromTheStreamRemovesTheScratchOfKilledOnes(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	killed := exec.Command("sleep", "60")
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = killed.Process.Kill()
+	_ = killed.Wait()
+	dead := fmt.Sprintf(".hikoutei-restore-%d-1", killed.Process.Pid)
+	kept := []string{fmt.Sprintf(".hikoutei-restore-%d-2", os.Getpid()), ".hikoutei-restore-3"}
+	for _, name := range append([]string{dead}, kept...) {
+		if err := os.MkdirAll(filepath.Join(parent, name, "x"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweepRestoreScratch(filepath.Join(parent, "restored"))
+	if _, err := os.Stat(filepath.Join(parent, dead)); !os.IsNotExist(err) {
+		t.Fatalf("a killed restore's scratch folder is still there: %v", err)
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(parent, name)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
 }
