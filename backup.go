@@ -18,6 +18,10 @@ type BackupInfo struct {
 	// copied into the folder beside the file: its name followed by
 	// ".segments".
 	Segments int
+	// Leftovers are the temporary files of interrupted backups to the
+	// same file (.NAME.tmp-<pid>-…, beside it) that the backup removed:
+	// their process no longer runs.
+	Leftovers []string
 }
 
 // Backup writes a consistent copy of the store's log.db to out while the

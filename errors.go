@@ -355,6 +355,12 @@ var (
 	// file that is not a regular one (a FIFO, a device, a directory) or
 	// cannot be opened; it is refused before anything is copied.
 	ErrRestoreSource = events.ErrRestoreSource
+	// ErrRestoreIncomplete (restore_incomplete): a directory holds only
+	// what a restore interrupted before it installed log.db leaves (its
+	// copy of the log, .log.db.tmp-*, and segments/): no store; remove it
+	// and restore again (*events.RestoreIncompleteError). Open, status
+	// and restore into it refuse it with this code.
+	ErrRestoreIncomplete = events.ErrRestoreIncomplete
 	// ErrInvalidInterval (invalid_polling_interval): an interval variable (polling, full scan, rate
 	// limit) is not a plain positive decimal integer of milliseconds; it
 	// comes wrapped in ErrSyncStartup.

@@ -120,7 +120,7 @@ func TestI37_EraseLeavesNoReadablePersonalValue(t *testing.T) {
 	if _, err := s.Snapshot(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Seal(ctx, SealOptions{Keep: 2}); err != nil {
+	if _, err := s.Seal(ctx, SealOptions{Keep: 2, MinBatch: 1}); err != nil {
 		t.Fatal(err)
 	}
 	backup := filepath.Join(t.TempDir(), "before.backup")

@@ -18,10 +18,31 @@ type ReplayOptions struct {
 	// Segments is where the store's sealed segments live (nil: its
 	// segments folder; open a URL with segstore.Open).
 	Segments segstore.Store
+	// Leftover is told of each temporary file an interrupted replay or
+	// rebuild left, found before this one builds (nil: nobody is told).
+	// Replay removes, from its target's folder, the ones whose process no
+	// longer runs and keeps the others (an earlier build's name carries no
+	// process id); RebuildReadModel removes the store's (it holds the
+	// log's lock).
+	Leftover func(ReplayLeftover)
+}
+
+// ReplayLeftover is a temporary file of an interrupted replay or rebuild
+// (killed, or the machine stopped): where it is, its size, whether it
+// was removed, and why (or why it was kept).
+type ReplayLeftover struct {
+	Path    string
+	Bytes   int64
+	Removed bool
+	Why     string
 }
 
 func (o ReplayOptions) engine(ctx context.Context) engine.ReplayOptions {
-	return engine.ReplayOptions{UpTo: o.UpTo, Progress: progress(o.Progress), Force: o.Force, Context: ctx, Segments: o.Segments}
+	opts := engine.ReplayOptions{UpTo: o.UpTo, Progress: progress(o.Progress), Force: o.Force, Context: ctx, Segments: o.Segments}
+	if o.Leftover != nil {
+		opts.Leftover = func(l engine.ReplayLeftover) { o.Leftover(ReplayLeftover(l)) }
+	}
+	return opts
 }
 
 // Replay builds a fresh read model at target from the log of the store in
@@ -32,7 +53,9 @@ func (o ReplayOptions) engine(ctx context.Context) engine.ReplayOptions {
 // reads them (renamed fields under their new names, values converted,
 // dropped fields left out: docs/evolving.md). Auditors use it to rebuild
 // a store's read model; a rebuild equals the live read model. The
-// file is built beside target and renamed onto it when complete. It
+// file is built beside target and renamed onto it when complete; the
+// temporary files of replays that were killed are removed from target's
+// folder first (ReplayOptions.Leftover says which). It
 // returns the checkpoint reached. Errors: ErrReplayTargetInStore (target
 // is inside a store directory), ErrReplayTarget (target exists and
 // opts.Force is false), ErrNotAStore, ErrStoreLocked, ErrInvalidEntity,

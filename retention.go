@@ -7,8 +7,9 @@ import (
 	"github.com/hikoutei/hikoutei-go/internal/retention"
 )
 
-// DefaultRetentionMinBatch is the fewest records a background seal moves
-// when Retention.MinBatch is 0.
+// DefaultRetentionMinBatch is the fewest records a seal moves when its
+// minimum is 0: Retention.MinBatch and SealOptions.MinBatch alike (1
+// moves any number).
 const DefaultRetentionMinBatch = retention.DefaultMinBatch
 
 // Retention is a running store's retention policy (Options.Retention): it
@@ -23,8 +24,9 @@ const DefaultRetentionMinBatch = retention.DefaultMinBatch
 //     sequence is at most the snapshot's).
 //
 // No rule set (the zero value): the store never seals by itself. A seal
-// waits until at least MinBatch records may go (0: DefaultRetentionMinBatch),
-// so that segments are not tiny. The store checks as records are appended
+// waits until at least MinBatch records may go (0: DefaultRetentionMinBatch,
+// as for SealOptions.MinBatch: both decide with one rule), so that
+// segments are not tiny. The store checks as records are appended
 // (every quarter of MinBatch) and once at Open. Records the read model has
 // not applied, and those of the streams a store reads when it opens, stay
 // in log.db. A replicated primary runs it (its standbys seal what it

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/retention"
 )
 
 // SealOptions says which records Seal moves out of log.db: the ones with
@@ -15,13 +16,15 @@ import (
 type SealOptions struct {
 	Below uint64
 	Keep  uint64
-	// MinBatch is the fewest records the seal moves (0 or 1: any
-	// number). When fewer lie between the first record no segment holds
-	// and the seal point (counted as the background seal counts its
-	// batch, Retention.MinBatch), Seal seals nothing and reports Skipped:
-	// a seal run again soon after the last one then writes no segment of
-	// the few records committed since (`hikoutei seal --keep N` passes
-	// --min-batch, DefaultRetentionMinBatch unless given).
+	// MinBatch is the fewest records the seal moves, with either of
+	// Below and Keep: 0 is DefaultRetentionMinBatch, as in
+	// Retention.MinBatch (one meaning of zero, one decision: the
+	// background seal decides with the same rule); 1 moves any number.
+	// When fewer lie between the first record no segment holds and the
+	// seal point, Seal seals nothing and reports Skipped: a seal run again
+	// soon after the last one then writes no segment of the few records
+	// committed since (`hikoutei seal --keep N` passes --min-batch,
+	// DefaultRetentionMinBatch unless given; `--below SEQ` passes 1).
 	MinBatch uint64
 }
 
@@ -41,9 +44,12 @@ type SealReport struct {
 	// for (a seal that did not commit) was replaced.
 	Replaced bool
 	// Skipped is true when the seal moved nothing because fewer than
-	// SealOptions.MinBatch records may go: First..Last are those (Last <
-	// First: none), and Segment is empty.
+	// MinBatch records may go: First..Last are those (Last < First:
+	// none), and Segment is empty.
 	Skipped bool
+	// MinBatch is the minimum the seal applied: SealOptions.MinBatch, or
+	// DefaultRetentionMinBatch for 0.
+	MinBatch uint64
 }
 
 // Seal moves the log's older records out of log.db into a sealed segment
@@ -55,10 +61,11 @@ type SealReport struct {
 // the read model has not applied, and the records of the streams a store
 // reads when it opens, stay in log.db. A replicated primary's seal reaches
 // its standbys through the stream, which then drops what every host
-// sealed (docs/replication.md, "Retention"). With opts.MinBatch, fewer
-// records to move is no error: the report says Skipped and nothing is
-// written. Errors: ErrSealRefused (nothing to seal, both or neither of
-// Below and Keep, a standby);
+// sealed (docs/replication.md, "Retention"). Fewer records to move than
+// opts.MinBatch (by default DefaultRetentionMinBatch) is no error: the
+// report says Skipped and nothing is written. Errors: ErrSealRefused
+// (nothing to seal with a MinBatch of 1, both or neither of Below and
+// Keep, a standby);
 // ErrChainBroken when the records to seal do not continue the chain;
 // ErrSegmentDamaged when the file read back differs; ErrStoreClosed;
 // ErrStaleWriterFence; I/O errors. ErrReadModelBehind comes with the
@@ -73,10 +80,11 @@ func (s *Store) Seal(ctx context.Context, opts SealOptions) (SealReport, error) 
 	if err != nil {
 		return SealReport{}, err
 	}
-	if opts.MinBatch > 1 {
+	batch := retention.MinBatch(opts.MinBatch)
+	if batch > 1 { // with 1, nothing to move is the engine's seal_refused
 		first, last, err := s.sealSpan(below)
-		if err != nil || spanRecords(first, last) < opts.MinBatch {
-			return SealReport{Skipped: true, First: first, Last: last}, err
+		if err != nil || !retention.Enough(first, last, batch) {
+			return SealReport{Skipped: true, First: first, Last: last, MinBatch: batch}, err
 		}
 	}
 	rep, err := s.e.Seal(below)
@@ -85,7 +93,7 @@ func (s *Store) Seal(ctx context.Context, opts SealOptions) (SealReport, error) 
 	}
 	g := rep.Segment
 	return SealReport{Segment: g.Name, First: g.First, Last: g.Last, Records: g.Records, Kept: g.Kept, Size: g.Size,
-		Path: rep.Path, Seq: rep.Event.Seq, Replaced: rep.Replaced}, err
+		Path: rep.Path, Seq: rep.Event.Seq, Replaced: rep.Replaced, MinBatch: batch}, err
 }
 
 // sealBelow is the first sequence opts keeps in log.db.
@@ -112,15 +120,6 @@ func (s *Store) sealSpan(below uint64) (first, last uint64, err error) {
 		return 0, 0, err
 	}
 	return st.Unsealed, min(max(below, 1)-1, st.Head, st.Applied), nil
-}
-
-// spanRecords is how many records first..last holds (0 when last <
-// first), counted so that no sum wraps past 2^64.
-func spanRecords(first, last uint64) uint64 {
-	if last < first {
-		return 0
-	}
-	return last - first + 1
 }
 
 // Segments lists the store's sealed segments, oldest first, as the log's

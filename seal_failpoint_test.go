@@ -23,7 +23,7 @@ func TestI38_ASealThatCommittedThenMetAFullDiskSaysSo(t *testing.T) {
 	loadAirports(t, s, 30)
 	before := eventsFrom(t, s, 1)
 	mustT(t, failpoint.Enable(failpoint.ReadModelBeforeCommit+"=enospc"))
-	rep, err := s.Seal(ctx, SealOptions{Keep: 5})
+	rep, err := s.Seal(ctx, SealOptions{Keep: 5, MinBatch: 1})
 	failpoint.Disable()
 	if !errors.Is(err, ErrReadModelBehind) || !errors.Is(err, syscall.ENOSPC) || ErrorCode(err) != "read_model_behind" {
 		t.Fatalf("seal meeting a full disk: code %s: %v", ErrorCode(err), err)

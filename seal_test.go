@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/retention"
 )
 
 // sealedStore loads n airports (and renames a few) into a store in dir,
@@ -27,7 +28,7 @@ func sealedStore(t *testing.T, dir string, n int, keep uint64) ([]Event, ChainPi
 	before := eventsFrom(t, s, 1)
 	pin, err := s.ChainHead()
 	mustT(t, err)
-	rep, err := s.Seal(ctx, SealOptions{Keep: keep})
+	rep, err := s.Seal(ctx, SealOptions{Keep: keep, MinBatch: 1})
 	mustT(t, err)
 	mustT(t, s.Close())
 	return before, pin, rep
@@ -81,7 +82,7 @@ func TestI38_SealThenReplayAndRebuildEqualTheReadModelBefore(t *testing.T) {
 		t.Fatal("the replay before the seal differs from the live read model")
 	}
 	s = openStore(t, dir)
-	rep, err := s.Seal(ctx, SealOptions{Below: n - 5})
+	rep, err := s.Seal(ctx, SealOptions{Below: n - 5, MinBatch: 1})
 	mustT(t, err)
 	mustT(t, s.Close())
 	if replayDigest(t, dir, n) != want {
@@ -138,7 +139,7 @@ func TestI38_ASubscriptionBehindTheSealReadsThroughTheSegment(t *testing.T) {
 	receive(t, ch, 1, 3)
 	mustT(t, ignoreCanceled(stop()))
 	cp := status(t, s, "audit").Checkpoint
-	rep, err := s.Seal(ctx, SealOptions{Keep: 5})
+	rep, err := s.Seal(ctx, SealOptions{Keep: 5, MinBatch: 1})
 	mustT(t, err)
 	if cp >= rep.Last {
 		t.Fatalf("the subscription's checkpoint %d is not behind the seal %+v", cp, rep)
@@ -204,5 +205,29 @@ func TestI38_StatsCountTheSegmentsReadsRead(t *testing.T) {
 	mustT(t, err)
 	if st.SegmentsRead != 1 || st.SegmentIndexFallbacks != 0 {
 		t.Fatalf("after reading from the first event: %d segments read, %d fallbacks", st.SegmentsRead, st.SegmentIndexFallbacks)
+	}
+}
+
+// Store.Seal and the background seal decide "enough records to seal" by
+// one rule (retention.Enough), zero meaning DefaultRetentionMinBatch for
+// both: with a minimum of 0 and one record short of it both wait, at the
+// minimum both seal.
+func TestSealAndTheBackgroundSealShareTheMinimumBatch(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	defer s.Close()
+	commitAirports(t, s, 0, 30)
+	st, err := s.e.SealState()
+	mustT(t, err)
+	const keep = 5
+	first, last, err := s.sealSpan(st.Head - keep + 1)
+	mustT(t, err)
+	span := last - first + 1
+	for _, m := range []uint64{0, span + 1, span} {
+		due := retention.Policy{KeepRecords: keep, MinBatch: m}.Point(st) != 0
+		rep, err := s.Seal(ctx, SealOptions{Keep: keep, MinBatch: m})
+		mustT(t, err)
+		if rep.Skipped == due || rep.MinBatch != retention.MinBatch(m) {
+			t.Fatalf("MinBatch %d (%d records may go): Seal %+v, background seal due %v", m, span, rep, due)
+		}
 	}
 }

@@ -52,7 +52,7 @@ func TestI38_AStoreSealsIntoAnObjectStoreAndEveryReaderReadsThroughIt(t *testing
 	mustT(t, s.Close())
 	want := replayDigest(t, dir, n)
 	s = openStore(t, dir, withSegments(segs))
-	rep, err := s.Seal(ctx, SealOptions{Keep: 10})
+	rep, err := s.Seal(ctx, SealOptions{Keep: 10, MinBatch: 1})
 	mustT(t, err)
 	mustT(t, s.Close())
 	if rep.Path != "mem://bucket/"+rep.Segment {
@@ -94,7 +94,7 @@ func TestI38_AnUnreachableSegmentStoreShowsInHealthWithItsCodeAndCommitsGoOn(t *
 	s := openStore(t, dir, withSegments(segs))
 	defer s.Close()
 	loadAirports(t, s, 300)
-	rep, err := s.Seal(ctx, SealOptions{Keep: 10})
+	rep, err := s.Seal(ctx, SealOptions{Keep: 10, MinBatch: 1})
 	mustT(t, err)
 	segs.down.Store(true)
 	var se *events.SegmentError
@@ -121,7 +121,7 @@ func TestI38_AMissingObjectIsSegmentMissingNamingItWhereItWasLookedFor(t *testin
 	s := openStore(t, dir, withSegments(segs))
 	defer s.Close()
 	loadAirports(t, s, 300)
-	rep, err := s.Seal(ctx, SealOptions{Keep: 10})
+	rep, err := s.Seal(ctx, SealOptions{Keep: 10, MinBatch: 1})
 	mustT(t, err)
 	mustT(t, segs.Delete(ctx, rep.Segment))
 	if _, err := s.Verify(ctx, VerifyOptions{}); !errors.Is(err, ErrSegmentMissing) || !strings.Contains(err.Error(), rep.Segment) ||
@@ -134,7 +134,7 @@ func TestSegmentsURLOpensAnObjectStoreAndNeverShowsItsCredentials(t *testing.T) 
 	dir := t.TempDir()
 	s := openStore(t, dir, func(o *Options) { o.Segments = "mem://seg-bucket/store-a" })
 	loadAirports(t, s, 300)
-	rep, err := s.Seal(ctx, SealOptions{Keep: 10})
+	rep, err := s.Seal(ctx, SealOptions{Keep: 10, MinBatch: 1})
 	mustT(t, err)
 	if len(eventsFrom(t, s, 1)) == 0 || strings.Contains(rep.Path, "s3cr3t") {
 		t.Fatalf("seal into mem://: %+v", rep)
@@ -166,7 +166,7 @@ func TestI38_CompactReadsTheSegmentsFromTheObjectStoreItIsGiven(t *testing.T) {
 	loadAirports(t, s, 600)
 	pin, err := s.ChainHead()
 	mustT(t, err)
-	_, err = s.Seal(ctx, SealOptions{Keep: 10})
+	_, err = s.Seal(ctx, SealOptions{Keep: 10, MinBatch: 1})
 	mustT(t, err)
 	mustT(t, s.Close())
 	if _, err := Compact(ctx, dir); !errors.Is(err, ErrSegmentMissing) {

@@ -79,6 +79,7 @@ var rootErrors = map[string]error{
 	"ErrReplicationFenced":           ErrReplicationFenced,
 	"ErrReplicationNoPrimaryYet":     ErrReplicationNoPrimaryYet,
 	"ErrReplicationTakeoverFailed":   ErrReplicationTakeoverFailed,
+	"ErrRestoreIncomplete":           ErrRestoreIncomplete,
 	"ErrRestoreSource":               ErrRestoreSource,
 	"ErrRestoreTarget":               ErrRestoreTarget,
 	"ErrSealRefused":                 ErrSealRefused,

@@ -11,8 +11,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hikoutei/hikoutei-go/internal/process"
 )
 
 // BackupInfo describes a copy of a log: what Backup wrote or RestoreLog
@@ -27,6 +31,9 @@ type BackupInfo struct {
 	// Segments counts the sealed segments the copy's log vouches for,
 	// copied into the folder beside the file (BackupSegmentsDir).
 	Segments int
+	// Leftovers are the temporary files of interrupted backups to the
+	// same file that Backup removed (their process no longer runs).
+	Leftovers []string
 }
 
 // WriteTo writes a consistent copy of log.db to w: bbolt's Tx.WriteTo in
@@ -81,12 +88,13 @@ func (l *Log) Backup(ctx context.Context, path string, force bool) (BackupInfo, 
 	var info BackupInfo
 	var segs []SegmentSealed
 	_, had := os.Lstat(BackupSegmentsDir(real))
+	left := removeDeadCopies(real)
 	err = writeAtomically(real, force, func(w io.Writer) error {
 		var err error
 		info, segs, err = l.copyTo(ctxWriter{ctx, w})
 		return err
 	}, &info.SHA256, func(string) error { return l.backupSegments(ctx, real, segs) })
-	info.Path = path
+	info.Path, info.Leftovers = path, left
 	if err != nil && had != nil { // the segments folder is this backup's: no half of it stays
 		err = errors.Join(err, os.RemoveAll(BackupSegmentsDir(real)))
 	}
@@ -124,12 +132,18 @@ func CheckBackupTarget(storeDir, target string, force bool) (string, error) {
 	return real, nil
 }
 
+// copyTempPrefix starts the name of the temporary file writeAtomically
+// writes beside path; the process id and a random part follow it
+// (.NAME.tmp-<pid>-<random>; earlier builds wrote no process id).
+func copyTempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
 // writeAtomically writes a file at path through fill: into a temporary
 // file beside it (0600), hashed into *sum, synced, checked by each of
 // checks, then linked onto path (renamed over it when replace), and the
-// directory synced. On error nothing is left behind.
+// directory synced. On error nothing is left behind; a process killed
+// meanwhile leaves the temporary file, which removeDeadCopies removes.
 func writeAtomically(path string, replace bool, fill func(io.Writer) error, sum *string, checks ...func(tmp string) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), copyTempPrefix(path)+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return fmt.Errorf("create the copy: %w", err)
 	}
@@ -187,4 +201,30 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.w.Write(p)
+}
+
+// removeDeadCopies removes the temporary files of interrupted writes of
+// path (a backup killed before it linked its copy): the ones whose name
+// carries the id of a process that no longer runs. An earlier build's
+// (no process id) and a running process's are kept. It returns the paths
+// it removed.
+func removeDeadCopies(path string) []string {
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return nil // the write that follows reports an unusable folder
+	}
+	var removed []string
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), copyTempPrefix(path))
+		pidText, _, hasPID := strings.Cut(rest, "-")
+		pid, perr := strconv.Atoi(pidText)
+		if !ok || !hasPID || perr != nil || !e.Type().IsRegular() || pid == os.Getpid() || process.Runs(pid) {
+			continue
+		}
+		full := filepath.Join(filepath.Dir(path), e.Name())
+		if os.Remove(full) == nil {
+			removed = append(removed, full)
+		}
+	}
+	return removed
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -190,5 +191,40 @@ func BenchmarkBackup(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.SetBytes(info.Bytes)
+	}
+}
+
+// A backup killed before it linked its copy leaves .NAME.tmp-<pid>-…
+// beside its target: the next backup to that file removes the ones whose
+// process no longer runs and says which; a running process's, an earlier
+// build's (no process id) and other files stay.
+func TestBackupRemovesTheCopiesOfKilledBackupsOnly(t *testing.T) {
+	dir := t.TempDir()
+	w, err := OpenWriter(dir, WriterOptions{Log: Options{Clock: NewManualClock(t0)}, Operation: "test", AcquireWait: -1, HeartbeatInterval: -1})
+	must(t, err)
+	defer w.Close()
+	killed := exec.Command("sleep", "60")
+	must(t, killed.Start())
+	must(t, killed.Process.Kill())
+	_ = killed.Wait()
+	outDir := t.TempDir()
+	out := filepath.Join(outDir, "backup.db")
+	dead := filepath.Join(outDir, fmt.Sprintf(".backup.db.tmp-%d-123", killed.Process.Pid))
+	kept := []string{fmt.Sprintf(".backup.db.tmp-%d-456", os.Getpid()), ".backup.db.tmp-789", ".other.db.tmp-1-2"}
+	for _, name := range append([]string{filepath.Base(dead)}, kept...) {
+		must(t, os.WriteFile(filepath.Join(outDir, name), []byte("half a copy"), 0o600))
+	}
+	info, err := w.Log().Backup(context.Background(), out, false)
+	must(t, err)
+	if !reflect.DeepEqual(info.Leftovers, []string{dead}) {
+		t.Fatalf("Leftovers = %v, want %v", info.Leftovers, []string{dead})
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Fatalf("the killed backup's copy is still there: %v", err)
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(outDir, name)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
 }

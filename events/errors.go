@@ -60,6 +60,11 @@ var (
 	// regular file (a FIFO, a device such as /dev/zero, a directory) or
 	// cannot be opened; nothing was copied.
 	ErrRestoreSource = errors.New("restore_source_invalid")
+	// ErrRestoreIncomplete: a directory holds what an interrupted restore
+	// leaves (its unverified copy of the log, .log.db.tmp-*, and the
+	// segments it copied) and no log.db: it is no store yet. See
+	// *RestoreIncompleteError.
+	ErrRestoreIncomplete = errors.New("restore_incomplete")
 	// ErrVersionConflict: optimistic concurrency failed. See *VersionConflictError.
 	ErrVersionConflict = errors.New("stream_version_conflict")
 	// ErrInvalidEvent: an event to append lacks a stream or type, or its
@@ -290,6 +295,24 @@ func (e *StoreLogMissingError) Error() string {
 
 // Unwrap returns ErrStoreLogMissing.
 func (e *StoreLogMissingError) Unwrap() error { return ErrStoreLogMissing }
+
+// RestoreIncompleteError is a directory holding only what a restore
+// interrupted before it installed log.db leaves: nothing in it is a
+// store, and the next step is to remove it and restore again.
+type RestoreIncompleteError struct {
+	Dir   string
+	Found []string // what it holds (names, sorted; folders end in /)
+}
+
+func (e *RestoreIncompleteError) Error() string {
+	return fmt.Sprintf("%s: %s holds %s and no %s: a restore into it was interrupted (killed, or the machine stopped) before "+
+		"the log it copied was verified and installed, so nothing in it is a store and nothing was created there; "+
+		"remove the directory (rm -r %s) and run hikoutei restore again", ErrRestoreIncomplete, e.Dir, strings.Join(e.Found, ", "),
+		LogFileName, e.Dir)
+}
+
+// Unwrap returns ErrRestoreIncomplete.
+func (e *RestoreIncompleteError) Unwrap() error { return ErrRestoreIncomplete }
 
 // CorruptCheck names the check that found log.db damaged.
 type CorruptCheck string

@@ -32,3 +32,29 @@ func WriterHolds(dir string) (held, known bool) {
 	}
 	return false, false
 }
+
+// LogIdle reports whether no process has dir's log.db open now: no
+// writer, and no reader (a replay, a restore's rebuild, a compaction,
+// status itself), as an exclusive file lock on it can be taken (it is
+// released at once). A file an interrupted command left in the store
+// directory is then no running command's. known is false where the file
+// lock cannot be tested (then idle is false too) or log.db cannot be
+// opened.
+func LogIdle(dir string) (idle, known bool) {
+	if !flockSupported {
+		return false, false
+	}
+	f, err := os.Open(filepath.Join(dir, LogFileName))
+	if err != nil {
+		return false, false
+	}
+	defer f.Close() // releases the lock taken below, if any
+	err = lockFile(f, true, 0)
+	switch {
+	case err == nil:
+		return true, true
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return false, true
+	}
+	return false, false
+}

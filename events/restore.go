@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
@@ -68,6 +69,10 @@ func prepareRestoreDir(dir string) (created bool, err error) {
 	case err != nil:
 		return false, fmt.Errorf("restore target: %w", err)
 	case len(entries) > 0:
+		var left *RestoreIncompleteError
+		if errors.As(RequireLog(dir), &left) {
+			return false, fmt.Errorf("%w: %w", ErrRestoreTarget, left)
+		}
 		return false, fmt.Errorf("%w: %s holds %d entries; restore into a new or empty directory", ErrRestoreTarget, dir, len(entries))
 	}
 	return false, nil
@@ -85,7 +90,8 @@ func restoreInto(src, dir string, segs segstore.Store) (BackupInfo, error) {
 		n, err := io.Copy(w, io.NewSectionReader(in, 0, length))
 		info.Bytes = n
 		return err
-	}, &info.SHA256, verifyRestored(&info), func(tmp string) error { return restoreSegments(src, tmp, segs, &info) })
+	}, &info.SHA256, verifyRestored(&info), func(tmp string) error { return restoreSegments(src, tmp, segs, &info) },
+		func(string) error { failpoint.Inject(failpoint.RestoreBeforeInstall); return nil })
 	return info, err
 }
 

@@ -31,8 +31,10 @@ func prepareStoreDir(dir string) error {
 }
 
 // RequireLog checks that dir holds a non-empty log.db without opening it:
-// nil when it does; *StoreLogMissingError when the log is missing or empty
-// but the directory holds other files (a damaged store); an error wrapping
+// nil when it does; *RestoreIncompleteError when the log is missing and
+// the directory holds only what an interrupted restore leaves;
+// *StoreLogMissingError when the log is missing or empty but the
+// directory holds other files (a damaged store); an error wrapping
 // fs.ErrNotExist when the directory is missing or holds nothing.
 func RequireLog(dir string) error {
 	st, err := os.Stat(filepath.Join(dir, LogFileName))
@@ -46,6 +48,8 @@ func RequireLog(dir string) error {
 	switch {
 	case ferr != nil:
 		return ferr
+	case st == nil && restoreLeft(found):
+		return &RestoreIncompleteError{Dir: dir, Found: found}
 	case len(found) > 0:
 		return &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil, StoreFiles: storeFiles || st != nil}
 	}
@@ -87,4 +91,24 @@ func storeDirEntries(dir string) (found []string, storeFiles bool, err error) {
 		found = append(found[:maxFoundNames], fmt.Sprintf("… %d more", len(found)-maxFoundNames))
 	}
 	return found, storeFiles, nil
+}
+
+// restoreTempPrefix starts the name of the copy of the log a restore
+// writes before it is verified and named log.db (writeAtomically's).
+const restoreTempPrefix = "." + LogFileName + ".tmp-"
+
+// restoreLeft reports whether found (a directory's entries, log.db
+// missing) is what an interrupted restore leaves: its copy of the log,
+// and the segments folder it fills, and nothing else.
+func restoreLeft(found []string) bool {
+	copied := false
+	for _, name := range found {
+		switch {
+		case strings.HasPrefix(name, restoreTempPrefix):
+			copied = true
+		case name != SegmentsDir+"/":
+			return false
+		}
+	}
+	return copied
 }

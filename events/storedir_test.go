@@ -92,3 +92,33 @@ func TestBeforeLeaseRunsBeforeAnythingIsAppended(t *testing.T) {
 		t.Fatalf("head before close %d, seen by the hook %d, after %d", head, seen, after)
 	}
 }
+
+// A directory holding only what a restore interrupted before it named
+// log.db leaves (its copy of the log and the segments it copied) is named
+// restore_incomplete, with the next step; Open creates nothing there, and
+// a restore into it is refused with both codes. With anything else in it,
+// it is the damaged store it was before.
+func TestI26_AnInterruptedRestoreIsNamedAndNoStoreIsMadeOverIt(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "."+LogFileName+".tmp-123"), []byte("partial copy"), 0o600))
+	must(t, os.Mkdir(filepath.Join(dir, SegmentsDir), 0o700))
+	var left *RestoreIncompleteError
+	if err := RequireLog(dir); !errors.As(err, &left) || !errors.Is(err, ErrRestoreIncomplete) ||
+		!reflect.DeepEqual(left.Found, []string{".log.db.tmp-123", SegmentsDir + "/"}) {
+		t.Fatalf("RequireLog of an interrupted restore: %v", err)
+	}
+	before := listDir(t, dir)
+	if _, err := OpenWriter(dir, WriterOptions{}); !errors.Is(err, ErrRestoreIncomplete) {
+		t.Fatalf("OpenWriter over an interrupted restore: %v", err)
+	}
+	if after := listDir(t, dir); !reflect.DeepEqual(before, after) {
+		t.Fatalf("OpenWriter changed the directory: %v, then %v", before, after)
+	}
+	if _, err := RestoreLog(filepath.Join(t.TempDir(), "backup.db"), dir); !errors.Is(err, ErrRestoreTarget) || !errors.Is(err, ErrRestoreIncomplete) {
+		t.Fatalf("a restore into an interrupted restore's directory: %v", err)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o600))
+	if err := RequireLog(dir); errors.Is(err, ErrRestoreIncomplete) || !errors.Is(err, ErrStoreLogMissing) {
+		t.Fatalf("RequireLog with another file beside the copy: %v", err)
+	}
+}

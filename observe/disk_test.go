@@ -48,7 +48,7 @@ func TestMetricsShowTheStoresDisk(t *testing.T) {
 	for _, id := range []string{"LAX", "SFO", "JFK"} {
 		commit(t, s, airport{ID: id, Name: id})
 	}
-	if _, err := s.Seal(ctx, hikoutei.SealOptions{Keep: 2}); err != nil {
+	if _, err := s.Seal(ctx, hikoutei.SealOptions{Keep: 2, MinBatch: 1}); err != nil {
 		t.Fatal(err)
 	}
 	fams := gather(t, m)

@@ -71,6 +71,7 @@ FILE must not be inside DIR and must not exist unless --force.
 			if err != nil {
 				return err
 			}
+			printBackupLeftovers(cmd.ErrOrStderr(), info)
 			return printBackup(cmd.OutOrStdout(), info, src, asJSON)
 		},
 	}
@@ -162,6 +163,14 @@ func backupLocal(ctx context.Context, dir, out string, force bool, segs segstore
 	defer l.Close()
 	info, err := l.Backup(ctx, out, force)
 	return hikoutei.BackupInfo(info), err
+}
+
+// printBackupLeftovers says which temporary files of interrupted backups
+// the backup removed (stderr: no part of the result).
+func printBackupLeftovers(w io.Writer, info hikoutei.BackupInfo) {
+	for _, l := range info.Leftovers {
+		fmt.Fprintf(w, "removed %s, left by an interrupted backup (its process no longer runs)\n", shown(l))
+	}
 }
 
 func printBackup(w io.Writer, info hikoutei.BackupInfo, src backupSource, asJSON bool) error {

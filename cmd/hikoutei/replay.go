@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -24,7 +25,9 @@ open, and no writer can open it meanwhile).
 Without --out it rebuilds DIR/read.sqlite: the previous read model is renamed
 aside (read.sqlite.before-rebuild-<time>), never deleted. With --out it writes
 a new file and leaves the store alone; --out must not be inside a store
-directory, and must not exist unless --force is given. --to stops at a
+directory, and must not exist unless --force is given; the temporary file
+of a replay into the same folder that was killed is removed first when the
+process that wrote it no longer runs (kept otherwise), and said so on stderr. --to stops at a
 sequence (a read model as of that point). Progress goes to stderr: a bar
 on a terminal, a line per tenth of the log elsewhere. Sealed records are read
 from DIR/segments, or from the store --segments names.`,
@@ -68,6 +71,7 @@ func runReplay(cmd *cobra.Command, dir, out string, opts hikoutei.ReplayOptions,
 		bar.SetMax(int64(p.Total))
 		bar.Set(int64(p.Done))
 	}
+	opts.Leftover = func(l hikoutei.ReplayLeftover) { printLeftover(cmd.ErrOrStderr(), l) }
 	var cp uint64
 	var aside string
 	var err error
@@ -90,4 +94,14 @@ func runReplay(cmd *cobra.Command, dir, out string, opts hikoutei.ReplayOptions,
 		fmt.Fprintf(cmd.OutOrStdout(), "the previous read model was kept as %s\n", aside)
 	}
 	return nil
+}
+
+// printLeftover says what became of a temporary file an interrupted
+// replay or rebuild left (stderr: it is no part of the result).
+func printLeftover(w io.Writer, l hikoutei.ReplayLeftover) {
+	what := "kept"
+	if l.Removed {
+		what = "removed"
+	}
+	fmt.Fprintf(w, "%s %s (%d bytes), left by an interrupted replay: %s\n", what, shown(l.Path), l.Bytes, l.Why)
 }

@@ -7,11 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
+	procs "github.com/hikoutei/hikoutei-go/internal/process"
 	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
@@ -135,9 +138,14 @@ func restoreFromStream(ctx context.Context, src replicatedSource, to string) (hi
 		return hikoutei.BackupInfo{}, err // target_inside_store, naming to and the store
 	}
 	if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
+		var left *events.RestoreIncompleteError
+		if errors.As(events.RequireLog(to), &left) {
+			return hikoutei.BackupInfo{}, fmt.Errorf("%w: %w", hikoutei.ErrRestoreTarget, left)
+		}
 		return hikoutei.BackupInfo{}, fmt.Errorf("%w: %s holds %d entries; restore into a new or empty directory", hikoutei.ErrRestoreTarget, to, len(entries))
 	}
-	scratch, err := scratchDir(to, ".hikoutei-restore-*")
+	sweepRestoreScratch(to)
+	scratch, err := scratchDir(to, restoreScratchPrefix+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return hikoutei.BackupInfo{}, err
 	}
@@ -182,4 +190,33 @@ func declaresEntities(dir string) (bool, error) {
 	defer l.Close()
 	v, err := l.StreamVersion(events.SchemaStream)
 	return v > 0, err
+}
+
+// restoreScratchPrefix names the folder a restore from the stream reads
+// the stream into, beside its target: .hikoutei-restore-<pid>-<random>
+// (earlier builds wrote no process id).
+const restoreScratchPrefix = ".hikoutei-restore-"
+
+// sweepRestoreScratch removes, beside the restore target to, the scratch
+// folders of stream restores that were killed (SIGKILL, which nobody
+// catches): those whose process no longer runs. An earlier build's (no
+// process id) and a running process's are kept.
+func sweepRestoreScratch(to string) {
+	abs, err := filepath.Abs(to)
+	if err != nil {
+		return
+	}
+	parent := filepath.Dir(abs)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), restoreScratchPrefix)
+		pidText, _, hasPID := strings.Cut(rest, "-")
+		pid, perr := strconv.Atoi(pidText)
+		if ok && hasPID && perr == nil && e.IsDir() && pid != os.Getpid() && !procs.Runs(pid) {
+			_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }

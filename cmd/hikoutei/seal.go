@@ -33,9 +33,10 @@ the store never does. Records the read model has not applied, and the ones of
 the streams a store reads when it opens, stay in log.db. It needs the store
 closed (it takes the writer lease) and uses no network unless --segments names
 an object store. With --keep, it seals only when at least --min-batch records
-may go (default the background seal's batch); with fewer, as when it runs again
-soon after a seal, it seals nothing and says so, so that repeated runs write no
-segments of a few records; --min-batch 1 seals whatever may go.`,
+may go (default the background seal's batch, also for --min-batch 0); with
+fewer, as when it runs again soon after a seal, it seals nothing and says so,
+so that repeated runs write no segments of a few records; --min-batch 1 seals
+whatever may go.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStore(dir); err != nil {
@@ -60,14 +61,14 @@ segments of a few records; --min-batch 1 seals whatever may go.`,
 			if err != nil {
 				return err
 			}
-			return printSeal(cmd, rep, opts.MinBatch, asJSON)
+			return printSeal(cmd, rep, asJSON)
 		},
 	}
 	addDirFlag(cmd, &dir)
 	cmd.Flags().Uint64Var(&below, "below", 0, "seal the records with a sequence below SEQ")
 	cmd.Flags().Uint64Var(&keep, "keep", 0, "seal all records but the newest N (0: every record it may)")
 	cmd.Flags().Uint64Var(&minBatch, "min-batch", hikoutei.DefaultRetentionMinBatch,
-		"with --keep: seal only when at least M records may go (1: any number)")
+		fmt.Sprintf("with --keep: seal only when at least M records may go (0: %d; 1: any number)", hikoutei.DefaultRetentionMinBatch))
 	addSegmentsFlag(cmd, &segments)
 	addJSONFlag(cmd, &asJSON, shapeObject)
 	return cmd
@@ -77,7 +78,8 @@ segments of a few records; --min-batch 1 seals whatever may go.`,
 // of them. --keep 0 keeps no record back: it seals every record the
 // store lets go (the library's Below past the head); --below 0 names no
 // record and is refused. --keep seals at least --min-batch records (or
-// nothing); --below names its point and takes no minimum.
+// nothing; 0 is the default batch, as in the library); --below names its
+// point and takes no minimum (a MinBatch of 1).
 func sealOptions(flags *pflag.FlagSet, below, keep, minBatch uint64) (hikoutei.SealOptions, error) {
 	hasBelow, hasKeep := flags.Changed("below"), flags.Changed("keep")
 	switch {
@@ -89,7 +91,7 @@ func sealOptions(flags *pflag.FlagSet, below, keep, minBatch uint64) (hikoutei.S
 		return hikoutei.SealOptions{}, usageError{errors.New("--below 0 names no record to seal: SEQ is the first sequence " +
 			"log.db keeps (--keep 0 seals every record it may)")}
 	case hasBelow:
-		return hikoutei.SealOptions{Below: below}, nil
+		return hikoutei.SealOptions{Below: below, MinBatch: 1}, nil
 	case keep == 0:
 		return hikoutei.SealOptions{Below: math.MaxUint64, MinBatch: minBatch}, nil
 	}
@@ -110,10 +112,10 @@ type sealJSON struct {
 	MinBatch uint64 `json:"min_batch"`
 }
 
-func printSeal(cmd *cobra.Command, r hikoutei.SealReport, minBatch uint64, asJSON bool) error {
+func printSeal(cmd *cobra.Command, r hikoutei.SealReport, asJSON bool) error {
 	if asJSON {
 		return printJSON(cmd.OutOrStdout(), sealJSON{Segment: r.Segment, First: r.First, Last: r.Last, Records: r.Records,
-			Kept: r.Kept, Bytes: r.Size, Seq: r.Seq, Replaced: r.Replaced, Skipped: r.Skipped, MinBatch: minBatch})
+			Kept: r.Kept, Bytes: r.Size, Seq: r.Seq, Replaced: r.Replaced, Skipped: r.Skipped, MinBatch: r.MinBatch})
 	}
 	if r.Skipped && r.Last < r.First {
 		_, err := fmt.Fprintln(cmd.OutOrStdout(), "nothing sealed: no record may go")
@@ -121,7 +123,7 @@ func printSeal(cmd *cobra.Command, r hikoutei.SealReport, minBatch uint64, asJSO
 	}
 	if r.Skipped {
 		_, err := fmt.Fprintf(cmd.OutOrStdout(), "nothing sealed: %s may go, fewer than --min-batch %d (--min-batch 1 seals them)\n",
-			spanText(r.First, r.Last), minBatch)
+			spanText(r.First, r.Last), r.MinBatch)
 		return err
 	}
 	_, err := fmt.Fprintf(cmd.OutOrStdout(), "sealed seqs %d..%d into %s: %d records, %d bytes (%d kept in log.db); %s at seq %d\n",

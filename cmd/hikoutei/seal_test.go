@@ -89,10 +89,15 @@ func TestSealKeepSealsNothingBelowTheMinimumBatch(t *testing.T) {
 	if segs, _ := os.ReadDir(filepath.Join(dir, events.SegmentsDir)); len(segs) != 0 {
 		t.Fatalf("a seal below the minimum batch wrote %d segment(s)", len(segs))
 	}
+	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "0", "--min-batch", "0", "--json")
+	var zero sealJSON
+	if code != exitOK || json.Unmarshal([]byte(out), &zero) != nil || !zero.Skipped || zero.MinBatch != hikoutei.DefaultRetentionMinBatch {
+		t.Fatalf("seal --min-batch 0 (the default batch, as the background seal's 0): exit %d:\n%s%s", code, out, errOut)
+	}
 	if code, out = runCLI(t, "seal", "--dir", dir, "--keep", "0", "--min-batch", "1"); code != exitOK || !strings.Contains(out, "sealed seqs 1..") {
 		t.Fatalf("seal --keep 0 --min-batch 1: exit %d:\n%s", code, out)
 	}
-	code, out, errOut := runSplit("seal", "--dir", dir, "--keep", "0", "--min-batch", "20", "--json")
+	code, out, errOut = runSplit("seal", "--dir", dir, "--keep", "0", "--min-batch", "20", "--json")
 	var rep sealJSON
 	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || !rep.Skipped || rep.Segment != "" || rep.Last < rep.First ||
 		rep.Last-rep.First+1 >= 20 || rep.MinBatch != 20 {

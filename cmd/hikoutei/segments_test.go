@@ -116,7 +116,7 @@ func TestI38_StatusOfARunningStoreShowsWhereSegmentsLiveAndAnUnreachableStore(t 
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Seal(t.Context(), hikoutei.SealOptions{Keep: 5}); err != nil {
+	if _, err := s.Seal(t.Context(), hikoutei.SealOptions{Keep: 5, MinBatch: 1}); err != nil {
 		t.Fatal(err)
 	}
 	segs.down.Store(true)

@@ -100,6 +100,17 @@ type storeStatus struct {
 	// Disk is what the store keeps on disk (hot log, sealed segments and
 	// where they live, read model) and the filesystem's free space.
 	Disk *diskStatus `json:"disk,omitempty"`
+	// ReadModelCode is read_model_missing when the store has a log but no
+	// read.sqlite and no process holds it (a restore killed before it
+	// built it, or the file removed); NextStep is the command that builds
+	// it. The read model's counts are then absent (zero).
+	ReadModelCode string `json:"read_model_code,omitempty"`
+	NextStep      string `json:"next_step,omitempty"`
+	// Leftovers are the files interrupted commands (a replay --dir or
+	// restore rebuilding the read model, a compact) left in the store
+	// directory, each with its reason code; listed when no process has
+	// the log open.
+	Leftovers []leftoverJSON `json:"leftovers,omitempty"`
 }
 
 // statusReasons are the reason counts status prints, in order.
@@ -205,6 +216,10 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 		st.LogMissing, st.RescueCommand = true, fmt.Sprintf("hikoutei backup --dir %s --out FILE", dir)
 	case !errors.Is(err, events.ErrStoreLocked):
 		return st, err // no usable log: nothing to report as running or healthy
+	}
+	st.Leftovers = readLeftovers(dir)
+	if !st.Running && readModelMissing(dir, &st) {
+		return st, nil
 	}
 	conn, err := readModel(dir)
 	if err != nil {
@@ -383,6 +398,11 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 		head = strconv.FormatUint(*st.LogHead, 10)
 	}
 	fmt.Fprintf(tw, "holder\t%s\nlease\tepoch %d %s\nlog head\t%s\ncheckpoint\t%d\n", holder, st.LeaseEpoch, st.LeaseState, head, st.Checkpoint)
+	printLeftovers(tw, st)
+	if st.ReadModelCode != "" { // nothing else to read: the read model's counts are absent
+		printDisk(tw, st.Disk)
+		return tw.Flush()
+	}
 	states := make([]string, 0, len(st.Outbox))
 	for s := range st.Outbox {
 		states = append(states, s)

@@ -131,6 +131,9 @@ func (b AdminBackend) Backup(ctx context.Context, r admin.BackupRequest) (admin.
 // a closed store is ErrStoreClosed.
 func (e *Engine) Backup(ctx context.Context, out string, force bool) (events.BackupInfo, error) {
 	info, err := e.Log().Backup(ctx, out, force)
+	for _, l := range info.Leftovers {
+		e.log.Info("removed a file an interrupted backup left", "file", l)
+	}
 	if errors.Is(err, events.ErrLogClosed) {
 		return info, fmt.Errorf("%w: %w", ErrStoreClosed, err)
 	}

@@ -156,6 +156,7 @@ func (e *Engine) openPrimary(entities Entities, opts ...func(*events.WriterOptio
 		return err
 	}
 	e.w.Store(w)
+	e.removeLeftovers()
 	if err := e.start(entities); err != nil {
 		w.Close()
 		return err

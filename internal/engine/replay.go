@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/segstore"
 )
@@ -29,6 +31,9 @@ type ReplayOptions struct {
 	// Segments is where the store's sealed segments live (nil: its
 	// segments folder).
 	Segments segstore.Store
+	// Leftover is told of each temporary file of an interrupted replay
+	// or rebuild found before this one builds (nil: nobody is told).
+	Leftover func(ReplayLeftover)
 }
 
 // Replay builds a fresh read model at target from the log of the store in
@@ -46,6 +51,7 @@ func Replay(dir, target string, opts ReplayOptions, entities Entities) (uint64, 
 		return 0, err
 	}
 	return withStoreLog(dir, opts.Segments, entities, func(l *events.Log, reg *Registry) (uint64, error) {
+		sweepReplayTemps(target, opts.Leftover)
 		return buildThenInstall(target, opts.Force, func(tmp string) (uint64, error) { return replayLog(l, reg, tmp, opts) })
 	})
 }
@@ -58,11 +64,12 @@ func Replay(dir, target string, opts ReplayOptions, entities Entities) (uint64, 
 func RebuildReadModel(dir string, opts ReplayOptions, entities Entities) (cp uint64, aside string, err error) {
 	cp, err = withStoreLog(dir, opts.Segments, entities, func(l *events.Log, reg *Registry) (uint64, error) {
 		path := filepath.Join(dir, projector.FileName)
-		tmp := filepath.Join(dir, "."+projector.FileName+".rebuild")
-		if err := removeSQLite(tmp); err != nil { // an interrupted rebuild's: ours, under the lock
+		tmp := filepath.Join(dir, rebuildTemp)
+		if err := removeRebuildTemp(dir, opts.Leftover); err != nil { // an interrupted rebuild's: ours, under the lock
 			return 0, err
 		}
 		cp, err := replayLog(l, reg, tmp, opts)
+		failpoint.Inject(failpoint.ReplayBeforeInstall)
 		if err == nil {
 			carryRebuilt(path, tmp)
 			aside, err = setAside(path, "before-rebuild")
@@ -330,4 +337,22 @@ func shapeHistoryOf(src EventSource) (events.ShapeHistory, error) {
 		return nil
 	})
 	return h, err
+}
+
+// removeRebuildTemp removes the temporary files of an interrupted
+// rebuild of dir's read model, telling report (nil: nobody) of each.
+func removeRebuildTemp(dir string, report func(ReplayLeftover)) error {
+	for _, l := range Leftovers(dir) {
+		if l.Code != ReasonRebuildInterrupted {
+			continue
+		}
+		path := filepath.Join(dir, l.Name)
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s, left by an interrupted rebuild: %w", l.Name, err)
+		}
+		if report != nil {
+			report(ReplayLeftover{Path: path, Bytes: l.Bytes, Removed: true, Why: "an interrupted rebuild of the read model (a killed replay or restore) left it"})
+		}
+	}
+	return nil
 }

@@ -34,7 +34,7 @@ func (x *replicated) caughtUp(s *hikoutei.Store) {
 // sealKeeping seals all but the newest keep records of s.
 func sealKeeping(t *testing.T, s *hikoutei.Store, keep uint64) hikoutei.SealReport {
 	t.Helper()
-	rep, err := s.Seal(ctx, hikoutei.SealOptions{Keep: keep})
+	rep, err := s.Seal(ctx, hikoutei.SealOptions{Keep: keep, MinBatch: 1})
 	mustT(t, err)
 	return rep
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
 // sqliteSuffixes are the files SQLite keeps beside a database.
@@ -53,13 +54,16 @@ func checkTargetFiles(real, shown string, force bool) error {
 }
 
 // buildThenInstall builds a read model into a temporary file beside target
-// and renames it onto target only once complete, so a failed or
-// interrupted replay leaves target as it was. With force an existing
+// (replayTemp) and renames it onto target only once complete, so a failed
+// or interrupted replay leaves target as it was (a killed one leaves the
+// temporary file, which the next replay into the folder removes:
+// sweepReplayTemps). With force an existing
 // target (checked by checkTarget) is replaced; its -wal/-shm are removed
 // first, so SQLite never pairs them with the new file.
 func buildThenInstall(target string, force bool, build func(tmp string) (uint64, error)) (uint64, error) {
-	tmp := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".replay-"+time.Now().UTC().Format("20060102T150405.000000000"))
+	tmp := replayTemp(target, time.Now(), os.Getpid())
 	cp, err := build(tmp)
+	failpoint.Inject(failpoint.ReplayBeforeInstall)
 	if err == nil {
 		err = checkTargetFiles(target, target, force) // nothing appeared meanwhile
 	}

@@ -66,22 +66,26 @@ const (
 	ReplicationBeforePurge   = "replication.before_purge"    // engine (a replicated primary): a seal committed and acknowledged by the stream, the stream's purge of what every host sealed not done (an error action skips it, as a crash would)
 	CompactAfterCopy         = "compact.after_copy"          // events.Compact: log.db.compact written and synced, not verified
 	CompactBeforeRename      = "compact.before_rename"       // events.Compact: the copy verified, not renamed over log.db
+	ReplayBeforeInstall      = "replay.before_install"       // engine.Replay / RebuildReadModel: the read model built in its temporary file, not renamed onto its target
+	RestoreBeforeInstall     = "restore.before_install"      // events.RestoreLogTo: the copy of the log written, verified and its segments copied, not named log.db
 )
 
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
 	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit,
 	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealAfterReadBack, SealBeforeCommit, SealAfterCommit, EraseAfterEvent, KeyringBeforeRename,
-	CompactAfterCopy, CompactBeforeRename, ReplicationBeforePurge}
+	CompactAfterCopy, CompactBeforeRename, ReplicationBeforePurge, ReplayBeforeInstall, RestoreBeforeInstall}
 
 // Workload lists the failpoints the crash campaign's workload reaches
 // (commits, dispatches, snapshots, restarts, background seals, erasures,
 // an offline compaction before some opens): Names without the ones only
 // what the workload does not do reaches (adopt and a change of the
-// entities' shape have their own crash tests, and the workload runs no
-// replicated store).
+// entities' shape have their own crash tests, the workload runs no
+// replicated store, and the operator's replay and restore are tested by
+// the CLI's).
 var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool {
-	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == ReplicationBeforePurge
+	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == ReplicationBeforePurge || n == ReplayBeforeInstall ||
+		n == RestoreBeforeInstall
 })
 
 // InjectedError is what Err returns when an "eio" or "enospc" action

@@ -5,10 +5,30 @@ package retention
 
 import "time"
 
-// DefaultMinBatch is the fewest records a background seal moves when the
-// policy names no MinBatch: fewer wait for the next check, so that
+// DefaultMinBatch is the fewest records a seal moves when it is asked
+// for a minimum of 0 (MinBatch): fewer wait for the next check, so that
 // segments are not tiny.
 const DefaultMinBatch = 10_000
+
+// MinBatch is the fewest records one seal moves when asked for at least
+// n: n, or DefaultMinBatch for 0. Zero has this one meaning wherever a
+// minimum batch is given (Policy.MinBatch, the root package's
+// Retention.MinBatch and SealOptions.MinBatch, `hikoutei seal
+// --min-batch`, `serve --retain-min-batch`); 1 lets any number go.
+func MinBatch(n uint64) uint64 {
+	if n == 0 {
+		return DefaultMinBatch
+	}
+	return n
+}
+
+// Enough reports whether a seal moving the records first..last (none
+// when last < first) moves at least MinBatch(n) of them: the one decision
+// of "enough records to seal", for the background seal (Policy.Point)
+// and Store.Seal alike.
+func Enough(first, last, n uint64) bool {
+	return last >= first && last-first >= MinBatch(n)-1
+}
 
 // Policy says which records the running store seals. A record is sealed
 // once every rule that is set lets it go: it is older than MaxAge (by its
@@ -19,19 +39,14 @@ type Policy struct {
 	MaxAge        time.Duration
 	KeepRecords   uint64
 	BelowSnapshot bool
-	MinBatch      uint64 // 0: DefaultMinBatch
+	MinBatch      uint64 // the fewest records a seal moves (MinBatch: 0 is DefaultMinBatch)
 }
 
 // On reports whether any rule is set.
 func (p Policy) On() bool { return p.MaxAge > 0 || p.KeepRecords > 0 || p.BelowSnapshot }
 
 // Batch is the fewest records one seal moves.
-func (p Policy) Batch() uint64 {
-	if p.MinBatch == 0 {
-		return DefaultMinBatch
-	}
-	return p.MinBatch
-}
+func (p Policy) Batch() uint64 { return MinBatch(p.MinBatch) }
 
 // Cutoff is the commit time before which a record is old enough to seal
 // at now (the zero time when MaxAge is not set: every record is).
@@ -73,7 +88,7 @@ func (p Policy) Point(s State) uint64 {
 	if p.BelowSnapshot {
 		below = min(below, s.Snapshot+1)
 	}
-	if below <= s.Unsealed || below-s.Unsealed < p.Batch() {
+	if below <= s.Unsealed || !Enough(s.Unsealed, below-1, p.MinBatch) {
 		return 0
 	}
 	return below

@@ -61,3 +61,46 @@ func TestCutoff(t *testing.T) {
 		}
 	}
 }
+
+// Enough is the one decision of "enough records to seal": zero asks for
+// DefaultMinBatch, 1 for any record, and no span wraps past 2^64.
+func TestEnough(t *testing.T) {
+	const max = ^uint64(0)
+	cases := []struct {
+		name        string
+		first, last uint64
+		n           uint64
+		want        bool
+	}{
+		{"none", 5, 4, 1, false},
+		{"one record, any number", 5, 5, 1, true},
+		{"zero is the default batch: one short", 1, DefaultMinBatch - 1, 0, false},
+		{"zero is the default batch: reached", 1, DefaultMinBatch, 0, true},
+		{"exactly the minimum", 11, 30, 20, true},
+		{"one short of the minimum", 11, 29, 20, false},
+		{"the whole range", 1, max, max, true},
+		{"from zero, no wrap", 0, max, 2, true},
+	}
+	for _, c := range cases {
+		if got := Enough(c.first, c.last, c.n); got != c.want {
+			t.Errorf("%s: Enough(%d, %d, %d) = %v, want %v", c.name, c.first, c.last, c.n, got, c.want)
+		}
+	}
+	if MinBatch(0) != DefaultMinBatch || MinBatch(1) != 1 || (Policy{}).Batch() != DefaultMinBatch {
+		t.Fatalf("MinBatch(0) = %d, MinBatch(1) = %d, Policy{}.Batch() = %d", MinBatch(0), MinBatch(1), (Policy{}).Batch())
+	}
+}
+
+// A policy with no MinBatch waits for DefaultMinBatch records, as a seal
+// asked for a minimum of 0 does (Enough).
+func TestPointWithNoMinBatchWaitsForTheDefault(t *testing.T) {
+	p := Policy{KeepRecords: 1}
+	short := State{Unsealed: 1, Head: DefaultMinBatch, Applied: DefaultMinBatch}
+	due := State{Unsealed: 1, Head: DefaultMinBatch + 1, Applied: DefaultMinBatch + 1}
+	if got := p.Point(short); got != 0 {
+		t.Fatalf("Point with %d records that may go = %d, want 0", DefaultMinBatch-1, got)
+	}
+	if got := p.Point(due); got != DefaultMinBatch+1 {
+		t.Fatalf("Point with %d records that may go = %d, want %d", DefaultMinBatch, got, DefaultMinBatch+1)
+	}
+}

@@ -39,7 +39,7 @@ func sealedErasedStore(t *testing.T) *checker {
 		t.Fatal(err)
 	}
 	k.personal.erasedAck("a1")
-	if _, err := s.Seal(ctx, hikoutei.SealOptions{Keep: 1}); err != nil {
+	if _, err := s.Seal(ctx, hikoutei.SealOptions{Keep: 1, MinBatch: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := k.checkPersonal(ctx, s, 1); err != nil {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
+)
+
+// leftoverJSON is a file an interrupted command left in the store
+// directory (status's "leftovers").
+type leftoverJSON struct {
+	File  string `json:"file"`
+	Bytes int64  `json:"bytes"`
+	Code  string `json:"code"`
+	Hint  string `json:"hint"`
+}
+
+// leftoverHints say, by reason code, what left a file and what becomes
+// of it.
+var leftoverHints = map[string]string{
+	engine.ReasonRebuildInterrupted: "a rebuild of the read model (replay --dir, or the end of a restore) was killed; " +
+		"the read model it was replacing is as it was. The next open of the store or replay --dir removes it",
+	engine.ReasonCompactInterrupted: "a compact was killed before it renamed its copy; log.db is intact. " +
+		"The next open of the store or compact removes it",
+}
+
+// readLeftovers lists the files interrupted commands left in dir, when no
+// process has its log open (else a running replay, restore or compact may
+// still be writing them, and a running store removed them at its open).
+func readLeftovers(dir string) []leftoverJSON {
+	if idle, known := events.LogIdle(dir); !idle || !known {
+		return nil
+	}
+	var out []leftoverJSON
+	for _, l := range engine.Leftovers(dir) {
+		out = append(out, leftoverJSON{File: l.Name, Bytes: l.Bytes, Code: l.Code, Hint: leftoverHints[l.Code]})
+	}
+	return out
+}
+
+// readModelMissing marks st when dir has a log but no read model (a
+// restore killed before it built it, or the file removed), with the
+// command that builds it; it reports whether it is missing.
+func readModelMissing(dir string, st *storeStatus) bool {
+	if _, err := os.Lstat(filepath.Join(dir, hikoutei.ReadModelFile)); !os.IsNotExist(err) {
+		return false
+	}
+	st.ReadModelCode, st.SyncHealth, st.Unwritable = engine.ReasonReadModelMissing, []syncHealthJSON{}, []unwritableValue{}
+	st.NextStep = fmt.Sprintf("hikoutei replay --dir %s", shellWord(dir))
+	return true
+}
+
+// printLeftovers prints the read model's absence and the leftovers, each
+// with its code and what to do.
+func printLeftovers(tw io.Writer, st storeStatus) {
+	if st.ReadModelCode != "" {
+		fmt.Fprintf(tw, "READ MODEL MISSING\t%s: no %s (a restore killed before it built it, or the file removed): run `%s` "+
+			"(opening the store builds it too)\n", st.ReadModelCode, hikoutei.ReadModelFile, shown(st.NextStep))
+	}
+	for _, l := range st.Leftovers {
+		fmt.Fprintf(tw, "LEFTOVER\t%s (%d bytes): %s: %s\n", shown(l.File), l.Bytes, l.Code, l.Hint)
+	}
+}
