@@ -26,7 +26,7 @@ const DefaultReconcileInterval = 30 * time.Second
 // Config.MaxBatch is zero: enough to fill about two 2 MB batchUpdate
 // bodies with rows of a few hundred bytes (the provider chunks by bytes),
 // so a backlog goes out in full bodies, one write request each, instead of
-// a body a fifth full for every 2,000 effects.
+// a body about a third full (2,000 city-sized effects: 0.75 MB) each.
 const DefaultMaxBatch = 10000
 
 // Config configures a Dispatcher for one spreadsheet.
