@@ -198,7 +198,7 @@ type SyncOptions struct {
 	// credentials or an emulator endpoint (package sheetsio/gsheets, or
 	// gsync.SyncFromEnv from the environment). Required.
 	Provider sheetsio.Client
-	// Dispatcher tuning; zero values take the defaults (batch 2,000, pass
+	// Dispatcher tuning; zero values take the defaults (batch 10,000, pass
 	// every 1 s, first probe after 2 s, 10 probes, retries backing off
 	// from 1 s to 1 min). ReconcileInterval is the cadence of the
 	// reconciliation and anti-entropy pass: 0 takes

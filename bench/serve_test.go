@@ -26,7 +26,8 @@ import (
 // Cadences: serve's defaults (the seed's): the poll and the safety full
 // scan every 60 s, the surplus-row cleanup and the reconciliation with
 // anti-entropy every 30 s (the environment's HIKOUTEI_SYNC_* variables
-// are not read); the dispatcher's tuning is row 5's (the demo's).
+// are not read); the dispatcher's tuning is row 5's (the demo's) but for
+// the batch, serve's default (effects.DefaultMaxBatch).
 
 // backfillCities are the cities of the serve-configuration backfill pair:
 // all of them, or the first HIKOUTEI_BENCH_BACKFILL_ROWS.
@@ -53,7 +54,7 @@ func openServing(b *testing.B, e *emu) *hikoutei.Store {
 		b.Fatal(err)
 	}
 	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
-		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, Interval: 500 * time.Millisecond,
 			ProbeDelay: time.Second, LookupEnv: func(string) (string, bool) { return "", false }}}, hikoutei.Entity[NotedCity]("City"))
 	if err != nil {
 		b.Fatal(err)

@@ -22,6 +22,13 @@ import (
 // Config.ReconcileInterval is zero.
 const DefaultReconcileInterval = 30 * time.Second
 
+// DefaultMaxBatch is how many effects a pass claims at most when
+// Config.MaxBatch is zero: enough to fill about two 2 MB batchUpdate
+// bodies with rows of a few hundred bytes (the provider chunks by bytes),
+// so a backlog goes out in full bodies, one write request each, instead of
+// a body about a third full (2,000 city-sized effects: 0.75 MB) each.
+const DefaultMaxBatch = 10000
+
 // Config configures a Dispatcher for one spreadsheet.
 type Config struct {
 	Spreadsheet string             // the sync target's name (used in the outbox)
@@ -30,7 +37,9 @@ type Config struct {
 	Outbox      Outbox
 	Clock       events.Clock // default wall clock
 	Logger      *slog.Logger // never receives ids or cell values
-	// MaxBatch bounds the effects of one dispatch (default 2000).
+	// MaxBatch bounds the effects of one dispatch (default
+	// DefaultMaxBatch); the provider sends them in as few batchUpdate
+	// bodies as their bytes need.
 	MaxBatch int
 	// Interval is the timer fallback between passes (default 1 s); wake-ups
 	// arrive earlier on Wake.
@@ -104,7 +113,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	c.MaxBatch = cmp(c.MaxBatch, 2000)
+	c.MaxBatch = cmp(c.MaxBatch, DefaultMaxBatch)
 	c.Interval = cmpD(c.Interval, time.Second)
 	c.ProbeDelay = cmpD(c.ProbeDelay, 2*time.Second)
 	c.RetryBase = cmpD(c.RetryBase, time.Second)

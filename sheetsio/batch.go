@@ -234,7 +234,8 @@ type MarkedCell struct {
 // DispatchResult reports one dispatch. Ops has one entry per Batch.Ops, in
 // order. Authority is the authority observed in the preflight. Reads and
 // Writes count the HTTP requests this dispatch issued (retries included);
-// Chunks is the number of batchUpdate bodies sent. Strays counts, per
+// Chunks is the number of batchUpdate bodies sent and BodyBytes their
+// bytes (the JSON of each body sent). Strays counts, per
 // logical tab, non-blank cells outside the layout (ignored, reported; C05;
 // Snapshot gives their positions).
 type DispatchResult struct {
@@ -254,5 +255,6 @@ type DispatchResult struct {
 	Reads     int
 	Writes    int
 	Chunks    int
+	BodyBytes int64
 	Strays    map[string]int
 }

@@ -75,7 +75,7 @@ func (p *Provider) RenameTab(ctx context.Context, w *sheetsio.Workbook, sheetID 
 	}
 	rename := &sheets.Request{UpdateSheetProperties: &sheets.UpdateSheetPropertiesRequest{
 		Properties: &sheets.SheetProperties{SheetId: sheetID, Title: to, ForceSendFields: []string{"SheetId"}}, Fields: "title"}}
-	if werr := p.sendBatch(ctx, w, append([]*sheets.Request{rename}, reqs...), nil, nil); werr != nil {
+	if werr := p.sendBatch(ctx, w, append([]*sheets.Request{rename}, reqs...), nil, nil, nil); werr != nil {
 		return werr
 	}
 	return nil

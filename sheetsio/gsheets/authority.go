@@ -93,7 +93,7 @@ func (p *Provider) WriteAuthority(ctx context.Context, w *sheetsio.Workbook, f s
 	if err != nil {
 		return err
 	}
-	if werr := p.sendBatch(ctx, w, []*sheets.Request{req}, nil, nil); werr != nil {
+	if werr := p.sendBatch(ctx, w, []*sheets.Request{req}, nil, nil, nil); werr != nil {
 		return werr
 	}
 	return nil

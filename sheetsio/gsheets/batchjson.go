@@ -23,16 +23,31 @@ import (
 // it hands to json.Marshal whole. The bytes are sheets/v4's own
 // (TestBatchBodyIsSheetsV4JSON, TestBatchBodyCoversEveryField).
 
-// bodyEncoder appends JSON to b; err is the first encoding error.
+// bodyEncoder appends JSON to b; err is the first encoding error; raw
+// holds the rows of appendCells requests encoded ahead (rawRows).
 type bodyEncoder struct {
 	b   []byte
 	err error
+	raw rawRows
 }
+
+// rawRows are appended rows encoded when they were planned (encodeRow), by
+// the appendCells request that carries them: the body writes them, in
+// order, before the request's own Rows. A dispatch keeps each row as the
+// few hundred bytes it sends, not as sheets/v4 structs.
+type rawRows map[*sheets.AppendCellsRequest][][]byte
 
 // batchBody encodes req as json.Marshal(req) would; size is a hint of
 // its length.
 func batchBody(req *sheets.BatchUpdateSpreadsheetRequest, size int) ([]byte, error) {
-	e := &bodyEncoder{b: make([]byte, 0, size)}
+	return batchBodyRaw(req, nil, size)
+}
+
+// batchBodyRaw is batchBody with the rows raw holds written as the first
+// rows of their appendCells requests: the bytes json.Marshal gives for req
+// once those rows are put in front of the requests' Rows as RowData.
+func batchBodyRaw(req *sheets.BatchUpdateSpreadsheetRequest, raw rawRows, size int) ([]byte, error) {
+	e := &bodyEncoder{b: make([]byte, 0, size), raw: raw}
 	e.batch(req)
 	return e.b, e.err
 }
@@ -166,18 +181,41 @@ func (e *bodyEncoder) request(r *sheets.Request) {
 }
 
 func (e *bodyEncoder) appendCells(r *sheets.AppendCellsRequest) {
-	if forced(r.ForceSendFields, r.NullFields) {
+	raw := e.raw[r]
+	if len(raw) == 0 && forced(r.ForceSendFields, r.NullFields) {
 		e.marshal(r)
 		return
 	}
 	o := e.open()
 	o.str("fields", r.Fields)
-	if len(r.Rows) > 0 {
-		list(o.key("rows"), r.Rows, (*bodyEncoder).row)
+	if len(raw) > 0 || len(r.Rows) > 0 {
+		o.key("rows").rows(raw, r.Rows)
 	}
 	o.integer("sheetId", r.SheetId)
 	o.str("tableId", r.TableId)
 	o.close()
+}
+
+// rows writes the array of the rows encoded ahead, then of rs.
+func (e *bodyEncoder) rows(raw [][]byte, rs []*sheets.RowData) {
+	e.b = append(e.b, '[')
+	for i, js := range raw {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.b = append(e.b, js...)
+	}
+	for i, r := range rs {
+		if i > 0 || len(raw) > 0 {
+			e.b = append(e.b, ',')
+		}
+		if r == nil {
+			e.b = append(e.b, "null"...)
+		} else {
+			e.row(r)
+		}
+	}
+	e.b = append(e.b, ']')
 }
 
 func (e *bodyEncoder) updateCells(r *sheets.UpdateCellsRequest) {

@@ -3,6 +3,7 @@ package gsheets
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -258,4 +259,50 @@ func TestBatchBodyRefusesWhatSheetsV4Refuses(t *testing.T) {
 			t.Fatalf("batchBody encodes %v", f)
 		}
 	}
+}
+
+// TestBatchBodyRawIsSheetsV4JSON: rows encoded when planned (encodeRow)
+// and written by batchBodyRaw in front of their appendCells request's own
+// rows give the bytes sheets/v4's json.Marshal gives for the request with
+// those rows (without their trailing empty cells) in front as RowData.
+func TestBatchBodyRawIsSheetsV4JSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 5))
+	for i := range 1000 {
+		req := randomBatch(t, rng)
+		raw, front := rawRows{}, map[*sheets.AppendCellsRequest][]*sheets.RowData{}
+		for _, r := range req.Requests {
+			if a := r.AppendCells; a != nil && !forced(a.ForceSendFields, a.NullFields) && rng.IntN(4) > 0 {
+				raw[a], front[a] = randomRawRows(t, rng)
+			}
+		}
+		got, err := batchBodyRaw(req, raw, 0)
+		if err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+		for a, rows := range front {
+			a.Rows = append(rows, a.Rows...)
+		}
+		sameAsSheetsV4(t, fmt.Sprint("batch ", i), got, req)
+	}
+}
+
+// randomRawRows returns 1 to 3 random rows of one tab encoded ahead and
+// the RowData sheets/v4 would send for them.
+func randomRawRows(t *testing.T, rng *rand.Rand) ([][]byte, []*sheets.RowData) {
+	spec := randomSpec(rng)
+	var raw [][]byte
+	var rds []*sheets.RowData
+	for range 1 + rng.IntN(3) {
+		row := randomRow(rng, spec)
+		js, err := encodeRow(spec, row)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(row)
+		for n > 0 && row[n-1] == nil {
+			n--
+		}
+		raw, rds = append(raw, js), append(rds, rowData(spec, row[:n]))
+	}
+	return raw, rds
 }

@@ -16,14 +16,16 @@ import (
 // SpreadsheetsBatchUpdateCall.Do does (the same URL and query, fields
 // when not empty, the same JSON, a failure as the same *googleapi.Error,
 // the response decoded into the same type), over the provider's own
-// authorised HTTP client (ctx's account's), with the body batchBody encodes in one pass
-// (batchjson.go). size hints the body's length.
-func (p *Provider) postBatchUpdate(ctx context.Context, id string, req *sheets.BatchUpdateSpreadsheetRequest,
+// authorised HTTP client (ctx's account's), with the body batchBodyRaw
+// encodes in one pass with the appended rows of raw (batchjson.go). size
+// hints the body's length; the body's bytes are counted in ctx's counter.
+func (p *Provider) postBatchUpdate(ctx context.Context, id string, req *sheets.BatchUpdateSpreadsheetRequest, raw rawRows,
 	fields string, size int) (*sheets.BatchUpdateSpreadsheetResponse, error) {
-	body, err := batchBody(req, size)
+	body, err := batchBodyRaw(req, raw, size)
 	if err != nil {
 		return nil, err
 	}
+	countBytes(ctx, len(body)+1)
 	q := url.Values{"alt": {"json"}, "prettyPrint": {"false"}}
 	if fields != "" {
 		q.Set("fields", fields)

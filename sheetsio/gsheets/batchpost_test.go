@@ -66,7 +66,7 @@ func TestPostBatchUpdateSendsWhatSheetsV4Sends(t *testing.T) {
 			t.Fatal(err)
 		}
 		theirs, theirErr := p.svcOf(context.Background()).Spreadsheets.BatchUpdate(testSheetID, req).Fields(gridFieldsWritten).Context(context.Background()).Do()
-		ours, ourErr := p.postBatchUpdate(context.Background(), testSheetID, req, gridFieldsWritten, 0)
+		ours, ourErr := p.postBatchUpdate(context.Background(), testSheetID, req, nil, gridFieldsWritten, 0)
 		srv.Close()
 		sameWire(t, rec.seen)
 		sameAnswer(t, answer.status, theirs, ours, theirErr, ourErr)

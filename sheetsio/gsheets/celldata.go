@@ -57,6 +57,48 @@ func rowData(spec layout.TabSpec, encoded []any) *sheets.RowData {
 	return rd
 }
 
+// encodeRow returns the JSON batchBody writes for rowData(spec, encoded)
+// of a row to append, without its trailing empty cells: a new row is
+// empty past its last value, so leaving them out changes no cell (each is
+// "{}", which would only clear it). The bytes are those of the sheets/v4
+// encoding of that RowData (TestEncodeRowIsSheetsV4JSON). Errors: a
+// number JSON cannot hold (NaN, ±Inf; cell.Encode refuses them first).
+func encodeRow(spec layout.TabSpec, encoded []any) ([]byte, error) {
+	n := len(encoded)
+	for n > 0 && encoded[n-1] == nil {
+		n--
+	}
+	if n == 0 {
+		return []byte("{}"), nil
+	}
+	e := &bodyEncoder{b: make([]byte, 0, rowCapacity(encoded[:n]))}
+	e.b = append(e.b, `{"values":[`...)
+	var slot cellSlot
+	for i, v := range encoded[:n] {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		slot = cellSlot{}
+		e.cell(slot.fill(spec.Columns[i], v))
+	}
+	e.b = append(e.b, ']', '}')
+	return e.b, e.err
+}
+
+// rowCapacity is a first capacity for the JSON of cells: the members of
+// a text cell ({"userEnteredValue":{"stringValue":""}} and a comma) each,
+// plus the text.
+func rowCapacity(cells []any) int {
+	n := 16
+	for _, v := range cells {
+		n += 42
+		if s, ok := v.(string); ok {
+			n += len(s) + len(s)/8
+		}
+	}
+	return n
+}
+
 // headerRow builds the header RowData of spec (text cells).
 func headerRow(spec layout.TabSpec, from int) *sheets.RowData {
 	rd := &sheets.RowData{}

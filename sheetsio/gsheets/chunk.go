@@ -2,24 +2,33 @@ package gsheets
 
 import (
 	"context"
+	"slices"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"google.golang.org/api/sheets/v4"
 )
 
 // chunk splits sorted units into batchUpdate bodies of at most maxBytes
-// (estimated JSON size) and maxRequests requests, keeping order. A unit is
-// never split; one larger than the limits is sent alone.
+// of units (unit.bytes; callers pass bodyLimit) and maxRequests
+// requests, keeping order. Appended rows are no requests of their own:
+// a chunk has one appendCells per tab it appends to, and one for its
+// receipt rows. A unit is never split; one larger than the limits is sent
+// alone.
 func chunk(units []*unit, maxBytes, maxRequests int) [][]*unit {
 	var out [][]*unit
 	var cur []*unit
 	bytes, reqs := 0, 0
+	in := chunkSheets{}
 	for _, u := range units {
-		if len(cur) > 0 && (bytes+u.bytes > maxBytes || reqs+u.requestCount() > maxRequests) {
+		n := in.requests(u)
+		if len(cur) > 0 && (bytes+u.bytes > maxBytes || reqs+n > maxRequests) {
 			out, cur, bytes, reqs = append(out, cur), nil, 0, 0
+			in = chunkSheets{}
+			n = in.requests(u)
 		}
+		in.add(u)
 		cur = append(cur, u)
-		bytes, reqs = bytes+u.bytes, reqs+u.requestCount()
+		bytes, reqs = bytes+u.bytes, reqs+n
 	}
 	if len(cur) > 0 {
 		out = append(out, cur)
@@ -27,25 +36,59 @@ func chunk(units []*unit, maxBytes, maxRequests int) [][]*unit {
 	return out
 }
 
+// chunkSheets are the appendCells requests a chunk has so far: the
+// sheets it appends rows to, and whether it has receipt rows.
+type chunkSheets struct {
+	sheets   map[int64]bool
+	receipts bool
+}
+
+// requests is how many requests u adds to the chunk: its own, and an
+// appendCells for each sheet (or the receipt rows) the chunk has none for.
+func (c *chunkSheets) requests(u *unit) int {
+	n := len(u.reqs)
+	if u.receipt != "" && !c.receipts {
+		n++
+	}
+	for i, a := range u.appends {
+		if !c.sheets[a.sheetID] && !slices.ContainsFunc(u.appends[:i], func(b appendRow) bool { return b.sheetID == a.sheetID }) {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *chunkSheets) add(u *unit) {
+	c.receipts = c.receipts || u.receipt != ""
+	for _, a := range u.appends {
+		if c.sheets == nil {
+			c.sheets = map[int64]bool{}
+		}
+		c.sheets[a.sheetID] = true
+	}
+}
+
 // assemble builds one batchUpdate's requests: every unit's own requests in
 // order, then one appendCells per target sheet carrying all its rows, the
-// receipt rows of the units that carry receipts last. Errors: as
-// receiptMeta.rows.
-func assemble(units []*unit, rm receiptMeta) ([]*sheets.Request, error) {
+// receipt rows of the units that carry receipts last. The appended rows
+// are in raw (their JSON, encoded when planned), the receipt rows in
+// their request's Rows. Errors: as receiptMeta.rows.
+func assemble(units []*unit, rm receiptMeta) ([]*sheets.Request, rawRows, error) {
 	var reqs []*sheets.Request
-	rows := map[int64][]*sheets.RowData{}
+	rows := map[int64][][]byte{}
 	var sheetsOrder []int64
-	add := func(id int64, rd ...*sheets.RowData) {
-		if _, seen := rows[id]; !seen {
+	seen := func(id int64) {
+		if _, ok := rows[id]; !ok {
 			sheetsOrder = append(sheetsOrder, id)
+			rows[id] = nil
 		}
-		rows[id] = append(rows[id], rd...)
 	}
 	var lines []string
 	for _, u := range units {
 		reqs = append(reqs, u.reqs...)
 		for _, a := range u.appends {
-			add(a.sheetID, a.row)
+			seen(a.sheetID)
+			rows[a.sheetID] = append(rows[a.sheetID], a.js)
 		}
 		if u.receipt != "" {
 			lines = append(lines, u.receipt)
@@ -53,15 +96,21 @@ func assemble(units []*unit, rm receiptMeta) ([]*sheets.Request, error) {
 	}
 	receipts, err := rm.rows(lines)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(receipts) > 0 {
-		add(rm.sheetID, receipts...)
+		seen(rm.sheetID)
 	}
+	raw := rawRows{}
 	for _, id := range sheetsOrder {
-		reqs = append(reqs, appendCellsRequest(id, rows[id]))
+		req := appendCellsRequest(id, nil)
+		if id == rm.sheetID {
+			req.AppendCells.Rows = receipts
+		}
+		raw[req.AppendCells] = rows[id]
+		reqs = append(reqs, req)
 	}
-	return reqs, nil
+	return reqs, raw, nil
 }
 
 // sendChunks sends chunks in order and stops at the first that is not
@@ -78,7 +127,7 @@ func (p *Provider) sendChunks(ctx context.Context, w *sheetsio.Workbook, chunks 
 // 400: nothing applied) splits it in halves sent in order, never resending
 // the same body (C09). It records each unit's outcome and reports success.
 func (p *Provider) sendSplitting(ctx context.Context, w *sheetsio.Workbook, c []*unit, rm receiptMeta) bool {
-	reqs, err := assemble(c, rm)
+	reqs, raw, err := assemble(c, rm)
 	if err == nil && rm.beforeWrite != nil {
 		err = rm.beforeWrite()
 	}
@@ -86,7 +135,7 @@ func (p *Provider) sendSplitting(ctx context.Context, w *sheetsio.Workbook, c []
 	if err != nil {
 		werr = &sheetsio.WriteError{Outcome: sheetsio.NotSent, Code: sheetsio.WriteNotSent, Err: err}
 	} else {
-		werr = p.sendBatch(ctx, w, reqs, c, rm.check)
+		werr = p.sendBatch(ctx, w, reqs, raw, c, rm.check)
 	}
 	if werr != nil && werr.Code == sheetsio.WritePayloadTooLarge && len(c) > 1 {
 		p.logger().Info("sheets batch split after size rejection", "units", len(c))
@@ -104,14 +153,15 @@ func (p *Provider) sendSplitting(ctx context.Context, w *sheetsio.Workbook, c []
 }
 
 // sendBatch sends one spreadsheets.batchUpdate (write class, never
-// retried; its body encoded in one pass, see postBatchUpdate). When the chunk updates rows, the same request asks for those
+// retried; its body encoded in one pass with the rows of raw, see
+// postBatchUpdate). When the chunk updates rows, the same request asks for those
 // rows in its atomic response (responseRanges, effective values only) and
 // each update is verified against it (C06, see Misdirection).
 //
 // A blind append (chk set, see blindCheck) asks instead for the header
 // rows and the authority row, verifies them and refreshes or forgets the
 // Workbook's trust.
-func (p *Provider) sendBatch(ctx context.Context, w *sheetsio.Workbook, reqs []*sheets.Request, c []*unit, chk *blindCheck) *sheetsio.WriteError {
+func (p *Provider) sendBatch(ctx context.Context, w *sheetsio.Workbook, reqs []*sheets.Request, raw rawRows, c []*unit, chk *blindCheck) *sheetsio.WriteError {
 	countChunk(ctx)
 	body := &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}
 	ranges, verify := responseRanges(c)
@@ -127,7 +177,7 @@ func (p *Provider) sendBatch(ctx context.Context, w *sheetsio.Workbook, reqs []*
 		if verify {
 			fields = gridFieldsWritten
 		}
-		resp, err := p.postBatchUpdate(ctx, w.SpreadsheetID(), body, fields, bodySize(c))
+		resp, err := p.postBatchUpdate(ctx, w.SpreadsheetID(), body, raw, fields, bodySize(c))
 		switch {
 		case err != nil || !verify:
 		case chk != nil:
@@ -145,10 +195,10 @@ func (p *Provider) sendBatch(ctx context.Context, w *sheetsio.Workbook, reqs []*
 	return werr
 }
 
-// bodySize is a first capacity for the body of units c: their estimated
-// sizes and room for the receipt rows and the request's own members.
+// bodySize is a first capacity for the body of units c: their sizes and
+// room for the request's own members.
 func bodySize(c []*unit) int {
-	n := 512
+	n := 1024
 	for _, u := range c {
 		n += u.bytes
 	}

@@ -44,21 +44,44 @@ func TestChunkByBytesAndRequests(t *testing.T) {
 	}
 }
 
-func TestAssembleMergesAppendsPerSheet(t *testing.T) {
-	row := &sheets.RowData{}
-	units := []*unit{
-		{reqs: []*sheets.Request{{DeleteDimension: &sheets.DeleteDimensionRequest{}}}, appends: []appendRow{{sheetID: 9, row: row}}},
-		{appends: []appendRow{{sheetID: 7, row: row}, {sheetID: 9, row: row}}},
-		{appends: []appendRow{{sheetID: 7, row: row}}},
+// TestChunkCountsAppendCellsNotRows: appended rows ride in one appendCells
+// per tab (and one for the receipt rows), so 20,000 appends to two tabs
+// make 3 requests, one chunk under a cap of 5,000 requests; a unit's own
+// requests still count one each.
+func TestChunkCountsAppendCellsNotRows(t *testing.T) {
+	var units []*unit
+	for i := range 20000 {
+		units = append(units, &unit{op: i, bytes: 100, receipt: "r", appends: []appendRow{{sheetID: int64(1 + i%2)}}})
 	}
-	reqs, err := assemble(units, receiptMeta{sheetID: 5})
+	if got := chunk(units, 1<<30, 5000); len(got) != 1 {
+		t.Fatalf("20,000 appends to 2 tabs: %d chunks, want 1", len(got))
+	}
+	if got := chunk(units, 1<<30, 2); len(got) != 20000 {
+		t.Fatalf("a cap of 2 requests: %d chunks, want one append a chunk (its tab's and the receipts' appendCells)", len(got))
+	}
+	for i := range units {
+		units[i].reqs = []*sheets.Request{{}}
+	}
+	if got := chunk(units, 1<<30, 5000); len(got) != 5 {
+		t.Fatalf("20,000 units of a request each: %d chunks, want 5", len(got))
+	}
+}
+
+func TestAssembleMergesAppendsPerSheet(t *testing.T) {
+	row := func(s string) []byte { return []byte(`{"values":[{"userEnteredValue":{"stringValue":"` + s + `"}}]}`) }
+	units := []*unit{
+		{reqs: []*sheets.Request{{DeleteDimension: &sheets.DeleteDimensionRequest{}}}, appends: []appendRow{{sheetID: 9, js: row("a")}}},
+		{appends: []appendRow{{sheetID: 7, js: row("b")}, {sheetID: 9, js: row("c")}}},
+		{appends: []appendRow{{sheetID: 7, js: row("d")}}},
+	}
+	reqs, raw, err := assemble(units, receiptMeta{sheetID: 5})
 	if err != nil || len(reqs) != 3 || reqs[0].DeleteDimension == nil {
 		t.Fatalf("want delete + 2 appendCells, got %d requests (%v)", len(reqs), err)
 	}
-	if a := reqs[1].AppendCells; a == nil || a.SheetId != 9 || len(a.Rows) != 2 {
+	if a := reqs[1].AppendCells; a == nil || a.SheetId != 9 || len(raw[a]) != 2 || string(raw[a][1]) != string(row("c")) {
 		t.Fatalf("first append = %+v", reqs[1].AppendCells)
 	}
-	if a := reqs[2].AppendCells; a == nil || a.SheetId != 7 || len(a.Rows) != 2 {
+	if a := reqs[2].AppendCells; a == nil || a.SheetId != 7 || len(raw[a]) != 2 || string(raw[a][0]) != string(row("b")) {
 		t.Fatalf("second append = %+v", reqs[2].AppendCells)
 	}
 }
@@ -67,10 +90,10 @@ func TestAssemblePacksReceiptEntriesIntoFewRows(t *testing.T) {
 	var units []*unit
 	for i := range 1000 {
 		line := fmt.Sprintf("eff-%04d\tappend\tPart_System\t%016x\txxh64:%016x\tph", i, i, i)
-		units = append(units, &unit{appends: []appendRow{{sheetID: 9, row: &sheets.RowData{}}}, receipt: line})
+		units = append(units, &unit{appends: []appendRow{{sheetID: 9, js: []byte("{}")}}, receipt: line})
 	}
 	f := &sheetsio.Fence{StoreID: "s", Epoch: 4, Token: "t"}
-	reqs, err := assemble(units, receiptMeta{sheetID: 5, fence: f, now: time.Unix(1e9, 0)})
+	reqs, _, err := assemble(units, receiptMeta{sheetID: 5, fence: f, now: time.Unix(1e9, 0)})
 	if err != nil || len(reqs) != 2 || reqs[1].AppendCells.SheetId != 5 {
 		t.Fatalf("want the rows' appendCells then the receipts', got %d requests (%v)", len(reqs), err)
 	}

@@ -5,9 +5,10 @@ import (
 	"sync/atomic"
 )
 
-// requestCounter counts the HTTP requests one operation issues.
+// requestCounter counts the HTTP requests one operation issues and the
+// bytes of its batchUpdate bodies.
 type requestCounter struct {
-	reads, writes, chunks atomic.Int64
+	reads, writes, chunks, bytes atomic.Int64
 }
 
 type counterKey struct{}
@@ -37,5 +38,12 @@ func countWrite(ctx context.Context) {
 func countChunk(ctx context.Context) {
 	if c := counterFrom(ctx); c != nil {
 		c.chunks.Add(1)
+	}
+}
+
+// countBytes adds n bytes of a batchUpdate body (each attempt sent).
+func countBytes(ctx context.Context, n int) {
+	if c := counterFrom(ctx); c != nil {
+		c.bytes.Add(int64(n))
 	}
 }

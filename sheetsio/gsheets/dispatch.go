@@ -74,13 +74,15 @@ func (p *Provider) sendPlanned(ctx context.Context, ctr *requestCounter, w *shee
 	if units, err = p.fitCapacity(ctx, w, b, units, snaps, res, rm.sheetID); err != nil {
 		return nil, err
 	}
-	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), rm)
+	p.sendChunks(ctx, w, chunk(units, bodyLimit(p.cfg.MaxBatchBytes), p.cfg.MaxBatchRequests), rm)
 	noteHead(w, units)
 	res.Refreshed = refreshed(units)
 	settle(res, units)
 	settleNotes(res, units)
 	res.Reads, res.Writes, res.Chunks = int(ctr.reads.Load()), int(ctr.writes.Load()), int(ctr.chunks.Load())
-	p.logger().Debug("sheets dispatch", "ops", len(b.Ops), "units", len(units), "chunks", res.Chunks, "reads", res.Reads, "writes", res.Writes)
+	res.BodyBytes = ctr.bytes.Load()
+	p.logger().Debug("sheets dispatch", "ops", len(b.Ops), "units", len(units), "chunks", res.Chunks, "reads", res.Reads, "writes", res.Writes,
+		"body_bytes", res.BodyBytes)
 	return res, nil
 }
 

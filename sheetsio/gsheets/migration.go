@@ -105,7 +105,7 @@ func (p *Provider) sendMigration(ctx context.Context, w *sheetsio.Workbook, m sh
 	if i := slices.IndexFunc(units, func(u *unit) bool { return u.sheetID == snap.SheetID }); i >= 0 {
 		units[i].header = watch
 	}
-	p.sendChunks(ctx, w, chunk(units, p.cfg.MaxBatchBytes, p.cfg.MaxBatchRequests), receiptMeta{fence: m.Fence, now: now, beforeWrite: m.BeforeWrite})
+	p.sendChunks(ctx, w, chunk(units, bodyLimit(p.cfg.MaxBatchBytes), p.cfg.MaxBatchRequests), receiptMeta{fence: m.Fence, now: now, beforeWrite: m.BeforeWrite})
 	trustOf(w).distrust(m.Tab)
 	for _, u := range units {
 		if u.err != nil {

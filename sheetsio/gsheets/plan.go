@@ -57,23 +57,26 @@ type unit struct {
 	header *headerWatch
 }
 
+// appendRow is one row to append: its sheet and its JSON (encodeRow).
 type appendRow struct {
 	sheetID int64
-	row     *sheets.RowData
+	js      []byte
 }
 
-func (u *unit) requestCount() int { return len(u.reqs) + len(u.appends) }
-
-// measure estimates the unit's share of a batchUpdate body in bytes, an
-// upper bound of its JSON size computed without encoding it (see
-// requestSize), plus its receipt entry.
+// measure sets the unit's share of a batchUpdate body in bytes: the JSON
+// of its requests and appended rows with their separators, its receipt
+// entry and its share of the receipt row, and the response range that
+// verifies an update (see size.go).
 func (u *unit) measure() {
-	u.bytes += len(u.receipt) + 8
+	u.bytes += receiptSize(u.receipt)
 	for _, r := range u.reqs {
 		u.bytes += requestSize(r)
 	}
 	for _, a := range u.appends {
-		u.bytes += rowSize(a.row)
+		u.bytes += len(a.js) + 1
+	}
+	if u.check != nil {
+		u.bytes += checkRangeSize(u.check.title)
 	}
 }
 

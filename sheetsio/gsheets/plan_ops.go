@@ -1,6 +1,8 @@
 package gsheets
 
 import (
+	"slices"
+
 	"google.golang.org/api/sheets/v4"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -18,8 +20,12 @@ func (pl *planner) planAppend(i int, op sheetsio.Op, spec layout.TabSpec, snap *
 	if !pl.anchorFree(r, snap.Find(op.Anchor)) {
 		return
 	}
-	u := &unit{op: i, order: orderAppend, sheetID: snap.SheetID,
-		appends: []appendRow{{sheetID: snap.SheetID, row: rowData(spec, row)}}}
+	js, err := encodeRow(spec, row)
+	if err != nil {
+		pl.reject(r, sheetsio.StatusInvalid, sheetsio.ReasonInvalidOp, err)
+		return
+	}
+	u := &unit{op: i, order: orderAppend, sheetID: snap.SheetID, appends: []appendRow{{sheetID: snap.SheetID, js: js}}}
 	pl.addUnit(u, op, r)
 }
 
@@ -83,11 +89,29 @@ func (pl *planner) planUpdate(i int, op sheetsio.Op, spec layout.TabSpec, snap *
 	}
 	u := &unit{op: i, order: orderUpdate, sheetID: snap.SheetID, row: row.SheetRow - 1,
 		check: &rowCheck{spec: spec, anchor: op.Anchor, title: snap.Title, cols: cols}}
-	for _, c := range cols {
-		rd := &sheets.RowData{Values: []*sheets.CellData{cellData(spec.Columns[c], next[c])}}
-		u.reqs = append(u.reqs, updateCellsRequest(snap.SheetID, row.SheetRow-1, c, rd))
-	}
+	u.reqs = cellUpdates(spec, snap.SheetID, row.SheetRow-1, cols, next)
 	pl.addUnit(u, op, r)
+}
+
+// cellUpdates writes the cells cols of row (0-based grid row) from next:
+// one updateCells per run of adjacent columns, so a full-row correction
+// is one request, not one a cell; the cells between runs are untouched.
+func cellUpdates(spec layout.TabSpec, sheetID int64, row int, cols []int, next []any) []*sheets.Request {
+	sorted := slices.Sorted(slices.Values(cols))
+	var reqs []*sheets.Request
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j] == sorted[j-1]+1 {
+			j++
+		}
+		rd := &sheets.RowData{Values: make([]*sheets.CellData, 0, j-i)}
+		for _, c := range sorted[i:j] {
+			rd.Values = append(rd.Values, cellData(spec.Columns[c], next[c]))
+		}
+		reqs = append(reqs, updateCellsRequest(sheetID, row, sorted[i], rd))
+		i = j
+	}
+	return reqs
 }
 
 func (pl *planner) planDelete(i int, op sheetsio.Op, snap *sheetsio.TabSnapshot) {

@@ -1,68 +1,100 @@
 package gsheets
 
 import (
-	"encoding/json"
+	"unicode/utf8"
 
 	"google.golang.org/api/sheets/v4"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
 )
 
-// Size estimates for chunking (MaxBatchBytes). They bound the JSON the
-// client library sends from above without encoding anything: marshalling
-// every unit just to measure it cost as much as sending it.
+// Body sizes for chunking (MaxBatchBytes). A unit's bytes (unit.measure)
+// are what it adds to a batchUpdate body: exactly the JSON of its
+// requests and appended rows with their separators (rows are encoded when
+// planned, encodeRow; a request is encoded once to measure it), and
+// bounds of its share of what a chunk adds around them: the receipt row
+// its entry joins and the response range verifying an update. What a body
+// holds besides its units (its own members, one appendCells head per tab,
+// a blind append's response ranges, a short receipt row's cells) is kept
+// free in every chunk (bodyLimit), so a chunk fills its body up to
+// MaxBatchBytes and never past it (TestChunksFillTheBodyLimit).
 const (
-	cellOverhead    = 64  // {"userEnteredValue":{"stringValue":""}} and separators
-	formatOverhead  = 112 // "userEnteredFormat":{"numberFormat":{...}}
-	rangeOverhead   = 256 // a GridRange / DimensionRange with its field names
-	requestOverhead = 64  // {"updateCells":{...,"fields":"..."}}
+	// bodyReserve is what bodyLimit keeps free of units in a body of
+	// MaxBatchBytes: the batchUpdate's members (≈ 200 bytes), an
+	// appendCells head per tab (≈ 120 bytes), a blind append's response
+	// range per tab (≈ 40 bytes), the cells of a receipt row besides its
+	// entries (≈ 500 bytes).
+	bodyReserve = 16 << 10
+	// receiptShare: a receipt row's cells besides its entries (≈ 500
+	// bytes) are shared by up to maxEntriesChars of entries; each entry
+	// line adds 1/receiptShare of its own size for them.
+	receiptShare = 64
 )
 
-// requestSize bounds the JSON size of one request the planner builds.
-func requestSize(r *sheets.Request) int {
-	switch {
-	case r.UpdateCells != nil:
-		n := requestOverhead + rangeOverhead
-		for _, rd := range r.UpdateCells.Rows {
-			n += rowSize(rd)
-		}
-		return n
-	case r.DeleteDimension != nil:
-		return requestOverhead + rangeOverhead
-	}
-	b, _ := json.Marshal(r) // rare kinds (the authority mirror goes through UpdateCells)
-	return len(b)
+// bodyLimit is the bytes of units a chunk may carry in a body of at most
+// maxBytes: maxBytes less bodyReserve (an eighth for small limits).
+func bodyLimit(maxBytes int) int {
+	return maxBytes - min(bodyReserve, maxBytes/8)
 }
 
-// rowSize bounds the JSON size of one RowData.
-func rowSize(rd *sheets.RowData) int {
-	n := 16
-	for _, cd := range rd.Values {
-		n += cellOverhead
-		if cd == nil {
+// requestSize is the JSON size of one request of a unit, with the comma
+// that separates it from the next.
+func requestSize(r *sheets.Request) int {
+	e := bodyEncoder{}
+	e.request(r)
+	return len(e.b) + 1
+}
+
+// receiptSize bounds what an entry line adds to the receipt row that
+// carries it: the line in the entries cell (escaped), the escaped line
+// break joining it, and its share of the row's other cells.
+func receiptSize(line string) int {
+	if line == "" {
+		return 0
+	}
+	n := jsonLen(line)
+	return n + n/receiptShare + 1
+}
+
+// checkRangeSize bounds what a verified update adds to the body's
+// responseRanges: one A1 range of its row on the tab titled title (the
+// quoted title, "!", two cells of up to 3 letters and 7 digits), as a
+// JSON string with its separator.
+func checkRangeSize(title string) int {
+	return jsonLen(a1.QuoteSheet(title)) + 24
+}
+
+// jsonLen is len(appendString(nil, s)): the length of s as a JSON string,
+// its quotes included.
+func jsonLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			n += asciiLen(c)
+			i++
 			continue
 		}
-		if cd.UserEnteredFormat != nil {
-			n += formatOverhead
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6 // \ufffd, \u2028, \u2029
+		default:
+			n += size
 		}
-		if v := cd.UserEnteredValue; v != nil && v.StringValue != nil {
-			n += escapedLen(*v.StringValue)
-		} else {
-			n += 32 // a number or bool
-		}
+		i += size
 	}
 	return n
 }
 
-// escapedLen bounds the length of s as a JSON string body: control
-// characters and HTML-sensitive or quoting bytes take up to 6 bytes.
-func escapedLen(s string) int {
-	n := len(s)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			n += 5
-		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9):
-			n += 3 // U+2028, U+2029 → \\u2028
-		}
+// asciiLen is the length of ASCII byte c in a JSON string as appendString
+// writes it.
+func asciiLen(c byte) int {
+	switch {
+	case c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&':
+		return 1
+	case c == '"', c == '\\', c == '\b', c == '\f', c == '\n', c == '\r', c == '\t':
+		return 2
 	}
-	return n
+	return 6
 }

@@ -177,7 +177,7 @@ func backfillNote(r runs) string {
 }
 
 func serveNote() string {
-	return fmt.Sprintf("%s (NotedCity: System and Input tabs; dispatcher tuned as row 5, the poller, full scan, cleanup and "+
+	return fmt.Sprintf("%s (NotedCity: System and Input tabs; dispatcher tuned as row 5 but for serve's default batch of 10,000 effects, the poller, full scan, cleanup and "+
 		"anti-entropy at serve's default cadences) ÷ %s (raw values.batchUpdate of a System-like and an Input-like tab, "+
 		"2 MB bodies); HIKOUTEI_BENCH_BACKFILL_ROWS=%d (-serverows; 171075 = every city); child processes each alone "+
 		"against an emulator the runner serves; %d pair(s)", backfillSv, backfillRb, *serveRows, *serves)
