@@ -211,6 +211,7 @@ func NewDispatcher(cfg Config) (*Dispatcher, error) {
 // schedule, until ctx ends (nil) or the writer is displaced / the
 // spreadsheet diverged (ErrDisplaced, ErrDivergence).
 func (d *Dispatcher) Run(ctx context.Context) error {
+	start := d.cfg.Clock.Now() // the reconciliation's slots count from here
 	err := d.untilDone(ctx, "recover processing effects", func() error {
 		_, err := d.cfg.Outbox.RecoverProcessing(d.cfg.Spreadsheet, d.cfg.Clock.Now())
 		return fenced(err)
@@ -224,7 +225,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	recDone := make(chan error, 1)
-	go func() { recDone <- d.reconcileLoop(ctx) }()
+	go func() { recDone <- d.reconcileLoop(ctx, start) }()
 	err = d.passLoop(ctx)
 	cancel()
 	return errors.Join(err, <-recDone)
@@ -296,13 +297,19 @@ func (d *Dispatcher) passLoop(ctx context.Context) (err error) {
 	}
 }
 
-func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
+// reconcileLoop runs Reconcile on its slots from start (NextSlot at
+// PhasesOf(ReconcileInterval).Reconcile): every ReconcileInterval
+// whatever a pass took, half a period apart from the poller's cleanup and
+// full scan (which count from the poller's start, the same moment).
+func (d *Dispatcher) reconcileLoop(ctx context.Context, start time.Time) error {
 	failed := 0 // reconciliations failed in a row
+	period := d.cfg.ReconcileInterval
 	for {
+		now := d.cfg.Clock.Now()
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-d.cfg.Clock.After(d.cfg.ReconcileInterval):
+		case <-d.cfg.Clock.After(NextSlot(now, start, period, PhasesOf(period).Reconcile).Sub(now)):
 		}
 		if _, err := d.Reconcile(sheetsio.WithReadPriority(ctx, sheetsio.PriorityBackground)); err != nil { // spaced between the passes' reads
 			d.cfg.Logger.Warn("reconciliation failed", "err", err.Error())
