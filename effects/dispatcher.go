@@ -88,6 +88,10 @@ type Config struct {
 	// The provider's quota budget bounds it further: a pass fans out
 	// only as far as the budget lets requests start now.
 	Workers int
+	// LaneLoad is the work (effects and cell notes) each parallel batch
+	// of a pass carries at least (default DefaultLaneLoad): a pass of
+	// less than twice that goes out as one batch.
+	LaneLoad int
 	// Reconciled, when set, is told how each reconciliation pass
 	// (Reconcile) ended: nil, or the error that stopped it (a pass cut
 	// short by its context ending is not told). It must not block.
@@ -112,6 +116,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.ReconcileInterval = cmpD(c.ReconcileInterval, DefaultReconcileInterval)
 	c.ReconcileRows = cmp(c.ReconcileRows, 50000)
 	c.Workers = cmp(c.Workers, DefaultWorkers)
+	c.LaneLoad = cmp(c.LaneLoad, DefaultLaneLoad)
 	c.AuthorityTTL = cmpD(c.AuthorityTTL, DefaultAuthorityTTL)
 	if c.MaxProbes <= 0 {
 		c.MaxProbes = 10
