@@ -394,7 +394,7 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	d.C.Passes.Add(1)
 	size := d.batchSize()
 	checks := d.checksDue()
-	claimed, err := d.claim(ctx, size, checks)
+	claimed, turned, err := d.claim(ctx, size, checks)
 	if err != nil {
 		return false, errors.Join(err, d.awaitSettle())
 	}
@@ -412,6 +412,9 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	failpoint.Inject(failpoint.DispatchAfterClaim)
 	if pipelined && len(claimed) == size {
 		d.prefetch(size)
+	}
+	if turned {
+		ctx = sheetsio.WithReadTurn(ctx) // the preflight read is the one the turn was for
 	}
 	out, derr := d.dispatch(ctx, claimed, notes)
 	d.adapt(derr != nil || troubled(out))
@@ -442,37 +445,41 @@ func again(pipelined bool, claimed, size int, derr error) bool {
 // displaced writer stops here, even with probes due), probes due uncertain
 // effects (when checks), checks the spreadsheet authority (its refresh
 // left to the pass's dispatch while it may ride there: refreshDue) and
-// claims the next batch.
-func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) ([]aggregates.Effect, error) {
+// claims the next batch. turned reports that the claim followed the
+// pass's read turn (readTurn): the dispatch's first read takes it.
+func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) (claimed []aggregates.Effect, turned bool, err error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrDisplaced, err)
+		return nil, false, fmt.Errorf("%w: %w", ErrDisplaced, err)
 	}
 	if checks {
 		if err := d.probe(ctx); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if err := d.checkAuthorityAfter(ctx, rideAge(d.cfg.AuthorityTTL)); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := d.migrate(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if r := d.takePrefetch(); r.err != nil || len(r.claimed) > 0 {
-		return r.claimed, r.err
+		return r.claimed, false, r.err
 	}
 	if err := d.readTurn(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	claimed, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
-	return claimed, fenced(err)
+	claimed, err = d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
+	return claimed, true, fenced(err)
 }
 
 // readTurn waits, before a claim, until the provider's read budget lets
 // the pass's preflight start (sheetsio.ReadPacer): the effects committed
 // while the pass waits for its read ride in it, instead of waiting in
-// the outbox for the pass after it. A provider without a read budget
-// does not wait.
+// the outbox for the pass after it. The preflight then takes that turn
+// (sheetsio.WithReadTurn): it starts on one token even if another read
+// (a woken poll's, reconciliation's) took one while the pass claimed,
+// instead of waiting for the budget to hold the reserve again. A
+// provider without a read budget does not wait.
 func (d *Dispatcher) readTurn(ctx context.Context) error {
 	rp, ok := d.cfg.Provider.(sheetsio.ReadPacer)
 	if !ok {
