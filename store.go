@@ -216,6 +216,11 @@ type SyncOptions struct {
 	// The provider's quota budget bounds it further: a pass fans out
 	// only as far as the budget lets requests start now.
 	Workers int
+	// LaneLoad is the least work (effects and cell notes) each of those
+	// parallel batches carries (0: 500; 1: any): a pass of less than
+	// twice that goes out as one batchUpdate, which costs one write of
+	// the quota instead of one a tab.
+	LaneLoad int
 	// DivergedBound is how long a tab may stay diverged (rows differing
 	// from canonical state, as the reconciliation found) before
 	// SyncHealth.Failing and /healthz fail: 0 takes
@@ -564,7 +569,7 @@ func syncConfig(o SyncOptions) (engine.SyncConfig, error) {
 	c := engine.SyncConfig{Name: o.Name, SpreadsheetID: o.SpreadsheetID, Provider: o.Provider, MaxBatch: o.MaxBatch,
 		Interval: o.Interval, ProbeDelay: o.ProbeDelay, MaxProbes: o.MaxProbes, RetryBase: o.RetryBase, RetryMax: o.RetryMax,
 		ReconcileInterval: o.ReconcileInterval, AuthorityTTL: o.AuthorityTTL, Manual: o.Manual, DivergedBound: o.DivergedBound,
-		PollingInterval: o.PollingInterval, FullScanInterval: o.FullScanInterval, Workers: o.Workers}
+		PollingInterval: o.PollingInterval, FullScanInterval: o.FullScanInterval, Workers: o.Workers, LaneLoad: o.LaneLoad}
 	for _, r := range o.Routes {
 		c.Routes = append(c.Routes, engine.RouteConfig{SpreadsheetID: r.SpreadsheetID, Entities: slices.Clone(r.Entities)})
 	}

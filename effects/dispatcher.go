@@ -97,6 +97,10 @@ type Config struct {
 	// The provider's quota budget bounds it further: a pass fans out
 	// only as far as the budget lets requests start now.
 	Workers int
+	// LaneLoad is the work (effects and cell notes) each parallel batch
+	// of a pass carries at least (default DefaultLaneLoad): a pass of
+	// less than twice that goes out as one batch.
+	LaneLoad int
 	// Reconciled, when set, is told how each reconciliation pass
 	// (Reconcile) ended: nil, or the error that stopped it (a pass cut
 	// short by its context ending is not told). It must not block.
@@ -121,6 +125,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.ReconcileInterval = cmpD(c.ReconcileInterval, DefaultReconcileInterval)
 	c.ReconcileRows = cmp(c.ReconcileRows, 50000)
 	c.Workers = cmp(c.Workers, DefaultWorkers)
+	c.LaneLoad = cmp(c.LaneLoad, DefaultLaneLoad)
 	c.AuthorityTTL = cmpD(c.AuthorityTTL, DefaultAuthorityTTL)
 	if c.MaxProbes <= 0 {
 		c.MaxProbes = 10
@@ -220,6 +225,7 @@ func NewDispatcher(cfg Config) (*Dispatcher, error) {
 // schedule, until ctx ends (nil) or the writer is displaced / the
 // spreadsheet diverged (ErrDisplaced, ErrDivergence).
 func (d *Dispatcher) Run(ctx context.Context) error {
+	start := d.cfg.Clock.Now() // the reconciliation's slots count from here
 	err := d.untilDone(ctx, "recover processing effects", func() error {
 		_, err := d.cfg.Outbox.RecoverProcessing(d.cfg.Spreadsheet, d.cfg.Clock.Now())
 		return fenced(err)
@@ -233,7 +239,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	recDone := make(chan error, 1)
-	go func() { recDone <- d.reconcileLoop(ctx) }()
+	go func() { recDone <- d.reconcileLoop(ctx, start) }()
 	err = d.passLoop(ctx)
 	cancel()
 	return errors.Join(err, <-recDone)
@@ -305,13 +311,19 @@ func (d *Dispatcher) passLoop(ctx context.Context) (err error) {
 	}
 }
 
-func (d *Dispatcher) reconcileLoop(ctx context.Context) error {
+// reconcileLoop runs Reconcile on its slots from start (NextSlot at
+// PhasesOf(ReconcileInterval).Reconcile): every ReconcileInterval
+// whatever a pass took, half a period apart from the poller's cleanup and
+// full scan (which count from the poller's start, the same moment).
+func (d *Dispatcher) reconcileLoop(ctx context.Context, start time.Time) error {
 	failed := 0 // reconciliations failed in a row
+	period := d.cfg.ReconcileInterval
 	for {
+		now := d.cfg.Clock.Now()
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-d.cfg.Clock.After(d.cfg.ReconcileInterval):
+		case <-d.cfg.Clock.After(NextSlot(now, start, period, PhasesOf(period).Reconcile).Sub(now)):
 		}
 		if _, err := d.Reconcile(sheetsio.WithReadPriority(ctx, sheetsio.PriorityBackground)); err != nil { // spaced between the passes' reads
 			d.cfg.Logger.Warn("reconciliation failed", "err", err.Error())
@@ -391,7 +403,7 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	d.C.Passes.Add(1)
 	size := d.batchSize()
 	checks := d.checksDue()
-	claimed, err := d.claim(ctx, size, checks)
+	claimed, turned, err := d.claim(ctx, size, checks)
 	if err != nil {
 		return false, errors.Join(err, d.awaitSettle())
 	}
@@ -409,6 +421,9 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	failpoint.Inject(failpoint.DispatchAfterClaim)
 	if pipelined && len(claimed) == size {
 		d.prefetch(size)
+	}
+	if turned {
+		ctx = sheetsio.WithReadTurn(ctx) // the preflight read is the one the turn was for
 	}
 	out, derr := d.dispatch(ctx, claimed, notes)
 	d.adapt(derr != nil || troubled(out))
@@ -439,37 +454,41 @@ func again(pipelined bool, claimed, size int, derr error) bool {
 // displaced writer stops here, even with probes due), probes due uncertain
 // effects (when checks), checks the spreadsheet authority (its refresh
 // left to the pass's dispatch while it may ride there: refreshDue) and
-// claims the next batch.
-func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) ([]aggregates.Effect, error) {
+// claims the next batch. turned reports that the claim followed the
+// pass's read turn (readTurn): the dispatch's first read takes it.
+func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) (claimed []aggregates.Effect, turned bool, err error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrDisplaced, err)
+		return nil, false, fmt.Errorf("%w: %w", ErrDisplaced, err)
 	}
 	if checks {
 		if err := d.probe(ctx); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if err := d.checkAuthorityAfter(ctx, rideAge(d.cfg.AuthorityTTL)); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := d.migrate(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if r := d.takePrefetch(); r.err != nil || len(r.claimed) > 0 {
-		return r.claimed, r.err
+		return r.claimed, false, r.err
 	}
 	if err := d.readTurn(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	claimed, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
-	return claimed, fenced(err)
+	claimed, err = d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
+	return claimed, true, fenced(err)
 }
 
 // readTurn waits, before a claim, until the provider's read budget lets
 // the pass's preflight start (sheetsio.ReadPacer): the effects committed
 // while the pass waits for its read ride in it, instead of waiting in
-// the outbox for the pass after it. A provider without a read budget
-// does not wait.
+// the outbox for the pass after it. The preflight then takes that turn
+// (sheetsio.WithReadTurn): it starts on one token even if another read
+// (a woken poll's, reconciliation's) took one while the pass claimed,
+// instead of waiting for the budget to hold the reserve again. A
+// provider without a read budget does not wait.
 func (d *Dispatcher) readTurn(ctx context.Context) error {
 	rp, ok := d.cfg.Provider.(sheetsio.ReadPacer)
 	if !ok {

@@ -15,6 +15,14 @@ import (
 // when Config.Workers is zero.
 const DefaultWorkers = 4
 
+// DefaultLaneLoad is Config.LaneLoad's default: the work (effects and
+// cell notes) a lane of its own must carry at least. A batchUpdate costs
+// one write of the per-user quota whatever it carries, and Google takes
+// about as long to apply 500 rows of a few cells as to answer a request
+// at all, so a smaller pass gains no time from a second lane and spends
+// a write the next pass then waits for.
+const DefaultLaneLoad = 500
+
 // lane is the part of a pass's work one worker sends: the claimed effects
 // and the cell notes of whole tabs, so no two lanes ever write one row,
 // and every lane is a dispatch of its own, fenced by the authority tab
@@ -29,11 +37,15 @@ type lane struct {
 }
 
 // fanOut decides how many lanes a pass sends: at most workers, at most
-// one per tab, and no more than the quota budget lets start now
-// (headroom), so a pass never spends requests the budget does not have:
-// with the quota spent, one batch carries every tab, as before.
-func fanOut(workers, tabs, headroom int) int {
-	return max(1, min(workers, tabs, headroom))
+// one per tab, no more than the quota budget lets start now (headroom),
+// so a pass never spends requests the budget does not have (with the
+// quota spent, one batch carries every tab, as before), and no more than
+// one per laneLoad of the pass's work (load), so a pass of a few rows is
+// one batchUpdate, however many tabs it touches: at a sustained commit
+// rate, lanes of a few rows each would spend the write quota the next
+// passes wait for.
+func fanOut(workers, tabs, headroom, load, laneLoad int) int {
+	return max(1, min(workers, tabs, headroom, load/max(laneLoad, 1)))
 }
 
 // splitTabs deals tabs out to n lanes, the heaviest first, each to the
@@ -98,7 +110,7 @@ func parts(claimed []aggregates.Effect, notes noteWork) ([]string, map[string]in
 // claimed's, in their order).
 func (d *Dispatcher) lanes(claimed []aggregates.Effect, ops []sheetsio.Op, notes noteWork) []*lane {
 	of, load := parts(claimed, notes)
-	n := fanOut(d.cfg.Workers, len(load), d.headroom())
+	n := fanOut(d.cfg.Workers, len(load), d.headroom(), len(claimed)+len(notes.notes)+len(notes.sweep), d.cfg.LaneLoad)
 	if n == 1 || !d.fansOut(ops) {
 		idx := make([]int, len(claimed))
 		for i := range idx {

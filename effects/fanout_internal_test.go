@@ -8,14 +8,21 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
-// How far a pass fans out: never past the workers, the parts of its work
-// or the quota budget's headroom, and always at least one lane.
+// How far a pass fans out: never past the workers, the parts of its work,
+// the quota budget's headroom or one lane per lane's load of work, and
+// always at least one lane.
 func TestFanOut(t *testing.T) {
-	for _, c := range []struct{ workers, parts, headroom, want int }{
-		{4, 6, 10, 4}, {4, 2, 10, 2}, {4, 6, 3, 3}, {4, 6, 0, 1}, {1, 6, 10, 1}, {4, 0, 10, 1},
+	for _, c := range []struct{ workers, parts, headroom, load, laneLoad, want int }{
+		{4, 6, 10, 6000, 500, 4}, {4, 2, 10, 6000, 500, 2}, {4, 6, 3, 6000, 500, 3}, {4, 6, 0, 6000, 500, 1},
+		{1, 6, 10, 6000, 500, 1}, {4, 0, 10, 6000, 500, 1},
+		{4, 10, 10, 100, 500, 1},  // 50 commits a second over ten tabs: one batchUpdate, not four
+		{4, 10, 10, 999, 500, 1},  // less than two lanes' load
+		{4, 10, 10, 1000, 500, 2}, // two lanes' load
+		{4, 6, 10, 12, 1, 4},      // a load of 1 a lane: as far as the rest allows
 	} {
-		if got := fanOut(c.workers, c.parts, c.headroom); got != c.want {
-			t.Errorf("fanOut(%d workers, %d parts, headroom %d) = %d, want %d", c.workers, c.parts, c.headroom, got, c.want)
+		if got := fanOut(c.workers, c.parts, c.headroom, c.load, c.laneLoad); got != c.want {
+			t.Errorf("fanOut(%d workers, %d parts, headroom %d, load %d of %d a lane) = %d, want %d",
+				c.workers, c.parts, c.headroom, c.load, c.laneLoad, got, c.want)
 		}
 	}
 }

@@ -188,7 +188,7 @@ func runParallelLanes(t *testing.T, tune ...func(*gsheets.Config)) *emulator.Emu
 	must(t, err)
 	ob := effects.NewMemOutbox(effects.MemOutboxConfig{Clock: clock, Fence: testFence, Schema: schema})
 	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: "sheets", Provider: prov, Workbook: wb, Outbox: ob, Clock: clock,
-		Logger: slog.New(slog.DiscardHandler), MaxBatch: maxBatch, Workers: 4, AuthorityTTL: testTTL})
+		Logger: slog.New(slog.DiscardHandler), MaxBatch: maxBatch, Workers: 4, LaneLoad: 1, AuthorityTTL: testTTL})
 	must(t, err)
 	must(t, disp.ClaimAuthority(ctx))
 	commitRound := func(v int) {
@@ -287,7 +287,7 @@ func newLaneRig(t *testing.T, entities int, client func(*gsheets.Provider) sheet
 	must(t, err)
 	ob := effects.NewMemOutbox(effects.MemOutboxConfig{Clock: clock, Fence: testFence, Schema: schema})
 	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: "sheets", Provider: client(prov), Workbook: wb, Outbox: ob, Clock: clock,
-		Logger: slog.New(slog.DiscardHandler), Workers: entities, AuthorityTTL: testTTL})
+		Logger: slog.New(slog.DiscardHandler), Workers: entities, LaneLoad: 1, AuthorityTTL: testTTL})
 	must(t, err)
 	must(t, disp.ClaimAuthority(ctx))
 	return &laneRig{emu: emu, ob: ob, disp: disp, entities: entities}

@@ -513,15 +513,24 @@ func blankRow(cells []any) bool {
 // scans and the surplus-row cleanup on their own cadences (both on one
 // grid read when they fall due together: ScanAndCleanup), from ONE
 // goroutine waiting on the earliest due time (one clock timer), until ctx
-// ends (nil) or the writer is displaced (ErrDisplaced). A failed pass is
-// logged and retried at its next due time. A wake-up polls at once, its
-// reads urgent (passCtx); one that named tabs (PollerConfig.Named) polls
-// only those (PollNamed) and leaves the timer's poll of every tab due
-// when it was.
+// ends (nil) or the writer is displaced (ErrDisplaced). Each cadence runs
+// on its slots from Run's start (NextSlot), whatever a pass took, early
+// by its phase within the reconciliation period (PhasesOf(CleanupInterval)):
+// the cleanup and the full scan half a period apart from the
+// dispatcher's reconciliation, the timer's poll a quarter, so their reads
+// do not come in one burst. A failed pass is logged and retried at its
+// next slot. A wake-up polls at once, its reads urgent (passCtx), and
+// leaves the timer's poll due at its slot; one that named tabs
+// (PollerConfig.Named) polls only those (PollNamed).
 func (p *Poller) Run(ctx context.Context) error {
-	now := p.cfg.Clock.Now()
-	next := [3]time.Time{now.Add(p.cfg.Interval), now.Add(p.cfg.FullScanInterval), now.Add(p.cfg.CleanupInterval)}
+	ph := PhasesOf(p.cfg.CleanupInterval)
 	every := [3]time.Duration{p.cfg.Interval, p.cfg.FullScanInterval, p.cfg.CleanupInterval}
+	phase := [3]time.Duration{ph.Poll, ph.Cleanup, ph.Cleanup}
+	var next [3]time.Time
+	start := p.cfg.Clock.Now()
+	for i := range next {
+		next[i] = NextSlot(start, start, every[i], phase[i])
+	}
 	passes := [3]func(context.Context) error{
 		func(ctx context.Context) error { _, err := p.Poll(ctx); return err },
 		func(ctx context.Context) error { _, err := p.FullScan(ctx); return err },
@@ -552,8 +561,8 @@ func (p *Poller) Run(ctx context.Context) error {
 				continue
 			}
 			alone := i == 0 && !isDue && named != nil
-			if !alone {
-				next[i] = now.Add(every[i])
+			if isDue {
+				next[i] = NextSlot(now, start, every[i], phase[i])
 			}
 			switch {
 			case shared && i == 1:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // turnProvider is the real provider whose read turn (AwaitRead) runs
@@ -54,6 +57,64 @@ func TestDispatcherClaimsAfterItsReadTurn(t *testing.T) {
 	}
 	if got := r.disp.C.Dispatches.Load(); got != 1 {
 		t.Fatalf("%d dispatches, want the one pass's", got)
+	}
+}
+
+// stolenTurn is the real provider where, as soon as a pass's read turn
+// came, a woken poll's urgent read takes a token of the read budget.
+type stolenTurn struct {
+	*gsheets.Provider
+	wb *sheetsio.Workbook
+}
+
+func (p stolenTurn) AwaitRead(ctx context.Context) error {
+	if err := p.Provider.AwaitRead(ctx); err != nil {
+		return err
+	}
+	_, err := p.ReadAuthority(sheetsio.WithReadPriority(ctx, sheetsio.PriorityUrgent), p.wb)
+	return err
+}
+
+// A pass's preflight read takes the turn the pass waited for before it
+// claimed: when another read took a token in between, the preflight
+// still starts at once (on one token, the reserve's) instead of waiting
+// for the budget to hold the reserve again while its claimed commits
+// wait. The read budget here refills one token an hour, so a read that
+// waited would never start.
+func TestDispatcherReadsOnTheTurnItWaitedFor(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	emu := emulator.New(emulator.Options{AutoCreate: true})
+	srv := httptest.NewServer(emu.Handler())
+	t.Cleanup(srv.Close)
+	clock := events.NewManualClock(t0)
+	provider := func(p gsheets.Pacing) *gsheets.Provider {
+		prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: srv.URL, Pacing: p, TrustTTL: -1, RequestTimeout: 5 * time.Second, Now: clock.Now})
+		must(t, err)
+		return prov
+	}
+	schema, err := layout.NewSchema(airportLayout())
+	must(t, err)
+	wb, err := provider(gsheets.Pacing{ReadInterval: -1, WriteInterval: -1}).Provision(ctx, sheetID, schema)
+	must(t, err)
+	paced := provider(gsheets.Pacing{ReadInterval: time.Hour, WriteInterval: -1, Burst: 5, ReadReserve: 2})
+	ob := effects.NewMemOutbox(effects.MemOutboxConfig{Clock: clock, Fence: testFence, Schema: schema})
+	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: "sheets", Provider: stolenTurn{Provider: paced, wb: wb}, Workbook: wb,
+		Outbox: ob, Clock: clock, Logger: slog.New(slog.DiscardHandler), AuthorityTTL: testTTL, Workers: 1})
+	must(t, err)
+	must(t, disp.ClaimAuthority(ctx)) // two reads: 3 tokens left, the reserve's 2 and one
+	if n := paced.Headroom(); n != 3 {
+		t.Fatalf("%d read tokens before the pass, want 3", n)
+	}
+	_, err = ob.Commit("Airport", "LAX", airport("Los Angeles", 38))
+	must(t, err)
+	if _, err := disp.Pass(ctx); err != nil { // the turn at 3 tokens, the poll's read, the preflight on the last but one
+		t.Fatalf("the pass's read waited for the reserve again: %v", err)
+	}
+	for _, fx := range ob.Effects() {
+		if fx.State != aggregates.EffectApplied {
+			t.Fatalf("effect %s is %v, want applied", fx.ID, fx.State)
+		}
 	}
 }
 

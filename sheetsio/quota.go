@@ -2,6 +2,7 @@ package sheetsio
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -126,6 +127,29 @@ func (p Priority) String() string {
 
 // priorityKey is the context key of a read priority.
 type priorityKey struct{}
+
+// turnKey is the context key of a read turn (WithReadTurn).
+type turnKey struct{}
+
+// readTurn is a read turn a worker waited for; taken by its first read.
+type readTurn struct{ taken atomic.Bool }
+
+// WithReadTurn marks ctx as a worker's that has just waited for its read
+// turn (ReadPacer.AwaitRead): the first read made with ctx is the one
+// the turn was for, and a client with a read budget starts it on one
+// token, the reserve's included, instead of waiting again for a token
+// another read took in between. Later reads of ctx wait as unmarked
+// ones do.
+func WithReadTurn(ctx context.Context) context.Context {
+	return context.WithValue(ctx, turnKey{}, &readTurn{})
+}
+
+// TakeReadTurn reports whether ctx carries a read turn (WithReadTurn)
+// that no read has taken yet, and takes it: true once.
+func TakeReadTurn(ctx context.Context) bool {
+	t, _ := ctx.Value(turnKey{}).(*readTurn)
+	return t != nil && t.taken.CompareAndSwap(false, true)
+}
 
 // WithReadPriority marks ctx's reads with p, unless ctx carries a higher
 // one: an urgent read stays urgent inside a background pass, whichever

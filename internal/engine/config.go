@@ -106,6 +106,7 @@ type SyncConfig struct {
 	// Dispatcher tuning; zero values take effects.Config defaults.
 	MaxBatch          int
 	Workers           int
+	LaneLoad          int
 	Interval          time.Duration
 	ProbeDelay        time.Duration
 	MaxProbes         int64

@@ -98,13 +98,13 @@ func TestQuarantinedCellGetsANoteInTheSamePassBudgetAndLosesItWhenFixed(t *testi
 	}
 }
 
-// With parallel lanes (the default) a note goes in the lane of its tab:
+// With parallel lanes a note goes in the lane of its tab:
 // a pass that renames a part (its System tab) while a note is due on the
 // Input tab sends two batchUpdates on the pass's one read, never a read
 // more than a pass without the note.
 func TestQuarantinedCellNoteWithLanesCostsNoExtraRead(t *testing.T) {
 	t.Parallel()
-	x := openInbound(t, t.TempDir(), nil)
+	x := openInbound(t, t.TempDir(), nil, anyLane)
 	seedParts(t, x, 3)
 	renamePart(t, x, "1", "plain pass")
 	plain := x.passCost() // one effect, one tab: one lane

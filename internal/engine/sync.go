@@ -208,7 +208,8 @@ func (e *Engine) provision(ctx context.Context, s *syncState) (*effects.Dispatch
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
 		AuthorityTTL: c.AuthorityTTL, Notes: e, WriteGuard: e.writeGuard, Tracer: c.Tracer, ChainHead: e.sheetChainHead,
-		HeadShown: e.headShown, Layouts: e.layoutsOf(s), Reconciled: e.reconciled(c.Name), Workers: c.Workers})
+		HeadShown: e.headShown, Layouts: e.layoutsOf(s), Reconciled: e.reconciled(c.Name), Workers: c.Workers,
+		LaneLoad: c.LaneLoad})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -200,13 +200,17 @@ func TestC07_WriteAppliedThen503IsUncertainAndProbeSettlesIt(t *testing.T) {
 	}
 }
 
-// With parallel lanes (the default) a pass's System and Input rows go out
-// in two batchUpdates: a write applied then lost is only its own lane's,
-// so that lane's effect is uncertain and probed while the other lane's
+// anyLane lets a pass of any size go out in parallel lanes (by default
+// only a pass of two lanes' load does: SyncOptions.LaneLoad).
+func anyLane(so *hikoutei.SyncOptions) { so.LaneLoad = 1 }
+
+// With parallel lanes a pass's System and Input rows go out in two
+// batchUpdates: a write applied then lost is only its own lane's, so
+// that lane's effect is uncertain and probed while the other lane's
 // applied; the probe settles it and no row is appended twice.
 func TestC07_LanesWriteAppliedThen503LeavesOnlyItsLaneUncertain(t *testing.T) {
 	t.Parallel()
-	x := openSynced(t, t.TempDir())
+	x := openSynced(t, t.TempDir(), anyLane)
 	commit(t, x.Store, &Airport{ID: "12", Name: "Twelve"})
 	x.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultApplyThen503, Match: emulator.MatchWrites})
 	dispatches := x.disp.C.Dispatches.Load()

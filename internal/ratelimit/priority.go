@@ -23,6 +23,14 @@ const (
 	// scan, a reconciliation) come one at a time between the others'
 	// instead of in a burst that stalls them.
 	Background
+	// Turned requests are the first of a worker that waited for its
+	// turn (Ready) moments before, when the bucket held more than the
+	// reserve and the window had room: they need one token and start
+	// within the whole window's quota, so a request that was due at its
+	// turn never waits again for a token another request took in
+	// between (a dispatcher pass's read after it claimed its batch). They
+	// queue as normal ones do, ahead of no one.
+	Turned
 )
 
 // Spacing is how long a background request waits, with the bucket
@@ -49,7 +57,7 @@ func (b *Budget) SetSpacing(every time.Duration) {
 // (a background request needs what a normal one does): the pure decision
 // of the queue.
 func Need(p Priority, reserve int) float64 {
-	if p == Urgent {
+	if p == Urgent || p == Turned {
 		return 1
 	}
 	return float64(max(reserve, 0) + 1)
@@ -124,9 +132,11 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Ready blocks until a normal request could start now, without taking
-// its token, or ctx ends: a worker waits here before deciding what its
-// next request carries, so what arrives meanwhile rides in it.
+// Ready blocks until a normal request could start now (the bucket above
+// the reserve, room in the window), without taking its token, or ctx
+// ends: a worker waits here before deciding what its next request
+// carries, so what arrives meanwhile rides in it; that request then
+// starts as Turned.
 func (b *Budget) Ready(ctx context.Context) error {
 	if b.lim.Limit() == rate.Inf {
 		return ctx.Err()
@@ -150,18 +160,18 @@ func (b *Budget) await(ctx context.Context, p Priority, take bool) error {
 	}
 }
 
-// try starts a request of priority p now when the bucket holds more than
-// the reserve and, when take, the window has room: it takes its token and
-// records its start together, and returns 0; else it returns how long to
-// wait before trying again. Without take it only looks at the bucket.
+// try starts a request of priority p now when the bucket holds what it
+// needs (Need) and the window has room: it takes its token and records
+// its start together, and returns 0; else it returns how long to wait
+// before trying again. Without take it only looks.
 func (b *Budget) try(p Priority, take bool) time.Duration {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	now := time.Now()
-	if d := Delay(b.lim.TokensAt(now), Need(p, b.reserve), b.lim.Limit()); d > 0 || !take {
+	if d := Delay(b.lim.TokensAt(now), Need(p, b.reserve), b.lim.Limit()); d > 0 {
 		return d
 	}
-	if d := b.windowDelay(p, now); d > 0 {
+	if d := b.windowDelay(p, now); d > 0 || !take {
 		return d
 	}
 	if !b.lim.AllowN(now, 1) {

@@ -9,8 +9,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// The queue's decision: an urgent request needs one token, a normal one
-// one more than the reserve; the wait is the refill of what is missing.
+// The queue's decision: an urgent or a turned request needs one token, a
+// normal one one more than the reserve; the wait is the refill of what is
+// missing.
 func TestPriorityNeedAndDelay(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -22,6 +23,8 @@ func TestPriorityNeedAndDelay(t *testing.T) {
 	}{
 		{"urgent with a token starts now", Urgent, 2, 1, 1, 0},
 		{"urgent takes the reserve", Urgent, 2, 1.5, 1, 0},
+		{"a turned request takes the reserve", Turned, 2, 1, 1, 0},
+		{"a turned request without a token waits for one", Turned, 2, 0.5, 1, 501 * time.Millisecond},
 		{"normal leaves the reserve", Normal, 2, 2.5, 1, 501 * time.Millisecond},
 		{"normal with more than the reserve starts now", Normal, 2, 3, 1, 0},
 		{"no reserve: normal as urgent", Normal, 0, 1, 1, 0},
@@ -188,6 +191,7 @@ func TestWindowQuota(t *testing.T) {
 		{Urgent, 60, 2, 60},
 		{Normal, 60, 2, 58},
 		{Background, 60, 2, 58},
+		{Turned, 60, 2, 60},
 		{Normal, 60, 0, 60},
 		{Normal, 2, 5, 1},
 		{Normal, 0, 2, 0},

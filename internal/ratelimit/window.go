@@ -28,11 +28,11 @@ func (b *Budget) SetWindow(quota int, window time.Duration) {
 }
 
 // WindowQuota is how many starts within the window let a request of
-// priority p start: the whole quota for an urgent one, the quota less
-// the reserve for the others, so a window full of their starts still
-// has room for urgent ones. Pure.
+// priority p start: the whole quota for an urgent or a turned one, the
+// quota less the reserve for the others, so a window full of their
+// starts still has room for urgent ones. Pure.
 func WindowQuota(p Priority, quota, reserve int) int {
-	if p == Urgent || quota == 0 {
+	if p == Urgent || p == Turned || quota == 0 {
 		return quota
 	}
 	return max(quota-max(reserve, 0), 1)

@@ -28,9 +28,10 @@ func (p *Provider) read(ctx context.Context, op string, call func(context.Contex
 // pool and the attempt goes to another at once, not counted.
 func (p *Provider) readAttempts(ctx context.Context, op string, call func(context.Context) error) error {
 	b := p.cfg.Backoff
+	turned := sheetsio.TakeReadTurn(ctx)
 	for attempt := 0; ; attempt++ {
 		a := p.pool.take(classRead, p.cfg.Now())
-		if err := a.read.WaitPriority(ctx, readPriority(ctx)); err != nil {
+		if err := a.read.WaitPriority(ctx, readPriority(ctx, turned && attempt == 0)); err != nil {
 			return newErr(sheetsio.CodeReadUnavailable, err, "%s: pacing wait", op)
 		}
 		err := p.readOnce(ctx, a, op, call)
@@ -59,13 +60,18 @@ func (p *Provider) readAttempts(ctx context.Context, op string, call func(contex
 }
 
 // readPriority is the priority of ctx's reads in the read budget: the
-// caller's mark (sheetsio.WithReadPriority), normal when unmarked.
-func readPriority(ctx context.Context) ratelimit.Priority {
+// caller's mark (sheetsio.WithReadPriority), normal when unmarked; a
+// normal read that takes its worker's read turn (turned,
+// sheetsio.WithReadTurn) starts as ratelimit.Turned.
+func readPriority(ctx context.Context, turned bool) ratelimit.Priority {
 	switch sheetsio.ReadPriority(ctx) {
 	case sheetsio.PriorityUrgent:
 		return ratelimit.Urgent
 	case sheetsio.PriorityBackground:
 		return ratelimit.Background
+	}
+	if turned {
+		return ratelimit.Turned
 	}
 	return ratelimit.Normal
 }
