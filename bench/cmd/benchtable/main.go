@@ -50,6 +50,10 @@ var (
 	only      = flag.String("rows", "", "comma-separated steps to run (1, 3, 4, 5, 5c, 6, 7, 8, 9, 10a, 10b, 11, 11b, 12, 13, 14; 1 runs rows 1–2, 5c rows 5c–5d); empty runs every step. The table then holds only those rows: pass -out elsewhere to keep bench/results.json")
 )
 
+// budget is the wall time of a whole default run on an idle 2-core
+// machine, as measured (bench/README.md, the Makefile's bench target).
+const budget = "15 minutes"
+
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("benchtable: ")
@@ -66,7 +70,7 @@ func main() {
 	rows := table(all)
 	wall := time.Since(start)
 	printTable(os.Stdout, rows)
-	clock.print(os.Stdout)
+	clock.print(os.Stdout, wall)
 	fmt.Printf("\nwall time %s on %d CPUs; results in %s, plot in %s (and .png)\n", wall.Round(time.Second), numCPU(),
 		filepath.Join(*outDir, "results.json"), filepath.Join(*outDir, "convergence.svg"))
 	data, err := json.MarshalIndent(rows, "", "  ")
@@ -222,11 +226,14 @@ func (s *steps) do(id, name string, n int, f func(i int)) {
 	*s = append(*s, step{fmt.Sprintf("%s (×%d)", name, n), time.Since(t0)})
 }
 
-func (s steps) print(w io.Writer) {
-	fmt.Fprintln(w, "\nstep times:")
+// print lists each step's wall time and its share of the whole run's
+// wall time, then the total (the budget in bench/README.md is of it).
+func (s steps) print(w io.Writer, wall time.Duration) {
+	fmt.Fprintln(w, "\nstep times (share of the whole run):")
 	for _, st := range s {
-		fmt.Fprintf(w, "  %7s  %s\n", st.took.Round(time.Second), st.name)
+		fmt.Fprintf(w, "  %7s  %3.0f %%  %s\n", st.took.Round(time.Second), 100*st.took.Seconds()/wall.Seconds(), st.name)
 	}
+	fmt.Fprintf(w, "  %7s  total (budget: %s idle on 2 cores for every step, see bench/README.md)\n", wall.Round(time.Second), budget)
 }
 
 // selected says whether -rows runs the step id ("build" is the build of
