@@ -91,9 +91,13 @@ lint:
 
 ## bench: the issue-19 table (Go benchmarks beside raw baselines, measured as
 ## interleaved repeats in the same run, + sync convergence); prints it with
-## each step's time, writes bench/results.json and bench/convergence.svg.
-## Budget: 10 minutes on a 2-core machine before the rows of 2026-12-03, which
-## overrun it (about 20 minutes idle, estimated per step). See bench/README.md.
+## each step's time, its share of the run and the total, writes
+## bench/results.json and bench/convergence.svg.
+## Budget: 15 minutes for every step on an idle 2-core machine (measured
+## 14 min 21 s on 2026-12-04 at load average 1-2, before the runner stopped
+## linking a test binary per repeat and row 11b's setup was cut); the largest
+## shares: row 11b 18 %, row 12 13 %, rows 14 12 %, row 5 12 %. Each step's
+## share is in bench/README.md.
 bench:
 	$(GO) build -C bench -o $${TMPDIR:-/tmp}/hikoutei-benchtable ./cmd/benchtable
 	$${TMPDIR:-/tmp}/hikoutei-benchtable -go $(GO) -benchtime $(BENCHTIME) $(BENCHFLAGS)

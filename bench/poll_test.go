@@ -260,16 +260,11 @@ func citiesProvider(b *testing.B, e *emu) *gsheets.Provider {
 // syncNotedCities commits every city (units of 5,000) to a Manual-mode
 // store and dispatches until all 2 × 171,075 rows are applied (not timed).
 func syncNotedCities(b *testing.B, e *emu) (*hikoutei.Store, *hikouteitest.Harness) {
-	return syncNotedCitiesIn(b, e, b.TempDir())
-}
-
-// syncNotedCitiesIn is syncNotedCities with the store in dir.
-func syncNotedCitiesIn(b *testing.B, e *emu, dir string) (*hikoutei.Store, *hikouteitest.Harness) {
 	b.Helper()
 	cities := benchCities(b)
 	start := time.Now()
 	log := slog.New(slog.DiscardHandler)
-	s, err := hikoutei.Open(b.Context(), dir, hikoutei.Options{Operation: "bench", Logger: log,
+	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
 		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: citiesProvider(b, e), Manual: true, MaxBatch: 50000}},
 		hikoutei.Entity[NotedCity]("City"))
 	if err != nil {

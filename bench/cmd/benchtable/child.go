@@ -104,13 +104,6 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// goBench runs `go test -run ^$ -benchmem …` and parses its results. A
-// pattern that matches no benchmark is not an error (the row says so).
-func goBench(env []string, args ...string) runs {
-	out, _ := run(env, "", *goCmd, append([]string{"test", "-run", "^$", "-benchmem"}, args...)...)
-	return parse(out)
-}
-
 // childBench runs benchmarks of the compiled bench/ test binary (in bench/,
 // where its testdata paths resolve).
 func childBench(bin string, env []string, re string, extra ...string) runs {

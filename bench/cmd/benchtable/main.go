@@ -50,6 +50,10 @@ var (
 	only      = flag.String("rows", "", "comma-separated steps to run (1, 3, 4, 5, 5c, 6, 7, 8, 9, 10a, 10b, 11, 11b, 12, 13, 14; 1 runs rows 1–2, 5c rows 5c–5d); empty runs every step. The table then holds only those rows: pass -out elsewhere to keep bench/results.json")
 )
 
+// budget is the wall time of a whole default run on an idle 2-core
+// machine, as measured (bench/README.md, the Makefile's bench target).
+const budget = "15 minutes"
+
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("benchtable: ")
@@ -66,7 +70,7 @@ func main() {
 	rows := table(all)
 	wall := time.Since(start)
 	printTable(os.Stdout, rows)
-	clock.print(os.Stdout)
+	clock.print(os.Stdout, wall)
 	fmt.Printf("\nwall time %s on %d CPUs; results in %s, plot in %s (and .png)\n", wall.Round(time.Second), numCPU(),
 		filepath.Join(*outDir, "results.json"), filepath.Join(*outDir, "convergence.svg"))
 	data, err := json.MarshalIndent(rows, "", "  ")
@@ -83,37 +87,35 @@ func main() {
 // side by side, since every row but 6a/6b is a time or a peak.
 func measure(clock *steps, tmp, traces string) runs {
 	all := runs{}
+	bins := testBins{dir: tmp}
+	clock.do("build", "building the test binaries ("+strings.Join(neededPkgs(), ", ")+")", 1, func(int) {
+		bins.build(neededPkgs())
+	})
+	root, evts, eng, bin := bins.of("."), bins.of("./events/"), bins.of("./internal/engine/"), bins.of("bench").path
 	clock.do("1", "rows 1–2: commit benchmarks beside the raw floor and bbolt's db.Batch", *count, func(int) {
-		all.add(goBench(nil, "-bench", "^(BenchmarkCommit64Concurrent|BenchmarkRawFloor64|BenchmarkBoltBatchDefault64|BenchmarkCommitSingle|BenchmarkRawFloorSingle)$",
-			"-benchtime", *benchtime, "-count", "1", "."))
+		all.add(root.bench(nil, "^(BenchmarkCommit64Concurrent|BenchmarkRawFloor64|BenchmarkBoltBatchDefault64|BenchmarkCommitSingle|BenchmarkRawFloorSingle)$", *benchtime))
 	})
 	clock.do("3", "row 3: rebuild of the 171,075 cities beside raw SQLite inserts", *count, func(int) {
-		all.add(goBench([]string{config.EnvBenchData + "=cities"}, "-bench", "^(BenchmarkRebuild|BenchmarkRawSQLiteInsert)$",
-			"-benchtime", "1x", "-count", "1", "."))
+		all.add(root.bench([]string{config.EnvBenchData + "=cities"}, "^(BenchmarkRebuild|BenchmarkRawSQLiteInsert)$", "1x"))
 	})
 	clock.do("10a", "row 10a: durable appends with the hash chain beside without it", *count, func(int) {
-		all.add(goBench(nil, "-bench", "^(BenchmarkAppend64Chained|BenchmarkAppend64Unchained)$",
-			"-benchtime", *benchtime, "-count", "1", "./events/"))
+		all.add(evts.bench(nil, "^(BenchmarkAppend64Chained|BenchmarkAppend64Unchained)$", *benchtime))
 	})
 	clock.do("10b", "row 10b: audit verify of the 171,075 cities' log", 1, func(int) {
-		all.add(goBench([]string{config.EnvBenchData + "=cities"}, "-bench", "^BenchmarkVerify$", "-benchtime", "1x", "-count", "1", "."))
+		all.add(root.bench([]string{config.EnvBenchData + "=cities"}, "^BenchmarkVerify$", "1x"))
 	})
 	clock.do("7", "row 7: drain after 100,000 commits on 5,000 keys beside 5,000 single-row commits", *drains, func(int) {
-		all.add(goBench(nil, "-bench", "^BenchmarkCoalescedDrain$", "-benchtime", "1x", "-count", "1", "./internal/engine/"))
+		all.add(eng.bench(nil, "^BenchmarkCoalescedDrain$", "1x"))
 	})
 	clock.do("8", "row 8: log bytes per synced row", 1, func(int) {
-		all.add(withRecordBytes(goBench(nil, "-bench", "^BenchmarkLogBytesPerSyncedRow$", "-benchtime", "1x", "-count", "1", ".")))
+		all.add(withRecordBytes(root.bench(nil, "^BenchmarkLogBytesPerSyncedRow$", "1x")))
 	})
 	clock.do("13", "row 13: personal fields beside plain ones (commit, rebuild, reads)", *count, func(int) {
-		all.add(goBench(nil, "-bench", "^BenchmarkPersonalCommit$", "-benchtime", *benchtime, "-count", "1", "."))
-		all.add(goBench(nil, "-bench", "^BenchmarkPersonalRebuild$", "-benchtime", "10x", "-count", "1", "."))
+		all.add(root.bench(nil, "^BenchmarkPersonalCommit$", *benchtime))
+		all.add(root.bench(nil, "^BenchmarkPersonalRebuild$", "10x"))
 	})
 	clock.do("14", "rows 14a–14e: Open and commit rate over a generated log, hot log.db under retention", 1, func(int) {
-		all.add(historyBenches(tmp))
-	})
-	bin := filepath.Join(tmp, "bench.test")
-	clock.do("bench", "building the sync benchmarks (bench/)", 1, func(int) {
-		run(nil, "", *goCmd, "test", "-C", "bench", "-c", "-o", bin, ".") // bench/ is a module of its own
+		all.add(historyBenches(root, tmp))
 	})
 	benchEnv := []string{config.EnvBenchOut + "=" + traces}
 	// Row 4: each side alone in a child process against a fresh emulator
@@ -166,16 +168,15 @@ func measure(clock *steps, tmp, traces string) runs {
 // generated logs are kept in HIKOUTEI_BENCH_LOGS when it is set (a second
 // run reuses them), else in the runner's temporary directory, shared by
 // the Open and commit-rate benchmarks of this run.
-func historyBenches(tmp string) runs {
+func historyBenches(root testBin, tmp string) runs {
 	logs := os.Getenv(config.EnvBenchLogs)
 	if logs == "" {
 		logs = filepath.Join(tmp, "logs")
 	}
 	env := []string{config.EnvBenchLogs + "=" + logs}
-	r := goBench(env, "-bench", "^"+openHistory+"$/^events=("+strings.Join(historySizes(*histMax), "|")+")$",
-		"-benchtime", "3x", "-count", "1", "-timeout", "3h", ".")
-	r.add(goBench(env, "-bench", "^"+commitAfter+"$", "-benchtime", "1x", "-count", "1", "-timeout", "3h", "."))
-	r.add(goBench(nil, "-bench", "^"+hotLog+"$", "-benchtime", "1x", "-count", "1", "-timeout", "3h", "."))
+	r := root.bench(env, "^"+openHistory+"$/^events=("+strings.Join(historySizes(*histMax), "|")+")$", "3x", "-test.timeout", "3h")
+	r.add(root.bench(env, "^"+commitAfter+"$", "1x", "-test.timeout", "3h"))
+	r.add(root.bench(nil, "^"+hotLog+"$", "1x", "-test.timeout", "3h"))
 	return r
 }
 
@@ -212,7 +213,7 @@ type steps []step
 
 // do runs f(i) for i in [0, n), announcing each repeat, and records the
 // step's wall time; a step that -rows leaves out does not run (the build
-// of bench/ runs when any of rows 4–6, 9, 11, 11b and 12 does).
+// builds only the test binaries of the steps that run).
 func (s *steps) do(id, name string, n int, f func(i int)) {
 	if !selected(id) {
 		return
@@ -225,28 +226,28 @@ func (s *steps) do(id, name string, n int, f func(i int)) {
 	*s = append(*s, step{fmt.Sprintf("%s (×%d)", name, n), time.Since(t0)})
 }
 
-func (s steps) print(w io.Writer) {
-	fmt.Fprintln(w, "\nstep times:")
+// print lists each step's wall time and its share of the whole run's
+// wall time, then the total (the budget in bench/README.md is of it).
+func (s steps) print(w io.Writer, wall time.Duration) {
+	fmt.Fprintln(w, "\nstep times (share of the whole run):")
 	for _, st := range s {
-		fmt.Fprintf(w, "  %7s  %s\n", st.took.Round(time.Second), st.name)
+		fmt.Fprintf(w, "  %7s  %3.0f %%  %s\n", st.took.Round(time.Second), 100*st.took.Seconds()/wall.Seconds(), st.name)
 	}
+	fmt.Fprintf(w, "  %7s  total (budget: %s idle on 2 cores for every step, see bench/README.md)\n", wall.Round(time.Second), budget)
 }
 
-// selected says whether -rows runs the step id ("bench" is the build of
-// the bench/ test binary, needed by rows 4–6, 9, 11, 11b and 12).
+// selected says whether -rows runs the step id ("build" is the build of
+// the test binaries, needed by every step: see neededPkgs).
 func selected(id string) bool {
+	if id == "build" {
+		return len(neededPkgs()) > 0
+	}
 	if *only == "" {
 		return true
 	}
 	ids := strings.Split(*only, ",")
-	if id == "bench" {
-		return slices.ContainsFunc(ids, func(x string) bool { return slices.Contains(benchSteps, strings.TrimSpace(x)) })
-	}
 	return slices.ContainsFunc(ids, func(x string) bool { return strings.TrimSpace(x) == id })
 }
-
-// benchSteps are the steps that run the bench/ test binary.
-var benchSteps = []string{"4", "5", "5c", "6", "9", "11", "11b", "12"}
 
 // rowStep is the step that measures a table row ("1a" → "1", "4c" → "4",
 // "10a" → "10a", "5d" → "5c", "11b" → "11b", "12b" → "12").

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // -rows selects steps; a table row belongs to the step that measures it.
 func TestRowStepAndSelection(t *testing.T) {
@@ -11,13 +14,29 @@ func TestRowStepAndSelection(t *testing.T) {
 	}
 	defer func(v string) { *only = v }(*only)
 	*only = "1, 4"
-	for id, want := range map[string]bool{"1": true, "4": true, "bench": true, "3": false, "10a": false, "14": false} {
+	for id, want := range map[string]bool{"1": true, "4": true, "build": true, "3": false, "10a": false, "14": false} {
 		if selected(id) != want {
 			t.Errorf("selected(%q) = %v with -rows %q", id, !want, *only)
 		}
 	}
-	*only = "1"
-	if selected("bench") {
-		t.Error("-rows 1 builds the bench/ binary")
+	if got := neededPkgs(); !slices.Equal(got, []string{".", "bench"}) {
+		t.Errorf("-rows %q builds %v, want the root package's and bench/'s", *only, got)
+	}
+	*only = "1,10a"
+	if got := neededPkgs(); !slices.Equal(got, []string{".", "./events/"}) {
+		t.Errorf("-rows %q builds %v, want the root package's and events/'s", *only, got)
+	}
+	*only = ""
+	if got := neededPkgs(); !slices.Equal(got, pkgOrder) {
+		t.Errorf("every step builds %v, want %v", got, pkgOrder)
+	}
+}
+
+// Every row's step names the package whose test binary it runs.
+func TestEveryStepHasItsPackage(t *testing.T) {
+	for _, s := range append(specs(runs{}), historySpecs()...) {
+		if _, ok := stepPkgs[rowStep(s.name)]; !ok {
+			t.Errorf("row %q: step %q has no package in stepPkgs", s.name, rowStep(s.name))
+		}
 	}
 }

@@ -188,7 +188,7 @@ func fewBackfills() string {
 	if *backfills >= 2 {
 		return ""
 	}
-	return " (one pair: two would add about 2 minutes and overrun make bench's 10-minute budget on this 2-core machine)"
+	return " (one pair: a second adds about 100 s idle to make bench's 15-minute budget on this 2-core machine)"
 }
 
 // idleGoal is the goal for an idle store: 1 % of a core (0.6 CPU-s
