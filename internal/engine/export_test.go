@@ -81,7 +81,7 @@ func (e *Engine) RepairDry(seen aggregates.SeenTab, window int) (rep aggregates.
 			return err
 		}
 		k := passKey{kind: passRepair, spreadsheet: e.sheet.Spreadsheet, tab: seen.Tab}
-		rep, q, _, err = e.repairRows(e.canonicalCursorOf(k), spec, seen, rows)
+		rep, q, _, err = e.repairRows(e.canonicalCursorOf(k), spec, seen, rows, &aggregates.RepairReport{})
 		return err
 	})
 	return rep, q, err
