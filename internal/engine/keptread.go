@@ -92,6 +92,7 @@ func (e *Engine) repairKept(spreadsheet string, spec layout.TabSpec, seen aggreg
 	if !e.keptFor(c, seen.Body) {
 		return aggregates.RepairReport{}, fmt.Errorf("engine: %w: tab %s", effects.ErrReadUndecoded, seen.Tab)
 	}
+	e.stats.Kept++
 	m := c.mark
 	if old, same := e.same(k, m); same {
 		return old.repaired, e.commitWorker(aggregates.Changes{}, e.cfg.Clock.Now())
