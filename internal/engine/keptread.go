@@ -10,7 +10,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
-// The kept read of anti-entropy (issue 30 item 8). An idle store's
+// The kept read of anti-entropy. An idle store's
 // reconciliation reads the same bytes pass after pass while its canonical
 // window walks the tab. A pass that queued nothing keeps what the next
 // passes need of its read: the digest of the whole values read
