@@ -75,6 +75,12 @@ type SeenTab struct {
 	// sheet_header_drift; "" = read). A blocked tab is reported, never
 	// repaired: people fix a header, not anti-entropy.
 	Blocked string
+	// Body is the digest of the whole values read the tab came from
+	// (sheetsio.BodyDigest; zero: not digested). Undecoded: the pass's
+	// read digested to Body, the read the store said it last compared
+	// (KnownRepair), so nothing was decoded and Rows is empty.
+	Body      [32]byte
+	Undecoded bool
 }
 
 // SeenRow is one data row read: its anchor and full-row hash.

@@ -30,6 +30,9 @@ func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.Rep
 	if len(tabs) == 0 {
 		return nil, nil
 	}
+	if out, ok, err := d.antiEntropyKnown(ctx, tabs); ok || err != nil {
+		return out, err
+	}
 	checks, kept := seenChecks(tabs, d.ae.sizes(tabs))
 	snaps, err := d.cfg.Provider.SnapshotChecked(ctx, d.cfg.Workbook, checks, tabs...)
 	if err != nil {
@@ -107,9 +110,9 @@ func seenTab(s *sheetsio.TabSnapshot, recreated bool, kept *seenRows) (aggregate
 		return aggregates.SeenTab{Tab: s.Tab, Blocked: sheetsio.CodeOf(s.Err)}, true
 	}
 	if s.Digested && kept != nil {
-		return aggregates.SeenTab{Tab: s.Tab, Recreated: recreated, Rows: kept.rows, Anchorless: kept.anchorless}, true
+		return aggregates.SeenTab{Tab: s.Tab, Recreated: recreated, Rows: kept.rows, Anchorless: kept.anchorless, Body: s.Body}, true
 	}
-	seen := aggregates.SeenTab{Tab: s.Tab, Recreated: recreated, Rows: make([]aggregates.SeenRow, 0, len(s.Rows))}
+	seen := aggregates.SeenTab{Tab: s.Tab, Recreated: recreated, Rows: make([]aggregates.SeenRow, 0, len(s.Rows)), Body: s.Body}
 	for _, r := range s.Rows {
 		switch {
 		case r.Anchor != "":
@@ -218,4 +221,49 @@ func (c *entropyCursor) sized(tab string, rows int) {
 		c.rows = map[string]int{}
 	}
 	c.rows[tab] = rows
+}
+
+// KnownRepairs is what an Outbox may also answer: the digest of the
+// whole values read of tabs (TabSnapshot.Body) that its last comparison
+// of each of them read and queued nothing for, still valid at the read
+// model's checkpoint now (zero when none). A pass whose read digests to
+// it decodes nothing (SnapshotUnchanged): each tab goes to Repair as
+// SeenTab.Undecoded, and the store compares the next rows of its
+// canonical window with what it kept of that read, or answers
+// ErrReadUndecoded when its read model moved meanwhile.
+type KnownRepairs interface {
+	KnownRepair(spreadsheet string, tabs []string) (sheetsio.BodyDigest, error)
+}
+
+// antiEntropyKnown is an anti-entropy pass over tabs whose read the store
+// knows (KnownRepairs) and that still reads the same bytes: a read
+// digested only, then each tab's Repair undecoded. ok is false when the
+// store knows no read of tabs, the read differs (a person's edit, a
+// deleted tab: the pass reads again and decodes) or the store moved on
+// before a tab was compared.
+func (d *Dispatcher) antiEntropyKnown(ctx context.Context, tabs []string) (map[string]aggregates.RepairReport, bool, error) {
+	kr, ok := d.cfg.Outbox.(KnownRepairs)
+	if !ok {
+		return nil, false, nil
+	}
+	body, err := kr.KnownRepair(d.cfg.Spreadsheet, tabs)
+	if err != nil || body.IsZero() {
+		return nil, false, fenced(err)
+	}
+	same, err := d.cfg.Provider.SnapshotUnchanged(ctx, d.cfg.Workbook, body, tabs...)
+	if err != nil || !same {
+		return nil, false, err
+	}
+	out := make(map[string]aggregates.RepairReport, len(tabs))
+	for _, tab := range tabs {
+		rep, err := d.cfg.Outbox.Repair(d.cfg.Spreadsheet, aggregates.SeenTab{Tab: tab, Body: body, Undecoded: true})
+		if errors.Is(err, ErrReadUndecoded) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return out, true, fenced(err)
+		}
+		out[tab] = rep
+	}
+	return out, true, nil
 }

@@ -80,13 +80,15 @@ func (e *Engine) repairWindow(spec layout.TabSpec, anchors []string, at int, row
 // repairRows decides every anchor the tab shows or should show, a window
 // of anchors at a time, except the clean rows outside this pass's
 // canonical window (canonicalwindow.go): it returns the window too.
-func (e *Engine) repairRows(c *canonicalCursor, spec layout.TabSpec, seen aggregates.SeenTab, rows projector.TabRows) (aggregates.RepairReport, []aggregates.Queue, canonicalWindow, error) {
+// rest is the report of the rows that are not clean.
+func (e *Engine) repairRows(c *canonicalCursor, spec layout.TabSpec, seen aggregates.SeenTab, rows projector.TabRows, rest *aggregates.RepairReport) (aggregates.RepairReport, []aggregates.Queue, canonicalWindow, error) {
 	var rep aggregates.RepairReport
 	var out []aggregates.Queue
 	observed, copies := seen.Index()
 	policy := aggregates.TabPolicy{Input: spec.Role == layout.RoleInput, Columns: e.sheet.Columns(spec.Name)}
 	if !policy.Input {
 		rep.Surplus += seen.Anchorless // unaddressable: reported for an operator (Input tabs quarantine them)
+		rest.Surplus += seen.Anchorless
 	}
 	anchors := aggregates.Anchors(rows.Expected, observed)
 	clean, total := cleanRows(anchors, rows, observed, copies)
@@ -109,6 +111,9 @@ func (e *Engine) repairRows(c *canonicalCursor, spec layout.TabSpec, seen aggreg
 			p.Restore = seen.Recreated || rows.MassDeleted || rows.Deleted[anchor]
 			q, d, write := aggregates.DecideRepair(r, p)
 			rep.Count(d)
+			if !cw.clean[from+i] {
+				rest.Count(d)
+			}
 			if write {
 				out, rep.Queued = append(out, q), rep.Queued+1
 			}
@@ -124,9 +129,15 @@ func (e *Engine) repairRows(c *canonicalCursor, spec layout.TabSpec, seen aggreg
 // report is returned without reading a row's canonical state
 // (unchanged.go).
 func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
+	if seen.Undecoded {
+		return e.repairKept(spreadsheet, spec, seen)
+	}
 	k := passKey{kind: passRepair, spreadsheet: spreadsheet, tab: seen.Tab}
 	m := e.mark(0, seenDigest(seen), true)
 	if old, same := e.same(k, m); same {
+		if c := e.canonicalCursorOf(k); c.kept != nil && seen.Body != ([32]byte{}) {
+			c.kept.body = seen.Body // the same rows, read as other bytes
+		}
 		return old.repaired, e.commitWorker(aggregates.Changes{}, e.cfg.Clock.Now())
 	}
 	rows, err := e.proj.TabRowsOf(spreadsheet, seen.Tab)
@@ -135,7 +146,8 @@ func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggrega
 	}
 	var ch aggregates.Changes
 	c := e.canonicalCursorOf(k)
-	rep, q, cw, err := e.repairRows(c, spec, seen, rows)
+	var rest aggregates.RepairReport
+	rep, q, cw, err := e.repairRows(c, spec, seen, rows, &rest)
 	if err != nil {
 		return rep, err
 	}
@@ -146,5 +158,6 @@ func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggrega
 	if m.repaired = rep; c.swept(m, cw, len(q) > 0) {
 		e.remember(k, m)
 	}
+	c.keep(seen.Body, cw, rows.Expected, rest, len(q) > 0)
 	return rep, nil
 }

@@ -34,12 +34,14 @@ type canonicalCursor struct {
 	// checkpoint; covered counts the rows they compared.
 	mark    unchangedMark
 	covered int
+	kept    *keptRead // what the last pass kept of its read (keptread.go)
 }
 
 // canonicalWindow is one pass's window over a tab's sorted anchors:
 // clean[i] says anchors[i] shows the store's last write; the window is
 // the span anchors from from on (wrapping) that hold its clean rows.
 type canonicalWindow struct {
+	anchors    []string
 	clean      []bool
 	from, span int
 	compared   int // clean rows in the window
@@ -71,7 +73,7 @@ func cleanRows(anchors []string, rows projector.TabRows, observed map[string]str
 // canonicalWindowOf picks the window of this pass over anchors (sorted)
 // from c and moves c past it.
 func (e *Engine) canonicalWindowOf(c *canonicalCursor, anchors []string, clean []bool, total int) canonicalWindow {
-	w := canonicalWindow{clean: clean, total: total, span: len(anchors)}
+	w := canonicalWindow{anchors: anchors, clean: clean, total: total, span: len(anchors)}
 	size := e.canonicalEvery()
 	if total <= size || len(anchors) == 0 {
 		w.compared = total

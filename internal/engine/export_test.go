@@ -5,6 +5,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
 // Test hooks for the engine's external tests (package engine_test).
@@ -81,8 +82,19 @@ func (e *Engine) RepairDry(seen aggregates.SeenTab, window int) (rep aggregates.
 			return err
 		}
 		k := passKey{kind: passRepair, spreadsheet: e.sheet.Spreadsheet, tab: seen.Tab}
-		rep, q, _, err = e.repairRows(e.canonicalCursorOf(k), spec, seen, rows)
+		rep, q, _, err = e.repairRows(e.canonicalCursorOf(k), spec, seen, rows, &aggregates.RepairReport{})
 		return err
 	})
 	return rep, q, err
+}
+
+// KnownRepairOf is KnownRepair for the store's sync target.
+func (e *Engine) KnownRepairOf(tabs ...string) (sheetsio.BodyDigest, error) {
+	return e.KnownRepair(e.sheet.Spreadsheet, tabs)
+}
+
+// RepairUndecoded is Repair of tab for the store's sync target, as a pass
+// whose read digested to body hands it over (not decoded).
+func (e *Engine) RepairUndecoded(tab string, body [32]byte) (aggregates.RepairReport, error) {
+	return e.Repair(e.sheet.Spreadsheet, aggregates.SeenTab{Tab: tab, Body: body, Undecoded: true})
 }

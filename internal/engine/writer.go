@@ -64,6 +64,9 @@ type Stats struct {
 	// RowStates counts the rows whose state a pass read from the read
 	// model (the per-row cost an unchanged pass skips).
 	RowStates uint64
+	// Kept counts the tabs an anti-entropy pass compared from the read a
+	// quiet pass kept, without decoding it (keptread.go).
+	Kept uint64
 }
 
 // Commit decides cmds as one unit and returns once it is durable in the log
