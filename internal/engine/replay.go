@@ -65,7 +65,12 @@ func RebuildReadModel(dir string, opts ReplayOptions, entities Entities) (cp uin
 	cp, err = withStoreLog(dir, opts.Segments, entities, func(l *events.Log, reg *Registry) (uint64, error) {
 		path := filepath.Join(dir, projector.FileName)
 		tmp := filepath.Join(dir, rebuildTemp)
-		if err := removeRebuildTemp(dir, opts.Leftover); err != nil { // an interrupted rebuild's: ours, under the lock
+		release, err := events.LockRebuild(dir) // the log's lock is shared: another rebuild may run
+		if err != nil {
+			return 0, err
+		}
+		defer release()
+		if err := removeRebuildTemp(dir, opts.Leftover); err != nil { // an interrupted rebuild's: ours, under the rebuild lock
 			return 0, err
 		}
 		cp, err := replayLog(l, reg, tmp, opts)
