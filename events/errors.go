@@ -302,9 +302,18 @@ func (e *StoreLogMissingError) Unwrap() error { return ErrStoreLogMissing }
 type RestoreIncompleteError struct {
 	Dir   string
 	Found []string // what it holds (names, sorted; folders end in /)
+	// Running is the id of the process whose copy of the log it holds
+	// when that process still runs (a restore under way, not an
+	// interrupted one: the next step is to wait); 0 otherwise.
+	Running int
 }
 
 func (e *RestoreIncompleteError) Error() string {
+	if e.Running > 0 {
+		return fmt.Sprintf("%s: %s holds %s and no %s yet: a restore into it runs (process %d) and has not verified "+
+			"and installed the log it copies; wait for it to end, and remove nothing there meanwhile", ErrRestoreIncomplete,
+			e.Dir, strings.Join(e.Found, ", "), LogFileName, e.Running)
+	}
 	return fmt.Sprintf("%s: %s holds %s and no %s: a restore into it was interrupted (killed, or the machine stopped) before "+
 		"the log it copied was verified and installed, so nothing in it is a store and nothing was created there; "+
 		"remove the directory (rm -r %s) and run hikoutei restore again", ErrRestoreIncomplete, e.Dir, strings.Join(e.Found, ", "),

@@ -7,7 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/hikoutei/hikoutei-go/internal/process"
 )
 
 // maxFoundNames bounds how many entries a StoreLogMissingError lists.
@@ -49,7 +52,7 @@ func RequireLog(dir string) error {
 	case ferr != nil:
 		return ferr
 	case st == nil && restoreLeft(found):
-		return &RestoreIncompleteError{Dir: dir, Found: found}
+		return &RestoreIncompleteError{Dir: dir, Found: found, Running: restoreRunning(found)}
 	case len(found) > 0:
 		return &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil, StoreFiles: storeFiles || st != nil}
 	}
@@ -111,4 +114,20 @@ func restoreLeft(found []string) bool {
 		}
 	}
 	return copied
+}
+
+// restoreRunning is the id of a process that runs and whose copy of the
+// log is among found (.log.db.tmp-<pid>-<random>): a restore under way,
+// not an interrupted one. 0 when none (an earlier build's name has no
+// process id).
+func restoreRunning(found []string) int {
+	for _, name := range found {
+		rest, ok := strings.CutPrefix(name, restoreTempPrefix)
+		pidText, _, hasPID := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if ok && hasPID && err == nil && pid > 0 && process.Runs(pid) {
+			return pid
+		}
+	}
+	return 0
 }

@@ -2,9 +2,11 @@ package events
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -120,5 +122,19 @@ func TestI26_AnInterruptedRestoreIsNamedAndNoStoreIsMadeOverIt(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o600))
 	if err := RequireLog(dir); errors.Is(err, ErrRestoreIncomplete) || !errors.Is(err, ErrStoreLogMissing) {
 		t.Fatalf("RequireLog with another file beside the copy: %v", err)
+	}
+}
+
+// A directory holding the copy of the log of a restore that still runs
+// (its process id in the name) is named as a restore under way, with
+// "wait" as the next step, not as an interrupted one to remove: a second
+// restore into the same directory was told to rm -r the first's target.
+func TestI26_ARestoreUnderWayIsNotNamedInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d-77", LogFileName, os.Getpid())), []byte("copying"), 0o600))
+	var left *RestoreIncompleteError
+	if err := RequireLog(dir); !errors.As(err, &left) || left.Running != os.Getpid() ||
+		!strings.Contains(err.Error(), "wait for it") || strings.Contains(err.Error(), "rm -r") {
+		t.Fatalf("RequireLog of a restore under way: %v", err)
 	}
 }
