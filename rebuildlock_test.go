@@ -19,20 +19,7 @@ import (
 func TestTwoRebuildsOfOneStoreDoNotRunAtOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s, err := hikoutei.Open(t.Context(), dir, hikoutei.Options{NoAdmin: true}, hikoutei.Entity[Airport]("Airport"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := s.Begin()
-	if err := u.Persist(&Airport{ID: "GKA", Name: "Goroka"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := u.Commit(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	openLogged(t, dir) // one airport committed, the store closed
 	building := filepath.Join(dir, ".read.sqlite.rebuild")
 	if err := os.WriteFile(building, []byte("the first rebuild's"), 0o600); err != nil {
 		t.Fatal(err)

@@ -139,18 +139,7 @@ func backfillNotedCities(b *testing.B, e *emu, dir string) {
 	cities := benchCities(b)
 	start := time.Now()
 	s := openBackfill(b, e, dir, true)
-	for i := 0; i < len(cities); i += 5000 {
-		u := s.Begin()
-		for j := i; j < min(i+5000, len(cities)); j++ {
-			c := &cities[j]
-			if err := u.Persist(&NotedCity{c.Key, c.Name, c.Lat, c.Lng, c.Country, c.Admin1, c.Admin2, ""}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if _, err := u.Commit(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	commitNotedCities(b, s, cities)
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}

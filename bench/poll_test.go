@@ -271,18 +271,7 @@ func syncNotedCities(b *testing.B, e *emu) (*hikoutei.Store, *hikouteitest.Harne
 		b.Fatal(err)
 	}
 	h := hikouteitest.New(b, s)
-	for i := 0; i < len(cities); i += 5000 {
-		u := s.Begin()
-		for j := i; j < min(i+5000, len(cities)); j++ {
-			c := &cities[j]
-			if err := u.Persist(&NotedCity{c.Key, c.Name, c.Lat, c.Lng, c.Country, c.Admin1, c.Admin2, ""}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if _, err := u.Commit(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	commitNotedCities(b, s, cities)
 	b.Logf("setup: committed %d cities in %v", len(cities), time.Since(start).Round(time.Millisecond))
 	drain(b, h)
 	if c := h.Outbox(); c[aggregates.EffectApplied] != int64(2*len(cities)) {
@@ -371,4 +360,22 @@ func BenchmarkRawBatchGetCities(b *testing.B) {
 		}
 	}
 	ps.report(b, true)
+}
+
+// commitNotedCities commits cities as NotedCity rows (an empty note), 5,000
+// to a unit.
+func commitNotedCities(b *testing.B, s *hikoutei.Store, cities []City) {
+	b.Helper()
+	for i := 0; i < len(cities); i += 5000 {
+		u := s.Begin()
+		for j := i; j < min(i+5000, len(cities)); j++ {
+			c := &cities[j]
+			if err := u.Persist(&NotedCity{c.Key, c.Name, c.Lat, c.Lng, c.Country, c.Admin1, c.Admin2, ""}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := u.Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
