@@ -13,18 +13,30 @@ type Decided struct {
 }
 
 // batchKey groups the items of one batch event: the spreadsheet (its
-// dispatch stream), the event type, the claim token and how it was learned.
+// dispatch stream), the event type, the claim token and how it was
+// learned, and which MaxBatchItems of them (part).
 type batchKey struct {
 	spreadsheet string
 	typ         events.Type
 	token, via  string
 	epoch       int64
+	part        int
 }
+
+// MaxBatchItems bounds the effects one batch event lists: a dispatch
+// settling more appends several, each of at most this many. A record of
+// 256 packed items (about 2.8 KB claimed, 5.6 KB applied) takes a page or
+// two of log.db; one of a whole 10,000-effect pass (110 and 220 KB) is a
+// run of overflow pages that bbolt copies whole to a new run each time a
+// later append touches its leaf, which left log.db hundreds of pages
+// larger than its records.
+const MaxBatchItems = 256
 
 // Batched settles a dispatch compactly: every decision that is one
 // effect.claimed, or one effect.applied, becomes an item of one
 // effect.batch_claimed or effect.batch_applied per spreadsheet, claim
-// token and via, on the spreadsheet's dispatch stream at the version
+// token and via (one per MaxBatchItems of them), on the spreadsheet's
+// dispatch stream at the version
 // version reports; the unit still checks each such effect's own stream at
 // the version the decision read (an append without events), so a
 // concurrent transition of the effect conflicts as before. Every other
@@ -38,6 +50,7 @@ func Batched(items []Decided, version func(stream string) (uint64, error), now t
 	for _, it := range items {
 		seen[it.Effect.ID]++
 	}
+	listed := map[batchKey]int{} // items so far by key of part 0
 	for _, it := range items {
 		k, ok := batchable(it)
 		if !ok || seen[it.Effect.ID] > 1 { // an effect decided twice keeps its own events, in order
@@ -45,6 +58,9 @@ func Batched(items []Decided, version func(stream string) (uint64, error), now t
 			continue
 		}
 		ch.Add(it.Decision.Stream, it.Decision.ExpectedVersion)
+		n := listed[k]
+		listed[k]++
+		k.part = n / MaxBatchItems
 		ev := groups[k]
 		if ev == nil {
 			ev = &events.Event{}

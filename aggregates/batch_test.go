@@ -1,7 +1,10 @@
 package aggregates
 
 import (
+	"cmp"
+	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -41,6 +44,45 @@ func TestBatchedKeepsTheFactsAndTheVersionChecksOfPerEffectSettles(t *testing.T)
 	got := d.Events[0].Payload.(events.Batch).Each()
 	if !reflect.DeepEqual(got, []events.Payload{da.Events[0].Payload, db.Events[0].Payload}) {
 		t.Fatalf("the batch stands for %#v, want the per-effect applied events", got)
+	}
+}
+
+// A dispatch settling more than MaxBatchItems effects appends several
+// batch events of at most MaxBatchItems items each, on the one dispatch
+// stream at the version read, standing together for every effect's
+// per-effect event (a record of a whole pass was an overflow run bbolt
+// copied whole on each later append to its leaf).
+func TestBatchedSplitsADispatchIntoEventsOfAtMostMaxBatchItems(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	n := 2*MaxBatchItems + 3
+	var items []Decided
+	var want []events.Payload
+	for i := range n {
+		e := Effect{ID: fmt.Sprintf("fx%016x", i), Target: Target{Spreadsheet: "ss"}, State: EffectProcessing, ClaimToken: "tok", Version: 2}
+		d, _ := decideSettle(e, "tok", Outcome{Kind: OutcomeApplied, WrittenHash: fmt.Sprintf("%016x", i), Via: "dispatch"}, now)
+		items = append(items, Decided{e, d})
+		want = append(want, d.Events[0].Payload)
+	}
+	ch, err := Batched(items, func(string) (uint64, error) { return 7, nil }, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ch.Appends[len(ch.Appends)-1]
+	if len(ch.Appends) != n+1 || d.Stream != events.DispatchStream("ss") || d.ExpectedVersion != 7 || len(d.Events) != 3 {
+		t.Fatalf("%d appends, the last %s at %d with %d events; want %d and 3 events on the dispatch stream at 7", len(ch.Appends), d.Stream, d.ExpectedVersion, len(d.Events), n+1)
+	}
+	var got []events.Payload
+	for i, ev := range d.Events {
+		each := ev.Payload.(events.Batch).Each()
+		if len(each) != []int{MaxBatchItems, MaxBatchItems, 3}[i] {
+			t.Fatalf("event %d lists %d effects", i, len(each))
+		}
+		got = append(got, each...)
+	}
+	id := func(p events.Payload) string { return p.(events.EffectApplied).EffectID }
+	slices.SortFunc(got, func(a, b events.Payload) int { return cmp.Compare(id(a), id(b)) })
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the batches stand for %d payloads, want the %d per-effect applied events", len(got), len(want))
 	}
 }
 

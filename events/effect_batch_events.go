@@ -8,9 +8,10 @@ import (
 
 // Batch settle events: one dispatch claims, and one receipt settles, many
 // effects at once. Instead of one effect.claimed and one effect.applied
-// per effect on the effect's own stream, the dispatch appends one
-// effect.batch_claimed and one effect.batch_applied to the spreadsheet's
-// dispatch stream ("dispatch/<spreadsheet>"), listing the effects. Each
+// per effect on the effect's own stream, the dispatch appends an
+// effect.batch_claimed and an effect.batch_applied (one per few hundred
+// effects) to the spreadsheet's dispatch stream ("dispatch/<spreadsheet>"),
+// listing the effects. Each
 // item carries every fact of the per-effect event it stands for (Each
 // returns them), so a fold treats a batch exactly as its items in order,
 // except that the effects' own stream versions do not move: the unit of a

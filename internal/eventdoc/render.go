@@ -235,9 +235,9 @@ func (r *renderer) intro() []string {
 			"a reader of records shipped elsewhere, in log order, uses `events.ValueResolver` (the mirror "+
 			"readers do). `events.MarshalRecord` of a read event gives back the stored bytes. Logs written "+
 			"before schema 2 keep their values inline and read as before. Likewise a dispatch settles its "+
-			"effects with one `%s` and one `%s` on the spreadsheet's dispatch stream instead of one `%s` "+
-			"and one `%s` per effect (still read, and still written for an effect decided twice in one "+
-			"commit); folds treat a batch as its items (`events.Batch.Each`). From schema 2 a batch "+
+			"effects with one `%s` and one `%s` per 256 effects (`aggregates.MaxBatchItems`) on the "+
+			"spreadsheet's dispatch stream instead of one `%s` and one `%s` per effect (still read, and "+
+			"still written for an effect decided twice in one commit); folds treat a batch as its items (`events.Batch.Each`). From schema 2 a batch "+
 			"whose effect ids are all `fx` and 16 hex digits (and, applied, whose written hashes are 16 "+
 			"hex digits; claimed, whose attempts are equal) stores them as one `packed` string (the bytes "+
 			"they spell, sorted by id, in unpadded base64url) and a claim's one `attempt`; reading fills "+
