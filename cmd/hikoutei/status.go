@@ -221,11 +221,11 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	if !st.Running && readModelMissing(dir, &st) {
 		return st, nil
 	}
-	conn, err := readModel(dir)
+	conn, done, err := readModel(dir)
 	if err != nil {
 		return st, err
 	}
-	defer conn.Close()
+	defer done()
 	st.Checkpoint, _ = strconv.ParseUint(text(conn, "SELECT value FROM hk_meta WHERE key = 'checkpoint'"), 10, 64)
 	st.LeaseEpoch = scalar(conn, "SELECT epoch FROM hk_lease WHERE role = 'writer'")
 	st.LeaseState = text(conn, "SELECT state FROM hk_lease WHERE role = 'writer'")
