@@ -245,7 +245,7 @@ func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
 func flagError(cmd *cobra.Command, err error) error {
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
-		return usageError{err}
+		return usageError{plainFlagValueError(err)}
 	}
 	var close []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
