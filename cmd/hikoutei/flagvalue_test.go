@@ -41,3 +41,30 @@ func TestEveryNumberBooleanAndDurationFlagSaysWhatItTakes(t *testing.T) {
 		t.Fatalf("a number out of range: exit %d:\n%s", code, out)
 	}
 }
+
+// TestAMissingOrExtraArgumentIsNamedAndHelpOnAnUnknownCommandIsAnError:
+// a command given too few arguments names the missing ones and its usage
+// line, too many says how many it takes (not cobra's "accepts 1 arg(s),
+// received 0"); `help` on a command that does not exist is a usage error
+// with the commands whose names are close, not the root's help and exit 0.
+func TestAMissingOrExtraArgumentIsNamedAndHelpOnAnUnknownCommandIsAnError(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"outbox", "show", "--dir", "D"}, "missing EFFECT_ID: hikoutei outbox show --dir DIR EFFECT_ID"},
+		{[]string{"conflicts", "ack", "--dir", "D", "c1"}, "missing CANONICAL_REVISION CANDIDATE_HASH CANDIDATE_EPOCH: "},
+		{[]string{"quarantine", "show", "--dir", "D", "a", "b"}, "hikoutei quarantine show takes 1 argument(s) (QUARANTINE_ID), got 2"},
+		{[]string{"help", "stauts"}, `unknown command "stauts" for "hikoutei"; did you mean "status"?`},
+		{[]string{"help", "outbox", "bogus"}, `unknown command "bogus" for "hikoutei outbox"`},
+	} {
+		code, out := runCLI(t, c.args...)
+		if code != exitUsage || !strings.Contains(out, c.want) || strings.Contains(out, "arg(s)") {
+			t.Errorf("%s: exit %d, want %q:\n%s", strings.Join(c.args, " "), code, c.want, out)
+		}
+	}
+	if code, out := runCLI(t, "help", "status"); code != exitOK || !strings.Contains(out, "status reads a store without changing it") {
+		t.Fatalf("help status: exit %d:\n%s", code, out)
+	}
+}
