@@ -81,6 +81,7 @@ func runAdoptChild(cfg string) error {
 // holds exactly those units; adopting again in a new process commits the
 // rest, records nothing for the rows already adopted, and every key ends
 // with exactly one entity.persisted of actor adopt; the tab is kept.
+// Until it is, the store's Health names the adoption interrupted.
 func TestAdoptResumesAfterACrashBetweenUnits(t *testing.T) {
 	if !failpoint.Compiled {
 		t.Skip("needs -tags failpoints")
@@ -105,8 +106,14 @@ func TestAdoptResumesAfterACrashBetweenUnits(t *testing.T) {
 	c.Round = 1
 	s, err := openStops(context.Background(), c)
 	mustT(t, err)
+	if h := s.Health().Adoption; !errors.Is(h, ErrAdoptInterrupted) || !strings.Contains(h.Error(), `"Stops" (4 of 7 rows created)`) {
+		t.Fatalf("Health().Adoption after the crash: %v", h)
+	}
 	rep, err := adoptStops(context.Background(), s)
 	mustT(t, err)
+	if h := s.Health().Adoption; h != nil {
+		t.Fatalf("Health().Adoption once the adoption finished: %v", h)
+	}
 	mustT(t, s.Close())
 	if rep.Unchanged != 2*stopsUnit || rep.Created != 3 || rep.Skipped != 2 || rep.Quarantined != 2 || !rep.Renamed {
 		t.Fatalf("the resumed run: %+v", rep)

@@ -314,6 +314,12 @@ var (
 	// removed (or its kept title taken) between the read and the rename;
 	// nothing was renamed: adopt again.
 	ErrAdoptTabChanged = engine.ErrAdoptTabChanged
+	// ErrAdoptInterrupted (adopt_interrupted, in Health.Adoption): an
+	// adoption stopped before it kept its tab (killed, the machine
+	// stopped, or it failed): the rows of its committed units are
+	// records, the others are not quarantined, the tab is not renamed.
+	// Adopting the same tab again finishes it.
+	ErrAdoptInterrupted = engine.ErrAdoptInterrupted
 	// ErrAdoptHeaderDuplicate (adopt_header_duplicate): two columns would
 	// hold one field, or a Map rule's header names several columns: the
 	// adoption fails closed.

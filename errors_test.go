@@ -63,7 +63,7 @@ var rootSentinels = map[string]error{
 	"ErrMigrationFailed": hikoutei.ErrMigrationFailed,
 	"ErrAdoptNeedsSync":  hikoutei.ErrAdoptNeedsSync, "ErrAdoptEntityNotDeclared": hikoutei.ErrAdoptEntityNotDeclared,
 	"ErrAdoptTabNotFound": hikoutei.ErrAdoptTabNotFound, "ErrAdoptTabAdopted": hikoutei.ErrAdoptTabAdopted,
-	"ErrAdoptTabReserved": hikoutei.ErrAdoptTabReserved, "ErrAdoptTabChanged": hikoutei.ErrAdoptTabChanged,
+	"ErrAdoptTabReserved": hikoutei.ErrAdoptTabReserved, "ErrAdoptTabChanged": hikoutei.ErrAdoptTabChanged, "ErrAdoptInterrupted": hikoutei.ErrAdoptInterrupted,
 	"ErrAdoptHeaderDuplicate": hikoutei.ErrAdoptHeaderDuplicate, "ErrAdoptKeyColumnMissing": hikoutei.ErrAdoptKeyColumnMissing,
 	"ErrAdoptMapInvalid": hikoutei.ErrAdoptMapInvalid,
 }

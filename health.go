@@ -88,6 +88,13 @@ type Health struct {
 	// store's clock (Store.CheckSegments does it now). Commits never
 	// depend on it; reads of old events and seals do.
 	Segments error
+	// Adoption: an adoption of a tab (Adopt, hikoutei adopt) stopped
+	// before it kept the tab — killed, the machine stopped, or it failed
+	// (ErrAdoptInterrupted, adopt_interrupted, naming each tab and the
+	// rows it created): those rows are records, the others are not
+	// quarantined, the tab is not renamed. Adopting the same tab again
+	// finishes it. Nil when none (docs/adopt.md).
+	Adoption error
 }
 
 // Roles of a replicated store.
@@ -109,6 +116,7 @@ func (s *Store) Health() Health {
 	missing := s.segmentsMissing()
 	s.diskHealth(&h)
 	h.Keys = s.keys.health()
+	h.Adoption = s.e.AdoptInterrupted()
 	if h.Segments = s.segmentsHealth(); h.Segments == nil {
 		h.Segments = missing
 	}

@@ -20,6 +20,7 @@ var rootErrors = map[string]error{
 	"ErrAdoptNeedsSync":              ErrAdoptNeedsSync,
 	"ErrAdoptTabAdopted":             ErrAdoptTabAdopted,
 	"ErrAdoptTabChanged":             ErrAdoptTabChanged,
+	"ErrAdoptInterrupted":            ErrAdoptInterrupted,
 	"ErrAdoptTabNotFound":            ErrAdoptTabNotFound,
 	"ErrAdoptTabReserved":            ErrAdoptTabReserved,
 	"ErrAsOfOutOfRange":              ErrAsOfOutOfRange,

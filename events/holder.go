@@ -58,3 +58,25 @@ func LogIdle(dir string) (idle, known bool) {
 	}
 	return false, false
 }
+
+// ShareLog takes a shared file lock on dir's log.db without waiting and
+// keeps it until release is called: while it is held no writer opens the
+// store (a writer's lock is exclusive), so a reader of the store's files
+// sees them unchanged. ok is false (release then does nothing) when a
+// process holds log.db exclusively (a writer, a compaction), where the
+// file lock cannot be taken, or when log.db cannot be opened.
+func ShareLog(dir string) (release func(), ok bool) {
+	none := func() {}
+	if !flockSupported {
+		return none, false
+	}
+	f, err := os.Open(filepath.Join(dir, LogFileName))
+	if err != nil {
+		return none, false
+	}
+	if err := lockFile(f, false, 0); err != nil {
+		_ = f.Close()
+		return none, false
+	}
+	return func() { _ = f.Close() }, true // closing releases the lock
+}

@@ -254,11 +254,11 @@ func ackAnywhere(ctx context.Context, dir string, ack hikoutei.Acknowledge, req 
 }
 
 func queryConflicts(dir, state, id string) ([]conflictRow, error) {
-	conn, err := readModel(dir)
+	conn, done, err := readModel(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer done()
 	q := `SELECT conflict_id, entity, id, field, state, canonical_revision, coalesce(candidate_hash, ''), coalesce(candidate_epoch, 0),
   coalesce(visible_hash, ''), coalesce(system_value, ''), coalesce(sheet_value, ''), opened_at, coalesce(resolution, ''),
   coalesce(reconcile_state, ''), coalesce(resolved_by, ''), coalesce(resolved_at, '') FROM hk_conflicts WHERE (? = 'all' OR state = ?) AND (? = '' OR conflict_id = ?) ORDER BY opened_seq`

@@ -80,6 +80,11 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if cmd, err := unknownCommand(root, args); err != nil {
 		return exitCode(cmd, err, stderr)
 	}
+	if len(args) > 1 && args[0] == "help" { // help on a command that does not exist is one too
+		if cmd, err := unknownCommand(root, args[1:]); err != nil {
+			return exitCode(cmd, err, stderr)
+		}
+	}
 	cmd, err := root.ExecuteContextC(ctx)
 	return exitCode(cmd, err, stderr)
 }
@@ -236,6 +241,9 @@ func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
 					cmd.CommandPath(), args[0])}
 			}
 		}
+		if plain := argCountError(cmd, len(args)); plain != nil && strings.Contains(err.Error(), "arg(s), received") {
+			err = plain
+		}
 		return usageError{err}
 	}
 }
@@ -245,7 +253,7 @@ func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
 func flagError(cmd *cobra.Command, err error) error {
 	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
 	if !ok {
-		return usageError{err}
+		return usageError{plainFlagValueError(err)}
 	}
 	var close []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {

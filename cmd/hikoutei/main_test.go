@@ -27,6 +27,9 @@ const (
 	// envTestOperatorHold makes the test binary the operator campaign's
 	// running store in that directory (operatorHoldCommand).
 	envTestOperatorHold = "HIKOUTEI_TEST_OPERATOR_HOLD"
+	// envTestHoldQuiet makes that process beat no heartbeat: it writes
+	// nothing while it holds the store (holdQuietStoreProcess).
+	envTestHoldQuiet = "HIKOUTEI_TEST_HOLD_QUIET"
 )
 
 // TestMain makes the test binary the CLI, or a process holding a store,
@@ -44,7 +47,11 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	case os.Getenv(envTestHold) != "":
-		s, err := hikoutei.Open(context.Background(), os.Getenv(envTestHold), hikoutei.Options{Operation: "test-hold"}, itemDef)
+		o := hikoutei.Options{Operation: "test-hold"}
+		if os.Getenv(envTestHoldQuiet) != "" {
+			o.HeartbeatInterval = -1
+		}
+		s, err := hikoutei.Open(context.Background(), os.Getenv(envTestHold), o, itemDef)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -75,8 +82,21 @@ func cliCommand(args ...string) *exec.Cmd {
 // until the test ends (or it is killed).
 func holdStoreProcess(t *testing.T, dir string) *exec.Cmd {
 	t.Helper()
+	return holdStoreWith(t, dir)
+}
+
+// holdQuietStoreProcess is holdStoreProcess with no heartbeat: the
+// holder writes nothing after its open.
+func holdQuietStoreProcess(t *testing.T, dir string) *exec.Cmd {
+	t.Helper()
+	return holdStoreWith(t, dir, envTestHoldQuiet+"=1")
+}
+
+// holdStoreWith starts the holding process with env added.
+func holdStoreWith(t *testing.T, dir string, env ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), envTestHold+"="+dir)
+	cmd.Env = append(append(os.Environ(), envTestHold+"="+dir), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -126,11 +126,11 @@ func newOutboxListCmd() *cobra.Command {
 				return usageError{errors.New("--limit is 0 (no limit) or more")}
 			}
 			f.States = states
-			conn, err := inspectReadModel(dir)
+			conn, done, err := inspectReadModel(dir)
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
+			defer done()
 			rows, total, err := projector.ListOutbox(conn, f)
 			if err != nil {
 				return fmt.Errorf("read the outbox: %w", err)
@@ -167,11 +167,11 @@ store is closed and its log erased the value's subject (audit
 --reveal-personal reads personal values).`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			conn, err := inspectReadModel(dir)
+			conn, done, err := inspectReadModel(dir)
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
+			defer done()
 			e, vals, err := projector.InspectOutboxEntry(conn, args[0])
 			if err != nil {
 				return err

@@ -61,11 +61,11 @@ func newQuarantineListCmd() *cobra.Command {
 			if all {
 				f.Scope = projector.QuarantineAll
 			}
-			conn, err := inspectReadModel(dir)
+			conn, done, err := inspectReadModel(dir)
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
+			defer done()
 			rows, total, err := projector.ListQuarantine(conn, f)
 			if err != nil {
 				return fmt.Errorf("read the quarantine: %w", err)
@@ -91,11 +91,11 @@ func newQuarantineShowCmd() *cobra.Command {
 		Short: "Show one quarantine record, active or cleared",
 		Args:  argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			conn, err := inspectReadModel(dir)
+			conn, done, err := inspectReadModel(dir)
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
+			defer done()
 			q, err := projector.QuarantineEntryByID(conn, args[0])
 			if err != nil {
 				return err

@@ -1,33 +1,26 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
-	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 )
 
 // readModel opens a store's read.sqlite read-only (works while the store
-// runs: WAL readers never block the writer).
-func readModel(dir string) (*sqlite.Conn, error) {
-	path := filepath.Join(dir, hikoutei.ReadModelFile)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no read model in %s: %w", dir, err)
-	}
-	return sqlite.OpenConn(path, sqlite.OpenReadOnly)
+// runs: WAL readers never block the writer) and creates no file in the
+// store directory (engine.OpenReadModelReadOnly); done closes it.
+func readModel(dir string) (conn *sqlite.Conn, done func(), err error) {
+	return engine.OpenReadModelReadOnly(dir)
 }
 
 // inspectReadModel opens a store's read model read-only for the
 // inspection commands (outbox, quarantine). Like status, it refuses a
 // directory that is not a store or lost its log; it takes no lease and
 // does not open log.db, so a running writer never blocks it.
-func inspectReadModel(dir string) (*sqlite.Conn, error) {
+func inspectReadModel(dir string) (conn *sqlite.Conn, done func(), err error) {
 	if err := requireStore(dir); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return readModel(dir)
 }

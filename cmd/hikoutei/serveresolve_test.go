@@ -110,11 +110,11 @@ func commitStocks(t *testing.T, s *hikoutei.Store, st ...*stock) {
 // activeQuarantine is the id of the one active quarantine record.
 func activeQuarantine(t *testing.T, readModel string) string {
 	t.Helper()
-	conn, err := inspectReadModel(filepath.Dir(readModel))
+	conn, done, err := inspectReadModel(filepath.Dir(readModel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer done()
 	rows, _, err := projector.ListQuarantine(conn, projector.QuarantineFilter{})
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("active quarantine %+v %v", rows, err)

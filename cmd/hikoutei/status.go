@@ -108,8 +108,9 @@ type storeStatus struct {
 	NextStep      string `json:"next_step,omitempty"`
 	// Leftovers are the files interrupted commands (a replay --dir or
 	// restore rebuilding the read model, a compact) left in the store
-	// directory, each with its reason code; listed when no process has
-	// the log open.
+	// directory, each with its reason code, listed when no process has
+	// the log open; and the marks of adoptions whose process no longer
+	// runs (adopt_interrupted), with what they left and what to do.
 	Leftovers []leftoverJSON `json:"leftovers,omitempty"`
 }
 
@@ -217,15 +218,15 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	case !errors.Is(err, events.ErrStoreLocked):
 		return st, err // no usable log: nothing to report as running or healthy
 	}
-	st.Leftovers = readLeftovers(dir)
+	st.Leftovers = append(readLeftovers(dir), readAdoptions(dir)...)
 	if !st.Running && readModelMissing(dir, &st) {
 		return st, nil
 	}
-	conn, err := readModel(dir)
+	conn, done, err := readModel(dir)
 	if err != nil {
 		return st, err
 	}
-	defer conn.Close()
+	defer done()
 	st.Checkpoint, _ = strconv.ParseUint(text(conn, "SELECT value FROM hk_meta WHERE key = 'checkpoint'"), 10, 64)
 	st.LeaseEpoch = scalar(conn, "SELECT epoch FROM hk_lease WHERE role = 'writer'")
 	st.LeaseState = text(conn, "SELECT state FROM hk_lease WHERE role = 'writer'")

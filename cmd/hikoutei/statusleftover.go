@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
@@ -43,6 +45,36 @@ func readLeftovers(dir string) []leftoverJSON {
 	return out
 }
 
+// readAdoptions lists the adoptions interrupted in dir (their process no
+// longer runs: killed, or stopped with the machine), each with what it
+// left and the commands that finish or discard it.
+func readAdoptions(dir string) []leftoverJSON {
+	var out []leftoverJSON
+	for _, m := range engine.InterruptedAdoptions(dir) {
+		hint := fmt.Sprintf("an adoption of the tab %s into %s (started %s) stopped after %d of the %d rows it was to create "+
+			"(%d units): those are records; the rest are not quarantined and the tab is not renamed. To finish it, run the same "+
+			"`hikoutei adopt --dir %s --tab %s --entity %s …` again (rows adopted already record nothing); "+
+			"to leave it as it is, remove the mark: `rm %s`",
+			strconv.Quote(m.Tab), m.Entity, m.Started.Format(time.RFC3339), m.Created, m.Creates, m.Units,
+			shellWord(dir), shellWord(m.Tab), shellWord(m.Entity), shellWord(filepath.Join(dir, m.File)))
+		if m.Tab == "" {
+			hint = fmt.Sprintf("an adoption stopped, and its mark cannot be read: remove it (`rm %s`) and adopt the tab again",
+				shellWord(filepath.Join(dir, m.File)))
+		}
+		out = append(out, leftoverJSON{File: m.File, Bytes: fileSize(filepath.Join(dir, m.File)), Code: engine.ReasonAdoptInterrupted, Hint: hint})
+	}
+	return out
+}
+
+// fileSize is the size of the file at path (0 when it cannot be read).
+func fileSize(path string) int64 {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
 // readModelMissing marks st when dir has a log but no read model (a
 // restore killed before it built it, or the file removed), with the
 // command that builds it; it reports whether it is missing.
@@ -63,6 +95,6 @@ func printLeftovers(tw io.Writer, st storeStatus) {
 			"(opening the store builds it too)\n", st.ReadModelCode, hikoutei.ReadModelFile, shown(st.NextStep))
 	}
 	for _, l := range st.Leftovers {
-		fmt.Fprintf(tw, "LEFTOVER\t%s (%d bytes): %s: %s\n", shown(l.File), l.Bytes, l.Code, l.Hint)
+		fmt.Fprintf(tw, "LEFTOVER\t%s (%d bytes): %s: %s\n", shown(l.File), l.Bytes, l.Code, quoteControls(l.Hint))
 	}
 }

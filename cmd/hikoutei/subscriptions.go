@@ -59,11 +59,11 @@ func newSubscriptionsCmd() *cobra.Command {
 // head over the channel; a closed store's log is read), else the read
 // model's checkpoint.
 func readSubscriptions(ctx context.Context, dir string) ([]subscriptionJSON, error) {
-	conn, err := inspectReadModel(dir)
+	conn, done, err := inspectReadModel(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer done()
 	rows, err := projector.ListSubscriptions(conn)
 	if err != nil {
 		return nil, fmt.Errorf("read the subscriptions: %w", err)

@@ -61,6 +61,12 @@ type adoption struct {
 	tab    *sheetsio.PlainTab
 	plan   *aggregates.AdoptPlan
 	report AdoptReport
+	// mark is the adoption's mark in the store directory (adoptmark.go),
+	// created the rows its units committed, and tabKept that the tab was
+	// found kept (renamed) already.
+	mark    *AdoptMark
+	created int
+	tabKept bool
 }
 
 // adoptSource is what planning an adoption reads: the tab through the
@@ -100,13 +106,24 @@ func (e *Engine) Adopt(ctx context.Context, req AdoptRequest) (AdoptReport, erro
 		return AdoptReport{}, err
 	}
 	a, err := planAdoption(ctx, src, req)
+	if err != nil && a != nil && a.tabKept && !req.DryRun {
+		err = errors.Join(err, e.removeAdoptMark(req.Tab)) // a run killed after its rename finished it
+	}
 	if err != nil || req.DryRun {
 		return a.reportOrZero(err)
 	}
+	done, err := e.markAdoption(a)
+	if err != nil {
+		return a.report, err
+	}
+	defer done()
 	for _, step := range []func(context.Context, *adoption) error{e.commitAdopted, e.quarantineAdopted, e.keepAdopted} {
 		if err := step(ctx, a); err != nil {
 			return a.report, err
 		}
+	}
+	if err := e.removeAdoptMark(req.Tab); err != nil {
+		return a.report, err
 	}
 	e.log.Info("adopted a tab", "entity", req.Entity, "created", a.report.Created, "unchanged", a.report.Unchanged,
 		"skipped", a.report.Skipped, "quarantined", a.report.Quarantined, "units", a.report.Units)
@@ -114,7 +131,7 @@ func (e *Engine) Adopt(ctx context.Context, req AdoptRequest) (AdoptReport, erro
 }
 
 func (a *adoption) reportOrZero(err error) (AdoptReport, error) {
-	if err != nil {
+	if err != nil || a == nil {
 		return AdoptReport{}, err
 	}
 	return a.report, nil
@@ -178,7 +195,8 @@ func planAdoption(ctx context.Context, src adoptSource, req AdoptRequest) (*adop
 		return nil, err
 	}
 	if err := a.checkTab(tab); err != nil {
-		return nil, err
+		a.tabKept = !tab.Found
+		return a, err
 	}
 	a.tab = tab
 	rows, err := a.decode()
@@ -283,6 +301,10 @@ func (e *Engine) commitAdopted(ctx context.Context, a *adoption) error {
 		if err := e.commitAdoptUnit(a, creates[start:min(start+size, len(creates))]); err != nil {
 			return err
 		}
+		a.mark.Created, a.mark.Units = a.created, a.report.Units
+		if err := e.writeAdoptMark(a.mark); err != nil {
+			return err
+		}
 		failpoint.Inject(failpoint.AdoptAfterUnit)
 	}
 	return nil
@@ -304,6 +326,7 @@ func (e *Engine) commitAdoptUnit(a *adoption, rows []int) error {
 		}
 		res, err := e.Commit(cmds)
 		if err == nil {
+			a.created += len(cmds)
 			a.report.Units++
 			a.report.Events += res.Events
 			return nil

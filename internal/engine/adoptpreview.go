@@ -3,10 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-
-	"zombiezen.com/go/sqlite"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
@@ -38,11 +35,11 @@ func PreviewAdoption(ctx context.Context, dir string, client sheetsio.Client, sp
 	if err != nil {
 		return AdoptReport{}, err
 	}
-	conn, err := readModelReadOnly(dir)
+	conn, done, err := OpenReadModelReadOnly(dir)
 	if err != nil {
 		return AdoptReport{}, err
 	}
-	defer conn.Close()
+	defer done()
 	states := func(entity string, keys []string) (map[string]aggregates.EntityState, error) {
 		return projector.EntityStatesOn(conn, entity, keys)
 	}
@@ -63,13 +60,4 @@ func declaredReadOnly(dir string) (*Registry, error) {
 	}
 	defer l.Close()
 	return Declared(l)
-}
-
-// readModelReadOnly opens dir's read model read-only.
-func readModelReadOnly(dir string) (*sqlite.Conn, error) {
-	path := filepath.Join(dir, projector.FileName)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no read model in %s (open the store once, or run hikoutei replay): %w", dir, err)
-	}
-	return sqlite.OpenConn(path, sqlite.OpenReadOnly)
 }

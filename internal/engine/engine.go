@@ -59,6 +59,8 @@ type Engine struct {
 	subs           subscriptions                       // the running subscriptions and their commit bell
 	act            *activity                           // INFO lines of what the sync workers do, rate-limited
 	adoptGuard     func(context.Context, string) error // asked before every adoption (SetAdoptGuard)
+	adoptMu        sync.Mutex
+	adoptRuns      map[string]int // the adoptions running in this store, by tab
 
 	// newLog: log.db did not exist when Open began (a brand-new store,
 	// whose read model is created, not missing).

@@ -148,6 +148,11 @@ var (
 	// renamed or removed, or another tab took its kept title: nothing was
 	// renamed; adopt again (the rows already committed are unchanged).
 	ErrAdoptTabChanged = errors.New("adopt_tab_changed")
+	// ErrAdoptInterrupted: an adoption stopped before it kept its tab
+	// (killed, the machine stopped, or it failed): some rows are records,
+	// the rest not quarantined, the tab not renamed. Health names it; the
+	// same adoption run again finishes it.
+	ErrAdoptInterrupted = errors.New("adopt_interrupted")
 )
 
 // Sentinel errors of subscriptions (stable snake_case codes; the root

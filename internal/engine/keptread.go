@@ -29,7 +29,7 @@ import (
 // keptRead is what a repair pass over one tab kept of its read.
 type keptRead struct {
 	body  [32]byte
-	clean []aggregates.SeenRow    // anchor and expected hash, sorted by anchor
+	clean keptRows                // anchor and expected hash, sorted by anchor
 	rest  aggregates.RepairReport // the rows that were not clean
 }
 
@@ -42,13 +42,11 @@ func (c *canonicalCursor) keep(body [32]byte, w canonicalWindow, expected map[st
 	if queued || body == ([32]byte{}) || !c.mark.valid {
 		return
 	}
-	k := &keptRead{body: body, rest: rest, clean: make([]aggregates.SeenRow, 0, w.total)}
-	for i, a := range w.anchors {
-		if w.clean[i] {
-			k.clean = append(k.clean, aggregates.SeenRow{Anchor: a, Hash: expected[a]})
-		}
+	clean, ok := packRows(w.anchors, w.clean, expected, w.total)
+	if !ok {
+		return
 	}
-	c.kept = k
+	c.kept = &keptRead{body: body, rest: rest, clean: clean}
 }
 
 // keptFor reports whether c kept the read body at the read model's
@@ -118,18 +116,21 @@ func (e *Engine) repairKept(spreadsheet string, spec layout.TabSpec, seen aggreg
 // (the next ones from c.next, wrapping, as canonicalWindowOf picks them)
 // and moves c past it.
 func (e *Engine) keptWindow(c *canonicalCursor) ([]aggregates.SeenRow, canonicalWindow) {
-	clean, size := c.kept.clean, e.canonicalEvery()
-	n := len(clean)
+	clean, size := &c.kept.clean, e.canonicalEvery()
+	n := clean.len()
 	w := canonicalWindow{total: n, compared: min(n, size)}
-	if n <= size {
-		return clean, w
+	from, take := 0, n
+	if n > size {
+		from = sort.Search(n, func(i int) bool { return string(clean.anchor(i)) >= c.next }) % n
+		take = size
 	}
-	from := sort.Search(n, func(i int) bool { return clean[i].Anchor >= c.next }) % n
-	out := make([]aggregates.SeenRow, 0, size)
-	for j := range size {
-		out = append(out, clean[(from+j)%n])
+	out := make([]aggregates.SeenRow, 0, take)
+	for j := range take {
+		out = append(out, clean.row((from+j)%n))
 	}
-	c.next = clean[(from+size)%n].Anchor
+	if n > size {
+		c.next = string(clean.anchor((from + size) % n))
+	}
 	return out, w
 }
 

@@ -29,6 +29,10 @@ const (
 	// ReasonReadModelMissing: the store has a log but no read.sqlite (a
 	// restore killed before its rebuild finished, or the file deleted).
 	ReasonReadModelMissing = "read_model_missing"
+	// ReasonAdoptInterrupted: an adoption's mark is left in the store
+	// directory by a process that no longer runs (adoptmark.go): it did
+	// not keep its tab.
+	ReasonAdoptInterrupted = "adopt_interrupted"
 )
 
 // rebuildTemp is the file RebuildReadModel builds the read model in,
