@@ -474,11 +474,12 @@ func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) (claimed 
 	if r := d.takePrefetch(); r.err != nil || len(r.claimed) > 0 {
 		return r.claimed, false, r.err
 	}
-	if err := d.readTurn(ctx); err != nil {
+	turned, err = d.readTurn(ctx)
+	if err != nil {
 		return nil, false, err
 	}
 	claimed, err = d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
-	return claimed, true, fenced(err)
+	return claimed, turned, fenced(err)
 }
 
 // readTurn waits, before a claim, until the provider's read budget lets
@@ -489,12 +490,21 @@ func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) (claimed 
 // (a woken poll's, reconciliation's) took one while the pass claimed,
 // instead of waiting for the budget to hold the reserve again. A
 // provider without a read budget does not wait.
-func (d *Dispatcher) readTurn(ctx context.Context) error {
+//
+// While the provider may send a pass of updates without a read
+// (sheetsio.KnownRows: the fence and the rows it keeps are fresh), the
+// pass waits for its write's turn instead, and reports no read turn
+// (turned false): it does not queue behind the woken polls' reads, and a
+// batch that needs a read after all reads as any other.
+func (d *Dispatcher) readTurn(ctx context.Context) (turned bool, err error) {
+	if kr, ok := d.cfg.Provider.(sheetsio.KnownRows); ok && kr.RowsKnown(d.cfg.Workbook, d.cfg.Outbox.Fence()) {
+		return false, kr.AwaitWrite(ctx)
+	}
 	rp, ok := d.cfg.Provider.(sheetsio.ReadPacer)
 	if !ok {
-		return nil
+		return true, nil
 	}
-	return rp.AwaitRead(ctx)
+	return true, rp.AwaitRead(ctx)
 }
 
 // checksDue reports whether this pass asks the store for due probes and

@@ -55,7 +55,8 @@ func newPoolRun(t *testing.T, quota int, tokens []string) *poolRun {
 	t.Cleanup(srv.Close)
 	cfg := gsheets.Config{Endpoint: srv.URL, Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
 		Backoff: gsheets.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond, Attempts: 2}, RequestTimeout: 5 * time.Second, Now: clock.Now,
-		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }} // a 429's Retry-After is the window's hour
+		Sleep:    func(ctx context.Context, _ time.Duration) error { return ctx.Err() }, // a 429's Retry-After is the window's hour
+		TrustTTL: -1}                                                                    // every pass reads first (no kept rows), so the rounds spend both quotas
 	pooled(tokens...)(&cfg)
 	prov, err := gsheets.New(ctx, cfg)
 	must(t, err)

@@ -164,3 +164,57 @@ func TestWokenPollReadsUrgently(t *testing.T) {
 		t.Fatal("the timer's poll read urgently")
 	}
 }
+
+// turnsProvider is the real provider counting the read and write turns
+// the passes wait for.
+type turnsProvider struct {
+	*gsheets.Provider
+	reads, writes *int
+}
+
+func (p turnsProvider) AwaitRead(ctx context.Context) error {
+	*p.reads++
+	return p.Provider.AwaitRead(ctx)
+}
+
+func (p turnsProvider) AwaitWrite(ctx context.Context) error {
+	*p.writes++
+	return p.Provider.AwaitWrite(ctx)
+}
+
+// While the provider keeps the rows of the System tab a read showed, with
+// the fence verified, within its trust window (sheetsio.KnownRows), a
+// pass of updates waits for its write's turn, not a read's, and reads
+// nothing: it does not queue behind the woken polls' reads. Past the
+// window (the injected clock moved) the pass waits for its read turn and
+// reads again.
+func TestDispatcherWaitsForItsWriteTurnWhenItsRowsAreKnown(t *testing.T) {
+	var reads, writes int
+	r := newRig(t, func(c *effects.Config) {
+		c.Provider = turnsProvider{Provider: c.Provider.(*gsheets.Provider), reads: &reads, writes: &writes}
+	})
+	r.commit("LAX", airport("Los Angeles", 38))
+	r.pass() // appends: nothing kept
+	r.commit("LAX", airport("Los Angeles Intl", 38))
+	r.pass() // an update: its read keeps the System tab's rows
+	if reads != 2 || writes != 0 {
+		t.Fatalf("%d read turns, %d write turns before the rows were known, want 2 and 0", reads, writes)
+	}
+	before := r.emu.Counters(sheetID).Reads
+	r.commit("LAX", airport("LAX", 39))
+	r.pass()
+	if reads != 2 || writes != 1 || r.emu.Counters(sheetID).Reads != before {
+		t.Fatalf("%d read turns, %d write turns, %d reads with the rows known, want 2, 1, 0", reads, writes, r.emu.Counters(sheetID).Reads-before)
+	}
+	for _, fx := range r.ob.Effects() {
+		if fx.State != aggregates.EffectApplied {
+			t.Fatalf("effect %s is %v, want applied", fx.ID, fx.State)
+		}
+	}
+	r.clock.Advance(gsheets.DefaultTrustTTL)
+	r.commit("LAX", airport("LAX again", 39))
+	r.pass()
+	if reads != 3 || writes != 1 || r.emu.Counters(sheetID).Reads == before {
+		t.Fatalf("past the trust window: %d read turns, %d write turns, read %v", reads, writes, r.emu.Counters(sheetID).Reads != before)
+	}
+}

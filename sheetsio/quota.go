@@ -93,6 +93,24 @@ type ReadPacer interface {
 	AwaitRead(ctx context.Context) error
 }
 
+// KnownRows is a Client that may send a dispatch of updates without a
+// preflight read while what it last verified of the spreadsheet is fresh
+// (gsheets.Provider: the authority and the rows of the System tabs it
+// read, within Config.TrustTTL, kept current with its own verified
+// writes). The dispatcher then waits for the write's turn, not a read's,
+// before it claims: a pass that reads nothing does not queue behind the
+// woken polls' reads.
+type KnownRows interface {
+	// RowsKnown reports whether the authority showed exactly f within the
+	// trust window and the rows of some tab are kept, so a pass of
+	// updates may go without a read (the dispatch still reads when its
+	// batch needs more).
+	RowsKnown(w *Workbook, f Fence) bool
+	// AwaitWrite blocks until a write could start now (it takes no
+	// token), or ctx ends.
+	AwaitWrite(ctx context.Context) error
+}
+
 // Priority is a read's place in a client's read budget (gsheets.Provider
 // queues reads by it), carried by its context (WithReadPriority).
 type Priority int

@@ -158,15 +158,16 @@ func (p *Provider) sendSplitting(ctx context.Context, w *sheetsio.Workbook, c []
 // rows in its atomic response (responseRanges, effective values only) and
 // each update is verified against it (C06, see Misdirection).
 //
-// A blind append (chk set, see blindCheck) asks instead for the header
-// rows and the authority row, verifies them and refreshes or forgets the
+// A dispatch without a read (chk set: a blind append, see blindCheck, or
+// updates on kept rows, knownrows.go) asks also for the header rows and
+// the authority row, verifies them and refreshes or forgets the
 // Workbook's trust.
 func (p *Provider) sendBatch(ctx context.Context, w *sheetsio.Workbook, reqs []*sheets.Request, raw rawRows, c []*unit, chk *blindCheck) *sheetsio.WriteError {
 	countChunk(ctx)
 	body := &sheets.BatchUpdateSpreadsheetRequest{Requests: reqs}
 	ranges, verify := responseRanges(c)
 	if chk != nil {
-		ranges, verify = chk.ranges(), true
+		ranges, verify = append(chk.ranges(), ranges...), true
 	}
 	if verify {
 		body.IncludeSpreadsheetInResponse, body.ResponseIncludeGridData, body.ResponseRanges = true, true, ranges
@@ -182,6 +183,7 @@ func (p *Provider) sendBatch(ctx context.Context, w *sheetsio.Workbook, reqs []*
 		case err != nil || !verify:
 		case chk != nil:
 			unverified = chk.verify(resp.UpdatedSpreadsheet)
+			verifyWritten(c, resp.UpdatedSpreadsheet) // updates on kept rows
 		default:
 			verifyWritten(c, resp.UpdatedSpreadsheet)
 		}

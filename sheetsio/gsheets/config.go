@@ -92,7 +92,9 @@ type Config struct {
 	RequestTimeout   time.Duration
 	// TrustTTL is how long a verified tab header and authority let a
 	// batch of first-send appends skip the preflight read (see
-	// Op.FirstSend); 0 means DefaultTrustTTL, negative always reads.
+	// Op.FirstSend), and how long the rows a read showed of a System tab
+	// let a batch of updates of them skip it (knownrows.go); 0 means
+	// DefaultTrustTTL, negative always reads.
 	TrustTTL time.Duration
 	Now      func() time.Time
 	Sleep    func(ctx context.Context, d time.Duration) error

@@ -46,7 +46,7 @@ func (p *Provider) Dispatch(ctx context.Context, w *sheetsio.Workbook, b sheetsi
 	}
 	ctx, ctr := withCounter(ctx)
 	read := p.cfg.Now()
-	snaps, check, blind := p.blindPlan(w, b, read)
+	snaps, check, blind := p.withoutRead(w, b, read)
 	if !blind {
 		var err error
 		if snaps, err = p.preflight(ctx, w, b); err != nil {
@@ -75,6 +75,7 @@ func (p *Provider) sendPlanned(ctx context.Context, ctr *requestCounter, w *shee
 		return nil, err
 	}
 	p.sendChunks(ctx, w, chunk(units, bodyLimit(p.cfg.MaxBatchBytes), p.cfg.MaxBatchRequests), rm)
+	keepWritten(w, units)
 	noteHead(w, units)
 	res.Refreshed = refreshed(units)
 	settle(res, units)
@@ -174,18 +175,22 @@ func anchoredAppends(b sheetsio.Batch, snaps map[string]*sheetsio.TabSnapshot) [
 
 // planVerified plans a batch. After a preflight read (check nil) it
 // records what the read verified in the Workbook's trust (read: when the
-// read began); a blind append (check set) plans against the trust alone:
-// no authority to check or mirror, the response verifies it.
+// read began) and keeps the System tabs' rows (keepRows); a dispatch
+// without a read (check set: a blind append, updates on kept rows) plans
+// against the trust alone: no authority to check or mirror, the response
+// verifies it, and each update's row (guard).
 func planVerified(w *sheetsio.Workbook, b sheetsio.Batch, snaps map[string]*sheetsio.TabSnapshot, check *blindCheck, res *sheetsio.DispatchResult, read, now time.Time) ([]*unit, error) {
 	if check != nil {
 		res.Authority = check.authority()
 		fenced, id := check.fence != nil, check.ids[layout.AuthorityTab]
 		b.Fence = nil
 		units, err := planWithFence(w, b, snaps, res, now)
+		guardRows(units)
 		shown, wrote := trustOf(w).heads()
 		return withHead(units, headUnit(b, fenced, id, shown, wrote)), err
 	}
 	trustOf(w).trustSnaps(snaps, read)
+	trustOf(w).keepRows(w.Schema(), snaps, read)
 	units, err := planWithFence(w, b, snaps, res, now)
 	switch {
 	case b.Fence == nil:
@@ -265,6 +270,8 @@ func settle(r *sheetsio.DispatchResult, units []*unit) {
 			res.Status, res.Err = sheetsio.StatusNotSent, u.err
 		case u.err == nil && u.misdirected != nil:
 			res.Status, res.Reason, res.Misdirected = sheetsio.StatusMisdirected, sheetsio.ReasonWriteMisdirected, u.misdirected
+		case u.err == nil && u.drifted != "":
+			res.Status, res.Reason, res.ObservedHash = sheetsio.StatusGuardFailed, sheetsio.ReasonRowHashMismatch, u.drifted
 		case u.err == nil:
 			res.Status = sheetsio.StatusApplied
 		case u.err.Outcome == sheetsio.Terminal:

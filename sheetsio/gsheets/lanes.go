@@ -54,7 +54,7 @@ func (p *Provider) lanePlans(w *sheetsio.Workbook, lanes []sheetsio.Batch, read 
 	var union *sheetsio.Batch
 	for i, b := range lanes {
 		pl := &plans[i]
-		if pl.snaps, pl.check, pl.blind = p.blindPlan(w, b, read); pl.blind {
+		if pl.snaps, pl.check, pl.blind = p.withoutRead(w, b, read); pl.blind {
 			continue
 		}
 		if union == nil {

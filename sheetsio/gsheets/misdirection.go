@@ -17,6 +17,12 @@ type rowCheck struct {
 	anchor string
 	title  string
 	cols   []int
+	// next and hash are the row the update makes (its cells, their
+	// hash); guard: planned on kept rows, the response must show exactly
+	// that row (drift, knownrows.go).
+	next  []any
+	hash  string
+	guard bool
 }
 
 // gridFieldsWritten is the field mask of a batchUpdate response: only the
@@ -108,6 +114,9 @@ func verifyWritten(c []*unit, ss *sheets.Spreadsheet) {
 			continue
 		}
 		u.misdirected = u.check.verify(rows, finalRow(u, c))
+		if u.misdirected == nil && u.check.guard {
+			u.drifted = u.check.drift(rows, finalRow(u, c))
+		}
 	}
 	for _, u := range c {
 		if rows, ok := grids[u.sheetID]; ok && u.header != nil && u.header.title != "" {

@@ -45,6 +45,10 @@ type unit struct {
 	check *rowCheck
 	// misdirected: the response showed the update's cells on another row.
 	misdirected *sheetsio.Misdirection
+	// drifted is the hash of the row an update planned on kept rows
+	// showed in the response when it is not the row the write made
+	// ("" = as planned, or not checked).
+	drifted string
 	// note is 1 + the index in Batch.Notes of the note the unit writes (0 = none).
 	note int
 	// sweep is 1 + the index in Batch.SweepNotes of the tab the unit

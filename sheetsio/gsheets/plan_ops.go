@@ -88,7 +88,7 @@ func (pl *planner) planUpdate(i int, op sheetsio.Op, spec layout.TabSpec, snap *
 		return
 	}
 	u := &unit{op: i, order: orderUpdate, sheetID: snap.SheetID, row: row.SheetRow - 1,
-		check: &rowCheck{spec: spec, anchor: op.Anchor, title: snap.Title, cols: cols}}
+		check: &rowCheck{spec: spec, anchor: op.Anchor, title: snap.Title, cols: cols, next: next, hash: r.WrittenHash}}
 	u.reqs = cellUpdates(spec, snap.SheetID, row.SheetRow-1, cols, next)
 	pl.addUnit(u, op, r)
 }

@@ -11,6 +11,7 @@ import (
 var (
 	_ sheetsio.QuotaReporter = (*Provider)(nil)
 	_ sheetsio.ReadPacer     = (*Provider)(nil)
+	_ sheetsio.KnownRows     = (*Provider)(nil)
 )
 
 // AwaitRead blocks until a read of normal priority could start now on
@@ -18,6 +19,12 @@ var (
 // turn), the reserve for urgent reads left (sheetsio.ReadPacer).
 func (p *Provider) AwaitRead(ctx context.Context) error {
 	return p.pool.next(classRead, p.cfg.Now()).a.read.Ready(ctx)
+}
+
+// AwaitWrite blocks until a write could start now on the account of the
+// pool the next write would take (it takes no token; sheetsio.KnownRows).
+func (p *Provider) AwaitWrite(ctx context.Context) error {
+	return p.pool.next(classWrite, p.cfg.Now()).a.write.Ready(ctx)
 }
 
 // QuotaBudget reports the provider's read and write budgets: their

@@ -8,7 +8,9 @@ import (
 )
 
 // DefaultTrustTTL is how long a tab header and an authority a dispatch
-// verified let an append-only batch skip its preflight read (Config.TrustTTL).
+// verified let an append-only batch skip its preflight read, and the rows
+// a read showed of a System tab a batch of updates of them
+// (Config.TrustTTL).
 const DefaultTrustTTL = 10 * time.Second
 
 // trust is what a Workbook last verified of its spreadsheet, and when: the
@@ -27,6 +29,9 @@ type trust struct {
 	// the highest head sequence this client wrote (chainhead.go).
 	cell  sheetsio.ChainHead
 	wrote uint64
+	// kept are the System tabs' rows a preflight read, by sheetId, kept
+	// current with this client's verified writes (knownrows.go).
+	kept map[int64]keptTab
 }
 
 type tabTrust struct {
@@ -63,12 +68,14 @@ func (tr *trust) trustFence(f sheetsio.Fence, now time.Time) {
 	tr.mu.Unlock()
 }
 
-// distrust forgets the verified authority and the named tabs: the next
-// dispatch that touches them reads first.
+// distrust forgets the verified authority, the named tabs and their kept
+// rows (every tab's when none is named): the next dispatch that touches
+// them reads first.
 func (tr *trust) distrust(tabs ...string) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	tr.fenceAt = time.Time{}
+	tr.forgetRows(tabs...)
 	for _, t := range tabs {
 		delete(tr.tabs, t)
 	}
