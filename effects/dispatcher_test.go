@@ -375,17 +375,18 @@ func TestI09_SameEffectIDWithAnotherPayloadFailsClosed(t *testing.T) {
 	spec, _ := r.wb.Schema().Tab(layout.ReceiptsTab)
 	col := spec.ColumnIndex(layout.ReceiptEntries)
 	binding := layout.RowBindingID("Airport_System", "12")
+	id := aggregates.EffectID(binding, 1)
 	tampered := 0
 	for i, row := range r.rows(layout.ReceiptsTab)[1:] {
-		lines := strings.Split(row[col], "\n")
-		for j, line := range lines {
-			if f := strings.Split(line, "\t"); len(f) == 6 && f[3] == binding {
-				f[5] = "xxh64:0000000000000000"
-				lines[j] = strings.Join(f, "\t")
+		entries, err := sheetsio.ParseReceiptEntries(row[col])
+		must(t, err)
+		for j := range entries {
+			if entries[j].EffectID == id {
+				entries[j].PayloadHash = "xxh64:0000000000000000"
 				tampered++
 			}
 		}
-		must(t, r.emu.Person(sheetID).Type(layout.ReceiptsTab, fmt.Sprintf("%c%d", 'A'+col, i+2), strings.Join(lines, "\n")))
+		must(t, r.emu.Person(sheetID).Type(layout.ReceiptsTab, fmt.Sprintf("%c%d", 'A'+col, i+2), sheetsio.FormatReceiptEntries(entries)))
 	}
 	if tampered != 1 {
 		t.Fatalf("tampered %d receipt entries", tampered)
@@ -404,6 +405,56 @@ func TestI09_SameEffectIDWithAnotherPayloadFailsClosed(t *testing.T) {
 	}
 	if c := r.counts(); c[aggregates.EffectApplied] != 1 {
 		t.Fatalf("outbox %v: the Input row's receipt matches and settles it", c)
+	}
+}
+
+// TestI08_ReceiptsOfAnEarlierBuildCertify: receipt rows an earlier build
+// wrote (every entry a line of six fields, tab and binding included) still
+// settle the effects they list as applied, and one naming another row is
+// still no evidence (receipt_target_mismatch).
+func TestI08_ReceiptsOfAnEarlierBuildCertify(t *testing.T) {
+	r := newRig(t)
+	r.commit("12", airport("Twelve", 12))
+	r.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultApplyThen503, Match: emulator.MatchWrites})
+	r.pass()
+	targets := map[string]aggregates.Target{}
+	for _, fx := range r.ob.Effects() {
+		targets[fx.ID] = fx.Target
+	}
+	input := layout.RowBindingID("Airport_Input", "12")
+	spec, _ := r.wb.Schema().Tab(layout.ReceiptsTab)
+	col := spec.ColumnIndex(layout.ReceiptEntries)
+	var lines []string
+	for i, row := range r.rows(layout.ReceiptsTab)[1:] {
+		entries, err := sheetsio.ParseReceiptEntries(row[col])
+		must(t, err)
+		var old []string
+		for _, e := range entries {
+			if !e.Packed() {
+				t.Fatalf("entry %+v of the engine's shapes was not packed", e)
+			}
+			e.Tab, e.Binding = targets[e.EffectID].Tab, targets[e.EffectID].Binding
+			if e.Binding == input {
+				e.Binding = layout.RowBindingID("Airport_Input", "13") // names another row
+			}
+			old = append(old, e.Line())
+		}
+		lines = append(lines, old...)
+		must(t, r.emu.Person(sheetID).Type(layout.ReceiptsTab, fmt.Sprintf("%c%d", 'A'+col, i+2), strings.Join(old, "\n")))
+	}
+	if len(lines) != 2 {
+		t.Fatalf("%d receipt entries, want 2", len(lines))
+	}
+	r.clock.Advance(time.Minute)
+	r.pass()
+	for _, fx := range r.ob.Effects() {
+		want := aggregates.EffectApplied
+		if fx.Target.Binding == input {
+			want = aggregates.EffectFailed
+		}
+		if fx.State != want || want == aggregates.EffectFailed && fx.LastCode != "receipt_target_mismatch" {
+			t.Fatalf("effect on %s: %s %q, want %s", fx.Target.Tab, fx.State, fx.LastCode, want)
+		}
 	}
 }
 

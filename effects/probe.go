@@ -9,7 +9,8 @@ import (
 
 // probe settles due uncertain effects from remote postconditions (I08):
 // one snapshot of their tabs and the receipts tab. A receipt for the effect
-// (same binding, same payload hash) proves the write landed; no receipt
+// (same op, same payload hash — a hash of op, tab, anchor and values — and,
+// when the entry names it, the same binding) proves the write landed; no receipt
 // proves it did not (the receipt is written in the same atomic batchUpdate),
 // so the effect goes back to the retry path. An unreadable sheet leaves the
 // question open: the probe is rescheduled, boundedly.
@@ -44,7 +45,9 @@ func (d *Dispatcher) evidence(c aggregates.Effect, receipts map[string]sheetsio.
 	case !ok:
 		d.C.Retried.Add(1)
 		return aggregates.Outcome{Kind: aggregates.OutcomeRetry, Code: "probe_not_applied", RetryAt: d.cfg.Clock.Now(), Via: "probe"}
-	case r.Binding != c.Target.Binding || r.Op != toOp(c).Kind.String():
+	case r.Binding != "" && r.Binding != c.Target.Binding || r.Op != toOp(c).Kind.String():
+		// a packed entry names no binding: its payload hash covers the
+		// target (op, tab, anchor, values), and the settle checks it (I09)
 		d.C.Failed.Add(1)
 		return aggregates.Outcome{Kind: aggregates.OutcomeFailed, Code: "receipt_target_mismatch", Terminal: true, Via: "probe"}
 	}

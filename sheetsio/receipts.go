@@ -18,26 +18,24 @@ import (
 // carries the entry; ReceiptID is that row's anchor.
 //
 // A receipt row covers the ops of one batchUpdate (split over several rows
-// when the entries exceed maxEntriesChars): its "entries" cell holds one
-// line per effect, fields separated by a tab character:
+// when the entries exceed maxEntriesChars): its "entries" cell lists one
+// entry per effect (FormatReceiptEntries: packed, 33 characters, for the
+// engine's effect ids and hashes, whose Tab and Binding are then empty;
+// otherwise a line of six fields separated by a tab character:
 //
 //	effect_id  op  target_tab  target_binding  row_hash  payload_hash
 //
-// and its "effects" cell the number of lines (a row whose count disagrees
-// is malformed: never evidence). One row per dispatch instead of one per
-// effect keeps receipts to a few cells per batch (I19: the write cost of a
-// batch is its cells) and the hidden tab small.
+// as every earlier build wrote them), and its "effects" cell the number of
+// entries (a row whose count disagrees is malformed: never evidence). One
+// row per dispatch instead of one per effect keeps receipts to a few cells
+// per batch (I19: the write cost of a batch is its cells) and the hidden
+// tab small.
 type ReceiptRecord struct {
-	EffectID    string
-	Op          string
-	Tab         string
-	Binding     string
-	RowHash     string
-	PayloadHash string
-	Epoch       int64
-	Token       string
-	WrittenAt   time.Time
-	ReceiptID   string
+	ReceiptEntry
+	Epoch     int64
+	Token     string
+	WrittenAt time.Time
+	ReceiptID string
 }
 
 // receiptFields is the number of tab-separated fields of an entry line.
@@ -73,35 +71,85 @@ func ReceiptsFrom(snap *TabSnapshot, effectIDs ...string) (map[string]ReceiptRec
 		want[id] = true
 	}
 	found, bad := map[string][]ReceiptRecord{}, map[string]error{}
+	w := wants{ids: want, packed: packedWants(want)}
 	for _, row := range snap.Rows {
-		scanReceiptRow(row, want, found, bad)
+		scanReceiptRow(row, w, found, bad)
 	}
 	return pickReceipts(found, bad)
 }
 
 // scanReceiptRow adds the requested entries of one receipt row to found,
-// or an error per requested id to bad when the row or line is malformed.
-func scanReceiptRow(row Row, want map[string]bool, found map[string][]ReceiptRecord, bad map[string]error) {
+// or an error per requested id to bad when the row or entry is malformed.
+func scanReceiptRow(row Row, want wants, found map[string][]ReceiptRecord, bad map[string]error) {
 	spec := receiptsLayout()
-	entries, _ := row.Cells[spec.ColumnIndex(layout.ReceiptEntries)].(string)
-	lines := strings.Split(entries, "\n")
-	var hdr *ReceiptRecord
-	var hdrErr error
-	for _, line := range lines {
-		id, _, _ := strings.Cut(line, "\t")
-		if !want[id] {
-			continue
+	text, _ := row.Cells[spec.ColumnIndex(layout.ReceiptEntries)].(string)
+	t := splitEntries(text)
+	hits, lines := t.wanted(want)
+	if len(hits) == 0 && len(lines) == 0 {
+		return
+	}
+	hdr, err := decodeReceiptHeader(spec, row, t.count())
+	if err == nil && t.broken {
+		err = newErr(CodeReceiptMalformed, nil, "receipt row %d: packed entries do not decode", row.SheetRow)
+	}
+	add := func(id string, e ReceiptEntry, eerr error) {
+		if eerr = errors.Join(err, eerr); eerr != nil {
+			bad[id] = errors.Join(bad[id], eerr)
+			return
 		}
-		if hdr == nil && hdrErr == nil {
-			hdr, hdrErr = decodeReceiptHeader(spec, row, len(lines))
-		}
-		rec, err := decodeReceiptLine(hdr, hdrErr, line)
-		if err != nil {
-			bad[id] = errors.Join(bad[id], err)
-			continue
-		}
+		rec := *hdr
+		rec.ReceiptEntry = e
 		found[id] = append(found[id], rec)
 	}
+	for _, e := range hits {
+		add(e.EffectID, e, nil)
+	}
+	for _, line := range lines {
+		id, _, _ := strings.Cut(line, "\t")
+		e, eerr := lineEntry(line)
+		add(id, e, eerr)
+	}
+}
+
+// wants are the requested effect ids, and those of the packed shape as
+// numbers.
+type wants struct {
+	ids    map[string]bool
+	packed map[uint64]bool
+}
+
+// wanted returns the requested packed entries and entry lines of t. A
+// packed entry that does not decode makes t broken.
+func (t *entriesText) wanted(want wants) ([]ReceiptEntry, []string) {
+	var hits []ReceiptEntry
+	for i := range len(t.packed) / packedSize {
+		id, b, op, ok := t.unpack(i)
+		if !ok {
+			t.broken = true
+			continue
+		}
+		if want.packed[id] {
+			hits = append(hits, packedEntry(b, op))
+		}
+	}
+	var lines []string
+	for _, line := range t.lines {
+		if id, _, _ := strings.Cut(line, "\t"); want.ids[id] {
+			lines = append(lines, line)
+		}
+	}
+	return hits, lines
+}
+
+// packedWants are the requested ids of the packed shape, as numbers.
+func packedWants(want map[string]bool) map[uint64]bool {
+	out := map[uint64]bool{}
+	for id := range want {
+		if n, ok := packedID(id); ok {
+			out[n] = true
+		}
+	}
+	return out
 }
 
 // decodeReceiptHeader decodes a receipt row's shared cells and checks its
@@ -120,19 +168,6 @@ func decodeReceiptHeader(spec layout.TabSpec, row Row, lines int) (*ReceiptRecor
 	h.Token, _ = vals[spec.ColumnIndex(layout.ReceiptToken)].(string)
 	h.WrittenAt, _ = vals[spec.ColumnIndex(layout.ReceiptWrittenAt)].(time.Time)
 	return h, nil
-}
-
-func decodeReceiptLine(hdr *ReceiptRecord, hdrErr error, line string) (ReceiptRecord, error) {
-	if hdrErr != nil {
-		return ReceiptRecord{}, hdrErr
-	}
-	f := strings.Split(line, "\t")
-	if len(f) != receiptFields {
-		return ReceiptRecord{}, newErr(CodeReceiptMalformed, nil, "receipt entry has %d fields, want %d", len(f), receiptFields)
-	}
-	rec := *hdr
-	rec.EffectID, rec.Op, rec.Tab, rec.Binding, rec.RowHash, rec.PayloadHash = f[0], f[1], f[2], f[3], f[4], f[5]
-	return rec, nil
 }
 
 func pickReceipts(found map[string][]ReceiptRecord, bad map[string]error) (map[string]ReceiptRecord, error) {

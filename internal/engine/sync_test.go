@@ -16,6 +16,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -85,15 +86,16 @@ func TestGuardedUpdateWritesAReceiptCheckedAgainstTheTarget(t *testing.T) {
 	commit(t, x.Store, a)
 	x.drain()
 	var applied []string
+	var payload string // a hash of op, tab, anchor and values: it names the target
 	for _, r := range x.inState(aggregates.EffectApplied, 100) {
 		if r.Op == events.OpUpdate {
-			applied = append(applied, r.ID)
+			applied, payload = append(applied, r.ID), r.PayloadHash
 		}
 	}
 	receipts, err := x.prov.ReadReceipts(ctx, x.wb, applied...)
 	mustT(t, err)
 	r, ok := receipts[applied[0]]
-	if len(applied) != 1 || !ok || r.Binding != layout.RowBindingID("Airport_System", "7") || r.Op != "update" {
+	if len(applied) != 1 || !ok || r.PayloadHash != payload || r.Op != "update" {
 		t.Fatalf("receipt %+v (ok %v) for %v", r, ok, applied)
 	}
 	visible := x.visible("Airport_System", "7")
@@ -263,16 +265,16 @@ func TestSameEffectIDWithAnotherPayloadFailsClosed(t *testing.T) {
 	x.pass()
 	// The receipt of one effect now names another payload for the same id.
 	rows := x.rows(layout.ReceiptsTab)
-	binding := layout.RowBindingID("Airport_System", "12")
+	id := aggregates.EffectID(layout.RowBindingID("Airport_System", "12"), 1)
 	for i, r := range rows[1:] {
-		lines := strings.Split(r[5], "\n")
-		for j, line := range lines {
-			if f := strings.Split(line, "\t"); len(f) == 6 && f[1] == "append" && f[3] == binding {
-				f[5] = "xxh64:0000000000000000"
-				lines[j] = strings.Join(f, "\t")
+		entries, err := sheetsio.ParseReceiptEntries(r[5])
+		mustT(t, err)
+		for j := range entries {
+			if entries[j].EffectID == id && entries[j].Op == "append" {
+				entries[j].PayloadHash = "xxh64:0000000000000000"
 			}
 		}
-		mustT(t, x.sheet.Person().Type(layout.ReceiptsTab, fmt.Sprintf("F%d", i+2), strings.Join(lines, "\n")))
+		mustT(t, x.sheet.Person().Type(layout.ReceiptsTab, fmt.Sprintf("F%d", i+2), sheetsio.FormatReceiptEntries(entries)))
 	}
 	x.clock.Advance(time.Minute)
 	x.pass()

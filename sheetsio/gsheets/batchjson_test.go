@@ -105,17 +105,22 @@ func randomRequest(t *testing.T, rng *rand.Rand) *sheets.Request {
 	if rng.IntN(2) == 0 {
 		rm.fence = &sheetsio.Fence{StoreID: "s", Epoch: rng.Int64N(9), Token: strconv.Itoa(rng.Int())}
 	}
-	rows, err := rm.rows([]string{receiptText(rng), receiptText(rng)})
+	rows, err := rm.rows([]sheetsio.ReceiptEntry{randomReceipt(rng), randomReceipt(rng)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return appendCellsRequest(sheetID, rows)
 }
 
-// receiptText is a receipt entry line as receiptLine writes it.
-func receiptText(rng *rand.Rand) string {
-	return strings.Join([]string{"eff-" + strconv.Itoa(rng.Int()), "append", "Zürich <&>", "b" + strconv.Itoa(rng.IntN(9)),
-		strconv.FormatUint(rng.Uint64(), 16), ""}, "\t")
+// randomReceipt is a receipt entry of another shape than the engine's (an
+// entry line) or, one in two, of the engine's (packed).
+func randomReceipt(rng *rand.Rand) sheetsio.ReceiptEntry {
+	if rng.IntN(2) == 0 {
+		return sheetsio.ReceiptEntry{EffectID: fmt.Sprintf("fx%016x", rng.Uint64()), Op: "update", Tab: "Zürich <&>",
+			Binding: fmt.Sprintf("%016x", rng.Uint64()), RowHash: fmt.Sprintf("%016x", rng.Uint64()), PayloadHash: fmt.Sprintf("xxh64:%016x", rng.Uint64())}
+	}
+	return sheetsio.ReceiptEntry{EffectID: "eff-" + strconv.Itoa(rng.Int()), Op: "append", Tab: "Zürich <&>", Binding: "b" + strconv.Itoa(rng.IntN(9)),
+		RowHash: strconv.FormatUint(rng.Uint64(), 16)}
 }
 
 var specKinds = []cell.Kind{cell.String, cell.Float, cell.Bool, cell.Time, cell.Int}

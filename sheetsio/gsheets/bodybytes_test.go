@@ -55,7 +55,7 @@ func TestBodyBytesPerRow(t *testing.T) {
 	for _, c := range []struct {
 		tab   string
 		bound float64
-	}{{"City_System", 500}, {"City_Input", 260}} {
+	}{{"City_System", 430}, {"City_Input", 190}} {
 		spec, _ := s.Tab(c.tab)
 		var ops []sheetsio.Op
 		var raw [][]any

@@ -93,7 +93,7 @@ func growth(w *sheetsio.Workbook, b sheetsio.Batch, units []*unit, grid map[int6
 			out, i = append(out, tabGrowth{tab: tab, sheetID: u.sheetID}), len(out)
 		}
 		out[i].rows += int64(len(u.appends))
-		if u.receipt != "" {
+		if u.receipt != nil {
 			out[i].receipts++
 		}
 	}

@@ -47,7 +47,7 @@ type chunkSheets struct {
 // appendCells for each sheet (or the receipt rows) the chunk has none for.
 func (c *chunkSheets) requests(u *unit) int {
 	n := len(u.reqs)
-	if u.receipt != "" && !c.receipts {
+	if u.receipt != nil && !c.receipts {
 		n++
 	}
 	for i, a := range u.appends {
@@ -59,7 +59,7 @@ func (c *chunkSheets) requests(u *unit) int {
 }
 
 func (c *chunkSheets) add(u *unit) {
-	c.receipts = c.receipts || u.receipt != ""
+	c.receipts = c.receipts || u.receipt != nil
 	for _, a := range u.appends {
 		if c.sheets == nil {
 			c.sheets = map[int64]bool{}
@@ -83,18 +83,18 @@ func assemble(units []*unit, rm receiptMeta) ([]*sheets.Request, rawRows, error)
 			rows[id] = nil
 		}
 	}
-	var lines []string
+	var entries []sheetsio.ReceiptEntry
 	for _, u := range units {
 		reqs = append(reqs, u.reqs...)
 		for _, a := range u.appends {
 			seen(a.sheetID)
 			rows[a.sheetID] = append(rows[a.sheetID], a.js)
 		}
-		if u.receipt != "" {
-			lines = append(lines, u.receipt)
+		if u.receipt != nil {
+			entries = append(entries, *u.receipt)
 		}
 	}
-	receipts, err := rm.rows(lines)
+	receipts, err := rm.rows(entries)
 	if err != nil {
 		return nil, nil, err
 	}

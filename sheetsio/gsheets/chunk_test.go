@@ -51,7 +51,7 @@ func TestChunkByBytesAndRequests(t *testing.T) {
 func TestChunkCountsAppendCellsNotRows(t *testing.T) {
 	var units []*unit
 	for i := range 20000 {
-		units = append(units, &unit{op: i, bytes: 100, receipt: "r", appends: []appendRow{{sheetID: int64(1 + i%2)}}})
+		units = append(units, &unit{op: i, bytes: 100, receipt: &sheetsio.ReceiptEntry{EffectID: "r"}, appends: []appendRow{{sheetID: int64(1 + i%2)}}})
 	}
 	if got := chunk(units, 1<<30, 5000); len(got) != 1 {
 		t.Fatalf("20,000 appends to 2 tabs: %d chunks, want 1", len(got))
@@ -89,8 +89,9 @@ func TestAssembleMergesAppendsPerSheet(t *testing.T) {
 func TestAssemblePacksReceiptEntriesIntoFewRows(t *testing.T) {
 	var units []*unit
 	for i := range 1000 {
-		line := fmt.Sprintf("eff-%04d\tappend\tPart_System\t%016x\txxh64:%016x\tph", i, i, i)
-		units = append(units, &unit{appends: []appendRow{{sheetID: 9, js: []byte("{}")}}, receipt: line})
+		e := &sheetsio.ReceiptEntry{EffectID: fmt.Sprintf("eff-%04d", i), Op: "append", Tab: "Part_System", Binding: fmt.Sprintf("%016x", i),
+			RowHash: fmt.Sprintf("xxh64:%016x", i), PayloadHash: "ph"}
+		units = append(units, &unit{appends: []appendRow{{sheetID: 9, js: []byte("{}")}}, receipt: e})
 	}
 	f := &sheetsio.Fence{StoreID: "s", Epoch: 4, Token: "t"}
 	reqs, _, err := assemble(units, receiptMeta{sheetID: 5, fence: f, now: time.Unix(1e9, 0)})
@@ -112,6 +113,36 @@ func TestAssemblePacksReceiptEntriesIntoFewRows(t *testing.T) {
 	}
 	if total != 1000 {
 		t.Fatalf("receipt rows list %d entries, want 1000", total)
+	}
+}
+
+// TestAssemblePacksEntriesOfTheEngineIntoFullRows: 3,000 packed entries
+// (33 characters each) fill receipt rows of up to 40,000 characters: 3
+// rows, each counting the entries it lists.
+func TestAssemblePacksEntriesOfTheEngineIntoFullRows(t *testing.T) {
+	var units []*unit
+	for i := range 3000 {
+		e := &sheetsio.ReceiptEntry{EffectID: fmt.Sprintf("fx%016x", i), Op: "append", Tab: "Part_System", Binding: fmt.Sprintf("%016x", i),
+			RowHash: fmt.Sprintf("%016x", i), PayloadHash: fmt.Sprintf("xxh64:%016x", i)}
+		units = append(units, &unit{appends: []appendRow{{sheetID: 9, js: []byte("{}")}}, receipt: e})
+	}
+	reqs, _, err := assemble(units, receiptMeta{sheetID: 5, now: time.Unix(1e9, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := reqs[1].AppendCells.Rows
+	spec := receiptsLayout()
+	total := 0
+	for _, rd := range rows {
+		text := *rd.Values[spec.ColumnIndex(layout.ReceiptEntries)].UserEnteredValue.StringValue
+		es, err := sheetsio.ParseReceiptEntries(text)
+		if err != nil || len(text) > maxEntriesChars || int(*rd.Values[spec.ColumnIndex(layout.ReceiptEffects)].UserEnteredValue.NumberValue) != len(es) {
+			t.Fatalf("entries cell of %d characters, %d entries, %v", len(text), len(es), err)
+		}
+		total += len(es)
+	}
+	if len(rows) != 3 || total != 3000 {
+		t.Fatalf("%d receipt rows list %d entries, want 3 and 3000", len(rows), total)
 	}
 }
 

@@ -36,7 +36,7 @@ type unit struct {
 	row     int // 0-based grid row of a delete
 	reqs    []*sheets.Request
 	appends []appendRow
-	receipt string // entry line for the receipt row ("" = none)
+	receipt *sheetsio.ReceiptEntry // entry for the receipt row (nil = none)
 	bytes   int
 	sent    bool
 	err     *sheetsio.WriteError
@@ -80,7 +80,7 @@ func (u *unit) measure() {
 		u.bytes += len(a.js) + 1
 	}
 	if u.check != nil {
-		u.bytes += checkRangeSize(u.check.title)
+		u.bytes += checkRangeSize(u.check.title, u.row, len(u.check.spec.Columns))
 	}
 }
 

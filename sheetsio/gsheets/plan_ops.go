@@ -156,7 +156,7 @@ func (pl *planner) deleteRow(i int, op sheetsio.Op, snap *sheetsio.TabSnapshot, 
 // two land atomically.
 func (pl *planner) addUnit(u *unit, op sheetsio.Op, r *sheetsio.OpResult) {
 	if op.Receipt != nil {
-		u.receipt = receiptLine(op, r)
+		u.receipt = receiptEntry(op, r)
 	}
 	u.measure()
 	pl.units = append(pl.units, u)

@@ -16,14 +16,28 @@ import (
 	"google.golang.org/api/sheets/v4"
 )
 
-// receiptLine is the entry line of op (its receipt, once sent).
-func receiptLine(op sheetsio.Op, r *sheetsio.OpResult) string {
+// receiptEntry is the entry of op (its receipt, once sent).
+func receiptEntry(op sheetsio.Op, r *sheetsio.OpResult) *sheetsio.ReceiptEntry {
 	hash := r.WrittenHash
 	if op.Kind == sheetsio.OpDelete {
 		hash = ""
 	}
-	return strings.Join([]string{op.Receipt.EffectID, op.Kind.String(), op.Tab, r.Binding, hash, op.Receipt.PayloadHash}, "\t")
+	return &sheetsio.ReceiptEntry{EffectID: op.Receipt.EffectID, Op: op.Kind.String(), Tab: op.Tab, Binding: r.Binding,
+		RowHash: hash, PayloadHash: op.Receipt.PayloadHash}
 }
+
+// entryChars is what e adds to an entries cell (packed, or a line and its
+// line break); the packed entries' line adds packedMark and a line break
+// once a row (entriesSlack).
+func entryChars(e *sheetsio.ReceiptEntry) int {
+	if e.Packed() {
+		return sheetsio.PackedEntrySize
+	}
+	return len(e.Line()) + 1
+}
+
+// entriesSlack is what an entries cell holds besides its entries.
+const entriesSlack = 2
 
 // receiptMeta is what every receipt row of one dispatch shares.
 type receiptMeta struct {
@@ -34,35 +48,35 @@ type receiptMeta struct {
 	check       *blindCheck  // set when the dispatch did not read first
 }
 
-// rows packs entry lines, in order, into receipt rows of at most
-// maxEntriesChars of entries each. Errors: *cell.EncodeError (a fence or
-// time a cell cannot hold).
-func (m receiptMeta) rows(lines []string) ([]*sheets.RowData, error) {
+// rows packs entries, in order, into receipt rows of at most
+// maxEntriesChars of entries each (FormatReceiptEntries). Errors:
+// *cell.EncodeError (a fence or time a cell cannot hold).
+func (m receiptMeta) rows(entries []sheetsio.ReceiptEntry) ([]*sheets.RowData, error) {
 	var out []*sheets.RowData
-	for len(lines) > 0 {
-		n, size := 0, 0
-		for n < len(lines) && (n == 0 || size+len(lines[n])+1 <= maxEntriesChars) {
-			size += len(lines[n]) + 1
+	for len(entries) > 0 {
+		n, size := 0, entriesSlack
+		for n < len(entries) && (n == 0 || size+entryChars(&entries[n]) <= maxEntriesChars) {
+			size += entryChars(&entries[n])
 			n++
 		}
-		rd, err := m.row(lines[:n])
+		rd, err := m.row(entries[:n])
 		if err != nil {
 			return nil, err
 		}
-		out, lines = append(out, rd), lines[n:]
+		out, entries = append(out, rd), entries[n:]
 	}
 	return out, nil
 }
 
-func (m receiptMeta) row(lines []string) (*sheets.RowData, error) {
+func (m receiptMeta) row(es []sheetsio.ReceiptEntry) (*sheets.RowData, error) {
 	var epoch, token any
 	if m.fence != nil {
 		epoch, token = m.fence.Epoch, m.fence.Token
 	}
-	entries := strings.Join(lines, "\n")
+	entries := sheetsio.FormatReceiptEntries(es)
 	id := fmt.Sprintf("rcpt-%016x", xxhash.Sum64String(fmt.Sprint(epoch, "\x00", m.now.UnixNano(), "\x00", entries)))
 	spec := receiptsLayout()
-	enc, err := cell.EncodeRow(spec.Columns, []any{id, epoch, token, m.now, int64(len(lines)), entries, id})
+	enc, err := cell.EncodeRow(spec.Columns, []any{id, epoch, token, m.now, int64(len(es)), entries, id})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/api/sheets/v4"
 
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/a1"
 )
 
@@ -45,23 +46,30 @@ func requestSize(r *sheets.Request) int {
 	return len(e.b) + 1
 }
 
-// receiptSize bounds what an entry line adds to the receipt row that
-// carries it: the line in the entries cell (escaped), the escaped line
-// break joining it, and its share of the row's other cells.
-func receiptSize(line string) int {
-	if line == "" {
+// receiptSize bounds what an entry adds to the receipt row that carries
+// it: a packed entry its 33 characters and one byte of the row's other
+// cells (a full row shares them among over 1,200 packed entries); an entry
+// line the line in the entries cell (escaped), the escaped line break
+// joining it, and its share of the row's other cells.
+func receiptSize(e *sheetsio.ReceiptEntry) int {
+	switch {
+	case e == nil:
 		return 0
+	case e.Packed():
+		return sheetsio.PackedEntrySize + 1
 	}
-	n := jsonLen(line)
+	n := jsonLen(e.Line())
 	return n + n/receiptShare + 1
 }
 
-// checkRangeSize bounds what a verified update adds to the body's
-// responseRanges: one A1 range of its row on the tab titled title (the
-// quoted title, "!", two cells of up to 3 letters and 7 digits), as a
-// JSON string with its separator.
-func checkRangeSize(title string) int {
-	return jsonLen(a1.QuoteSheet(title)) + 24
+// checkRangeSize bounds what a verified update of the 0-based grid row
+// adds to the body's responseRanges: the A1 range of that row, width
+// columns from A, on the tab titled title, as a JSON string with its
+// separator. The row a response names is never below it (a delete in the
+// chunk only moves it up, finalRow), and a run of rows shares one range.
+func checkRangeSize(title string, row, width int) int {
+	r := a1.Range{Sheet: title, HasSheet: true, StartRow: row, EndRow: row + 1, StartCol: 0, EndCol: width}
+	return jsonLen(r.String()) + 1
 }
 
 // jsonLen is len(appendString(nil, s)): the length of s as a JSON string,

@@ -103,8 +103,12 @@ func randomUnits(t *testing.T, rng *rand.Rand, total int) ([]*unit, int) {
 	for i := 0; size < total; i++ {
 		spec := randomSpec(rng)
 		sheet := int64(1 + rng.IntN(2))
-		u := &unit{op: i, order: orderAppend, sheetID: sheet,
-			receipt: fmt.Sprintf("fx%016x\tappend\tPart_%d\t%016x\t%016x\txxh64:%016x", rng.Uint64(), sheet, rng.Uint64(), rng.Uint64(), rng.Uint64())}
+		u := &unit{op: i, order: orderAppend, sheetID: sheet, receipt: &sheetsio.ReceiptEntry{EffectID: fmt.Sprintf("fx%016x", rng.Uint64()),
+			Op: "append", Tab: fmt.Sprintf("Part_%d", sheet), Binding: fmt.Sprintf("%016x", rng.Uint64()), RowHash: fmt.Sprintf("%016x", rng.Uint64()),
+			PayloadHash: fmt.Sprintf("xxh64:%016x", rng.Uint64())}}
+		if rng.IntN(4) == 0 {
+			u.receipt.EffectID = "eff-" + u.receipt.EffectID // an entry line
+		}
 		switch rng.IntN(5) {
 		case 0:
 			u.order, u.row = orderUpdate, rng.IntN(1000)

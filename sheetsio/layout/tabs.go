@@ -73,8 +73,8 @@ func conflictsTab() TabSpec {
 
 // _hikoutei_receipts columns, in order. One receipt row covers the ops of
 // one batchUpdate (or part of them, when their entries exceed one cell):
-// receipt_id is its anchor; entries lists one line per effect (see
-// sheetsio.ReceiptRecord for the line format) and effects counts them.
+// receipt_id is its anchor; entries lists one entry per effect (see
+// sheetsio.FormatReceiptEntries for its forms) and effects counts them.
 const (
 	ReceiptID        = "receipt_id"
 	ReceiptEpoch     = "epoch"
