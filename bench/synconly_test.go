@@ -35,6 +35,7 @@ func BenchmarkSafePath10kSyncOnly(b *testing.B) {
 		disp, _, _ := engine.Of(s).Workers()
 		runCtx, stop := context.WithCancel(ctx)
 		ran := make(chan error, 1)
+		r0, w0 := e.requests()
 		b.StartTimer()
 		prof := cpuProfile(b, config.EnvBenchSyncProfile)
 		start, c0 := time.Now(), cpuTime(b)
@@ -44,6 +45,10 @@ func BenchmarkSafePath10kSyncOnly(b *testing.B) {
 		cpu = append(cpu, (cpuTime(b) - c0).Seconds())
 		prof()
 		b.StopTimer()
+		if r1, w1 := e.requests(); r0 >= 0 {
+			b.ReportMetric(float64(r1-r0), "reads")
+			b.ReportMetric(float64(w1-w0), "writes")
+		}
 		stop()
 		if err := <-ran; err != nil {
 			b.Fatal(err)
