@@ -105,9 +105,9 @@ func TestReconcileOutcomeSearchesItsIndex(t *testing.T) {
 
 // TestSettlementReadsSearchTheirIndexes: a settlement reads its effects'
 // outbox rows by a search of the effect_id index per listed id, with no
-// list subquery (a temporary table of the ids), and learns whether any conflict waits on a
-// row reconcile by a search of hk_conflicts_reconcile, never a scan (row
-// 4d: both ran on every batch of 2,500 effects).
+// list subquery (a temporary table of the ids), and learns whether any
+// conflict names a row reconcile by a search of hk_conflicts_reconcile,
+// never a scan (row 4d: both run on every batch of 2,500 effects).
 func TestSettlementReadsSearchTheirIndexes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), projector.FileName)
 	must(t, openAt(t, path).Close())

@@ -195,9 +195,9 @@ func (p *Projector) EffectStates(ids []string) (map[string]aggregates.Effect, er
 
 // EffectStatesQuery reads the outbox rows of the effects listed in a JSON
 // array (?1): a search of the effect_id index per listed id, driven by
-// json_each (an IN list would first copy the ids into a temporary
-// list and its bloom filter); an id listed twice reads its row twice (EffectStates keys them).
-// Exported for the plan test.
+// json_each (an IN list would first copy the ids into a temporary list
+// and its bloom filter); an id listed twice reads its row twice
+// (EffectStates keys them). Exported for the plan test.
 var EffectStatesQuery = `SELECT ` + outboxColsNoPayload + ` FROM json_each(?1) AS j JOIN hk_outbox ON hk_outbox.effect_id = j.value`
 
 // InFlight reports whether a row has an effect that has not settled: the
