@@ -305,10 +305,12 @@ func BenchmarkSafePath10k(b *testing.B) {
 		s := openSynced(b, e, hikoutei.Entity[City]("City"))
 		r0, w0 := e.requests()
 		b.StartTimer()
+		prof := cpuProfile(b, config.EnvBenchSyncProfile)
 		start, c0 := time.Now(), cpuTime(b)
 		pts := syncCities(b, s, cities, start)
 		secs = append(secs, time.Since(start).Seconds())
 		cpu = append(cpu, (cpuTime(b) - c0).Seconds())
+		prof()
 		b.StopTimer()
 		r1, w1 := e.requests()
 		if r0 >= 0 {

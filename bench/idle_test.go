@@ -70,11 +70,11 @@ func idleMinute(b *testing.B, s *hikoutei.Store, h *hikouteitest.Harness) {
 	}
 }
 
-// idleProfile, when HIKOUTEI_BENCH_IDLE_PROFILE names a file, writes a
-// CPU profile of the measured minutes there (not of the setup); stop
-// ends it.
-func idleProfile(b *testing.B) (stop func()) {
-	path := os.Getenv(config.EnvBenchIdleProfile)
+// cpuProfile, when the environment variable env (HIKOUTEI_BENCH_IDLE_PROFILE,
+// HIKOUTEI_BENCH_SYNC_PROFILE) names a file, writes a CPU profile there
+// of what runs until stop (the measured part, not the setup).
+func cpuProfile(b *testing.B, env string) (stop func()) {
+	path := os.Getenv(env)
 	if path == "" {
 		return func() {}
 	}
@@ -113,7 +113,7 @@ func BenchmarkIdleMinute(b *testing.B) {
 	s, h := reopenIdle(b, e.emu, dir)
 	defer s.Close()
 	idleMinute(b, s, h) // not measured
-	stop := idleProfile(b)
+	stop := cpuProfile(b, config.EnvBenchIdleProfile)
 	var cpu []float64
 	for b.Loop() {
 		c0 := cpuTime(b)

@@ -103,6 +103,25 @@ func TestReconcileOutcomeSearchesItsIndex(t *testing.T) {
 	}
 }
 
+// TestSettlementReadsSearchTheirIndexes: a settlement reads its effects'
+// outbox rows by a search of the effect_id index per listed id, with no
+// list subquery (a temporary table of the ids), and learns whether any
+// conflict names a row reconcile by a search of hk_conflicts_reconcile,
+// never a scan (row 4d: both run on every batch of 2,500 effects).
+func TestSettlementReadsSearchTheirIndexes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	must(t, openAt(t, path).Close())
+	for q, want := range map[string]string{
+		strings.ReplaceAll(projector.EffectStatesQuery, "?1", `'["e1","e2"]'`): "SEARCH hk_outbox",
+		projector.ReconcilingQuery: "INDEX hk_conflicts_reconcile",
+	} {
+		plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+q), "\n")
+		if !strings.Contains(plan, want) || strings.Contains(plan, "SCAN hk_") || strings.Contains(plan, "LIST SUBQUERY") {
+			t.Errorf("%s\nplan:\n%s\nwant %s, no scan, no list of the ids", q, plan, want)
+		}
+	}
+}
+
 // TestClaimableSearchesInQueueOrderWithoutSort: a claim reads each state's
 // heads by a search of hk_outbox_state in its own order (rowid, which is
 // queue order), never a sort of the whole backlog in a temporary b-tree

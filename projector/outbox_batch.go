@@ -71,11 +71,28 @@ ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.has
 		seq, list); err != nil {
 		return true, err
 	}
-	if err := p.exec(`UPDATE OR FAIL hk_conflicts SET reconcile_state = ? WHERE reconcile_effect IN (SELECT key FROM json_each(?))`,
-		string(aggregates.EffectApplied), list); err != nil {
+	if err := p.reconciledSet(list); err != nil {
 		return true, err
 	}
 	return true, p.shownAfterBatch(e, x, rows)
+}
+
+// ReconcilingQuery finds whether any conflict names a row reconcile effect,
+// by a search of hk_conflicts_reconcile (exported for the plan test).
+const ReconcilingQuery = `SELECT 1 FROM hk_conflicts WHERE reconcile_effect IS NOT NULL LIMIT 1`
+
+// reconciledSet marks applied the row reconciles (acknowledge_system) among
+// the effects in list. Most stores never had one: a search of the
+// hk_conflicts_reconcile index finds none and the statement (which reads
+// the whole list) is left out.
+func (p *Projector) reconciledSet(list string) error {
+	some := false
+	err := p.each(ReconcilingQuery, nil, func(*sqlite.Stmt) { some = true })
+	if err != nil || !some {
+		return err
+	}
+	return p.exec(`UPDATE OR FAIL hk_conflicts SET reconcile_state = ? WHERE reconcile_effect IN (SELECT key FROM json_each(?))`,
+		string(aggregates.EffectApplied), list)
 }
 
 // disjointRows reads the outbox rows of the effects in list (a JSON

@@ -185,14 +185,20 @@ func (p *Projector) EffectStates(ids []string) (map[string]aggregates.Effect, er
 	if err != nil {
 		return nil, err
 	}
-	rows, err := p.queryEffectsInto(make([]aggregates.Effect, 0, len(ids)), `SELECT `+outboxColsNoPayload+` FROM hk_outbox
-WHERE effect_id IN (SELECT value FROM json_each(?))`, string(list))
+	rows, err := p.queryEffectsInto(make([]aggregates.Effect, 0, len(ids)), EffectStatesQuery, string(list))
 	out := make(map[string]aggregates.Effect, len(rows))
 	for _, r := range rows {
 		out[r.ID] = r
 	}
 	return out, err
 }
+
+// EffectStatesQuery reads the outbox rows of the effects listed in a JSON
+// array (?1): a search of the effect_id index per listed id, driven by
+// json_each (an IN list would first copy the ids into a temporary list
+// and its bloom filter); an id listed twice reads its row twice
+// (EffectStates keys them). Exported for the plan test.
+var EffectStatesQuery = `SELECT ` + outboxColsNoPayload + ` FROM json_each(?1) AS j JOIN hk_outbox ON hk_outbox.effect_id = j.value`
 
 // InFlight reports whether a row has an effect that has not settled: the
 // row is in transition and its observation waits for the next pass.

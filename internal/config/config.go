@@ -97,6 +97,10 @@ const (
 	// EnvBenchIdleProfile names a file where the idle benchmark
 	// (BenchmarkIdleMinute) writes a CPU profile of its measured minutes.
 	EnvBenchIdleProfile = "HIKOUTEI_BENCH_IDLE_PROFILE"
+	// EnvBenchSyncProfile names a file where the row-4 benchmarks
+	// (BenchmarkSafePath10k, BenchmarkSafePath10kSyncOnly) write a CPU
+	// profile of their timed part.
+	EnvBenchSyncProfile = "HIKOUTEI_BENCH_SYNC_PROFILE"
 	// EnvBenchEmulator, EnvBenchSheet and EnvBenchOut point the sync
 	// benchmarks at an emulator of another process, a spreadsheet id there,
 	// and a directory for convergence traces (make bench sets them).

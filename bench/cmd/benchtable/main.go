@@ -121,9 +121,10 @@ func measure(clock *steps, tmp, traces string) runs {
 	// Row 4: each side alone in a child process against a fresh emulator
 	// with Google's model served by this process, so the child's CPU per
 	// row (4c) is the client's alone, without the emulator's.
-	clock.do("4", "row 4: 10,000 rows through the safe path beside raw values.batchUpdate (child processes, emulator in the runner)", *count, func(int) {
+	clock.do("4", "rows 4a–4d: 10,000 rows through the safe path beside raw values.batchUpdate, then their sync alone (child processes, emulator in the runner)", *count, func(int) {
 		all.add(googleBench(bin, benchEnv, safe10k, "bench-safe"))
 		all.add(googleBench(bin, benchEnv, raw10k, "bench-raw"))
+		all.add(googleBench(bin, benchEnv, safeSync, "bench-safe-sync"))
 	})
 	// Row 5: each backfill runs alone (a process competing for the 2 cores
 	// delays its garbage collections and so inflates its peak RSS), against
