@@ -57,6 +57,18 @@ func adoptMarkName(tab string) string {
 	return adoptMarkPrefix + hex.EncodeToString(sum[:6]) + adoptMarkSuffix
 }
 
+// isAdoptMarkName reports whether n has the shape of a mark's name
+// (adoptMarkName): a person's own .adopt-notes.json is not a mark.
+func isAdoptMarkName(n string) bool {
+	h, pre := strings.CutPrefix(n, adoptMarkPrefix)
+	h, suf := strings.CutSuffix(h, adoptMarkSuffix)
+	if !pre || !suf || len(h) != 12 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil && strings.ToLower(h) == h
+}
+
 // AdoptMarks reads the marks of the adoptions under way or interrupted in
 // the store directory dir, by tab (nil when none or dir cannot be read; a
 // mark that cannot be read is listed with its file name only).
@@ -68,7 +80,7 @@ func AdoptMarks(dir string) []AdoptMark {
 	var out []AdoptMark
 	for _, ent := range entries {
 		n := ent.Name()
-		if !ent.Type().IsRegular() || !strings.HasPrefix(n, adoptMarkPrefix) || !strings.HasSuffix(n, adoptMarkSuffix) {
+		if !ent.Type().IsRegular() || !isAdoptMarkName(n) {
 			continue
 		}
 		var m AdoptMark
