@@ -37,6 +37,11 @@ type HealthReport struct {
 	// personal_key_file; docs/erasure.md).
 	Keys     string `json:"keys,omitempty"`
 	KeysCode string `json:"keys_code,omitempty"`
+	// Adoption is why an adoption of a tab stopped before it kept the tab
+	// (absent when none), with its code (adopt_interrupted; docs/adopt.md).
+	// It does not fail health: commits and sync go on.
+	Adoption     string `json:"adoption,omitempty"`
+	AdoptionCode string `json:"adoption_code,omitempty"`
 	// Retention is the retention policy's state (absent without one):
 	// on, failing (with the failure and its code retention_failing) or
 	// not_running (a replicated store, with the reason).
@@ -261,6 +266,9 @@ func Report(h hikoutei.Health) HealthReport {
 	}
 	if h.Keys != nil {
 		r.Keys, r.KeysCode = h.Keys.Error(), hikoutei.ErrorCode(h.Keys)
+	}
+	if h.Adoption != nil {
+		r.Adoption, r.AdoptionCode = h.Adoption.Error(), hikoutei.ErrorCode(h.Adoption)
 	}
 	if h.Disk != nil {
 		r.Disk, r.DiskCode = h.Disk.Error(), hikoutei.ErrorCode(h.Disk)

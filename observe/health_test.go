@@ -112,3 +112,14 @@ func TestF6_HealthAndMetricsNameAnAdminAcceptFailure(t *testing.T) {
 }
 
 var errAcceptFailed = errors.New("admin_accept_failed")
+
+func TestHealthReportNamesAnInterruptedAdoptionWithoutFailing(t *testing.T) {
+	h := hikoutei.Health{Adoption: fmt.Errorf("%w: tab Leads", hikoutei.ErrAdoptInterrupted)}
+	r := Report(h)
+	if r.AdoptionCode != "adopt_interrupted" || !strings.Contains(r.Adoption, "Leads") || r.Status != "ok" {
+		t.Fatalf("report = code %q, %q, status %q; want adopt_interrupted naming the tab, status ok", r.AdoptionCode, r.Adoption, r.Status)
+	}
+	if r = Report(hikoutei.Health{}); r.Adoption != "" || r.AdoptionCode != "" {
+		t.Fatalf("no adoption: report = %q %q, want absent", r.Adoption, r.AdoptionCode)
+	}
+}
