@@ -172,18 +172,31 @@ func vmHWM() float64 {
 // until the spreadsheet is provisioned (provisioning is not timed).
 func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Store {
 	b.Helper()
+	s := openOn(b, e, demoSync(), defs...)
+	waitProvisioned(b, s)
+	return s
+}
+
+// demoSync is the demo's sync options (the provider's default pacing).
+func demoSync() hikoutei.SyncOptions {
+	return hikoutei.SyncOptions{MaxBatch: 2500, Interval: 500 * time.Millisecond, ProbeDelay: time.Second,
+		ReconcileInterval: 5 * time.Second}
+}
+
+// openOn opens a store on a fresh directory syncing defs to e's
+// spreadsheet with opts, through a provider of its own (nothing waited for).
+func openOn(b *testing.B, e *emu, opts hikoutei.SyncOptions, defs ...hikoutei.EntityDef) *hikoutei.Store {
+	b.Helper()
 	log := slog.New(slog.DiscardHandler)
 	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: e.url, Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
-		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
-			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second}}, defs...)
+	opts.SpreadsheetID, opts.Provider = e.sheet, prov
+	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log, Sync: &opts}, defs...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	waitProvisioned(b, s)
 	return s
 }
 

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -13,7 +12,6 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/config"
-	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -48,17 +46,8 @@ func backfillCities(b *testing.B) []City {
 // spreadsheet is provisioned (not timed).
 func openServing(b *testing.B, e *emu) *hikoutei.Store {
 	b.Helper()
-	log := slog.New(slog.DiscardHandler)
-	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: e.url, Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
-		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, Interval: 500 * time.Millisecond,
-			ProbeDelay: time.Second, LookupEnv: func(string) (string, bool) { return "", false }}}, hikoutei.Entity[NotedCity]("City"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := openOn(b, e, hikoutei.SyncOptions{Interval: 500 * time.Millisecond, ProbeDelay: time.Second,
+		LookupEnv: func(string) (string, bool) { return "", false }}, hikoutei.Entity[NotedCity]("City"))
 	waitProvisioned(b, s)
 	return s
 }

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"log/slog"
 	"strconv"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/internal/config"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
-	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 )
 
 // BenchmarkSafePath10kSyncOnly: row 4d, the sync alone of
@@ -66,17 +64,9 @@ func BenchmarkSafePath10kSyncOnly(b *testing.B) {
 // commits the cities in units of 500 (none of it timed).
 func openCommitted(b *testing.B, e *emu, cities []City) *hikoutei.Store {
 	b.Helper()
-	log := slog.New(slog.DiscardHandler)
-	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: e.url, Logger: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := hikoutei.Open(b.Context(), b.TempDir(), hikoutei.Options{Operation: "bench", Logger: log,
-		Sync: &hikoutei.SyncOptions{SpreadsheetID: e.sheet, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
-			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second, Manual: true}}, hikoutei.Entity[City]("City"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	opts := demoSync()
+	opts.Manual = true
+	s := openOn(b, e, opts, hikoutei.Entity[City]("City"))
 	if _, err := engine.Of(s).Provision(ctx); err != nil {
 		b.Fatal(err)
 	}
