@@ -122,6 +122,24 @@ func TestSettlementReadsSearchTheirIndexes(t *testing.T) {
 	}
 }
 
+// TestAppliedBatchFindsRowsByRowid: an applied batch's outbox update and
+// visible-state insert find each listed row by its rowid (read by
+// disjointRows in the same transaction), not by a second and third search
+// of the effect_id index, and never scan the outbox (row 4d).
+func TestAppliedBatchFindsRowsByRowid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	must(t, openAt(t, path).Close())
+	r := strings.NewReplacer("?1", "'applied'", "?2", "1", "?3", `'{"1":"h"}'`)
+	for _, q := range []string{projector.AppliedBatchUpdate,
+		strings.NewReplacer("?1", "1", "?2", `'{"1":"h"}'`).Replace(projector.AppliedBatchVisible)} {
+		plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+r.Replace(q)), "\n")
+		if !strings.Contains(plan, "USING INTEGER PRIMARY KEY (rowid=?)") || strings.Contains(plan, "SCAN hk_outbox") ||
+			strings.Contains(plan, "SCAN o") || strings.Contains(plan, "sqlite_autoindex_hk_outbox") {
+			t.Errorf("%s\nplan:\n%s\nwant a rowid search of hk_outbox, no scan, no search of the effect_id index", q, plan)
+		}
+	}
+}
+
 // TestClaimableSearchesInQueueOrderWithoutSort: a claim reads each state's
 // heads by a search of hk_outbox_state in its own order (rowid, which is
 // queue order), never a sort of the whole backlog in a temporary b-tree

@@ -2,6 +2,7 @@ package projector
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"zombiezen.com/go/sqlite"
 
@@ -41,8 +42,13 @@ func (p *Projector) claimedSet(e *events.Event, x events.EffectsClaimed) error {
 }
 
 // batchRow is a listed effect's outbox row: its row binding, tab and
-// anchor.
-type batchRow struct{ binding, tab, anchor string }
+// anchor, and its rowid (read in the same transaction, so the statements
+// after the read find the row by rowid, not by a search of the effect_id
+// index).
+type batchRow struct {
+	binding, tab, anchor string
+	rowid                int64
+}
 
 // appliedBatch projects an effect.batch_applied on a dispatch stream set
 // by set when its items touch disjoint rows (see above); handled = false
@@ -60,21 +66,48 @@ func (p *Projector) appliedBatch(e *events.Event, x events.EffectsApplied) (hand
 	if err != nil || !ok {
 		return false, err
 	}
-	seq := int64(e.Seq)
-	if err := p.exec(`UPDATE OR FAIL hk_outbox SET state = ?, updated_seq = ?, written_hash = j.value, due_at = NULL
-FROM json_each(?) AS j WHERE hk_outbox.effect_id = j.key`, string(aggregates.EffectApplied), seq, list); err != nil {
+	byRowid, err := hashesByRowid(x.Written, rows)
+	if err != nil {
 		return true, err
 	}
-	if err := p.exec(`INSERT OR FAIL INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq)
-SELECT o.binding, o.tab, o.anchor, 1, j.value, j.key, ? FROM json_each(?) AS j JOIN hk_outbox AS o ON o.effect_id = j.key WHERE true
-ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.hash, effect_id = excluded.effect_id, seq = excluded.seq`,
-		seq, list); err != nil {
+	seq := int64(e.Seq)
+	if err := p.exec(AppliedBatchUpdate, string(aggregates.EffectApplied), seq, byRowid); err != nil {
+		return true, err
+	}
+	if err := p.exec(AppliedBatchVisible, seq, byRowid); err != nil {
 		return true, err
 	}
 	if err := p.reconciledSet(list); err != nil {
 		return true, err
 	}
 	return true, p.shownAfterBatch(e, x, rows)
+}
+
+// AppliedBatchUpdate moves the listed outbox rows to applied: ?3 is a JSON
+// object of rowid → written hash (hashesByRowid), each row found by its
+// rowid (exported for the plan test).
+const AppliedBatchUpdate = `UPDATE OR FAIL hk_outbox SET state = ?1, updated_seq = ?2, written_hash = j.value, due_at = NULL
+FROM json_each(?3) AS j WHERE hk_outbox.rowid = CAST(j.key AS INTEGER)`
+
+// AppliedBatchVisible records each listed row's visible hash after the
+// batch (?2 as in AppliedBatchUpdate), the outbox row found by its rowid
+// (exported for the plan test).
+const AppliedBatchVisible = `INSERT OR FAIL INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq)
+SELECT o.binding, o.tab, o.anchor, 1, j.value, o.effect_id, ?1 FROM json_each(?2) AS j JOIN hk_outbox AS o ON o.rowid = CAST(j.key AS INTEGER) WHERE true
+ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.hash, effect_id = excluded.effect_id, seq = excluded.seq`
+
+// hashesByRowid lists the written hashes of the effects found in rows as
+// a JSON object keyed by their outbox rowids (an effect without a row is
+// left out, as the join by effect id left it out).
+func hashesByRowid(written map[string]string, rows map[string]batchRow) (string, error) {
+	m := make(map[string]string, len(rows))
+	for id, hash := range written {
+		if r, found := rows[id]; found {
+			m[strconv.FormatInt(r.rowid, 10)] = hash
+		}
+	}
+	raw, err := json.Marshal(m)
+	return string(raw), err
 }
 
 // ReconcilingQuery finds whether any conflict names a row reconcile effect,
@@ -103,14 +136,14 @@ func (p *Projector) disjointRows(list string) (map[string]batchRow, bool, error)
 	seen := map[string]bool{}
 	ok := true
 	err := p.each(`SELECT o.effect_id, o.binding, o.tab, o.anchor,
-  EXISTS (SELECT 1 FROM hk_unwritable AS u WHERE u.binding = o.binding)
+  EXISTS (SELECT 1 FROM hk_unwritable AS u WHERE u.binding = o.binding), o.rowid
 FROM json_each(?) AS j JOIN hk_outbox AS o ON o.effect_id = j.key`, []any{list}, func(st *sqlite.Stmt) {
 		b := st.ColumnText(1)
 		if seen[b] || st.ColumnInt64(4) != 0 {
 			ok = false
 		}
 		seen[b] = true
-		rows[st.ColumnText(0)] = batchRow{binding: b, tab: st.ColumnText(2), anchor: st.ColumnText(3)}
+		rows[st.ColumnText(0)] = batchRow{binding: b, tab: st.ColumnText(2), anchor: st.ColumnText(3), rowid: st.ColumnInt64(5)}
 	})
 	return rows, ok && err == nil, err
 }
