@@ -75,6 +75,7 @@ type Projector struct {
 	applied    appliedRow                 // the outbox row the last effect.applied moved (outbox.go)
 	itemWise   bool                       // tests: project batch settle events item by item only (outbox_batch.go)
 	up         *upcaster                  // nil: every event is in the newest shapes
+	bulk       *bulkLoad                  // a building read model's creates not yet written (bulk.go); nil: live
 	mask       MaskFunc                   // Options.Mask (nil: none)
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
@@ -114,6 +115,7 @@ func Open(path string, opts Options) (*Projector, error) {
 			conn.Close()
 			return nil, err
 		}
+		p.bulk = newBulkLoad()
 	}
 	return p, nil
 }
@@ -459,7 +461,7 @@ func (p *Projector) applyAll(evs []events.Event, known []KnownHashes) error {
 		}
 		p.checkpoint = evs[i].Seq
 	}
-	return nil
+	return p.flushBulk()
 }
 
 // apply projects one event. Every catalogue type has its case (some
@@ -468,6 +470,11 @@ func (p *Projector) apply(e *events.Event) error {
 	pl, err := payloadOf(e)
 	if err != nil {
 		return err
+	}
+	if _, persisted := pl.(events.EntityPersisted); !persisted {
+		if err := p.flushBulk(); err != nil { // what follows may read the rows
+			return err
+		}
 	}
 	if handled, err := p.applyEntity(e, pl); handled {
 		return err
