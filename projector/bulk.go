@@ -101,16 +101,15 @@ func (p *Projector) flushBulk() error {
 	if b == nil || len(b.states) == 0 {
 		return nil
 	}
+	defer b.drop()
 	for _, name := range b.tables {
 		if err := p.writeBulkRows(p.tables[name], b.rows[name]); err != nil {
 			return fmt.Errorf("bulk rows of %s: %w", name, err)
 		}
-		b.rows[name] = b.rows[name][:0]
 	}
 	if err := p.writeBulkStates(b.states); err != nil {
 		return fmt.Errorf("bulk entity states: %w", err)
 	}
-	b.states, b.json = b.states[:0], b.json[:0]
 	return nil
 }
 
@@ -205,6 +204,17 @@ func numberedTuple(tuple string) (func(offset int) string, int) {
 		}
 		return "(" + strings.Join(marks, ", ") + ")"
 	}, width
+}
+
+// drop forgets the rows not yet written (nil: nothing to forget).
+func (b *bulkLoad) drop() {
+	if b == nil {
+		return
+	}
+	for name := range b.rows {
+		b.rows[name] = b.rows[name][:0]
+	}
+	b.states, b.json = b.states[:0], b.json[:0]
 }
 
 // bulkOr is bulkPersisted on a building read model; otherwise, and for

@@ -444,6 +444,7 @@ func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then
 		end(&err)
 		if err != nil {
 			p.checkpoint = cp
+			p.bulk.drop() // what the failed batch left unwritten is not applied either
 		} else {
 			p.wb.nudge() // a building read model: sync what the batch wrote meanwhile
 		}
