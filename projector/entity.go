@@ -22,6 +22,9 @@ func (p *Projector) applyPersisted(e *events.Event, x events.EntityPersisted) er
 	if entity == "" || id == "" {
 		return fmt.Errorf("%w: %s without entity or id", events.ErrMalformedPayload, x.EventType())
 	}
+	if taken, err := p.bulkOr(e, x); taken || err != nil {
+		return err
+	}
 	if t, ok := p.tables[entity]; ok {
 		if err := p.writeRow(t, id, x.Fields); err != nil {
 			return err

@@ -75,6 +75,8 @@ type Projector struct {
 	applied    appliedRow                 // the outbox row the last effect.applied moved (outbox.go)
 	itemWise   bool                       // tests: project batch settle events item by item only (outbox_batch.go)
 	up         *upcaster                  // nil: every event is in the newest shapes
+	bulk       *bulkLoad                  // a building read model's creates not yet written (bulk.go); nil: live
+	wb         *writeBack                 // a building read model's background sync (writeback.go); nil: live
 	mask       MaskFunc                   // Options.Mask (nil: none)
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
@@ -110,12 +112,24 @@ func Open(path string, opts Options) (*Projector, error) {
 		return nil, openError(err)
 	}
 	if opts.Build && p.checkpoint == 0 { // never a file that holds events
-		if err := p.pragmas(buildPragmas); err != nil {
+		if err := p.startBuild(); err != nil {
 			conn.Close()
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// startBuild sets a new read model up for building (Options.Build): no
+// journal, no syncs, creates on the bulk path (bulk.go), the file synced
+// in the background (writeback.go).
+func (p *Projector) startBuild() (err error) {
+	if err := p.pragmas(buildPragmas); err != nil {
+		return err
+	}
+	p.bulk = newBulkLoad()
+	p.wb, err = startWriteBack(p.path)
+	return err
 }
 
 // buildPragmas are a building read model's (Options.Build): no journal,
@@ -141,6 +155,9 @@ func (p *Projector) CloseBuilt() error {
 	err := p.pragmas(builtPragmas)
 	if cerr := p.conn.Close(); err == nil {
 		err = cerr
+	}
+	if werr := p.wb.stop(); err == nil {
+		err = werr
 	}
 	if err != nil {
 		return err
@@ -382,8 +399,9 @@ func (p *Projector) Checkpoint() uint64 { return p.checkpoint }
 // Path is the read model's file path.
 func (p *Projector) Path() string { return p.path }
 
-// Close closes the writing connection (checkpointing the WAL).
-func (p *Projector) Close() error { return p.conn.Close() }
+// Close closes the writing connection (checkpointing the WAL); a
+// building read model's background sync is stopped first.
+func (p *Projector) Close() error { return errors.Join(p.wb.stop(), p.conn.Close()) }
 
 // Conn exposes the writing connection to packages that extend the read
 // model in the same transaction discipline (snapshots). Do not write to it.
@@ -426,6 +444,9 @@ func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then
 		end(&err)
 		if err != nil {
 			p.checkpoint = cp
+			p.bulk.drop() // what the failed batch left unwritten is not applied either
+		} else {
+			p.wb.nudge() // a building read model: sync what the batch wrote meanwhile
 		}
 		if err != nil && thenErr == nil {
 			err = fmt.Errorf("%w: %w", ErrProjection, corruption(err))
@@ -459,7 +480,7 @@ func (p *Projector) applyAll(evs []events.Event, known []KnownHashes) error {
 		}
 		p.checkpoint = evs[i].Seq
 	}
-	return nil
+	return p.flushBulk()
 }
 
 // apply projects one event. Every catalogue type has its case (some
@@ -468,6 +489,11 @@ func (p *Projector) apply(e *events.Event) error {
 	pl, err := payloadOf(e)
 	if err != nil {
 		return err
+	}
+	if _, persisted := pl.(events.EntityPersisted); !persisted {
+		if err := p.flushBulk(); err != nil { // what follows may read the rows
+			return err
+		}
 	}
 	if handled, err := p.applyEntity(e, pl); handled {
 		return err
