@@ -302,3 +302,15 @@ func TestBuildWritesNoJournalAndClosesAsAReadModel(t *testing.T) {
 		t.Fatalf("reopened checkpoint %d", again.Checkpoint())
 	}
 }
+
+// TestOpenSizesTheWriterPageCache: the projector's connection keeps 16 MiB
+// of pages, not SQLite's default 2 MiB, so a unit's or a settlement's
+// transaction does not read again the pages it revisits (row 5c).
+func TestOpenSizesTheWriterPageCache(t *testing.T) {
+	p := openFresh(t)
+	got, err := p.CacheSizeKiB()
+	must(t, err)
+	if got != 16384 {
+		t.Errorf("cache_size = %d KiB, want 16384", got)
+	}
+}

@@ -131,6 +131,9 @@ func (p *Projector) startBuild() (err error) {
 	p.wb, err = startWriteBack(p.path)
 	return err
 }
+// writerCachePragma sizes the page cache of the projector's connection:
+// 16 MiB (negative: KiB), allocated only as pages are read.
+const writerCachePragma = "PRAGMA cache_size=-16384"
 
 // buildPragmas are a building read model's (Options.Build): no journal,
 // no syncs; builtPragmas restore what init sets.
@@ -230,8 +233,13 @@ func precreate(path string) error {
 }
 
 func (p *Projector) init(opts Options) (err error) {
+	// secure_delete: a rewritten value leaves no bytes in free space (Remask).
+	// cache_size: the writer's page cache (SQLite's default is 2 MiB), so a
+	// unit's or a settlement's transaction finds the outbox and entity pages
+	// it revisits in memory instead of reading them again (pread) and
+	// spilling dirty pages to the WAL before its commit (row 5c).
 	for _, pragma := range []string{"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000",
-		"PRAGMA secure_delete=ON"} { // secure_delete: a rewritten value leaves no bytes in free space (Remask)
+		"PRAGMA secure_delete=ON", writerCachePragma} {
 		if err := sqlitex.ExecuteTransient(p.conn, pragma, nil); err != nil {
 			return fmt.Errorf("%w: %s: %w", ErrReadModelInvalid, pragma, err)
 		}
