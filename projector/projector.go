@@ -131,6 +131,7 @@ func (p *Projector) startBuild() (err error) {
 	p.wb, err = startWriteBack(p.path)
 	return err
 }
+
 // writerCachePragma sizes the page cache of the projector's connection:
 // 16 MiB (negative: KiB), allocated only as pages are read.
 const writerCachePragma = "PRAGMA cache_size=-16384"
