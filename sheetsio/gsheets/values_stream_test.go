@@ -176,3 +176,36 @@ func TestDecodeFilteredValuesWithARowCheck(t *testing.T) {
 		}
 	}
 }
+
+const anchorColumnSample = `{"spreadsheetId":"s1","valueRanges":[
+ {"valueRange":{"range":"'City_Input'!A1:D1","majorDimension":"ROWS","values":[["key","name","note","__hikoutei_row_id"]]},"dataFilters":[]},
+ {"valueRange":{"range":"'City_Input'!D2:D7","majorDimension":"ROWS","values":[["a1"],[],["Zu\u0308rich \"Z\""],[2.5],[true],["b2"]]},"dataFilters":[]}]}`
+
+// TestDecodeFilteredKeepsAnAnchorColumnAsStrings: a value range marked as
+// a column decodes to one string a row ("" for an empty row or a cell
+// that is no text), in order, with no rows of cells left in its Values;
+// the ranges not marked decode as the generated client decodes them.
+func TestDecodeFilteredKeepsAnAnchorColumnAsStrings(t *testing.T) {
+	got, _, cols, err := decodeFiltered(strings.NewReader(anchorColumnSample), nil, []bool{false, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a1", "", "Zu\u0308rich \"Z\"", "", "", "b2"}
+	if len(cols) != 2 || cols[0] != nil || !reflect.DeepEqual(cols[1], want) {
+		t.Fatalf("columns %q, want [nil %q]", cols, want)
+	}
+	col := got.ValueRanges[1].ValueRange
+	if col.Range != "'City_Input'!D2:D7" || len(col.Values) != 0 {
+		t.Fatalf("column range %q kept %d rows of cells", col.Range, len(col.Values))
+	}
+	std, err := stdDecode(anchorColumnSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.ValueRanges[0].ValueRange.Values, std.ValueRanges[0].ValueRange.Values) {
+		t.Fatalf("header %v, want %v", got.ValueRanges[0].ValueRange.Values, std.ValueRanges[0].ValueRange.Values)
+	}
+	if _, _, _, err := decodeFiltered(strings.NewReader(anchorColumnSample[:120]), nil, []bool{false, true}); err == nil {
+		t.Fatal("a cut response decoded")
+	}
+}
