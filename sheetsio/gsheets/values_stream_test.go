@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/api/sheets/v4"
 
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -207,5 +208,37 @@ func TestDecodeFilteredKeepsAnAnchorColumnAsStrings(t *testing.T) {
 	}
 	if _, _, _, err := decodeFiltered(strings.NewReader(anchorColumnSample[:120]), nil, []bool{false, true}); err == nil {
 		t.Fatal("a cut response decoded")
+	}
+}
+
+// TestFillAnchorsIndexesAStringColumn: a preflight's anchor column, as
+// strings, finds each anchor's sheet row (NFC, a duplicate found twice,
+// I16), skips the rows without one and gives the tab's extent.
+func TestFillAnchorsIndexesAStringColumn(t *testing.T) {
+	s, err := layout.NewSchema(cityEntity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := s.Tab("City_Input")
+	header := make([]any, 0, len(spec.Headers()))
+	for _, h := range spec.Headers() {
+		header = append(header, h)
+	}
+	snap := &sheetsio.TabSnapshot{Tab: spec.Name}
+	snap.FillAnchors(spec, [][]any{header}, []string{"a1", "", "Zu\u0308rich", "a1", ""})
+	if snap.Err != nil || !snap.Partial() || snap.Empty {
+		t.Fatalf("err %v, partial %v, empty %v", snap.Err, snap.Partial(), snap.Empty)
+	}
+	if rows := snap.Find("a1"); len(rows) != 2 || rows[0].SheetRow != 2 || rows[1].SheetRow != 5 {
+		t.Fatalf("a1 found at %+v, want rows 2 and 5", rows)
+	}
+	if rows := snap.Find("Zürich"); len(rows) != 1 || rows[0].SheetRow != 4 {
+		t.Fatalf("Zürich found at %+v, want row 4", rows)
+	}
+	if rows := snap.Find(""); len(rows) != 0 {
+		t.Fatalf("an empty anchor found %+v", rows)
+	}
+	if e := snap.Extent(); e != 5 {
+		t.Fatalf("extent %d, want 5", e)
 	}
 }
