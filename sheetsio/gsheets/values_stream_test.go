@@ -2,7 +2,9 @@ package gsheets
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -241,4 +243,65 @@ func TestFillAnchorsIndexesAStringColumn(t *testing.T) {
 	if e := snap.Extent(); e != 5 {
 		t.Fatalf("extent %d, want 5", e)
 	}
+}
+
+// BenchmarkDecodeAnchorColumn decodes the header and anchor column of a
+// 171,075-row tab (a preflight of appends on row 5's cities) kept as
+// strings (decodeFiltered, what the preflight does) and as one-cell rows
+// (decodeFilteredValues, what it did), and reports the bytes the result
+// holds live (live-B/row) beside -benchmem's allocations.
+func BenchmarkDecodeAnchorColumn(b *testing.B) {
+	const rows = 171075
+	var body strings.Builder
+	body.WriteString(`{"spreadsheetId":"s1","valueRanges":[{"valueRange":{"range":"'City_System'!A1:I1","majorDimension":"ROWS","values":[["key","name","lat","lng","country","admin1","admin2","note","__hikoutei_row_id"]]}},`)
+	body.WriteString(`{"valueRange":{"range":"'City_System'!I2:I171076","majorDimension":"ROWS","values":[`)
+	for i := range rows {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `["r1-%024d"]`, i)
+	}
+	body.WriteString(`]}}]}`)
+	sample := body.String()
+	for _, c := range []struct {
+		name   string
+		decode func() any
+	}{
+		{"strings", func() any {
+			_, _, cols, err := decodeFiltered(strings.NewReader(sample), nil, []bool{false, true})
+			if err != nil || len(cols[1]) != rows {
+				b.Fatal(err, len(cols[1]))
+			}
+			return cols
+		}},
+		{"cells", func() any {
+			resp, _, err := decodeFilteredValues(strings.NewReader(sample), nil)
+			if err != nil || len(resp.ValueRanges[1].ValueRange.Values) != rows {
+				b.Fatal(err)
+			}
+			return resp
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var live float64
+			for b.Loop() {
+				live = liveBytes(c.decode)
+			}
+			b.ReportMetric(live/rows, "live-B/row")
+		})
+	}
+}
+
+// liveBytes is how much more the heap holds after a collection while
+// the value f returned is still referenced.
+func liveBytes(f func() any) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v := f()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(v)
+	return float64(after.HeapAlloc) - float64(before.HeapAlloc)
 }
