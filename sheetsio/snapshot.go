@@ -175,10 +175,14 @@ func CheckHeader(spec layout.TabSpec, header []any) (layout.HeaderReport, error)
 	return rep, nil
 }
 
-// FillAnchors validates the header and indexes the anchor column (values
-// of the anchor column from row 2) of a partial read: Rows stays empty and
-// Find returns rows with Anchor and SheetRow only.
-func (t *TabSnapshot) FillAnchors(spec layout.TabSpec, header, column [][]any) {
+// FillAnchors validates the header and indexes the anchor column (one
+// string a row from row 2, "" for a cell that held no text) of a partial
+// read: Rows stays empty and Find returns rows with Anchor and SheetRow
+// only. The column comes as strings, not rows of cells: a preflight of
+// appends reads the whole column of a large tab, and a row of one cell
+// ([]any) would cost three allocations a row more, live until the index
+// is built.
+func (t *TabSnapshot) FillAnchors(spec layout.TabSpec, header [][]any, column []string) {
 	var h []any
 	if len(header) > 0 {
 		h = header[0]
@@ -191,11 +195,8 @@ func (t *TabSnapshot) FillAnchors(spec layout.TabSpec, header, column [][]any) {
 		return
 	}
 	t.Header, t.anchors, t.partial = rep, newAnchorIndex(len(column)), true
-	for i, raw := range column {
-		if len(raw) == 0 {
-			continue
-		}
-		if s, ok := raw[0].(string); ok && s != "" {
+	for i, s := range column {
+		if s != "" {
 			t.anchors.add(norm.NFC.String(s), i+2)
 		}
 	}

@@ -3,6 +3,7 @@ package gsheets
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"google.golang.org/api/sheets/v4"
 
@@ -98,7 +99,7 @@ func (p *Provider) readKnown(ctx context.Context, w *sheetsio.Workbook, tabs []s
 	var v valuesRead
 	err := p.read(ctx, "batch_get_by_sheet_id", func(ctx context.Context) error {
 		var err error
-		v, err = p.streamBatchGetByDataFilter(ctx, w.SpreadsheetID(), req, digestRanges(w, order, modes, checks), known)
+		v, err = p.streamBatchGetByDataFilter(ctx, w.SpreadsheetID(), req, digestRanges(w, order, modes, checks), anchorColumns(w, order, modes), known)
 		return err
 	})
 	if errors.Is(err, sheetsio.ErrReadRejected) {
@@ -111,7 +112,7 @@ func (p *Provider) readKnown(ctx context.Context, w *sheetsio.Workbook, tabs []s
 		out[t].Body, out[t].Undecoded = v.body, v.known
 	}
 	if v.resp != nil {
-		fillKnown(w, out, order, modes, v.resp, v.certified)
+		fillKnown(w, out, order, modes, v)
 	}
 	return out, true, nil
 }
@@ -138,18 +139,37 @@ func digestRanges(w *sheetsio.Workbook, order []string, modes map[string]readMod
 	return out
 }
 
-// fillKnown fills the snapshots from the response, whose value ranges
-// follow the data filters in order.
+// anchorColumns marks, by value range, the anchor columns of the tabs
+// read as readAnchors (the range after each one's header row): they are
+// kept as strings (decodeFiltered), nil when the read has none.
+func anchorColumns(w *sheetsio.Workbook, order []string, modes map[string]readMode) []bool {
+	var out []bool
+	for _, t := range order {
+		spec, _ := w.Schema().Tab(t)
+		if modes[t] == readAnchors && spec.Anchor >= 0 {
+			out = append(out, false, true)
+			continue
+		}
+		out = append(out, false)
+	}
+	if !slices.Contains(out, true) {
+		return nil
+	}
+	return out
+}
+
+// fillKnown fills the snapshots from the read, whose value ranges follow
+// the data filters in order: an anchor column is taken from v.columns.
 // A range its RowCheck certified holds the header only: the tab is
 // Digested.
-func fillKnown(w *sheetsio.Workbook, out map[string]*sheetsio.TabSnapshot, order []string, modes map[string]readMode,
-	resp *sheets.BatchGetValuesByDataFilterResponse, certified []bool) {
+func fillKnown(w *sheetsio.Workbook, out map[string]*sheetsio.TabSnapshot, order []string, modes map[string]readMode, v valuesRead) {
+	resp, certified := v.resp, v.certified
 	i := 0
 	for _, t := range order {
 		spec, _ := w.Schema().Tab(t)
 		out[t].Title = filteredTitle(resp, i)
 		if modes[t] == readAnchors && spec.Anchor >= 0 {
-			out[t].FillAnchors(spec, filteredValues(resp, i), filteredValues(resp, i+1))
+			out[t].FillAnchors(spec, filteredValues(resp, i), filteredColumn(v.columns, i+1))
 			i += 2
 			continue
 		}
@@ -178,6 +198,14 @@ func idFilters(id int64, spec layout.TabSpec, mode readMode) []*sheets.DataFilte
 	col := &sheets.GridRange{SheetId: id, StartRowIndex: 1, StartColumnIndex: int64(spec.Anchor),
 		EndColumnIndex: int64(spec.Anchor + 1), ForceSendFields: []string{"SheetId", "StartColumnIndex"}}
 	return []*sheets.DataFilter{{GridRange: g}, {GridRange: col}}
+}
+
+// filteredColumn is the i-th value range read as a column (nil when none).
+func filteredColumn(columns [][]string, i int) []string {
+	if i < len(columns) {
+		return columns[i]
+	}
+	return nil
 }
 
 func filteredValues(resp *sheets.BatchGetValuesByDataFilterResponse, i int) [][]any {

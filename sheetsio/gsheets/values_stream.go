@@ -31,9 +31,10 @@ const defaultBase = "https://sheets.googleapis.com/"
 //
 // A value range with a digestRange (by index; nil or short: none) is
 // certified by its RowCheck as it streams: certified[i] reports it, and
-// then its Values hold the header row only.
+// then its Values hold the header row only. A value range columns marks
+// (by index; short: none) is one column, kept as strings (valuesRead.columns).
 func (p *Provider) streamBatchGetByDataFilter(ctx context.Context, id string, req *sheets.BatchGetValuesByDataFilterRequest,
-	ranges []*digestRange, known sheetsio.BodyDigest) (valuesRead, error) {
+	ranges []*digestRange, columns []bool, known sheetsio.BodyDigest) (valuesRead, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return valuesRead{}, err
@@ -57,7 +58,7 @@ func (p *Provider) streamBatchGetByDataFilter(ctx context.Context, id string, re
 	}
 	tee := io.TeeReader(res.Body, h)
 	v := valuesRead{}
-	if v.resp, v.certified, err = decodeFilteredValues(tee, ranges); err != nil {
+	if v.resp, v.certified, v.columns, err = decodeFiltered(tee, ranges, columns); err != nil {
 		return valuesRead{}, err
 	}
 	v.body = rest(tee, h)
@@ -65,12 +66,14 @@ func (p *Provider) streamBatchGetByDataFilter(ctx context.Context, id string, re
 }
 
 // valuesRead is one values.batchGetByDataFilter: its response and which
-// ranges their RowCheck certified (nil when not decoded), its digest (the
-// request body, then the response body) and, with a known digest,
+// ranges their RowCheck certified (nil when not decoded), the ranges read
+// as a column of strings (by index; their Values are empty), its digest
+// (the request body, then the response body) and, with a known digest,
 // whether the read had it (then nothing was decoded).
 type valuesRead struct {
 	resp      *sheets.BatchGetValuesByDataFilterResponse
 	certified []bool
+	columns   [][]string
 	body      sheetsio.BodyDigest
 	known     bool
 }
@@ -89,9 +92,20 @@ func baseURL(cfg Config) string {
 // Fields it does not use are skipped. Cells decode as the generated client
 // decodes them (string, float64, bool, nil).
 func decodeFilteredValues(r io.Reader, ranges []*digestRange) (*sheets.BatchGetValuesByDataFilterResponse, []bool, error) {
+	resp, certified, _, err := decodeFiltered(r, ranges, nil)
+	return resp, certified, err
+}
+
+// decodeFiltered is decodeFilteredValues that also keeps each value range
+// columns marks (by index) as one string a row (columnCell), leaving its
+// Values empty: an anchor column of 171,075 rows is then 171,075 strings,
+// not as many one-cell rows ([]any: a slice, a cell and a boxed string a
+// row) held until the anchors are indexed.
+func decodeFiltered(r io.Reader, ranges []*digestRange, columns []bool) (*sheets.BatchGetValuesByDataFilterResponse, []bool, [][]string, error) {
 	d := &valuesDecoder{dec: json.NewDecoder(r)}
 	out := &sheets.BatchGetValuesByDataFilterResponse{}
 	certified := make([]bool, len(ranges))
+	cols := make([][]string, len(columns))
 	err := d.object(func(key string) error {
 		switch key {
 		case "spreadsheetId":
@@ -100,6 +114,9 @@ func decodeFilteredValues(r io.Reader, ranges []*digestRange) (*sheets.BatchGetV
 			return d.array(func() error {
 				m, i := &sheets.MatchedValueRange{}, len(out.ValueRanges)
 				out.ValueRanges = append(out.ValueRanges, m)
+				if i < len(columns) && columns[i] {
+					return d.column(m, &cols[i])
+				}
 				if i < len(ranges) && ranges[i] != nil {
 					return d.matched(m, ranges[i], &certified[i])
 				}
@@ -109,9 +126,50 @@ func decodeFilteredValues(r io.Reader, ranges []*digestRange) (*sheets.BatchGetV
 		return d.skip()
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: values response: %w", sheetsio.ErrReadUnavailable, err)
+		return nil, nil, nil, fmt.Errorf("%w: values response: %w", sheetsio.ErrReadUnavailable, err)
 	}
-	return out, certified, nil
+	return out, certified, cols, nil
+}
+
+// column decodes one MatchedValueRange of a single column (its data
+// filters are skipped) into col, one string a row (columnCell); its
+// ValueRange keeps its range and dimension, no values.
+func (d *valuesDecoder) column(m *sheets.MatchedValueRange, col *[]string) error {
+	return d.object(func(key string) error {
+		if key != "valueRange" {
+			return d.skip()
+		}
+		v := &sheets.ValueRange{}
+		m.ValueRange = v
+		return d.object(func(key string) error {
+			switch key {
+			case "range":
+				return d.dec.Decode(&v.Range)
+			case "majorDimension":
+				return d.dec.Decode(&v.MajorDimension)
+			case "values":
+				return d.array(func() error {
+					if err := d.dec.Decode(&d.row); err != nil {
+						return err
+					}
+					*col = append(*col, columnCell(d.row))
+					clear(d.row)
+					return nil
+				})
+			}
+			return d.skip()
+		})
+	})
+}
+
+// columnCell is a row's first cell when it is text, else "" (an empty
+// row, a number, a boolean: no anchor).
+func columnCell(row []any) string {
+	if len(row) == 0 {
+		return ""
+	}
+	s, _ := row[0].(string)
+	return s
 }
 
 // valuesDecoder walks a values response token by token.

@@ -2,12 +2,15 @@ package gsheets
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
 	"google.golang.org/api/sheets/v4"
 
+	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -175,4 +178,130 @@ func TestDecodeFilteredValuesWithARowCheck(t *testing.T) {
 			}
 		}
 	}
+}
+
+const anchorColumnSample = `{"spreadsheetId":"s1","valueRanges":[
+ {"valueRange":{"range":"'City_Input'!A1:D1","majorDimension":"ROWS","values":[["key","name","note","__hikoutei_row_id"]]},"dataFilters":[]},
+ {"valueRange":{"range":"'City_Input'!D2:D7","majorDimension":"ROWS","values":[["a1"],[],["Zu\u0308rich \"Z\""],[2.5],[true],["b2"]]},"dataFilters":[]}]}`
+
+// TestDecodeFilteredKeepsAnAnchorColumnAsStrings: a value range marked as
+// a column decodes to one string a row ("" for an empty row or a cell
+// that is no text), in order, with no rows of cells left in its Values;
+// the ranges not marked decode as the generated client decodes them.
+func TestDecodeFilteredKeepsAnAnchorColumnAsStrings(t *testing.T) {
+	got, _, cols, err := decodeFiltered(strings.NewReader(anchorColumnSample), nil, []bool{false, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a1", "", "Zu\u0308rich \"Z\"", "", "", "b2"}
+	if len(cols) != 2 || cols[0] != nil || !reflect.DeepEqual(cols[1], want) {
+		t.Fatalf("columns %q, want [nil %q]", cols, want)
+	}
+	col := got.ValueRanges[1].ValueRange
+	if col.Range != "'City_Input'!D2:D7" || len(col.Values) != 0 {
+		t.Fatalf("column range %q kept %d rows of cells", col.Range, len(col.Values))
+	}
+	std, err := stdDecode(anchorColumnSample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.ValueRanges[0].ValueRange.Values, std.ValueRanges[0].ValueRange.Values) {
+		t.Fatalf("header %v, want %v", got.ValueRanges[0].ValueRange.Values, std.ValueRanges[0].ValueRange.Values)
+	}
+	if _, _, _, err := decodeFiltered(strings.NewReader(anchorColumnSample[:120]), nil, []bool{false, true}); err == nil {
+		t.Fatal("a cut response decoded")
+	}
+}
+
+// TestFillAnchorsIndexesAStringColumn: a preflight's anchor column, as
+// strings, finds each anchor's sheet row (NFC, a duplicate found twice,
+// I16), skips the rows without one and gives the tab's extent.
+func TestFillAnchorsIndexesAStringColumn(t *testing.T) {
+	s, err := layout.NewSchema(cityEntity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := s.Tab("City_Input")
+	header := make([]any, 0, len(spec.Headers()))
+	for _, h := range spec.Headers() {
+		header = append(header, h)
+	}
+	snap := &sheetsio.TabSnapshot{Tab: spec.Name}
+	snap.FillAnchors(spec, [][]any{header}, []string{"a1", "", "Zu\u0308rich", "a1", ""})
+	if snap.Err != nil || !snap.Partial() || snap.Empty {
+		t.Fatalf("err %v, partial %v, empty %v", snap.Err, snap.Partial(), snap.Empty)
+	}
+	if rows := snap.Find("a1"); len(rows) != 2 || rows[0].SheetRow != 2 || rows[1].SheetRow != 5 {
+		t.Fatalf("a1 found at %+v, want rows 2 and 5", rows)
+	}
+	if rows := snap.Find("Zürich"); len(rows) != 1 || rows[0].SheetRow != 4 {
+		t.Fatalf("Zürich found at %+v, want row 4", rows)
+	}
+	if rows := snap.Find(""); len(rows) != 0 {
+		t.Fatalf("an empty anchor found %+v", rows)
+	}
+	if e := snap.Extent(); e != 5 {
+		t.Fatalf("extent %d, want 5", e)
+	}
+}
+
+// BenchmarkDecodeAnchorColumn decodes the header and anchor column of a
+// 171,075-row tab (a preflight of appends on row 5's cities) kept as
+// strings (decodeFiltered, what the preflight does) and as one-cell rows
+// (decodeFilteredValues, what it did), and reports the bytes the result
+// holds live (live-B/row) beside -benchmem's allocations.
+func BenchmarkDecodeAnchorColumn(b *testing.B) {
+	const rows = 171075
+	var body strings.Builder
+	body.WriteString(`{"spreadsheetId":"s1","valueRanges":[{"valueRange":{"range":"'City_System'!A1:I1","majorDimension":"ROWS","values":[["key","name","lat","lng","country","admin1","admin2","note","__hikoutei_row_id"]]}},`)
+	body.WriteString(`{"valueRange":{"range":"'City_System'!I2:I171076","majorDimension":"ROWS","values":[`)
+	for i := range rows {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `["r1-%024d"]`, i)
+	}
+	body.WriteString(`]}}]}`)
+	sample := body.String()
+	for _, c := range []struct {
+		name   string
+		decode func() any
+	}{
+		{"strings", func() any {
+			_, _, cols, err := decodeFiltered(strings.NewReader(sample), nil, []bool{false, true})
+			if err != nil || len(cols[1]) != rows {
+				b.Fatal(err, len(cols[1]))
+			}
+			return cols
+		}},
+		{"cells", func() any {
+			resp, _, err := decodeFilteredValues(strings.NewReader(sample), nil)
+			if err != nil || len(resp.ValueRanges[1].ValueRange.Values) != rows {
+				b.Fatal(err)
+			}
+			return resp
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var live float64
+			for b.Loop() {
+				live = liveBytes(c.decode)
+			}
+			b.ReportMetric(live/rows, "live-B/row")
+		})
+	}
+}
+
+// liveBytes is how much more the heap holds after a collection while
+// the value f returned is still referenced.
+func liveBytes(f func() any) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v := f()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(v)
+	return float64(after.HeapAlloc) - float64(before.HeapAlloc)
 }
