@@ -179,7 +179,7 @@ func openSynced(b *testing.B, e *emu, defs ...hikoutei.EntityDef) *hikoutei.Stor
 
 // demoSync is the demo's sync options (the provider's default pacing).
 func demoSync() hikoutei.SyncOptions {
-	return hikoutei.SyncOptions{MaxBatch: 2500, Interval: 500 * time.Millisecond, ProbeDelay: time.Second,
+	return hikoutei.SyncOptions{Interval: 500 * time.Millisecond, ProbeDelay: time.Second,
 		ReconcileInterval: 5 * time.Second}
 }
 

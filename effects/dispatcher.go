@@ -190,6 +190,11 @@ type Dispatcher struct {
 	// them).
 	notes map[string]aggregates.CellNote
 	swept map[string]bool
+	// readLast is whether the last dispatch read (or failed): false
+	// before the first, so the first pass after provisioning waits for
+	// its write's turn when its appends may go blind (readTurn). Only
+	// the pass loop touches it.
+	readLast bool
 }
 
 // minBatch is the smallest adaptive batch.
@@ -496,9 +501,17 @@ func (d *Dispatcher) claim(ctx context.Context, size int, checks bool) (claimed 
 // pass waits for its write's turn instead, and reports no read turn
 // (turned false): it does not queue behind the woken polls' reads, and a
 // batch that needs a read after all reads as any other.
+//
+// So does a pass after a dispatch that read nothing (the first pass
+// included) while the provider may append blind (sheetsio.BlindAppends):
+// a stream of new rows, the first after provisioning's reads, does not
+// wait for the read budget it does not use.
 func (d *Dispatcher) readTurn(ctx context.Context) (turned bool, err error) {
 	if kr, ok := d.cfg.Provider.(sheetsio.KnownRows); ok && kr.RowsKnown(d.cfg.Workbook, d.cfg.Outbox.Fence()) {
 		return false, kr.AwaitWrite(ctx)
+	}
+	if ba, ok := d.cfg.Provider.(sheetsio.BlindAppends); ok && !d.readLast && ba.AppendsKnown(d.cfg.Workbook, d.cfg.Outbox.Fence()) {
+		return false, ba.AwaitWrite(ctx)
 	}
 	rp, ok := d.cfg.Provider.(sheetsio.ReadPacer)
 	if !ok {
@@ -628,6 +641,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, claimed []aggregates.Effect, 
 	d.prepare(lanes, ops)
 	refresh := d.rideRefresh(lanes)
 	d.sendLanes(ctx, lanes)
+	d.readLast = lanesRead(lanes)
 	d.rodeRefresh(lanes, refresh)
 	out = make([]Settlement, len(claimed))
 	wrote := false

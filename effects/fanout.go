@@ -172,6 +172,16 @@ func (d *Dispatcher) sendLanes(ctx context.Context, lanes []*lane) {
 	wg.Wait()
 }
 
+// lanesRead reports whether a pass's lanes read (or one failed).
+func lanesRead(lanes []*lane) bool {
+	for _, l := range lanes {
+		if l.err != nil || l.res == nil || l.res.Reads > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // lanesErr joins the errors of the lanes that wrote nothing.
 func lanesErr(lanes []*lane) error {
 	var errs []error

@@ -53,11 +53,14 @@ func (d *Dispatcher) noteChanges() (noteWork, error) {
 	return noteWork{sweep: sweep, notes: aggregates.NoteChanges(shown, want)}, nil
 }
 
-// unswept lists the Input tabs this run has not swept yet.
+// unswept lists the Input tabs this run has not swept yet, but for
+// those its provisioning created (sheetsio.Workbook.Created): a new tab
+// carries no note an earlier run left, so its sweep would cost a read
+// and a write for nothing.
 func (d *Dispatcher) unswept() []string {
 	var out []string
 	for _, t := range d.cfg.Workbook.Schema().Tabs() {
-		if t.Role == layout.RoleInput && !d.swept[t.Name] {
+		if t.Role == layout.RoleInput && !d.swept[t.Name] && !d.cfg.Workbook.Created(t.Name) {
 			out = append(out, t.Name)
 		}
 	}
@@ -75,6 +78,7 @@ func (d *Dispatcher) sendNotes(ctx context.Context, w noteWork) error {
 	batch := w.batch(&fence, nil)
 	batch.Head = d.chainHead()
 	res, err := d.cfg.Provider.Dispatch(ctx, d.cfg.Workbook, batch)
+	d.readLast = err != nil || res == nil || res.Reads > 0
 	if errors.Is(err, sheetsio.ErrAuthorityStale) || errors.Is(err, sheetsio.ErrAuthorityForeign) {
 		return d.diverged(err.Error())
 	}

@@ -46,6 +46,7 @@ func TestDispatcherClaimsAfterItsReadTurn(t *testing.T) {
 		}}
 	})
 	r.commit("EARLY", airport("committed before the pass", 1))
+	r.clock.Advance(gsheets.DefaultTrustTTL) // past the trust window: the appends read first, so the pass waits for a read turn
 	r.pass()
 	if !late {
 		t.Fatal("the pass never waited for its read turn")
@@ -187,24 +188,27 @@ func (p turnsProvider) AwaitWrite(ctx context.Context) error {
 // pass of updates waits for its write's turn, not a read's, and reads
 // nothing: it does not queue behind the woken polls' reads. Past the
 // window (the injected clock moved) the pass waits for its read turn and
-// reads again.
+// reads again. Before the rows are kept, the first pass (new rows, a
+// blind append after provisioning and the authority's claim) and the
+// pass after it (the last read nothing) wait for their write's turn too
+// (sheetsio.BlindAppends); the update's read then waits as any read.
 func TestDispatcherWaitsForItsWriteTurnWhenItsRowsAreKnown(t *testing.T) {
 	var reads, writes int
 	r := newRig(t, func(c *effects.Config) {
 		c.Provider = turnsProvider{Provider: c.Provider.(*gsheets.Provider), reads: &reads, writes: &writes}
 	})
 	r.commit("LAX", airport("Los Angeles", 38))
-	r.pass() // appends: nothing kept
+	r.pass() // appends, blind: nothing kept
 	r.commit("LAX", airport("Los Angeles Intl", 38))
 	r.pass() // an update: its read keeps the System tab's rows
-	if reads != 2 || writes != 0 {
-		t.Fatalf("%d read turns, %d write turns before the rows were known, want 2 and 0", reads, writes)
+	if reads != 0 || writes != 2 {
+		t.Fatalf("%d read turns, %d write turns before the rows were known, want 0 and 2", reads, writes)
 	}
 	before := r.emu.Counters(sheetID).Reads
 	r.commit("LAX", airport("LAX", 39))
 	r.pass()
-	if reads != 2 || writes != 1 || r.emu.Counters(sheetID).Reads != before {
-		t.Fatalf("%d read turns, %d write turns, %d reads with the rows known, want 2, 1, 0", reads, writes, r.emu.Counters(sheetID).Reads-before)
+	if reads != 0 || writes != 3 || r.emu.Counters(sheetID).Reads != before {
+		t.Fatalf("%d read turns, %d write turns, %d reads with the rows known, want 0, 3, 0", reads, writes, r.emu.Counters(sheetID).Reads-before)
 	}
 	for _, fx := range r.ob.Effects() {
 		if fx.State != aggregates.EffectApplied {
@@ -214,7 +218,36 @@ func TestDispatcherWaitsForItsWriteTurnWhenItsRowsAreKnown(t *testing.T) {
 	r.clock.Advance(gsheets.DefaultTrustTTL)
 	r.commit("LAX", airport("LAX again", 39))
 	r.pass()
-	if reads != 3 || writes != 1 || r.emu.Counters(sheetID).Reads == before {
+	if reads != 1 || writes != 3 || r.emu.Counters(sheetID).Reads == before {
 		t.Fatalf("past the trust window: %d read turns, %d write turns, read %v", reads, writes, r.emu.Counters(sheetID).Reads != before)
+	}
+}
+
+// The first pass after provisioning and the authority's claim sends new
+// rows as a blind append: it waits for its write's turn, not a read's (a
+// read budget provisioning spent does not hold it back), reads nothing,
+// and does not sweep the notes of the Input tab provisioning created (a
+// new tab carries no note an earlier run left): one request, a write.
+func TestDispatcherSendsTheFirstNewRowsAfterProvisioningInOneWrite(t *testing.T) {
+	var reads, writes int
+	r := newRig(t, func(c *effects.Config) {
+		c.Provider = turnsProvider{Provider: c.Provider.(*gsheets.Provider), reads: &reads, writes: &writes}
+	})
+	if !r.wb.Created(layout.InputTabName("Airport")) || !r.wb.Created(layout.SystemTabName("Airport")) {
+		t.Fatal("provisioning did not note the tabs it created")
+	}
+	before := r.emu.Counters(sheetID)
+	r.commit("LAX", airport("Los Angeles", 38))
+	r.commit("SFO", airport("San Francisco", 4))
+	r.pass()
+	after := r.emu.Counters(sheetID)
+	if reads != 0 || writes != 1 || after.Reads != before.Reads || after.Writes-before.Writes != 1 {
+		t.Fatalf("%d read turns, %d write turns, %d reads, %d writes; want 0, 1, 0, 1", reads, writes,
+			after.Reads-before.Reads, after.Writes-before.Writes)
+	}
+	for _, fx := range r.ob.Effects() {
+		if fx.State != aggregates.EffectApplied {
+			t.Fatalf("effect %s is %v, want applied", fx.ID, fx.State)
+		}
 	}
 }

@@ -111,6 +111,25 @@ type KnownRows interface {
 	AwaitWrite(ctx context.Context) error
 }
 
+// BlindAppends is a Client that may send a pass of first-send appends
+// without a preflight read while the headers and the authority it last
+// verified are fresh (gsheets.Provider: blind appends within
+// Config.TrustTTL; provisioning verifies the tabs it created). The
+// dispatcher then waits for the write's turn, not a read's, before it
+// claims, while its last dispatch read nothing (the first after
+// provisioning included): a pass of new rows does not wait for the read
+// budget that provisioning or the polls spent, and a batch that needs a
+// read after all reads as any other.
+type BlindAppends interface {
+	// AppendsKnown reports whether the authority showed exactly f and
+	// the header of some tab that takes appends validated within the
+	// trust window, so first-send appends to it may go without a read.
+	AppendsKnown(w *Workbook, f Fence) bool
+	// AwaitWrite blocks until a write could start now (it takes no
+	// token), or ctx ends.
+	AwaitWrite(ctx context.Context) error
+}
+
 // Priority is a read's place in a client's read budget (gsheets.Provider
 // queues reads by it), carried by its context (WithReadPriority).
 type Priority int

@@ -18,6 +18,9 @@ type Workbook struct {
 	ids    map[string]int64
 	state  any // the Client's own state for this workbook (ClientState)
 	grid   gridLog
+	// created are the logical tabs the Client created for this
+	// Workbook (NoteCreated).
+	created map[string]bool
 }
 
 // OpenWorkbook restores a Workbook from sheetIDs persisted earlier
@@ -71,4 +74,26 @@ func (w *Workbook) ClientState(create func() any) any {
 		w.state = create()
 	}
 	return w.state
+}
+
+// NoteCreated records that the Client created the logical tabs names
+// for this Workbook (Provision, Reprovision: empty but for their header),
+// so they carry no cell note an earlier run left.
+func (w *Workbook) NoteCreated(names ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, n := range names {
+		if w.created == nil {
+			w.created = map[string]bool{}
+		}
+		w.created[n] = true
+	}
+}
+
+// Created reports whether the Client created the logical tab name for
+// this Workbook (NoteCreated).
+func (w *Workbook) Created(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.created[name]
 }

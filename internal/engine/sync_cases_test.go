@@ -32,6 +32,7 @@ func TestC08_QuotaErrorsBackOffAndNothingIsDroppedOrTerminal(t *testing.T) {
 	sheet := hikouteitest.NewSheet(t, func(pc *gsheets.Config) {
 		pc.Backoff = gsheets.Backoff{Initial: 100 * time.Millisecond, Max: 10 * time.Second, Attempts: 6}
 		pc.Sleep = waits.sleep
+		pc.TrustTTL = -1 // every dispatch reads first (no blind append): the first faults answer its reads
 	})
 	x := openSyncedOn(t, t.TempDir(), sheet, nil, airports)
 	for i := range 5 {

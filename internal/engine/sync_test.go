@@ -15,9 +15,11 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
@@ -148,7 +150,8 @@ func TestTerminalHeadIsSupersededWithItsCorrectionInOneCommit(t *testing.T) {
 
 func TestRecoverableFailureStaysOnTheRetryPathAndIsNeverSuperseded(t *testing.T) {
 	t.Parallel()
-	x := openSynced(t, t.TempDir())
+	noBlind := func(pc *gsheets.Config) { pc.TrustTTL = -1 } // the first appends read first: the faults answer their reads
+	x := openSyncedOn(t, t.TempDir(), hikouteitest.NewSheet(t, noBlind), nil, airports)
 	commit(t, x.Store, &Airport{ID: "7", Name: "Bolt"})
 	x.emu.ScriptFaults(emulator.Fault{Kind: emulator.Fault500, Match: emulator.MatchReads},
 		emulator.Fault{Kind: emulator.Fault500, Match: emulator.MatchReads}, emulator.Fault{Kind: emulator.Fault500, Match: emulator.MatchReads},

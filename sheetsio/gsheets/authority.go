@@ -82,20 +82,25 @@ func (p *Provider) ReadAuthority(ctx context.Context, w *sheetsio.Workbook) (she
 // WriteAuthority unconditionally writes f into the authority row with one
 // batchUpdate addressed by sheetId (it needs the tab bound, e.g. by
 // Provision). Use it when a writer takes over; Dispatch mirrors the fence
-// itself. Errors: CodeTabMissing when the tab is unbound; otherwise a
-// *WriteError (Uncertain or Terminal).
+// itself. A write that was applied counts as a verification of f from
+// when it started (trust.go), as a read that showed f would: the first
+// appends after a claim may go blind, their own response checking the
+// authority again. Errors: CodeTabMissing when the tab is unbound;
+// otherwise a *WriteError (Uncertain or Terminal).
 func (p *Provider) WriteAuthority(ctx context.Context, w *sheetsio.Workbook, f sheetsio.Fence) error {
 	id, ok := w.SheetID(layout.AuthorityTab)
 	if !ok {
 		return newErr(sheetsio.CodeTabMissing, nil, "authority tab not bound; run Provision")
 	}
-	req, err := authorityRequest(id, f, p.cfg.Now())
+	now := p.cfg.Now()
+	req, err := authorityRequest(id, f, now)
 	if err != nil {
 		return err
 	}
 	if werr := p.sendBatch(ctx, w, []*sheets.Request{req}, nil, nil, nil); werr != nil {
 		return werr
 	}
+	trustOf(w).trustFence(f, now)
 	return nil
 }
 

@@ -158,7 +158,8 @@ func TestI05_StaleAuthorityRefusesABlindAppend(t *testing.T) {
 	w2 := sheetsio.OpenWorkbook(testSheetID, w.Schema(), w.SheetIDs())
 	h.dispatch(w2, sheetsio.Batch{Fence: &newer, Ops: []sheetsio.Op{appendOp("Part_System", "n1", partValues("n1", 1))}})
 	h.dispatch(w2, sheetsio.Batch{Fence: &newer, Ops: []sheetsio.Op{appendOp("Part_System", "n2", partValues("n2", 1))}})
-	if err := h.p.WriteAuthority(context.Background(), w2, sheetsio.Fence{StoreID: "store", Epoch: 3, Token: "t3"}); err != nil {
+	w3 := sheetsio.OpenWorkbook(testSheetID, w.Schema(), w.SheetIDs()) // the newer writer's own client state
+	if err := h.p.WriteAuthority(context.Background(), w3, sheetsio.Fence{StoreID: "store", Epoch: 3, Token: "t3"}); err != nil {
 		t.Fatal(err)
 	}
 	res := h.dispatch(w2, sheetsio.Batch{Fence: &newer, Ops: []sheetsio.Op{firstSend("Part_System", "s2", partValues("s2", 1))}})

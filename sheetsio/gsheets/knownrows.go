@@ -264,3 +264,29 @@ func guardRows(units []*unit) {
 		}
 	}
 }
+
+// AppendsKnown reports whether a pass of first-send appends fenced by f
+// may go without a preflight read now (sheetsio.BlindAppends): the
+// authority showed exactly f, and the header of some tab that takes
+// appends (an anchored tab other than the receipts') validated, within
+// Config.TrustTTL. Each batch still decides on its own (blindPlan): one
+// that needs more reads first.
+func (p *Provider) AppendsKnown(w *sheetsio.Workbook, f sheetsio.Fence) bool {
+	if p.cfg.TrustTTL < 0 || w == nil {
+		return false
+	}
+	now := p.cfg.Now()
+	tr := trustOf(w)
+	if _, ok := tr.trusted(nil, &f, now, p.cfg.TrustTTL); !ok {
+		return false
+	}
+	for _, t := range w.Schema().Tabs() {
+		if t.Anchor < 0 || t.Role == layout.RoleReceipts || t.Role == layout.RoleAuthority {
+			continue
+		}
+		if _, ok := tr.trusted([]string{t.Name}, nil, now, p.cfg.TrustTTL); ok {
+			return true
+		}
+	}
+	return false
+}

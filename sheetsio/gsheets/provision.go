@@ -77,6 +77,7 @@ func (p *Provider) Reprovision(ctx context.Context, w *sheetsio.Workbook) ([]str
 			created = append(created, t.Name)
 		}
 	}
+	w.NoteCreated(created...)
 	trustOf(w).trustSnaps(provisionedTrust(snaps, created), read)
 	if len(drift) > 0 {
 		return created, &sheetsio.Error{Code: sheetsio.CodeHeaderDrift, Msg: "tabs blocked until their headers are repaired", Err: errors.Join(drift...)}

@@ -12,6 +12,7 @@ var (
 	_ sheetsio.QuotaReporter = (*Provider)(nil)
 	_ sheetsio.ReadPacer     = (*Provider)(nil)
 	_ sheetsio.KnownRows     = (*Provider)(nil)
+	_ sheetsio.BlindAppends  = (*Provider)(nil)
 )
 
 // AwaitRead blocks until a read of normal priority could start now on

@@ -197,7 +197,7 @@ func (e *env) openStore(ctx context.Context) error {
 	}
 	e.prov = prov
 	e.store, err = hikoutei.Open(ctx, e.cfg.Dir, hikoutei.Options{Operation: "demo", Logger: e.cfg.Logger, NATSServer: natsserver.Embedded(),
-		Sync: &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: prov, MaxBatch: 2500, Interval: 500 * time.Millisecond,
+		Sync: &hikoutei.SyncOptions{SpreadsheetID: SpreadsheetID, Provider: prov, Interval: 500 * time.Millisecond,
 			ProbeDelay: time.Second, ReconcileInterval: 5 * time.Second, PollingInterval: time.Second, FullScanInterval: 10 * time.Second}},
 		hikoutei.Entity[Airport]("Airport"))
 	return err
