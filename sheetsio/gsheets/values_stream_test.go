@@ -305,3 +305,46 @@ func liveBytes(f func() any) float64 {
 	runtime.KeepAlive(v)
 	return float64(after.HeapAlloc) - float64(before.HeapAlloc)
 }
+
+// TestDecodeFilteredColumnTakesHostileCellsAsTheClientWould: an anchor
+// column with cells that are no text (null rows, a nested array, an
+// object, a number written as a string, an empty string, a long run of
+// spaces) gives, row by row, the anchor the generated client's decoding
+// gave before (a row's first cell when it is a string, else ""); a
+// "values" of null or absent gives no rows, and a row that is no array
+// fails the read.
+func TestDecodeFilteredColumnTakesHostileCellsAsTheClientWould(t *testing.T) {
+	const head = `{"spreadsheetId":"s1","valueRanges":[{"valueRange":{"range":"'T'!A1:B1","values":[["key","__hikoutei_row_id"]]}},{"valueRange":{"range":"'T'!B2:B9",`
+	rows := `"values":[null,[null,"x"],[["a"]],[{"k":"v"}],["12"],[""],["   "],["Zu\u0308rich","extra"],[],["a1"],["a1"]]}}]}`
+	sample := head + rows
+	_, _, cols, err := decodeFiltered(strings.NewReader(sample), nil, []bool{false, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	std, err := stdDecode(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, raw := range std.ValueRanges[1].ValueRange.Values {
+		s := ""
+		if len(raw) > 0 {
+			s, _ = raw[0].(string)
+		}
+		want = append(want, s)
+	}
+	if !reflect.DeepEqual(cols[1], want) {
+		t.Fatalf("column %q, want %q", cols[1], want)
+	}
+	for _, tail := range []string{`"values":null}}]}`, `"majorDimension":"ROWS"}}]}`} {
+		_, _, cols, err := decodeFiltered(strings.NewReader(head+tail), nil, []bool{false, true})
+		if err != nil || len(cols[1]) != 0 {
+			t.Fatalf("%s: column %q, err %v", tail, cols[1], err)
+		}
+	}
+	for _, tail := range []string{`"values":[{"a":1}]}}]}`, `"values":["a1"]}}]}`, `"values":{"a":1}}}]}`} {
+		if _, _, _, err := decodeFiltered(strings.NewReader(head+tail), nil, []bool{false, true}); err == nil {
+			t.Fatalf("%s decoded", tail)
+		}
+	}
+}
