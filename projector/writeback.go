@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 )
 
 // A read model being built (Options.Build) is written without syncs and
@@ -18,6 +19,8 @@ import (
 type writeBack struct {
 	kick chan struct{} // a batch committed: sync again (buffered, coalescing)
 	done chan error    // the first sync or close error, once kick is closed
+	once sync.Once     // stop's first call ends the goroutine; later calls return its error
+	err  error         // what the goroutine returned on done
 }
 
 // startWriteBack opens path for syncing and starts the goroutine.
@@ -54,14 +57,17 @@ func (w *writeBack) nudge() {
 }
 
 // stop ends the goroutine once its last sync is done and returns its
-// first error (nil: none, or no writeBack).
+// first error (nil: none, or no writeBack). Called again (Close after
+// CloseBuilt), it returns the same error without waiting.
 func (w *writeBack) stop() error {
 	if w == nil {
 		return nil
 	}
-	close(w.kick)
-	if err := <-w.done; err != nil {
-		return fmt.Errorf("sync %s: %w", FileName, err)
-	}
-	return nil
+	w.once.Do(func() {
+		close(w.kick)
+		if err := <-w.done; err != nil {
+			w.err = fmt.Errorf("sync %s: %w", FileName, err)
+		}
+	})
+	return w.err
 }
