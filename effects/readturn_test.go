@@ -251,3 +251,24 @@ func TestDispatcherSendsTheFirstNewRowsAfterProvisioningInOneWrite(t *testing.T)
 		}
 	}
 }
+
+// A tab provisioning found (a later run's, or an adopted sheet's) may
+// carry notes an earlier run left: the first pass still sweeps it, a
+// read the blind first pass of a created tab saves.
+func TestDispatcherSweepsTheNotesOfATabProvisioningFound(t *testing.T) {
+	var found *sheetsio.Workbook
+	r := newRig(t, func(c *effects.Config) {
+		wb, err := c.Provider.(*gsheets.Provider).Provision(context.Background(), sheetID, c.Workbook.Schema())
+		must(t, err)
+		found, c.Workbook, c.Notes = wb, wb, &staticNotes{}
+	})
+	if found.Created(layout.InputTabName("Airport")) {
+		t.Fatal("a tab that existed is noted as created")
+	}
+	before := r.emu.Counters(sheetID)
+	r.commit("LAX", airport("Los Angeles", 38))
+	r.pass()
+	if after := r.emu.Counters(sheetID); after.Reads == before.Reads {
+		t.Fatalf("the first pass read nothing (%d writes): the found tab was not swept", after.Writes-before.Writes)
+	}
+}
