@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -156,6 +157,20 @@ func TestRestoreRefusesANonEmptyTargetAndLeavesItAlone(t *testing.T) {
 }
 
 // WriteTo is io.WriterTo: the bytes are a log that verifies healthy.
+func TestRestoreIntoAStoreNamesItsLogAndHowAnInterruptedRestoreIsFinished(t *testing.T) {
+	path := buildLog(t, t.TempDir(), 10)
+	target := t.TempDir()
+	_, err := RestoreLog(path, target)
+	must(t, err)
+	// What a restore killed while it built the read model leaves.
+	must(t, os.WriteFile(filepath.Join(target, ".read.sqlite.rebuild"), []byte("x"), 0o600))
+	_, err = RestoreLog(path, target)
+	if !errors.Is(err, ErrRestoreTarget) || !strings.Contains(err.Error(), "already holds a store's "+LogFileName) ||
+		!strings.Contains(err.Error(), "replay --dir") {
+		t.Fatalf("restore into a store = %v, want restore_target_not_empty naming its log and the replay", err)
+	}
+}
+
 func TestWriteToCopiesAHealthyLog(t *testing.T) {
 	path := buildLog(t, t.TempDir(), 60)
 	l, err := OpenLog(path, Options{ReadOnly: true})

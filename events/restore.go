@@ -69,13 +69,27 @@ func prepareRestoreDir(dir string) (created bool, err error) {
 	case err != nil:
 		return false, fmt.Errorf("restore target: %w", err)
 	case len(entries) > 0:
-		var left *RestoreIncompleteError
-		if errors.As(RequireLog(dir), &left) {
-			return false, fmt.Errorf("%w: %w", ErrRestoreTarget, left)
-		}
-		return false, fmt.Errorf("%w: %s holds %d entries; restore into a new or empty directory", ErrRestoreTarget, dir, len(entries))
+		return false, RefuseRestoreTarget(dir, len(entries))
 	}
 	return false, nil
+}
+
+// RefuseRestoreTarget is the ErrRestoreTarget of a restore into dir,
+// which holds n entries: it names an interrupted restore's leftovers,
+// and a store's log already there (a restore killed while it built the
+// read model leaves one, which a replay into dir finishes).
+func RefuseRestoreTarget(dir string, n int) error {
+	var left *RestoreIncompleteError
+	err := RequireLog(dir)
+	switch {
+	case errors.As(err, &left):
+		return fmt.Errorf("%w: %w", ErrRestoreTarget, left)
+	case err == nil:
+		return fmt.Errorf("%w: %s already holds a store's %s; restore into a new or empty directory "+
+			"(a restore interrupted while it built the read model is finished by replaying the log: hikoutei replay --dir)",
+			ErrRestoreTarget, dir, LogFileName)
+	}
+	return fmt.Errorf("%w: %s holds %d entries; restore into a new or empty directory", ErrRestoreTarget, dir, n)
 }
 
 func restoreInto(src, dir string, segs segstore.Store) (BackupInfo, error) {

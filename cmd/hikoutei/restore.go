@@ -138,11 +138,7 @@ func restoreFromStream(ctx context.Context, src replicatedSource, to string) (hi
 		return hikoutei.BackupInfo{}, err // target_inside_store, naming to and the store
 	}
 	if entries, err := os.ReadDir(to); err == nil && len(entries) > 0 {
-		var left *events.RestoreIncompleteError
-		if errors.As(events.RequireLog(to), &left) {
-			return hikoutei.BackupInfo{}, fmt.Errorf("%w: %w", hikoutei.ErrRestoreTarget, left)
-		}
-		return hikoutei.BackupInfo{}, fmt.Errorf("%w: %s holds %d entries; restore into a new or empty directory", hikoutei.ErrRestoreTarget, to, len(entries))
+		return hikoutei.BackupInfo{}, events.RefuseRestoreTarget(to, len(entries))
 	}
 	sweepRestoreScratch(to)
 	scratch, err := scratchDir(to, restoreScratchPrefix+strconv.Itoa(os.Getpid())+"-*")
