@@ -226,15 +226,20 @@ func (p *Provider) withoutRead(w *sheetsio.Workbook, b sheetsio.Batch, now time.
 // a preflight read now (sheetsio.KnownRows): the authority showed exactly
 // f within Config.TrustTTL and rows of some tab are kept as fresh.
 func (p *Provider) RowsKnown(w *sheetsio.Workbook, f sheetsio.Fence) bool {
+	tr, now, ok := p.fenceTrusted(w, f)
+	return ok && tr.anyKept(now, p.cfg.TrustTTL)
+}
+
+// fenceTrusted reports whether the authority showed exactly f within
+// Config.TrustTTL (never with TrustTTL < 0), with w's trust and now.
+func (p *Provider) fenceTrusted(w *sheetsio.Workbook, f sheetsio.Fence) (*trust, time.Time, bool) {
 	if p.cfg.TrustTTL < 0 || w == nil {
-		return false
+		return nil, time.Time{}, false
 	}
 	now := p.cfg.Now()
 	tr := trustOf(w)
-	if _, ok := tr.trusted(nil, &f, now, p.cfg.TrustTTL); !ok {
-		return false
-	}
-	return tr.anyKept(now, p.cfg.TrustTTL)
+	_, ok := tr.trusted(nil, &f, now, p.cfg.TrustTTL)
+	return tr, now, ok
 }
 
 // drift is the hash of the row the response shows at row (0-based) when
@@ -272,12 +277,8 @@ func guardRows(units []*unit) {
 // Config.TrustTTL. Each batch still decides on its own (blindPlan): one
 // that needs more reads first.
 func (p *Provider) AppendsKnown(w *sheetsio.Workbook, f sheetsio.Fence) bool {
-	if p.cfg.TrustTTL < 0 || w == nil {
-		return false
-	}
-	now := p.cfg.Now()
-	tr := trustOf(w)
-	if _, ok := tr.trusted(nil, &f, now, p.cfg.TrustTTL); !ok {
+	tr, now, ok := p.fenceTrusted(w, f)
+	if !ok {
 		return false
 	}
 	for _, t := range w.Schema().Tabs() {
