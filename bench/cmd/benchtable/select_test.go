@@ -40,3 +40,11 @@ func TestEveryStepHasItsPackage(t *testing.T) {
 		}
 	}
 }
+
+func TestAlternatedSwapsEveryOtherRepeat(t *testing.T) {
+	for i, want := range [][]string{{"a", "b"}, {"b", "a"}, {"a", "b"}} {
+		if got := alternated(i, "a", "b"); !slices.Equal(got, want) {
+			t.Fatalf("repeat %d: got %v, want %v", i, got, want)
+		}
+	}
+}
