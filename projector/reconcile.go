@@ -26,33 +26,14 @@ type TabRows struct {
 
 // TabRowsOf reads TabRows of tab for target.
 func (p *Projector) TabRowsOf(target, tab string) (TabRows, error) {
-	r := TabRows{Expected: map[string]string{}}
-	err := p.tabRows(&r, target, tab, func(anchor, hash string) { r.Expected[anchor] = hash })
-	return r, err
-}
-
-// TabRowsSorted reads TabRows of tab for target, except Expected, which
-// it hands to expected one anchor at a time in ascending byte order (the
-// order of the index it is read by) instead of keeping it in a map: a
-// caller that merges it with rows it holds sorted by anchor keeps no
-// second copy of a large tab's anchors (anti-entropy). Expected is nil.
-func (p *Projector) TabRowsSorted(target, tab string, expected func(anchor, hash string)) (TabRows, error) {
-	var r TabRows
-	err := p.tabRows(&r, target, tab, expected)
-	return r, err
-}
-
-// tabRows fills r's sets and hands each expected row to expected, by
-// anchor.
-func (p *Projector) tabRows(r *TabRows, target, tab string, expected func(anchor, hash string)) error {
-	r.InFlight, r.Held, r.Deleted = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	r := TabRows{Expected: map[string]string{}, InFlight: map[string]bool{}, Held: map[string]bool{}, Deleted: map[string]bool{}}
 	queries := []struct {
 		sql  string
 		args []any
 		fn   func(*sqlite.Stmt)
 	}{
-		{"SELECT anchor, hash FROM hk_visible_state WHERE tab = ? AND hash != '' ORDER BY anchor", []any{tab},
-			func(st *sqlite.Stmt) { expected(st.ColumnText(0), st.ColumnText(1)) }},
+		{"SELECT anchor, hash FROM hk_visible_state WHERE tab = ? AND hash != ''", []any{tab},
+			func(st *sqlite.Stmt) { r.Expected[st.ColumnText(0)] = st.ColumnText(1) }},
 		{"SELECT anchor FROM hk_outbox WHERE spreadsheet = ? AND tab = ? AND state IN " + unsettled, []any{target, tab},
 			func(st *sqlite.Stmt) { r.InFlight[st.ColumnText(0)] = true }},
 		{"SELECT anchor FROM hk_conflicts WHERE tab = ? AND state = 'open'", []any{tab},
@@ -64,10 +45,10 @@ func (p *Projector) tabRows(r *TabRows, target, tab string, expected func(anchor
 	}
 	for _, q := range queries {
 		if err := p.each(q.sql, q.args, q.fn); err != nil {
-			return err
+			return r, err
 		}
 	}
-	return nil
+	return r, nil
 }
 
 func (r *TabRows) holdOrDeleted(anchor, reason string) {

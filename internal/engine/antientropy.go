@@ -77,20 +77,21 @@ func (e *Engine) repairWindow(spec layout.TabSpec, anchors []string, at int, row
 	return e.proj.EntityValuesOf(spec.Entity, ids)
 }
 
-// repairRows decides every anchor the tab shows or should show (v), a
-// window of anchors at a time, except the clean rows outside this pass's
+// repairRows decides every anchor the tab shows or should show, a window
+// of anchors at a time, except the clean rows outside this pass's
 // canonical window (canonicalwindow.go): it returns the window too.
 // rest is the report of the rows that are not clean.
-func (e *Engine) repairRows(c *canonicalCursor, spec layout.TabSpec, seen aggregates.SeenTab, v *repairView, rest *aggregates.RepairReport) (aggregates.RepairReport, []aggregates.Queue, canonicalWindow, error) {
+func (e *Engine) repairRows(c *canonicalCursor, spec layout.TabSpec, seen aggregates.SeenTab, rows projector.TabRows, rest *aggregates.RepairReport) (aggregates.RepairReport, []aggregates.Queue, canonicalWindow, error) {
 	var rep aggregates.RepairReport
 	var out []aggregates.Queue
+	observed, copies := seen.Index()
 	policy := aggregates.TabPolicy{Input: spec.Role == layout.RoleInput, Columns: e.sheet.Columns(spec.Name)}
 	if !policy.Input {
 		rep.Surplus += seen.Anchorless // unaddressable: reported for an operator (Input tabs quarantine them)
 		rest.Surplus += seen.Anchorless
 	}
-	anchors, rows := v.anchors, v.rows
-	clean, total := v.clean()
+	anchors := aggregates.Anchors(rows.Expected, observed)
+	clean, total := cleanRows(anchors, rows, observed, copies)
 	cw := e.canonicalWindowOf(c, anchors, clean, total)
 	for from := 0; from < len(anchors); from += observeWindow {
 		window := anchors[from:min(from+observeWindow, len(anchors))]
@@ -102,10 +103,9 @@ func (e *Engine) repairRows(c *canonicalCursor, spec layout.TabSpec, seen aggreg
 			if !cw.in(from + i) {
 				continue // shows the store's last write: compared in a later pass
 			}
-			observed, _ := v.observed(from + i)
 			r := aggregates.RepairRow{Target: e.sheet.Target(spec.Name, anchor), Entity: spec.Entity, ID: anchor,
-				Expected: v.expected[from+i], Observed: observed, InFlight: rows.InFlight[anchor], Held: rows.Held[anchor]}
-			r.Copies, r.CopyHashes = v.copies(from + i)
+				Expected: rows.Expected[anchor], Observed: observed[anchor], InFlight: rows.InFlight[anchor], Held: rows.Held[anchor]}
+			r.Copies, r.CopyHashes = aggregates.SeenCopies(observed, copies, anchor)
 			e.repairValues(spec, policy.Columns, &r, vals)
 			p := policy
 			p.Restore = seen.Recreated || rows.MassDeleted || rows.Deleted[anchor]
@@ -140,14 +140,14 @@ func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggrega
 		}
 		return old.repaired, e.commitWorker(aggregates.Changes{}, e.cfg.Clock.Now())
 	}
-	v, err := e.repairViewOf(spreadsheet, seen)
+	rows, err := e.proj.TabRowsOf(spreadsheet, seen.Tab)
 	if err != nil {
 		return aggregates.RepairReport{}, err
 	}
 	var ch aggregates.Changes
 	c := e.canonicalCursorOf(k)
 	var rest aggregates.RepairReport
-	rep, q, cw, err := e.repairRows(c, spec, seen, v, &rest)
+	rep, q, cw, err := e.repairRows(c, spec, seen, rows, &rest)
 	if err != nil {
 		return rep, err
 	}
@@ -158,6 +158,6 @@ func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggrega
 	if m.repaired = rep; c.swept(m, cw, len(q) > 0) {
 		e.remember(k, m)
 	}
-	c.keep(seen.Body, cw, v.expected, rest, len(q) > 0)
+	c.keep(seen.Body, cw, rows.Expected, rest, len(q) > 0)
 	return rep, nil
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"sort"
+
+	"github.com/hikoutei/hikoutei-go/projector"
 )
 
 // The canonical window of anti-entropy. A row that shows exactly the
@@ -51,6 +53,21 @@ type canonicalWindow struct {
 func (w canonicalWindow) in(i int) bool {
 	n := len(w.clean)
 	return !w.clean[i] || (i-w.from+n)%n < w.span
+}
+
+// cleanRows marks the anchors whose row shows exactly the store's last
+// write: one copy, the expected hash, no effect in flight, not held.
+func cleanRows(anchors []string, rows projector.TabRows, observed map[string]string, copies map[string][]string) ([]bool, int) {
+	clean, n := make([]bool, len(anchors)), 0
+	for i, a := range anchors {
+		want, expected := rows.Expected[a]
+		got, shown := observed[a]
+		_, dup := copies[a]
+		if expected && shown && !dup && got == want && !rows.InFlight[a] && !rows.Held[a] {
+			clean[i], n = true, n+1
+		}
+	}
+	return clean, n
 }
 
 // canonicalWindowOf picks the window of this pass over anchors (sorted)

@@ -77,12 +77,12 @@ func (e *Engine) RepairDry(seen aggregates.SeenTab, window int) (rep aggregates.
 		}
 		defer func() { e.canonicalRows = 0 }()
 		spec, _ := e.sheet.Schema.Tab(seen.Tab)
-		v, err := e.repairViewOf(e.sheet.Spreadsheet, seen)
+		rows, err := e.proj.TabRowsOf(e.sheet.Spreadsheet, seen.Tab)
 		if err != nil {
 			return err
 		}
 		k := passKey{kind: passRepair, spreadsheet: e.sheet.Spreadsheet, tab: seen.Tab}
-		rep, q, _, err = e.repairRows(e.canonicalCursorOf(k), spec, seen, v, &aggregates.RepairReport{})
+		rep, q, _, err = e.repairRows(e.canonicalCursorOf(k), spec, seen, rows, &aggregates.RepairReport{})
 		return err
 	})
 	return rep, q, err

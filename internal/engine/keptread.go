@@ -34,10 +34,10 @@ type keptRead struct {
 }
 
 // keep keeps, after a decoded pass at c.mark that compared window w with
-// the expected hashes (expected[i]: w.anchors[i]'s) and queued nothing, what a pass reading the
+// the expected hashes of rows and queued nothing, what a pass reading the
 // same bytes needs; a pass that queued, or a read not digested, keeps
 // nothing.
-func (c *canonicalCursor) keep(body [32]byte, w canonicalWindow, expected []string, rest aggregates.RepairReport, queued bool) {
+func (c *canonicalCursor) keep(body [32]byte, w canonicalWindow, expected map[string]string, rest aggregates.RepairReport, queued bool) {
 	c.kept = nil
 	if queued || body == ([32]byte{}) || !c.mark.valid {
 		return

@@ -18,11 +18,12 @@ const keptTabRows = 171_075
 // pass does: the anchors and expected hashes are fresh strings, as read
 // from the read model, dropped once the pass returns.
 func keptPass(n int) *canonicalCursor {
-	anchors, clean, expected := make([]string, n), make([]bool, n), make([]string, n)
+	anchors, clean := make([]string, n), make([]bool, n)
+	expected := make(map[string]string, n)
 	for i := range n {
 		anchors[i] = "R" + fmt.Sprintf("%07d", i) // an 8-byte key, sorted
 		clean[i] = true
-		expected[i] = cell.VisibleHash([]any{anchors[i], strconv.Itoa(i), "Airport " + anchors[i]})
+		expected[anchors[i]] = cell.VisibleHash([]any{anchors[i], strconv.Itoa(i), "Airport " + anchors[i]})
 	}
 	c := &canonicalCursor{mark: unchangedMark{valid: true}}
 	c.keep([32]byte{1}, canonicalWindow{anchors: anchors, clean: clean, total: n}, expected, aggregates.RepairReport{}, false)

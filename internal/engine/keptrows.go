@@ -16,13 +16,13 @@ type keptRows struct {
 	ends []uint32 // ends[2i]: where row i's anchor ends in text; ends[2i+1]: its hash
 }
 
-// packRows packs the clean anchors with their hashes (hash[i] is
-// anchors[i]'s), in order; ok is false when they do not fit (4 GiB of text).
-func packRows(anchors []string, clean []bool, hash []string, n int) (k keptRows, ok bool) {
+// packRows packs the anchors of rows with their hashes in hash, in
+// order; ok is false when they do not fit (4 GiB of text).
+func packRows(anchors []string, clean []bool, hash map[string]string, n int) (k keptRows, ok bool) {
 	size := 0
 	for i, a := range anchors {
 		if clean[i] {
-			size += len(a) + len(hash[i])
+			size += len(a) + len(hash[a])
 		}
 	}
 	if size > math.MaxUint32 {
@@ -33,7 +33,7 @@ func packRows(anchors []string, clean []bool, hash []string, n int) (k keptRows,
 		if clean[i] {
 			k.text = append(k.text, a...)
 			k.ends = append(k.ends, uint32(len(k.text)))
-			k.text = append(k.text, hash[i]...)
+			k.text = append(k.text, hash[a]...)
 			k.ends = append(k.ends, uint32(len(k.text)))
 		}
 	}
