@@ -92,7 +92,7 @@ const (
 	// backfill pair (bench/: BenchmarkBackfillCitiesServe); unset = every city.
 	EnvBenchBackfillRows = "HIKOUTEI_BENCH_BACKFILL_ROWS"
 	// EnvBenchPeakProfile names a file where that benchmark writes a heap
-	// profile each time the heap in use reaches a new maximum.
+	// profile each time a collection finds a new maximum of live heap.
 	EnvBenchPeakProfile = "HIKOUTEI_BENCH_PEAK_PROFILE"
 	// EnvBenchIdleProfile names a file where the idle benchmark
 	// (BenchmarkIdleMinute) writes a CPU profile of its measured minutes.
