@@ -103,6 +103,18 @@ func TestReconcileOutcomeSearchesItsIndex(t *testing.T) {
 	}
 }
 
+// TestAnyOpenConflictSearchesItsIndex: whether any conflict is open (read
+// once per group commit) is a search of the partial index of open
+// conflicts, never a scan of every conflict, resolved ones included.
+func TestAnyOpenConflictSearchesItsIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	must(t, openAt(t, path).Close())
+	plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+projector.AnyOpenConflictQuery), "\n")
+	if !strings.Contains(plan, "hk_conflicts_open") {
+		t.Errorf("%s\nplan:\n%s\nwant a search of hk_conflicts_open", projector.AnyOpenConflictQuery, plan)
+	}
+}
+
 // TestSettlementReadsSearchTheirIndexes: a settlement reads its effects'
 // outbox rows by a search of the effect_id index per listed id, with no
 // list subquery (a temporary table of the ids), and learns whether any
