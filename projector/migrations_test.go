@@ -152,6 +152,21 @@ func TestAppliedBatchFindsRowsByRowid(t *testing.T) {
 	}
 }
 
+// TestShownCellsReadPayloadsByRowid: the shown cells of an applied
+// batch's Input rows read their payloads finding each outbox row by its rowid
+// (read by disjointRows in the same transaction), never by a scan of the
+// outbox or a search of the effect_id index.
+func TestShownCellsReadPayloadsByRowid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	must(t, openAt(t, path).Close())
+	q := strings.ReplaceAll(projector.QueuedPayloadsQuery, "?1", `'[1,2]'`)
+	plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+q), "\n")
+	if !strings.Contains(plan, "USING INTEGER PRIMARY KEY (rowid=?)") || strings.Contains(plan, "SCAN o") ||
+		strings.Contains(plan, "sqlite_autoindex_hk_outbox") {
+		t.Errorf("%s\nplan:\n%s\nwant a rowid search of hk_outbox, no scan, no search of the effect_id index", q, plan)
+	}
+}
+
 // TestClaimableSearchesInQueueOrderWithoutSort: a claim reads each state's
 // heads by a search of hk_outbox_state in its own order (rowid, which is
 // queue order), never a sort of the whole backlog in a temporary b-tree
