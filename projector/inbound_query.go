@@ -131,6 +131,17 @@ func (p *Projector) OpenConflictsFor(entity, id string) ([]aggregates.Conflict, 
 	return p.conflicts("entity = ? AND id = ? AND state = 'open'", entity, id)
 }
 
+// AnyOpenConflictQuery finds whether any conflict is open, by a search of
+// the partial index hk_conflicts_open (exported for the plan test).
+const AnyOpenConflictQuery = `SELECT 1 FROM hk_conflicts WHERE state = 'open' LIMIT 1`
+
+// AnyOpenConflict reports whether any conflict is open.
+func (p *Projector) AnyOpenConflict() (bool, error) {
+	some := false
+	err := p.each(AnyOpenConflictQuery, nil, func(*sqlite.Stmt) { some = true })
+	return some, err
+}
+
 // OpenConflictCount counts the open conflicts.
 func (p *Projector) OpenConflictCount() (int, error) {
 	n := 0

@@ -103,6 +103,18 @@ func TestReconcileOutcomeSearchesItsIndex(t *testing.T) {
 	}
 }
 
+// TestAnyOpenConflictSearchesItsIndex: whether any conflict is open (read
+// once per group commit) is a search of the partial index of open
+// conflicts, never a scan of every conflict, resolved ones included.
+func TestAnyOpenConflictSearchesItsIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	must(t, openAt(t, path).Close())
+	plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+projector.AnyOpenConflictQuery), "\n")
+	if !strings.Contains(plan, "hk_conflicts_open") {
+		t.Errorf("%s\nplan:\n%s\nwant a search of hk_conflicts_open", projector.AnyOpenConflictQuery, plan)
+	}
+}
+
 // TestSettlementReadsSearchTheirIndexes: a settlement reads its effects'
 // outbox rows by a search of the effect_id index per listed id, with no
 // list subquery (a temporary table of the ids), and learns whether any
@@ -137,6 +149,21 @@ func TestAppliedBatchFindsRowsByRowid(t *testing.T) {
 			strings.Contains(plan, "SCAN o") || strings.Contains(plan, "sqlite_autoindex_hk_outbox") {
 			t.Errorf("%s\nplan:\n%s\nwant a rowid search of hk_outbox, no scan, no search of the effect_id index", q, plan)
 		}
+	}
+}
+
+// TestShownCellsReadPayloadsByRowid: the shown cells of an applied
+// batch's Input rows read their payloads finding each outbox row by its rowid
+// (read by disjointRows in the same transaction), never by a scan of the
+// outbox or a search of the effect_id index.
+func TestShownCellsReadPayloadsByRowid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	must(t, openAt(t, path).Close())
+	q := strings.ReplaceAll(projector.QueuedPayloadsQuery, "?1", `'[1,2]'`)
+	plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+q), "\n")
+	if !strings.Contains(plan, "USING INTEGER PRIMARY KEY (rowid=?)") || strings.Contains(plan, "SCAN o") ||
+		strings.Contains(plan, "sqlite_autoindex_hk_outbox") {
+		t.Errorf("%s\nplan:\n%s\nwant a rowid search of hk_outbox, no scan, no search of the effect_id index", q, plan)
 	}
 }
 

@@ -2,6 +2,7 @@ package projector
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"zombiezen.com/go/sqlite"
@@ -148,23 +149,100 @@ FROM json_each(?) AS j JOIN hk_outbox AS o ON o.effect_id = j.key`, []any{list},
 	return rows, ok && err == nil, err
 }
 
-// shownAfterBatch records, in item order, what the batch's writes on Input
-// tabs show (shownAfterWrite for each such item).
+// shownAfterBatch records, in item order, what the batch's writes on
+// Input tabs show (shownAfterWrite for each such item), their payloads
+// read in one query by rowid rather than one search of the effect_id
+// index each.
 func (p *Projector) shownAfterBatch(e *events.Event, x events.EffectsApplied, rows map[string]batchRow) error {
 	if len(p.inputTabs) == 0 {
 		return nil
 	}
 	defer func() { p.applied = appliedRow{} }()
+	var rowids []int64
+	for id := range x.Written {
+		if r, found := rows[id]; found && p.inputTabs[r.tab] {
+			rowids = append(rowids, r.rowid)
+		}
+	}
+	if len(rowids) == 0 {
+		return nil
+	}
+	queued, err := p.queuedPayloads(rowids)
+	if err != nil {
+		return err
+	}
 	for _, pl := range x.Each() {
 		a := pl.(events.EffectApplied)
 		r, found := rows[a.EffectID]
-		if !found || !p.inputTabs[r.tab] {
+		q, known := queued[r.rowid]
+		if !found || !known || !p.inputTabs[r.tab] {
 			continue
 		}
-		p.applied = appliedRow{id: a.EffectID, binding: r.binding, tab: r.tab, anchor: r.anchor, found: true}
-		if err := p.shownAfterWrite(e, a.EffectID, a.WrittenHash); err != nil {
+		if err := p.shownAfterBatchItem(e, a, r, q); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// shownAfterBatchItem records what one applied write of a batch shows on
+// its Input row r, q its write as queued (shownAfterWrite, without its
+// read of the outbox row).
+func (p *Projector) shownAfterBatchItem(e *events.Event, a events.EffectApplied, r batchRow, q queuedPayload) error {
+	if q.op == events.OpDelete {
+		p.applied = appliedRow{id: a.EffectID, binding: r.binding, tab: r.tab, anchor: r.anchor, found: true}
+		return p.shownAfterWrite(e, a.EffectID, a.WrittenHash)
+	}
+	values, err := q.values(a.EffectID)
+	if err != nil {
+		return err
+	}
+	hashes := make(map[string]string, len(values))
+	for f, v := range upcastKeys(p.up, q.entity, q.queuedSeq, values) { // the payload as queued: its layout then
+		if hashes[f], err = aggregates.ShownHash(v); err != nil {
+			return err
+		}
+	}
+	return p.setShown(r.binding, r.tab, r.anchor, hashes, e.Seq)
+}
+
+// queuedPayload is what an outbox row holds of its write as queued.
+type queuedPayload struct {
+	op        events.Op
+	entity    string
+	queuedSeq uint64
+	payload   []byte
+}
+
+// values decodes the payload (as scanEffect does).
+func (q queuedPayload) values(id string) (map[string]any, error) {
+	v, err := events.DecodeCanonical(q.payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: outbox payload of %s: %w", ErrReadModelInvalid, id, err)
+	}
+	m, _ := v.(map[string]any)
+	return m, nil
+}
+
+// QueuedPayloadsQuery reads the op, entity, queued_seq and payload of the
+// outbox rows listed by rowid in a JSON array (?1), each found by its rowid
+// (exported for the plan test).
+const QueuedPayloadsQuery = `SELECT o.rowid, o.op, o.entity, o.queued_seq, o.payload
+FROM json_each(?1) AS j JOIN hk_outbox AS o ON o.rowid = j.value`
+
+// queuedPayloads reads the writes as queued of the outbox rows with the
+// given rowids, by rowid.
+func (p *Projector) queuedPayloads(rowids []int64) (map[int64]queuedPayload, error) {
+	list, err := json.Marshal(rowids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]queuedPayload, len(rowids))
+	err = p.each(QueuedPayloadsQuery, []any{string(list)}, func(st *sqlite.Stmt) {
+		buf := make([]byte, st.ColumnLen(4))
+		st.ColumnBytes(4, buf)
+		out[st.ColumnInt64(0)] = queuedPayload{op: events.Op(st.ColumnText(1)), entity: st.ColumnText(2),
+			queuedSeq: uint64(st.ColumnInt64(3)), payload: buf}
+	})
+	return out, err
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/hikoutei/hikoutei-go/aggregates"
+import (
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/projector"
+)
 
 // batchState carries the decisions of earlier units of one group commit:
 // entity states and stream versions by stream. A unit decides in a child
@@ -13,16 +16,27 @@ type batchState struct {
 	// version of every entity stream the group touches: 0 = never
 	// persisted, so there is no state to read.
 	logVersions map[string]uint64
+	// open (shared by the states of one group) is whether a read model
+	// held an open conflict, read once: it does not change while a group
+	// is decided (its events are projected after every decision).
+	open *openConflicts
+}
+
+// openConflicts records whether read model proj holds any open conflict.
+type openConflicts struct {
+	proj *projector.Projector // nil: not read yet
+	some bool
 }
 
 func newBatchState(logVersions map[string]uint64) *batchState {
-	return &batchState{entities: map[string]aggregates.EntityState{}, versions: map[string]uint64{}, logVersions: logVersions}
+	return &batchState{entities: map[string]aggregates.EntityState{}, versions: map[string]uint64{}, logVersions: logVersions,
+		open: &openConflicts{}}
 }
 
 // child is a unit's state on top of b.
 func (b *batchState) child() *batchState {
 	c := newBatchState(b.logVersions)
-	c.parent = b
+	c.parent, c.open = b, b.open
 	return c
 }
 

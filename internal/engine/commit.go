@@ -38,6 +38,9 @@ func (e *Engine) openConflicts(shape events.EntityShape, id string, b *batchStat
 	if !shape.HasUserFields() {
 		return nil, nil // no Input tab: no candidates, no conflicts
 	}
+	if some, err := e.anyOpenConflict(b); err != nil || !some {
+		return nil, err // none in the store (a backfill's units): no read per entity
+	}
 	open, err := e.proj.OpenConflictsFor(shape.Name, id)
 	if err != nil || len(open) == 0 {
 		return nil, err
@@ -54,6 +57,19 @@ func (e *Engine) openConflicts(shape events.EntityShape, id string, b *batchStat
 		out = append(out, cs)
 	}
 	return out, nil
+}
+
+// anyOpenConflict reports whether the read model holds any open conflict,
+// read once per group of units (b.open).
+func (e *Engine) anyOpenConflict(b *batchState) (bool, error) {
+	if b.open.proj != nil && b.open.proj == e.proj {
+		return b.open.some, nil
+	}
+	some, err := e.proj.AnyOpenConflict()
+	if err == nil {
+		*b.open = openConflicts{proj: e.proj, some: some}
+	}
+	return some, err
 }
 
 // conflictState reads what a conflict decision needs of cf.
