@@ -1,6 +1,7 @@
 package gsheets
 
 import (
+	"sync"
 	"time"
 
 	"google.golang.org/api/sheets/v4"
@@ -44,6 +45,11 @@ type blindCheck struct {
 	ids    map[string]int64
 	titles map[string]string
 	fence  *sheetsio.Fence
+	// mu and failed order the trust's settlement of bodies sent at once
+	// (sendWaves): once one body failed or did not verify, a body
+	// answered later does not trust again what that one forgot.
+	mu     sync.Mutex
+	failed bool
 }
 
 // blindTabs lists the tabs a batch of first-send appends relies on; ok is
@@ -202,7 +208,10 @@ func observedValues(spec layout.TabSpec, sh *sheets.Sheet) [][]any {
 // settleTrust refreshes or forgets the trust after a blind batchUpdate:
 // werr nil means its response verified every header and the authority.
 func (c *blindCheck) settleTrust(w *sheetsio.Workbook, werr *sheetsio.WriteError, now time.Time) {
-	if werr != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failed = c.failed || werr != nil
+	if c.failed {
 		trustOf(w).distrust(c.tabs...)
 		return
 	}

@@ -115,7 +115,12 @@ func assemble(units []*unit, rm receiptMeta) ([]*sheets.Request, rawRows, error)
 
 // sendChunks sends chunks in order and stops at the first that is not
 // applied (later chunks stay unsent: their preflight may be stale).
+// Chunks of appended rows only go out at once instead (sendWaves, atOnce).
 func (p *Provider) sendChunks(ctx context.Context, w *sheetsio.Workbook, chunks [][]*unit, rm receiptMeta) {
+	if atOnce(chunks) {
+		p.sendWaves(ctx, w, chunks, rm)
+		return
+	}
 	for _, c := range chunks {
 		if !p.sendSplitting(ctx, w, c, rm) {
 			return

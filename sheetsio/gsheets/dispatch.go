@@ -26,8 +26,9 @@ import (
 //     hash (I06), appends recognise replays by anchor;
 //  3. one spreadsheets.batchUpdate carrying every tab's requests and the
 //     receipt rows (a few per batchUpdate, see ReceiptRecord); chunked only
-//     beyond MaxBatchBytes/MaxBatchRequests; a size rejection splits the
-//     chunk (C09). Writes are never retried.
+//     beyond MaxBatchBytes/MaxBatchRequests, chunks of new rows only cut
+//     to about one size and sent at once (wave.go); a size rejection
+//     splits the chunk (C09). Writes are never retried.
 //
 // Before sending, the units of a tab whose rows would take the spreadsheet
 // past MaxSpreadsheetCells are held back (StatusBlocked,
@@ -74,7 +75,7 @@ func (p *Provider) sendPlanned(ctx context.Context, ctr *requestCounter, w *shee
 	if units, err = p.fitCapacity(ctx, w, b, units, snaps, res, rm.sheetID); err != nil {
 		return nil, err
 	}
-	p.sendChunks(ctx, w, chunk(units, bodyLimit(p.cfg.MaxBatchBytes), p.cfg.MaxBatchRequests), rm)
+	p.sendChunks(ctx, w, p.bodies(units), rm)
 	keepWritten(w, units)
 	noteHead(w, units)
 	res.Refreshed = refreshed(units)

@@ -64,14 +64,24 @@ func (a *account) quotaBudget() sheetsio.AccountBudget {
 // Headroom is how many reads and writes could both start now without
 // waiting, over the accounts in the pool (sheetsio.QuotaReporter).
 func (p *Provider) Headroom() int {
-	reads, writes := 0, 0
+	return min(p.headroom(classRead), p.headroom(classWrite))
+}
+
+// headroom is how many requests of class could start now without
+// waiting, over the accounts in the pool.
+func (p *Provider) headroom(class requestClass) int {
+	n := 0
 	for _, a := range p.pool.accts {
-		if a.out.Load() == nil {
-			reads = addSat(reads, a.read.Headroom())
-			writes = addSat(writes, a.write.Headroom())
+		if a.out.Load() != nil {
+			continue
 		}
+		b := a.read
+		if class == classWrite {
+			b = a.write
+		}
+		n = addSat(n, b.Headroom())
 	}
-	return min(reads, writes)
+	return n
 }
 
 // addSat is a+b for non-negative ints, saturating at the largest int
