@@ -1,6 +1,8 @@
 package sheetsio
 
 import (
+	"slices"
+
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
@@ -41,8 +43,10 @@ type TabSnapshot struct {
 	Title string
 	// partial: only the header and the anchor column were read (a
 	// dispatch preflight of appends): Rows is empty, anchors maps to sheet
-	// row numbers, and Find returns rows with Anchor and SheetRow only.
+	// row numbers, and Find returns rows with Anchor and SheetRow only,
+	// but whole for the rows read again (shown, by sheet row: ShowRow).
 	partial bool
+	shown   map[int]Row
 	// Digested: the read's RowCheck certified the tab as it streamed
 	// (SnapshotChecked), so no row was decoded: Rows, Strays and the
 	// anchor index are empty; Header is set.
@@ -65,7 +69,11 @@ func (t *TabSnapshot) Find(anchor string) []Row {
 	out := make([]Row, len(idx))
 	for i, j := range idx {
 		if t.partial {
-			out[i] = Row{Anchor: norm.NFC.String(anchor), SheetRow: j}
+			r, ok := t.shown[j]
+			if !ok {
+				r = Row{Anchor: norm.NFC.String(anchor), SheetRow: j}
+			}
+			out[i] = r
 			continue
 		}
 		out[i] = t.Rows[j]
@@ -202,7 +210,37 @@ func (t *TabSnapshot) FillAnchors(spec layout.TabSpec, header [][]any, column []
 	}
 }
 
+// ShowRow decodes raw, sheet row sheetRow of a partial read as a later
+// read showed it whole (a dispatch preflight reads again only the rows
+// where an append's anchor shows, to tell a replay from a conflict): Find
+// then returns it with its cells and hash. ok is false, and nothing is
+// kept, when the row does not show there the anchor the partial read
+// indexed at it (the tab changed between the reads, e.g. a sort).
+func (t *TabSnapshot) ShowRow(spec layout.TabSpec, raw []any, sheetRow int) bool {
+	if !t.partial || t.Err != nil {
+		return false
+	}
+	r := t.decodeRow(spec, raw, sheetRow)
+	if r.Anchor == "" || !slices.Contains(t.anchors.get(r.Anchor), sheetRow) {
+		return false
+	}
+	if t.shown == nil {
+		t.shown = map[int]Row{}
+	}
+	t.shown[sheetRow] = r
+	return true
+}
+
 func (t *TabSnapshot) addRow(spec layout.TabSpec, raw []any, sheetRow int) {
+	r := t.decodeRow(spec, raw, sheetRow)
+	if r.Anchor != "" {
+		t.anchors.add(r.Anchor, len(t.Rows))
+	}
+	t.Rows = append(t.Rows, r)
+}
+
+// decodeRow cuts raw to the header's width and hashes it.
+func (t *TabSnapshot) decodeRow(spec layout.TabSpec, raw []any, sheetRow int) Row {
 	w := len(spec.Columns)
 	// The decoded row is this snapshot's own: pad it in place when short,
 	// cut it when long (cells beyond the header are strays), never copy it.
@@ -214,10 +252,7 @@ func (t *TabSnapshot) addRow(spec layout.TabSpec, raw []any, sheetRow int) {
 			r.Anchor = norm.NFC.String(s)
 		}
 	}
-	if r.Anchor != "" {
-		t.anchors.add(r.Anchor, len(t.Rows))
-	}
-	t.Rows = append(t.Rows, r)
+	return r
 }
 
 // keepsRetired reports whether raw holds a non-blank cell in a retired

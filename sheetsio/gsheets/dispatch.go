@@ -2,8 +2,6 @@ package gsheets
 
 import (
 	"context"
-	"errors"
-	"maps"
 	"time"
 
 	"google.golang.org/api/sheets/v4"
@@ -93,9 +91,10 @@ func (p *Provider) sendPlanned(ctx context.Context, ctr *requestCounter, w *shee
 // to know whether its anchor is there), the receipts tab through its
 // header, the rest whole; by the Workbook's known sheetIds when it has
 // them all, else (or when an id is stale) after an enumeration that
-// rebinds them (that path reads appended-to tabs whole). A partially read
-// tab where an append finds its anchor is then read whole (a second read)
-// so the planner can tell a replay from a conflict.
+// rebinds them (that path reads appended-to tabs whole). The rows of a
+// partially read tab where an append finds its anchor are then read whole
+// (a second read: readAnchoredRows) so the planner can tell a replay from
+// a conflict.
 func (p *Provider) preflight(ctx context.Context, w *sheetsio.Workbook, b sheetsio.Batch) (map[string]*sheetsio.TabSnapshot, error) {
 	tabs, modes := preflightModes(w, b)
 	snaps, ok, err := p.readKnown(ctx, w, tabs, modes, nil, sheetsio.BodyDigest{})
@@ -109,15 +108,13 @@ func (p *Provider) preflight(ctx context.Context, w *sheetsio.Workbook, b sheets
 		}
 		return p.readTabs(ctx, w, resolve(w, infos), tabs, layout.ReceiptsTab)
 	}
-	full := anchoredAppends(b, snaps)
-	if len(full) == 0 {
+	tabs, rows := anchoredRows(b, snaps)
+	if len(tabs) == 0 {
 		return snaps, nil
 	}
-	again, ok, err := p.readKnown(ctx, w, full, nil, nil, sheetsio.BodyDigest{})
-	if err != nil || !ok {
-		return nil, errors.Join(err, newErr(sheetsio.CodeReadRejected, nil, "tabs changed during the preflight"))
+	if err := p.readAnchoredRows(ctx, w, snaps, tabs, rows); err != nil {
+		return nil, err
 	}
-	maps.Copy(snaps, again)
 	return snaps, nil
 }
 
@@ -157,21 +154,6 @@ func preflightModes(w *sheetsio.Workbook, b sheetsio.Batch) ([]string, map[strin
 		add(layout.AuthorityTab, readFull)
 	}
 	return tabs, modes
-}
-
-// anchoredAppends lists the partially read tabs where an append's anchor
-// already shows.
-func anchoredAppends(b sheetsio.Batch, snaps map[string]*sheetsio.TabSnapshot) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, op := range b.Ops {
-		s := snaps[op.Tab]
-		if op.Kind == sheetsio.OpAppend && s != nil && s.Partial() && !seen[op.Tab] && len(s.Find(op.Anchor)) > 0 {
-			seen[op.Tab] = true
-			out = append(out, op.Tab)
-		}
-	}
-	return out
 }
 
 // planVerified plans a batch. After a preflight read (check nil) it

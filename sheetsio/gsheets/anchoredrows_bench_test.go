@@ -1,0 +1,94 @@
+package gsheets
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/sheetsio"
+	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
+)
+
+// BenchmarkReplayPreflightLargeTab measures the preflight of one replayed
+// append (its anchor already shows) on a 50,000-row System tab, and the
+// whole dispatch: B/op and allocs/op (the emulator's, in process, too) and
+// held-B, the live heap the preflight's snapshots hold (preflight) or the
+// Workbook keeps after the dispatch returned (dispatch), after a
+// collection.
+func BenchmarkReplayPreflightLargeTab(b *testing.B) {
+	p, w := largeTab(b, 50_000)
+	replay := appendOp("Part_System", "p25000", partValues("p25000", 1))
+	replay.ID, replay.Receipt = "again", &sheetsio.Receipt{EffectID: "again", PayloadHash: "p"}
+	batch := sheetsio.Batch{Ops: []sheetsio.Op{replay}}
+	b.Run("preflight", func(b *testing.B) {
+		b.ReportAllocs()
+		var held uint64
+		for b.Loop() {
+			base := liveHeap()
+			snaps, err := p.preflight(context.Background(), w, batch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			held += liveHeap() - min(base, liveHeap())
+			runtime.KeepAlive(snaps)
+		}
+		b.ReportMetric(float64(held)/float64(b.N), "held-B")
+	})
+	b.Run("dispatch", func(b *testing.B) {
+		b.ReportAllocs()
+		var held uint64
+		for b.Loop() {
+			base := liveHeap()
+			res, err := p.Dispatch(context.Background(), w, batch)
+			if err != nil || res.Ops[0].Status != sheetsio.StatusUnchanged {
+				b.Fatalf("%v %+v", err, res)
+			}
+			held += liveHeap() - min(base, liveHeap())
+		}
+		b.ReportMetric(float64(held)/float64(b.N), "held-B")
+	})
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// largeTab provisions the test schema on an emulator and appends n rows
+// p00000… to Part_System.
+func largeTab(b *testing.B, n int) (*Provider, *sheetsio.Workbook) {
+	emu := emulator.New(emulator.Options{AutoCreate: true})
+	srv := httptest.NewServer(emu.Handler())
+	b.Cleanup(srv.Close)
+	p, err := New(context.Background(), Config{Endpoint: srv.URL, Pacing: Pacing{ReadInterval: -1, WriteInterval: -1},
+		Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := layout.NewSchema(partEntity("Part"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := p.Provision(context.Background(), testSheetID, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for first := 0; first < n; first += 5000 {
+		var ops []sheetsio.Op
+		for i := first; i < min(first+5000, n); i++ {
+			a := fmt.Sprintf("p%05d", i)
+			ops = append(ops, appendOp("Part_System", a, partValues(a, 1)))
+		}
+		if _, err := p.Dispatch(context.Background(), w, sheetsio.Batch{Ops: ops}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return p, w
+}
