@@ -3,14 +3,11 @@ package gsheets
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
-	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // BenchmarkReplayPreflightLargeTab measures the preflight of one replayed
@@ -64,22 +61,7 @@ func liveHeap() uint64 {
 // largeTab provisions the test schema on an emulator and appends n rows
 // p00000… to Part_System.
 func largeTab(b *testing.B, n int) (*Provider, *sheetsio.Workbook) {
-	emu := emulator.New(emulator.Options{AutoCreate: true})
-	srv := httptest.NewServer(emu.Handler())
-	b.Cleanup(srv.Close)
-	p, err := New(context.Background(), Config{Endpoint: srv.URL, Pacing: Pacing{ReadInterval: -1, WriteInterval: -1},
-		Now: func() time.Time { return fixedNow }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := layout.NewSchema(partEntity("Part"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	w, err := p.Provision(context.Background(), testSheetID, s)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, w, _ := provisionedPart(b, emulator.New(emulator.Options{AutoCreate: true}).Handler())
 	for first := 0; first < n; first += 5000 {
 		var ops []sheetsio.Op
 		for i := first; i < min(first+5000, n); i++ {

@@ -46,23 +46,8 @@ func (c *byteCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // response body bytes (the response carries the written rows, C06) and the
 // request count (I19: one ranged read and one batchUpdate).
 func BenchmarkDispatch2000Updates(b *testing.B) {
-	emu := emulator.New(emulator.Options{AutoCreate: true})
-	counter := &byteCounter{next: emu.Handler()}
-	srv := httptest.NewServer(counter)
-	defer srv.Close()
-	p, err := New(context.Background(), Config{Endpoint: srv.URL, Pacing: Pacing{ReadInterval: -1, WriteInterval: -1},
-		Now: func() time.Time { return fixedNow }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := layout.NewSchema(partEntity("Part"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	w, err := p.Provision(context.Background(), testSheetID, s)
-	if err != nil {
-		b.Fatal(err)
-	}
+	counter := &byteCounter{next: emulator.New(emulator.Options{AutoCreate: true}).Handler()}
+	p, w, s := provisionedPart(b, counter)
 	const n = 2000
 	spec, _ := s.Tab("Part_System")
 	ops := make([]sheetsio.Op, n)
@@ -100,4 +85,25 @@ func BenchmarkDispatch2000Updates(b *testing.B) {
 	b.ReportMetric(float64(counter.req.Load()), "req-bytes/op")
 	b.ReportMetric(float64(counter.resp.Load()), "resp-bytes/op")
 	b.ReportMetric(float64(reads+writes), "requests/op")
+}
+
+// provisionedPart serves h over HTTP for b and returns an unpaced
+// Provider with the Part schema provisioned through it.
+func provisionedPart(b *testing.B, h http.Handler) (*Provider, *sheetsio.Workbook, *layout.Schema) {
+	srv := httptest.NewServer(h)
+	b.Cleanup(srv.Close)
+	p, err := New(context.Background(), Config{Endpoint: srv.URL, Pacing: Pacing{ReadInterval: -1, WriteInterval: -1},
+		Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := layout.NewSchema(partEntity("Part"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := p.Provision(context.Background(), testSheetID, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, w, s
 }
