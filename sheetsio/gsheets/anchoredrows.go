@@ -70,23 +70,12 @@ func errTabsChanged(err error) error {
 // whole in its partial snapshot (ShowRow).
 func (p *Provider) readAnchoredRows(ctx context.Context, w *sheetsio.Workbook, snaps map[string]*sheetsio.TabSnapshot,
 	tabs []string, rows map[string][]int) error {
-	req := &sheets.BatchGetValuesByDataFilterRequest{MajorDimension: "ROWS", ValueRenderOption: "UNFORMATTED_VALUE",
-		DateTimeRenderOption: "SERIAL_NUMBER"}
-	runs := make(map[string][]rowRun, len(tabs))
-	for _, t := range tabs {
-		id, ok := w.SheetID(t)
-		if !ok || id != snaps[t].SheetID {
-			return errTabsChanged(nil)
-		}
-		runs[t] = runsOf(rows[t])
-		for _, r := range runs[t] {
-			g := &sheets.GridRange{SheetId: id, StartRowIndex: int64(r.first - 1), EndRowIndex: int64(r.end - 1),
-				ForceSendFields: []string{"SheetId"}}
-			req.DataFilters = append(req.DataFilters, &sheets.DataFilter{GridRange: g})
-		}
+	req, runs, err := anchoredRowsRequest(w, snaps, tabs, rows)
+	if err != nil {
+		return err
 	}
 	var v valuesRead
-	err := p.read(ctx, "batch_get_by_sheet_id", func(ctx context.Context) error {
+	err = p.read(ctx, "batch_get_by_sheet_id", func(ctx context.Context) error {
 		var err error
 		v, err = p.streamBatchGetByDataFilter(ctx, w.SpreadsheetID(), req, nil, nil, sheetsio.BodyDigest{})
 		return err
@@ -98,6 +87,29 @@ func (p *Provider) readAnchoredRows(ctx context.Context, w *sheetsio.Workbook, s
 		return errTabsChanged(err)
 	}
 	return showRuns(w, snaps, tabs, runs, v.resp)
+}
+
+// anchoredRowsRequest is the read of readAnchoredRows: a data filter per
+// run of rows, tab by tab; a tab whose sheetId changed since the first
+// read is a changed tab.
+func anchoredRowsRequest(w *sheetsio.Workbook, snaps map[string]*sheetsio.TabSnapshot, tabs []string,
+	rows map[string][]int) (*sheets.BatchGetValuesByDataFilterRequest, map[string][]rowRun, error) {
+	req := &sheets.BatchGetValuesByDataFilterRequest{MajorDimension: "ROWS", ValueRenderOption: "UNFORMATTED_VALUE",
+		DateTimeRenderOption: "SERIAL_NUMBER"}
+	runs := make(map[string][]rowRun, len(tabs))
+	for _, t := range tabs {
+		id, ok := w.SheetID(t)
+		if !ok || id != snaps[t].SheetID {
+			return nil, nil, errTabsChanged(nil)
+		}
+		runs[t] = runsOf(rows[t])
+		for _, r := range runs[t] {
+			g := &sheets.GridRange{SheetId: id, StartRowIndex: int64(r.first - 1), EndRowIndex: int64(r.end - 1),
+				ForceSendFields: []string{"SheetId"}}
+			req.DataFilters = append(req.DataFilters, &sheets.DataFilter{GridRange: g})
+		}
+	}
+	return req, runs, nil
 }
 
 // showRuns shows each run's rows in its tab's snapshot; a row missing or
