@@ -160,3 +160,64 @@ func TestAPersonSortingAndInsertingDuringAWaveMovesNoRowTwice(t *testing.T) {
 		Anchor: "r007", ExpectedHash: hash, Values: map[string]any{"qty": int64(99)}}}})
 	h.wantStatus(res, 0, sheetsio.StatusApplied)
 }
+
+// The spreadsheet fills up while a wave is in flight (a person adds a tab
+// that leaves room for about a thousand cells): bodies the limit refuses land
+// nothing, the others land with their receipts, and once the person frees
+// the space, resending what is missing lands every row once.
+func TestTheSpreadsheetFillingUpDuringAWaveLosesAndDuplicatesNothing(t *testing.T) {
+	h, w, ops := chunkedAppends(t, 200)
+	fence := &sheetsio.Fence{StoreID: "s", Epoch: 1, Token: "t1"}
+	h.dispatch(w, sheetsio.Batch{Fence: fence, Ops: []sheetsio.Op{appendOp("Part_System", "warm", partValues("warm", 1))}})
+	person := h.emu.Person(testSheetID)
+	ss, err := h.raw.Spreadsheets.Get(testSheetID).Do()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := 0
+	for _, sh := range ss.Sheets {
+		if sh.Properties.Title == "Part_System" {
+			cols = int(sh.Properties.GridProperties.ColumnCount)
+		}
+	}
+	h.emu.ScriptFaults(emulator.Fault{Kind: emulator.FaultInterleave, Match: emulator.MatchWrites, Interleave: func() {
+		err := person.ResizeTab("Part_System", 2, cols) // its header and the warm row: every append grows the grid
+		n := 0
+		if err == nil {
+			n, err = person.GridCells()
+		}
+		if err == nil {
+			_, err = person.AddTab("Archive", (sheetsio.MaxSpreadsheetCells-n-1000)/10, 10)
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}})
+	res := h.dispatch(w, sheetsio.Batch{Fence: fence, Ops: ops})
+	refused := 0
+	for i, r := range res.Ops {
+		switch r.Status {
+		case sheetsio.StatusApplied:
+		case sheetsio.StatusFailed, sheetsio.StatusNotSent, sheetsio.StatusUncertain, sheetsio.StatusBlocked:
+			refused++
+		default:
+			t.Fatalf("op %d: %s (%v)", i, r.Status, r.Err)
+		}
+	}
+	if refused == 0 {
+		t.Fatalf("no op refused with the spreadsheet full (%d bodies)", res.Chunks)
+	}
+	missing := rowsAndReceiptsAgree(t, h, w, ops)
+	t.Logf("%d bodies: %d ops refused, %d rows missing", res.Chunks, refused, len(missing))
+	if err := person.ResizeTab("Archive", 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // the grid is read again after a capacity refusal
+		if len(missing) == 0 {
+			break
+		}
+		h.dispatch(w, sheetsio.Batch{Fence: fence, Ops: missing})
+		missing = rowsAndReceiptsAgree(t, h, w, ops)
+	}
+	wantRowsOnce(t, h, w, ops, fence.Epoch)
+}
