@@ -322,15 +322,21 @@ func (p *Projector) shownAfterWrite(e *events.Event, id, written string) error {
 		bindAll(del, r.Target.Binding)
 		return run(del)
 	}
-	hashes := make(map[string]string, len(r.Values))
-	for f, v := range upcastKeys(p.up, r.Entity, r.QueuedSeq, r.Values) { // the payload as queued: its layout then
+	return p.shownValues(r.Target.Binding, r.Target.Tab, r.Target.Anchor, r.Entity, r.QueuedSeq, r.Values, e.Seq)
+}
+
+// shownValues records on an Input row the shown hashes of an applied
+// write's values, read in the layout they were queued in.
+func (p *Projector) shownValues(binding, tab, anchor, entity string, queuedSeq uint64, values map[string]any, seq uint64) error {
+	hashes := make(map[string]string, len(values))
+	for f, v := range upcastKeys(p.up, entity, queuedSeq, values) { // the payload as queued: its layout then
 		h, err := aggregates.ShownHash(v)
 		if err != nil {
 			return err
 		}
 		hashes[f] = h
 	}
-	return p.setShown(r.Target.Binding, r.Target.Tab, r.Target.Anchor, hashes, e.Seq)
+	return p.setShown(binding, tab, anchor, hashes, seq)
 }
 
 // SetConflictNotes turns the collection of ConflictNotes on or off (off

@@ -197,13 +197,7 @@ func (p *Projector) shownAfterBatchItem(e *events.Event, a events.EffectApplied,
 	if err != nil {
 		return err
 	}
-	hashes := make(map[string]string, len(values))
-	for f, v := range upcastKeys(p.up, q.entity, q.queuedSeq, values) { // the payload as queued: its layout then
-		if hashes[f], err = aggregates.ShownHash(v); err != nil {
-			return err
-		}
-	}
-	return p.setShown(r.binding, r.tab, r.anchor, hashes, e.Seq)
+	return p.shownValues(r.binding, r.tab, r.anchor, q.entity, q.queuedSeq, values, e.Seq)
 }
 
 // queuedPayload is what an outbox row holds of its write as queued.
