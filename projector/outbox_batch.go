@@ -33,13 +33,9 @@ func (p *Projector) claimedSet(e *events.Event, x events.EffectsClaimed) error {
 	if len(x.Attempts) == 0 {
 		return nil // no item: nothing to move (and json_each of null is one row)
 	}
-	list, err := json.Marshal(x.Attempts)
-	if err != nil {
-		return err
-	}
 	return p.exec(`UPDATE OR FAIL hk_outbox SET state = ?, updated_seq = ?, claim_token = ?, attempts = j.value, probes = 0,
   due_at = NULL, last_code = NULL FROM json_each(?) AS j WHERE hk_outbox.effect_id = j.key`,
-		string(aggregates.EffectProcessing), int64(e.Seq), x.ClaimToken, string(list))
+		string(aggregates.EffectProcessing), int64(e.Seq), x.ClaimToken, jsonObject(x.Attempts, appendInt))
 }
 
 // batchRow is a listed effect's outbox row: its row binding, tab and
@@ -58,19 +54,12 @@ func (p *Projector) appliedBatch(e *events.Event, x events.EffectsApplied) (hand
 	if len(x.Written) == 0 {
 		return true, nil // no item: nothing to settle
 	}
-	raw, err := json.Marshal(x.Written)
-	if err != nil {
-		return false, err
-	}
-	list := string(raw)
+	list := jsonObject(x.Written, appendJSONString)
 	rows, ok, err := p.disjointRows(list)
 	if err != nil || !ok {
 		return false, err
 	}
-	byRowid, err := hashesByRowid(x.Written, rows)
-	if err != nil {
-		return true, err
-	}
+	byRowid := hashesByRowid(x.Written, rows)
 	seq := int64(e.Seq)
 	if err := p.exec(AppliedBatchUpdate, string(aggregates.EffectApplied), seq, byRowid); err != nil {
 		return true, err
@@ -100,15 +89,42 @@ ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.has
 // hashesByRowid lists the written hashes of the effects found in rows as
 // a JSON object keyed by their outbox rowids (an effect without a row is
 // left out, as the join by effect id left it out).
-func hashesByRowid(written map[string]string, rows map[string]batchRow) (string, error) {
-	m := make(map[string]string, len(rows))
+func hashesByRowid(written map[string]string, rows map[string]batchRow) string {
+	buf := make([]byte, 0, 48*len(rows)+2)
+	buf = append(buf, '{')
 	for id, hash := range written {
 		if r, found := rows[id]; found {
-			m[strconv.FormatInt(r.rowid, 10)] = hash
+			if len(buf) > 1 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, '"')
+			buf = strconv.AppendInt(buf, r.rowid, 10)
+			buf = append(buf, `":`...)
+			buf = appendJSONString(buf, hash)
 		}
 	}
-	raw, err := json.Marshal(m)
-	return string(raw), err
+	return string(append(buf, '}'))
+}
+
+// appendInt appends n in decimal.
+func appendInt(buf []byte, n int64) []byte { return strconv.AppendInt(buf, n, 10) }
+
+// jsonObject writes m as a JSON object, each value by appendValue, its
+// members in no particular order (the set-wise statements read it by
+// json_each and do not depend on it; encoding/json would sort the keys,
+// through reflection, for every batch event).
+func jsonObject[V any](m map[string]V, appendValue func([]byte, V) []byte) string {
+	buf := make([]byte, 0, 48*len(m)+2)
+	buf = append(buf, '{')
+	for k, v := range m {
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = appendJSONString(buf, k)
+		buf = append(buf, ':')
+		buf = appendValue(buf, v)
+	}
+	return string(append(buf, '}'))
 }
 
 // ReconcilingQuery finds whether any conflict names a row reconcile effect,
