@@ -225,8 +225,11 @@ func encodeEvent(dst []byte, stream string, version uint64, e *Event) ([]byte, e
 	if stream == "" || strings.IndexByte(stream, 0) >= 0 {
 		return nil, fmt.Errorf("%w: a stream is required and has no NUL byte", ErrInvalidEvent)
 	}
-	if p, ok := e.Payload.(EntityPersisted); ok {
+	switch p := e.Payload.(type) {
+	case EntityPersisted:
 		return appendPersisted(dst, stream, version, p)
+	case EffectQueued:
+		return appendQueued(dst, stream, version, p)
 	}
 	if _, ok := e.Payload.(compactor); ok {
 		return encodeCompacted(dst, stream, version, e)
@@ -264,6 +267,19 @@ func appendPersisted(dst []byte, stream string, version uint64, p EntityPersiste
 	b, err := catalogue[TypeEntityPersisted].plan.appendCanonicalSkip(dst, reflect.ValueOf(p), p.leftOut(stream, version).skips)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, p.EventType(), err)
+	}
+	return b, nil
+}
+
+// appendQueued appends the record payload of an effect.queued straight
+// from its struct, leaving out what its stream, version and other keys
+// give: byte for byte what encodeCompacted gives (a commit of new rows
+// encodes one per row and tab).
+func appendQueued(dst []byte, stream string, version uint64, q EffectQueued) ([]byte, error) {
+	o := q.leftOut(stream, version)
+	b, err := catalogue[TypeEffectQueued].plan.appendCanonicalSkip(dst, reflect.ValueOf(q.stored()), o.skips)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s payload: %w", ErrInvalidEvent, q.EventType(), err)
 	}
 	return b, nil
 }

@@ -2,8 +2,10 @@ package events
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -18,20 +20,59 @@ import (
 // stream_sequence always give the same id, so a replayed log queues the
 // same effects (I09).
 func EffectIDOf(binding string, streamSequence uint64) string {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], streamSequence)
-	return fmt.Sprintf("fx%016x", xxhash.Sum64(append([]byte(binding+"/"), b[:]...)))
+	var stack [64]byte // most bindings fit: no allocation but the id
+	buf := append(append(stack[:0], binding...), '/')
+	buf = binary.BigEndian.AppendUint64(buf, streamSequence)
+	var sum [8]byte
+	binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(buf))
+	var id [2 + 16]byte // "fx" and %016x of the sum
+	copy(id[:], "fx")
+	hex.Encode(id[2:], sum[:])
+	return string(id[:])
 }
 
 // EffectPayloadHash is an effect's payload hash: over op, tab, anchor and
 // values (I09). Errors: those of EncodeCanonical (a value without
 // canonical form).
 func EffectPayloadHash(op Op, tab, anchor string, values map[string]any) (string, error) {
-	var v any
-	if values != nil {
-		v = values
+	bp := payloadHashBufs.Get().(*[]byte)
+	b, err := appendEffectPayload((*bp)[:0], op, tab, anchor, values)
+	var h string
+	if err == nil {
+		h = HashBytes(b)
 	}
-	return Hash(map[string]any{"op": string(op), "tab": tab, "anchor": anchor, "values": v})
+	if cap(b) <= maxPooledEncodeBuf {
+		*bp = b[:0]
+		payloadHashBufs.Put(bp)
+	}
+	return h, err
+}
+
+// payloadHashBufs holds the buffers EffectPayloadHash encodes into (every
+// queued effect is hashed when it is decided and when its record is
+// encoded).
+var payloadHashBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<10); return &b }}
+
+// appendEffectPayload appends the canonical map an effect's payload hash
+// covers, {anchor, op, tab, values} (null values for none), keys in
+// canonical order: what AppendCanonical gives for that map, without
+// building it. Errors as AppendCanonical.
+func appendEffectPayload(dst []byte, op Op, tab, anchor string, values map[string]any) ([]byte, error) {
+	dst = appendHeader(dst, 'm', 4)
+	var err error
+	for _, kv := range [...][2]string{{"anchor", anchor}, {"op", string(op)}, {"tab", tab}} {
+		if dst, err = appendString(appendNormalized(dst, kv[0]), kv[1]); err != nil {
+			return dst, fmt.Errorf("%q: %w", kv[0], err)
+		}
+	}
+	dst = appendNormalized(dst, "values")
+	if values == nil {
+		return append(dst, 'n'), nil
+	}
+	if dst, err = appendMap(dst, values); err != nil {
+		return dst, fmt.Errorf("%q: %w", "values", err)
+	}
+	return dst, nil
 }
 
 // compactor is a payload whose record leaves out derived keys: compact
@@ -100,28 +141,62 @@ func fromStream(t Type, stream string, m map[string]any) map[string]any {
 // and payload_hash (derived from op, tab, anchor and values; for
 // values_of after the values are filled in, by ValueResolver).
 func (q EffectQueued) compact(stream string, version uint64, m map[string]any) {
-	if stream == OutboxStream(q.Binding) {
-		delete(m, "binding")
+	o := q.leftOut(stream, version)
+	for _, k := range [...]string{"binding", "stream_sequence", "values", "effect_id", "anchor", "payload_hash"} {
+		if o.skips(k) {
+			delete(m, k)
+		}
 	}
-	if version != 0 && q.StreamSequence == version {
-		delete(m, "stream_sequence")
+}
+
+// queuedOut is what an effect.queued record leaves out.
+type queuedOut struct{ binding, seq, values, id, anchor, hash bool }
+
+// leftOut says which keys q's record at version of stream leaves out
+// (compact deletes them from the map; appendQueued never writes them):
+// the values when the record keeps none (absent reads as null: a delete,
+// or values_of), and a payload hash read without its values (still
+// derived) or equal to its derivation.
+func (q EffectQueued) leftOut(stream string, version uint64) queuedOut {
+	o := queuedOut{
+		binding: isOutboxStreamOf(stream, q.Binding),
+		seq:     version != 0 && q.StreamSequence == version,
+		values:  q.ValuesOf != 0 || q.Values == nil,
+		id:      q.EffectID == EffectIDOf(q.Binding, q.StreamSequence),
+		anchor:  q.Anchor == q.ID,
+		hash:    q.PayloadHash == hashFromValues,
 	}
-	if m["values"] == nil {
-		delete(m, "values") // absent reads as null: no values (a delete, or values_of)
+	if !o.hash {
+		h, err := EffectPayloadHash(q.Op, q.Tab, q.Anchor, q.Values)
+		o.hash = err == nil && h == q.PayloadHash
 	}
-	if q.EffectID == EffectIDOf(q.Binding, q.StreamSequence) {
-		delete(m, "effect_id")
+	return o
+}
+
+// skips reports whether the record leaves out key.
+func (o queuedOut) skips(key string) bool {
+	switch key {
+	case "binding":
+		return o.binding
+	case "stream_sequence":
+		return o.seq
+	case "values":
+		return o.values
+	case "effect_id":
+		return o.id
+	case "anchor":
+		return o.anchor
+	case "payload_hash":
+		return o.hash
 	}
-	if q.Anchor == q.ID {
-		delete(m, "anchor")
-	}
-	if q.PayloadHash == hashFromValues {
-		delete(m, "payload_hash") // read without its values: still derived
-		return
-	}
-	if h, err := EffectPayloadHash(q.Op, q.Tab, q.Anchor, q.Values); err == nil && h == q.PayloadHash {
-		delete(m, "payload_hash")
-	}
+	return false
+}
+
+// isOutboxStreamOf reports whether stream is OutboxStream(binding),
+// without building that string.
+func isOutboxStreamOf(stream, binding string) bool {
+	rest, ok := strings.CutPrefix(stream, "outbox/")
+	return ok && rest == binding
 }
 
 // hashFromValues is the payload hash of a values_of effect.queued read

@@ -1,8 +1,14 @@
 package events
 
 import (
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // derivedCommit is one commit as the engine writes a created row: an
@@ -138,5 +144,87 @@ func TestDerivedKeysDecodeLeavesItsArgumentAlone(t *testing.T) {
 	must(t, err)
 	if !reflect.DeepEqual(p, want[2]) || len(m) != n {
 		t.Fatalf("decoded %#v (map now %d keys, was %d)", p, len(m), n)
+	}
+}
+
+// appendQueued writes byte for byte what encodeCompacted (the canonical
+// map with the derived keys deleted) writes, whichever keys are derived.
+func TestAppendQueuedMatchesCompacted(t *testing.T) {
+	values := map[string]any{"name": "Goroka", "alt": int64(5282), "id": "1", "gone": nil}
+	base := derivedQueued(t, "b1", "Airport_System", values)
+	variants := []func(q *EffectQueued){
+		func(q *EffectQueued) {},
+		func(q *EffectQueued) { q.ValuesOf, q.KeyColumn = 1, "id" },
+		func(q *EffectQueued) { q.ValuesOf, q.PayloadHash = 1, hashFromValues },
+		func(q *EffectQueued) { q.Values, q.Op = nil, OpDelete },
+		func(q *EffectQueued) { q.Values = map[string]any{} },
+		func(q *EffectQueued) { q.Anchor = "other" },
+		func(q *EffectQueued) { q.EffectID = "fx-made-up" },
+		func(q *EffectQueued) { q.PayloadHash = "" },
+		func(q *EffectQueued) { q.PayloadHash = "xxh64:0000000000000000" },
+		func(q *EffectQueued) { q.ExpectedHash = "xxh64:1111111111111111" },
+		func(q *EffectQueued) { q.StreamSequence = 7 },
+	}
+	for i, vary := range variants {
+		q := base
+		vary(&q)
+		for _, stream := range []string{OutboxStream("b1"), OutboxStream("b2"), "outbox", "effects/b1"} {
+			for _, version := range []uint64{0, 1, 2, 7} {
+				e := Event{Payload: q}
+				want, err := encodeCompacted(nil, stream, version, &e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := appendQueued(nil, stream, version, q)
+				if err != nil || string(got) != string(want) {
+					t.Fatalf("variant %d %s v%d:\n got  %q %v\n want %q", i, stream, version, got, err, want)
+				}
+			}
+		}
+	}
+	bad := base
+	bad.Values = map[string]any{"bad": struct{}{}}
+	if _, err := appendQueued(nil, OutboxStream("b1"), 1, bad); !errors.Is(err, ErrInvalidEvent) {
+		t.Fatalf("an unsupported value: %v", err)
+	}
+}
+
+// EffectIDOf and EffectPayloadHash give what they gave through fmt and a
+// canonical map: ids and hashes are stored and derived again on reads.
+func TestEffectIDAndPayloadHashAsBefore(t *testing.T) {
+	for _, binding := range []string{"", "b1", "0123456789abcdef", strings.Repeat("long", 40)} {
+		for _, seq := range []uint64{0, 1, 255, 1 << 40} {
+			var b [8]byte
+			binary.BigEndian.PutUint64(b[:], seq)
+			want := fmt.Sprintf("fx%016x", xxhash.Sum64(append([]byte(binding+"/"), b[:]...)))
+			if got := EffectIDOf(binding, seq); got != want {
+				t.Fatalf("EffectIDOf(%q, %d) = %q, want %q", binding, seq, got, want)
+			}
+		}
+	}
+	big := map[string]any{}
+	for i := range 100 {
+		big[fmt.Sprint("col", i)] = strings.Repeat("v", i)
+	}
+	for _, values := range []map[string]any{nil, {}, {"name": "Goroka", "alt": int64(5282), "gone": nil, "é": 1.5}, big} {
+		for _, anchor := range []string{"", "1", "e\u0301"} {
+			var v any
+			if values != nil {
+				v = values
+			}
+			want, werr := Hash(map[string]any{"op": string(OpUpdate), "tab": "T_System", "anchor": anchor, "values": v})
+			got, err := EffectPayloadHash(OpUpdate, "T_System", anchor, values)
+			if got != want || (err == nil) != (werr == nil) {
+				t.Fatalf("EffectPayloadHash(%q, %v) = %q, %v; want %q, %v", anchor, values, got, err, want, werr)
+			}
+		}
+	}
+	for _, bad := range []struct {
+		anchor string
+		values map[string]any
+	}{{"\xff", nil}, {"1", map[string]any{"x": struct{}{}}}, {"1", map[string]any{"\xff": 1}}} {
+		if _, err := EffectPayloadHash(OpAppend, "T", bad.anchor, bad.values); err == nil {
+			t.Fatalf("EffectPayloadHash(%q, %v): no error", bad.anchor, bad.values)
+		}
 	}
 }

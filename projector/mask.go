@@ -64,11 +64,15 @@ func (p *Projector) remaskRows(entity string, ids []string) (n int, err error) {
 }
 
 // changedFields is the fields of masked that differ from vals (a mask
-// writes strings: the marker).
+// writes strings: the marker); nil when none does (the common case,
+// which allocates nothing).
 func changedFields(vals, masked map[string]any) map[string]any {
-	out := map[string]any{}
+	var out map[string]any
 	for name, v := range masked {
 		if s, ok := v.(string); ok && s != vals[name] {
+			if out == nil {
+				out = map[string]any{}
+			}
 			out[name] = v
 		}
 	}

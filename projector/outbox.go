@@ -55,20 +55,43 @@ func timeText(t time.Time) any {
 	return t.UTC().Format(TimeLayout)
 }
 
+// queuedSQL inserts an effect.queued's outbox row.
+const queuedSQL = `INSERT INTO hk_outbox (effect_id, spreadsheet, tab, anchor, binding, stream_sequence, op, payload,
+  payload_hash, entity, entity_id, queued_seq, updated_seq, expected_hash, state, version, queued_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''), ?, 0, ?)`
+
+// effectQueued inserts the effect's outbox row, its values' canonical
+// bytes encoded into a buffer kept for the next one and each column bound
+// as its type (a commit of new rows inserts one per row and tab).
 func (p *Projector) effectQueued(e *events.Event, x events.EffectQueued) error {
 	var values any
 	if x.Values != nil {
 		values = p.maskPayload(x.Entity, x.ID, nil, x.Values)
 	}
-	enc, err := events.EncodeCanonical(values)
+	enc, err := events.AppendCanonical(p.payloadBuf[:0], values)
 	if err != nil {
 		return err
 	}
-	return p.exec(`INSERT INTO hk_outbox (effect_id, spreadsheet, tab, anchor, binding, stream_sequence, op, payload,
-  payload_hash, entity, entity_id, queued_seq, updated_seq, expected_hash, state, version, queued_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''), ?, 0, ?)`,
-		x.EffectID, x.Spreadsheet, x.Tab, x.Anchor, x.Binding, int64(x.StreamSequence), string(x.Op), enc, x.PayloadHash,
-		x.Entity, x.ID, int64(e.Seq), int64(e.Seq), x.ExpectedHash, string(aggregates.EffectPending), timeText(e.At))
+	p.payloadBuf = enc
+	st, err := p.conn.Prepare(queuedSQL)
+	if err != nil {
+		return err
+	}
+	for i, s := range [...]string{x.EffectID, x.Spreadsheet, x.Tab, x.Anchor, x.Binding} {
+		st.BindText(i+1, s)
+	}
+	st.BindInt64(6, int64(x.StreamSequence))
+	st.BindText(7, string(x.Op))
+	st.BindBytes(8, enc) // copied before it returns
+	st.BindText(9, x.PayloadHash)
+	st.BindText(10, x.Entity)
+	st.BindText(11, x.ID)
+	st.BindInt64(12, int64(e.Seq))
+	st.BindInt64(13, int64(e.Seq))
+	st.BindText(14, x.ExpectedHash)
+	st.BindText(15, string(aggregates.EffectPending))
+	BindValue(st, 16, timeText(e.At))
+	return run(st)
 }
 
 // effectCoalesced rewrites a pending effect's write to the merged one

@@ -67,6 +67,7 @@ type Projector struct {
 	digest     rowHasher                  // reused by writeFullRow
 	jsonBuf    []byte                     // reused by putEntityState
 	hashBuf    []byte                     // reused by mergeFieldState
+	payloadBuf []byte                     // reused by effectQueued
 	rowNames   []string                   // reused by writeRow
 	entries    []fieldEntry               // reused by mergeFieldState
 	userOwned  map[string]map[string]bool // entity → user-owned columns

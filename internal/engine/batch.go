@@ -13,8 +13,9 @@ type batchState struct {
 	entities map[string]aggregates.EntityState
 	versions map[string]uint64
 	// logVersions (the batch's root only; nil = unknown) holds the log's
-	// version of every entity stream the group touches: 0 = never
-	// persisted, so there is no state to read.
+	// version, read before the group's first decision, of every entity
+	// stream the group touches (0 = never persisted, so there is no state
+	// to read) and of the outbox streams of their rows (rowOutboxStreams).
 	logVersions map[string]uint64
 	// open (shared by the states of one group) is whether a read model
 	// held an open conflict, read once: it does not change while a group

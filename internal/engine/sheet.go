@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -12,6 +13,9 @@ import (
 type sheet struct {
 	effects.Sheet
 	inputs []string // the Input tabs, in declaration order
+	// rowTabs holds RowTabs of every entity laid out, built once: every
+	// committed entity's effects are decided from it.
+	rowTabs map[string][]aggregates.RowTab
 }
 
 // newSheet lays out every entity: key first, then fields in order;
@@ -23,7 +27,20 @@ func newSheet(target string, reg *Registry) (*sheet, error) {
 		return nil, err
 	}
 	sh := effects.Sheet{Spreadsheet: target, Schema: schema}
-	return &sheet{Sheet: sh, inputs: sh.InputTabs()}, nil
+	out := &sheet{Sheet: sh, inputs: sh.InputTabs(), rowTabs: map[string][]aggregates.RowTab{}}
+	for _, s := range reg.Shapes() {
+		out.rowTabs[s.Name] = sh.RowTabs(s.Name)
+	}
+	return out, nil
+}
+
+// RowTabs implements aggregates.Sheet (effects.Sheet.RowTabs, built once
+// per entity; callers only read it).
+func (s *sheet) RowTabs(entity string) []aggregates.RowTab {
+	if tabs, ok := s.rowTabs[entity]; ok {
+		return tabs
+	}
+	return s.Sheet.RowTabs(entity)
 }
 
 // layoutOf is the layout schema of the registry's entities (those keep

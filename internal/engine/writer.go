@@ -8,6 +8,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/projector"
+	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
 // maxGroup bounds how many queued commits one log transaction carries.
@@ -240,8 +241,9 @@ func (e *Engine) commitBatch(batch []*request) {
 }
 
 // entityVersions reads from the log, in one transaction, the stream version
-// of every entity the batch touches (nil when the read fails: decisions
-// then read every state from the read model).
+// of every entity the batch touches and, with sync on, of the outbox
+// streams of the entities' rows (nil when the read fails: decisions then
+// read every state from the read model and every version from the log).
 func (e *Engine) entityVersions(batch []*request) map[string]uint64 {
 	var keys []string
 	for _, r := range batch {
@@ -249,6 +251,7 @@ func (e *Engine) entityVersions(batch []*request) map[string]uint64 {
 			keys = append(keys, events.EntityStream(c.Entity, c.ID))
 		}
 	}
+	keys = e.rowOutboxStreams(batch, keys)
 	vs, err := e.Log().StreamVersions(keys)
 	if err != nil {
 		return nil
@@ -389,9 +392,31 @@ func (e *Engine) queuedUnderOlderShapes(fx aggregates.Effect) bool {
 	return len(e.hist) > 0 && fx.QueuedSeq < e.hist[len(e.hist)-1].Seq
 }
 
-// version is a stream's version as of b, else the log's.
+// rowOutboxStreams appends to keys the outbox stream of every row the
+// batch's entities show on (their effects queue there), when sync is on;
+// read with the entity streams, a unit of new rows reads no version per
+// effect.
+func (e *Engine) rowOutboxStreams(batch []*request, keys []string) []string {
+	if e.sync == nil || e.sheet == nil {
+		return keys
+	}
+	for _, r := range batch {
+		for _, c := range r.cmds {
+			for _, t := range e.sheet.RowTabs(c.Entity) {
+				keys = append(keys, events.OutboxStream(layout.RowBindingID(t.Tab, c.ID)))
+			}
+		}
+	}
+	return keys
+}
+
+// version is a stream's version as of b, else the log's as the group
+// read it first (batchState.logVersions), else the log's.
 func (e *Engine) version(stream string, b *batchState) (uint64, error) {
 	if v, ok := b.version(stream); ok {
+		return v, nil
+	}
+	if v, ok := b.logVersions[stream]; ok {
 		return v, nil
 	}
 	return e.Log().StreamVersion(stream)

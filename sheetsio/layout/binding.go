@@ -2,7 +2,7 @@ package layout
 
 import (
 	"encoding/binary"
-	"fmt"
+	"encoding/hex"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -13,11 +13,15 @@ import (
 // renamed tab keeps its bindings) and the row's anchor. It never depends on
 // the row number.
 func RowBindingID(logicalTab, anchor string) string {
-	var buf []byte
-	buf = append(buf, "hikoutei/row-binding/v1"...)
-	for _, s := range []string{logicalTab, anchor} {
+	var stack [96]byte // most tabs and anchors fit: no allocation but the id
+	buf := append(stack[:0], "hikoutei/row-binding/v1"...)
+	for _, s := range [...]string{logicalTab, anchor} {
 		buf = binary.AppendUvarint(buf, uint64(len(s)))
 		buf = append(buf, s...)
 	}
-	return fmt.Sprintf("%016x", xxhash.Sum64(buf))
+	var sum [8]byte
+	binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(buf))
+	var id [16]byte
+	hex.Encode(id[:], sum[:])
+	return string(id[:])
 }

@@ -1,10 +1,14 @@
 package layout
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio/cell"
 )
@@ -151,6 +155,16 @@ func TestRowBindingID(t *testing.T) {
 	}
 	if RowBindingID("ab", "c") == RowBindingID("a", "bc") {
 		t.Fatal("ambiguous concatenation")
+	}
+	// Bindings are stored: the id is what fmt's %016x of the sum gave.
+	for _, anchor := range []string{"", "r-1", strings.Repeat("long anchor ", 20)} {
+		buf := append([]byte("hikoutei/row-binding/v1"), byte(len("Airport_Input")))
+		buf = append(buf, "Airport_Input"...)
+		buf = binary.AppendUvarint(buf, uint64(len(anchor)))
+		want := fmt.Sprintf("%016x", xxhash.Sum64(append(buf, anchor...)))
+		if got := RowBindingID("Airport_Input", anchor); got != want {
+			t.Fatalf("RowBindingID(%q) = %q, want %q", anchor, got, want)
+		}
 	}
 }
 
