@@ -33,17 +33,22 @@ func (l *regionLog) observe(a emulator.Access) {
 	l.seen = append(l.seen, mine)
 }
 
-// appendParts appends n rows p0000… to Part_System in one dispatch.
+// appendParts appends n rows p0000… to Part_System, in order: dispatches
+// of at most 500 rows, one after another, each one body (a larger
+// dispatch of new rows may go as bodies side by side, whose rows land in
+// either order).
 func appendParts(h *harness, w *sheetsio.Workbook, n int) {
 	h.t.Helper()
-	ops := make([]sheetsio.Op, n)
-	for i := range ops {
-		a := fmt.Sprintf("p%04d", i)
-		ops[i] = appendOp("Part_System", a, partValues(a, 1))
-	}
-	for i, r := range h.dispatch(w, sheetsio.Batch{Ops: ops}).Ops {
-		if r.Status != sheetsio.StatusApplied {
-			h.t.Fatalf("op %d: %+v", i, r)
+	for lo := 0; lo < n; lo += 500 {
+		ops := make([]sheetsio.Op, min(n-lo, 500))
+		for i := range ops {
+			a := fmt.Sprintf("p%04d", lo+i)
+			ops[i] = appendOp("Part_System", a, partValues(a, 1))
+		}
+		for i, r := range h.dispatch(w, sheetsio.Batch{Ops: ops}).Ops {
+			if r.Status != sheetsio.StatusApplied {
+				h.t.Fatalf("op %d: %+v", lo+i, r)
+			}
 		}
 	}
 }

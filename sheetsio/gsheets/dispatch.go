@@ -73,7 +73,7 @@ func (p *Provider) sendPlanned(ctx context.Context, ctr *requestCounter, w *shee
 	if units, err = p.fitCapacity(ctx, w, b, units, snaps, res, rm.sheetID); err != nil {
 		return nil, err
 	}
-	p.sendChunks(ctx, w, p.bodies(units), rm)
+	p.sendChunks(ctx, w, p.bodies(units, p.headroom(classWrite)), rm)
 	keepWritten(w, units)
 	noteHead(w, units)
 	res.Refreshed = refreshed(units)

@@ -171,11 +171,50 @@ func TestBodiesOfNewRowsAreCutToAboutOneSize(t *testing.T) {
 		}
 		return out
 	}
-	if got := sizes(p.bodies(units)); fmt.Sprint(got) != "[9 9 7]" {
+	if got := sizes(p.bodies(units, 0)); fmt.Sprint(got) != "[9 9 7]" {
 		t.Fatalf("bodies of %v rows, want [9 9 7]", got)
 	}
 	withUpdate := append([]*unit{{op: 25, order: orderUpdate, reqs: []*sheets.Request{{}}, bytes: 100, check: &rowCheck{}}}, units...)
-	if got := sizes(p.bodies(withUpdate)); fmt.Sprint(got) != "[10 10 6]" {
+	if got := sizes(p.bodies(withUpdate, 5)); fmt.Sprint(got) != "[10 10 6]" {
 		t.Fatalf("bodies of %v units with an update, want [10 10 6] (filled, one after another)", got)
+	}
+}
+
+// A pass of new rows below the body limit goes out as two bodies while
+// the write budget lets two writes start now and each body carries at
+// least spreadBytes; with one write in the budget, a small pass, or any
+// unit that is not a new row, it stays one body.
+func TestAPassOfNewRowsGoesOutAsTwoBodiesWhileTheBudgetHoldsTwoWrites(t *testing.T) {
+	p := &Provider{cfg: Config{MaxBatchBytes: 2 << 20, MaxBatchRequests: 100}}
+	rows := func(n int) []*unit {
+		var units []*unit
+		for i := range n {
+			units = append(units, &unit{op: i, order: orderAppend, appends: []appendRow{{sheetID: 1}}, bytes: 20 << 10})
+		}
+		return units
+	}
+	sizes := func(chunks [][]*unit) string {
+		var out []int
+		for _, c := range chunks {
+			out = append(out, len(c))
+		}
+		return fmt.Sprint(out)
+	}
+	update := &unit{op: 99, order: orderUpdate, reqs: []*sheets.Request{{}}, bytes: 100, check: &rowCheck{}}
+	for _, c := range []struct {
+		name     string
+		units    []*unit
+		headroom int
+		want     string
+	}{
+		{"two writes in the budget", rows(30), 2, "[16 14]"},
+		{"five writes in the budget: still two", rows(30), 5, "[16 14]"},
+		{"one write in the budget", rows(30), 1, "[30]"},
+		{"less than two bodies' worth", rows(20), 5, "[20]"},
+		{"with an update", append([]*unit{update}, rows(30)...), 5, "[31]"},
+	} {
+		if got := sizes(p.bodies(c.units, c.headroom)); got != c.want {
+			t.Errorf("%s: bodies of %s units, want %s", c.name, got, c.want)
+		}
 	}
 }
