@@ -62,33 +62,10 @@ func (l *Log) AppendAsync(f Fence, units ...Unit) ([]UnitResult, func() error, e
 	return l.appendAsync(f, units, nil)
 }
 
-// AppendStaged is AppendAsync with the commit left to the caller: it
-// returns once every event of units is stamped and the results are known,
-// with commit, which commits the transaction (its writes and fsync) on the
-// caller's goroutine and returns the outcome; nothing is durable, and
-// results mean nothing, until commit returns nil. A caller that overlaps
-// the commit with other work runs that work on another goroutine, so the
-// commit, usually the longer side, starts at once. Call commit exactly
-// once: appends by others block until it ends. Errors as AppendAsync's.
-func (l *Log) AppendStaged(f Fence, units ...Unit) ([]UnitResult, func() error, error) {
-	return l.appendStaged(f, units, nil)
-}
-
 // appendAsync is AppendAsync; extra, when set, runs in the transaction
 // after the units are staged (a seal's removals), and fails it with its
 // error.
 func (l *Log) appendAsync(f Fence, units []Unit, extra func(*bolt.Tx) error) ([]UnitResult, func() error, error) {
-	results, commit, err := l.appendStaged(f, units, extra)
-	if err != nil {
-		return nil, nil, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- commit() }()
-	return results, func() error { return <-done }, nil
-}
-
-// appendStaged is AppendStaged, with appendAsync's extra.
-func (l *Log) appendStaged(f Fence, units []Unit, extra func(*bolt.Tx) error) ([]UnitResult, func() error, error) {
 	if l.closed.Load() {
 		return nil, nil, ErrLogClosed
 	}
@@ -125,14 +102,16 @@ func (l *Log) appendStaged(f Fence, units []Unit, extra func(*bolt.Tx) error) ([
 		return nil, nil, err
 	}
 	committing = true
+	done := make(chan error, 1)
 	tail := a.tail()
-	return results, func() error {
+	go func() {
 		err := l.commit(tx)
 		if err == nil {
 			l.chainCache.Store(&tail)
 		}
-		return l.committed(err, size)
-	}, nil
+		done <- err
+	}()
+	return results, func() error { return l.committed(<-done, size) }, nil
 }
 
 // commit commits tx; when bbolt panics inside the commit (a damaged page

@@ -1,7 +1,6 @@
 package events
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -38,38 +37,6 @@ func TestAppendAssignsDenseSequencesAndStreamVersions(t *testing.T) {
 	if head, _ := l.Head(); head != base+3 {
 		t.Fatalf("head %d", head)
 	}
-}
-
-// AppendStaged stamps the events and knows the results before anything
-// is durable; only its commit makes them visible, and the next append
-// goes on from them.
-func TestAppendStagedIsVisibleOnlyOnceCommitted(t *testing.T) {
-	l, _ := openTestLog(t)
-	f := acquire(t, l, "w1").Fence()
-	before, err := l.Head()
-	must(t, err)
-	res, commit, err := l.AppendStaged(f, unit("entity/Airport/GKA", 0, 2))
-	must(t, err)
-	if res[0].Err != nil || res[0].First != before+1 || res[0].Last != before+2 {
-		t.Fatalf("results %+v", res)
-	}
-	if head, _ := l.Head(); head != before {
-		t.Fatalf("head %d before the commit, want %d", head, before)
-	}
-	if v, _ := l.StreamVersion("entity/Airport/GKA"); v != 0 {
-		t.Fatalf("stream version %d before the commit", v)
-	}
-	must(t, commit())
-	if head, _ := l.Head(); head != before+2 {
-		t.Fatalf("head %d after the commit, want %d", head, before+2)
-	}
-	res, err = l.Append(f, unit("entity/Airport/GKA", 2, 1))
-	must(t, err)
-	if res[0].Err != nil || res[0].First != before+3 {
-		t.Fatalf("the append after a staged commit: %+v", res)
-	}
-	_, err = l.VerifyChain(context.Background(), ChainVerifyOptions{})
-	must(t, err)
 }
 
 func TestAppendVersionConflictIsTypedAndIsolatedToItsUnit(t *testing.T) {

@@ -273,12 +273,6 @@ func (w *Writer) AppendAsync(units ...Unit) ([]UnitResult, func() error, error) 
 	return w.log.AppendAsync(w.Fence(), units...)
 }
 
-// AppendStaged appends units fenced by this writer's lease, leaving the
-// commit to the caller's goroutine. See Log.AppendStaged.
-func (w *Writer) AppendStaged(units ...Unit) ([]UnitResult, func() error, error) {
-	return w.log.AppendStaged(w.Fence(), units...)
-}
-
 // Renew extends this writer's own live lease now (what the heartbeat does).
 // Errors as Log.RenewLease; on a fencing error the writer is marked lost.
 func (w *Writer) Renew() error {

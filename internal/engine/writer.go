@@ -399,7 +399,7 @@ func (e *Engine) version(stream string, b *batchState) (uint64, error) {
 
 // appendAndProject appends the batch's units in one log transaction and
 // projects them in one SQLite transaction, overlapping the two: the log
-// commits (and fsyncs) on this goroutine while another applies the events,
+// commits (and fsyncs) on another goroutine while the events are applied,
 // and the SQLite transaction commits only after the log commit succeeded
 // (rolled back otherwise), so the read model never gets ahead of the log.
 func (e *Engine) appendAndProject(pending []pendingUnit) {
@@ -409,9 +409,9 @@ func (e *Engine) appendAndProject(pending []pendingUnit) {
 	}
 	err := e.writer().RenewIfDue()
 	var results []events.UnitResult
-	var commit func() error
+	var wait func() error
 	if err == nil {
-		results, commit, err = e.writer().AppendStaged(units...)
+		results, wait, err = e.writer().AppendAsync(units...)
 	}
 	e.stats.LogTxns++
 	if err != nil {
@@ -419,7 +419,17 @@ func (e *Engine) appendAndProject(pending []pendingUnit) {
 		return
 	}
 	applied, known, ok := acceptedUnits(pending, results)
-	logErr, projErr := e.commitBeside(commit, applied, known)
+	var logErr error
+	waited := false
+	projErr := e.proj.ApplyKnownThen(applied, known, func() error {
+		if waited, logErr = true, logCommitted(wait); logErr != nil {
+			return logErr
+		}
+		return failpoint.Err(failpoint.ReadModelBeforeCommit) // the SQLite commit fails; the log's stands
+	})
+	if !waited {
+		logErr = logCommitted(wait)
+	}
 	if logErr != nil {
 		prev, _ := prevHead(results)
 		failAll(ok, e.logWriteFailed(logErr, prev))
@@ -430,34 +440,9 @@ func (e *Engine) appendAndProject(pending []pendingUnit) {
 	e.afterCommit(queuedAny(ok))
 }
 
-// commitBeside runs the log's commit on the writer goroutine while another
-// goroutine applies the events to SQLite, whose transaction commits once
-// the log's did (ReadModelBeforeCommit fails that commit; the log's
-// stands). The log's commit (page writes, two fdatasyncs) is the longer
-// side of a small group: run here it starts at once, where a goroutine
-// waits for a thread to run it (tens of µs, measured); the apply's wait
-// hides behind the commit. The writer touches no SQLite until the apply
-// goroutine is done.
-func (e *Engine) commitBeside(commit func() error, applied []events.Event, known []projector.KnownHashes) (logErr, projErr error) {
-	logDone := make(chan error, 1)
-	projDone := make(chan error, 1)
-	go func() {
-		projDone <- e.proj.ApplyKnownThen(applied, known, func() error {
-			if err := <-logDone; err != nil {
-				return err
-			}
-			return failpoint.Err(failpoint.ReadModelBeforeCommit) // the SQLite commit fails; the log's stands
-		})
-	}()
-	logErr = logCommitted(commit)
-	logDone <- logErr
-	return logErr, <-projDone
-}
-
-// logCommitted commits (or waits for) the log commit of the batch being
-// projected.
-func logCommitted(commit func() error) error {
-	if err := commit(); err != nil {
+// logCommitted waits for the log commit of the batch being projected.
+func logCommitted(wait func() error) error {
+	if err := wait(); err != nil {
 		return err
 	}
 	failpoint.Inject(failpoint.StoreAfterLogCommit)
@@ -578,12 +563,12 @@ func (e *Engine) commitWorker(ch aggregates.Changes, now time.Time) error {
 // appendWorker appends a worker's unit, classifying a failed log commit
 // like a group commit's (see logWriteFailed).
 func (e *Engine) appendWorker(unit events.Unit) ([]events.UnitResult, error) {
-	res, commit, err := e.writer().AppendStaged(unit)
+	res, wait, err := e.writer().AppendAsync(unit)
 	e.stats.LogTxns++
 	if err != nil {
 		return nil, e.appendRefused(err)
 	}
-	if err := commit(); err != nil {
+	if err := wait(); err != nil {
 		prev, _ := prevHead(res)
 		return nil, e.logWriteFailed(err, prev)
 	}
