@@ -17,19 +17,9 @@ import (
 // commits (row 4's and row 5c's units).
 const unitSize = 500
 
-// NotedCity is a GeoNames city two of whose fields people edit, so it has
-// an Input tab besides its System tab (row 5c's entity): every new one
-// queues two effects.
-type NotedCity struct {
-	Key     string `hikoutei:"key,pk"`
-	Name    string `hikoutei:"name,user"`
-	Lat     string `hikoutei:"lat"`
-	Lng     string `hikoutei:"lng"`
-	Country string `hikoutei:"country"`
-	Admin1  string `hikoutei:"admin1"`
-	Admin2  string `hikoutei:"admin2"`
-	Note    string `hikoutei:"note,user"`
-}
+// NotedCity is row 5c's entity: a City with an Input tab besides its
+// System tab, so every new one queues two effects.
+type NotedCity = fixtures.NotedCity
 
 // BenchmarkUnitCommit500 commits units of 500 new cities, one unit an op,
 // to a durable store syncing to an emulated spreadsheet with its workers

@@ -15,6 +15,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/config"
+	"github.com/hikoutei/hikoutei-go/internal/fixtures"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
@@ -233,15 +234,11 @@ func rawBatchGet(svc *sheets.Service, sheet string, ranges []string) (*sheets.Ba
 
 // NotedCity is a City whose name and note people edit in the City_Input
 // tab (key, name, note, anchor).
-type NotedCity struct {
-	Key     string `hikoutei:"key,pk"`
-	Name    string `hikoutei:"name,user"`
-	Lat     string `hikoutei:"lat"`
-	Lng     string `hikoutei:"lng"`
-	Country string `hikoutei:"country"`
-	Admin1  string `hikoutei:"admin1"`
-	Admin2  string `hikoutei:"admin2"`
-	Note    string `hikoutei:"note,user"`
+type NotedCity = fixtures.NotedCity
+
+// noted is c as a NotedCity with an empty note.
+func noted(c *City) NotedCity {
+	return NotedCity{Key: c.Key, Name: c.Name, Lat: c.Lat, Lng: c.Lng, Country: c.Country, Admin1: c.Admin1, Admin2: c.Admin2}
 }
 
 // citiesProvider is an unpaced provider with a request timeout long
@@ -369,8 +366,8 @@ func commitNotedCities(b *testing.B, s *hikoutei.Store, cities []City) {
 	for i := 0; i < len(cities); i += 5000 {
 		u := s.Begin()
 		for j := i; j < min(i+5000, len(cities)); j++ {
-			c := &cities[j]
-			if err := u.Persist(&NotedCity{c.Key, c.Name, c.Lat, c.Lng, c.Country, c.Admin1, c.Admin2, ""}); err != nil {
+			n := noted(&cities[j])
+			if err := u.Persist(&n); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -57,8 +57,8 @@ func openServing(b *testing.B, e *emu) *hikoutei.Store {
 // notedCities are the cities as NotedCity rows (an empty note).
 func notedCities(cities []City) []NotedCity {
 	out := make([]NotedCity, len(cities))
-	for i, c := range cities {
-		out[i] = NotedCity{c.Key, c.Name, c.Lat, c.Lng, c.Country, c.Admin1, c.Admin2, ""}
+	for i := range cities {
+		out[i] = noted(&cities[i])
 	}
 	return out
 }
