@@ -49,10 +49,12 @@ import (
 // rows take about the time of one body: not a full body and a remainder.
 // A pass of new rows of at least two spreadBytes goes out as two bodies
 // even below the limit while the write budget lets both start now
-// (headroom, the provider's write headroom): Google applies rows at a
-// time per cell, so two half bodies side by side take about half the
-// time of one. That spends a write the budget holds unused, never one it
-// must wait for; below that the cut adds no request.
+// (headroom, the provider's write headroom): the emulator's model of
+// Google spends a time per written cell, so there two half bodies side by
+// side take about half the time of one (whether Google overlaps two
+// batchUpdates of one spreadsheet is not verified). That spends a write
+// the budget holds unused, never one it must wait for; below that the
+// cut adds no request.
 func (p *Provider) bodies(units []*unit, headroom int) [][]*unit {
 	limit := bodyLimit(p.cfg.MaxBatchBytes)
 	chunks := chunk(units, limit, p.cfg.MaxBatchRequests)
