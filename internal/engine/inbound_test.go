@@ -461,18 +461,9 @@ func TestCleanupRunsOnItsOwnScheduleInThePollerLoop(t *testing.T) {
 }
 
 // EditableCity is a GeoNames city (testdata/data/cities.json.gz) whose name
-// and notes people edit: its Input tab is key, name, notes,
+// and note people edit: its Input tab is key, name, note,
 // __hikoutei_row_id (columns A–D).
-type EditableCity struct {
-	Key     string `hikoutei:"key,pk"`
-	Name    string `hikoutei:"name,user"`
-	Lat     string `hikoutei:"lat"`
-	Lng     string `hikoutei:"lng"`
-	Country string `hikoutei:"country"`
-	Admin1  string `hikoutei:"admin1"`
-	Admin2  string `hikoutei:"admin2"`
-	Notes   string `hikoutei:"notes,user"`
-}
+type EditableCity = fixtures.NotedCity
 
 const cityInput = "City_Input"
 
