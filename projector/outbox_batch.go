@@ -2,7 +2,6 @@ package projector
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 
 	"zombiezen.com/go/sqlite"
@@ -225,14 +224,7 @@ type queuedPayload struct {
 }
 
 // values decodes the payload (as scanEffect does).
-func (q queuedPayload) values(id string) (map[string]any, error) {
-	v, err := events.DecodeCanonical(q.payload)
-	if err != nil {
-		return nil, fmt.Errorf("%w: outbox payload of %s: %w", ErrReadModelInvalid, id, err)
-	}
-	m, _ := v.(map[string]any)
-	return m, nil
-}
+func (q queuedPayload) values(id string) (map[string]any, error) { return decodePayload(id, q.payload) }
 
 // QueuedPayloadsQuery reads the op, entity, queued_seq and payload of the
 // outbox rows listed by rowid in a JSON array (?1), each found by its rowid

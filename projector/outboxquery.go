@@ -44,12 +44,20 @@ func scanEffect(st *sqlite.Stmt) (aggregates.Effect, error) {
 	}
 	buf := make([]byte, st.ColumnLen(7))
 	st.ColumnBytes(7, buf)
-	v, err := events.DecodeCanonical(buf)
+	var err error
+	r.Values, err = decodePayload(r.ID, buf)
+	return r, err
+}
+
+// decodePayload decodes effect id's outbox payload (its values; nil for
+// none).
+func decodePayload(id string, payload []byte) (map[string]any, error) {
+	v, err := events.DecodeCanonical(payload)
 	if err != nil {
-		return r, fmt.Errorf("%w: outbox payload of %s: %w", ErrReadModelInvalid, r.ID, err)
+		return nil, fmt.Errorf("%w: outbox payload of %s: %w", ErrReadModelInvalid, id, err)
 	}
-	r.Values, _ = v.(map[string]any)
-	return r, nil
+	m, _ := v.(map[string]any)
+	return m, nil
 }
 
 func (p *Projector) queryEffects(sqlText string, args ...any) ([]aggregates.Effect, error) {
