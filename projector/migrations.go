@@ -3,7 +3,7 @@ package projector
 // SchemaVersion is the version of the internal hk_ tables this build writes.
 // Each entry of migrations moves the read model from version i to i+1; an
 // older read model is migrated in place, a newer one is rebuilt.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrations[i] brings a read model from schema version i to i+1.
 var migrations = []string{
@@ -232,4 +232,17 @@ CREATE INDEX hk_sheet_field_candidates ON hk_sheet_field_state (tab) WHERE candi
 ) WITHOUT ROWID;
 CREATE INDEX hk_outbox_dropped ON hk_outbox (spreadsheet, tab) WHERE state = 'superseded' AND coalesce(superseded_by, '') = '';
 CREATE INDEX hk_conflicts_open ON hk_conflicts (binding) WHERE state = 'open';`,
+	// 7 → 8: the number of effects in each state, kept by the statements
+	// that insert an outbox row or move its state, in the same projection
+	// transaction (outbox_counts.go), so Stats, every metrics scrape,
+	// status and sync health read a few rows instead of counting every
+	// effect ever queued (applied ones are never pruned). Seeded from the
+	// rows already there. A state's row stays at 0 once its last effect
+	// left it; the readers leave such rows out, as the count by state did.
+	// Derived from hk_outbox as an index is: Digest and Dump leave it out.
+	`CREATE TABLE hk_outbox_counts (
+  state TEXT PRIMARY KEY NOT NULL,  -- an effect state (hk_outbox.state)
+  n     INTEGER NOT NULL            -- the outbox rows in that state
+) WITHOUT ROWID;
+INSERT INTO hk_outbox_counts (state, n) SELECT state, count(*) FROM hk_outbox GROUP BY state;`,
 }

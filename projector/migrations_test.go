@@ -24,6 +24,7 @@ func TestMigration5AddsThePollIndexesToAnOldReadModel(t *testing.T) {
 	execSQL(t, path, `DROP INDEX hk_visible_state_tab`)
 	execSQL(t, path, `DROP INDEX hk_sheet_field_candidates`)
 	execSQL(t, path, `DROP TABLE hk_subscriptions`) // added by migration 6
+	downgradeTo7(t, path)
 	execSQL(t, path, `DROP TABLE hk_migrated_rows`) // added by migration 7
 	execSQL(t, path, `DROP INDEX hk_outbox_dropped`)
 	execSQL(t, path, `DROP INDEX hk_conflicts_open`)
@@ -64,6 +65,7 @@ func TestMigration7AddsMigratedRowsAndBoundsTheDroppedCount(t *testing.T) {
 	h := newHistory()
 	must(t, p.Apply([]events.Event{h.created("Airport", "A", goroka(), 1)}))
 	must(t, p.Close())
+	downgradeTo7(t, path)
 	execSQL(t, path, `DROP TABLE hk_migrated_rows`)
 	execSQL(t, path, `DROP INDEX hk_outbox_dropped`)
 	execSQL(t, path, `DROP INDEX hk_conflicts_open`)

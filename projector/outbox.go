@@ -91,7 +91,11 @@ func (p *Projector) effectQueued(e *events.Event, x events.EffectQueued) error {
 	st.BindText(14, x.ExpectedHash)
 	st.BindText(15, string(aggregates.EffectPending))
 	BindValue(st, 16, timeText(e.At))
-	return run(st)
+	if err := run(st); err != nil {
+		return err
+	}
+	p.moveCount("", string(aggregates.EffectPending), 1)
+	return nil
 }
 
 // effectCoalesced rewrites a pending effect's write to the merged one
@@ -113,12 +117,21 @@ func (p *Projector) effectCoalesced(e *events.Event, x events.EffectCoalesced) e
 // fixed SQL fragment with ? placeholders for args). An item of a batch
 // event (on a dispatch stream) leaves the effect's stream version as it is.
 func (p *Projector) effectSet(e *events.Event, id string, state aggregates.EffectState, set string, args ...any) error {
-	if events.IsDispatchStream(e.Stream) {
-		return p.exec("UPDATE hk_outbox SET state = ?, updated_seq = ?, "+set+" WHERE effect_id = ?",
-			append(append([]any{string(state), int64(e.Seq)}, args...), id)...)
+	from, err := p.stateOf(id) // for the kept counts ("": no such effect, nothing moves)
+	if err != nil {
+		return err
 	}
-	return p.exec("UPDATE hk_outbox SET state = ?, version = ?, updated_seq = ?, "+set+" WHERE effect_id = ?",
-		append(append([]any{string(state), int64(e.Version), int64(e.Seq)}, args...), id)...)
+	if events.IsDispatchStream(e.Stream) {
+		err = p.exec("UPDATE hk_outbox SET state = ?, updated_seq = ?, "+set+" WHERE effect_id = ?",
+			append(append([]any{string(state), int64(e.Seq)}, args...), id)...)
+	} else {
+		err = p.exec("UPDATE hk_outbox SET state = ?, version = ?, updated_seq = ?, "+set+" WHERE effect_id = ?",
+			append(append([]any{string(state), int64(e.Version), int64(e.Seq)}, args...), id)...)
+	}
+	if err == nil && from != "" {
+		p.moveCount(from, string(state), 1)
+	}
+	return err
 }
 
 // applyBatch projects a batch settle event as its per-effect events, in

@@ -32,18 +32,22 @@ func (p *Projector) claimedSet(e *events.Event, x events.EffectsClaimed) error {
 	if len(x.Attempts) == 0 {
 		return nil // no item: nothing to move (and json_each of null is one row)
 	}
+	list := jsonObject(x.Attempts, appendInt)
+	if err := p.claimedStates(list); err != nil {
+		return err
+	}
 	return p.exec(`UPDATE OR FAIL hk_outbox SET state = ?, updated_seq = ?, claim_token = ?, attempts = j.value, probes = 0,
   due_at = NULL, last_code = NULL FROM json_each(?) AS j WHERE hk_outbox.effect_id = j.key`,
-		string(aggregates.EffectProcessing), int64(e.Seq), x.ClaimToken, jsonObject(x.Attempts, appendInt))
+		string(aggregates.EffectProcessing), int64(e.Seq), x.ClaimToken, list)
 }
 
 // batchRow is a listed effect's outbox row: its row binding, tab and
-// anchor, and its rowid (read in the same transaction, so the statements
-// after the read find the row by rowid, not by a search of the effect_id
-// index).
+// anchor, its state before the batch (for the kept counts), and its rowid
+// (read in the same transaction, so the statements after the read find
+// the row by rowid, not by a search of the effect_id index).
 type batchRow struct {
-	binding, tab, anchor string
-	rowid                int64
+	binding, tab, anchor, state string
+	rowid                       int64
 }
 
 // appliedBatch projects an effect.batch_applied on a dispatch stream set
@@ -62,6 +66,9 @@ func (p *Projector) appliedBatch(e *events.Event, x events.EffectsApplied) (hand
 	seq := int64(e.Seq)
 	if err := p.exec(AppliedBatchUpdate, string(aggregates.EffectApplied), seq, byRowid); err != nil {
 		return true, err
+	}
+	for _, r := range rows { // each moved to applied by the update
+		p.moveCount(r.state, string(aggregates.EffectApplied), 1)
 	}
 	if err := p.exec(AppliedBatchVisible, seq, byRowid); err != nil {
 		return true, err
@@ -152,14 +159,15 @@ func (p *Projector) disjointRows(list string) (map[string]batchRow, bool, error)
 	seen := map[string]bool{}
 	ok := true
 	err := p.each(`SELECT o.effect_id, o.binding, o.tab, o.anchor,
-  EXISTS (SELECT 1 FROM hk_unwritable AS u WHERE u.binding = o.binding), o.rowid
+  EXISTS (SELECT 1 FROM hk_unwritable AS u WHERE u.binding = o.binding), o.rowid, o.state
 FROM json_each(?) AS j JOIN hk_outbox AS o ON o.effect_id = j.key`, []any{list}, func(st *sqlite.Stmt) {
 		b := st.ColumnText(1)
 		if seen[b] || st.ColumnInt64(4) != 0 {
 			ok = false
 		}
 		seen[b] = true
-		rows[st.ColumnText(0)] = batchRow{binding: b, tab: st.ColumnText(2), anchor: st.ColumnText(3), rowid: st.ColumnInt64(5)}
+		rows[st.ColumnText(0)] = batchRow{binding: b, tab: st.ColumnText(2), anchor: st.ColumnText(3), state: st.ColumnText(6),
+			rowid: st.ColumnInt64(5)}
 	})
 	return rows, ok && err == nil, err
 }

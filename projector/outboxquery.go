@@ -227,19 +227,6 @@ func (p *Projector) Visible(binding string) (hash string, revision int64, seq ui
 	return hash, revision, seq, ok, err
 }
 
-// OutboxCounts returns the number of effects in every state (zero included).
-func (p *Projector) OutboxCounts() (map[aggregates.EffectState]int64, error) {
-	out := make(map[aggregates.EffectState]int64, len(aggregates.EffectStates))
-	for _, s := range aggregates.EffectStates {
-		out[s] = 0
-	}
-	err := p.query("SELECT state, count(*) FROM hk_outbox GROUP BY state", func(st *sqlite.Stmt) error {
-		out[aggregates.EffectState(st.ColumnText(0))] = st.ColumnInt64(1)
-		return nil
-	})
-	return out, err
-}
-
 // EntityRef names one entity and one of its row tabs.
 type EntityRef struct{ Entity, ID, Tab string }
 

@@ -74,6 +74,7 @@ type Projector struct {
 	inputTabs  map[string]bool            // the Input tabs (whose applied writes record shown cells)
 	known      KnownHashes                // hashes of the event being applied (ApplyKnown)
 	applied    appliedRow                 // the outbox row the last effect.applied moved (outbox.go)
+	moved      map[string]int64           // outbox rows moved into (+) and out of (−) each state, not yet counted (outbox_counts.go)
 	itemWise   bool                       // tests: project batch settle events item by item only (outbox_batch.go)
 	up         *upcaster                  // nil: every event is in the newest shapes
 	bulk       *bulkLoad                  // a building read model's creates not yet written (bulk.go); nil: live
@@ -455,6 +456,7 @@ func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then
 		if err != nil {
 			p.checkpoint = cp
 			p.bulk.drop() // what the failed batch left unwritten is not applied either
+			clear(p.moved)
 		} else {
 			p.wb.nudge() // a building read model: sync what the batch wrote meanwhile
 		}
@@ -490,7 +492,10 @@ func (p *Projector) applyAll(evs []events.Event, known []KnownHashes) error {
 		}
 		p.checkpoint = evs[i].Seq
 	}
-	return p.flushBulk()
+	if err := p.flushBulk(); err != nil {
+		return err
+	}
+	return p.writeCounts()
 }
 
 // apply projects one event. Every catalogue type has its case (some

@@ -21,6 +21,7 @@ func TestMigration6AddsTheSubscriptionsTableAndConsumerTablesAreIgnored(t *testi
 	before, err := projector.Digest(path)
 	must(t, err)
 	execSQL(t, path, `DROP TABLE hk_subscriptions`)
+	downgradeTo7(t, path)
 	execSQL(t, path, `DROP TABLE hk_migrated_rows`) // added by migration 7
 	execSQL(t, path, `DROP INDEX hk_outbox_dropped`)
 	execSQL(t, path, `DROP INDEX hk_conflicts_open`)

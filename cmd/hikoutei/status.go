@@ -238,10 +238,14 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	st.MisdirectedCells = scalar(conn, "SELECT count(*) "+misdirected)
 	st.Divergence = text(conn, "SELECT group_concat(substr(key, 12) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'divergence:%'")
 	st.LogGaps = text(conn, "SELECT group_concat('at seq ' || substr(key, 9) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'log_gap:%'")
-	err = sqlitex.Execute(conn, "SELECT state, count(*) FROM hk_outbox GROUP BY state", &sqlitex.ExecOptions{
-		ResultFunc: func(s *sqlite.Stmt) error { st.Outbox[s.ColumnText(0)] = s.ColumnInt64(1); return nil }})
+	counts, err := projector.ReadOutboxCounts(conn) // kept counts (schema 8), not a count of every effect
 	if err != nil {
 		return st, err
+	}
+	for s, n := range counts {
+		if n != 0 {
+			st.Outbox[string(s)] = n
+		}
 	}
 	if st.SyncHealth, err = readSyncHealth(conn, now, hist); err != nil {
 		return st, err
