@@ -14,7 +14,9 @@ func (e *Engine) Stats() Stats {
 	return st
 }
 
-// OutboxCounts returns the number of effects in every state.
+// OutboxCounts returns the number of effects in every state: the read
+// model's kept counts (projector.OutboxCounts), a read of a few rows on
+// the writer whatever the store's history.
 func (e *Engine) OutboxCounts() (map[aggregates.EffectState]int64, error) {
 	var c map[aggregates.EffectState]int64
 	if e.writer() == nil {
