@@ -152,17 +152,8 @@ func writeTrace(b *testing.B, name string, pts []point) {
 // vmHWM is this process's peak resident set in MB (/proc/self/status), or
 // -1 where that is unavailable.
 func vmHWM() float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-			if err == nil {
-				return kb / 1024
-			}
-		}
+	if v := procStatus("VmHWM:")[0]; v > 0 {
+		return float64(v) / (1 << 20)
 	}
 	return -1
 }
@@ -456,6 +447,7 @@ func BenchmarkRawBatchUpdate10k(b *testing.B) {
 // is in process) and this process's VmHWM; the runner runs it alone in a
 // child process against its own emulator and takes the child's max RSS.
 func BenchmarkBackfillCities(b *testing.B) {
+	defer rssTrace(b)()
 	cities := readCities(b)
 	benchBackfill(b, backfill{emu: "bench-backfill", trace: "backfill", rows: len(cities), timedOpen: true,
 		open: func(b *testing.B, e *emu) *hikoutei.Store { return openSynced(b, e, hikoutei.Entity[City]("City")) },
@@ -466,6 +458,7 @@ func BenchmarkBackfillCities(b *testing.B) {
 // the same rows by raw values.batchUpdate (2 MB bodies), tab creation
 // included (the safe path's count includes provisioning).
 func BenchmarkRawBackfillCities(b *testing.B) {
+	defer rssTrace(b)()
 	cities := readCities(b)
 	benchRawBackfill(b, "bench-raw-backfill", "rawbackfill", len(cities), func(svc *sheets.Service, e *emu, start time.Time) []point {
 		addTab(b, svc, e.sheet, "City_Raw", len(cities)+1, len(cityHeader))

@@ -69,6 +69,7 @@ func notedCities(cities []City) []NotedCity {
 // (first commit → every effect settled; 2 effects a row), requests when
 // the emulator is in process, and this process's VmHWM.
 func BenchmarkBackfillCitiesServe(b *testing.B) {
+	defer rssTrace(b)()
 	rows := notedCities(backfillCities(b))
 	benchBackfill(b, backfill{emu: "bench-backfill-serve", trace: "backfillserve", rows: len(rows), open: openServing,
 		sync: func(b *testing.B, s *hikoutei.Store, start time.Time) []point { return syncRows(b, s, rows, start) }})
@@ -79,6 +80,7 @@ func BenchmarkBackfillCitiesServe(b *testing.B) {
 // (2 MB bodies) to a System-like tab (key + 6 fields) and then an
 // Input-like tab (key, name, note, anchor), tab creation included.
 func BenchmarkRawBackfillCitiesBoth(b *testing.B) {
+	defer rssTrace(b)()
 	cities := backfillCities(b)
 	benchRawBackfill(b, "bench-raw-backfill-both", "rawbackfillboth", len(cities), func(svc *sheets.Service, e *emu, start time.Time) []point {
 		addTab(b, svc, e.sheet, "City_Raw", len(cities)+1, len(cityHeader))

@@ -94,6 +94,9 @@ const (
 	// EnvBenchPeakProfile names a file where that benchmark writes a heap
 	// profile each time a collection finds a new maximum of live heap.
 	EnvBenchPeakProfile = "HIKOUTEI_BENCH_PEAK_PROFILE"
+	// EnvBenchRSSTrace names a file where the backfill benchmarks (both
+	// sides) write what their resident memory is made of every 100 ms.
+	EnvBenchRSSTrace = "HIKOUTEI_BENCH_RSS_TRACE"
 	// EnvBenchIdleProfile names a file where the idle benchmark
 	// (BenchmarkIdleMinute) writes a CPU profile of its measured minutes.
 	EnvBenchIdleProfile = "HIKOUTEI_BENCH_IDLE_PROFILE"
