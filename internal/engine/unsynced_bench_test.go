@@ -4,8 +4,6 @@ package engine_test
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -16,15 +14,11 @@ import (
 // BenchmarkQueueUnsyncedAfterUnit is reconciliation's search for rows the
 // spreadsheet was never told about, once after each unit of 500 new
 // airports (sync on, nothing dispatched: every row is queued, so the
-// search finds none), on a store already holding
-// HIKOUTEI_BENCH_UNSYNCED_ENTITIES airports (default 50,000) committed the
-// same way. The units' commits are not timed; cpu-us/search is the
+// search finds none), on a store already holding 50,000 airports
+// committed the same way. The units' commits are not timed; cpu-us/search is the
 // process's CPU (user + system) during the searches alone.
 func BenchmarkQueueUnsyncedAfterUnit(b *testing.B) {
-	n := 50_000
-	if v, err := strconv.Atoi(os.Getenv("HIKOUTEI_BENCH_UNSYNCED_ENTITIES")); err == nil && v > 0 {
-		n = v
-	}
+	const n = 50_000
 	x := openSynced(b, b.TempDir(), func(o *hikoutei.SyncOptions) { o.MaxBatch = 10_000 })
 	next := 0
 	unit := func() {
