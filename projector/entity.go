@@ -22,6 +22,7 @@ func (p *Projector) applyPersisted(e *events.Event, x events.EntityPersisted) er
 	if entity == "" || id == "" {
 		return fmt.Errorf("%w: %s without entity or id", events.ErrMalformedPayload, x.EventType())
 	}
+	p.noteWritten(e.Seq, entity, id)
 	if taken, err := p.bulkOr(e, x); taken || err != nil {
 		return err
 	}
@@ -225,6 +226,7 @@ func (p *Projector) applyRemoved(e *events.Event, x events.EntityRemoved) error 
 	if entity == "" || id == "" {
 		return fmt.Errorf("%w: %s without entity or id", events.ErrMalformedPayload, x.EventType())
 	}
+	p.noteWritten(e.Seq, entity, id)
 	if t, ok := p.tables[entity]; ok {
 		if err := p.exec(fmt.Sprintf("DELETE FROM %q WHERE %q = ?", t.Name, t.PK), id); err != nil {
 			return err

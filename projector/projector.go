@@ -82,6 +82,7 @@ type Projector struct {
 	mask       MaskFunc                   // Options.Mask (nil: none)
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
+	written    writtenLog                 // the entity states written since open (unsynced.go)
 	// sortedNames holds each entity's declared fields sorted by name, with
 	// their owners (mergeFieldState walks them instead of sorting).
 	sortedNames map[string][]declaredName
@@ -113,6 +114,7 @@ func Open(path string, opts Options) (*Projector, error) {
 		conn.Close()
 		return nil, openError(err)
 	}
+	p.written.from = p.checkpoint        // what was written before is not listed
 	if opts.Build && p.checkpoint == 0 { // never a file that holds events
 		if err := p.startBuild(); err != nil {
 			conn.Close()

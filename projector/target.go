@@ -25,6 +25,7 @@ const (
 // targetBound records the bound target; adopted legacy targets' effects
 // move to it (they were queued for the same spreadsheet).
 func (p *Projector) targetBound(seq uint64, x events.SyncTargetBound) error {
+	p.written.forget(seq) // what counts as told moves: the next search reads every entity
 	if x.Adopted != "" {
 		if err := p.exec("UPDATE hk_outbox SET spreadsheet = ? WHERE spreadsheet = ?", x.Target, x.Adopted); err != nil {
 			return err
@@ -43,6 +44,7 @@ func (p *Projector) targetBound(seq uint64, x events.SyncTargetBound) error {
 // only effects queued from now on count as having told the new target
 // about a row of it (it is backfilled completely).
 func (p *Projector) tabRouted(seq uint64, x events.SyncTabRouted) error {
+	p.written.forget(seq) // what counts as told moves: the next search reads every entity
 	if x.Previous != "" && x.Previous != x.Target {
 		for _, q := range []string{"DELETE FROM hk_visible_state WHERE tab = ?", "DELETE FROM hk_migrated_rows WHERE tab = ?",
 			"UPDATE hk_sheet_field_state SET shown_hash = NULL, shown_seq = NULL WHERE tab = ?"} {

@@ -89,6 +89,7 @@ type Engine struct {
 	// stands; canonicalRows its size (0: the default) (canonicalwindow.go).
 	cursors       map[passKey]*canonicalCursor
 	canonicalRows int
+	told          map[string]toldMark // where each spreadsheet was last told of every entity (unsynced.go)
 }
 
 // Entities supplies the entity shapes at Open: declared by the caller, or

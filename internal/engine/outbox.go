@@ -12,6 +12,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
@@ -363,7 +364,8 @@ func (e *Engine) RecordDivergence(spreadsheet, reason string) error {
 // spreadsheet was never told about: entities committed while sync was off
 // or before this spreadsheet was configured (effects.Outbox; part of
 // reconciliation: an entity with any queued effect is skipped, so missing
-// rows are re-projected, never duplicated).
+// rows are re-projected, never duplicated). The search reads the entities
+// written since the last one that found them all told (unsynced.go).
 func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
 	n := 0
 	err := e.onWriter(func() error {
@@ -374,34 +376,22 @@ func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
 		if _, same := e.same(k, m); same {
 			return e.commitWorker(aggregates.Changes{}, e.cfg.Clock.Now())
 		}
-		refs, err := e.proj.Unsynced(spreadsheet, max, e.tabsOf(spreadsheet))
+		s, err := e.searchUnsynced(spreadsheet, max)
 		if err != nil {
 			return err
 		}
-		if len(refs) == 0 {
+		if len(s.refs) == 0 {
 			defer e.remember(k, m)
 		}
-		now := e.cfg.Clock.Now()
-		var ch aggregates.Changes
-		for _, r := range refs {
-			vals, ok, err := e.proj.EntityValues(r.Entity, r.ID)
-			if err != nil {
-				return err
-			}
-			if ok {
-				shape, _ := e.reg.Shape(r.Entity)
-				created := events.EntityPersisted{Entity: r.Entity, ID: r.ID, Created: true, Fields: vals}
-				for _, q := range aggregates.RowEffects(e.sheet, r.Entity, r.ID, shape.PK, created) {
-					if q.Target.Tab == r.Tab {
-						ch.Queue = append(ch.Queue, q)
-					}
-				}
-			}
-		}
-		n = len(refs)
-		if err := e.commitWorker(ch, now); err != nil {
+		ch, all, err := e.unsyncedEffects(s.refs)
+		if err != nil {
 			return err
 		}
+		n = len(s.refs)
+		if err := e.commitWorker(ch, e.cfg.Clock.Now()); err != nil {
+			return err
+		}
+		e.toldAt(spreadsheet, s, all && len(s.refs) < max)
 		byTab := map[string]int64{}
 		for _, q := range ch.Queue {
 			byTab[q.Target.Tab]++
@@ -410,4 +400,28 @@ func (e *Engine) QueueUnsynced(spreadsheet string, max int) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// unsyncedEffects are the effects that project each of refs on its tab;
+// all is false when a ref queues none (its entity has no row to read).
+func (e *Engine) unsyncedEffects(refs []projector.EntityRef) (ch aggregates.Changes, all bool, err error) {
+	all = true
+	for _, r := range refs {
+		vals, ok, err := e.proj.EntityValues(r.Entity, r.ID)
+		if err != nil {
+			return ch, false, err
+		}
+		queued := false
+		if ok {
+			shape, _ := e.reg.Shape(r.Entity)
+			created := events.EntityPersisted{Entity: r.Entity, ID: r.ID, Created: true, Fields: vals}
+			for _, q := range aggregates.RowEffects(e.sheet, r.Entity, r.ID, shape.PK, created) {
+				if q.Target.Tab == r.Tab {
+					ch.Queue, queued = append(ch.Queue, q), true
+				}
+			}
+		}
+		all = all && queued
+	}
+	return ch, all, nil
 }

@@ -1,0 +1,50 @@
+package projector
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestWrittenLogListsEveryWriteOrForgetsWhatItDrops: the list of written
+// entities holds every write past from, in log order, each entity once;
+// the writes of a batch that rolled back are dropped when the log's seqs
+// go on below them; past maxWritten it forgets the oldest, and a search
+// since before what it forgot is refused.
+func TestWrittenLogListsEveryWriteOrForgetsWhatItDrops(t *testing.T) {
+	var w writtenLog
+	w.note(1, "A", "x")
+	w.note(2, "A", "y")
+	w.note(3, "B", "x")
+	w.note(4, "A", "x")
+	ids, ok := w.after(1)
+	if !ok || !slices.Equal(ids["A"], []string{"y", "x"}) || !slices.Equal(ids["B"], []string{"x"}) {
+		t.Fatalf("after 1: %v, %v", ids, ok)
+	}
+	w.note(5, "A", "ghost") // a batch that rolled back: seq 5 is written again
+	w.note(5, "A", "z")
+	if ids, _ := w.after(4); !slices.Equal(ids["A"], []string{"ghost", "z"}) {
+		t.Fatalf("after 4: %v, want the rolled-back write kept beside the real one (a search reads more, never less)", ids)
+	}
+	w.note(6, "A", "ghost2")
+	w.note(6, "A", "w") // seq 6 again
+	w.note(6, "A", "v")
+	w.note(3, "A", "after-rollback") // seqs went back below 4..6: those were never applied
+	if ids, ok := w.after(2); !ok || !slices.Equal(ids["A"], []string{"after-rollback"}) || !slices.Equal(ids["B"], []string{"x"}) {
+		t.Fatalf("after 2 once seq 3 is written again: %v, %v", ids, ok)
+	}
+	w = writtenLog{from: 10}
+	if _, ok := w.after(9); ok {
+		t.Fatal("a search since before the list began was accepted")
+	}
+	for i := range maxWritten + 1 {
+		w.note(uint64(11+i), "A", fmt.Sprint(i))
+	}
+	last := uint64(10 + maxWritten)
+	if _, ok := w.after(last - 1); ok {
+		t.Fatal("a search since before what the list forgot was accepted")
+	}
+	if ids, ok := w.after(last); !ok || !slices.Equal(ids["A"], []string{fmt.Sprint(maxWritten)}) {
+		t.Fatalf("after %d: %v, %v", last, ids, ok)
+	}
+}
