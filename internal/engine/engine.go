@@ -89,6 +89,11 @@ type Engine struct {
 	// stands; canonicalRows its size (0: the default) (canonicalwindow.go).
 	cursors       map[passKey]*canonicalCursor
 	canonicalRows int
+	// observeSize is how many rows a turn of an observation decides (0:
+	// observeWindow), betweenWindows what runs between two of its turns
+	// (nil: nothing); both set by tests (inboundturns.go).
+	observeSize    int
+	betweenWindows func()
 }
 
 // Entities supplies the entity shapes at Open: declared by the caller, or
