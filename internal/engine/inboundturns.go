@@ -61,7 +61,7 @@ type tabPass struct {
 // needs of the whole tab and begins the decision; then one turn for each
 // window of its shown rows, the last one finishing the decision.
 func (e *Engine) observeTab(k passKey, base uint64, o effects.TabObservation, full bool) (aggregates.ObserveStats, error) {
-	p := &tabPass{key: k, base: base, obs: o, full: full, view: e.currentView(k.tab), quiet: true}
+	p := &tabPass{key: k, base: base, obs: o, full: full, quiet: true}
 	var skip bool
 	err := e.onWriter(func() (err error) {
 		skip, err = e.beginTab(p)
@@ -99,6 +99,7 @@ func (e *Engine) beginTab(p *tabPass) (skip bool, err error) {
 		return same, err
 	}
 	now := e.cfg.Clock.Now()
+	p.view = e.currentView(p.key.tab)
 	r, ts, err := e.readTab(p.view, p.obs, p.base, p.full)
 	if err != nil {
 		return false, err
