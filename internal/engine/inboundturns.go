@@ -71,27 +71,32 @@ func (e *Engine) observeTab(k passKey, base uint64, o effects.TabObservation, fu
 		return p.stats, err
 	}
 	n := p.src.len()
-	for from := 0; from < n; from += p.window {
+	for from := p.window; from < n; from += p.window {
+		p.pause()
 		rows := p.src.rows(from, min(from+p.window, n)) // decoded off the writer
 		last := from+p.window >= n
-		if err := e.onWriter(func() error { return e.windowTurn(p, rows, last) }); err != nil {
+		if err := e.onWriter(func() error { return e.windowTurn(p, rows, last, e.cfg.Clock.Now()) }); err != nil {
 			return p.stats, err
-		}
-		if !last {
-			failpoint.Inject(failpoint.InboundAfterWindow)
-			if p.between != nil {
-				p.between()
-			}
 		}
 	}
 	return p.stats, nil
 }
 
+// pause is where a tab pass is between two turns (off the writer, what
+// it decided so far committed).
+func (p *tabPass) pause() {
+	failpoint.Inject(failpoint.InboundAfterWindow)
+	if p.between != nil {
+		p.between()
+	}
+}
+
 // beginTab is a tab pass's first turn: skip reports the read is the one
 // the last such pass found nothing to change in (gridSame); otherwise it
-// reads the tab's expectation and evidence, begins the decision and
-// commits what the tab as a whole already decides (a blocked tab, a tab
-// suddenly empty), finishing it when the tab shows no row.
+// reads the tab's expectation and evidence, begins the decision (a
+// blocked tab, a tab suddenly empty are decided at once) and decides the
+// first window of rows (decoded in this turn: a tab of one window is
+// decided in one turn), finishing the decision when there is no other.
 func (e *Engine) beginTab(p *tabPass) (skip bool, err error) {
 	m, old, same, err := e.gridSame(p.key, p.base, p.obs.Grid)
 	if err != nil || same {
@@ -108,13 +113,13 @@ func (e *Engine) beginTab(p *tabPass) (skip bool, err error) {
 	p.shape, _ = e.reg.Shape(p.view.spec.Entity)
 	p.src = newShownSource(p.view.spec, p.obs, r.Blocked != "")
 	p.dec = aggregates.NewTabDecider(r, ts, e.sheet, now, p.src.copies, p.src.len())
-	return false, e.endTurn(p, p.src.len() == 0, now)
+	n := p.src.len()
+	return false, e.windowTurn(p, p.src.rows(0, min(p.window, n)), p.window >= n, now)
 }
 
 // windowTurn decides one window of a tab pass's rows in one writer turn,
 // against their state and the tab's evidence as this turn reads them.
-func (e *Engine) windowTurn(p *tabPass, rows []aggregates.ShownRow, last bool) error {
-	now := e.cfg.Clock.Now()
+func (e *Engine) windowTurn(p *tabPass, rows []aggregates.ShownRow, last bool, now time.Time) error {
 	version, err := e.writer().Log().StreamVersion(events.InboundStream(p.read.Tab))
 	if err != nil {
 		return err
