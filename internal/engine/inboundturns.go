@@ -16,8 +16,10 @@ import (
 // for the 40,000 rows of row 5c at load 9). So a tab is observed a window
 // of rows at a time (observeWindow), each window in a writer turn of its
 // own that reads the state of its rows, decides them and commits what it
-// decided; the rows are decoded between the turns, off the writer. What
-// keeps the observation what it was in one turn:
+// decided; the rows of every window but the first are decoded between the
+// turns, off the writer (a tab of one window, the usual escalation of a
+// poll, is decided in one turn as before). What keeps the observation
+// what it was in one turn:
 //   - each window's rows are decided against their state as its own turn
 //     reads it, and against the tab's inbound stream version and active
 //     evidence as that turn reads them (aggregates.TabDecider.Turn). A row
