@@ -284,8 +284,34 @@ func (d *TabDecider) Rows(rows []ShownRow, states map[string]RowState) error {
 	return d.ob.rows(rows, states)
 }
 
-// Finish decides what concerns the whole tab and returns the decision.
+// Finish decides what concerns the whole tab and returns the decision
+// (since the last Take, when the caller took some).
 func (d *TabDecider) Finish() (Changes, ObserveStats) {
 	d.ob.finish()
 	return d.ob.c, d.ob.stats
+}
+
+// Turn starts a new turn of a decision whose windows are committed one
+// at a time: the windows after it are decided against the tab's inbound
+// stream version, active evidence and now as that turn reads them (what
+// the earlier turns committed included). Evidence an earlier turn
+// recorded is active by then; evidence cleared meanwhile is not, and is
+// recorded again where a later window still shows it. What the whole
+// read shows (Finish: the rows no window showed, the evidence no window
+// found) still covers every window.
+func (d *TabDecider) Turn(inboundVersion uint64, active map[string]Quarantine, now time.Time) {
+	ob := d.ob
+	ob.st.InboundVersion, ob.st.Active, ob.now, ob.byRow = inboundVersion, active, now, nil
+	ob.active = make(map[string]bool, len(active))
+	for id := range active {
+		ob.active[id] = true
+	}
+}
+
+// Take returns what was decided since the start or the last Take (the
+// caller commits it in this turn) and forgets it.
+func (d *TabDecider) Take() Changes {
+	c := d.ob.c
+	d.ob.c = Changes{}
+	return c
 }

@@ -106,6 +106,51 @@ func decideWindows(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats)
 	return d.Finish()
 }
 
+// decideTurns is DecideTab through a TabDecider taken one row a turn:
+// what each turn decided is taken (committed) before the next turn, which
+// reads the inbound stream's version and the active evidence the earlier
+// turns left. Nothing else moves between the turns, so together they
+// decide what DecideTab decides.
+func decideTurns(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats) {
+	t.Helper()
+	copies := map[string]int{}
+	for _, sr := range r.Rows {
+		if sr.Anchor != "" {
+			copies[sr.Anchor]++
+		}
+	}
+	d := NewTabDecider(r, st, sheetWithInput, now, copies, len(r.Rows))
+	var all Changes
+	cur := st
+	take := func(c Changes) {
+		all.Merge(c)
+		cur = activate(cur, c)
+		for _, a := range c.Appends {
+			if a.Stream == events.InboundStream(r.Tab) {
+				cur.InboundVersion += uint64(len(a.Events))
+			}
+		}
+	}
+	take(d.Take())
+	for i := range r.Rows {
+		d.Turn(cur.InboundVersion, cur.Active, now)
+		states := map[string]RowState{}
+		if g := r.Rows[i].Grid; g != nil {
+			if rs, ok := st.Rows[g.Anchor]; ok {
+				states[g.Anchor] = rs
+			}
+		}
+		if err := d.Rows(r.Rows[i:i+1], states); err != nil {
+			t.Fatal(err)
+		}
+		take(d.Take())
+	}
+	d.Turn(cur.InboundVersion, cur.Active, now)
+	c, stats := d.Finish()
+	take(c)
+	return all, stats
+}
+
 func decideTab(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats) {
 	t.Helper()
 	c, stats, err := DecideTab(r, st, sheetWithInput, now)
@@ -114,6 +159,9 @@ func decideTab(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats) {
 	}
 	if wc, ws := decideWindows(t, r, st); !reflect.DeepEqual(wc, c) || ws != stats {
 		t.Fatalf("TabDecider one row at a time decided %+v (%+v), DecideTab %+v (%+v)", wc, ws, c, stats)
+	}
+	if tc, ts := decideTurns(t, r, st); !reflect.DeepEqual(tc, c) || ts != stats {
+		t.Fatalf("TabDecider one row a turn decided %+v (%+v), DecideTab %+v (%+v)", tc, ts, c, stats)
 	}
 	for _, a := range c.Appends {
 		for _, e := range a.Events {

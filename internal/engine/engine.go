@@ -90,6 +90,11 @@ type Engine struct {
 	cursors       map[passKey]*canonicalCursor
 	canonicalRows int
 	told          map[string]toldMark // where each spreadsheet was last told of every entity (unsynced.go)
+	// observeSize is how many rows a turn of an observation decides (0:
+	// observeWindow), betweenWindows what runs between two of its turns
+	// (nil: nothing); both set by tests (inboundturns.go).
+	observeSize    int
+	betweenWindows func()
 }
 
 // Entities supplies the entity shapes at Open: declared by the caller, or

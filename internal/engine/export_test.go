@@ -98,3 +98,10 @@ func (e *Engine) KnownRepairOf(tabs ...string) (sheetsio.BodyDigest, error) {
 func (e *Engine) RepairUndecoded(tab string, body [32]byte) (aggregates.RepairReport, error) {
 	return e.Repair(e.sheet.Spreadsheet, aggregates.SeenTab{Tab: tab, Body: body, Undecoded: true})
 }
+
+// ObserveInTurnsOf makes an observation decide n rows a writer turn (0:
+// observeWindow) and run between (nil: nothing) off the writer after
+// each turn of rows but the last.
+func (e *Engine) ObserveInTurnsOf(n int, between func()) error {
+	return e.onWriter(func() error { e.observeSize, e.betweenWindows = n, between; return nil })
+}

@@ -85,52 +85,29 @@ func (e *Engine) observeIn(view func(string) tabView, base uint64, tabs map[stri
 	return st, err
 }
 
-// observeCurrent is observeIn in the current layout, skipping each tab
-// whose whole grid read is what the last such pass read and found nothing
-// to change in (unchanged.go).
+// observeCurrent is Observe in the current layout, each tab decided a
+// window of rows a writer turn (observeTab, inboundturns.go), skipping
+// each tab whose whole grid read is what the last such pass read and
+// found nothing to change in (unchanged.go).
 func (e *Engine) observeCurrent(base uint64, tabs map[string]effects.TabObservation, full bool) (aggregates.ObserveStats, error) {
 	kind := map[bool]passKind{false: passObserve, true: passObserveFull}[full]
 	var st aggregates.ObserveStats
-	err := e.onWriter(func() error {
-		now := e.cfg.Clock.Now()
-		var ch aggregates.Changes
-		marks := map[passKey]unchangedMark{}
-		for _, t := range sortedKeys(tabs) {
-			k := passKey{kind: kind, tab: t}
-			m, old, same, err := e.gridSame(k, base, tabs[t].Grid)
-			if err != nil {
-				return err
-			}
-			if same {
-				st.Add(old.observed)
-				continue
-			}
-			c, s, err := e.decideTab(e.currentView(t), tabs[t], base, full, now)
-			if err != nil {
-				return err
-			}
-			if m.observed = s; c.Count() == 0 && len(c.Queue) == 0 {
-				marks[k] = m
-			}
-			ch.Merge(c)
-			st.Add(s)
+	for _, t := range sortedKeys(tabs) {
+		s, err := e.observeTab(passKey{kind: kind, tab: t}, base, tabs[t], full)
+		st.Add(s)
+		if err != nil {
+			return st, err
 		}
-		st.Events = ch.Count() + len(ch.Queue)
-		if err := e.commitWorker(ch, now); err != nil {
-			return err
-		}
-		for k, m := range marks {
-			e.remember(k, m)
-		}
-		return nil
-	})
-	return st, err
+	}
+	return st, nil
 }
 
 // observeWindow is how many shown rows an observation decodes and reads
 // the state of at a time (aggregates.TabDecider): a pass over a large tab
 // (a safety full scan of a tab being backfilled) holds one window's
-// decoded rows and row states, not the tab's.
+// decoded rows and row states, not the tab's, and decides each window in
+// a writer turn of its own (observeTab; observeIn, a tab's poll under an
+// older layout before its migration, decides every window in one turn).
 const observeWindow = 2048
 
 // decideTab reads one observed tab through v and decides it, a window of

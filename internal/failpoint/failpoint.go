@@ -55,6 +55,7 @@ const (
 	LeaseFileBeforeRename    = "leasefile.before_rename"     // events.writeFileAtomic: temp lease.toml written and fsynced, not renamed
 	ReadModelBeforeCommit    = "readmodel.before_commit"     // engine group commit or seal: log committed, events applied in the SQLite transaction, not committed
 	AdoptAfterUnit           = "adopt.after_unit"            // engine.Adopt: a unit of adopted rows committed, the next not begun
+	InboundAfterWindow       = "inbound.after_window"        // engine observation of an Input tab: a window of its rows decided and committed, the next not begun
 	LayoutAfterSheetMigrate  = "layout.after_sheet_migrate"  // engine layout migration: the tab's batchUpdate answered, sheet.layout_migrated not committed
 	SealAfterWrite           = "seal.after_write"            // segstore.Dir.Put (a seal into a folder): segment written to its temp file, not synced nor renamed; blobstore.Store.Put (an object store): bytes written, the upload not completed
 	SealAfterSync            = "seal.after_sync"             // events.Log.Seal: segment stored (a folder: synced and renamed; an object store: uploaded), not read back nor vouched for
@@ -72,19 +73,20 @@ const (
 
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
-	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit,
+	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit, InboundAfterWindow,
 	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealAfterReadBack, SealBeforeCommit, SealAfterCommit, EraseAfterEvent, KeyringBeforeRename,
 	CompactAfterCopy, CompactBeforeRename, ReplicationBeforePurge, ReplayBeforeInstall, RestoreBeforeInstall}
 
 // Workload lists the failpoints the crash campaign's workload reaches
 // (commits, dispatches, snapshots, restarts, background seals, erasures,
 // an offline compaction before some opens): Names without the ones only
-// what the workload does not do reaches (adopt and a change of the
-// entities' shape have their own crash tests, the workload runs no
+// what the workload does not do reaches (adopt, an observation of an
+// Input tab of more rows than a window and a change of the entities'
+// shape have their own crash tests, the workload runs no
 // replicated store, and the operator's replay and restore are tested by
 // the CLI's).
 var Workload = slices.DeleteFunc(slices.Clone(Names), func(n string) bool {
-	return n == AdoptAfterUnit || n == LayoutAfterSheetMigrate || n == ReplicationBeforePurge || n == ReplayBeforeInstall ||
+	return n == AdoptAfterUnit || n == InboundAfterWindow || n == LayoutAfterSheetMigrate || n == ReplicationBeforePurge || n == ReplayBeforeInstall ||
 		n == RestoreBeforeInstall
 })
 
