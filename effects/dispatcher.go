@@ -399,11 +399,12 @@ func (d *Dispatcher) refreshGrid(ctx context.Context) {
 // dispatched (more may be waiting).
 func (d *Dispatcher) Pass(ctx context.Context) (bool, error) { return d.pass(ctx, false) }
 
-// pass is Pass; when pipelined (the Run loop), a full batch's settlement
-// commits in the background while the next pass claims and sends the next
-// batch, and that pass waits for it before settling its own. Claims never
-// take an effect whose binding has an unsettled earlier one (I07), so the
-// overlap cannot reorder writes to one row.
+// pass is Pass; when pipelined (the Run loop), a sent batch's settlement
+// commits in the background while the next pass sends the next batch,
+// claimed before that settlement enters the store's writer (claimAhead),
+// and that pass waits for it before settling its own. Claims never take
+// an effect whose binding has an unsettled earlier one (I07), so neither
+// overlap can reorder writes to one row.
 func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	d.C.Passes.Add(1)
 	size := d.batchSize()
@@ -432,6 +433,9 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	}
 	out, derr := d.dispatch(ctx, claimed, notes)
 	d.adapt(derr != nil || troubled(out))
+	if again(pipelined, len(claimed), size, derr) {
+		d.claimAhead() // before the previous settlement may have ended: the writer takes them in turn
+	}
 	if err := d.awaitSettle(); err != nil {
 		return false, errors.Join(err, d.finish(out, derr))
 	}
@@ -563,6 +567,30 @@ func (d *Dispatcher) prefetch(size int) {
 		c, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, size)
 		ch <- claimResult{c, fenced(err)}
 	}()
+}
+
+// claimAhead claims the next batch as a pipelined batch's write returns,
+// before that batch's settlement enters the store's single writer: the
+// next write then waits for its own claim only, and the settlement (the
+// larger of the two turns: it reads and moves every settled effect's rows
+// in the read model) commits while that write is out. The next pass takes
+// the batch after its renewal, probe and authority check, as it takes a
+// prefetched one; when the claim found nothing the pass claims again
+// after its read turn. Nothing else changes hands early: the claim sees
+// the settling batch's effects still processing, so it takes no effect
+// queued behind one of them on its row (I07), which the pass after the
+// settlement claims; a crash between the two turns leaves both batches
+// processing, as a crash after a full batch's prefetch does, and
+// RecoverProcessing finds them. A batch already prefetched while the
+// write was out (a full one) is not claimed again.
+func (d *Dispatcher) claimAhead() {
+	if d.next != nil {
+		return
+	}
+	c, err := d.cfg.Outbox.Claim(d.cfg.Spreadsheet, d.batchSize())
+	ch := make(chan claimResult, 1)
+	ch <- claimResult{c, fenced(err)}
+	d.next = ch
 }
 
 // takePrefetch waits for the batch claimed ahead, if any, and clears it.

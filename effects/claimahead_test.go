@@ -1,0 +1,117 @@
+package effects_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/aggregates"
+	"github.com/hikoutei/hikoutei-go/effects"
+)
+
+// orderedOutbox records, in the order the store took them, the batches
+// claimed and settled, and commits a unit of new rows after each of the
+// first claims (as an application commits while a write is out).
+type orderedOutbox struct {
+	*effects.MemOutbox
+	mu      sync.Mutex
+	log     []string
+	units   int // units still to commit after a claim
+	unitLen int
+	next    int
+}
+
+func (o *orderedOutbox) Claim(spreadsheet string, n int) ([]aggregates.Effect, error) {
+	fx, err := o.MemOutbox.Claim(spreadsheet, n)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(fx) > 0 {
+		o.log = append(o.log, "claim "+fx[0].ID)
+	}
+	if len(fx) == 0 || o.units == 0 || err != nil {
+		return fx, err
+	}
+	o.units--
+	for range o.unitLen {
+		if _, err := o.MemOutbox.Commit("Airport", strconv.Itoa(o.next), airport("a", int64(o.next))); err != nil {
+			return fx, err
+		}
+		o.next++
+	}
+	return fx, nil
+}
+
+func (o *orderedOutbox) Settle(s []effects.Settlement) error {
+	o.mu.Lock()
+	if len(s) > 0 {
+		o.log = append(o.log, "settle "+s[0].ID)
+	}
+	o.mu.Unlock()
+	return o.MemOutbox.Settle(s)
+}
+
+func (o *orderedOutbox) calls() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.log...)
+}
+
+// The run loop claims the next batch as a write returns, before that
+// batch's settlement enters the store (claimAhead): every settlement of a
+// batch that had a successor follows the successor's claim.
+func TestTheRunLoopClaimsTheNextBatchBeforeThePreviousSettlement(t *testing.T) {
+	var ob *orderedOutbox
+	r := newRig(t, func(c *effects.Config) {
+		c.MaxBatch = 64 // no batch is full: nothing is prefetched while a write is out
+		ob = &orderedOutbox{MemOutbox: c.Outbox.(*effects.MemOutbox), units: 3, unitLen: 5, next: 100}
+		c.Outbox = ob
+	})
+	for i := range 5 {
+		r.commit(strconv.Itoa(i), airport("first", int64(i)))
+	}
+	const want = 2 * 20 // 4 units of 5 rows, System and Input
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.disp.Run(ctx) }()
+	deadline := time.After(30 * time.Second)
+	for r.counts()[aggregates.EffectApplied] < want {
+		n, changed := r.clock.Waiters()
+		if n < 2 {
+			select {
+			case <-changed:
+			case err := <-done:
+				t.Fatalf("run stopped: %v (outbox %v)", err, r.counts())
+			case <-deadline:
+				t.Fatalf("not converged: %v", r.counts())
+			}
+			continue
+		}
+		if r.counts()[aggregates.EffectApplied] >= want {
+			break
+		}
+		r.clock.Advance(time.Second)
+	}
+	cancel()
+	must(t, <-done)
+	calls := ob.calls()
+	claims, settled := 0, 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, "claim") {
+			claims++
+		} else {
+			settled++
+		}
+	}
+	if claims != 4 || settled != 4 {
+		t.Fatalf("%d claims and %d settlements, want 4 each: %v", claims, settled, calls)
+	}
+	for k := range 3 { // claim k, claim k+1, settle k, ...
+		if !strings.HasPrefix(calls[1+2*k], "claim") || !strings.HasPrefix(calls[2+2*k], "settle") {
+			t.Fatalf("calls %v: want each settlement after the next batch's claim", calls)
+		}
+	}
+}
