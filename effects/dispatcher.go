@@ -591,6 +591,9 @@ func (d *Dispatcher) claimAhead() {
 	ch := make(chan claimResult, 1)
 	ch <- claimResult{c, fenced(err)}
 	d.next = ch
+	if len(c) > 0 {
+		failpoint.Inject(failpoint.DispatchAfterClaimAhead)
+	}
 }
 
 // takePrefetch waits for the batch claimed ahead, if any, and clears it.

@@ -51,6 +51,7 @@ const (
 	StoreAfterLogCommit      = "store.after_log_commit"      // hikoutei writer: log committed, SQLite projection not yet
 	DispatchAfterClaim       = "dispatch.after_claim"        // effects.Dispatcher.Pass: claims committed, no remote call yet
 	DispatchAfterRemoteApply = "dispatch.after_remote_apply" // effects.Dispatcher: batchUpdate answered, effects not settled
+	DispatchAfterClaimAhead  = "dispatch.after_claim_ahead"  // effects.Dispatcher run loop: the next batch claimed as a write returned, that write's effects not settled
 	SnapshotBeforeManifest   = "snapshot.before_manifest"    // snapshots.Dir.Take: .sqlite renamed into place, manifest not written
 	LeaseFileBeforeRename    = "leasefile.before_rename"     // events.writeFileAtomic: temp lease.toml written and fsynced, not renamed
 	ReadModelBeforeCommit    = "readmodel.before_commit"     // engine group commit or seal: log committed, events applied in the SQLite transaction, not committed
@@ -73,7 +74,7 @@ const (
 
 // Names lists every failpoint placed in the code.
 var Names = []string{LogBeforeCommit, LogAfterCommit, StoreAfterLogCommit, DispatchAfterClaim,
-	DispatchAfterRemoteApply, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit, InboundAfterWindow,
+	DispatchAfterRemoteApply, DispatchAfterClaimAhead, SnapshotBeforeManifest, LeaseFileBeforeRename, ReadModelBeforeCommit, AdoptAfterUnit, InboundAfterWindow,
 	LayoutAfterSheetMigrate, SealAfterWrite, SealAfterSync, SealAfterReadBack, SealBeforeCommit, SealAfterCommit, EraseAfterEvent, KeyringBeforeRename,
 	CompactAfterCopy, CompactBeforeRename, ReplicationBeforePurge, ReplayBeforeInstall, RestoreBeforeInstall}
 
