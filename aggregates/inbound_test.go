@@ -81,17 +81,22 @@ func activate(st TabState, c Changes) TabState {
 	return st
 }
 
-// decideWindows is DecideTab through a TabDecider fed one row at a time,
-// each window with the states of its own anchors only.
-func decideWindows(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats) {
-	t.Helper()
+// anchorCopies counts the shown rows of each anchor in r.
+func anchorCopies(r TabRead) map[string]int {
 	copies := map[string]int{}
 	for _, sr := range r.Rows {
 		if sr.Anchor != "" {
 			copies[sr.Anchor]++
 		}
 	}
-	d := NewTabDecider(r, st, sheetWithInput, now, copies, len(r.Rows))
+	return copies
+}
+
+// decideWindows is DecideTab through a TabDecider fed one row at a time,
+// each window with the states of its own anchors only.
+func decideWindows(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats) {
+	t.Helper()
+	d := NewTabDecider(r, st, sheetWithInput, now, anchorCopies(r), len(r.Rows))
 	for i := range r.Rows {
 		states := map[string]RowState{}
 		if g := r.Rows[i].Grid; g != nil {
@@ -113,13 +118,7 @@ func decideWindows(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats)
 // decide what DecideTab decides.
 func decideTurns(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats) {
 	t.Helper()
-	copies := map[string]int{}
-	for _, sr := range r.Rows {
-		if sr.Anchor != "" {
-			copies[sr.Anchor]++
-		}
-	}
-	d := NewTabDecider(r, st, sheetWithInput, now, copies, len(r.Rows))
+	d := NewTabDecider(r, st, sheetWithInput, now, anchorCopies(r), len(r.Rows))
 	var all Changes
 	cur := st
 	take := func(c Changes) {

@@ -1,12 +1,10 @@
 package effects_test
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/effects"
@@ -72,31 +70,7 @@ func TestTheRunLoopClaimsTheNextBatchBeforeThePreviousSettlement(t *testing.T) {
 	for i := range 5 {
 		r.commit(strconv.Itoa(i), airport("first", int64(i)))
 	}
-	const want = 2 * 20 // 4 units of 5 rows, System and Input
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- r.disp.Run(ctx) }()
-	deadline := time.After(30 * time.Second)
-	for r.counts()[aggregates.EffectApplied] < want {
-		n, changed := r.clock.Waiters()
-		if n < 2 {
-			select {
-			case <-changed:
-			case err := <-done:
-				t.Fatalf("run stopped: %v (outbox %v)", err, r.counts())
-			case <-deadline:
-				t.Fatalf("not converged: %v", r.counts())
-			}
-			continue
-		}
-		if r.counts()[aggregates.EffectApplied] >= want {
-			break
-		}
-		r.clock.Advance(time.Second)
-	}
-	cancel()
-	must(t, <-done)
+	r.runUntilApplied(t, 2*20) // 4 units of 5 rows, System and Input
 	calls := ob.calls()
 	claims, settled := 0, 0
 	for _, c := range calls {

@@ -106,6 +106,39 @@ func (r *rig) counts() map[aggregates.EffectState]int {
 	return c
 }
 
+// runUntilApplied runs the dispatcher's Run loop until want effects are
+// applied, advancing the clock only while both of its loops (passes,
+// reconciliation) wait on it: the pass loop is then idle, with nothing
+// claimable now. It fails the test when the loop stops or nothing
+// converges within 30 s.
+func (r *rig) runUntilApplied(t *testing.T, want int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.disp.Run(ctx) }()
+	deadline := time.After(30 * time.Second)
+	for r.counts()[aggregates.EffectApplied] < want {
+		n, changed := r.clock.Waiters()
+		if n < 2 {
+			select {
+			case <-changed:
+			case err := <-done:
+				t.Fatalf("run stopped: %v (outbox %v)", err, r.counts())
+			case <-deadline:
+				t.Fatalf("not converged: %v", r.counts())
+			}
+			continue
+		}
+		if r.counts()[aggregates.EffectApplied] >= want {
+			break
+		}
+		r.clock.Advance(time.Second)
+	}
+	cancel()
+	must(t, <-done)
+}
+
 func (r *rig) rows(tab string) [][]string {
 	r.t.Helper()
 	rows, err := r.emu.Person(sheetID).Displayed(tab)
@@ -247,33 +280,7 @@ func TestI07_PipelinedRunLoopKeepsPerRowOrder(t *testing.T) {
 		second["notes"] = "note " + strconv.Itoa(i)
 		r.commit(strconv.Itoa(i), second)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- r.disp.Run(ctx) }()
-	settled := func() bool { return r.counts()[aggregates.EffectApplied] == 300 }
-	deadline := time.After(30 * time.Second)
-	for !settled() {
-		// Advance the clock only while both loops (passes, reconciliation)
-		// wait on it: the pass loop is then idle, with nothing claimable now.
-		n, changed := r.clock.Waiters()
-		if n < 2 {
-			select {
-			case <-changed:
-			case err := <-done:
-				t.Fatalf("run stopped: %v (outbox %v)", err, r.counts())
-			case <-deadline:
-				t.Fatalf("not converged: %v", r.counts())
-			}
-			continue
-		}
-		if settled() {
-			break
-		}
-		r.clock.Advance(time.Second)
-	}
-	cancel()
-	must(t, <-done)
+	r.runUntilApplied(t, 300)
 	if c := r.counts(); len(c) != 1 {
 		t.Fatalf("outbox %v, want 300 applied (100 System appends, 100 Input appends, 100 Input updates)", c)
 	}

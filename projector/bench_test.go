@@ -133,20 +133,10 @@ INSERT INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, s
 func BenchmarkEffectLifecycle(b *testing.B) {
 	p := openFresh(b)
 	h := newHistory()
-	values := map[string]any{"name": "Goroka", "city": "Goroka", "altitude": int64(5282)}
 	b.ResetTimer()
 	c0 := cpuTime(b)
 	for done := 0; done < b.N; done += benchBatch {
-		n := min(benchBatch, b.N-done)
-		queued := make([]events.Event, 0, n)
-		attempts, written := map[string]int64{}, map[string]string{}
-		for i := done; i < done+n; i++ {
-			id, anchor := "fx"+strconv.Itoa(i), "a"+strconv.Itoa(i)
-			queued = append(queued, h.next(events.OutboxStream("Airport_System/"+anchor), events.EffectQueued{EffectID: id,
-				Spreadsheet: "s", Tab: "Airport_System", Anchor: anchor, Binding: "Airport_System/" + anchor, StreamSequence: 1,
-				Op: events.OpAppend, Values: values, PayloadHash: "h", Entity: "Airport", ID: anchor}))
-			attempts[id], written[id] = 1, "w"+anchor
-		}
+		queued, attempts, written := lifecycleBatch(h, done, min(benchBatch, b.N-done))
 		must(b, p.Apply(queued))
 		must(b, p.Apply([]events.Event{h.next(events.DispatchStream("s"), events.EffectsClaimed{ClaimToken: "c", Epoch: 1, Attempts: attempts})}))
 		must(b, p.Apply([]events.Event{h.next(events.DispatchStream("s"), events.EffectsApplied{ClaimToken: "c", Via: "dispatch", Written: written})}))

@@ -213,8 +213,8 @@ func BenchmarkOutboxCounts(b *testing.B) {
 }
 
 // lifecycleBatch makes n effect.queued events from the done-th on, with
-// their claim's attempts and their applied hashes (as
-// BenchmarkEffectLifecycle's).
+// their claim's attempts and their applied hashes (BenchmarkEffectLifecycle
+// and BenchmarkOutboxCounts).
 func lifecycleBatch(h *history, done, n int) ([]events.Event, map[string]int64, map[string]string) {
 	values := map[string]any{"name": "Goroka", "city": "Goroka", "altitude": int64(5282)}
 	queued := make([]events.Event, 0, n)
