@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
@@ -60,4 +61,18 @@ func TestAnObservationInterruptedBetweenTwoTurnsLosesNoEdit(t *testing.T) {
 	if len(got) != len(edits) {
 		t.Errorf("accepted %v, want parts %v once each", got, edits)
 	}
+}
+
+// acceptedEdits counts the accepted observations of each anchor in the
+// log.
+func (x *synced) acceptedEdits() map[string]int {
+	x.t.Helper()
+	out := map[string]int{}
+	mustT(x.t, x.e.Log().ReadFrom(1, func(e events.Event) error {
+		if p, ok := e.Payload.(events.ObservationAccepted); ok {
+			out[p.Anchor]++
+		}
+		return nil
+	}))
+	return out
 }

@@ -2,23 +2,7 @@ package engine_test
 
 import (
 	"testing"
-
-	"github.com/hikoutei/hikoutei-go/events"
 )
-
-// acceptedEdits counts the accepted observations of each anchor in the
-// log.
-func (x *synced) acceptedEdits() map[string]int {
-	x.t.Helper()
-	out := map[string]int{}
-	mustT(x.t, x.e.Log().ReadFrom(1, func(e events.Event) error {
-		if p, ok := e.Payload.(events.ObservationAccepted); ok {
-			out[p.Anchor]++
-		}
-		return nil
-	}))
-	return out
-}
 
 // An observation decides a tab a window of rows a writer turn: between
 // two turns the writer serves others (here the application's commit, made
