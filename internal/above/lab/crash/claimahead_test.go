@@ -34,8 +34,10 @@ func TestAKillAtTheClaimAheadUnderEmulatorFaultsIsRecovered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Failpoints[failpoint.DispatchAfterClaimAhead]; got != len(armed) {
-		t.Errorf("failpoint fired %d times, want %d", got, len(armed))
+	// Under faults a run may end (its seeded kill) before any full batch's
+	// write returned, so not every armed run reaches the failpoint.
+	if got := res.Failpoints[failpoint.DispatchAfterClaimAhead]; got == 0 {
+		t.Errorf("failpoint fired in none of the %d runs", len(armed))
 	}
 	if !res.OK() {
 		t.Fatalf("%s\n%s", res.Line(), strings.Join(res.Problems, "\n"))
