@@ -14,11 +14,11 @@ import (
 )
 
 // TestAKillAtTheClaimAheadUnderEmulatorFaultsIsRecovered arms
-// dispatch.after_claim_ahead at its first hit in each of four runs with the emulator's faults on
-// (429s and 5xx on the writes whose settlement is pending when the next
-// batch is claimed), then the campaign's checks: nothing acknowledged
-// lost, no duplicate rows, the read model equals its rebuild, the sheet
-// converges.
+// dispatch.after_claim_ahead at its first hit in each of four runs with
+// the emulator's faults on (429s and 5xx on the writes whose settlement
+// is pending when the next batch is claimed), then the campaign's checks:
+// nothing acknowledged lost, no duplicate rows, the read model equals its
+// rebuild and its kept outbox counts the outbox, the sheet converges.
 func TestAKillAtTheClaimAheadUnderEmulatorFaultsIsRecovered(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash campaign: -short")
