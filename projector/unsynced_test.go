@@ -2,6 +2,7 @@ package projector_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,7 +23,7 @@ func unsyncedTabs(entity string) []string {
 // told is the effect.queued that tells spreadsheet "s" about row id of tab.
 func (h *history) told(tab, id string) events.Event {
 	b := tab + "/" + id
-	return h.next(events.OutboxStream(b), events.EffectQueued{EffectID: "fx-" + b + fmt.Sprint(h.seq), Spreadsheet: "s", Tab: tab,
+	return h.next(events.OutboxStream(b), events.EffectQueued{EffectID: "fx-" + b + "#" + fmt.Sprint(h.seq), Spreadsheet: "s", Tab: tab,
 		Anchor: id, Binding: b, StreamSequence: 1, Op: events.OpAppend, Values: map[string]any{"name": id},
 		PayloadHash: "h", Entity: "Airport", ID: id})
 }
@@ -161,5 +162,92 @@ func TestUnsyncedOfSearchesThePrimaryKey(t *testing.T) {
 	plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+q), "\n")
 	if !strings.Contains(plan, "SEARCH e USING PRIMARY KEY") || strings.Contains(plan, "SCAN e") || strings.Contains(plan, "SCAN o") {
 		t.Errorf("%s\nplan:\n%s\nwant a search of hk_entity_state's key per listed id, no scan", q, plan)
+	}
+}
+
+// TestUnsyncedAfterAgreesWithAFullSearchOverARandomHistory drives a seeded
+// random history as reconciliation meets it — creates, updates, removals,
+// revivals, rows queued on one tab only, switches of target, tab moves,
+// read models opened again — and searches as the engine does: since the
+// last complete search when the projector still lists what was written
+// since, else in full. Every search since a mark must find exactly what a
+// full search finds, and once the history stops, every existing entity
+// has each of its rows queued exactly once since the last switch.
+func TestUnsyncedAfterAgreesWithAFullSearchOverARandomHistory(t *testing.T) {
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 19))
+			path := filepath.Join(t.TempDir(), projector.FileName)
+			p := openAt(t, path)
+			defer func() { p.Close() }()
+			h := newHistory()
+			exists := map[string]bool{}
+			marked, at := false, uint64(0)
+			search := func(max int) {
+				since := false // the engine's search since its mark: an incomplete one keeps the mark
+				if marked {
+					refs, ok, err := p.UnsyncedAfter("s", at, max, unsyncedTabs)
+					must(t, err)
+					if ok {
+						full, err := p.Unsynced("s", max, unsyncedTabs)
+						must(t, err)
+						if !slices.Equal(refs, full) {
+							t.Fatalf("since %d (max %d): %v; a full search: %v", at, max, refNames(refs), refNames(full))
+						}
+						since = true
+					} else {
+						marked = false
+					}
+				}
+				cp := p.Checkpoint()
+				refs, err := p.Unsynced("s", max, unsyncedTabs)
+				must(t, err)
+				tellAll(t, p, h, refs)
+				if len(refs) < max {
+					marked, at = true, cp
+				} else if !since {
+					marked = false
+				}
+			}
+			for step := range 300 {
+				var evs []events.Event
+				for range 1 + rng.IntN(8) {
+					id := fmt.Sprint(rng.IntN(40))
+					switch r := rng.IntN(10); {
+					case r < 5:
+						evs = append(evs, h.created("Airport", id, map[string]any{"name": fmt.Sprint(step)}, uint64(step+1)))
+						exists[id] = true
+					case r < 7 && exists[id]:
+						evs = append(evs, h.removed("Airport", id))
+						exists[id] = false
+					case r < 8:
+						evs = append(evs, h.told("Airport_System", id))
+					case r < 9 && rng.IntN(8) == 0:
+						evs = append(evs, h.next("sync/target", events.SyncTabRouted{Tab: "Airport_Input", Target: "s", Previous: "old"}))
+					case rng.IntN(10) == 0:
+						evs = append(evs, h.next("sync/target", events.SyncTargetBound{Target: "s", Previous: "old"}))
+					}
+				}
+				must(t, p.Apply(evs))
+				if rng.IntN(25) == 0 {
+					must(t, p.Close())
+					p = openAt(t, path)
+				}
+				if rng.IntN(3) == 0 {
+					search(1 + rng.IntN(30))
+				}
+			}
+			for range 100 {
+				search(1000)
+				if marked {
+					break
+				}
+			}
+			refs, err := p.Unsynced("s", 1000, unsyncedTabs)
+			must(t, err)
+			if len(refs) != 0 {
+				t.Fatalf("after the last search %d rows are still never told: %v", len(refs), refNames(refs))
+			}
+		})
 	}
 }

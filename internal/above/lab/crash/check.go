@@ -87,7 +87,8 @@ func (k *checker) ackCmd(id string) {
 //     value is the note the read model shows unless a later commit
 //     changed it, a stale or rejected one is recorded and never applied,
 //     and no conflict is resolved twice (verifyResolutions);
-//   - the read model equals a rebuild from the log (digest over every table);
+//   - the read model equals a rebuild from the log (digest over every table),
+//     and each one's kept outbox counts by state equal a count of its outbox;
 //   - lease epochs in the log strictly increase;
 //   - no anchor appears twice on a tab of the spreadsheet;
 //   - every erased subject reads the marker (checkPersonal, I37);
@@ -251,6 +252,15 @@ func (k *checker) compareRebuild(run int) error {
 	}
 	if live != rebuilt {
 		k.c.problem(&k.c.res.Mismatches, "run %d: read model %s differs from its rebuild %s", run, live, rebuilt)
+	}
+	for _, path := range []string{filepath.Join(k.dir, hikoutei.ReadModelFile), target} {
+		differ, err := keptCounts(path)
+		if err != nil {
+			return err
+		}
+		if differ != "" {
+			k.c.problem(&k.c.res.Mismatches, "run %d: the outbox's counts by state of %s: %s", run, filepath.Base(path), differ)
+		}
 	}
 	return nil
 }
