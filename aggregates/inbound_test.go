@@ -92,19 +92,24 @@ func anchorCopies(r TabRead) map[string]int {
 	return copies
 }
 
+// ownState is the state of row's own anchor only, from st.
+func ownState(row ShownRow, st TabState) map[string]RowState {
+	states := map[string]RowState{}
+	if g := row.Grid; g != nil {
+		if rs, ok := st.Rows[g.Anchor]; ok {
+			states[g.Anchor] = rs
+		}
+	}
+	return states
+}
+
 // decideWindows is DecideTab through a TabDecider fed one row at a time,
 // each window with the states of its own anchors only.
 func decideWindows(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats) {
 	t.Helper()
 	d := NewTabDecider(r, st, sheetWithInput, now, anchorCopies(r), len(r.Rows))
 	for i := range r.Rows {
-		states := map[string]RowState{}
-		if g := r.Rows[i].Grid; g != nil {
-			if rs, ok := st.Rows[g.Anchor]; ok {
-				states[g.Anchor] = rs
-			}
-		}
-		if err := d.Rows(r.Rows[i:i+1], states); err != nil {
+		if err := d.Rows(r.Rows[i:i+1], ownState(r.Rows[i], st)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,13 +138,7 @@ func decideTurns(t testing.TB, r TabRead, st TabState) (Changes, ObserveStats) {
 	take(d.Take())
 	for i := range r.Rows {
 		d.Turn(cur.InboundVersion, cur.Active, now)
-		states := map[string]RowState{}
-		if g := r.Rows[i].Grid; g != nil {
-			if rs, ok := st.Rows[g.Anchor]; ok {
-				states[g.Anchor] = rs
-			}
-		}
-		if err := d.Rows(r.Rows[i:i+1], states); err != nil {
+		if err := d.Rows(r.Rows[i:i+1], ownState(r.Rows[i], st)); err != nil {
 			t.Fatal(err)
 		}
 		take(d.Take())
