@@ -83,8 +83,16 @@ func TestTheRunLoopClaimsTheNextBatchBeforeThePreviousSettlement(t *testing.T) {
 	if claims != 4 || settled != 4 {
 		t.Fatalf("%d claims and %d settlements, want 4 each: %v", claims, settled, calls)
 	}
-	for k := range 3 { // claim k, claim k+1, settle k, ...
-		if !strings.HasPrefix(calls[1+2*k], "claim") || !strings.HasPrefix(calls[2+2*k], "settle") {
+	var claimed []string // batches in claim order
+	at := map[string]int{}
+	for i, c := range calls {
+		at[c] = i
+		if id, ok := strings.CutPrefix(c, "claim "); ok {
+			claimed = append(claimed, id)
+		}
+	}
+	for k := range 3 { // settle k after claim k+1 (a settlement commits in the background)
+		if s, ok := at["settle "+claimed[k]]; !ok || s < at["claim "+claimed[k+1]] {
 			t.Fatalf("calls %v: want each settlement after the next batch's claim", calls)
 		}
 	}
