@@ -59,6 +59,9 @@ func main() {
 	log.SetPrefix("benchtable: ")
 	flag.Parse()
 	start := time.Now()
+	// The results are written after every step has run: a folder that
+	// cannot hold them fails now, not at the end of the run.
+	check(os.MkdirAll(*outDir, 0o755))
 	tmp, err := os.MkdirTemp("", "benchtable-")
 	check(err)
 	defer os.RemoveAll(tmp)
