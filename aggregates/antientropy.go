@@ -44,8 +44,9 @@ type RepairRow struct {
 	Observed   string
 	Copies     int
 	CopyHashes []string
-	// InFlight: the row has an unsettled effect; it is in transition and
-	// compared again once settled.
+	// InFlight: the row has an unsettled effect, or the store wrote it
+	// after the pass's read began (its base: the read may predate the
+	// write); it is in transition and compared again by a later pass.
 	InFlight bool
 	// Held: an open conflict, active candidate or quarantine holds the
 	// row; people resolve it, not anti-entropy.

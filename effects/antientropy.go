@@ -22,6 +22,8 @@ import (
 // in turn: a workbook larger than that is compared over several passes.
 // It returns each tab's report; a tab whose header drifted is left
 // blocked (the outbox records why, for health) with an empty report.
+// The read model's checkpoint taken before the read is the read's base:
+// a row the store writes after it is compared by a later pass.
 func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.RepairReport, error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fenced(err)
@@ -32,6 +34,10 @@ func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.Rep
 	}
 	if out, ok, err := d.antiEntropyKnown(ctx, tabs); ok || err != nil {
 		return out, err
+	}
+	base, err := d.cfg.Outbox.RepairBase()
+	if err != nil {
+		return nil, fenced(err)
 	}
 	checks, kept := seenChecks(tabs, d.ae.sizes(tabs))
 	snaps, err := d.cfg.Provider.SnapshotChecked(ctx, d.cfg.Workbook, checks, tabs...)
@@ -49,7 +55,7 @@ func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.Rep
 	for _, seen := range seens {
 		tab := seen.Tab
 		d.ae.sized(tab, len(seen.Rows))
-		rep, err := d.cfg.Outbox.Repair(d.cfg.Spreadsheet, seen)
+		rep, err := d.cfg.Outbox.Repair(d.cfg.Spreadsheet, base, seen)
 		if err != nil {
 			return out, fenced(err)
 		}
@@ -250,13 +256,17 @@ func (d *Dispatcher) antiEntropyKnown(ctx context.Context, tabs []string) (map[s
 	if err != nil || body.IsZero() {
 		return nil, false, fenced(err)
 	}
+	base, err := d.cfg.Outbox.RepairBase()
+	if err != nil {
+		return nil, false, fenced(err)
+	}
 	same, err := d.cfg.Provider.SnapshotUnchanged(ctx, d.cfg.Workbook, body, tabs...)
 	if err != nil || !same {
 		return nil, false, err
 	}
 	out := make(map[string]aggregates.RepairReport, len(tabs))
 	for _, tab := range tabs {
-		rep, err := d.cfg.Outbox.Repair(d.cfg.Spreadsheet, aggregates.SeenTab{Tab: tab, Body: body, Undecoded: true})
+		rep, err := d.cfg.Outbox.Repair(d.cfg.Spreadsheet, base, aggregates.SeenTab{Tab: tab, Body: body, Undecoded: true})
 		if errors.Is(err, ErrReadUndecoded) {
 			return nil, false, nil
 		}

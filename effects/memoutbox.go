@@ -65,6 +65,7 @@ type MemOutbox struct {
 	queue     []string                      // effect ids in queue order
 	tails     map[string]string             // binding → id of the row's last queued effect
 	visible   map[string]string             // binding → full-row visible hash after its last applied write
+	written   map[string]uint64             // binding → log sequence of its last applied write
 	entities  map[string]*memEntity         // entity stream → state
 	displaced bool
 	commits   uint64
@@ -92,7 +93,7 @@ func NewMemOutbox(cfg MemOutboxConfig) *MemOutbox {
 	}
 	return &MemOutbox{cfg: cfg, sheet: Sheet{Spreadsheet: cfg.Spreadsheet, Schema: cfg.Schema},
 		versions: map[string]uint64{}, fx: map[string]*aggregates.Effect{}, visible: map[string]string{}, tails: map[string]string{},
-		entities: map[string]*memEntity{}}
+		written: map[string]uint64{}, entities: map[string]*memEntity{}}
 }
 
 var _ Outbox = (*MemOutbox)(nil)
@@ -653,7 +654,7 @@ func (m *MemOutbox) fold(ev events.Event) {
 	case events.EffectApplied:
 		m.set(ev, x.EffectID, aggregates.EffectApplied, func(e *aggregates.Effect) {
 			e.DueAt = time.Time{}
-			m.visible[e.Target.Binding] = x.WrittenHash
+			m.visible[e.Target.Binding], m.written[e.Target.Binding] = x.WrittenHash, ev.Seq
 		})
 	case events.EffectUncertain:
 		m.set(ev, x.EffectID, aggregates.EffectUncertain, func(e *aggregates.Effect) { e.DueAt, e.LastCode = x.ProbeAt, x.Code })

@@ -6,11 +6,19 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
+// RepairBase implements Outbox.RepairBase: the sequence of the last event
+// appended.
+func (m *MemOutbox) RepairBase() (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return uint64(len(m.log)), nil
+}
+
 // Repair implements Outbox.Repair with aggregates.DecideRepair over the
 // MemOutbox's visible state and entities. It holds no conflicts or
 // quarantine, so no row is held and a missing Input row is restored only
 // when its tab was recreated.
-func (m *MemOutbox) Repair(spreadsheet string, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
+func (m *MemOutbox) Repair(spreadsheet string, base uint64, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
 	var rep aggregates.RepairReport
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -18,7 +26,7 @@ func (m *MemOutbox) Repair(spreadsheet string, seen aggregates.SeenTab) (aggrega
 	if spreadsheet != m.cfg.Spreadsheet || !ok || (spec.Role != layout.RoleSystem && spec.Role != layout.RoleInput) {
 		return rep, nil
 	}
-	expected, inFlight := m.tabState(spreadsheet, seen.Tab)
+	expected, inFlight := m.tabState(spreadsheet, seen.Tab, base)
 	observed, copies := seen.Index()
 	p := aggregates.TabPolicy{Input: spec.Role == layout.RoleInput, Restore: seen.Recreated, Columns: m.sheet.Columns(seen.Tab)}
 	var ch aggregates.Changes
@@ -40,8 +48,9 @@ func (m *MemOutbox) Repair(spreadsheet string, seen aggregates.SeenTab) (aggrega
 }
 
 // tabState is what the MemOutbox says tab shows: the visible hash of each
-// anchor an applied write reached, and the anchors with unsettled effects.
-func (m *MemOutbox) tabState(spreadsheet, tab string) (map[string]string, map[string]bool) {
+// anchor an applied write reached, and the anchors in transition for a
+// read at base: with unsettled effects, or written after base.
+func (m *MemOutbox) tabState(spreadsheet, tab string, base uint64) (map[string]string, map[string]bool) {
 	expected, inFlight := map[string]string{}, map[string]bool{}
 	for _, id := range m.queue {
 		fx := m.fx[id]
@@ -51,7 +60,7 @@ func (m *MemOutbox) tabState(spreadsheet, tab string) (map[string]string, map[st
 		if h := m.visible[fx.Target.Binding]; h != "" {
 			expected[fx.Target.Anchor] = h
 		}
-		if !fx.State.Settled() {
+		if !fx.State.Settled() || m.written[fx.Target.Binding] > base {
 			inFlight[fx.Target.Anchor] = true
 		}
 	}

@@ -65,9 +65,14 @@ type Outbox interface {
 	// SupersedeTerminal supersedes up to max terminal failed heads of
 	// spreadsheet, each in the same commit as its replacement effect (I10).
 	SupersedeTerminal(spreadsheet string, max int) (int, error)
-	// Repair compares one tab as an anti-entropy pass read it with what
-	// the store says the tab shows and queues, in one fenced commit, the
-	// corrections aggregates.DecideRepair decides (I28); it reports the
-	// tab's divergent rows.
-	Repair(spreadsheet string, seen aggregates.SeenTab) (aggregates.RepairReport, error)
+	// RepairBase is the read model's checkpoint now: an anti-entropy pass
+	// takes it before it reads the spreadsheet, as the base of that read.
+	RepairBase() (uint64, error)
+	// Repair compares one tab as an anti-entropy pass read it, at
+	// checkpoint base (RepairBase), with what the store says the tab
+	// shows and queues, in one fenced commit, the corrections
+	// aggregates.DecideRepair decides (I28); it reports the tab's
+	// divergent rows. A row the store wrote after base (the read may
+	// predate that write) is left for a later pass, as a row in flight.
+	Repair(spreadsheet string, base uint64, seen aggregates.SeenTab) (aggregates.RepairReport, error)
 }

@@ -13,6 +13,9 @@ type TabRows struct {
 	Expected map[string]string
 	// InFlight anchors have an unsettled effect of target.
 	InFlight map[string]bool
+	// Newer anchors' visible state was written after the caller's base
+	// (the read compared may predate that write).
+	Newer map[string]bool
 	// Held anchors carry an open conflict, an active candidate or active
 	// quarantine evidence.
 	Held map[string]bool
@@ -24,16 +27,18 @@ type TabRows struct {
 	MassDeleted bool
 }
 
-// TabRowsOf reads TabRows of tab for target.
-func (p *Projector) TabRowsOf(target, tab string) (TabRows, error) {
-	r := TabRows{Expected: map[string]string{}, InFlight: map[string]bool{}, Held: map[string]bool{}, Deleted: map[string]bool{}}
+// TabRowsOf reads TabRows of tab for target, for a read at checkpoint
+// base.
+func (p *Projector) TabRowsOf(target, tab string, base uint64) (TabRows, error) {
+	r := TabRows{Expected: map[string]string{}, InFlight: map[string]bool{}, Newer: map[string]bool{}, Held: map[string]bool{},
+		Deleted: map[string]bool{}}
 	queries := []struct {
 		sql  string
 		args []any
 		fn   func(*sqlite.Stmt)
 	}{
-		{"SELECT anchor, hash FROM hk_visible_state WHERE tab = ? AND hash != ''", []any{tab},
-			func(st *sqlite.Stmt) { r.Expected[st.ColumnText(0)] = st.ColumnText(1) }},
+		{"SELECT anchor, hash, seq FROM hk_visible_state WHERE tab = ? AND (hash != '' OR seq > ?)", []any{tab, int64(base)},
+			func(st *sqlite.Stmt) { r.visible(st.ColumnText(0), st.ColumnText(1), uint64(st.ColumnInt64(2)), base) }},
 		{"SELECT anchor FROM hk_outbox WHERE spreadsheet = ? AND tab = ? AND state IN " + unsettled, []any{target, tab},
 			func(st *sqlite.Stmt) { r.InFlight[st.ColumnText(0)] = true }},
 		{"SELECT anchor FROM hk_conflicts WHERE tab = ? AND state = 'open'", []any{tab},
@@ -49,6 +54,19 @@ func (p *Projector) TabRowsOf(target, tab string) (TabRows, error) {
 		}
 	}
 	return r, nil
+}
+
+// Pending reports whether the tab may not show anchor's last write yet:
+// an effect of it is in flight, or it was written after the base.
+func (r TabRows) Pending(anchor string) bool { return r.InFlight[anchor] || r.Newer[anchor] }
+
+func (r *TabRows) visible(anchor, hash string, seq, base uint64) {
+	if hash != "" {
+		r.Expected[anchor] = hash
+	}
+	if seq > base {
+		r.Newer[anchor] = true
+	}
 }
 
 func (r *TabRows) holdOrDeleted(anchor, reason string) {

@@ -85,6 +85,7 @@ func Run(t *testing.T, newSubject func(t *testing.T) Subject) {
 		{"I32_ChangesOfARowMergeIntoItsUnclaimedTailInOrder", coalesceTail},
 		{"I32_AClaimedOrSettledEffectIsNeverMergedInto", coalesceNeverClaimed},
 		{"I28_RepairRestoresMissingRewritesDriftedAndSkipsRowsInFlight", repairTab},
+		{"I28_ARowWrittenAfterTheReadsBaseIsLeftForALaterPass", repairAfterBase},
 		{"C06_AMisdirectedWriteIsRequeuedItsDisplacedRowRepairedAndEvidenced", misdirectedWrite},
 	}
 	for _, c := range cases {
@@ -622,7 +623,7 @@ func repairTab(t *testing.T, s Subject) {
 	}
 	inFlight := commit(t, s, "g3", "pending", 3)
 	seen := aggregates.SeenTab{Tab: tab, Rows: []aggregates.SeenRow{{Anchor: "g2", Hash: "edited"}}}
-	rep, err := s.Repair(s.Spreadsheet(), seen)
+	rep, err := s.Repair(s.Spreadsheet(), repairBase(t, s), seen)
 	if err != nil || rep.Missing != 1 || rep.Drifted != 1 || rep.Queued != 2 {
 		t.Fatalf("repair: %+v, %v", rep, err)
 	}
@@ -635,9 +636,47 @@ func repairTab(t *testing.T, s Subject) {
 		byAnchor["g3"].ID != inFlight || len(got) != 3 {
 		t.Fatalf("claimed after repair: %+v", got)
 	}
-	if rep, err := s.Repair(s.Spreadsheet(), seen); err != nil || rep.Queued != 0 {
+	if rep, err := s.Repair(s.Spreadsheet(), repairBase(t, s), seen); err != nil || rep.Queued != 0 {
 		t.Fatalf("a second pass over rows in flight queued %d (%v)", rep.Queued, err)
 	}
+}
+
+// repairAfterBase: a pass reads g1 and g2 (a person edited g2), then an
+// update of g1 is written and settles before the store compares. The
+// read shows g1 as it was: g1 is left for a later pass (no correction,
+// not divergent) while g2 is rewritten. A pass whose base follows the
+// update compares g1 and rewrites it, guarded by the row read.
+func repairAfterBase(t *testing.T, s Subject) {
+	tab := layout.SystemTabName(Shape.Name)
+	for _, id := range []string{"g1", "g2"} {
+		settle(t, s, claimExactly(t, s, 10, commit(t, s, id, "n", 1))[0], applied("h-"+id))
+	}
+	base := repairBase(t, s)
+	seen := aggregates.SeenTab{Tab: tab, Rows: []aggregates.SeenRow{{Anchor: "g1", Hash: "h-g1"}, {Anchor: "g2", Hash: "edited"}}}
+	settle(t, s, claimExactly(t, s, 10, commit(t, s, "g1", "renamed", 1))[0], applied("h-g1-renamed"))
+	rep, err := s.Repair(s.Spreadsheet(), base, seen)
+	if err != nil || rep.Drifted != 1 || rep.Diverged() != 1 || rep.Queued != 1 {
+		t.Fatalf("repair of a read older than g1's write: %+v, %v; want g2 drifted and rewritten, g1 left", rep, err)
+	}
+	if got := claim(t, s, 10); len(got) != 1 || got[0].Target.Anchor != "g2" || got[0].ExpectedHash != "edited" {
+		t.Fatalf("claimed after repair: %+v, want g2's rewrite only", got)
+	}
+	rep, err = s.Repair(s.Spreadsheet(), repairBase(t, s), seen) // g2's rewrite is in flight
+	if err != nil || rep.Drifted != 1 || rep.Queued != 1 {
+		t.Fatalf("a later pass over g1 showing its old row: %+v, %v; want it drifted and rewritten", rep, err)
+	}
+	if got := claim(t, s, 10); len(got) != 1 || got[0].Target.Anchor != "g1" || got[0].Op != events.OpUpdate || got[0].ExpectedHash != "h-g1" {
+		t.Fatalf("claimed after the later pass: %+v, want g1's rewrite guarded by the row read", got)
+	}
+}
+
+func repairBase(t *testing.T, s Subject) uint64 {
+	t.Helper()
+	base, err := s.RepairBase()
+	if err != nil {
+		t.Fatalf("repair base: %v", err)
+	}
+	return base
 }
 
 // ---- C06 ----

@@ -9,10 +9,19 @@ import (
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 )
 
-// Repair compares one tab as a reconciliation pass read it with what the
-// store says it shows, and queues the corrections in one fenced commit
-// (effects.Outbox, I28). The divergence it finds is noted for sync health.
-func (e *Engine) Repair(spreadsheet string, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
+// RepairBase implements effects.Outbox: the read model's checkpoint now,
+// the base of an anti-entropy pass's read.
+func (e *Engine) RepairBase() (uint64, error) {
+	var base uint64
+	err := e.onWriter(func() error { base = e.proj.Checkpoint(); return nil })
+	return base, err
+}
+
+// Repair compares one tab as a reconciliation pass read it at checkpoint
+// base with what the store says it shows, and queues the corrections in
+// one fenced commit (effects.Outbox, I28). The divergence it finds is
+// noted for sync health.
+func (e *Engine) Repair(spreadsheet string, base uint64, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
 	var rep aggregates.RepairReport
 	spec, ok := e.sheet.Schema.Tab(seen.Tab)
 	if !ok || (spec.Role != layout.RoleSystem && spec.Role != layout.RoleInput) {
@@ -23,7 +32,7 @@ func (e *Engine) Repair(spreadsheet string, seen aggregates.SeenTab) (aggregates
 		return rep, nil
 	}
 	err := e.onWriter(func() (err error) {
-		rep, err = e.repairTab(spreadsheet, spec, seen)
+		rep, err = e.repairTab(spreadsheet, spec, base, seen)
 		return err
 	})
 	if err == nil {
@@ -49,10 +58,10 @@ func canonicalHash(spec layout.TabSpec, columns []string, anchor string, vals ma
 }
 
 // repairValues sets the canonical state of r's entity from vals (a
-// window's, read in bulk: repairWindow), unless r is in flight or held:
-// anti-entropy leaves those rows alone whatever the store holds (classify,
-// in aggregates), so a pass during a backfill reads only the rows it can
-// compare.
+// window's, read in bulk: repairWindow), unless r is in flight (or
+// written after the pass's base) or held: anti-entropy leaves those rows
+// alone whatever the store holds (classify, in aggregates), so a pass
+// during a backfill reads only the rows it can compare.
 func (e *Engine) repairValues(spec layout.TabSpec, columns []string, r *aggregates.RepairRow, vals map[string]map[string]any) {
 	if r.InFlight || r.Held {
 		return
@@ -64,12 +73,13 @@ func (e *Engine) repairValues(spec layout.TabSpec, columns []string, r *aggregat
 }
 
 // repairWindow reads in bulk the canonical values of a window of anchors
-// that are neither in flight nor held, nor clean rows outside the pass's
-// canonical window (at is the index of anchors[0] in the pass's anchors).
+// that are neither pending (TabRows.Pending) nor held, nor clean rows
+// outside the pass's canonical window (at is the index of anchors[0] in
+// the pass's anchors).
 func (e *Engine) repairWindow(spec layout.TabSpec, anchors []string, at int, rows projector.TabRows, cw canonicalWindow) (map[string]map[string]any, error) {
 	var ids []string
 	for i, a := range anchors {
-		if !rows.InFlight[a] && !rows.Held[a] && cw.in(at+i) {
+		if !rows.Pending(a) && !rows.Held[a] && cw.in(at+i) {
 			ids = append(ids, a)
 		}
 	}
@@ -104,7 +114,7 @@ func (e *Engine) repairRows(c *canonicalCursor, spec layout.TabSpec, seen aggreg
 				continue // shows the store's last write: compared in a later pass
 			}
 			r := aggregates.RepairRow{Target: e.sheet.Target(spec.Name, anchor), Entity: spec.Entity, ID: anchor,
-				Expected: rows.Expected[anchor], Observed: observed[anchor], InFlight: rows.InFlight[anchor], Held: rows.Held[anchor]}
+				Expected: rows.Expected[anchor], Observed: observed[anchor], InFlight: rows.Pending(anchor), Held: rows.Held[anchor]}
 			r.Copies, r.CopyHashes = aggregates.SeenCopies(observed, copies, anchor)
 			e.repairValues(spec, policy.Columns, &r, vals)
 			p := policy
@@ -127,10 +137,15 @@ func (e *Engine) repairRows(c *canonicalCursor, spec layout.TabSpec, seen aggreg
 // queued nothing for, at the same checkpoint, once they compared every
 // row with canonical state (canonicalwindow.go), is that pass again: its
 // report is returned without reading a row's canonical state
-// (unchanged.go).
-func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
+// (unchanged.go). A row the store wrote after base is left for a later
+// pass (TabRows.Pending), and a pass that left one is neither remembered
+// nor kept, as one that queued. So the mark leaves base out: a pass that
+// is remembered left no row, its read showed every row's last write, and
+// the same rows read at the same checkpoint decide the same whatever the
+// base.
+func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, base uint64, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
 	if seen.Undecoded {
-		return e.repairKept(spreadsheet, spec, seen)
+		return e.repairKept(spreadsheet, spec, base, seen)
 	}
 	k := passKey{kind: passRepair, spreadsheet: spreadsheet, tab: seen.Tab}
 	m := e.mark(0, seenDigest(seen), true)
@@ -140,7 +155,7 @@ func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggrega
 		}
 		return old.repaired, e.commitWorker(aggregates.Changes{}, e.cfg.Clock.Now())
 	}
-	rows, err := e.proj.TabRowsOf(spreadsheet, seen.Tab)
+	rows, err := e.proj.TabRowsOf(spreadsheet, seen.Tab, base)
 	if err != nil {
 		return aggregates.RepairReport{}, err
 	}
@@ -155,9 +170,10 @@ func (e *Engine) repairTab(spreadsheet string, spec layout.TabSpec, seen aggrega
 	if err := e.commitWorker(ch, e.cfg.Clock.Now()); err != nil {
 		return rep, err
 	}
-	if m.repaired = rep; c.swept(m, cw, len(q) > 0) {
+	again := len(q) > 0 || len(rows.Newer) > 0 // queued, or left rows for a later pass
+	if m.repaired = rep; c.swept(m, cw, again) {
 		e.remember(k, m)
 	}
-	c.keep(seen.Body, cw, rows.Expected, rest, len(q) > 0)
+	c.keep(seen.Body, cw, rows.Expected, rest, again)
 	return rep, nil
 }

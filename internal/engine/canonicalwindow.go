@@ -56,14 +56,15 @@ func (w canonicalWindow) in(i int) bool {
 }
 
 // cleanRows marks the anchors whose row shows exactly the store's last
-// write: one copy, the expected hash, no effect in flight, not held.
+// write: one copy, the expected hash, not pending (no effect in flight,
+// not written after the pass's base), not held.
 func cleanRows(anchors []string, rows projector.TabRows, observed map[string]string, copies map[string][]string) ([]bool, int) {
 	clean, n := make([]bool, len(anchors)), 0
 	for i, a := range anchors {
 		want, expected := rows.Expected[a]
 		got, shown := observed[a]
 		_, dup := copies[a]
-		if expected && shown && !dup && got == want && !rows.InFlight[a] && !rows.Held[a] {
+		if expected && shown && !dup && got == want && !rows.Pending(a) && !rows.Held[a] {
 			clean[i], n = true, n+1
 		}
 	}
@@ -115,12 +116,13 @@ func (e *Engine) canonicalCursorOf(k passKey) *canonicalCursor {
 	return c
 }
 
-// swept records a pass at mark m that compared w's rows and queued
-// nothing (queued false) and reports whether the passes at m have now
-// compared every clean row: only then may a later pass at the same mark
-// be skipped (unchanged.go), since a row no pass compared may be stale.
-func (c *canonicalCursor) swept(m unchangedMark, w canonicalWindow, queued bool) bool {
-	if queued || !m.valid {
+// swept records a pass at mark m that compared w's rows, queued nothing
+// and left no row for a later pass (again false) and reports whether the
+// passes at m have now compared every clean row: only then may a later
+// pass at the same mark be skipped (unchanged.go), since a row no pass
+// compared may be stale.
+func (c *canonicalCursor) swept(m unchangedMark, w canonicalWindow, again bool) bool {
+	if again || !m.valid {
 		c.mark, c.covered = unchangedMark{}, 0
 		return false
 	}

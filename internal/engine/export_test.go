@@ -77,7 +77,7 @@ func (e *Engine) RepairDry(seen aggregates.SeenTab, window int) (rep aggregates.
 		}
 		defer func() { e.canonicalRows = 0 }()
 		spec, _ := e.sheet.Schema.Tab(seen.Tab)
-		rows, err := e.proj.TabRowsOf(e.sheet.Spreadsheet, seen.Tab)
+		rows, err := e.proj.TabRowsOf(e.sheet.Spreadsheet, seen.Tab, e.proj.Checkpoint())
 		if err != nil {
 			return err
 		}
@@ -94,9 +94,9 @@ func (e *Engine) KnownRepairOf(tabs ...string) (sheetsio.BodyDigest, error) {
 }
 
 // RepairUndecoded is Repair of tab for the store's sync target, as a pass
-// whose read digested to body hands it over (not decoded).
-func (e *Engine) RepairUndecoded(tab string, body [32]byte) (aggregates.RepairReport, error) {
-	return e.Repair(e.sheet.Spreadsheet, aggregates.SeenTab{Tab: tab, Body: body, Undecoded: true})
+// whose read at base digested to body hands it over (not decoded).
+func (e *Engine) RepairUndecoded(tab string, base uint64, body [32]byte) (aggregates.RepairReport, error) {
+	return e.Repair(e.sheet.Spreadsheet, base, aggregates.SeenTab{Tab: tab, Body: body, Undecoded: true})
 }
 
 // ObserveInTurnsOf makes an observation decide n rows a writer turn (0:

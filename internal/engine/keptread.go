@@ -34,12 +34,12 @@ type keptRead struct {
 }
 
 // keep keeps, after a decoded pass at c.mark that compared window w with
-// the expected hashes of rows and queued nothing, what a pass reading the
-// same bytes needs; a pass that queued, or a read not digested, keeps
-// nothing.
-func (c *canonicalCursor) keep(body [32]byte, w canonicalWindow, expected map[string]string, rest aggregates.RepairReport, queued bool) {
+// the expected hashes of rows, queued nothing and left no row for a later
+// pass (again false), what a pass reading the same bytes needs; any other
+// pass, or a read not digested, keeps nothing.
+func (c *canonicalCursor) keep(body [32]byte, w canonicalWindow, expected map[string]string, rest aggregates.RepairReport, again bool) {
 	c.kept = nil
-	if queued || body == ([32]byte{}) || !c.mark.valid {
+	if again || body == ([32]byte{}) || !c.mark.valid {
 		return
 	}
 	clean, ok := packRows(w.anchors, w.clean, expected, w.total)
@@ -83,11 +83,14 @@ func (e *Engine) knownRepair(spreadsheet string, tabs []string) (body sheetsio.B
 // repairKept is repairTab for a read not decoded (seen.Undecoded): the
 // kept read's next canonical window is compared, or, once the passes at
 // this mark compared every clean row, the pass is skipped. A read the
-// tab did not keep is ErrReadUndecoded (the pass reads again).
-func (e *Engine) repairKept(spreadsheet string, spec layout.TabSpec, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
+// tab did not keep is ErrReadUndecoded (the pass reads again), and so is
+// a read whose base is behind the read model: a row written since may be
+// newer than the read, and the kept rows are not read again to tell
+// (a pass that left such rows kept nothing: keep).
+func (e *Engine) repairKept(spreadsheet string, spec layout.TabSpec, base uint64, seen aggregates.SeenTab) (aggregates.RepairReport, error) {
 	k := passKey{kind: passRepair, spreadsheet: spreadsheet, tab: seen.Tab}
 	c := e.canonicalCursorOf(k)
-	if !e.keptFor(c, seen.Body) {
+	if !e.keptFor(c, seen.Body) || base != e.proj.Checkpoint() {
 		return aggregates.RepairReport{}, fmt.Errorf("engine: %w: tab %s", effects.ErrReadUndecoded, seen.Tab)
 	}
 	e.stats.Kept++

@@ -63,7 +63,7 @@ func TestI28_APassOverAnUnchangedReadComparesTheNextWindowUndecodedAndAnEditIsDe
 	if got := y.cellOf(airportSystem, "a05", "name"); got != "Airport 5" {
 		t.Fatalf("a05 shows %q after the pass", got)
 	}
-	if _, err := y.e.RepairUndecoded(airportSystem, [32]byte{1}); !errors.Is(err, effects.ErrReadUndecoded) {
+	if _, err := y.e.RepairUndecoded(airportSystem, y.e.Checkpoint(), [32]byte{1}); !errors.Is(err, effects.ErrReadUndecoded) {
 		t.Fatalf("a read the store did not keep: %v", err)
 	}
 }

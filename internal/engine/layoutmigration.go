@@ -213,7 +213,7 @@ func (e *Engine) noteMigratedRows(ev events.SheetLayoutMigrated) error {
 	}
 	var rows projector.TabRows
 	err := e.onWriter(func() (err error) {
-		rows, err = e.proj.TabRowsOf(ev.Target, ev.Tab)
+		rows, err = e.proj.TabRowsOf(ev.Target, ev.Tab, e.proj.Checkpoint()) // no read to be newer than
 		return err
 	})
 	if err != nil {
