@@ -41,7 +41,11 @@ type EntityState struct {
 type Persist struct {
 	Entity string
 	ID     string
-	Values map[string]any // every field, canonical values (see events.EncodeCanonical)
+	// Values holds every field's canonical value (see
+	// events.EncodeCanonical). A create's event carries this map itself,
+	// not a copy (every field of a create changes): the caller leaves it
+	// as it is once decided.
+	Values map[string]any
 	// Hashes, when set, holds events.Hash of values of Values that the
 	// caller hashed beforehand (the engine's committers, off the single
 	// writer); a value without one is hashed here.
@@ -78,20 +82,9 @@ func DecidePersist(cur EntityState, cmd Persist, now time.Time) (Decision, error
 		return Decision{}, fmt.Errorf("%w: %s %q", ErrEntityExists, cmd.Entity, cmd.ID)
 	}
 	d := Decision{Stream: events.EntityStream(cmd.Entity, cmd.ID), ExpectedVersion: cur.Version, Next: cur.cloneSized(len(cmd.Values))}
-	changed, revs := make(map[string]any, len(cmd.Values)), make(map[string]uint64, len(cmd.Values))
-	var buf []byte // canonical bytes, reused across the fields
-	for _, name := range sortedKeys(cmd.Values) {
-		h, err := valueHash(cmd, name, &buf)
-		if err != nil {
-			return Decision{}, err
-		}
-		fs := cur.Fields[name]
-		if cur.Exists && fs.Hash == h {
-			continue
-		}
-		fs = FieldState{Hash: h, Revision: fs.Revision + 1}
-		d.Next.Fields[name] = fs
-		changed[name], revs[name] = cmd.Values[name], fs.Revision
+	changed, revs, err := changedFields(cur, cmd, d.Next.Fields)
+	if err != nil {
+		return Decision{}, err
 	}
 	if len(changed) == 0 {
 		return d, nil
@@ -100,6 +93,34 @@ func DecidePersist(cur EntityState, cmd Persist, now time.Time) (Decision, error
 	d.Events = []events.Event{events.New(d.Stream, events.EntityPersisted{Entity: cmd.Entity, ID: cmd.ID, Created: !cur.Exists,
 		Fields: changed, Revisions: revs, Actor: cmd.Actor}, now)}
 	return d, nil
+}
+
+// changedFields hashes cmd's values against cur, records each changed
+// field's state in next and returns the changed values and their
+// revisions. A create changes every field, so its values are cmd.Values
+// itself: a commit of new entities copies no map of values on the single
+// writer.
+func changedFields(cur EntityState, cmd Persist, next map[string]FieldState) (map[string]any, map[string]uint64, error) {
+	changed, revs := cmd.Values, make(map[string]uint64, len(cmd.Values))
+	if cur.Exists {
+		changed = make(map[string]any, len(cmd.Values))
+	}
+	var buf []byte // canonical bytes, reused across the fields
+	for _, name := range sortedKeys(cmd.Values) {
+		h, err := valueHash(cmd, name, &buf)
+		if err != nil {
+			return nil, nil, err
+		}
+		fs := cur.Fields[name]
+		if cur.Exists && fs.Hash == h {
+			continue
+		}
+		next[name], revs[name] = FieldState{Hash: h, Revision: fs.Revision + 1}, fs.Revision+1
+		if cur.Exists {
+			changed[name] = cmd.Values[name]
+		}
+	}
+	return changed, revs, nil
 }
 
 // DecideRemove emits entity.removed for an existing entity. Field revisions

@@ -30,6 +30,31 @@ func TestDecidePersistCreatesWithEveryFieldAtRevisionOne(t *testing.T) {
 	}
 }
 
+// TestDecidePersistCreateCarriesTheValuesWithoutACopy: a create's event
+// holds the command's map of values itself (every field of a create
+// changes, so the single writer copies none), an update's only its changed
+// fields in a map of its own.
+func TestDecidePersistCreateCarriesTheValuesWithoutACopy(t *testing.T) {
+	vals := map[string]any{"name": "Goroka", "alt": int64(5282)}
+	d, err := DecidePersist(EntityState{}, persist(vals), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := d.Events[0].Payload.(events.EntityPersisted).Fields
+	if reflect.ValueOf(fields).UnsafePointer() != reflect.ValueOf(vals).UnsafePointer() {
+		t.Fatal("the create's fields are a copy of the command's values")
+	}
+	update := map[string]any{"name": "Goroka", "alt": int64(5283)}
+	d, err = DecidePersist(d.Next, persist(update), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields = d.Events[0].Payload.(events.EntityPersisted).Fields
+	if !reflect.DeepEqual(fields, map[string]any{"alt": int64(5283)}) || len(update) != 2 {
+		t.Fatalf("update's fields %v, command's values %v", fields, update)
+	}
+}
+
 func TestDecidePersistUnchangedEntityProducesNoEvent(t *testing.T) {
 	vals := map[string]any{"name": "Café", "lat": -6.081689834590001}
 	d1, _ := DecidePersist(EntityState{}, persist(vals), now)
