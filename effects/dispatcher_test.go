@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -51,9 +52,20 @@ type rig struct {
 
 func newRig(t *testing.T, tune ...func(*effects.Config)) *rig {
 	t.Helper()
+	return newRigServing(t, nil, tune...)
+}
+
+// newRigServing is newRig with the emulator's handler wrapped by serve
+// (nil: served as it is).
+func newRigServing(t *testing.T, serve func(http.Handler) http.Handler, tune ...func(*effects.Config)) *rig {
+	t.Helper()
 	ctx := context.Background()
 	emu := emulator.New(emulator.Options{AutoCreate: true})
-	srv := httptest.NewServer(emu.Handler())
+	h := emu.Handler()
+	if serve != nil {
+		h = serve(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	clock := events.NewManualClock(t0)
 	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: srv.URL, Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},
