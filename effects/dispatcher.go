@@ -101,11 +101,6 @@ type Config struct {
 	// of a pass carries at least (default DefaultLaneLoad): a pass of
 	// less than twice that goes out as one batch.
 	LaneLoad int
-	// AheadAfter is how long a pipelined pass's write of new rows is out
-	// before the pass may send a second batch of new rows beside it, when
-	// the quota budget lets two requests start (default
-	// DefaultAheadAfter; negative: never; see ahead.go).
-	AheadAfter time.Duration
 	// Reconciled, when set, is told how each reconciliation pass
 	// (Reconcile) ended: nil, or the error that stopped it (a pass cut
 	// short by its context ending is not told). It must not block.
@@ -132,9 +127,6 @@ func (c Config) withDefaults() (Config, error) {
 	c.Workers = cmp(c.Workers, DefaultWorkers)
 	c.LaneLoad = cmp(c.LaneLoad, DefaultLaneLoad)
 	c.AuthorityTTL = cmpD(c.AuthorityTTL, DefaultAuthorityTTL)
-	if c.AheadAfter == 0 {
-		c.AheadAfter = DefaultAheadAfter
-	}
 	if c.MaxProbes <= 0 {
 		c.MaxProbes = 10
 	}
@@ -439,7 +431,7 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	if turned {
 		ctx = sheetsio.WithReadTurn(ctx) // the preflight read is the one the turn was for
 	}
-	claimed, out, derr := d.dispatchBeside(ctx, claimed, notes, pipelined)
+	out, derr := d.dispatch(ctx, claimed, notes)
 	d.adapt(derr != nil || troubled(out))
 	if again(pipelined, len(claimed), size, derr) {
 		d.claimAhead() // before the previous settlement may have ended: the writer takes them in turn

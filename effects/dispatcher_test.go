@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -52,20 +51,9 @@ type rig struct {
 
 func newRig(t *testing.T, tune ...func(*effects.Config)) *rig {
 	t.Helper()
-	return newRigServing(t, nil, tune...)
-}
-
-// newRigServing is newRig with the emulator's handler wrapped by serve
-// (nil: served as it is).
-func newRigServing(t *testing.T, serve func(http.Handler) http.Handler, tune ...func(*effects.Config)) *rig {
-	t.Helper()
 	ctx := context.Background()
 	emu := emulator.New(emulator.Options{AutoCreate: true})
-	h := emu.Handler()
-	if serve != nil {
-		h = serve(h)
-	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(emu.Handler())
 	t.Cleanup(srv.Close)
 	clock := events.NewManualClock(t0)
 	prov, err := gsheets.New(ctx, gsheets.Config{Endpoint: srv.URL, Pacing: gsheets.Pacing{ReadInterval: -1, WriteInterval: -1},

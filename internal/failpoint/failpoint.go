@@ -51,7 +51,7 @@ const (
 	StoreAfterLogCommit      = "store.after_log_commit"      // hikoutei writer: log committed, SQLite projection not yet
 	DispatchAfterClaim       = "dispatch.after_claim"        // effects.Dispatcher.Pass: claims committed, no remote call yet
 	DispatchAfterRemoteApply = "dispatch.after_remote_apply" // effects.Dispatcher: batchUpdate answered, effects not settled
-	DispatchAfterClaimAhead  = "dispatch.after_claim_ahead"  // effects.Dispatcher run loop: the next batch claimed as a write returned or while a write of new rows was out, that write's effects not settled
+	DispatchAfterClaimAhead  = "dispatch.after_claim_ahead"  // effects.Dispatcher run loop: the next batch claimed as a write returned, that write's effects not settled
 	SnapshotBeforeManifest   = "snapshot.before_manifest"    // snapshots.Dir.Take: .sqlite renamed into place, manifest not written
 	LeaseFileBeforeRename    = "leasefile.before_rename"     // events.writeFileAtomic: temp lease.toml written and fsynced, not renamed
 	ReadModelBeforeCommit    = "readmodel.before_commit"     // engine group commit or seal: log committed, events applied in the SQLite transaction, not committed
