@@ -49,19 +49,22 @@ func (e *Engine) Claim(spreadsheet string, max int) ([]aggregates.Effect, error)
 		}
 		heads = slices.DeleteFunc(heads, func(fx aggregates.Effect) bool { return e.Migrating(fx.Target.Tab) })
 		token := newClaimToken()
-		if len(heads) > 0 {
-			out = make([]aggregates.Effect, 0, len(heads))
-		}
 		claims := make([]aggregates.Decided, 0, len(heads))
-		for _, fx := range heads {
+		for i, fx := range heads {
 			c, d, err := e.claimOne(fx, token, now)
 			if err != nil {
 				return err
 			}
-			out = append(out, c)
+			heads[i] = c // claimed in place: a pass of 10,000 heads is megabytes of effects
 			claims = append(claims, aggregates.Decided{Effect: fx, Decision: d})
 		}
-		return e.commitBatched(claims, nil, now)
+		if err := e.commitBatched(claims, nil, now); err != nil {
+			return err
+		}
+		if len(heads) > 0 {
+			out = heads
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
