@@ -3,7 +3,6 @@ package projector
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -62,19 +61,14 @@ func decodePayload(id string, payload []byte) (map[string]any, error) {
 }
 
 func (p *Projector) queryEffects(sqlText string, args ...any) ([]aggregates.Effect, error) {
-	return p.queryEffectsInto(nil, 0, sqlText, args...)
+	return p.queryEffectsInto(nil, sqlText, args...)
 }
 
 // queryEffectsInto is queryEffects appending to out (room made for the
-// rows expected), which, once full, doubles its room up to most rows (at
-// least one more): a claim of 10,000 effects into room for 1,024 grew it
-// a quarter at a time, eleven copies of up to megabytes of effects.
-func (p *Projector) queryEffectsInto(out []aggregates.Effect, most int, sqlText string, args ...any) ([]aggregates.Effect, error) {
+// rows expected).
+func (p *Projector) queryEffectsInto(out []aggregates.Effect, sqlText string, args ...any) ([]aggregates.Effect, error) {
 	err := p.query(sqlText, func(st *sqlite.Stmt) error {
 		r, err := scanEffect(st)
-		if len(out) == cap(out) {
-			out = slices.Grow(out, max(1, min(len(out), most-len(out))))
-		}
 		out = append(out, r)
 		return err
 	}, args...)
@@ -96,7 +90,7 @@ func (p *Projector) Claimable(spreadsheet string, now time.Time, max int) ([]agg
 		room = make([]aggregates.Effect, 0, n)
 	}
 	due := now.UTC().Format(TimeLayout)
-	pending, err := p.queryEffectsInto(room, max, ClaimableQuery, string(aggregates.EffectPending), spreadsheet, 1, due, int64(max))
+	pending, err := p.queryEffectsInto(room, ClaimableQuery, string(aggregates.EffectPending), spreadsheet, 1, due, int64(max))
 	if err != nil {
 		return nil, err
 	}
@@ -199,12 +193,11 @@ func (p *Projector) EffectStates(ids []string) (map[string]aggregates.Effect, er
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]aggregates.Effect, len(ids))
-	err = p.query(EffectStatesQuery, func(st *sqlite.Stmt) error {
-		r, err := scanEffect(st)
-		out[r.ID] = r // into the map at once: no list of them first (megabytes for a pass of 10,000)
-		return err
-	}, string(list))
+	rows, err := p.queryEffectsInto(make([]aggregates.Effect, 0, len(ids)), EffectStatesQuery, string(list))
+	out := make(map[string]aggregates.Effect, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r
+	}
 	return out, err
 }
 

@@ -49,22 +49,19 @@ func (e *Engine) Claim(spreadsheet string, max int) ([]aggregates.Effect, error)
 		}
 		heads = slices.DeleteFunc(heads, func(fx aggregates.Effect) bool { return e.Migrating(fx.Target.Tab) })
 		token := newClaimToken()
+		if len(heads) > 0 {
+			out = make([]aggregates.Effect, 0, len(heads))
+		}
 		claims := make([]aggregates.Decided, 0, len(heads))
-		for i, fx := range heads {
+		for _, fx := range heads {
 			c, d, err := e.claimOne(fx, token, now)
 			if err != nil {
 				return err
 			}
-			heads[i] = c // claimed in place: a pass of 10,000 heads is megabytes of effects
+			out = append(out, c)
 			claims = append(claims, aggregates.Decided{Effect: fx, Decision: d})
 		}
-		if err := e.commitBatched(claims, nil, now); err != nil {
-			return err
-		}
-		if len(heads) > 0 {
-			out = heads
-		}
-		return nil
+		return e.commitBatched(claims, nil, now)
 	})
 	if err != nil {
 		return nil, err
