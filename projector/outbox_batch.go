@@ -27,48 +27,19 @@ import (
 
 // claimedSet projects an effect.batch_claimed on a dispatch stream: every
 // listed effect moves to processing under the claim (as effectSet does
-// for each item; an effect.claimed has no inbound follow-up). A claim
-// takes pending effects, and almost always only those: the listed pending
-// rows move first, counted by the update itself (the rows it changed);
-// only when some listed effect was not among them are the others' states
-// read for the kept counts, then moved.
+// for each item; an effect.claimed has no inbound follow-up).
 func (p *Projector) claimedSet(e *events.Event, x events.EffectsClaimed) error {
 	if len(x.Attempts) == 0 {
 		return nil // no item: nothing to move (and json_each of null is one row)
 	}
 	list := jsonObject(x.Attempts, appendInt)
-	processing, seq := string(aggregates.EffectProcessing), int64(e.Seq)
-	pending := string(aggregates.EffectPending)
-	if err := p.exec(ClaimedPendingUpdate, processing, seq, x.ClaimToken, list, pending); err != nil {
+	if err := p.claimedStates(list); err != nil {
 		return err
 	}
-	moved := p.conn.Changes()
-	p.moveCount(pending, processing, int64(moved))
-	if moved == len(x.Attempts) {
-		return nil
-	}
-	if err := p.claimedStates(list, seq); err != nil {
-		return err
-	}
-	return p.exec(ClaimedRestUpdate, processing, seq, x.ClaimToken, list)
+	return p.exec(`UPDATE OR FAIL hk_outbox SET state = ?, updated_seq = ?, claim_token = ?, attempts = j.value, probes = 0,
+  due_at = NULL, last_code = NULL FROM json_each(?) AS j WHERE hk_outbox.effect_id = j.key`,
+		string(aggregates.EffectProcessing), int64(e.Seq), x.ClaimToken, list)
 }
-
-// claimedUpdate moves the outbox rows of the effects listed in ?4 (a
-// JSON object of effect id → attempt) to state ?1 under claim token ?3 at
-// log sequence ?2, each found by a search of the effect_id index; the
-// statements below add which of them.
-const claimedUpdate = `UPDATE OR FAIL hk_outbox SET state = ?1, updated_seq = ?2, claim_token = ?3, attempts = j.value, probes = 0,
-  due_at = NULL, last_code = NULL FROM json_each(?4) AS j WHERE hk_outbox.effect_id = j.key`
-
-// ClaimedPendingUpdate is claimedUpdate of the listed rows in state ?5
-// (pending); ClaimedRestUpdate of those it left, found by their
-// updated_seq, which it set to ?2 (exported for the plan test). The unary
-// + keeps the planner off hk_outbox_state: a search of every pending row,
-// each looked up in the list by a scan of it, is quadratic in the backlog.
-const (
-	ClaimedPendingUpdate = claimedUpdate + ` AND +hk_outbox.state = ?5`
-	ClaimedRestUpdate    = claimedUpdate + ` AND hk_outbox.updated_seq != ?2`
-)
 
 // batchRow is a listed effect's outbox row: its row binding, tab and
 // anchor, its state before the batch (for the kept counts), its rowid

@@ -106,15 +106,13 @@ func (p *Projector) stateOf(id string) (string, error) {
 	return state, err
 }
 
-// claimedStates records the moves to processing of a batch claim of the
-// effects listed in list (a JSON object keyed by effect id) that its
-// update of the pending ones left (updated_seq not yet seq): read before
-// the update of the rest, which moves every such row found.
-func (p *Projector) claimedStates(list string, seq int64) error {
-	return p.query(`SELECT o.state, count(*) FROM json_each(?) AS j JOIN hk_outbox AS o ON o.effect_id = j.key
-WHERE o.updated_seq != ? GROUP BY o.state`,
+// claimedStates records the moves of a batch claim of the effects listed
+// in list (a JSON object keyed by effect id) to processing: read before
+// the claim's update, which moves every listed row found.
+func (p *Projector) claimedStates(list string) error {
+	return p.query(`SELECT o.state, count(*) FROM json_each(?) AS j JOIN hk_outbox AS o ON o.effect_id = j.key GROUP BY o.state`,
 		func(st *sqlite.Stmt) error {
 			p.moveCount(st.ColumnText(0), string(aggregates.EffectProcessing), st.ColumnInt64(1))
 			return nil
-		}, list, seq)
+		}, list)
 }
