@@ -137,19 +137,37 @@ func TestSettlementReadsSearchTheirIndexes(t *testing.T) {
 }
 
 // TestAppliedBatchFindsRowsByRowid: an applied batch's outbox update and
-// visible-state insert find each listed row by its rowid (read by
+// visible-state insert and update find each listed row by its rowid (read by
 // disjointRows in the same transaction), not by a second and third search
 // of the effect_id index, and never scan the outbox (row 4d).
 func TestAppliedBatchFindsRowsByRowid(t *testing.T) {
 	path := filepath.Join(t.TempDir(), projector.FileName)
 	must(t, openAt(t, path).Close())
 	r := strings.NewReplacer("?1", "'applied'", "?2", "1", "?3", `'{"1":"h"}'`)
-	for _, q := range []string{projector.AppliedBatchUpdate,
-		strings.NewReplacer("?1", "1", "?2", `'{"1":"h"}'`).Replace(projector.AppliedBatchVisible)} {
+	visible := strings.NewReplacer("?1", "1", "?2", `'{"1":"h"}'`)
+	for _, q := range []string{projector.AppliedBatchUpdate, visible.Replace(projector.AppliedBatchVisible),
+		visible.Replace(projector.AppliedBatchShown)} {
 		plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+r.Replace(q)), "\n")
 		if !strings.Contains(plan, "USING INTEGER PRIMARY KEY (rowid=?)") || strings.Contains(plan, "SCAN hk_outbox") ||
 			strings.Contains(plan, "SCAN o") || strings.Contains(plan, "sqlite_autoindex_hk_outbox") {
 			t.Errorf("%s\nplan:\n%s\nwant a rowid search of hk_outbox, no scan, no search of the effect_id index", q, plan)
+		}
+	}
+}
+
+// TestAppliedBatchReadsItsRowsByTheEffectIdIndex: an applied batch's read
+// of its outbox rows (with whether each row has markers and a visible
+// state) finds each listed effect by a search of the effect_id index and
+// its markers and visible state by their primary keys, never a scan.
+func TestAppliedBatchReadsItsRowsByTheEffectIdIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	must(t, openAt(t, path).Close())
+	q := strings.ReplaceAll(projector.DisjointRowsQuery, "?1", `'{"e1":"h"}'`)
+	plan := strings.Join(query(t, path, "EXPLAIN QUERY PLAN "+q), "\n")
+	for _, want := range []string{"sqlite_autoindex_hk_outbox_1 (effect_id=?)", "SEARCH u USING PRIMARY KEY (binding=?)",
+		"SEARCH v USING PRIMARY KEY (binding=?)"} {
+		if !strings.Contains(plan, want) || strings.Contains(plan, "SCAN o") || strings.Contains(plan, "SCAN v") {
+			t.Errorf("%s\nplan:\n%s\nwant %s, no scan", q, plan, want)
 		}
 	}
 }

@@ -42,12 +42,14 @@ func (p *Projector) claimedSet(e *events.Event, x events.EffectsClaimed) error {
 }
 
 // batchRow is a listed effect's outbox row: its row binding, tab and
-// anchor, its state before the batch (for the kept counts), and its rowid
+// anchor, its state before the batch (for the kept counts), its rowid
 // (read in the same transaction, so the statements after the read find
-// the row by rowid, not by a search of the effect_id index).
+// the row by rowid, not by a search of the effect_id index), and whether
+// its row has a visible state yet.
 type batchRow struct {
 	binding, tab, anchor, state string
 	rowid                       int64
+	shown                       bool
 }
 
 // appliedBatch projects an effect.batch_applied on a dispatch stream set
@@ -62,7 +64,7 @@ func (p *Projector) appliedBatch(e *events.Event, x events.EffectsApplied) (hand
 	if err != nil || !ok {
 		return false, err
 	}
-	byRowid := hashesByRowid(x.Written, rows)
+	byRowid := hashesByRowid(x.Written, rows, nil)
 	seq := int64(e.Seq)
 	if err := p.exec(AppliedBatchUpdate, string(aggregates.EffectApplied), seq, byRowid); err != nil {
 		return true, err
@@ -70,7 +72,7 @@ func (p *Projector) appliedBatch(e *events.Event, x events.EffectsApplied) (hand
 	for _, r := range rows { // each moved to applied by the update
 		p.moveCount(r.state, string(aggregates.EffectApplied), 1)
 	}
-	if err := p.exec(AppliedBatchVisible, seq, byRowid); err != nil {
+	if err := p.visibleAfterBatch(seq, x.Written, rows); err != nil {
 		return true, err
 	}
 	if err := p.reconciledSet(list); err != nil {
@@ -85,21 +87,50 @@ func (p *Projector) appliedBatch(e *events.Event, x events.EffectsApplied) (hand
 const AppliedBatchUpdate = `UPDATE OR FAIL hk_outbox SET state = ?1, updated_seq = ?2, written_hash = j.value, due_at = NULL
 FROM json_each(?3) AS j WHERE hk_outbox.rowid = CAST(j.key AS INTEGER)`
 
-// AppliedBatchVisible records each listed row's visible hash after the
-// batch (?2 as in AppliedBatchUpdate), the outbox row found by its rowid
-// (exported for the plan test).
+// visibleAfterBatch records the visible hash of each row an applied batch
+// wrote: an insert of the rows that had none, an update of those that had
+// one, each found by its outbox rowid. (One upsert of both costs more: a
+// statement that may update what it inserts keeps a statement journal,
+// spilled to a temporary file once a batch's pages pass 64 KiB.)
+func (p *Projector) visibleAfterBatch(seq int64, written map[string]string, rows map[string]batchRow) error {
+	for _, shown := range [...]bool{false, true} {
+		list := hashesByRowid(written, rows, &shown)
+		if list == "{}" {
+			continue
+		}
+		q := AppliedBatchVisible
+		if shown {
+			q = AppliedBatchShown
+		}
+		if err := p.exec(q, seq, list); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AppliedBatchVisible records the visible hash of each listed row that had
+// none: ?2 is a JSON object of rowid → written hash (hashesByRowid), the
+// outbox row found by its rowid (exported for the plan test).
 const AppliedBatchVisible = `INSERT OR FAIL INTO hk_visible_state (binding, tab, anchor, revision, hash, effect_id, seq)
-SELECT o.binding, o.tab, o.anchor, 1, j.value, o.effect_id, ?1 FROM json_each(?2) AS j JOIN hk_outbox AS o ON o.rowid = CAST(j.key AS INTEGER) WHERE true
-ON CONFLICT (binding) DO UPDATE SET revision = revision + 1, hash = excluded.hash, effect_id = excluded.effect_id, seq = excluded.seq`
+SELECT o.binding, o.tab, o.anchor, 1, j.value, o.effect_id, ?1 FROM json_each(?2) AS j JOIN hk_outbox AS o ON o.rowid = CAST(j.key AS INTEGER)`
+
+// AppliedBatchShown records the visible hash of each listed row that had
+// one (?2 as in AppliedBatchVisible): its revision rises by one (exported
+// for the plan test).
+const AppliedBatchShown = `UPDATE OR FAIL hk_visible_state SET revision = revision + 1, hash = x.hash, effect_id = x.effect_id, seq = ?1
+FROM (SELECT o.binding, j.value AS hash, o.effect_id FROM json_each(?2) AS j JOIN hk_outbox AS o ON o.rowid = CAST(j.key AS INTEGER)) AS x
+WHERE hk_visible_state.binding = x.binding`
 
 // hashesByRowid lists the written hashes of the effects found in rows as
 // a JSON object keyed by their outbox rowids (an effect without a row is
-// left out, as the join by effect id left it out).
-func hashesByRowid(written map[string]string, rows map[string]batchRow) string {
+// left out, as the join by effect id left it out); with shown, only those
+// whose row's visible state is there (*shown) or not.
+func hashesByRowid(written map[string]string, rows map[string]batchRow, shown *bool) string {
 	buf := make([]byte, 0, 48*len(rows)+2)
 	buf = append(buf, '{')
 	for id, hash := range written {
-		if r, found := rows[id]; found {
+		if r, found := rows[id]; found && (shown == nil || r.shown == *shown) {
 			if len(buf) > 1 {
 				buf = append(buf, ',')
 			}
@@ -151,6 +182,15 @@ func (p *Projector) reconciledSet(list string) error {
 		string(aggregates.EffectApplied), list)
 }
 
+// DisjointRowsQuery reads the outbox rows of the effects listed in a JSON
+// object keyed by effect id (?1): each row's binding, tab, anchor, state
+// and rowid, whether its binding has unwritable markers and whether it
+// has a visible state (exported for the plan test).
+const DisjointRowsQuery = `SELECT o.effect_id, o.binding, o.tab, o.anchor,
+  EXISTS (SELECT 1 FROM hk_unwritable AS u WHERE u.binding = o.binding), o.rowid, o.state,
+  EXISTS (SELECT 1 FROM hk_visible_state AS v WHERE v.binding = o.binding)
+FROM json_each(?1) AS j JOIN hk_outbox AS o ON o.effect_id = j.key`
+
 // disjointRows reads the outbox rows of the effects in list (a JSON
 // object keyed by effect id); ok = false when two share a row binding or
 // a row has unwritable markers.
@@ -158,16 +198,14 @@ func (p *Projector) disjointRows(list string) (map[string]batchRow, bool, error)
 	rows := map[string]batchRow{}
 	seen := map[string]bool{}
 	ok := true
-	err := p.each(`SELECT o.effect_id, o.binding, o.tab, o.anchor,
-  EXISTS (SELECT 1 FROM hk_unwritable AS u WHERE u.binding = o.binding), o.rowid, o.state
-FROM json_each(?) AS j JOIN hk_outbox AS o ON o.effect_id = j.key`, []any{list}, func(st *sqlite.Stmt) {
+	err := p.each(DisjointRowsQuery, []any{list}, func(st *sqlite.Stmt) {
 		b := st.ColumnText(1)
 		if seen[b] || st.ColumnInt64(4) != 0 {
 			ok = false
 		}
 		seen[b] = true
 		rows[st.ColumnText(0)] = batchRow{binding: b, tab: st.ColumnText(2), anchor: st.ColumnText(3), state: st.ColumnText(6),
-			rowid: st.ColumnInt64(5)}
+			rowid: st.ColumnInt64(5), shown: st.ColumnInt64(7) != 0}
 	})
 	return rows, ok && err == nil, err
 }

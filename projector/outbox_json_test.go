@@ -37,11 +37,11 @@ func TestBatchListsReadAsJSON(t *testing.T) {
 	}
 	var byRowid map[string]string
 	rows := map[string]batchRow{"<&>": {rowid: 7}, "ä": {rowid: 12}}
-	must(t, json.Unmarshal([]byte(hashesByRowid(written, rows)), &byRowid))
+	must(t, json.Unmarshal([]byte(hashesByRowid(written, rows, nil)), &byRowid))
 	if len(byRowid) != 2 || byRowid["7"] != wantW["<&>"] || byRowid["12"] != wantW["ä"] {
 		t.Errorf("by rowid: %v", byRowid)
 	}
-	if got := hashesByRowid(written, nil); got != "{}" {
+	if got := hashesByRowid(written, nil, nil); got != "{}" {
 		t.Errorf("no rows: %s, want {}", got)
 	}
 }
