@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,4 +49,13 @@ func benchFullObservation(b *testing.B, x *synced, rows int, edits []editedCity)
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(n*rows), "cpu-us/row")
 	b.ReportMetric(float64(states)/float64(n), "row-states/op")
+}
+
+// cpuTime is the process's CPU time so far (user + system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
