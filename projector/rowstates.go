@@ -115,63 +115,56 @@ func (p *Projector) ExistingOf(entity string, ids []string) (map[string]bool, er
 }
 
 // entityStatesOf is EntityState of many ids of entity, by id (a
-// never-seen id is absent).
+// never-seen id is absent). Each row's field state is decoded by
+// fieldStates.
 func (p *Projector) entityStatesOf(entity string, ids []string) (map[string]aggregates.EntityState, error) {
 	out := make(map[string]aggregates.EntityState, len(ids))
-	err := p.query(`SELECT id, version, removed, fields FROM hk_entity_state WHERE entity = ? AND id IN (SELECT value FROM json_each(?))`,
+	err := p.query(`SELECT s.id, s.version, s.removed, s.fields FROM json_each(?) AS j
+  CROSS JOIN hk_entity_state AS s ON s.entity = ? AND s.id = j.value`,
 		func(st *sqlite.Stmt) error {
-			row := entityRow{Fields: map[string]FieldRow{}}
-			row.Version, row.Exists = uint64(st.ColumnInt64(1)), st.ColumnInt64(2) == 0
-			if err := json.Unmarshal([]byte(st.ColumnText(3)), &row.Fields); err != nil {
+			fields, err := fieldStates(st.ColumnText(3))
+			if err != nil {
 				return fmt.Errorf("%w: field state of %s %q: %w", ErrReadModelInvalid, entity, st.ColumnText(0), err)
 			}
-			out[st.ColumnText(0)] = row.state()
+			out[st.ColumnText(0)] = aggregates.EntityState{Exists: st.ColumnInt64(2) == 0, Version: uint64(st.ColumnInt64(1)), Fields: fields}
 			return nil
-		}, entity, idList(ids))
+		}, idList(ids), entity)
 	return out, err
 }
 
+// The bulk reads below walk the window's ids (json_each) and look each up
+// by its key ("CROSS JOIN" keeps json_each the outer loop): an
+// "IN (SELECT value FROM json_each(?))" made SQLite first sort the ids
+// into a temporary index, for every statement of every window.
+
 // bindingStatesOf reads the binding-keyed part of each row's state:
-// visible state, effects in flight, sheet-side field state, open
-// conflicts.
+// visible state, effects in flight, open conflicts (one statement), and
+// sheet-side field state.
 func (p *Projector) bindingStatesOf(bindings []string) (map[string]aggregates.RowState, error) {
 	out := make(map[string]aggregates.RowState, len(bindings))
 	list := idList(bindings)
-	at := func(b string, fn func(*aggregates.RowState)) {
-		rs := out[b]
-		fn(&rs)
-		out[b] = rs
-	}
-	err := p.each(`SELECT binding, hash, revision, seq FROM hk_visible_state WHERE binding IN (SELECT value FROM json_each(?))`,
-		[]any{list}, func(st *sqlite.Stmt) {
-			at(st.ColumnText(0), func(rs *aggregates.RowState) {
-				rs.VisibleHash, rs.VisibleRevision, rs.VisibleSeq, rs.Bound = st.ColumnText(1), st.ColumnInt64(2), uint64(st.ColumnInt64(3)), true
-			})
-		})
-	if err != nil {
-		return nil, err
-	}
 	// "+state": look each binding up by its index, never scan every
 	// unsettled effect (a backfill's whole queue).
-	err = p.each(`SELECT DISTINCT binding FROM hk_outbox WHERE binding IN (SELECT value FROM json_each(?)) AND +state IN `+unsettled,
-		[]any{list}, func(st *sqlite.Stmt) { at(st.ColumnText(0), func(rs *aggregates.RowState) { rs.InFlight = true }) })
+	err := p.each(`SELECT j.value, coalesce(v.hash, ''), coalesce(v.revision, 0), coalesce(v.seq, 0), v.binding IS NOT NULL,
+  EXISTS (SELECT 1 FROM hk_outbox AS o WHERE o.binding = j.value AND +o.state IN `+unsettled+`),
+  (SELECT count(*) FROM hk_conflicts AS c WHERE c.binding = j.value AND c.state = 'open')
+FROM json_each(?) AS j LEFT JOIN hk_visible_state AS v ON v.binding = j.value`,
+		[]any{list}, func(st *sqlite.Stmt) {
+			out[st.ColumnText(0)] = aggregates.RowState{VisibleHash: st.ColumnText(1), VisibleRevision: st.ColumnInt64(2),
+				VisibleSeq: uint64(st.ColumnInt64(3)), Bound: st.ColumnInt64(4) != 0, InFlight: st.ColumnInt64(5) != 0,
+				OpenConflicts: st.ColumnInt(6)}
+		})
 	if err != nil {
 		return nil, err
 	}
-	if err := p.sheetFieldsOf(list, out); err != nil {
-		return nil, err
-	}
-	err = p.each(`SELECT binding, count(*) FROM hk_conflicts WHERE binding IN (SELECT value FROM json_each(?)) AND state = 'open' GROUP BY binding`,
-		[]any{list}, func(st *sqlite.Stmt) {
-			at(st.ColumnText(0), func(rs *aggregates.RowState) { rs.OpenConflicts = st.ColumnInt(1) })
-		})
-	return out, err
+	return out, p.sheetFieldsOf(list, out)
 }
 
 // sheetFieldsOf reads SheetFields of the bindings of list into out.
 func (p *Projector) sheetFieldsOf(list string, out map[string]aggregates.RowState) error {
-	return p.each(`SELECT binding, field, coalesce(shown_hash, ''), shown_hash IS NOT NULL, candidate_hash, candidate_epoch, candidate_row_hash,
-  candidate_visible_revision, conflict_id FROM hk_sheet_field_state WHERE binding IN (SELECT value FROM json_each(?))`, []any{list},
+	return p.each(`SELECT s.binding, s.field, coalesce(s.shown_hash, ''), s.shown_hash IS NOT NULL, s.candidate_hash, s.candidate_epoch,
+  s.candidate_row_hash, s.candidate_visible_revision, s.conflict_id
+FROM json_each(?) AS j CROSS JOIN hk_sheet_field_state AS s ON s.binding = j.value`, []any{list},
 		func(st *sqlite.Stmt) {
 			rs := out[st.ColumnText(0)]
 			if rs.Sheet == nil {

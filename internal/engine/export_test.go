@@ -105,3 +105,10 @@ func (e *Engine) RepairUndecoded(tab string, base uint64, body [32]byte) (aggreg
 func (e *Engine) ObserveInTurnsOf(n int, between func()) error {
 	return e.onWriter(func() error { e.observeSize, e.betweenWindows = n, between; return nil })
 }
+
+// ForgetUnchanged forgets the read each kind of pass last found nothing to
+// change in (unchanged.go), so the next pass over the same read decides it
+// again (a benchmark repeating one pass).
+func (e *Engine) ForgetUnchanged() error {
+	return e.onWriter(func() error { clear(e.unchanged); return nil })
+}

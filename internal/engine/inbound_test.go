@@ -472,7 +472,9 @@ const cityInput = "City_Input"
 // 171075) against the in-process emulator, so the figures include the
 // emulator serving the reads. "unchanged" is the certified one-read pass;
 // "100_edits" escalates and accepts 100 rows whose names a person retyped
-// (with the timer stopped) per pass. Setup (commit, then the dispatcher
+// (with the timer stopped) per pass; "observe_full" and
+// "observe_full_10_edits" time the engine deciding a safety full scan's
+// read alone (benchFullObservation). Setup (commit, then the dispatcher
 // converging the spreadsheet) is not timed; it is logged.
 func BenchmarkPollInputTab(b *testing.B) {
 	rows := 2000
@@ -537,6 +539,8 @@ func BenchmarkPollInputTab(b *testing.B) {
 		}
 		peak()
 	})
+	b.Run("observe_full", func(b *testing.B) { benchFullObservation(b, x, rows, nil) })
+	b.Run("observe_full_10_edits", func(b *testing.B) { benchFullObservation(b, x, rows, edited[:10]) })
 	b.Run("full_scan", func(b *testing.B) { benchWholeTabPass(b, x, edited, func() { x.fullScan() }) })
 	b.Run("anti_entropy", func(b *testing.B) {
 		benchWholeTabPass(b, x, edited, func() {

@@ -4,7 +4,6 @@ package engine_test
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -51,13 +50,4 @@ func BenchmarkQueueUnsyncedAfterUnit(b *testing.B) {
 		cpu += cpuTime() - c0
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/search")
-}
-
-// cpuTime is the process's CPU time so far (user + system).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
