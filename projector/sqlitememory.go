@@ -54,6 +54,7 @@ type blockCache struct {
 	kept  [cacheBuckets][cachePerSize]uintptr
 	n     [cacheBuckets]int
 	bytes int
+	slots pageSlots // the page cache's blocks (sqlitepages.go)
 }
 
 var (
@@ -77,9 +78,14 @@ func (c *blockCache) install() bool {
 	if sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_GETMALLOC, va) != sqlite3.SQLITE_OK || c.orig.FxMalloc == 0 {
 		return false
 	}
+	c.slots.usable = pageSlotSize(defaultPageSize)
+	if c.slots.usable > pageSlotMin {
+		c.slots.region = mapSlotRegion()
+	}
 	c.mine = c.orig
 	c.mine.FxMalloc = cFunc(blockMalloc)
 	c.mine.FxFree = cFunc(blockFree)
+	c.mine.FxRealloc = cFunc(blockRealloc)
 	set := libc.NewVaList(uintptr(unsafe.Pointer(&c.mine))) // sqlite3_config copies the struct
 	defer libc.Xfree(tls, set)
 	return sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_MALLOC, set) == sqlite3.SQLITE_OK
@@ -109,11 +115,19 @@ func bucket(n int) (int, int) {
 // blockMalloc is xMalloc: a kept block of n's bucket, or a new one of the
 // bucket's size.
 func blockMalloc(tls *libc.TLS, n int32) uintptr {
+	c := &sqliteBlocks
+	if int(n) > pageSlotMin && int(n) <= c.slots.usable {
+		c.mu.Lock()
+		p := c.slots.take()
+		c.mu.Unlock()
+		if p != 0 {
+			return p
+		}
+	}
 	b, size := bucket(int(n))
 	if b == cacheNoBucket {
-		return sqliteBlocks.malloc(tls, n)
+		return c.malloc(tls, n)
 	}
-	c := &sqliteBlocks
 	c.mu.Lock()
 	if k := c.n[b]; k > 0 {
 		p := c.kept[b][k-1]
@@ -129,6 +143,12 @@ func blockMalloc(tls *libc.TLS, n int32) uintptr {
 // and the cache have room, freed otherwise.
 func blockFree(tls *libc.TLS, p uintptr) {
 	c := &sqliteBlocks
+	if c.slots.owns(p) {
+		c.mu.Lock()
+		c.slots.put(p)
+		c.mu.Unlock()
+		return
+	}
 	size := c.size(tls, p)
 	if b, bs := bucket(size); b != cacheNoBucket && bs == size {
 		c.mu.Lock()
@@ -140,6 +160,24 @@ func blockFree(tls *libc.TLS, p uintptr) {
 		c.mu.Unlock()
 	}
 	(*(*func(*libc.TLS, uintptr))(unsafe.Pointer(&struct{ uintptr }{c.orig.FxFree})))(tls, p)
+}
+
+// blockRealloc is xRealloc: a slot that must grow moves to a new block;
+// any other block is the allocator's.
+func blockRealloc(tls *libc.TLS, p uintptr, n int32) uintptr {
+	c := &sqliteBlocks
+	if !c.slots.owns(p) {
+		return (*(*func(*libc.TLS, uintptr, int32) uintptr)(unsafe.Pointer(&struct{ uintptr }{c.orig.FxRealloc})))(tls, p, n)
+	}
+	if int(n) <= c.slots.usable {
+		return p
+	}
+	q := blockMalloc(tls, n)
+	if q != 0 {
+		libc.Xmemcpy(tls, q, p, libc.Tsize_t(c.slots.usable))
+		blockFree(tls, p)
+	}
+	return q
 }
 
 func (c *blockCache) malloc(tls *libc.TLS, n int32) uintptr {
