@@ -54,11 +54,15 @@ type blockCache struct {
 	kept  [cacheBuckets][cachePerSize]uintptr
 	n     [cacheBuckets]int
 	bytes int
-	slots pageSlots // the page cache's blocks (sqlitepages.go)
 }
 
 var (
 	sqliteBlocks blockCache
+	// sqliteSlots are the page cache's blocks (sqlitepages.go), guarded by
+	// sqliteBlocks.mu; a variable of its own, as it holds a pointer and
+	// sqliteBlocks must not (under -race, checkptr refuses a pointer into
+	// a global with pointers that sqlite3_config derives from a va_list).
+	sqliteSlots pageSlots
 	// sqliteBlocksOn says the cache is SQLite's allocator (false when
 	// SQLite was already initialised, e.g. by an earlier importer:
 	// blocks then go straight to modernc.org/memory, as before).
@@ -78,9 +82,9 @@ func (c *blockCache) install() bool {
 	if sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_GETMALLOC, va) != sqlite3.SQLITE_OK || c.orig.FxMalloc == 0 {
 		return false
 	}
-	c.slots.usable = pageSlotSize(defaultPageSize)
-	if c.slots.usable > pageSlotMin {
-		c.slots.region = mapSlotRegion()
+	sqliteSlots.usable = pageSlotSize(defaultPageSize)
+	if sqliteSlots.usable > pageSlotMin {
+		sqliteSlots.region = mapSlotRegion()
 	}
 	c.mine = c.orig
 	c.mine.FxMalloc = cFunc(blockMalloc)
@@ -116,9 +120,9 @@ func bucket(n int) (int, int) {
 // bucket's size.
 func blockMalloc(tls *libc.TLS, n int32) uintptr {
 	c := &sqliteBlocks
-	if int(n) > pageSlotMin && int(n) <= c.slots.usable {
+	if int(n) > pageSlotMin && int(n) <= sqliteSlots.usable {
 		c.mu.Lock()
-		p := c.slots.take()
+		p := sqliteSlots.take()
 		c.mu.Unlock()
 		if p != 0 {
 			return p
@@ -143,9 +147,9 @@ func blockMalloc(tls *libc.TLS, n int32) uintptr {
 // and the cache have room, freed otherwise.
 func blockFree(tls *libc.TLS, p uintptr) {
 	c := &sqliteBlocks
-	if c.slots.owns(p) {
+	if sqliteSlots.owns(p) {
 		c.mu.Lock()
-		c.slots.put(p)
+		sqliteSlots.put(p)
 		c.mu.Unlock()
 		return
 	}
@@ -166,15 +170,15 @@ func blockFree(tls *libc.TLS, p uintptr) {
 // any other block is the allocator's.
 func blockRealloc(tls *libc.TLS, p uintptr, n int32) uintptr {
 	c := &sqliteBlocks
-	if !c.slots.owns(p) {
+	if !sqliteSlots.owns(p) {
 		return (*(*func(*libc.TLS, uintptr, int32) uintptr)(unsafe.Pointer(&struct{ uintptr }{c.orig.FxRealloc})))(tls, p, n)
 	}
-	if int(n) <= c.slots.usable {
+	if int(n) <= sqliteSlots.usable {
 		return p
 	}
 	q := blockMalloc(tls, n)
 	if q != 0 {
-		libc.Xmemcpy(tls, q, p, libc.Tsize_t(c.slots.usable))
+		libc.Xmemcpy(tls, q, p, libc.Tsize_t(sqliteSlots.usable))
 		blockFree(tls, p)
 	}
 	return q

@@ -26,7 +26,7 @@ import (
 // spare.
 const slotRegionBytes = 64 << 20
 
-// pageSlots is the region and its slots; guarded by blockCache.mu.
+// pageSlots is the region and its slots (sqliteSlots).
 type pageSlots struct {
 	region []byte  // nil when no region could be mapped
 	usable int     // the bytes a slot holds (a page and the cache's header)
@@ -40,14 +40,18 @@ type pageSlots struct {
 func pageSlotSize(pageSize int) int {
 	tls := libc.NewTLS()
 	defer tls.Close()
-	var hdr int32
-	va := libc.NewVaList(uintptr(unsafe.Pointer(&hdr)))
+	va := libc.NewVaList(uintptr(unsafe.Pointer(&pcacheHeader)))
 	defer libc.Xfree(tls, va)
-	if sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_PCACHE_HDRSZ, va) != sqlite3.SQLITE_OK || hdr <= 0 {
+	if sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_PCACHE_HDRSZ, va) != sqlite3.SQLITE_OK || pcacheHeader <= 0 {
 		return 0
 	}
-	return (pageSize + int(hdr) + 7) &^ 7
+	return (pageSize + int(pcacheHeader) + 7) &^ 7
 }
+
+// pcacheHeader is where sqlite3_config writes the page cache's header
+// size: a global without pointers, which checkptr (-race) accepts as the
+// target of a pointer read from a va_list, unlike a heap variable.
+var pcacheHeader int32
 
 // owns says p is a slot of the region.
 func (s *pageSlots) owns(p uintptr) bool {

@@ -14,7 +14,7 @@ import (
 func slotsInUse() int {
 	sqliteBlocks.mu.Lock()
 	defer sqliteBlocks.mu.Unlock()
-	return sqliteBlocks.slots.inUse
+	return sqliteSlots.inUse
 }
 
 // A page of the page cache is a slot of the page cache's size, not a
@@ -60,7 +60,7 @@ func TestPageCachePagesTakeSlots(t *testing.T) {
 		t.Errorf("%d slots in use after the connection closed, want %d", got, opened)
 	}
 	sqliteBlocks.mu.Lock()
-	next := sqliteBlocks.slots.next
+	next := sqliteSlots.next
 	sqliteBlocks.mu.Unlock()
 	if opened == 0 && next != 0 {
 		t.Errorf("no slot in use, yet %d bytes of the region are kept", next)
@@ -75,9 +75,9 @@ func TestPageSlotReuseAndRealloc(t *testing.T) {
 	}
 	tls := libc.NewTLS()
 	defer tls.Close()
-	n := int32(sqliteBlocks.slots.usable)
+	n := int32(sqliteSlots.usable)
 	p := sqlite3.Xsqlite3_malloc(tls, n)
-	if !sqliteBlocks.slots.owns(p) {
+	if !sqliteSlots.owns(p) {
 		t.Fatalf("a request of the page cache's size (%d) is not a slot", n)
 	}
 	if got := sqlite3.Xsqlite3_msize(tls, p); got != uint64(n) {
@@ -90,7 +90,7 @@ func TestPageSlotReuseAndRealloc(t *testing.T) {
 	}
 	libc.Xmemset(tls, q, 42, libc.Tsize_t(n))
 	r := sqlite3.Xsqlite3_realloc(tls, q, 3*n)
-	if r == 0 || sqliteBlocks.slots.owns(r) {
+	if r == 0 || sqliteSlots.owns(r) {
 		t.Fatalf("realloc to %d bytes gave %#x, a slot or nothing", 3*n, r)
 	}
 	want := sqlite3.Xsqlite3_malloc(tls, n)
