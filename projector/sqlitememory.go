@@ -58,6 +58,11 @@ type blockCache struct {
 
 var (
 	sqliteBlocks blockCache
+	// sqliteSlots are the page cache's blocks (sqlitepages.go), guarded by
+	// sqliteBlocks.mu; a variable of its own, as it holds a pointer and
+	// sqliteBlocks must not (under -race, checkptr refuses a pointer into
+	// a global with pointers that sqlite3_config derives from a va_list).
+	sqliteSlots pageSlots
 	// sqliteBlocksOn says the cache is SQLite's allocator (false when
 	// SQLite was already initialised, e.g. by an earlier importer:
 	// blocks then go straight to modernc.org/memory, as before).
@@ -77,9 +82,14 @@ func (c *blockCache) install() bool {
 	if sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_GETMALLOC, va) != sqlite3.SQLITE_OK || c.orig.FxMalloc == 0 {
 		return false
 	}
+	sqliteSlots.usable = pageSlotSize(defaultPageSize)
+	if sqliteSlots.usable > pageSlotMin {
+		sqliteSlots.region = mapSlotRegion()
+	}
 	c.mine = c.orig
 	c.mine.FxMalloc = cFunc(blockMalloc)
 	c.mine.FxFree = cFunc(blockFree)
+	c.mine.FxRealloc = cFunc(blockRealloc)
 	set := libc.NewVaList(uintptr(unsafe.Pointer(&c.mine))) // sqlite3_config copies the struct
 	defer libc.Xfree(tls, set)
 	return sqlite3.Xsqlite3_config(tls, sqlite3.SQLITE_CONFIG_MALLOC, set) == sqlite3.SQLITE_OK
@@ -109,11 +119,19 @@ func bucket(n int) (int, int) {
 // blockMalloc is xMalloc: a kept block of n's bucket, or a new one of the
 // bucket's size.
 func blockMalloc(tls *libc.TLS, n int32) uintptr {
+	c := &sqliteBlocks
+	if int(n) > pageSlotMin && int(n) <= sqliteSlots.usable {
+		c.mu.Lock()
+		p := sqliteSlots.take()
+		c.mu.Unlock()
+		if p != 0 {
+			return p
+		}
+	}
 	b, size := bucket(int(n))
 	if b == cacheNoBucket {
-		return sqliteBlocks.malloc(tls, n)
+		return c.malloc(tls, n)
 	}
-	c := &sqliteBlocks
 	c.mu.Lock()
 	if k := c.n[b]; k > 0 {
 		p := c.kept[b][k-1]
@@ -129,6 +147,12 @@ func blockMalloc(tls *libc.TLS, n int32) uintptr {
 // and the cache have room, freed otherwise.
 func blockFree(tls *libc.TLS, p uintptr) {
 	c := &sqliteBlocks
+	if sqliteSlots.owns(p) {
+		c.mu.Lock()
+		sqliteSlots.put(p)
+		c.mu.Unlock()
+		return
+	}
 	size := c.size(tls, p)
 	if b, bs := bucket(size); b != cacheNoBucket && bs == size {
 		c.mu.Lock()
@@ -140,6 +164,24 @@ func blockFree(tls *libc.TLS, p uintptr) {
 		c.mu.Unlock()
 	}
 	(*(*func(*libc.TLS, uintptr))(unsafe.Pointer(&struct{ uintptr }{c.orig.FxFree})))(tls, p)
+}
+
+// blockRealloc is xRealloc: a slot that must grow moves to a new block;
+// any other block is the allocator's.
+func blockRealloc(tls *libc.TLS, p uintptr, n int32) uintptr {
+	c := &sqliteBlocks
+	if !sqliteSlots.owns(p) {
+		return (*(*func(*libc.TLS, uintptr, int32) uintptr)(unsafe.Pointer(&struct{ uintptr }{c.orig.FxRealloc})))(tls, p, n)
+	}
+	if int(n) <= sqliteSlots.usable {
+		return p
+	}
+	q := blockMalloc(tls, n)
+	if q != 0 {
+		libc.Xmemcpy(tls, q, p, libc.Tsize_t(sqliteSlots.usable))
+		blockFree(tls, p)
+	}
+	return q
 }
 
 func (c *blockCache) malloc(tls *libc.TLS, n int32) uintptr {
