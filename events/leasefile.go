@@ -189,7 +189,7 @@ func readRegularFile(path string, limit int64) ([]byte, error) {
 	if err := regularWithin(st, limit); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollowOpen, 0)
 	if err != nil {
 		return nil, refusedOpen(path, err)
 	}

@@ -148,20 +148,6 @@ func (p *process) finish(code int) {
 	os.Exit(code)
 }
 
-// die ends the process by sig with its default action (128+sig if that
-// does not end it). The Go runtime ignores a SIGPIPE sent with kill; it
-// dies of one only on a write to a broken stdout, which a last write
-// causes.
-func die(sig syscall.Signal) {
-	signal.Reset(sig)
-	if sig == syscall.SIGPIPE {
-		_, _ = os.Stdout.Write([]byte{'\n'})
-	}
-	_ = syscall.Kill(os.Getpid(), sig)
-	time.Sleep(100 * time.Millisecond)
-	os.Exit(128 + int(sig))
-}
-
 // removeScratch removes the process's scratch directory (a copy still
 // being written into it by a running store is removed with it).
 func removeScratch() {
@@ -196,21 +182,6 @@ func sweepScratch(tmp string) {
 		}
 		_ = os.RemoveAll(filepath.Join(tmp, e.Name()))
 	}
-}
-
-// processRuns reports whether process pid exists (of any user).
-func processRuns(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
-
-func ownedByMe(path string) bool {
-	st, err := os.Lstat(path)
-	if err != nil {
-		return false
-	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int(sys.Uid) == os.Getuid()
 }
 
 // scratchDir makes a private (0700) temporary directory beside near (on
