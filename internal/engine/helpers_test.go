@@ -412,6 +412,24 @@ func (x *synced) cellOf(tab, anchor, column string) string {
 	return ""
 }
 
+// overtypedAndRewritten has a person type typed over column of the row
+// anchored at anchor on tab, runs one anti-entropy pass, which must find
+// that row drifted and queue its rewrite, and checks that the cell shows
+// want once the rewrite is sent.
+func (x *synced) overtypedAndRewritten(tab, anchor, column, typed, want string) {
+	x.t.Helper()
+	mustT(x.t, x.sheet.Person().Type(tab, x.cellRef(tab, anchor, column), typed))
+	reps, err := x.disp.AntiEntropy(x.t.Context())
+	mustT(x.t, err)
+	if r := reps[tab]; r.Drifted != 1 || r.Queued != 1 {
+		x.t.Fatalf("the pass after a person typed over %s: %+v, want the row drifted and rewritten", anchor, r)
+	}
+	x.drain()
+	if got := x.cellOf(tab, anchor, column); got != want {
+		x.t.Fatalf("%s's %s after the pass: %q, want %q", anchor, column, got, want)
+	}
+}
+
 // cellRef is the A1 reference of column on the row whose anchor is anchor.
 func (x *synced) cellRef(tab, anchor, column string) string {
 	x.t.Helper()
