@@ -11,10 +11,17 @@ import (
 // effect e show canonical state again (I10): the entity's values (exists
 // false once removed) picked for the tab's columns, guarded by the row hash
 // the failure observed. ok is false when nothing needs writing (the entity
-// is gone and so is the row).
+// is gone and so is the row), and for a write that failed because its
+// anchor shows on several rows: any write of that row fails the same way
+// until a copy is gone, so the failed effect is superseded alone and the
+// copies are anti-entropy's, which reads them (duplicateRepair on a
+// System tab, people's quarantine on an Input tab), then rewrites the row
+// left from canonical state.
 func Correction(e Effect, values map[string]any, exists bool, columns []string) (Queue, bool) {
 	q := Queue{Target: e.Target, Entity: e.Entity, ID: e.EntityID, ExpectedHash: e.ObservedHash}
 	switch {
+	case e.LastCode == CodeAnchorDuplicated:
+		return q, false
 	case !exists && e.ObservedHash == "":
 		return q, false
 	case !exists:
@@ -65,6 +72,10 @@ func ConflictRowCorrection(e Effect, rowFx []Effect, choiceColumn string) (Queue
 
 // CodeAnchorNotFound is the failure code of a write whose row is gone.
 const CodeAnchorNotFound = "anchor_not_found"
+
+// CodeAnchorDuplicated is the failure code of a write whose anchor shows
+// on several rows.
+const CodeAnchorDuplicated = "anchor_duplicated"
 
 func pick(columns []string, vals map[string]any) map[string]any {
 	out := map[string]any{}

@@ -48,6 +48,20 @@ func TestI10_CorrectionPicksAppendUpdateDeleteOrNoneGuardedByTheObservedHash(t *
 	}
 }
 
+// A write that failed because its anchor shows on several rows is
+// superseded alone: every write of that row fails the same way while the
+// copies are there, so queuing one would supersede one by the next
+// forever; anti-entropy reads the copies and removes one.
+func TestI10_AWriteThatFoundItsAnchorDuplicatedIsSupersededWithoutAReplacement(t *testing.T) {
+	for _, exists := range []bool{true, false} {
+		head := terminalHead("")
+		head.LastCode = CodeAnchorDuplicated
+		if q, ok := Correction(head, map[string]any{keyField: "GKA", "name": "Goroka"}, exists, []string{keyField, "name"}); ok {
+			t.Fatalf("entity live %v: a correction of a duplicated anchor was queued: %+v", exists, q)
+		}
+	}
+}
+
 func TestI10_CorrectionQueuedAtTheNextStreamSequenceBecomesTheClaimableHead(t *testing.T) {
 	head := terminalHead("row-seen")
 	head.QueuedSeq = 10
