@@ -354,3 +354,24 @@ func TestRandomFaultCampaignIsSeeded(t *testing.T) {
 		t.Fatalf("campaign should mix faults and successes: %v", a)
 	}
 }
+
+// TestARandomFaultCampaignsQuotaErrorsCarryItsRetryAfter: a campaign's
+// 429s say Retry-After: 60 unless the campaign sets its own (whole
+// seconds, at least one).
+func TestARandomFaultCampaignsQuotaErrorsCarryItsRetryAfter(t *testing.T) {
+	for _, c := range []struct {
+		after time.Duration
+		want  string
+	}{{0, "60"}, {3 * time.Second, "3"}, {200 * time.Millisecond, "1"}} {
+		emu, svc, id := newBookClient(t, Options{Seed: 7})
+		emu.SetFaultRates(FaultRates{P429: 1, RetryAfter: c.after})
+		_, err := svc.Spreadsheets.Values.Get(id, "A1").Do()
+		var gerr *googleapi.Error
+		if !errors.As(err, &gerr) || gerr.Code != 429 {
+			t.Fatalf("RetryAfter %v: want a 429, got %v", c.after, err)
+		}
+		if got := gerr.Header.Get("Retry-After"); got != c.want {
+			t.Errorf("RetryAfter %v: Retry-After %q, want %q", c.after, got, c.want)
+		}
+	}
+}

@@ -63,6 +63,10 @@ type Fault struct {
 
 // FaultRates are per-request probabilities (0..1) for a seeded random fault
 // campaign over requests matching Match. Checked in field order.
+// RetryAfter is the Retry-After header of its 429s (default 60 s, the
+// per-minute quota's window; at least a second): a campaign that runs
+// on a compressed time scale shortens it, since a client honouring it
+// waits that long.
 type FaultRates struct {
 	Match          Match
 	P429           float64
@@ -71,6 +75,7 @@ type FaultRates struct {
 	PApplyThen503  float64
 	PApplyThenDrop float64
 	PHTML502       float64
+	RetryAfter     time.Duration
 }
 
 // ScriptFaults queues faults for the next matching requests, in order: each
@@ -126,7 +131,7 @@ func (e *Emulator) nextFault(write bool) *Fault {
 		k FaultKind
 	}{{r.P429, Fault429}, {r.P500, Fault500}, {r.P503, Fault503}, {r.PApplyThen503, FaultApplyThen503}, {r.PApplyThenDrop, FaultApplyThenDrop}, {r.PHTML502, FaultHTML502}} {
 		if x < c.p {
-			return &Fault{Kind: c.k}
+			return &Fault{Kind: c.k, RetryAfter: r.RetryAfter}
 		}
 		x -= c.p
 	}

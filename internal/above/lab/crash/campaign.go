@@ -332,13 +332,18 @@ func (c *campaign) read(r io.Reader, opened chan struct{}) {
 }
 
 // setFaults turns the emulator's seeded fault mix on or off: 429, 503,
-// applied-then-503 and applied-then-lost on every request class.
+// applied-then-503 and applied-then-lost on every request class. Its
+// 429s ask for a retry after a second, not the quota's minute: the child
+// honours Retry-After, and a minute's wait would take up whole runs (a
+// 429 on the startup's authority read kept a run from dispatching at
+// all), on a campaign whose every other interval is milliseconds.
 func (c *campaign) setFaults(on bool) {
 	if !on {
 		c.emu.ClearFaults()
 		return
 	}
-	c.emu.SetFaultRates(emulator.FaultRates{P429: 0.04, P503: 0.04, PApplyThen503: 0.03, PApplyThenDrop: 0.03, PHTML502: 0.01})
+	c.emu.SetFaultRates(emulator.FaultRates{P429: 0.04, P503: 0.04, PApplyThen503: 0.03, PApplyThenDrop: 0.03, PHTML502: 0.01,
+		RetryAfter: time.Second})
 }
 
 // people edits the spreadsheet the way people do while the child runs:
