@@ -195,6 +195,8 @@ type Dispatcher struct {
 	// its write's turn when its appends may go blind (readTurn). Only
 	// the pass loop touches it.
 	readLast bool
+	// kept are settlements whose commit failed, for the next pass.
+	kept keptSettlements
 }
 
 // minBatch is the smallest adaptive batch.
@@ -407,6 +409,9 @@ func (d *Dispatcher) Pass(ctx context.Context) (bool, error) { return d.pass(ctx
 // overlap can reorder writes to one row.
 func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 	d.C.Passes.Add(1)
+	if err := d.settleKept(); err != nil {
+		return false, errors.Join(err, d.awaitSettle())
+	}
 	size := d.batchSize()
 	checks := d.checksDue()
 	claimed, turned, err := d.claim(ctx, size, checks)
@@ -729,8 +734,9 @@ func (d *Dispatcher) settleLane(l *lane, claimed []aggregates.Effect, out []Sett
 // finish commits out. After a dispatch that wrote nothing (derr), a
 // divergence stops the worker (ErrDivergence); anything else is returned.
 func (d *Dispatcher) finish(out []Settlement, derr error) error {
-	if err := d.cfg.Outbox.Settle(out); err != nil {
-		return errors.Join(derr, fenced(err))
+	if err := fenced(d.cfg.Outbox.Settle(out)); err != nil {
+		d.kept.keep(out, err)
+		return errors.Join(derr, err)
 	}
 	if errors.Is(derr, sheetsio.ErrAuthorityStale) || errors.Is(derr, sheetsio.ErrAuthorityForeign) {
 		return d.diverged(derr.Error())
