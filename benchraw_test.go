@@ -341,9 +341,11 @@ func rebuildRows(b *testing.B) (EntityDef, []rawEntity) {
 	return d, ents
 }
 
-// catchUpBatch is how many events one SQLite transaction applies while the
-// engine rebuilds a read model (internal/engine): the raw inserts use the
-// same transaction size.
+// catchUpBatch is how many events the engine reads and applies at a time
+// while it rebuilds a read model (internal/engine), and how many rows the
+// raw inserts commit a transaction. A rebuild's own transactions span
+// several batches (16,384 events: projector/buildtx.go); the floor stays
+// as it was measured.
 const catchUpBatch = 2048
 
 // BenchmarkRawSQLiteInsert: the floor under BenchmarkRebuild — a fresh

@@ -30,14 +30,15 @@ type bulkLoad struct {
 	tables []string             // the tables with rows, in first-seen order
 	states []bulkState          // hk_entity_state rows, in log order
 	json   []byte               // the states' fields JSON, back to back
+	vals   []any                // the rows' field values in column order, back to back
 	sql    map[string]string    // multi-row upserts by table (or state table) and row count
 }
 
-// bulkRow is one table row: the event's fields (bound in column order)
-// and the row digest computed from them.
+// bulkRow is one table row: its key, its field values (vals[from:], one
+// a column, in column order) and the row digest computed from them.
 type bulkRow struct {
 	id     string
-	fields map[string]any
+	from   int
 	digest int64
 }
 
@@ -60,28 +61,31 @@ func (p *Projector) bulkPersisted(e *events.Event, x events.EntityPersisted) (ok
 	if e.Version != 1 || !declared || len(x.Fields) != len(t.Fields) { // a later version reads the stored state
 		return false, nil
 	}
+	b := p.bulk
+	from := len(b.vals)
 	digest, full := p.fullDigest(t, x.ID, x.Fields)
 	if !full {
+		b.vals = b.vals[:from]
 		return false, nil
 	}
 	state, err := p.mergeFieldState(x.Entity, x.ID, e, x.Fields, x.Revisions)
 	if err != nil {
 		return true, err
 	}
-	b := p.bulk
 	if _, seen := b.rows[t.Name]; !seen {
 		b.tables = append(b.tables, t.Name)
 	}
-	b.rows[t.Name] = append(b.rows[t.Name], bulkRow{id: x.ID, fields: x.Fields, digest: digest})
-	from := len(b.json)
+	b.rows[t.Name] = append(b.rows[t.Name], bulkRow{id: x.ID, from: from, digest: digest})
+	jsonFrom := len(b.json)
 	b.json = appendFieldEntries(b.json, state)
-	b.states = append(b.states, bulkState{entity: x.Entity, id: x.ID, version: e.Version, seq: e.Seq, jsonFrom: from, jsonTo: len(b.json)})
+	b.states = append(b.states, bulkState{entity: x.Entity, id: x.ID, version: e.Version, seq: e.Seq, jsonFrom: jsonFrom, jsonTo: len(b.json)})
 	return true, nil
 }
 
 // fullDigest is the row digest writeFullRow binds for a row of t holding
-// fields; full = false when a column is missing or a value is not its
-// kind's plain Go type.
+// fields, whose values it appends to the bulk load's in column order;
+// full = false when a column is missing or a value is not its kind's
+// plain Go type (the caller then drops what it appended).
 func (p *Projector) fullDigest(t events.EntityShape, id string, fields map[string]any) (digest int64, full bool) {
 	p.digest.start(p.fullRowOf(t).tag)
 	p.digest.text(id)
@@ -90,6 +94,7 @@ func (p *Projector) fullDigest(t events.EntityShape, id string, fields map[strin
 		if !ok || !p.digest.value(f.Kind, v) {
 			return 0, false
 		}
+		p.bulk.vals = append(p.bulk.vals, v)
 	}
 	return p.digest.sum(), true
 }
@@ -125,8 +130,8 @@ func (p *Projector) writeBulkRows(t events.EntityShape, rows []bulkRow) error {
 		for i, r := range rows[:n] {
 			base := i * width
 			st.BindText(base+1, r.id)
-			for j, f := range t.Fields {
-				BindValue(st, base+j+2, r.fields[f.Name])
+			for j, v := range p.bulk.vals[r.from : r.from+len(t.Fields)] {
+				BindValue(st, base+j+2, v)
 			}
 			st.BindInt64(base+width, r.digest)
 		}
@@ -214,7 +219,8 @@ func (b *bulkLoad) drop() {
 	for name := range b.rows {
 		b.rows[name] = b.rows[name][:0]
 	}
-	b.states, b.json = b.states[:0], b.json[:0]
+	clear(b.vals) // the values are the events': let them go
+	b.states, b.json, b.vals = b.states[:0], b.json[:0], b.vals[:0]
 }
 
 // bulkOr is bulkPersisted on a building read model; otherwise, and for

@@ -22,3 +22,11 @@ func (p *Projector) CacheSizeKiB() (int64, error) {
 	}})
 	return n, err
 }
+
+// SetBuildTxEvents makes a building read model commit every n events;
+// the returned func restores the size.
+func SetBuildTxEvents(n int) (restore func()) {
+	was := buildTxEvents
+	buildTxEvents = n
+	return func() { buildTxEvents = was }
+}

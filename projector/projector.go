@@ -45,8 +45,10 @@ type Options struct {
 	// after any failure: it is written without a journal and without
 	// syncs, which would only protect a file that is thrown away, and
 	// CloseBuilt turns it into a read model like any other (WAL) and
-	// syncs it once. Its transactions cannot be rolled back. A file that
-	// already holds events is opened as without Build.
+	// syncs it once. Its transactions cannot be rolled back, and one
+	// stays open across batches (buildtx.go): until CloseBuilt, only
+	// Apply writes to it. A file that already holds events is opened as
+	// without Build.
 	Build bool
 }
 
@@ -79,6 +81,7 @@ type Projector struct {
 	up         *upcaster                  // nil: every event is in the newest shapes
 	bulk       *bulkLoad                  // a building read model's creates not yet written (bulk.go); nil: live
 	wb         *writeBack                 // a building read model's background sync (writeback.go); nil: live
+	tx         buildTx                    // a building read model's open transaction (buildtx.go)
 	mask       MaskFunc                   // Options.Mask (nil: none)
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
 	notes      []ConflictNote             // inbound: conflicts opened/resolved since the last take
@@ -160,7 +163,12 @@ func (p *Projector) pragmas(list []string) error {
 // complete: back in WAL mode, closed, and synced to disk, so it can be
 // renamed into place. Errors: ErrProjection, the sync's.
 func (p *Projector) CloseBuilt() error {
-	err := p.pragmas(builtPragmas)
+	err := p.commitBuilding()
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrProjection, err)
+	} else {
+		err = p.pragmas(builtPragmas)
+	}
 	if cerr := p.conn.Close(); err == nil {
 		err = cerr
 	}
@@ -422,8 +430,10 @@ func (p *Projector) Conn() *sqlite.Conn { return p.conn }
 
 // Apply applies evs (ascending seq) in ONE SQLite transaction and moves the
 // checkpoint to the last one. Events at or below the checkpoint are skipped,
-// so re-applying a batch after a crash is harmless. Errors: ErrProjection
-// (nothing of the batch applied, checkpoint unchanged).
+// so re-applying a batch after a crash is harmless. A building read model
+// (Options.Build) commits every few batches instead (buildtx.go). Errors:
+// ErrProjection (nothing of the batch applied, checkpoint unchanged; on a
+// building read model, back at its last commit).
 func (p *Projector) Apply(evs []events.Event) (err error) {
 	return p.ApplyKnown(evs, nil)
 }
@@ -447,6 +457,12 @@ func (p *Projector) ApplyKnown(evs []events.Event, known []KnownHashes) error {
 // Errors: ErrProjection; then's error as it is, with nothing applied and
 // the checkpoint unchanged.
 func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then func() error) (err error) {
+	if p.bulk != nil && then == nil {
+		return p.applyBuilding(evs, known)
+	}
+	if err := p.commitBuilding(); err != nil {
+		return fmt.Errorf("%w: %w", ErrProjection, err)
+	}
 	end, err := sqlitex.ImmediateTransaction(p.conn)
 	if err != nil {
 		return fmt.Errorf("%w: begin: %w", ErrProjection, err)

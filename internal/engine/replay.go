@@ -14,8 +14,9 @@ import (
 	"github.com/hikoutei/hikoutei-go/segstore"
 )
 
-// catchUpBatch is how many events one SQLite transaction applies while
-// catching up or rebuilding.
+// catchUpBatch is how many events are read and applied at a time while
+// catching up or rebuilding: one SQLite transaction of a catch-up; a
+// rebuild's transaction spans several (projector/buildtx.go).
 const catchUpBatch = 2048
 
 // ReplayOptions configures Replay and RebuildReadModel.
