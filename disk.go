@@ -1,6 +1,7 @@
 package hikoutei
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -60,6 +61,15 @@ type DiskUsage struct {
 	// Segments does not count.
 	SegmentsMissing, SegmentStrays int
 	ReadModelBytes                 int64 // read.sqlite and its write-ahead log
+	// SetAsideCopies counts the read models the store set aside in its
+	// directory (read.sqlite.unusable-…, .before-rebuild-…,
+	// .ahead-of-log-…; a copy's -wal and -shm are part of it), never
+	// deleted by the store; SetAsideBytes is their size with their
+	// sidecars, SetAsideOldest when the oldest was set aside (zero: none).
+	// `hikoutei setaside` lists and removes them (docs/operations.md).
+	SetAsideCopies int
+	SetAsideBytes  int64
+	SetAsideOldest time.Time
 	// Space is the filesystem's; SpaceKnown is false where the platform
 	// cannot tell it (then nothing is projected).
 	Space      DiskSpace
@@ -90,7 +100,8 @@ func (s *Store) Disk() (DiskUsage, error) {
 	}
 	u := DiskUsage{LogBytes: r.LogBytes, Segments: r.Segments, SegmentBytes: r.SegmentBytes, SegmentsDir: r.SegmentsDir,
 		SegmentsScheme: segstore.SchemeDir, ReadModelBytes: r.ReadModelBytes, Space: DiskSpace(r.Space), SpaceKnown: r.SpaceErr == nil,
-		Growth: r.Growth, FullAt: r.FullAt, Warning: r.Err}
+		Growth: r.Growth, FullAt: r.FullAt, Warning: r.Err,
+		SetAsideCopies: r.SetAside.Copies, SetAsideBytes: r.SetAside.Bytes, SetAsideOldest: r.SetAside.Oldest}
 	s.vouched(&u)
 	return u, s.elsewhere(&u)
 }
@@ -129,10 +140,21 @@ func (s *Store) elsewhere(u *DiskUsage) error {
 	return err
 }
 
-// diskHealth fills the disk part of h (nothing when the store directory
-// cannot be read: Local says why).
+// diskHealth fills the disk part of h and its set-aside read models
+// (nothing when the store directory cannot be read: Local says why).
 func (s *Store) diskHealth(h *Health) {
 	if u, err := s.Disk(); err == nil {
-		h.Disk, h.DiskUsage = u.Warning, &u
+		h.Disk, h.DiskUsage, h.SetAside = u.Warning, &u, setAsideNotice(u)
 	}
+}
+
+// setAsideNotice is ErrReadModelSetAside with what u counts of the set-aside read
+// models (nil when none).
+func setAsideNotice(u DiskUsage) error {
+	if u.SetAsideCopies == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d read models set aside in the store directory, %d bytes, the oldest at %s; "+
+		"inspect them, then remove them with `hikoutei setaside --delete --older-than`", ErrReadModelSetAside,
+		u.SetAsideCopies, u.SetAsideBytes, u.SetAsideOldest.UTC().Format(time.RFC3339))
 }

@@ -118,6 +118,12 @@ var (
 	// ErrDiskFull (disk_full): the filesystem holding the store is above
 	// 98 % used (Health().Disk): the next commits may fail to write.
 	ErrDiskFull = disk.ErrDiskFull
+	// ErrReadModelSetAside (read_model_set_aside): the store directory
+	// keeps read models the store set aside (unusable, replaced by a
+	// rebuild, ahead of the log) and never deletes (Health().SetAside says
+	// how many, their bytes and the oldest's time). A notice: commits go
+	// on; inspect them, then remove them with `hikoutei setaside`.
+	ErrReadModelSetAside = disk.ErrReadModelSetAside
 	// ErrRetentionFailing (retention_failing): the retention policy's
 	// last background seal failed (Health().Retention wraps the cause).
 	// A warning: commits go on, log.db keeps the records.

@@ -95,6 +95,14 @@ type Health struct {
 	// quarantined, the tab is not renamed. Adopting the same tab again
 	// finishes it. Nil when none (docs/adopt.md).
 	Adoption error
+	// SetAside: the store directory keeps read models the store set aside
+	// (ErrReadModelSetAside, read_model_set_aside: unusable at an open,
+	// replaced by a rebuild, or ahead of the log), with how many, their
+	// bytes and when the oldest was set aside (DiskUsage has the figures).
+	// The store never deletes them: they may hold the only trace of data a
+	// damaged log lost, and personal values erased from the live store.
+	// A notice: commits go on. Nil when none (docs/operations.md).
+	SetAside error
 }
 
 // Roles of a replicated store.

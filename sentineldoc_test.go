@@ -113,6 +113,7 @@ var rootErrors = map[string]error{
 	"ErrSyncRouteEntityUnknown":      ErrSyncRouteEntityUnknown,
 	"ErrDiskFilling":                 ErrDiskFilling,
 	"ErrDiskFull":                    ErrDiskFull,
+	"ErrReadModelSetAside":           ErrReadModelSetAside,
 	"ErrSyncNotConfigured":           ErrSyncNotConfigured,
 	"ErrWakeSecretInvalid":           ErrWakeSecretInvalid,
 	"ErrTargetInsideStore":           ErrTargetInsideStore,

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -53,6 +54,9 @@ var (
 	descSegsRead     = newDesc("hikoutei_segments_read_total", "Sealed segments read since the store opened (replays, as-of reads, the audit, aggregates whose early versions are sealed).")
 	descSegFallbacks = newDesc("hikoutei_segment_index_fallbacks_total", "Reads of a stream's sealed versions the segment streams index could not serve (an entry damaged or missing): they read every segment instead.")
 	descFSAvail      = newDesc("hikoutei_filesystem_avail_bytes", "Free space of the filesystem holding the store, in bytes (what the store's process may use).")
+	descSetAside     = newDesc("hikoutei_read_model_set_aside_copies", "Read models the store set aside in its directory (unusable, replaced by a rebuild, ahead of the log) and never deletes (health: read_model_set_aside).")
+	descSetAsideSize = newDesc("hikoutei_read_model_set_aside_bytes", "Total size of the set-aside read models and their sidecars, in bytes.")
+	descSetAsideAt   = newDesc("hikoutei_read_model_set_aside_oldest_timestamp_seconds", "When the oldest set-aside read model was set aside, Unix seconds (0: none).")
 	descFSSize       = newDesc("hikoutei_filesystem_size_bytes", "Size of the filesystem holding the store, in bytes.")
 	descSheetCells   = newDesc("hikoutei_sheet_cells", "Grid cells of the spreadsheet (rows × columns of every tab, filled or not) at the newest read of its tabs' sizes (absent before one).")
 	descCellsLimit   = newDesc("hikoutei_sheet_cells_limit", "Grid cells a spreadsheet may hold (10,000,000; absent before a read of its tabs' sizes).")
@@ -84,7 +88,7 @@ func describeScraped(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descCommits, descEvents, descLogTxns, descEpoch, descLag, descOutbox, descOldest,
 		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
 		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault,
-		descLogBytes, descSegments, descSegmentBytes, descSegsMissing, descSegStrays, descSegsRead, descSegFallbacks, descFSAvail, descFSSize, descSheetCells, descCellsLimit, descCellsFullAt, descSeals,
+		descLogBytes, descSegments, descSegmentBytes, descSegsMissing, descSegStrays, descSegsRead, descSegFallbacks, descFSAvail, descFSSize, descSetAside, descSetAsideSize, descSetAsideAt, descSheetCells, descCellsLimit, descCellsFullAt, descSeals,
 		descQuotaRate, descQuotaCeiling, descQuota429, descAcctRate, descAcct429, descAcctOut} {
 		ch <- d
 	}
@@ -130,6 +134,9 @@ func collectDisk(ch chan<- prometheus.Metric, u *hikoutei.DiskUsage) {
 	emit(ch, descSegmentBytes, prometheus.GaugeValue, float64(u.SegmentBytes))
 	emit(ch, descSegsMissing, prometheus.GaugeValue, float64(u.SegmentsMissing))
 	emit(ch, descSegStrays, prometheus.GaugeValue, float64(u.SegmentStrays))
+	emit(ch, descSetAside, prometheus.GaugeValue, float64(u.SetAsideCopies))
+	emit(ch, descSetAsideSize, prometheus.GaugeValue, float64(u.SetAsideBytes))
+	emit(ch, descSetAsideAt, prometheus.GaugeValue, unixOrZero(u.SetAsideOldest))
 	if u.SpaceKnown {
 		emit(ch, descFSAvail, prometheus.GaugeValue, float64(u.Space.Free))
 		emit(ch, descFSSize, prometheus.GaugeValue, float64(u.Space.Total))
@@ -238,11 +245,15 @@ func collectCapacity(ch chan<- prometheus.Metric, c *hikoutei.SpreadsheetCapacit
 	}
 	emit(ch, descSheetCells, prometheus.GaugeValue, float64(c.Cells))
 	emit(ch, descCellsLimit, prometheus.GaugeValue, float64(c.Limit))
-	full := 0.0
-	if !c.FullAt.IsZero() {
-		full = float64(c.FullAt.Unix())
+	emit(ch, descCellsFullAt, prometheus.GaugeValue, unixOrZero(c.FullAt))
+}
+
+// unixOrZero is t in Unix seconds, 0 for the zero time.
+func unixOrZero(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
 	}
-	emit(ch, descCellsFullAt, prometheus.GaugeValue, full)
+	return float64(t.Unix())
 }
 
 func bool01(b bool) float64 {

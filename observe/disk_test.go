@@ -3,6 +3,8 @@ package observe_test
 import (
 	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -102,5 +104,33 @@ func TestHealthWarnsBeforeTheDiskHoldingTheStoreIsFull(t *testing.T) {
 	}
 	if v := value(gather(t, m), "hikoutei_health_fault", "part=disk", "code=disk_full"); v != 1 {
 		t.Fatalf("hikoutei_health_fault{part=disk} = %v", v)
+	}
+}
+
+// Read models the store set aside are gauges and a notice of /healthz
+// (read_model_set_aside), which stays 200.
+func TestMetricsAndHealthShowTheSetAsideReadModels(t *testing.T) {
+	m := observe.New()
+	s := openOnDisk(t, m, hikouteitest.NewDisk(50*mib, 100*mib), events.NewManualClock(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)))
+	if v := value(gather(t, m), "hikoutei_read_model_set_aside_copies"); v != 0 {
+		t.Fatalf("hikoutei_read_model_set_aside_copies = %v before any, want 0", v)
+	}
+	at := time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
+	for name, n := range map[string]int{"read.sqlite.unusable-20261101T080000.000000000Z": 300,
+		"read.sqlite.unusable-20261101T080000.000000000Z-wal": 20, "read.sqlite.before-rebuild-20261120T080000.000000000Z": 400} {
+		if err := os.WriteFile(filepath.Join(s.Dir(), name), make([]byte, n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fams := gather(t, m)
+	for name, want := range map[string]float64{"hikoutei_read_model_set_aside_copies": 2, "hikoutei_read_model_set_aside_bytes": 720,
+		"hikoutei_read_model_set_aside_oldest_timestamp_seconds": float64(at.Unix())} {
+		if v := value(fams, name); v != want {
+			t.Errorf("%s = %v, want %v", name, v, want)
+		}
+	}
+	code, r := healthz(t, s)
+	if code != 200 || r.SetAsideCode != "read_model_set_aside" || r.SetAside == "" {
+		t.Fatalf("healthz = %d, set_aside %q (%q); want 200 with read_model_set_aside", code, r.SetAside, r.SetAsideCode)
 	}
 }

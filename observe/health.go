@@ -42,6 +42,11 @@ type HealthReport struct {
 	// It does not fail health: commits and sync go on.
 	Adoption     string `json:"adoption,omitempty"`
 	AdoptionCode string `json:"adoption_code,omitempty"`
+	// SetAside says the store directory keeps read models the store set
+	// aside (absent when none), with its code (read_model_set_aside), how
+	// many, their bytes and the oldest's time. It does not fail health.
+	SetAside     string `json:"set_aside,omitempty"`
+	SetAsideCode string `json:"set_aside_code,omitempty"`
 	// Retention is the retention policy's state (absent without one):
 	// on, failing (with the failure and its code retention_failing) or
 	// not_running (a replicated store, with the reason).
@@ -269,6 +274,9 @@ func Report(h hikoutei.Health) HealthReport {
 	}
 	if h.Adoption != nil {
 		r.Adoption, r.AdoptionCode = h.Adoption.Error(), hikoutei.ErrorCode(h.Adoption)
+	}
+	if h.SetAside != nil {
+		r.SetAside, r.SetAsideCode = h.SetAside.Error(), hikoutei.ErrorCode(h.SetAside)
 	}
 	if h.Disk != nil {
 		r.Disk, r.DiskCode = h.Disk.Error(), hikoutei.ErrorCode(h.Disk)

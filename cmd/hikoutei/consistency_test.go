@@ -290,6 +290,7 @@ func (sc *jsonScenario) args() [][]string {
 		{"seal", "--dir", sc.other, "--keep", "3", "--min-batch", "1"},
 		{"erase", "--dir", sc.other, "--subject", "S1"},
 		{"compact", "--dir", sc.other},
+		{"setaside", "--dir", sc.other, "--older-than", "720h", "--delete"},
 	}
 }
 

@@ -30,6 +30,9 @@ hikoutei seal --dir ./store --below 500000 --json`,
 hikoutei erase --dir ./store --subject customer-1042 --json`,
 	"compact": `hikoutei compact --dir ./store
 hikoutei compact --dir ./store --json`,
+	"setaside": `hikoutei setaside --dir ./store
+hikoutei setaside --dir ./store --older-than 720h
+hikoutei setaside --dir ./store --older-than 720h --delete --json`,
 	"doctor": `hikoutei doctor --dir ./store
 hikoutei doctor --dir ./store --json --progress`,
 	"conflicts": `hikoutei conflicts list --dir ./store

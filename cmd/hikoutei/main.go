@@ -54,6 +54,10 @@ var errDamageFound = errors.New("damage_found")
 // log has holes (chain_restarted) and nothing else failed.
 var errHolesFound = errors.New("holes_found")
 
+// errSetAsideNotDeleted: `setaside --delete` could not delete some of
+// the files it selected (each is named with why); the others are deleted.
+var errSetAsideNotDeleted = errors.New("set_aside_not_deleted")
+
 // usageError marks flag and argument errors (exit 2).
 type usageError struct{ err error }
 
@@ -210,7 +214,7 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate("hikoutei {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newVersionCmd(), newDoctorCmd(), newFakeSheetsCmd(), newStatusCmd(), newReplayCmd(), newAuditCmd(), newPollCmd(), newDemoCmd(), newServeCmd(), newConflictsCmd(), newSalvageCmd(),
-		newOutboxCmd(), newQuarantineCmd(), newPingCmd(), newBackupCmd(), newRestoreCmd(), newSubscriptionsCmd(), newSchemaCmd(), newMigrateCmd(), newAdoptCmd(), newSealCmd(), newEraseCmd(), newCompactCmd())
+		newOutboxCmd(), newQuarantineCmd(), newPingCmd(), newBackupCmd(), newRestoreCmd(), newSubscriptionsCmd(), newSchemaCmd(), newMigrateCmd(), newAdoptCmd(), newSealCmd(), newEraseCmd(), newCompactCmd(), newSetAsideCmd())
 	addExamples(root)
 	return root
 }

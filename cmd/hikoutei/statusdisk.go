@@ -44,6 +44,20 @@ type diskStatus struct {
 	// absent while the filesystem has room.
 	Warning string `json:"warning,omitempty"`
 	Code    string `json:"warning_code,omitempty"`
+	// SetAside counts the read models the store set aside and never
+	// deletes (absent when none).
+	SetAside *setAsideStatus `json:"set_aside,omitempty"`
+}
+
+// setAsideStatus is status's "disk.set_aside": how many read models the
+// store set aside, their bytes (with their sidecars), when the oldest was
+// set aside, the code and the command that lists and deletes them.
+type setAsideStatus struct {
+	Copies   int       `json:"copies"`
+	Bytes    int64     `json:"bytes"`
+	Oldest   time.Time `json:"oldest"`
+	Code     string    `json:"code"` // read_model_set_aside
+	NextStep string    `json:"next_step"`
 }
 
 // readDisk measures the store at dir with probe. One reading has no
@@ -56,6 +70,10 @@ func readDisk(dir string, probe disk.Probe, now time.Time) (*diskStatus, error) 
 	}
 	d := &diskStatus{LogBytes: r.LogBytes, Segments: r.Segments, SegmentBytes: r.SegmentBytes, SegmentsDir: r.SegmentsDir,
 		SegmentsScheme: segstore.SchemeDir, ReadModelBytes: r.ReadModelBytes}
+	if s := r.SetAside; s.Copies > 0 {
+		d.SetAside = &setAsideStatus{Copies: s.Copies, Bytes: s.Bytes, Oldest: s.Oldest, Code: disk.ErrReadModelSetAside.Error(),
+			NextStep: fmt.Sprintf("hikoutei setaside --dir %s --older-than 720h --delete", shellWord(dir))}
+	}
 	if r.SpaceErr != nil {
 		d.FSSpace = "unknown"
 		return d, nil
@@ -153,6 +171,11 @@ func printDisk(tw io.Writer, d *diskStatus) {
 		fmt.Fprintf(tw, "SEGMENTS MISSING\t%d: %s\n", len(d.SegmentsMissing), strings.Join(d.SegmentsMissing, ", "))
 	}
 	fmt.Fprintf(tw, "read model\t%s\n", byteText(d.ReadModelBytes))
+	if s := d.SetAside; s != nil {
+		fmt.Fprintf(tw, "SET ASIDE\t%s: %d read models the store set aside and never deletes, %s, the oldest at %s; "+
+			"inspect them, then `%s` deletes those older than 30 days\n", s.Code, s.Copies, byteText(s.Bytes),
+			s.Oldest.Format(time.RFC3339), shown(s.NextStep))
+	}
 	if d.FSFreeBytes == nil {
 		fmt.Fprintln(tw, "filesystem free\tunknown (this platform cannot tell)")
 	} else {

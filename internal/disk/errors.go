@@ -13,4 +13,11 @@ var (
 	// ErrSpaceUnknown: this platform cannot tell the filesystem's free
 	// space.
 	ErrSpaceUnknown = errors.New("disk_space_unknown")
+	// ErrReadModelSetAside: the store directory keeps read models the
+	// store set aside (unusable, replaced by a rebuild, ahead of the log),
+	// which it never deletes. A notice: commits go on.
+	ErrReadModelSetAside = errors.New("read_model_set_aside")
+	// ErrNotSetAside: a file to remove as a set-aside read model is not
+	// one (its name is not the store's, or it is not a regular file).
+	ErrNotSetAside = errors.New("not_set_aside")
 )

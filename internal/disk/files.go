@@ -19,17 +19,22 @@ const (
 
 // Files is what a store keeps on disk, in bytes: its hot log (log.db),
 // its sealed segments (count and total, in SegmentsDir) and its read
-// model (read.sqlite and its write-ahead log).
+// model (read.sqlite and its write-ahead log), and the read models it
+// set aside (SetAside).
 type Files struct {
 	LogBytes       int64
 	Segments       int
 	SegmentBytes   int64
 	SegmentsDir    string
 	ReadModelBytes int64
+	SetAside       SetAside
 }
 
-// Total is the bytes of all the store's files counted.
-func (f Files) Total() int64 { return f.LogBytes + f.SegmentBytes + f.ReadModelBytes }
+// Total is the bytes of all the store's files counted: a read model set
+// aside still takes its space, so setting one aside is no shrinking.
+func (f Files) Total() int64 {
+	return f.LogBytes + f.SegmentBytes + f.ReadModelBytes + f.SetAside.Bytes
+}
 
 // ReadFiles measures the store directory dir; a file that is absent
 // counts zero (a store with nothing sealed has no segments folder).
@@ -45,6 +50,9 @@ func ReadFiles(dir string) (Files, error) {
 			return f, err
 		}
 		f.ReadModelBytes += n
+	}
+	if f.SetAside, err = ReadSetAside(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return f, err
 	}
 	return f, readSegments(filepath.Join(dir, SegmentsDir), &f)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/disk"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/snapshots"
 )
@@ -39,7 +40,7 @@ func (e *Engine) findLogGap(l *events.Log) error {
 	if err := e.keepEpochs(l); err != nil {
 		return err
 	}
-	aside, err := setAside(e.ReadModelPath(), "ahead-of-log")
+	aside, err := setAside(e.ReadModelPath(), disk.KindAheadOfLog)
 	if err != nil {
 		return err
 	}

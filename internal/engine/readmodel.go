@@ -13,6 +13,7 @@ import (
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/disk"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio/layout"
 	"github.com/hikoutei/hikoutei-go/snapshots"
@@ -144,7 +145,7 @@ func (e *Engine) shapesChangedSince(err error, hist events.ShapeHistory) bool {
 // replacement (a shape change) carries the subscriptions over and does
 // not keep the old file.
 func (e *Engine) replaceProjector(opts projector.Options, head, since uint64, expected bool) (*projector.Projector, string, error) {
-	aside, err := setAside(e.ReadModelPath(), "unusable")
+	aside, err := setAside(e.ReadModelPath(), disk.KindUnusable)
 	if err != nil {
 		return nil, "", err
 	}

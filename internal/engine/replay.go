@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/disk"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/segstore"
@@ -78,7 +79,7 @@ func RebuildReadModel(dir string, opts ReplayOptions, entities Entities) (cp uin
 		failpoint.Inject(failpoint.ReplayBeforeInstall)
 		if err == nil {
 			carryRebuilt(path, tmp)
-			aside, err = setAside(path, "before-rebuild")
+			aside, err = setAside(path, disk.KindBeforeRebuild)
 		}
 		if err == nil {
 			err = os.Rename(tmp, path)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/internal/disk"
 	"github.com/hikoutei/hikoutei-go/internal/failpoint"
 )
 
@@ -99,14 +100,16 @@ func removeSQLite(path string) error {
 }
 
 // setAside renames the read model at path and its -wal/-shm (which
-// belong to it; also when it is gone) to path+".<reason>-<UTC time>",
-// never deleting them: a read model can hold the only trace of data the
-// log lost. It returns the new name ("" when none of them existed).
-func setAside(path, reason string) (string, error) {
+// belong to it; also when it is gone) to path+".<kind>-<UTC time>"
+// (disk.SetAsideName), never deleting them: a read model can hold the
+// only trace of data the log lost. Health, status and `hikoutei
+// setaside` report them; only that command removes them, when asked. It
+// returns the new name ("" when none of them existed).
+func setAside(path, kind string) (string, error) {
 	if !anyExists(path) {
 		return "", nil
 	}
-	aside := path + "." + reason + "-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	aside := disk.SetAsideName(path, kind, time.Now())
 	for _, suffix := range sqliteSuffixes {
 		err := os.Rename(path+suffix, aside+suffix)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hikoutei/hikoutei-go/internal/disk"
+)
+
+// setAsideStore is a closed store holding a read model set aside 40 days
+// ago (with its -wal), one set aside a day ago, and names like theirs
+// that are not the store's: a directory, a symbolic link to the live read
+// model, a name with no time. It returns the old copy's and the new one's
+// names and the hostile ones.
+func setAsideStore(t *testing.T) (dir string, old, recent string, hostile []string) {
+	t.Helper()
+	dir = itemStore(t)
+	now := time.Now()
+	old = filepath.Base(disk.SetAsideName("read.sqlite", disk.KindUnusable, now.Add(-40*24*time.Hour)))
+	recent = filepath.Base(disk.SetAsideName("read.sqlite", disk.KindBeforeRebuild, now.Add(-24*time.Hour)))
+	for name, n := range map[string]int{old: 4000, old + "-wal": 96, recent: 500, "read.sqlite.unusable-yesterday": 7} {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	linked := filepath.Base(disk.SetAsideName("read.sqlite", disk.KindAheadOfLog, now.Add(-50*24*time.Hour)))
+	folder := filepath.Base(disk.SetAsideName("read.sqlite", disk.KindUnusable, now.Add(-60*24*time.Hour)))
+	mustNil(t, os.Symlink("read.sqlite", filepath.Join(dir, linked)))
+	mustNil(t, os.Mkdir(filepath.Join(dir, folder), 0o700))
+	return dir, old, recent, []string{linked, folder, "read.sqlite.unusable-yesterday", "read.sqlite", "log.db"}
+}
+
+func mustNil(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// status reports the set-aside read models (not the names that only look
+// like them) with the code and the command that deletes them.
+func TestStatusReportsTheSetAsideReadModels(t *testing.T) {
+	dir, _, _, _ := setAsideStore(t)
+	code, out := runCLI(t, "status", "--dir", dir, "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	var st struct{ Disk diskStatus }
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	s := st.Disk.SetAside
+	if s == nil || s.Copies != 2 || s.Bytes != 4596 || s.Code != "read_model_set_aside" || !strings.Contains(s.NextStep, "hikoutei setaside") ||
+		time.Since(s.Oldest) < 39*24*time.Hour {
+		t.Fatalf("set_aside = %+v\n%s", s, out)
+	}
+	code, out = runCLI(t, "status", "--dir", dir)
+	if code != exitOK || !strings.Contains(out, "read_model_set_aside: 2 read models the store set aside") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// setaside --older-than 720h --delete deletes the copy set aside 40 days
+// ago and its -wal, and keeps the newer copy, the live store's files and
+// every name that is not a set-aside file of the store's.
+func TestSetAsideDeletesOnlyTheCopiesOlderThanTheAge(t *testing.T) {
+	dir, old, recent, hostile := setAsideStore(t)
+	if code, out := runCLI(t, "setaside", "--dir", dir, "--delete"); code != exitUsage {
+		t.Fatalf("--delete without --older-than: exit %d:\n%s", code, out)
+	}
+	code, out := runCLI(t, "setaside", "--dir", dir, "--older-than", "720h", "--delete", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	var rep setAsideReport
+	mustNil(t, json.Unmarshal([]byte(out), &rep))
+	if len(rep.Files) != 2 || !rep.Files[0].Deleted || !rep.Files[1].Deleted || rep.Copies != 1 || rep.Bytes != 500 {
+		t.Fatalf("report = %+v", rep)
+	}
+	for _, gone := range []string{old, old + "-wal"} {
+		if _, err := os.Lstat(filepath.Join(dir, gone)); !os.IsNotExist(err) {
+			t.Errorf("%s was kept: %v", gone, err)
+		}
+	}
+	for _, kept := range append(hostile, recent) {
+		if _, err := os.Lstat(filepath.Join(dir, kept)); err != nil {
+			t.Errorf("%s was deleted: %v", kept, err)
+		}
+	}
+	if code, out := runCLI(t, "status", "--dir", dir); code != exitOK || !strings.Contains(out, "1 read models") {
+		t.Fatalf("status after: exit %d:\n%s", code, out)
+	}
+}
+
+// While a process holds the store, --delete refuses (store_locked) and
+// deletes nothing: a store opening may be setting a read model aside.
+func TestSetAsideDeleteIsRefusedWhileAProcessHoldsTheStore(t *testing.T) {
+	dir, old, _, _ := setAsideStore(t)
+	holdStoreProcess(t, dir)
+	code, out := runCLI(t, "setaside", "--dir", dir, "--older-than", "720h", "--delete")
+	if code != exitFailure || !strings.Contains(out, "store_locked") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, old)); err != nil {
+		t.Fatalf("%s was deleted while the store was held: %v", old, err)
+	}
+	if code, out := runCLI(t, "setaside", "--dir", dir); code != exitOK || !strings.Contains(out, old) {
+		t.Fatalf("listing while held: exit %d:\n%s", code, out)
+	}
+}

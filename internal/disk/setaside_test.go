@@ -1,0 +1,65 @@
+package disk
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A store directory with two set-aside read models (one with its
+// write-ahead log) and names like theirs that are not theirs: a
+// directory, a symbolic link to the live read model, a name with no
+// valid time, the live read model and the log.
+func setAsideDir(t *testing.T) (string, time.Time) {
+	t.Helper()
+	dir := t.TempDir()
+	old := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	first := filepath.Base(SetAsideName(readModelFile, KindUnusable, old))
+	second := filepath.Base(SetAsideName(readModelFile, KindBeforeRebuild, old.Add(48*time.Hour)))
+	write(t, filepath.Join(dir, first), 100)
+	write(t, filepath.Join(dir, first+"-wal"), 10)
+	write(t, filepath.Join(dir, second), 1000)
+	write(t, filepath.Join(dir, readModelFile), 7)
+	write(t, filepath.Join(dir, logFile), 7)
+	write(t, filepath.Join(dir, "read.sqlite.unusable-20261399T000000.000000000Z"), 5)
+	if err := mkdir(filepath.Join(dir, "read.sqlite.unusable-20250101T000000.000000000Z")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(readModelFile, filepath.Join(dir, "read.sqlite.ahead-of-log-20250101T000000.000000000Z")); err != nil {
+		t.Fatal(err)
+	}
+	return dir, old
+}
+
+func TestReadSetAsideCountsOnlyTheStoresCopies(t *testing.T) {
+	dir, old := setAsideDir(t)
+	s, err := ReadSetAside(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Copies != 2 || s.Bytes != 1110 || !s.Oldest.Equal(old) || len(s.Files) != 3 {
+		t.Fatalf("set aside = %d copies, %d bytes, oldest %s, %d files; want 2, 1110, %s, 3", s.Copies, s.Bytes, s.Oldest, len(s.Files), old)
+	}
+	f, err := ReadFiles(dir)
+	if err != nil || f.SetAside.Bytes != 1110 || f.Total() != 7+7+1110 {
+		t.Fatalf("ReadFiles: set aside %d bytes, total %d, %v; want 1110, 1124", f.SetAside.Bytes, f.Total(), err)
+	}
+}
+
+func TestRemoveSetAsideRefusesWhatIsNotACopy(t *testing.T) {
+	dir, _ := setAsideDir(t)
+	for _, name := range []string{"read.sqlite.ahead-of-log-20250101T000000.000000000Z", readModelFile, logFile,
+		"read.sqlite.unusable-20250101T000000.000000000Z", "../read.sqlite.unusable-20250101T000000.000000000Z"} {
+		if err := RemoveSetAside(dir, SetAsideFile{Name: name}); !errors.Is(err, ErrNotSetAside) {
+			t.Errorf("RemoveSetAside(%s) = %v; want not_set_aside", name, err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil && name[0] != '.' {
+			t.Errorf("%s was removed", name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, readModelFile)); err != nil {
+		t.Fatalf("the live read model: %v", err)
+	}
+}
