@@ -155,6 +155,6 @@ func setAsideNotice(u DiskUsage) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %d read models set aside in the store directory, %d bytes, the oldest at %s; "+
-		"inspect them, then remove them with `hikoutei setaside --delete --older-than`", ErrReadModelSetAside,
+		"inspect them, then, with the store stopped, remove them with `hikoutei setaside --dir DIR --older-than AGE --delete`", ErrReadModelSetAside,
 		u.SetAsideCopies, u.SetAsideBytes, u.SetAsideOldest.UTC().Format(time.RFC3339))
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -43,6 +45,9 @@ nothing deleted) while a process holds the store or rebuilds its read model.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStore(f.dir); err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("older-than") && f.olderThan <= 0 {
+				return usageError{errors.New("--older-than needs a positive age (e.g. --older-than 720h)")}
 			}
 			if f.delete && f.olderThan <= 0 {
 				return usageError{errors.New("--delete needs --older-than with a positive age (e.g. --older-than 720h)")}
@@ -129,6 +134,11 @@ func runSetAside(f setAsideFlags, now time.Time) (setAsideReport, error) {
 // store, which may set a read model aside as it opens) and its rebuild
 // lock (no rebuild sets one aside), or refuses with store_locked.
 func holdStoreForSetAside(dir string) (func(), error) {
+	f, err := os.Open(filepath.Join(dir, events.LogFileName)) // a failure here is no lock: say what it is
+	if err != nil {
+		return nil, fmt.Errorf("open the store's log to hold the store: %w", err)
+	}
+	_ = f.Close()
 	unshare, ok := events.ShareLog(dir)
 	if !ok {
 		return nil, events.DescribeLocked(dir, &events.StoreLockedError{})
@@ -144,7 +154,7 @@ func holdStoreForSetAside(dir string) (func(), error) {
 // printSetAside prints rep: one line per file, then the totals.
 func printSetAside(w io.Writer, rep setAsideReport, asJSON bool) error {
 	if asJSON {
-		return printJSON(w, rep)
+		return errors.Join(printJSON(w, rep), notDeleted(rep))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, f := range rep.Files {
@@ -158,8 +168,14 @@ func printSetAside(w io.Writer, rep setAsideReport, asJSON bool) error {
 		fmt.Fprintf(tw, "NOT DELETED\t%s\n", quoteControls(e))
 	}
 	fmt.Fprintf(tw, "set aside\t%d read models, %s\n", rep.Copies, byteText(rep.Bytes))
-	if rep.Errors != nil {
-		return errors.Join(tw.Flush(), fmt.Errorf("%w: %d files", errSetAsideNotDeleted, len(rep.Errors)))
+	return errors.Join(tw.Flush(), notDeleted(rep))
+}
+
+// notDeleted is errSetAsideNotDeleted when rep holds files --delete
+// could not delete (nil otherwise), in either output form.
+func notDeleted(rep setAsideReport) error {
+	if rep.Errors == nil {
+		return nil
 	}
-	return tw.Flush()
+	return fmt.Errorf("%w: %d files", errSetAsideNotDeleted, len(rep.Errors))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,33 @@ func TestSetAsideDeleteIsRefusedWhileAProcessHoldsTheStore(t *testing.T) {
 	}
 	if code, out := runCLI(t, "setaside", "--dir", dir); code != exitOK || !strings.Contains(out, old) {
 		t.Fatalf("listing while held: exit %d:\n%s", code, out)
+	}
+}
+
+// TestSetAsideNotDeletedFailsInBothForms: a file --delete could not
+// delete makes the command fail (set_aside_not_deleted, exit 1) in the
+// JSON form as in the human one, so a script sees it.
+func TestSetAsideNotDeletedFailsInBothForms(t *testing.T) {
+	rep := setAsideReport{Files: []setAsideJSON{}, Errors: []string{"remove x: operation not permitted"}}
+	for _, asJSON := range []bool{false, true} {
+		var out strings.Builder
+		if err := printSetAside(&out, rep, asJSON); !errors.Is(err, errSetAsideNotDeleted) {
+			t.Errorf("json %v: error %v, want set_aside_not_deleted", asJSON, err)
+		}
+	}
+}
+
+// TestSetAsideRefusesAnAgeThatIsNotPositive: --older-than 0 or a negative
+// age is a usage error whether or not --delete is given (a negative age
+// would list every copy as older than it).
+func TestSetAsideRefusesAnAgeThatIsNotPositive(t *testing.T) {
+	dir, _, _, _ := setAsideStore(t)
+	for _, age := range []string{"0", "-1h"} {
+		for _, extra := range [][]string{nil, {"--delete"}} {
+			args := append([]string{"setaside", "--dir", dir, "--older-than", age}, extra...)
+			if code, out := runCLI(t, args...); code != exitUsage {
+				t.Errorf("%v: exit %d, want %d:\n%s", args, code, exitUsage, out)
+			}
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 )
@@ -20,6 +19,11 @@ const (
 
 // setAsideTime is the layout of the time in a set-aside name (UTC).
 const setAsideTime = "20060102T150405.000000000Z"
+
+// firstSetAsideYear: no store set a read model aside before it, so an
+// earlier time in a name (year 1 would read as no time at all) is not
+// the store's.
+const firstSetAsideYear = 2000
 
 // setAsideName matches the names the store gives a set-aside read model
 // and its SQLite sidecars: read.sqlite.<kind>-<UTC time>[-wal|-shm].
@@ -50,6 +54,8 @@ type SetAside struct {
 	Bytes  int64
 	Oldest time.Time
 	Files  []SetAsideFile // by name
+
+	copies map[string]bool // the copies counted (add)
 }
 
 // ParseSetAside classifies the name of an entry of a store directory: ok
@@ -61,7 +67,7 @@ func ParseSetAside(name string) (f SetAsideFile, ok bool) {
 		return SetAsideFile{}, false
 	}
 	at, err := time.Parse(setAsideTime, m[2])
-	if err != nil {
+	if err != nil || at.Year() < firstSetAsideYear {
 		return SetAsideFile{}, false
 	}
 	return SetAsideFile{Name: name, Copy: strings.TrimSuffix(name, m[3]), Kind: m[1], At: at}, true
@@ -96,7 +102,11 @@ func ReadSetAside(dir string) (SetAside, error) {
 // add counts f in s (entries come by name, so a copy's files are
 // neighbours only by chance: copies are counted by their name).
 func (s *SetAside) add(f SetAsideFile) {
-	if !slices.ContainsFunc(s.Files, func(g SetAsideFile) bool { return g.Copy == f.Copy }) {
+	if s.copies == nil {
+		s.copies = map[string]bool{}
+	}
+	if !s.copies[f.Copy] {
+		s.copies[f.Copy] = true
 		s.Copies++
 	}
 	s.Bytes += f.Bytes

@@ -63,3 +63,19 @@ func TestRemoveSetAsideRefusesWhatIsNotACopy(t *testing.T) {
 		t.Fatalf("the live read model: %v", err)
 	}
 }
+
+// TestParseSetAsideRefusesATimeNoStoreWrote: a time before 2000 in a
+// set-aside name is no store's (year 1 would read as no time at all, and
+// the oldest copy's time would be lost).
+func TestParseSetAsideRefusesATimeNoStoreWrote(t *testing.T) {
+	for name, want := range map[string]bool{
+		"read.sqlite.unusable-00010101T000000.000000000Z":       false,
+		"read.sqlite.unusable-19991231T235959.999999999Z":       false,
+		"read.sqlite.before-rebuild-20000101T000000.000000000Z": true,
+		"read.sqlite.ahead-of-log-20261205T053225.194939182Z":   true,
+	} {
+		if _, ok := ParseSetAside(name); ok != want {
+			t.Errorf("ParseSetAside(%q) ok = %v, want %v", name, ok, want)
+		}
+	}
+}
