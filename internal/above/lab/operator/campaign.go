@@ -31,6 +31,7 @@ import (
 	"time"
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
+	"github.com/hikoutei/hikoutei-go/internal/disk"
 )
 
 // Config configures a campaign.
@@ -324,10 +325,10 @@ func typed(code int, stderr string) bool {
 	return false
 }
 
-// storeEntries are what a store directory may hold; anything else in it
-// was written there by another command.
-var storeEntries = regexp.MustCompile(`^(log\.db|read\.sqlite(-wal|-shm|-journal)?|lease\.toml|admin\.sock|snapshots|nats-[a-z]+\.nk|` +
-	`read\.sqlite\.(before-rebuild|unusable|ahead-of-log)-[0-9TZ.]+(-wal|-shm)?)$`)
+// storeEntries are what a store directory may hold besides the read
+// models it set aside (disk.ParseSetAside); anything else in it was
+// written there by another command.
+var storeEntries = regexp.MustCompile(`^(log\.db|read\.sqlite(-wal|-shm|-journal)?|lease\.toml|admin\.sock|snapshots|nats-[a-z]+\.nk)$`)
 
 // foreign lists the entries of store dir (and of its snapshots/) that no
 // store writes there.
@@ -335,7 +336,7 @@ func foreign(dir string) []string {
 	var out []string
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if !storeEntries.MatchString(e.Name()) {
+		if _, aside := disk.ParseSetAside(e.Name()); !aside && !storeEntries.MatchString(e.Name()) {
 			out = append(out, filepath.Join(filepath.Base(dir), e.Name()))
 		}
 	}
