@@ -19,13 +19,19 @@ import (
 const repoRoot = "../.."
 
 // docPaths are the documents the docs tests hold to the code: the README,
-// the changelog, bench/README.md and every page under docs/.
+// the changelog, bench/README.md, the bench journal's pages and every
+// page under docs/.
 func docPaths(t *testing.T) []string {
 	t.Helper()
 	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil || len(pages) == 0 {
 		t.Fatalf("docs/*.md: %v %v", pages, err)
 	}
+	journal, err := filepath.Glob(filepath.Join(repoRoot, "bench", "journal", "*.md"))
+	if err != nil || len(journal) == 0 {
+		t.Fatalf("bench/journal/*.md: %v %v", journal, err)
+	}
+	pages = append(pages, journal...)
 	return append([]string{filepath.Join(repoRoot, "README.md"), filepath.Join(repoRoot, "CHANGELOG.md"),
 		filepath.Join(repoRoot, "bench", "README.md")}, pages...)
 }
