@@ -154,7 +154,8 @@ func setAsideNotice(u DiskUsage) error {
 	if u.SetAsideCopies == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %d read models set aside in the store directory, %d bytes, the oldest at %s; "+
-		"inspect them, then, with the store stopped, remove them with `hikoutei setaside --dir DIR --older-than AGE --delete`", ErrReadModelSetAside,
-		u.SetAsideCopies, u.SetAsideBytes, u.SetAsideOldest.UTC().Format(time.RFC3339))
+	them := map[bool]string{true: "it", false: "them"}[u.SetAsideCopies == 1]
+	return fmt.Errorf("%w: %s set aside in the store directory, %d bytes, the oldest at %s; "+
+		"inspect %s, then, with the store stopped, remove %s with `hikoutei setaside --dir DIR --older-than AGE --delete`", ErrReadModelSetAside,
+		disk.ReadModels(u.SetAsideCopies), u.SetAsideBytes, u.SetAsideOldest.UTC().Format(time.RFC3339), them, them)
 }

@@ -204,15 +204,27 @@ func syncFile(path string) error {
 // from the log. Failures of the environment (disk full, I/O, locks,
 // memory) keep their own error: rebuilding would not help.
 func openError(err error) error {
-	if errors.Is(err, ErrReadModelInvalid) || errors.Is(err, ErrInvalidSchema) {
+	if errors.Is(err, ErrReadModelInvalid) || errors.Is(err, ErrInvalidSchema) || !IsDamage(err) {
 		return err
+	}
+	return fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
+}
+
+// IsDamage reports whether err, a failure to open or read an existing
+// read model, says the file is damaged (as the store judges it when it
+// opens: it then sets the file aside and rebuilds it from the log) rather
+// than that the environment failed (disk full, I/O, locks, memory,
+// permissions), which a rebuild would not help.
+func IsDamage(err error) bool {
+	if err == nil {
+		return false
 	}
 	switch sqlite.ErrCode(err).ToPrimary() {
 	case sqlite.ResultFull, sqlite.ResultIOErr, sqlite.ResultBusy, sqlite.ResultLocked, sqlite.ResultNoMem,
 		sqlite.ResultCantOpen, sqlite.ResultPerm, sqlite.ResultInterrupt:
-		return err
+		return false
 	}
-	return fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
+	return true
 }
 
 func newProjector(conn *sqlite.Conn, path string, opts Options) *Projector {

@@ -17,6 +17,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/internal/keyring"
+	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
 )
 
@@ -152,6 +153,9 @@ func runAdopt(cmd *cobra.Command, f adoptFlags, rules map[string]string) error {
 	out := adoptOutput{counter: counter}
 	if f.dryRun {
 		out.report, err = engine.PreviewAdoption(ctx, f.dir, syncOpts.Provider, syncOpts.SpreadsheetID, req)
+		if errors.Is(err, projector.ErrReadModelInvalid) {
+			err = fmt.Errorf("%w; %s", err, rebuildAdvice(f.dir))
+		}
 		if err == nil {
 			err = refusePersonal(f.dir, f.entity)
 		}

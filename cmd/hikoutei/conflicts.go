@@ -254,7 +254,7 @@ func ackAnywhere(ctx context.Context, dir string, ack hikoutei.Acknowledge, req 
 }
 
 func queryConflicts(dir, state, id string) ([]conflictRow, error) {
-	conn, done, err := readModel(dir)
+	conn, done, err := openReadModel(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,8 @@ hikoutei erase --dir ./store --subject customer-1042 --json`,
 hikoutei compact --dir ./store --json`,
 	"setaside": `hikoutei setaside --dir ./store
 hikoutei setaside --dir ./store --older-than 720h
-hikoutei setaside --dir ./store --older-than 720h --delete --json`,
+hikoutei setaside --dir ./store --older-than 720h --delete --json
+hikoutei setaside --dir ./store --copy read.sqlite.unusable-20261205T070643.001495465Z --delete`,
 	"doctor": `hikoutei doctor --dir ./store
 hikoutei doctor --dir ./store --json --progress`,
 	"conflicts": `hikoutei conflicts list --dir ./store

@@ -32,7 +32,7 @@ func runCLIWithin(t *testing.T, args ...string) (int, string) {
 	case r := <-done:
 		return r.code, r.out
 	case <-ctx.Done():
-		t.Fatalf("hikoutei %s did not return: it blocked on lease.toml", strings.Join(args, " "))
+		t.Fatalf("hikoutei %s did not return within 10 s: it blocked on a file it read", strings.Join(args, " "))
 		return 0, ""
 	}
 }

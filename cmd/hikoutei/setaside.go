@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 type setAsideFlags struct {
 	dir       string
 	olderThan time.Duration
+	copies    []string // --copy: the copies named
 	delete    bool
 	asJSON    bool
 }
@@ -26,8 +28,8 @@ type setAsideFlags struct {
 func newSetAsideCmd() *cobra.Command {
 	var f setAsideFlags
 	cmd := &cobra.Command{
-		Use:   "setaside --dir DIR [--older-than AGE [--delete]] [--json]",
-		Short: "List the read models the store set aside, and delete those older than an age once inspected",
+		Use:   "setaside --dir DIR [--older-than AGE | --copy NAME]... [--delete] [--json]",
+		Short: "List the read models the store set aside, and delete those older than an age, or named, once inspected",
 		Long: `setaside lists the read models the store set aside in DIR and never deletes:
 read.sqlite.unusable-<time> (unusable when the store opened), .before-rebuild-<time>
 (replaced by replay --dir or a restore) and .ahead-of-log-<time> (ahead of a log
@@ -37,20 +39,22 @@ damaged log lost, and personal values erased from the live store: inspect them
 (hikoutei replay --from, sqlite3) before deleting them.
 
 --older-than AGE lists only those set aside longer ago than AGE (e.g. 720h);
-with --delete it deletes them, and nothing else: not the live read model, not
+--copy NAME (repeatable) only the copy NAME, as listed, with its -wal and -shm.
+With --delete it deletes them, and nothing else: not the live read model, not
 a file whose name is not one the store gives, not a directory or a symbolic
-link with such a name. --delete needs --older-than, and refuses (store_locked,
-nothing deleted) while a process holds the store or rebuilds its read model.`,
+link with such a name. A copy dated more than a day after this machine's time
+(its clock was wrong when it was set aside, or the directory was copied from
+elsewhere) has no known age: it is listed as FUTURE-DATED, --older-than never
+selects it, --copy does. --delete needs --older-than or --copy, and refuses
+(store_locked, nothing deleted) while a process holds the store or rebuilds its
+read model.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStore(f.dir); err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("older-than") && f.olderThan <= 0 {
-				return usageError{errors.New("--older-than needs a positive age (e.g. --older-than 720h)")}
-			}
-			if f.delete && f.olderThan <= 0 {
-				return usageError{errors.New("--delete needs --older-than with a positive age (e.g. --older-than 720h)")}
+			if err := f.check(cmd.Flags().Changed("older-than")); err != nil {
+				return err
 			}
 			rep, err := runSetAside(f, time.Now())
 			if err != nil {
@@ -61,9 +65,35 @@ nothing deleted) while a process holds the store or rebuilds its read model.`,
 	}
 	addDirFlag(cmd, &f.dir)
 	cmd.Flags().DurationVar(&f.olderThan, "older-than", 0, "only the read models set aside longer ago than this (e.g. 720h)")
-	cmd.Flags().BoolVar(&f.delete, "delete", false, "delete them (needs --older-than; refused while a process holds the store)")
+	cmd.Flags().StringArrayVar(&f.copies, "copy", nil, "only the set-aside copy NAME, with its -wal and -shm (repeatable)")
+	cmd.Flags().BoolVar(&f.delete, "delete", false, "delete them (needs --older-than or --copy; refused while a process holds the store)")
 	addJSONFlag(cmd, &f.asJSON, shapeObject)
 	return cmd
+}
+
+// check refuses flags that do not select what --delete would delete
+// (exit 2): an age that is not positive (given: agedGiven), an age and
+// names together, --delete with neither, a name that is no copy's.
+func (f setAsideFlags) check(agedGiven bool) error {
+	switch {
+	case agedGiven && f.olderThan <= 0:
+		return usageError{errors.New("--older-than needs a positive age (e.g. --older-than 720h)")}
+	case agedGiven && len(f.copies) > 0:
+		return usageError{errors.New("give --older-than or --copy, not both")}
+	case f.delete && f.olderThan <= 0 && len(f.copies) == 0:
+		return usageError{errors.New("--delete needs --older-than with a positive age (e.g. --older-than 720h) or --copy NAME")}
+	}
+	for _, name := range f.copies {
+		sf, ok := disk.ParseSetAside(name)
+		if !ok {
+			return usageError{fmt.Errorf("--copy %s: not a name the store gives a set-aside read model "+
+				"(read.sqlite.<kind>-<time>, as setaside lists it)", quoteControls(name))}
+		}
+		if sf.Name != sf.Copy {
+			return usageError{fmt.Errorf("--copy %s names a sidecar: name its copy, %s (its -wal and -shm go with it)", name, sf.Copy)}
+		}
+	}
+	return nil
 }
 
 // setAsideJSON is one set-aside file as `setaside --json` and status
@@ -77,19 +107,26 @@ type setAsideJSON struct {
 }
 
 // setAsideReport is what `setaside --json` prints: the files listed
-// (those older than --older-than when given) and the figures of all
-// that are left (after --delete, those it kept).
+// (those older than --older-than, or of the copies --copy names, when
+// given) and the figures of all that are left (after --delete, those it
+// kept).
 type setAsideReport struct {
 	Copies int            `json:"copies"`
 	Bytes  int64          `json:"bytes"`
 	Oldest *time.Time     `json:"oldest,omitempty"`
 	Files  []setAsideJSON `json:"files"`
 	Errors []string       `json:"errors,omitempty"` // files that could not be deleted, and why
+	// FutureDated names the copies left whose time is more than a day
+	// after now (disk.FutureSlack): no age selects them, --copy does.
+	FutureDated []string `json:"future_dated,omitempty"`
+
+	dir string // the store directory, for the commands printed
 }
 
 // runSetAside lists the set-aside read models of f.dir and, with
-// f.delete, deletes those set aside before now−f.olderThan, holding the
-// store (a shared lock on log.db: no writer opens it) and its rebuild lock.
+// f.delete, deletes those f selects (set aside before now−f.olderThan, or
+// of the copies f.copies names), holding the store (a shared lock on
+// log.db: no writer opens it) and its rebuild lock.
 func runSetAside(f setAsideFlags, now time.Time) (setAsideReport, error) {
 	if f.delete {
 		release, err := holdStoreForSetAside(f.dir)
@@ -100,13 +137,13 @@ func runSetAside(f setAsideFlags, now time.Time) (setAsideReport, error) {
 	}
 	s, err := disk.ReadSetAside(f.dir)
 	if err != nil {
-		return setAsideReport{}, fmt.Errorf("list the store directory: %w", err)
+		return setAsideReport{}, err
 	}
-	rep := setAsideReport{Files: []setAsideJSON{}}
-	listed := s.Files
-	if f.olderThan > 0 {
-		listed = s.OlderThan(now.Add(-f.olderThan))
+	listed, err := f.selected(s, now)
+	if err != nil {
+		return setAsideReport{}, err
 	}
+	rep := setAsideReport{Files: []setAsideJSON{}, dir: f.dir}
 	for _, sf := range listed {
 		j := setAsideJSON{File: sf.Name, Kind: sf.Kind, At: sf.At, Bytes: sf.Bytes}
 		if f.delete {
@@ -120,14 +157,38 @@ func runSetAside(f setAsideFlags, now time.Time) (setAsideReport, error) {
 	}
 	if f.delete { // the figures of what is left
 		if s, err = disk.ReadSetAside(f.dir); err != nil {
-			return rep, fmt.Errorf("list the store directory: %w", err)
+			return rep, err
 		}
 	}
-	rep.Copies, rep.Bytes = s.Copies, s.Bytes
+	rep.Copies, rep.Bytes, rep.FutureDated = s.Copies, s.Bytes, s.FutureDated(now)
 	if !s.Oldest.IsZero() {
 		rep.Oldest = &s.Oldest
 	}
 	return rep, nil
+}
+
+// selected is the files of s that f selects: those of the copies
+// f.copies names (a name s does not hold is not_set_aside, and nothing is
+// selected), else those set aside before now−f.olderThan, else all.
+func (f setAsideFlags) selected(s disk.SetAside, now time.Time) ([]disk.SetAsideFile, error) {
+	if len(f.copies) == 0 && f.olderThan <= 0 {
+		return s.Files, nil
+	}
+	if len(f.copies) == 0 {
+		return s.OlderThan(now.Add(-f.olderThan)), nil
+	}
+	var out []disk.SetAsideFile
+	for i, name := range f.copies {
+		files := s.Copy(name)
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%w: no read model set aside as %s in %s (`hikoutei setaside --dir %s` lists them); nothing deleted",
+				disk.ErrNotSetAside, name, f.dir, shellWord(f.dir))
+		}
+		if !slices.Contains(f.copies[:i], name) {
+			out = append(out, files...)
+		}
+	}
+	return out, nil
 }
 
 // holdStoreForSetAside takes dir's log.db shared (no writer can open the
@@ -167,15 +228,23 @@ func printSetAside(w io.Writer, rep setAsideReport, asJSON bool) error {
 	for _, e := range rep.Errors {
 		fmt.Fprintf(tw, "NOT DELETED\t%s\n", quoteControls(e))
 	}
-	fmt.Fprintf(tw, "set aside\t%d read models, %s\n", rep.Copies, byteText(rep.Bytes))
+	for _, name := range rep.FutureDated {
+		fmt.Fprintf(tw, "FUTURE-DATED\t%s: set aside at a time after this machine's (its clock was wrong then, or the directory "+
+			"was copied): its age is unknown, so --older-than never selects it; once inspected, `hikoutei setaside --dir %s --copy %s "+
+			"--delete` deletes it\n", name, shellWord(rep.dir), name)
+	}
+	fmt.Fprintf(tw, "set aside\t%s, %s\n", disk.ReadModels(rep.Copies), byteText(rep.Bytes))
 	return errors.Join(tw.Flush(), notDeleted(rep))
 }
 
 // notDeleted is errSetAsideNotDeleted when rep holds files --delete
 // could not delete (nil otherwise), in either output form.
 func notDeleted(rep setAsideReport) error {
-	if rep.Errors == nil {
+	switch len(rep.Errors) {
+	case 0:
 		return nil
+	case 1:
+		return fmt.Errorf("%w: 1 file", errSetAsideNotDeleted)
 	}
 	return fmt.Errorf("%w: %d files", errSetAsideNotDeleted, len(rep.Errors))
 }

@@ -92,8 +92,12 @@ func TestSetAsideDeletesOnlyTheCopiesOlderThanTheAge(t *testing.T) {
 			t.Errorf("%s was deleted: %v", kept, err)
 		}
 	}
-	if code, out := runCLI(t, "status", "--dir", dir); code != exitOK || !strings.Contains(out, "1 read models") {
+	if code, out := runCLI(t, "status", "--dir", dir); code != exitOK || !strings.Contains(out, "1 read model the store set aside") ||
+		!strings.Contains(out, "inspect it,") {
 		t.Fatalf("status after: exit %d:\n%s", code, out)
+	}
+	if code, out := runCLI(t, "setaside", "--dir", dir); code != exitOK || !strings.Contains(out, "1 read model, 500 bytes") {
+		t.Fatalf("setaside after: exit %d:\n%s", code, out)
 	}
 }
 
@@ -139,5 +143,65 @@ func TestSetAsideRefusesAnAgeThatIsNotPositive(t *testing.T) {
 				t.Errorf("%v: exit %d, want %d:\n%s", args, code, exitUsage, out)
 			}
 		}
+	}
+}
+
+// A copy dated a year ahead (a wrong clock, a copied directory) has no
+// known age: --older-than lists it as FUTURE-DATED (future_dated in
+// --json) and never deletes it; --copy NAME --delete deletes it, with its
+// -wal, and nothing else.
+func TestSetAsideFutureDatedCopyIsDeletedOnlyByName(t *testing.T) {
+	dir, old, recent, _ := setAsideStore(t)
+	future := filepath.Base(disk.SetAsideName("read.sqlite", disk.KindUnusable, time.Now().Add(365*24*time.Hour)))
+	for _, name := range []string{future, future + "-wal"} {
+		mustNil(t, os.WriteFile(filepath.Join(dir, name), make([]byte, 10), 0o600))
+	}
+	code, out := runCLI(t, "setaside", "--dir", dir, "--older-than", "720h", "--delete", "--json")
+	var rep setAsideReport
+	if code != exitOK || json.Unmarshal([]byte(out), &rep) != nil || len(rep.FutureDated) != 1 || rep.FutureDated[0] != future {
+		t.Fatalf("--older-than --delete: exit %d:\n%s", code, out)
+	}
+	for _, f := range rep.Files {
+		if strings.HasPrefix(f.File, future) {
+			t.Fatalf("--older-than selected the future-dated %s:\n%s", f.File, out)
+		}
+	}
+	code, out = runCLI(t, "setaside", "--dir", dir)
+	if code != exitOK || !strings.Contains(out, "FUTURE-DATED") || !strings.Contains(out, "--copy "+future+" --delete") {
+		t.Fatalf("listing: exit %d:\n%s", code, out)
+	}
+	code, out = runCLI(t, "setaside", "--dir", dir, "--copy", future, "--delete", "--json")
+	var named setAsideReport
+	if code != exitOK || json.Unmarshal([]byte(out), &named) != nil || len(named.Files) != 2 || !named.Files[0].Deleted ||
+		!named.Files[1].Deleted || named.FutureDated != nil || named.Copies != 1 {
+		t.Fatalf("--copy --delete: exit %d:\n%s", code, out)
+	}
+	for _, name := range []string{future, future + "-wal", old, old + "-wal", recent} {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		if gone := os.IsNotExist(err); gone != (name != recent) {
+			t.Errorf("%s: gone %v (%v)", name, gone, err)
+		}
+	}
+}
+
+// --copy takes only the name of a copy the directory holds: another
+// name, a sidecar's, or --copy with --older-than is a usage error; a copy
+// it does not hold is not_set_aside (exit 1) and nothing is deleted, not
+// even the copies named beside it.
+func TestSetAsideCopyRefusesNamesThatAreNoCopy(t *testing.T) {
+	dir, _, recent, _ := setAsideStore(t)
+	absent := filepath.Base(disk.SetAsideName("read.sqlite", disk.KindUnusable, time.Now().Add(-100*24*time.Hour)))
+	for _, args := range [][]string{{"--copy", "read.sqlite"}, {"--copy", "log.db", "--delete"}, {"--copy", recent + "-wal"},
+		{"--copy", recent, "--older-than", "720h"}} {
+		if code, out := runCLI(t, append([]string{"setaside", "--dir", dir}, args...)...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d:\n%s", args, code, exitUsage, out)
+		}
+	}
+	code, out := runCLI(t, "setaside", "--dir", dir, "--copy", recent, "--copy", absent, "--delete")
+	if code != exitFailure || !strings.Contains(out, "not_set_aside") || !strings.Contains(out, absent) {
+		t.Fatalf("an absent copy: exit %d:\n%s", code, out)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, recent)); err != nil {
+		t.Fatalf("%s was deleted beside a name that is no copy: %v", recent, err)
 	}
 }

@@ -102,10 +102,14 @@ type storeStatus struct {
 	Disk *diskStatus `json:"disk,omitempty"`
 	// ReadModelCode is read_model_missing when the store has a log but no
 	// read.sqlite and no process holds it (a restore killed before it
-	// built it, or the file removed); NextStep is the command that builds
-	// it. The read model's counts are then absent (zero).
-	ReadModelCode string `json:"read_model_code,omitempty"`
-	NextStep      string `json:"next_step,omitempty"`
+	// built it, or the file removed), read_model_invalid when read.sqlite
+	// cannot be read (damaged, or not a file: ReadModelDetail says why);
+	// NextStep is the command that builds it. The read model's counts are
+	// then absent (zero) and the lease is the log's (when no process
+	// holds it).
+	ReadModelCode   string `json:"read_model_code,omitempty"`
+	ReadModelDetail string `json:"read_model_detail,omitempty"`
+	NextStep        string `json:"next_step,omitempty"`
 	// Leftovers are the files interrupted commands (a replay --dir or
 	// restore rebuilding the read model, a compact) left in the store
 	// directory, each with its reason code, listed when no process has
@@ -185,7 +189,7 @@ above 90 % used and disk_full above 98 %.`,
 				st.Disk.segmentsInFolder(cmd.Context(), dir)
 			}
 			st.addLiveHealth(cmd.Context())
-			return printStatus(cmd, st, asJSON)
+			return errors.Join(printStatus(cmd, st, asJSON), st.readModelFailure())
 		},
 	}
 	addDirFlag(cmd, &dir)
@@ -220,11 +224,23 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	}
 	st.Leftovers = append(readLeftovers(dir), readAdoptions(dir)...)
 	if !st.Running && readModelMissing(dir, &st) {
+		st.leaseFromLog(dir)
 		return st, nil
 	}
+	m := st
+	err = readModelStatus(dir, now, hist, &m)
+	if readModelDamaged(err) { // what the log tells, with the code and the next step
+		st.readModelInvalid(dir, err)
+		return st, nil
+	}
+	return m, err
+}
+
+// readModelStatus fills st with what dir's read model holds.
+func readModelStatus(dir string, now time.Time, hist events.ShapeHistory, st *storeStatus) error {
 	conn, done, err := readModel(dir)
 	if err != nil {
-		return st, err
+		return err
 	}
 	defer done()
 	st.Checkpoint, _ = strconv.ParseUint(text(conn, "SELECT value FROM hk_meta WHERE key = 'checkpoint'"), 10, 64)
@@ -240,20 +256,21 @@ func readStatus(dir string, now time.Time) (storeStatus, error) {
 	st.LogGaps = text(conn, "SELECT group_concat('at seq ' || substr(key, 9) || ': ' || value, '; ') FROM hk_meta WHERE key LIKE 'log_gap:%'")
 	counts, err := projector.ReadOutboxCounts(conn) // kept counts (schema 8), not a count of every effect
 	if err != nil {
-		return st, err
+		return err
 	}
+	st.Outbox = map[string]int64{}
 	for s, n := range counts {
 		if n != 0 {
 			st.Outbox[string(s)] = n
 		}
 	}
 	if st.SyncHealth, err = readSyncHealth(conn, now, hist); err != nil {
-		return st, err
+		return err
 	}
 	if st.Unwritable, err = readUnwritable(conn); err != nil {
-		return st, err
+		return err
 	}
-	return st, readReasons(conn, &st)
+	return readReasons(conn, st)
 }
 
 // readReasons fills the reason counts of st.
@@ -402,10 +419,15 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	if st.LogHead != nil {
 		head = strconv.FormatUint(*st.LogHead, 10)
 	}
-	fmt.Fprintf(tw, "holder\t%s\nlease\tepoch %d %s\nlog head\t%s\ncheckpoint\t%d\n", holder, st.LeaseEpoch, st.LeaseState, head, st.Checkpoint)
+	checkpoint := strconv.FormatUint(st.Checkpoint, 10)
+	if st.ReadModelCode != "" {
+		checkpoint = "unknown (no read model to read it from)"
+	}
+	fmt.Fprintf(tw, "holder\t%s\nlease\tepoch %d %s\nlog head\t%s\ncheckpoint\t%s\n", holder, st.LeaseEpoch, st.LeaseState, head, checkpoint)
 	printLeftovers(tw, st)
 	if st.ReadModelCode != "" { // nothing else to read: the read model's counts are absent
 		printDisk(tw, st.Disk)
+		printRunningStore(tw, st)
 		return tw.Flush()
 	}
 	states := make([]string, 0, len(st.Outbox))
@@ -429,15 +451,7 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	if st.LogGaps != "" {
 		fmt.Fprintf(tw, "LOG LOST RECORDS\t%s\n", st.LogGaps)
 	}
-	printRetention(tw, st)
-	if st.CommitsRefused != "" {
-		fmt.Fprintf(tw, "COMMITS REFUSED\t%s\n", shown(st.CommitsRefused))
-	}
-	if st.SegmentsUnreachableCode == events.ErrSegmentMissing.Error() {
-		fmt.Fprintf(tw, "SEGMENTS MISSING\t%s\n", shown(st.SegmentsUnreachable))
-	} else if st.SegmentsUnreachable != "" {
-		fmt.Fprintf(tw, "SEGMENTS UNREACHABLE\t%s\n", shown(st.SegmentsUnreachable))
-	}
+	printRunningStore(tw, st)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -448,6 +462,20 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 		}
 	}
 	return nil
+}
+
+// printRunningStore prints what the process holding the store answered
+// about itself: retention, commits refused, segments unreachable.
+func printRunningStore(tw io.Writer, st storeStatus) {
+	printRetention(tw, st)
+	if st.CommitsRefused != "" {
+		fmt.Fprintf(tw, "COMMITS REFUSED\t%s\n", shown(st.CommitsRefused))
+	}
+	if st.SegmentsUnreachableCode == events.ErrSegmentMissing.Error() {
+		fmt.Fprintf(tw, "SEGMENTS MISSING\t%s\n", shown(st.SegmentsUnreachable))
+	} else if st.SegmentsUnreachable != "" {
+		fmt.Fprintf(tw, "SEGMENTS UNREACHABLE\t%s\n", shown(st.SegmentsUnreachable))
+	}
 }
 
 // printReasons prints the failed and blocked outbox entries and the

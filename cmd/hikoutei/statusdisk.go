@@ -172,9 +172,10 @@ func printDisk(tw io.Writer, d *diskStatus) {
 	}
 	fmt.Fprintf(tw, "read model\t%s\n", byteText(d.ReadModelBytes))
 	if s := d.SetAside; s != nil {
-		fmt.Fprintf(tw, "SET ASIDE\t%s: %d read models the store set aside and never deletes, %s, the oldest at %s; "+
-			"inspect them, then `%s` deletes those older than 30 days\n", s.Code, s.Copies, byteText(s.Bytes),
-			s.Oldest.Format(time.RFC3339), shown(s.NextStep))
+		them := map[bool]string{true: "it", false: "them"}[s.Copies == 1]
+		fmt.Fprintf(tw, "SET ASIDE\t%s: %s the store set aside and never deletes, %s, the oldest at %s; "+
+			"inspect %s, then `%s` deletes those older than 30 days\n", s.Code, disk.ReadModels(s.Copies), byteText(s.Bytes),
+			s.Oldest.Format(time.RFC3339), them, shown(s.NextStep))
 	}
 	if d.FSFreeBytes == nil {
 		fmt.Fprintln(tw, "filesystem free\tunknown (this platform cannot tell)")

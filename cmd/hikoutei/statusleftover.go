@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,9 +9,12 @@ import (
 	"strconv"
 	"time"
 
+	"zombiezen.com/go/sqlite"
+
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/internal/engine"
+	"github.com/hikoutei/hikoutei-go/projector"
 )
 
 // leftoverJSON is a file an interrupted command left in the store
@@ -87,12 +91,64 @@ func readModelMissing(dir string, st *storeStatus) bool {
 	return true
 }
 
-// printLeftovers prints the read model's absence and the leftovers, each
-// with its code and what to do.
+// readModelDamaged reports whether err, reading the read model, says it
+// cannot be read as one: read_model_invalid (not a file, no database, no
+// read model, a malformed value), or SQLite finding its pages damaged
+// after the first reads went well.
+func readModelDamaged(err error) bool {
+	switch sqlite.ErrCode(err).ToPrimary() {
+	case sqlite.ResultCorrupt, sqlite.ResultNotADB:
+		return true
+	}
+	return errors.Is(err, projector.ErrReadModelInvalid)
+}
+
+// readModelInvalid marks st as having a read model that cannot be read
+// (err, readModelDamaged), with the command that rebuilds it from the
+// log; what the read model would have told is absent, the lease is the
+// log's.
+func (st *storeStatus) readModelInvalid(dir string, err error) {
+	st.ReadModelCode, st.ReadModelDetail = projector.ErrReadModelInvalid.Error(), err.Error()
+	if !errors.Is(err, projector.ErrReadModelInvalid) {
+		st.ReadModelDetail = fmt.Sprintf("%s: %s cannot be read: %s", projector.ErrReadModelInvalid,
+			filepath.Join(dir, hikoutei.ReadModelFile), sqlite.ErrCode(err).ToPrimary().Message())
+	}
+	st.NextStep = fmt.Sprintf("hikoutei replay --dir %s", shellWord(dir))
+	st.SyncHealth, st.Unwritable = []syncHealthJSON{}, []unwritableValue{}
+	st.leaseFromLog(dir)
+}
+
+// readModelFailure is errProblemsFound when status found a read model it
+// cannot read (status then exits 1, after its report); nil otherwise.
+func (st *storeStatus) readModelFailure() error {
+	if st.ReadModelCode == projector.ErrReadModelInvalid.Error() {
+		return errProblemsFound
+	}
+	return nil
+}
+
+// leaseFromLog sets st's lease from dir's log when no read model tells it
+// and no process holds the log (else it stays unknown: epoch 0).
+func (st *storeStatus) leaseFromLog(dir string) {
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6})
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	if lease, ok, err := l.Lease(events.DefaultRole); err == nil && ok {
+		st.LeaseEpoch, st.LeaseState = int64(lease.Epoch), string(lease.State)
+	}
+}
+
+// printLeftovers prints the read model's absence or damage and the
+// leftovers, each with its code and what to do.
 func printLeftovers(tw io.Writer, st storeStatus) {
-	if st.ReadModelCode != "" {
+	switch st.ReadModelCode {
+	case engine.ReasonReadModelMissing:
 		fmt.Fprintf(tw, "READ MODEL MISSING\t%s: no %s (a restore killed before it built it, or the file removed): run `%s` "+
 			"(opening the store builds it too)\n", st.ReadModelCode, hikoutei.ReadModelFile, shown(st.NextStep))
+	case projector.ErrReadModelInvalid.Error():
+		fmt.Fprintf(tw, "READ MODEL INVALID\t%s; %s\n", quoteControls(st.ReadModelDetail), quoteControls(rebuildAdvice(st.Dir)))
 	}
 	for _, l := range st.Leftovers {
 		fmt.Fprintf(tw, "LEFTOVER\t%s (%d bytes): %s: %s\n", shown(l.File), l.Bytes, l.Code, quoteControls(l.Hint))

@@ -20,4 +20,11 @@ var (
 	// ErrNotSetAside: a file to remove as a set-aside read model is not
 	// one (its name is not the store's, or it is not a regular file).
 	ErrNotSetAside = errors.New("not_set_aside")
+	// ErrSetAsideRemoveFailed: a set-aside file could not be removed
+	// (permission denied, a read-only filesystem, an I/O error: the
+	// wrapped error says which); it is left as it was.
+	ErrSetAsideRemoveFailed = errors.New("set_aside_remove_failed")
+	// ErrStoreDirUnreadable: the store directory cannot be listed
+	// (permission denied, an I/O error: the wrapped error says which).
+	ErrStoreDirUnreadable = errors.New("store_dir_unreadable")
 )

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,6 +25,12 @@ const setAsideTime = "20060102T150405.000000000Z"
 // earlier time in a name (year 1 would read as no time at all) is not
 // the store's.
 const firstSetAsideYear = 2000
+
+// FutureSlack is how far after now a set-aside copy's time may be and
+// still count as set aside now (clocks of a machine drift): a copy dated
+// later than that was named by a clock that was wrong, or comes from a
+// directory copied from elsewhere, and its age is unknown.
+const FutureSlack = 24 * time.Hour
 
 // setAsideName matches the names the store gives a set-aside read model
 // and its SQLite sidecars: read.sqlite.<kind>-<UTC time>[-wal|-shm].
@@ -77,11 +84,11 @@ func ParseSetAside(name string) (f SetAsideFile, ok bool) {
 // dir. Only regular files named as the store names them count: a
 // directory or a symbolic link with such a name, and every other file,
 // are not the store's and are left out. A directory that cannot be read
-// is an error; an entry removed while listed is left out.
+// is ErrStoreDirUnreadable; an entry removed while listed is left out.
 func ReadSetAside(dir string) (SetAside, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return SetAside{}, err
+		return SetAside{}, fmt.Errorf("%w: %w", ErrStoreDirUnreadable, err)
 	}
 	var s SetAside
 	for _, e := range entries {
@@ -116,7 +123,8 @@ func (s *SetAside) add(f SetAsideFile) {
 	s.Files = append(s.Files, f)
 }
 
-// OlderThan is the files of s set aside before cut.
+// OlderThan is the files of s set aside before cut. A copy dated in the
+// future (FutureDated) is never among them: its age is unknown.
 func (s SetAside) OlderThan(cut time.Time) []SetAsideFile {
 	var out []SetAsideFile
 	for _, f := range s.Files {
@@ -127,10 +135,45 @@ func (s SetAside) OlderThan(cut time.Time) []SetAsideFile {
 	return out
 }
 
+// FutureDated is the names of the copies of s dated more than
+// FutureSlack after now, in name order: their age is unknown, so no age
+// selects them; only their name does (Copy).
+func (s SetAside) FutureDated(now time.Time) []string {
+	var out []string
+	for _, f := range s.Files {
+		if f.At.After(now.Add(FutureSlack)) && !slices.Contains(out, f.Copy) {
+			out = append(out, f.Copy)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Copy is the files of the copy named name (the copy and its -wal and
+// -shm); none when s has no such copy.
+func (s SetAside) Copy(name string) []SetAsideFile {
+	var out []SetAsideFile
+	for _, f := range s.Files {
+		if f.Copy == name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ReadModels is n read models, in words: "1 read model", "2 read models".
+func ReadModels(n int) string {
+	if n == 1 {
+		return "1 read model"
+	}
+	return fmt.Sprintf("%d read models", n)
+}
+
 // RemoveSetAside removes the set-aside file f from the store directory
 // dir, once more checking that its name is the store's and that it is
 // a regular file (not a link put there since it was listed); it returns
-// ErrNotSetAside otherwise, and leaves the entry as it is.
+// ErrNotSetAside otherwise, and leaves the entry as it is. A removal the
+// filesystem refuses is ErrSetAsideRemoveFailed.
 func RemoveSetAside(dir string, f SetAsideFile) error {
 	if _, ok := ParseSetAside(f.Name); !ok {
 		return fmt.Errorf("%w: %s", ErrNotSetAside, f.Name)
@@ -138,10 +181,13 @@ func RemoveSetAside(dir string, f SetAsideFile) error {
 	path := filepath.Join(dir, f.Name)
 	info, err := os.Lstat(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrSetAsideRemoveFailed, err)
 	}
 	if !info.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s", ErrNotSetAside, f.Name)
 	}
-	return os.Remove(path)
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("%w: %w", ErrSetAsideRemoveFailed, err)
+	}
+	return nil
 }

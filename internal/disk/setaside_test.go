@@ -79,3 +79,62 @@ func TestParseSetAsideRefusesATimeNoStoreWrote(t *testing.T) {
 		}
 	}
 }
+
+// TestFutureDatedCopiesHaveNoAge: a copy dated more than FutureSlack
+// after now is named by FutureDated (once, with its -wal) and no age
+// selects it; Copy selects it by name, with its -wal; one within the
+// slack is merely recent.
+func TestFutureDatedCopiesHaveNoAge(t *testing.T) {
+	dir, old := setAsideDir(t)
+	now := old.Add(10 * 24 * time.Hour)
+	future := filepath.Base(SetAsideName(readModelFile, KindUnusable, now.Add(400*24*time.Hour)))
+	write(t, filepath.Join(dir, future), 50)
+	write(t, filepath.Join(dir, future+"-wal"), 5)
+	write(t, filepath.Join(dir, filepath.Base(SetAsideName(readModelFile, KindAheadOfLog, now.Add(time.Hour)))), 5)
+	s, err := ReadSetAside(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.FutureDated(now); len(got) != 1 || got[0] != future {
+		t.Fatalf("FutureDated = %v, want [%s]", got, future)
+	}
+	for _, f := range s.OlderThan(now.Add(-time.Hour)) {
+		if f.Copy == future {
+			t.Fatalf("OlderThan selected the future-dated %s", f.Name)
+		}
+	}
+	if files := s.Copy(future); len(files) != 2 || files[0].Name != future || files[1].Name != future+"-wal" {
+		t.Fatalf("Copy(%s) = %+v", future, files)
+	}
+	if files := s.Copy("read.sqlite.unusable-20300101T000000.000000000Z"); len(files) != 0 {
+		t.Fatalf("Copy of a name the directory does not hold = %+v", files)
+	}
+}
+
+// The filesystem's failures carry a stable code: a store directory that
+// cannot be listed is store_dir_unreadable; a set-aside file that cannot
+// be removed (here gone since it was listed) is set_aside_remove_failed.
+func TestSetAsideFilesystemFailuresHaveCodes(t *testing.T) {
+	dir, _ := setAsideDir(t)
+	if _, err := ReadSetAside(filepath.Join(dir, logFile)); !errors.Is(err, ErrStoreDirUnreadable) {
+		t.Errorf("ReadSetAside of a file = %v; want store_dir_unreadable", err)
+	}
+	s, err := ReadSetAside(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, s.Files[0].Name)); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveSetAside(dir, s.Files[0]); !errors.Is(err, ErrSetAsideRemoveFailed) {
+		t.Errorf("RemoveSetAside of a file removed since = %v; want set_aside_remove_failed", err)
+	}
+}
+
+func TestReadModelsSaysOneInTheSingular(t *testing.T) {
+	for n, want := range map[int]string{0: "0 read models", 1: "1 read model", 2: "2 read models"} {
+		if got := ReadModels(n); got != want {
+			t.Errorf("ReadModels(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -128,7 +128,7 @@ func (r *Report) fail(check string, err error, format string, args ...any) {
 func codeOf(err error) string {
 	for _, s := range []error{events.ErrLogCorrupt, events.ErrCorruptRecord, events.ErrChainBroken, events.ErrChainRestarted, events.ErrUnknownEventType,
 		events.ErrMalformedPayload, events.ErrStoreLocked, engine.ErrLogBehindReadModel,
-		engine.ErrSubscriptionCheckpoint, engine.ErrNotAStore, events.ErrStoreLogMissing} {
+		engine.ErrSubscriptionCheckpoint, engine.ErrNotAStore, events.ErrStoreLogMissing, projector.ErrReadModelInvalid} {
 		if errors.Is(err, s) {
 			return s.Error()
 		}
@@ -257,13 +257,19 @@ func reportVerification(r *Report, v *events.Verification) {
 // compared with the log (present, this store's, not past the head).
 func checkReadModel(r *Report, dir string, head uint64, storeID string) (uint64, bool) {
 	path := filepath.Join(dir, projector.FileName)
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		r.add("read.sqlite", Warn, "missing: the next open rebuilds it from the log")
+		return 0, false
+	}
+	invalid := projector.ErrReadModelInvalid
+	if !fi.Mode().IsRegular() { // never opened: a FIFO would hang the check
+		r.fail("read.sqlite", invalid, "%s: read.sqlite is %s, not a file (%s)", invalid, engine.FileKind(fi.Mode()), rebuildHint)
 		return 0, false
 	}
 	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
 	if err != nil {
-		r.add("read.sqlite", Fail, "cannot open: %v (the next open rebuilds it)", err)
+		r.fail("read.sqlite", invalid, "%s: cannot open: %v (the next open rebuilds it; or %s)", invalid, err, rebuildHint)
 		return 0, false
 	}
 	defer conn.Close()
@@ -273,9 +279,9 @@ func checkReadModel(r *Report, dir string, head uint64, storeID string) (uint64,
 	cp, _ := strconv.ParseUint(meta["checkpoint"], 10, 64)
 	switch {
 	case err != nil:
-		r.add("read.sqlite", Fail, "unreadable: %v (the next open rebuilds it)", err)
+		r.fail("read.sqlite", invalid, "%s: unreadable: %v (the next open rebuilds it; or %s)", invalid, err, rebuildHint)
 	case meta["store_id"] != storeID:
-		r.add("read.sqlite", Fail, "built for another store (the next open rebuilds it)")
+		r.fail("read.sqlite", invalid, "%s: built for another store (the next open rebuilds it; or %s)", invalid, rebuildHint)
 	case cp > head:
 		gap := &engine.LogGapError{Gap: events.LogGapDetected{ReadModelCheckpoint: cp, LogHead: head}, Dir: dir}
 		r.fail("read.sqlite", gap, "checkpoint %d is past the log head %d, so the next open refuses: %v", cp, head, gap)
@@ -340,8 +346,8 @@ func checkWriterLease(r *Report, l *events.Log, leaseFile bool) {
 // it (subscription_checkpoint_invalid) rather than skip events.
 func checkSubscriptions(r *Report, dir string, head uint64) {
 	path := filepath.Join(dir, projector.FileName)
-	if _, err := os.Stat(path); err != nil {
-		return
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return // checkReadModel reported it
 	}
 	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
 	if err != nil {

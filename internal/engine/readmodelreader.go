@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
@@ -27,11 +28,37 @@ import (
 // -shm opened read-only (SQLite's readonly_shm: the reader marks nothing
 // in it, and never blocks the writer); only where that cannot open (no
 // -shm) is it opened read-only as before.
+//
+// A read.sqlite that is not a regular file (a directory, a FIFO, a
+// device: never opened, so a FIFO cannot hang the command) or whose
+// checkpoint SQLite cannot read because the file is damaged (random
+// bytes, truncated, empty) is projector.ErrReadModelInvalid, saying why;
+// a failure of the environment (I/O, permissions, locks) keeps its error.
 func OpenReadModelReadOnly(dir string) (conn *sqlite.Conn, done func(), err error) {
 	path := filepath.Join(dir, projector.FileName)
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		return nil, nil, fmt.Errorf("no read model in %s (open the store once, or run hikoutei replay): %w", dir, err)
 	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%w: %s is %s, not a file", projector.ErrReadModelInvalid, path, FileKind(fi.Mode()))
+	}
+	if conn, done, err = openReadModelReadOnly(dir, path); err != nil {
+		return nil, nil, err
+	}
+	if err := probeReadModel(conn); err != nil {
+		done()
+		if projector.IsDamage(err) {
+			return nil, nil, fmt.Errorf("%w: %s cannot be read: %s", projector.ErrReadModelInvalid, path, damageText(err))
+		}
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return conn, done, nil
+}
+
+// openReadModelReadOnly opens the read model at path, dir's, as
+// OpenReadModelReadOnly says.
+func openReadModelReadOnly(dir, path string) (conn *sqlite.Conn, done func(), err error) {
 	if release, ok := events.ShareLog(dir); ok {
 		if _, err := os.Lstat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
 			if conn, err = openImmutable(path); err == nil {
@@ -47,6 +74,38 @@ func OpenReadModelReadOnly(dir string) (conn *sqlite.Conn, done func(), err erro
 		return nil, nil, err
 	}
 	return conn, func() { _ = conn.Close() }, nil
+}
+
+// probeReadModel reads the checkpoint of the read model conn holds: what
+// every reader needs first, and where SQLite finds a file that is no
+// database, or no read model, before any query of a command does.
+func probeReadModel(conn *sqlite.Conn) error {
+	return sqlitex.Execute(conn, "SELECT value FROM hk_meta WHERE key = 'checkpoint'", nil)
+}
+
+// damageText says why SQLite cannot read a damaged read model, in its
+// own words for the file (not a database, malformed), without the query.
+func damageText(err error) string {
+	if code := sqlite.ErrCode(err).ToPrimary(); code != sqlite.ResultError {
+		return code.Message()
+	}
+	return "it holds no read model (no hk_meta table: an empty file, or another database)"
+}
+
+// FileKind names what a directory entry that is not a regular file is
+// (a directory, a FIFO, a device, a socket), for messages.
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
 }
 
 // openImmutable opens the database at path read-only with SQLite's
