@@ -1,0 +1,45 @@
+package hikoutei
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// TestOpenSetsAsideAReadModelThatIsNotAFile: a read.sqlite that is a
+// FIFO (which SQLite's open would wait on for ever), a directory or a
+// link to a device is unusable as a damaged file is: Open sets it aside,
+// rebuilds the read model from the log and reports the copy in health,
+// and every committed record is read back.
+func TestOpenSetsAsideAReadModelThatIsNotAFile(t *testing.T) {
+	for name, plant := range map[string]func(path string) error{
+		"fifo":      func(path string) error { return syscall.Mkfifo(path, 0o600) },
+		"directory": func(path string) error { return os.Mkdir(path, 0o700) },
+		"device":    func(path string) error { return os.Symlink(os.DevNull, path) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			a := readAirports(t)[0]
+			commit(t, s, &a)
+			mustT(t, s.Close())
+			path := filepath.Join(dir, ReadModelFile)
+			mustT(t, removeReadModel(path))
+			mustT(t, plant(path))
+
+			s = openStore(t, dir)
+			defer s.Close()
+			if h := s.Health(); !errors.Is(h.SetAside, ErrReadModelSetAside) {
+				t.Fatalf("SetAside = %v; want read_model_set_aside", h.SetAside)
+			}
+			if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() {
+				t.Fatalf("read.sqlite after the open: %v %v; want a rebuilt file", fi, err)
+			}
+			if got, err := Get[Airport](t.Context(), s, a.ID); err != nil || got.Name != a.Name {
+				t.Fatalf("the committed airport after the rebuild: %+v, %v", got, err)
+			}
+		})
+	}
+}
