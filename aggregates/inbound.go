@@ -225,6 +225,11 @@ type TabRead struct {
 	Rows    []ShownRow
 	Full    bool   // a safety full scan: every row is re-derived
 	Base    uint64 // read-model checkpoint the pass read its expectation at
+	// Empty: the tab holds nothing at all, its header row included
+	// (cleared completely, or deleted and created again empty): Blocked
+	// says the header is missing, but when rows are expected it is a
+	// tab that suddenly reads empty (C04), not a drifted header.
+	Empty bool
 }
 
 // TabState is the state an observation of one tab is decided against.

@@ -354,6 +354,40 @@ func TestC04_AnEmptyTabIsOneSuspectedMassDeletionNothingRowByRow(t *testing.T) {
 	}
 }
 
+// A tab that holds nothing at all, its header row included (deleted and
+// created again empty, or cleared completely), while rows are expected is
+// a tab that suddenly reads empty: one suspected mass deletion saying the
+// header is gone too, no row deleted one by one, not a blocked tab whose
+// evidence stays. With nothing expected it stays a blocked tab.
+func TestC04_ATabEmptiedHeaderIncludedIsOneSuspectedMassDeletion(t *testing.T) {
+	rs := liveRow(t, "GKA", "Goroka", "n")
+	st := tabState(rs, liveRow(t, "LAE", "Lae", ""))
+	q := Quarantine{ID: "q-old", Tab: inTab, Anchor: "GKA", RowHash: "hq", Reason: "cell_formula"}
+	st.Active = map[string]Quarantine{q.ID: q}
+	r := tabRead()
+	r.Blocked, r.Empty = "header_missing", true
+	c, stats := decideTab(t, r, st)
+	noDataChange(t, c)
+	want := events.ObservationRejected{Tab: inTab, Reason: ReasonMassDeletion, Detail: "2 expected rows; the header row is gone too",
+		QuarantineID: quarantineID(inTab, "", "", ReasonMassDeletion)}
+	rejected, cleared := only[events.ObservationRejected](allEvents(c)), only[events.RowQuarantineCleared](allEvents(c))
+	if len(rejected) != 1 || rejected[0] != want || len(cleared) != 1 || cleared[0].QuarantineID != q.ID || len(c.Queue) != 0 {
+		t.Fatalf("emptied tab recorded %v queue %+v, want one %+v and the old evidence cleared", types(allEvents(c)), c.Queue, want)
+	}
+	if stats.Quarantined != 1 {
+		t.Fatalf("stats %+v", stats)
+	}
+	if c, _ := decideTab(t, r, activate(st, c)); !c.Empty() {
+		t.Fatalf("still empty: recorded %v", types(allEvents(c)))
+	}
+	c, _ = decideTab(t, r, tabState())
+	blocked := events.ObservationRejected{Tab: inTab, Reason: ReasonTabBlocked, Detail: "header_missing",
+		QuarantineID: quarantineID(inTab, "", "", ReasonTabBlocked)}
+	if evs := allEvents(c); len(evs) != 1 || evs[0].Payload != blocked {
+		t.Fatalf("emptied tab with nothing expected recorded %v, want %+v", types(evs), blocked)
+	}
+}
+
 func TestC04_AnEmptyTabWithNothingExpectedIsNoEvidence(t *testing.T) {
 	if c, _ := decideTab(t, tabRead(), tabState()); !c.Empty() {
 		t.Fatalf("recorded %v", types(allEvents(c)))

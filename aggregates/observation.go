@@ -49,14 +49,16 @@ func (ob *observation) decide() error {
 // begin starts a decision of a tab showing shown non-blank rows, copies
 // counting the rows of each anchor: a blocked tab is decided at once (its
 // rows were not read), and so is a tab that reads empty while rows are
-// expected; rows then decides nothing.
+// expected, its header included (TabRead.Empty); rows then decides
+// nothing.
 func (ob *observation) begin(copies map[string]int, shown int) {
 	ob.copies, ob.done = copies, true
+	expected := len(ob.st.Expect.Rows) > 0
 	switch {
-	case ob.r.Blocked != "":
+	case ob.r.Blocked != "" && !(ob.r.Empty && expected):
 		// Header drift or a missing tab: rows were not read, their evidence stays.
 		ob.evidence(events.TypeObservationRejected, "", 0, "", ReasonTabBlocked, "", ob.r.Blocked)
-	case shown == 0 && len(ob.st.Expect.Rows) > 0: // suddenly empty (C04)
+	case shown == 0 && expected: // suddenly empty (C04)
 		ob.empty()
 	default:
 		ob.done = false
@@ -94,17 +96,22 @@ func (ob *observation) finish() {
 }
 
 // empty decides a tab that reads empty while rows are expected: one
-// suspected mass deletion when rows settled before the read are missing;
-// nothing at all (evidence neither recorded nor cleared) when every
-// expected row was written after the read's base or is in flight: the
-// read may have raced the first dispatch.
+// suspected mass deletion when rows settled before the read are missing
+// (its detail says when the header row is gone too); nothing at all
+// (evidence neither recorded nor cleared) when every expected row was
+// written after the read's base or is in flight: the read may have raced
+// the first dispatch.
 func (ob *observation) empty() {
 	n := ob.st.Expect.settledRows(ob.r.Base)
 	if n == 0 {
 		ob.stats.Deferred += len(ob.st.Expect.Rows)
 		return
 	}
-	ob.evidence(events.TypeObservationRejected, "", 0, "", ReasonMassDeletion, "", fmt.Sprintf("%d expected rows", n))
+	detail := fmt.Sprintf("%d expected rows", n)
+	if ob.r.Empty {
+		detail += "; the header row is gone too"
+	}
+	ob.evidence(events.TypeObservationRejected, "", 0, "", ReasonMassDeletion, "", detail)
 	ob.clearGone()
 }
 

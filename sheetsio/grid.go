@@ -23,7 +23,9 @@ type GridRow struct {
 // zero when not digested), the same for every tab of one read. Undecoded
 // marks a tab of a read whose Body was the digest the caller knew: the
 // response is what that earlier read received, byte for byte, so nothing
-// was decoded (Header and Rows are empty).
+// was decoded (Header and Rows are empty). Empty marks a whole read of a
+// tab that holds nothing at all, header included (no value, formula or
+// error value in any cell): Err then says its header is missing.
 type GridSnapshot struct {
 	Tab       string
 	SheetID   int64
@@ -33,6 +35,7 @@ type GridSnapshot struct {
 	Partial   bool
 	Body      BodyDigest
 	Undecoded bool
+	Empty     bool
 }
 
 // BodyDigest is the SHA-256 of a whole read: which sheet each requested

@@ -165,7 +165,11 @@ func (e *Engine) readTab(v tabView, o effects.TabObservation, base uint64, full 
 	}
 	if g.Err != nil {
 		r.Blocked = g.Err.Error() // header drift or a missing tab: rows are not read
-		return r, ts, nil
+		if r.Empty = g.Empty; !r.Empty {
+			return r, ts, nil
+		}
+		// Nothing at all, header included: decided against the
+		// expectation (a tab that suddenly reads empty, C04).
 	}
 	if g.Partial && o.Values == nil {
 		return r, ts, fmt.Errorf("engine: partial grid read of %s without the values read it completes", g.Tab)

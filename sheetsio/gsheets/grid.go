@@ -115,12 +115,13 @@ func fillGrids(schema *layout.Schema, out map[string]*sheetsio.GridSnapshot, ss 
 }
 
 // fillGrid validates the header (rows[0]) and adds a GridRow for every
-// other row.
+// other row; a tab whose cells are all blank is Empty.
 func fillGrid(g *sheetsio.GridSnapshot, spec layout.TabSpec, rows [][]cell.Observed) {
 	var first []cell.Observed
 	if len(rows) > 0 {
 		first = rows[0]
 	}
+	g.Empty = blankGrid(rows)
 	rep, err := sheetsio.CheckHeader(spec, headerValues(first))
 	if err != nil {
 		g.Err = err
@@ -134,6 +135,20 @@ func fillGrid(g *sheetsio.GridSnapshot, spec layout.TabSpec, rows [][]cell.Obser
 		g.Rows = append(g.Rows, newGridRow(spec, rows[i], i+1))
 		rows[i] = nil // the row's cells are copied: let them go as the rows are filled
 	}
+}
+
+// blankGrid reports whether no cell of rows holds a value, a formula or
+// an error value (a values read of such a tab returns nothing).
+func blankGrid(rows [][]cell.Observed) bool {
+	for _, r := range rows {
+		for _, o := range r {
+			s, text := o.Value.(string)
+			if blank := o.Value == nil || text && s == ""; !blank || o.Formula != "" || o.ErrorType != "" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // headerValues is the values of an observed header row.

@@ -52,3 +52,45 @@ func TestC03_FormulaFoundInSheetIsQuarantinedNotImported(t *testing.T) {
 		t.Fatalf("anchor = %q", g.Rows[1].Anchor)
 	}
 }
+
+// A tab that holds nothing at all, header included (cleared completely,
+// or deleted and created again empty), reads Empty with its header
+// missing; a tab that shows its header, or a cell below a missing one,
+// does not.
+func TestAGridReadOfATabWithNothingAtAllIsEmpty(t *testing.T) {
+	h := newHarness(t, emulator.Options{AutoCreate: true})
+	w := h.provision(testSchema(t))
+	person := h.emu.Person(testSheetID)
+	read := func() *sheetsio.GridSnapshot {
+		t.Helper()
+		grids, err := h.p.ReadGrid(context.Background(), w, "Part_Input")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return grids["Part_Input"]
+	}
+	if g := read(); g.Err != nil || g.Empty {
+		t.Fatalf("a tab showing its header: Empty %v, %v", g.Empty, g.Err)
+	}
+	if err := person.ClearTab("Part_Input", 1); err != nil {
+		t.Fatal(err)
+	}
+	if g := read(); !errors.Is(g.Err, sheetsio.ErrHeaderDrift) || !g.Empty {
+		t.Fatalf("a tab cleared completely: Empty %v, %v", g.Empty, g.Err)
+	}
+	if err := person.Type("Part_Input", "A2", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if g := read(); !errors.Is(g.Err, sheetsio.ErrHeaderDrift) || g.Empty {
+		t.Fatalf("a tab with a cell below a missing header: Empty %v, %v", g.Empty, g.Err)
+	}
+	if err := person.DeleteTab("Part_Input"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := person.AddTab("Part_Input", 1000, 26); err != nil {
+		t.Fatal(err)
+	}
+	if g := read(); !errors.Is(g.Err, sheetsio.ErrHeaderDrift) || !g.Empty {
+		t.Fatalf("a tab deleted and created again empty: Empty %v, %v", g.Empty, g.Err)
+	}
+}
