@@ -14,7 +14,7 @@ import (
 // (a missing or unreadable file), ErrReadModelInvalid for a malformed
 // checkpoint.
 func ReadCheckpoint(path string) (checkpoint uint64, storeID string, err error) {
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	conn, err := openConn(path, sqlite.OpenReadOnly)
 	if err != nil {
 		return 0, "", err
 	}
@@ -38,7 +38,7 @@ func ReadCheckpoint(path string) (checkpoint uint64, storeID string, err error) 
 // log.db replaced by an older copy (an accepted log gap), which must
 // never hand those epochs out again. Errors: SQLite's.
 func ReadEpochHighWater(path string) (uint64, error) {
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	conn, err := openConn(path, sqlite.OpenReadOnly)
 	if err != nil {
 		return 0, err
 	}

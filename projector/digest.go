@@ -33,7 +33,7 @@ func Digest(path string) (string, error) {
 // xxh64 of its column names and rows (as Dump renders them), so two read
 // models can be compared table by table.
 func TableDigests(path string) (map[string]string, error) {
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	conn, err := openConn(path, sqlite.OpenReadOnly)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
 	}
@@ -69,7 +69,7 @@ func Dump(path string, w io.Writer) error {
 }
 
 func walkTables(path string, emit func(string)) error {
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	conn, err := openConn(path, sqlite.OpenReadOnly)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
 	}

@@ -101,6 +101,9 @@ func Open(path string, opts Options) (*Projector, error) {
 	if err := ValidateShapes(opts.Entities); err != nil {
 		return nil, err
 	}
+	if err := regularOrAbsent(path); err != nil {
+		return nil, err
+	}
 	if err := precreate(path); err != nil {
 		return nil, err
 	}

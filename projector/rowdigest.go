@@ -254,7 +254,7 @@ func (e *CorruptRowError) Unwrap() error { return ErrReadModelCorrupt }
 // rows it read and the first maxBad rows that do not match; an unreadable
 // file or table is an error.
 func VerifyRows(path string, shapes []events.EntityShape, maxBad int) (int, []*CorruptRowError, error) {
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	conn, err := openConn(path, sqlite.OpenReadOnly)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
 	}

@@ -89,7 +89,7 @@ func entityTables(conn *sqlite.Conn) (map[string]bool, error) {
 func CarrySubscriptions(from, to string) (int, error) {
 	// Read-write (it writes nothing, and never creates from): a read-only
 	// connection would leave -wal and -shm files beside it when it closes.
-	src, err := sqlite.OpenConn(from, sqlite.OpenReadWrite)
+	src, err := openConn(from, sqlite.OpenReadWrite)
 	if err != nil {
 		return 0, err
 	}
@@ -102,7 +102,7 @@ func CarrySubscriptions(from, to string) (int, error) {
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	dst, err := sqlite.OpenConn(to, sqlite.OpenReadWrite)
+	dst, err := openConn(to, sqlite.OpenReadWrite)
 	if err != nil {
 		return 0, err
 	}

@@ -112,10 +112,10 @@ func (e *Engine) openProjection() error {
 // phase the catch-up will be in.
 func (e *Engine) openProjector(head uint64, reg *Registry, hist events.ShapeHistory) (*projector.Projector, string, error) {
 	opts := projectorOptions(e.Log().StoreID(), reg, hist)
-	fi, statErr := os.Stat(e.ReadModelPath())
+	_, statErr := os.Stat(e.ReadModelPath())
 	expected := false
 	if statErr == nil {
-		p, err := openRegular(e.ReadModelPath(), fi, opts, head)
+		p, err := openAtMost(e.ReadModelPath(), opts, head)
 		if !errors.Is(err, projector.ErrReadModelInvalid) {
 			return p, "catch-up", err
 		}
@@ -173,17 +173,6 @@ func (e *Engine) replaceProjector(opts projector.Options, head, since uint64, ex
 		done()
 	}
 	return p, "rebuild", err
-}
-
-// openRegular opens the read model at path (fi its stat) unless it is
-// not a regular file — a FIFO would hang SQLite's open, a directory or a
-// device fails it — which is unusable: set aside and rebuilt as a damaged
-// file is.
-func openRegular(path string, fi os.FileInfo, opts projector.Options, head uint64) (*projector.Projector, error) {
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is %s, not a file", projector.ErrReadModelInvalid, filepath.Base(path), FileKind(fi.Mode()))
-	}
-	return openAtMost(path, opts, head)
 }
 
 // openAtMost opens a read model and rejects one ahead of the log head.
