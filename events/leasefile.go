@@ -216,7 +216,7 @@ func readRegularFile(path string, limit int64) ([]byte, error) {
 
 // regularWithin refuses anything but a regular file of at most limit bytes.
 func regularWithin(st fs.FileInfo, limit int64) error {
-	if kind := fileKind(st.Mode()); kind != "" {
+	if kind := FileKind(st.Mode()); kind != "" {
 		return &LeaseFileError{Problems: []string{"is a " + kind + ", not a regular file: not read"}}
 	}
 	if st.Size() > limit {
@@ -229,8 +229,9 @@ func tooLarge(limit int64) error {
 	return &LeaseFileError{Problems: []string{fmt.Sprintf("larger than %d bytes: not read", limit)}}
 }
 
-// fileKind names a non-regular file type ("" for a regular file).
-func fileKind(m fs.FileMode) string {
+// FileKind names a non-regular file type ("" for a regular file), as
+// messages about a store file that is not a file say it.
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsRegular():
 		return ""

@@ -113,7 +113,7 @@ func (e *NotRegularError) Error() string {
 }
 
 func describeMode(m fs.FileMode) string {
-	if k := fileKind(m); k != "" && k != "special file" {
+	if k := FileKind(m); k != "" && k != "special file" {
 		return "a " + k
 	}
 	return "not a regular file (mode " + m.String() + ")"

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hikoutei/hikoutei-go/events"
 	"zombiezen.com/go/sqlite"
 )
 
@@ -18,7 +19,7 @@ func regularOrAbsent(path string) error {
 	if err != nil || fi.Mode().IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%w: %s is not a regular file (%s)", ErrReadModelInvalid, filepath.Base(path), fi.Mode().Type())
+	return fmt.Errorf("%w: %s is a %s, not a file", ErrReadModelInvalid, filepath.Base(path), events.FileKind(fi.Mode()))
 }
 
 // openConn opens the SQLite database at path with flags once

@@ -94,19 +94,7 @@ func damageText(err error) string {
 
 // FileKind names what a directory entry that is not a regular file is
 // (a directory, a FIFO, a device, a socket), for messages.
-func FileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a special file"
-}
+func FileKind(m fs.FileMode) string { return "a " + events.FileKind(m) }
 
 // openImmutable opens the database at path read-only with SQLite's
 // immutable flag: no lock is taken and no -wal or -shm file is created.
