@@ -163,6 +163,7 @@ func (e *Engine) readTab(v tabView, o effects.TabObservation, base uint64, full 
 	if ts.Active, err = e.proj.ActiveQuarantine(g.Tab); err != nil {
 		return r, ts, err
 	}
+	e.notePolled(g)
 	if g.Err != nil {
 		r.Blocked = g.Err.Error() // header drift or a missing tab: rows are not read
 		if r.Empty = g.Empty; !r.Empty {
@@ -178,6 +179,18 @@ func (e *Engine) readTab(v tabView, o effects.TabObservation, base uint64, full 
 		return r, ts, err
 	}
 	return r, ts, nil
+}
+
+// notePolled tells health whether a poll found tab g missing (a header
+// that drifted is the layout pass's and anti-entropy's to report: a poll
+// may read an older layout before its migration; a tab read empty is
+// decided against its expectation, C04).
+func (e *Engine) notePolled(g *sheetsio.GridSnapshot) {
+	reason := failureReason(g.Err)
+	if reason != ReasonTabMissing || g.Empty {
+		reason = ""
+	}
+	e.notes.notePolled(e.sheet.TargetOf(g.Tab), g.Tab, reason)
 }
 
 // expectation is the tab's expectation: x, the one the pass certified its

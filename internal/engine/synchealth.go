@@ -258,6 +258,7 @@ func (h *SyncHealth) Err() error {
 // reconcileNote is the last reconciliation reported for one tab.
 type reconcileNote struct {
 	blocked  SyncReason // the tab could not be read (header drift); "" once read
+	polled   SyncReason // the last poll found the tab missing; "" once read
 	diverged int
 	since    time.Time // when the current divergence was first found
 	at       time.Time
@@ -340,8 +341,10 @@ func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
 	if n, ok := in.notes[tab]; ok {
 		t.Diverged, t.DivergedSince, t.LastReconcile = n.diverged, n.since, n.at
 		t.OverBound = n.diverged > 0 && in.bound > 0 && now.Sub(n.since) > in.bound
-		if n.blocked.worse(t.Reason) {
-			t.Reason = n.blocked
+		for _, r := range []SyncReason{n.blocked, n.polled} {
+			if r.worse(t.Reason) {
+				t.Reason = r
+			}
 		}
 	}
 	if f := in.facts[tab]; f != nil {

@@ -132,6 +132,21 @@ func (n *syncNotes) noteBlocked(sheet, tab string, reason SyncReason, at time.Ti
 	n.reconcile[sheet][tab] = note
 }
 
+// notePolled records what a poll's read of tab found: reason when it
+// could not read the tab (it is missing), "" when it could. Health
+// reports the tab blocked for reason until a poll or a reconciliation
+// pass reads the tab.
+func (n *syncNotes) notePolled(sheet, tab string, reason SyncReason) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	note := n.tabNotes(sheet)[tab]
+	if note.polled == reason { // a tab read as before: no note made
+		return
+	}
+	note.polled = reason
+	n.reconcile[sheet][tab] = note
+}
+
 // tabNotes is the notes map of one sync target, created on first use
 // (n.mu held).
 func (n *syncNotes) tabNotes(sheet string) map[string]reconcileNote {

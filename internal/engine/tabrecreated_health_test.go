@@ -81,6 +81,36 @@ func TestAnInputTabRecreatedEmptyAndHeaderlessIsNotOKUntilRebuilt(t *testing.T) 
 	}
 }
 
+// An Input tab deleted (and not created again) is reported by the first
+// poll that misses it: sync health says the tab is blocked with
+// sheet_tab_missing, not ok, while anti-entropy has not run; no row is
+// recorded as deleted by a person. The pass that recreates the tab
+// clears it, and health is ok again.
+func TestAnInputTabDeletedIsBlockedFromTheFirstPollThatMissesIt(t *testing.T) {
+	x := openSyncedOn(t, t.TempDir(), serveSheet(t, emulator.New(emulator.Options{AutoCreate: true}), nil), nil, parts)
+	seedParts(t, x, 4)
+	x.poll()
+	if h := x.syncHealth(); h.State != hikoutei.SyncOK {
+		t.Fatalf("sync health before the deletion: %+v", h)
+	}
+	mustT(t, x.sheet.Person().DeleteTab(partInput))
+	x.poll()
+	wantBlocked(t, x, partInput, hikoutei.ReasonTabMissing)
+	x.noRowDeleted(partInput)
+	x.poll() // the same read again: still blocked
+	wantBlocked(t, x, partInput, hikoutei.ReasonTabMissing)
+
+	x.reconcile(2)
+	x.poll()
+	if n := len(x.rows(partInput)); n != 5 {
+		t.Fatalf("%s after the rebuild: %q", partInput, x.rows(partInput))
+	}
+	x.noRowDeleted(partInput)
+	if h := x.syncHealth(); h.State != hikoutei.SyncOK || h.Failing() {
+		t.Fatalf("sync health after the rebuild: %+v", h)
+	}
+}
+
 // A System tab deleted and created again empty and headerless is read by
 // nothing between anti-entropy passes but a write to it: the write waits
 // and health reports the tab blocked (sheet_header_drift, not ok) until
