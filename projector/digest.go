@@ -38,6 +38,12 @@ func TableDigests(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
 	}
 	defer conn.Close()
+	return TableDigestsOn(conn)
+}
+
+// TableDigestsOn is TableDigests on a connection the caller opened (and
+// closes): one that leaves nothing in the store directory.
+func TableDigestsOn(conn *sqlite.Conn) (map[string]string, error) {
 	tables, err := tableNames(conn)
 	if err != nil {
 		return nil, err

@@ -259,6 +259,12 @@ func VerifyRows(path string, shapes []events.EntityShape, maxBad int) (int, []*C
 		return 0, nil, fmt.Errorf("%w: %w", ErrReadModelInvalid, err)
 	}
 	defer conn.Close()
+	return VerifyRowsOn(conn, shapes, maxBad)
+}
+
+// VerifyRowsOn is VerifyRows on a connection the caller opened (and
+// closes): one that leaves nothing in the store directory.
+func VerifyRowsOn(conn *sqlite.Conn, shapes []events.EntityShape, maxBad int) (int, []*CorruptRowError, error) {
 	var bad []*CorruptRowError
 	n := 0
 	for _, t := range shapes {

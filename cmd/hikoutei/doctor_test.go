@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,6 +46,20 @@ func TestI22_DoctorReportsMalformedLeaseFile(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// doctor on a closed store with records and a read model leaves the
+// directory as it found it: its read-only looks at read.sqlite create no
+// -wal or -shm.
+func TestDoctorLeavesAClosedStoreDirectoryAsItFoundIt(t *testing.T) {
+	dir := itemStore(t)
+	before := dirNames(t, dir)
+	if code, out := runCLI(t, "doctor", "--dir", dir); code != exitOK {
+		t.Fatalf("doctor: exit %d:\n%s", code, out)
+	}
+	if after := dirNames(t, dir); !slices.Equal(before, after) {
+		t.Fatalf("doctor changed the store directory: %v, then %v", before, after)
 	}
 }
 

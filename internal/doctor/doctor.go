@@ -267,12 +267,12 @@ func checkReadModel(r *Report, dir string, head uint64, storeID string) (uint64,
 		r.fail("read.sqlite", invalid, "%s: read.sqlite is %s, not a file (%s)", invalid, engine.FileKind(fi.Mode()), rebuildHint)
 		return 0, false
 	}
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	conn, done, err := engine.OpenReadModelFile(filepath.Dir(path))
 	if err != nil {
 		r.fail("read.sqlite", invalid, "%s: cannot open: %v (the next open rebuilds it; or %s)", invalid, err, rebuildHint)
 		return 0, false
 	}
-	defer conn.Close()
+	defer done()
 	meta := map[string]string{}
 	err = sqlitex.Execute(conn, "SELECT key, value FROM hk_meta WHERE key IN ('checkpoint', 'store_id')", &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error { meta[s.ColumnText(0)] = s.ColumnText(1); return nil }})
@@ -349,11 +349,11 @@ func checkSubscriptions(r *Report, dir string, head uint64) {
 	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
 		return // checkReadModel reported it
 	}
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	conn, done, err := engine.OpenReadModelFile(dir)
 	if err != nil {
 		return // checkReadModel reported it
 	}
-	defer conn.Close()
+	defer done()
 	rows, err := projector.ListSubscriptions(conn)
 	if err != nil || len(rows) == 0 {
 		return

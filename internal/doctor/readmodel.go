@@ -73,12 +73,12 @@ func checkHeader(r *Report, path string) {
 // checkIntegrity runs SQLite's integrity_check: the file's structure, and
 // every index against its table (a damaged key index hides a row from Get).
 func checkIntegrity(r *Report, path string) {
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	conn, done, err := engine.OpenReadModelFile(filepath.Dir(path))
 	if err != nil {
 		r.add("read.sqlite", Fail, "cannot open: %v (%s)", err, rebuildHint)
 		return
 	}
-	defer conn.Close()
+	defer done()
 	var problems []string
 	err = sqlitex.ExecuteTransient(conn, fmt.Sprintf("PRAGMA integrity_check(%d)", maxCorruptRows), &sqlitex.ExecOptions{
 		ResultFunc: func(s *sqlite.Stmt) error { problems = append(problems, s.ColumnText(0)); return nil }})
@@ -93,8 +93,26 @@ func checkIntegrity(r *Report, path string) {
 	}
 }
 
+// onReadModel runs f on a read-only connection to the read model at
+// path, opened so that it leaves no -wal or -shm file behind
+// (engine.OpenReadModelFile). Errors: projector.ErrReadModelInvalid when
+// it cannot be opened; f's.
+func onReadModel(path string, f func(*sqlite.Conn) error) error {
+	conn, done, err := engine.OpenReadModelFile(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("%w: %w", projector.ErrReadModelInvalid, err)
+	}
+	defer done()
+	return f(conn)
+}
+
 func checkRowDigests(r *Report, path string, shapes []events.EntityShape) {
-	n, bad, err := projector.VerifyRows(path, shapes, maxCorruptRows)
+	var n int
+	var bad []*projector.CorruptRowError
+	err := onReadModel(path, func(conn *sqlite.Conn) (err error) {
+		n, bad, err = projector.VerifyRowsOn(conn, shapes, maxCorruptRows)
+		return err
+	})
 	if err != nil {
 		r.add("read.sqlite", Fail, "rows unreadable after %d: %v (%s)", n, err, rebuildHint)
 		return
@@ -116,8 +134,11 @@ func checkAgainstRebuild(r *Report, path string, l *events.Log, cp uint64) {
 	defer os.RemoveAll(tmp)
 	target := filepath.Join(tmp, projector.FileName)
 	r.step(Progress{Step: "rebuilding the read model from the log to compare"})
-	live, err := projector.TableDigests(path)
-	var rebuilt map[string]string
+	var live, rebuilt map[string]string
+	err = onReadModel(path, func(conn *sqlite.Conn) (err error) {
+		live, err = projector.TableDigestsOn(conn)
+		return err
+	})
 	if err == nil {
 		if _, err = engine.ReplayLog(l, target, cp); err == nil {
 			rebuilt, err = projector.TableDigests(target)

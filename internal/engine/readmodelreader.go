@@ -56,6 +56,14 @@ func OpenReadModelReadOnly(dir string) (conn *sqlite.Conn, done func(), err erro
 	return conn, done, nil
 }
 
+// OpenReadModelFile opens dir's read.sqlite, a regular file, as
+// OpenReadModelReadOnly does (nothing created or left in dir) but without
+// its probe, for a check that reports a damaged file in its own words
+// (doctor); done closes it.
+func OpenReadModelFile(dir string) (conn *sqlite.Conn, done func(), err error) {
+	return openReadModelReadOnly(dir, filepath.Join(dir, projector.FileName))
+}
+
 // openReadModelReadOnly opens the read model at path, dir's, as
 // OpenReadModelReadOnly says.
 func openReadModelReadOnly(dir, path string) (conn *sqlite.Conn, done func(), err error) {
