@@ -195,9 +195,14 @@ func (f setAsideFlags) selected(s disk.SetAside, now time.Time) ([]disk.SetAside
 // store, which may set a read model aside as it opens) and its rebuild
 // lock (no rebuild sets one aside), or refuses with store_locked.
 func holdStoreForSetAside(dir string) (func(), error) {
-	f, err := os.Open(filepath.Join(dir, events.LogFileName)) // a failure here is no lock: say what it is
+	path := filepath.Join(dir, events.LogFileName) // a failure here is no lock: say what it is
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is a %s, not the store's log file; nothing deleted", disk.ErrStoreLogUnopenable, path,
+			events.FileKind(info.Mode()))
+	}
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open the store's log to hold the store: %w", err)
+		return nil, fmt.Errorf("%w: open it to hold the store: %w; nothing deleted", disk.ErrStoreLogUnopenable, err)
 	}
 	_ = f.Close()
 	unshare, ok := events.ShareLog(dir)

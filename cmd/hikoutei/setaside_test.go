@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,6 +182,44 @@ func TestSetAsideFutureDatedCopyIsDeletedOnlyByName(t *testing.T) {
 		if gone := os.IsNotExist(err); gone != (name != recent) {
 			t.Errorf("%s: gone %v (%v)", name, gone, err)
 		}
+	}
+}
+
+// status names a set-aside copy dated a year ahead, which no
+// --older-than the SET ASIDE line suggests ever deletes, with the command
+// that does (future_dated in --json); a copy of a known age is not named.
+func TestStatusNamesAFutureDatedSetAsideCopy(t *testing.T) {
+	dir, old, _, _ := setAsideStore(t)
+	future := filepath.Base(disk.SetAsideName("read.sqlite", disk.KindUnusable, time.Now().Add(365*24*time.Hour)))
+	mustNil(t, os.WriteFile(filepath.Join(dir, future), make([]byte, 10), 0o600))
+	code, out := runCLI(t, "status", "--dir", dir)
+	want := "setaside --dir " + shellWord(dir) + " --copy " + future + " --delete"
+	if code != exitOK || !strings.Contains(out, "SET ASIDE FUTURE-DATED") || !strings.Contains(out, want) || strings.Contains(out, "--copy "+old) {
+		t.Fatalf("status: exit %d, want a FUTURE-DATED line naming %s only:\n%s", code, future, out)
+	}
+	code, out = runCLI(t, "status", "--dir", dir, "--json")
+	var st storeStatus
+	if code != exitOK || json.Unmarshal([]byte(out), &st) != nil || st.Disk == nil || st.Disk.SetAside == nil ||
+		!slices.Equal(st.Disk.SetAside.FutureDated, []string{future}) {
+		t.Fatalf("status --json: exit %d:\n%s", code, out)
+	}
+}
+
+// --delete holds the store through its log.db; a log.db it cannot open
+// (here a directory in its place) is store_log_unopenable, exit 1, and
+// nothing is deleted.
+func TestSetAsideDeleteRefusesALogItCannotOpen(t *testing.T) {
+	dir, old, _, _ := setAsideStore(t)
+	log := filepath.Join(dir, "log.db")
+	mustNil(t, os.Rename(log, log+".kept"))
+	mustNil(t, os.Mkdir(log, 0o700))
+	mustNil(t, os.WriteFile(filepath.Join(log, "x"), make([]byte, 10), 0o600))
+	code, out := runCLI(t, "setaside", "--dir", dir, "--older-than", "720h", "--delete")
+	if code != exitFailure || !strings.Contains(out, "store_log_unopenable") || !strings.Contains(out, "nothing deleted") {
+		t.Fatalf("setaside --delete with log.db a directory: exit %d:\n%s", code, out)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, old)); err != nil {
+		t.Fatalf("the old copy: %v", err)
 	}
 }
 

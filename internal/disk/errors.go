@@ -27,4 +27,8 @@ var (
 	// ErrStoreDirUnreadable: the store directory cannot be listed
 	// (permission denied, an I/O error: the wrapped error says which).
 	ErrStoreDirUnreadable = errors.New("store_dir_unreadable")
+	// ErrStoreLogUnopenable: the store's log.db cannot be opened to hold
+	// the store while set-aside files are deleted (permission denied, a
+	// directory in its place: the message says which); nothing is deleted.
+	ErrStoreLogUnopenable = errors.New("store_log_unopenable")
 )
