@@ -57,7 +57,8 @@ func dirNames(t *testing.T, dir string) []string {
 
 // On a closed store whose read.sqlite is garbage, status (text and
 // --json) names it read_model_invalid with the replay that rebuilds it,
-// still shows what the log tells (head, lease), exits 1, and changes
+// still shows what the log tells (head, lease), leaves the checkpoint it
+// cannot know null in --json (never a 0 that reads as a position), exits 1, and changes
 // nothing in the directory; the replay it names makes status whole.
 func TestStatusReportsAnUnreadableReadModelAsReadModelInvalid(t *testing.T) {
 	t.Parallel()
@@ -76,7 +77,8 @@ func TestStatusReportsAnUnreadableReadModelAsReadModelInvalid(t *testing.T) {
 			var st storeStatus
 			if code != exitFailure || json.Unmarshal([]byte(jsonOut), &st) != nil || st.ReadModelCode != "read_model_invalid" ||
 				st.ReadModelDetail == "" || st.NextStep != "hikoutei replay --dir "+shellWord(dir) ||
-				st.LogHead == nil || *st.LogHead == 0 || st.LeaseEpoch == 0 || st.LeaseState != "released" || st.Disk == nil {
+				st.LogHead == nil || *st.LogHead == 0 || st.LeaseEpoch == 0 || st.LeaseState != "released" || st.Disk == nil ||
+				st.Checkpoint != nil || !strings.Contains(jsonOut, `"checkpoint":null`) {
 				t.Fatalf("status --json: exit %d:\n%s%s", code, jsonOut, errOut)
 			}
 			if after := dirNames(t, dir); !slices.Equal(before, after) {
@@ -91,7 +93,7 @@ func TestStatusReportsAnUnreadableReadModelAsReadModelInvalid(t *testing.T) {
 			code, jsonOut, errOut = runSplit("status", "--dir", dir, "--json")
 			var whole storeStatus
 			if code != exitOK || json.Unmarshal([]byte(jsonOut), &whole) != nil || whole.ReadModelCode != "" || whole.LogHead == nil ||
-				whole.Checkpoint != *whole.LogHead {
+				whole.Checkpoint == nil || *whole.Checkpoint != *whole.LogHead {
 				t.Fatalf("status after the replay: exit %d:\n%s%s", code, jsonOut, errOut)
 			}
 		})

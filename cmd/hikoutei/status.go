@@ -25,14 +25,16 @@ import (
 
 // storeStatus is what `hikoutei status` reports.
 type storeStatus struct {
-	Dir          string           `json:"dir"`
-	Running      bool             `json:"running"`
-	Holder       string           `json:"holder,omitempty"`
-	Operation    string           `json:"operation,omitempty"`
-	LeaseEpoch   int64            `json:"lease_epoch"`
-	LeaseState   string           `json:"lease_state"`
-	LogHead      *uint64          `json:"log_head,omitempty"` // absent while a writer holds log.db
-	Checkpoint   uint64           `json:"checkpoint"`
+	Dir        string  `json:"dir"`
+	Running    bool    `json:"running"`
+	Holder     string  `json:"holder,omitempty"`
+	Operation  string  `json:"operation,omitempty"`
+	LeaseEpoch int64   `json:"lease_epoch"`
+	LeaseState string  `json:"lease_state"`
+	LogHead    *uint64 `json:"log_head,omitempty"` // absent while a writer holds log.db
+	// Checkpoint is null when no read model could be read to tell it
+	// (read_model_code says why), never a 0 that looks like a position.
+	Checkpoint   *uint64          `json:"checkpoint"`
 	Outbox       map[string]int64 `json:"outbox"`
 	OpenConflict int64            `json:"open_conflicts"`
 	Quarantined  int64            `json:"quarantined"`
@@ -243,7 +245,8 @@ func readModelStatus(dir string, now time.Time, hist events.ShapeHistory, st *st
 		return err
 	}
 	defer done()
-	st.Checkpoint, _ = strconv.ParseUint(text(conn, "SELECT value FROM hk_meta WHERE key = 'checkpoint'"), 10, 64)
+	cp, _ := strconv.ParseUint(text(conn, "SELECT value FROM hk_meta WHERE key = 'checkpoint'"), 10, 64)
+	st.Checkpoint = &cp
 	st.LeaseEpoch = scalar(conn, "SELECT epoch FROM hk_lease WHERE role = 'writer'")
 	st.LeaseState = text(conn, "SELECT state FROM hk_lease WHERE role = 'writer'")
 	st.OpenConflict = scalar(conn, "SELECT count(*) FROM hk_conflicts WHERE state = 'open'")
@@ -374,15 +377,19 @@ func printUnwritable(tw io.Writer, list []unwritableValue) {
 	}
 }
 
-// readLogHead reads the log head (events.ErrStoreLocked while a writer holds
-// log.db).
+// logPeekTimeout bounds how long status waits for log.db's lock when it
+// reads the log itself: a writer holds it for as long as it runs, so
+// status then reads the writer's answer instead of waiting.
+const logPeekTimeout = 200 * time.Millisecond
+
 // readLogHead reads the log's head and its shape history (the entities'
-// declarations), when no writer holds it.
+// declarations), when no writer holds it (events.ErrStoreLocked while one
+// does).
 func readLogHead(dir string) (uint64, events.ShapeHistory, error) {
 	if err := engine.IsStore(dir); err != nil {
 		return 0, nil, err
 	}
-	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6})
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: logPeekTimeout})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -419,9 +426,9 @@ func printStatus(cmd *cobra.Command, st storeStatus, asJSON bool) error {
 	if st.LogHead != nil {
 		head = strconv.FormatUint(*st.LogHead, 10)
 	}
-	checkpoint := strconv.FormatUint(st.Checkpoint, 10)
-	if st.ReadModelCode != "" {
-		checkpoint = "unknown (no read model to read it from)"
+	checkpoint := "unknown (no read model to read it from)"
+	if st.Checkpoint != nil && st.ReadModelCode == "" {
+		checkpoint = strconv.FormatUint(*st.Checkpoint, 10)
 	}
 	fmt.Fprintf(tw, "holder\t%s\nlease\tepoch %d %s\nlog head\t%s\ncheckpoint\t%s\n", holder, st.LeaseEpoch, st.LeaseState, head, checkpoint)
 	printLeftovers(tw, st)

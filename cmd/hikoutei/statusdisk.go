@@ -58,6 +58,10 @@ type setAsideStatus struct {
 	Oldest   time.Time `json:"oldest"`
 	Code     string    `json:"code"` // read_model_set_aside
 	NextStep string    `json:"next_step"`
+	// FutureDated names the copies dated more than a day after this
+	// machine's time: no --older-than selects them, only --copy NAME.
+	FutureDated []string `json:"future_dated,omitempty"`
+	dir         string   // the store directory, for the command that deletes one
 }
 
 // readDisk measures the store at dir with probe. One reading has no
@@ -72,7 +76,7 @@ func readDisk(dir string, probe disk.Probe, now time.Time) (*diskStatus, error) 
 		SegmentsScheme: segstore.SchemeDir, ReadModelBytes: r.ReadModelBytes}
 	if s := r.SetAside; s.Copies > 0 {
 		d.SetAside = &setAsideStatus{Copies: s.Copies, Bytes: s.Bytes, Oldest: s.Oldest, Code: disk.ErrReadModelSetAside.Error(),
-			NextStep: fmt.Sprintf("hikoutei setaside --dir %s --older-than 720h --delete", shellWord(dir))}
+			NextStep: fmt.Sprintf("hikoutei setaside --dir %s --older-than 720h --delete", shellWord(dir)), FutureDated: s.FutureDated(now), dir: dir}
 	}
 	if r.SpaceErr != nil {
 		d.FSSpace = "unknown"
@@ -95,7 +99,7 @@ func (d *diskStatus) segmentsElsewhere(dir, u string) {
 	}
 	loc := segstore.RedactedLocation(parsed)
 	d.SegmentsDir, d.SegmentsScheme, d.Segments, d.SegmentBytes = loc.String(), loc.Scheme, 0, 0
-	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6})
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: logPeekTimeout})
 	if err != nil {
 		d.SegmentsNote = "count unknown: log.db cannot be read now (" + hikoutei.ErrorCode(err) + ")"
 		return
@@ -117,7 +121,7 @@ func (d *diskStatus) segmentsElsewhere(dir, u string) {
 // compares them (events.CompareSegments); the file count stays when
 // log.db cannot be read: a process holds it.
 func (d *diskStatus) segmentsInFolder(ctx context.Context, dir string) {
-	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6})
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: logPeekTimeout})
 	if err != nil {
 		return
 	}
@@ -176,6 +180,10 @@ func printDisk(tw io.Writer, d *diskStatus) {
 		fmt.Fprintf(tw, "SET ASIDE\t%s: %s the store set aside and never deletes, %s, the oldest at %s; "+
 			"inspect %s, then `%s` deletes those older than 30 days\n", s.Code, disk.ReadModels(s.Copies), byteText(s.Bytes),
 			s.Oldest.Format(time.RFC3339), them, shown(s.NextStep))
+		for _, name := range s.FutureDated {
+			fmt.Fprintf(tw, "SET ASIDE FUTURE-DATED\t%s: dated after this machine's time, so no --older-than selects it; once "+
+				"inspected, `hikoutei setaside --dir %s --copy %s --delete` deletes it\n", shown(name), shown(shellWord(s.dir)), shown(shellWord(name)))
+		}
 	}
 	if d.FSFreeBytes == nil {
 		fmt.Fprintln(tw, "filesystem free\tunknown (this platform cannot tell)")

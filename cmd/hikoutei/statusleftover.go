@@ -130,7 +130,7 @@ func (st *storeStatus) readModelFailure() error {
 // leaseFromLog sets st's lease from dir's log when no read model tells it
 // and no process holds the log (else it stays unknown: epoch 0).
 func (st *storeStatus) leaseFromLog(dir string) {
-	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: 200e6})
+	l, err := events.OpenLog(filepath.Join(dir, events.LogFileName), events.Options{ReadOnly: true, OpenTimeout: logPeekTimeout})
 	if err != nil {
 		return
 	}
