@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
 )
 
@@ -101,5 +106,42 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		if code, out := runCLI(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d:\n%s", args, code, exitUsage, out)
 		}
+	}
+}
+
+// A closed store whose read.sqlite-wal outlived its -shm (a run killed,
+// then the -shm removed or not copied) is still a readable read model:
+// doctor and status read it through the WAL (opened read-only as before,
+// which makes a -shm) instead of calling it read_model_invalid.
+func TestDoctorAndStatusReadAReadModelWhoseWALHasNoSHM(t *testing.T) {
+	dir := itemStore(t)
+	path := filepath.Join(dir, hikoutei.ReadModelFile)
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{ // two commits that leave the file as it was
+		"UPDATE hk_meta SET value = value || 'x' WHERE key = 'checkpoint'",
+		"UPDATE hk_meta SET value = rtrim(value, 'x') WHERE key = 'checkpoint'",
+	} {
+		if err := sqlitex.ExecuteTransient(conn, q, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wal, err := os.ReadFile(path + "-wal") // its frames: what the page holds once checkpointed
+	if err != nil || len(wal) == 0 {
+		t.Fatalf("no WAL while the connection is open: %d bytes, %v", len(wal), err)
+	}
+	mustNil(t, conn.Close())
+	mustNil(t, os.WriteFile(path+"-wal", wal, 0o600))
+	_ = os.Remove(path + "-shm")
+	if code, out := runCLI(t, "doctor", "--dir", dir); code != exitOK {
+		t.Fatalf("doctor: exit %d:\n%s", code, out)
+	}
+	_ = os.Remove(path + "-shm")
+	code, out, errOut := runSplit("status", "--dir", dir, "--json")
+	var st storeStatus
+	if code != exitOK || json.Unmarshal([]byte(out), &st) != nil || st.Checkpoint == nil || st.LogHead == nil || *st.Checkpoint != *st.LogHead {
+		t.Fatalf("status --json: exit %d:\n%s%s", code, out, errOut)
 	}
 }

@@ -76,7 +76,13 @@ func openReadModelReadOnly(dir, path string) (conn *sqlite.Conn, done func(), er
 		release()
 	}
 	if conn, err = openURI(path, "readonly_shm=1"); err == nil {
-		return conn, func() { _ = conn.Close() }, nil
+		// The open is lazy: without a -shm the first read is what fails
+		// (SQLITE_CANTOPEN), so read once here to fall back.
+		err = sqlitex.ExecuteTransient(conn, "PRAGMA schema_version", nil)
+		if sqlite.ErrCode(err).ToPrimary() != sqlite.ResultCantOpen {
+			return conn, func() { _ = conn.Close() }, nil
+		}
+		_ = conn.Close()
 	}
 	if conn, err = sqlite.OpenConn(path, sqlite.OpenReadOnly); err != nil {
 		return nil, nil, err
