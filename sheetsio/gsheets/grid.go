@@ -23,7 +23,27 @@ func (p *Provider) ReadGrid(ctx context.Context, w *sheetsio.Workbook, tabs ...s
 	if err := knownTabs(w, tabs); err != nil {
 		return nil, err
 	}
-	return p.readGridEnumerated(ctx, w, sheetsio.BodyDigest{}, tabs)
+	return distrustBlocked(w)(p.readGridEnumerated(ctx, w, sheetsio.BodyDigest{}, tabs))
+}
+
+// distrustBlocked returns a grid read's results after forgetting the
+// trust of every tab the read found unusable (missing, its header drifted
+// or gone with the rest of the tab): the next append to it reads first
+// (dispatch) instead of landing blind where the header belongs, on a tab
+// a person cleared.
+func distrustBlocked(w *sheetsio.Workbook) func(map[string]*sheetsio.GridSnapshot, error) (map[string]*sheetsio.GridSnapshot, error) {
+	return func(out map[string]*sheetsio.GridSnapshot, err error) (map[string]*sheetsio.GridSnapshot, error) {
+		var tabs []string
+		for t, g := range out {
+			if g != nil && g.Err != nil {
+				tabs = append(tabs, t)
+			}
+		}
+		if len(tabs) > 0 {
+			trustOf(w).distrust(tabs...)
+		}
+		return out, err
+	}
 }
 
 // ReadGridKnown is ReadGrid with the read digested (GridSnapshot.Body):
@@ -36,9 +56,9 @@ func (p *Provider) ReadGridKnown(ctx context.Context, w *sheetsio.Workbook, know
 		return nil, err
 	}
 	if out, ok, err := p.readGridByIDKnown(ctx, w, known, tabs); ok || err != nil {
-		return out, err
+		return distrustBlocked(w)(out, err)
 	}
-	return p.readGridEnumerated(ctx, w, known, tabs)
+	return distrustBlocked(w)(p.readGridEnumerated(ctx, w, known, tabs))
 }
 
 // knownTabs refuses a tab the workbook's schema does not have.
