@@ -101,6 +101,9 @@ func TestAnInputTabDeletedIsBlockedFromTheFirstPollThatMissesIt(t *testing.T) {
 	wantBlocked(t, x, partInput, hikoutei.ReasonTabMissing)
 
 	x.reconcile(2)
+	if h := x.syncHealth(); h.State != hikoutei.SyncOK || h.Failing() { // the pass read the tab: no poll needed
+		t.Fatalf("sync health after the pass that recreated the tab: %+v", h)
+	}
 	x.poll()
 	if n := len(x.rows(partInput)); n != 5 {
 		t.Fatalf("%s after the rebuild: %q", partInput, x.rows(partInput))
