@@ -89,6 +89,12 @@ type process struct {
 // directories of hikoutei processes that no longer run, makes this
 // process's own and its TMPDIR, and handles the signals.
 func setupProcess() *process {
+	// The signals are caught before the scratch directory exists: one
+	// that came between its creation and the handler killed the process
+	// and left the directory behind.
+	p := &process{sigs: make(chan os.Signal, 4), done: make(chan struct{})}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	signal.Notify(p.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	tmp := os.TempDir()
 	userTemp = tmp
 	sweepScratch(tmp)
@@ -102,9 +108,6 @@ func setupProcess() *process {
 		processScratch = dir
 		os.Setenv("TMPDIR", dir)
 	}
-	p := &process{sigs: make(chan os.Signal, 4), done: make(chan struct{})}
-	p.ctx, p.cancel = context.WithCancel(context.Background())
-	signal.Notify(p.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	go p.handle()
 	return p
 }
@@ -137,15 +140,32 @@ func (p *process) handle() {
 // broken pipe, an interrupt), else exiting with code.
 func (p *process) finish(code int) {
 	p.once.Do(func() { close(p.done) })
+	removeScratch() // signals still caught: one arriving now cannot kill the process before the directory is gone
 	signal.Stop(p.sigs)
-	removeScratch()
-	switch sig := syscall.Signal(p.got.Load()); {
+	sig := syscall.Signal(p.got.Load())
+	if late, ok := p.lateSignal(); ok && sig == 0 {
+		sig = late
+	}
+	switch {
 	case code == exitBrokenPipe:
 		die(syscall.SIGPIPE)
 	case sig != 0:
 		die(sig) // the command stopped because of it: die of it, as the shell expects
 	}
 	os.Exit(code)
+}
+
+// lateSignal is a signal that came after the command returned (caught,
+// not acted on, while the scratch directory was removed): the process
+// dies of it as it would have.
+func (p *process) lateSignal() (syscall.Signal, bool) {
+	select {
+	case s := <-p.sigs:
+		sig, _ := s.(syscall.Signal)
+		return sig, sig != syscall.SIGPIPE && !ownSignals.Load()
+	default:
+		return 0, false
+	}
 }
 
 // removeScratch removes the process's scratch directory (a copy still
