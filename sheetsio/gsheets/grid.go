@@ -23,26 +23,24 @@ func (p *Provider) ReadGrid(ctx context.Context, w *sheetsio.Workbook, tabs ...s
 	if err := knownTabs(w, tabs); err != nil {
 		return nil, err
 	}
-	return distrustBlocked(w)(p.readGridEnumerated(ctx, w, sheetsio.BodyDigest{}, tabs))
+	out, err := p.readGridEnumerated(ctx, w, sheetsio.BodyDigest{}, tabs)
+	distrustBlocked(w, out)
+	return out, err
 }
 
-// distrustBlocked returns a grid read's results after forgetting the
-// trust of every tab the read found unusable (missing, its header drifted
-// or gone with the rest of the tab): the next append to it reads first
-// (dispatch) instead of landing blind where the header belongs, on a tab
-// a person cleared.
-func distrustBlocked(w *sheetsio.Workbook) func(map[string]*sheetsio.GridSnapshot, error) (map[string]*sheetsio.GridSnapshot, error) {
-	return func(out map[string]*sheetsio.GridSnapshot, err error) (map[string]*sheetsio.GridSnapshot, error) {
-		var tabs []string
-		for t, g := range out {
-			if g != nil && g.Err != nil {
-				tabs = append(tabs, t)
-			}
+// distrustBlocked forgets the trust of every tab a grid read found
+// unusable (missing, its header drifted or gone with the rest of the tab):
+// the next append to it reads first (dispatch) instead of landing blind
+// where the header belongs, on a tab a person cleared.
+func distrustBlocked(w *sheetsio.Workbook, out map[string]*sheetsio.GridSnapshot) {
+	var tabs []string
+	for t, g := range out {
+		if g != nil && g.Err != nil {
+			tabs = append(tabs, t)
 		}
-		if len(tabs) > 0 {
-			trustOf(w).distrust(tabs...)
-		}
-		return out, err
+	}
+	if len(tabs) > 0 {
+		trustOf(w).distrust(tabs...)
 	}
 }
 
@@ -55,10 +53,12 @@ func (p *Provider) ReadGridKnown(ctx context.Context, w *sheetsio.Workbook, know
 	if err := knownTabs(w, tabs); err != nil {
 		return nil, err
 	}
-	if out, ok, err := p.readGridByIDKnown(ctx, w, known, tabs); ok || err != nil {
-		return distrustBlocked(w)(out, err)
+	out, ok, err := p.readGridByIDKnown(ctx, w, known, tabs)
+	if !ok && err == nil {
+		out, err = p.readGridEnumerated(ctx, w, known, tabs)
 	}
-	return distrustBlocked(w)(p.readGridEnumerated(ctx, w, known, tabs))
+	distrustBlocked(w, out)
+	return out, err
 }
 
 // knownTabs refuses a tab the workbook's schema does not have.

@@ -42,7 +42,8 @@ func (p *Provider) ReadGridRows(ctx context.Context, w *sheetsio.Workbook, reqs 
 	if !whole {
 		out, ok, err := p.readGridKnown(ctx, w, tabs, reqs)
 		if ok || err != nil {
-			return distrustBlocked(w)(out, err)
+			distrustBlocked(w, out)
+			return out, err
 		}
 	}
 	return p.ReadGrid(ctx, w, tabs...)
