@@ -81,6 +81,10 @@ func changedFields(vals, masked map[string]any) map[string]any {
 
 // checkpointTruncate copies the WAL into read.sqlite and truncates it.
 func (p *Projector) checkpointTruncate() (busy bool, err error) {
+	if p.wal != nil { // not beside a background checkpoint
+		p.wal.mu.Lock()
+		defer p.wal.mu.Unlock()
+	}
 	err = sqlitex.ExecuteTransient(p.conn, "PRAGMA wal_checkpoint(TRUNCATE)", &sqlitex.ExecOptions{
 		ResultFunc: func(st *sqlite.Stmt) error {
 			busy = st.ColumnInt(0) != 0

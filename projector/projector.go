@@ -81,6 +81,7 @@ type Projector struct {
 	up         *upcaster                  // nil: every event is in the newest shapes
 	bulk       *bulkLoad                  // a building read model's creates not yet written (bulk.go); nil: live
 	wb         *writeBack                 // a building read model's background sync (writeback.go); nil: live
+	wal        *walCheckpointer           // a live read model's background checkpoints (walcheckpoint.go)
 	tx         buildTx                    // a building read model's open transaction (buildtx.go)
 	mask       MaskFunc                   // Options.Mask (nil: none)
 	notesOn    bool                       // inbound: collect ConflictNotes (inbound.go)
@@ -126,8 +127,27 @@ func Open(path string, opts Options) (*Projector, error) {
 			conn.Close()
 			return nil, err
 		}
+		return p, nil
+	}
+	if err := p.startWAL(); err != nil {
+		conn.Close()
+		return nil, err
 	}
 	return p, nil
+}
+
+// startWAL starts a live read model's background checkpoints and turns
+// the writer's automatic ones off (walcheckpoint.go).
+func (p *Projector) startWAL() error {
+	w, err := startWALCheckpointer(p.path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrProjection, err)
+	}
+	if err := setAutoCheckpoint(p.conn, 0); err != nil {
+		return errors.Join(fmt.Errorf("%w: %w", ErrProjection, err), w.stop())
+	}
+	p.wal = w
+	return nil
 }
 
 // startBuild sets a new read model up for building (Options.Build): no
@@ -437,7 +457,7 @@ func (p *Projector) Path() string { return p.path }
 
 // Close closes the writing connection (checkpointing the WAL); a
 // building read model's background sync is stopped first.
-func (p *Projector) Close() error { return errors.Join(p.wb.stop(), p.conn.Close()) }
+func (p *Projector) Close() error { return errors.Join(p.wb.stop(), p.wal.stop(), p.conn.Close()) }
 
 // Conn exposes the writing connection to packages that extend the read
 // model in the same transaction discipline (snapshots). Do not write to it.
@@ -491,7 +511,8 @@ func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then
 			p.bulk.drop() // what the failed batch left unwritten is not applied either
 			clear(p.moved)
 		} else {
-			p.wb.nudge() // a building read model: sync what the batch wrote meanwhile
+			p.wb.nudge()        // a building read model: sync what the batch wrote meanwhile
+			p.wal.nudge(p.conn) // a live one: checkpoint it in the background
 		}
 		if err != nil && thenErr == nil {
 			err = fmt.Errorf("%w: %w", ErrProjection, corruption(err))

@@ -1,0 +1,157 @@
+package projector
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// walSpacing is the least time between two background checkpoints while
+// the writer keeps committing: each copies every frame committed since
+// the one before, so the write-ahead log stays a few hundred
+// milliseconds of commits long, and a burst of commits pays one
+// checkpoint (and its fsync of read.sqlite), not one per commit.
+const walSpacing = 250 * time.Millisecond
+
+// walCheckpointer copies the write-ahead log's committed frames into
+// read.sqlite on a connection of its own, so that the single writer's
+// commits do not pay for it: SQLite's automatic checkpoint (off on the
+// writer's connection while a walCheckpointer runs) copies the frames,
+// reads them back and fsyncs the database inside the commit that crosses
+// its threshold. Checkpoints are PASSIVE: they never wait for the writer
+// or for readers, and copy what no reader still needs. The writer rings
+// after each commit (nudge); an idle store checkpoints nothing.
+//
+// A checkpoint that fails (disk full, I/O error) stops the goroutine; the
+// writer then turns SQLite's automatic checkpoint back on (fallBack), so
+// the log never grows without bound, and Close returns the failure.
+type walCheckpointer struct {
+	kick chan struct{} // a commit happened (buffered, coalescing)
+	quit chan struct{} // closed by stop: no more checkpoints
+	done chan struct{} // closed when the goroutine has ended
+	// mu is held for each checkpoint, so one of the writer's own
+	// (checkpointTruncate) never runs beside it.
+	mu     sync.Mutex
+	conn   *sqlite.Conn
+	run    func(*sqlite.Conn) error // the checkpoint (tests replace it)
+	failed chan struct{}            // closed when a checkpoint failed
+	err    error                    // the failure, once failed is closed
+	once   sync.Once
+	// fellBack is the writer's: automatic checkpoints are on again.
+	fellBack bool
+}
+
+// startWALCheckpointer opens path on a second connection and starts the
+// goroutine; the caller then turns the writer's automatic checkpoint off.
+func startWALCheckpointer(path string) (*walCheckpointer, error) {
+	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenWAL)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint connection: %w", err)
+	}
+	w := &walCheckpointer{kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}), conn: conn,
+		run: passiveCheckpoint, failed: make(chan struct{})}
+	go w.loop()
+	return w, nil
+}
+
+// passiveCheckpoint copies what it can of the write-ahead log into the
+// database, waiting for no one; a checkpoint already running elsewhere
+// (SQLITE_BUSY) is not a failure.
+func passiveCheckpoint(conn *sqlite.Conn) error {
+	err := sqlitex.ExecuteTransient(conn, "PRAGMA wal_checkpoint(PASSIVE)", nil)
+	if sqlite.ErrCode(err).ToPrimary() == sqlite.ResultBusy {
+		return nil
+	}
+	return err
+}
+
+func (w *walCheckpointer) loop() {
+	defer close(w.done)
+	var last time.Time
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-w.kick:
+		}
+		if !w.spaced(last) {
+			return
+		}
+		last = time.Now()
+		w.mu.Lock()
+		err := w.run(w.conn)
+		w.mu.Unlock()
+		if err != nil {
+			w.err = fmt.Errorf("checkpoint %s: %w", FileName, err)
+			close(w.failed)
+			return
+		}
+	}
+}
+
+// spaced waits until walSpacing has passed since last; false when stop
+// was called meanwhile.
+func (w *walCheckpointer) spaced(last time.Time) bool {
+	wait := walSpacing - time.Since(last)
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-w.quit:
+		return false
+	}
+}
+
+// nudge tells the goroutine that the writer committed; it never waits.
+// When a checkpoint has failed, it turns the writer's automatic
+// checkpoint back on (once) instead; conn is the writer's connection.
+func (w *walCheckpointer) nudge(conn *sqlite.Conn) {
+	if w == nil {
+		return
+	}
+	select {
+	case <-w.failed:
+		if !w.fellBack {
+			w.fellBack = setAutoCheckpoint(conn, walAutoCheckpointDefault) == nil
+		}
+		return
+	default:
+	}
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the goroutine (a checkpoint under way finishes), closes its
+// connection and returns the first checkpoint failure. Later calls
+// return the same.
+func (w *walCheckpointer) stop() error {
+	if w == nil {
+		return nil
+	}
+	w.once.Do(func() {
+		close(w.quit)
+		<-w.done
+		w.err = errors.Join(w.err, w.conn.Close())
+	})
+	return w.err
+}
+
+// walAutoCheckpointDefault is SQLite's automatic checkpoint threshold
+// (frames), what the writer's connection has without a walCheckpointer.
+const walAutoCheckpointDefault = 1000
+
+// setAutoCheckpoint sets the automatic checkpoint threshold of conn (0:
+// off).
+func setAutoCheckpoint(conn *sqlite.Conn, frames int) error {
+	return sqlitex.ExecuteTransient(conn, fmt.Sprintf("PRAGMA wal_autocheckpoint=%d", frames), nil)
+}
