@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,6 +205,9 @@ func (e *Engine) provision(ctx context.Context, s *syncState) (*effects.Dispatch
 	if err != nil && e.lay != nil { // header drift: an older layout (migrated before the first claim) or a person's change
 		e.lay.toCheck(e.targetTabs(s)...)
 	}
+	if err := e.noteRecreatedTabs(s, wb); err != nil {
+		return nil, nil, nil, err
+	}
 	disp, err := effects.NewDispatcher(effects.Config{Spreadsheet: c.Name, Provider: c.Provider, Workbook: wb, Outbox: e,
 		Clock: e.cfg.Clock, Logger: e.log, MaxBatch: c.MaxBatch, Interval: c.Interval, Wake: c.Wake, ProbeDelay: c.ProbeDelay,
 		MaxProbes: c.MaxProbes, RetryBase: c.RetryBase, RetryMax: c.RetryMax, ReconcileInterval: c.ReconcileInterval,
@@ -229,6 +233,27 @@ func (e *Engine) provision(ctx context.Context, s *syncState) (*effects.Dispatch
 		return nil, nil, nil, err
 	}
 	return disp, poller, wb, nil
+}
+
+// noteRecreatedTabs tells health which of target s's tabs provisioning
+// created again although they had shown rows the store wrote or accepted
+// (deleted while the store was down): they are missing those rows until
+// the next reconciliation pass refills them, and health says so from the
+// start instead of ok until a poll reads one empty.
+func (e *Engine) noteRecreatedTabs(s *syncState, wb *sheetsio.Workbook) error {
+	for _, tab := range e.targetTabs(s) {
+		if !wb.Created(tab) {
+			continue
+		}
+		var shown bool
+		if err := e.onWriter(func() (err error) { shown, err = e.proj.ShownBefore(tab, math.MaxInt64); return err }); err != nil {
+			return err
+		}
+		if shown {
+			e.notes.noteRecreated(s.cfg.Name, tab)
+		}
+	}
+	return nil
 }
 
 // pollNamed is how target s's poller learns the tabs its wake-ups named

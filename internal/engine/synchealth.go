@@ -257,12 +257,16 @@ func (h *SyncHealth) Err() error {
 
 // reconcileNote is the last reconciliation reported for one tab.
 type reconcileNote struct {
-	blocked  SyncReason // the tab could not be read (header drift); "" once read
-	polled   SyncReason // the last poll found the tab missing; "" once read
-	diverged int
-	since    time.Time // when the current divergence was first found
-	at       time.Time
-	compared bool // a reconciliation pass compared the tab's rows since Open
+	blocked SyncReason // the tab could not be read (header drift); "" once read
+	polled  SyncReason // the last poll found the tab missing; "" once read
+	// recreated: provisioning created the tab again (deleted while the
+	// store was down) after it had shown the store's rows; until a pass
+	// refills it, it is missing them (ReasonTabMissing)
+	recreated SyncReason
+	diverged  int
+	since     time.Time // when the current divergence was first found
+	at        time.Time
+	compared  bool // a reconciliation pass compared the tab's rows since Open
 }
 
 // healthInputs are what sync health is derived from.
@@ -341,7 +345,7 @@ func deriveTab(in healthInputs, tab string, now time.Time) TabHealth {
 	if n, ok := in.notes[tab]; ok {
 		t.Diverged, t.DivergedSince, t.LastReconcile = n.diverged, n.since, n.at
 		t.OverBound = n.diverged > 0 && in.bound > 0 && now.Sub(n.since) > in.bound
-		for _, r := range []SyncReason{n.blocked, n.polled} {
+		for _, r := range []SyncReason{n.blocked, n.polled, n.recreated} {
 			if r.worse(t.Reason) {
 				t.Reason = r
 			}

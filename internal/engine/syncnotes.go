@@ -132,6 +132,18 @@ func (n *syncNotes) noteBlocked(sheet, tab string, reason SyncReason, at time.Ti
 	n.reconcile[sheet][tab] = note
 }
 
+// noteRecreated records that provisioning created tab again after it had
+// shown the store's rows (it was deleted while the store was down):
+// health reports it blocked with ReasonTabMissing until a reconciliation
+// pass, which refills it, reads it (noteReconcile starts a new note).
+func (n *syncNotes) noteRecreated(sheet, tab string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	note := n.tabNotes(sheet)[tab]
+	note.recreated = ReasonTabMissing
+	n.reconcile[sheet][tab] = note
+}
+
 // notePolled records what a poll's read of tab found: reason when it
 // could not read the tab (it is missing), "" when it could. Health
 // reports the tab blocked for reason until a poll or a reconciliation

@@ -9,6 +9,7 @@ import (
 	"github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/hikouteitest"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 )
 
@@ -149,5 +150,40 @@ func TestASystemTabRecreatedEmptyAndHeaderlessBlocksItsWriteUntilRebuilt(t *test
 	}
 	if h := x.syncHealth(); h.State != hikoutei.SyncOK || h.Failing() {
 		t.Fatalf("sync health after the rebuild: %+v", h)
+	}
+}
+
+// Tabs deleted while the store was down are created again, empty, by
+// the next start's provisioning: health reports each blocked with
+// sheet_tab_missing from that start (it reported ok until a poll read
+// the Input tab empty, and never anything for the System tab), and ok
+// again once the reconciliation pass has refilled them.
+func TestATabDeletedAcrossARestartIsReportedMissingUntilRefilled(t *testing.T) {
+	dir := t.TempDir()
+	sheet := hikouteitest.NewSheet(t)
+	x := openSyncedOn(t, dir, sheet, nil, parts)
+	seedParts(t, x, 5)
+	mustT(t, x.Close())
+	mustT(t, sheet.Person().DeleteTab(partInput))
+	mustT(t, sheet.Person().DeleteTab("Part_System"))
+
+	y := openSyncedOn(t, dir, sheet, x.clock, parts)
+	wantBlocked(t, y, partInput, hikoutei.ReasonTabMissing)
+	wantBlocked(t, y, "Part_System", hikoutei.ReasonTabMissing)
+	y.poll() // reads the Input tab empty: suspected_mass_deletion, never ok
+	h := y.syncHealth()
+	if in, sys := tabOf(t, h, partInput), tabOf(t, h, "Part_System"); in.State != hikoutei.SyncBlocked ||
+		sys.State != hikoutei.SyncBlocked || sys.Reason != hikoutei.ReasonTabMissing {
+		t.Fatalf("after the first poll: Input %s %q, System %s %q", in.State, in.Reason, sys.State, sys.Reason)
+	}
+	y.reconcile(2)
+	y.poll()
+	for _, tab := range []string{partInput, "Part_System"} {
+		if got := len(y.rows(tab)); got != 6 {
+			t.Fatalf("%s after the pass shows %d rows, want the header and 5", tab, got)
+		}
+	}
+	if h = y.syncHealth(); h.State != hikoutei.SyncOK || h.Failing() {
+		t.Fatalf("sync health after the pass: %+v", h)
 	}
 }
