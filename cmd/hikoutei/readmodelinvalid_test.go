@@ -152,3 +152,31 @@ func TestReadModelCommandsNeverOpenAReadModelThatIsNotAFile(t *testing.T) {
 		})
 	}
 }
+
+// A read.sqlite that is a symbolic link to a file that is gone is a
+// missing read model: status --json says read_model_missing with the
+// replay that builds it (it printed no JSON, only "no read model"), and
+// that replay makes status whole.
+func TestStatusReportsAReadModelLinkToAMissingFileAsMissing(t *testing.T) {
+	t.Parallel()
+	dir := closedStoreOf(t, 5)
+	path := filepath.Join(dir, hikoutei.ReadModelFile)
+	for _, s := range []string{"", "-wal", "-shm"} {
+		_ = os.Remove(path + s)
+	}
+	mustNil(t, os.Symlink(filepath.Join(dir, "gone.sqlite"), path))
+	code, jsonOut, errOut := runSplit("status", "--dir", dir, "--json")
+	var st storeStatus
+	if code != exitOK || json.Unmarshal([]byte(jsonOut), &st) != nil || st.ReadModelCode != "read_model_missing" ||
+		st.NextStep != "hikoutei replay --dir "+shellWord(dir) || st.LogHead == nil || *st.LogHead == 0 {
+		t.Fatalf("status --json: exit %d:\n%s\nstderr: %s", code, jsonOut, errOut)
+	}
+	if code, out := runCLI(t, "replay", "--dir", dir); code != exitOK {
+		t.Fatalf("replay: exit %d:\n%s", code, out)
+	}
+	code, jsonOut, errOut = runSplit("status", "--dir", dir, "--json")
+	st = storeStatus{}
+	if code != exitOK || json.Unmarshal([]byte(jsonOut), &st) != nil || st.ReadModelCode != "" || st.Checkpoint == nil {
+		t.Fatalf("status --json after the replay: exit %d:\n%s\nstderr: %s", code, jsonOut, errOut)
+	}
+}

@@ -80,10 +80,11 @@ func fileSize(path string) int64 {
 }
 
 // readModelMissing marks st when dir has a log but no read model (a
-// restore killed before it built it, or the file removed), with the
-// command that builds it; it reports whether it is missing.
+// restore killed before it built it, the file removed, or a symbolic
+// link in its place to a file that is gone), with the command that
+// builds it; it reports whether it is missing.
 func readModelMissing(dir string, st *storeStatus) bool {
-	if _, err := os.Lstat(filepath.Join(dir, hikoutei.ReadModelFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, hikoutei.ReadModelFile)); !os.IsNotExist(err) {
 		return false
 	}
 	st.ReadModelCode, st.SyncHealth, st.Unwritable = engine.ReasonReadModelMissing, []syncHealthJSON{}, []unwritableValue{}
@@ -145,7 +146,7 @@ func (st *storeStatus) leaseFromLog(dir string) {
 func printLeftovers(tw io.Writer, st storeStatus) {
 	switch st.ReadModelCode {
 	case engine.ReasonReadModelMissing:
-		fmt.Fprintf(tw, "READ MODEL MISSING\t%s: no %s (a restore killed before it built it, or the file removed): run `%s` "+
+		fmt.Fprintf(tw, "READ MODEL MISSING\t%s: no %s (a restore killed before it built it, the file removed, or a link to a file that is gone): run `%s` "+
 			"(opening the store builds it too)\n", st.ReadModelCode, hikoutei.ReadModelFile, shown(st.NextStep))
 	case projector.ErrReadModelInvalid.Error():
 		fmt.Fprintf(tw, "READ MODEL INVALID\t%s; %s\n", quoteControls(st.ReadModelDetail), quoteControls(rebuildAdvice(st.Dir)))
