@@ -269,13 +269,17 @@ type StoreLogMissingError struct {
 	Held       bool
 	Dir        string
 	Found      []string // what the directory holds instead (names, sorted)
-	Empty      bool     // log.db exists but has zero length
+	Empty      bool     // log.db exists but has zero length, or is not a file
+	Kind       string   // what log.db is when it is not a file (FileKind: "FIFO", "directory", …); "" else
 	StoreFiles bool     // Found includes a store's file (or log.db is empty)
 }
 
 func (e *StoreLogMissingError) Error() string {
 	what := "no " + LogFileName
-	if e.Empty {
+	switch {
+	case e.Kind != "":
+		what = fmt.Sprintf("a %s named %s, not a file", e.Kind, LogFileName)
+	case e.Empty:
 		what = "an empty " + LogFileName
 	}
 	if e.Held {

@@ -36,12 +36,13 @@ func prepareStoreDir(dir string) error {
 // RequireLog checks that dir holds a non-empty log.db without opening it:
 // nil when it does; *RestoreIncompleteError when the log is missing and
 // the directory holds only what an interrupted restore leaves;
-// *StoreLogMissingError when the log is missing or empty but the
-// directory holds other files (a damaged store); an error wrapping
+// *StoreLogMissingError when the log is missing, empty or not a file (a
+// FIFO, a directory) but the directory holds other files (a damaged
+// store); an error wrapping
 // fs.ErrNotExist when the directory is missing or holds nothing.
 func RequireLog(dir string) error {
 	st, err := os.Stat(filepath.Join(dir, LogFileName))
-	if err == nil && st.Size() > 0 {
+	if err == nil && st.Mode().IsRegular() && st.Size() > 0 {
 		return nil
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -54,7 +55,11 @@ func RequireLog(dir string) error {
 	case st == nil && restoreLeft(found):
 		return &RestoreIncompleteError{Dir: dir, Found: found, Running: restoreRunning(found)}
 	case len(found) > 0:
-		return &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil, StoreFiles: storeFiles || st != nil}
+		e := &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil, StoreFiles: storeFiles || st != nil}
+		if st != nil {
+			e.Kind = FileKind(st.Mode())
+		}
+		return e
 	}
 	return fmt.Errorf("%s has no %s: %w", dir, LogFileName, fs.ErrNotExist)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -136,5 +137,37 @@ func TestI26_ARestoreUnderWayIsNotNamedInterrupted(t *testing.T) {
 	if err := RequireLog(dir); !errors.As(err, &left) || left.Running != os.Getpid() ||
 		!strings.Contains(err.Error(), "wait for it") || strings.Contains(err.Error(), "rm -r") {
 		t.Fatalf("RequireLog of a restore under way: %v", err)
+	}
+}
+
+// A log.db that is not a file (a FIFO, a directory) beside a store's
+// other files is the store's missing log, named for what it is: the
+// writer does not open it (a FIFO would hang the open), nothing in the
+// directory changes, and the message says "a FIFO named log.db, not a
+// file" instead of calling it empty.
+func TestI26_ALogThatIsNotAFileIsNamedSoAndNotOpened(t *testing.T) {
+	cases := map[string]struct {
+		make func(path string) error
+		kind string
+	}{
+		"FIFO":      {func(path string) error { return syscall.Mkfifo(path, 0o600) }, "FIFO"},
+		"directory": {func(path string) error { return os.Mkdir(path, 0o700) }, "directory"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			must(t, os.WriteFile(filepath.Join(dir, "read.sqlite"), []byte("projection"), 0o600))
+			must(t, c.make(filepath.Join(dir, LogFileName)))
+			before := listDir(t, dir)
+			_, err := OpenWriter(dir, WriterOptions{HeartbeatInterval: -1, AcquireWait: -1})
+			var missing *StoreLogMissingError
+			if !errors.Is(err, ErrStoreLogMissing) || !errors.As(err, &missing) || missing.Kind != c.kind ||
+				!strings.Contains(err.Error(), "a "+c.kind+" named log.db, not a file") || strings.Contains(err.Error(), "empty") {
+				t.Fatalf("open: %v", err)
+			}
+			if after := listDir(t, dir); !reflect.DeepEqual(before, after) {
+				t.Fatalf("directory changed: %v -> %v", before, after)
+			}
+		})
 	}
 }
