@@ -511,8 +511,8 @@ func (p *Projector) ApplyKnownThen(evs []events.Event, known []KnownHashes, then
 			p.bulk.drop() // what the failed batch left unwritten is not applied either
 			clear(p.moved)
 		} else {
-			p.wb.nudge()        // a building read model: sync what the batch wrote meanwhile
-			p.wal.nudge(p.conn) // a live one: checkpoint it in the background
+			p.wb.nudge()  // a building read model: sync what the batch wrote meanwhile
+			p.wal.nudge() // a live one: checkpoint it in the background
 		}
 		if err != nil && thenErr == nil {
 			err = fmt.Errorf("%w: %w", ErrProjection, corruption(err))

@@ -1,7 +1,6 @@
 package projector
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -26,23 +25,22 @@ const walSpacing = 250 * time.Millisecond
 // or for readers, and copy what no reader still needs. The writer rings
 // after each commit (nudge); an idle store checkpoints nothing.
 //
-// A checkpoint that fails (disk full, I/O error) stops the goroutine; the
-// writer then turns SQLite's automatic checkpoint back on (fallBack), so
-// the log never grows without bound, and Close returns the failure.
+// A checkpoint that fails (a full disk, an I/O error) is tried again
+// after the next commit: the frames it could not copy stay in the
+// write-ahead log, where readers read them as before (SQLite's
+// automatic checkpoint ignores its failures the same way); a disk that
+// stays full or failing fails the writer's own commits, which say so.
 type walCheckpointer struct {
 	kick chan struct{} // a commit happened (buffered, coalescing)
 	quit chan struct{} // closed by stop: no more checkpoints
 	done chan struct{} // closed when the goroutine has ended
 	// mu is held for each checkpoint, so one of the writer's own
 	// (checkpointTruncate) never runs beside it.
-	mu     sync.Mutex
-	conn   *sqlite.Conn
-	run    func(*sqlite.Conn) error // the checkpoint (tests replace it)
-	failed chan struct{}            // closed when a checkpoint failed
-	err    error                    // the failure, once failed is closed
-	once   sync.Once
-	// fellBack is the writer's: automatic checkpoints are on again.
-	fellBack bool
+	mu   sync.Mutex
+	conn *sqlite.Conn
+	run  func(*sqlite.Conn) error // the checkpoint (tests replace it)
+	once sync.Once
+	err  error // stop's: closing the connection
 }
 
 // startWALCheckpointer opens path on a second connection and starts the
@@ -53,7 +51,7 @@ func startWALCheckpointer(path string) (*walCheckpointer, error) {
 		return nil, fmt.Errorf("checkpoint connection: %w", err)
 	}
 	w := &walCheckpointer{kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}), conn: conn,
-		run: passiveCheckpoint, failed: make(chan struct{})}
+		run: passiveCheckpoint}
 	go w.loop()
 	return w, nil
 }
@@ -83,13 +81,8 @@ func (w *walCheckpointer) loop() {
 		}
 		last = time.Now()
 		w.mu.Lock()
-		err := w.run(w.conn)
+		_ = w.run(w.conn) // a failure is tried again after the next commit (see the type)
 		w.mu.Unlock()
-		if err != nil {
-			w.err = fmt.Errorf("checkpoint %s: %w", FileName, err)
-			close(w.failed)
-			return
-		}
 	}
 }
 
@@ -111,19 +104,9 @@ func (w *walCheckpointer) spaced(last time.Time) bool {
 }
 
 // nudge tells the goroutine that the writer committed; it never waits.
-// When a checkpoint has failed, it turns the writer's automatic
-// checkpoint back on (once) instead; conn is the writer's connection.
-func (w *walCheckpointer) nudge(conn *sqlite.Conn) {
+func (w *walCheckpointer) nudge() {
 	if w == nil {
 		return
-	}
-	select {
-	case <-w.failed:
-		if !w.fellBack {
-			w.fellBack = setAutoCheckpoint(conn, walAutoCheckpointDefault) == nil
-		}
-		return
-	default:
 	}
 	select {
 	case w.kick <- struct{}{}:
@@ -131,9 +114,8 @@ func (w *walCheckpointer) nudge(conn *sqlite.Conn) {
 	}
 }
 
-// stop ends the goroutine (a checkpoint under way finishes), closes its
-// connection and returns the first checkpoint failure. Later calls
-// return the same.
+// stop ends the goroutine (a checkpoint under way finishes) and closes
+// its connection; later calls return the same.
 func (w *walCheckpointer) stop() error {
 	if w == nil {
 		return nil
@@ -141,14 +123,12 @@ func (w *walCheckpointer) stop() error {
 	w.once.Do(func() {
 		close(w.quit)
 		<-w.done
-		w.err = errors.Join(w.err, w.conn.Close())
+		if err := w.conn.Close(); err != nil {
+			w.err = fmt.Errorf("checkpoint connection: %w", err)
+		}
 	})
 	return w.err
 }
-
-// walAutoCheckpointDefault is SQLite's automatic checkpoint threshold
-// (frames), what the writer's connection has without a walCheckpointer.
-const walAutoCheckpointDefault = 1000
 
 // setAutoCheckpoint sets the automatic checkpoint threshold of conn (0:
 // off).
