@@ -282,19 +282,23 @@ func (e *StoreLogMissingError) Error() string {
 	case e.Empty:
 		what = "an empty " + LogFileName
 	}
+	holds := "holds nothing"
+	if len(e.Found) > 0 {
+		holds = "holds " + strings.Join(e.Found, ", ")
+	}
 	if e.Held {
-		return fmt.Sprintf("%s: %s holds %s but %s, and a process still holds the log: it has the removed or replaced %s open, "+
+		return fmt.Sprintf("%s: %s %s but %s, and a process still holds the log: it has the removed or replaced %s open, "+
 			"the only copy of the store's records, lost when it stops. Run `hikoutei backup --dir %s --out FILE` before stopping it "+
 			"(the process writes a full copy of its open log, verified), then `hikoutei restore --from FILE --to NEWDIR`",
-			ErrStoreLogMissing, e.Dir, strings.Join(e.Found, ", "), what, LogFileName, e.Dir)
+			ErrStoreLogMissing, e.Dir, holds, what, LogFileName, e.Dir)
 	}
 	if !e.StoreFiles {
-		return fmt.Sprintf("%s: %s holds %s but none of a store's files (%s, lease.toml, read.sqlite): it is not a store directory "+
-			"and nothing was created there; open an empty or new directory to start a store", ErrStoreLogMissing, e.Dir, strings.Join(e.Found, ", "), LogFileName)
+		return fmt.Sprintf("%s: %s %s but none of a store's files (%s, lease.toml, read.sqlite): it is not a store directory "+
+			"and nothing was created there; open an empty or new directory to start a store", ErrStoreLogMissing, e.Dir, holds, LogFileName)
 	}
-	return fmt.Sprintf("%s: %s holds %s but %s: the log is the store's only source of truth and nothing was created; "+
+	return fmt.Sprintf("%s: %s %s but %s: the log is the store's only source of truth and nothing was created; "+
 		"restore %s from a backup (the read model and snapshots are projections of it, not substitutes), "+
-		"or move the directory's contents away to start a new store there", ErrStoreLogMissing, e.Dir, strings.Join(e.Found, ", "), what, LogFileName)
+		"or move the directory's contents away to start a new store there", ErrStoreLogMissing, e.Dir, holds, what, LogFileName)
 }
 
 // Unwrap returns ErrStoreLogMissing.

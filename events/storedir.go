@@ -49,17 +49,17 @@ func RequireLog(dir string) error {
 		return fmt.Errorf("stat log: %w", err)
 	}
 	found, storeFiles, ferr := storeDirEntries(dir)
+	kind := ""
+	if st != nil {
+		kind = FileKind(st.Mode())
+	}
 	switch {
 	case ferr != nil:
 		return ferr
 	case st == nil && restoreLeft(found):
 		return &RestoreIncompleteError{Dir: dir, Found: found, Running: restoreRunning(found)}
-	case len(found) > 0:
-		e := &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil, StoreFiles: storeFiles || st != nil}
-		if st != nil {
-			e.Kind = FileKind(st.Mode())
-		}
-		return e
+	case len(found) > 0 || kind != "": // a log.db that is not a file is never a new store's
+		return &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil, Kind: kind, StoreFiles: storeFiles || st != nil}
 	}
 	return fmt.Errorf("%s has no %s: %w", dir, LogFileName, fs.ErrNotExist)
 }

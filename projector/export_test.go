@@ -48,7 +48,7 @@ func PassiveCheckpointFrames(conn *sqlite.Conn) (log, copied int, err error) {
 }
 
 // WriterAutoCheckpoint is PRAGMA wal_autocheckpoint of p's writing
-// connection (0: SQLite's automatic checkpoints are off).
+// connection (frames; 0: SQLite's automatic checkpoints are off).
 func (p *Projector) WriterAutoCheckpoint() (int, error) {
 	var n int
 	err := sqlitex.ExecuteTransient(p.conn, "PRAGMA wal_autocheckpoint", &sqlitex.ExecOptions{

@@ -136,14 +136,14 @@ func Open(path string, opts Options) (*Projector, error) {
 	return p, nil
 }
 
-// startWAL starts a live read model's background checkpoints and turns
-// the writer's automatic ones off (walcheckpoint.go).
+// startWAL starts a live read model's background checkpoints and leaves
+// the writer's automatic ones as the log's bound (walcheckpoint.go).
 func (p *Projector) startWAL() error {
 	w, err := startWALCheckpointer(p.path)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrProjection, err)
 	}
-	if err := setAutoCheckpoint(p.conn, 0); err != nil {
+	if err := setAutoCheckpoint(p.conn, walBackstopFrames); err != nil {
 		return errors.Join(fmt.Errorf("%w: %w", ErrProjection, err), w.stop())
 	}
 	p.wal = w

@@ -18,12 +18,20 @@ const walSpacing = 250 * time.Millisecond
 
 // walCheckpointer copies the write-ahead log's committed frames into
 // read.sqlite on a connection of its own, so that the single writer's
-// commits do not pay for it: SQLite's automatic checkpoint (off on the
-// writer's connection while a walCheckpointer runs) copies the frames,
-// reads them back and fsyncs the database inside the commit that crosses
-// its threshold. Checkpoints are PASSIVE: they never wait for the writer
-// or for readers, and copy what no reader still needs. The writer rings
-// after each commit (nudge); an idle store checkpoints nothing.
+// commits do not pay for it: SQLite's automatic checkpoint copies the
+// frames, reads them back and fsyncs the database inside the commit that
+// crosses its threshold. Checkpoints are PASSIVE: they never wait for the
+// writer or for readers, and copy what no reader still needs. The writer
+// rings after each commit (nudge); an idle store checkpoints nothing.
+//
+// The writer keeps an automatic checkpoint, at walBackstopFrames (four
+// times SQLite's threshold), as the log's bound: only a write
+// transaction that starts with every frame copied restarts the log from
+// its beginning, and a writer that commits while each background
+// checkpoint runs may never see that, so the log would grow with every
+// commit. At the backstop the writer's own checkpoint copies what the
+// background one has not yet (a quarter second of commits at most, not
+// the whole log), and the next transaction restarts the log.
 //
 // A checkpoint that fails (a full disk, an I/O error) is tried again
 // after the next commit: the frames it could not copy stay in the
@@ -44,7 +52,8 @@ type walCheckpointer struct {
 }
 
 // startWALCheckpointer opens path on a second connection and starts the
-// goroutine; the caller then turns the writer's automatic checkpoint off.
+// goroutine; the caller then raises the writer's automatic checkpoint to
+// walBackstopFrames.
 func startWALCheckpointer(path string) (*walCheckpointer, error) {
 	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenWAL)
 	if err != nil {
@@ -129,6 +138,10 @@ func (w *walCheckpointer) stop() error {
 	})
 	return w.err
 }
+
+// walBackstopFrames is the writer's automatic checkpoint threshold while
+// a walCheckpointer runs (frames of 4 KiB pages: a log of about 16 MiB).
+const walBackstopFrames = 4000
 
 // setAutoCheckpoint sets the automatic checkpoint threshold of conn (0:
 // off).

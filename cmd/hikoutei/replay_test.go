@@ -13,6 +13,7 @@ import (
 
 	hikoutei "github.com/hikoutei/hikoutei-go"
 	"github.com/hikoutei/hikoutei-go/events"
+	"github.com/hikoutei/hikoutei-go/projector"
 )
 
 var itemDef = hikoutei.Entity[item]("Item")
@@ -117,15 +118,18 @@ func TestRepro2_ReplayRefusedWhileTheStoreIsOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// the read model's content, not its file's bytes: the store's
+	// background checkpoint may copy its log into the file at any time
 	rm := filepath.Join(dir, hikoutei.ReadModelFile)
-	before := fileHash(t, rm)
+	before, err := projector.Digest(rm)
+	mustNil(t, err)
 	for _, args := range [][]string{{"replay", "--dir", dir}, {"replay", "--dir", dir, "--out", filepath.Join(t.TempDir(), "x.sqlite")}} {
 		if code, text := runCLI(t, args...); code != exitFailure || !strings.Contains(text, "store_locked") {
 			t.Fatalf("%v: exit %d:\n%s", args, code, text)
 		}
 	}
-	if fileHash(t, rm) != before {
-		t.Fatal("read model changed under the running store")
+	if after, err := projector.Digest(rm); err != nil || after != before {
+		t.Fatalf("read model changed under the running store (%v)", err)
 	}
 }
 

@@ -51,6 +51,9 @@ read model.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireStore(f.dir); err != nil {
+				if f.delete {
+					return fmt.Errorf("%w; nothing deleted", err)
+				}
 				return err
 			}
 			if err := f.check(cmd.Flags().Changed("older-than")); err != nil {

@@ -205,9 +205,9 @@ func TestStatusNamesAFutureDatedSetAsideCopy(t *testing.T) {
 	}
 }
 
-// --delete holds the store through its log.db; a log.db it cannot open
-// (here a directory in its place) is store_log_unopenable, exit 1, and
-// nothing is deleted.
+// --delete holds the store through its log.db; a log.db that is not a
+// file (here a directory in its place) is the store's missing log
+// (store_log_missing, naming what it is), exit 1, and nothing is deleted.
 func TestSetAsideDeleteRefusesALogItCannotOpen(t *testing.T) {
 	dir, old, _, _ := setAsideStore(t)
 	log := filepath.Join(dir, "log.db")
@@ -215,7 +215,8 @@ func TestSetAsideDeleteRefusesALogItCannotOpen(t *testing.T) {
 	mustNil(t, os.Mkdir(log, 0o700))
 	mustNil(t, os.WriteFile(filepath.Join(log, "x"), make([]byte, 10), 0o600))
 	code, out := runCLI(t, "setaside", "--dir", dir, "--older-than", "720h", "--delete")
-	if code != exitFailure || !strings.Contains(out, "store_log_unopenable") || !strings.Contains(out, "nothing deleted") {
+	if code != exitFailure || !strings.Contains(out, "store_log_missing") || !strings.Contains(out, "a directory named log.db, not a file") ||
+		!strings.Contains(out, "nothing deleted") {
 		t.Fatalf("setaside --delete with log.db a directory: exit %d:\n%s", code, out)
 	}
 	if _, err := os.Lstat(filepath.Join(dir, old)); err != nil {

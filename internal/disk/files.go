@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Store file names, as the events and engine packages name them.
@@ -80,10 +81,12 @@ func readSegments(dir string, f *Files) error {
 	return nil
 }
 
-// size is the size of the file at path (0 when absent).
+// size is the size of the file at path (0 when absent, or a symbolic
+// link that loops: no file's bytes, and what the link is, the commands
+// that read it say).
 func size(path string) (int64, error) {
 	info, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
 		return 0, nil
 	}
 	if err != nil {

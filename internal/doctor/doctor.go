@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -258,11 +259,15 @@ func reportVerification(r *Report, v *events.Verification) {
 func checkReadModel(r *Report, dir string, head uint64, storeID string) (uint64, bool) {
 	path := filepath.Join(dir, projector.FileName)
 	fi, err := os.Stat(path)
+	invalid := projector.ErrReadModelInvalid
+	if errors.Is(err, syscall.ELOOP) {
+		r.fail("read.sqlite", invalid, "%s: read.sqlite is a symbolic link that loops (%s)", invalid, rebuildHint)
+		return 0, false
+	}
 	if err != nil {
 		r.add("read.sqlite", Warn, "missing: the next open rebuilds it from the log")
 		return 0, false
 	}
-	invalid := projector.ErrReadModelInvalid
 	if !fi.Mode().IsRegular() { // never opened: a FIFO would hang the check
 		r.fail("read.sqlite", invalid, "%s: read.sqlite is %s, not a file (%s)", invalid, engine.FileKind(fi.Mode()), rebuildHint)
 		return 0, false

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -37,6 +38,9 @@ import (
 func OpenReadModelReadOnly(dir string) (conn *sqlite.Conn, done func(), err error) {
 	path := filepath.Join(dir, projector.FileName)
 	fi, err := os.Stat(path)
+	if errors.Is(err, syscall.ELOOP) { // opening the store sets such a link aside and rebuilds
+		return nil, nil, fmt.Errorf("%w: %s is a symbolic link that loops: %w", projector.ErrReadModelInvalid, path, err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("no read model in %s (open the store once, or run hikoutei replay): %w", dir, err)
 	}
