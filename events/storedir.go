@@ -36,10 +36,10 @@ func prepareStoreDir(dir string) error {
 // RequireLog checks that dir holds a non-empty log.db without opening it:
 // nil when it does; *RestoreIncompleteError when the log is missing and
 // the directory holds only what an interrupted restore leaves;
-// *StoreLogMissingError when the log is missing, empty or not a file (a
-// FIFO, a directory) but the directory holds other files (a damaged
-// store); an error wrapping
-// fs.ErrNotExist when the directory is missing or holds nothing.
+// *StoreLogMissingError when the log is missing or empty but the
+// directory holds other files (a damaged store), or log.db is not a file
+// (a FIFO, a directory: never a new store's, even alone); an error
+// wrapping fs.ErrNotExist when the directory is missing or holds nothing.
 func RequireLog(dir string) error {
 	st, err := os.Stat(filepath.Join(dir, LogFileName))
 	if err == nil && st.Mode().IsRegular() && st.Size() > 0 {

@@ -456,7 +456,8 @@ func (p *Projector) Checkpoint() uint64 { return p.checkpoint }
 func (p *Projector) Path() string { return p.path }
 
 // Close closes the writing connection (checkpointing the WAL); a
-// building read model's background sync is stopped first.
+// building read model's background sync, or a live one's background
+// checkpoints, are stopped first.
 func (p *Projector) Close() error { return errors.Join(p.wb.stop(), p.wal.stop(), p.conn.Close()) }
 
 // Conn exposes the writing connection to packages that extend the read
