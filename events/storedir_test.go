@@ -140,34 +140,39 @@ func TestI26_ARestoreUnderWayIsNotNamedInterrupted(t *testing.T) {
 	}
 }
 
-// A log.db that is not a file (a FIFO, a directory) beside a store's
-// other files is the store's missing log, named for what it is: the
-// writer does not open it (a FIFO would hang the open), nothing in the
-// directory changes, and the message says "a FIFO named log.db, not a
-// file" instead of calling it empty.
+// A log.db that is not a file (a FIFO, a directory), beside a store's
+// other files or alone, is the store's missing log, named for what it
+// is: the writer does not open it (a FIFO would hang the open, and alone
+// it was taken for a new store's: "has no log.db", then opened), nothing
+// in the directory changes, and the message says "a FIFO named log.db,
+// not a file" instead of calling it empty.
 func TestI26_ALogThatIsNotAFileIsNamedSoAndNotOpened(t *testing.T) {
-	cases := map[string]struct {
-		make func(path string) error
-		kind string
-	}{
-		"FIFO":      {func(path string) error { return syscall.Mkfifo(path, 0o600) }, "FIFO"},
-		"directory": {func(path string) error { return os.Mkdir(path, 0o700) }, "directory"},
+	kinds := map[string]func(path string) error{
+		"FIFO":      func(path string) error { return syscall.Mkfifo(path, 0o600) },
+		"directory": func(path string) error { return os.Mkdir(path, 0o700) },
 	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			must(t, os.WriteFile(filepath.Join(dir, "read.sqlite"), []byte("projection"), 0o600))
-			must(t, c.make(filepath.Join(dir, LogFileName)))
-			before := listDir(t, dir)
-			_, err := OpenWriter(dir, WriterOptions{HeartbeatInterval: -1, AcquireWait: -1})
-			var missing *StoreLogMissingError
-			if !errors.Is(err, ErrStoreLogMissing) || !errors.As(err, &missing) || missing.Kind != c.kind ||
-				!strings.Contains(err.Error(), "a "+c.kind+" named log.db, not a file") || strings.Contains(err.Error(), "empty") {
-				t.Fatalf("open: %v", err)
-			}
-			if after := listDir(t, dir); !reflect.DeepEqual(before, after) {
-				t.Fatalf("directory changed: %v -> %v", before, after)
-			}
-		})
+	for kind, create := range kinds {
+		for _, alone := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s alone=%v", kind, alone), func(t *testing.T) {
+				dir := t.TempDir()
+				if !alone {
+					must(t, os.WriteFile(filepath.Join(dir, "read.sqlite"), []byte("projection"), 0o600))
+				}
+				must(t, create(filepath.Join(dir, LogFileName)))
+				before := listDir(t, dir)
+				var missing *StoreLogMissingError
+				if err := RequireLog(dir); !errors.As(err, &missing) || missing.Kind != kind {
+					t.Errorf("RequireLog: %v; want store_log_missing naming a %s", err, kind)
+				}
+				_, err := OpenWriter(dir, WriterOptions{HeartbeatInterval: -1, AcquireWait: -1})
+				if !errors.Is(err, ErrStoreLogMissing) || !errors.As(err, &missing) || missing.Kind != kind ||
+					!strings.Contains(err.Error(), "a "+kind+" named log.db, not a file") || strings.Contains(err.Error(), "empty") {
+					t.Fatalf("open: %v", err)
+				}
+				if after := listDir(t, dir); !reflect.DeepEqual(before, after) {
+					t.Fatalf("directory changed: %v -> %v", before, after)
+				}
+			})
+		}
 	}
 }

@@ -159,12 +159,7 @@ func TestReadModelCommandsNeverOpenAReadModelThatIsNotAFile(t *testing.T) {
 // that replay makes status whole.
 func TestStatusReportsAReadModelLinkToAMissingFileAsMissing(t *testing.T) {
 	t.Parallel()
-	dir := closedStoreOf(t, 5)
-	path := filepath.Join(dir, hikoutei.ReadModelFile)
-	for _, s := range []string{"", "-wal", "-shm"} {
-		_ = os.Remove(path + s)
-	}
-	mustNil(t, os.Symlink(filepath.Join(dir, "gone.sqlite"), path))
+	dir := storeWithReadModelLink(t, func(path string) string { return filepath.Join(filepath.Dir(path), "gone.sqlite") })
 	code, jsonOut, errOut := runSplit("status", "--dir", dir, "--json")
 	var st storeStatus
 	if code != exitOK || json.Unmarshal([]byte(jsonOut), &st) != nil || st.ReadModelCode != "read_model_missing" ||
@@ -179,4 +174,17 @@ func TestStatusReportsAReadModelLinkToAMissingFileAsMissing(t *testing.T) {
 	if code != exitOK || json.Unmarshal([]byte(jsonOut), &st) != nil || st.ReadModelCode != "" || st.Checkpoint == nil {
 		t.Fatalf("status --json after the replay: exit %d:\n%s\nstderr: %s", code, jsonOut, errOut)
 	}
+}
+
+// storeWithReadModelLink is a closed store of 5 items whose read.sqlite
+// (its -wal and -shm removed) is a symbolic link to target(its path).
+func storeWithReadModelLink(t *testing.T, target func(path string) string) string {
+	t.Helper()
+	dir := closedStoreOf(t, 5)
+	path := filepath.Join(dir, hikoutei.ReadModelFile)
+	for _, s := range []string{"", "-wal", "-shm"} {
+		_ = os.Remove(path + s)
+	}
+	mustNil(t, os.Symlink(target(path), path))
+	return dir
 }

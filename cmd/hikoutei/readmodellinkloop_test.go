@@ -2,12 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	hikoutei "github.com/hikoutei/hikoutei-go"
 )
 
 // A read.sqlite that is a symbolic link to itself (a loop: stat fails
@@ -18,12 +14,7 @@ import (
 // opening the store sets the link aside and rebuilds.
 func TestStatusReportsAReadModelLinkLoopInItsJSON(t *testing.T) {
 	t.Parallel()
-	dir := closedStoreOf(t, 5)
-	path := filepath.Join(dir, hikoutei.ReadModelFile)
-	for _, s := range []string{"", "-wal", "-shm"} {
-		_ = os.Remove(path + s)
-	}
-	mustNil(t, os.Symlink(path, path))
+	dir := storeWithReadModelLink(t, func(path string) string { return path })
 	code, jsonOut, errOut := runSplit("status", "--dir", dir, "--json")
 	var st storeStatus
 	if err := json.Unmarshal([]byte(jsonOut), &st); err != nil || st.ReadModelCode != "read_model_invalid" ||
