@@ -143,8 +143,8 @@ func (p *Projector) startWAL() error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrProjection, err)
 	}
-	if err := setAutoCheckpoint(p.conn, walBackstopFrames); err != nil {
-		return errors.Join(fmt.Errorf("%w: %w", ErrProjection, err), w.stop())
+	if err := p.pragmas([]string{walBackstopPragma}); err != nil {
+		return errors.Join(err, w.stop())
 	}
 	p.wal = w
 	return nil

@@ -24,7 +24,7 @@ const walSpacing = 250 * time.Millisecond
 // writer or for readers, and copy what no reader still needs. The writer
 // rings after each commit (nudge); an idle store checkpoints nothing.
 //
-// The writer keeps an automatic checkpoint, at walBackstopFrames (four
+// The writer keeps an automatic checkpoint, at walBackstopPragma's (four
 // times SQLite's threshold), as the log's bound: only a write
 // transaction that starts with every frame copied restarts the log from
 // its beginning, and a writer that commits while each background
@@ -52,10 +52,10 @@ type walCheckpointer struct {
 }
 
 // startWALCheckpointer opens path on a second connection and starts the
-// goroutine; the caller then raises the writer's automatic checkpoint to
-// walBackstopFrames.
+// goroutine; the caller then raises the writer's automatic checkpoint
+// (walBackstopPragma).
 func startWALCheckpointer(path string) (*walCheckpointer, error) {
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenWAL)
+	conn, err := openConn(path, sqlite.OpenReadWrite|sqlite.OpenWAL)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint connection: %w", err)
 	}
@@ -114,12 +114,8 @@ func (w *walCheckpointer) spaced(last time.Time) bool {
 
 // nudge tells the goroutine that the writer committed; it never waits.
 func (w *walCheckpointer) nudge() {
-	if w == nil {
-		return
-	}
-	select {
-	case w.kick <- struct{}{}:
-	default:
+	if w != nil {
+		ring(w.kick)
 	}
 }
 
@@ -139,12 +135,7 @@ func (w *walCheckpointer) stop() error {
 	return w.err
 }
 
-// walBackstopFrames is the writer's automatic checkpoint threshold while
-// a walCheckpointer runs (frames of 4 KiB pages: a log of about 16 MiB).
-const walBackstopFrames = 4000
-
-// setAutoCheckpoint sets the automatic checkpoint threshold of conn (0:
-// off).
-func setAutoCheckpoint(conn *sqlite.Conn, frames int) error {
-	return sqlitex.ExecuteTransient(conn, fmt.Sprintf("PRAGMA wal_autocheckpoint=%d", frames), nil)
-}
+// walBackstopPragma sets the writer's automatic checkpoint threshold while
+// a walCheckpointer runs: 4,000 frames of 4 KiB pages, a log of about
+// 16 MiB.
+const walBackstopPragma = "PRAGMA wal_autocheckpoint=4000"

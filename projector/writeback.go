@@ -47,11 +47,16 @@ func (w *writeBack) run(f *os.File) {
 // nudge asks for a sync of what the committed batches wrote; it never
 // waits (a sync already asked for covers it).
 func (w *writeBack) nudge() {
-	if w == nil {
-		return
+	if w != nil {
+		ring(w.kick)
 	}
+}
+
+// ring sends on bell, a channel buffered for one, unless a send already
+// waits there (it covers this one); it never blocks.
+func ring(bell chan<- struct{}) {
 	select {
-	case w.kick <- struct{}{}:
+	case bell <- struct{}{}:
 	default:
 	}
 }
