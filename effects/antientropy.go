@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hikoutei/hikoutei-go/aggregates"
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -25,10 +26,22 @@ import (
 // The read model's checkpoint taken before the read is the read's base:
 // a row the store writes after it is compared by a later pass.
 func (d *Dispatcher) AntiEntropy(ctx context.Context) (map[string]aggregates.RepairReport, error) {
+	return d.antiEntropy(ctx, false)
+}
+
+// antiEntropy is AntiEntropy; a scheduled pass first leaves out the tabs
+// being filled (entropyCursor.atRest).
+func (d *Dispatcher) antiEntropy(ctx context.Context, scheduled bool) (map[string]aggregates.RepairReport, error) {
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fenced(err)
 	}
-	tabs := d.ae.pick(unmigrating(d.cfg.Layouts, rowTabs(d.cfg.Workbook.Schema())), d.cfg.ReconcileRows)
+	all := unmigrating(d.cfg.Layouts, rowTabs(d.cfg.Workbook.Schema()))
+	if scheduled {
+		var deferred int
+		all, deferred = d.ae.atRest(all, max(d.cfg.MaxBatch, minBusy), d.cfg.Clock.Now())
+		d.C.Deferred.Add(int64(deferred))
+	}
+	tabs := d.ae.pick(all, d.cfg.ReconcileRows)
 	if len(tabs) == 0 {
 		return nil, nil
 	}
@@ -183,11 +196,64 @@ func rowTabs(s *layout.Schema) []string {
 	return out
 }
 
-// entropyCursor is which row tabs the next anti-entropy pass reads.
+// maxDeferral is how long scheduled anti-entropy passes may leave a tab
+// out while it is being filled: the first pass after it compares the
+// tab however busy.
+const maxDeferral = 5 * time.Minute
+
+// minBusy is the fewest effects claimed for a tab between two scheduled
+// passes that make it one being filled, whatever the batch size: a
+// store's ordinary traffic never defers a comparison.
+const minBusy = 1000
+
+// entropyCursor is which row tabs the next anti-entropy pass reads, and
+// what the pass loop claimed of each since the last scheduled pass.
 type entropyCursor struct {
-	mu   sync.Mutex
-	next int            // index of the first tab of the next pass
-	rows map[string]int // each tab's data rows at its last read
+	mu      sync.Mutex
+	next    int                  // index of the first tab of the next pass
+	rows    map[string]int       // each tab's data rows at its last read
+	claimed map[string]int       // effects claimed for each tab since the last scheduled pass
+	since   map[string]time.Time // when scheduled passes began to leave each tab out
+}
+
+// claimedFor counts a pass's claimed effects by tab.
+func (c *entropyCursor) claimedFor(fx []aggregates.Effect) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.claimed == nil {
+		c.claimed = map[string]int{}
+	}
+	for _, f := range fx {
+		c.claimed[f.Target.Tab]++
+	}
+}
+
+// atRest returns the tabs of all a scheduled pass at now compares, and
+// how many it leaves out: a tab the pass loop claimed at least busy
+// effects of since the last scheduled pass is being filled (a backfill,
+// a bulk load), its rows read now a moving target that costs a whole
+// read and a comparison of a partly written tab; it waits for a pass
+// after the writes ease, for at most maxDeferral. The counts start again.
+func (c *entropyCursor) atRest(all []string, busy int, now time.Time) (out []string, deferred int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.since == nil {
+		c.since = map[string]time.Time{}
+	}
+	for _, tab := range all {
+		since, waiting := c.since[tab]
+		if c.claimed[tab] >= busy && (!waiting || now.Sub(since) < maxDeferral) {
+			if !waiting {
+				c.since[tab] = now
+			}
+			deferred++
+			continue
+		}
+		delete(c.since, tab)
+		out = append(out, tab)
+	}
+	clear(c.claimed)
+	return out, deferred
 }
 
 // sizes are the tabs' data rows at their last read.

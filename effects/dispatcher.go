@@ -150,6 +150,9 @@ func cmpD(v, def time.Duration) time.Duration {
 // Counters are the dispatcher's running totals (for status and metrics).
 type Counters struct {
 	Passes, Dispatches, Claimed, Applied, Uncertain, Failed, Retried, Conflicts, Probes, Superseded, Backfilled, Repaired atomic.Int64
+	// Deferred counts the tabs scheduled anti-entropy passes left out
+	// while they were being filled (entropyCursor.atRest).
+	Deferred atomic.Int64
 	// Misdirected counts updates whose cells landed on another row (C06).
 	Misdirected atomic.Int64
 	// Notes counts cell notes written or removed.
@@ -162,7 +165,8 @@ func (c *Counters) Totals() map[string]int64 {
 	return map[string]int64{"passes": c.Passes.Load(), "dispatches": c.Dispatches.Load(), "claimed": c.Claimed.Load(),
 		"applied": c.Applied.Load(), "uncertain": c.Uncertain.Load(), "failed": c.Failed.Load(), "retried": c.Retried.Load(),
 		"conflicts": c.Conflicts.Load(), "probes": c.Probes.Load(), "superseded": c.Superseded.Load(), "backfilled": c.Backfilled.Load(),
-		"repaired": c.Repaired.Load(), "misdirected": c.Misdirected.Load(), "notes": c.Notes.Load()}
+		"repaired": c.Repaired.Load(), "misdirected": c.Misdirected.Load(), "notes": c.Notes.Load(),
+		"deferred": c.Deferred.Load()}
 }
 
 // Dispatcher moves effects from the outbox to one spreadsheet.
@@ -332,7 +336,7 @@ func (d *Dispatcher) reconcileLoop(ctx context.Context, start time.Time) error {
 			return nil
 		case <-d.cfg.Clock.After(NextSlot(now, start, period, PhasesOf(period).Reconcile).Sub(now)):
 		}
-		if _, err := d.Reconcile(sheetsio.WithReadPriority(ctx, sheetsio.PriorityBackground)); err != nil { // spaced between the passes' reads
+		if _, err := d.reconcileNow(sheetsio.WithReadPriority(ctx, sheetsio.PriorityBackground), true); err != nil { // spaced between the passes' reads
 			d.cfg.Logger.Warn("reconciliation failed", "err", err.Error())
 			failed++
 		} else if failed > 0 {
@@ -347,8 +351,12 @@ func (d *Dispatcher) reconcileLoop(ctx context.Context, start time.Time) error {
 // entities the spreadsheet never received get their rows queued, and an
 // anti-entropy pass compares every row tab with canonical state and
 // queues corrections (I28). It returns how many heads it superseded.
-func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) {
-	n, err := d.reconcile(ctx)
+func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) { return d.reconcileNow(ctx, false) }
+
+// reconcileNow is Reconcile; a scheduled one (the cadence's) leaves the
+// tabs being filled to a later anti-entropy pass.
+func (d *Dispatcher) reconcileNow(ctx context.Context, scheduled bool) (int, error) {
+	n, err := d.reconcile(ctx, scheduled)
 	if d.cfg.Reconciled != nil && ctx.Err() == nil {
 		d.cfg.Reconciled(err)
 	}
@@ -356,7 +364,7 @@ func (d *Dispatcher) Reconcile(ctx context.Context) (int, error) {
 }
 
 // reconcile is Reconcile's pass.
-func (d *Dispatcher) reconcile(ctx context.Context) (int, error) {
+func (d *Dispatcher) reconcile(ctx context.Context, scheduled bool) (int, error) {
 	n, err := d.cfg.Outbox.SupersedeTerminal(d.cfg.Spreadsheet, d.cfg.MaxBatch)
 	d.C.Superseded.Add(int64(n))
 	if err != nil {
@@ -367,7 +375,7 @@ func (d *Dispatcher) reconcile(ctx context.Context) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	reps, err := d.AntiEntropy(ctx)
+	reps, err := d.antiEntropy(ctx, scheduled)
 	for _, r := range reps {
 		d.C.Repaired.Add(int64(r.Queued))
 	}
@@ -429,6 +437,7 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 		return false, errors.Join(err, d.sendNotes(ctx, notes), d.awaitSettle())
 	}
 	d.C.Claimed.Add(int64(len(claimed)))
+	d.ae.claimedFor(claimed)
 	failpoint.Inject(failpoint.DispatchAfterClaim)
 	if pipelined && len(claimed) == size {
 		d.prefetch(size)

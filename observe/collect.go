@@ -41,6 +41,7 @@ var (
 	descProbes       = newDesc("hikoutei_dispatcher_probes_total", "Probes of effects whose delivery was uncertain.")
 	descNotes        = newDesc("hikoutei_dispatcher_notes_total", "Cell notes written or removed.")
 	descReconciled   = newDesc("hikoutei_reconcile_effects_total", "Effects reconciliation acted on, by action (superseded: terminal failures replaced; backfilled: unsent rows queued; repaired: anti-entropy corrections queued).", "action")
+	descAEDeferred   = newDesc("hikoutei_anti_entropy_deferred_total", "Tabs a scheduled anti-entropy pass left for a later pass because they were being filled (a batch's worth of rows claimed since the previous pass; for at most five minutes).")
 	descSyncState    = newDesc("hikoutei_sync_state", "Sync health of each tab: 1 for its current state (ok, behind, diverged, blocked), 0 for the others.", "tab", "state")
 	descSyncBlocked  = newDesc("hikoutei_sync_blocked", "1 for each blocked tab, with the reason code (e.g. credentials_rejected, access_denied, quota).", "tab", "reason")
 	descSyncPending  = newDesc("hikoutei_sync_pending_effects", "Effects of the tab not settled yet.", "tab")
@@ -82,11 +83,12 @@ var dispatcherSeries = map[string]struct {
 	"failed": {descOutcomes, "failed"}, "conflicts": {descOutcomes, "conflict"}, "misdirected": {descOutcomes, "misdirected"},
 	"probes": {descProbes, ""}, "notes": {descNotes, ""},
 	"superseded": {descReconciled, "superseded"}, "backfilled": {descReconciled, "backfilled"}, "repaired": {descReconciled, "repaired"},
+	"deferred": {descAEDeferred, ""},
 }
 
 func describeScraped(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBuildInfo, descCommits, descEvents, descLogTxns, descEpoch, descLag, descOutbox, descOldest,
-		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled,
+		descConflicts, descQuarantine, descPasses, descBatches, descClaimed, descOutcomes, descProbes, descNotes, descReconciled, descAEDeferred,
 		descSyncState, descSyncBlocked, descSyncPending, descSyncOldest, descSyncDiverge, descHealthFault,
 		descLogBytes, descSegments, descSegmentBytes, descSegsMissing, descSegStrays, descSegsRead, descSegFallbacks, descFSAvail, descFSSize, descSetAside, descSetAsideSize, descSetAsideAt, descSheetCells, descCellsLimit, descCellsFullAt, descSeals,
 		descQuotaRate, descQuotaCeiling, descQuota429, descAcctRate, descAcct429, descAcctOut} {

@@ -19,9 +19,11 @@ import (
 // after it (UnsyncedAfter). The list lives in memory: a new projector (a
 // reopened store, a rebuilt read model) starts with a full search.
 
-// maxWritten bounds the list: past it, the oldest are forgotten and a
-// search that needs them is a full one (a store committing with no search
-// running: sync off, a long setup).
+// maxWritten bounds the list: past it, the older half is forgotten and
+// a search that needs it is a full one (a store committing with no search
+// running: sync off, a long setup). Keeping the newer half lets a search
+// that runs beside a long stream of commits (a backfill) stay one of what
+// was written since it last looked.
 const maxWritten = 1 << 15
 
 // writtenRef is one entity state written by the event at seq.
@@ -48,9 +50,18 @@ func (w *writtenLog) note(seq uint64, entity, id string) {
 	}
 	w.refs = w.refs[:n]
 	if n == maxWritten {
-		w.forget(w.refs[n-1].seq)
+		w.forgetOlder(n / 2)
 	}
 	w.refs = append(w.refs, writtenRef{seq: seq, entity: entity, id: id})
+}
+
+// forgetOlder drops the oldest k entries: a search that needs what was
+// written at or before the last of them is a full one. Entries of that
+// same seq left in the list are never needed by a search the list still
+// answers (it reads those past its seq).
+func (w *writtenLog) forgetOlder(k int) {
+	w.from = max(w.from, w.refs[k-1].seq)
+	w.refs = append(w.refs[:0], w.refs[k:]...)
 }
 
 // forget drops the list up to seq: a search that needs what was written

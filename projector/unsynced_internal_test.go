@@ -9,8 +9,8 @@ import (
 // TestWrittenLogListsEveryWriteOrForgetsWhatItDrops: the list of written
 // entities holds every write past from, in log order, each entity once;
 // the writes of a batch that rolled back are dropped when the log's seqs
-// go on below them; past maxWritten it forgets the oldest, and a search
-// since before what it forgot is refused.
+// go on below them; past maxWritten it forgets the older half, a search
+// since before what it forgot is refused and one since is answered.
 func TestWrittenLogListsEveryWriteOrForgetsWhatItDrops(t *testing.T) {
 	var w writtenLog
 	w.note(1, "A", "x")
@@ -40,11 +40,16 @@ func TestWrittenLogListsEveryWriteOrForgetsWhatItDrops(t *testing.T) {
 	for i := range maxWritten + 1 {
 		w.note(uint64(11+i), "A", fmt.Sprint(i))
 	}
-	last := uint64(10 + maxWritten)
-	if _, ok := w.after(last - 1); ok {
+	forgot := uint64(10 + maxWritten/2) // seqs 11..forgot were dropped
+	if _, ok := w.after(forgot - 1); ok {
 		t.Fatal("a search since before what the list forgot was accepted")
 	}
+	last := uint64(10 + maxWritten)
 	if ids, ok := w.after(last); !ok || !slices.Equal(ids["A"], []string{fmt.Sprint(maxWritten)}) {
 		t.Fatalf("after %d: %v, %v", last, ids, ok)
+	}
+	ids, ok = w.after(forgot)
+	if !ok || len(ids["A"]) != maxWritten/2+1 || ids["A"][0] != fmt.Sprint(maxWritten/2) {
+		t.Fatalf("after %d, the newer half kept: %d ids, %v", forgot, len(ids["A"]), ok)
 	}
 }
