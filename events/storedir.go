@@ -41,27 +41,41 @@ func prepareStoreDir(dir string) error {
 // (a FIFO, a directory: never a new store's, even alone); an error
 // wrapping fs.ErrNotExist when the directory is missing or holds nothing.
 func RequireLog(dir string) error {
-	st, err := os.Stat(filepath.Join(dir, LogFileName))
+	path := filepath.Join(dir, LogFileName)
+	st, err := os.Stat(path)
 	if err == nil && st.Mode().IsRegular() && st.Size() > 0 {
 		return nil
 	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	kind := ""
+	switch {
+	case err == nil:
+		kind = FileKind(st.Mode())
+	case !errors.Is(err, fs.ErrNotExist) && isLink(path):
+		kind = unfollowableLink // a loop, or a target it may not reach
+	case !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("stat log: %w", err)
 	}
 	found, storeFiles, ferr := storeDirEntries(dir)
-	kind := ""
-	if st != nil {
-		kind = FileKind(st.Mode())
-	}
 	switch {
 	case ferr != nil:
 		return ferr
-	case st == nil && restoreLeft(found):
+	case kind == "" && st == nil && restoreLeft(found):
 		return &RestoreIncompleteError{Dir: dir, Found: found, Running: restoreRunning(found)}
 	case len(found) > 0 || kind != "": // a log.db that is not a file is never a new store's
-		return &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil, Kind: kind, StoreFiles: storeFiles || st != nil}
+		return &StoreLogMissingError{Dir: dir, Found: found, Empty: st != nil, Kind: kind,
+			StoreFiles: storeFiles || st != nil || kind != ""}
 	}
 	return fmt.Errorf("%s has no %s: %w", dir, LogFileName, fs.ErrNotExist)
+}
+
+// unfollowableLink is the kind of a log.db that is a symbolic link its
+// stat cannot follow.
+const unfollowableLink = "symbolic link that cannot be followed"
+
+// isLink reports whether path itself is a symbolic link.
+func isLink(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Mode()&fs.ModeSymlink != 0
 }
 
 // storeFilePrefixes name what a store creates in its directory besides

@@ -140,7 +140,7 @@ func TestI26_ARestoreUnderWayIsNotNamedInterrupted(t *testing.T) {
 	}
 }
 
-// A log.db that is not a file (a FIFO, a directory), beside a store's
+// A log.db that is not a file (a FIFO, a directory, a link that loops), beside a store's
 // other files or alone, is the store's missing log, named for what it
 // is: the writer does not open it (a FIFO would hang the open, and alone
 // it was taken for a new store's: "has no log.db", then opened), nothing
@@ -150,6 +150,8 @@ func TestI26_ALogThatIsNotAFileIsNamedSoAndNotOpened(t *testing.T) {
 	kinds := map[string]func(path string) error{
 		"FIFO":      func(path string) error { return syscall.Mkfifo(path, 0o600) },
 		"directory": func(path string) error { return os.Mkdir(path, 0o700) },
+		// a link to itself: its stat loops
+		"symbolic link that cannot be followed": func(path string) error { return os.Symlink(LogFileName, path) },
 	}
 	for kind, create := range kinds {
 		for _, alone := range []bool{false, true} {
