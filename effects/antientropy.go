@@ -35,13 +35,12 @@ func (d *Dispatcher) antiEntropy(ctx context.Context, scheduled bool) (map[strin
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fenced(err)
 	}
-	all := unmigrating(d.cfg.Layouts, rowTabs(d.cfg.Workbook.Schema()))
+	tabs := d.ae.pick(unmigrating(d.cfg.Layouts, rowTabs(d.cfg.Workbook.Schema())), d.cfg.ReconcileRows)
 	if scheduled {
 		var deferred int
-		all, deferred = d.ae.atRest(all, max(d.cfg.MaxBatch, minBusy), d.cfg.Clock.Now())
+		tabs, deferred = d.ae.atRest(tabs, d.busyWrites(), d.cfg.ReconcileInterval, d.cfg.Clock.Now())
 		d.C.Deferred.Add(int64(deferred))
 	}
-	tabs := d.ae.pick(all, d.cfg.ReconcileRows)
 	if len(tabs) == 0 {
 		return nil, nil
 	}
@@ -72,9 +71,19 @@ func (d *Dispatcher) antiEntropy(ctx context.Context, scheduled bool) (map[strin
 		if err != nil {
 			return out, fenced(err)
 		}
+		d.ae.compared(tab)
 		out[tab] = rep
 	}
 	return out, nil
+}
+
+// busyWrites is how many rows written to a tab between two scheduled
+// passes make it one being filled: a batch's worth (never fewer than
+// minBusy) per default reconciliation period, so a longer period needs
+// as many more.
+func (d *Dispatcher) busyWrites() int {
+	periods := max(1, int(d.cfg.ReconcileInterval/DefaultReconcileInterval))
+	return max(d.cfg.MaxBatch, minBusy) * periods
 }
 
 // recreate creates again, empty and with their header, the tabs a person
@@ -197,63 +206,74 @@ func rowTabs(s *layout.Schema) []string {
 }
 
 // maxDeferral is how long scheduled anti-entropy passes may leave a tab
-// out while it is being filled: the first pass after it compares the
-// tab however busy.
+// out while it is being filled: once it is that long since a pass first
+// left it out, the next pass that picks it compares it however busy.
 const maxDeferral = 5 * time.Minute
 
-// minBusy is the fewest effects claimed for a tab between two scheduled
-// passes that make it one being filled, whatever the batch size: a
-// store's ordinary traffic never defers a comparison.
+// minBusy is the fewest rows written to a tab between two scheduled
+// passes (at the default period) that make it one being filled,
+// whatever the batch size: a store's ordinary traffic never defers a
+// comparison.
 const minBusy = 1000
 
 // entropyCursor is which row tabs the next anti-entropy pass reads, and
-// what the pass loop claimed of each since the last scheduled pass.
+// what the dispatcher wrote to each since the last scheduled pass.
 type entropyCursor struct {
 	mu      sync.Mutex
 	next    int                  // index of the first tab of the next pass
 	rows    map[string]int       // each tab's data rows at its last read
-	claimed map[string]int       // effects claimed for each tab since the last scheduled pass
-	since   map[string]time.Time // when scheduled passes began to leave each tab out
+	written map[string]int       // rows written to each tab since the last scheduled pass
+	since   map[string]time.Time // when a scheduled pass first left each tab out, until one compares it
 }
 
-// claimedFor counts a pass's claimed effects by tab.
-func (c *entropyCursor) claimedFor(fx []aggregates.Effect) {
+// wrote counts a row written to tab (an effect applied).
+func (c *entropyCursor) wrote(tab string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.claimed == nil {
-		c.claimed = map[string]int{}
+	if c.written == nil {
+		c.written = map[string]int{}
 	}
-	for _, f := range fx {
-		c.claimed[f.Target.Tab]++
-	}
+	c.written[tab]++
 }
 
-// atRest returns the tabs of all a scheduled pass at now compares, and
-// how many it leaves out: a tab the pass loop claimed at least busy
-// effects of since the last scheduled pass is being filled (a backfill,
-// a bulk load), its rows read now a moving target that costs a whole
-// read and a comparison of a partly written tab; it waits for a pass
-// after the writes ease, for at most maxDeferral. The counts start again.
-func (c *entropyCursor) atRest(all []string, busy int, now time.Time) (out []string, deferred int) {
+// atRest returns the tabs a scheduled pass at now compares of those it
+// picked, and how many it leaves out: a tab busy rows were written to
+// since the last scheduled pass is being filled (a backfill, a bulk
+// load), its rows read now a moving target that costs a whole read and
+// a comparison of a partly written tab; it waits for a pass after the
+// writes ease, or maxDeferral from the first pass that left it out (the
+// pass that picks it then compares it). A period of maxDeferral or more
+// leaves nothing out. The counts start again.
+func (c *entropyCursor) atRest(picked []string, busy int, period time.Duration, now time.Time) (out []string, deferred int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer clear(c.written)
+	if period >= maxDeferral {
+		return picked, 0
+	}
 	if c.since == nil {
 		c.since = map[string]time.Time{}
 	}
-	for _, tab := range all {
+	for _, tab := range picked {
 		since, waiting := c.since[tab]
-		if c.claimed[tab] >= busy && (!waiting || now.Sub(since) < maxDeferral) {
+		if c.written[tab] >= busy && (!waiting || now.Sub(since) < maxDeferral) {
 			if !waiting {
 				c.since[tab] = now
 			}
 			deferred++
 			continue
 		}
-		delete(c.since, tab)
 		out = append(out, tab)
 	}
-	clear(c.claimed)
 	return out, deferred
+}
+
+// compared records that a pass compared tab: a pass may leave it out
+// for a new maxDeferral.
+func (c *entropyCursor) compared(tab string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.since, tab)
 }
 
 // sizes are the tabs' data rows at their last read.
@@ -339,6 +359,7 @@ func (d *Dispatcher) antiEntropyKnown(ctx context.Context, tabs []string) (map[s
 		if err != nil {
 			return out, true, fenced(err)
 		}
+		d.ae.compared(tab)
 		out[tab] = rep
 	}
 	return out, true, nil

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/hikoutei/hikoutei-go/aggregates"
 )
 
 // A pass reads tabs in turn up to the row budget (at least one tab), so a
@@ -38,23 +36,22 @@ func TestI28_AntiEntropyReadsTabsInTurnWithinItsRowBudget(t *testing.T) {
 	}
 }
 
-// A tab claimed for at least busy effects since the last scheduled pass
-// is left out, for at most maxDeferral; a quiet one never is.
+// A tab busy rows were written to since the last scheduled pass is left
+// out until maxDeferral after the first pass that left it out; a quiet
+// one never is; a period of maxDeferral or more leaves nothing out.
 func TestI28_AtRestLeavesOutATabBeingFilledForAtMostMaxDeferral(t *testing.T) {
 	var c entropyCursor
-	claim := func(tab string, n int) {
-		fx := make([]aggregates.Effect, n)
-		for i := range fx {
-			fx[i].Target.Tab = tab
+	write := func(tab string, n int) {
+		for range n {
+			c.wrote(tab)
 		}
-		c.claimedFor(fx)
 	}
 	t0 := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	tabs := []string{"Busy", "Quiet"}
 	for at := time.Duration(0); at <= maxDeferral; at += time.Minute {
-		claim("Busy", 10)
-		claim("Quiet", 9)
-		got, deferred := c.atRest(tabs, 10, t0.Add(at))
+		write("Busy", 10)
+		write("Quiet", 9)
+		got, deferred := c.atRest(tabs, 10, time.Minute, t0.Add(at))
 		want := []string{"Quiet"}
 		if at == maxDeferral {
 			want = tabs
@@ -63,11 +60,49 @@ func TestI28_AtRestLeavesOutATabBeingFilledForAtMostMaxDeferral(t *testing.T) {
 			t.Fatalf("pass at +%v: compares %v (%d deferred), want %v", at, got, deferred, want)
 		}
 	}
-	claim("Busy", 10)
-	if got, _ := c.atRest(tabs, 10, t0.Add(maxDeferral+time.Minute)); !slices.Equal(got, []string{"Quiet"}) {
-		t.Fatalf("after a compared pass the busy tab waits again: %v", got)
+	write("Busy", 10)
+	if got, _ := c.atRest(tabs, 10, time.Minute, t0.Add(maxDeferral+time.Minute)); !slices.Equal(got, tabs) {
+		t.Fatalf("an overdue tab not yet compared was left out again: %v", got)
 	}
-	if got, _ := c.atRest(tabs, 10, t0.Add(maxDeferral+2*time.Minute)); !slices.Equal(got, tabs) {
+	c.compared("Busy")
+	write("Busy", 10)
+	if got, _ := c.atRest(tabs, 10, time.Minute, t0.Add(maxDeferral+2*time.Minute)); !slices.Equal(got, []string{"Quiet"}) {
+		t.Fatalf("after a comparison the busy tab waits again: %v", got)
+	}
+	if got, _ := c.atRest(tabs, 10, time.Minute, t0.Add(maxDeferral+3*time.Minute)); !slices.Equal(got, tabs) {
 		t.Fatalf("a pass after the writes eased: %v, want every tab", got)
+	}
+	write("Busy", 10)
+	if got, _ := c.atRest(tabs, 10, maxDeferral, t0.Add(maxDeferral+4*time.Minute)); !slices.Equal(got, tabs) {
+		t.Fatalf("a period of maxDeferral left %v", got)
+	}
+}
+
+// A tab that takes a pass of its own (larger than the row budget) and is
+// busy throughout is still compared within maxDeferral and a turn of the
+// tabs: a pass leaves out only what it picked, and an overdue tab stays
+// overdue until a pass compares it.
+func TestI28_ABusyTabLargerThanTheBudgetIsComparedInItsTurn(t *testing.T) {
+	var c entropyCursor
+	all := []string{"Airport_System", "City_System"}
+	c.sized("Airport_System", 30_000)
+	c.sized("City_System", 171_075)
+	t0 := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	last, gap := t0, time.Duration(0) // gaps from the start
+	end := t0.Add(2 * time.Hour)
+	for now := t0; !now.After(end); now = now.Add(30 * time.Second) {
+		for range 10_000 {
+			c.wrote("City_System")
+		}
+		tabs, _ := c.atRest(c.pick(all, 50_000), 10_000, 30*time.Second, now)
+		for _, tab := range tabs {
+			c.compared(tab)
+			if tab == "City_System" {
+				gap, last = max(gap, now.Sub(last)), now
+			}
+		}
+	}
+	if gap = max(gap, end.Sub(last)); gap > maxDeferral+time.Minute {
+		t.Fatalf("City_System compared last at %v, longest gap %v: want within %v and a turn", last, gap, maxDeferral)
 	}
 }

@@ -166,7 +166,7 @@ func (c *Counters) Totals() map[string]int64 {
 		"applied": c.Applied.Load(), "uncertain": c.Uncertain.Load(), "failed": c.Failed.Load(), "retried": c.Retried.Load(),
 		"conflicts": c.Conflicts.Load(), "probes": c.Probes.Load(), "superseded": c.Superseded.Load(), "backfilled": c.Backfilled.Load(),
 		"repaired": c.Repaired.Load(), "misdirected": c.Misdirected.Load(), "notes": c.Notes.Load(),
-		"deferred": c.Deferred.Load()}
+		"tabs_deferred": c.Deferred.Load()}
 }
 
 // Dispatcher moves effects from the outbox to one spreadsheet.
@@ -437,7 +437,6 @@ func (d *Dispatcher) pass(ctx context.Context, pipelined bool) (bool, error) {
 		return false, errors.Join(err, d.sendNotes(ctx, notes), d.awaitSettle())
 	}
 	d.C.Claimed.Add(int64(len(claimed)))
-	d.ae.claimedFor(claimed)
 	failpoint.Inject(failpoint.DispatchAfterClaim)
 	if pipelined && len(claimed) == size {
 		d.prefetch(size)
@@ -818,6 +817,7 @@ func (d *Dispatcher) outcome(c aggregates.Effect, r sheetsio.OpResult) aggregate
 	switch r.Status {
 	case sheetsio.StatusApplied, sheetsio.StatusUnchanged:
 		d.C.Applied.Add(1)
+		d.ae.wrote(c.Target.Tab)
 		o.Kind, o.WrittenHash, o.Unwritable = aggregates.OutcomeApplied, r.WrittenHash, unwritable(r.Marked)
 	case sheetsio.StatusUncertain:
 		d.C.Uncertain.Add(1)

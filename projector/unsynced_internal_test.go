@@ -53,3 +53,25 @@ func TestWrittenLogListsEveryWriteOrForgetsWhatItDrops(t *testing.T) {
 		t.Fatalf("after %d, the newer half kept: %d ids, %v", forgot, len(ids["A"]), ok)
 	}
 }
+
+// Forgetting the older half in the middle of one seq's writes (an event
+// writing two entity states): the seq becomes the list's start, a search
+// since before it is refused, and one since it lists every later write.
+func TestWrittenLogForgetsOlderHalfAcrossOneSeq(t *testing.T) {
+	var w writtenLog
+	seqOf := func(i int) uint64 { return uint64(i+1) / 2 } // 0; 1, 1; 2, 2; …
+	for i := range maxWritten + 1 {
+		w.note(seqOf(i), "A", fmt.Sprint(i))
+	}
+	split := seqOf(maxWritten/2 - 1)
+	if seqOf(maxWritten/2) != split {
+		t.Fatalf("the split is not inside one seq: %d, %d", split, seqOf(maxWritten/2))
+	}
+	if _, ok := w.after(split - 1); ok {
+		t.Fatal("a search since before the forgotten writes was accepted")
+	}
+	ids, ok := w.after(split)
+	if !ok || len(ids["A"]) != maxWritten/2 || ids["A"][0] != fmt.Sprint(maxWritten/2+1) {
+		t.Fatalf("after %d: %d ids, %v", split, len(ids["A"]), ok)
+	}
+}
