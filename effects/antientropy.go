@@ -35,11 +35,14 @@ func (d *Dispatcher) antiEntropy(ctx context.Context, scheduled bool) (map[strin
 	if err := d.cfg.Outbox.Renew(); err != nil {
 		return nil, fenced(err)
 	}
-	tabs := d.ae.pick(unmigrating(d.cfg.Layouts, rowTabs(d.cfg.Workbook.Schema())), d.cfg.ReconcileRows)
+	all := unmigrating(d.cfg.Layouts, rowTabs(d.cfg.Workbook.Schema()))
+	var tabs []string
 	if scheduled {
 		var deferred int
-		tabs, deferred = d.ae.atRest(tabs, d.busyWrites(), d.cfg.ReconcileInterval, d.cfg.Clock.Now())
+		tabs, deferred = d.ae.choose(all, d.cfg.ReconcileRows, d.busyWrites(), d.cfg.ReconcileInterval, d.cfg.Clock.Now())
 		d.C.Deferred.Add(int64(deferred))
+	} else {
+		tabs = d.ae.pick(all, d.cfg.ReconcileRows)
 	}
 	if len(tabs) == 0 {
 		return nil, nil
@@ -71,7 +74,7 @@ func (d *Dispatcher) antiEntropy(ctx context.Context, scheduled bool) (map[strin
 		if err != nil {
 			return out, fenced(err)
 		}
-		d.ae.compared(tab)
+		d.ae.compared(tab, d.cfg.Clock.Now()) // a blocked tab too: its writes wait, none is counted
 		out[tab] = rep
 	}
 	return out, nil
@@ -80,7 +83,7 @@ func (d *Dispatcher) antiEntropy(ctx context.Context, scheduled bool) (map[strin
 // busyWrites is how many rows written to a tab between two scheduled
 // passes make it one being filled: a batch's worth (never fewer than
 // minBusy) per default reconciliation period, so a longer period needs
-// as many more.
+// as many more (a shorter one needs the same).
 func (d *Dispatcher) busyWrites() int {
 	periods := max(1, int(d.cfg.ReconcileInterval/DefaultReconcileInterval))
 	return max(d.cfg.MaxBatch, minBusy) * periods
@@ -205,9 +208,9 @@ func rowTabs(s *layout.Schema) []string {
 	return out
 }
 
-// maxDeferral is how long scheduled anti-entropy passes may leave a tab
-// out while it is being filled: once it is that long since a pass first
-// left it out, the next pass that picks it compares it however busy.
+// maxDeferral is the longest a tab goes uncompared because scheduled
+// anti-entropy passes left it out while it was being filled (a turn of
+// the tabs within the row budget may add to it).
 const maxDeferral = 5 * time.Minute
 
 // minBusy is the fewest rows written to a tab between two scheduled
@@ -223,7 +226,7 @@ type entropyCursor struct {
 	next    int                  // index of the first tab of the next pass
 	rows    map[string]int       // each tab's data rows at its last read
 	written map[string]int       // rows written to each tab since the last scheduled pass
-	since   map[string]time.Time // when a scheduled pass first left each tab out, until one compares it
+	last    map[string]time.Time // when a pass last compared each tab (or first left it out, before one did)
 }
 
 // wrote counts a row written to tab (an effect applied).
@@ -236,14 +239,22 @@ func (c *entropyCursor) wrote(tab string) {
 	c.written[tab]++
 }
 
-// atRest returns the tabs a scheduled pass at now compares of those it
-// picked, and how many it leaves out: a tab busy rows were written to
-// since the last scheduled pass is being filled (a backfill, a bulk
-// load), its rows read now a moving target that costs a whole read and
-// a comparison of a partly written tab; it waits for a pass after the
-// writes ease, or maxDeferral from the first pass that left it out (the
-// pass that picks it then compares it). A period of maxDeferral or more
-// leaves nothing out. The counts start again.
+// choose returns the tabs a scheduled pass at now compares, of those
+// its turn picks within budget rows (pick), and how many of those it
+// leaves out (atRest).
+func (c *entropyCursor) choose(all []string, budget, busy int, period time.Duration, now time.Time) ([]string, int) {
+	return c.atRest(c.pick(all, budget), busy, period, now)
+}
+
+// atRest returns the tabs of picked a scheduled pass at now compares,
+// and how many it leaves out: a tab busy rows were written to since the
+// last scheduled pass is being filled (a backfill, a bulk load), its
+// rows read now a moving target that costs a whole read and a
+// comparison of a partly written tab; it waits for a pass after the
+// writes ease, unless the next pass (a period later) would come more
+// than maxDeferral after the tab was last compared (or first left out).
+// A period of maxDeferral or more leaves nothing out. The counts start
+// again.
 func (c *entropyCursor) atRest(picked []string, busy int, period time.Duration, now time.Time) (out []string, deferred int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -251,29 +262,35 @@ func (c *entropyCursor) atRest(picked []string, busy int, period time.Duration, 
 	if period >= maxDeferral {
 		return picked, 0
 	}
-	if c.since == nil {
-		c.since = map[string]time.Time{}
+	if c.last == nil {
+		c.last = map[string]time.Time{}
 	}
 	for _, tab := range picked {
-		since, waiting := c.since[tab]
-		if c.written[tab] >= busy && (!waiting || now.Sub(since) < maxDeferral) {
-			if !waiting {
-				c.since[tab] = now
-			}
-			deferred++
+		if c.written[tab] < busy {
+			out = append(out, tab)
 			continue
 		}
-		out = append(out, tab)
+		last, known := c.last[tab]
+		if !known {
+			last, c.last[tab] = now, now
+		}
+		if now.Add(period).Sub(last) > maxDeferral {
+			out = append(out, tab)
+			continue
+		}
+		deferred++
 	}
 	return out, deferred
 }
 
-// compared records that a pass compared tab: a pass may leave it out
-// for a new maxDeferral.
-func (c *entropyCursor) compared(tab string) {
+// compared records that a pass compared tab at now.
+func (c *entropyCursor) compared(tab string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.since, tab)
+	if c.last == nil {
+		c.last = map[string]time.Time{}
+	}
+	c.last[tab] = now
 }
 
 // sizes are the tabs' data rows at their last read.
@@ -359,7 +376,7 @@ func (d *Dispatcher) antiEntropyKnown(ctx context.Context, tabs []string) (map[s
 		if err != nil {
 			return out, true, fenced(err)
 		}
-		d.ae.compared(tab)
+		d.ae.compared(tab, d.cfg.Clock.Now())
 		out[tab] = rep
 	}
 	return out, true, nil

@@ -37,8 +37,9 @@ func TestI28_AntiEntropyReadsTabsInTurnWithinItsRowBudget(t *testing.T) {
 }
 
 // A tab busy rows were written to since the last scheduled pass is left
-// out until maxDeferral after the first pass that left it out; a quiet
-// one never is; a period of maxDeferral or more leaves nothing out.
+// out while the next pass comes within maxDeferral of its last comparison
+// (or of the first pass that left it out); a quiet one never is; a
+// period of maxDeferral or more leaves nothing out.
 func TestI28_AtRestLeavesOutATabBeingFilledForAtMostMaxDeferral(t *testing.T) {
 	var c entropyCursor
 	write := func(tab string, n int) {
@@ -62,9 +63,9 @@ func TestI28_AtRestLeavesOutATabBeingFilledForAtMostMaxDeferral(t *testing.T) {
 	}
 	write("Busy", 10)
 	if got, _ := c.atRest(tabs, 10, time.Minute, t0.Add(maxDeferral+time.Minute)); !slices.Equal(got, tabs) {
-		t.Fatalf("an overdue tab not yet compared was left out again: %v", got)
+		t.Fatalf("an overdue tab not compared since was left out again: %v", got)
 	}
-	c.compared("Busy")
+	c.compared("Busy", t0.Add(maxDeferral+time.Minute))
 	write("Busy", 10)
 	if got, _ := c.atRest(tabs, 10, time.Minute, t0.Add(maxDeferral+2*time.Minute)); !slices.Equal(got, []string{"Quiet"}) {
 		t.Fatalf("after a comparison the busy tab waits again: %v", got)
@@ -94,9 +95,9 @@ func TestI28_ABusyTabLargerThanTheBudgetIsComparedInItsTurn(t *testing.T) {
 		for range 10_000 {
 			c.wrote("City_System")
 		}
-		tabs, _ := c.atRest(c.pick(all, 50_000), 10_000, 30*time.Second, now)
+		tabs, _ := c.choose(all, 50_000, 10_000, 30*time.Second, now)
 		for _, tab := range tabs {
-			c.compared(tab)
+			c.compared(tab, now)
 			if tab == "City_System" {
 				gap, last = max(gap, now.Sub(last)), now
 			}
@@ -104,5 +105,26 @@ func TestI28_ABusyTabLargerThanTheBudgetIsComparedInItsTurn(t *testing.T) {
 	}
 	if gap = max(gap, end.Sub(last)); gap > maxDeferral+time.Minute {
 		t.Fatalf("City_System compared last at %v, longest gap %v: want within %v and a turn", last, gap, maxDeferral)
+	}
+}
+
+// A tab is busy at a batch's worth of rows (never fewer than minBusy)
+// per default period, a longer period needing as many more.
+func TestBusyWritesScaleWithTheReconciliationPeriod(t *testing.T) {
+	for _, c := range []struct {
+		batch  int
+		period time.Duration
+		want   int
+	}{
+		{10_000, DefaultReconcileInterval, 10_000},
+		{10_000, 5 * time.Second, 10_000},
+		{200, DefaultReconcileInterval, minBusy},
+		{10_000, 2 * time.Minute, 40_000},
+		{200, 90 * time.Second, 3 * minBusy},
+	} {
+		d := &Dispatcher{cfg: Config{MaxBatch: c.batch, ReconcileInterval: c.period}}
+		if got := d.busyWrites(); got != c.want {
+			t.Errorf("batch %d, period %v: %d rows, want %d", c.batch, c.period, got, c.want)
+		}
 	}
 }

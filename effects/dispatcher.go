@@ -817,7 +817,9 @@ func (d *Dispatcher) outcome(c aggregates.Effect, r sheetsio.OpResult) aggregate
 	switch r.Status {
 	case sheetsio.StatusApplied, sheetsio.StatusUnchanged:
 		d.C.Applied.Add(1)
-		d.ae.wrote(c.Target.Tab)
+		if r.Status == sheetsio.StatusApplied { // a row the sheet already showed changed nothing
+			d.ae.wrote(c.Target.Tab)
+		}
 		o.Kind, o.WrittenHash, o.Unwritable = aggregates.OutcomeApplied, r.WrittenHash, unwritable(r.Marked)
 	case sheetsio.StatusUncertain:
 		d.C.Uncertain.Add(1)

@@ -41,7 +41,7 @@ var (
 	descProbes       = newDesc("hikoutei_dispatcher_probes_total", "Probes of effects whose delivery was uncertain.")
 	descNotes        = newDesc("hikoutei_dispatcher_notes_total", "Cell notes written or removed.")
 	descReconciled   = newDesc("hikoutei_reconcile_effects_total", "Effects reconciliation acted on, by action (superseded: terminal failures replaced; backfilled: unsent rows queued; repaired: anti-entropy corrections queued).", "action")
-	descAEDeferred   = newDesc("hikoutei_reconcile_tabs_deferred_total", "Tabs a scheduled anti-entropy pass left for a later pass because they were being filled (a batch's worth of effects applied to the tab since the previous pass; for five minutes at most).")
+	descAEDeferred   = newDesc("hikoutei_reconcile_tabs_deferred_total", "Tabs a scheduled anti-entropy pass left for a later pass because they were being filled (a batch's worth of rows written to the tab since the previous pass; never more than five minutes after its last comparison).")
 	descSyncState    = newDesc("hikoutei_sync_state", "Sync health of each tab: 1 for its current state (ok, behind, diverged, blocked), 0 for the others.", "tab", "state")
 	descSyncBlocked  = newDesc("hikoutei_sync_blocked", "1 for each blocked tab, with the reason code (e.g. credentials_rejected, access_denied, quota).", "tab", "reason")
 	descSyncPending  = newDesc("hikoutei_sync_pending_effects", "Effects of the tab not settled yet.", "tab")
