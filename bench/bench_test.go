@@ -97,6 +97,10 @@ type emu struct {
 	closer func()
 }
 
+// rawBodyBytes bounds the raw client's values.batchUpdate bodies: the
+// 2 MB Google recommends.
+const rawBodyBytes = 2 << 20
+
 // googleEmulator returns the runner's emulator (HIKOUTEI_BENCH_EMULATOR) or
 // a fresh in-process one, with Google's latency and quota model.
 func googleEmulator(b *testing.B, sheet string) *emu {
@@ -107,7 +111,8 @@ func googleEmulator(b *testing.B, sheet string) *emu {
 	if u := os.Getenv(config.EnvBenchEmulator); u != "" {
 		return &emu{url: u, sheet: sheet, closer: func() {}}
 	}
-	e := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota()})
+	e := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota(),
+		MaxRequestBytes: emulator.GoogleMaxRequestBytes})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -406,7 +411,7 @@ func rawWriteRows(b *testing.B, svc *sheets.Service, sheet, tab, lastCol string,
 	for i := range n {
 		r := row(i)
 		js, _ := json.Marshal(r)
-		if size+len(js)+1 > gsheets.DefaultMaxBatchBytes-4096 {
+		if size+len(js)+1 > rawBodyBytes-4096 {
 			flush()
 		}
 		rows = append(rows, r)

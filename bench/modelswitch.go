@@ -73,7 +73,8 @@ func (m *ModelSwitch) Google() error {
 	if err := m.emu.Save(&state); err != nil {
 		return err
 	}
-	g := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota()})
+	g := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota(),
+		MaxRequestBytes: emulator.GoogleMaxRequestBytes})
 	if err := g.Load(&state); err != nil {
 		return err
 	}

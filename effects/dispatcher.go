@@ -23,10 +23,11 @@ import (
 const DefaultReconcileInterval = 30 * time.Second
 
 // DefaultMaxBatch is how many effects a pass claims at most when
-// Config.MaxBatch is zero: enough to fill about two 2 MB batchUpdate
-// bodies with rows of a few hundred bytes (the provider chunks by bytes),
-// so a backlog goes out in full bodies, one write request each, instead of
-// a body about a third full (2,000 city-sized effects: 0.75 MB) each.
+// Config.MaxBatch is zero: about 4 MB of city-sized rows, half of one
+// batchUpdate body (the provider chunks by bytes, up to 8 MiB), so a
+// backlog goes out in few write requests, instead of a body of 2,000
+// city-sized effects (0.75 MB) each; a larger pass would hold more of the
+// backlog in memory at once.
 const DefaultMaxBatch = 10000
 
 // Config configures a Dispatcher for one spreadsheet.

@@ -26,7 +26,7 @@ import (
 const (
 	defaultFakeSheetsAddr   = "127.0.0.1:8787"
 	defaultSaveInterval     = 10 * time.Second
-	defaultMaxRequestBytes  = 64 << 20
+	defaultMaxRequestBytes  = emulator.GoogleMaxRequestBytes
 	fakeSheetsShutdownGrace = 5 * time.Second
 )
 
@@ -105,7 +105,7 @@ Exit 0 after a clean shutdown, 1 when the server or the state file failed,
 	f.DurationVar(&cfg.saveInterval, "save-interval", defaultSaveInterval, "how often to save --state while serving (0: only at shutdown)")
 	f.BoolVar(&cfg.googleLatency, "google-latency", false, "add Google-like latency to every request")
 	f.BoolVar(&cfg.googleQuota, "google-quota", false, "enforce Google's per-minute read and write quotas (429 RESOURCE_EXHAUSTED)")
-	f.Int64Var(&cfg.maxRequestBytes, "max-request-bytes", defaultMaxRequestBytes, "reject larger request bodies with 413 (0: no limit)")
+	f.Int64Var(&cfg.maxRequestBytes, "max-request-bytes", defaultMaxRequestBytes, "reject larger request bodies with 400, as Google does over its 10 MiB limit (0: no limit)")
 	f.StringArrayVar(&cfg.allowHosts, "allow-host", nil, "also accept requests whose Host header names NAME (e.g. a container's service name; repeatable)")
 	f.StringArrayVar(&cfg.deny, "deny", nil, "answer 403 PERMISSION_DENIED for this spreadsheet id, as if it were not shared (repeatable)")
 	return cmd

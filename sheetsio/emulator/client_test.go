@@ -232,8 +232,8 @@ func TestEmulatorC09_RequestOverSizeLimitRejected(t *testing.T) {
 		big[i] = []any{"0123456789abcdef", i}
 	}
 	_, err := svc.Spreadsheets.Values.Update(id, "Sheet1!A1", &sheets.ValueRange{Values: big}).ValueInputOption("RAW").Do()
-	if apiCode(t, err) != 413 {
-		t.Fatalf("want 413, got %v", err)
+	if apiCode(t, err) != 400 || !strings.Contains(err.Error(), "Request payload size exceeds the limit: 1024 bytes.") {
+		t.Fatalf("want Google's 400 for a payload over the limit, got %v", err)
 	}
 	small := &sheets.ValueRange{Values: rows([]any{"ok"})}
 	if _, err := svc.Spreadsheets.Values.Update(id, "Sheet1!A1", small).ValueInputOption("RAW").Do(); err != nil {

@@ -40,9 +40,10 @@
 // Models and faults, all off by default: Latency (GoogleLatency preset),
 // Quota (GoogleQuota preset, sliding one-minute window, injectable Clock),
 // scripted faults (ScriptFaults; FaultInterleave runs a Person's edit
-// between a request's arrival and its application) and seeded random campaigns
-// (SetFaultRates), MaxRequestBytes (413), Deny (403 PERMISSION_DENIED for
-// a spreadsheet not shared with the caller). Callers (caller.go) are Google
+// between a request's arrival and its application) and seeded random
+// campaigns (SetFaultRates), MaxRequestBytes (400, as Google answers a body
+// over GoogleMaxRequestBytes), Deny (403 PERMISSION_DENIED for a
+// spreadsheet not shared with the caller). Callers (caller.go) are Google
 // users told apart by their bearer token (Caller builds a client for one):
 // each has its own per-user quota, Unshare denies one a spreadsheet (403)
 // and Revoke refuses its credentials (401). Counters count every received API

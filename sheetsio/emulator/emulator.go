@@ -44,7 +44,9 @@ type Options struct {
 	Quota *Quota
 	// Clock drives the quota window; nil means the system clock.
 	Clock Clock
-	// MaxRequestBytes rejects larger request bodies with 413; 0 = no limit.
+	// MaxRequestBytes rejects larger request bodies as Google rejects a
+	// body over GoogleMaxRequestBytes (400 INVALID_ARGUMENT "Request
+	// payload size exceeds the limit: N bytes."); 0 = no limit.
 	MaxRequestBytes int64
 	// Seed seeds the RNG of random fault campaigns (see SetFaultRates).
 	Seed int64

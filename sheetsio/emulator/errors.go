@@ -53,8 +53,9 @@ var (
 	ErrUnknownRequest = &Error{Code: "emulator_unknown_request", HTTPStatus: 400, Status: "INVALID_ARGUMENT", Reason: "badRequest"}
 	// ErrQuotaExceeded: the quota model rejected the request (HTTP 429 RESOURCE_EXHAUSTED).
 	ErrQuotaExceeded = &Error{Code: "emulator_quota_exceeded", HTTPStatus: 429, Status: "RESOURCE_EXHAUSTED", Reason: "rateLimitExceeded"}
-	// ErrPayloadTooLarge: the request body is over Options.MaxRequestBytes (HTTP 413).
-	ErrPayloadTooLarge = &Error{Code: "emulator_payload_too_large", HTTPStatus: 413, Status: "INVALID_ARGUMENT", Reason: "badRequest"}
+	// ErrPayloadTooLarge: the request body is over Options.MaxRequestBytes
+	// (HTTP 400, as Google answers a body over its limit).
+	ErrPayloadTooLarge = &Error{Code: "emulator_payload_too_large", HTTPStatus: 400, Status: "INVALID_ARGUMENT", Reason: "badRequest"}
 	// ErrForeignHost: the Host header does not name the emulator (a DNS
 	// rebinding attempt, or a name missing from Options.AllowedHosts); HTTP 403.
 	ErrForeignHost = &Error{Code: "emulator_foreign_host", HTTPStatus: 403, Status: "PERMISSION_DENIED", Reason: "forbidden"}

@@ -331,7 +331,7 @@ func TestHugeBodiesAreBoundedByMaxRequestBytes(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(body, []byte(`"code":413`)) {
+		if resp.StatusCode != http.StatusBadRequest || !bytes.Contains(body, []byte(`"code":400`)) || !bytes.Contains(body, []byte("payload size exceeds")) {
 			t.Fatalf("%s: %d %s", name, resp.StatusCode, body)
 		}
 	}

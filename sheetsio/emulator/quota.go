@@ -21,6 +21,11 @@ type Quota struct {
 	Window           time.Duration
 }
 
+// GoogleMaxRequestBytes is the largest request body Google accepts
+// (10 MiB); a larger one is answered 400 INVALID_ARGUMENT "Request payload
+// size exceeds the limit: 10485760 bytes." (Options.MaxRequestBytes).
+const GoogleMaxRequestBytes = 10 << 20
+
 // GoogleQuota returns Google's published limits: 60 reads and 60 writes per
 // minute per user, 300 each per minute per project.
 func GoogleQuota() *Quota {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,5 +225,51 @@ func TestRowsOfTheEarlierEncodingReadAsOwnWrites(t *testing.T) {
 	res = h.dispatch(w, sheetsio.Batch{Ops: updates})
 	for i := range updates {
 		h.wantStatus(res, i, sheetsio.StatusApplied)
+	}
+}
+
+// TestDefaultBodiesFitGooglesPayloadLimit: a backfill of more rows than
+// one default body holds goes to an emulator that refuses, as Google
+// does, a body over 10 MiB, in bodies of at most DefaultMaxBatchBytes
+// that it accepts whole: every row applied, one write request a body and
+// none refused for its size (a refused body is split in halves and
+// logged).
+func TestDefaultBodiesFitGooglesPayloadLimit(t *testing.T) {
+	testBodiesFitGooglesPayloadLimit(t, 0)
+}
+
+func testBodiesFitGooglesPayloadLimit(t *testing.T, maxBytes int) {
+	h := newHarness(t, emulator.Options{AutoCreate: true, MaxRequestBytes: emulator.GoogleMaxRequestBytes},
+		func(c *Config) { c.MaxBatchBytes = maxBytes })
+	s, err := layout.NewSchema(cityEntity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := h.provision(s)
+	spec, _ := s.Tab("City_System")
+	const rows = 56000 // about 24 MB of appendCells rows: three default bodies, two of 12 MiB
+	ops := make([]sheetsio.Op, rows)
+	for i := range ops {
+		vals := tabValues(spec, cityValues(i))
+		key := vals["key"].(string)
+		ops[i] = sheetsio.Op{ID: key, Tab: "City_System", Kind: sheetsio.OpAppend, Anchor: key, Values: vals,
+			Receipt: &sheetsio.Receipt{EffectID: fmt.Sprintf("fx%016x", i), PayloadHash: fmt.Sprintf("xxh64:%016x", i)}}
+	}
+	before := h.counters().Writes
+	res := h.dispatch(w, sheetsio.Batch{Ops: ops})
+	for i := range ops {
+		h.wantStatus(res, i, sheetsio.StatusApplied)
+	}
+	if strings.Contains(h.logs.String(), "split after size rejection") {
+		t.Fatal("a body was refused for its size and split")
+	}
+	if res.Chunks < 2 || res.BodyBytes > int64(res.Chunks)*DefaultMaxBatchBytes {
+		t.Fatalf("%d bodies of %d bytes in all: want at least two, none over %d", res.Chunks, res.BodyBytes, DefaultMaxBatchBytes)
+	}
+	if got := h.counters().Writes - before; got != int64(res.Chunks) {
+		t.Fatalf("%d write requests for %d bodies", got, res.Chunks)
+	}
+	if n := len(h.values("City_System")) - 1; n != rows {
+		t.Fatalf("%d rows in the tab, want %d", n, rows)
 	}
 }
