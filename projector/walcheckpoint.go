@@ -112,6 +112,18 @@ func (w *walCheckpointer) spaced(last time.Time) bool {
 	}
 }
 
+// now checkpoints at once, beside no background checkpoint (under mu).
+// A checkpoint the goroutine still owes afterwards finds nothing more to
+// copy, and writes nothing, unless the writer committed since.
+func (w *walCheckpointer) now() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.run(w.conn)
+}
+
 // nudge tells the goroutine that the writer committed; it never waits.
 func (w *walCheckpointer) nudge() {
 	if w != nil {

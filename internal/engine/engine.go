@@ -364,6 +364,12 @@ func (e *Engine) isClosed() bool {
 	return e.closed
 }
 
+// CheckpointReadModel copies the read model's write-ahead log into
+// read.sqlite now (Projector.CheckpointNow). A failure leaves the frames
+// in the log, where readers read them, and is tried again after the next
+// commit.
+func (e *Engine) CheckpointReadModel() error { return e.proj.CheckpointNow() }
+
 // Close stops the workers (they settle what they hold while the writer
 // still runs), then the writer (pending commits finish first), closes the
 // read model and releases the writer lease, removing lease.toml so another
