@@ -451,9 +451,9 @@ func open(ctx context.Context, dir string, opts Options, byType map[reflect.Type
 	}
 	s.openCheck() // upload litter removed, a first comparison reported by Health
 	// The open's own commits are copied into read.sqlite before Open
-	// returns, not by a background checkpoint landing later: a store
-	// opened and left alone writes nothing more (a failure is retried
-	// after the next commit, see CheckpointReadModel).
+	// returns, not by a background checkpoint landing later: read.sqlite
+	// is left alone until the next commit (a failure is retried after the
+	// next commit, see CheckpointReadModel).
 	_ = s.e.CheckpointReadModel()
 	return s, nil
 }

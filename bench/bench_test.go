@@ -373,8 +373,8 @@ func addTab(b *testing.B, svc *sheets.Service, sheet, title string, rows, cols i
 }
 
 // rawWrite writes the header and the cities' rows to tab with plain
-// values.batchUpdate calls, each body at most gsheets.DefaultMaxBatchBytes
-// (the provider's own limit): the fewest requests Google allows. It
+// values.batchUpdate calls, each body at most rawBodyBytes (the 2 MB
+// Google recommends). It
 // returns the convergence trace (rows written when each request returned).
 func rawWrite(b *testing.B, svc *sheets.Service, sheet, tab string, cities []City, start time.Time) []point {
 	return rawWriteRows(b, svc, sheet, tab, "G", cityHeader, len(cities), func(i int) []any { return cities[i].row() }, start)

@@ -25,8 +25,8 @@ const DefaultReconcileInterval = 30 * time.Second
 // DefaultMaxBatch is how many effects a pass claims at most when
 // Config.MaxBatch is zero: about 4 MB of city-sized rows, half of one
 // batchUpdate body (the provider chunks by bytes, up to 8 MiB), so a
-// backlog goes out in few write requests, instead of a body of 2,000
-// city-sized effects (0.75 MB) each; a larger pass would hold more of the
+// backlog goes out in few write requests (a pass of 2,000 city-sized
+// effects was a body of 0.75 MB); a larger pass would hold more of the
 // backlog in memory at once.
 const DefaultMaxBatch = 10000
 

@@ -455,16 +455,17 @@ func (p *Projector) Checkpoint() uint64 { return p.checkpoint }
 // Path is the read model's file path.
 func (p *Projector) Path() string { return p.path }
 
+// CheckpointNow copies the write-ahead log's committed frames into
+// read.sqlite now instead of in the background (a store's Open ends so:
+// the open's own commits are not copied by a checkpoint landing after
+// Open returned, so read.sqlite is left alone until the next commit).
+// Errors: the checkpoint's (a full disk, an I/O error; the frames stay in
+// the log).
+func (p *Projector) CheckpointNow() error { return p.wal.now() }
+
 // Close closes the writing connection (checkpointing the WAL); a
 // building read model's background sync, or a live one's background
 // checkpoints, are stopped first.
-// CheckpointNow copies the write-ahead log's committed frames into
-// read.sqlite now instead of in the background (a store's Open ends so:
-// a store opened and left alone writes nothing after Open returns, no
-// checkpoint owed for the open's own commits landing later). Errors: the
-// checkpoint's (a full disk, an I/O error; the frames stay in the log).
-func (p *Projector) CheckpointNow() error { return p.wal.now() }
-
 func (p *Projector) Close() error { return errors.Join(p.wb.stop(), p.wal.stop(), p.conn.Close()) }
 
 // Conn exposes the writing connection to packages that extend the read

@@ -26,7 +26,7 @@ type Wide struct {
 
 // TestC09_LargeBackfillIsChunkedSplitOnSizeErrorsAndResumesWithoutDuplicates
 // backfills 20,000 records × 8 fields through an emulator that rejects
-// bodies over 1 MB with 413, with a crash (close without settling) midway.
+// bodies over 1 MB (400, as Google refuses one over 10 MiB), with a crash (close without settling) midway.
 func TestC09_LargeBackfillIsChunkedSplitOnSizeErrorsAndResumesWithoutDuplicates(t *testing.T) {
 	sheet := serveSheet(t, emulator.New(emulator.Options{AutoCreate: true, MaxRequestBytes: 1 << 20}), nil, plainProvider)
 	dir := t.TempDir()

@@ -229,7 +229,7 @@ func TestC09_SizeRejectionSplitsTheBatch(t *testing.T) {
 		h.wantStatus(res, i, sheetsio.StatusApplied)
 	}
 	if res.Chunks < 3 {
-		t.Fatalf("chunks = %d; the 413 must have split the batch", res.Chunks)
+		t.Fatalf("chunks = %d; the size refusal must have split the batch", res.Chunks)
 	}
 	rows := h.values("Part_System")
 	if len(rows) != 401 {

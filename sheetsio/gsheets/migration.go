@@ -197,17 +197,17 @@ func migratedRows(snap *sheetsio.TabSnapshot, plan sheetsio.MigrationPlan, res *
 }
 
 // fillUnits writes the planned cells: per column, one updateCells per run
-// of consecutive rows that write it.
+// of consecutive rows that write it, cut every fillRunBytes.
 func fillUnits(sheetID int64, spec layout.TabSpec, rows []migratedRow) []*unit {
 	var out []*unit
 	for c := range spec.Columns {
 		var run []*sheets.RowData
-		start := 0
+		start, size := 0, 0
 		flush := func() {
 			if len(run) > 0 {
 				u := &unit{op: -1, order: orderUpdate, sheetID: sheetID, reqs: []*sheets.Request{updateCellsRequest(sheetID, start-1, c, run...)}}
 				u.measure()
-				out, run = append(out, u), nil
+				out, run, size = append(out, u), nil, 0
 			}
 		}
 		for i, r := range rows {
@@ -219,11 +219,28 @@ func fillUnits(sheetID int64, spec layout.TabSpec, rows []migratedRow) []*unit {
 					start = r.sheetRow
 				}
 				run = append(run, &sheets.RowData{Values: []*sheets.CellData{cellData(spec.Columns[c], r.cells[c])}})
+				if size += fillCellBytes(r.cells[c]); size >= fillRunBytes {
+					flush()
+				}
 			}
 		}
 		flush()
 	}
 	return out
+}
+
+// fillRunBytes bounds the cells of one fill unit (by fillCellBytes). A
+// unit is never split (a body refused for its size is split between
+// units), and a column filled on every row of a large tab is more than a
+// body may carry: 12 MB of updateCells on 171,075 rows, where Google
+// refuses a body over 10 MiB. Units of about 1 MiB go several to a body.
+const fillRunBytes = 1 << 20
+
+// fillCellBytes is about what a cell of v adds to an updateCells: its
+// row and cell objects and its text.
+func fillCellBytes(v any) int {
+	s, _ := v.(string)
+	return 48 + len(s)
 }
 
 // headerRequests writes only the header cells the migration changes: a

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hikoutei/hikoutei-go/sheetsio"
@@ -221,5 +223,40 @@ func TestMigrateTabKeepsARetiredColumnAfterTheAnchor(t *testing.T) {
 	snaps, err := h.p.SnapshotKnown(ctx, w2, "Part_Input")
 	if err != nil || snaps["Part_Input"].Err != nil || snaps["Part_Input"].Rows[0].Hash != mres.Rows[0].After {
 		t.Fatalf("the retired column is outside the layout: %v %+v", err, snaps["Part_Input"])
+	}
+}
+
+// TestAColumnFilledOnALargeTabGoesInUnitsABodyCarries: a migration that
+// fills a column on every row of a 171,075-row tab writes it in units of
+// about fillRunBytes, each of consecutive rows after the one before, every
+// row once: never one unit larger than a body may carry (Google refuses a
+// body over 10 MiB, and a unit is never split), as one run of 12 MB was.
+func TestAColumnFilledOnALargeTabGoesInUnitsABodyCarries(t *testing.T) {
+	s, err := layout.NewSchema(cityEntity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := s.Tab("City_System")
+	const n = 171075
+	rows := make([]migratedRow, n)
+	for i := range rows {
+		cells := make([]any, len(spec.Columns))
+		cells[1] = strings.Repeat("x", 40) + strconv.Itoa(i)
+		rows[i] = migratedRow{sheetRow: i + 2, cells: cells, written: map[int]bool{1: true}}
+	}
+	units := fillUnits(7, spec, rows)
+	next := int64(1) // 0-based grid row of the first data row
+	for i, u := range units {
+		if u.bytes > 2*fillRunBytes || u.bytes > bodyLimit(DefaultMaxBatchBytes) {
+			t.Fatalf("unit %d of %d is %d bytes", i, len(units), u.bytes)
+		}
+		r := u.reqs[0].UpdateCells
+		if r.Range.StartRowIndex != next || r.Range.StartColumnIndex != 1 || len(r.Rows) != int(r.Range.EndRowIndex-r.Range.StartRowIndex) {
+			t.Fatalf("unit %d writes %+v with %d rows, want from row %d", i, r.Range, len(r.Rows), next)
+		}
+		next = r.Range.EndRowIndex
+	}
+	if next != n+1 || len(units) < 2 {
+		t.Fatalf("%d units end at row %d, want every row of %d", len(units), next, n)
 	}
 }
