@@ -111,8 +111,7 @@ func googleEmulator(b *testing.B, sheet string) *emu {
 	if u := os.Getenv(config.EnvBenchEmulator); u != "" {
 		return &emu{url: u, sheet: sheet, closer: func() {}}
 	}
-	e := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota(),
-		MaxRequestBytes: emulator.GoogleMaxRequestBytes})
+	e := emulator.New(emulator.GoogleModel(emulator.Options{AutoCreate: true}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

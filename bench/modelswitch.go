@@ -73,8 +73,7 @@ func (m *ModelSwitch) Google() error {
 	if err := m.emu.Save(&state); err != nil {
 		return err
 	}
-	g := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota(),
-		MaxRequestBytes: emulator.GoogleMaxRequestBytes})
+	g := emulator.New(emulator.GoogleModel(emulator.Options{AutoCreate: true}))
 	if err := g.Load(&state); err != nil {
 		return err
 	}

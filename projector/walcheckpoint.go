@@ -89,9 +89,7 @@ func (w *walCheckpointer) loop() {
 			return
 		}
 		last = time.Now()
-		w.mu.Lock()
-		_ = w.run(w.conn) // a failure is tried again after the next commit (see the type)
-		w.mu.Unlock()
+		_ = w.now() // a failure is tried again after the next commit (see the type)
 	}
 }
 
@@ -112,9 +110,10 @@ func (w *walCheckpointer) spaced(last time.Time) bool {
 	}
 }
 
-// now checkpoints at once, beside no background checkpoint (under mu).
-// A checkpoint the goroutine still owes afterwards finds nothing more to
-// copy, and writes nothing, unless the writer committed since.
+// now checkpoints at once, beside no other checkpoint (under mu): the
+// goroutine's, and Open's last step (Projector.CheckpointNow), after
+// which a checkpoint the goroutine still owes finds nothing more to copy,
+// and writes nothing, unless the writer committed since.
 func (w *walCheckpointer) now() error {
 	if w == nil {
 		return nil

@@ -26,6 +26,13 @@ type Quota struct {
 // size exceeds the limit: 10485760 bytes." (Options.MaxRequestBytes).
 const GoogleMaxRequestBytes = 10 << 20
 
+// GoogleModel returns o with Google's latency (GoogleLatency), quotas
+// (GoogleQuota) and request size limit (GoogleMaxRequestBytes).
+func GoogleModel(o Options) Options {
+	o.Latency, o.Quota, o.MaxRequestBytes = GoogleLatency(), GoogleQuota(), GoogleMaxRequestBytes
+	return o
+}
+
 // GoogleQuota returns Google's published limits: 60 reads and 60 writes per
 // minute per user, 300 each per minute per project.
 func GoogleQuota() *Quota {

@@ -239,12 +239,7 @@ func TestDefaultBodiesFitGooglesPayloadLimit(t *testing.T) {
 	if DefaultMaxBatchBytes > emulator.GoogleMaxRequestBytes {
 		t.Fatalf("DefaultMaxBatchBytes %d is over Google's limit %d", DefaultMaxBatchBytes, emulator.GoogleMaxRequestBytes)
 	}
-	testBodiesFitGooglesPayloadLimit(t, 0)
-}
-
-func testBodiesFitGooglesPayloadLimit(t *testing.T, maxBytes int) {
-	h := newHarness(t, emulator.Options{AutoCreate: true, MaxRequestBytes: emulator.GoogleMaxRequestBytes},
-		func(c *Config) { c.MaxBatchBytes = maxBytes })
+	h := newHarness(t, emulator.Options{AutoCreate: true, MaxRequestBytes: emulator.GoogleMaxRequestBytes})
 	s, err := layout.NewSchema(cityEntity())
 	if err != nil {
 		t.Fatal(err)

@@ -219,7 +219,7 @@ func fillUnits(sheetID int64, spec layout.TabSpec, rows []migratedRow) []*unit {
 					start = r.sheetRow
 				}
 				run = append(run, &sheets.RowData{Values: []*sheets.CellData{cellData(spec.Columns[c], r.cells[c])}})
-				if size += fillCellBytes(r.cells[c]); size >= fillRunBytes {
+				if size += rowCapacity(r.cells[c : c+1]); size >= fillRunBytes {
 					flush()
 				}
 			}
@@ -229,19 +229,12 @@ func fillUnits(sheetID int64, spec layout.TabSpec, rows []migratedRow) []*unit {
 	return out
 }
 
-// fillRunBytes bounds the cells of one fill unit (by fillCellBytes). A
+// fillRunBytes bounds the cells of one fill unit (by rowCapacity). A
 // unit is never split (a body refused for its size is split between
 // units), and a column filled on every row of a large tab is more than a
 // body may carry: 12 MB of updateCells on 171,075 rows, where Google
 // refuses a body over 10 MiB. Units of about 1 MiB go several to a body.
 const fillRunBytes = 1 << 20
-
-// fillCellBytes is about what a cell of v adds to an updateCells: its
-// row and cell objects and its text.
-func fillCellBytes(v any) int {
-	s, _ := v.(string)
-	return 48 + len(s)
-}
 
 // headerRequests writes only the header cells the migration changes: a
 // new column's, a renamed one's, a column retired now. targets are the

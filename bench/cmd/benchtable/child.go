@@ -121,8 +121,7 @@ const cities = 171075
 // metrics it returns "rss-MB" (the child's own VmHWM, see below) and
 // "req/1krows" (every request the emulator received for the spreadsheet).
 func backfill(bin string, env []string, bench, sheet string) runs {
-	emu := emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota(),
-		MaxRequestBytes: emulator.GoogleMaxRequestBytes})
+	emu := emulator.New(emulator.GoogleModel(emulator.Options{AutoCreate: true}))
 	url, stop := serve(emu.Handler())
 	defer stop()
 	env = append(env, config.EnvBenchEmulator+"="+url, config.EnvBenchSheet+"="+sheet)
@@ -203,8 +202,7 @@ func serve(h http.Handler) (url string, stop func()) {
 // served by this process on sheet, so the child's CPU is its own and the
 // two sides of a pair do not share a quota window.
 func googleBench(bin string, env []string, bench, sheet string) runs {
-	url, stop := serve(emulator.New(emulator.Options{AutoCreate: true, Latency: emulator.GoogleLatency(), Quota: emulator.GoogleQuota(),
-		MaxRequestBytes: emulator.GoogleMaxRequestBytes}).Handler())
+	url, stop := serve(emulator.New(emulator.GoogleModel(emulator.Options{AutoCreate: true})).Handler())
 	defer stop()
 	env = append(env[:len(env):len(env)], config.EnvBenchEmulator+"="+url, config.EnvBenchSheet+"="+sheet)
 	return childBench(bin, env, "^"+bench+"$")

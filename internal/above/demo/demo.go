@@ -174,7 +174,7 @@ func setup(ctx context.Context, cfg Config) (*env, error) {
 func (e *env) startEmulator() error {
 	opts := emulator.Options{AutoCreate: true}
 	if e.cfg.Google {
-		opts.Latency, opts.Quota, opts.MaxRequestBytes = emulator.GoogleLatency(), emulator.GoogleQuota(), emulator.GoogleMaxRequestBytes
+		opts = emulator.GoogleModel(opts)
 	}
 	e.emu = emulator.New(opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
