@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -216,6 +217,75 @@ func BenchmarkAppend64Chained(b *testing.B)         { benchmarkAppendChain(b, fa
 func BenchmarkAppend64Unchained(b *testing.B)       { benchmarkAppendChain(b, true, false) }
 func BenchmarkAppend64ChainedNoSync(b *testing.B)   { benchmarkAppendChain(b, false, true) }
 func BenchmarkAppend64UnchainedNoSync(b *testing.B) { benchmarkAppendChain(b, true, true) }
+
+// chainRound is how many commits one side of BenchmarkAppend64ChainAlternating
+// makes in a row before the other side takes its turn.
+const chainRound = 20
+
+// BenchmarkAppend64ChainAlternating is row 10a of `make bench`: the
+// durable commits of BenchmarkAppend64Chained and BenchmarkAppend64Unchained
+// in one process, on two logs in the benchmark's temporary directory (one
+// chained, one not, both with fsync), so that the disk's drift between two
+// processes is not in the ratio. After 5 untimed commits on each log, each
+// iteration (b.N counts rounds) is chainRound commits on one log and then
+// chainRound on the other, the chained log first in even rounds and second
+// in odd ones; each side is timed over its own commits only (their sum over
+// the rounds). It reports events/s-chained and events/s-unchained (64 events
+// a commit ÷ the side's summed seconds) and their ratio; ns/op and the
+// allocations are of a whole round (2 × chainRound commits).
+//
+//	go test -run '^$' -bench '^BenchmarkAppend64ChainAlternating$' -benchtime 2s ./events/
+func BenchmarkAppend64ChainAlternating(b *testing.B) {
+	type side struct {
+		l       *Log
+		f       Fence
+		commits int // commits so far, naming the next commit's streams
+		took    time.Duration
+	}
+	open := func(unchained bool) *side {
+		l, err := OpenLog(filepath.Join(b.TempDir(), LogFileName), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { l.Close() })
+		l.unchained = unchained
+		return &side{l: l, f: mustAcquire(b, l).Fence()}
+	}
+	payload := benchEvent()
+	commit := func(s *side, n int) { // n commits of 64 one-event streams, as benchmarkAppendChain's
+		start := time.Now()
+		for range n {
+			var u Unit
+			for j := range 64 {
+				u.Streams = append(u.Streams, StreamAppend{Stream: fmt.Sprintf("entity/Airport/%d-%d", s.commits, j), Events: []Event{{Payload: payload}}})
+			}
+			if _, err := s.l.Append(s.f, u); err != nil {
+				b.Fatal(err)
+			}
+			s.commits++
+		}
+		s.took += time.Since(start)
+	}
+	chained, unchained := open(false), open(true)
+	commit(chained, 5)
+	commit(unchained, 5)
+	chained.took, unchained.took = 0, 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		first, second := chained, unchained
+		if i%2 == 1 {
+			first, second = unchained, chained
+		}
+		commit(first, chainRound)
+		commit(second, chainRound)
+	}
+	b.StopTimer()
+	events := float64(b.N * chainRound * 64)
+	b.ReportMetric(events/chained.took.Seconds(), "events/s-chained")
+	b.ReportMetric(events/unchained.took.Seconds(), "events/s-unchained")
+	b.ReportMetric(unchained.took.Seconds()/chained.took.Seconds(), "ratio")
+}
 
 // BenchmarkChainNext: the chain's work per record on the commit path
 // (SHA-256 over the link and the record's chain form), for the record

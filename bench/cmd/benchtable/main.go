@@ -33,7 +33,7 @@ import (
 
 var (
 	goCmd     = flag.String("go", "go", "go command")
-	benchtime = flag.String("benchtime", "1s", "-benchtime of the commit benchmarks (rows 1–2)")
+	benchtime = flag.String("benchtime", "1s", "-benchtime of the commit benchmarks (rows 1–2 and 13; row 10a runs twice it, both its sides in one process)")
 	count     = flag.Int("count", 3, "interleaved repeats (ours, baseline, ours, …; one process each) of rows 1–4 and 6; medians are reported")
 	drains    = flag.Int("drains", 1, "repeats of row 7 (each one interleaved pair: 5,000 rows, then the burst)")
 	backfills = flag.Int("backfills", 1, "interleaved repeats of row 5 (our 171,075-city backfill, then the raw one, each alone)")
@@ -101,10 +101,8 @@ func measure(clock *steps, tmp, traces string) runs {
 	clock.do("3", "row 3: rebuild of the 171,075 cities beside raw SQLite inserts", *count, func(int) {
 		all.add(root.bench([]string{config.EnvBenchData + "=cities"}, "^(BenchmarkRebuild|BenchmarkRawSQLiteInsert)$", "1x"))
 	})
-	clock.do("10a", "row 10a: durable appends with the hash chain beside without it", *count, func(i int) {
-		for _, re := range alternated(i, "^BenchmarkAppend64Chained$", "^BenchmarkAppend64Unchained$") {
-			all.add(evts.bench(nil, re, *benchtime))
-		}
+	clock.do("10a", "row 10a: durable appends with the hash chain beside without it (one process, alternating rounds)", *count, func(int) {
+		all.add(evts.bench(nil, "^"+chainAlt+"$", chainTime(*benchtime)))
 	})
 	clock.do("10b", "row 10b: audit verify of the 171,075 cities' log", 1, func(int) {
 		all.add(root.bench([]string{config.EnvBenchData + "=cities"}, "^BenchmarkVerify$", "1x"))
@@ -287,12 +285,14 @@ func numCPU() int {
 	return 0
 }
 
-// alternated returns a and b in that order for even repeats and swapped for
-// odd ones, so that a pair of benchmarks bound by the disk's fsync does not
-// always give one side the first run of a repeat.
-func alternated(i int, a, b string) []string {
-	if i%2 == 1 {
-		return []string{b, a}
+// chainTime is row 10a's -benchtime: twice bt when it is a duration, so
+// that each of the row's two sides, now in one process, is timed for about
+// bt as when each had a process of its own; an iteration count ("40x", of
+// rounds) as it is.
+func chainTime(bt string) string {
+	d, err := time.ParseDuration(bt)
+	if err != nil {
+		return bt
 	}
-	return []string{a, b}
+	return (2 * d).String()
 }

@@ -89,3 +89,23 @@ BenchmarkHotLogUnderRetention-2   1  1 ns/op  29.8 MiB-at-25%  30.9 MiB-at-75%  
 		t.Fatalf("sizes %v", got)
 	}
 }
+
+// Row 10a takes both its figures from the one alternating benchmark, one
+// pair a process.
+func TestChainRowReadsTheAlternatingBenchmark(t *testing.T) {
+	r := parse("BenchmarkAppend64ChainAlternating-2   45  55930788 ns/op  43541 events/s-chained  48244 events/s-unchained  0.9025 ratio\n")
+	r.add(parse("BenchmarkAppend64ChainAlternating-2   45  51608513 ns/op  48074 events/s-chained  51238 events/s-unchained  0.9382 ratio\n"))
+	r.add(parse("BenchmarkAppend64ChainAlternating-2   36  63111865 ns/op  40828 events/s-chained  40303 events/s-unchained  1.013 ratio\n"))
+	var row Row
+	for _, s := range specs(r) {
+		if strings.HasPrefix(s.name, "10a ") {
+			row = s.row(r)
+		}
+	}
+	if row.Ratio == nil || math.Abs(*row.Ratio-48074.0/51238) > 1e-9 || len(row.Repeats) != 3 || row.missing != "" {
+		t.Fatalf("row 10a %+v: want 3 repeats, ratio %v (the median pair's)", row, 48074.0/51238)
+	}
+	if row.Met == nil || *row.Met {
+		t.Fatalf("row 10a met %v, want false (0.938 < 0.95)", row.Met)
+	}
+}

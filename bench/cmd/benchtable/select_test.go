@@ -41,10 +41,12 @@ func TestEveryStepHasItsPackage(t *testing.T) {
 	}
 }
 
-func TestAlternatedSwapsEveryOtherRepeat(t *testing.T) {
-	for i, want := range [][]string{{"a", "b"}, {"b", "a"}, {"a", "b"}} {
-		if got := alternated(i, "a", "b"); !slices.Equal(got, want) {
-			t.Fatalf("repeat %d: got %v, want %v", i, got, want)
+// Row 10a runs twice -benchtime (both sides in one process); a count of
+// rounds stays as it is.
+func TestChainTime(t *testing.T) {
+	for bt, want := range map[string]string{"1s": "2s", "500ms": "1s", "40x": "40x"} {
+		if got := chainTime(bt); got != want {
+			t.Errorf("chainTime(%q) = %q, want %q", bt, got, want)
 		}
 	}
 }
