@@ -30,7 +30,7 @@ type frames struct{ log, copied int }
 
 // TestTheWritersCommitsAreCheckpointedOnAConnectionOfTheirOwn: a live
 // read model's writing connection keeps SQLite's automatic checkpoint
-// only as a backstop at 4,000 frames, and after its commits a checkpoint runs on another connection and
+// only as a backstop at 8,000 frames, and after its commits a checkpoint runs on another connection and
 // copies every committed frame into read.sqlite; closing leaves no
 // write-ahead log behind.
 func TestTheWritersCommitsAreCheckpointedOnAConnectionOfTheirOwn(t *testing.T) {
@@ -45,8 +45,8 @@ func TestTheWritersCommitsAreCheckpointedOnAConnectionOfTheirOwn(t *testing.T) {
 		seen <- frames{log, copied}
 		return err
 	})
-	if n, err := p.WriterAutoCheckpoint(); err != nil || n != 4000 {
-		t.Fatalf("writer's wal_autocheckpoint = %d, %v; want 4000 (the log's bound)", n, err)
+	if n, err := p.WriterAutoCheckpoint(); err != nil || n != 8000 {
+		t.Fatalf("writer's wal_autocheckpoint = %d, %v; want 8000 (the log's bound)", n, err)
 	}
 	h := newHistory()
 	must(t, p.Apply(airports(h, 2000)))
