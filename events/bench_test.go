@@ -224,7 +224,7 @@ const chainRound = 20
 
 // BenchmarkAppend64ChainAlternating is row 10a of `make bench`: the
 // durable commits of BenchmarkAppend64Chained and BenchmarkAppend64Unchained
-// in one process, on two logs in the benchmark's temporary directory (one
+// in one process, on two logs in temporary directories of their own (one
 // chained, one not, both with fsync), so that the disk's drift between two
 // processes is not in the ratio. After 5 untimed commits on each log, each
 // iteration (b.N counts rounds) is chainRound commits on one log and then

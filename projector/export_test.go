@@ -55,3 +55,6 @@ func (p *Projector) WriterAutoCheckpoint() (int, error) {
 		ResultFunc: func(s *sqlite.Stmt) error { n = s.ColumnInt(0); return nil }})
 	return n, err
 }
+
+// TruncateOrOwe is Remask's last step (truncateOrOwe).
+func (p *Projector) TruncateOrOwe() (bool, error) { return p.truncateOrOwe() }

@@ -17,9 +17,10 @@ import (
 // values an erased subject has in clear (docs/erasure.md). A record
 // without a row is skipped. The outbox's writes of those records (their
 // payloads, the applied ones kept included) are masked the same way. It
-// returns how many values changed; busy is
-// true when a reader kept the checkpoint from completing (the WAL keeps
-// the old pages until the next checkpoint).
+// returns how many values changed; busy is true when a reader kept the
+// truncation from completing: the WAL keeps the old pages until the
+// background checkpointer, which then owes it, truncates it (tried every
+// walSpacing until a try completes).
 func (p *Projector) Remask(entity string, ids []string) (n int, busy bool, err error) {
 	if _, known := p.tables[entity]; !known {
 		return 0, false, fmt.Errorf("%w: entity %s is not in the schema", ErrInvalidSchema, entity)
@@ -30,8 +31,17 @@ func (p *Projector) Remask(entity string, ids []string) (n int, busy bool, err e
 	if n, err = p.remaskRows(entity, ids); err != nil {
 		return n, false, err
 	}
-	busy, err = p.checkpointTruncate()
+	busy, err = p.truncateOrOwe()
 	return n, busy, err
+}
+
+// truncateOrOwe truncates the WAL (checkpointTruncate); when a reader
+// keeps that from completing, the background checkpointer owes it.
+func (p *Projector) truncateOrOwe() (busy bool, err error) {
+	if busy, err = p.checkpointTruncate(); busy {
+		p.wal.oweTruncate()
+	}
+	return busy, err
 }
 
 func (p *Projector) remaskRows(entity string, ids []string) (n int, err error) {
@@ -85,7 +95,13 @@ func (p *Projector) checkpointTruncate() (busy bool, err error) {
 		p.wal.mu.Lock()
 		defer p.wal.mu.Unlock()
 	}
-	err = sqlitex.ExecuteTransient(p.conn, "PRAGMA wal_checkpoint(TRUNCATE)", &sqlitex.ExecOptions{
+	return truncateCheckpoint(p.conn)
+}
+
+// truncateCheckpoint copies the WAL into read.sqlite on conn and truncates
+// it; busy is true when a writer or a reader kept it from completing.
+func truncateCheckpoint(conn *sqlite.Conn) (busy bool, err error) {
+	err = sqlitex.ExecuteTransient(conn, "PRAGMA wal_checkpoint(TRUNCATE)", &sqlitex.ExecOptions{
 		ResultFunc: func(st *sqlite.Stmt) error {
 			busy = st.ColumnInt(0) != 0
 			return nil

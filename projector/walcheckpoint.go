@@ -3,6 +3,7 @@ package projector
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -30,8 +31,9 @@ const walSpacing = 250 * time.Millisecond
 // its beginning, and a writer that commits while each background
 // checkpoint runs may never see that, so the log would grow with every
 // commit. At the backstop the writer's own checkpoint copies what the
-// background one has not yet (a quarter second of commits at most, not
-// the whole log), and the next transaction restarts the log.
+// background one has not yet (under a bulk load often most of the log:
+// a unit's commit writes 800-1,000 frames), and the next transaction
+// restarts the log.
 //
 // A checkpoint that fails (a full disk, an I/O error) is tried again
 // after the next commit: the frames it could not copy stay in the
@@ -47,6 +49,10 @@ type walCheckpointer struct {
 	mu   sync.Mutex
 	conn *sqlite.Conn
 	run  func(*sqlite.Conn) error // the checkpoint (tests replace it)
+	// owed is set when an erasure's truncation of the log was kept from
+	// completing (oweTruncate): the goroutine truncates instead of its
+	// PASSIVE checkpoint until one completes.
+	owed atomic.Bool
 	once sync.Once
 	err  error // stop's: closing the connection
 }
@@ -59,6 +65,7 @@ func startWALCheckpointer(path string) (*walCheckpointer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint connection: %w", err)
 	}
+	conn.SetBusyTimeout(0) // a truncation owed never holds the writer waiting for a reader
 	w := &walCheckpointer{kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}), conn: conn,
 		run: passiveCheckpoint}
 	go w.loop()
@@ -89,8 +96,40 @@ func (w *walCheckpointer) loop() {
 			return
 		}
 		last = time.Now()
+		if w.owed.Load() {
+			w.truncate()
+			continue
+		}
 		_ = w.now() // a failure is tried again after the next commit (see the type)
 	}
+}
+
+// oweTruncate makes the goroutine truncate the log, from its next turn on
+// until a truncation completes: an erasure's own (Projector.Remask) was
+// kept from completing by a reader, and the log's frames that held the
+// erased values in clear stay in read.sqlite-wal until truncated
+// (a PASSIVE checkpoint copies them, a restart of the log writes over
+// them only as far as new frames reach).
+func (w *walCheckpointer) oweTruncate() {
+	if w != nil {
+		w.owed.Store(true)
+		ring(w.kick)
+	}
+}
+
+// truncate is one try of the truncation owed: TRUNCATE without waiting
+// (the connection's busy timeout is zero), so a writer in a transaction or
+// a reader of an older snapshot makes it busy at once, and it is tried
+// again after walSpacing, commits or not.
+func (w *walCheckpointer) truncate() {
+	w.mu.Lock()
+	busy, err := truncateCheckpoint(w.conn)
+	w.mu.Unlock()
+	if err != nil || busy {
+		ring(w.kick)
+		return
+	}
+	w.owed.Store(false)
 }
 
 // spaced waits until walSpacing has passed since last; false when stop

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/projector"
@@ -107,4 +108,49 @@ func waitFrames(t *testing.T, seen <-chan frames) frames {
 		t.Fatal("no background checkpoint within a minute")
 	}
 	return frames{}
+}
+
+// TestATruncationOwedHappensOnceTheReaderLetsGo: an erasure's truncation
+// of the write-ahead log that a reader's older snapshot kept from
+// completing (Remask's busy) is owed: the background checkpointer tries it
+// again, without holding the writer, until read.sqlite-wal is empty, so the
+// frames that held the erased values in clear do not stay in the file.
+func TestATruncationOwedHappensOnceTheReaderLetsGo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), projector.FileName)
+	p := openAt(t, path)
+	defer p.Close()
+	h := newHistory()
+	must(t, p.Apply(airports(h, 200)))
+	reader, err := sqlite.OpenConn(path, sqlite.OpenReadOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	must(t, sqlitex.ExecuteTransient(reader, "BEGIN", nil))
+	must(t, sqlitex.ExecuteTransient(reader, "SELECT count(*) FROM sqlite_master", nil))
+	must(t, p.Apply(airports(h, 200))) // frames past the reader's snapshot
+	if busy, err := p.TruncateOrOwe(); err != nil || !busy {
+		t.Fatalf("truncation beside a reader's older snapshot: busy %v, %v; want busy", busy, err)
+	}
+	if walSize(t, path) == 0 {
+		t.Fatal("read.sqlite-wal truncated while a reader held an older snapshot")
+	}
+	must(t, sqlitex.ExecuteTransient(reader, "COMMIT", nil))
+	deadline := time.Now().Add(time.Minute)
+	for walSize(t, path) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("read.sqlite-wal still %d bytes a minute after the reader let go", walSize(t, path))
+		}
+		time.Sleep(10 * time.Millisecond) // polls a condition a correct checkpointer reaches
+	}
+	must(t, p.Apply(airports(h, 10))) // the store goes on writing after it
+}
+
+func walSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

@@ -48,7 +48,7 @@ func (m *Monitor) Check(now time.Time) (Report, error) {
 	}
 	r := Report{Files: files}
 	r.Space, r.SpaceErr = m.probe.Space(m.dir)
-	samples := m.record(Sample{At: now, Bytes: files.Total()})
+	samples := m.record(Sample{At: now, Bytes: files.Lasting()})
 	if r.SpaceErr == nil {
 		r.Verdict = Project(samples, r.Space, now, m.limits)
 	}

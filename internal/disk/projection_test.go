@@ -98,6 +98,42 @@ func TestReadFilesOfAStoreFolder(t *testing.T) {
 	}
 }
 
+// fixedSpace is a Probe of a filesystem that never changes.
+type fixedSpace Space
+
+func (s fixedSpace) Space(string) (Space, error) { return Space(s), nil }
+
+// read.sqlite's write-ahead log filling to its bound during a bulk load
+// is no growth of the store: a 40 MB log that appears between two
+// samples 20 minutes apart, on a filesystem with 20 GB free, is no
+// warning that it fills within a week (as growth it would be 2.9 GB a
+// day), while the read model's size still counts it.
+func TestTheWriteAheadLogIsNoGrowth(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir+"/log.db", 1000)
+	write(t, dir+"/read.sqlite", 1000)
+	m := NewMonitor(dir, fixedSpace{Free: 20e9, Total: 100e9})
+	t0 := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	if _, err := m.Check(t0); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir+"/read.sqlite-wal", 40e6)
+	r, err := m.Check(t0.Add(20 * time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict.Err != nil || r.Verdict.Growth != 0 {
+		t.Fatalf("a write-ahead log of 40 MB read as growth: %v, %.0f bytes/s", r.Verdict.Err, r.Verdict.Growth)
+	}
+	if r.Files.ReadModelBytes != 1000+40e6 || r.Files.ReadModelWALBytes != 40e6 {
+		t.Fatalf("read model %d bytes (write-ahead log %d); want 40001000 (40000000)", r.Files.ReadModelBytes, r.Files.ReadModelWALBytes)
+	}
+	write(t, dir+"/log.db", 40e6)
+	if r, _ = m.Check(t0.Add(40 * time.Minute)); r.Verdict.Growth <= 0 {
+		t.Fatalf("40 MB more of log.db read as no growth: %+v", r.Verdict)
+	}
+}
+
 // The real probe tells a size and free space for a real folder.
 func TestStatfsProbeOfATempFolder(t *testing.T) {
 	s, err := Statfs{}.Space(t.TempDir())

@@ -41,7 +41,7 @@ func (e *Engine) Remask(entity string, ids []string) (int, error) {
 		var err error
 		n, busy, err = e.proj.Remask(entity, ids)
 		if busy {
-			e.log.Warn("a reader kept the read model's WAL from being truncated after an erasure; the next checkpoint overwrites its pages")
+			e.log.Warn("a reader kept the read model's WAL from being truncated after an erasure; it is truncated once no reader holds an older snapshot")
 		}
 		return err
 	})
