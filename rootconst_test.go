@@ -25,6 +25,7 @@ func TestRootConstantsSpellTheEnginesValues(t *testing.T) {
 		{"SyncBlocked", string(SyncBlocked), string(engine.SyncBlocked)},
 		{"ReasonDisplaced", string(ReasonDisplaced), string(engine.ReasonDisplaced)},
 		{"ReasonAuthorityDiverged", string(ReasonAuthorityDiverged), string(engine.ReasonAuthorityDiverged)},
+		{"ReasonAuthorityHeld", string(ReasonAuthorityHeld), string(engine.ReasonAuthorityHeld)},
 		{"ReasonStopped", string(ReasonStopped), string(engine.ReasonStopped)},
 		{"ReasonCredentials", string(ReasonCredentials), string(engine.ReasonCredentials)},
 		{"ReasonAccessDenied", string(ReasonAccessDenied), string(engine.ReasonAccessDenied)},

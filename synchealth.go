@@ -164,15 +164,20 @@ type SyncReason string
 const (
 	ReasonDisplaced         SyncReason = "writer_displaced"
 	ReasonAuthorityDiverged SyncReason = "authority_diverged"
-	ReasonStopped           SyncReason = "sync_stopped"
-	ReasonCredentials       SyncReason = "credentials_rejected"
-	ReasonAccessDenied      SyncReason = "access_denied"
-	ReasonNotFound          SyncReason = "not_found"
-	ReasonQuota             SyncReason = "quota"
-	ReasonUnreachable       SyncReason = "sheets_unreachable"
-	ReasonMassDeletion      SyncReason = "suspected_mass_deletion"
-	ReasonTabMissing        SyncReason = "sheet_tab_missing"
-	ReasonHeaderDrift       SyncReason = "sheet_header_drift"
+	// ReasonAuthorityHeld: another store's live authority holds the
+	// spreadsheet (it was refreshed less than 2 minutes ago); this store
+	// writes nothing to it until that authority expires, then takes it
+	// over. Spreadsheet-wide.
+	ReasonAuthorityHeld SyncReason = "sync_authority_held"
+	ReasonStopped       SyncReason = "sync_stopped"
+	ReasonCredentials   SyncReason = "credentials_rejected"
+	ReasonAccessDenied  SyncReason = "access_denied"
+	ReasonNotFound      SyncReason = "not_found"
+	ReasonQuota         SyncReason = "quota"
+	ReasonUnreachable   SyncReason = "sheets_unreachable"
+	ReasonMassDeletion  SyncReason = "suspected_mass_deletion"
+	ReasonTabMissing    SyncReason = "sheet_tab_missing"
+	ReasonHeaderDrift   SyncReason = "sheet_header_drift"
 	// ReasonReconcileFailing: the reconciliation passes failed twice in a
 	// row or more (no failed write is corrected and no tab is compared
 	// with canonical state meanwhile); it clears when a pass succeeds.

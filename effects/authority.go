@@ -64,6 +64,7 @@ func (d *Dispatcher) checkAuthorityAfter(ctx context.Context, age time.Duration)
 	case now.Sub(a.UpdatedAt) >= d.cfg.AuthorityTTL:
 		return d.claimAuthority(ctx, mine, now, fmt.Sprintf("took over the expired authority of store %s", a.StoreID))
 	}
+	d.C.Held.Store(true)
 	return fmt.Errorf("%w: store %s holds the spreadsheet (epoch %d) until %s", ErrAuthorityHeld, a.StoreID, a.Epoch,
 		a.UpdatedAt.Add(d.cfg.AuthorityTTL).UTC().Format(time.RFC3339))
 }
@@ -120,6 +121,7 @@ func (d *Dispatcher) claimAuthority(ctx context.Context, f sheetsio.Fence, now t
 		d.cfg.Logger.Info("spreadsheet authority claimed", "how", note, "epoch", f.Epoch)
 	}
 	d.auth = authority{owned: true, refreshed: now}
+	d.C.Held.Store(false)
 	return nil
 }
 

@@ -158,6 +158,10 @@ type Counters struct {
 	Misdirected atomic.Int64
 	// Notes counts cell notes written or removed.
 	Notes atomic.Int64
+	// Held is whether the last authority check found another store's
+	// live authority on the spreadsheet (ErrAuthorityHeld): the
+	// dispatcher writes nothing until it expires.
+	Held atomic.Bool
 }
 
 // Totals is a copy of the counters by kind, as Stats and the metrics

@@ -58,6 +58,7 @@ type SyncReason string
 const (
 	ReasonDisplaced         SyncReason = "writer_displaced"            // another writer owns the store: the workers stopped
 	ReasonAuthorityDiverged SyncReason = "authority_diverged"          // the sheet's authority names a newer epoch or another store: the workers stopped
+	ReasonAuthorityHeld     SyncReason = "sync_authority_held"         // another store's live authority holds the spreadsheet: nothing is written until it expires
 	ReasonStopped           SyncReason = "sync_stopped"                // the workers stopped for another reason
 	ReasonCredentials       SyncReason = "credentials_rejected"        // Google refused the credentials (invalid_grant, 401): sync stopped
 	ReasonAccessDenied      SyncReason = "access_denied"               // 403: the spreadsheet is not shared with the service account
@@ -108,7 +109,7 @@ type SyncWarning struct {
 }
 
 // reasonOrder ranks the reasons, most severe first.
-var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonCredentials, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
+var reasonOrder = []SyncReason{ReasonDisplaced, ReasonAuthorityDiverged, ReasonAuthorityHeld, ReasonCredentials, ReasonStopped, ReasonAccessDenied, ReasonNotFound,
 	ReasonQuota, ReasonUnreachable, ReasonMassDeletion, ReasonTabMissing, ReasonHeaderDrift, ReasonCapacity, ReasonReconcileFailing}
 
 // worse reports whether r is more severe than q ("" is no reason).
@@ -495,10 +496,14 @@ func (e *Engine) entityTabs() []string {
 // succeeded) the provisioning error's.
 func (e *Engine) sheetReason(s *syncState) SyncReason {
 	s.mu.Lock()
-	stopped, provisioned := s.stopped, s.disp != nil
+	stopped, disp := s.stopped, s.disp
 	s.mu.Unlock()
+	provisioned := disp != nil
 	if r := stoppedReason(stopped); r != "" {
 		return r
+	}
+	if provisioned && disp.C.Held.Load() {
+		return ReasonAuthorityHeld
 	}
 	if r := failureReason(s.cfg.Provider.LastFailure()); r != "" || provisioned {
 		return cmp.Or(r, e.reconcileReason(s.cfg.Name))

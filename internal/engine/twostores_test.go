@@ -10,6 +10,7 @@ import (
 	"github.com/hikoutei/hikoutei-go/effects"
 	"github.com/hikoutei/hikoutei-go/events"
 	"github.com/hikoutei/hikoutei-go/hikouteitest"
+	"github.com/hikoutei/hikoutei-go/internal/engine"
 	"github.com/hikoutei/hikoutei-go/projector"
 	"github.com/hikoutei/hikoutei-go/sheetsio/emulator"
 	"github.com/hikoutei/hikoutei-go/sheetsio/gsheets"
@@ -45,12 +46,19 @@ func TestTwoStoresOnOneSpreadsheetRefuseTakeOverOnExpiryAndFenceTheOldWriter(t *
 	if c := emu.Counters(sheetID); c.Writes != 0 {
 		t.Fatalf("the refused store wrote %d times", c.Writes)
 	}
+	// Its health says why nothing of it reaches the sheet.
+	if h, err := b.e.SyncHealth(); err != nil || h.State != engine.SyncBlocked || h.Reason != engine.ReasonAuthorityHeld {
+		t.Fatalf("the waiting store's sync health: %+v, %v; want blocked, %s", h, err, engine.ReasonAuthorityHeld)
+	}
 
 	// A goes quiet; once its authority expired, B takes over (bumping it)…
 	clock.Advance(3 * time.Minute)
 	b.pass()
 	if b.rowOf("Airport_System", "b1") == nil {
 		t.Fatal("store B did not dispatch after taking over")
+	}
+	if h, err := b.e.SyncHealth(); err != nil || h.Reason == engine.ReasonAuthorityHeld {
+		t.Fatalf("sync health after the takeover: %+v, %v", h, err)
 	}
 	// …and the old writer is fenced: it detects the divergence and stops.
 	commit(t, a.Store, &Airport{ID: "a2", Name: "late write from A"})
