@@ -188,26 +188,38 @@ func BenchmarkDecodeRecord(b *testing.B) {
 // the hash chain (as every log of this build) or without it (records of
 // format 1 or 2, as the build before the chain wrote), durable or not.
 func benchmarkAppendChain(b *testing.B, unchained, noSync bool) {
-	l, err := OpenLog(filepath.Join(b.TempDir(), LogFileName), Options{NoSync: noSync})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	l.unchained = unchained
-	f := mustAcquire(b, l).Fence()
+	l, f := openChainLog(b, unchained, noSync)
 	payload := benchEvent()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		var u Unit
-		for j := range 64 {
-			u.Streams = append(u.Streams, StreamAppend{Stream: fmt.Sprintf("entity/Airport/%d-%d", i, j), Events: []Event{{Payload: payload}}})
-		}
-		if _, err := l.Append(f, u); err != nil {
-			b.Fatal(err)
-		}
+		append64(b, l, f, i, payload)
 	}
 	b.ReportMetric(float64(b.N*64)/b.Elapsed().Seconds(), "events/s")
+}
+
+// openChainLog opens a log in a temporary directory of its own, with the
+// hash chain or without it (records of format 1 or 2), durable or not,
+// and acquires its writer; the log closes with the benchmark.
+func openChainLog(b *testing.B, unchained, noSync bool) (*Log, Fence) {
+	l, err := OpenLog(filepath.Join(b.TempDir(), LogFileName), Options{NoSync: noSync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	l.unchained = unchained
+	return l, mustAcquire(b, l).Fence()
+}
+
+// append64 is commit i of the chain benchmarks: 64 one-event streams.
+func append64(b *testing.B, l *Log, f Fence, i int, payload EntityPersisted) {
+	var u Unit
+	for j := range 64 {
+		u.Streams = append(u.Streams, StreamAppend{Stream: fmt.Sprintf("entity/Airport/%d-%d", i, j), Events: []Event{{Payload: payload}}})
+	}
+	if _, err := l.Append(f, u); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // The chain's cost on the commit path: a durable commit of 64 one-event
@@ -243,25 +255,14 @@ func BenchmarkAppend64ChainAlternating(b *testing.B) {
 		took    time.Duration
 	}
 	open := func(unchained bool) *side {
-		l, err := OpenLog(filepath.Join(b.TempDir(), LogFileName), Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { l.Close() })
-		l.unchained = unchained
-		return &side{l: l, f: mustAcquire(b, l).Fence()}
+		l, f := openChainLog(b, unchained, false)
+		return &side{l: l, f: f}
 	}
 	payload := benchEvent()
 	commit := func(s *side, n int) { // n commits of 64 one-event streams, as benchmarkAppendChain's
 		start := time.Now()
 		for range n {
-			var u Unit
-			for j := range 64 {
-				u.Streams = append(u.Streams, StreamAppend{Stream: fmt.Sprintf("entity/Airport/%d-%d", s.commits, j), Events: []Event{{Payload: payload}}})
-			}
-			if _, err := s.l.Append(s.f, u); err != nil {
-				b.Fatal(err)
-			}
+			append64(b, s.l, s.f, s.commits, payload)
 			s.commits++
 		}
 		s.took += time.Since(start)
